@@ -1,0 +1,23 @@
+//! pqsift — a selective Parquet reader.
+//!
+//! The reader works in four levels, each reading only what the previous one left
+//! (see `README.md`): files and byte-range splits, row groups pruned by zone maps and
+//! bloom filters, pages pruned by the page index, and rows filtered by late
+//! materialization. This crate is the Rust core; the Python package `pqsift` wraps it
+//! through the `python` feature (PyO3), built by maturin.
+//!
+//! Modules are named after the pipeline stage they implement:
+//!
+//! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
+//!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
+//!   them and the page byte ranges a selection needs (`scan_ranges`).
+//! * [`error`] — the error type every fallible function returns; the Python layer maps it to
+//!   Python exception classes.
+
+pub mod error;
+pub mod selection;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{PqsiftError, Result};

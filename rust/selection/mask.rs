@@ -1,0 +1,282 @@
+//! Algorithms on the bitmask representation.
+//!
+//! Masks are processed a 64-bit word at a time. The heart is [`and_then`]: each word of the
+//! outer mask says where the next `popcount(word)` bits of the inner mask land, which is
+//! exactly the x86 BMI2 `pdep` instruction (used when the CPU has it, with a portable
+//! fallback); all-zero and all-one words take a shortcut.
+
+use arrow::array::BooleanBufferBuilder;
+use arrow::buffer::{BooleanBuffer, Buffer};
+
+use super::RowSelector;
+use super::runs::push_run;
+
+/// The normalised runs of a mask.
+pub(crate) fn to_runs(mask: &BooleanBuffer) -> Vec<RowSelector> {
+    let mut runs = Vec::new();
+    for run in RunIter::new(mask) {
+        push_run(&mut runs, run);
+    }
+    runs
+}
+
+/// Iterates over the normalised runs of a mask, from its set slices.
+pub(crate) struct RunIter<'a> {
+    slices: arrow::util::bit_iterator::BitSliceIterator<'a>,
+    position: usize,
+    len: usize,
+    /// A select run waiting behind the skip run just returned.
+    pending: Option<RowSelector>,
+}
+
+impl<'a> RunIter<'a> {
+    pub(crate) fn new(mask: &'a BooleanBuffer) -> Self {
+        Self { slices: mask.set_slices(), position: 0, len: mask.len(), pending: None }
+    }
+}
+
+impl Iterator for RunIter<'_> {
+    type Item = RowSelector;
+
+    fn next(&mut self) -> Option<RowSelector> {
+        if let Some(run) = self.pending.take() {
+            return Some(run);
+        }
+        match self.slices.next() {
+            Some((start, end)) => {
+                let select = RowSelector::select(end - start);
+                let gap = start - self.position;
+                self.position = end;
+                if gap > 0 {
+                    self.pending = Some(select);
+                    Some(RowSelector::skip(gap))
+                } else {
+                    Some(select)
+                }
+            }
+            None if self.position < self.len => {
+                let rest = self.len - self.position;
+                self.position = self.len;
+                Some(RowSelector::skip(rest))
+            }
+            None => None,
+        }
+    }
+}
+
+/// Number of normalised runs in a mask.
+pub(crate) fn run_count(mask: &BooleanBuffer) -> usize {
+    let (mut runs, mut position) = (0, 0);
+    for (start, end) in mask.set_slices() {
+        runs += usize::from(start > position) + 1;
+        position = end;
+    }
+    runs + usize::from(position < mask.len())
+}
+
+/// Reads a bitmap as a stream of bits, handing out the next `k <= 64` at a time.
+struct BitStream<I: Iterator<Item = u64>> {
+    words: I,
+    buffered: u128,
+    available: u32,
+}
+
+impl<I: Iterator<Item = u64>> BitStream<I> {
+    fn new(words: I) -> Self {
+        Self { words, buffered: 0, available: 0 }
+    }
+
+    /// The next `k` bits (1..=64), in the low bits of the result.
+    #[inline(always)]
+    fn take(&mut self, k: u32) -> u64 {
+        if self.available < k {
+            let next = self.words.next().unwrap_or(0);
+            self.buffered |= u128::from(next) << self.available;
+            self.available += 64;
+        }
+        let bits = (self.buffered as u64) & low_bits(k);
+        self.buffered >>= k;
+        self.available -= k;
+        bits
+    }
+}
+
+/// A word with the low `k` bits set (`k` in 0..=64).
+#[inline(always)]
+fn low_bits(k: u32) -> u64 {
+    if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
+}
+
+/// Portable parallel bit deposit: the low bits of `source` go, in order, to the set bits of
+/// `mask`.
+#[inline(always)]
+fn deposit_portable(mut source: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    while mask != 0 {
+        let lowest = mask & mask.wrapping_neg();
+        if source & 1 != 0 {
+            out |= lowest;
+        }
+        source >>= 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+#[inline(always)]
+fn and_then_words(outer: &BooleanBuffer, inner: &BooleanBuffer, deposit: impl Fn(u64, u64) -> u64) -> BooleanBuffer {
+    let len = outer.len();
+    let mut words: Vec<u64> = Vec::with_capacity(len.div_ceil(64));
+    let mut stream = BitStream::new(inner.bit_chunks().iter_padded());
+    for word in outer.bit_chunks().iter_padded() {
+        words.push(match word {
+            0 => 0,
+            u64::MAX => stream.take(64),
+            _ => deposit(stream.take(word.count_ones()), word),
+        });
+    }
+    BooleanBuffer::new(Buffer::from_vec(words), 0, len)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+fn and_then_bmi2(outer: &BooleanBuffer, inner: &BooleanBuffer) -> BooleanBuffer {
+    and_then_words(outer, inner, |source, mask| std::arch::x86_64::_pdep_u64(source, mask))
+}
+
+/// `outer.and_then(inner)` on masks: `inner` has one bit per set bit of `outer`.
+pub(crate) fn and_then(outer: &BooleanBuffer, inner: &BooleanBuffer) -> BooleanBuffer {
+    debug_assert_eq!(outer.count_set_bits(), inner.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("bmi2") {
+        // SAFETY: the CPU supports BMI2, checked just above.
+        return unsafe { and_then_bmi2(outer, inner) };
+    }
+    and_then_words(outer, inner, deposit_portable)
+}
+
+/// `outer.and_then(inner)` for run-backed `outer`: skip runs become zeros, select runs copy
+/// the next bits of `inner`.
+pub(crate) fn and_then_runs_mask(outer: &[RowSelector], inner: &BooleanBuffer) -> BooleanBuffer {
+    let total = outer.iter().map(|r| r.row_count).sum();
+    let mut builder = BooleanBufferBuilder::new(total);
+    let mut position = inner.offset();
+    for run in outer {
+        if run.skip {
+            builder.append_n(run.row_count, false);
+        } else {
+            builder.append_packed_range(position..position + run.row_count, inner.values());
+            position += run.row_count;
+        }
+    }
+    builder.finish()
+}
+
+/// Intersection (`union == false`) or union of a mask with runs of the same length.
+pub(crate) fn combine_with_runs(mask: &BooleanBuffer, runs: &[RowSelector], union: bool) -> BooleanBuffer {
+    let mut builder = BooleanBufferBuilder::new(mask.len());
+    let mut position = mask.offset();
+    for run in runs {
+        // Intersection keeps the mask under select runs; union keeps it under skip runs.
+        if run.skip == union {
+            builder.append_packed_range(position..position + run.row_count, mask.values());
+        } else {
+            builder.append_n(run.row_count, union);
+        }
+        position += run.row_count;
+    }
+    builder.finish()
+}
+
+/// Position just after the `n`-th set bit (`n >= 1`), or `None` when fewer are set.
+fn after_nth_set(mask: &BooleanBuffer, n: usize) -> Option<usize> {
+    let mut remaining = n;
+    for (index, word) in mask.bit_chunks().iter_padded().enumerate() {
+        let ones = word.count_ones() as usize;
+        if ones < remaining {
+            remaining -= ones;
+            continue;
+        }
+        // The answer is inside this word: drop the lowest `remaining - 1` set bits.
+        let mut w = word;
+        for _ in 1..remaining {
+            w &= w - 1;
+        }
+        return Some(index * 64 + w.trailing_zeros() as usize + 1);
+    }
+    None
+}
+
+/// Unselects the first `n` selected rows.
+pub(crate) fn offset(mask: &BooleanBuffer, n: usize) -> BooleanBuffer {
+    let cut = after_nth_set(mask, n).unwrap_or(mask.len());
+    let mut builder = BooleanBufferBuilder::new(mask.len());
+    builder.append_n(cut, false);
+    builder.append_packed_range(mask.offset() + cut..mask.offset() + mask.len(), mask.values());
+    builder.finish()
+}
+
+/// Keeps the first `n` selected rows.
+pub(crate) fn limit(mask: &BooleanBuffer, n: usize) -> BooleanBuffer {
+    if n == 0 {
+        return BooleanBuffer::new_unset(mask.len());
+    }
+    let Some(cut) = after_nth_set(mask, n) else {
+        return mask.clone();
+    };
+    let mut builder = BooleanBufferBuilder::new(mask.len());
+    builder.append_packed_range(mask.offset()..mask.offset() + cut, mask.values());
+    builder.append_n(mask.len() - cut, false);
+    builder.finish()
+}
+
+/// Index of the last set bit.
+pub(crate) fn last_set(mask: &BooleanBuffer) -> Option<usize> {
+    let mut last = None;
+    for (index, word) in mask.bit_chunks().iter_padded().enumerate() {
+        if word != 0 {
+            last = Some(index * 64 + 63 - word.leading_zeros() as usize);
+        }
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn portable_deposit_matches_definition() {
+        assert_eq!(deposit_portable(0b101, 0b1011_0000), 0b1001_0000);
+        assert_eq!(deposit_portable(u64::MAX, 0xF0F0), 0xF0F0);
+        assert_eq!(deposit_portable(0, u64::MAX), 0);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn portable_deposit_matches_pdep() {
+        if !std::is_x86_feature_detected!("bmi2") {
+            return;
+        }
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..10_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let (source, mask) = (state, state.rotate_left(23) ^ 0x5555_AAAA_0F0F_F0F0);
+            // SAFETY: BMI2 checked above.
+            let hardware = unsafe { std::arch::x86_64::_pdep_u64(source, mask) };
+            assert_eq!(deposit_portable(source, mask), hardware);
+        }
+    }
+
+    #[test]
+    fn and_then_with_offset_buffers() {
+        // Sliced buffers start mid-byte: the word readers must honour the bit offset.
+        let outer = BooleanBuffer::from(vec![true; 200]).slice(3, 150);
+        let inner_full = BooleanBuffer::from((0..200).map(|i| i % 3 == 0).collect::<Vec<_>>());
+        let inner = inner_full.slice(5, 150);
+        let out = and_then(&outer, &inner);
+        assert_eq!(out.iter().collect::<Vec<_>>(), inner.iter().collect::<Vec<_>>());
+    }
+}
