@@ -1,0 +1,49 @@
+# pqsift — the two commands of the README, and the steps they are made of.
+#
+#   make demo   set everything up, then run the demo
+#   make test   set everything up, then run every test (cargo test + pytest)
+#
+# Set-up is idempotent: a virtual environment in .venv, the Python packages of
+# requirements-dev.txt, and a release build of the Rust extension installed into it.
+# Running either command again only redoes what changed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMPS := .stamps
+
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: demo test setup build test-rust test-python bench clean
+
+demo: build
+	$(BIN)/python -m pqsift.demo
+
+test: build test-rust test-python
+
+test-rust:
+	cargo test --locked
+
+test-python: build
+	$(BIN)/python -m pytest -q
+
+setup: $(STAMPS)/python-deps
+
+build: setup
+	$(BIN)/maturin develop --release --locked --quiet
+	@$(BIN)/python -c "import pqsift; print('pqsift', pqsift.__version__, 'built and installed in $(VENV)')"
+
+bench: build
+	cargo bench --locked --bench selection
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMPS)/python-deps: requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@mkdir -p $(STAMPS) && touch $@
+
+clean:
+	rm -rf $(VENV) $(STAMPS) target python/pqsift/*.so

@@ -1,0 +1,21 @@
+"""pqsift — a selective Parquet reader with late materialization.
+
+pqsift reads only what survives a filter: files and row groups pruned by their
+statistics and bloom filters, pages pruned by the page index, and rows filtered column by
+column, decoding the projected columns only for the rows that pass.
+
+This release provides the row-selection core the reader is built on:
+
+>>> from pqsift import RowSelection
+>>> pages = RowSelection.from_runs([("skip", 100), ("select", 50), ("skip", 50)])
+>>> predicate = RowSelection.from_runs([("select", 10), ("skip", 40)])
+>>> pages.and_then(predicate).runs()
+[('skip', 100), ('select', 10), ('skip', 90)]
+"""
+
+from __future__ import annotations
+
+from pqsift._core import RowSelection, __version__
+from pqsift.errors import PqsiftError, SelectionError
+
+__all__ = ["PqsiftError", "RowSelection", "SelectionError", "__version__"]

@@ -1,0 +1,178 @@
+"""Type stubs and documentation of the native module ``pqsift._core`` (Rust, PyO3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+__version__: str
+
+RunLabel = Literal["skip", "select"]
+
+class RowSelection:
+    """Which rows of one row group to decode.
+
+    A selection covers the rows ``0 .. row_count`` and marks each selected or skipped. It is
+    backed either by *runs* (``("skip", n)`` / ``("select", n)``, cheap when runs are long)
+    or by a *mask* (one bit per row, cheap when runs are short); every operation gives the
+    same result for both, and :meth:`policy` says which one a reader should use.
+
+    >>> s = RowSelection.from_runs([("skip", 100), ("select", 50), ("skip", 50)])
+    >>> s.row_count, s.selected_count
+    (200, 50)
+    >>> s.and_then(RowSelection.from_runs([("select", 10), ("skip", 40)])).runs()
+    [('skip', 100), ('select', 10), ('skip', 90)]
+
+    Invalid operations (mismatched lengths, out-of-order ranges, negative or overflowing
+    counts) raise :class:`pqsift.SelectionError`, a ``ValueError``. Selections are
+    immutable: every operation returns a new one. ``==`` compares the selected rows, not the
+    representation.
+    """
+
+    @staticmethod
+    def from_runs(runs: Iterable[tuple[RunLabel, int]]) -> RowSelection:
+        """Builds a run-backed selection from ``("skip" | "select", count)`` pairs in row
+        order. Zero-length runs are dropped and neighbours of one kind merged.
+
+        >>> RowSelection.from_runs([("select", 2), ("select", 3), ("skip", 0)]).runs()
+        [('select', 5)]
+        """
+
+    @staticmethod
+    def from_mask(mask: Iterable[bool | None] | Any) -> RowSelection:
+        """Builds a mask-backed selection: one entry per row, ``True`` = selected.
+
+        ``mask`` is any iterable of bools (``None`` counts as not selected, as a null
+        predicate result does), or an Arrow boolean array or chunked array (anything with
+        ``__arrow_c_array__`` / ``__arrow_c_stream__``, e.g. ``pyarrow.BooleanArray``),
+        imported without copying; nulls are not selected.
+
+        >>> RowSelection.from_mask([True, False, None, True]).runs()
+        [('select', 1), ('skip', 2), ('select', 1)]
+        """
+
+    @staticmethod
+    def from_ranges(ranges: Iterable[tuple[int, int]], row_count: int) -> RowSelection:
+        """Selects the ``[start, end)`` ranges of ``row_count`` rows. Ranges must be sorted,
+        non-overlapping and inside the rows.
+
+        >>> RowSelection.from_ranges([(2, 4)], 6).to_mask()
+        [False, False, True, True, False, False]
+        """
+
+    @staticmethod
+    def select_all(row_count: int) -> RowSelection:
+        """Selects every one of ``row_count`` rows."""
+
+    @staticmethod
+    def skip_all(row_count: int) -> RowSelection:
+        """Skips every one of ``row_count`` rows."""
+
+    def runs(self) -> list[tuple[RunLabel, int]]:
+        """The normalised runs: no zero-length run, neighbours of different kinds."""
+
+    def to_mask(self) -> list[bool]:
+        """One bool per row."""
+
+    def selected_ranges(self) -> list[tuple[int, int]]:
+        """The selected rows as sorted ``(start, end)`` ranges."""
+
+    @property
+    def row_count(self) -> int:
+        """Rows covered, selected and skipped."""
+
+    @property
+    def selected_count(self) -> int:
+        """Rows selected."""
+
+    @property
+    def skipped_count(self) -> int:
+        """Rows skipped."""
+
+    @property
+    def representation(self) -> Literal["selectors", "mask"]:
+        """What backs this selection now (see :meth:`policy` for what a reader should use)."""
+
+    def selects_any(self) -> bool:
+        """``True`` when at least one row is selected."""
+
+    def and_then(self, other: RowSelection) -> RowSelection:
+        """Applies ``other`` to the rows this selection selects.
+
+        ``other`` is in the coordinates of the selected rows and must cover exactly
+        :attr:`selected_count` rows. This is how late materialization refines a selection,
+        predicate after predicate.
+
+        >>> a = RowSelection.from_mask([False, True, True, False, True])
+        >>> a.and_then(RowSelection.from_mask([True, False, True])).to_mask()
+        [False, True, False, False, True]
+        """
+
+    def intersection(self, other: RowSelection) -> RowSelection:
+        """Rows selected by both; both must cover the same number of rows."""
+
+    def union(self, other: RowSelection) -> RowSelection:
+        """Rows selected by either; both must cover the same number of rows."""
+
+    def split_off(self, n: int) -> tuple[RowSelection, RowSelection]:
+        """The first ``n`` rows and the rest. An ``n`` past the end gives the whole
+        selection and an empty one, like list slicing.
+
+        >>> head, tail = RowSelection.from_ranges([(2, 6)], 8).split_off(4)
+        >>> head.selected_ranges(), tail.selected_ranges()
+        ([(2, 4)], [(0, 2)])
+        """
+
+    def offset(self, n: int) -> RowSelection:
+        """Unselects the first ``n`` selected rows; the row count is unchanged."""
+
+    def limit(self, n: int) -> RowSelection:
+        """Keeps only the first ``n`` selected rows; the row count is unchanged (call
+        :meth:`trim` to drop the trailing skip)."""
+
+    def trim(self) -> RowSelection:
+        """Drops trailing skipped rows."""
+
+    def expand_to_batch_boundaries(self, batch_size: int) -> RowSelection:
+        """Selects every whole batch of ``batch_size`` rows that holds a selected row."""
+
+    def scan_ranges(
+        self,
+        pages: Iterable[tuple[int, int, int]],
+        *,
+        dictionary_page: tuple[int, int] | None = None,
+        coalesce_gap: int | None = None,
+    ) -> list[tuple[int, int]]:
+        """The ``(offset, length)`` byte ranges of the data pages holding a selected row.
+
+        ``pages`` are ``(offset, compressed_size, first_row_index)`` per data page, from the
+        offset index; page *i* holds rows ``first_row_index[i] .. first_row_index[i+1]``.
+        By default one range per page, no coalescing (the arrow-rs contract). With
+        ``dictionary_page=(offset, length)`` the dictionary page is added when any data page
+        is read; with ``coalesce_gap=g`` ranges at most ``g`` bytes apart are merged (the
+        reader uses 64 KiB).
+
+        >>> s = RowSelection.from_runs([("skip", 150), ("select", 10), ("skip", 40)])
+        >>> s.scan_ranges([(0, 10, 0), (10, 10, 100)])
+        [(10, 10)]
+        """
+
+    def policy(self, threshold: int = 32) -> Literal["mask", "selectors"]:
+        """What the adaptive policy picks: ``"mask"`` when the average run length is below
+        ``threshold`` (``row_count < run_count * threshold``), else ``"selectors"``.
+
+        >>> RowSelection.from_mask([True, False] * 50).policy()
+        'mask'
+        """
+
+    def with_policy(
+        self, policy: Literal["auto", "selectors", "mask"] = "auto", threshold: int = 32
+    ) -> RowSelection:
+        """The same rows, backed by what ``policy`` picks."""
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """The selection as an Arrow boolean array (Arrow PyCapsule interface):
+        ``pyarrow.array(selection)`` works."""
+
+    def __len__(self) -> int:
+        """:attr:`row_count`."""

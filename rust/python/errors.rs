@@ -1,0 +1,29 @@
+//! Maps [`PqsiftError`] to the Python exception classes defined in `pqsift/errors.py`.
+//!
+//! The classes live in Python so that they can inherit from both `PqsiftError` and the
+//! matching built-in (`ValueError`, ...); they are looked up once per interpreter.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+use crate::error::PqsiftError;
+
+static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Converts a core error into the Python exception for it.
+pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
+    let (cell, name) = match &error {
+        PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
+    };
+    match cell.import(py, "pqsift.errors", name) {
+        Ok(class) => PyErr::from_type(class.clone(), error.to_string()),
+        // The Python package is broken or not importable: still raise something clear.
+        Err(_) => pyo3::exceptions::PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// `Result::map_err` helper: `result.map_err(py_err(py))`.
+pub(crate) fn py_err(py: Python<'_>) -> impl FnOnce(PqsiftError) -> PyErr + '_ {
+    move |error| to_py_err(py, error)
+}

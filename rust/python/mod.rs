@@ -1,0 +1,20 @@
+//! The PyO3 layer: the native module `pqsift._core`.
+//!
+//! It translates between Python and the core and holds no logic of its own: arguments are
+//! converted (with `TypeError` / `ValueError` naming the argument), core errors are mapped to
+//! the exception classes of `pqsift.errors`, Arrow data crosses through the Arrow PyCapsule
+//! interface.
+
+mod arrow_ffi;
+mod errors;
+mod selection;
+
+use pyo3::prelude::*;
+
+/// The native module `pqsift._core`.
+#[pymodule]
+fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add_class::<selection::PyRowSelection>()?;
+    Ok(())
+}
