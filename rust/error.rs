@@ -13,6 +13,25 @@ pub enum PqsiftError {
     /// out-of-order ranges, counts that overflow. Maps to Python `ValueError`.
     #[error("invalid row selection: {0}")]
     InvalidSelection(String),
+
+    /// A file could not be opened or read. Maps to Python `OSError` (`pqsift.PqsiftIOError`).
+    #[error("{path}: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the operating system said.
+        reason: String,
+    },
+
+    /// A file is not valid Parquet, or its metadata is inconsistent. Maps to
+    /// `pqsift.CorruptFileError`.
+    #[error("{path}: corrupt Parquet file: {reason}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// `Result` with [`PqsiftError`].
@@ -22,5 +41,15 @@ impl PqsiftError {
     /// Shorthand for [`PqsiftError::InvalidSelection`].
     pub(crate) fn selection(message: impl Into<String>) -> Self {
         Self::InvalidSelection(message.into())
+    }
+
+    /// An I/O error on `path`.
+    pub(crate) fn io(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Self::Io { path: path.display().to_string(), reason: error.to_string() }
+    }
+
+    /// A corrupt-file error on `path`.
+    pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
     }
 }

@@ -11,10 +11,12 @@
 //! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).
+//! * [`metadata`] — footers and page indexes (ParquetOpener step 1 of seed 000).
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
 pub mod error;
+pub mod metadata;
 pub mod selection;
 
 #[cfg(feature = "python")]

@@ -16,6 +16,13 @@ This release provides the row-selection core the reader is built on:
 from __future__ import annotations
 
 from pqsift._core import RowSelection, __version__
-from pqsift.errors import PqsiftError, SelectionError
+from pqsift.errors import CorruptFileError, PqsiftError, PqsiftIOError, SelectionError
 
-__all__ = ["PqsiftError", "RowSelection", "SelectionError", "__version__"]
+__all__ = [
+    "CorruptFileError",
+    "PqsiftError",
+    "PqsiftIOError",
+    "RowSelection",
+    "SelectionError",
+    "__version__",
+]

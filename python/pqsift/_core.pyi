@@ -176,3 +176,13 @@ class RowSelection:
 
     def __len__(self) -> int:
         """:attr:`row_count`."""
+
+def column_pages(
+    path: str, column: str
+) -> list[tuple[int, list[tuple[int, int, int]], tuple[int, int] | None]]:
+    """Per row group of the file at ``path``: ``(rows, pages, dictionary_page)`` of the leaf
+    column ``column`` (a dotted path for nested fields). ``pages`` is the offset index as
+    ``(offset, compressed_size, first_row_index)`` tuples — empty when the file has no
+    page index — and ``dictionary_page`` is ``(offset, length)`` or ``None``. Reads metadata
+    only. Raises :class:`pqsift.CorruptFileError` for a file that is not valid Parquet and
+    ``KeyError`` for an unknown column."""

@@ -7,7 +7,7 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["PqsiftError", "SelectionError"]
+__all__ = ["CorruptFileError", "PqsiftError", "PqsiftIOError", "SelectionError"]
 
 
 class PqsiftError(Exception):
@@ -17,3 +17,12 @@ class PqsiftError(Exception):
 class SelectionError(PqsiftError, ValueError):
     """An invalid row-selection operation: mismatched lengths in ``and_then``,
     out-of-order ranges, counts that overflow, an unknown policy name."""
+
+
+class PqsiftIOError(PqsiftError, OSError):
+    """A file could not be opened or read; the message names the file."""
+
+
+class CorruptFileError(PqsiftError):
+    """A file is not valid Parquet or its metadata is inconsistent; the message names the
+    file and the reason."""

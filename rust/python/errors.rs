@@ -10,11 +10,15 @@ use pyo3::types::PyType;
 use crate::error::PqsiftError;
 
 static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Converts a core error into the Python exception for it.
 pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
+        PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
+        PqsiftError::Corrupt { .. } => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
     };
     match cell.import(py, "pqsift.errors", name) {
         Ok(class) => PyErr::from_type(class.clone(), error.to_string()),

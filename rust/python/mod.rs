@@ -7,6 +7,7 @@
 
 mod arrow_ffi;
 mod errors;
+mod metadata;
 mod selection;
 
 use pyo3::prelude::*;
@@ -16,5 +17,6 @@ use pyo3::prelude::*;
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
+    module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     Ok(())
 }
