@@ -23,6 +23,11 @@ pub enum PqsiftError {
         reason: String,
     },
 
+    /// Statistics or a page index could not be interpreted for a column. The caller adds
+    /// the file and turns it into [`PqsiftError::Corrupt`] where that is what it means.
+    #[error("unreadable statistics: {0}")]
+    Statistics(String),
+
     /// A file is not valid Parquet, or its metadata is inconsistent. Maps to
     /// `pqsift.CorruptFileError`.
     #[error("{path}: corrupt Parquet file: {reason}")]
@@ -51,5 +56,13 @@ impl PqsiftError {
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
         Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
+    }
+}
+
+impl From<arrow::error::ArrowError> for PqsiftError {
+    /// Arrow kernels fail only on inconsistent inputs, which the core treats as a bug in the
+    /// metadata it was given.
+    fn from(error: arrow::error::ArrowError) -> Self {
+        Self::Statistics(error.to_string())
     }
 }

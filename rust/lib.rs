@@ -12,12 +12,15 @@
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).
 //! * [`metadata`] — footers and page indexes (ParquetOpener step 1 of seed 000).
+//! * [`zone_map`] — per row group and per page min/max/null counts of a column, with the
+//!   Parquet rules on exactness, deprecated fields and NaN applied (seed 002).
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
 pub mod error;
 pub mod metadata;
 pub mod selection;
+pub mod zone_map;
 
 #[cfg(feature = "python")]
 mod python;

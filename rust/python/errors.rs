@@ -18,7 +18,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
-        PqsiftError::Corrupt { .. } => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
+        PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
     };
     match cell.import(py, "pqsift.errors", name) {
         Ok(class) => PyErr::from_type(class.clone(), error.to_string()),
