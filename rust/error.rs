@@ -13,6 +13,13 @@ pub enum PqsiftError {
     /// out-of-order ranges, counts that overflow. Maps to Python `ValueError`.
     #[error("invalid row selection: {0}")]
     InvalidSelection(String),
+    /// A filter expression could not be parsed, bound to a schema or evaluated: a syntax
+    /// error, an unsupported construct, an unknown or ambiguous column, incomparable types,
+    /// or a runtime error Spark's ANSI mode raises (overflow, division by zero, a string that
+    /// does not cast). The message names the offending column or token. Maps to Python
+    /// `pqsift.FilterError` (a `ValueError`).
+    #[error("{0}")]
+    Filter(String),
 }
 
 /// `Result` with [`PqsiftError`].
@@ -22,5 +29,10 @@ impl PqsiftError {
     /// Shorthand for [`PqsiftError::InvalidSelection`].
     pub(crate) fn selection(message: impl Into<String>) -> Self {
         Self::InvalidSelection(message.into())
+    }
+
+    /// Shorthand for [`PqsiftError::Filter`].
+    pub(crate) fn filter(message: impl Into<String>) -> Self {
+        Self::Filter(message.into())
     }
 }

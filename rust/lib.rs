@@ -11,10 +11,14 @@
 //! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).
+//! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
+//!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
+//!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
 pub mod error;
+pub mod filter;
 pub mod selection;
 
 #[cfg(feature = "python")]
