@@ -142,7 +142,7 @@ impl Evaluator<'_> {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
                 let input = self.mask(value, active)?;
-                let cast = cast_array(input.array(), to, session_time_zone)?;
+                let cast = self.unless_no_row_reaches(cast_array(input.array(), to, session_time_zone), scalar, to, active)?;
                 Ok(Value::wrap_like(scalar, true, cast))
             }
             BoundExpr::Compare { op, left, right } => {
@@ -249,7 +249,8 @@ impl Evaluator<'_> {
                 let right = self.eval(right, active)?;
                 let scalar = left.is_scalar() && right.is_scalar();
                 let (left, right) = (self.mask(left, active)?, self.mask(right, active)?);
-                let result = arithmetic(*op, left, right, data_type, text, self.rows())?;
+                let result = arithmetic(*op, left, right, data_type, text, self.rows());
+                let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
             BoundExpr::Negate { expr: inner, text } | BoundExpr::Abs { expr: inner, text } => {
@@ -257,12 +258,32 @@ impl Evaluator<'_> {
                 let scalar = value.is_scalar();
                 let input = self.mask(value, active)?;
                 let result = if matches!(expr, BoundExpr::Negate { .. }) {
-                    negate(input.array(), text)?
+                    negate(input.array(), text)
                 } else {
-                    absolute(input.array(), text)?
+                    absolute(input.array(), text)
                 };
+                let result = self.unless_no_row_reaches(result, scalar, &expr.data_type(), active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
+        }
+    }
+
+    /// A constant's error only counts if some row reaches it (Spark evaluates per row): with
+    /// no such row the constant is NULL instead.
+    fn unless_no_row_reaches(
+        &self,
+        result: Result<ArrayRef>,
+        scalar: bool,
+        data_type: &DataType,
+        active: Option<&BooleanBuffer>,
+    ) -> Result<ArrayRef> {
+        let reached = match active {
+            None => self.rows() > 0,
+            Some(active) => active.count_set_bits() > 0,
+        };
+        match result {
+            Err(_) if scalar && !reached => Ok(new_null_array(data_type, 1)),
+            other => other,
         }
     }
 

@@ -34,6 +34,8 @@ mod spark_cast;
 mod sql_type;
 
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 mod tests;
 
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind};
