@@ -629,3 +629,36 @@ fn evaluation_checks_the_batch_schema() {
     assert!(error.contains("does not match") && error.contains("`a`"), "{error}");
 }
 
+
+/// Texts the Python builder (`python/pqsift/expr.py`) renders: they must parse, mean what
+/// the builder meant, and render back to themselves where the builder's spelling is canonical.
+#[test]
+fn python_builder_texts_parse() {
+    let texts = [
+        r"`price` * 2 >= 10 AND `name` LIKE 'a\\_b\\%c\\\\%' AND NOT `deleted`",
+        r"`a.b`.`c` IN (1, 1099511627776L, 9223372036854775808BD, NULL, 'x', 1.5D, CAST('NaN' AS DOUBLE), CAST('-Infinity' AS DOUBLE), -0.05, 1000BD)",
+        r"`d` BETWEEN DATE '2024-01-01' AND TIMESTAMP '2024-01-31 01:02:03.4-05:30'",
+        r"`s` = 'it\'s \\ é' OR `b` = X'00FF' OR `x` IS NULL",
+        r"-(-(`a`)) - -1 > abs(`a` / 3)",
+        r"`a` <=> NULL AND NOT `f` = false",
+        r"CAST(`a` AS DECIMAL(10, 2)) > -0.0D",
+        r"`t` > TIMESTAMP '2024-01-31 12:00:00'",
+        r"5e-324D < 1e+300D",
+    ];
+    for text in texts {
+        let expr = parse(text);
+        assert_eq!(parse(&expr.to_string()), expr, "{text}");
+    }
+    for text in &texts[..6] {
+        assert_eq!(parse(text).to_string(), *text);
+    }
+    let Expr::And(first, _) = parse(texts[0]) else { panic!() };
+    let Expr::And(_, like) = *first else { panic!() };
+    assert!(matches!(*like, Expr::Like { ref pattern, .. } if pattern == r"a\_b\%c\\%"));
+    let b = batch(vec![("name", Arc::new(StringArray::from(vec![r"a_b%c\x", "a_b%cx", "aXb%c\\"])) as ArrayRef)]);
+    assert_eq!(eval(&b, r"`name` LIKE 'a\\_b\\%c\\\\%'"), [T, F, F]);
+    let Expr::Or(left, _) = parse(texts[3]) else { panic!() };
+    let Expr::Or(string_compare, _) = *left else { panic!() };
+    let Expr::Compare { right, .. } = *string_compare else { panic!() };
+    assert_eq!(*right, Expr::Literal(Literal::String(r"it's \ é".into())));
+}
