@@ -13,9 +13,9 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
-    Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray,
-    TimestampMicrosecondArray, new_null_array,
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, NullArray,
+    StringArray, TimestampMicrosecondArray, new_null_array,
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType};
@@ -314,7 +314,11 @@ impl Binder<'_> {
                     Box::new(compare(CompareOp::LtEq, high)),
                 );
                 let bound = self.bind(&both)?.expr;
-                boolean(if *negated { BoundExpr::Not(Box::new(bound)) } else { bound })
+                boolean(if *negated {
+                    BoundExpr::Not(Box::new(bound))
+                } else {
+                    bound
+                })
             }
             Expr::Like {
                 expr: tested,
@@ -342,9 +346,15 @@ impl Binder<'_> {
                         let operand = Box::new(self.coerce(operand, t, inner)?);
                         let text = expr.to_string();
                         let bound = if matches!(expr, Expr::Negate(_)) {
-                            BoundExpr::Negate { expr: operand, text }
+                            BoundExpr::Negate {
+                                expr: operand,
+                                text,
+                            }
                         } else {
-                            BoundExpr::Abs { expr: operand, text }
+                            BoundExpr::Abs {
+                                expr: operand,
+                                text,
+                            }
                         };
                         Typed {
                             expr: bound,
@@ -397,21 +407,27 @@ impl Binder<'_> {
                 operand_text(right)
             ))
         })?;
-        let common = if common == SqlType::Null { SqlType::Boolean } else { common };
+        let common = if common == SqlType::Null {
+            SqlType::Boolean
+        } else {
+            common
+        };
         let describe_pair = || format!("{left} {op} {right}");
         let left_coerced = self.coerce_literal(&left_bound, common, &describe_pair)?;
         let right_coerced = self.coerce_literal(&right_bound, common, &describe_pair)?;
         // A column (or any value) against a literal: compare in the value's own type when
         // the literal converts to it exactly.
-        if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr)) {
-            if let Some(unwrapped) = self.unwrap_literal(&left_bound.expr, literal, &common.to_arrow()) {
-                return Ok(compare(op, left_bound.expr, BoundExpr::Literal(unwrapped)));
-            }
+        if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
+            && let Some(unwrapped) =
+                self.unwrap_literal(&left_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(compare(op, left_bound.expr, BoundExpr::Literal(unwrapped)));
         }
-        if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr)) {
-            if let Some(unwrapped) = self.unwrap_literal(&right_bound.expr, literal, &common.to_arrow()) {
-                return Ok(compare(op, BoundExpr::Literal(unwrapped), right_bound.expr));
-            }
+        if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
+            && let Some(unwrapped) =
+                self.unwrap_literal(&right_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(compare(op, BoundExpr::Literal(unwrapped), right_bound.expr));
         }
         let left_final = match left_coerced {
             Some(literal) => BoundExpr::Literal(literal),
@@ -427,7 +443,10 @@ impl Binder<'_> {
     fn bind_in_list(&self, tested: &Expr, list: &[Expr], negated: bool) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
         let value_type = self.comparable_type(&value, tested)?;
-        let items = list.iter().map(|item| self.bind(item)).collect::<Result<Vec<_>>>()?;
+        let items = list
+            .iter()
+            .map(|item| self.bind(item))
+            .collect::<Result<Vec<_>>>()?;
         let mut common = value_type;
         for (item, source) in items.iter().zip(list) {
             let item_type = self.comparable_type(item, source)?;
@@ -438,7 +457,11 @@ impl Binder<'_> {
                 ))
             })?;
         }
-        let common = if common == SqlType::Null { SqlType::Boolean } else { common };
+        let common = if common == SqlType::Null {
+            SqlType::Boolean
+        } else {
+            common
+        };
         let describe_in = || format!("{tested} IN (...)");
         let coerced_items = items
             .iter()
@@ -474,7 +497,13 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_like(&self, tested: &Expr, pattern: &str, escape: Option<char>, negated: bool) -> Result<BoundExpr> {
+    fn bind_like(
+        &self,
+        tested: &Expr,
+        pattern: &str,
+        escape: Option<char>,
+        negated: bool,
+    ) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
         let input = match value.sql_type {
             Some(SqlType::Null) => return Ok(null_boolean()),
@@ -506,9 +535,8 @@ impl Binder<'_> {
         }
         let expr = match &value.expr {
             BoundExpr::Literal(literal) => BoundExpr::Literal(
-                cast_array(literal, &to.to_arrow(), &self.options.session_time_zone).map_err(|e| {
-                    PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}"))
-                })?,
+                cast_array(literal, &to.to_arrow(), &self.options.session_time_zone)
+                    .map_err(|e| PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}")))?,
             ),
             _ => self.cast_node(value.expr, to.to_arrow()),
         };
@@ -518,7 +546,13 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_arithmetic(&self, whole: &Expr, op: ArithmeticOp, left: &Expr, right: &Expr) -> Result<Typed> {
+    fn bind_arithmetic(
+        &self,
+        whole: &Expr,
+        op: ArithmeticOp,
+        left: &Expr,
+        right: &Expr,
+    ) -> Result<Typed> {
         let (left_bound, right_bound) = (self.bind(left)?, self.bind(right)?);
         let (left_type, right_type) = (
             self.comparable_type(&left_bound, left)?,
@@ -572,9 +606,11 @@ impl Binder<'_> {
             return Ok(typed.expr);
         }
         match &typed.expr {
-            BoundExpr::Literal(literal) => cast_array(literal, &to, &self.options.session_time_zone)
-                .map(BoundExpr::Literal)
-                .map_err(|e| PqsiftError::filter(format!("in {source}: {e}"))),
+            BoundExpr::Literal(literal) => {
+                cast_array(literal, &to, &self.options.session_time_zone)
+                    .map(BoundExpr::Literal)
+                    .map_err(|e| PqsiftError::filter(format!("in {source}: {e}")))
+            }
             _ => Ok(self.cast_node(typed.expr, to)),
         }
     }
@@ -582,18 +618,36 @@ impl Binder<'_> {
     /// As [`unwrap_literal`], and for a TIMESTAMP_NTZ value against a TIMESTAMP literal
     /// when the session time zone has a fixed offset: the NTZ → TIMESTAMP cast is then a
     /// constant shift, so the literal's wall clock compares with the value directly.
-    fn unwrap_literal(&self, value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> Option<ArrayRef> {
+    fn unwrap_literal(
+        &self,
+        value: &BoundExpr,
+        literal: &ArrayRef,
+        common: &DataType,
+    ) -> Option<ArrayRef> {
         let own_type = value.data_type();
-        if !matches!((&own_type, common), (DataType::Timestamp(_, None), DataType::Timestamp(_, Some(_)))) {
+        if !matches!(
+            (&own_type, common),
+            (
+                DataType::Timestamp(_, None),
+                DataType::Timestamp(_, Some(_))
+            )
+        ) {
             return unwrap_literal(value, literal, common);
         }
-        let offset_micros = i64::from(fixed_offset_seconds(&self.options.session_time_zone)?) * 1_000_000;
+        let offset_micros =
+            i64::from(fixed_offset_seconds(&self.options.session_time_zone)?) * 1_000_000;
         let instant = literal.as_primitive_opt::<TimestampMicrosecondType>()?;
         let wall = match instant.is_null(0) {
             true => TimestampMicrosecondArray::from(vec![None::<i64>]),
-            false => TimestampMicrosecondArray::from(vec![instant.value(0).checked_add(offset_micros)?]),
+            false => {
+                TimestampMicrosecondArray::from(vec![instant.value(0).checked_add(offset_micros)?])
+            }
         };
-        unwrap_literal(value, &(Arc::new(wall) as ArrayRef), &SqlType::TimestampNtz.to_arrow())
+        unwrap_literal(
+            value,
+            &(Arc::new(wall) as ArrayRef),
+            &SqlType::TimestampNtz.to_arrow(),
+        )
     }
 
     fn cast_node(&self, expr: BoundExpr, to: DataType) -> BoundExpr {
@@ -622,15 +676,19 @@ impl Binder<'_> {
                 Arc::new(
                     Decimal128Array::from(vec![*unscaled])
                         .with_precision_and_scale(precision, scale)
-                        .map_err(|e| PqsiftError::filter(format!("invalid literal {literal}: {e}")))?,
+                        .map_err(|e| {
+                            PqsiftError::filter(format!("invalid literal {literal}: {e}"))
+                        })?,
                 )
             }
             Literal::String(v) => Arc::new(StringArray::from(vec![v.as_str()])),
             Literal::Binary(v) => Arc::new(BinaryArray::from_vec(vec![v.as_slice()])),
             Literal::Date(v) => Arc::new(Date32Array::from(vec![*v])),
             Literal::Timestamp(v) => Arc::new(
-                TimestampMicrosecondArray::from(vec![v.instant_micros(&self.options.session_time_zone)?])
-                    .with_timezone(UTC),
+                TimestampMicrosecondArray::from(vec![
+                    v.instant_micros(&self.options.session_time_zone)?,
+                ])
+                .with_timezone(UTC),
             ),
         })
     }
@@ -686,7 +744,11 @@ impl Binder<'_> {
             [] => Err(self.unknown_column(fields, name, path, depth)),
             several => Err(PqsiftError::filter(format!(
                 "column {path} is ambiguous: it matches {}",
-                several.iter().map(|(_, f)| format!("`{}`", f.name())).collect::<Vec<_>>().join(", ")
+                several
+                    .iter()
+                    .map(|(_, f)| format!("`{}`", f.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
@@ -699,7 +761,13 @@ impl Binder<'_> {
         }
     }
 
-    fn unknown_column(&self, fields: &Fields, name: &str, path: &ColumnPath, depth: usize) -> PqsiftError {
+    fn unknown_column(
+        &self,
+        fields: &Fields,
+        name: &str,
+        path: &ColumnPath,
+        depth: usize,
+    ) -> PqsiftError {
         let wanted = name.to_lowercase();
         let dotted = path.parts()[depth..].join(".");
         let mut hints: Vec<String> = Vec::new();
@@ -707,7 +775,10 @@ impl Binder<'_> {
             let actual = field.name();
             if depth + 1 < path.parts().len() && self.names_match(actual, &dotted) {
                 // Spark reads `a.b` as field b of a; a column named "a.b" needs back-quotes.
-                hints.push(format!("`{}` (a name with dots needs back-quotes)", actual.replace('`', "``")));
+                hints.push(format!(
+                    "`{}` (a name with dots needs back-quotes)",
+                    actual.replace('`', "``")
+                ));
             } else if edit_distance(&actual.to_lowercase(), &wanted) <= 2 {
                 hints.push(ColumnPath::new([actual.clone()]).to_string());
             }
@@ -715,7 +786,10 @@ impl Binder<'_> {
         let place = if depth == 0 {
             String::new()
         } else {
-            format!(" in struct {}", ColumnPath::new(path.parts()[..depth].to_vec()))
+            format!(
+                " in struct {}",
+                ColumnPath::new(path.parts()[..depth].to_vec())
+            )
         };
         let mut message = format!("unknown column {path}: no field `{name}`{place}");
         if !hints.is_empty() {
@@ -766,7 +840,8 @@ fn unwrap_literal(value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> O
     let lenient = CastOptions::default();
     let narrowed = cast_with_options(literal, &own_type, &lenient).ok()?;
     let back = cast_with_options(&narrowed, common, &lenient).ok()?;
-    (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data()).then_some(narrowed)
+    (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data())
+        .then_some(narrowed)
 }
 
 /// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.
@@ -792,9 +867,8 @@ fn like_pattern_with_backslash(pattern: &str, escape: char) -> Result<String> {
         if c == escape {
             match chars.next() {
                 Some(next) if next == '_' || next == '%' || next == escape => {
-                    if next == '_' || next == '%' {
-                        rewritten.push('\\');
-                    } else if next == '\\' {
+                    // Arrow's LIKE escapes with a backslash: wildcards and a backslash need one.
+                    if matches!(next, '_' | '%' | '\\') {
                         rewritten.push('\\');
                     }
                     rewritten.push(next);
@@ -842,8 +916,14 @@ mod tests {
     #[test]
     fn like_patterns_translate_to_backslash_escapes() {
         assert_eq!(like_pattern_with_backslash("a\\%b", '\\').unwrap(), "a\\%b");
-        assert_eq!(like_pattern_with_backslash("a\\\\b", '\\').unwrap(), "a\\\\b");
-        assert_eq!(like_pattern_with_backslash("a!%b\\", '!').unwrap(), "a\\%b\\\\");
+        assert_eq!(
+            like_pattern_with_backslash("a\\\\b", '\\').unwrap(),
+            "a\\\\b"
+        );
+        assert_eq!(
+            like_pattern_with_backslash("a!%b\\", '!').unwrap(),
+            "a\\%b\\\\"
+        );
         assert_eq!(like_pattern_with_backslash("a!!", '!').unwrap(), "a!");
         let error = like_pattern_with_backslash("a\\x", '\\').unwrap_err();
         assert!(error.to_string().contains("not 'x'"), "{error}");

@@ -19,13 +19,13 @@ use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, TimeUnit};
 use chrono::{DateTime, NaiveDate, Offset, TimeZone};
 
+use super::SqlType;
 use super::literal::{local_to_utc, parse_time_zone};
 use super::spark_cast::{
     parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long,
     parse_timestamp_text,
 };
 use super::sql_type::UTC;
-use super::SqlType;
 use crate::{PqsiftError, Result};
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -69,7 +69,11 @@ pub(crate) fn describe(data_type: &DataType) -> String {
 
 /// Casts `array` to the Arrow type `to` with Spark's ANSI semantics. Timestamps are read in
 /// and written for `session_time_zone` where the conversion depends on it.
-pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &str) -> Result<ArrayRef> {
+pub(crate) fn cast_array(
+    array: &ArrayRef,
+    to: &DataType,
+    session_time_zone: &str,
+) -> Result<ArrayRef> {
     if array.data_type() == to {
         return Ok(array.clone());
     }
@@ -108,15 +112,21 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             let days = arrow_cast(array, &DataType::Date32)?;
             let micros: TimestampMicrosecondArray = days
                 .as_primitive::<arrow::datatypes::Date32Type>()
-                .try_unary(|day| -> std::result::Result<i64, arrow::error::ArrowError> {
-                    let midnight = day
-                        .checked_add(719_163)
-                        .and_then(NaiveDate::from_num_days_from_ce_opt)
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .and_then(|local| local_to_utc(&local, &tz))
-                        .ok_or_else(|| arrow::error::ArrowError::ComputeError(format!("date {day} out of range")))?;
-                    Ok(midnight.and_utc().timestamp_micros())
-                })
+                .try_unary(
+                    |day| -> std::result::Result<i64, arrow::error::ArrowError> {
+                        let midnight = day
+                            .checked_add(719_163)
+                            .and_then(NaiveDate::from_num_days_from_ce_opt)
+                            .and_then(|d| d.and_hms_opt(0, 0, 0))
+                            .and_then(|local| local_to_utc(&local, &tz))
+                            .ok_or_else(|| {
+                                arrow::error::ArrowError::ComputeError(format!(
+                                    "date {day} out of range"
+                                ))
+                            })?;
+                        Ok(midnight.and_utc().timestamp_micros())
+                    },
+                )
                 .map_err(|e| PqsiftError::filter(format!("cannot cast DATE to TIMESTAMP: {e}")))?;
             arrow_cast(&(Arc::new(micros.with_timezone(UTC)) as ArrayRef), to)
         }
@@ -125,27 +135,41 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
             let tz = parse_time_zone(session_time_zone)?;
             let shifted: TimestampMicrosecondArray = micros
-                .try_unary(|value| -> std::result::Result<i64, arrow::error::ArrowError> {
-                    let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
-                    let converted = if from_type == TimestampNtz {
-                        // Wall clock in the session zone → instant.
-                        utc.and_then(|local| local_to_utc(&local, &tz))
-                    } else {
-                        utc.and_then(|instant| {
-                            let offset = tz.offset_from_utc_datetime(&instant).fix().local_minus_utc();
-                            super::literal::shift(&instant, offset.into())
-                        })
-                    };
-                    converted
-                        .map(|t| t.and_utc().timestamp_micros())
-                        .ok_or_else(|| arrow::error::ArrowError::ComputeError(format!("timestamp {value} out of range")))
-                })
+                .try_unary(
+                    |value| -> std::result::Result<i64, arrow::error::ArrowError> {
+                        let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
+                        let converted = if from_type == TimestampNtz {
+                            // Wall clock in the session zone → instant.
+                            utc.and_then(|local| local_to_utc(&local, &tz))
+                        } else {
+                            utc.and_then(|instant| {
+                                let offset = tz
+                                    .offset_from_utc_datetime(&instant)
+                                    .fix()
+                                    .local_minus_utc();
+                                super::literal::shift(&instant, offset.into())
+                            })
+                        };
+                        converted
+                            .map(|t| t.and_utc().timestamp_micros())
+                            .ok_or_else(|| {
+                                arrow::error::ArrowError::ComputeError(format!(
+                                    "timestamp {value} out of range"
+                                ))
+                            })
+                    },
+                )
                 .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;
             let shifted: ArrayRef = Arc::new(shifted);
             match to_type {
                 Date => ntz_to_date(&shifted),
                 Timestamp => arrow_cast(
-                    &(Arc::new(shifted.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().clone().with_timezone(UTC)) as ArrayRef),
+                    &(Arc::new(
+                        shifted
+                            .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                            .clone()
+                            .with_timezone(UTC),
+                    ) as ArrayRef),
                     to,
                 ),
                 _ => arrow_cast(&shifted, to),
@@ -174,10 +198,12 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
 fn ntz_to_date(micros: &ArrayRef) -> Result<ArrayRef> {
     let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
     let days: Date32Array = micros
-        .try_unary(|value| -> std::result::Result<i32, arrow::error::ArrowError> {
-            i32::try_from(value.div_euclid(MICROS_PER_DAY))
-                .map_err(|_| arrow::error::ArrowError::ComputeError("date out of range".into()))
-        })
+        .try_unary(
+            |value| -> std::result::Result<i32, arrow::error::ArrowError> {
+                i32::try_from(value.div_euclid(MICROS_PER_DAY))
+                    .map_err(|_| arrow::error::ArrowError::ComputeError("date out of range".into()))
+            },
+        )
         .map_err(|e| PqsiftError::filter(format!("cannot cast to DATE: {e}")))?;
     Ok(Arc::new(days))
 }
@@ -205,12 +231,24 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
             Arc::new(<$array_type>::from(values)) as ArrayRef
         }};
     }
-    let in_range = |text: &str, min: i64, max: i64| parse_long(text).filter(|v| (min..=max).contains(v));
+    let in_range =
+        |text: &str, min: i64, max: i64| parse_long(text).filter(|v| (min..=max).contains(v));
     Ok(match to {
         SqlType::Boolean => parse_each!(BooleanArray, parse_boolean),
-        SqlType::Byte => parse_each!(Int8Array, |t| in_range(t, i8::MIN.into(), i8::MAX.into()).map(|v| v as i8)),
-        SqlType::Short => parse_each!(Int16Array, |t| in_range(t, i16::MIN.into(), i16::MAX.into()).map(|v| v as i16)),
-        SqlType::Int => parse_each!(Int32Array, |t| in_range(t, i32::MIN.into(), i32::MAX.into()).map(|v| v as i32)),
+        SqlType::Byte => parse_each!(Int8Array, |t| in_range(t, i8::MIN.into(), i8::MAX.into())
+            .map(|v| v as i8)),
+        SqlType::Short => parse_each!(Int16Array, |t| in_range(
+            t,
+            i16::MIN.into(),
+            i16::MAX.into()
+        )
+        .map(|v| v as i16)),
+        SqlType::Int => parse_each!(Int32Array, |t| in_range(
+            t,
+            i32::MIN.into(),
+            i32::MAX.into()
+        )
+        .map(|v| v as i32)),
         SqlType::Long => parse_each!(Int64Array, parse_long),
         SqlType::Float => parse_each!(Float32Array, parse_float),
         SqlType::Double => parse_each!(Float64Array, parse_double),
@@ -258,7 +296,9 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
                 Arc::new(array) as ArrayRef
             }
         }
-        SqlType::Binary => Arc::new(BinaryArray::from_iter(strings.iter().map(|s| s.map(str::as_bytes)))) as ArrayRef,
+        SqlType::Binary => Arc::new(BinaryArray::from_iter(
+            strings.iter().map(|s| s.map(str::as_bytes)),
+        )) as ArrayRef,
         SqlType::String => utf8.clone(),
         SqlType::Null => return Err(invalid("")),
     })
@@ -283,7 +323,10 @@ pub(crate) fn is_order_preserving_widening(from: &DataType, to: &DataType) -> bo
     match (from, to) {
         _ if from == to => true,
         (a, b) if integral_bits(a).is_some() && integral_bits(b).is_some() => {
-            let ((from_bits, from_signed), (to_bits, to_signed)) = (integral_bits(a).unwrap_or_default(), integral_bits(b).unwrap_or_default());
+            let ((from_bits, from_signed), (to_bits, to_signed)) = (
+                integral_bits(a).unwrap_or_default(),
+                integral_bits(b).unwrap_or_default(),
+            );
             to_signed && (to_bits > from_bits || (from_signed && to_bits == from_bits))
         }
         (a, Decimal128(p, s)) if integral_bits(a).is_some() => {
@@ -304,7 +347,10 @@ pub(crate) fn is_order_preserving_widening(from: &DataType, to: &DataType) -> bo
         (Date64, Date32) => false,
         (Timestamp(from_unit, from_tz), Timestamp(TimeUnit::Microsecond, to_tz)) => {
             from_tz.is_some() == to_tz.is_some()
-                && matches!(from_unit, TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond)
+                && matches!(
+                    from_unit,
+                    TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond
+                )
         }
         _ => false,
     }

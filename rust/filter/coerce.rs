@@ -67,8 +67,16 @@ pub(crate) fn wider_numeric(left: SqlType, right: SqlType) -> SqlType {
 /// The decimal holding every value of both (Spark's `DecimalPrecision.widerDecimalType`,
 /// bounded to 38 digits).
 fn wider_decimal(left: SqlType, right: SqlType) -> SqlType {
-    let (SqlType::Decimal { precision: p1, scale: s1 }, SqlType::Decimal { precision: p2, scale: s2 }) =
-        (left, right)
+    let (
+        SqlType::Decimal {
+            precision: p1,
+            scale: s1,
+        },
+        SqlType::Decimal {
+            precision: p2,
+            scale: s2,
+        },
+    ) = (left, right)
     else {
         return SqlType::Double;
     };
@@ -123,7 +131,16 @@ pub(crate) fn arithmetic_types(
         return Some((common, common, common));
     }
     let (left, right) = (left.integral_as_decimal()?, right.integral_as_decimal()?);
-    let (Decimal { precision: p1, scale: s1 }, Decimal { precision: p2, scale: s2 }) = (left, right)
+    let (
+        Decimal {
+            precision: p1,
+            scale: s1,
+        },
+        Decimal {
+            precision: p2,
+            scale: s2,
+        },
+    ) = (left, right)
     else {
         return None;
     };
@@ -178,8 +195,14 @@ mod tests {
 
     #[test]
     fn arithmetic_result_types() {
-        assert_eq!(arithmetic_types(ArithmeticOp::Add, Byte, Byte), Some((Byte, Byte, Byte)));
-        assert_eq!(arithmetic_types(ArithmeticOp::Divide, Int, Int), Some((Double, Double, Double)));
+        assert_eq!(
+            arithmetic_types(ArithmeticOp::Add, Byte, Byte),
+            Some((Byte, Byte, Byte))
+        );
+        assert_eq!(
+            arithmetic_types(ArithmeticOp::Divide, Int, Int),
+            Some((Double, Double, Double))
+        );
         assert_eq!(
             arithmetic_types(ArithmeticOp::Add, dec(5, 2), Int),
             Some((dec(5, 2), dec(10, 0), dec(13, 2)))

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
-use arrow::datatypes::i256;
 use arrow::compute::kernels::arity::try_binary;
+use arrow::datatypes::i256;
 use arrow::datatypes::{DataType, Decimal128Type};
 use arrow::error::ArrowError;
 
@@ -65,7 +65,11 @@ fn apply(
             let scale = left_scale.max(right_scale);
             let a = rescale(a, left_scale, scale).ok_or(Failure::Overflow)?;
             let b = rescale(b, right_scale, scale).ok_or(Failure::Overflow)?;
-            let exact = if op == ArithmeticOp::Add { a.checked_add(b) } else { a.checked_sub(b) };
+            let exact = if op == ArithmeticOp::Add {
+                a.checked_add(b)
+            } else {
+                a.checked_sub(b)
+            };
             exact.and_then(|v| rescale(v, scale, result_scale))
         }
         ArithmeticOp::Multiply => a
@@ -104,9 +108,11 @@ pub(crate) fn decimal_arithmetic(
         DataType::Decimal128(_, s) => Some(i32::from(*s)),
         _ => None,
     };
-    let (Some(left_scale), Some(right_scale), DataType::Decimal128(precision, result_scale)) =
-        (scale_of(left.data_type()), scale_of(right.data_type()), result)
-    else {
+    let (Some(left_scale), Some(right_scale), DataType::Decimal128(precision, result_scale)) = (
+        scale_of(left.data_type()),
+        scale_of(right.data_type()),
+        result,
+    ) else {
         return Err(PqsiftError::filter(format!(
             "internal error: decimal arithmetic on {} and {} in {context}",
             left.data_type(),
@@ -152,10 +158,19 @@ mod tests {
     use super::*;
 
     fn decimals(values: &[i128], precision: u8, scale: i8) -> ArrayRef {
-        Arc::new(Decimal128Array::from(values.to_vec()).with_precision_and_scale(precision, scale).unwrap())
+        Arc::new(
+            Decimal128Array::from(values.to_vec())
+                .with_precision_and_scale(precision, scale)
+                .unwrap(),
+        )
     }
 
-    fn run(op: ArithmeticOp, l: (&[i128], u8, i8), r: (&[i128], u8, i8), result: (u8, i8)) -> Result<Vec<i128>> {
+    fn run(
+        op: ArithmeticOp,
+        l: (&[i128], u8, i8),
+        r: (&[i128], u8, i8),
+        result: (u8, i8),
+    ) -> Result<Vec<i128>> {
         let out = decimal_arithmetic(
             op,
             &decimals(l.0, l.1, l.2),
@@ -169,22 +184,35 @@ mod tests {
     #[test]
     fn add_aligns_scales() {
         // 1.5 + 0.25 = 1.75 as DECIMAL(4,2)
-        assert_eq!(run(ArithmeticOp::Add, (&[15], 2, 1), (&[25], 3, 2), (4, 2)).unwrap(), [175]);
+        assert_eq!(
+            run(ArithmeticOp::Add, (&[15], 2, 1), (&[25], 3, 2), (4, 2)).unwrap(),
+            [175]
+        );
     }
 
     #[test]
     fn divide_rounds_half_up() {
         // 1 / 3 at scale 6 = 0.333333; 2 / 3 = 0.666667; -2 / 3 = -0.666667
         assert_eq!(
-            run(ArithmeticOp::Divide, (&[1, 2, -2], 1, 0), (&[3, 3, 3], 1, 0), (8, 6)).unwrap(),
+            run(
+                ArithmeticOp::Divide,
+                (&[1, 2, -2], 1, 0),
+                (&[3, 3, 3], 1, 0),
+                (8, 6)
+            )
+            .unwrap(),
             [333_333, 666_667, -666_667]
         );
     }
 
     #[test]
     fn overflow_and_zero_are_errors() {
-        let overflow = run(ArithmeticOp::Multiply, (&[99], 2, 0), (&[99], 2, 0), (3, 0)).unwrap_err();
-        assert!(overflow.to_string().contains("NUMERIC_VALUE_OUT_OF_RANGE"), "{overflow}");
+        let overflow =
+            run(ArithmeticOp::Multiply, (&[99], 2, 0), (&[99], 2, 0), (3, 0)).unwrap_err();
+        assert!(
+            overflow.to_string().contains("NUMERIC_VALUE_OUT_OF_RANGE"),
+            "{overflow}"
+        );
         let zero = run(ArithmeticOp::Divide, (&[1], 1, 0), (&[0], 1, 0), (8, 6)).unwrap_err();
         assert!(zero.to_string().contains("DIVIDE_BY_ZERO"), "{zero}");
     }

@@ -97,7 +97,10 @@ pub(crate) fn decimal_text(unscaled: i128, scale: i8) -> String {
 pub(crate) fn date_text(days: i32) -> String {
     NaiveDate::from_ymd_opt(1970, 1, 1)
         .and_then(|epoch| epoch.checked_add_signed(Duration::days(days.into())))
-        .map_or_else(|| format!("<invalid date {days}>"), |d| d.format("%Y-%m-%d").to_string())
+        .map_or_else(
+            || format!("<invalid date {days}>"),
+            |d| d.format("%Y-%m-%d").to_string(),
+        )
 }
 
 impl Display for Literal {
@@ -220,7 +223,11 @@ impl Display for Expr {
                 negated,
             } => {
                 write_operand(f, expr, PREDICATE_OPERAND)?;
-                f.write_str(if *negated { " NOT BETWEEN " } else { " BETWEEN " })?;
+                f.write_str(if *negated {
+                    " NOT BETWEEN "
+                } else {
+                    " BETWEEN "
+                })?;
                 write_operand(f, low, PREDICATE_OPERAND)?;
                 f.write_str(" AND ")?;
                 write_operand(f, high, PREDICATE_OPERAND)

@@ -18,8 +18,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array,
-    new_null_array,
+    Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array, new_null_array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::{boolean, cmp, numeric};
@@ -142,14 +141,23 @@ impl Evaluator<'_> {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
                 let input = self.mask(value, active)?;
-                let cast = self.unless_no_row_reaches(cast_array(input.array(), to, session_time_zone), scalar, to, active)?;
+                let cast = self.unless_no_row_reaches(
+                    cast_array(input.array(), to, session_time_zone),
+                    scalar,
+                    to,
+                    active,
+                )?;
                 Ok(Value::wrap_like(scalar, true, cast))
             }
             BoundExpr::Compare { op, left, right } => {
                 let left = normalise_floats(self.eval(left, active)?)?;
                 let right = normalise_floats(self.eval(right, active)?)?;
                 let result = compare(*op, &left, &right)?;
-                Ok(Value::wrap_like(left.is_scalar(), right.is_scalar(), Arc::new(result)))
+                Ok(Value::wrap_like(
+                    left.is_scalar(),
+                    right.is_scalar(),
+                    Arc::new(result),
+                ))
             }
             BoundExpr::InList {
                 expr: tested,
@@ -161,16 +169,22 @@ impl Evaluator<'_> {
                 for item in list {
                     let item = normalise_floats(self.eval(item, active)?)?;
                     let equal = compare(CompareOp::Eq, &value, &item)?;
-                    let equal = Value::wrap_like(value.is_scalar(), item.is_scalar(), Arc::new(equal))
-                        .into_array(self.rows())?;
+                    let equal =
+                        Value::wrap_like(value.is_scalar(), item.is_scalar(), Arc::new(equal))
+                            .into_array(self.rows())?;
                     let equal = equal.as_boolean().clone();
                     any_equal = Some(match any_equal {
                         None => equal,
                         Some(so_far) => boolean::or_kleene(&so_far, &equal).map_err(internal)?,
                     });
                 }
-                let result = any_equal.unwrap_or_else(|| BooleanArray::from(vec![false; self.rows()]));
-                let result = if *negated { boolean::not(&result).map_err(internal)? } else { result };
+                let result =
+                    any_equal.unwrap_or_else(|| BooleanArray::from(vec![false; self.rows()]));
+                let result = if *negated {
+                    boolean::not(&result).map_err(internal)?
+                } else {
+                    result
+                };
                 Ok(Value::Array(Arc::new(result)))
             }
             BoundExpr::IsNull {
@@ -192,7 +206,8 @@ impl Evaluator<'_> {
                 negated,
             } => {
                 let value = self.eval(tested, active)?;
-                let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
+                let pattern: ArrayRef =
+                    Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;
                 let pattern = Scalar::new(pattern);
                 let datum = value.datum();
@@ -262,7 +277,8 @@ impl Evaluator<'_> {
                 } else {
                     absolute(input.array(), text)
                 };
-                let result = self.unless_no_row_reaches(result, scalar, &expr.data_type(), active)?;
+                let result =
+                    self.unless_no_row_reaches(result, scalar, &expr.data_type(), active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
         }
@@ -297,7 +313,9 @@ impl Evaluator<'_> {
             return Ok(value);
         }
         let inactive = BooleanArray::new(!active, None);
-        Ok(Value::Array(nullif(array.as_ref(), &inactive).map_err(internal)?))
+        Ok(Value::Array(
+            nullif(array.as_ref(), &inactive).map_err(internal)?,
+        ))
     }
 
     /// The column's values; a struct field is NULL where any enclosing struct is.
@@ -319,13 +337,25 @@ impl Evaluator<'_> {
             .cloned()
             .ok_or_else(|| mismatch(&DataType::Null))?;
         for index in rest {
-            let parent = array.as_struct_opt().ok_or_else(|| mismatch(array.data_type()))?;
-            let child = parent.columns().get(*index).cloned().ok_or_else(|| mismatch(array.data_type()))?;
+            let parent = array
+                .as_struct_opt()
+                .ok_or_else(|| mismatch(array.data_type()))?;
+            let child = parent
+                .columns()
+                .get(*index)
+                .cloned()
+                .ok_or_else(|| mismatch(array.data_type()))?;
             array = match parent.nulls() {
                 None => child,
                 Some(parent_nulls) => {
-                    let nulls = NullBuffer::union(Some(parent_nulls), child.logical_nulls().as_ref());
-                    let data = child.to_data().into_builder().nulls(nulls).build().map_err(internal)?;
+                    let nulls =
+                        NullBuffer::union(Some(parent_nulls), child.logical_nulls().as_ref());
+                    let data = child
+                        .to_data()
+                        .into_builder()
+                        .nulls(nulls)
+                        .build()
+                        .map_err(internal)?;
                     make_array(data)
                 }
             };
@@ -342,12 +372,32 @@ impl Evaluator<'_> {
 fn normalise_floats(value: Value) -> Result<Value> {
     let normalise = |array: &ArrayRef| -> Option<ArrayRef> {
         match array.data_type() {
-            DataType::Float64 => Some(Arc::new(array.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| {
-                if v.is_nan() { f64::NAN } else if v == 0.0 { 0.0 } else { v }
-            })) as ArrayRef),
-            DataType::Float32 => Some(Arc::new(array.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| {
-                if v.is_nan() { f32::NAN } else if v == 0.0 { 0.0 } else { v }
-            })) as ArrayRef),
+            DataType::Float64 => Some(Arc::new(
+                array
+                    .as_primitive::<Float64Type>()
+                    .unary::<_, Float64Type>(|v| {
+                        if v.is_nan() {
+                            f64::NAN
+                        } else if v == 0.0 {
+                            0.0
+                        } else {
+                            v
+                        }
+                    }),
+            ) as ArrayRef),
+            DataType::Float32 => Some(Arc::new(
+                array
+                    .as_primitive::<Float32Type>()
+                    .unary::<_, Float32Type>(|v| {
+                        if v.is_nan() {
+                            f32::NAN
+                        } else if v == 0.0 {
+                            0.0
+                        } else {
+                            v
+                        }
+                    }),
+            ) as ArrayRef),
             _ => None,
         }
     };
@@ -423,7 +473,8 @@ fn check_nonzero_divisors(dividend: &ArrayRef, divisor: &ArrayRef, text: &str) -
             _ => false,
         }
     };
-    let found = (0..divisor.len()).any(|i| divisor.is_valid(i) && dividend.is_valid(i) && zero_at(i));
+    let found =
+        (0..divisor.len()).any(|i| divisor.is_valid(i) && dividend.is_valid(i) && zero_at(i));
     if found {
         return Err(PqsiftError::filter(format!(
             "division by zero in {text} (Spark's ANSI mode raises DIVIDE_BY_ZERO)"
@@ -455,11 +506,25 @@ fn absolute(array: &ArrayRef, text: &str) -> Result<ArrayRef> {
         DataType::Int32 => checked_abs!(Int32Type),
         DataType::Int64 => checked_abs!(Int64Type),
         DataType::Decimal128(..) => checked_abs!(Decimal128Type).and_then(|a| {
-            let DataType::Decimal128(p, s) = array.data_type() else { unreachable!() };
-            Ok(Arc::new(a.as_primitive::<Decimal128Type>().clone().with_precision_and_scale(*p, *s)?) as ArrayRef)
+            let DataType::Decimal128(p, s) = array.data_type() else {
+                unreachable!()
+            };
+            Ok(Arc::new(
+                a.as_primitive::<Decimal128Type>()
+                    .clone()
+                    .with_precision_and_scale(*p, *s)?,
+            ) as ArrayRef)
         }),
-        DataType::Float32 => Ok(Arc::new(array.as_primitive::<Float32Type>().unary::<_, Float32Type>(f32::abs)) as ArrayRef),
-        DataType::Float64 => Ok(Arc::new(array.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::abs)) as ArrayRef),
+        DataType::Float32 => Ok(Arc::new(
+            array
+                .as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(f32::abs),
+        ) as ArrayRef),
+        DataType::Float64 => Ok(Arc::new(
+            array
+                .as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(f64::abs),
+        ) as ArrayRef),
         DataType::Null => Ok(new_null_array(&DataType::Null, array.len())),
         other => {
             return Err(PqsiftError::filter(format!(

@@ -156,7 +156,8 @@ impl fmt::Display for LiteralZone {
             Self::Offset(seconds) => {
                 let sign = if *seconds < 0 { '-' } else { '+' };
                 let magnitude = seconds.unsigned_abs();
-                let (hours, minutes, secs) = (magnitude / 3600, magnitude / 60 % 60, magnitude % 60);
+                let (hours, minutes, secs) =
+                    (magnitude / 3600, magnitude / 60 % 60, magnitude % 60);
                 write!(f, "{sign}{hours:02}:{minutes:02}")?;
                 if secs != 0 {
                     write!(f, ":{secs:02}")?;
@@ -216,7 +217,8 @@ impl TimestampLiteral {
     pub fn instant_micros(&self, session_time_zone: &str) -> crate::Result<i64> {
         let zone_text = match &self.zone {
             Some(LiteralZone::Offset(seconds)) => {
-                let utc = shift(&self.local, -i64::from(*seconds)).ok_or_else(|| out_of_range(self))?;
+                let utc =
+                    shift(&self.local, -i64::from(*seconds)).ok_or_else(|| out_of_range(self))?;
                 return Ok(utc.and_utc().timestamp_micros());
             }
             Some(LiteralZone::Named(name)) => name.as_str(),

@@ -323,10 +323,10 @@ pub fn columns(expr: &Expr) -> Vec<ColumnPath> {
     let mut found: Vec<ColumnPath> = Vec::new();
     let mut pending = vec![expr];
     while let Some(next) = pending.pop() {
-        if let Expr::Column(path) = next {
-            if !found.contains(path) {
-                found.push(path.clone());
-            }
+        if let Expr::Column(path) = next
+            && !found.contains(path)
+        {
+            found.push(path.clone());
         }
         pending.extend(next.children().into_iter().rev());
     }

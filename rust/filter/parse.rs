@@ -109,14 +109,14 @@ const NUMERIC_SUFFIXES: [&str; 6] = ["Y", "S", "L", "F", "D", "BD"];
 fn join_numeric_suffixes(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let mut joined: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     for token in tokens {
-        if let (Some(previous), Token::Word(word)) = (joined.last_mut(), &token.token) {
-            if let Token::Number(number, long) = &mut previous.token {
-                let suffix = word.value.to_ascii_uppercase();
-                if !*long && word.quote_style.is_none() && NUMERIC_SUFFIXES.contains(&suffix.as_str()) {
-                    number.push_str(&suffix);
-                    previous.span = previous.span.union(&token.span);
-                    continue;
-                }
+        if let (Some(previous), Token::Word(word)) = (joined.last_mut(), &token.token)
+            && let Token::Number(number, long) = &mut previous.token
+        {
+            let suffix = word.value.to_ascii_uppercase();
+            if !*long && word.quote_style.is_none() && NUMERIC_SUFFIXES.contains(&suffix.as_str()) {
+                number.push_str(&suffix);
+                previous.span = previous.span.union(&token.span);
+                continue;
             }
         }
         joined.push(token);
@@ -302,7 +302,11 @@ fn escape_character(expr: &ast::Expr) -> Result<char> {
 fn convert_value(value: &Value, negative: bool) -> Result<Literal> {
     Ok(match value {
         Value::Number(text, long) => {
-            let text = if *long { format!("{text}L") } else { text.clone() };
+            let text = if *long {
+                format!("{text}L")
+            } else {
+                text.clone()
+            };
             numeric_literal(&text, negative)?
         }
         Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => {
@@ -317,12 +321,14 @@ fn convert_value(value: &Value, negative: bool) -> Result<Literal> {
 
 fn decode_hex(hex: &str) -> Result<Vec<u8>> {
     let invalid = || PqsiftError::filter(format!("invalid binary literal X'{hex}'"));
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(invalid());
     }
     (0..hex.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2).ok_or_else(invalid)?, 16).map_err(|_| invalid()))
+        .map(|i| {
+            u8::from_str_radix(hex.get(i..i + 2).ok_or_else(invalid)?, 16).map_err(|_| invalid())
+        })
         .collect()
 }
 
@@ -330,7 +336,11 @@ fn decode_hex(hex: &str) -> Result<Vec<u8>> {
 /// exponent makes DOUBLE, a point DECIMAL, and an integer is INT, BIGINT or DECIMAL(n,0),
 /// the first that holds it.
 fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
-    let shown = if negative { format!("-{text}") } else { text.to_string() };
+    let shown = if negative {
+        format!("-{text}")
+    } else {
+        text.to_string()
+    };
     let out_of_range = |type_name: &str| {
         PqsiftError::filter(format!("literal {shown} is out of range for {type_name}"))
     };
@@ -356,14 +366,29 @@ fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
             }
             let value = signed_integer();
             Ok(match suffix {
-                "Y" => Literal::Byte(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("TINYINT"))?),
-                "S" => Literal::Short(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("SMALLINT"))?),
-                _ => Literal::Long(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("BIGINT"))?),
+                "Y" => Literal::Byte(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("TINYINT"))?,
+                ),
+                "S" => Literal::Short(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("SMALLINT"))?,
+                ),
+                _ => Literal::Long(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("BIGINT"))?,
+                ),
             })
         }
         "F" | "D" => {
             let magnitude: f64 = body.parse().map_err(|_| invalid())?;
-            if !body.bytes().all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b)) {
+            if !body
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b))
+            {
                 return Err(invalid());
             }
             let signed = if negative { -magnitude } else { magnitude };
@@ -385,7 +410,11 @@ fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
             if magnitude.is_infinite() {
                 return Err(out_of_range("DOUBLE"));
             }
-            Ok(Literal::Double(if negative { -magnitude } else { magnitude }))
+            Ok(Literal::Double(if negative {
+                -magnitude
+            } else {
+                magnitude
+            }))
         }
         _ if body.contains('.') => decimal_literal(body, negative, &shown),
         _ => {
@@ -439,19 +468,19 @@ fn convert_cast(operand: &ast::Expr, data_type: &DataType) -> Result<Expr> {
     let to = sql_type(data_type)?;
     // `CAST('NaN' AS DOUBLE)` is how Display writes non-finite floats: read it back as
     // the literal it stands for.
-    if let ast::Expr::Value(value) = operand {
-        if let Value::SingleQuotedString(text) = &value.value {
-            let special = match text.as_str() {
-                "NaN" => Some(f64::NAN),
-                "Infinity" => Some(f64::INFINITY),
-                "-Infinity" => Some(f64::NEG_INFINITY),
-                _ => None,
-            };
-            match (special, to) {
-                (Some(v), SqlType::Double) => return Ok(Expr::Literal(Literal::Double(v))),
-                (Some(v), SqlType::Float) => return Ok(Expr::Literal(Literal::Float(v as f32))),
-                _ => {}
-            }
+    if let ast::Expr::Value(value) = operand
+        && let Value::SingleQuotedString(text) = &value.value
+    {
+        let special = match text.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        };
+        match (special, to) {
+            (Some(v), SqlType::Double) => return Ok(Expr::Literal(Literal::Double(v))),
+            (Some(v), SqlType::Float) => return Ok(Expr::Literal(Literal::Float(v as f32))),
+            _ => {}
         }
     }
     Ok(Expr::Cast {

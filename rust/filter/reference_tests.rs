@@ -16,10 +16,7 @@ use super::*;
 // ------------------------------------------------------------ round trip of Display
 
 fn column_name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[a-z][a-z0-9_]{0,5}",
-        "[a-zA-Z .`é]{1,6}",
-    ]
+    prop_oneof!["[a-z][a-z0-9_]{0,5}", "[a-zA-Z .`é]{1,6}",]
 }
 
 fn any_literal() -> impl Strategy<Value = Literal> {
@@ -34,16 +31,25 @@ fn any_literal() -> impl Strategy<Value = Literal> {
         any::<i64>().prop_map(Literal::Long),
         canonical_float.prop_map(Literal::Float),
         canonical_double.prop_map(Literal::Double),
-        (-(10i128.pow(38) - 1)..10i128.pow(38), 0i8..=38).prop_map(|(unscaled, scale)| Literal::Decimal { unscaled, scale }),
+        (-(10i128.pow(38) - 1)..10i128.pow(38), 0i8..=38)
+            .prop_map(|(unscaled, scale)| Literal::Decimal { unscaled, scale }),
         "[a-z'\\\\%_ \"é\n]{0,8}".prop_map(Literal::String),
         proptest::collection::vec(any::<u8>(), 0..4).prop_map(Literal::Binary),
         (-719_162i32..2_932_896).prop_map(Literal::Date),
-        (0i64..253_402_300_799_999_999, proptest::option::of(-64_800i32..=64_800)).prop_map(|(micros, offset)| {
-            let local = chrono::DateTime::from_timestamp_micros(micros - 62_135_596_800_000_000)
-                .unwrap_or_default()
-                .naive_utc();
-            Literal::Timestamp(TimestampLiteral { local, zone: offset.map(|o| LiteralZone::Offset(o / 60 * 60)) })
-        }),
+        (
+            0i64..253_402_300_799_999_999,
+            proptest::option::of(-64_800i32..=64_800)
+        )
+            .prop_map(|(micros, offset)| {
+                let local =
+                    chrono::DateTime::from_timestamp_micros(micros - 62_135_596_800_000_000)
+                        .unwrap_or_default()
+                        .naive_utc();
+                Literal::Timestamp(TimestampLiteral {
+                    local,
+                    zone: offset.map(|o| LiteralZone::Offset(o / 60 * 60)),
+                })
+            }),
     ]
 }
 
@@ -56,7 +62,9 @@ fn sql_type() -> impl Strategy<Value = SqlType> {
         Just(SqlType::Long),
         Just(SqlType::Float),
         Just(SqlType::Double),
-        (1u8..=38).prop_flat_map(|p| (Just(p), 0..=p as i8)).prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
+        (1u8..=38)
+            .prop_flat_map(|p| (Just(p), 0..=p as i8))
+            .prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
         Just(SqlType::String),
         Just(SqlType::Binary),
         Just(SqlType::Date),
@@ -88,21 +96,49 @@ fn arithmetic_op() -> impl Strategy<Value = ArithmeticOp> {
 
 fn any_expr() -> impl Strategy<Value = Expr> {
     let leaf = prop_oneof![
-        proptest::collection::vec(column_name(), 1..3).prop_map(|parts| Expr::Column(ColumnPath::new(parts))),
+        proptest::collection::vec(column_name(), 1..3)
+            .prop_map(|parts| Expr::Column(ColumnPath::new(parts))),
         any_literal().prop_map(Expr::Literal),
     ];
     leaf.prop_recursive(4, 24, 3, |inner| {
         let boxed = inner.clone().prop_map(Box::new);
         prop_oneof![
-            (compare_op(), boxed.clone(), boxed.clone()).prop_map(|(op, left, right)| Expr::Compare { op, left, right }),
-            (arithmetic_op(), boxed.clone(), boxed.clone()).prop_map(|(op, left, right)| Expr::Arithmetic { op, left, right }),
-            (boxed.clone(), proptest::collection::vec(inner.clone(), 1..3), any::<bool>())
-                .prop_map(|(expr, list, negated)| Expr::InList { expr, list, negated }),
-            (boxed.clone(), any::<bool>()).prop_map(|(expr, negated)| Expr::IsNull { expr, negated }),
-            (boxed.clone(), boxed.clone(), boxed.clone(), any::<bool>())
-                .prop_map(|(expr, low, high, negated)| Expr::Between { expr, low, high, negated }),
-            (boxed.clone(), "[a%_'\\\\]{0,4}", proptest::option::of(prop_oneof![Just('!'), Just('\''), Just('\\')]), any::<bool>())
-                .prop_map(|(expr, pattern, escape, negated)| Expr::Like { expr, pattern, escape, negated }),
+            (compare_op(), boxed.clone(), boxed.clone())
+                .prop_map(|(op, left, right)| Expr::Compare { op, left, right }),
+            (arithmetic_op(), boxed.clone(), boxed.clone())
+                .prop_map(|(op, left, right)| Expr::Arithmetic { op, left, right }),
+            (
+                boxed.clone(),
+                proptest::collection::vec(inner.clone(), 1..3),
+                any::<bool>()
+            )
+                .prop_map(|(expr, list, negated)| Expr::InList {
+                    expr,
+                    list,
+                    negated
+                }),
+            (boxed.clone(), any::<bool>())
+                .prop_map(|(expr, negated)| Expr::IsNull { expr, negated }),
+            (boxed.clone(), boxed.clone(), boxed.clone(), any::<bool>()).prop_map(
+                |(expr, low, high, negated)| Expr::Between {
+                    expr,
+                    low,
+                    high,
+                    negated
+                }
+            ),
+            (
+                boxed.clone(),
+                "[a%_'\\\\]{0,4}",
+                proptest::option::of(prop_oneof![Just('!'), Just('\''), Just('\\')]),
+                any::<bool>()
+            )
+                .prop_map(|(expr, pattern, escape, negated)| Expr::Like {
+                    expr,
+                    pattern,
+                    escape,
+                    negated
+                }),
             (boxed.clone(), boxed.clone()).prop_map(|(l, r)| Expr::And(l, r)),
             (boxed.clone(), boxed.clone()).prop_map(|(l, r)| Expr::Or(l, r)),
             boxed.clone().prop_map(Expr::Not),
@@ -128,12 +164,14 @@ proptest! {
 
 /// Whether `expr` casts the text of a non-finite float, which reads back as a literal.
 fn has_special_cast(expr: &Expr) -> bool {
-    if let Expr::Cast { expr: inner, to: SqlType::Float | SqlType::Double } = expr {
-        if let Expr::Literal(Literal::String(text)) = inner.as_ref() {
-            if ["NaN", "Infinity", "-Infinity"].contains(&text.as_str()) {
-                return true;
-            }
-        }
+    if let Expr::Cast {
+        expr: inner,
+        to: SqlType::Float | SqlType::Double,
+    } = expr
+        && let Expr::Literal(Literal::String(text)) = inner.as_ref()
+        && ["NaN", "Infinity", "-Infinity"].contains(&text.as_str())
+    {
+        return true;
     }
     expr.children().into_iter().any(has_special_cast)
 }
@@ -159,7 +197,10 @@ impl Rows {
         RecordBatch::try_from_iter([
             ("i", Arc::new(Int32Array::from(self.i.clone())) as ArrayRef),
             ("l", Arc::new(Int64Array::from(self.l.clone())) as ArrayRef),
-            ("f", Arc::new(Float64Array::from(self.f.clone())) as ArrayRef),
+            (
+                "f",
+                Arc::new(Float64Array::from(self.f.clone())) as ArrayRef,
+            ),
             ("s", Arc::new(StringArray::from(self.s.clone())) as ArrayRef),
             ("d", Arc::new(Date32Array::from(self.d.clone())) as ArrayRef),
         ])
@@ -169,7 +210,18 @@ impl Rows {
 
 const INTS: [i32; 9] = [0, 1, -1, 2, 7, 100, -100, i32::MAX, i32::MIN];
 const LONGS: [i64; 6] = [0, 1, -3, 5_000_000_000, i64::MAX, i64::MIN];
-const DOUBLES: [f64; 10] = [0.0, -0.0, 1.0, -1.5, 2.0, 100.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 7.0];
+const DOUBLES: [f64; 10] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.5,
+    2.0,
+    100.0,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    7.0,
+];
 const STRINGS: [&str; 10] = ["", "a", "b", "ab", "ba", "a%b", "é", "aé", "1", " 2"];
 
 fn rows() -> impl Strategy<Value = Rows> {
@@ -177,7 +229,10 @@ fn rows() -> impl Strategy<Value = Rows> {
         let int = proptest::option::weighted(0.8, proptest::sample::select(INTS.to_vec()));
         let long = proptest::option::weighted(0.8, proptest::sample::select(LONGS.to_vec()));
         let double = proptest::option::weighted(0.8, proptest::sample::select(DOUBLES.to_vec()));
-        let string = proptest::option::weighted(0.8, proptest::sample::select(STRINGS.to_vec()).prop_map(String::from));
+        let string = proptest::option::weighted(
+            0.8,
+            proptest::sample::select(STRINGS.to_vec()).prop_map(String::from),
+        );
         let date = proptest::option::weighted(0.8, -3i32..4);
         (
             proptest::collection::vec(int, n),
@@ -204,13 +259,20 @@ fn numeric_literal() -> impl Strategy<Value = Expr> {
 
 /// Numeric values: columns, literals, arithmetic on them.
 fn numeric_term() -> impl Strategy<Value = Expr> {
-    let leaf = prop_oneof![Just(col("i")), Just(col("l")), Just(col("f")), numeric_literal()];
+    let leaf = prop_oneof![
+        Just(col("i")),
+        Just(col("l")),
+        Just(col("f")),
+        numeric_literal()
+    ];
     leaf.prop_recursive(2, 6, 2, |inner| {
         prop_oneof![
-            (arithmetic_op(), inner.clone(), inner.clone()).prop_map(|(op, l, r)| Expr::Arithmetic {
-                op,
-                left: Box::new(l),
-                right: Box::new(r)
+            (arithmetic_op(), inner.clone(), inner.clone()).prop_map(|(op, l, r)| {
+                Expr::Arithmetic {
+                    op,
+                    left: Box::new(l),
+                    right: Box::new(r),
+                }
             }),
             inner.clone().prop_map(|e| Expr::Negate(Box::new(e))),
             inner.prop_map(|e| Expr::Abs(Box::new(e))),
@@ -219,7 +281,8 @@ fn numeric_term() -> impl Strategy<Value = Expr> {
 }
 
 fn string_literal() -> impl Strategy<Value = Expr> {
-    proptest::sample::select(STRINGS.to_vec()).prop_map(|s| Expr::Literal(Literal::String(s.to_string())))
+    proptest::sample::select(STRINGS.to_vec())
+        .prop_map(|s| Expr::Literal(Literal::String(s.to_string())))
 }
 
 fn date_literal() -> impl Strategy<Value = Expr> {
@@ -267,23 +330,70 @@ fn predicate() -> impl Strategy<Value = Expr> {
     let null_literal = Just(Expr::Literal(Literal::Null));
     let leaf = prop_oneof![
         (compare_op(), numeric_term(), numeric_term()).prop_map(|(op, l, r)| compare(op, l, r)),
-        (compare_op(), prop_oneof![Just(col("s")), string_literal()], prop_oneof![Just(col("s")), string_literal()])
+        (
+            compare_op(),
+            prop_oneof![Just(col("s")), string_literal()],
+            prop_oneof![Just(col("s")), string_literal()]
+        )
             .prop_map(|(op, l, r)| compare(op, l, r)),
-        (compare_op(), Just(col("d")), prop_oneof![Just(col("d")), date_literal()]).prop_map(|(op, l, r)| compare(op, l, r)),
+        (
+            compare_op(),
+            Just(col("d")),
+            prop_oneof![Just(col("d")), date_literal()]
+        )
+            .prop_map(|(op, l, r)| compare(op, l, r)),
         // STRING vs INT compares as BIGINT: unreadable strings are errors.
-        (compare_op(), proptest::sample::select(INTS.to_vec())).prop_map(|(op, v)| compare(op, col("s"), Expr::Literal(Literal::Int(v)))),
-        (compare_op(), numeric_term()).prop_map(|(op, l)| compare(op, l, Expr::Literal(Literal::Null))),
+        (compare_op(), proptest::sample::select(INTS.to_vec())).prop_map(|(op, v)| compare(
+            op,
+            col("s"),
+            Expr::Literal(Literal::Int(v))
+        )),
+        (compare_op(), numeric_term()).prop_map(|(op, l)| compare(
+            op,
+            l,
+            Expr::Literal(Literal::Null)
+        )),
         (
             prop_oneof![Just(col("i")), Just(col("l")), Just(col("f"))],
-            proptest::collection::vec(prop_oneof![numeric_literal(), Just(Expr::Literal(Literal::Null))], 1..4),
+            proptest::collection::vec(
+                prop_oneof![numeric_literal(), Just(Expr::Literal(Literal::Null))],
+                1..4
+            ),
             any::<bool>()
         )
-            .prop_map(|(expr, list, negated)| Expr::InList { expr: Box::new(expr), list, negated }),
-        (prop_oneof![Just(col("i")), Just(col("f")), Just(col("s")), Just(col("d")), numeric_term()], any::<bool>())
-            .prop_map(|(expr, negated)| Expr::IsNull { expr: Box::new(expr), negated }),
-        (numeric_term(), numeric_literal(), numeric_literal(), any::<bool>()).prop_map(|(expr, low, high, negated)| {
-            Expr::Between { expr: Box::new(expr), low: Box::new(low), high: Box::new(high), negated }
-        }),
+            .prop_map(|(expr, list, negated)| Expr::InList {
+                expr: Box::new(expr),
+                list,
+                negated
+            }),
+        (
+            prop_oneof![
+                Just(col("i")),
+                Just(col("f")),
+                Just(col("s")),
+                Just(col("d")),
+                numeric_term()
+            ],
+            any::<bool>()
+        )
+            .prop_map(|(expr, negated)| Expr::IsNull {
+                expr: Box::new(expr),
+                negated
+            }),
+        (
+            numeric_term(),
+            numeric_literal(),
+            numeric_literal(),
+            any::<bool>()
+        )
+            .prop_map(|(expr, low, high, negated)| {
+                Expr::Between {
+                    expr: Box::new(expr),
+                    low: Box::new(low),
+                    high: Box::new(high),
+                    negated,
+                }
+            }),
         (like_pattern(), any::<bool>()).prop_map(|(parts, negated)| Expr::Like {
             expr: Box::new(col("s")),
             pattern: pattern_text(&parts),
@@ -303,7 +413,11 @@ fn predicate() -> impl Strategy<Value = Expr> {
 }
 
 fn compare(op: CompareOp, left: Expr, right: Expr) -> Expr {
-    Expr::Compare { op, left: Box::new(left), right: Box::new(right) }
+    Expr::Compare {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+    }
 }
 
 /// A value of one row, typed as Spark types it.
@@ -349,7 +463,9 @@ impl Reference<'_> {
                 Literal::Boolean(v) => Value::Bool(*v),
                 other => panic!("unexpected literal {other:?}"),
             },
-            Expr::Arithmetic { op, left, right } => arithmetic(*op, self.value(left)?, self.value(right)?)?,
+            Expr::Arithmetic { op, left, right } => {
+                arithmetic(*op, self.value(left)?, self.value(right)?)?
+            }
             Expr::Negate(inner) => match self.value(inner)? {
                 Value::Int(v) => Value::Int(v.checked_neg().ok_or(Raised)?),
                 Value::Long(v) => Value::Long(v.checked_neg().ok_or(Raised)?),
@@ -397,7 +513,11 @@ impl Reference<'_> {
                     CompareOp::NullSafeEq => unreachable!(),
                 })
             }
-            Expr::InList { expr: tested, list, negated } => {
+            Expr::InList {
+                expr: tested,
+                list,
+                negated,
+            } => {
                 let value = self.value(tested)?;
                 let mut result = Some(false);
                 for item in list {
@@ -411,16 +531,37 @@ impl Reference<'_> {
                 }
                 if *negated { result.map(|b| !b) } else { result }
             }
-            Expr::IsNull { expr: tested, negated } => Some((self.value(tested)? == Value::Null) != *negated),
-            Expr::Between { expr: tested, low, high, negated } => {
+            Expr::IsNull {
+                expr: tested,
+                negated,
+            } => Some((self.value(tested)? == Value::Null) != *negated),
+            Expr::Between {
+                expr: tested,
+                low,
+                high,
+                negated,
+            } => {
                 let both = Expr::And(
-                    Box::new(compare(CompareOp::GtEq, (**tested).clone(), (**low).clone())),
-                    Box::new(compare(CompareOp::LtEq, (**tested).clone(), (**high).clone())),
+                    Box::new(compare(
+                        CompareOp::GtEq,
+                        (**tested).clone(),
+                        (**low).clone(),
+                    )),
+                    Box::new(compare(
+                        CompareOp::LtEq,
+                        (**tested).clone(),
+                        (**high).clone(),
+                    )),
                 );
                 let result = self.truth(&both)?;
                 if *negated { result.map(|b| !b) } else { result }
             }
-            Expr::Like { expr: tested, pattern, negated, .. } => match self.value(tested)? {
+            Expr::Like {
+                expr: tested,
+                pattern,
+                negated,
+                ..
+            } => match self.value(tested)? {
                 Value::Str(text) => {
                     let chars: Vec<char> = text.chars().collect();
                     Some(like_matches(&chars, &parse_pattern(pattern)) != *negated)
@@ -527,10 +668,12 @@ fn spark_compare(l: &Value, r: &Value) -> Result<Ordering, Raised> {
         (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
         (Value::Date(a), Value::Date(b)) => a.cmp(b),
         (Value::Date(a), Value::Str(b)) => a.cmp(&super::spark_cast::parse_date(b).ok_or(Raised)?),
-        (Value::Str(_), Value::Int(_) | Value::Long(_)) => return spark_compare(r, l).map(Ordering::reverse),
-        (Value::Int(_) | Value::Long(_), Value::Str(text)) => {
-            integral(l).unwrap_or_default().cmp(&parse_long(text).ok_or(Raised)?)
+        (Value::Str(_), Value::Int(_) | Value::Long(_)) => {
+            return spark_compare(r, l).map(Ordering::reverse);
         }
+        (Value::Int(_) | Value::Long(_), Value::Str(text)) => integral(l)
+            .unwrap_or_default()
+            .cmp(&parse_long(text).ok_or(Raised)?),
         _ => match (integral(l), integral(r)) {
             (Some(a), Some(b)) => a.cmp(&b),
             _ => {
@@ -563,14 +706,20 @@ fn parse_pattern(pattern: &str) -> Vec<PatternPart> {
 fn like_matches(text: &[char], pattern: &[PatternPart]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
-        Some((PatternPart::AnyRun, rest)) => (0..=text.len()).any(|skip| like_matches(&text[skip..], rest)),
+        Some((PatternPart::AnyRun, rest)) => {
+            (0..=text.len()).any(|skip| like_matches(&text[skip..], rest))
+        }
         Some((PatternPart::AnyOne, rest)) => !text.is_empty() && like_matches(&text[1..], rest),
-        Some((PatternPart::Char(c), rest)) => text.first() == Some(c) && like_matches(&text[1..], rest),
+        Some((PatternPart::Char(c), rest)) => {
+            text.first() == Some(c) && like_matches(&text[1..], rest)
+        }
     }
 }
 
 fn reference(rows: &Rows, expr: &Expr) -> Result<Vec<Option<bool>>, Raised> {
-    (0..rows.len()).map(|row| Reference { rows, row }.truth(expr)).collect()
+    (0..rows.len())
+        .map(|row| Reference { rows, row }.truth(expr))
+        .collect()
 }
 
 proptest! {

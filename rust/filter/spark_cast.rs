@@ -40,7 +40,9 @@ pub(crate) fn parse_double(text: &str) -> Option<f64> {
     let number = text.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(text);
     // Rust's parser also takes "inf"/"nan" spellings Java rejects: allow digits only.
     if !number.bytes().any(|b| b.is_ascii_digit())
-        || !number.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+        || !number
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
     {
         return None;
     }
@@ -54,7 +56,10 @@ pub(crate) fn parse_float(text: &str) -> Option<f32> {
         return Some(value as f32);
     }
     let text = trim_spark(text);
-    text.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(text).parse().ok()
+    text.strip_suffix(['d', 'D', 'f', 'F'])
+        .unwrap_or(text)
+        .parse()
+        .ok()
 }
 
 /// `CAST(text AS BOOLEAN)`: `t`, `true`, `y`, `yes`, `1` and their negations, any case.
@@ -90,7 +95,10 @@ pub(crate) fn parse_decimal_text(text: &str) -> Option<DecimalText> {
     };
     let (integer, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if integer.is_empty() && fraction.is_empty()
-        || !integer.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
+        || !integer
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
         || exponent.unsigned_abs() > 10_000
     {
         return None;
@@ -113,7 +121,11 @@ impl DecimalText {
     pub fn to_unscaled(&self, precision: u8, scale: i8) -> Result<i128, DecimalOverflow> {
         let shift = self.exponent + i64::from(scale);
         let (mut kept, round_up) = if shift >= 0 {
-            let zeros = if self.digits.is_empty() { 0 } else { shift as usize };
+            let zeros = if self.digits.is_empty() {
+                0
+            } else {
+                shift as usize
+            };
             (format!("{}{}", self.digits, "0".repeat(zeros)), false)
         } else {
             let dropped = shift.unsigned_abs() as usize;
@@ -121,7 +133,10 @@ impl DecimalText {
                 (String::new(), false)
             } else {
                 let (kept, gone) = self.digits.split_at(self.digits.len() - dropped);
-                (kept.to_string(), gone.as_bytes().first().is_some_and(|d| *d >= b'5'))
+                (
+                    kept.to_string(),
+                    gone.as_bytes().first().is_some_and(|d| *d >= b'5'),
+                )
             }
         };
         if kept.is_empty() {
@@ -153,7 +168,11 @@ fn parse_date_prefix(text: &str) -> Option<(NaiveDate, &str)> {
             at += 1;
         }
         let width = at - start;
-        let valid_width = if count == 0 { (4..=6).contains(&width) } else { (1..=2).contains(&width) };
+        let valid_width = if count == 0 {
+            (4..=6).contains(&width)
+        } else {
+            (1..=2).contains(&width)
+        };
         if !valid_width {
             return None;
         }
@@ -194,15 +213,19 @@ pub(crate) fn parse_date(text: &str) -> Option<i32> {
 pub(crate) fn parse_timestamp_text(text: &str) -> Option<TimestampLiteral> {
     let (date, mut rest) = parse_date_prefix(trim_spark(text))?;
     let mut time = NaiveTime::MIN;
-    if let Some(after) = rest.strip_prefix([' ', 'T']) {
-        if after.starts_with(|c: char| c.is_ascii_digit()) {
-            let (parsed, remaining) = parse_time_prefix(after)?;
-            time = parsed;
-            rest = remaining;
-        }
+    if let Some(after) = rest.strip_prefix([' ', 'T'])
+        && after.starts_with(|c: char| c.is_ascii_digit())
+    {
+        let (parsed, remaining) = parse_time_prefix(after)?;
+        time = parsed;
+        rest = remaining;
     }
     let zone_text = rest.trim();
-    let zone = if zone_text.is_empty() { None } else { Some(parse_zone(zone_text)?) };
+    let zone = if zone_text.is_empty() {
+        None
+    } else {
+        Some(parse_zone(zone_text)?)
+    };
     Some(TimestampLiteral {
         local: NaiveDateTime::new(date, time),
         zone,
@@ -255,10 +278,10 @@ fn parse_zone(text: &str) -> Option<LiteralZone> {
         return parse_offset(text).map(LiteralZone::Offset);
     }
     for prefix in ["UTC", "GMT", "UT"] {
-        if let Some(offset) = text.strip_prefix(prefix) {
-            if offset.starts_with(['+', '-']) {
-                return parse_offset(offset).map(LiteralZone::Offset);
-            }
+        if let Some(offset) = text.strip_prefix(prefix)
+            && offset.starts_with(['+', '-'])
+        {
+            return parse_offset(offset).map(LiteralZone::Offset);
         }
     }
     parse_time_zone(text).ok()?;
@@ -278,7 +301,9 @@ fn parse_offset(text: &str) -> Option<i32> {
     };
     if fields.is_empty()
         || fields.len() > 3
-        || fields.iter().any(|f| f.is_empty() || f.len() > 2 || !f.bytes().all(|b| b.is_ascii_digit()))
+        || fields
+            .iter()
+            .any(|f| f.is_empty() || f.len() > 2 || !f.bytes().all(|b| b.is_ascii_digit()))
     {
         return None;
     }
@@ -330,12 +355,30 @@ mod tests {
     fn decimal_text_rounds_half_up() {
         let text = parse_decimal_text("1.005").unwrap();
         assert_eq!(text.to_unscaled(10, 2), Ok(101));
-        assert_eq!(parse_decimal_text("-1.005").unwrap().to_unscaled(10, 2), Ok(-101));
-        assert_eq!(parse_decimal_text("1.004").unwrap().to_unscaled(10, 2), Ok(100));
-        assert_eq!(parse_decimal_text("1e3").unwrap().to_unscaled(4, 0), Ok(1000));
-        assert_eq!(parse_decimal_text("1e3").unwrap().to_unscaled(3, 0), Err(DecimalOverflow));
-        assert_eq!(parse_decimal_text("9.99").unwrap().to_unscaled(2, 1), Err(DecimalOverflow));
-        assert_eq!(parse_decimal_text("0.0001").unwrap().to_unscaled(3, 2), Ok(0));
+        assert_eq!(
+            parse_decimal_text("-1.005").unwrap().to_unscaled(10, 2),
+            Ok(-101)
+        );
+        assert_eq!(
+            parse_decimal_text("1.004").unwrap().to_unscaled(10, 2),
+            Ok(100)
+        );
+        assert_eq!(
+            parse_decimal_text("1e3").unwrap().to_unscaled(4, 0),
+            Ok(1000)
+        );
+        assert_eq!(
+            parse_decimal_text("1e3").unwrap().to_unscaled(3, 0),
+            Err(DecimalOverflow)
+        );
+        assert_eq!(
+            parse_decimal_text("9.99").unwrap().to_unscaled(2, 1),
+            Err(DecimalOverflow)
+        );
+        assert_eq!(
+            parse_decimal_text("0.0001").unwrap().to_unscaled(3, 2),
+            Ok(0)
+        );
         assert_eq!(parse_decimal_text(".5").unwrap().to_unscaled(1, 0), Ok(1));
         assert!(parse_decimal_text("1.2.3").is_none());
         assert!(parse_decimal_text(".").is_none());
@@ -363,8 +406,18 @@ mod tests {
         assert_eq!(ts.to_string(), "2024-01-31 12:34:00+00:00");
         let ts = parse_timestamp_text("2024-01-31 12:34:56 America/New_York").unwrap();
         assert_eq!(ts.zone, Some(LiteralZone::Named("America/New_York".into())));
-        assert_eq!(parse_timestamp_text("2024-01-31 01:00:00-0530").unwrap().zone, Some(LiteralZone::Offset(-19800)));
-        assert_eq!(parse_timestamp_text("2024-01-31 01:00:00 UTC+1").unwrap().zone, Some(LiteralZone::Offset(3600)));
+        assert_eq!(
+            parse_timestamp_text("2024-01-31 01:00:00-0530")
+                .unwrap()
+                .zone,
+            Some(LiteralZone::Offset(-19800))
+        );
+        assert_eq!(
+            parse_timestamp_text("2024-01-31 01:00:00 UTC+1")
+                .unwrap()
+                .zone,
+            Some(LiteralZone::Offset(3600))
+        );
         assert!(parse_timestamp_text("2024-01-31").is_some());
         assert!(parse_timestamp_text("2024-01-31 25:00:00").is_none());
         assert!(parse_timestamp_text("2024-01-31 12:00:00 Mars/Base").is_none());
