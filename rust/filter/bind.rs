@@ -229,6 +229,13 @@ impl BoundExpr {
 /// ```
 pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
     super::literal::parse_time_zone(&options.session_time_zone)?;
+    // Binding and evaluation recurse on the tree: refuse trees deeper than any parsed one.
+    let nesting = super::depth(expr);
+    if nesting > MAX_DEPTH {
+        return Err(PqsiftError::filter(format!(
+            "filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})"
+        )));
+    }
     let binder = Binder {
         schema,
         options,
@@ -244,6 +251,10 @@ pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
         ))),
     }
 }
+
+/// The deepest expression [`bind`] accepts: more than any text within the parser's
+/// operator limit can produce.
+const MAX_DEPTH: usize = super::parse::MAX_OPERATORS + 100;
 
 /// A bound expression and its Spark type (`None` for a column of a type filters cannot
 /// use, such as a struct, which only `IS [NOT] NULL` accepts).

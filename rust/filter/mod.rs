@@ -308,6 +308,23 @@ pub fn split_conjunction(expr: &Expr) -> Vec<&Expr> {
     conjuncts
 }
 
+/// The nesting depth of an expression (a column or literal has depth 1), computed
+/// without recursion so that any tree can be measured.
+///
+/// ```
+/// let expr = pqsift::filter::parse_filter("a > 1 AND NOT b").unwrap();
+/// assert_eq!(pqsift::filter::depth(&expr), 3);
+/// ```
+pub fn depth(expr: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(expr, 1)];
+    while let Some((next, level)) = pending.pop() {
+        deepest = deepest.max(level);
+        pending.extend(next.children().into_iter().map(|child| (child, level + 1)));
+    }
+    deepest
+}
+
 /// The distinct column paths an expression references, in order of first appearance.
 ///
 /// ```

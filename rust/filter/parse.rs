@@ -46,6 +46,7 @@ pub fn parse_filter(sql: &str) -> Result<Expr> {
         .tokenize_with_location()
         .map_err(|e| PqsiftError::filter(format!("cannot parse filter {sql:?}: {e}")))?;
     let tokens = join_numeric_suffixes(tokens);
+    check_operator_count(sql, &tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let parsed = parser.parse_expr().map_err(|e| parse_error(sql, e))?;
     let next = parser.peek_token();
@@ -56,6 +57,53 @@ pub fn parse_filter(sql: &str) -> Result<Expr> {
         )));
     }
     convert(&parsed)
+}
+
+/// The most operators a filter may have. A chain `a OR b OR ...` nests one level per
+/// operator, and parsing, binding and evaluation recurse on that nesting: the limit keeps
+/// them well within a 2 MiB thread stack. A long list of alternatives belongs in `IN (...)`,
+/// which is flat.
+pub(crate) const MAX_OPERATORS: usize = 1_000;
+
+fn check_operator_count(sql: &str, tokens: &[TokenWithSpan]) -> Result<()> {
+    use sqlparser::keywords::Keyword;
+    let operators = tokens
+        .iter()
+        .filter(|token| match &token.token {
+            Token::Eq
+            | Token::DoubleEq
+            | Token::Neq
+            | Token::Lt
+            | Token::Gt
+            | Token::LtEq
+            | Token::GtEq
+            | Token::Spaceship
+            | Token::Plus
+            | Token::Minus
+            | Token::Mul
+            | Token::Div
+            | Token::ExclamationMark
+            | Token::DoubleColon => true,
+            Token::Word(word) => matches!(
+                word.keyword,
+                Keyword::AND
+                    | Keyword::OR
+                    | Keyword::NOT
+                    | Keyword::IS
+                    | Keyword::LIKE
+                    | Keyword::BETWEEN
+            ),
+            _ => false,
+        })
+        .count();
+    if operators > MAX_OPERATORS {
+        return Err(PqsiftError::filter(format!(
+            "filter {:?}... has too many operators ({operators}, at most {MAX_OPERATORS}); \
+             write a long list of alternatives as IN (...)",
+            sql.chars().take(60).collect::<String>()
+        )));
+    }
+    Ok(())
 }
 
 fn parse_error(sql: &str, error: ParserError) -> PqsiftError {

@@ -968,3 +968,48 @@ fn python_builder_texts_parse() {
     };
     assert_eq!(*right, Expr::Literal(Literal::String(r"it's \ é".into())));
 }
+
+#[test]
+fn size_limits_are_errors_not_stack_overflows() {
+    let chain = |n: usize| vec!["a = 1"; n].join(" OR ");
+    let expr = parse(&chain(500));
+    let b = ints();
+    let bound = bind(&expr, &b.schema(), &BindOptions::default()).unwrap();
+    assert_eq!(evaluate(&bound, &b).unwrap().len(), 5);
+    assert_eq!(parse(&expr.to_string()), expr);
+    let error = parse_err(&chain(50_000));
+    assert!(
+        error.contains("too many operators") && error.contains("IN ("),
+        "{error}"
+    );
+    // Long IN lists are flat, not deep.
+    let list = (0..20_000)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bound = bind(
+        &parse(&format!("a IN ({list})")),
+        &b.schema(),
+        &BindOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(eval_bound(&bound, &b), [T, T, N, F, T]);
+    // Trees built in Rust are checked when bound.
+    let mut deep = Expr::column(["a"]);
+    for _ in 0..5_000 {
+        deep = Expr::Negate(Box::new(deep));
+    }
+    let error = bind(&deep, &b.schema(), &BindOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("nested too deeply"), "{error}");
+    // Dropping the deep tree must not overflow either: take it apart iteratively.
+    let mut node = deep;
+    while let Expr::Negate(inner) = node {
+        node = *inner;
+    }
+}
+
+fn eval_bound(bound: &BoundExpr, batch: &RecordBatch) -> Vec<Option<bool>> {
+    evaluate(bound, batch).unwrap().iter().collect()
+}
