@@ -1013,3 +1013,27 @@ fn size_limits_are_errors_not_stack_overflows() {
 fn eval_bound(bound: &BoundExpr, batch: &RecordBatch) -> Vec<Option<bool>> {
     evaluate(bound, batch).unwrap().iter().collect()
 }
+
+#[test]
+fn second_unit_timestamps_and_dictionary_strings() {
+    use arrow::array::{DictionaryArray, TimestampSecondArray};
+    use arrow::datatypes::Int32Type;
+    let seconds = TimestampSecondArray::from(vec![Some(10), Some(11), None]).with_timezone("UTC");
+    let names: DictionaryArray<Int32Type> = vec![Some("x"), Some("y"), None].into_iter().collect();
+    let b = batch(vec![
+        ("ts", Arc::new(seconds) as ArrayRef),
+        ("name", Arc::new(names) as ArrayRef),
+    ]);
+    assert_eq!(eval(&b, "ts > TIMESTAMP '1970-01-01 00:00:10'"), [F, T, N]);
+    assert_eq!(
+        eval(&b, "ts > TIMESTAMP '1970-01-01 00:00:10.5'"),
+        [F, T, N]
+    );
+    assert_eq!(
+        eval(&b, "ts = TIMESTAMP '1970-01-01 00:00:10.5'"),
+        [F, F, N]
+    );
+    assert_eq!(eval(&b, "name = 'y'"), [F, T, N]);
+    assert_eq!(eval(&b, "name IN ('x', 'z')"), [T, F, N]);
+    assert_eq!(eval(&b, "name LIKE 'x%'"), [T, F, N]);
+}
