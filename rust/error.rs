@@ -37,6 +37,13 @@ pub enum PqsiftError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A filter expression could not be parsed, bound to a schema or evaluated: a syntax
+    /// error, an unsupported construct, an unknown or ambiguous column, incomparable types,
+    /// or a runtime error Spark's ANSI mode raises (overflow, division by zero, a string that
+    /// does not cast). The message names the offending column or token. Maps to Python
+    /// `pqsift.FilterError` (a `ValueError`).
+    #[error("{0}")]
+    Filter(String),
 }
 
 /// `Result` with [`PqsiftError`].
@@ -57,12 +64,9 @@ impl PqsiftError {
     pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
         Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
     }
-}
 
-impl From<arrow::error::ArrowError> for PqsiftError {
-    /// Arrow kernels fail only on inconsistent inputs, which the core treats as a bug in the
-    /// metadata it was given.
-    fn from(error: arrow::error::ArrowError) -> Self {
-        Self::Statistics(error.to_string())
+    /// Shorthand for [`PqsiftError::Filter`].
+    pub(crate) fn filter(message: impl Into<String>) -> Self {
+        Self::Filter(message.into())
     }
 }

@@ -14,11 +14,15 @@
 //! * [`metadata`] — footers and page indexes (ParquetOpener step 1 of seed 000).
 //! * [`zone_map`] — per row group and per page min/max/null counts of a column, with the
 //!   Parquet rules on exactness, deprecated fields and NaN applied (seed 002).
+//! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
+//!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
+//!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
 pub mod error;
 pub mod metadata;
+pub mod filter;
 pub mod selection;
 pub mod zone_map;
 

@@ -29,6 +29,11 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
 
+/// Arrow kernels here fail only on inconsistent statistics.
+fn arrow_error(error: arrow::error::ArrowError) -> PqsiftError {
+    PqsiftError::Statistics(error.to_string())
+}
+
 /// Zone maps of one column over a sequence of containers (row groups or pages).
 ///
 /// Every array has one entry per container; null means unknown.
@@ -183,8 +188,8 @@ impl ZoneMaps {
             // NaN is a held value when known present; otherwise only an upper bound.
             max_exact.push(Some(if nan_possible { nan_known } else { self.max_exact.value(i) }));
         }
-        let nan = Scalar::new(cast(&Float64Array::from(vec![f64::NAN]), self.maxes.data_type())?);
-        self.maxes = zip(&BooleanArray::from(may_hold_nan), &nan, &self.maxes)?;
+        let nan = Scalar::new(cast(&Float64Array::from(vec![f64::NAN]), self.maxes.data_type()).map_err(arrow_error)?);
+        self.maxes = zip(&BooleanArray::from(may_hold_nan), &nan, &self.maxes).map_err(arrow_error)?;
         self.max_exact = BooleanArray::from(max_exact);
         Ok(())
     }
@@ -202,14 +207,14 @@ fn converter<'a>(metadata: &'a ParquetMetaData, leaf: usize, field: &'a Field) -
 
 /// Per entry: a float value that is NaN (null entries are not NaN).
 fn is_nan(values: &ArrayRef) -> Result<Vec<bool>> {
-    let as_f64 = cast(values, &DataType::Float64)?;
+    let as_f64 = cast(values, &DataType::Float64).map_err(arrow_error)?;
     Ok(as_f64.as_primitive::<Float64Type>().iter().map(|v| v.is_some_and(f64::is_nan)).collect())
 }
 
 /// `values` with the entries where `mask` is true replaced by null.
 fn null_where(values: &ArrayRef, mask: &BooleanArray) -> Result<ArrayRef> {
     let null = Scalar::new(new_null_array(values.data_type(), 1));
-    Ok(zip(mask, &null, values)?)
+    zip(mask, &null, values).map_err(arrow_error)
 }
 
 fn false_where_null(flags: &BooleanArray) -> BooleanArray {

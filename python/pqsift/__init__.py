@@ -15,14 +15,20 @@ This release provides the row-selection core the reader is built on:
 
 from __future__ import annotations
 
-from pqsift._core import RowSelection, __version__
-from pqsift.errors import CorruptFileError, PqsiftError, PqsiftIOError, SelectionError
+from pqsift._core import RowSelection, __version__, parse_filter
+from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError
+from pqsift.expr import Expr, col, lit
 
 __all__ = [
     "CorruptFileError",
+    "Expr",
+    "FilterError",
     "PqsiftError",
     "PqsiftIOError",
     "RowSelection",
     "SelectionError",
     "__version__",
+    "col",
+    "lit",
+    "parse_filter",
 ]

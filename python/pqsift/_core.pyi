@@ -186,3 +186,10 @@ def column_pages(
     page index — and ``dictionary_page`` is ``(offset, length)`` or ``None``. Reads metadata
     only. Raises :class:`pqsift.CorruptFileError` for a file that is not valid Parquet and
     ``KeyError`` for an unknown column."""
+
+def parse_filter(
+    text: str, path: str | None = None, *, session_time_zone: str = "UTC", case_sensitive: bool = False
+) -> str:
+    """Parses a filter in Spark SQL syntax and returns it in canonical form. With ``path``,
+    also binds it to that Parquet file's schema, with Spark's type coercion. Raises
+    :class:`pqsift.FilterError` naming the offending token or column. Reads no data."""

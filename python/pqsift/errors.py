@@ -7,7 +7,7 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["CorruptFileError", "PqsiftError", "PqsiftIOError", "SelectionError"]
+__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError"]
 
 
 class PqsiftError(Exception):
@@ -26,3 +26,9 @@ class PqsiftIOError(PqsiftError, OSError):
 class CorruptFileError(PqsiftError):
     """A file is not valid Parquet or its metadata is inconsistent; the message names the
     file and the reason."""
+
+
+class FilterError(PqsiftError, ValueError):
+    """A filter that cannot be parsed, bound or evaluated: a syntax error, an unsupported
+    construct, an unknown column, incomparable types, or an error Spark's ANSI mode raises
+    (overflow, division by zero). The message names the column or token."""

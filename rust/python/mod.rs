@@ -7,6 +7,7 @@
 
 mod arrow_ffi;
 mod errors;
+mod filter;
 mod metadata;
 mod selection;
 
@@ -18,5 +19,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
+    module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     Ok(())
 }

@@ -1,0 +1,462 @@
+r"""Build pqsift filters in Python; they render to Spark SQL text.
+
+The builder is pure Python: an :class:`Expr` only knows its Spark SQL text, which the
+native reader parses (``pqsift`` filters are Spark SQL, with Spark's semantics). The text
+is exactly what you would write in a Spark ``WHERE`` clause, so ``str(expr)`` can be pasted
+into Spark to cross-check results.
+
+>>> import datetime
+>>> from pqsift.expr import col, lit
+>>> f = (col("price") * 2 >= 10) & col("name").startswith("a_") & ~col("deleted")
+>>> print(f)
+`price` * 2 >= 10 AND `name` LIKE 'a\\_%' AND NOT `deleted`
+>>> print(col("event.day").between(datetime.date(2024, 1, 1), "2024-01-31"))
+`event`.`day` BETWEEN DATE '2024-01-01' AND '2024-01-31'
+
+Python's ``and`` / ``or`` / ``not`` and chained comparisons (``a < b < c``) would silently
+drop parts of a filter, so converting an :class:`Expr` to ``bool`` raises ``TypeError``:
+use ``&``, ``|``, ``~`` and parenthesise comparisons (``(a > 1) & (b < 2)``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+import re
+from collections.abc import Iterable
+from typing import Union
+
+__all__ = ["Expr", "LiteralValue", "col", "lit"]
+
+#: Python values :func:`lit` accepts (and operators accept in place of an :class:`Expr`).
+LiteralValue = Union[
+    None,
+    bool,
+    int,
+    float,
+    decimal.Decimal,
+    str,
+    bytes,
+    bytearray,
+    memoryview,
+    datetime.date,
+    datetime.datetime,
+]
+
+# Binding strength of the outermost operator, as pqsift's Rust Display uses it: an operand
+# is parenthesised unless it binds at least as tightly as its position needs.
+_OR = 1
+_AND = 2
+_NOT = 3
+_PREDICATE = 4  # comparisons, IN, BETWEEN, LIKE, IS NULL: they do not chain
+_ADDITIVE = 5
+_MULTIPLICATIVE = 6
+_UNARY = 7
+_ATOM = 8
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_MAX_DECIMAL_DIGITS = 38
+
+_TYPE_NAME = re.compile(r"^[A-Za-z_]+(\(\s*\d+\s*(,\s*\d+\s*)?\))?$")
+
+
+class Expr:
+    """A filter expression: a column, a literal, or an operator applied to expressions.
+
+    Build one with :func:`col` and :func:`lit` and Python operators; ``str(expr)`` or
+    :meth:`to_sql` gives its Spark SQL text.
+
+    >>> e = (col("a") + 1 > col("b")) | col("c").is_null()
+    >>> e.to_sql()
+    '`a` + 1 > `b` OR `c` IS NULL'
+    """
+
+    __slots__ = ("_sql", "_precedence")
+
+    # Comparisons build expressions, so an Expr cannot be a dict key or a set member.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, sql: str, precedence: int) -> None:
+        """Wrap already-rendered SQL text; use :func:`col` and :func:`lit` instead."""
+        self._sql = sql
+        self._precedence = precedence
+
+    def to_sql(self) -> str:
+        """The Spark SQL text of the expression.
+
+        >>> col("x").is_not_null().to_sql()
+        '`x` IS NOT NULL'
+        """
+        return self._sql
+
+    def __str__(self) -> str:
+        return self._sql
+
+    def __repr__(self) -> str:
+        return f"Expr({self._sql!r})"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a pqsift Expr has no truth value: combine filters with & | ~ instead of "
+            "and / or / not, and write a < b < c as (a < b) & (b < c)"
+        )
+
+    # ------------------------------------------------------------------ rendering help
+
+    def _operand(self, min_precedence: int) -> str:
+        """This expression's text as an operand needing ``min_precedence``."""
+        if self._precedence >= min_precedence:
+            return self._sql
+        return f"({self._sql})"
+
+    def _predicate(self, text: str) -> Expr:
+        return Expr(text, _PREDICATE)
+
+    def _compare(self, op: str, other: object) -> Expr:
+        right = _to_expr(other)
+        return self._predicate(
+            f"{self._operand(_PREDICATE + 1)} {op} {right._operand(_PREDICATE + 1)}"
+        )
+
+    def _arithmetic(self, op: str, other: object, reflected: bool = False) -> Expr:
+        left, right = (_to_expr(other), self) if reflected else (self, _to_expr(other))
+        level = _ADDITIVE if op in "+-" else _MULTIPLICATIVE
+        # Left-associative: the right operand needs one level more.
+        return Expr(f"{left._operand(level)} {op} {right._operand(level + 1)}", level)
+
+    # ------------------------------------------------------------------ comparisons
+
+    def __eq__(self, other: object) -> Expr:  # type: ignore[override]
+        """``=``: NULL when either side is NULL."""
+        return self._compare("=", other)
+
+    def __ne__(self, other: object) -> Expr:  # type: ignore[override]
+        """``!=``: NULL when either side is NULL."""
+        return self._compare("!=", other)
+
+    def __lt__(self, other: object) -> Expr:
+        return self._compare("<", other)
+
+    def __le__(self, other: object) -> Expr:
+        return self._compare("<=", other)
+
+    def __gt__(self, other: object) -> Expr:
+        return self._compare(">", other)
+
+    def __ge__(self, other: object) -> Expr:
+        return self._compare(">=", other)
+
+    def eq_null_safe(self, other: object) -> Expr:
+        """``<=>``: equality where NULL equals NULL; never NULL itself.
+
+        >>> col("a").eq_null_safe(None).to_sql()
+        '`a` <=> NULL'
+        """
+        return self._compare("<=>", other)
+
+    # ------------------------------------------------------------------ boolean logic
+
+    def __and__(self, other: object) -> Expr:
+        """``AND`` (three-valued)."""
+        right = _to_expr(other)
+        return Expr(f"{self._operand(_AND)} AND {right._operand(_AND + 1)}", _AND)
+
+    def __rand__(self, other: object) -> Expr:
+        return _to_expr(other).__and__(self)
+
+    def __or__(self, other: object) -> Expr:
+        """``OR`` (three-valued)."""
+        right = _to_expr(other)
+        return Expr(f"{self._operand(_OR)} OR {right._operand(_OR + 1)}", _OR)
+
+    def __ror__(self, other: object) -> Expr:
+        return _to_expr(other).__or__(self)
+
+    def __invert__(self) -> Expr:
+        """``NOT`` (three-valued)."""
+        return Expr(f"NOT {self._operand(_NOT)}", _NOT)
+
+    # ------------------------------------------------------------------ predicates
+
+    def isin(self, *values: object) -> Expr:
+        """``IN``: ``col("a").isin([1, 2])`` or ``col("a").isin(1, 2)``.
+
+        >>> col("a").isin([1, 2, None]).to_sql()
+        '`a` IN (1, 2, NULL)'
+        """
+        items: list[object]
+        if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):
+            items = list(values[0])
+        else:
+            items = list(values)
+        if not items:
+            raise ValueError("isin() needs at least one value: SQL has no empty IN list")
+        rendered = ", ".join(_to_expr(item).to_sql() for item in items)
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} IN ({rendered})")
+
+    def is_null(self) -> Expr:
+        """``IS NULL`` (NaN is not NULL).
+
+        >>> col("a").is_null().to_sql()
+        '`a` IS NULL'
+        """
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} IS NULL")
+
+    def is_not_null(self) -> Expr:
+        """``IS NOT NULL``."""
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} IS NOT NULL")
+
+    def between(self, low: object, high: object) -> Expr:
+        """``BETWEEN low AND high``, inclusive on both ends.
+
+        >>> col("a").between(1, 10).to_sql()
+        '`a` BETWEEN 1 AND 10'
+        """
+        low_sql = _to_expr(low)._operand(_PREDICATE + 1)
+        high_sql = _to_expr(high)._operand(_PREDICATE + 1)
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} BETWEEN {low_sql} AND {high_sql}")
+
+    def like(self, pattern: str) -> Expr:
+        r"""``LIKE pattern``: ``%`` any run, ``_`` one character, ``\\`` escapes them.
+
+        >>> col("s").like("a%").to_sql()
+        "`s` LIKE 'a%'"
+        """
+        if not isinstance(pattern, str):
+            raise TypeError(f"like() needs a str pattern, got {type(pattern).__name__}")
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} LIKE {_string_literal(pattern)}")
+
+    def startswith(self, prefix: str) -> Expr:
+        r"""Whether a string starts with ``prefix`` (a LIKE with the prefix escaped).
+
+        >>> print(col("s").startswith("50%"))
+        `s` LIKE '50\\%%'
+        """
+        if not isinstance(prefix, str):
+            raise TypeError(f"startswith() needs a str prefix, got {type(prefix).__name__}")
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return self.like(escaped + "%")
+
+    def cast(self, type_name: str) -> Expr:
+        """``CAST(expr AS type_name)`` with a Spark type name such as ``"BIGINT"`` or
+        ``"DECIMAL(10,2)"``.
+
+        >>> col("a").cast("bigint").to_sql()
+        'CAST(`a` AS BIGINT)'
+        """
+        if not isinstance(type_name, str) or not _TYPE_NAME.match(type_name.strip()):
+            raise ValueError(f"not a Spark type name: {type_name!r}")
+        return Expr(f"CAST({self._sql} AS {type_name.strip().upper()})", _ATOM)
+
+    # ------------------------------------------------------------------ arithmetic
+
+    def __add__(self, other: object) -> Expr:
+        return self._arithmetic("+", other)
+
+    def __radd__(self, other: object) -> Expr:
+        return self._arithmetic("+", other, reflected=True)
+
+    def __sub__(self, other: object) -> Expr:
+        return self._arithmetic("-", other)
+
+    def __rsub__(self, other: object) -> Expr:
+        return self._arithmetic("-", other, reflected=True)
+
+    def __mul__(self, other: object) -> Expr:
+        return self._arithmetic("*", other)
+
+    def __rmul__(self, other: object) -> Expr:
+        return self._arithmetic("*", other, reflected=True)
+
+    def __truediv__(self, other: object) -> Expr:
+        """``/``: always fractional in Spark (integers divide as DOUBLE)."""
+        return self._arithmetic("/", other)
+
+    def __rtruediv__(self, other: object) -> Expr:
+        return self._arithmetic("/", other, reflected=True)
+
+    def __neg__(self) -> Expr:
+        """Unary minus, ``-(expr)`` (the parentheses keep ``- -x`` from reading as a
+        comment)."""
+        return Expr(f"-({self._sql})", _UNARY)
+
+    def __pos__(self) -> Expr:
+        return self
+
+    def __abs__(self) -> Expr:
+        """``abs(expr)``: ``abs(col("x"))``."""
+        return Expr(f"abs({self._sql})", _ATOM)
+
+    def abs(self) -> Expr:
+        """``abs(expr)``, as a method.
+
+        >>> col("x").abs().to_sql()
+        'abs(`x`)'
+        """
+        return self.__abs__()
+
+
+def col(name: str) -> Expr:
+    """A column reference, read like Spark's ``col()``: dots separate nested struct fields
+    (``"a.b"`` is field ``b`` of struct ``a``) and back-quotes make a name with dots one
+    name (``"`a.b`"``).
+
+    >>> col("a.b").to_sql()
+    '`a`.`b`'
+    >>> col("`a.b`").to_sql()
+    '`a.b`'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"col() needs a str name, got {type(name).__name__}")
+    return Expr(".".join(_quote_identifier(part) for part in _split_column_name(name)), _ATOM)
+
+
+def lit(value: LiteralValue | Expr) -> Expr:
+    r"""A literal with the Spark type Python's value suggests.
+
+    ``None`` is NULL; ``bool`` BOOLEAN; ``int`` INT, BIGINT (``5L``) or DECIMAL as its size
+    needs; ``float`` DOUBLE (NaN and infinities as ``CAST('NaN' AS DOUBLE)``); ``Decimal``
+    DECIMAL with its own scale; ``str`` STRING; ``bytes`` BINARY (``X'..'``);
+    ``datetime.date`` DATE; ``datetime.datetime`` TIMESTAMP (a naive one is read in the
+    session time zone, an aware one keeps its offset).
+
+    >>> print(*(lit(v) for v in (None, True, 7, 2**40, 1.5, float("nan"), "it's")), sep=" | ")
+    NULL | true | 7 | 1099511627776L | 1.5D | CAST('NaN' AS DOUBLE) | 'it\'s'
+    """
+    if isinstance(value, Expr):
+        return value
+    return Expr(_literal_sql(value), _ATOM)
+
+
+def _to_expr(value: object) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    return lit(value)  # type: ignore[arg-type]  # lit() raises TypeError on other types
+
+
+def _split_column_name(name: str) -> list[str]:
+    """Spark's ``parseAttributeName``: split on dots outside back-quotes; inside them a
+    doubled back-quote is one back-quote."""
+    parts: list[str] = []
+    current: list[str] = []
+    in_quotes = False
+    i = 0
+    while i < len(name):
+        char = name[i]
+        if in_quotes:
+            if char == "`":
+                if i + 1 < len(name) and name[i + 1] == "`":
+                    current.append("`")
+                    i += 1
+                else:
+                    in_quotes = False
+                    if i + 1 < len(name) and name[i + 1] != ".":
+                        raise ValueError(f"invalid column name {name!r}: text after a closing back-quote")
+            else:
+                current.append(char)
+        elif char == "`":
+            if current:
+                raise ValueError(f"invalid column name {name!r}: back-quote inside a name")
+            in_quotes = True
+        elif char == ".":
+            if not current:
+                raise ValueError(f"invalid column name {name!r}: empty part")
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    if in_quotes:
+        raise ValueError(f"invalid column name {name!r}: unclosed back-quote")
+    if not current:
+        raise ValueError(f"invalid column name {name!r}: empty part")
+    parts.append("".join(current))
+    return parts
+
+
+def _quote_identifier(part: str) -> str:
+    return "`" + part.replace("`", "``") + "`"
+
+
+def _string_literal(text: str) -> str:
+    """``'text'`` with backslash and quote escaped by a backslash, as Spark reads them."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _literal_sql(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return _int_sql(value)
+    if isinstance(value, float):
+        return _float_sql(value)
+    if isinstance(value, decimal.Decimal):
+        return _decimal_sql(value)
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "X'" + bytes(value).hex().upper() + "'"
+    if isinstance(value, datetime.datetime):  # before date: datetime is a date subclass
+        return f"TIMESTAMP '{_datetime_text(value)}'"
+    if isinstance(value, datetime.date):
+        return f"DATE '{_date_text(value)}'"
+    raise TypeError(f"cannot make a Spark SQL literal from {type(value).__name__}: {value!r}")
+
+
+def _int_sql(value: int) -> str:
+    if _INT_MIN <= value <= _INT_MAX:
+        return str(value)
+    if _LONG_MIN <= value <= _LONG_MAX:
+        return f"{value}L"
+    if len(str(abs(value))) <= _MAX_DECIMAL_DIGITS:
+        return f"{value}BD"
+    raise ValueError(f"integer {value} has more than {_MAX_DECIMAL_DIGITS} digits")
+
+
+def _float_sql(value: float) -> str:
+    if math.isnan(value):
+        return "CAST('NaN' AS DOUBLE)"
+    if math.isinf(value):
+        return "CAST('Infinity' AS DOUBLE)" if value > 0 else "CAST('-Infinity' AS DOUBLE)"
+    # repr is the shortest text that reads back to the same double.
+    return f"{value!r}D"
+
+
+def _decimal_sql(value: decimal.Decimal) -> str:
+    if not value.is_finite():
+        raise ValueError(f"Spark DECIMAL has no {value}")
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    scale = max(0, -exponent)
+    significant = len(digits) + max(0, exponent)
+    if max(significant, scale) > _MAX_DECIMAL_DIGITS:
+        raise ValueError(f"decimal {value} has more than {_MAX_DECIMAL_DIGITS} digits")
+    text = format(value, "f")
+    # Without a point the text would be an integer literal.
+    return text if "." in text else f"{text}BD"
+
+
+def _date_text(value: datetime.date) -> str:
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+
+
+def _datetime_text(value: datetime.datetime) -> str:
+    text = f"{_date_text(value)} {value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    offset = value.utcoffset()
+    if offset is not None:
+        if offset.microseconds:
+            raise ValueError(f"UTC offset {offset} has sub-second precision")
+        total = int(offset.total_seconds())
+        sign = "-" if total < 0 else "+"
+        hours, rest = divmod(abs(total), 3600)
+        minutes, seconds = divmod(rest, 60)
+        text += f"{sign}{hours:02d}:{minutes:02d}"
+        if seconds:
+            text += f":{seconds:02d}"
+    return text

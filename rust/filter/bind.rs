@@ -1,0 +1,949 @@
+//! Binding an [`Expr`] to an Arrow schema: resolving columns as Spark does with
+//! `spark.sql.caseSensitive=false` and type-checking with Spark's coercion rules
+//! ([`coerce`](super::coerce)), giving a [`BoundExpr`] whose every node has one Arrow type.
+//!
+//! Literals are converted at bind time (a literal that does not convert is an error now,
+//! as Spark's constant folding raises it before reading data). A comparison of a column
+//! with a literal is kept in the column's own Arrow type whenever the literal converts to
+//! it exactly and the column's widening is order-preserving (Spark's
+//! `UnwrapCastInBinaryComparison`), so `tiny_col = 5` compares Int8 values with `5i8`
+//! (what pruning on statistics needs), while `tiny_col > 1000` keeps the widening cast
+//! and is simply false.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, NullArray,
+    StringArray, TimestampMicrosecondArray, new_null_array,
+};
+use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
+use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType};
+
+use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
+use super::coerce::{arithmetic_types, comparison_type};
+use super::sql_type::UTC;
+use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
+use crate::{PqsiftError, Result};
+
+/// Session settings that change how a filter binds.
+///
+/// ```
+/// let options = pqsift::filter::BindOptions::default();
+/// assert_eq!(options.session_time_zone, "UTC");
+/// assert!(!options.case_sensitive);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindOptions {
+    /// Spark's `spark.sql.session.timeZone`: the zone a `TIMESTAMP '...'` literal without
+    /// an explicit zone is read in, and that DATE ↔ TIMESTAMP conversions use. A tz
+    /// database name (`Europe/Paris`) or an offset (`+02:00`).
+    pub session_time_zone: String,
+    /// Spark's `spark.sql.caseSensitive`: whether `A` and `a` name different columns.
+    pub case_sensitive: bool,
+}
+
+impl Default for BindOptions {
+    fn default() -> Self {
+        Self {
+            session_time_zone: "UTC".to_string(),
+            case_sensitive: false,
+        }
+    }
+}
+
+/// A column resolved in the schema.
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{bind, parse_filter, BindOptions, BoundExpr};
+///
+/// let schema = Schema::new(vec![Field::new("Price", DataType::Int32, true)]);
+/// let bound = bind(&parse_filter("price IS NULL").unwrap(), &schema, &BindOptions::default()).unwrap();
+/// let BoundExpr::IsNull { expr, .. } = bound else { panic!() };
+/// let BoundExpr::Column(column) = *expr else { panic!() };
+/// assert_eq!(column.path.parts(), ["Price"]);
+/// assert_eq!(column.indices, [0]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundColumn {
+    /// The field names as the schema spells them, outermost first.
+    pub path: ColumnPath,
+    /// The field index at each level: in the schema, then in each nested struct.
+    pub indices: Vec<usize>,
+    /// The column's Arrow type as the schema has it.
+    pub data_type: DataType,
+}
+
+/// A filter expression bound to a schema: columns resolved, every node of a single Arrow
+/// type, implicit conversions explicit as [`BoundExpr::Cast`]. Evaluate it with
+/// [`evaluate`](super::evaluate()).
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{bind, parse_filter, BindOptions, BoundExpr};
+///
+/// let schema = Schema::new(vec![Field::new("tiny", DataType::Int8, true)]);
+/// let options = BindOptions::default();
+/// // 5 fits TINYINT: compared as Int8, the literal converted.
+/// let bound = bind(&parse_filter("tiny = 5").unwrap(), &schema, &options).unwrap();
+/// let BoundExpr::Compare { right, .. } = &bound else { panic!() };
+/// assert_eq!(right.data_type(), DataType::Int8);
+/// // 1000 does not: the column widens to INT (and the comparison is always false).
+/// let bound = bind(&parse_filter("tiny > 1000").unwrap(), &schema, &options).unwrap();
+/// let BoundExpr::Compare { left, .. } = &bound else { panic!() };
+/// assert!(matches!(**left, BoundExpr::Cast { .. }));
+/// ```
+#[derive(Debug, Clone)]
+pub enum BoundExpr {
+    /// A column's values (a struct field's values are null where the struct is).
+    Column(BoundColumn),
+    /// A constant, as a one-element array.
+    Literal(ArrayRef),
+    /// Spark's ANSI cast of `expr` to the Arrow type `to`.
+    Cast {
+        /// The converted value.
+        expr: Box<BoundExpr>,
+        /// The target type.
+        to: DataType,
+        /// The session time zone, for conversions between dates and timestamps.
+        session_time_zone: Arc<str>,
+    },
+    /// `left op right`; both sides have the same Arrow type (up to string encoding).
+    Compare {
+        /// The operator.
+        op: CompareOp,
+        /// Left operand.
+        left: Box<BoundExpr>,
+        /// Right operand.
+        right: Box<BoundExpr>,
+    },
+    /// `expr [NOT] IN (list)`; all of one type.
+    InList {
+        /// The tested value.
+        expr: Box<BoundExpr>,
+        /// The candidates.
+        list: Vec<BoundExpr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// `expr IS [NOT] NULL`.
+    IsNull {
+        /// The tested value.
+        expr: Box<BoundExpr>,
+        /// `IS NOT NULL`.
+        negated: bool,
+    },
+    /// `expr [NOT] LIKE pattern`, the pattern rewritten to use `\` as its escape.
+    Like {
+        /// The tested string.
+        expr: Box<BoundExpr>,
+        /// The pattern with `\` escapes.
+        pattern: String,
+        /// `NOT LIKE`.
+        negated: bool,
+    },
+    /// Three-valued AND; the right side is only evaluated where the left is not false.
+    And(Box<BoundExpr>, Box<BoundExpr>),
+    /// Three-valued OR; the right side is only evaluated where the left is not true.
+    Or(Box<BoundExpr>, Box<BoundExpr>),
+    /// Three-valued NOT.
+    Not(Box<BoundExpr>),
+    /// `left op right` (operands already of the operand types Spark picks).
+    Arithmetic {
+        /// The operator.
+        op: ArithmeticOp,
+        /// Left operand.
+        left: Box<BoundExpr>,
+        /// Right operand.
+        right: Box<BoundExpr>,
+        /// The result type.
+        data_type: DataType,
+        /// The expression's text, for error messages.
+        text: String,
+    },
+    /// `-expr`.
+    Negate {
+        /// The operand.
+        expr: Box<BoundExpr>,
+        /// The expression's text, for error messages.
+        text: String,
+    },
+    /// `abs(expr)`.
+    Abs {
+        /// The operand.
+        expr: Box<BoundExpr>,
+        /// The expression's text, for error messages.
+        text: String,
+    },
+}
+
+impl BoundExpr {
+    /// The Arrow type of the expression's values.
+    ///
+    /// ```
+    /// use arrow::datatypes::{DataType, Field, Schema};
+    /// use pqsift::filter::{bind, parse_filter, BindOptions};
+    ///
+    /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
+    /// let bound = bind(&parse_filter("x / 2 > 1").unwrap(), &schema, &BindOptions::default()).unwrap();
+    /// assert_eq!(bound.data_type(), DataType::Boolean);
+    /// ```
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Self::Column(column) => column.data_type.clone(),
+            Self::Literal(value) => value.data_type().clone(),
+            Self::Cast { to, .. } => to.clone(),
+            Self::Arithmetic { data_type, .. } => data_type.clone(),
+            Self::Negate { expr, .. } | Self::Abs { expr, .. } => expr.data_type(),
+            Self::Compare { .. }
+            | Self::InList { .. }
+            | Self::IsNull { .. }
+            | Self::Like { .. }
+            | Self::And(..)
+            | Self::Or(..)
+            | Self::Not(_) => DataType::Boolean,
+        }
+    }
+}
+
+/// Binds `expr` to `schema` (the Arrow schema of the data it will filter). The result is a
+/// BOOLEAN expression; errors name the column or expression at fault: unknown or ambiguous
+/// columns, types Spark cannot compare, literals that do not convert, non-boolean filters.
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{bind, parse_filter, BindOptions};
+///
+/// let schema = Schema::new(vec![
+///     Field::new("id", DataType::Int64, false),
+///     Field::new("day", DataType::Date32, true),
+/// ]);
+/// let options = BindOptions::default();
+/// assert!(bind(&parse_filter("ID > 5 AND day >= '2024-01-01'").unwrap(), &schema, &options).is_ok());
+///
+/// let error = bind(&parse_filter("idd > 5").unwrap(), &schema, &options).unwrap_err();
+/// assert!(error.to_string().contains("`idd`"), "{error}");
+/// let error = bind(&parse_filter("day > 5").unwrap(), &schema, &options).unwrap_err();
+/// assert!(error.to_string().contains("cannot compare `day` (DATE) with 5 (INT)"), "{error}");
+/// ```
+pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
+    super::literal::parse_time_zone(&options.session_time_zone)?;
+    // Binding and evaluation recurse on the tree: refuse trees deeper than any parsed one.
+    let nesting = super::depth(expr);
+    if nesting > MAX_DEPTH {
+        return Err(PqsiftError::filter(format!(
+            "filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})"
+        )));
+    }
+    let binder = Binder {
+        schema,
+        options,
+        time_zone: options.session_time_zone.as_str().into(),
+    };
+    let bound = binder.bind(expr)?;
+    match bound.sql_type {
+        Some(SqlType::Boolean) => Ok(bound.expr),
+        Some(SqlType::Null) => Ok(null_boolean()),
+        _ => Err(PqsiftError::filter(format!(
+            "a filter must be a BOOLEAN expression, but {expr} is {}",
+            bound.type_name()
+        ))),
+    }
+}
+
+/// The deepest expression [`bind`] accepts: more than any text within the parser's
+/// operator limit can produce.
+const MAX_DEPTH: usize = super::parse::MAX_OPERATORS + 100;
+
+/// A bound expression and its Spark type (`None` for a column of a type filters cannot
+/// use, such as a struct, which only `IS [NOT] NULL` accepts).
+struct Typed {
+    expr: BoundExpr,
+    sql_type: Option<SqlType>,
+}
+
+impl Typed {
+    fn type_name(&self) -> String {
+        self.sql_type
+            .map_or_else(|| describe(&self.expr.data_type()), |t| t.to_string())
+    }
+}
+
+fn null_boolean() -> BoundExpr {
+    BoundExpr::Literal(new_null_array(&DataType::Boolean, 1))
+}
+
+struct Binder<'a> {
+    schema: &'a Schema,
+    options: &'a BindOptions,
+    time_zone: Arc<str>,
+}
+
+impl Binder<'_> {
+    fn bind(&self, expr: &Expr) -> Result<Typed> {
+        Ok(match expr {
+            Expr::Column(path) => {
+                let column = self.resolve(path)?;
+                let sql_type = SqlType::of_arrow(&column.data_type);
+                Typed {
+                    expr: BoundExpr::Column(column),
+                    sql_type,
+                }
+            }
+            Expr::Literal(literal) => Typed {
+                expr: BoundExpr::Literal(self.literal_array(literal)?),
+                sql_type: Some(literal.sql_type()),
+            },
+            Expr::Compare { op, left, right } => boolean(self.bind_compare(*op, left, right)?),
+            Expr::InList {
+                expr: tested,
+                list,
+                negated,
+            } => boolean(self.bind_in_list(tested, list, *negated)?),
+            Expr::IsNull {
+                expr: tested,
+                negated,
+            } => boolean(BoundExpr::IsNull {
+                expr: Box::new(self.bind(tested)?.expr),
+                negated: *negated,
+            }),
+            Expr::Between {
+                expr: tested,
+                low,
+                high,
+                negated,
+            } => {
+                // Spark rewrites BETWEEN so: each bound coerces with the value on its own.
+                let compare = |op, bound: &Expr| Expr::Compare {
+                    op,
+                    left: tested.clone(),
+                    right: Box::new(bound.clone()),
+                };
+                let both = Expr::And(
+                    Box::new(compare(CompareOp::GtEq, low)),
+                    Box::new(compare(CompareOp::LtEq, high)),
+                );
+                let bound = self.bind(&both)?.expr;
+                boolean(if *negated {
+                    BoundExpr::Not(Box::new(bound))
+                } else {
+                    bound
+                })
+            }
+            Expr::Like {
+                expr: tested,
+                pattern,
+                escape,
+                negated,
+            } => boolean(self.bind_like(tested, pattern, *escape, *negated)?),
+            Expr::And(left, right) => boolean(BoundExpr::And(
+                Box::new(self.bind_boolean(left, "AND")?),
+                Box::new(self.bind_boolean(right, "AND")?),
+            )),
+            Expr::Or(left, right) => boolean(BoundExpr::Or(
+                Box::new(self.bind_boolean(left, "OR")?),
+                Box::new(self.bind_boolean(right, "OR")?),
+            )),
+            Expr::Not(inner) => boolean(BoundExpr::Not(Box::new(self.bind_boolean(inner, "NOT")?))),
+            Expr::Cast { expr: inner, to } => self.bind_cast(inner, *to)?,
+            Expr::Arithmetic { op, left, right } => self.bind_arithmetic(expr, *op, left, right)?,
+            Expr::Negate(inner) | Expr::Abs(inner) => {
+                let operand = self.bind(inner)?;
+                match operand.sql_type {
+                    Some(SqlType::Null) => operand,
+                    Some(t) if t.is_numeric() => {
+                        // Normalise e.g. a UInt8 column to its Spark type (SMALLINT) first.
+                        let operand = Box::new(self.coerce(operand, t, inner)?);
+                        let text = expr.to_string();
+                        let bound = if matches!(expr, Expr::Negate(_)) {
+                            BoundExpr::Negate {
+                                expr: operand,
+                                text,
+                            }
+                        } else {
+                            BoundExpr::Abs {
+                                expr: operand,
+                                text,
+                            }
+                        };
+                        Typed {
+                            expr: bound,
+                            sql_type: Some(t),
+                        }
+                    }
+                    _ => {
+                        return Err(PqsiftError::filter(format!(
+                            "{expr} needs a numeric operand, but {inner} is {}",
+                            operand.type_name()
+                        )));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Binds an operand of AND / OR / NOT, which must be BOOLEAN (or NULL).
+    fn bind_boolean(&self, expr: &Expr, operator: &str) -> Result<BoundExpr> {
+        let bound = self.bind(expr)?;
+        match bound.sql_type {
+            Some(SqlType::Boolean) => Ok(bound.expr),
+            Some(SqlType::Null) => Ok(null_boolean()),
+            _ => Err(PqsiftError::filter(format!(
+                "{operator} needs BOOLEAN operands, but {expr} is {}",
+                bound.type_name()
+            ))),
+        }
+    }
+
+    /// The Spark type of a bound operand, or an error naming it.
+    fn comparable_type(&self, typed: &Typed, source: &Expr) -> Result<SqlType> {
+        typed.sql_type.ok_or_else(|| {
+            PqsiftError::filter(format!(
+                "{source} has type {}, which filters cannot compare",
+                typed.type_name()
+            ))
+        })
+    }
+
+    fn bind_compare(&self, op: CompareOp, left: &Expr, right: &Expr) -> Result<BoundExpr> {
+        let (left_bound, right_bound) = (self.bind(left)?, self.bind(right)?);
+        let (left_type, right_type) = (
+            self.comparable_type(&left_bound, left)?,
+            self.comparable_type(&right_bound, right)?,
+        );
+        let common = comparison_type(left_type, right_type).ok_or_else(|| {
+            PqsiftError::filter(format!(
+                "cannot compare {left} ({left_type}) with {} ({right_type})",
+                operand_text(right)
+            ))
+        })?;
+        let common = if common == SqlType::Null {
+            SqlType::Boolean
+        } else {
+            common
+        };
+        let describe_pair = || format!("{left} {op} {right}");
+        let left_coerced = self.coerce_literal(&left_bound, common, &describe_pair)?;
+        let right_coerced = self.coerce_literal(&right_bound, common, &describe_pair)?;
+        // A column (or any value) against a literal: compare in the value's own type when
+        // the literal converts to it exactly.
+        if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
+            && let Some(unwrapped) =
+                self.unwrap_literal(&left_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(compare(op, left_bound.expr, BoundExpr::Literal(unwrapped)));
+        }
+        if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
+            && let Some(unwrapped) =
+                self.unwrap_literal(&right_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(compare(op, BoundExpr::Literal(unwrapped), right_bound.expr));
+        }
+        let left_final = match left_coerced {
+            Some(literal) => BoundExpr::Literal(literal),
+            None => self.coerce(left_bound, common, left)?,
+        };
+        let right_final = match right_coerced {
+            Some(literal) => BoundExpr::Literal(literal),
+            None => self.coerce(right_bound, common, right)?,
+        };
+        Ok(compare(op, left_final, right_final))
+    }
+
+    fn bind_in_list(&self, tested: &Expr, list: &[Expr], negated: bool) -> Result<BoundExpr> {
+        let value = self.bind(tested)?;
+        let value_type = self.comparable_type(&value, tested)?;
+        let items = list
+            .iter()
+            .map(|item| self.bind(item))
+            .collect::<Result<Vec<_>>>()?;
+        let mut common = value_type;
+        for (item, source) in items.iter().zip(list) {
+            let item_type = self.comparable_type(item, source)?;
+            common = comparison_type(common, item_type).ok_or_else(|| {
+                PqsiftError::filter(format!(
+                    "cannot compare {tested} ({value_type}) with {} ({item_type}) in IN list",
+                    operand_text(source)
+                ))
+            })?;
+        }
+        let common = if common == SqlType::Null {
+            SqlType::Boolean
+        } else {
+            common
+        };
+        let describe_in = || format!("{tested} IN (...)");
+        let coerced_items = items
+            .iter()
+            .map(|item| self.coerce_literal(item, common, &describe_in))
+            .collect::<Result<Vec<_>>>()?;
+        // All candidates constant and exact in the value's own type: stay in that type.
+        if !is_literal(&value.expr) {
+            let unwrapped: Option<Vec<ArrayRef>> = coerced_items
+                .iter()
+                .map(|item| self.unwrap_literal(&value.expr, item.as_ref()?, &common.to_arrow()))
+                .collect();
+            if let Some(unwrapped) = unwrapped {
+                return Ok(BoundExpr::InList {
+                    expr: Box::new(value.expr),
+                    list: unwrapped.into_iter().map(BoundExpr::Literal).collect(),
+                    negated,
+                });
+            }
+        }
+        let bound_items = items
+            .into_iter()
+            .zip(coerced_items)
+            .zip(list)
+            .map(|((item, coerced), source)| match coerced {
+                Some(literal) => Ok(BoundExpr::Literal(literal)),
+                None => self.coerce(item, common, source),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BoundExpr::InList {
+            expr: Box::new(self.coerce(value, common, tested)?),
+            list: bound_items,
+            negated,
+        })
+    }
+
+    fn bind_like(
+        &self,
+        tested: &Expr,
+        pattern: &str,
+        escape: Option<char>,
+        negated: bool,
+    ) -> Result<BoundExpr> {
+        let value = self.bind(tested)?;
+        let input = match value.sql_type {
+            Some(SqlType::Null) => return Ok(null_boolean()),
+            Some(SqlType::String) => match value.expr.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => value.expr,
+                _ => self.coerce(value, SqlType::String, tested)?,
+            },
+            _ => {
+                return Err(PqsiftError::filter(format!(
+                    "LIKE needs a STRING operand, but {tested} is {}; write CAST({tested} AS STRING)",
+                    value.type_name()
+                )));
+            }
+        };
+        Ok(BoundExpr::Like {
+            expr: Box::new(input),
+            pattern: like_pattern_with_backslash(pattern, escape.unwrap_or('\\'))?,
+            negated,
+        })
+    }
+
+    fn bind_cast(&self, inner: &Expr, to: SqlType) -> Result<Typed> {
+        let value = self.bind(inner)?;
+        let from = self.comparable_type(&value, inner)?;
+        if !can_cast(from, to) {
+            return Err(PqsiftError::filter(format!(
+                "cannot cast {inner} ({from}) to {to}"
+            )));
+        }
+        let expr = match &value.expr {
+            BoundExpr::Literal(literal) => BoundExpr::Literal(
+                cast_array(literal, &to.to_arrow(), &self.options.session_time_zone)
+                    .map_err(|e| PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}")))?,
+            ),
+            _ => self.cast_node(value.expr, to.to_arrow()),
+        };
+        Ok(Typed {
+            expr,
+            sql_type: Some(to),
+        })
+    }
+
+    fn bind_arithmetic(
+        &self,
+        whole: &Expr,
+        op: ArithmeticOp,
+        left: &Expr,
+        right: &Expr,
+    ) -> Result<Typed> {
+        let (left_bound, right_bound) = (self.bind(left)?, self.bind(right)?);
+        let (left_type, right_type) = (
+            self.comparable_type(&left_bound, left)?,
+            self.comparable_type(&right_bound, right)?,
+        );
+        let (left_operand, right_operand, result) = arithmetic_types(op, left_type, right_type)
+            .ok_or_else(|| {
+                PqsiftError::filter(format!(
+                    "cannot apply {op} to {left} ({left_type}) and {} ({right_type})",
+                    operand_text(right)
+                ))
+            })?;
+        if left_type == SqlType::Null || right_type == SqlType::Null {
+            return Ok(Typed {
+                expr: BoundExpr::Literal(new_null_array(&result.to_arrow(), 1)),
+                sql_type: Some(result),
+            });
+        }
+        Ok(Typed {
+            expr: BoundExpr::Arithmetic {
+                op,
+                left: Box::new(self.coerce(left_bound, left_operand, left)?),
+                right: Box::new(self.coerce(right_bound, right_operand, right)?),
+                data_type: result.to_arrow(),
+                text: whole.to_string(),
+            },
+            sql_type: Some(result),
+        })
+    }
+
+    /// A literal operand converted to `target` now, `None` for a non-literal operand.
+    fn coerce_literal(
+        &self,
+        operand: &Typed,
+        target: SqlType,
+        context: &dyn Fn() -> String,
+    ) -> Result<Option<ArrayRef>> {
+        let BoundExpr::Literal(literal) = &operand.expr else {
+            return Ok(None);
+        };
+        cast_array(literal, &target.to_arrow(), &self.options.session_time_zone)
+            .map(Some)
+            .map_err(|e| PqsiftError::filter(format!("in {}: {e}", context())))
+    }
+
+    /// `typed` as a value of `target`'s Arrow type: unchanged, a literal converted now, or
+    /// a cast node.
+    fn coerce(&self, typed: Typed, target: SqlType, source: &Expr) -> Result<BoundExpr> {
+        let to = target.to_arrow();
+        if typed.expr.data_type() == to {
+            return Ok(typed.expr);
+        }
+        match &typed.expr {
+            BoundExpr::Literal(literal) => {
+                cast_array(literal, &to, &self.options.session_time_zone)
+                    .map(BoundExpr::Literal)
+                    .map_err(|e| PqsiftError::filter(format!("in {source}: {e}")))
+            }
+            _ => Ok(self.cast_node(typed.expr, to)),
+        }
+    }
+
+    /// As [`unwrap_literal`], and for a TIMESTAMP_NTZ value against a TIMESTAMP literal
+    /// when the session time zone has a fixed offset: the NTZ → TIMESTAMP cast is then a
+    /// constant shift, so the literal's wall clock compares with the value directly.
+    fn unwrap_literal(
+        &self,
+        value: &BoundExpr,
+        literal: &ArrayRef,
+        common: &DataType,
+    ) -> Option<ArrayRef> {
+        let own_type = value.data_type();
+        if !matches!(
+            (&own_type, common),
+            (
+                DataType::Timestamp(_, None),
+                DataType::Timestamp(_, Some(_))
+            )
+        ) {
+            return unwrap_literal(value, literal, common);
+        }
+        let offset_micros =
+            i64::from(fixed_offset_seconds(&self.options.session_time_zone)?) * 1_000_000;
+        let instant = literal.as_primitive_opt::<TimestampMicrosecondType>()?;
+        let wall = match instant.is_null(0) {
+            true => TimestampMicrosecondArray::from(vec![None::<i64>]),
+            false => {
+                TimestampMicrosecondArray::from(vec![instant.value(0).checked_add(offset_micros)?])
+            }
+        };
+        unwrap_literal(
+            value,
+            &(Arc::new(wall) as ArrayRef),
+            &SqlType::TimestampNtz.to_arrow(),
+        )
+    }
+
+    fn cast_node(&self, expr: BoundExpr, to: DataType) -> BoundExpr {
+        BoundExpr::Cast {
+            expr: Box::new(expr),
+            to,
+            session_time_zone: self.time_zone.clone(),
+        }
+    }
+
+    /// A one-element array of the literal in its own type.
+    fn literal_array(&self, literal: &Literal) -> Result<ArrayRef> {
+        Ok(match literal {
+            Literal::Null => Arc::new(NullArray::new(1)),
+            Literal::Boolean(v) => Arc::new(BooleanArray::from(vec![*v])),
+            Literal::Byte(v) => Arc::new(Int8Array::from(vec![*v])),
+            Literal::Short(v) => Arc::new(Int16Array::from(vec![*v])),
+            Literal::Int(v) => Arc::new(Int32Array::from(vec![*v])),
+            Literal::Long(v) => Arc::new(Int64Array::from(vec![*v])),
+            Literal::Float(v) => Arc::new(Float32Array::from(vec![*v])),
+            Literal::Double(v) => Arc::new(Float64Array::from(vec![*v])),
+            Literal::Decimal { unscaled, .. } => {
+                let SqlType::Decimal { precision, scale } = literal.sql_type() else {
+                    unreachable!("a decimal literal has a decimal type")
+                };
+                Arc::new(
+                    Decimal128Array::from(vec![*unscaled])
+                        .with_precision_and_scale(precision, scale)
+                        .map_err(|e| {
+                            PqsiftError::filter(format!("invalid literal {literal}: {e}"))
+                        })?,
+                )
+            }
+            Literal::String(v) => Arc::new(StringArray::from(vec![v.as_str()])),
+            Literal::Binary(v) => Arc::new(BinaryArray::from_vec(vec![v.as_slice()])),
+            Literal::Date(v) => Arc::new(Date32Array::from(vec![*v])),
+            Literal::Timestamp(v) => Arc::new(
+                TimestampMicrosecondArray::from(vec![
+                    v.instant_micros(&self.options.session_time_zone)?,
+                ])
+                .with_timezone(UTC),
+            ),
+        })
+    }
+
+    /// Finds a column by its path, matching names as Spark does.
+    fn resolve(&self, path: &ColumnPath) -> Result<BoundColumn> {
+        let parts = path.parts();
+        let mut fields: &Fields = self.schema.fields();
+        let mut indices = Vec::with_capacity(parts.len());
+        let mut names = Vec::with_capacity(parts.len());
+        let mut data_type = DataType::Null;
+        for (depth, part) in parts.iter().enumerate() {
+            let (index, field) = self.find_field(fields, part, path, depth)?;
+            indices.push(index);
+            names.push(field.name().clone());
+            data_type = field.data_type().clone();
+            if depth + 1 < parts.len() {
+                fields = match field.data_type() {
+                    DataType::Struct(children) => children,
+                    other => {
+                        return Err(PqsiftError::filter(format!(
+                            "cannot read field `{}` of column {}: it is {}, not a struct",
+                            parts[depth + 1],
+                            ColumnPath::new(names.clone()),
+                            describe(other)
+                        )));
+                    }
+                };
+            }
+        }
+        Ok(BoundColumn {
+            path: ColumnPath::new(names),
+            indices,
+            data_type,
+        })
+    }
+
+    fn find_field<'f>(
+        &self,
+        fields: &'f Fields,
+        name: &str,
+        path: &ColumnPath,
+        depth: usize,
+    ) -> Result<(usize, &'f Field)> {
+        let matches: Vec<(usize, &Field)> = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, field)| self.names_match(field.name(), name))
+            .map(|(i, f)| (i, f.as_ref()))
+            .collect();
+        match matches.as_slice() {
+            [single] => Ok(*single),
+            [] => Err(self.unknown_column(fields, name, path, depth)),
+            several => Err(PqsiftError::filter(format!(
+                "column {path} is ambiguous: it matches {}",
+                several
+                    .iter()
+                    .map(|(_, f)| format!("`{}`", f.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    fn names_match(&self, actual: &str, wanted: &str) -> bool {
+        if self.options.case_sensitive {
+            actual == wanted
+        } else {
+            actual.to_lowercase() == wanted.to_lowercase()
+        }
+    }
+
+    fn unknown_column(
+        &self,
+        fields: &Fields,
+        name: &str,
+        path: &ColumnPath,
+        depth: usize,
+    ) -> PqsiftError {
+        let wanted = name.to_lowercase();
+        let dotted = path.parts()[depth..].join(".");
+        let mut hints: Vec<String> = Vec::new();
+        for field in fields {
+            let actual = field.name();
+            if depth + 1 < path.parts().len() && self.names_match(actual, &dotted) {
+                // Spark reads `a.b` as field b of a; a column named "a.b" needs back-quotes.
+                hints.push(format!(
+                    "`{}` (a name with dots needs back-quotes)",
+                    actual.replace('`', "``")
+                ));
+            } else if edit_distance(&actual.to_lowercase(), &wanted) <= 2 {
+                hints.push(ColumnPath::new([actual.clone()]).to_string());
+            }
+        }
+        let place = if depth == 0 {
+            String::new()
+        } else {
+            format!(
+                " in struct {}",
+                ColumnPath::new(path.parts()[..depth].to_vec())
+            )
+        };
+        let mut message = format!("unknown column {path}: no field `{name}`{place}");
+        if !hints.is_empty() {
+            message.push_str(&format!("; did you mean {}?", hints.join(" or ")));
+        }
+        PqsiftError::filter(message)
+    }
+}
+
+fn boolean(expr: BoundExpr) -> Typed {
+    Typed {
+        expr,
+        sql_type: Some(SqlType::Boolean),
+    }
+}
+
+fn compare(op: CompareOp, left: BoundExpr, right: BoundExpr) -> BoundExpr {
+    BoundExpr::Compare {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+    }
+}
+
+fn is_literal(expr: &BoundExpr) -> bool {
+    matches!(expr, BoundExpr::Literal(_))
+}
+
+/// How an operand is shown in a message: columns back-quoted, literals as written.
+fn operand_text(expr: &Expr) -> String {
+    match expr {
+        Expr::Literal(_) => expr.to_string(),
+        _ => format!("{expr}"),
+    }
+}
+
+/// `literal` (of type `common`) converted exactly to `value`'s own type, when `value`
+/// widens to `common` preserving order, so comparing in `value`'s type gives the same
+/// answers.
+fn unwrap_literal(value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> Option<ArrayRef> {
+    let own_type = value.data_type();
+    if own_type == *common {
+        return Some(literal.clone());
+    }
+    if !is_order_preserving_widening(&own_type, common) {
+        return None;
+    }
+    let lenient = CastOptions::default();
+    let narrowed = cast_with_options(literal, &own_type, &lenient).ok()?;
+    let back = cast_with_options(&narrowed, common, &lenient).ok()?;
+    (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data())
+        .then_some(narrowed)
+}
+
+/// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.
+fn fixed_offset_seconds(time_zone: &str) -> Option<i32> {
+    use chrono::{Offset, TimeZone};
+    if ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Zulu", "Z"].contains(&time_zone) {
+        return Some(0);
+    }
+    if !time_zone.starts_with(['+', '-']) {
+        return None;
+    }
+    let tz = super::literal::parse_time_zone(time_zone).ok()?;
+    let epoch = chrono::DateTime::from_timestamp(0, 0)?.naive_utc();
+    Some(tz.offset_from_utc_datetime(&epoch).fix().local_minus_utc())
+}
+
+/// Checks a LIKE pattern with Spark's escape rules (the escape character may only precede
+/// `_`, `%` or itself) and rewrites it with `\` as the escape, as Arrow's kernel reads it.
+fn like_pattern_with_backslash(pattern: &str, escape: char) -> Result<String> {
+    let mut rewritten = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == escape {
+            match chars.next() {
+                Some(next) if next == '_' || next == '%' || next == escape => {
+                    // Arrow's LIKE escapes with a backslash: wildcards and a backslash need one.
+                    if matches!(next, '_' | '%' | '\\') {
+                        rewritten.push('\\');
+                    }
+                    rewritten.push(next);
+                }
+                Some(next) => {
+                    return Err(PqsiftError::filter(format!(
+                        "invalid LIKE pattern '{pattern}': the escape character '{escape}' may only precede '_', '%' or itself, not '{next}'"
+                    )));
+                }
+                None => {
+                    return Err(PqsiftError::filter(format!(
+                        "invalid LIKE pattern '{pattern}': it ends with the escape character '{escape}'"
+                    )));
+                }
+            }
+        } else if c == '\\' {
+            // A literal backslash (the escape is another character).
+            rewritten.push_str("\\\\");
+        } else {
+            rewritten.push(c);
+        }
+    }
+    Ok(rewritten)
+}
+
+/// Levenshtein distance, for "did you mean" hints on short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_translate_to_backslash_escapes() {
+        assert_eq!(like_pattern_with_backslash("a\\%b", '\\').unwrap(), "a\\%b");
+        assert_eq!(
+            like_pattern_with_backslash("a\\\\b", '\\').unwrap(),
+            "a\\\\b"
+        );
+        assert_eq!(
+            like_pattern_with_backslash("a!%b\\", '!').unwrap(),
+            "a\\%b\\\\"
+        );
+        assert_eq!(like_pattern_with_backslash("a!!", '!').unwrap(), "a!");
+        let error = like_pattern_with_backslash("a\\x", '\\').unwrap_err();
+        assert!(error.to_string().contains("not 'x'"), "{error}");
+        assert!(like_pattern_with_backslash("a\\", '\\').is_err());
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("price", "prise"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

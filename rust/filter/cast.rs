@@ -1,0 +1,357 @@
+//! Spark's ANSI `CAST` on Arrow arrays: the conversions binding inserts for coercion and
+//! the ones `CAST(x AS type)` asks for.
+//!
+//! Numeric conversions use Arrow's cast kernel in its checked mode (an out-of-range value
+//! is an error, as Spark's `CAST_OVERFLOW`; floats truncate toward zero; decimals round half
+//! up). Strings are read with Spark's rules ([`spark_cast`](super::spark_cast)), an
+//! unparsable one is an error (Spark's `CAST_INVALID_INPUT`). DATE and the two timestamp
+//! kinds convert through the session time zone. Casting FLOAT, DOUBLE, TIMESTAMP or BINARY
+//! to STRING is not supported: Spark's text for them differs from Arrow's.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array,
+    TimestampMicrosecondArray,
+};
+use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
+use arrow::datatypes::{DataType, TimeUnit};
+use chrono::{DateTime, NaiveDate, Offset, TimeZone};
+
+use super::SqlType;
+use super::literal::{local_to_utc, parse_time_zone};
+use super::spark_cast::{
+    parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long,
+    parse_timestamp_text,
+};
+use super::sql_type::UTC;
+use crate::{PqsiftError, Result};
+
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// Whether Spark (ANSI mode) allows `CAST(from AS to)` and pqsift implements it.
+pub(crate) fn can_cast(from: SqlType, to: SqlType) -> bool {
+    use SqlType::*;
+    match (from, to) {
+        _ if from == to => true,
+        (Null, _) => true,
+        (a, b) if (a.is_numeric() || a == Boolean) && (b.is_numeric() || b == Boolean) => true,
+        (String, _) => to != Null,
+        (a, String) => a.is_integral() || matches!(a, Decimal { .. } | Boolean | Date),
+        (Date, Timestamp | TimestampNtz) => true,
+        (Timestamp | TimestampNtz, Date | Timestamp | TimestampNtz) => true,
+        _ => false,
+    }
+}
+
+fn checked_options() -> CastOptions<'static> {
+    CastOptions {
+        safe: false,
+        ..Default::default()
+    }
+}
+
+fn arrow_cast(array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    cast_with_options(array, to, &checked_options()).map_err(|e| {
+        PqsiftError::filter(format!(
+            "cannot cast {} to {}: {e} (Spark's ANSI mode raises CAST_OVERFLOW)",
+            describe(array.data_type()),
+            describe(to)
+        ))
+    })
+}
+
+/// The Spark name of an Arrow type, or the Arrow name when it has none.
+pub(crate) fn describe(data_type: &DataType) -> String {
+    SqlType::of_arrow(data_type).map_or_else(|| data_type.to_string(), |t| t.to_string())
+}
+
+/// Casts `array` to the Arrow type `to` with Spark's ANSI semantics. Timestamps are read in
+/// and written for `session_time_zone` where the conversion depends on it.
+pub(crate) fn cast_array(
+    array: &ArrayRef,
+    to: &DataType,
+    session_time_zone: &str,
+) -> Result<ArrayRef> {
+    if array.data_type() == to {
+        return Ok(array.clone());
+    }
+    // Dictionary-encoded columns are compared by value.
+    if let DataType::Dictionary(_, value_type) = array.data_type() {
+        let values = arrow_cast(array, value_type)?;
+        return cast_array(&values, to, session_time_zone);
+    }
+    let unsupported = || {
+        PqsiftError::filter(format!(
+            "CAST from {} to {} is not supported",
+            describe(array.data_type()),
+            describe(to)
+        ))
+    };
+    let from_type = SqlType::of_arrow(array.data_type()).ok_or_else(unsupported)?;
+    let to_type = SqlType::of_arrow(to).ok_or_else(unsupported)?;
+    if !can_cast(from_type, to_type) {
+        return Err(unsupported());
+    }
+    use SqlType::*;
+    match (from_type, to_type) {
+        (Null, _) => Ok(arrow::array::new_null_array(to, array.len())),
+        (String, String) => arrow_cast(array, to),
+        (String, Binary) => {
+            let utf8 = arrow_cast(array, &DataType::Utf8)?;
+            let bytes = arrow_cast(&utf8, &DataType::Binary)?;
+            arrow_cast(&bytes, to)
+        }
+        (String, _) => {
+            let parsed = parse_strings(array, to_type, session_time_zone)?;
+            arrow_cast(&parsed, to)
+        }
+        (Date, Timestamp) => {
+            let tz = parse_time_zone(session_time_zone)?;
+            let days = arrow_cast(array, &DataType::Date32)?;
+            let micros: TimestampMicrosecondArray = days
+                .as_primitive::<arrow::datatypes::Date32Type>()
+                .try_unary(
+                    |day| -> std::result::Result<i64, arrow::error::ArrowError> {
+                        let midnight = day
+                            .checked_add(719_163)
+                            .and_then(NaiveDate::from_num_days_from_ce_opt)
+                            .and_then(|d| d.and_hms_opt(0, 0, 0))
+                            .and_then(|local| local_to_utc(&local, &tz))
+                            .ok_or_else(|| {
+                                arrow::error::ArrowError::ComputeError(format!(
+                                    "date {day} out of range"
+                                ))
+                            })?;
+                        Ok(midnight.and_utc().timestamp_micros())
+                    },
+                )
+                .map_err(|e| PqsiftError::filter(format!("cannot cast DATE to TIMESTAMP: {e}")))?;
+            arrow_cast(&(Arc::new(micros.with_timezone(UTC)) as ArrayRef), to)
+        }
+        (Timestamp, Date | TimestampNtz) | (TimestampNtz, Timestamp) => {
+            let micros = arrow_cast(array, &SqlType::TimestampNtz.to_arrow())?;
+            let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+            let tz = parse_time_zone(session_time_zone)?;
+            let shifted: TimestampMicrosecondArray = micros
+                .try_unary(
+                    |value| -> std::result::Result<i64, arrow::error::ArrowError> {
+                        let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
+                        let converted = if from_type == TimestampNtz {
+                            // Wall clock in the session zone → instant.
+                            utc.and_then(|local| local_to_utc(&local, &tz))
+                        } else {
+                            utc.and_then(|instant| {
+                                let offset = tz
+                                    .offset_from_utc_datetime(&instant)
+                                    .fix()
+                                    .local_minus_utc();
+                                super::literal::shift(&instant, offset.into())
+                            })
+                        };
+                        converted
+                            .map(|t| t.and_utc().timestamp_micros())
+                            .ok_or_else(|| {
+                                arrow::error::ArrowError::ComputeError(format!(
+                                    "timestamp {value} out of range"
+                                ))
+                            })
+                    },
+                )
+                .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;
+            let shifted: ArrayRef = Arc::new(shifted);
+            match to_type {
+                Date => ntz_to_date(&shifted),
+                Timestamp => arrow_cast(
+                    &(Arc::new(
+                        shifted
+                            .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                            .clone()
+                            .with_timezone(UTC),
+                    ) as ArrayRef),
+                    to,
+                ),
+                _ => arrow_cast(&shifted, to),
+            }
+        }
+        (TimestampNtz, Date) => {
+            let micros = arrow_cast(array, &SqlType::TimestampNtz.to_arrow())?;
+            ntz_to_date(&micros)
+        }
+        (Date, TimestampNtz) => {
+            let days = arrow_cast(array, &DataType::Date32)?;
+            let micros: TimestampMicrosecondArray = days
+                .as_primitive::<arrow::datatypes::Date32Type>()
+                .unary(|day| i64::from(day) * MICROS_PER_DAY);
+            arrow_cast(&(Arc::new(micros) as ArrayRef), to)
+        }
+        (Timestamp | TimestampNtz, Timestamp | TimestampNtz) => {
+            // Same kind, other unit or zone label: the instant or wall clock is kept.
+            arrow_cast(array, to)
+        }
+        _ => arrow_cast(array, to),
+    }
+}
+
+/// The local date of TIMESTAMP_NTZ microseconds (floor division, so before 1970 too).
+fn ntz_to_date(micros: &ArrayRef) -> Result<ArrayRef> {
+    let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+    let days: Date32Array = micros
+        .try_unary(
+            |value| -> std::result::Result<i32, arrow::error::ArrowError> {
+                i32::try_from(value.div_euclid(MICROS_PER_DAY))
+                    .map_err(|_| arrow::error::ArrowError::ComputeError("date out of range".into()))
+            },
+        )
+        .map_err(|e| PqsiftError::filter(format!("cannot cast to DATE: {e}")))?;
+    Ok(Arc::new(days))
+}
+
+/// Reads every string of `array` as a `to` value with Spark's rules, into the canonical
+/// Arrow type of `to`. Fails on the first string that is not a value of the type.
+fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Result<ArrayRef> {
+    let utf8 = arrow_cast(array, &DataType::Utf8)?;
+    let strings = utf8.as_string::<i32>();
+    let invalid = |text: &str| {
+        PqsiftError::filter(format!(
+            "the value '{text}' of type STRING cannot be cast to {to} (Spark's ANSI mode raises CAST_INVALID_INPUT)"
+        ))
+    };
+    // Collects `Option<T>` per row, failing on a non-null string that does not parse.
+    macro_rules! parse_each {
+        ($array_type:ty, $parse:expr) => {{
+            let values = strings
+                .iter()
+                .map(|text| match text {
+                    None => Ok(None),
+                    Some(text) => $parse(text).map(Some).ok_or_else(|| invalid(text)),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(<$array_type>::from(values)) as ArrayRef
+        }};
+    }
+    let in_range =
+        |text: &str, min: i64, max: i64| parse_long(text).filter(|v| (min..=max).contains(v));
+    Ok(match to {
+        SqlType::Boolean => parse_each!(BooleanArray, parse_boolean),
+        SqlType::Byte => parse_each!(Int8Array, |t| in_range(t, i8::MIN.into(), i8::MAX.into())
+            .map(|v| v as i8)),
+        SqlType::Short => parse_each!(Int16Array, |t| in_range(
+            t,
+            i16::MIN.into(),
+            i16::MAX.into()
+        )
+        .map(|v| v as i16)),
+        SqlType::Int => parse_each!(Int32Array, |t| in_range(
+            t,
+            i32::MIN.into(),
+            i32::MAX.into()
+        )
+        .map(|v| v as i32)),
+        SqlType::Long => parse_each!(Int64Array, parse_long),
+        SqlType::Float => parse_each!(Float32Array, parse_float),
+        SqlType::Double => parse_each!(Float64Array, parse_double),
+        SqlType::Decimal { precision, scale } => {
+            let values = strings
+                .iter()
+                .map(|text| match text {
+                    None => Ok(None),
+                    Some(text) => {
+                        let decimal = parse_decimal_text(text).ok_or_else(|| invalid(text))?;
+                        decimal.to_unscaled(precision, scale).map(Some).map_err(|_| {
+                            PqsiftError::filter(format!(
+                                "the value '{text}' does not fit {to} (Spark's ANSI mode raises NUMERIC_VALUE_OUT_OF_RANGE)"
+                            ))
+                        })
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let array = Decimal128Array::from(values)
+                .with_precision_and_scale(precision, scale)
+                .map_err(|e| PqsiftError::filter(e.to_string()))?;
+            Arc::new(array) as ArrayRef
+        }
+        SqlType::Date => parse_each!(Date32Array, parse_date),
+        SqlType::Timestamp | SqlType::TimestampNtz => {
+            let values = strings
+                .iter()
+                .map(|text| match text {
+                    None => Ok(None),
+                    Some(text) => {
+                        let literal = parse_timestamp_text(text).ok_or_else(|| invalid(text))?;
+                        let micros = if to == SqlType::Timestamp {
+                            literal.instant_micros(session_time_zone)?
+                        } else {
+                            literal.wall_clock_micros(session_time_zone)?
+                        };
+                        Ok(Some(micros))
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let array = TimestampMicrosecondArray::from(values);
+            if to == SqlType::Timestamp {
+                Arc::new(array.with_timezone(UTC)) as ArrayRef
+            } else {
+                Arc::new(array) as ArrayRef
+            }
+        }
+        SqlType::Binary => Arc::new(BinaryArray::from_iter(
+            strings.iter().map(|s| s.map(str::as_bytes)),
+        )) as ArrayRef,
+        SqlType::String => utf8.clone(),
+        SqlType::Null => return Err(invalid("")),
+    })
+}
+
+/// Whether casting the Arrow type `from` to `to` keeps every value distinct and in order,
+/// so a comparison may run on `from` values against a constant converted exactly to `from`
+/// instead (Spark's `UnwrapCastInBinaryComparison`).
+pub(crate) fn is_order_preserving_widening(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    let integral_bits = |t: &DataType| match t {
+        Int8 => Some((8, true)),
+        Int16 => Some((16, true)),
+        Int32 => Some((32, true)),
+        Int64 => Some((64, true)),
+        UInt8 => Some((8, false)),
+        UInt16 => Some((16, false)),
+        UInt32 => Some((32, false)),
+        UInt64 => Some((64, false)),
+        _ => None,
+    };
+    match (from, to) {
+        _ if from == to => true,
+        (a, b) if integral_bits(a).is_some() && integral_bits(b).is_some() => {
+            let ((from_bits, from_signed), (to_bits, to_signed)) = (
+                integral_bits(a).unwrap_or_default(),
+                integral_bits(b).unwrap_or_default(),
+            );
+            to_signed && (to_bits > from_bits || (from_signed && to_bits == from_bits))
+        }
+        (a, Decimal128(p, s)) if integral_bits(a).is_some() => {
+            let digits = match integral_bits(a) {
+                Some((8, _)) => 3,
+                Some((16, _)) => 5,
+                Some((32, _)) => 10,
+                _ => 20,
+            };
+            i32::from(*p) - i32::from(*s) >= digits
+        }
+        (Decimal128(p1, s1) | Decimal32(p1, s1) | Decimal64(p1, s1), Decimal128(p2, s2)) => {
+            s2 >= s1 && i32::from(*p2) - i32::from(*s2) >= i32::from(*p1) - i32::from(*s1)
+        }
+        (Float32, Float64) => true,
+        (Utf8 | LargeUtf8 | Utf8View, Utf8) => true,
+        (Binary | LargeBinary | BinaryView, Binary) => true,
+        (Date64, Date32) => false,
+        (Timestamp(from_unit, from_tz), Timestamp(TimeUnit::Microsecond, to_tz)) => {
+            from_tz.is_some() == to_tz.is_some()
+                && matches!(
+                    from_unit,
+                    TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond
+                )
+        }
+        _ => false,
+    }
+}

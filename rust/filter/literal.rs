@@ -1,0 +1,304 @@
+//! Typed constants of filter expressions, with the Spark SQL type their text gives them.
+
+use std::fmt;
+
+use arrow::array::timezone::Tz;
+use chrono::{Duration, NaiveDateTime, Offset, TimeZone};
+
+use super::SqlType;
+
+/// A constant in a filter expression. The variant is the Spark type the literal's text
+/// gives it: `1` is INT, `1L` BIGINT, `1.5` DECIMAL(2,1), `1.5D` or `1.5E0` DOUBLE, ...
+///
+/// Equality compares floats bit for bit, so a literal NaN equals itself and `-0.0` differs
+/// from `0.0` (they are different texts; SQL comparison semantics live in evaluation).
+///
+/// ```
+/// use pqsift::filter::{Literal, SqlType};
+///
+/// assert_eq!(Literal::Int(5).sql_type(), SqlType::Int);
+/// let price = Literal::Decimal { unscaled: 150, scale: 2 };
+/// assert_eq!(price.sql_type(), SqlType::Decimal { precision: 3, scale: 2 });
+/// assert_eq!(price.to_string(), "1.50");
+/// assert_eq!(Literal::Double(f64::NAN), Literal::Double(f64::NAN));
+/// ```
+#[derive(Debug, Clone)]
+pub enum Literal {
+    /// `NULL`, of no type until bound.
+    Null,
+    /// `TRUE` / `FALSE`
+    Boolean(bool),
+    /// TINYINT, written `5Y`.
+    Byte(i8),
+    /// SMALLINT, written `5S`.
+    Short(i16),
+    /// INT: an integer literal that fits 32 bits.
+    Int(i32),
+    /// BIGINT: `5L`, or an integer literal too large for INT.
+    Long(i64),
+    /// FLOAT, written `1.5F`.
+    Float(f32),
+    /// DOUBLE, written `1.5D` or with an exponent (`1.5E0`).
+    Double(f64),
+    /// DECIMAL: `unscaled × 10^-scale`, written `1.50` or `150BD`; its precision is the
+    /// number of digits the text has (at least the scale), as Spark gives it.
+    Decimal {
+        /// The value with the decimal point removed.
+        unscaled: i128,
+        /// Digits after the decimal point, 0..=38.
+        scale: i8,
+    },
+    /// STRING, `'text'`.
+    String(String),
+    /// BINARY, `X'0AFF'`.
+    Binary(Vec<u8>),
+    /// DATE `'2024-01-31'`, as days since 1970-01-01.
+    Date(i32),
+    /// TIMESTAMP `'2024-01-31 12:00:00'`.
+    Timestamp(TimestampLiteral),
+}
+
+impl Literal {
+    /// The Spark type of the literal.
+    ///
+    /// ```
+    /// use pqsift::filter::{Literal, SqlType};
+    /// assert_eq!(Literal::Long(1).sql_type(), SqlType::Long);
+    /// assert_eq!(Literal::Null.sql_type(), SqlType::Null);
+    /// ```
+    pub fn sql_type(&self) -> SqlType {
+        match self {
+            Self::Null => SqlType::Null,
+            Self::Boolean(_) => SqlType::Boolean,
+            Self::Byte(_) => SqlType::Byte,
+            Self::Short(_) => SqlType::Short,
+            Self::Int(_) => SqlType::Int,
+            Self::Long(_) => SqlType::Long,
+            Self::Float(_) => SqlType::Float,
+            Self::Double(_) => SqlType::Double,
+            Self::Decimal { unscaled, scale } => SqlType::Decimal {
+                precision: decimal_precision(*unscaled, *scale),
+                scale: *scale,
+            },
+            Self::String(_) => SqlType::String,
+            Self::Binary(_) => SqlType::Binary,
+            Self::Date(_) => SqlType::Date,
+            Self::Timestamp(_) => SqlType::Timestamp,
+        }
+    }
+}
+
+/// The number of decimal digits of `|unscaled|` (1 for zero).
+pub(crate) fn decimal_digits(unscaled: i128) -> u8 {
+    let mut magnitude = unscaled.unsigned_abs();
+    let mut digits = 1;
+    while magnitude >= 10 {
+        magnitude /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// Spark's precision for a decimal literal: its digit count, at least its scale.
+fn decimal_precision(unscaled: i128, scale: i8) -> u8 {
+    decimal_digits(unscaled).max(scale.max(0) as u8)
+}
+
+impl PartialEq for Literal {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            // Bitwise: literals are texts, and NaN must equal itself for round trips.
+            (Self::Float(a), Self::Float(b)) => a.to_bits() == b.to_bits(),
+            (Self::Double(a), Self::Double(b)) => a.to_bits() == b.to_bits(),
+            (Self::Null, Self::Null) => true,
+            (Self::Boolean(a), Self::Boolean(b)) => a == b,
+            (Self::Byte(a), Self::Byte(b)) => a == b,
+            (Self::Short(a), Self::Short(b)) => a == b,
+            (Self::Int(a), Self::Int(b)) => a == b,
+            (Self::Long(a), Self::Long(b)) => a == b,
+            (
+                Self::Decimal {
+                    unscaled: a,
+                    scale: sa,
+                },
+                Self::Decimal {
+                    unscaled: b,
+                    scale: sb,
+                },
+            ) => a == b && sa == sb,
+            (Self::String(a), Self::String(b)) => a == b,
+            (Self::Binary(a), Self::Binary(b)) => a == b,
+            (Self::Date(a), Self::Date(b)) => a == b,
+            (Self::Timestamp(a), Self::Timestamp(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// An explicit time zone written inside a TIMESTAMP literal.
+///
+/// ```
+/// use pqsift::filter::LiteralZone;
+/// assert_eq!(LiteralZone::Offset(5400).to_string(), "+01:30");
+/// assert_eq!(LiteralZone::Named("Europe/Paris".into()).to_string(), "Europe/Paris");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiteralZone {
+    /// A fixed offset east of UTC in seconds (`Z` is offset 0).
+    Offset(i32),
+    /// A region or alias the tz database knows, e.g. `America/New_York` or `UTC`.
+    Named(String),
+}
+
+impl fmt::Display for LiteralZone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Offset(seconds) => {
+                let sign = if *seconds < 0 { '-' } else { '+' };
+                let magnitude = seconds.unsigned_abs();
+                let (hours, minutes, secs) =
+                    (magnitude / 3600, magnitude / 60 % 60, magnitude % 60);
+                write!(f, "{sign}{hours:02}:{minutes:02}")?;
+                if secs != 0 {
+                    write!(f, ":{secs:02}")?;
+                }
+                Ok(())
+            }
+            Self::Named(name) => f.write_str(name),
+        }
+    }
+}
+
+/// The value of a `TIMESTAMP '...'` literal: a wall-clock date-time (microsecond
+/// precision) and the zone written in the text, if any. Without a zone Spark reads the
+/// wall clock in the session time zone, which is only known when binding.
+///
+/// ```
+/// use pqsift::filter::TimestampLiteral;
+///
+/// let ts = TimestampLiteral::parse("2024-03-01 12:30:00.5+01:00").unwrap();
+/// assert_eq!(ts.to_string(), "2024-03-01 12:30:00.5+01:00");
+/// // 11:30:00.5 UTC, whatever the session time zone.
+/// assert_eq!(ts.instant_micros("America/New_York").unwrap(), 1_709_292_600_500_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimestampLiteral {
+    /// The date and time as written, truncated to microseconds.
+    pub local: NaiveDateTime,
+    /// The zone written after the time, if any.
+    pub zone: Option<LiteralZone>,
+}
+
+impl TimestampLiteral {
+    /// Parses timestamp text the way Spark's `CAST(string AS TIMESTAMP)` does:
+    /// `yyyy[-mm[-dd]][( |T)hh[:mm[:ss[.ffffff]]]][zone]`, where zone is `Z`, `±hh[:mm]`,
+    /// `UTC±hh:mm` / `GMT±hh:mm`, or a tz database name. Returns `None` for anything else.
+    ///
+    /// ```
+    /// use pqsift::filter::TimestampLiteral;
+    /// assert!(TimestampLiteral::parse("2024-01-31T23:59:59Z").is_some());
+    /// assert!(TimestampLiteral::parse("2024-02-30 00:00:00").is_none());
+    /// ```
+    pub fn parse(text: &str) -> Option<Self> {
+        super::spark_cast::parse_timestamp_text(text)
+    }
+
+    /// Microseconds since the epoch (UTC) of this timestamp, reading a zone-less literal in
+    /// `session_time_zone` (a tz name or `±hh:mm`). A wall clock the zone skips (a DST gap)
+    /// moves forward by the gap and an ambiguous one takes the earlier instant, as Java's
+    /// `ZonedDateTime` does for Spark. Errors on an unknown zone or an out-of-range value.
+    ///
+    /// ```
+    /// use pqsift::filter::TimestampLiteral;
+    /// let ts = TimestampLiteral::parse("1970-01-01 01:00:00").unwrap();
+    /// assert_eq!(ts.instant_micros("UTC").unwrap(), 3_600_000_000);
+    /// assert_eq!(ts.instant_micros("+01:00").unwrap(), 0);
+    /// ```
+    pub fn instant_micros(&self, session_time_zone: &str) -> crate::Result<i64> {
+        let zone_text = match &self.zone {
+            Some(LiteralZone::Offset(seconds)) => {
+                let utc =
+                    shift(&self.local, -i64::from(*seconds)).ok_or_else(|| out_of_range(self))?;
+                return Ok(utc.and_utc().timestamp_micros());
+            }
+            Some(LiteralZone::Named(name)) => name.as_str(),
+            None => session_time_zone,
+        };
+        let tz = parse_time_zone(zone_text)?;
+        let utc = local_to_utc(&self.local, &tz).ok_or_else(|| out_of_range(self))?;
+        Ok(utc.and_utc().timestamp_micros())
+    }
+
+    /// The wall clock of this timestamp in `session_time_zone`, as microseconds since
+    /// 1970-01-01 00:00:00 of a TIMESTAMP_NTZ: the literal's own date-time when it has no
+    /// zone, else its instant seen from the session time zone.
+    ///
+    /// ```
+    /// use pqsift::filter::TimestampLiteral;
+    /// let ts = TimestampLiteral::parse("1970-01-01 01:00:00Z").unwrap();
+    /// assert_eq!(ts.wall_clock_micros("+02:00").unwrap(), 3 * 3_600_000_000);
+    /// ```
+    pub fn wall_clock_micros(&self, session_time_zone: &str) -> crate::Result<i64> {
+        if self.zone.is_none() {
+            return Ok(self.local.and_utc().timestamp_micros());
+        }
+        let instant = self.instant_micros(session_time_zone)?;
+        let tz = parse_time_zone(session_time_zone)?;
+        let utc = chrono::DateTime::from_timestamp_micros(instant)
+            .ok_or_else(|| out_of_range(self))?
+            .naive_utc();
+        let offset = tz.offset_from_utc_datetime(&utc).fix().local_minus_utc();
+        let wall = shift(&utc, i64::from(offset)).ok_or_else(|| out_of_range(self))?;
+        Ok(wall.and_utc().timestamp_micros())
+    }
+}
+
+impl fmt::Display for TimestampLiteral {
+    /// `yyyy-mm-dd hh:mm:ss[.ffffff][zone]`, fraction without trailing zeros.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.local.format("%Y-%m-%d %H:%M:%S"))?;
+        let micros = self.local.and_utc().timestamp_subsec_micros();
+        if micros != 0 {
+            let fraction = format!("{micros:06}");
+            write!(f, ".{}", fraction.trim_end_matches('0'))?;
+        }
+        match &self.zone {
+            Some(zone @ LiteralZone::Offset(_)) => write!(f, "{zone}"),
+            Some(zone @ LiteralZone::Named(_)) => write!(f, " {zone}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Parses a session or literal time zone: a tz database name or a `±hh:mm` offset.
+pub(crate) fn parse_time_zone(name: &str) -> crate::Result<Tz> {
+    name.parse::<Tz>()
+        .map_err(|_| crate::PqsiftError::filter(format!("unknown time zone \"{name}\"")))
+}
+
+/// The UTC date-time of a wall clock in `tz`, resolving DST gaps and overlaps like Java;
+/// `None` past chrono's range.
+pub(crate) fn local_to_utc(local: &NaiveDateTime, tz: &Tz) -> Option<NaiveDateTime> {
+    use chrono::LocalResult;
+    let offset = match tz.offset_from_local_datetime(local) {
+        LocalResult::Single(offset) => offset.fix().local_minus_utc(),
+        // The earlier instant has the larger offset (the one before the transition).
+        LocalResult::Ambiguous(a, b) => a.fix().local_minus_utc().max(b.fix().local_minus_utc()),
+        // In a gap: use the offset before the transition, which moves the wall clock
+        // forward by the gap's length. Transitions are far more than a day apart.
+        LocalResult::None => {
+            let before = shift(local, -86_400)?;
+            tz.offset_from_utc_datetime(&before).fix().local_minus_utc()
+        }
+    };
+    shift(local, -i64::from(offset))
+}
+
+/// `datetime + seconds`, `None` on overflow.
+pub(crate) fn shift(datetime: &NaiveDateTime, seconds: i64) -> Option<NaiveDateTime> {
+    datetime.checked_add_signed(Duration::try_seconds(seconds)?)
+}
+
+fn out_of_range(literal: &TimestampLiteral) -> crate::PqsiftError {
+    crate::PqsiftError::filter(format!("TIMESTAMP '{literal}' is out of range"))
+}

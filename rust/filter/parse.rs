@@ -1,0 +1,613 @@
+//! Parsing Spark SQL filter text into an [`Expr`] with the `sqlparser` crate.
+//!
+//! `sqlparser`'s Spark dialect is the base; two lexical rules are Spark's own and added
+//! here: string literals take backslash escapes (`'it\'s'`; `\%` and `\_` stay as they are
+//! for LIKE), and numeric literals take Spark's type suffixes (`1Y` TINYINT, `1S`
+//! SMALLINT, `1L` BIGINT, `1.5F` FLOAT, `1.5D` DOUBLE, `1.5BD` DECIMAL), which the
+//! tokenizer splits into a number and a word that are joined again before parsing.
+//!
+//! One deviation: Spark reads `'a''b'` as two adjacent literals concatenated (`ab`);
+//! `sqlparser` reads it as the SQL-standard escaped quote (`a'b`).
+
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, DataType, ExactNumberInfo, FunctionArg, FunctionArgExpr,
+    FunctionArguments, ObjectNamePart, TimezoneInfo, UnaryOperator, Value,
+};
+use sqlparser::dialect::{Dialect, SparkSqlDialect};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+use super::spark_cast::{parse_date, parse_decimal_text, parse_timestamp_text};
+use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
+use crate::{PqsiftError, Result};
+
+/// Parses a Spark SQL boolean expression (what follows `WHERE`) into an [`Expr`].
+///
+/// Supported: column references (`a`, nested `a.b`, back-quoted `` `a.b` ``), literals,
+/// comparisons (`= == != <> < <= > >= <=>`), `[NOT] IN`, `IS [NOT] NULL`,
+/// `[NOT] BETWEEN`, `[NOT] LIKE [ESCAPE]`, `AND OR NOT`, `CAST(x AS type)` (and `x::type`),
+/// `+ - * /`, unary minus and `abs(x)`. Anything else is a [`PqsiftError::Filter`] naming
+/// the token, as is text left over after the expression.
+///
+/// ```
+/// use pqsift::filter::{parse_filter, Expr, Literal};
+///
+/// let expr = parse_filter("price * 2 >= 10.5 AND name LIKE 'a%'").unwrap();
+/// assert_eq!(expr.to_string(), "`price` * 2 >= 10.5 AND `name` LIKE 'a%'");
+/// assert_eq!(parse_filter("-128Y").unwrap(), Expr::Literal(Literal::Byte(-128)));
+///
+/// let error = parse_filter("foo(x) > 1").unwrap_err();
+/// assert!(error.to_string().contains("unsupported function \"foo\""));
+/// assert!(parse_filter("a > 1 b").is_err());
+/// ```
+pub fn parse_filter(sql: &str) -> Result<Expr> {
+    let dialect = SparkFilterDialect;
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| PqsiftError::filter(format!("cannot parse filter {sql:?}: {e}")))?;
+    let tokens = join_numeric_suffixes(tokens);
+    check_operator_count(sql, &tokens)?;
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    let parsed = parser.parse_expr().map_err(|e| parse_error(sql, e))?;
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(PqsiftError::filter(format!(
+            "cannot parse filter {sql:?}: unexpected \"{}\" at {} after the expression",
+            next.token, next.span.start
+        )));
+    }
+    convert(&parsed)
+}
+
+/// The most operators a filter may have. A chain `a OR b OR ...` nests one level per
+/// operator, and parsing, binding and evaluation recurse on that nesting: the limit keeps
+/// them well within a 2 MiB thread stack. A long list of alternatives belongs in `IN (...)`,
+/// which is flat.
+pub(crate) const MAX_OPERATORS: usize = 1_000;
+
+fn check_operator_count(sql: &str, tokens: &[TokenWithSpan]) -> Result<()> {
+    use sqlparser::keywords::Keyword;
+    let operators = tokens
+        .iter()
+        .filter(|token| match &token.token {
+            Token::Eq
+            | Token::DoubleEq
+            | Token::Neq
+            | Token::Lt
+            | Token::Gt
+            | Token::LtEq
+            | Token::GtEq
+            | Token::Spaceship
+            | Token::Plus
+            | Token::Minus
+            | Token::Mul
+            | Token::Div
+            | Token::ExclamationMark
+            | Token::DoubleColon => true,
+            Token::Word(word) => matches!(
+                word.keyword,
+                Keyword::AND
+                    | Keyword::OR
+                    | Keyword::NOT
+                    | Keyword::IS
+                    | Keyword::LIKE
+                    | Keyword::BETWEEN
+            ),
+            _ => false,
+        })
+        .count();
+    if operators > MAX_OPERATORS {
+        return Err(PqsiftError::filter(format!(
+            "filter {:?}... has too many operators ({operators}, at most {MAX_OPERATORS}); \
+             write a long list of alternatives as IN (...)",
+            sql.chars().take(60).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+fn parse_error(sql: &str, error: ParserError) -> PqsiftError {
+    let detail = match error {
+        ParserError::RecursionLimitExceeded => "expression nested too deeply".to_string(),
+        ParserError::ParserError(message) | ParserError::TokenizerError(message) => message,
+    };
+    PqsiftError::filter(format!("cannot parse filter {sql:?}: {detail}"))
+}
+
+/// `sqlparser`'s Spark dialect plus Spark's string escapes (see the module docs).
+#[derive(Debug)]
+struct SparkFilterDialect;
+
+impl Dialect for SparkFilterDialect {
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        SparkSqlDialect.is_delimited_identifier_start(ch)
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        SparkSqlDialect.identifier_quote_style(identifier)
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        SparkSqlDialect.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        SparkSqlDialect.is_identifier_part(ch)
+    }
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        true
+    }
+    // Spark keeps `\%` and `\_` in the string so that LIKE sees the escape.
+    fn ignores_wildcard_escapes(&self) -> bool {
+        true
+    }
+    fn supports_bang_not_operator(&self) -> bool {
+        true
+    }
+    fn supports_long_type_as_bigint(&self) -> bool {
+        true
+    }
+    fn require_interval_qualifier(&self) -> bool {
+        true
+    }
+}
+
+/// Spark's numeric literal suffixes, upper case.
+const NUMERIC_SUFFIXES: [&str; 6] = ["Y", "S", "L", "F", "D", "BD"];
+
+/// Joins a number and a suffix word written right after it (`1` `BD` → `1BD`) into one
+/// number token.
+fn join_numeric_suffixes(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut joined: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        if let (Some(previous), Token::Word(word)) = (joined.last_mut(), &token.token)
+            && let Token::Number(number, long) = &mut previous.token
+        {
+            let suffix = word.value.to_ascii_uppercase();
+            if !*long && word.quote_style.is_none() && NUMERIC_SUFFIXES.contains(&suffix.as_str()) {
+                number.push_str(&suffix);
+                previous.span = previous.span.union(&token.span);
+                continue;
+            }
+        }
+        joined.push(token);
+    }
+    for token in &mut joined {
+        if let Token::Number(number, long @ true) = &mut token.token {
+            number.push('L');
+            *long = false;
+        }
+    }
+    joined
+}
+
+fn unsupported(what: &str, text: impl std::fmt::Display) -> PqsiftError {
+    PqsiftError::filter(format!("unsupported {what} \"{text}\" in filter"))
+}
+
+fn boxed(expr: &ast::Expr) -> Result<Box<Expr>> {
+    convert(expr).map(Box::new)
+}
+
+/// Converts a `sqlparser` expression, rejecting everything outside the supported set.
+fn convert(expr: &ast::Expr) -> Result<Expr> {
+    Ok(match expr {
+        ast::Expr::Identifier(ident) => Expr::Column(ColumnPath::new([ident.value.clone()])),
+        ast::Expr::CompoundIdentifier(idents) => {
+            Expr::Column(ColumnPath::new(idents.iter().map(|i| i.value.clone())))
+        }
+        ast::Expr::Nested(inner) => convert(inner)?,
+        ast::Expr::Value(value) => Expr::Literal(convert_value(&value.value, false)?),
+        ast::Expr::TypedString(typed) => Expr::Literal(convert_typed_string(typed)?),
+        ast::Expr::UnaryOp { op, expr: operand } => match op {
+            UnaryOperator::Not | UnaryOperator::BangNot => Expr::Not(boxed(operand)?),
+            UnaryOperator::Plus => convert(operand)?,
+            UnaryOperator::Minus => match operand.as_ref() {
+                // `-5` is one literal, so that `-128Y` and `-2147483648` fit their types.
+                ast::Expr::Value(value) if matches!(value.value, Value::Number(..)) => {
+                    Expr::Literal(convert_value(&value.value, true)?)
+                }
+                _ => Expr::Negate(boxed(operand)?),
+            },
+            other => return Err(unsupported("operator", other)),
+        },
+        ast::Expr::BinaryOp { left, op, right } => convert_binary(left, op, right)?,
+        ast::Expr::IsNull(inner) => Expr::IsNull {
+            expr: boxed(inner)?,
+            negated: false,
+        },
+        ast::Expr::IsNotNull(inner) => Expr::IsNull {
+            expr: boxed(inner)?,
+            negated: true,
+        },
+        ast::Expr::IsNotDistinctFrom(left, right) => Expr::Compare {
+            op: CompareOp::NullSafeEq,
+            left: boxed(left)?,
+            right: boxed(right)?,
+        },
+        ast::Expr::IsDistinctFrom(left, right) => Expr::Not(Box::new(Expr::Compare {
+            op: CompareOp::NullSafeEq,
+            left: boxed(left)?,
+            right: boxed(right)?,
+        })),
+        ast::Expr::InList {
+            expr: tested,
+            list,
+            negated,
+        } => {
+            if list.is_empty() {
+                return Err(PqsiftError::filter(format!(
+                    "empty IN list after \"{tested}\" in filter"
+                )));
+            }
+            Expr::InList {
+                expr: boxed(tested)?,
+                list: list.iter().map(convert).collect::<Result<_>>()?,
+                negated: *negated,
+            }
+        }
+        ast::Expr::Between {
+            expr: tested,
+            negated,
+            low,
+            high,
+        } => Expr::Between {
+            expr: boxed(tested)?,
+            low: boxed(low)?,
+            high: boxed(high)?,
+            negated: *negated,
+        },
+        ast::Expr::Like {
+            negated,
+            any,
+            expr: tested,
+            pattern,
+            escape_char,
+        } => {
+            if *any {
+                return Err(unsupported("operator", "LIKE ANY"));
+            }
+            Expr::Like {
+                expr: boxed(tested)?,
+                pattern: string_literal(pattern, "LIKE pattern")?,
+                escape: match escape_char {
+                    None => None,
+                    Some(escape) => Some(escape_character(escape)?),
+                },
+                negated: *negated,
+            }
+        }
+        ast::Expr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr: operand,
+            data_type,
+            format: None,
+        } => convert_cast(operand, data_type)?,
+        ast::Expr::Function(function) => convert_function(function)?,
+        ast::Expr::ILike { .. } => return Err(unsupported("operator", "ILIKE")),
+        ast::Expr::RLike { .. } => return Err(unsupported("operator", "RLIKE")),
+        other => return Err(unsupported("expression", other)),
+    })
+}
+
+fn convert_binary(left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr) -> Result<Expr> {
+    let compare = |op| -> Result<Expr> {
+        Ok(Expr::Compare {
+            op,
+            left: boxed(left)?,
+            right: boxed(right)?,
+        })
+    };
+    let arithmetic = |op| -> Result<Expr> {
+        Ok(Expr::Arithmetic {
+            op,
+            left: boxed(left)?,
+            right: boxed(right)?,
+        })
+    };
+    match op {
+        BinaryOperator::Eq => compare(CompareOp::Eq),
+        BinaryOperator::NotEq => compare(CompareOp::NotEq),
+        BinaryOperator::Lt => compare(CompareOp::Lt),
+        BinaryOperator::LtEq => compare(CompareOp::LtEq),
+        BinaryOperator::Gt => compare(CompareOp::Gt),
+        BinaryOperator::GtEq => compare(CompareOp::GtEq),
+        BinaryOperator::Spaceship => compare(CompareOp::NullSafeEq),
+        BinaryOperator::Plus => arithmetic(ArithmeticOp::Add),
+        BinaryOperator::Minus => arithmetic(ArithmeticOp::Subtract),
+        BinaryOperator::Multiply => arithmetic(ArithmeticOp::Multiply),
+        BinaryOperator::Divide => arithmetic(ArithmeticOp::Divide),
+        BinaryOperator::And => Ok(Expr::And(boxed(left)?, boxed(right)?)),
+        BinaryOperator::Or => Ok(Expr::Or(boxed(left)?, boxed(right)?)),
+        other => Err(unsupported("operator", other)),
+    }
+}
+
+/// A string literal operand (LIKE pattern, ESCAPE character).
+fn string_literal(expr: &ast::Expr, role: &str) -> Result<String> {
+    match expr {
+        ast::Expr::Value(value) => match &value.value {
+            Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => Ok(text.clone()),
+            other => Err(PqsiftError::filter(format!(
+                "{role} must be a string literal, got \"{other}\""
+            ))),
+        },
+        ast::Expr::Nested(inner) => string_literal(inner, role),
+        other => Err(PqsiftError::filter(format!(
+            "{role} must be a string literal, got \"{other}\""
+        ))),
+    }
+}
+
+fn escape_character(expr: &ast::Expr) -> Result<char> {
+    let text = string_literal(expr, "LIKE ESCAPE")?;
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(c),
+        _ => Err(PqsiftError::filter(format!(
+            "LIKE ESCAPE must be a single character, got '{text}'"
+        ))),
+    }
+}
+
+fn convert_value(value: &Value, negative: bool) -> Result<Literal> {
+    Ok(match value {
+        Value::Number(text, long) => {
+            let text = if *long {
+                format!("{text}L")
+            } else {
+                text.clone()
+            };
+            numeric_literal(&text, negative)?
+        }
+        Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => {
+            Literal::String(text.clone())
+        }
+        Value::Boolean(value) => Literal::Boolean(*value),
+        Value::Null => Literal::Null,
+        Value::HexStringLiteral(hex) => Literal::Binary(decode_hex(hex)?),
+        other => return Err(unsupported("literal", other)),
+    })
+}
+
+fn decode_hex(hex: &str) -> Result<Vec<u8>> {
+    let invalid = || PqsiftError::filter(format!("invalid binary literal X'{hex}'"));
+    if !hex.len().is_multiple_of(2) {
+        return Err(invalid());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(hex.get(i..i + 2).ok_or_else(invalid)?, 16).map_err(|_| invalid())
+        })
+        .collect()
+}
+
+/// Types a numeric literal by its text as Spark does: a suffix decides; otherwise an
+/// exponent makes DOUBLE, a point DECIMAL, and an integer is INT, BIGINT or DECIMAL(n,0),
+/// the first that holds it.
+fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
+    let shown = if negative {
+        format!("-{text}")
+    } else {
+        text.to_string()
+    };
+    let out_of_range = |type_name: &str| {
+        PqsiftError::filter(format!("literal {shown} is out of range for {type_name}"))
+    };
+    let invalid = || PqsiftError::filter(format!("invalid numeric literal {shown}"));
+    let upper = text.to_ascii_uppercase();
+    let (body, suffix) = match NUMERIC_SUFFIXES
+        .iter()
+        .rev() // "BD" before "D"
+        .find(|suffix| upper.ends_with(*suffix))
+    {
+        Some(suffix) => (&text[..text.len() - suffix.len()], *suffix),
+        None => (text, ""),
+    };
+    let is_integer = !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit());
+    let signed_integer = || -> Option<i128> {
+        let magnitude: i128 = body.parse().ok()?;
+        Some(if negative { -magnitude } else { magnitude })
+    };
+    match suffix {
+        "Y" | "S" | "L" => {
+            if !is_integer {
+                return Err(invalid());
+            }
+            let value = signed_integer();
+            Ok(match suffix {
+                "Y" => Literal::Byte(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("TINYINT"))?,
+                ),
+                "S" => Literal::Short(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("SMALLINT"))?,
+                ),
+                _ => Literal::Long(
+                    value
+                        .and_then(|v| v.try_into().ok())
+                        .ok_or_else(|| out_of_range("BIGINT"))?,
+                ),
+            })
+        }
+        "F" | "D" => {
+            let magnitude: f64 = body.parse().map_err(|_| invalid())?;
+            if !body
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b))
+            {
+                return Err(invalid());
+            }
+            let signed = if negative { -magnitude } else { magnitude };
+            if suffix == "F" {
+                let single: f32 = body.parse().map_err(|_| invalid())?;
+                if single.is_infinite() {
+                    return Err(out_of_range("FLOAT"));
+                }
+                Ok(Literal::Float(if negative { -single } else { single }))
+            } else if signed.is_infinite() {
+                Err(out_of_range("DOUBLE"))
+            } else {
+                Ok(Literal::Double(signed))
+            }
+        }
+        "BD" => decimal_literal(body, negative, &shown),
+        _ if body.contains(['e', 'E']) => {
+            let magnitude: f64 = body.parse().map_err(|_| invalid())?;
+            if magnitude.is_infinite() {
+                return Err(out_of_range("DOUBLE"));
+            }
+            Ok(Literal::Double(if negative {
+                -magnitude
+            } else {
+                magnitude
+            }))
+        }
+        _ if body.contains('.') => decimal_literal(body, negative, &shown),
+        _ => {
+            let value = signed_integer().ok_or_else(|| out_of_range("DECIMAL(38,0)"))?;
+            if let Ok(int) = i32::try_from(value) {
+                Ok(Literal::Int(int))
+            } else if let Ok(long) = i64::try_from(value) {
+                Ok(Literal::Long(long))
+            } else {
+                decimal_literal(body, negative, &shown)
+            }
+        }
+    }
+}
+
+/// A DECIMAL literal with the scale its text shows (never negative: `1E3BD` is 1000).
+fn decimal_literal(body: &str, negative: bool, shown: &str) -> Result<Literal> {
+    let text = parse_decimal_text(body)
+        .ok_or_else(|| PqsiftError::filter(format!("invalid numeric literal {shown}")))?;
+    let scale = (-text.exponent).max(0);
+    let scale = i8::try_from(scale)
+        .ok()
+        .filter(|s| *s <= 38)
+        .ok_or_else(|| PqsiftError::filter(format!("literal {shown} has more than 38 digits")))?;
+    let unscaled = text
+        .to_unscaled(38, scale)
+        .map_err(|_| PqsiftError::filter(format!("literal {shown} has more than 38 digits")))?;
+    Ok(Literal::Decimal {
+        unscaled: if negative { -unscaled } else { unscaled },
+        scale,
+    })
+}
+
+fn convert_typed_string(typed: &ast::TypedString) -> Result<Literal> {
+    let text = match &typed.value.value {
+        Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => text.as_str(),
+        other => return Err(unsupported("literal", other)),
+    };
+    match &typed.data_type {
+        DataType::Date => parse_date(text)
+            .map(Literal::Date)
+            .ok_or_else(|| PqsiftError::filter(format!("invalid DATE literal '{text}'"))),
+        DataType::Timestamp(None, TimezoneInfo::None) => parse_timestamp_text(text)
+            .map(Literal::Timestamp)
+            .ok_or_else(|| PqsiftError::filter(format!("invalid TIMESTAMP literal '{text}'"))),
+        other => Err(unsupported("typed literal", format!("{other} '{text}'"))),
+    }
+}
+
+fn convert_cast(operand: &ast::Expr, data_type: &DataType) -> Result<Expr> {
+    let to = sql_type(data_type)?;
+    // `CAST('NaN' AS DOUBLE)` is how Display writes non-finite floats: read it back as
+    // the literal it stands for.
+    if let ast::Expr::Value(value) = operand
+        && let Value::SingleQuotedString(text) = &value.value
+    {
+        let special = match text.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        };
+        match (special, to) {
+            (Some(v), SqlType::Double) => return Ok(Expr::Literal(Literal::Double(v))),
+            (Some(v), SqlType::Float) => return Ok(Expr::Literal(Literal::Float(v as f32))),
+            _ => {}
+        }
+    }
+    Ok(Expr::Cast {
+        expr: boxed(operand)?,
+        to,
+    })
+}
+
+/// The Spark type a CAST names.
+fn sql_type(data_type: &DataType) -> Result<SqlType> {
+    let decimal = |info: &ExactNumberInfo| -> Result<SqlType> {
+        let (precision, scale) = match info {
+            ExactNumberInfo::None => (10, 0),
+            ExactNumberInfo::Precision(p) => (*p, 0),
+            ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+        };
+        if !(1..=38).contains(&precision) || scale < 0 || scale as u64 > precision {
+            return Err(PqsiftError::filter(format!(
+                "invalid type DECIMAL({precision},{scale}): precision must be 1..=38 and scale 0..=precision"
+            )));
+        }
+        Ok(SqlType::Decimal {
+            precision: precision as u8,
+            scale: scale as i8,
+        })
+    };
+    Ok(match data_type {
+        DataType::Boolean | DataType::Bool => SqlType::Boolean,
+        DataType::TinyInt(None) => SqlType::Byte,
+        DataType::SmallInt(None) => SqlType::Short,
+        DataType::Int(None) | DataType::Integer(None) => SqlType::Int,
+        DataType::BigInt(None) => SqlType::Long,
+        DataType::Float(ExactNumberInfo::None) | DataType::Real => SqlType::Float,
+        DataType::Double(ExactNumberInfo::None) | DataType::DoublePrecision => SqlType::Double,
+        DataType::Decimal(info) | DataType::Numeric(info) | DataType::Dec(info) => decimal(info)?,
+        DataType::String(None) | DataType::Text => SqlType::String,
+        DataType::Binary(None) => SqlType::Binary,
+        DataType::Date => SqlType::Date,
+        DataType::Timestamp(None, TimezoneInfo::None) => SqlType::Timestamp,
+        DataType::TimestampNtz(None) => SqlType::TimestampNtz,
+        DataType::Custom(name, modifiers) if modifiers.is_empty() => {
+            match name.to_string().to_ascii_uppercase().as_str() {
+                "BYTE" => SqlType::Byte,
+                "SHORT" => SqlType::Short,
+                "LONG" => SqlType::Long,
+                "TIMESTAMP_LTZ" => SqlType::Timestamp,
+                "TIMESTAMP_NTZ" => SqlType::TimestampNtz,
+                _ => return Err(unsupported("type", data_type)),
+            }
+        }
+        other => return Err(unsupported("type", other)),
+    })
+}
+
+fn convert_function(function: &ast::Function) -> Result<Expr> {
+    let name = match function.name.0.as_slice() {
+        [ObjectNamePart::Identifier(ident)] => ident.value.to_ascii_lowercase(),
+        _ => return Err(unsupported("function", &function.name)),
+    };
+    if name != "abs" {
+        return Err(unsupported("function", &function.name));
+    }
+    let plain_call = function.filter.is_none()
+        && function.over.is_none()
+        && function.within_group.is_empty()
+        && function.null_treatment.is_none()
+        && matches!(function.parameters, FunctionArguments::None);
+    let args = match &function.args {
+        FunctionArguments::List(list)
+            if plain_call && list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
+        {
+            &list.args
+        }
+        _ => return Err(unsupported("call", function)),
+    };
+    match args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => Ok(Expr::Abs(boxed(arg)?)),
+        _ => Err(PqsiftError::filter(format!(
+            "abs takes exactly one argument, got \"{function}\""
+        ))),
+    }
+}
