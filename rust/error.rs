@@ -44,6 +44,17 @@ pub enum PqsiftError {
     /// `pqsift.FilterError` (a `ValueError`).
     #[error("{0}")]
     Filter(String),
+
+    /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
+    /// `pqsift.PqsiftError`.
+    #[error("arrow: {0}")]
+    Compute(String),
+}
+
+impl From<arrow::error::ArrowError> for PqsiftError {
+    fn from(error: arrow::error::ArrowError) -> Self {
+        Self::Compute(error.to_string())
+    }
 }
 
 /// `Result` with [`PqsiftError`].

@@ -17,12 +17,22 @@
 //! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
+//! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
+//!   re-ranked by observed cost per row removed (seed 000 step 2).
+//! * [`row_group_reader`] — LM-pipelined evaluation of a row group: predicate columns
+//!   first, projected columns for survivors only (seed 001 §2).
+//! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
+//! * [`io`] — positioned reads that count bytes.
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
+pub mod cached_reader;
 pub mod error;
 pub mod metadata;
 pub mod filter;
+pub mod io;
+pub mod row_filter;
+pub mod row_group_reader;
 pub mod selection;
 pub mod zone_map;
 

@@ -13,6 +13,7 @@ static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Converts a core error into the Python exception for it.
 pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
@@ -21,6 +22,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
         PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
+        PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
     };
     match cell.import(py, "pqsift.errors", name) {
         Ok(class) => PyErr::from_type(class.clone(), error.to_string()),

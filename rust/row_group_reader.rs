@@ -1,0 +1,351 @@
+//! LM-pipelined evaluation of one row group (seed 001 §2, seed 000 step 4).
+//!
+//! Start from the access plan's selection; for each predicate (in the [`RowFilter`]'s
+//! order) decode only its columns, only for the rows still selected, evaluate it, and
+//! refine the selection with [`RowSelection::and_then`]; then decode the projected columns
+//! for the surviving rows only. Columns decoded for a predicate and also projected come
+//! from the [`CachedArrayReader`], never decoded twice.
+//!
+//! The parquet crate supplies page reading and decoding for a projection and a row
+//! selection (with its `Selectors` policy, which skips pages without selected rows); the
+//! loop, the selection, the runs-vs-mask choice ([`ReadPlan`], page-aware) and the cache
+//! are ours. Handing the crate a `RowFilter` instead would bypass all three.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow::compute::{concat_batches, filter_record_batch};
+use arrow::datatypes::{Schema, SchemaRef};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection, RowSelectionPolicy,
+    RowSelector as CrateSelector,
+};
+
+use crate::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
+use crate::io::CountingFile;
+use crate::metadata;
+use crate::row_filter::RowFilter;
+use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
+
+/// How rows are read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Late materialization on; off decodes every needed column for the planned rows, then
+    /// filters (the baseline).
+    pub pushdown_filters: bool,
+    /// Runs or mask, per stretch of surviving pages.
+    pub selection_policy: SelectionPolicy,
+    /// Rows per decoded batch handed to the crate.
+    pub batch_size: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self { pushdown_filters: true, selection_policy: SelectionPolicy::default(), batch_size: 8192 }
+    }
+}
+
+/// What reading one row group did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadMetrics {
+    /// Values decoded, summed over columns (a column decoded for `n` rows counts `n`).
+    pub rows_decoded: u64,
+    /// The same, per root column name.
+    pub rows_decoded_by_column: BTreeMap<String, u64>,
+    /// Columns served from the cache instead of decoded.
+    pub cache_hits: u64,
+    /// Columns looked up in the cache and decoded.
+    pub cache_misses: u64,
+    /// Time decoding and evaluating predicates.
+    pub predicate_time: Duration,
+    /// Time decoding the projection.
+    pub projection_time: Duration,
+    /// Rows that passed.
+    pub rows_out: u64,
+}
+
+impl ReadMetrics {
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &ReadMetrics) {
+        self.rows_decoded += other.rows_decoded;
+        for (name, rows) in &other.rows_decoded_by_column {
+            *self.rows_decoded_by_column.entry(name.clone()).or_default() += rows;
+        }
+        self.cache_hits += other.cache_hits;
+        self.cache_misses += other.cache_misses;
+        self.predicate_time += other.predicate_time;
+        self.projection_time += other.projection_time;
+        self.rows_out += other.rows_out;
+    }
+}
+
+/// One file opened for reading: its metadata, and the row filter's predicates bound to
+/// its schema.
+#[derive(Debug)]
+pub struct FileReader {
+    file: CountingFile,
+    metadata: ArrowReaderMetadata,
+    key: Arc<str>,
+    /// Per predicate (text order): the predicate bound to the schema of its roots.
+    bound: Vec<BoundExpr>,
+}
+
+impl FileReader {
+    /// Opens a file for reading with `filter`'s predicates bound to its schema.
+    pub fn new(file: CountingFile, metadata: ArrowReaderMetadata, filter: &RowFilter, options: &BindOptions) -> Result<Self> {
+        let key: Arc<str> = Arc::from(file.path().display().to_string());
+        let mut bound = Vec::with_capacity(filter.predicates().len());
+        for predicate in filter.predicates() {
+            let schema = project_schema(metadata.schema(), &predicate.roots);
+            bound.push(bind(&predicate.expr, &schema, options)?);
+        }
+        Ok(Self { file, metadata, key, bound })
+    }
+
+    /// The file's Arrow schema.
+    pub fn schema(&self) -> &SchemaRef {
+        self.metadata.schema()
+    }
+
+    /// Bytes read from the file so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.file.bytes_read()
+    }
+
+    /// Reads row group `row_group` for `selection` (the access plan's; `None` = every
+    /// row), returning the root columns `projection` (in that order) of the rows that pass
+    /// `filter`.
+    pub fn read_row_group(
+        &self,
+        row_group: usize,
+        selection: Option<&RowSelection>,
+        projection: &[usize],
+        filter: &RowFilter,
+        options: &ReadOptions,
+        cache: &SharedArrayCache,
+    ) -> Result<(RecordBatch, ReadMetrics)> {
+        let rows = self.metadata.metadata().row_group(row_group).num_rows().max(0) as usize;
+        let mut selection = match selection {
+            Some(s) if s.row_count() == rows => s.clone(),
+            Some(s) => {
+                return Err(PqsiftError::selection(format!(
+                    "row group {row_group} has {rows} rows but the selection covers {}",
+                    s.row_count()
+                )));
+            }
+            None => RowSelection::select_all(rows),
+        };
+        let mut metrics = ReadMetrics::default();
+        let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
+
+        if options.pushdown_filters {
+            for index in filter.order() {
+                if !selection.selects_any() {
+                    break;
+                }
+                let started = Instant::now();
+                let predicate = &filter.predicates()[index];
+                let batch = self.columns(row_group, &predicate.roots, &selection, options, &mut cache, &mut metrics)?;
+                let passed = evaluate(&self.bound[index], &batch)?;
+                let refinement = RowSelection::from_filters(&[passed]);
+                let rows_in = selection.selected_count() as u64;
+                selection = selection.and_then(&refinement)?;
+                let elapsed = started.elapsed();
+                filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
+                metrics.predicate_time += elapsed;
+            }
+            let started = Instant::now();
+            let out = self.columns(row_group, projection, &selection, options, &mut cache, &mut metrics)?;
+            metrics.projection_time += started.elapsed();
+            metrics.rows_out = out.num_rows() as u64;
+            return Ok((out, metrics));
+        }
+
+        // Baseline: decode everything needed for the planned rows, then filter.
+        let started = Instant::now();
+        let mut needed: Vec<usize> = projection.to_vec();
+        for predicate in filter.predicates() {
+            needed.extend(&predicate.roots);
+        }
+        needed.sort_unstable();
+        needed.dedup();
+        let all = self.decode(row_group, &needed, &selection, options, &mut metrics)?;
+        let mut keep: Option<BooleanArray> = None;
+        for (index, predicate) in filter.predicates().iter().enumerate() {
+            let columns = pick(&all, &needed, &predicate.roots)?;
+            let passed = evaluate(&self.bound[index], &columns)?;
+            // Unknown (null) is not selected.
+            let passed = BooleanArray::new(RowSelection::from_filters(&[passed]).to_mask(), None);
+            keep = Some(match keep {
+                Some(k) => arrow::compute::and(&k, &passed)?,
+                None => passed,
+            });
+        }
+        let filtered = match keep {
+            Some(mask) => filter_record_batch(&all, &mask)?,
+            None => all,
+        };
+        let out = pick(&filtered, &needed, projection)?;
+        metrics.projection_time += started.elapsed();
+        metrics.rows_out = out.num_rows() as u64;
+        Ok((out, metrics))
+    }
+
+    /// The root columns `roots` (in that order) for the rows of `selection`: from the cache
+    /// where it holds them, decoded (and cached) otherwise.
+    fn columns(
+        &self,
+        row_group: usize,
+        roots: &[usize],
+        selection: &RowSelection,
+        options: &ReadOptions,
+        cache: &mut CachedArrayReader<'_>,
+        metrics: &mut ReadMetrics,
+    ) -> Result<RecordBatch> {
+        let mut found: BTreeMap<usize, ArrayRef> = BTreeMap::new();
+        let mut missing: Vec<usize> = Vec::new();
+        for &root in roots {
+            match cache.get(root, selection)? {
+                Some((values, CacheTier::Local | CacheTier::Shared)) => {
+                    metrics.cache_hits += 1;
+                    found.insert(root, values);
+                }
+                None => {
+                    metrics.cache_misses += 1;
+                    missing.push(root);
+                }
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let decoded = self.decode(row_group, &missing, selection, options, metrics)?;
+            for (i, &root) in missing.iter().enumerate() {
+                let values = decoded.column(i).clone();
+                cache.insert(root, values.clone(), selection.clone());
+                found.insert(root, values);
+            }
+        }
+        let schema = Arc::new(Schema::new(
+            roots.iter().map(|&r| self.metadata.schema().field(r).clone()).collect::<Vec<_>>(),
+        ));
+        let columns: Vec<ArrayRef> = roots.iter().map(|r| found[r].clone()).collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
+        Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
+    }
+
+    /// Decodes the root columns `roots` (ascending) for the rows of `selection`.
+    fn decode(
+        &self,
+        row_group: usize,
+        roots: &[usize],
+        selection: &RowSelection,
+        options: &ReadOptions,
+        metrics: &mut ReadMetrics,
+    ) -> Result<RecordBatch> {
+        let schema = project_schema(self.metadata.schema(), roots);
+        if !selection.selects_any() {
+            return Ok(RecordBatch::new_empty(schema));
+        }
+        let parquet_schema = self.metadata.parquet_schema();
+        let leaves: Vec<usize> =
+            (0..parquet_schema.num_columns()).filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf))).collect();
+        let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
+        let plan = ReadPlan::new(selection, options.selection_policy, boundaries.as_deref())?;
+        let decoder: Vec<CrateSelector> = plan
+            .decoder_selection()
+            .iter_runs()
+            .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
+            .collect();
+        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::corrupt(self.file.path(), e);
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(ProjectionMask::roots(parquet_schema, roots.iter().copied()))
+            .with_row_selection(CrateSelection::from(decoder))
+            .with_row_selection_policy(RowSelectionPolicy::Selectors)
+            .with_batch_size(options.batch_size.max(1))
+            .build()
+            .map_err(corrupt)?;
+        let batches = reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| PqsiftError::corrupt(self.file.path(), e))?;
+        let decoded = concat_batches(&schema, &batches)?;
+        let decoded = match plan.post_filter() {
+            Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
+            None => decoded,
+        };
+        if decoded.num_rows() != selection.selected_count() {
+            return Err(PqsiftError::corrupt(
+                self.file.path(),
+                format!(
+                    "row group {row_group} decoded {} rows where {} were selected",
+                    decoded.num_rows(),
+                    selection.selected_count()
+                ),
+            ));
+        }
+        let decoded_rows = plan.decoded_rows() as u64;
+        for &root in roots {
+            metrics.rows_decoded += decoded_rows;
+            *metrics.rows_decoded_by_column.entry(self.metadata.schema().field(root).name().clone()).or_default() +=
+                decoded_rows;
+        }
+        Ok(decoded)
+    }
+}
+
+/// The schema of the root columns `roots` (ascending, as the crate decodes them).
+fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
+    Arc::new(Schema::new(roots.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()))
+}
+
+/// The columns `wanted` (root indices) of a batch holding the roots `have`, in order.
+fn pick(batch: &RecordBatch, have: &[usize], wanted: &[usize]) -> Result<RecordBatch> {
+    let positions: Vec<usize> = wanted
+        .iter()
+        .map(|w| have.iter().position(|h| h == w).expect("decoded with every needed column"))
+        .collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let schema = batch.schema();
+    let projected = Arc::new(Schema::new(positions.iter().map(|&p| schema.field(p).clone()).collect::<Vec<_>>()));
+    Ok(RecordBatch::try_new_with_options(
+        projected,
+        positions.iter().map(|&p| batch.column(p).clone()).collect(),
+        &options,
+    )?)
+}
+
+/// The first rows of the pages of `leaves`, merged: a stretch between two consecutive
+/// boundaries lies inside one page of every leaf. `None` when a leaf has no offset index
+/// (its pages are then read in sequence, none skipped).
+fn page_boundaries(metadata: &parquet::file::metadata::ParquetMetaData, row_group: usize, leaves: &[usize]) -> Option<Vec<usize>> {
+    let mut boundaries = Vec::new();
+    for &leaf in leaves {
+        for page in metadata::page_locations(metadata, row_group, leaf)? {
+            boundaries.push(usize::try_from(page.first_row_index).ok()?);
+        }
+    }
+    boundaries.sort_unstable();
+    boundaries.dedup();
+    (boundaries.first() == Some(&0)).then_some(boundaries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_add_up() {
+        let mut a = ReadMetrics { rows_decoded: 3, cache_hits: 1, ..Default::default() };
+        a.rows_decoded_by_column.insert("x".into(), 3);
+        let mut b = a.clone();
+        b.rows_out = 2;
+        a.add(&b);
+        assert_eq!((a.rows_decoded, a.cache_hits, a.rows_out, a.rows_decoded_by_column["x"]), (6, 2, 2, 6));
+    }
+}
