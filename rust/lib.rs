@@ -21,6 +21,8 @@
 //!   re-ranked by observed cost per row removed (seed 000 step 2).
 //! * [`row_group_reader`] — LM-pipelined evaluation of a row group: predicate columns
 //!   first, projected columns for survivors only (seed 001 §2).
+//! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
+//!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
 //! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
 //! * [`io`] — positioned reads that count bytes.
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
@@ -33,6 +35,7 @@ pub mod filter;
 pub mod io;
 pub mod row_filter;
 pub mod row_group_reader;
+pub mod scan_stream;
 pub mod selection;
 pub mod zone_map;
 

@@ -112,6 +112,11 @@ impl FileReader {
         self.metadata.schema()
     }
 
+    /// The file's path.
+    pub fn path(&self) -> &std::path::Path {
+        self.file.path()
+    }
+
     /// Bytes read from the file so far.
     pub fn bytes_read(&self) -> u64 {
         self.file.bytes_read()

@@ -202,3 +202,41 @@ fn tempdir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::scan_stream::ScanFile {
+    let opened = open(path, filter_text, true);
+    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec() }
+}
+
+#[test]
+fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
+    use pqsift::scan_stream::{ScanStream, ScanTask, StreamOptions};
+    let dir = tempdir();
+    let path = write_sample(&dir);
+    let projection = [0, 2];
+    let expected = brute_force(&path, FILTER, &projection);
+    let schema = expected.schema();
+    for threads in [1, 3] {
+        let files = vec![scan_file(&path, FILTER, &projection), scan_file(&path, FILTER, &projection)];
+        let tasks: Vec<ScanTask> =
+            (0..2).flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask { file, row_group, selection: None })).collect();
+        let options = StreamOptions {
+            read: ReadOptions { batch_size: 777, ..ReadOptions::default() },
+            threads,
+            limit: None,
+        };
+        let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(1 << 20)));
+        let batches: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
+        assert!(batches.iter().all(|b| b.num_rows() <= 777));
+        let got = concat_batches(&schema, &batches).unwrap();
+        assert_eq!(got, concat_batches(&schema, &[expected.clone(), expected.clone()]).unwrap(), "threads={threads}");
+    }
+
+    let files = vec![scan_file(&path, FILTER, &projection)];
+    let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask { file: 0, row_group, selection: None }).collect();
+    let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50) };
+    let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
+    let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
+    let got = concat_batches(&schema, &got).unwrap();
+    assert_eq!(got, expected.slice(0, 50));
+}

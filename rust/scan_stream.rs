@@ -1,0 +1,270 @@
+//! The output stream of a scan: row groups read in parallel by a bounded pool, batches
+//! handed out in file / row-group order, memory bounded, stopping early for a limit.
+//!
+//! Workers take the next row group task only while it is fewer than `window` tasks ahead of
+//! the one the consumer waits for, so at most `window` decoded row groups are held at once
+//! whatever the consumer's pace. Dropping the stream cancels the workers.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatchReader;
+
+use crate::cached_reader::SharedArrayCache;
+use crate::error::{PqsiftError, Result};
+use crate::row_filter::RowFilter;
+use crate::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use crate::selection::RowSelection;
+
+/// One file of a scan, ready to read.
+#[derive(Debug)]
+pub struct ScanFile {
+    /// The opened file, predicates bound to its schema.
+    pub reader: FileReader,
+    /// The filter's predicates for this file.
+    pub filter: RowFilter,
+    /// Root column indices to output, in output order.
+    pub projection: Vec<usize>,
+}
+
+/// One row group to read.
+#[derive(Debug, Clone)]
+pub struct ScanTask {
+    /// Index into the scan's files.
+    pub file: usize,
+    /// Row group index in that file.
+    pub row_group: usize,
+    /// The access plan's selection (`None`: every row).
+    pub selection: Option<RowSelection>,
+}
+
+/// Settings of the stream.
+#[derive(Debug, Clone)]
+pub struct StreamOptions {
+    /// How rows are read.
+    pub read: ReadOptions,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Stop once this many rows are out.
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Default)]
+struct Progress {
+    /// Next task a worker may take.
+    next_task: usize,
+    /// Next task the consumer waits for.
+    next_emit: usize,
+    /// Finished tasks not yet consumed.
+    done: BTreeMap<usize, Result<RecordBatch>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    files: Vec<ScanFile>,
+    tasks: Vec<ScanTask>,
+    options: StreamOptions,
+    cache: Arc<SharedArrayCache>,
+    window: usize,
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    cancelled: AtomicBool,
+    metrics: Mutex<ReadMetrics>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn worker(self: Arc<Self>) {
+        loop {
+            let index = {
+                let mut progress = self.lock();
+                loop {
+                    if self.cancelled.load(Ordering::Relaxed) || progress.next_task >= self.tasks.len() {
+                        return;
+                    }
+                    if progress.next_task < progress.next_emit + self.window {
+                        break;
+                    }
+                    progress = self.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+                }
+                progress.next_task += 1;
+                progress.next_task - 1
+            };
+            let result = self.run(index);
+            let mut progress = self.lock();
+            progress.done.insert(index, result);
+            self.changed.notify_all();
+        }
+    }
+
+    fn run(&self, index: usize) -> Result<RecordBatch> {
+        let task = &self.tasks[index];
+        let file = &self.files[task.file];
+        // A panic in the parquet crate on a malformed file must not take the process down.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            file.reader.read_row_group(
+                task.row_group,
+                task.selection.as_ref(),
+                &file.projection,
+                &file.filter,
+                &self.options.read,
+                &self.cache,
+            )
+        }));
+        let (batch, metrics) = match outcome {
+            Ok(result) => result?,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                return Err(PqsiftError::corrupt(
+                    file.reader.path(),
+                    format!("row group {}: the decoder failed: {message}", task.row_group),
+                ));
+            }
+        };
+        self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        Ok(batch)
+    }
+}
+
+/// A lazy stream of record batches of at most `batch_size` rows.
+///
+/// It is an Arrow [`RecordBatchReader`], so it exports to Python as an Arrow C stream.
+#[derive(Debug)]
+pub struct ScanStream {
+    schema: SchemaRef,
+    shared: Arc<Shared>,
+    pending: VecDeque<RecordBatch>,
+    rows_out: usize,
+    finished: bool,
+}
+
+impl ScanStream {
+    /// Starts reading `tasks` of `files` with `options.threads` workers; `schema` is the
+    /// output schema every batch has.
+    pub fn start(
+        schema: SchemaRef,
+        files: Vec<ScanFile>,
+        tasks: Vec<ScanTask>,
+        options: StreamOptions,
+        cache: Arc<SharedArrayCache>,
+    ) -> Self {
+        let threads = options.threads.max(1).min(tasks.len().max(1));
+        let shared = Arc::new(Shared {
+            files,
+            tasks,
+            window: threads * 2,
+            options,
+            cache,
+            progress: Mutex::new(Progress::default()),
+            changed: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            metrics: Mutex::new(ReadMetrics::default()),
+        });
+        for _ in 0..threads {
+            let worker = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("pqsift-reader".into())
+                .spawn(move || worker.worker())
+                .expect("spawning a reader thread");
+        }
+        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false }
+    }
+
+    /// What reading has done so far, summed over row groups.
+    pub fn metrics(&self) -> ReadMetrics {
+        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Bytes read from the files so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
+    }
+
+    fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if let Some(batch) = self.pending.pop_front() {
+                return Some(Ok(batch));
+            }
+            if self.finished {
+                return None;
+            }
+            let limit = self.shared.options.limit;
+            if limit.is_some_and(|l| self.rows_out >= l) || self.shared.lock().next_emit >= self.shared.tasks.len() {
+                self.finish();
+                return None;
+            }
+            // Wait for the next task in order.
+            let result = {
+                let mut progress = self.shared.lock();
+                let index = progress.next_emit;
+                loop {
+                    if let Some(result) = progress.done.remove(&index) {
+                        progress.next_emit += 1;
+                        self.shared.changed.notify_all();
+                        break result;
+                    }
+                    progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            let batch = match result {
+                Ok(batch) => batch,
+                Err(error) => {
+                    self.finish();
+                    return Some(Err(error));
+                }
+            };
+            let mut batch = batch;
+            if let Some(limit) = limit {
+                let room = limit - self.rows_out;
+                if batch.num_rows() > room {
+                    batch = batch.slice(0, room);
+                }
+            }
+            self.rows_out += batch.num_rows();
+            let size = self.shared.options.read.batch_size.max(1);
+            let mut offset = 0;
+            while offset < batch.num_rows() {
+                let len = size.min(batch.num_rows() - offset);
+                self.pending.push_back(batch.slice(offset, len));
+                offset += len;
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.shared.cancelled.store(true, Ordering::Relaxed);
+        self.shared.changed.notify_all();
+    }
+}
+
+impl Drop for ScanStream {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl Iterator for ScanStream {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for ScanStream {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
