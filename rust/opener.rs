@@ -1,0 +1,156 @@
+//! Opening a scan for reading (seed 000's ParquetOpener, steps 2 and 4): resolve the
+//! projection, build each file's row filter, and start the [`ScanStream`] over the row
+//! groups the access plan kept.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::datatypes::{Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+
+use crate::cached_reader::SharedArrayCache;
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, Expr};
+use crate::io::CountingFile;
+use crate::row_filter::RowFilter;
+use crate::row_group_reader::{FileReader, ReadOptions};
+use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
+
+/// What to read and how.
+#[derive(Debug, Clone)]
+pub struct ReaderConfig {
+    /// Top-level columns to output, in order (`None`: all).
+    pub columns: Option<Vec<String>>,
+    /// The filter (`None`: every row).
+    pub filter: Option<Expr>,
+    /// Column resolution and the session time zone.
+    pub bind: BindOptions,
+    /// Late materialization, selection policy, batch size.
+    pub read: ReadOptions,
+    /// Order predicates by cost.
+    pub reorder_filters: bool,
+    /// Worker threads.
+    pub threads: usize,
+    /// Stop after this many rows.
+    pub limit: Option<usize>,
+    /// Capacity of the decoded-column cache shared by the scan's readers.
+    pub cache_bytes: usize,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> Self {
+        Self {
+            columns: None,
+            filter: None,
+            bind: BindOptions::default(),
+            read: ReadOptions::default(),
+            reorder_filters: true,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            limit: None,
+            cache_bytes: 64 << 20,
+        }
+    }
+}
+
+/// A file to read: its path and parsed metadata (from the metadata cache).
+#[derive(Debug, Clone)]
+pub struct OpenFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its footer and page index.
+    pub metadata: Arc<ParquetMetaData>,
+}
+
+/// The output schema of a scan of `file` with `columns`.
+pub fn output_schema(file: &OpenFile, columns: Option<&[String]>, case_sensitive: bool) -> Result<SchemaRef> {
+    let metadata = arrow_metadata(file)?;
+    let roots = resolve_columns(metadata.schema(), columns, case_sensitive)?;
+    Ok(Arc::new(Schema::new(roots.iter().map(|&r| metadata.schema().field(r).clone()).collect::<Vec<_>>())))
+}
+
+/// Starts reading `tasks` (row groups, in output order) of `files`.
+///
+/// Every file's projection and filter are resolved before any data is read, so an unknown
+/// column or a bad filter fails here.
+pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
+    let mut scan_files = Vec::with_capacity(files.len());
+    let mut schema: Option<SchemaRef> = None;
+    for file in files {
+        let metadata = arrow_metadata(file)?;
+        let projection = resolve_columns(metadata.schema(), config.columns.as_deref(), config.bind.case_sensitive)?;
+        let file_schema =
+            Arc::new(Schema::new(projection.iter().map(|&r| metadata.schema().field(r).clone()).collect::<Vec<_>>()));
+        match &schema {
+            None => schema = Some(file_schema),
+            Some(first) if first.fields() != file_schema.fields() => {
+                return Err(PqsiftError::corrupt(
+                    &file.path,
+                    format!("its columns {file_schema} differ from the scan's first file {first}"),
+                ));
+            }
+            Some(_) => {}
+        }
+        let filter =
+            RowFilter::build(config.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
+        let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
+        scan_files.push(ScanFile { reader, filter, projection });
+    }
+    let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    let tasks = prune_for_limit(files, tasks, config);
+    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit };
+    Ok(ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes))))
+}
+
+/// Seed 003's limit pruner: without a filter every planned row is output, so the row
+/// groups past the first `limit` planned rows are never needed.
+fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Vec<ScanTask> {
+    let (Some(limit), None) = (config.limit, &config.filter) else {
+        return tasks;
+    };
+    let mut rows = 0usize;
+    let mut kept = Vec::new();
+    for task in tasks {
+        if rows >= limit {
+            break;
+        }
+        rows += match &task.selection {
+            Some(selection) => selection.selected_count(),
+            None => files[task.file].metadata.row_group(task.row_group).num_rows().max(0) as usize,
+        };
+        kept.push(task);
+    }
+    kept
+}
+
+fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.path, e))
+}
+
+/// Root indices of `columns` (all columns when `None`), resolved like Spark.
+fn resolve_columns(schema: &Schema, columns: Option<&[String]>, case_sensitive: bool) -> Result<Vec<usize>> {
+    let Some(columns) = columns else {
+        return Ok((0..schema.fields().len()).collect());
+    };
+    columns
+        .iter()
+        .map(|name| {
+            let matches: Vec<usize> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| if case_sensitive { f.name() == name } else { f.name().eq_ignore_ascii_case(name) })
+                .map(|(i, _)| i)
+                .collect();
+            match matches.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(PqsiftError::filter(format!(
+                    "unknown column `{name}` in columns; the file has: {}",
+                    schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+                ))),
+                _ => Err(PqsiftError::filter(format!("column `{name}` is ambiguous (case-insensitive match)"))),
+            }
+        })
+        .collect()
+}
