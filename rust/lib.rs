@@ -21,7 +21,7 @@
 //!   re-ranked by observed cost per row removed (seed 000 step 2).
 //! * [`row_group_reader`] — LM-pipelined evaluation of a row group: predicate columns
 //!   first, projected columns for survivors only (seed 001 §2).
-//! * [`opener`] — opening a scan for reading: projection, row filters, the stream.
+//! * [`reader`] — opening a scan for reading: projection, row filters, the stream.
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
 //! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
 //!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
@@ -34,7 +34,7 @@ pub mod cached_reader;
 pub mod error;
 pub mod metadata;
 pub mod metadata_cache;
-pub mod opener;
+pub mod reader;
 pub mod filter;
 pub mod io;
 pub mod row_filter;
