@@ -191,7 +191,9 @@ impl ScanStream {
         self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
     }
 
-    fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+    /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
+    /// `ArrowError` for Arrow consumers).
+    pub fn next_batch_checked(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if let Some(batch) = self.pending.pop_front() {
                 return Some(Ok(batch));
@@ -259,7 +261,7 @@ impl Iterator for ScanStream {
     type Item = std::result::Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_batch().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        self.next_batch_checked().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
     }
 }
 

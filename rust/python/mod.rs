@@ -10,6 +10,7 @@ mod errors;
 mod filter;
 mod metadata;
 mod selection;
+mod stream;
 
 use pyo3::prelude::*;
 
@@ -20,5 +21,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<selection::PyRowSelection>()?;
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
+    module.add_function(wrap_pyfunction!(stream::read, module)?)?;
+    module.add_class::<stream::PyScanStream>()?;
     Ok(())
 }

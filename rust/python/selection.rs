@@ -13,7 +13,7 @@ use crate::selection::{PageLocation, RowSelection, RowSelector, SelectionPolicy}
 #[pyclass(name = "RowSelection", module = "pqsift", frozen, eq)]
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyRowSelection {
-    inner: RowSelection,
+    pub(crate) inner: RowSelection,
 }
 
 impl From<RowSelection> for PyRowSelection {

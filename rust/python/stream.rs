@@ -1,0 +1,195 @@
+//! Reading for Python: start a scan's stream over planned row groups, hand batches out one
+//! at a time (errors as pqsift exceptions) or as a whole Arrow C stream.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::{RecordBatch, StructArray};
+use arrow::ffi::FFI_ArrowSchema;
+use arrow::ffi_stream::FFI_ArrowArrayStream;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
+
+use super::arrow_ffi;
+use super::errors::py_err;
+use super::selection::PyRowSelection;
+use crate::filter::{BindOptions, parse_filter};
+use crate::metadata_cache::MetadataCache;
+use crate::reader::{OpenFile, ReaderConfig, open_stream, output_schema};
+use crate::row_group_reader::ReadOptions;
+use crate::scan_stream::{ScanStream, ScanTask};
+use crate::selection::SelectionPolicy;
+
+/// A stream of record batches; see `python/pqsift/_core.pyi`.
+#[pyclass(name = "ScanStream", module = "pqsift._core")]
+pub(crate) struct PyScanStream {
+    stream: Option<ScanStream>,
+    schema: arrow::datatypes::SchemaRef,
+    /// Metrics of a stream handed off as an Arrow C stream are no longer reachable: the
+    /// last known values stay here.
+    exported: bool,
+}
+
+/// One record batch, exported through `__arrow_c_array__` (as a struct array).
+#[pyclass(name = "_Batch", module = "pqsift._core", frozen)]
+pub(crate) struct PyBatch {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl PyBatch {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema;
+        let array = StructArray::from(self.batch.clone());
+        arrow_ffi::export_array(py, &array)
+    }
+}
+
+#[pymethods]
+impl PyScanStream {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
+        let Some(stream) = self.stream.as_mut() else {
+            if self.exported {
+                return Err(PyRuntimeError::new_err("this stream was handed off through __arrow_c_stream__"));
+            }
+            return Ok(None);
+        };
+        // Reading happens on worker threads; waiting for them needs no GIL.
+        let next = py.detach(|| stream.next_batch_checked());
+        match next {
+            Some(Ok(batch)) => Ok(Some(PyBatch { batch })),
+            Some(Err(error)) => Err(py_err(py)(error)),
+            None => Ok(None),
+        }
+    }
+
+    /// The output schema, as an Arrow C schema capsule.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
+            .map_err(|e| PyValueError::new_err(format!("cannot export the schema: {e}")))?;
+        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+    }
+
+    /// Hands the whole stream to an Arrow consumer (pyarrow, Polars, DuckDB).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let stream = self
+            .stream
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream was already consumed or exported"))?;
+        self.exported = true;
+        let ffi = FFI_ArrowArrayStream::new(Box::new(stream));
+        PyCapsule::new_with_value(py, ffi, c"arrow_array_stream")
+    }
+
+    /// What reading has done so far (see `Scan.metrics`).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        let Some(stream) = &self.stream else {
+            return Ok(out);
+        };
+        let metrics = stream.metrics();
+        out.set_item("rows_out", metrics.rows_out)?;
+        out.set_item("rows_decoded", metrics.rows_decoded)?;
+        out.set_item("rows_decoded_by_column", metrics.rows_decoded_by_column.clone())?;
+        out.set_item("bytes_read", stream.bytes_read())?;
+        out.set_item("cache_hits", metrics.cache_hits)?;
+        out.set_item("cache_misses", metrics.cache_misses)?;
+        out.set_item("time_predicates_s", metrics.predicate_time.as_secs_f64())?;
+        out.set_item("time_projection_s", metrics.projection_time.as_secs_f64())?;
+        Ok(out)
+    }
+}
+
+/// Starts reading `tasks` — `(file index, row group, RowSelection or None)` in output
+/// order — of `files`.
+#[pyfunction]
+#[pyo3(signature = (
+    files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
+    pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
+    batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20,
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read(
+    py: Python<'_>,
+    files: Vec<PathBuf>,
+    tasks: Vec<(usize, usize, Option<PyRef<'_, PyRowSelection>>)>,
+    columns: Option<Vec<String>>,
+    filter: Option<&str>,
+    session_time_zone: &str,
+    case_sensitive: bool,
+    pushdown_filters: bool,
+    reorder_filters: bool,
+    selection_policy: &str,
+    selection_threshold: usize,
+    batch_size: usize,
+    threads: Option<usize>,
+    limit: Option<usize>,
+    cache_bytes: usize,
+) -> PyResult<PyScanStream> {
+    if batch_size == 0 {
+        return Err(PyValueError::new_err("batch_size must be positive"));
+    }
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be positive"));
+    }
+    let policy = SelectionPolicy::parse(selection_policy, selection_threshold).map_err(py_err(py))?;
+    let filter = filter.map(parse_filter).transpose().map_err(py_err(py))?;
+    let tasks: Vec<ScanTask> = tasks
+        .into_iter()
+        .map(|(file, row_group, selection)| {
+            if file >= files.len() {
+                return Err(PyValueError::new_err(format!("task refers to file {file} of {}", files.len())));
+            }
+            Ok(ScanTask { file, row_group, selection: selection.map(|s| s.inner.clone()) })
+        })
+        .collect::<PyResult<_>>()?;
+    let config = ReaderConfig {
+        columns,
+        filter,
+        bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
+        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size },
+        reorder_filters,
+        threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        limit,
+        cache_bytes,
+    };
+    let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
+        let open_files: Vec<OpenFile> = files
+            .iter()
+            .map(|path| Ok(OpenFile { path: path.clone(), metadata: MetadataCache::global().load(path)? }))
+            .collect::<crate::Result<_>>()?;
+        for task in &tasks {
+            let groups = open_files[task.file].metadata.num_row_groups();
+            if task.row_group >= groups {
+                return Err(crate::PqsiftError::selection(format!(
+                    "{}: row group {} of {groups}",
+                    open_files[task.file].path.display(),
+                    task.row_group
+                )));
+            }
+        }
+        let schema = match open_files.first() {
+            Some(first) => output_schema(first, config.columns.as_deref(), case_sensitive)?,
+            None => Arc::new(arrow::datatypes::Schema::empty()),
+        };
+        Ok((schema, open_stream(&open_files, tasks, &config)?))
+    });
+    let (schema, stream) = opened.map_err(py_err(py))?;
+    Ok(PyScanStream { stream: Some(stream), schema, exported: false })
+}
