@@ -17,12 +17,25 @@
 //! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
+//! * [`pruning_predicate`] — three-valued evaluation of a filter on zone maps (can be true /
+//!   can be false per container), through monotonic functions.
+//! * [`opener`], [`row_group_filter`], [`bloom_filter`], [`page_filter`], [`access_plan`],
+//!   [`metrics`], [`scan`] — planning a scan from metadata: file range, statistics, bloom
+//!   filters, page index; per row group Skip / Scan / Selection, explained and counted.
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
+pub mod access_plan;
+pub mod bloom_filter;
 pub mod error;
-pub mod metadata;
 pub mod filter;
+pub mod metadata;
+pub mod metrics;
+pub mod opener;
+pub mod page_filter;
+pub mod pruning_predicate;
+pub mod row_group_filter;
+pub mod scan;
 pub mod selection;
 pub mod zone_map;
 
