@@ -17,6 +17,11 @@
 //! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
+//! * [`pruning_predicate`] — three-valued evaluation of a filter on zone maps (can be true /
+//!   can be false per container), through monotonic functions.
+//! * [`opener`], [`row_group_filter`], [`bloom_filter`], [`page_filter`], [`access_plan`],
+//!   [`metrics`], [`scan`] — planning a scan from metadata: file range, statistics, bloom
+//!   filters, page index; per row group Skip / Scan / Selection, explained and counted.
 //! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
 //!   re-ranked by observed cost per row removed (seed 000 step 2).
 //! * [`row_group_reader`] — LM-pipelined evaluation of a row group: predicate columns
@@ -30,15 +35,23 @@
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
+pub mod access_plan;
+pub mod bloom_filter;
 pub mod cached_reader;
 pub mod error;
-pub mod metadata;
-pub mod metadata_cache;
-pub mod reader;
 pub mod filter;
 pub mod io;
+pub mod metadata;
+pub mod metadata_cache;
+pub mod metrics;
+pub mod opener;
+pub mod page_filter;
+pub mod pruning_predicate;
+pub mod reader;
 pub mod row_filter;
+pub mod row_group_filter;
 pub mod row_group_reader;
+pub mod scan;
 pub mod scan_stream;
 pub mod selection;
 pub mod zone_map;

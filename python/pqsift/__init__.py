@@ -18,17 +18,23 @@ from __future__ import annotations
 from pqsift._core import RowSelection, __version__, parse_filter
 from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError
 from pqsift.expr import Expr, col, lit
+from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
 
 __all__ = [
     "CorruptFileError",
     "Expr",
+    "FilePlan",
     "FilterError",
     "PqsiftError",
+    "Plan",
     "PqsiftIOError",
+    "RowGroupPlan",
     "RowSelection",
+    "Scan",
     "SelectionError",
     "__version__",
     "col",
     "lit",
     "parse_filter",
+    "scan",
 ]

@@ -193,3 +193,35 @@ def parse_filter(
     """Parses a filter in Spark SQL syntax and returns it in canonical form. With ``path``,
     also binds it to that Parquet file's schema, with Spark's type coercion. Raises
     :class:`pqsift.FilterError` naming the offending token or column. Reads no data."""
+
+class Scan:
+    """The native scan behind :class:`pqsift.scan.Scan`: files, filter, projection and
+    options; plans from metadata alone. Use :func:`pqsift.scan` to build one.
+
+    ``plan()`` returns, per file, ``{"path", "note", "row_groups"}`` where each row group is
+    ``{"index", "rows", "decision" ("skip" | "scan" | "select"), "stage", "reason",
+    "selected_rows", "selection" (RowSelection or None)}``.
+    """
+
+    def __init__(
+        self,
+        sources: list[str],
+        columns: list[str] | None = None,
+        filter: str | None = None,
+        *,
+        statistics: bool = True,
+        bloom_filter: bool = True,
+        page_index: bool = True,
+        session_time_zone: str = "UTC",
+        case_sensitive: bool = False,
+        file_range: tuple[int, int] | None = None,
+    ) -> None: ...
+    @property
+    def files(self) -> list[str]: ...
+    @property
+    def filter(self) -> str | None: ...
+    @property
+    def columns(self) -> list[str] | None: ...
+    def plan(self) -> list[dict[str, Any]]: ...
+    def explain(self) -> str: ...
+    def metrics(self) -> dict[str, int]: ...

@@ -9,6 +9,7 @@ mod arrow_ffi;
 mod errors;
 mod filter;
 mod metadata;
+mod scan;
 mod selection;
 mod stream;
 
@@ -19,6 +20,7 @@ use pyo3::prelude::*;
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
+    module.add_class::<scan::PyScan>()?;
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     module.add_function(wrap_pyfunction!(stream::read, module)?)?;

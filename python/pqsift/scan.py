@@ -1,0 +1,198 @@
+"""Scans: which files, row groups and pages a filtered read needs, from metadata alone.
+
+>>> import pqsift
+>>> scan = pqsift.scan("data/", filter="age > 50")        # doctest: +SKIP
+>>> plan = scan.plan()                                    # doctest: +SKIP
+>>> [rg.decision for rg in plan.files[0].row_groups]      # doctest: +SKIP
+['skip', 'select', 'scan']
+>>> print(scan.explain())                                 # doctest: +SKIP
+>>> scan.metrics["row_groups_pruned_statistics"]          # doctest: +SKIP
+1
+
+The planning logic is in Rust (``pqsift._core.Scan``); this module checks arguments and
+gives the plan readable Python objects.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pqsift import _core
+from pqsift._core import RowSelection
+from pqsift.expr import Expr
+
+__all__ = ["FilePlan", "Plan", "RowGroupPlan", "Scan", "scan"]
+
+Decision = Literal["skip", "scan", "select"]
+
+_OPTIONS: dict[str, Any] = {
+    "statistics": True,
+    "bloom_filter": True,
+    "page_index": True,
+    "session_time_zone": "UTC",
+    "case_sensitive": False,
+    "file_range": None,
+}
+
+
+@dataclass(frozen=True)
+class RowGroupPlan:
+    """How one row group is read: ``decision`` is ``"skip"``, ``"scan"`` (every row) or
+    ``"select"`` (the rows of ``selection``); ``stage`` and ``reason`` say why."""
+
+    index: int
+    rows: int
+    decision: Decision
+    selected_rows: int
+    selection: RowSelection | None = None
+    stage: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """The plan of one file: one :class:`RowGroupPlan` per row group, in file order."""
+
+    path: str
+    row_groups: list[RowGroupPlan] = field(default_factory=list)
+
+    @property
+    def pruned(self) -> bool:
+        """True when no row group of the file is read."""
+        return all(rg.decision == "skip" for rg in self.row_groups)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan of a scan: per file, per row group, the decision; plus the counts."""
+
+    files: list[FilePlan]
+    metrics: dict[str, int]
+    _text: str = field(repr=False, default="")
+
+    def explain(self) -> str:
+        """The plan in words: per file and row group, the decision and why."""
+        return self._text
+
+
+class Scan:
+    """A scan of Parquet files with a filter; see :func:`scan`."""
+
+    def __init__(self, core: _core.Scan) -> None:
+        self._core = core
+
+    @property
+    def files(self) -> list[str]:
+        """The files scanned, in order."""
+        return self._core.files
+
+    @property
+    def filter(self) -> str | None:
+        """The filter in canonical Spark SQL, or None."""
+        return self._core.filter
+
+    @property
+    def columns(self) -> list[str] | None:
+        """The projected columns, or None for all."""
+        return self._core.columns
+
+    def plan(self) -> Plan:
+        """Reads footers, bloom filters and page indexes (no column data) and decides, per
+        row group, whether to skip it, scan it, or read a row selection of it."""
+        files = [
+            FilePlan(
+                path=f["path"],
+                row_groups=[
+                    RowGroupPlan(
+                        index=rg["index"],
+                        rows=rg["rows"],
+                        decision=rg["decision"],
+                        selected_rows=rg["selected_rows"],
+                        selection=rg["selection"],
+                        stage=rg["stage"],
+                        reason=rg["reason"],
+                    )
+                    for rg in f["row_groups"]
+                ],
+            )
+            for f in self._core.plan()
+        ]
+        return Plan(files=files, metrics=dict(self._core.metrics()), _text=self._core.explain())
+
+    def explain(self) -> str:
+        """Per file and row group: the decision and why (plans first if needed)."""
+        return self._core.explain()
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        """Pruning counts over the whole scan, from the last :meth:`plan` (planning first if
+        there was none)."""
+        return dict(self._core.metrics())
+
+    def __repr__(self) -> str:
+        return f"pqsift.Scan({len(self.files)} file(s), filter={self.filter!r})"
+
+
+def _sources(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(source, (str, os.PathLike)):
+        return [os.fspath(source)]
+    if isinstance(source, Iterable):
+        paths = [os.fspath(p) for p in source]
+        return paths
+    raise TypeError(f"source must be a path or a list of paths, not {type(source).__name__}")
+
+
+def scan(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None = None,
+    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    **options: Any,
+) -> Scan:
+    """A scan of ``source`` — a Parquet file, a directory (searched recursively for
+    ``*.parquet``, skipping names starting with ``_`` or ``.``, like Spark), or a list of
+    paths — keeping ``columns`` of the rows matching ``filter`` (Spark SQL text or an
+    :class:`~pqsift.Expr`).
+
+    Options: ``statistics``, ``bloom_filter``, ``page_index`` (bools: the pruning stages),
+    ``session_time_zone`` (``"UTC"``), ``case_sensitive`` (``False``), ``file_range``
+    (``(offset, length)``: only the row groups whose midpoint lies in that byte range of a
+    single file). An unknown option raises ``TypeError``; a bad filter
+    :class:`pqsift.FilterError` before any data is read; an unreadable file
+    :class:`pqsift.CorruptFileError` naming it.
+    """
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise TypeError(f"scan() got unexpected option(s): {', '.join(unknown)}")
+    settings = {**_OPTIONS, **options}
+    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive"):
+        if not isinstance(settings[name], bool):
+            raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
+    if not isinstance(settings["session_time_zone"], str):
+        raise TypeError("option session_time_zone must be a str")
+    file_range = settings["file_range"]
+    if file_range is not None:
+        if (
+            not isinstance(file_range, tuple)
+            or len(file_range) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in file_range)
+        ):
+            raise TypeError("option file_range must be an (offset, length) tuple of ints")
+        if file_range[0] < 0 or file_range[1] < 0:
+            raise ValueError(f"option file_range must not be negative, got {file_range}")
+    if isinstance(filter, Expr):
+        filter_text: str | None = filter.to_sql()
+    elif filter is None or isinstance(filter, str):
+        filter_text = filter
+    else:
+        raise TypeError(f"filter must be a str or a pqsift.Expr, not {type(filter).__name__}")
+    if isinstance(columns, str):
+        raise TypeError("columns must be a list of names, not a str")
+    column_list = None if columns is None else [str(c) for c in columns]
+    sources = _sources(source)
+    if file_range is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
+        raise ValueError("option file_range needs a scan of exactly one file")
+    core = _core.Scan(sources, column_list, filter_text, **settings)
+    return Scan(core)

@@ -1,0 +1,151 @@
+//! The access plan of one file: per row group, skip it, scan it whole, or scan the rows of
+//! a [`RowSelection`] (DataFusion's `ParquetAccessPlan`, seed 000), with the reason for
+//! each decision so that a plan can be explained.
+//!
+//! ```
+//! use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+//! let mut plan = FileAccessPlan::scan_all("data.parquet", &[100, 100]);
+//! plan.skip(0, "statistics", "max(age)=35 < 50");
+//! assert!(matches!(plan.row_groups[0].access, RowGroupAccess::Skip));
+//! assert_eq!(plan.surviving().collect::<Vec<_>>(), [1]);
+//! assert!(plan.explain().contains("row group 0: skipped by statistics: max(age)=35 < 50"));
+//! ```
+
+use std::fmt::Write;
+
+use crate::selection::RowSelection;
+
+/// How to read one row group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowGroupAccess {
+    /// Nothing to read.
+    Skip,
+    /// Read every row.
+    Scan,
+    /// Read only the selected rows.
+    Selection(RowSelection),
+}
+
+/// The decision for one row group and why it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowGroupPlan {
+    /// The row group's index in the file.
+    pub index: usize,
+    /// Rows in the row group.
+    pub rows: usize,
+    /// The decision.
+    pub access: RowGroupAccess,
+    /// The stage that made it (`statistics`, `bloom filter`, `page index`, `file range`), if any.
+    pub stage: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl RowGroupPlan {
+    /// `"skip"`, `"scan"` or `"select"`.
+    pub fn decision(&self) -> &'static str {
+        match self.access {
+            RowGroupAccess::Skip => "skip",
+            RowGroupAccess::Scan => "scan",
+            RowGroupAccess::Selection(_) => "select",
+        }
+    }
+
+    /// Rows the plan reads from this row group.
+    pub fn selected_rows(&self) -> usize {
+        match &self.access {
+            RowGroupAccess::Skip => 0,
+            RowGroupAccess::Scan => self.rows,
+            RowGroupAccess::Selection(selection) => selection.selected_count(),
+        }
+    }
+}
+
+/// The access plan of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAccessPlan {
+    /// The file.
+    pub path: String,
+    /// One entry per row group of the file, in file order.
+    pub row_groups: Vec<RowGroupPlan>,
+    /// A note on the whole file (e.g. why nothing was pruned), if any.
+    pub note: Option<String>,
+}
+
+impl FileAccessPlan {
+    /// A plan that scans every row group; `rows` holds each row group's row count.
+    pub fn scan_all(path: impl Into<String>, rows: &[usize]) -> Self {
+        let row_groups = rows
+            .iter()
+            .enumerate()
+            .map(|(index, &rows)| RowGroupPlan { index, rows, access: RowGroupAccess::Scan, stage: None, reason: String::new() })
+            .collect();
+        Self { path: path.into(), row_groups, note: None }
+    }
+
+    /// Marks row group `index` skipped by `stage` because of `reason`.
+    pub fn skip(&mut self, index: usize, stage: &str, reason: impl Into<String>) {
+        if let Some(row_group) = self.row_groups.get_mut(index) {
+            row_group.access = RowGroupAccess::Skip;
+            row_group.stage = Some(stage.to_string());
+            row_group.reason = reason.into();
+        }
+    }
+
+    /// Sets how row group `index` is read after `stage` looked at it.
+    pub fn set(&mut self, index: usize, access: RowGroupAccess, stage: &str, reason: impl Into<String>) {
+        if let Some(row_group) = self.row_groups.get_mut(index) {
+            row_group.access = access;
+            row_group.stage = Some(stage.to_string());
+            row_group.reason = reason.into();
+        }
+    }
+
+    /// Indices of the row groups not skipped.
+    pub fn surviving(&self) -> impl Iterator<Item = usize> + '_ {
+        self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).map(|rg| rg.index)
+    }
+
+    /// `true` when every row group is skipped (or there are none).
+    pub fn is_pruned(&self) -> bool {
+        self.surviving().next().is_none()
+    }
+
+    /// Rows the plan reads.
+    pub fn selected_rows(&self) -> usize {
+        self.row_groups.iter().map(RowGroupPlan::selected_rows).sum()
+    }
+
+    /// The plan in words, one line per row group.
+    pub fn explain(&self) -> String {
+        let mut text = String::new();
+        let total: usize = self.row_groups.iter().map(|rg| rg.rows).sum();
+        let kept = self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).count();
+        let _ = writeln!(
+            text,
+            "file {}: {} of {} row groups kept, {} of {} rows selected",
+            self.path,
+            kept,
+            self.row_groups.len(),
+            self.selected_rows(),
+            total
+        );
+        if let Some(note) = &self.note {
+            let _ = writeln!(text, "  note: {note}");
+        }
+        for rg in &self.row_groups {
+            let what = match (&rg.access, rg.stage.as_deref()) {
+                (RowGroupAccess::Skip, Some(stage)) => format!("skipped by {stage}"),
+                (RowGroupAccess::Skip, None) => "skipped".to_string(),
+                (RowGroupAccess::Scan, _) => format!("scan all {} rows", rg.rows),
+                (RowGroupAccess::Selection(s), _) => format!("select {} of {} rows", s.selected_count(), rg.rows),
+            };
+            if rg.reason.is_empty() {
+                let _ = writeln!(text, "  row group {}: {what}", rg.index);
+            } else {
+                let _ = writeln!(text, "  row group {}: {what}: {}", rg.index, rg.reason);
+            }
+        }
+        text
+    }
+}

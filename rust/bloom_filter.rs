@@ -1,0 +1,323 @@
+//! Bloom filter pruning: literal guarantees derived from the filter, probed in each
+//! surviving row group's split-block bloom filters (DataFusion's `LiteralGuarantee` and
+//! `prune_by_bloom_filters`, seed 000 / 002).
+//!
+//! A **literal guarantee** says "every row the filter accepts has `column` ∈ {values}". It
+//! comes from `column = literal`, `column <=> literal`, `column IN (...)` found on AND
+//! paths, and from an OR whose both sides guarantee something on the same column (the
+//! union). This is also where conjuncts on one column are **normalised**: `a IN (1,2,3)
+//! AND a IN (2,3,4)` intersects to `a ∈ {2, 3}`, and `a = 1 AND a = 2` to the empty set,
+//! which matches nothing (the statistics stage skips every row group for it).
+//!
+//! A row group is skipped when, for some guaranteed column with a bloom filter, no value
+//! of the set may be in the filter. Values are hashed as the PLAIN encoding of the column's
+//! *physical* type: INT8/INT16/UINT8/UINT16/DATE/small decimals as INT32, timestamps in
+//! the file's unit and INT64 decimals as INT64, FIXED_LEN_BYTE_ARRAY decimals as the
+//! big-endian two's complement of the column's width, strings and binaries as their bytes,
+//! floats as their bits — except 0.0 and NaN, never probed since Spark's `=` makes -0.0
+//! equal 0.0 and NaN equal every NaN while their bits differ.
+//!
+//! ```
+//! use arrow::datatypes::{DataType, Field, Schema};
+//! use pqsift::bloom_filter::literal_guarantees;
+//! use pqsift::filter::{bind, parse_filter, BindOptions};
+//!
+//! let schema = Schema::new(vec![Field::new("a", DataType::Int64, true), Field::new("b", DataType::Utf8, true)]);
+//! let filter = bind(
+//!     &parse_filter("a IN (1, 2, 3) AND a IN (2, 3, 4) AND (b = 'x' OR b = 'y') AND a > 0").unwrap(),
+//!     &schema,
+//!     &BindOptions::default(),
+//! ).unwrap();
+//! let guarantees = literal_guarantees(&filter);
+//! assert_eq!(guarantees.len(), 2);
+//! assert_eq!(guarantees[0].values.len(), 2); // a ∈ {2, 3}
+//! assert_eq!(guarantees[1].values.len(), 2); // b ∈ {'x', 'y'}
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs::File;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimeUnit,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
+};
+use parquet::basic::{LogicalType, Type as PhysicalType};
+use parquet::bloom_filter::Sbbf;
+use parquet::schema::types::ColumnDescriptor;
+
+use crate::access_plan::FileAccessPlan;
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BoundColumn, BoundExpr, CompareOp};
+use crate::metrics::PruningMetrics;
+use crate::opener::OpenedFile;
+use crate::pruning_predicate::is_null_literal;
+
+/// Every row the filter accepts has `column` equal to one of `values`.
+#[derive(Debug, Clone)]
+pub struct LiteralGuarantee {
+    /// The column.
+    pub column: BoundColumn,
+    /// The candidate values, one-element arrays of the column's type, distinct.
+    pub values: Vec<ArrayRef>,
+}
+
+/// The literal guarantees of a bound filter, one per column, in column order.
+pub fn literal_guarantees(filter: &BoundExpr) -> Vec<LiteralGuarantee> {
+    derive(filter).into_values().collect()
+}
+
+type Guarantees = BTreeMap<String, LiteralGuarantee>;
+
+fn derive(expr: &BoundExpr) -> Guarantees {
+    let mut out = Guarantees::new();
+    match expr {
+        BoundExpr::Compare { op: CompareOp::Eq | CompareOp::NullSafeEq, left, right } => {
+            let pair = match (left.as_ref(), right.as_ref()) {
+                (BoundExpr::Column(c), BoundExpr::Literal(l)) | (BoundExpr::Literal(l), BoundExpr::Column(c)) => Some((c, l)),
+                _ => None,
+            };
+            if let Some((column, literal)) = pair
+                && !is_null_literal(literal)
+                && usable(literal)
+            {
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: vec![literal.clone()] });
+            }
+        }
+        BoundExpr::InList { expr, list, negated: false } => {
+            if let BoundExpr::Column(column) = expr.as_ref() {
+                let mut values: Vec<ArrayRef> = Vec::new();
+                for item in list {
+                    let BoundExpr::Literal(literal) = item else { return out };
+                    if is_null_literal(literal) {
+                        continue; // `x IN (1, NULL)` is true only where x = 1.
+                    }
+                    if !usable(literal) {
+                        return out;
+                    }
+                    if !values.iter().any(|v| same(v, literal)) {
+                        values.push(literal.clone());
+                    }
+                }
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values });
+            }
+        }
+        BoundExpr::And(left, right) => {
+            out = derive(left);
+            for (name, guarantee) in derive(right) {
+                match out.get_mut(&name) {
+                    Some(existing) => existing.values.retain(|v| guarantee.values.iter().any(|w| same(v, w))),
+                    None => {
+                        out.insert(name, guarantee);
+                    }
+                }
+            }
+        }
+        BoundExpr::Or(left, right) => {
+            let (left, right) = (derive(left), derive(right));
+            for (name, mut guarantee) in left {
+                if let Some(other) = right.get(&name) {
+                    for value in &other.values {
+                        if !guarantee.values.iter().any(|v| same(v, value)) {
+                            guarantee.values.push(value.clone());
+                        }
+                    }
+                    out.insert(name, guarantee);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn key(column: &BoundColumn) -> String {
+    column.path.to_string()
+}
+
+/// Literals whose equality is their bit pattern (not floats 0.0 / NaN).
+fn usable(literal: &ArrayRef) -> bool {
+    match literal.data_type() {
+        DataType::Float32 => {
+            let v = literal.as_primitive::<Float32Type>().value(0);
+            !(v.is_nan() || v == 0.0)
+        }
+        DataType::Float64 => {
+            let v = literal.as_primitive::<Float64Type>().value(0);
+            !(v.is_nan() || v == 0.0)
+        }
+        DataType::Float16 => false,
+        _ => true,
+    }
+}
+
+fn same(a: &ArrayRef, b: &ArrayRef) -> bool {
+    a.to_data() == b.to_data()
+}
+
+/// The PLAIN encoding of `value` as column `descriptor` stores it, `None` when it cannot be
+/// computed (the value is then assumed present).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow::array::{ArrayRef, Int16Array};
+/// use parquet::schema::parser::parse_message_type;
+/// use parquet::schema::types::SchemaDescriptor;
+/// use pqsift::bloom_filter::plain_bytes;
+/// let schema = SchemaDescriptor::new(Arc::new(parse_message_type("message m { optional int32 s (INTEGER(16, true)); }").unwrap()));
+/// let value: ArrayRef = Arc::new(Int16Array::from(vec![-2i16]));
+/// assert_eq!(plain_bytes(&value, schema.column(0).as_ref()), Some((-2i32).to_le_bytes().to_vec()));
+/// ```
+pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Vec<u8>> {
+    if is_null_literal(value) {
+        return None;
+    }
+    let int = integer_value(value);
+    match descriptor.physical_type() {
+        PhysicalType::INT32 => {
+            let v = match value.data_type() {
+                DataType::UInt32 => Some(value.as_primitive::<UInt32Type>().value(0) as i32),
+                _ => int.and_then(|v| i32::try_from(v).ok()),
+            }?;
+            Some(v.to_le_bytes().to_vec())
+        }
+        PhysicalType::INT64 => {
+            let v = match value.data_type() {
+                DataType::UInt64 => Some(value.as_primitive::<UInt64Type>().value(0) as i64),
+                DataType::Timestamp(unit, _) => timestamp_in_file_unit(int?, unit, descriptor),
+                _ => int.and_then(|v| i64::try_from(v).ok()),
+            }?;
+            Some(v.to_le_bytes().to_vec())
+        }
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            let DataType::Decimal128(..) = value.data_type() else { return None };
+            let width = usize::try_from(descriptor.type_length()).ok()?;
+            let bytes = value.as_primitive::<Decimal128Type>().value(0).to_be_bytes();
+            if width == 0 || width > 16 {
+                return None;
+            }
+            let (dropped, kept) = bytes.split_at(16 - width);
+            // The dropped bytes must be pure sign extension, or the value does not fit.
+            let sign = if kept[0] & 0x80 != 0 { 0xFF } else { 0x00 };
+            dropped.iter().all(|b| *b == sign).then(|| kept.to_vec())
+        }
+        PhysicalType::BYTE_ARRAY => match value.data_type() {
+            DataType::Utf8 => Some(value.as_string::<i32>().value(0).as_bytes().to_vec()),
+            DataType::LargeUtf8 => Some(value.as_string::<i64>().value(0).as_bytes().to_vec()),
+            DataType::Utf8View => Some(value.as_string_view().value(0).as_bytes().to_vec()),
+            DataType::Binary => Some(value.as_binary::<i32>().value(0).to_vec()),
+            DataType::LargeBinary => Some(value.as_binary::<i64>().value(0).to_vec()),
+            DataType::BinaryView => Some(value.as_binary_view().value(0).to_vec()),
+            _ => None,
+        },
+        PhysicalType::FLOAT => match value.data_type() {
+            DataType::Float32 if usable(value) => Some(value.as_primitive::<Float32Type>().value(0).to_le_bytes().to_vec()),
+            _ => None,
+        },
+        PhysicalType::DOUBLE => match value.data_type() {
+            DataType::Float64 if usable(value) => Some(value.as_primitive::<Float64Type>().value(0).to_le_bytes().to_vec()),
+            _ => None,
+        },
+        PhysicalType::BOOLEAN | PhysicalType::INT96 => None,
+    }
+}
+
+/// Integer-like literals (integers, dates, decimals' unscaled values, timestamps) as i128.
+fn integer_value(value: &ArrayRef) -> Option<i128> {
+    Some(match value.data_type() {
+        DataType::Int8 => value.as_primitive::<Int8Type>().value(0).into(),
+        DataType::Int16 => value.as_primitive::<Int16Type>().value(0).into(),
+        DataType::Int32 => value.as_primitive::<Int32Type>().value(0).into(),
+        DataType::Int64 => value.as_primitive::<Int64Type>().value(0).into(),
+        DataType::UInt8 => value.as_primitive::<UInt8Type>().value(0).into(),
+        DataType::UInt16 => value.as_primitive::<UInt16Type>().value(0).into(),
+        DataType::Date32 => value.as_primitive::<Date32Type>().value(0).into(),
+        DataType::Decimal128(..) => value.as_primitive::<Decimal128Type>().value(0),
+        DataType::Timestamp(TimeUnit::Second, _) => value.as_primitive::<TimestampSecondType>().value(0).into(),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => value.as_primitive::<TimestampMillisecondType>().value(0).into(),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => value.as_primitive::<TimestampMicrosecondType>().value(0).into(),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => value.as_primitive::<TimestampNanosecondType>().value(0).into(),
+        _ => return None,
+    })
+}
+
+/// A timestamp literal in the unit the file stores, when it converts exactly.
+fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescriptor) -> Option<i64> {
+    let per_second = |unit: &TimeUnit| -> i128 {
+        match unit {
+            TimeUnit::Second => 1,
+            TimeUnit::Millisecond => 1_000,
+            TimeUnit::Microsecond => 1_000_000,
+            TimeUnit::Nanosecond => 1_000_000_000,
+        }
+    };
+    let file_per_second: i128 = match descriptor.logical_type_ref() {
+        Some(LogicalType::Timestamp(timestamp)) => match timestamp.unit {
+            parquet::basic::TimeUnit::MILLIS => 1_000,
+            parquet::basic::TimeUnit::MICROS => 1_000_000,
+            parquet::basic::TimeUnit::NANOS => 1_000_000_000,
+        },
+        _ => match descriptor.converted_type() {
+            parquet::basic::ConvertedType::TIMESTAMP_MILLIS => 1_000,
+            parquet::basic::ConvertedType::TIMESTAMP_MICROS => 1_000_000,
+            _ => return None,
+        },
+    };
+    let literal_per_second = per_second(unit);
+    let converted = if file_per_second >= literal_per_second {
+        value.checked_mul(file_per_second / literal_per_second)?
+    } else {
+        let divisor = literal_per_second / file_per_second;
+        if value % divisor != 0 {
+            return None;
+        }
+        value / divisor
+    };
+    i64::try_from(converted).ok()
+}
+
+/// Skips the surviving row groups whose bloom filters rule out every value some literal
+/// guarantee allows.
+pub fn prune_by_bloom_filters(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+    let guarantees = literal_guarantees(filter);
+    // Per guarantee: the leaf column and the encoded values (None: cannot probe it).
+    let schema = file.metadata.file_metadata().schema_descr();
+    let probes: Vec<(usize, String, Vec<Vec<u8>>)> = guarantees
+        .iter()
+        .filter(|g| !g.values.is_empty())
+        .filter_map(|g| {
+            let (leaf, field) = file.leaf(&g.column)?;
+            if field.data_type() != &g.column.data_type {
+                return None;
+            }
+            let descriptor = schema.column(leaf);
+            let encoded: Option<Vec<Vec<u8>>> = g.values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
+            Some((leaf, g.column.path.parts().join("."), encoded?))
+        })
+        .collect();
+    if probes.is_empty() {
+        return Ok(());
+    }
+    let reader = File::open(&file.path).map_err(|e| PqsiftError::io(&file.path, e))?;
+    for index in plan.surviving().collect::<Vec<_>>() {
+        let row_group = file.metadata.row_group(index);
+        for (leaf, name, values) in &probes {
+            let chunk = row_group.column(*leaf);
+            if chunk.bloom_filter_offset().is_none() {
+                continue;
+            }
+            let Some(bloom) = Sbbf::read_from_column_chunk(chunk, &reader).map_err(|e| PqsiftError::corrupt(&file.path, e))? else {
+                continue;
+            };
+            metrics.bloom_filters_checked += 1;
+            if !values.iter().any(|bytes| bloom.check(bytes.as_slice())) {
+                let reason = format!("none of the {} value(s) the filter accepts for {name} is in the column's bloom filter", values.len());
+                plan.skip(index, "bloom filter", reason);
+                metrics.row_groups_pruned_bloom_filter += 1;
+                break;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! An opened file: its footer (and page index), its Arrow schema, and the mapping from a
+//! bound filter column to the Parquet leaf column that holds its statistics (ParquetOpener
+//! step 1 of seed 000).
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_opener_doc");
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("t.parquet");
+//! # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as _)]).unwrap();
+//! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+//! # w.write(&batch).unwrap(); w.close().unwrap();
+//! use pqsift::opener::OpenedFile;
+//! let file = OpenedFile::open(&path).unwrap();
+//! assert_eq!(file.metadata.num_row_groups(), 1);
+//! assert_eq!(file.schema.field(0).name(), "x");
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::Array;
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use parquet::arrow::parquet_to_arrow_schema;
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::error::{PqsiftError, Result};
+use crate::filter::BoundColumn;
+use crate::metadata;
+use crate::zone_map::ZoneMaps;
+
+/// A Parquet file with its metadata read.
+#[derive(Debug, Clone)]
+pub struct OpenedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Footer, with the page index when the file has one.
+    pub metadata: Arc<ParquetMetaData>,
+    /// The Arrow schema the parquet crate decodes the file to.
+    pub schema: SchemaRef,
+}
+
+impl OpenedFile {
+    /// Reads the footer and page index of `path` (no column data).
+    pub fn open(path: &Path) -> Result<Self> {
+        let metadata = metadata::load(path)?;
+        let file_metadata = metadata.file_metadata();
+        let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())
+            .map_err(|e| PqsiftError::corrupt(path, e))?;
+        Ok(Self { path: path.to_path_buf(), metadata, schema: Arc::new(schema) })
+    }
+
+    /// The file as a display string.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Rows per row group.
+    pub fn row_group_rows(&self) -> Vec<usize> {
+        self.metadata.row_groups().iter().map(|rg| usize::try_from(rg.num_rows()).unwrap_or(0)).collect()
+    }
+
+    /// The Parquet leaf index and Arrow field of a bound column, when it is a primitive
+    /// column outside any list (the only ones with usable statistics).
+    pub fn leaf(&self, column: &BoundColumn) -> Option<(usize, FieldRef)> {
+        let mut fields = self.schema.fields().clone();
+        let mut leaf = 0usize;
+        let mut found: Option<FieldRef> = None;
+        for (depth, &index) in column.indices.iter().enumerate() {
+            let field = fields.get(index)?.clone();
+            leaf += fields.iter().take(index).map(|f| leaf_count(f.data_type())).sum::<usize>();
+            if depth + 1 == column.indices.len() {
+                found = Some(field);
+            } else {
+                let DataType::Struct(children) = field.data_type() else { return None };
+                fields = children.clone();
+            }
+        }
+        let field = found?;
+        if leaf_count(field.data_type()) != 1 || matches!(field.data_type(), DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) | DataType::FixedSizeList(..)) {
+            return None;
+        }
+        (leaf < self.metadata.file_metadata().schema_descr().num_columns()).then_some((leaf, field))
+    }
+
+    /// Row group zone maps of `column`, `None` where the column has no usable statistics.
+    pub fn row_group_zone_maps(&self, column: &BoundColumn) -> Result<Option<ZoneMaps>> {
+        let Some((leaf, field)) = self.leaf(column) else { return Ok(None) };
+        match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
+            Ok(zones) if zones.mins.data_type() == &column.data_type => Ok(Some(zones)),
+            Ok(_) => Ok(None),
+            Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.path, reason)),
+            Err(other) => Err(other),
+        }
+    }
+}
+
+/// Parquet leaf columns under an Arrow type.
+fn leaf_count(data_type: &DataType) -> usize {
+    match data_type {
+        DataType::Struct(children) => children.iter().map(|f| leaf_count(f.data_type())).sum(),
+        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) | DataType::ListView(child)
+        | DataType::LargeListView(child) | DataType::Map(child, _) => leaf_count(child.data_type()),
+        DataType::Dictionary(_, _) => 1,
+        _ => 1,
+    }
+}
+
+/// `column: min=…, max=…, nulls=n of m` for container `i`, for explanations.
+pub fn describe_zone(column: &str, zones: &ZoneMaps, i: usize) -> String {
+    let options = FormatOptions::default().with_null("unknown");
+    let value = |array: &dyn Array| -> String {
+        ArrayFormatter::try_new(array, &options).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
+    };
+    let nulls = if zones.null_counts.is_valid(i) { zones.null_counts.value(i).to_string() } else { "unknown".to_string() };
+    format!(
+        "{column}: min={}, max={}, nulls={} of {}",
+        value(zones.mins.as_ref()),
+        value(zones.maxes.as_ref()),
+        nulls,
+        zones.row_counts.value(i)
+    )
+}
+
+/// The schema a filter binds to for this file.
+pub fn schema_of(file: &OpenedFile) -> &Schema {
+    file.schema.as_ref()
+}

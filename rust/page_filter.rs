@@ -1,0 +1,130 @@
+//! Page index pruning: the filter evaluated per data page of each surviving row group
+//! (ColumnIndex bounds, OffsetIndex row ranges), giving a [`RowSelection`] per row group
+//! (DataFusion's `PagePruningAccessPlanFilter`, seed 000).
+//!
+//! Pages of different columns need not align, so the three-valued evaluation runs on rows
+//! rather than pages: each leaf gives the rows of the pages where it can be true and the
+//! rows where it can be false, as row selections; AND intersects / unites them, OR the
+//! reverse, NOT swaps (see [`pruning_predicate`](crate::pruning_predicate)). A column
+//! without a page index, or a leaf pruning cannot read, selects every row.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_page_doc");
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("t.parquet");
+//! # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from((0..100).collect::<Vec<i32>>())) as _)]).unwrap();
+//! # let props = parquet::file::properties::WriterProperties::builder()
+//! #     .set_data_page_row_count_limit(10).set_write_batch_size(10).build();
+//! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+//! # w.write(&batch).unwrap(); w.close().unwrap();
+//! use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+//! use pqsift::filter::{bind, parse_filter, BindOptions};
+//! use pqsift::metrics::PruningMetrics;
+//! use pqsift::opener::OpenedFile;
+//! use pqsift::page_filter::prune_by_page_index;
+//!
+//! let file = OpenedFile::open(&path).unwrap(); // x = 0..100 in pages of 10 rows
+//! let filter = bind(&parse_filter("x >= 85").unwrap(), &file.schema, &BindOptions::default()).unwrap();
+//! let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
+//! let mut metrics = PruningMetrics::default();
+//! prune_by_page_index(&file, &filter, &mut plan, &mut metrics).unwrap();
+//! let RowGroupAccess::Selection(selection) = &plan.row_groups[0].access else { panic!() };
+//! assert_eq!(selection.selected_count(), 20); // pages [80, 90) and [90, 100)
+//! assert_eq!((metrics.pages_total, metrics.pages_pruned), (10, 8));
+//! ```
+
+use std::ops::Range;
+
+use crate::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::error::{PqsiftError, Result};
+use crate::filter::BoundExpr;
+use crate::metrics::PruningMetrics;
+use crate::opener::OpenedFile;
+use crate::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
+use crate::selection::RowSelection;
+use crate::zone_map::ZoneMaps;
+
+/// Narrows every surviving row group to the rows of pages where the filter can be true.
+pub fn prune_by_page_index(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+    if file.metadata.page_index().is_none() {
+        return Ok(());
+    }
+    for index in plan.surviving().collect::<Vec<_>>() {
+        let rows = plan.row_groups[index].rows;
+        let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+        let possible = evaluate_tree::<RowSelection>(filter, &mut |leaf: &BoundExpr| {
+            let leaf = LeafPredicate::analyse(leaf);
+            let whole = |flag: bool| if flag { RowSelection::select_all(rows) } else { RowSelection::skip_all(rows) };
+            let zones = match leaf.column().and_then(|column| file.leaf(column).map(|found| (column, found))) {
+                Some((column, (leaf_index, field))) => match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
+                    Ok(Some(zones)) if zones.mins.data_type() == &column.data_type => Some((leaf_index, zones)),
+                    Ok(_) => None,
+                    Err(e) => return Err(PqsiftError::corrupt(&file.path, e)),
+                },
+                None => None,
+            };
+            let Some((leaf_index, zones)) = zones else {
+                let single = leaf.evaluate(None, 1);
+                return Ok(Possible { can_true: whole(single.can_true[0]), can_false: whole(single.can_false[0]) });
+            };
+            let ranges = page_row_ranges(&zones, rows)?;
+            let per_page = leaf.evaluate(Some(&zones), zones.len());
+            let pick = |flags: &[bool]| -> Result<RowSelection> {
+                let chosen: Vec<Range<usize>> = ranges.iter().zip(flags).filter(|(_, f)| **f).map(|(r, _)| r.clone()).collect();
+                RowSelection::from_ranges(&chosen, rows)
+            };
+            let result = Possible { can_true: pick(&per_page.can_true)?, can_false: pick(&per_page.can_false)? };
+            if !page_ranges.iter().any(|(l, _)| *l == leaf_index) {
+                page_ranges.push((leaf_index, ranges));
+            }
+            Ok(result)
+        })
+        .map_err(|e| match e {
+            PqsiftError::InvalidSelection(reason) => PqsiftError::corrupt(&file.path, format!("inconsistent offset index: {reason}")),
+            other => other,
+        })?;
+        if page_ranges.is_empty() {
+            continue;
+        }
+        let selection = possible.can_true;
+        let (mut pages, mut kept) = (0usize, 0usize);
+        for (_, ranges) in &page_ranges {
+            for range in ranges {
+                pages += 1;
+                if selection.slice(range.start, range.end - range.start)?.selects_any() {
+                    kept += 1;
+                }
+            }
+        }
+        metrics.pages_total += pages as u64;
+        metrics.pages_pruned += (pages - kept) as u64;
+        let selected = selection.selected_count();
+        metrics.page_index_rows_pruned += (rows - selected) as u64;
+        let reason = format!("{kept} of {pages} pages kept (page index), {selected} of {rows} rows");
+        if selected == 0 {
+            plan.skip(index, "page index", format!("no page can match: {reason}"));
+            metrics.row_groups_pruned_page_index += 1;
+        } else if selected == rows {
+            plan.set(index, RowGroupAccess::Scan, "page index", reason);
+        } else {
+            plan.set(index, RowGroupAccess::Selection(selection), "page index", reason);
+        }
+    }
+    Ok(())
+}
+
+/// The rows of each page, from the page row counts (offset index), checked to cover the
+/// row group.
+fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range<usize>>> {
+    let mut start = 0usize;
+    let mut ranges = Vec::with_capacity(zones.len());
+    for count in zones.row_counts.values() {
+        let end = start.saturating_add(usize::try_from(*count).unwrap_or(usize::MAX));
+        ranges.push(start..end);
+        start = end;
+    }
+    if start != rows {
+        return Err(PqsiftError::Statistics(format!("the offset index covers {start} rows, the row group has {rows}")));
+    }
+    Ok(ranges)
+}

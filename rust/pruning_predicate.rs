@@ -1,0 +1,603 @@
+//! Three-valued evaluation of a bound filter on zone maps (seed 002, ORC's `TruthValue`).
+//!
+//! For every container (row group or page) the pruning predicate computes two facts:
+//! whether the filter **can be true** for some row, and whether it **can be false** for
+//! some row. A row whose result is NULL counts as neither. A container is skipped only
+//! where the filter cannot be true. The connectives combine the facts conservatively:
+//!
+//! * `NOT a`: swaps them (NOT of NULL is NULL, so nothing else changes);
+//! * `a AND b`: can be true only if both can; can be false if either can;
+//! * `a OR b`: can be true if either can; can be false only if both can.
+//!
+//! Leaves are decided from bounds only. Bounds are bounds whether or not they are exact
+//! (Parquet's truncated string bounds still enclose every value), so every "cannot"
+//! derived here holds for inexact bounds too: exactness would only tell that some row
+//! *does* hold the bound, which skipping never needs. Unknown statistics (null in the zone
+//! maps) decide nothing. Comparisons between bounds and literals use the filter
+//! evaluator itself, so they have Spark's semantics (NaN greatest and equal to NaN,
+//! -0.0 = 0.0, strings as UTF-8 bytes, decimals, dates, timestamps).
+//!
+//! **Monotonic functions.** A side that is a chain of order-preserving casts, negation and
+//! arithmetic with a literal over one column (`x + 1`, `-x`, `x * 2`, `x / 2`,
+//! `CAST(x AS BIGINT)`, `CAST(d AS TIMESTAMP)`) is monotone in that column: its values in a
+//! container lie between the function of the column's min and of its max (swapped when
+//! the function decreases). The function is evaluated on the bounds with Spark's ANSI
+//! arithmetic; a bound that overflows is unknown. `x * x` or `abs(x)` are not monotone and
+//! are not used.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow::array::{Int32Array, UInt64Array, BooleanArray};
+//! use arrow::datatypes::{DataType, Field, Schema};
+//! use pqsift::filter::{bind, parse_filter, BindOptions};
+//! use pqsift::pruning_predicate::{evaluate_on_zone_maps, ZoneSource};
+//! use pqsift::zone_map::ZoneMaps;
+//!
+//! let schema = Schema::new(vec![Field::new("age", DataType::Int32, true)]);
+//! let filter = bind(&parse_filter("age + 1 > 50").unwrap(), &schema, &BindOptions::default()).unwrap();
+//! // Two row groups: ages in [18, 35] and in [45, 65].
+//! let zones = ZoneMaps {
+//!     mins: Arc::new(Int32Array::from(vec![18, 45])),
+//!     maxes: Arc::new(Int32Array::from(vec![35, 65])),
+//!     min_exact: BooleanArray::from(vec![true, true]),
+//!     max_exact: BooleanArray::from(vec![true, true]),
+//!     null_counts: UInt64Array::from(vec![0, 0]),
+//!     row_counts: UInt64Array::from(vec![100, 100]),
+//! };
+//! let source = |_: &pqsift::filter::BoundColumn| -> pqsift::Result<Option<ZoneMaps>> { Ok(Some(zones.clone())) };
+//! let possible = evaluate_on_zone_maps(&filter, 2, &source).unwrap();
+//! assert_eq!(possible.can_true, [false, true]);
+//! ```
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Float64Type, Schema};
+
+use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
+use crate::selection::RowSelection;
+use crate::zone_map::ZoneMaps;
+use crate::Result;
+
+/// A set of containers (or of rows) the evaluation combines with AND / OR.
+pub trait ContainerSet: Clone {
+    /// Intersection.
+    fn intersect(&self, other: &Self) -> Result<Self>;
+    /// Union.
+    fn unite(&self, other: &Self) -> Result<Self>;
+}
+
+impl ContainerSet for Vec<bool> {
+    fn intersect(&self, other: &Self) -> Result<Self> {
+        Ok(self.iter().zip(other).map(|(a, b)| *a && *b).collect())
+    }
+    fn unite(&self, other: &Self) -> Result<Self> {
+        Ok(self.iter().zip(other).map(|(a, b)| *a || *b).collect())
+    }
+}
+
+impl ContainerSet for RowSelection {
+    fn intersect(&self, other: &Self) -> Result<Self> {
+        self.intersection(other)
+    }
+    fn unite(&self, other: &Self) -> Result<Self> {
+        self.union(other)
+    }
+}
+
+/// Where the filter can be true and where it can be false: per container (`Vec<bool>`) or
+/// as the rows of a row group ([`RowSelection`], for pages that do not align).
+///
+/// ```
+/// use pqsift::pruning_predicate::Possible;
+/// let a = Possible { can_true: vec![true, false], can_false: vec![false, true] };
+/// assert_eq!(a.not().can_true, [false, true]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Possible<S> {
+    /// Containers where some row may satisfy the filter.
+    pub can_true: S,
+    /// Containers where some row may fail it (NULL results are not failures).
+    pub can_false: S,
+}
+
+impl<S: ContainerSet> Possible<S> {
+    /// `NOT self`.
+    pub fn not(self) -> Self {
+        Self { can_true: self.can_false, can_false: self.can_true }
+    }
+
+    /// `self AND other`.
+    pub fn and(&self, other: &Self) -> Result<Self> {
+        Ok(Self { can_true: self.can_true.intersect(&other.can_true)?, can_false: self.can_false.unite(&other.can_false)? })
+    }
+
+    /// `self OR other`.
+    pub fn or(&self, other: &Self) -> Result<Self> {
+        Ok(Self { can_true: self.can_true.unite(&other.can_true)?, can_false: self.can_false.intersect(&other.can_false)? })
+    }
+}
+
+/// Supplies the zone maps of a column (`None`: unknown, e.g. no page index).
+pub trait ZoneSource {
+    /// The zone maps of `column`, one entry per container.
+    fn zone_maps(&self, column: &BoundColumn) -> Result<Option<ZoneMaps>>;
+}
+
+impl<F: Fn(&BoundColumn) -> Result<Option<ZoneMaps>>> ZoneSource for F {
+    fn zone_maps(&self, column: &BoundColumn) -> Result<Option<ZoneMaps>> {
+        self(column)
+    }
+}
+
+/// Evaluates `filter` on `containers` containers whose zone maps `source` supplies.
+/// See the module documentation for an example.
+pub fn evaluate_on_zone_maps(filter: &BoundExpr, containers: usize, source: &dyn ZoneSource) -> Result<Possible<Vec<bool>>> {
+    evaluate_tree(filter, &mut |leaf: &BoundExpr| {
+        let leaf = LeafPredicate::analyse(leaf);
+        match leaf.column() {
+            None => Ok(leaf.evaluate(None, containers)),
+            Some(column) => {
+                let zones = source.zone_maps(column)?;
+                Ok(leaf.evaluate(zones.as_ref().filter(|z| z.len() == containers), containers))
+            }
+        }
+    })
+}
+
+/// Walks AND / OR / NOT, asking `leaf` for everything else.
+pub fn evaluate_tree<S: ContainerSet>(filter: &BoundExpr, leaf: &mut dyn FnMut(&BoundExpr) -> Result<Possible<S>>) -> Result<Possible<S>> {
+    match filter {
+        BoundExpr::And(left, right) => {
+            let left = evaluate_tree(left, leaf)?;
+            left.and(&evaluate_tree(right, leaf)?)
+        }
+        BoundExpr::Or(left, right) => {
+            let left = evaluate_tree(left, leaf)?;
+            left.or(&evaluate_tree(right, leaf)?)
+        }
+        BoundExpr::Not(inner) => Ok(evaluate_tree(inner, leaf)?.not()),
+        other => leaf(other),
+    }
+}
+
+/// A function of one column that preserves or reverses order.
+#[derive(Debug, Clone)]
+pub struct MonotoneTerm {
+    /// The column.
+    pub column: BoundColumn,
+    /// The function, with the column rebound to field 0 of a one-column batch.
+    function: BoundExpr,
+    /// `true` when it preserves order, `false` when it reverses it.
+    increasing: bool,
+}
+
+/// A leaf of the filter as pruning understands it.
+#[derive(Debug, Clone)]
+pub enum LeafPredicate {
+    /// `term op literal` (the literal may be NULL).
+    Compare { term: MonotoneTerm, op: CompareOp, literal: ArrayRef },
+    /// `term [NOT] IN (literals)`.
+    InList { term: MonotoneTerm, items: Vec<ArrayRef>, negated: bool },
+    /// `term IS [NOT] NULL`.
+    IsNull { term: MonotoneTerm, negated: bool },
+    /// `column [NOT] LIKE pattern` with a literal prefix before the first wildcard.
+    Like { term: MonotoneTerm, prefix: String, prefix_only: bool, exact: bool, negated: bool },
+    /// A BOOLEAN column used as a predicate.
+    BooleanColumn(BoundColumn),
+    /// A constant (NULL: `None`).
+    Constant(Option<bool>),
+    /// Anything else: decides nothing.
+    Unknown,
+}
+
+impl LeafPredicate {
+    /// Recognises a leaf (anything but AND / OR / NOT).
+    ///
+    /// ```
+    /// use arrow::datatypes::{DataType, Field, Schema};
+    /// use pqsift::filter::{bind, parse_filter, BindOptions};
+    /// use pqsift::pruning_predicate::LeafPredicate;
+    /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
+    /// let leaf = |text| LeafPredicate::analyse(&bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap());
+    /// assert!(matches!(leaf("-x > -1"), LeafPredicate::Compare { .. }));
+    /// assert!(matches!(leaf("x * x > 1"), LeafPredicate::Unknown));
+    /// ```
+    pub fn analyse(expr: &BoundExpr) -> Self {
+        match expr {
+            BoundExpr::Compare { op, left, right } => {
+                if let (Some(term), BoundExpr::Literal(literal)) = (monotone(left), right.as_ref()) {
+                    return Self::Compare { term, op: *op, literal: literal.clone() };
+                }
+                if let (BoundExpr::Literal(literal), Some(term)) = (left.as_ref(), monotone(right)) {
+                    return Self::Compare { term, op: op.swapped(), literal: literal.clone() };
+                }
+                Self::Unknown
+            }
+            BoundExpr::InList { expr, list, negated } => {
+                let items: Option<Vec<ArrayRef>> =
+                    list.iter().map(|item| if let BoundExpr::Literal(value) = item { Some(value.clone()) } else { None }).collect();
+                match (monotone(expr), items) {
+                    (Some(term), Some(items)) if !items.is_empty() => Self::InList { term, items, negated: *negated },
+                    _ => Self::Unknown,
+                }
+            }
+            BoundExpr::IsNull { expr, negated } => match monotone(expr) {
+                Some(term) => Self::IsNull { term, negated: *negated },
+                None => Self::Unknown,
+            },
+            BoundExpr::Like { expr, pattern, negated } => match (monotone(expr), parse_like_prefix(pattern)) {
+                (Some(term), Some((prefix, prefix_only, exact)))
+                    if term.increasing && is_string(&term.function.data_type()) && is_string(&term.column.data_type) =>
+                {
+                    Self::Like { term, prefix, prefix_only, exact, negated: *negated }
+                }
+                _ => Self::Unknown,
+            },
+            BoundExpr::Column(column) if column.data_type == DataType::Boolean => Self::BooleanColumn(column.clone()),
+            BoundExpr::Literal(value) if value.data_type() == &DataType::Boolean => {
+                Self::Constant(value.as_boolean().iter().next().flatten())
+            }
+            BoundExpr::Literal(value) if value.data_type() == &DataType::Null => Self::Constant(None),
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The column whose zone maps the leaf needs.
+    pub fn column(&self) -> Option<&BoundColumn> {
+        match self {
+            Self::Compare { term, .. } | Self::InList { term, .. } | Self::IsNull { term, .. } | Self::Like { term, .. } => {
+                Some(&term.column)
+            }
+            Self::BooleanColumn(column) => Some(column),
+            Self::Constant(_) | Self::Unknown => None,
+        }
+    }
+
+    /// Evaluates the leaf on `containers` containers with zone maps `zones` (`None`: unknown).
+    pub fn evaluate(&self, zones: Option<&ZoneMaps>, containers: usize) -> Possible<Vec<bool>> {
+        let unknown = || Possible { can_true: vec![true; containers], can_false: vec![true; containers] };
+        if let Self::Constant(value) = self {
+            return Possible { can_true: vec![*value == Some(true); containers], can_false: vec![*value == Some(false); containers] };
+        }
+        let Some(zones) = zones else { return unknown() };
+        let counts = Counts::new(zones);
+        let mut possible = match self {
+            Self::Unknown | Self::Constant(_) => unknown(),
+            Self::IsNull { negated, .. } => {
+                let is_null = Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() };
+                // IS NULL is never NULL: no masking by null rows below.
+                let result = if *negated { is_null.not() } else { is_null };
+                return mask_empty(result, &counts);
+            }
+            Self::BooleanColumn(_) => {
+                let (mins, maxes) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt());
+                let (Some(mins), Some(maxes)) = (mins, maxes) else { return unknown() };
+                Possible {
+                    can_true: (0..containers).map(|i| !(maxes.is_valid(i) && !maxes.value(i))).collect(),
+                    can_false: (0..containers).map(|i| !(mins.is_valid(i) && mins.value(i))).collect(),
+                }
+            }
+            Self::Compare { term, op, literal } => {
+                let bounds = Bounds::new(term, zones);
+                if is_null_literal(literal) {
+                    if *op == CompareOp::NullSafeEq {
+                        // `x <=> NULL` is `x IS NULL`.
+                        return mask_empty(Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() }, &counts);
+                    }
+                    return Possible { can_true: vec![false; containers], can_false: vec![false; containers] };
+                }
+                let mut result = bounds.compare(*op, literal);
+                if *op == CompareOp::NullSafeEq {
+                    // NULL rows are false, not NULL.
+                    result.can_false = result.can_false.iter().zip(&counts.has_nulls).map(|(a, b)| *a || *b).collect();
+                    let result = Possible {
+                        can_true: result.can_true.iter().zip(&counts.has_values).map(|(a, b)| *a && *b).collect(),
+                        can_false: result.can_false,
+                    };
+                    return mask_empty(result, &counts);
+                }
+                result
+            }
+            Self::InList { term, items, negated } => {
+                let bounds = Bounds::new(term, zones);
+                let mut can_true = vec![false; containers];
+                // A NULL item makes every non-matching row NULL rather than false.
+                let null_item = items.iter().any(is_null_literal);
+                let mut can_false = vec![!null_item; containers];
+                for item in items.iter().filter(|item| !is_null_literal(item)) {
+                    let equal = bounds.compare(CompareOp::Eq, item);
+                    can_true = can_true.unite(&equal.can_true).unwrap_or_default();
+                    can_false = can_false.intersect(&equal.can_false).unwrap_or_default();
+                }
+                let result = Possible { can_true, can_false };
+                if *negated { result.not() } else { result }
+            }
+            Self::Like { term, prefix, prefix_only, exact, negated } => {
+                let bounds = Bounds::new(term, zones);
+                let literal = |text: &str| -> Option<ArrayRef> {
+                    cast(&(Arc::new(StringArray::from(vec![text])) as ArrayRef), &term.function.data_type()).ok()
+                };
+                let result = match (literal(prefix), next_prefix(prefix).and_then(|next| literal(&next))) {
+                    (Some(low), _) if *exact => bounds.compare(CompareOp::Eq, &low),
+                    (Some(low), high) => {
+                        let at_least = bounds.compare(CompareOp::GtEq, &low);
+                        let mut result = match high {
+                            Some(high) => at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown()),
+                            None => at_least,
+                        };
+                        if !*prefix_only {
+                            // 'ab%c': a row with the prefix may still fail.
+                            result.can_false = vec![true; containers];
+                        }
+                        result
+                    }
+                    _ => unknown(),
+                };
+                if *negated { result.not() } else { result }
+            }
+        };
+        // NULL rows give NULL: neither true nor false; containers with no value decide nothing.
+        possible.can_true = possible.can_true.intersect(&counts.has_values).unwrap_or_default();
+        possible.can_false = possible.can_false.intersect(&counts.has_values).unwrap_or_default();
+        possible
+    }
+}
+
+/// Drops containers without rows.
+fn mask_empty(possible: Possible<Vec<bool>>, counts: &Counts) -> Possible<Vec<bool>> {
+    Possible {
+        can_true: possible.can_true.intersect(&counts.has_rows).unwrap_or_default(),
+        can_false: possible.can_false.intersect(&counts.has_rows).unwrap_or_default(),
+    }
+}
+
+/// What the null and row counts say per container.
+struct Counts {
+    has_rows: Vec<bool>,
+    has_nulls: Vec<bool>,
+    has_values: Vec<bool>,
+}
+
+impl Counts {
+    fn new(zones: &ZoneMaps) -> Self {
+        let n = zones.len();
+        let rows = |i: usize| zones.row_counts.value(i);
+        let nulls = |i: usize| zones.null_counts.is_valid(i).then(|| zones.null_counts.value(i));
+        Self {
+            has_rows: (0..n).map(|i| rows(i) > 0).collect(),
+            has_nulls: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c > 0)).collect(),
+            has_values: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i))).collect(),
+        }
+    }
+}
+
+/// The bounds of a monotone term over each container.
+struct Bounds<'a> {
+    term: &'a MonotoneTerm,
+    /// Lower and upper bounds of the column.
+    mins: ArrayRef,
+    maxes: ArrayRef,
+    /// Containers whose bounds the term cannot use (a decreasing function of a float
+    /// column that may hold NaN: NaN maps to NaN, the greatest value, not the least).
+    unusable: Vec<bool>,
+}
+
+impl<'a> Bounds<'a> {
+    fn new(term: &'a MonotoneTerm, zones: &ZoneMaps) -> Self {
+        let unusable = if !term.increasing && matches!(zones.maxes.data_type(), DataType::Float32 | DataType::Float64 | DataType::Float16) {
+            match cast(&zones.maxes, &DataType::Float64) {
+                Ok(maxes) => maxes.as_primitive::<Float64Type>().iter().map(|v| v.is_none_or(f64::is_nan)).collect(),
+                Err(_) => vec![true; zones.len()],
+            }
+        } else {
+            vec![false; zones.len()]
+        };
+        Self { term, mins: zones.mins.clone(), maxes: zones.maxes.clone(), unusable }
+    }
+
+    /// Per container, whether `f(bound) op literal` holds, where `bound` is the term's lower
+    /// (`upper == false`) or upper bound; `None` when unknown.
+    fn holds(&self, upper: bool, op: CompareOp, literal: &ArrayRef) -> Vec<Option<bool>> {
+        // The function's upper bound is f(max) when it increases, f(min) when it decreases.
+        let column = if upper == self.term.increasing { &self.maxes } else { &self.mins };
+        let test = BoundExpr::Compare {
+            op,
+            left: Box::new(self.term.function.clone()),
+            right: Box::new(BoundExpr::Literal(literal.clone())),
+        };
+        let schema = Arc::new(Schema::new(vec![Field::new("bound", column.data_type().clone(), true)]));
+        let run = |values: ArrayRef| -> Option<BooleanArray> {
+            let batch = RecordBatch::try_new(schema.clone(), vec![values]).ok()?;
+            evaluate(&test, &batch).ok()
+        };
+        let results: Vec<Option<bool>> = match run(column.clone()) {
+            Some(result) => result.iter().collect(),
+            // Overflow (or another error) on some bound: retry one container at a time, an
+            // error there leaving that bound unknown.
+            None => (0..column.len()).map(|i| run(column.slice(i, 1)).and_then(|r| r.iter().next().flatten())).collect(),
+        };
+        results.into_iter().zip(&self.unusable).map(|(r, unusable)| if *unusable { None } else { r }).collect()
+    }
+
+    /// `term op literal` for a non-null literal, from the bounds.
+    fn compare(&self, op: CompareOp, literal: &ArrayRef) -> Possible<Vec<bool>> {
+        use CompareOp::*;
+        let definitely = |v: &Option<bool>| *v == Some(true);
+        let not_if = |values: Vec<Option<bool>>| -> Vec<bool> { values.iter().map(|v| !definitely(v)).collect() };
+        let not_if_both = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
+            a.iter().zip(&b).map(|(a, b)| !(definitely(a) && definitely(b))).collect()
+        };
+        let not_if_either = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
+            a.iter().zip(&b).map(|(a, b)| !(definitely(a) || definitely(b))).collect()
+        };
+        let (low, high) = (false, true);
+        match op {
+            Gt => Possible { can_true: not_if(self.holds(high, LtEq, literal)), can_false: not_if(self.holds(low, Gt, literal)) },
+            GtEq => Possible { can_true: not_if(self.holds(high, Lt, literal)), can_false: not_if(self.holds(low, GtEq, literal)) },
+            Lt => Possible { can_true: not_if(self.holds(low, GtEq, literal)), can_false: not_if(self.holds(high, Lt, literal)) },
+            LtEq => Possible { can_true: not_if(self.holds(low, Gt, literal)), can_false: not_if(self.holds(high, LtEq, literal)) },
+            Eq | NullSafeEq | NotEq => {
+                let equal = Possible {
+                    can_true: not_if_either(self.holds(low, Gt, literal), self.holds(high, Lt, literal)),
+                    can_false: not_if_both(self.holds(low, GtEq, literal), self.holds(high, LtEq, literal)),
+                };
+                if op == NotEq { equal.not() } else { equal }
+            }
+        }
+    }
+}
+
+/// Recognises a monotone function of one column, rebinding the column to field 0.
+fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
+    match expr {
+        BoundExpr::Column(column) => {
+            let rebound = BoundColumn { path: column.path.clone(), indices: vec![0], data_type: column.data_type.clone() };
+            Some(MonotoneTerm { column: column.clone(), function: BoundExpr::Column(rebound), increasing: true })
+        }
+        BoundExpr::Cast { expr: inner, to, session_time_zone } => {
+            let term = monotone(inner)?;
+            if !is_monotone_cast(&inner.data_type(), to) {
+                return None;
+            }
+            Some(MonotoneTerm {
+                function: BoundExpr::Cast { expr: Box::new(term.function), to: to.clone(), session_time_zone: session_time_zone.clone() },
+                ..term
+            })
+        }
+        BoundExpr::Negate { expr: inner, text } => {
+            let term = monotone(inner)?;
+            Some(MonotoneTerm {
+                function: BoundExpr::Negate { expr: Box::new(term.function), text: text.clone() },
+                increasing: !term.increasing,
+                column: term.column,
+            })
+        }
+        BoundExpr::Arithmetic { op, left, right, data_type, text } => {
+            let rebuild = |left: BoundExpr, right: BoundExpr| BoundExpr::Arithmetic {
+                op: *op,
+                left: Box::new(left),
+                right: Box::new(right),
+                data_type: data_type.clone(),
+                text: text.clone(),
+            };
+            match (left.as_ref(), right.as_ref()) {
+                (_, BoundExpr::Literal(literal)) => {
+                    let term = monotone(left)?;
+                    let sign = finite_sign(literal)?;
+                    let increasing = match op {
+                        ArithmeticOp::Add | ArithmeticOp::Subtract => term.increasing,
+                        ArithmeticOp::Multiply | ArithmeticOp::Divide if sign != 0 => term.increasing == (sign > 0),
+                        _ => return None,
+                    };
+                    Some(MonotoneTerm { function: rebuild(term.function, BoundExpr::Literal(literal.clone())), increasing, column: term.column })
+                }
+                (BoundExpr::Literal(literal), _) => {
+                    let term = monotone(right)?;
+                    let sign = finite_sign(literal)?;
+                    let increasing = match op {
+                        ArithmeticOp::Add => term.increasing,
+                        ArithmeticOp::Subtract => !term.increasing,
+                        ArithmeticOp::Multiply if sign != 0 => term.increasing == (sign > 0),
+                        _ => return None,
+                    };
+                    Some(MonotoneTerm { function: rebuild(BoundExpr::Literal(literal.clone()), term.function), increasing, column: term.column })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The sign of a finite numeric literal (`None` for NULL, NaN, infinities, non-numbers).
+fn finite_sign(literal: &ArrayRef) -> Option<i8> {
+    let value = cast(literal, &DataType::Float64).ok()?;
+    let value = value.as_primitive_opt::<Float64Type>()?.iter().next().flatten()?;
+    if !value.is_finite() {
+        return None;
+    }
+    Some(if value > 0.0 { 1 } else if value < 0.0 { -1 } else { 0 })
+}
+
+/// Casts that never reverse the order of two values (they may merge them).
+fn is_monotone_cast(from: &DataType, to: &DataType) -> bool {
+    let numeric = |t: &DataType| t.is_numeric() || matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
+    match (from, to) {
+        _ if from == to => true,
+        (a, b) if numeric(a) && numeric(b) => true,
+        // Midnights of later days are later instants in any zone.
+        (DataType::Date32, DataType::Timestamp(..)) => true,
+        (a, b) if is_string(a) && is_string(b) => true,
+        _ => false,
+    }
+}
+
+fn is_string(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The literal prefix of a LIKE pattern (`\` escapes): `(prefix, prefix_only, exact)` where
+/// `prefix_only` means the pattern is `prefix%` and `exact` that it has no wildcard.
+///
+/// ```
+/// use pqsift::pruning_predicate::parse_like_prefix;
+/// assert_eq!(parse_like_prefix("ab%"), Some(("ab".to_string(), true, false)));
+/// assert_eq!(parse_like_prefix("a\\%b"), Some(("a%b".to_string(), false, true)));
+/// assert_eq!(parse_like_prefix("a_c%"), Some(("a".to_string(), false, false)));
+/// assert_eq!(parse_like_prefix("%a"), None);
+/// ```
+pub fn parse_like_prefix(pattern: &str) -> Option<(String, bool, bool)> {
+    let mut prefix = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => prefix.push(chars.next()?),
+            '%' | '_' => {
+                let rest: String = std::iter::once(c).chain(chars).collect();
+                if prefix.is_empty() {
+                    return None;
+                }
+                return Some((prefix, rest == "%", false));
+            }
+            other => prefix.push(other),
+        }
+    }
+    Some((prefix, false, true))
+}
+
+/// The least string greater than every string starting with `prefix` (its last character
+/// incremented, dropping maximal characters); `None` when there is none.
+fn next_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let mut code = u32::from(last) + 1;
+        if (0xD800..0xE000).contains(&code) {
+            code = 0xE000;
+        }
+        if let Some(next) = char::from_u32(code) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// Whether a one-element literal is NULL (of any type, `NullArray` included).
+pub(crate) fn is_null_literal(literal: &ArrayRef) -> bool {
+    literal.data_type() == &DataType::Null || literal.is_empty() || literal.is_null(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_prefix_increments_the_last_character() {
+        assert_eq!(next_prefix("abc").as_deref(), Some("abd"));
+        assert_eq!(next_prefix("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(next_prefix("\u{10FFFF}"), None);
+        assert_eq!(next_prefix("a\u{D7FF}").as_deref(), Some("a\u{E000}"));
+    }
+}

@@ -1,0 +1,141 @@
+//! `pqsift._core.Scan` and its plan: the Python face of [`Scan`](crate::scan::Scan).
+//! Translation only; `python/pqsift/scan.py` wraps it with argument checking.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::errors::py_err;
+use super::selection::PyRowSelection;
+use crate::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::filter::BindOptions;
+use crate::scan::{Scan, ScanOptions, ScanPlan, list_files};
+
+/// A scan; see `python/pqsift/_core.pyi`.
+#[pyclass(name = "Scan", module = "pqsift._core", frozen)]
+pub(crate) struct PyScan {
+    inner: Scan,
+    /// The last plan, for `explain` and `metrics`.
+    last_plan: Mutex<Option<ScanPlan>>,
+}
+
+#[pymethods]
+impl PyScan {
+    #[new]
+    #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
+                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        sources: Vec<PathBuf>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        statistics: bool,
+        bloom_filter: bool,
+        page_index: bool,
+        session_time_zone: String,
+        case_sensitive: bool,
+        file_range: Option<(u64, u64)>,
+    ) -> PyResult<Self> {
+        let options = ScanOptions {
+            statistics,
+            bloom_filter,
+            page_index,
+            bind: BindOptions { session_time_zone, case_sensitive },
+            file_range,
+        };
+        let inner = py
+            .detach(|| {
+                let mut files = Vec::new();
+                for source in &sources {
+                    files.extend(list_files(source)?);
+                }
+                Scan::new(files, columns, filter.as_deref(), options)
+            })
+            .map_err(py_err(py))?;
+        Ok(Self { inner, last_plan: Mutex::new(None) })
+    }
+
+    /// The files of the scan, as strings.
+    #[getter]
+    fn files(&self) -> Vec<String> {
+        self.inner.files().iter().map(|p| p.display().to_string()).collect()
+    }
+
+    /// The filter in canonical Spark SQL, or None.
+    #[getter]
+    fn filter(&self) -> Option<String> {
+        self.inner.filter().map(|f| f.to_string())
+    }
+
+    /// The projected columns, or None.
+    #[getter]
+    fn columns(&self) -> Option<Vec<String>> {
+        self.inner.columns().map(<[String]>::to_vec)
+    }
+
+    /// Plans the scan: a list of per-file dicts.
+    fn plan<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let plan = py.detach(|| self.inner.plan()).map_err(py_err(py))?;
+        let files = plan.files.iter().map(|file| file_dict(py, file)).collect::<PyResult<Vec<_>>>()?;
+        if let Ok(mut last) = self.last_plan.lock() {
+            *last = Some(plan);
+        }
+        Ok(files)
+    }
+
+    /// The last plan in words (planning first when there is none).
+    fn explain(&self, py: Python<'_>) -> PyResult<String> {
+        self.ensure_plan(py)?;
+        Ok(self.last_plan.lock().ok().and_then(|p| p.as_ref().map(ScanPlan::explain)).unwrap_or_default())
+    }
+
+    /// The last plan's metrics (planning first when there is none).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.ensure_plan(py)?;
+        let dict = PyDict::new(py);
+        if let Ok(last) = self.last_plan.lock()
+            && let Some(plan) = last.as_ref()
+        {
+            for (name, value) in plan.metrics.as_pairs() {
+                dict.set_item(name, value)?;
+            }
+        }
+        Ok(dict)
+    }
+}
+
+impl PyScan {
+    fn ensure_plan(&self, py: Python<'_>) -> PyResult<()> {
+        let missing = self.last_plan.lock().map(|p| p.is_none()).unwrap_or(true);
+        if missing {
+            self.plan(py)?;
+        }
+        Ok(())
+    }
+}
+
+fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("path", &file.path)?;
+    dict.set_item("note", file.note.clone())?;
+    let mut row_groups = Vec::with_capacity(file.row_groups.len());
+    for rg in &file.row_groups {
+        let entry = PyDict::new(py);
+        entry.set_item("index", rg.index)?;
+        entry.set_item("rows", rg.rows)?;
+        entry.set_item("decision", rg.decision())?;
+        entry.set_item("stage", rg.stage.clone())?;
+        entry.set_item("reason", &rg.reason)?;
+        entry.set_item("selected_rows", rg.selected_rows())?;
+        match &rg.access {
+            RowGroupAccess::Selection(selection) => entry.set_item("selection", PyRowSelection::from(selection.clone()))?,
+            _ => entry.set_item("selection", py.None())?,
+        }
+        row_groups.push(entry);
+    }
+    dict.set_item("row_groups", row_groups)?;
+    Ok(dict)
+}

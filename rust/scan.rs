@@ -1,0 +1,262 @@
+//! A scan: files, filter, projection and options, and its plan — which row groups to skip,
+//! scan whole, or scan through a row selection — computed from metadata alone. Stages run
+//! in DataFusion's order (seed 000), each on the previous one's survivors: file byte range,
+//! statistics, bloom filters, page index.
+//!
+//! The scan keeps what reading will need (parsed filter, options, file list, opened
+//! footers) so that a reader can run from the same object.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_scan_doc");
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("t.parquet");
+//! # let batch = arrow::array::RecordBatch::try_from_iter([("age", std::sync::Arc::new(arrow::array::Int32Array::from((0..100).collect::<Vec<i32>>())) as _)]).unwrap();
+//! # let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(25)).build();
+//! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+//! # w.write(&batch).unwrap(); w.close().unwrap();
+//! use pqsift::scan::{Scan, ScanOptions};
+//!
+//! let scan = Scan::new(vec![path.clone()], None, Some("age >= 60"), ScanOptions::default()).unwrap();
+//! let plan = scan.plan().unwrap();
+//! assert_eq!(plan.metrics.row_groups_total, 4);
+//! assert_eq!(plan.metrics.row_groups_pruned_statistics, 2);
+//! assert!(plan.explain().contains("row group 0: skipped by statistics"));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::access_plan::FileAccessPlan;
+use crate::bloom_filter::prune_by_bloom_filters;
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
+use crate::metrics::PruningMetrics;
+use crate::opener::OpenedFile;
+use crate::page_filter::prune_by_page_index;
+use crate::row_group_filter::{prune_by_range, prune_by_statistics};
+
+/// Scan settings.
+///
+/// ```
+/// let options = pqsift::scan::ScanOptions::default();
+/// assert!(options.statistics && options.bloom_filter && options.page_index);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Prune row groups by column chunk statistics.
+    pub statistics: bool,
+    /// Prune row groups by bloom filters.
+    pub bloom_filter: bool,
+    /// Prune pages by the page index.
+    pub page_index: bool,
+    /// How the filter binds (session time zone, case sensitivity).
+    pub bind: BindOptions,
+    /// Only the row groups whose midpoint lies in `(offset, length)` (single-file scans).
+    pub file_range: Option<(u64, u64)>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self { statistics: true, bloom_filter: true, page_index: true, bind: BindOptions::default(), file_range: None }
+    }
+}
+
+/// The plan of a scan: one access plan per file, and the counts.
+#[derive(Debug, Clone)]
+pub struct ScanPlan {
+    /// Per file, in scan order.
+    pub files: Vec<FileAccessPlan>,
+    /// Counts over all files.
+    pub metrics: PruningMetrics,
+}
+
+impl ScanPlan {
+    /// The plan in words: per file and row group, the decision and why.
+    pub fn explain(&self) -> String {
+        let m = &self.metrics;
+        let mut text = format!(
+            "scan of {} file(s): {} pruned; {} row group(s): {} pruned by statistics, {} by bloom filters, {} by the page index, {} by the file range; {} of {} pages pruned; {} of {} rows selected\n",
+            m.files_total,
+            m.files_pruned,
+            m.row_groups_total,
+            m.row_groups_pruned_statistics,
+            m.row_groups_pruned_bloom_filter,
+            m.row_groups_pruned_page_index,
+            m.row_groups_pruned_range,
+            m.pages_pruned,
+            m.pages_total,
+            m.rows_selected,
+            m.rows_total
+        );
+        for file in &self.files {
+            text.push_str(&file.explain());
+        }
+        text
+    }
+}
+
+/// A scan of Parquet files with an optional filter and projection.
+#[derive(Debug)]
+pub struct Scan {
+    files: Vec<PathBuf>,
+    columns: Option<Vec<String>>,
+    filter: Option<Expr>,
+    options: ScanOptions,
+    /// Footers read so far, by file position.
+    opened: Mutex<Vec<Option<Arc<OpenedFile>>>>,
+}
+
+impl Scan {
+    /// A scan of `files` (see [`list_files`]) keeping `columns` (all when `None`) of the rows
+    /// matching `filter` (Spark SQL). The filter is parsed now and bound to the first file's
+    /// schema, so a bad filter fails before any data is read.
+    pub fn new(files: Vec<PathBuf>, columns: Option<Vec<String>>, filter: Option<&str>, options: ScanOptions) -> Result<Self> {
+        let filter = filter.map(parse_filter).transpose()?;
+        if options.file_range.is_some() && files.len() != 1 {
+            return Err(PqsiftError::filter(format!("file_range needs a scan of exactly one file, not {}", files.len())));
+        }
+        let opened = Mutex::new(vec![None; files.len()]);
+        let scan = Self { files, columns, filter, options, opened };
+        if let Some(filter) = &scan.filter
+            && !scan.files.is_empty()
+        {
+            let first = scan.open(0)?;
+            bind(filter, &first.schema, &scan.options.bind)?;
+        }
+        if let (Some(columns), false) = (&scan.columns, scan.files.is_empty()) {
+            let first = scan.open(0)?;
+            for name in columns {
+                let found = first.schema.fields().iter().any(|f| {
+                    if scan.options.bind.case_sensitive { f.name() == name } else { f.name().eq_ignore_ascii_case(name) }
+                });
+                if !found {
+                    return Err(PqsiftError::filter(format!("{}: no column named {name:?}", first.name())));
+                }
+            }
+        }
+        Ok(scan)
+    }
+
+    /// The files, in scan order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// The projected column names (`None`: all).
+    pub fn columns(&self) -> Option<&[String]> {
+        self.columns.as_deref()
+    }
+
+    /// The parsed filter.
+    pub fn filter(&self) -> Option<&Expr> {
+        self.filter.as_ref()
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ScanOptions {
+        &self.options
+    }
+
+    /// The footer of file `position`, read once and cached.
+    pub fn open(&self, position: usize) -> Result<Arc<OpenedFile>> {
+        if let Ok(cache) = self.opened.lock()
+            && let Some(Some(file)) = cache.get(position)
+        {
+            return Ok(file.clone());
+        }
+        let path = self.files.get(position).ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
+        let file = Arc::new(OpenedFile::open(path)?);
+        if let Ok(mut cache) = self.opened.lock()
+            && let Some(slot) = cache.get_mut(position)
+        {
+            *slot = Some(file.clone());
+        }
+        Ok(file)
+    }
+
+    /// The filter bound to one file's schema.
+    pub fn bound_filter(&self, file: &OpenedFile) -> Result<Option<BoundExpr>> {
+        self.filter
+            .as_ref()
+            .map(|filter| bind(filter, &file.schema, &self.options.bind).map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name()))))
+            .transpose()
+    }
+
+    /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
+    pub fn plan(&self) -> Result<ScanPlan> {
+        let mut metrics = PruningMetrics::default();
+        let mut files = Vec::with_capacity(self.files.len());
+        for position in 0..self.files.len() {
+            let file = self.open(position)?;
+            let plan = self.plan_file(&file, &mut metrics)?;
+            metrics.files_total += 1;
+            if plan.is_pruned() {
+                metrics.files_pruned += 1;
+            }
+            metrics.row_groups_total += plan.row_groups.len() as u64;
+            metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
+            metrics.row_groups_selected += plan.surviving().count() as u64;
+            metrics.rows_selected += plan.selected_rows() as u64;
+            files.push(plan);
+        }
+        Ok(ScanPlan { files, metrics })
+    }
+
+    fn plan_file(&self, file: &OpenedFile, metrics: &mut PruningMetrics) -> Result<FileAccessPlan> {
+        let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
+        if let Some(range) = self.options.file_range {
+            prune_by_range(file, range, &mut plan, metrics);
+        }
+        let Some(filter) = self.bound_filter(file)? else { return Ok(plan) };
+        if self.options.statistics {
+            prune_by_statistics(file, &filter, &mut plan, metrics)?;
+        }
+        if self.options.bloom_filter && !plan.is_pruned() {
+            prune_by_bloom_filters(file, &filter, &mut plan, metrics)?;
+        }
+        if self.options.page_index && !plan.is_pruned() {
+            prune_by_page_index(file, &filter, &mut plan, metrics)?;
+        }
+        Ok(plan)
+    }
+}
+
+/// The Parquet files of `source`: a file is itself; a directory is searched recursively for
+/// `*.parquet` files, skipping names that start with `_` or `.` (as Spark does), in path
+/// order.
+///
+/// ```
+/// let dir = std::env::temp_dir().join("pqsift_list_doc");
+/// std::fs::create_dir_all(dir.join("part=1")).unwrap();
+/// std::fs::write(dir.join("part=1/a.parquet"), b"").unwrap();
+/// std::fs::write(dir.join("_SUCCESS"), b"").unwrap();
+/// std::fs::write(dir.join(".b.parquet"), b"").unwrap();
+/// let files = pqsift::scan::list_files(&dir).unwrap();
+/// assert_eq!(files, [dir.join("part=1/a.parquet")]);
+/// ```
+pub fn list_files(source: &Path) -> Result<Vec<PathBuf>> {
+    let metadata = std::fs::metadata(source).map_err(|e| PqsiftError::io(source, e))?;
+    if !metadata.is_dir() {
+        return Ok(vec![source.to_path_buf()]);
+    }
+    let mut found = Vec::new();
+    let mut pending = vec![source.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| PqsiftError::io(&dir, e))? {
+            let entry = entry.map_err(|e| PqsiftError::io(&dir, e))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with('_') || name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let kind = entry.file_type().map_err(|e| PqsiftError::io(&path, e))?;
+            if kind.is_dir() {
+                pending.push(path);
+            } else if name.ends_with(".parquet") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
