@@ -137,6 +137,24 @@ impl Shared {
     }
 }
 
+/// Reads a stream's metrics, whoever consumes the stream.
+#[derive(Debug, Clone)]
+pub struct MetricsHandle {
+    shared: Arc<Shared>,
+}
+
+impl MetricsHandle {
+    /// What reading has done so far, summed over row groups.
+    pub fn metrics(&self) -> ReadMetrics {
+        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Bytes read from the files so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
+    }
+}
+
 /// A lazy stream of record batches of at most `batch_size` rows.
 ///
 /// It is an Arrow [`RecordBatchReader`], so it exports to Python as an Arrow C stream.
@@ -183,12 +201,17 @@ impl ScanStream {
 
     /// What reading has done so far, summed over row groups.
     pub fn metrics(&self) -> ReadMetrics {
-        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.metrics_handle().metrics()
     }
 
     /// Bytes read from the files so far.
     pub fn bytes_read(&self) -> u64 {
-        self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
+        self.metrics_handle().bytes_read()
+    }
+
+    /// A handle that reads the metrics even after the stream was handed to a consumer.
+    pub fn metrics_handle(&self) -> MetricsHandle {
+        MetricsHandle { shared: Arc::clone(&self.shared) }
     }
 
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in

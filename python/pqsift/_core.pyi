@@ -222,6 +222,45 @@ class Scan:
     def filter(self) -> str | None: ...
     @property
     def columns(self) -> list[str] | None: ...
+    @property
+    def session_time_zone(self) -> str: ...
+    @property
+    def case_sensitive(self) -> bool: ...
     def plan(self) -> list[dict[str, Any]]: ...
     def explain(self) -> str: ...
     def metrics(self) -> dict[str, int]: ...
+
+class ScanStream:
+    """A stream of record batches started by :func:`read`: iterate for objects exposing
+    ``__arrow_c_array__`` (``pyarrow.record_batch(item)``), or hand the whole stream to an
+    Arrow consumer with ``__arrow_c_stream__`` (once). Errors while reading raise pqsift
+    exceptions when iterating."""
+
+    def __iter__(self) -> ScanStream: ...
+    def __next__(self) -> Any: ...
+    def __arrow_c_schema__(self) -> object: ...
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def metrics(self) -> dict[str, Any]:
+        """rows_out, rows_decoded, rows_decoded_by_column, bytes_read, cache_hits,
+        cache_misses, time_predicates_s, time_projection_s — so far."""
+
+def read(
+    files: list[str],
+    tasks: list[tuple[int, int, RowSelection | None]],
+    *,
+    columns: list[str] | None = None,
+    filter: str | None = None,
+    session_time_zone: str = "UTC",
+    case_sensitive: bool = False,
+    pushdown_filters: bool = True,
+    reorder_filters: bool = True,
+    selection_policy: str = "auto",
+    selection_threshold: int = 32,
+    batch_size: int = 8192,
+    threads: int | None = None,
+    limit: int | None = None,
+    cache_bytes: int = 64 << 20,
+) -> ScanStream:
+    """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
+    order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
+    friends call it with the plan's surviving row groups."""

@@ -16,9 +16,12 @@ gives the plan readable Python objects.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import pyarrow as pa
 
 from pqsift import _core
 from pqsift._core import RowSelection
@@ -35,6 +38,18 @@ _OPTIONS: dict[str, Any] = {
     "session_time_zone": "UTC",
     "case_sensitive": False,
     "file_range": None,
+}
+
+# Options of reading (late materialization); see :func:`scan`.
+_READ_OPTIONS: dict[str, Any] = {
+    "pushdown_filters": True,
+    "reorder_filters": True,
+    "selection_policy": "auto",
+    "selection_threshold": 32,
+    "cache_bytes": 64 << 20,
+    "batch_size": 8192,
+    "threads": None,
+    "limit": None,
 }
 
 
@@ -79,10 +94,18 @@ class Plan:
 
 
 class Scan:
-    """A scan of Parquet files with a filter; see :func:`scan`."""
+    """A scan of Parquet files with a filter; see :func:`scan`.
 
-    def __init__(self, core: _core.Scan) -> None:
+    Iterate over it for ``pyarrow.RecordBatch`` objects, call :meth:`to_table`, or hand it
+    to any Arrow consumer: it implements ``__arrow_c_stream__``
+    (``pa.RecordBatchReader.from_stream(scan)``, ``polars.from_arrow``, DuckDB).
+    """
+
+    def __init__(self, core: _core.Scan, read_options: dict[str, Any] | None = None) -> None:
         self._core = core
+        self._read_options = dict(_READ_OPTIONS if read_options is None else read_options)
+        self._read_metrics: dict[str, Any] = {}
+        self._last_stream: _core.ScanStream | None = None
 
     @property
     def files(self) -> list[str]:
@@ -127,10 +150,67 @@ class Scan:
         return self._core.explain()
 
     @property
-    def metrics(self) -> dict[str, int]:
-        """Pruning counts over the whole scan, from the last :meth:`plan` (planning first if
-        there was none)."""
-        return dict(self._core.metrics())
+    def metrics(self) -> dict[str, Any]:
+        """Counts over the whole scan: pruning (from the last :meth:`plan`, planning first
+        if there was none) and, once read, reading: ``rows_out``, ``bytes_read``,
+        ``rows_decoded`` (values decoded, summed over columns; per column in
+        ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``, and time per stage
+        (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``)."""
+        metrics: dict[str, Any] = dict(self._core.metrics())
+        if self._last_stream is not None:
+            self._read_metrics.update(self._last_stream.metrics())
+        metrics.update(self._read_metrics)
+        return metrics
+
+    # ----- reading ---------------------------------------------------------------------
+
+    def _stream(self) -> _core.ScanStream:
+        """Plans, then starts reading the row groups the plan keeps."""
+        started = time.perf_counter()
+        plan = self.plan()
+        self._read_metrics = {"time_plan_s": time.perf_counter() - started}
+        planned: list[tuple[int, int, RowSelection | None]] = [
+            (position, rg.index, rg.selection if rg.decision == "select" else None)
+            for position, file in enumerate(plan.files)
+            for rg in file.row_groups
+            if rg.decision != "skip"
+        ]
+        # Only files with a row group to read are opened, plus the first file: it gives the
+        # output schema even when every row group is pruned.
+        positions = sorted({position for position, _, _ in planned} | ({0} if self.files else set()))
+        index_of = {position: i for i, position in enumerate(positions)}
+        files = [self.files[position] for position in positions]
+        tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
+        self._last_stream = _core.read(
+            files,
+            tasks,
+            columns=self.columns,
+            filter=self.filter,
+            session_time_zone=self._core.session_time_zone,
+            case_sensitive=self._core.case_sensitive,
+            **self._read_options,
+        )
+        return self._last_stream
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        """Reads the scan, one ``pyarrow.RecordBatch`` of at most ``batch_size`` rows at a
+        time, in file and row-group order."""
+        for batch in self._stream():
+            yield pa.record_batch(batch)
+
+    def to_table(self) -> pa.Table:
+        """Reads the whole scan into a ``pyarrow.Table``."""
+        stream = self._stream()
+        schema = pa.schema(stream)
+        return pa.Table.from_batches([pa.record_batch(b) for b in stream], schema=schema)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The scan as a ``pyarrow.RecordBatchReader`` (read lazily)."""
+        return pa.RecordBatchReader.from_stream(self._stream())
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow PyCapsule stream interface: a fresh read of the scan."""
+        return self._stream().__arrow_c_stream__(requested_schema)
 
     def __repr__(self) -> str:
         return f"pqsift.Scan({len(self.files)} file(s), filter={self.filter!r})"
@@ -163,10 +243,12 @@ def scan(
     :class:`pqsift.FilterError` before any data is read; an unreadable file
     :class:`pqsift.CorruptFileError` naming it.
     """
-    unknown = sorted(set(options) - set(_OPTIONS))
+    unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
     if unknown:
         raise TypeError(f"scan() got unexpected option(s): {', '.join(unknown)}")
-    settings = {**_OPTIONS, **options}
+    settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
+    read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
+    _check_read_options(read_options)
     for name in ("statistics", "bloom_filter", "page_index", "case_sensitive"):
         if not isinstance(settings[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
@@ -195,4 +277,20 @@ def scan(
     if file_range is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
         raise ValueError("option file_range needs a scan of exactly one file")
     core = _core.Scan(sources, column_list, filter_text, **settings)
-    return Scan(core)
+    return Scan(core, read_options)
+
+
+def _check_read_options(options: dict[str, Any]) -> None:
+    for name in ("pushdown_filters", "reorder_filters"):
+        if not isinstance(options[name], bool):
+            raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
+    if options["selection_policy"] not in ("auto", "selectors", "mask"):
+        raise ValueError(f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}")
+    for name, minimum in (("selection_threshold", 1), ("batch_size", 1), ("cache_bytes", 0), ("threads", 1), ("limit", 0)):
+        value = options[name]
+        if value is None and name in ("threads", "limit"):
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"option {name} must be an int, not {type(value).__name__}")
+        if value < minimum:
+            raise ValueError(f"option {name} must be at least {minimum}, got {value}")

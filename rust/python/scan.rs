@@ -76,6 +76,18 @@ impl PyScan {
         self.inner.columns().map(<[String]>::to_vec)
     }
 
+    /// The session time zone the filter's literals are read in.
+    #[getter]
+    fn session_time_zone(&self) -> String {
+        self.inner.options().bind.session_time_zone.clone()
+    }
+
+    /// Whether column names are case sensitive.
+    #[getter]
+    fn case_sensitive(&self) -> bool {
+        self.inner.options().bind.case_sensitive
+    }
+
     /// Plans the scan: a list of per-file dicts.
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let plan = py.detach(|| self.inner.plan()).map_err(py_err(py))?;

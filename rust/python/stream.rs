@@ -18,7 +18,7 @@ use crate::filter::{BindOptions, parse_filter};
 use crate::metadata_cache::MetadataCache;
 use crate::reader::{OpenFile, ReaderConfig, open_stream, output_schema};
 use crate::row_group_reader::ReadOptions;
-use crate::scan_stream::{ScanStream, ScanTask};
+use crate::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
 
 /// A stream of record batches; see `python/pqsift/_core.pyi`.
@@ -26,8 +26,8 @@ use crate::selection::SelectionPolicy;
 pub(crate) struct PyScanStream {
     stream: Option<ScanStream>,
     schema: arrow::datatypes::SchemaRef,
-    /// Metrics of a stream handed off as an Arrow C stream are no longer reachable: the
-    /// last known values stay here.
+    /// Reads the metrics even after the stream is handed off as an Arrow C stream.
+    metrics: MetricsHandle,
     exported: bool,
 }
 
@@ -100,14 +100,11 @@ impl PyScanStream {
     /// What reading has done so far (see `Scan.metrics`).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        let Some(stream) = &self.stream else {
-            return Ok(out);
-        };
-        let metrics = stream.metrics();
+        let metrics = self.metrics.metrics();
         out.set_item("rows_out", metrics.rows_out)?;
         out.set_item("rows_decoded", metrics.rows_decoded)?;
         out.set_item("rows_decoded_by_column", metrics.rows_decoded_by_column.clone())?;
-        out.set_item("bytes_read", stream.bytes_read())?;
+        out.set_item("bytes_read", self.metrics.bytes_read())?;
         out.set_item("cache_hits", metrics.cache_hits)?;
         out.set_item("cache_misses", metrics.cache_misses)?;
         out.set_item("time_predicates_s", metrics.predicate_time.as_secs_f64())?;
@@ -191,5 +188,6 @@ pub(crate) fn read(
         Ok((schema, open_stream(&open_files, tasks, &config)?))
     });
     let (schema, stream) = opened.map_err(py_err(py))?;
-    Ok(PyScanStream { stream: Some(stream), schema, exported: false })
+    let metrics = stream.metrics_handle();
+    Ok(PyScanStream { stream: Some(stream), schema, metrics, exported: false })
 }
