@@ -51,6 +51,7 @@ use crate::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BoundColumn, BoundExpr, CompareOp};
 use crate::metrics::PruningMetrics;
+use crate::normalise::column_ranges;
 use crate::opener::OpenedFile;
 use crate::pruning_predicate::is_null_literal;
 
@@ -280,7 +281,14 @@ fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescr
 /// Skips the surviving row groups whose bloom filters rule out every value some literal
 /// guarantee allows.
 pub fn prune_by_bloom_filters(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
-    let guarantees = literal_guarantees(filter);
+    let ranges = column_ranges(filter);
+    let mut guarantees = literal_guarantees(filter);
+    // Values outside the column's AND-ed bounds cannot match: no need to probe them.
+    for guarantee in &mut guarantees {
+        if let Some(range) = ranges.iter().find(|r| r.column.path == guarantee.column.path) {
+            guarantee.values.retain(|v| range.contains(v) != Some(false));
+        }
+    }
     // Per guarantee: the leaf column and the encoded values (None: cannot probe it).
     let schema = file.metadata.file_metadata().schema_descr();
     let probes: Vec<(usize, String, Vec<Vec<u8>>)> = guarantees

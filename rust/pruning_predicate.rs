@@ -173,6 +173,13 @@ pub struct MonotoneTerm {
     increasing: bool,
 }
 
+impl MonotoneTerm {
+    /// `true` when the term is the column itself (no function applied).
+    pub fn is_plain_column(&self) -> bool {
+        matches!(self.function, BoundExpr::Column(_))
+    }
+}
+
 /// A leaf of the filter as pruning understands it.
 #[derive(Debug, Clone)]
 pub enum LeafPredicate {
