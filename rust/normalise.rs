@@ -61,16 +61,31 @@ impl ColumnRange {
 
     /// Whether no value fits (`None`: cannot tell).
     pub fn is_empty(&self) -> Option<bool> {
-        let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper) else { return Some(false) };
-        let op = if *low_inclusive && *high_inclusive { CompareOp::Gt } else { CompareOp::GtEq };
+        let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper) else {
+            return Some(false);
+        };
+        let op = if *low_inclusive && *high_inclusive {
+            CompareOp::Gt
+        } else {
+            CompareOp::GtEq
+        };
         compare(op, low, high)
     }
 }
 
 /// `left op right` on two one-element literals, Spark semantics; `None` when unknown.
 fn compare(op: CompareOp, left: &ArrayRef, right: &ArrayRef) -> Option<bool> {
-    let test = BoundExpr::Compare { op, left: Box::new(BoundExpr::Literal(left.clone())), right: Box::new(BoundExpr::Literal(right.clone())) };
-    let batch = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &RecordBatchOptions::new().with_row_count(Some(1))).ok()?;
+    let test = BoundExpr::Compare {
+        op,
+        left: Box::new(BoundExpr::Literal(left.clone())),
+        right: Box::new(BoundExpr::Literal(right.clone())),
+    };
+    let batch = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .ok()?;
     let result = evaluate(&test, &batch).ok()?;
     result.iter().next().flatten()
 }
@@ -86,7 +101,9 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
             pending.push(left);
             continue;
         }
-        let LeafPredicate::Compare { term, op, literal } = LeafPredicate::analyse(next) else { continue };
+        let LeafPredicate::Compare { term, op, literal } = LeafPredicate::analyse(next) else {
+            continue;
+        };
         if !term.is_plain_column() || is_null_literal(&literal) {
             continue;
         }
@@ -100,7 +117,11 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
         };
         let range = ranges
             .entry(term.column.path.to_string())
-            .or_insert_with(|| ColumnRange { column: term.column.clone(), lower: None, upper: None });
+            .or_insert_with(|| ColumnRange {
+                column: term.column.clone(),
+                lower: None,
+                upper: None,
+            });
         if let Some(new) = lower {
             range.lower = Some(match range.lower.take() {
                 // Keep the greater bound; on a tie the exclusive one.
@@ -132,15 +153,24 @@ pub fn contradiction(filter: &BoundExpr) -> Option<String> {
     let ranges = column_ranges(filter);
     for range in &ranges {
         if range.is_empty() == Some(true) {
-            return Some(format!("the filter's bounds on {} leave no value", range.column.path.parts().join(".")));
+            return Some(format!(
+                "the filter's bounds on {} leave no value",
+                range.column.path.parts().join(".")
+            ));
         }
     }
     for guarantee in literal_guarantees(filter) {
         let name = guarantee.column.path.parts().join(".");
         let range = ranges.iter().find(|r| r.column.path == guarantee.column.path);
-        let inside = guarantee.values.iter().filter(|v| range.is_none_or(|r| r.contains(v) != Some(false))).count();
+        let inside = guarantee
+            .values
+            .iter()
+            .filter(|v| range.is_none_or(|r| r.contains(v) != Some(false)))
+            .count();
         if inside == 0 {
-            return Some(format!("the filter's equalities, IN lists and bounds on {name} have no value in common"));
+            return Some(format!(
+                "the filter's equalities, IN lists and bounds on {name} have no value in common"
+            ));
         }
     }
     None

@@ -61,6 +61,9 @@ def test_statistics_skip_row_groups_and_explain(tmp_path: Path) -> None:
     assert "row group 0: skipped by statistics: max(x)=99 < 850" in text
     assert "row group 9: scan all 100 rows" in text
     assert plan.explain() == text
+    rg = plan.files[0].row_groups[0]
+    assert rg["decision"] == rg.decision == "skip" and rg.stage == "statistics" and rg.selection is None
+    assert plan.files[0]["path"] == str(path) and plan["metrics"] == m
 
 
 def test_filter_as_expr_and_no_filter(tmp_path: Path) -> None:
