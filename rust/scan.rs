@@ -223,7 +223,8 @@ impl Scan {
             let file = self.open(position)?;
             let plan = self.plan_file(&file, &mut metrics)?;
             metrics.files_total += 1;
-            if plan.is_pruned() {
+            // A file without rows was not pruned: there was nothing to read.
+            if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
                 metrics.files_pruned += 1;
             }
             metrics.row_groups_total += plan.row_groups.len() as u64;

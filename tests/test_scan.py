@@ -463,3 +463,12 @@ def test_bloom_filters_on_integer_stored_decimals(tmp_path: Path) -> None:
     for column in ("m9", "m18"):
         assert pqsift.scan(path, filter=f"{column} = 4.02").metrics["row_groups_pruned_bloom_filter"] == 0
         assert pqsift.scan(path, filter=f"{column} = 4.01").metrics["row_groups_pruned_bloom_filter"] == 1
+
+
+def test_empty_file_is_not_counted_as_pruned(tmp_path: Path) -> None:
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"x": pa.array([], pa.int64())}), path)
+    scan = pqsift.scan(path, filter="x > 1")
+    m = scan.metrics
+    assert (m["files_total"], m["files_pruned"], m["rows_total"]) == (1, 0, 0)
+    assert "0 of 0 rows selected" in scan.explain() or "0 of" in scan.explain()
