@@ -78,9 +78,19 @@ impl FileAccessPlan {
         let row_groups = rows
             .iter()
             .enumerate()
-            .map(|(index, &rows)| RowGroupPlan { index, rows, access: RowGroupAccess::Scan, stage: None, reason: String::new() })
+            .map(|(index, &rows)| RowGroupPlan {
+                index,
+                rows,
+                access: RowGroupAccess::Scan,
+                stage: None,
+                reason: String::new(),
+            })
             .collect();
-        Self { path: path.into(), row_groups, note: None }
+        Self {
+            path: path.into(),
+            row_groups,
+            note: None,
+        }
     }
 
     /// Marks row group `index` skipped by `stage` because of `reason`.
@@ -103,7 +113,10 @@ impl FileAccessPlan {
 
     /// Indices of the row groups not skipped.
     pub fn surviving(&self) -> impl Iterator<Item = usize> + '_ {
-        self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).map(|rg| rg.index)
+        self.row_groups
+            .iter()
+            .filter(|rg| rg.access != RowGroupAccess::Skip)
+            .map(|rg| rg.index)
     }
 
     /// `true` when every row group is skipped (or there are none).
@@ -120,7 +133,11 @@ impl FileAccessPlan {
     pub fn explain(&self) -> String {
         let mut text = String::new();
         let total: usize = self.row_groups.iter().map(|rg| rg.rows).sum();
-        let kept = self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).count();
+        let kept = self
+            .row_groups
+            .iter()
+            .filter(|rg| rg.access != RowGroupAccess::Skip)
+            .count();
         let _ = writeln!(
             text,
             "file {}: {} of {} row groups kept, {} of {} rows selected",

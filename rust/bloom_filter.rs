@@ -39,9 +39,9 @@ use std::fs::File;
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimeUnit,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
-    UInt32Type, UInt64Type,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
@@ -51,6 +51,7 @@ use crate::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BoundColumn, BoundExpr, CompareOp};
 use crate::metrics::PruningMetrics;
+use crate::normalise::column_ranges;
 use crate::opener::OpenedFile;
 use crate::pruning_predicate::is_null_literal;
 
@@ -73,19 +74,35 @@ type Guarantees = BTreeMap<String, LiteralGuarantee>;
 fn derive(expr: &BoundExpr) -> Guarantees {
     let mut out = Guarantees::new();
     match expr {
-        BoundExpr::Compare { op: CompareOp::Eq | CompareOp::NullSafeEq, left, right } => {
+        BoundExpr::Compare {
+            op: CompareOp::Eq | CompareOp::NullSafeEq,
+            left,
+            right,
+        } => {
             let pair = match (left.as_ref(), right.as_ref()) {
-                (BoundExpr::Column(c), BoundExpr::Literal(l)) | (BoundExpr::Literal(l), BoundExpr::Column(c)) => Some((c, l)),
+                (BoundExpr::Column(c), BoundExpr::Literal(l)) | (BoundExpr::Literal(l), BoundExpr::Column(c)) => {
+                    Some((c, l))
+                }
                 _ => None,
             };
             if let Some((column, literal)) = pair
                 && !is_null_literal(literal)
                 && usable(literal)
             {
-                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: vec![literal.clone()] });
+                out.insert(
+                    key(column),
+                    LiteralGuarantee {
+                        column: column.clone(),
+                        values: vec![literal.clone()],
+                    },
+                );
             }
         }
-        BoundExpr::InList { expr, list, negated: false } => {
+        BoundExpr::InList {
+            expr,
+            list,
+            negated: false,
+        } => {
             if let BoundExpr::Column(column) = expr.as_ref() {
                 let mut values: Vec<ArrayRef> = Vec::new();
                 for item in list {
@@ -100,7 +117,13 @@ fn derive(expr: &BoundExpr) -> Guarantees {
                         values.push(literal.clone());
                     }
                 }
-                out.insert(key(column), LiteralGuarantee { column: column.clone(), values });
+                out.insert(
+                    key(column),
+                    LiteralGuarantee {
+                        column: column.clone(),
+                        values,
+                    },
+                );
             }
         }
         BoundExpr::And(left, right) => {
@@ -191,7 +214,9 @@ pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Ve
             Some(v.to_le_bytes().to_vec())
         }
         PhysicalType::FIXED_LEN_BYTE_ARRAY => {
-            let DataType::Decimal128(..) = value.data_type() else { return None };
+            let DataType::Decimal128(..) = value.data_type() else {
+                return None;
+            };
             let width = usize::try_from(descriptor.type_length()).ok()?;
             let bytes = value.as_primitive::<Decimal128Type>().value(0).to_be_bytes();
             if width == 0 || width > 16 {
@@ -212,11 +237,15 @@ pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Ve
             _ => None,
         },
         PhysicalType::FLOAT => match value.data_type() {
-            DataType::Float32 if usable(value) => Some(value.as_primitive::<Float32Type>().value(0).to_le_bytes().to_vec()),
+            DataType::Float32 if usable(value) => {
+                Some(value.as_primitive::<Float32Type>().value(0).to_le_bytes().to_vec())
+            }
             _ => None,
         },
         PhysicalType::DOUBLE => match value.data_type() {
-            DataType::Float64 if usable(value) => Some(value.as_primitive::<Float64Type>().value(0).to_le_bytes().to_vec()),
+            DataType::Float64 if usable(value) => {
+                Some(value.as_primitive::<Float64Type>().value(0).to_le_bytes().to_vec())
+            }
             _ => None,
         },
         PhysicalType::BOOLEAN | PhysicalType::INT96 => None,
@@ -235,8 +264,12 @@ fn integer_value(value: &ArrayRef) -> Option<i128> {
         DataType::Date32 => value.as_primitive::<Date32Type>().value(0).into(),
         DataType::Decimal128(..) => value.as_primitive::<Decimal128Type>().value(0),
         DataType::Timestamp(TimeUnit::Second, _) => value.as_primitive::<TimestampSecondType>().value(0).into(),
-        DataType::Timestamp(TimeUnit::Millisecond, _) => value.as_primitive::<TimestampMillisecondType>().value(0).into(),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => value.as_primitive::<TimestampMicrosecondType>().value(0).into(),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            value.as_primitive::<TimestampMillisecondType>().value(0).into()
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            value.as_primitive::<TimestampMicrosecondType>().value(0).into()
+        }
         DataType::Timestamp(TimeUnit::Nanosecond, _) => value.as_primitive::<TimestampNanosecondType>().value(0).into(),
         _ => return None,
     })
@@ -279,8 +312,20 @@ fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescr
 
 /// Skips the surviving row groups whose bloom filters rule out every value some literal
 /// guarantee allows.
-pub fn prune_by_bloom_filters(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
-    let guarantees = literal_guarantees(filter);
+pub fn prune_by_bloom_filters(
+    file: &OpenedFile,
+    filter: &BoundExpr,
+    plan: &mut FileAccessPlan,
+    metrics: &mut PruningMetrics,
+) -> Result<()> {
+    let ranges = column_ranges(filter);
+    let mut guarantees = literal_guarantees(filter);
+    // Values outside the column's AND-ed bounds cannot match: no need to probe them.
+    for guarantee in &mut guarantees {
+        if let Some(range) = ranges.iter().find(|r| r.column.path == guarantee.column.path) {
+            guarantee.values.retain(|v| range.contains(v) != Some(false));
+        }
+    }
     // Per guarantee: the leaf column and the encoded values (None: cannot probe it).
     let schema = file.metadata.file_metadata().schema_descr();
     let probes: Vec<(usize, String, Vec<Vec<u8>>)> = guarantees
@@ -307,12 +352,17 @@ pub fn prune_by_bloom_filters(file: &OpenedFile, filter: &BoundExpr, plan: &mut 
             if chunk.bloom_filter_offset().is_none() {
                 continue;
             }
-            let Some(bloom) = Sbbf::read_from_column_chunk(chunk, &reader).map_err(|e| PqsiftError::corrupt(&file.path, e))? else {
+            let Some(bloom) =
+                Sbbf::read_from_column_chunk(chunk, &reader).map_err(|e| PqsiftError::corrupt(&file.path, e))?
+            else {
                 continue;
             };
             metrics.bloom_filters_checked += 1;
             if !values.iter().any(|bytes| bloom.check(bytes.as_slice())) {
-                let reason = format!("none of the {} value(s) the filter accepts for {name} is in the column's bloom filter", values.len());
+                let reason = format!(
+                    "none of the {} value(s) the filter accepts for {name} is in the column's bloom filter",
+                    values.len()
+                );
                 plan.skip(index, "bloom filter", reason);
                 metrics.row_groups_pruned_bloom_filter += 1;
                 break;

@@ -19,6 +19,7 @@
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
 //! * [`pruning_predicate`] — three-valued evaluation of a filter on zone maps (can be true /
 //!   can be false per container), through monotonic functions.
+//! * [`normalise`] — conjuncts on one column merged into ranges and value sets.
 //! * [`opener`], [`row_group_filter`], [`bloom_filter`], [`page_filter`], [`access_plan`],
 //!   [`metrics`], [`scan`] — planning a scan from metadata: file range, statistics, bloom
 //!   filters, page index; per row group Skip / Scan / Selection, explained and counted.
@@ -44,6 +45,7 @@ pub mod io;
 pub mod metadata;
 pub mod metadata_cache;
 pub mod metrics;
+pub mod normalise;
 pub mod opener;
 pub mod page_filter;
 pub mod pruning_predicate;

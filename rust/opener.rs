@@ -47,7 +47,11 @@ impl OpenedFile {
         let file_metadata = metadata.file_metadata();
         let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())
             .map_err(|e| PqsiftError::corrupt(path, e))?;
-        Ok(Self { path: path.to_path_buf(), metadata, schema: Arc::new(schema) })
+        Ok(Self {
+            path: path.to_path_buf(),
+            metadata,
+            schema: Arc::new(schema),
+        })
     }
 
     /// The file as a display string.
@@ -57,7 +61,11 @@ impl OpenedFile {
 
     /// Rows per row group.
     pub fn row_group_rows(&self) -> Vec<usize> {
-        self.metadata.row_groups().iter().map(|rg| usize::try_from(rg.num_rows()).unwrap_or(0)).collect()
+        self.metadata
+            .row_groups()
+            .iter()
+            .map(|rg| usize::try_from(rg.num_rows()).unwrap_or(0))
+            .collect()
     }
 
     /// The Parquet leaf index and Arrow field of a bound column, when it is a primitive
@@ -68,16 +76,31 @@ impl OpenedFile {
         let mut found: Option<FieldRef> = None;
         for (depth, &index) in column.indices.iter().enumerate() {
             let field = fields.get(index)?.clone();
-            leaf += fields.iter().take(index).map(|f| leaf_count(f.data_type())).sum::<usize>();
+            leaf += fields
+                .iter()
+                .take(index)
+                .map(|f| leaf_count(f.data_type()))
+                .sum::<usize>();
             if depth + 1 == column.indices.len() {
                 found = Some(field);
             } else {
-                let DataType::Struct(children) = field.data_type() else { return None };
+                let DataType::Struct(children) = field.data_type() else {
+                    return None;
+                };
                 fields = children.clone();
             }
         }
         let field = found?;
-        if leaf_count(field.data_type()) != 1 || matches!(field.data_type(), DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) | DataType::FixedSizeList(..)) {
+        if leaf_count(field.data_type()) != 1
+            || matches!(
+                field.data_type(),
+                DataType::Struct(_)
+                    | DataType::List(_)
+                    | DataType::LargeList(_)
+                    | DataType::Map(..)
+                    | DataType::FixedSizeList(..)
+            )
+        {
             return None;
         }
         (leaf < self.metadata.file_metadata().schema_descr().num_columns()).then_some((leaf, field))
@@ -85,7 +108,9 @@ impl OpenedFile {
 
     /// Row group zone maps of `column`, `None` where the column has no usable statistics.
     pub fn row_group_zone_maps(&self, column: &BoundColumn) -> Result<Option<ZoneMaps>> {
-        let Some((leaf, field)) = self.leaf(column) else { return Ok(None) };
+        let Some((leaf, field)) = self.leaf(column) else {
+            return Ok(None);
+        };
         match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
             Ok(zones) if zones.mins.data_type() == &column.data_type => Ok(Some(zones)),
             Ok(_) => Ok(None),
@@ -99,8 +124,12 @@ impl OpenedFile {
 fn leaf_count(data_type: &DataType) -> usize {
     match data_type {
         DataType::Struct(children) => children.iter().map(|f| leaf_count(f.data_type())).sum(),
-        DataType::List(child) | DataType::LargeList(child) | DataType::FixedSizeList(child, _) | DataType::ListView(child)
-        | DataType::LargeListView(child) | DataType::Map(child, _) => leaf_count(child.data_type()),
+        DataType::List(child)
+        | DataType::LargeList(child)
+        | DataType::FixedSizeList(child, _)
+        | DataType::ListView(child)
+        | DataType::LargeListView(child)
+        | DataType::Map(child, _) => leaf_count(child.data_type()),
         DataType::Dictionary(_, _) => 1,
         _ => 1,
     }
@@ -110,9 +139,15 @@ fn leaf_count(data_type: &DataType) -> usize {
 pub fn describe_zone(column: &str, zones: &ZoneMaps, i: usize) -> String {
     let options = FormatOptions::default().with_null("unknown");
     let value = |array: &dyn Array| -> String {
-        ArrayFormatter::try_new(array, &options).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
+        ArrayFormatter::try_new(array, &options)
+            .map(|f| f.value(i).to_string())
+            .unwrap_or_else(|_| "?".to_string())
     };
-    let nulls = if zones.null_counts.is_valid(i) { zones.null_counts.value(i).to_string() } else { "unknown".to_string() };
+    let nulls = if zones.null_counts.is_valid(i) {
+        zones.null_counts.value(i).to_string()
+    } else {
+        "unknown".to_string()
+    };
     format!(
         "{column}: min={}, max={}, nulls={} of {}",
         value(zones.mins.as_ref()),

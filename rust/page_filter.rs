@@ -45,7 +45,12 @@ use crate::selection::RowSelection;
 use crate::zone_map::ZoneMaps;
 
 /// Narrows every surviving row group to the rows of pages where the filter can be true.
-pub fn prune_by_page_index(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+pub fn prune_by_page_index(
+    file: &OpenedFile,
+    filter: &BoundExpr,
+    plan: &mut FileAccessPlan,
+    metrics: &mut PruningMetrics,
+) -> Result<()> {
     if file.metadata.page_index().is_none() {
         return Ok(());
     }
@@ -54,33 +59,57 @@ pub fn prune_by_page_index(file: &OpenedFile, filter: &BoundExpr, plan: &mut Fil
         let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
         let possible = evaluate_tree::<RowSelection>(filter, &mut |leaf: &BoundExpr| {
             let leaf = LeafPredicate::analyse(leaf);
-            let whole = |flag: bool| if flag { RowSelection::select_all(rows) } else { RowSelection::skip_all(rows) };
-            let zones = match leaf.column().and_then(|column| file.leaf(column).map(|found| (column, found))) {
-                Some((column, (leaf_index, field))) => match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
-                    Ok(Some(zones)) if zones.mins.data_type() == &column.data_type => Some((leaf_index, zones)),
-                    Ok(_) => None,
-                    Err(e) => return Err(PqsiftError::corrupt(&file.path, e)),
-                },
+            let whole = |flag: bool| {
+                if flag {
+                    RowSelection::select_all(rows)
+                } else {
+                    RowSelection::skip_all(rows)
+                }
+            };
+            let zones = match leaf
+                .column()
+                .and_then(|column| file.leaf(column).map(|found| (column, found)))
+            {
+                Some((column, (leaf_index, field))) => {
+                    match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
+                        Ok(Some(zones)) if zones.mins.data_type() == &column.data_type => Some((leaf_index, zones)),
+                        Ok(_) => None,
+                        Err(e) => return Err(PqsiftError::corrupt(&file.path, e)),
+                    }
+                }
                 None => None,
             };
             let Some((leaf_index, zones)) = zones else {
                 let single = leaf.evaluate(None, 1);
-                return Ok(Possible { can_true: whole(single.can_true[0]), can_false: whole(single.can_false[0]) });
+                return Ok(Possible {
+                    can_true: whole(single.can_true[0]),
+                    can_false: whole(single.can_false[0]),
+                });
             };
             let ranges = page_row_ranges(&zones, rows)?;
             let per_page = leaf.evaluate(Some(&zones), zones.len());
             let pick = |flags: &[bool]| -> Result<RowSelection> {
-                let chosen: Vec<Range<usize>> = ranges.iter().zip(flags).filter(|(_, f)| **f).map(|(r, _)| r.clone()).collect();
+                let chosen: Vec<Range<usize>> = ranges
+                    .iter()
+                    .zip(flags)
+                    .filter(|(_, f)| **f)
+                    .map(|(r, _)| r.clone())
+                    .collect();
                 RowSelection::from_ranges(&chosen, rows)
             };
-            let result = Possible { can_true: pick(&per_page.can_true)?, can_false: pick(&per_page.can_false)? };
+            let result = Possible {
+                can_true: pick(&per_page.can_true)?,
+                can_false: pick(&per_page.can_false)?,
+            };
             if !page_ranges.iter().any(|(l, _)| *l == leaf_index) {
                 page_ranges.push((leaf_index, ranges));
             }
             Ok(result)
         })
         .map_err(|e| match e {
-            PqsiftError::InvalidSelection(reason) => PqsiftError::corrupt(&file.path, format!("inconsistent offset index: {reason}")),
+            PqsiftError::InvalidSelection(reason) => {
+                PqsiftError::corrupt(&file.path, format!("inconsistent offset index: {reason}"))
+            }
             other => other,
         })?;
         if page_ranges.is_empty() {
@@ -124,7 +153,9 @@ fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range<usize>>> {
         start = end;
     }
     if start != rows {
-        return Err(PqsiftError::Statistics(format!("the offset index covers {start} rows, the row group has {rows}")));
+        return Err(PqsiftError::Statistics(format!(
+            "the offset index covers {start} rows, the row group has {rows}"
+        )));
     }
     Ok(ranges)
 }

@@ -55,10 +55,10 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringAr
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
+use crate::Result;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
 use crate::selection::RowSelection;
 use crate::zone_map::ZoneMaps;
-use crate::Result;
 
 /// A set of containers (or of rows) the evaluation combines with AND / OR.
 pub trait ContainerSet: Clone {
@@ -92,7 +92,7 @@ impl ContainerSet for RowSelection {
 /// ```
 /// use pqsift::pruning_predicate::Possible;
 /// let a = Possible { can_true: vec![true, false], can_false: vec![false, true] };
-/// assert_eq!(a.not().can_true, [false, true]);
+/// assert_eq!(a.negated().can_true, [false, true]);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Possible<S> {
@@ -104,18 +104,27 @@ pub struct Possible<S> {
 
 impl<S: ContainerSet> Possible<S> {
     /// `NOT self`.
-    pub fn not(self) -> Self {
-        Self { can_true: self.can_false, can_false: self.can_true }
+    pub fn negated(self) -> Self {
+        Self {
+            can_true: self.can_false,
+            can_false: self.can_true,
+        }
     }
 
     /// `self AND other`.
     pub fn and(&self, other: &Self) -> Result<Self> {
-        Ok(Self { can_true: self.can_true.intersect(&other.can_true)?, can_false: self.can_false.unite(&other.can_false)? })
+        Ok(Self {
+            can_true: self.can_true.intersect(&other.can_true)?,
+            can_false: self.can_false.unite(&other.can_false)?,
+        })
     }
 
     /// `self OR other`.
     pub fn or(&self, other: &Self) -> Result<Self> {
-        Ok(Self { can_true: self.can_true.unite(&other.can_true)?, can_false: self.can_false.intersect(&other.can_false)? })
+        Ok(Self {
+            can_true: self.can_true.unite(&other.can_true)?,
+            can_false: self.can_false.intersect(&other.can_false)?,
+        })
     }
 }
 
@@ -133,7 +142,11 @@ impl<F: Fn(&BoundColumn) -> Result<Option<ZoneMaps>>> ZoneSource for F {
 
 /// Evaluates `filter` on `containers` containers whose zone maps `source` supplies.
 /// See the module documentation for an example.
-pub fn evaluate_on_zone_maps(filter: &BoundExpr, containers: usize, source: &dyn ZoneSource) -> Result<Possible<Vec<bool>>> {
+pub fn evaluate_on_zone_maps(
+    filter: &BoundExpr,
+    containers: usize,
+    source: &dyn ZoneSource,
+) -> Result<Possible<Vec<bool>>> {
     evaluate_tree(filter, &mut |leaf: &BoundExpr| {
         let leaf = LeafPredicate::analyse(leaf);
         match leaf.column() {
@@ -147,7 +160,10 @@ pub fn evaluate_on_zone_maps(filter: &BoundExpr, containers: usize, source: &dyn
 }
 
 /// Walks AND / OR / NOT, asking `leaf` for everything else.
-pub fn evaluate_tree<S: ContainerSet>(filter: &BoundExpr, leaf: &mut dyn FnMut(&BoundExpr) -> Result<Possible<S>>) -> Result<Possible<S>> {
+pub fn evaluate_tree<S: ContainerSet>(
+    filter: &BoundExpr,
+    leaf: &mut dyn FnMut(&BoundExpr) -> Result<Possible<S>>,
+) -> Result<Possible<S>> {
     match filter {
         BoundExpr::And(left, right) => {
             let left = evaluate_tree(left, leaf)?;
@@ -157,7 +173,7 @@ pub fn evaluate_tree<S: ContainerSet>(filter: &BoundExpr, leaf: &mut dyn FnMut(&
             let left = evaluate_tree(left, leaf)?;
             left.or(&evaluate_tree(right, leaf)?)
         }
-        BoundExpr::Not(inner) => Ok(evaluate_tree(inner, leaf)?.not()),
+        BoundExpr::Not(inner) => Ok(evaluate_tree(inner, leaf)?.negated()),
         other => leaf(other),
     }
 }
@@ -173,17 +189,38 @@ pub struct MonotoneTerm {
     increasing: bool,
 }
 
+impl MonotoneTerm {
+    /// `true` when the term is the column itself (no function applied).
+    pub fn is_plain_column(&self) -> bool {
+        matches!(self.function, BoundExpr::Column(_))
+    }
+}
+
 /// A leaf of the filter as pruning understands it.
 #[derive(Debug, Clone)]
 pub enum LeafPredicate {
     /// `term op literal` (the literal may be NULL).
-    Compare { term: MonotoneTerm, op: CompareOp, literal: ArrayRef },
+    Compare {
+        term: MonotoneTerm,
+        op: CompareOp,
+        literal: ArrayRef,
+    },
     /// `term [NOT] IN (literals)`.
-    InList { term: MonotoneTerm, items: Vec<ArrayRef>, negated: bool },
+    InList {
+        term: MonotoneTerm,
+        items: Vec<ArrayRef>,
+        negated: bool,
+    },
     /// `term IS [NOT] NULL`.
     IsNull { term: MonotoneTerm, negated: bool },
     /// `column [NOT] LIKE pattern` with a literal prefix before the first wildcard.
-    Like { term: MonotoneTerm, prefix: String, prefix_only: bool, exact: bool, negated: bool },
+    Like {
+        term: MonotoneTerm,
+        prefix: String,
+        prefix_only: bool,
+        exact: bool,
+        negated: bool,
+    },
     /// A BOOLEAN column used as a predicate.
     BooleanColumn(BoundColumn),
     /// A constant (NULL: `None`).
@@ -208,30 +245,61 @@ impl LeafPredicate {
         match expr {
             BoundExpr::Compare { op, left, right } => {
                 if let (Some(term), BoundExpr::Literal(literal)) = (monotone(left), right.as_ref()) {
-                    return Self::Compare { term, op: *op, literal: literal.clone() };
+                    return Self::Compare {
+                        term,
+                        op: *op,
+                        literal: literal.clone(),
+                    };
                 }
                 if let (BoundExpr::Literal(literal), Some(term)) = (left.as_ref(), monotone(right)) {
-                    return Self::Compare { term, op: op.swapped(), literal: literal.clone() };
+                    return Self::Compare {
+                        term,
+                        op: op.swapped(),
+                        literal: literal.clone(),
+                    };
                 }
                 Self::Unknown
             }
             BoundExpr::InList { expr, list, negated } => {
-                let items: Option<Vec<ArrayRef>> =
-                    list.iter().map(|item| if let BoundExpr::Literal(value) = item { Some(value.clone()) } else { None }).collect();
+                let items: Option<Vec<ArrayRef>> = list
+                    .iter()
+                    .map(|item| {
+                        if let BoundExpr::Literal(value) = item {
+                            Some(value.clone())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
                 match (monotone(expr), items) {
-                    (Some(term), Some(items)) if !items.is_empty() => Self::InList { term, items, negated: *negated },
+                    (Some(term), Some(items)) if !items.is_empty() => Self::InList {
+                        term,
+                        items,
+                        negated: *negated,
+                    },
                     _ => Self::Unknown,
                 }
             }
             BoundExpr::IsNull { expr, negated } => match monotone(expr) {
-                Some(term) => Self::IsNull { term, negated: *negated },
+                Some(term) => Self::IsNull {
+                    term,
+                    negated: *negated,
+                },
                 None => Self::Unknown,
             },
             BoundExpr::Like { expr, pattern, negated } => match (monotone(expr), parse_like_prefix(pattern)) {
                 (Some(term), Some((prefix, prefix_only, exact)))
-                    if term.increasing && is_string(&term.function.data_type()) && is_string(&term.column.data_type) =>
+                    if term.increasing
+                        && is_string(&term.function.data_type())
+                        && is_string(&term.column.data_type) =>
                 {
-                    Self::Like { term, prefix, prefix_only, exact, negated: *negated }
+                    Self::Like {
+                        term,
+                        prefix,
+                        prefix_only,
+                        exact,
+                        negated: *negated,
+                    }
                 }
                 _ => Self::Unknown,
             },
@@ -247,9 +315,10 @@ impl LeafPredicate {
     /// The column whose zone maps the leaf needs.
     pub fn column(&self) -> Option<&BoundColumn> {
         match self {
-            Self::Compare { term, .. } | Self::InList { term, .. } | Self::IsNull { term, .. } | Self::Like { term, .. } => {
-                Some(&term.column)
-            }
+            Self::Compare { term, .. }
+            | Self::InList { term, .. }
+            | Self::IsNull { term, .. }
+            | Self::Like { term, .. } => Some(&term.column),
             Self::BooleanColumn(column) => Some(column),
             Self::Constant(_) | Self::Unknown => None,
         }
@@ -257,25 +326,36 @@ impl LeafPredicate {
 
     /// Evaluates the leaf on `containers` containers with zone maps `zones` (`None`: unknown).
     pub fn evaluate(&self, zones: Option<&ZoneMaps>, containers: usize) -> Possible<Vec<bool>> {
-        let unknown = || Possible { can_true: vec![true; containers], can_false: vec![true; containers] };
+        let unknown = || Possible {
+            can_true: vec![true; containers],
+            can_false: vec![true; containers],
+        };
         if let Self::Constant(value) = self {
-            return Possible { can_true: vec![*value == Some(true); containers], can_false: vec![*value == Some(false); containers] };
+            return Possible {
+                can_true: vec![*value == Some(true); containers],
+                can_false: vec![*value == Some(false); containers],
+            };
         }
         let Some(zones) = zones else { return unknown() };
         let counts = Counts::new(zones);
         let mut possible = match self {
             Self::Unknown | Self::Constant(_) => unknown(),
             Self::IsNull { negated, .. } => {
-                let is_null = Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() };
+                let is_null = Possible {
+                    can_true: counts.has_nulls.clone(),
+                    can_false: counts.has_values.clone(),
+                };
                 // IS NULL is never NULL: no masking by null rows below.
-                let result = if *negated { is_null.not() } else { is_null };
+                let result = if *negated { is_null.negated() } else { is_null };
                 return mask_empty(result, &counts);
             }
             Self::BooleanColumn(_) => {
                 let (mins, maxes) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt());
-                let (Some(mins), Some(maxes)) = (mins, maxes) else { return unknown() };
+                let (Some(mins), Some(maxes)) = (mins, maxes) else {
+                    return unknown();
+                };
                 Possible {
-                    can_true: (0..containers).map(|i| !(maxes.is_valid(i) && !maxes.value(i))).collect(),
+                    can_true: (0..containers).map(|i| !maxes.is_valid(i) || maxes.value(i)).collect(),
                     can_false: (0..containers).map(|i| !(mins.is_valid(i) && mins.value(i))).collect(),
                 }
             }
@@ -284,16 +364,35 @@ impl LeafPredicate {
                 if is_null_literal(literal) {
                     if *op == CompareOp::NullSafeEq {
                         // `x <=> NULL` is `x IS NULL`.
-                        return mask_empty(Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() }, &counts);
+                        return mask_empty(
+                            Possible {
+                                can_true: counts.has_nulls.clone(),
+                                can_false: counts.has_values.clone(),
+                            },
+                            &counts,
+                        );
                     }
-                    return Possible { can_true: vec![false; containers], can_false: vec![false; containers] };
+                    return Possible {
+                        can_true: vec![false; containers],
+                        can_false: vec![false; containers],
+                    };
                 }
                 let mut result = bounds.compare(*op, literal);
                 if *op == CompareOp::NullSafeEq {
                     // NULL rows are false, not NULL.
-                    result.can_false = result.can_false.iter().zip(&counts.has_nulls).map(|(a, b)| *a || *b).collect();
+                    result.can_false = result
+                        .can_false
+                        .iter()
+                        .zip(&counts.has_nulls)
+                        .map(|(a, b)| *a || *b)
+                        .collect();
                     let result = Possible {
-                        can_true: result.can_true.iter().zip(&counts.has_values).map(|(a, b)| *a && *b).collect(),
+                        can_true: result
+                            .can_true
+                            .iter()
+                            .zip(&counts.has_values)
+                            .map(|(a, b)| *a && *b)
+                            .collect(),
                         can_false: result.can_false,
                     };
                     return mask_empty(result, &counts);
@@ -312,19 +411,31 @@ impl LeafPredicate {
                     can_false = can_false.intersect(&equal.can_false).unwrap_or_default();
                 }
                 let result = Possible { can_true, can_false };
-                if *negated { result.not() } else { result }
+                if *negated { result.negated() } else { result }
             }
-            Self::Like { term, prefix, prefix_only, exact, negated } => {
+            Self::Like {
+                term,
+                prefix,
+                prefix_only,
+                exact,
+                negated,
+            } => {
                 let bounds = Bounds::new(term, zones);
                 let literal = |text: &str| -> Option<ArrayRef> {
-                    cast(&(Arc::new(StringArray::from(vec![text])) as ArrayRef), &term.function.data_type()).ok()
+                    cast(
+                        &(Arc::new(StringArray::from(vec![text])) as ArrayRef),
+                        &term.function.data_type(),
+                    )
+                    .ok()
                 };
                 let result = match (literal(prefix), next_prefix(prefix).and_then(|next| literal(&next))) {
                     (Some(low), _) if *exact => bounds.compare(CompareOp::Eq, &low),
                     (Some(low), high) => {
                         let at_least = bounds.compare(CompareOp::GtEq, &low);
                         let mut result = match high {
-                            Some(high) => at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown()),
+                            Some(high) => at_least
+                                .and(&bounds.compare(CompareOp::Lt, &high))
+                                .unwrap_or_else(|_| unknown()),
                             None => at_least,
                         };
                         if !*prefix_only {
@@ -335,7 +446,7 @@ impl LeafPredicate {
                     }
                     _ => unknown(),
                 };
-                if *negated { result.not() } else { result }
+                if *negated { result.negated() } else { result }
             }
         };
         // NULL rows give NULL: neither true nor false; containers with no value decide nothing.
@@ -368,7 +479,9 @@ impl Counts {
         Self {
             has_rows: (0..n).map(|i| rows(i) > 0).collect(),
             has_nulls: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c > 0)).collect(),
-            has_values: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i))).collect(),
+            has_values: (0..n)
+                .map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i)))
+                .collect(),
         }
     }
 }
@@ -386,22 +499,39 @@ struct Bounds<'a> {
 
 impl<'a> Bounds<'a> {
     fn new(term: &'a MonotoneTerm, zones: &ZoneMaps) -> Self {
-        let unusable = if !term.increasing && matches!(zones.maxes.data_type(), DataType::Float32 | DataType::Float64 | DataType::Float16) {
+        let unusable = if !term.increasing
+            && matches!(
+                zones.maxes.data_type(),
+                DataType::Float32 | DataType::Float64 | DataType::Float16
+            ) {
             match cast(&zones.maxes, &DataType::Float64) {
-                Ok(maxes) => maxes.as_primitive::<Float64Type>().iter().map(|v| v.is_none_or(f64::is_nan)).collect(),
+                Ok(maxes) => maxes
+                    .as_primitive::<Float64Type>()
+                    .iter()
+                    .map(|v| v.is_none_or(f64::is_nan))
+                    .collect(),
                 Err(_) => vec![true; zones.len()],
             }
         } else {
             vec![false; zones.len()]
         };
-        Self { term, mins: zones.mins.clone(), maxes: zones.maxes.clone(), unusable }
+        Self {
+            term,
+            mins: zones.mins.clone(),
+            maxes: zones.maxes.clone(),
+            unusable,
+        }
     }
 
     /// Per container, whether `f(bound) op literal` holds, where `bound` is the term's lower
     /// (`upper == false`) or upper bound; `None` when unknown.
     fn holds(&self, upper: bool, op: CompareOp, literal: &ArrayRef) -> Vec<Option<bool>> {
         // The function's upper bound is f(max) when it increases, f(min) when it decreases.
-        let column = if upper == self.term.increasing { &self.maxes } else { &self.mins };
+        let column = if upper == self.term.increasing {
+            &self.maxes
+        } else {
+            &self.mins
+        };
         let test = BoundExpr::Compare {
             op,
             left: Box::new(self.term.function.clone()),
@@ -416,9 +546,15 @@ impl<'a> Bounds<'a> {
             Some(result) => result.iter().collect(),
             // Overflow (or another error) on some bound: retry one container at a time, an
             // error there leaving that bound unknown.
-            None => (0..column.len()).map(|i| run(column.slice(i, 1)).and_then(|r| r.iter().next().flatten())).collect(),
+            None => (0..column.len())
+                .map(|i| run(column.slice(i, 1)).and_then(|r| r.iter().next().flatten()))
+                .collect(),
         };
-        results.into_iter().zip(&self.unusable).map(|(r, unusable)| if *unusable { None } else { r }).collect()
+        results
+            .into_iter()
+            .zip(&self.unusable)
+            .map(|(r, unusable)| if *unusable { None } else { r })
+            .collect()
     }
 
     /// `term op literal` for a non-null literal, from the bounds.
@@ -427,23 +563,41 @@ impl<'a> Bounds<'a> {
         let definitely = |v: &Option<bool>| *v == Some(true);
         let not_if = |values: Vec<Option<bool>>| -> Vec<bool> { values.iter().map(|v| !definitely(v)).collect() };
         let not_if_both = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
-            a.iter().zip(&b).map(|(a, b)| !(definitely(a) && definitely(b))).collect()
+            a.iter()
+                .zip(&b)
+                .map(|(a, b)| !(definitely(a) && definitely(b)))
+                .collect()
         };
         let not_if_either = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
-            a.iter().zip(&b).map(|(a, b)| !(definitely(a) || definitely(b))).collect()
+            a.iter()
+                .zip(&b)
+                .map(|(a, b)| !(definitely(a) || definitely(b)))
+                .collect()
         };
         let (low, high) = (false, true);
         match op {
-            Gt => Possible { can_true: not_if(self.holds(high, LtEq, literal)), can_false: not_if(self.holds(low, Gt, literal)) },
-            GtEq => Possible { can_true: not_if(self.holds(high, Lt, literal)), can_false: not_if(self.holds(low, GtEq, literal)) },
-            Lt => Possible { can_true: not_if(self.holds(low, GtEq, literal)), can_false: not_if(self.holds(high, Lt, literal)) },
-            LtEq => Possible { can_true: not_if(self.holds(low, Gt, literal)), can_false: not_if(self.holds(high, LtEq, literal)) },
+            Gt => Possible {
+                can_true: not_if(self.holds(high, LtEq, literal)),
+                can_false: not_if(self.holds(low, Gt, literal)),
+            },
+            GtEq => Possible {
+                can_true: not_if(self.holds(high, Lt, literal)),
+                can_false: not_if(self.holds(low, GtEq, literal)),
+            },
+            Lt => Possible {
+                can_true: not_if(self.holds(low, GtEq, literal)),
+                can_false: not_if(self.holds(high, Lt, literal)),
+            },
+            LtEq => Possible {
+                can_true: not_if(self.holds(low, Gt, literal)),
+                can_false: not_if(self.holds(high, LtEq, literal)),
+            },
             Eq | NullSafeEq | NotEq => {
                 let equal = Possible {
                     can_true: not_if_either(self.holds(low, Gt, literal), self.holds(high, Lt, literal)),
                     can_false: not_if_both(self.holds(low, GtEq, literal), self.holds(high, LtEq, literal)),
                 };
-                if op == NotEq { equal.not() } else { equal }
+                if op == NotEq { equal.negated() } else { equal }
             }
         }
     }
@@ -453,28 +607,53 @@ impl<'a> Bounds<'a> {
 fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
     match expr {
         BoundExpr::Column(column) => {
-            let rebound = BoundColumn { path: column.path.clone(), indices: vec![0], data_type: column.data_type.clone() };
-            Some(MonotoneTerm { column: column.clone(), function: BoundExpr::Column(rebound), increasing: true })
+            let rebound = BoundColumn {
+                path: column.path.clone(),
+                indices: vec![0],
+                data_type: column.data_type.clone(),
+            };
+            Some(MonotoneTerm {
+                column: column.clone(),
+                function: BoundExpr::Column(rebound),
+                increasing: true,
+            })
         }
-        BoundExpr::Cast { expr: inner, to, session_time_zone } => {
+        BoundExpr::Cast {
+            expr: inner,
+            to,
+            session_time_zone,
+        } => {
             let term = monotone(inner)?;
             if !is_monotone_cast(&inner.data_type(), to) {
                 return None;
             }
             Some(MonotoneTerm {
-                function: BoundExpr::Cast { expr: Box::new(term.function), to: to.clone(), session_time_zone: session_time_zone.clone() },
+                function: BoundExpr::Cast {
+                    expr: Box::new(term.function),
+                    to: to.clone(),
+                    session_time_zone: session_time_zone.clone(),
+                },
                 ..term
             })
         }
         BoundExpr::Negate { expr: inner, text } => {
             let term = monotone(inner)?;
             Some(MonotoneTerm {
-                function: BoundExpr::Negate { expr: Box::new(term.function), text: text.clone() },
+                function: BoundExpr::Negate {
+                    expr: Box::new(term.function),
+                    text: text.clone(),
+                },
                 increasing: !term.increasing,
                 column: term.column,
             })
         }
-        BoundExpr::Arithmetic { op, left, right, data_type, text } => {
+        BoundExpr::Arithmetic {
+            op,
+            left,
+            right,
+            data_type,
+            text,
+        } => {
             let rebuild = |left: BoundExpr, right: BoundExpr| BoundExpr::Arithmetic {
                 op: *op,
                 left: Box::new(left),
@@ -491,7 +670,11 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         ArithmeticOp::Multiply | ArithmeticOp::Divide if sign != 0 => term.increasing == (sign > 0),
                         _ => return None,
                     };
-                    Some(MonotoneTerm { function: rebuild(term.function, BoundExpr::Literal(literal.clone())), increasing, column: term.column })
+                    Some(MonotoneTerm {
+                        function: rebuild(term.function, BoundExpr::Literal(literal.clone())),
+                        increasing,
+                        column: term.column,
+                    })
                 }
                 (BoundExpr::Literal(literal), _) => {
                     let term = monotone(right)?;
@@ -502,7 +685,11 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         ArithmeticOp::Multiply if sign != 0 => term.increasing == (sign > 0),
                         _ => return None,
                     };
-                    Some(MonotoneTerm { function: rebuild(BoundExpr::Literal(literal.clone()), term.function), increasing, column: term.column })
+                    Some(MonotoneTerm {
+                        function: rebuild(BoundExpr::Literal(literal.clone()), term.function),
+                        increasing,
+                        column: term.column,
+                    })
                 }
                 _ => None,
             }
@@ -518,7 +705,13 @@ fn finite_sign(literal: &ArrayRef) -> Option<i8> {
     if !value.is_finite() {
         return None;
     }
-    Some(if value > 0.0 { 1 } else if value < 0.0 { -1 } else { 0 })
+    Some(if value > 0.0 {
+        1
+    } else if value < 0.0 {
+        -1
+    } else {
+        0
+    })
 }
 
 /// Casts that never reverse the order of two values (they may merge them).

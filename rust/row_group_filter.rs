@@ -22,16 +22,20 @@
 //! prune_by_statistics(&file, &filter, &mut plan, &mut metrics).unwrap();
 //! assert_eq!(plan.surviving().collect::<Vec<_>>(), [1]);
 //! assert_eq!(metrics.row_groups_pruned_statistics, 1);
-//! assert!(plan.row_groups[0].reason.contains("age: min=0, max=49"));
+//! assert_eq!(plan.row_groups[0].reason, "max(age)=49 < 60");
 //! ```
 
 use std::collections::BTreeMap;
 
+use arrow::array::Array;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+
 use crate::access_plan::FileAccessPlan;
-use crate::bloom_filter::literal_guarantees;
 use crate::error::Result;
+use crate::filter::CompareOp;
 use crate::filter::{BoundColumn, BoundExpr};
 use crate::metrics::PruningMetrics;
+use crate::normalise::contradiction;
 use crate::opener::{OpenedFile, describe_zone};
 use crate::pruning_predicate::{LeafPredicate, evaluate_tree};
 use crate::zone_map::ZoneMaps;
@@ -43,16 +47,15 @@ pub fn prune_by_range(file: &OpenedFile, range: (u64, u64), plan: &mut FileAcces
     let (offset, length) = range;
     let end = offset.saturating_add(length);
     for (index, row_group) in file.metadata.row_groups().iter().enumerate() {
-        let start = row_group
-            .columns()
-            .iter()
-            .map(|c| c.byte_range().0)
-            .min()
-            .unwrap_or(0);
+        let start = row_group.columns().iter().map(|c| c.byte_range().0).min().unwrap_or(0);
         let size: u64 = row_group.columns().iter().map(|c| c.byte_range().1).sum();
         let midpoint = start.saturating_add(size / 2);
         if !(offset..end).contains(&midpoint) && plan.row_groups[index].decision() != "skip" {
-            plan.skip(index, "file range", format!("midpoint byte {midpoint} is outside [{offset}, {end})"));
+            plan.skip(
+                index,
+                "file range",
+                format!("midpoint byte {midpoint} is outside [{offset}, {end})"),
+            );
             metrics.row_groups_pruned_range += 1;
         }
     }
@@ -60,13 +63,17 @@ pub fn prune_by_range(file: &OpenedFile, range: (u64, u64), plan: &mut FileAcces
 
 /// Skips the surviving row groups where the filter cannot be true according to their
 /// column chunk statistics, or where conjuncts on one column contradict each other.
-pub fn prune_by_statistics(file: &OpenedFile, filter: &BoundExpr, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+pub fn prune_by_statistics(
+    file: &OpenedFile,
+    filter: &BoundExpr,
+    plan: &mut FileAccessPlan,
+    metrics: &mut PruningMetrics,
+) -> Result<()> {
     let containers = file.metadata.num_row_groups();
-    // Equalities / IN lists merged per column on AND paths: an empty set matches nothing.
-    if let Some(empty) = literal_guarantees(filter).into_iter().find(|g| g.values.is_empty()) {
-        let column = empty.column.path.parts().join(".");
+    // Conjuncts merged per column (ranges, value sets): an empty one matches nothing.
+    if let Some(reason) = contradiction(filter) {
         for index in plan.surviving().collect::<Vec<_>>() {
-            plan.skip(index, "statistics", format!("the filter's equalities and IN lists on {column} have no value in common"));
+            plan.skip(index, "statistics", reason.clone());
             metrics.row_groups_pruned_statistics += 1;
         }
         return Ok(());
@@ -76,7 +83,9 @@ pub fn prune_by_statistics(file: &OpenedFile, filter: &BoundExpr, plan: &mut Fil
     let mut columns: Vec<BoundColumn> = Vec::new();
     let possible = evaluate_tree(filter, &mut |leaf: &BoundExpr| {
         let leaf = LeafPredicate::analyse(leaf);
-        let Some(column) = leaf.column() else { return Ok(leaf.evaluate(None, containers)) };
+        let Some(column) = leaf.column() else {
+            return Ok(leaf.evaluate(None, containers));
+        };
         let key = column.path.parts().join(".");
         if !zone_maps.contains_key(&key) {
             zone_maps.insert(key.clone(), file.row_group_zone_maps(column)?);
@@ -96,7 +105,9 @@ pub fn prune_by_statistics(file: &OpenedFile, filter: &BoundExpr, plan: &mut Fil
                 zone_maps[&key].as_ref().map(|zones| describe_zone(&key, zones, index))
             })
             .collect();
-        let reason = if evidence.is_empty() {
+        let reason = if let Some(reason) = leaf_reason(filter, &zone_maps, index) {
+            reason
+        } else if evidence.is_empty() {
             "the filter cannot be true".to_string()
         } else {
             format!("the filter cannot be true ({})", evidence.join("; "))
@@ -105,4 +116,74 @@ pub fn prune_by_statistics(file: &OpenedFile, filter: &BoundExpr, plan: &mut Fil
         metrics.row_groups_pruned_statistics += 1;
     }
     Ok(())
+}
+
+/// A short reason in the terms of one comparison, e.g. `max(age)=35 <= 50`, when a
+/// top-level conjunct that is a plain comparison, IN list or null test rules container
+/// `index` out on its own.
+fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>>, index: usize) -> Option<String> {
+    let mut pending = vec![filter];
+    let mut conjuncts = Vec::new();
+    while let Some(next) = pending.pop() {
+        match next {
+            BoundExpr::And(left, right) => {
+                pending.push(right);
+                pending.push(left);
+            }
+            other => conjuncts.push(other),
+        }
+    }
+    for conjunct in conjuncts {
+        let leaf = LeafPredicate::analyse(conjunct);
+        let Some(column) = leaf.column() else { continue };
+        let Some(zones) = zone_maps.get(&column.path.parts().join(".")).and_then(Option::as_ref) else {
+            continue;
+        };
+        if index >= zones.len() || leaf.evaluate(Some(zones), zones.len()).can_true[index] {
+            continue;
+        }
+        let name = column.path.parts().join(".");
+        let value = |array: &dyn Array, i: usize| -> String {
+            let options = FormatOptions::default().with_null("NULL");
+            ArrayFormatter::try_new(array, &options)
+                .map(|f| f.value(i).to_string())
+                .unwrap_or_else(|_| "?".to_string())
+        };
+        let all_null =
+            zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
+        if all_null {
+            return Some(format!(
+                "all {} values of {name} are NULL",
+                zones.row_counts.value(index)
+            ));
+        }
+        let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
+        return Some(match &leaf {
+            LeafPredicate::Compare { term, op, literal } if term.is_plain_column() => {
+                let literal = value(literal.as_ref(), 0);
+                match op {
+                    CompareOp::Gt => format!("max({name})={max} <= {literal}"),
+                    CompareOp::GtEq => format!("max({name})={max} < {literal}"),
+                    CompareOp::Lt => format!("min({name})={min} >= {literal}"),
+                    CompareOp::LtEq => format!("min({name})={min} > {literal}"),
+                    CompareOp::NotEq => format!("every {name} equals {literal} (min={min}, max={max})"),
+                    _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
+                }
+            }
+            LeafPredicate::InList {
+                term,
+                items,
+                negated: false,
+            } if term.is_plain_column() => {
+                let shown: Vec<String> = items.iter().map(|item| value(item.as_ref(), 0)).collect();
+                format!(
+                    "none of ({}) is inside [min({name})={min}, max({name})={max}]",
+                    shown.join(", ")
+                )
+            }
+            LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
+            _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
+        });
+    }
+    None
 }

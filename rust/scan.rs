@@ -57,7 +57,13 @@ pub struct ScanOptions {
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        Self { statistics: true, bloom_filter: true, page_index: true, bind: BindOptions::default(), file_range: None }
+        Self {
+            statistics: true,
+            bloom_filter: true,
+            page_index: true,
+            bind: BindOptions::default(),
+            file_range: None,
+        }
     }
 }
 
@@ -110,13 +116,27 @@ impl Scan {
     /// A scan of `files` (see [`list_files`]) keeping `columns` (all when `None`) of the rows
     /// matching `filter` (Spark SQL). The filter is parsed now and bound to the first file's
     /// schema, so a bad filter fails before any data is read.
-    pub fn new(files: Vec<PathBuf>, columns: Option<Vec<String>>, filter: Option<&str>, options: ScanOptions) -> Result<Self> {
+    pub fn new(
+        files: Vec<PathBuf>,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        options: ScanOptions,
+    ) -> Result<Self> {
         let filter = filter.map(parse_filter).transpose()?;
         if options.file_range.is_some() && files.len() != 1 {
-            return Err(PqsiftError::filter(format!("file_range needs a scan of exactly one file, not {}", files.len())));
+            return Err(PqsiftError::filter(format!(
+                "file_range needs a scan of exactly one file, not {}",
+                files.len()
+            )));
         }
         let opened = Mutex::new(vec![None; files.len()]);
-        let scan = Self { files, columns, filter, options, opened };
+        let scan = Self {
+            files,
+            columns,
+            filter,
+            options,
+            opened,
+        };
         if let Some(filter) = &scan.filter
             && !scan.files.is_empty()
         {
@@ -127,10 +147,17 @@ impl Scan {
             let first = scan.open(0)?;
             for name in columns {
                 let found = first.schema.fields().iter().any(|f| {
-                    if scan.options.bind.case_sensitive { f.name() == name } else { f.name().eq_ignore_ascii_case(name) }
+                    if scan.options.bind.case_sensitive {
+                        f.name() == name
+                    } else {
+                        f.name().eq_ignore_ascii_case(name)
+                    }
                 });
                 if !found {
-                    return Err(PqsiftError::filter(format!("{}: no column named {name:?}", first.name())));
+                    return Err(PqsiftError::filter(format!(
+                        "{}: no column named {name:?}",
+                        first.name()
+                    )));
                 }
             }
         }
@@ -164,7 +191,10 @@ impl Scan {
         {
             return Ok(file.clone());
         }
-        let path = self.files.get(position).ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
+        let path = self
+            .files
+            .get(position)
+            .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
         let file = Arc::new(OpenedFile::open(path)?);
         if let Ok(mut cache) = self.opened.lock()
             && let Some(slot) = cache.get_mut(position)
@@ -178,7 +208,10 @@ impl Scan {
     pub fn bound_filter(&self, file: &OpenedFile) -> Result<Option<BoundExpr>> {
         self.filter
             .as_ref()
-            .map(|filter| bind(filter, &file.schema, &self.options.bind).map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name()))))
+            .map(|filter| {
+                bind(filter, &file.schema, &self.options.bind)
+                    .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
+            })
             .transpose()
     }
 
@@ -190,7 +223,8 @@ impl Scan {
             let file = self.open(position)?;
             let plan = self.plan_file(&file, &mut metrics)?;
             metrics.files_total += 1;
-            if plan.is_pruned() {
+            // A file without rows was not pruned: there was nothing to read.
+            if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
                 metrics.files_pruned += 1;
             }
             metrics.row_groups_total += plan.row_groups.len() as u64;
@@ -207,7 +241,9 @@ impl Scan {
         if let Some(range) = self.options.file_range {
             prune_by_range(file, range, &mut plan, metrics);
         }
-        let Some(filter) = self.bound_filter(file)? else { return Ok(plan) };
+        let Some(filter) = self.bound_filter(file)? else {
+            return Ok(plan);
+        };
         if self.options.statistics {
             prune_by_statistics(file, &filter, &mut plan, metrics)?;
         }

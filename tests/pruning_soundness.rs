@@ -7,21 +7,31 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
-use proptest::prelude::*;
 use pqsift::filter::{BindOptions, BoundColumn, bind, evaluate, parse_filter};
 use pqsift::pruning_predicate::evaluate_on_zone_maps;
 use pqsift::zone_map::ZoneMaps;
+use proptest::prelude::*;
 
 fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true), Field::new("f", DataType::Float64, true)]))
+    Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Int64, true),
+        Field::new("f", DataType::Float64, true),
+    ]))
 }
 
 /// Zone maps as a writer would record them, with pqsift's NaN rule (NaN max when present).
 fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
     let mut start = 0;
-    let (mut mins, mut maxes, mut nulls, mut rows): (Vec<Option<f64>>, Vec<Option<f64>>, Vec<u64>, Vec<u64>) = Default::default();
+    let (mut mins, mut maxes): (Vec<Option<f64>>, Vec<Option<f64>>) = Default::default();
+    let (mut nulls, mut rows): (Vec<u64>, Vec<u64>) = Default::default();
     let values: Vec<Option<f64>> = match column.data_type() {
-        DataType::Int64 => column.as_any().downcast_ref::<Int64Array>().unwrap().iter().map(|v| v.map(|v| v as f64)).collect(),
+        DataType::Int64 => column
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .iter()
+            .map(|v| v.map(|v| v as f64))
+            .collect(),
         _ => column.as_any().downcast_ref::<Float64Array>().unwrap().iter().collect(),
     };
     for &size in sizes {
@@ -30,7 +40,11 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
         let numbers: Vec<f64> = present.iter().copied().filter(|v| !v.is_nan()).collect();
         let has_nan = present.iter().any(|v| v.is_nan());
         mins.push(numbers.iter().copied().reduce(f64::min));
-        maxes.push(if has_nan { Some(f64::NAN) } else { numbers.iter().copied().reduce(f64::max) });
+        maxes.push(if has_nan {
+            Some(f64::NAN)
+        } else {
+            numbers.iter().copied().reduce(f64::max)
+        });
         nulls.push((size - present.len()) as u64);
         rows.push(size as u64);
         start += size;
@@ -43,24 +57,57 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
         _ => (Arc::new(Float64Array::from(mins)), Arc::new(Float64Array::from(maxes))),
     };
     let exact = BooleanArray::from(vec![false; sizes.len()]);
-    ZoneMaps { mins, maxes, min_exact: exact.clone(), max_exact: exact, null_counts: UInt64Array::from(nulls), row_counts: UInt64Array::from(rows) }
+    ZoneMaps {
+        mins,
+        maxes,
+        min_exact: exact.clone(),
+        max_exact: exact,
+        null_counts: UInt64Array::from(nulls),
+        row_counts: UInt64Array::from(rows),
+    }
 }
 
 fn leaf() -> impl Strategy<Value = String> {
-    let int_term = prop::sample::select(vec!["x", "x + 1", "-x", "x * 2", "x * -3", "x / 2", "CAST(x AS DOUBLE)", "x - 5", "10 - x", "x * x", "abs(x)"]);
+    let int_term = prop::sample::select(vec![
+        "x",
+        "x + 1",
+        "-x",
+        "x * 2",
+        "x * -3",
+        "x / 2",
+        "CAST(x AS DOUBLE)",
+        "x - 5",
+        "10 - x",
+        "x * x",
+        "abs(x)",
+    ]);
     let float_term = prop::sample::select(vec!["f", "-f", "f * 2", "f + 1", "f * -1", "f / -2"]);
     let op = prop::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", "<=>"]);
-    let float_literal = prop::sample::select(vec!["0.0", "-1.5", "2.5", "CAST('NaN' AS DOUBLE)", "CAST('-0.0' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)", "NULL"]);
+    let float_literal = prop::sample::select(vec![
+        "0.0",
+        "-1.5",
+        "2.5",
+        "CAST('NaN' AS DOUBLE)",
+        "CAST('-0.0' AS DOUBLE)",
+        "CAST('Infinity' AS DOUBLE)",
+        "NULL",
+    ]);
     prop_oneof![
         (int_term.clone(), op.clone(), -12i64..12).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (float_term.clone(), op, float_literal.clone()).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
-        (int_term.clone(), prop::collection::vec(-12i64..12, 1..4), any::<bool>(), any::<bool>()).prop_map(|(t, items, neg, null)| {
-            let mut items: Vec<String> = items.iter().map(ToString::to_string).collect();
-            if null {
-                items.push("NULL".into());
-            }
-            format!("{t} {}IN ({})", if neg { "NOT " } else { "" }, items.join(", "))
-        }),
+        (
+            int_term.clone(),
+            prop::collection::vec(-12i64..12, 1..4),
+            any::<bool>(),
+            any::<bool>()
+        )
+            .prop_map(|(t, items, neg, null)| {
+                let mut items: Vec<String> = items.iter().map(ToString::to_string).collect();
+                if null {
+                    items.push("NULL".into());
+                }
+                format!("{t} {}IN ({})", if neg { "NOT " } else { "" }, items.join(", "))
+            }),
         (float_term, prop::collection::vec(float_literal, 1..3), any::<bool>()).prop_map(|(t, items, neg)| format!(
             "{t} {}IN ({})",
             if neg { "NOT " } else { "" },
@@ -87,7 +134,17 @@ fn data() -> impl Strategy<Value = (Vec<Option<i64>>, Vec<Option<f64>>, Vec<usiz
     (1usize..60).prop_flat_map(|n| {
         let x = prop::collection::vec(prop::option::weighted(0.85, -15i64..15), n);
         let f = prop::collection::vec(
-            prop::option::weighted(0.85, prop_oneof![Just(f64::NAN), Just(-0.0), Just(0.0), Just(f64::INFINITY), Just(f64::NEG_INFINITY), -5.0f64..5.0]),
+            prop::option::weighted(
+                0.85,
+                prop_oneof![
+                    Just(f64::NAN),
+                    Just(-0.0),
+                    Just(0.0),
+                    Just(f64::INFINITY),
+                    Just(f64::NEG_INFINITY),
+                    -5.0f64..5.0
+                ],
+            ),
             n,
         );
         let sizes = prop::collection::vec(1usize..12, 1..20).prop_map(move |mut sizes| {
@@ -147,7 +204,12 @@ proptest! {
 #[test]
 fn nan_rows_survive_greater_than() {
     let schema = schema();
-    let f: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), Some(f64::NAN), Some(2.0), Some(3.0)]));
+    let f: ArrayRef = Arc::new(Float64Array::from(vec![
+        Some(1.0),
+        Some(f64::NAN),
+        Some(2.0),
+        Some(3.0),
+    ]));
     let zones = zones_of(&f, &[2, 2]);
     let filter = bind(&parse_filter("f > 100").unwrap(), &schema, &BindOptions::default()).unwrap();
     let source = |_: &BoundColumn| -> pqsift::Result<Option<ZoneMaps>> { Ok(Some(zones.clone())) };
@@ -155,7 +217,10 @@ fn nan_rows_survive_greater_than() {
     assert_eq!(possible.can_true, [true, false]);
     // A decreasing function of a column that may hold NaN decides nothing there.
     let filter = bind(&parse_filter("-f < -100").unwrap(), &schema, &BindOptions::default()).unwrap();
-    assert_eq!(evaluate_on_zone_maps(&filter, 2, &source).unwrap().can_true, [true, false]);
+    assert_eq!(
+        evaluate_on_zone_maps(&filter, 2, &source).unwrap().can_true,
+        [true, false]
+    );
     let _ = f.len();
 }
 

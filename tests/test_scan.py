@@ -58,9 +58,12 @@ def test_statistics_skip_row_groups_and_explain(tmp_path: Path) -> None:
     assert m["rows_total"] == 1000 and m["rows_selected"] == 200
     text = scan.explain()
     assert "row group 0: skipped by statistics" in text
-    assert "x: min=0, max=99" in text
+    assert "row group 0: skipped by statistics: max(x)=99 < 850" in text
     assert "row group 9: scan all 100 rows" in text
     assert plan.explain() == text
+    rg = plan.files[0].row_groups[0]
+    assert rg["decision"] == rg.decision == "skip" and rg.stage == "statistics" and rg.selection is None
+    assert plan.files[0]["path"] == str(path) and plan["metrics"] == m
 
 
 def test_filter_as_expr_and_no_filter(tmp_path: Path) -> None:
@@ -96,6 +99,10 @@ def test_filter_as_expr_and_no_filter(tmp_path: Path) -> None:
         ("s = 'k0777'", [7]),
         ("x > 9999999999", []),
         ("x > 5 AND FALSE", []),
+        ("x > 500 AND x < 300", []),
+        ("x >= 300 AND x <= 300", [3]),
+        ("x IN (1, 2, 700) AND x < 500", [0]),
+        ("x IN (1, 2, 3) AND x > 3", []),
     ],
 )
 def test_statistics_decisions(tmp_path: Path, text: str, kept: list[int]) -> None:
@@ -124,6 +131,9 @@ def test_all_null_and_empty_row_groups(tmp_path: Path) -> None:
     assert [rg.decision for rg in pqsift.scan(path, filter="x IS NULL").plan().files[0].row_groups] == ["scan", "skip"]
     assert [rg.decision for rg in pqsift.scan(path, filter="NOT (x = 5)").plan().files[0].row_groups] == ["skip", "scan"]
     assert [rg.decision for rg in pqsift.scan(path, filter="x <=> NULL").plan().files[0].row_groups] == ["scan", "skip"]
+    text = pqsift.scan(path, filter="x < 5 AND x IS NULL").explain()
+    assert "row group 0: skipped by statistics: all 100 values of x are NULL" in text
+    assert "row group 1: skipped by statistics: null_count(x)=0" in text
 
 
 def test_types_dates_timestamps_decimals_strings(tmp_path: Path) -> None:
@@ -441,3 +451,24 @@ def test_case_insensitive_columns_and_options(tmp_path: Path) -> None:
     assert pqsift.scan(path, filter="X >= 850").metrics["row_groups_pruned_statistics"] == 8
     with pytest.raises(pqsift.FilterError):
         pqsift.scan(path, filter="X >= 850", case_sensitive=True)
+
+
+def test_bloom_filters_on_integer_stored_decimals(tmp_path: Path) -> None:
+    path = tmp_path / "dec.parquet"
+    values = [Decimal(v) / 100 for v in range(0, 800, 2)]
+    table = pa.table({"m9": pa.array(values, pa.decimal128(9, 2)), "m18": pa.array(values, pa.decimal128(18, 2))})
+    pq.write_table(table, path, store_decimal_as_integer=True, bloom_filter_options={c: {"ndv": 1000, "fpp": 0.01} for c in table.column_names})
+    physical = [pq.ParquetFile(path).schema.column(i).physical_type for i in range(2)]
+    assert physical == ["INT32", "INT64"]
+    for column in ("m9", "m18"):
+        assert pqsift.scan(path, filter=f"{column} = 4.02").metrics["row_groups_pruned_bloom_filter"] == 0
+        assert pqsift.scan(path, filter=f"{column} = 4.01").metrics["row_groups_pruned_bloom_filter"] == 1
+
+
+def test_empty_file_is_not_counted_as_pruned(tmp_path: Path) -> None:
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"x": pa.array([], pa.int64())}), path)
+    scan = pqsift.scan(path, filter="x > 1")
+    m = scan.metrics
+    assert (m["files_total"], m["files_pruned"], m["rows_total"]) == (1, 0, 0)
+    assert "0 of 0 rows selected" in scan.explain() or "0 of" in scan.explain()

@@ -4,7 +4,9 @@ pqsift reads only what survives a filter: files and row groups pruned by their
 statistics and bloom filters, pages pruned by the page index, and rows filtered column by
 column, decoding the projected columns only for the rows that pass.
 
-This release provides the row-selection core the reader is built on:
+Planning a scan — which row groups to skip, scan whole, or read through a row selection
+from the page index — uses metadata only (``pqsift.scan(...).plan()``, ``explain()``,
+``metrics``). The row-selection core the reader is built on:
 
 >>> from pqsift import RowSelection
 >>> pages = RowSelection.from_runs([("skip", 100), ("select", 50), ("skip", 50)])

@@ -53,8 +53,17 @@ _READ_OPTIONS: dict[str, Any] = {
 }
 
 
+class _ItemAccess:
+    """Fields readable as items too (``rg["decision"]`` is ``rg.decision``)."""
+
+    def __getitem__(self, name: str) -> Any:
+        if not isinstance(name, str) or name.startswith("_") or not hasattr(self, name):
+            raise KeyError(name)
+        return getattr(self, name)
+
+
 @dataclass(frozen=True)
-class RowGroupPlan:
+class RowGroupPlan(_ItemAccess):
     """How one row group is read: ``decision`` is ``"skip"``, ``"scan"`` (every row) or
     ``"select"`` (the rows of ``selection``); ``stage`` and ``reason`` say why."""
 
@@ -68,7 +77,7 @@ class RowGroupPlan:
 
 
 @dataclass(frozen=True)
-class FilePlan:
+class FilePlan(_ItemAccess):
     """The plan of one file: one :class:`RowGroupPlan` per row group, in file order."""
 
     path: str
@@ -81,7 +90,7 @@ class FilePlan:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(_ItemAccess):
     """The plan of a scan: per file, per row group, the decision; plus the counts."""
 
     files: list[FilePlan]

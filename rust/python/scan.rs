@@ -43,7 +43,10 @@ impl PyScan {
             statistics,
             bloom_filter,
             page_index,
-            bind: BindOptions { session_time_zone, case_sensitive },
+            bind: BindOptions {
+                session_time_zone,
+                case_sensitive,
+            },
             file_range,
         };
         let inner = py
@@ -55,7 +58,10 @@ impl PyScan {
                 Scan::new(files, columns, filter.as_deref(), options)
             })
             .map_err(py_err(py))?;
-        Ok(Self { inner, last_plan: Mutex::new(None) })
+        Ok(Self {
+            inner,
+            last_plan: Mutex::new(None),
+        })
     }
 
     /// The files of the scan, as strings.
@@ -91,7 +97,11 @@ impl PyScan {
     /// Plans the scan: a list of per-file dicts.
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let plan = py.detach(|| self.inner.plan()).map_err(py_err(py))?;
-        let files = plan.files.iter().map(|file| file_dict(py, file)).collect::<PyResult<Vec<_>>>()?;
+        let files = plan
+            .files
+            .iter()
+            .map(|file| file_dict(py, file))
+            .collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {
             *last = Some(plan);
         }
@@ -101,7 +111,12 @@ impl PyScan {
     /// The last plan in words (planning first when there is none).
     fn explain(&self, py: Python<'_>) -> PyResult<String> {
         self.ensure_plan(py)?;
-        Ok(self.last_plan.lock().ok().and_then(|p| p.as_ref().map(ScanPlan::explain)).unwrap_or_default())
+        Ok(self
+            .last_plan
+            .lock()
+            .ok()
+            .and_then(|p| p.as_ref().map(ScanPlan::explain))
+            .unwrap_or_default())
     }
 
     /// The last plan's metrics (planning first when there is none).
@@ -143,7 +158,9 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py,
         entry.set_item("reason", &rg.reason)?;
         entry.set_item("selected_rows", rg.selected_rows())?;
         match &rg.access {
-            RowGroupAccess::Selection(selection) => entry.set_item("selection", PyRowSelection::from(selection.clone()))?,
+            RowGroupAccess::Selection(selection) => {
+                entry.set_item("selection", PyRowSelection::from(selection.clone()))?
+            }
             _ => entry.set_item("selection", py.None())?,
         }
         row_groups.push(entry);
