@@ -9,13 +9,21 @@ use arrow::array::BooleanBufferBuilder;
 use arrow::buffer::{BooleanBuffer, Buffer};
 
 use super::RowSelector;
-use super::runs::push_run;
 
 /// The normalised runs of a mask.
 pub(crate) fn to_runs(mask: &BooleanBuffer) -> Vec<RowSelector> {
+    // Set slices are maximal, so skip and select runs alternate without merging.
     let mut runs = Vec::new();
-    for run in RunIter::new(mask) {
-        push_run(&mut runs, run);
+    let mut position = 0;
+    for (start, end) in mask.set_slices() {
+        if start > position {
+            runs.push(RowSelector::skip(start - position));
+        }
+        runs.push(RowSelector::select(end - start));
+        position = end;
+    }
+    if position < mask.len() {
+        runs.push(RowSelector::skip(mask.len() - position));
     }
     runs
 }
@@ -228,6 +236,31 @@ pub(crate) fn limit(mask: &BooleanBuffer, n: usize) -> BooleanBuffer {
     builder.append_packed_range(mask.offset()..mask.offset() + cut, mask.values());
     builder.append_n(mask.len() - cut, false);
     builder.finish()
+}
+
+/// Index of the first set bit.
+pub(crate) fn first_set(mask: &BooleanBuffer) -> Option<usize> {
+    mask.bit_chunks()
+        .iter_padded()
+        .enumerate()
+        .find(|(_, word)| *word != 0)
+        .map(|(index, word)| index * 64 + word.trailing_zeros() as usize)
+}
+
+/// `true` when the mask has at least `n` normalised runs (stops counting there).
+pub(crate) fn has_at_least_runs(mask: &BooleanBuffer, n: usize) -> bool {
+    if n == 0 {
+        return true;
+    }
+    let (mut runs, mut position) = (0, 0);
+    for (start, end) in mask.set_slices() {
+        runs += usize::from(start > position) + 1;
+        if runs >= n {
+            return true;
+        }
+        position = end;
+    }
+    runs + usize::from(position < mask.len()) >= n
 }
 
 /// Index of the last set bit.

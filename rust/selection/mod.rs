@@ -299,6 +299,39 @@ impl RowSelection {
         }
     }
 
+    /// `true` when the selection has at least `n` normalised runs; stops counting at `n`.
+    pub fn has_at_least_runs(&self, n: usize) -> bool {
+        match &self.inner {
+            Inner::Runs(r) => r.len() >= n,
+            Inner::Mask(m) => mask::has_at_least_runs(m, n),
+        }
+    }
+
+    /// The first selected row and one past the last, or `None` when nothing is selected.
+    ///
+    /// ```
+    /// use pqsift::selection::RowSelection;
+    /// assert_eq!(RowSelection::from_bools(&[false, true, false, true, false]).selected_bounds(), Some((1, 4)));
+    /// assert_eq!(RowSelection::skip_all(3).selected_bounds(), None);
+    /// ```
+    pub fn selected_bounds(&self) -> Option<(usize, usize)> {
+        match &self.inner {
+            Inner::Runs(r) => {
+                let mut position = 0;
+                let mut bounds: Option<(usize, usize)> = None;
+                for run in r {
+                    if run.selects() {
+                        let start = bounds.map_or(position, |(first, _)| first);
+                        bounds = Some((start, position + run.row_count));
+                    }
+                    position += run.row_count;
+                }
+                bounds
+            }
+            Inner::Mask(m) => Some((mask::first_set(m)?, mask::last_set(m)? + 1)),
+        }
+    }
+
     /// The normalised runs, in row order.
     pub fn runs(&self) -> Vec<RowSelector> {
         match &self.inner {

@@ -85,9 +85,11 @@ impl SelectionPolicy {
         match *self {
             Self::Selectors => Representation::Selectors,
             Self::Mask => Representation::Mask,
+            // rows < runs × threshold  ⟺  runs ≥ rows / threshold + 1 (integer division); the
+            // count stops as soon as that many runs are seen.
+            Self::Auto { threshold: 0 } => Representation::Selectors,
             Self::Auto { threshold } => {
-                let rows = selection.row_count();
-                if rows < selection.run_count().saturating_mul(threshold) {
+                if selection.has_at_least_runs(selection.row_count() / threshold + 1) {
                     Representation::Mask
                 } else {
                     Representation::Selectors
@@ -195,18 +197,19 @@ impl ReadPlan {
     /// Appends one stretch of surviving pages. Leading and trailing skips stay runs, so a
     /// mask spans only from the first to the last selected row.
     fn push_region(&mut self, region: &RowSelection, policy: SelectionPolicy) {
-        let runs = region.runs();
-        let lead = runs.first().filter(|r| r.skip).map_or(0, |r| r.row_count);
-        let trail = if runs.len() > 1 { runs.last().filter(|r| r.skip).map_or(0, |r| r.row_count) } else { 0 };
-        let core_len = region.row_count() - lead - trail;
-        let core = region.slice(lead, core_len).expect("inside the region");
-        let representation = policy.choose(&core);
-        if representation == super::Representation::Mask && core_len > 0 {
-            self.push_runs(&[RowSelector::skip(lead)]);
+        let rows = region.row_count();
+        let Some((first, end)) = region.selected_bounds() else {
+            self.push_runs(&[RowSelector::skip(rows)]);
+            return;
+        };
+        // Slicing is O(1) for masks; the runs are only built when runs are what we emit.
+        let core = region.slice(first, end - first).expect("inside the region");
+        if policy.choose(&core) == super::Representation::Mask {
+            self.push_runs(&[RowSelector::skip(first)]);
             self.segments.push(ReadSegment::Mask(core.to_mask()));
-            self.push_runs(&[RowSelector::skip(trail)]);
+            self.push_runs(&[RowSelector::skip(rows - end)]);
         } else {
-            self.push_runs(&runs);
+            self.push_runs(&region.runs());
         }
     }
 
