@@ -89,14 +89,30 @@ pub(crate) fn and_then(first: &[RowSelector], second: &[RowSelector]) -> Vec<Row
 }
 
 /// Combines two run lists of the same length row by row with `selects(a, b)`.
+///
+/// One pass with plain indices and remaining counts: this loop runs once per output
+/// piece, so it avoids the cursor abstraction of [`and_then`].
 pub(crate) fn combine(a: &[RowSelector], b: &[RowSelector], selects: impl Fn(bool, bool) -> bool) -> Vec<RowSelector> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut left, mut right) = (Cursor::new(a), Cursor::new(b));
-    while let (Some((skip_a, len_a)), Some((skip_b, len_b))) = (left.peek(), right.peek()) {
-        let n = len_a.min(len_b);
-        push_run(&mut out, RowSelector { row_count: n, skip: !selects(!skip_a, !skip_b) });
-        left.advance(n);
-        right.advance(n);
+    let mut out: Vec<RowSelector> = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    let (mut left, mut right) = (a.first().map_or(0, |r| r.row_count), b.first().map_or(0, |r| r.row_count));
+    while i < a.len() && j < b.len() {
+        let n = left.min(right);
+        let skip = !selects(!a[i].skip, !b[j].skip);
+        match out.last_mut() {
+            Some(last) if last.skip == skip => last.row_count += n,
+            _ => out.push(RowSelector { row_count: n, skip }),
+        }
+        left -= n;
+        right -= n;
+        if left == 0 {
+            i += 1;
+            left = a.get(i).map_or(0, |r| r.row_count);
+        }
+        if right == 0 {
+            j += 1;
+            right = b.get(j).map_or(0, |r| r.row_count);
+        }
     }
     out
 }
