@@ -15,7 +15,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test setup build test-rust test-python bench clean
+.PHONY: demo test setup build test-rust test-python bench bench-peers clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -36,6 +36,13 @@ build: setup
 
 bench: build
 	cargo bench --locked --bench selection
+
+bench-peers: build $(STAMPS)/bench-deps
+	$(BIN)/python benches/peers.py
+
+$(STAMPS)/bench-deps: requirements-bench.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
+	@mkdir -p $(STAMPS) && touch $@
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
