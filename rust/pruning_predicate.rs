@@ -302,7 +302,7 @@ impl LeafPredicate {
                 (Some(term), Some((prefix, prefix_only, exact)))
                     if term.increasing
                         && is_string(&term.function.data_type())
-                        && is_string(&term.column.data_type) =>
+                        =>
                 {
                     Self::Like {
                         term,
@@ -734,6 +734,8 @@ fn is_monotone_cast(from: &DataType, to: &DataType) -> bool {
         // Midnights of later days are later instants in any zone.
         (DataType::Date32, DataType::Timestamp(..)) => true,
         (a, b) if is_string(a) && is_string(b) => true,
+        // Dictionary values cast as the values do.
+        (DataType::Dictionary(_, values), b) => is_monotone_cast(values, b),
         _ => false,
     }
 }
