@@ -43,6 +43,13 @@ pub struct RowGroupPlan {
 
 impl RowGroupPlan {
     /// `"skip"`, `"scan"` or `"select"`.
+    ///
+    /// ```
+    /// use pqsift::access_plan::FileAccessPlan;
+    /// let plan = FileAccessPlan::scan_all("f.parquet", &[10]);
+    /// assert_eq!(plan.row_groups[0].decision(), "scan");
+    /// assert_eq!(plan.row_groups[0].selected_rows(), 10);
+    /// ```
     pub fn decision(&self) -> &'static str {
         match self.access {
             RowGroupAccess::Skip => "skip",
@@ -103,6 +110,16 @@ impl FileAccessPlan {
     }
 
     /// Sets how row group `index` is read after `stage` looked at it.
+    ///
+    /// ```
+    /// use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+    /// use pqsift::selection::RowSelection;
+    /// let mut plan = FileAccessPlan::scan_all("f.parquet", &[100]);
+    /// let rows = RowSelection::from_ranges(&[80..100], 100).unwrap();
+    /// plan.set(0, RowGroupAccess::Selection(rows), "page index", "2 of 10 pages kept");
+    /// assert_eq!(plan.selected_rows(), 20);
+    /// assert!(plan.explain().contains("row group 0: select 20 of 100 rows: 2 of 10 pages kept"));
+    /// ```
     pub fn set(&mut self, index: usize, access: RowGroupAccess, stage: &str, reason: impl Into<String>) {
         if let Some(row_group) = self.row_groups.get_mut(index) {
             row_group.access = access;

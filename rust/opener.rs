@@ -112,11 +112,45 @@ impl OpenedFile {
             return Ok(None);
         };
         match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
-            Ok(zones) if zones.mins.data_type() == &column.data_type => Ok(Some(zones)),
-            Ok(_) => Ok(None),
+            Ok(zones) => Ok(in_type(zones, &column.data_type)),
             Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.path, reason)),
             Err(other) => Err(other),
         }
+    }
+}
+
+/// Zone maps in the bound column's type: as they are, or cast to the dictionary type of a
+/// dictionary-encoded column (statistics hold the values); `None` when they do not match.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow::array::{Array, BooleanArray, StringArray, UInt64Array};
+/// use arrow::datatypes::DataType;
+/// use pqsift::opener::in_type;
+/// use pqsift::zone_map::ZoneMaps;
+/// let zones = ZoneMaps {
+///     mins: Arc::new(StringArray::from(vec!["a"])),
+///     maxes: Arc::new(StringArray::from(vec!["d"])),
+///     min_exact: BooleanArray::from(vec![true]),
+///     max_exact: BooleanArray::from(vec![true]),
+///     null_counts: UInt64Array::from(vec![0]),
+///     row_counts: UInt64Array::from(vec![4]),
+/// };
+/// let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+/// assert_eq!(in_type(zones.clone(), &dictionary).unwrap().mins.data_type(), &dictionary);
+/// assert!(in_type(zones, &DataType::Int32).is_none());
+/// ```
+pub fn in_type(zones: ZoneMaps, data_type: &DataType) -> Option<ZoneMaps> {
+    if zones.mins.data_type() == data_type {
+        return Some(zones);
+    }
+    match data_type {
+        DataType::Dictionary(_, values) if zones.mins.data_type() == values.as_ref() => {
+            let mins = arrow::compute::cast(&zones.mins, data_type).ok()?;
+            let maxes = arrow::compute::cast(&zones.maxes, data_type).ok()?;
+            Some(ZoneMaps { mins, maxes, ..zones })
+        }
+        _ => None,
     }
 }
 

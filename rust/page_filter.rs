@@ -39,7 +39,7 @@ use crate::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundExpr;
 use crate::metrics::PruningMetrics;
-use crate::opener::OpenedFile;
+use crate::opener::{OpenedFile, in_type};
 use crate::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
 use crate::selection::RowSelection;
 use crate::zone_map::ZoneMaps;
@@ -72,8 +72,8 @@ pub fn prune_by_page_index(
             {
                 Some((column, (leaf_index, field))) => {
                     match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
-                        Ok(Some(zones)) if zones.mins.data_type() == &column.data_type => Some((leaf_index, zones)),
-                        Ok(_) => None,
+                        Ok(Some(zones)) => in_type(zones, &column.data_type).map(|zones| (leaf_index, zones)),
+                        Ok(None) => None,
                         Err(e) => return Err(PqsiftError::corrupt(&file.path, e)),
                     }
                 }

@@ -160,6 +160,17 @@ pub fn evaluate_on_zone_maps(
 }
 
 /// Walks AND / OR / NOT, asking `leaf` for everything else.
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{bind, parse_filter, BindOptions, BoundExpr};
+/// use pqsift::pruning_predicate::{evaluate_tree, Possible};
+/// let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
+/// let filter = bind(&parse_filter("NOT (a = 1 OR a = 2)").unwrap(), &schema, &BindOptions::default()).unwrap();
+/// // Leaves that are true everywhere and never false: the negated OR is false everywhere.
+/// let result = evaluate_tree(&filter, &mut |_: &BoundExpr| Ok(Possible { can_true: vec![true], can_false: vec![false] })).unwrap();
+/// assert_eq!(result, Possible { can_true: vec![false], can_false: vec![true] });
+/// ```
 pub fn evaluate_tree<S: ContainerSet>(
     filter: &BoundExpr,
     leaf: &mut dyn FnMut(&BoundExpr) -> Result<Possible<S>>,
@@ -291,7 +302,7 @@ impl LeafPredicate {
                 (Some(term), Some((prefix, prefix_only, exact)))
                     if term.increasing
                         && is_string(&term.function.data_type())
-                        && is_string(&term.column.data_type) =>
+                        =>
                 {
                     Self::Like {
                         term,
@@ -723,6 +734,8 @@ fn is_monotone_cast(from: &DataType, to: &DataType) -> bool {
         // Midnights of later days are later instants in any zone.
         (DataType::Date32, DataType::Timestamp(..)) => true,
         (a, b) if is_string(a) && is_string(b) => true,
+        // Dictionary values cast as the values do.
+        (DataType::Dictionary(_, values), b) => is_monotone_cast(values, b),
         _ => false,
     }
 }

@@ -216,6 +216,21 @@ impl Scan {
     }
 
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("pqsift_plan_doc");
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("t.parquet");
+    /// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int64Array::from((0..10).collect::<Vec<i64>>())) as _)]).unwrap();
+    /// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    /// # w.write(&batch).unwrap(); w.close().unwrap();
+    /// use pqsift::scan::{Scan, ScanOptions};
+    /// let scan = Scan::new(vec![path], None, Some("x > 100"), ScanOptions::default()).unwrap();
+    /// let plan = scan.plan().unwrap();
+    /// assert_eq!(plan.files[0].row_groups[0].decision(), "skip");
+    /// assert_eq!(plan.files[0].row_groups[0].reason, "max(x)=9 <= 100");
+    /// assert_eq!((plan.metrics.files_pruned, plan.metrics.rows_selected), (1, 0));
+    /// ```
     pub fn plan(&self) -> Result<ScanPlan> {
         let mut metrics = PruningMetrics::default();
         let mut files = Vec::with_capacity(self.files.len());

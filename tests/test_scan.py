@@ -472,3 +472,22 @@ def test_empty_file_is_not_counted_as_pruned(tmp_path: Path) -> None:
     m = scan.metrics
     assert (m["files_total"], m["files_pruned"], m["rows_total"]) == (1, 0, 0)
     assert "0 of 0 rows selected" in scan.explain() or "0 of" in scan.explain()
+
+
+def test_dictionary_columns_are_pruned_through_their_values(tmp_path: Path) -> None:
+    path = tmp_path / "dict.parquet"
+    words = [w for w in ["apple", "banana", "cherry", "damson"] for _ in range(25)]
+    table = pa.table({"c": pa.array(words).dictionary_encode()})
+    pq.write_table(table, path, row_group_size=25, write_page_index=True)
+    assert pq.ParquetFile(path).schema_arrow.field("c").type == pa.dictionary(pa.int32(), pa.string())
+    rows = table.to_pylist()
+    for text, fn in [
+        ("c = 'banana'", lambda r: r["c"] == "banana"),
+        ("c > 'b'", lambda r: r["c"] > "b"),
+        ("c LIKE 'ch%'", lambda r: r["c"].startswith("ch")),
+        ("c IN ('apple', 'damson')", lambda r: r["c"] in ("apple", "damson")),
+    ]:
+        plan = pqsift.scan(path, filter=text).plan()
+        plan_rows_ok(plan, rows, fn)
+        assert plan.metrics["rows_selected"] < 100, text
+    assert pqsift.scan(path, filter="c = 'banana'").metrics["rows_selected"] == 25
