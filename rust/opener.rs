@@ -26,7 +26,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
-use crate::metadata;
+use crate::metadata_cache::MetadataCache;
 use crate::zone_map::ZoneMaps;
 
 /// A Parquet file with its metadata read.
@@ -41,9 +41,10 @@ pub struct OpenedFile {
 }
 
 impl OpenedFile {
-    /// Reads the footer and page index of `path` (no column data).
+    /// Reads the footer and page index of `path` (no column data), through the
+    /// process-wide metadata cache, which reading then shares.
     pub fn open(path: &Path) -> Result<Self> {
-        let metadata = metadata::load(path)?;
+        let metadata = MetadataCache::global().load(path)?;
         let file_metadata = metadata.file_metadata();
         let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())
             .map_err(|e| PqsiftError::corrupt(path, e))?;
