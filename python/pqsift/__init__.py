@@ -4,9 +4,12 @@ pqsift reads only what survives a filter: files and row groups pruned by their
 statistics and bloom filters, pages pruned by the page index, and rows filtered column by
 column, decoding the projected columns only for the rows that pass.
 
-Planning a scan — which row groups to skip, scan whole, or read through a row selection
-from the page index — uses metadata only (``pqsift.scan(...).plan()``, ``explain()``,
-``metrics``). The row-selection core the reader is built on:
+    scan = pqsift.scan("data/", columns=["id", "text"], filter="kind = 'refund' AND amount > 900")
+    scan.plan()          # metadata only: per row group skip / scan / select, and why
+    table = scan.to_table()   # or iterate for RecordBatches, or pa.RecordBatchReader.from_stream(scan)
+    scan.metrics         # pruning and reading counts
+
+The row-selection core the reader is built on:
 
 >>> from pqsift import RowSelection
 >>> pages = RowSelection.from_runs([("skip", 100), ("select", 50), ("skip", 50)])
