@@ -129,7 +129,7 @@ def engines(root: Path) -> dict[str, Callable[[Shape], int]]:
 
         con = duckdb.connect()
         con.execute("SET TimeZone = 'UTC'")
-        out["duckdb"] = lambda s: con.execute(sql(s, f"read_parquet('{glob}')")).fetch_arrow_table().num_rows
+        out["duckdb"] = lambda s: con.execute(sql(s, f"read_parquet('{glob}')")).to_arrow_table().num_rows
     except ImportError:
         pass
     try:
