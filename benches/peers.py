@@ -198,12 +198,23 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("data/bench"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, default=Path("benches/results/peers.json"))
+    parser.add_argument("--bytes", action="store_true", help="only compare pqsift's bytes read with the matching pages' bytes")
     args = parser.parse_args()
     if not any(args.data.glob("*.parquet")):
         print(f"writing {FILES} files x {ROWS_PER_FILE:,} rows to {args.data} ...")
         write_dataset(args.data)
     size = sum(p.stat().st_size for p in args.data.glob("*.parquet"))
     print(f"dataset: {FILES * ROWS_PER_FILE:,} rows, {size / 2**20:.0f} MiB in {FILES} files\n")
+
+    if args.bytes:
+        import pqsift
+
+        for shape in shapes():
+            scan = pqsift.scan(str(args.data), columns=shape.columns, filter=shape.where or None)
+            scan.to_table()
+            read, ideal = scan.metrics["bytes_read"], minimal_bytes(args.data, shape)
+            print(f"{shape.name:28s} pqsift read {read / 2**20:8.1f} MiB; pages holding matches {ideal / 2**20:8.1f} MiB")
+        return
 
     runners = engines(args.data)
     results: dict[str, dict[str, float]] = {}
