@@ -11,10 +11,10 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, Expr};
+use crate::filter::{BindOptions, ColumnPath, Expr, resolve_column};
 use crate::io::CountingFile;
 use crate::row_filter::RowFilter;
-use crate::row_group_reader::{FileReader, ReadOptions};
+use crate::row_group_reader::{FileReader, ReadOptions, project_schema};
 use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
 
 /// What to read and how.
@@ -63,10 +63,10 @@ pub struct OpenFile {
 }
 
 /// The output schema of a scan of `file` with `columns`.
-pub fn output_schema(file: &OpenFile, columns: Option<&[String]>, case_sensitive: bool) -> Result<SchemaRef> {
+pub fn output_schema(file: &OpenFile, columns: Option<&[String]>, options: &BindOptions) -> Result<SchemaRef> {
     let metadata = arrow_metadata(file)?;
-    let roots = resolve_columns(metadata.schema(), columns, case_sensitive)?;
-    Ok(Arc::new(Schema::new(roots.iter().map(|&r| metadata.schema().field(r).clone()).collect::<Vec<_>>())))
+    let roots = resolve_columns(metadata.schema(), columns, options)?;
+    Ok(project_schema(metadata.schema(), &roots))
 }
 
 /// Starts reading `tasks` (row groups, in output order) of `files`.
@@ -78,9 +78,8 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     let mut schema: Option<SchemaRef> = None;
     for file in files {
         let metadata = arrow_metadata(file)?;
-        let projection = resolve_columns(metadata.schema(), config.columns.as_deref(), config.bind.case_sensitive)?;
-        let file_schema =
-            Arc::new(Schema::new(projection.iter().map(|&r| metadata.schema().field(r).clone()).collect::<Vec<_>>()));
+        let projection = resolve_columns(metadata.schema(), config.columns.as_deref(), &config.bind)?;
+        let file_schema = project_schema(metadata.schema(), &projection);
         match &schema {
             None => schema = Some(file_schema),
             Some(first) if first.fields() != file_schema.fields() => {
@@ -128,29 +127,10 @@ fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.path, e))
 }
 
-/// Root indices of `columns` (all columns when `None`), resolved like Spark.
-fn resolve_columns(schema: &Schema, columns: Option<&[String]>, case_sensitive: bool) -> Result<Vec<usize>> {
+/// Root indices of `columns` (all columns when `None`), resolved as filters resolve them.
+fn resolve_columns(schema: &Schema, columns: Option<&[String]>, options: &BindOptions) -> Result<Vec<usize>> {
     let Some(columns) = columns else {
         return Ok((0..schema.fields().len()).collect());
     };
-    columns
-        .iter()
-        .map(|name| {
-            let matches: Vec<usize> = schema
-                .fields()
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| if case_sensitive { f.name() == name } else { f.name().eq_ignore_ascii_case(name) })
-                .map(|(i, _)| i)
-                .collect();
-            match matches.as_slice() {
-                [one] => Ok(*one),
-                [] => Err(PqsiftError::filter(format!(
-                    "unknown column `{name}` in columns; the file has: {}",
-                    schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
-                ))),
-                _ => Err(PqsiftError::filter(format!("column `{name}` is ambiguous (case-insensitive match)"))),
-            }
-        })
-        .collect()
+    columns.iter().map(|name| Ok(resolve_column(schema, &ColumnPath::new([name.as_str()]), options)?.indices[0])).collect()
 }

@@ -16,8 +16,8 @@ use std::time::Duration;
 use arrow::datatypes::Schema;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, Expr, bind, columns, split_conjunction};
+use crate::error::Result;
+use crate::filter::{BindOptions, Expr, bind, columns, resolve_column, split_conjunction};
 
 /// One conjunct of the filter, with what its cost depends on.
 #[derive(Debug, Clone)]
@@ -92,7 +92,7 @@ impl RowFilter {
             bind(conjunct, schema, options)?;
             let mut roots: Vec<usize> = columns(conjunct)
                 .iter()
-                .map(|path| root_index(schema, &path.parts()[0], options.case_sensitive))
+                .map(|path| Ok(resolve_column(schema, path, options)?.indices[0]))
                 .collect::<Result<_>>()?;
             roots.sort_unstable();
             roots.dedup();
@@ -165,15 +165,6 @@ impl RowFilter {
     pub fn stats(&self) -> Vec<PredicateStats> {
         self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
-}
-
-/// The index of the top-level field `name`, resolved as the binder does.
-fn root_index(schema: &Schema, name: &str, case_sensitive: bool) -> Result<usize> {
-    schema
-        .fields()
-        .iter()
-        .position(|f| if case_sensitive { f.name() == name } else { f.name().eq_ignore_ascii_case(name) })
-        .ok_or_else(|| PqsiftError::filter(format!("unknown column `{name}`")))
 }
 
 #[cfg(test)]

@@ -236,9 +236,7 @@ impl FileReader {
                 found.insert(root, values);
             }
         }
-        let schema = Arc::new(Schema::new(
-            roots.iter().map(|&r| self.metadata.schema().field(r).clone()).collect::<Vec<_>>(),
-        ));
+        let schema = project_schema(self.metadata.schema(), roots);
         let columns: Vec<ArrayRef> = roots.iter().map(|r| found[r].clone()).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
         Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
@@ -304,8 +302,9 @@ impl FileReader {
     }
 }
 
-/// The schema of the root columns `roots` (ascending, as the crate decodes them).
-fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
+/// The schema of the root columns `roots`, in that order (ascending when the crate
+/// decodes them).
+pub(crate) fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
     Arc::new(Schema::new(roots.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()))
 }
 

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use crate::access_plan::FileAccessPlan;
 use crate::bloom_filter::prune_by_bloom_filters;
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
+use crate::filter::{BindOptions, BoundExpr, ColumnPath, Expr, bind, parse_filter, resolve_column};
 use crate::metrics::PruningMetrics;
 use crate::opener::OpenedFile;
 use crate::page_filter::prune_by_page_index;
@@ -146,19 +146,9 @@ impl Scan {
         if let (Some(columns), false) = (&scan.columns, scan.files.is_empty()) {
             let first = scan.open(0)?;
             for name in columns {
-                let found = first.schema.fields().iter().any(|f| {
-                    if scan.options.bind.case_sensitive {
-                        f.name() == name
-                    } else {
-                        f.name().eq_ignore_ascii_case(name)
-                    }
-                });
-                if !found {
-                    return Err(PqsiftError::filter(format!(
-                        "{}: no column named {name:?}",
-                        first.name()
-                    )));
-                }
+                // Resolved as filters resolve names (Spark's matching, ambiguity errors).
+                resolve_column(&first.schema, &ColumnPath::new([name.as_str()]), &scan.options.bind)
+                    .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
             }
         }
         Ok(scan)

@@ -90,17 +90,7 @@ fn metadata(bytes: &Bytes) -> ArrowReaderMetadata {
 }
 
 fn pages(meta: &ArrowReaderMetadata, column: usize) -> Vec<PageLocation> {
-    let index = meta.metadata().page_index_for_row_group(0);
-    index
-        .page_locations(column)
-        .expect("the file has an offset index")
-        .iter()
-        .map(|p| PageLocation {
-            offset: p.offset as u64,
-            compressed_size: p.compressed_page_size as u64,
-            first_row_index: p.first_row_index as u64,
-        })
-        .collect()
+    pqsift::metadata::page_locations(meta.metadata(), 0, column).expect("the file has an offset index")
 }
 
 /// Every third row of pages 0..10 and 20..30; nothing on pages 10..20. Average run length

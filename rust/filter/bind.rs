@@ -252,6 +252,21 @@ pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
     }
 }
 
+/// Resolves a column path in `schema` exactly as [`bind`] does (Spark's name matching,
+/// nested struct fields, errors naming the column): the one resolver every stage uses.
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{BindOptions, ColumnPath, resolve_column};
+/// let schema = Schema::new(vec![Field::new("Price", DataType::Int32, true)]);
+/// let column = resolve_column(&schema, &ColumnPath::new(["price"]), &BindOptions::default()).unwrap();
+/// assert_eq!(column.indices, [0]);
+/// ```
+pub fn resolve_column(schema: &Schema, path: &ColumnPath, options: &BindOptions) -> Result<BoundColumn> {
+    let binder = Binder { schema, options, time_zone: options.session_time_zone.as_str().into() };
+    binder.resolve(path)
+}
+
 /// The deepest expression [`bind`] accepts: more than any text within the parser's
 /// operator limit can produce.
 const MAX_DEPTH: usize = super::parse::MAX_OPERATORS + 100;

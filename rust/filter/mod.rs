@@ -38,7 +38,7 @@ mod reference_tests;
 #[cfg(test)]
 mod tests;
 
-pub use bind::{BindOptions, BoundColumn, BoundExpr, bind};
+pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub use evaluate::evaluate;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub use parse::parse_filter;

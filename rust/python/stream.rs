@@ -182,7 +182,7 @@ pub(crate) fn read(
             }
         }
         let schema = match open_files.first() {
-            Some(first) => output_schema(first, config.columns.as_deref(), case_sensitive)?,
+            Some(first) => output_schema(first, config.columns.as_deref(), &config.bind)?,
             None => Arc::new(arrow::datatypes::Schema::empty()),
         };
         Ok((schema, open_stream(&open_files, tasks, &config)?))
