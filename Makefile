@@ -15,10 +15,13 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test setup build test-rust test-python bench bench-peers clean
+.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
+
+demo-selection: build
+	$(BIN)/python -m pqsift.selection_demo
 
 test: build test-rust test-python
 
@@ -39,6 +42,9 @@ bench: build
 
 bench-peers: build $(STAMPS)/bench-deps
 	$(BIN)/python benches/peers.py
+
+bench-spark: build
+	$(BIN)/python benches/spark_bench.py
 
 $(STAMPS)/bench-deps: requirements-bench.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt

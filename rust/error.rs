@@ -37,6 +37,16 @@ pub enum PqsiftError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A file uses a feature pqsift cannot read or output (encryption, a type with no
+    /// equivalent in the requested output). Maps to `pqsift.UnsupportedError`.
+    #[error("{path}: unsupported: {reason}")]
+    Unsupported {
+        /// The file.
+        path: String,
+        /// What is not supported.
+        reason: String,
+    },
+
     /// A filter expression could not be parsed, bound to a schema or evaluated: a syntax
     /// error, an unsupported construct, an unknown or ambiguous column, incomparable types,
     /// or a runtime error Spark's ANSI mode raises (overflow, division by zero, a string that

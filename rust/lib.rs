@@ -56,6 +56,7 @@ pub mod row_group_reader;
 pub mod scan;
 pub mod scan_stream;
 pub mod selection;
+pub mod spark_output;
 pub mod zone_map;
 
 #[cfg(feature = "python")]

@@ -16,6 +16,7 @@ use crate::io::CountingFile;
 use crate::row_filter::RowFilter;
 use crate::row_group_reader::{FileReader, ReadOptions, project_schema};
 use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
+use crate::spark_output::spark_schema;
 
 /// What to read and how.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub struct ReaderConfig {
     pub limit: Option<usize>,
     /// Capacity of the decoded-column cache shared by the scan's readers.
     pub cache_bytes: usize,
+    /// Output the Arrow types Spark accepts (see [`crate::spark_output`]).
+    pub spark_output: bool,
 }
 
 impl Default for ReaderConfig {
@@ -49,6 +52,7 @@ impl Default for ReaderConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limit: None,
             cache_bytes: 64 << 20,
+            spark_output: false,
         }
     }
 }
@@ -62,11 +66,30 @@ pub struct OpenFile {
     pub metadata: Arc<ParquetMetaData>,
 }
 
-/// The output schema of a scan of `file` with `columns`.
-pub fn output_schema(file: &OpenFile, columns: Option<&[String]>, options: &BindOptions) -> Result<SchemaRef> {
+/// The output schema of a scan of `file` with `columns`, in Spark's types when
+/// `spark_output`.
+pub fn output_schema(
+    file: &OpenFile,
+    columns: Option<&[String]>,
+    options: &BindOptions,
+    spark_output: bool,
+) -> Result<SchemaRef> {
     let metadata = arrow_metadata(file)?;
     let roots = resolve_columns(metadata.schema(), columns, options)?;
-    Ok(project_schema(metadata.schema(), &roots))
+    let schema = project_schema(metadata.schema(), &roots);
+    if spark_output { spark_schema_of(file, &schema, &roots) } else { Ok(schema) }
+}
+
+/// `schema` (the roots `roots` of `file`) in Spark's types.
+fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
+    let parquet_roots = file.metadata.file_metadata().schema_descr().root_schema().get_fields();
+    let int96: Vec<bool> = roots
+        .iter()
+        .map(|&r| {
+            parquet_roots.get(r).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
+        })
+        .collect();
+    spark_schema(schema, &int96, &file.path.display().to_string())
 }
 
 /// Starts reading `tasks` (row groups, in output order) of `files`.
@@ -95,9 +118,14 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
         scan_files.push(ScanFile { reader, filter, projection });
     }
-    let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    let mut schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    let mut conform_to = None;
+    if config.spark_output && let (Some(first), Some(scan_file)) = (files.first(), scan_files.first()) {
+        schema = spark_schema_of(first, &schema, &scan_file.projection)?;
+        conform_to = Some(Arc::clone(&schema));
+    }
     let tasks = prune_for_limit(files, tasks, config);
-    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit };
+    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to };
     Ok(ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes))))
 }
 

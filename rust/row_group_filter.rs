@@ -31,7 +31,7 @@ use arrow::array::Array;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use crate::access_plan::FileAccessPlan;
-use crate::error::Result;
+use crate::error::{PqsiftError, Result};
 use crate::filter::CompareOp;
 use crate::filter::{BoundColumn, BoundExpr};
 use crate::metrics::PruningMetrics;
@@ -59,6 +59,34 @@ pub fn prune_by_range(file: &OpenedFile, range: (u64, u64), plan: &mut FileAcces
             metrics.row_groups_pruned_range += 1;
         }
     }
+}
+
+/// Skips the row groups not in `keep` (a task planned elsewhere). They count with the file
+/// range's: both say which part of a file a task reads.
+pub fn prune_by_row_group_list(
+    file: &OpenedFile,
+    keep: &[usize],
+    plan: &mut FileAccessPlan,
+    metrics: &mut PruningMetrics,
+) -> Result<()> {
+    let total = file.metadata.num_row_groups();
+    if let Some(bad) = keep.iter().find(|&&index| index >= total) {
+        return Err(PqsiftError::selection(format!(
+            "{}: row group {bad} requested, the file has {total} (did it change since planning?)",
+            file.name()
+        )));
+    }
+    let mut kept = vec![false; total];
+    for &index in keep {
+        kept[index] = true;
+    }
+    for (index, kept) in kept.into_iter().enumerate() {
+        if !kept && plan.row_groups[index].decision() != "skip" {
+            plan.skip(index, "file range", "not one of this task's row groups".to_string());
+            metrics.row_groups_pruned_range += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Skips the surviving row groups where the filter cannot be true according to their

@@ -33,7 +33,7 @@ use crate::filter::{BindOptions, BoundExpr, ColumnPath, Expr, bind, parse_filter
 use crate::metrics::PruningMetrics;
 use crate::opener::OpenedFile;
 use crate::page_filter::prune_by_page_index;
-use crate::row_group_filter::{prune_by_range, prune_by_statistics};
+use crate::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 
 /// Scan settings.
 ///
@@ -53,6 +53,9 @@ pub struct ScanOptions {
     pub bind: BindOptions,
     /// Only the row groups whose midpoint lies in `(offset, length)` (single-file scans).
     pub file_range: Option<(u64, u64)>,
+    /// Only these row groups (single-file scans): a task planned elsewhere, e.g. by the
+    /// Spark driver. An index past the file's row groups is an error.
+    pub row_groups: Option<Vec<usize>>,
 }
 
 impl Default for ScanOptions {
@@ -63,6 +66,7 @@ impl Default for ScanOptions {
             page_index: true,
             bind: BindOptions::default(),
             file_range: None,
+            row_groups: None,
         }
     }
 }
@@ -123,11 +127,10 @@ impl Scan {
         options: ScanOptions,
     ) -> Result<Self> {
         let filter = filter.map(parse_filter).transpose()?;
-        if options.file_range.is_some() && files.len() != 1 {
-            return Err(PqsiftError::filter(format!(
-                "file_range needs a scan of exactly one file, not {}",
-                files.len()
-            )));
+        for (name, given) in [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())] {
+            if given && files.len() != 1 {
+                return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", files.len())));
+            }
         }
         let opened = Mutex::new(vec![None; files.len()]);
         let scan = Self {
@@ -245,6 +248,9 @@ impl Scan {
         let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
         if let Some(range) = self.options.file_range {
             prune_by_range(file, range, &mut plan, metrics);
+        }
+        if let Some(row_groups) = &self.options.row_groups {
+            prune_by_row_group_list(file, row_groups, &mut plan, metrics)?;
         }
         let Some(filter) = self.bound_filter(file)? else {
             return Ok(plan);

@@ -51,6 +51,9 @@ pub struct StreamOptions {
     pub threads: usize,
     /// Stop once this many rows are out.
     pub limit: Option<usize>,
+    /// Cast every batch to this schema (Spark-compatible output; see
+    /// [`crate::spark_output::conform`]).
+    pub conform_to: Option<SchemaRef>,
 }
 
 #[derive(Debug, Default)]
@@ -133,7 +136,10 @@ impl Shared {
             }
         };
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
-        Ok(batch)
+        match &self.options.conform_to {
+            Some(target) => crate::spark_output::conform(batch, target),
+            None => Ok(batch),
+        }
     }
 }
 

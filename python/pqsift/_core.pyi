@@ -200,7 +200,7 @@ class Scan:
 
     ``plan()`` returns, per file, ``{"path", "note", "row_groups"}`` where each row group is
     ``{"index", "rows", "decision" ("skip" | "scan" | "select"), "stage", "reason",
-    "selected_rows", "selection" (RowSelection or None)}``.
+    "selected_rows", "selection" (RowSelection or None), "compressed_bytes"}``.
     """
 
     def __init__(
@@ -215,6 +215,7 @@ class Scan:
         session_time_zone: str = "UTC",
         case_sensitive: bool = False,
         file_range: tuple[int, int] | None = None,
+        row_groups: list[int] | None = None,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
@@ -260,6 +261,7 @@ def read(
     threads: int | None = None,
     limit: int | None = None,
     cache_bytes: int = 64 << 20,
+    spark_output: bool = False,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and

@@ -7,7 +7,7 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError"]
+__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError", "UnsupportedError"]
 
 
 class PqsiftError(Exception):
@@ -32,3 +32,9 @@ class FilterError(PqsiftError, ValueError):
     """A filter that cannot be parsed, bound or evaluated: a syntax error, an unsupported
     construct, an unknown column, incomparable types, or an error Spark's ANSI mode raises
     (overflow, division by zero). The message names the column or token."""
+
+
+class UnsupportedError(PqsiftError):
+    """A file uses a feature pqsift cannot read or output: encryption, or a column type
+    with no equivalent in the requested output (e.g. a time-of-day column read for Spark).
+    The message names the file and the column or feature."""

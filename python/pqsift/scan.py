@@ -38,6 +38,7 @@ _OPTIONS: dict[str, Any] = {
     "session_time_zone": "UTC",
     "case_sensitive": False,
     "file_range": None,
+    "row_groups": None,
 }
 
 # Options of reading (late materialization); see :func:`scan`.
@@ -50,6 +51,7 @@ _READ_OPTIONS: dict[str, Any] = {
     "batch_size": 8192,
     "threads": None,
     "limit": None,
+    "spark_output": False,
 }
 
 
@@ -72,6 +74,7 @@ class RowGroupPlan(_ItemAccess):
     decision: Decision
     selected_rows: int
     selection: RowSelection | None = None
+    compressed_bytes: int = 0
     stage: str | None = None
     reason: str = ""
 
@@ -144,6 +147,7 @@ class Scan:
                         decision=rg["decision"],
                         selected_rows=rg["selected_rows"],
                         selection=rg["selection"],
+                        compressed_bytes=rg["compressed_bytes"],
                         stage=rg["stage"],
                         reason=rg["reason"],
                     )
@@ -248,7 +252,20 @@ def scan(
     Options: ``statistics``, ``bloom_filter``, ``page_index`` (bools: the pruning stages),
     ``session_time_zone`` (``"UTC"``), ``case_sensitive`` (``False``), ``file_range``
     (``(offset, length)``: only the row groups whose midpoint lies in that byte range of a
-    single file). An unknown option raises ``TypeError``; a bad filter
+    single file), ``row_groups`` (a list of row group indices: only those, of a single
+    file — a task planned elsewhere, e.g. by :func:`pqsift.spark.read`).
+
+    Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
+    decodes every projected column, then filters — the baseline), ``reorder_filters``
+    (``True``: cheapest predicate first, re-ranked by observed cost per row removed),
+    ``selection_policy`` (``"auto"``, ``"selectors"``, ``"mask"``),
+    ``selection_threshold`` (32: average run length below which ``auto`` uses a mask),
+    ``cache_bytes`` (64 MiB: decoded-column cache), ``batch_size`` (8192), ``threads``
+    (default: the cores), ``limit`` (stop after that many rows), ``spark_output``
+    (``False``; ``True`` outputs the Arrow types Spark accepts without a cast: see
+    :mod:`pqsift.spark`).
+
+    An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
     :class:`pqsift.CorruptFileError` naming it.
     """
@@ -273,6 +290,16 @@ def scan(
             raise TypeError("option file_range must be an (offset, length) tuple of ints")
         if file_range[0] < 0 or file_range[1] < 0:
             raise ValueError(f"option file_range must not be negative, got {file_range}")
+    row_groups = settings["row_groups"]
+    if row_groups is not None:
+        if isinstance(row_groups, (str, bytes)) or not isinstance(row_groups, Iterable):
+            raise TypeError("option row_groups must be a list of ints")
+        row_groups = list(row_groups)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in row_groups):
+            raise TypeError("option row_groups must be a list of ints")
+        if any(v < 0 for v in row_groups):
+            raise ValueError(f"option row_groups must not hold negative indices, got {row_groups}")
+        settings["row_groups"] = row_groups
     if isinstance(filter, Expr):
         filter_text: str | None = filter.to_sql()
     elif filter is None or isinstance(filter, str):
@@ -283,14 +310,15 @@ def scan(
         raise TypeError("columns must be a list of names, not a str")
     column_list = None if columns is None else [str(c) for c in columns]
     sources = _sources(source)
-    if file_range is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
-        raise ValueError("option file_range needs a scan of exactly one file")
+    for name in ("file_range", "row_groups"):
+        if settings[name] is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
+            raise ValueError(f"option {name} needs a scan of exactly one file")
     core = _core.Scan(sources, column_list, filter_text, **settings)
     return Scan(core, read_options)
 
 
 def _check_read_options(options: dict[str, Any]) -> None:
-    for name in ("pushdown_filters", "reorder_filters"):
+    for name in ("pushdown_filters", "reorder_filters", "spark_output"):
         if not isinstance(options[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
     if options["selection_policy"] not in ("auto", "selectors", "mask"):

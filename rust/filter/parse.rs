@@ -195,6 +195,16 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
         }
         ast::Expr::Nested(inner) => convert(inner)?,
         ast::Expr::Value(value) => Expr::Literal(convert_value(&value.value, false)?),
+        // `TIMESTAMP_NTZ '...'` is the local date-time the text says: a cast of the text.
+        ast::Expr::TypedString(typed) if matches!(typed.data_type, DataType::TimestampNtz(None)) => {
+            let ast::ValueWithSpan { value: Value::SingleQuotedString(text), .. } = &typed.value else {
+                return Err(unsupported("literal", &typed.value.value));
+            };
+            if parse_timestamp_text(text).is_none() {
+                return Err(PqsiftError::filter(format!("invalid TIMESTAMP_NTZ literal '{text}'")));
+            }
+            Expr::Cast { expr: Box::new(Expr::Literal(Literal::String(text.clone()))), to: SqlType::TimestampNtz }
+        }
         ast::Expr::TypedString(typed) => Expr::Literal(convert_typed_string(typed)?),
         ast::Expr::UnaryOp { op, expr: operand } => match op {
             UnaryOperator::Not | UnaryOperator::BangNot => Expr::Not(boxed(operand)?),

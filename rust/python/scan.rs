@@ -9,6 +9,8 @@ use pyo3::types::PyDict;
 
 use super::errors::py_err;
 use super::selection::PyRowSelection;
+use parquet::file::metadata::ParquetMetaData;
+
 use crate::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::filter::BindOptions;
 use crate::scan::{Scan, ScanOptions, ScanPlan, list_files};
@@ -25,7 +27,7 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
-                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None))]
+                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -38,6 +40,7 @@ impl PyScan {
         session_time_zone: String,
         case_sensitive: bool,
         file_range: Option<(u64, u64)>,
+        row_groups: Option<Vec<usize>>,
     ) -> PyResult<Self> {
         let options = ScanOptions {
             statistics,
@@ -48,6 +51,7 @@ impl PyScan {
                 case_sensitive,
             },
             file_range,
+            row_groups,
         };
         let inner = py
             .detach(|| {
@@ -100,7 +104,11 @@ impl PyScan {
         let files = plan
             .files
             .iter()
-            .map(|file| file_dict(py, file))
+            .enumerate()
+            .map(|(position, file)| {
+                let opened = self.inner.open(position).map_err(py_err(py))?;
+                file_dict(py, file, &opened.metadata)
+            })
             .collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {
             *last = Some(plan);
@@ -144,7 +152,7 @@ impl PyScan {
     }
 }
 
-fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py, PyDict>> {
+fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: &ParquetMetaData) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
@@ -153,6 +161,7 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py,
         let entry = PyDict::new(py);
         entry.set_item("index", rg.index)?;
         entry.set_item("rows", rg.rows)?;
+        entry.set_item("compressed_bytes", metadata.row_groups().get(rg.index).map_or(0, |m| m.compressed_size()))?;
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
         entry.set_item("reason", &rg.reason)?;

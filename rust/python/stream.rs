@@ -119,7 +119,7 @@ impl PyScanStream {
 #[pyo3(signature = (
     files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
-    batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20,
+    batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -138,6 +138,7 @@ pub(crate) fn read(
     threads: Option<usize>,
     limit: Option<usize>,
     cache_bytes: usize,
+    spark_output: bool,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -165,6 +166,7 @@ pub(crate) fn read(
         threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,
         cache_bytes,
+        spark_output,
     };
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
         let open_files: Vec<OpenFile> = files
@@ -182,7 +184,7 @@ pub(crate) fn read(
             }
         }
         let schema = match open_files.first() {
-            Some(first) => output_schema(first, config.columns.as_deref(), &config.bind)?,
+            Some(first) => output_schema(first, config.columns.as_deref(), &config.bind, config.spark_output)?,
             None => Arc::new(arrow::datatypes::Schema::empty()),
         };
         Ok((schema, open_stream(&open_files, tasks, &config)?))

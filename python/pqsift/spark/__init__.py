@@ -1,0 +1,219 @@
+"""pqsift inside PySpark: the Rust reader runs in Spark's Python workers.
+
+Two ways in, both returning exactly the rows ``spark.read.parquet(path).filter(f)
+.select(cols)`` returns, with Spark's schema:
+
+* :func:`read` plans on the driver — files and row groups pruned from footers, the
+  survivors packed into tasks balanced by compressed bytes, one task per partition — and
+  reads them with ``DataFrame.mapInArrow`` and the function :func:`reader` returns::
+
+      import pqsift.spark
+      metrics = pqsift.spark.ScanMetrics(spark)
+      df = pqsift.spark.read(spark, "events/", columns=["id", "note"],
+                             filter="kind = 'refund' AND amount > 900", metrics=metrics)
+      df.show(); metrics.value   # row groups / pages pruned, rows decoded, bytes read
+
+* :func:`register` adds the data source ``"pqsift"``; Spark's filters on it are pushed into
+  pqsift (``pushFilters``)::
+
+      pqsift.spark.register(spark)
+      spark.read.format("pqsift").option("columns", "id,note").load("events/").filter("amount > 900")
+
+Your own task DataFrame works too: any DataFrame with a ``path`` column (and optionally
+``row_groups`` or ``range_start`` / ``range_length``) can be read with
+``tasks.mapInArrow(pqsift.spark.reader(cols, filter), pqsift.spark.schema(files, cols))``.
+
+This module imports ``pyspark``; ``import pqsift`` alone does not (Spark's workers import
+only :mod:`pqsift.spark.reader`, which does not either).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.accumulators import AccumulatorParam
+
+from pqsift import _core
+from pqsift.errors import PqsiftIOError
+from pqsift.expr import Expr
+from pqsift.scan import _OPTIONS, scan
+from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Task, TaskPiece, TaskPlan, plan_tasks
+from pqsift.spark.reader import READ_METRICS, TASK_COLUMNS, reader
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "TASK_COLUMNS",
+    "ScanMetrics",
+    "Task",
+    "TaskPiece",
+    "TaskPlan",
+    "arrow_schema",
+    "plan_tasks",
+    "read",
+    "reader",
+    "register",
+    "schema",
+]
+
+
+def arrow_schema(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None = None,
+    *,
+    case_sensitive: bool = False,
+) -> pa.Schema:
+    """The Arrow schema the reader sends Spark for ``columns`` of ``source`` (its first
+    file): Spark's types, every field nullable (see ``rust/spark_output.rs``)."""
+    files = scan(source, case_sensitive=case_sensitive).files
+    if not files:
+        raise PqsiftIOError(f"no Parquet files in {source!r}")
+    column_list = None if columns is None else list(columns)
+    stream = _core.read(files[:1], [], columns=column_list, case_sensitive=case_sensitive, spark_output=True)
+    return pa.schema(stream)
+
+
+def schema(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None = None,
+    *,
+    case_sensitive: bool = False,
+) -> StructType:
+    """The Spark ``StructType`` of ``columns`` (all when ``None``) of ``source``: what
+    ``spark.read.parquet`` infers, with every field nullable as Spark makes them. Raises
+    :class:`pqsift.UnsupportedError` for a column Spark has no type for."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema(source, columns, case_sensitive=case_sensitive), prefer_timestamp_ntz=True)
+
+
+class ScanMetrics:
+    """Counts of a Spark scan: the driver's pruning (``files_total``,
+    ``row_groups_pruned_statistics``, ``pages_pruned``, ... as in ``pqsift.Scan.metrics``),
+    ``tasks``, and reading summed over the tasks through an accumulator (``rows_out``,
+    ``rows_decoded``, ``bytes_read``, ``cache_hits``, ``cache_misses``, ``row_groups_read``,
+    ``files_skipped``: the paths skipped by ``ignore_corrupt_files``).
+
+    The reading counts are complete once the job that consumed the DataFrame has finished;
+    a DataFrame computed twice counts twice, as Spark accumulators do.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.accumulator = spark.sparkContext.accumulator({}, _MetricsParam())
+        self.planning: dict[str, int] = {}
+        self.tasks = 0
+        self.explain = ""
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """Planning and reading counts, merged."""
+        reading = {name: 0 for name in READ_METRICS}
+        reading["files_skipped"] = []
+        reading.update(self.accumulator.value)
+        return {**self.planning, "tasks": self.tasks, **reading}
+
+    def __repr__(self) -> str:
+        return f"pqsift.spark.ScanMetrics({self.value})"
+
+
+class _MetricsParam(AccumulatorParam):  # type: ignore[type-arg,misc]
+    """Sums counts and concatenates lists (the skipped files) of task metrics."""
+
+    def zero(self, value: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def addInPlace(self, total: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - pyspark's name
+        for name, value in more.items():
+            total[name] = total.get(name, [] if isinstance(value, list) else 0) + value
+        return total
+
+
+def read(
+    spark: SparkSession,
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None = None,
+    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    *,
+    target_task_bytes: int = DEFAULT_TARGET_TASK_BYTES,
+    ignore_corrupt_files: bool = False,
+    metrics: ScanMetrics | None = None,
+    threads: int = 1,
+    **options: Any,
+) -> DataFrame:
+    """A DataFrame of ``columns`` of the rows of ``source`` matching ``filter`` (Spark SQL
+    text or an :class:`~pqsift.Expr`), read by pqsift in Spark's Python workers.
+
+    On the driver: list the files, prune files and row groups from footers (statistics,
+    bloom filters, page index), and pack the surviving row groups into tasks of about
+    ``target_task_bytes`` (see :func:`plan_tasks`), one task per partition. Each task
+    then reads its row groups with late materialization (:func:`reader`). The filter is
+    read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
+    unless ``session_time_zone`` / ``case_sensitive`` are given. ``options`` are those of
+    :func:`pqsift.scan`; ``threads`` is per task (default 1: Spark runs a task per core).
+    A corrupt file fails the job with its path in the message, or with
+    ``ignore_corrupt_files=True`` is skipped and listed in ``metrics``.
+    """
+    if isinstance(filter, Expr):
+        filter = filter.to_sql()
+    options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
+    column_list = None if columns is None else list(columns)
+    pruning = {name: value for name, value in options.items() if name in _OPTIONS}
+    sc = spark.sparkContext
+    plan = plan_tasks(
+        source,
+        column_list,
+        filter,
+        target_task_bytes=target_task_bytes,
+        parallelism=sc.defaultParallelism,
+        **pruning,
+    )
+    if not plan.files:
+        raise PqsiftIOError(f"no Parquet files in {source!r}")
+    struct = schema(plan.files[:1], column_list, case_sensitive=options["case_sensitive"])
+    if metrics is not None:
+        metrics.planning = dict(plan.metrics)
+        metrics.tasks = len(plan.tasks)
+        metrics.explain = plan.explain
+    function = reader(
+        column_list, filter, ignore_corrupt_files=ignore_corrupt_files, metrics=metrics, threads=threads, **options
+    )
+    rows = [[(piece.path, list(piece.row_groups)) for piece in task.pieces] for task in plan.tasks]
+    if not rows:
+        return spark.createDataFrame([], struct)
+    # One task per partition: parallelize slices a list of n items into n partitions of one
+    # item each (a hash repartition would leave some empty and double others up).
+    pieces = sc.parallelize(rows, len(rows)).flatMap(lambda task: task)
+    tasks = spark.createDataFrame(pieces, "path string, row_groups array<int>")
+    return tasks.mapInArrow(function, struct)
+
+
+def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
+    """Registers the Python data source ``"pqsift"`` with ``spark``::
+
+        spark.read.format("pqsift").option("columns", "a,b").load(path).filter("x > 5")
+
+    Options: ``columns`` (comma-separated; Spark 4.3 does not tell Python sources which
+    columns a query needs), ``filter`` (Spark SQL, applied by pqsift), ``sessionTimeZone``,
+    ``ignoreCorruptFiles``, ``targetTaskBytes``, and the options of :func:`pqsift.scan`
+    (case and underscores do not matter: ``pushdownFilters`` = ``pushdown_filters``).
+    ``sessionTimeZone`` defaults to the session's at registration. A user-given schema (``.schema("a int, b string")``) selects those columns
+    by name and casts them to the given types.
+
+    With ``filter_pushdown`` (default), Spark's filters are handed to pqsift (``pushFilters``:
+    equalities, comparisons, IN, IS [NOT] NULL, NOT, starts/ends with, contains); those it
+    evaluates exactly are removed from Spark's plan, the others stay. This needs
+    ``spark.sql.python.filterPushdown.enabled``, which this function sets to ``true`` for the
+    session.
+    """
+    from pqsift.spark.datasource import data_source_class
+
+    if filter_pushdown:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    time_zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    spark.dataSource.register(data_source_class(filter_pushdown, time_zone))

@@ -1,0 +1,265 @@
+"""The Python data source ``"pqsift"`` (Spark 4.1+): ``spark.read.format("pqsift")``.
+
+Planning (``partitions``) runs in the driver-side Python worker, reading (``read``) in
+the executors' workers; both use the same planning and reader as :func:`pqsift.spark.read`.
+``pushFilters`` turns Spark's pushed filters into pqsift's Spark SQL: a filter pqsift
+translates is evaluated exactly (late materialization, Spark's semantics) and removed from
+Spark's plan; every other filter is returned to Spark, which then evaluates it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+)
+from pyspark.sql.types import StructType
+
+from pqsift.expr import _datetime_text, _quote_identifier, lit
+from pqsift.scan import _OPTIONS, _READ_OPTIONS
+from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, plan_tasks
+from pqsift.spark.reader import reader
+
+__all__ = ["data_source_class", "filter_to_sql"]
+
+_COMPARISONS: dict[type, str] = {
+    EqualTo: "=",
+    EqualNullSafe: "<=>",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+def filter_to_sql(pushed: Filter) -> str | None:
+    """pqsift's Spark SQL for one of Spark's pushed filters, or ``None`` when pqsift does
+    not evaluate it exactly (Spark keeps those).
+
+    >>> filter_to_sql(GreaterThan(("amount",), 200))
+    '`amount` > 200'
+    >>> filter_to_sql(Not(In(("s", "kind"), ["a", None])))
+    "NOT (`s`.`kind` IN ('a', NULL))"
+    >>> filter_to_sql(StringStartsWith(("name",), "50%")) is None   # a LIKE wildcard
+    True
+    """
+    column = ".".join(_quote_identifier(part) for part in pushed.attribute) if hasattr(pushed, "attribute") else ""
+    if isinstance(pushed, Not):
+        inner = filter_to_sql(pushed.child)
+        return None if inner is None else f"NOT ({inner})"
+    if isinstance(pushed, IsNull):
+        return f"{column} IS NULL"
+    if isinstance(pushed, IsNotNull):
+        return f"{column} IS NOT NULL"
+    if type(pushed) in _COMPARISONS:
+        value = _literal(pushed.value)
+        return None if value is None else f"{column} {_COMPARISONS[type(pushed)]} {value}"
+    if isinstance(pushed, In):
+        values = [_literal(v) for v in pushed.value]
+        if not values or any(v is None for v in values):
+            return None
+        return f"{column} IN ({', '.join(v for v in values if v is not None)})"
+    if isinstance(pushed, (StringStartsWith, StringEndsWith, StringContains)):
+        text = pushed.value
+        # LIKE wildcards and the escape character would need escaping; Spark keeps those.
+        if not isinstance(text, str) or any(c in text for c in "%_\\"):
+            return None
+        pattern = {StringStartsWith: f"{text}%", StringEndsWith: f"%{text}", StringContains: f"%{text}%"}[type(pushed)]
+        return f"{column} LIKE {lit(pattern).to_sql()}"
+    return None
+
+
+def _literal(value: Any) -> str | None:
+    """The literal for a pushed value, typed as Spark typed it (``None`` if unknown)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            # TIMESTAMP_NTZ: a local date-time, whatever the session time zone.
+            return f"CAST('{_datetime_text(value)}' AS TIMESTAMP_NTZ)"
+        return lit(value).to_sql()
+    if isinstance(value, float) and math.isnan(value):
+        return "CAST('NaN' AS DOUBLE)"
+    if isinstance(value, (bool, int, float, decimal.Decimal, str, bytes, bytearray, datetime.date)):
+        return lit(value).to_sql()
+    return None
+
+
+# Options the data source reads itself, besides those of pqsift.scan.
+_OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes")
+
+
+def _option_name(key: str) -> str:
+    """Spark option keys are case-insensitive: ``sessionTimeZone``, ``session_time_zone``
+    and ``sessiontimezone`` all name ``session_time_zone``."""
+    wanted = key.lower().replace("_", "")
+    for name in (*_OWN_OPTIONS, *_OPTIONS, *_READ_OPTIONS):
+        if name.replace("_", "") == wanted:
+            return name
+    raise ValueError(f"pqsift data source: unknown option {key!r}")
+
+
+def _settings(options: dict[str, str]) -> dict[str, str]:
+    """The options by canonical name."""
+    return {_option_name(key): value for key, value in options.items()}
+
+
+def _options_of(settings: dict[str, str]) -> dict[str, Any]:
+    """pqsift.scan options from the data source's string options."""
+    known = {**_OPTIONS, **_READ_OPTIONS}
+    out: dict[str, Any] = {}
+    for name, text in settings.items():
+        if name in _OWN_OPTIONS:
+            continue
+        if name in ("file_range", "row_groups", "spark_output"):
+            raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
+        default = known[name]
+        if isinstance(default, bool):
+            out[name] = _bool(name, text)
+        elif isinstance(default, int) or name in ("threads", "limit"):
+            out[name] = int(text)
+        else:
+            out[name] = text
+    return out
+
+
+def _bool(key: str, text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(f"pqsift data source: option {key!r} must be true or false, not {text!r}")
+
+
+class _TaskPartition(InputPartition):  # type: ignore[misc]
+    """One planned task: ``value`` is a list of ``(path, row_groups)``."""
+
+
+class PqsiftReader(DataSourceReader):  # type: ignore[misc]
+    """Plans tasks with the pushed filters and reads them with the pqsift core."""
+
+    def __init__(self, options: dict[str, str], schema: StructType, user_schema: bool) -> None:
+        settings = _settings(options)
+        self.path = _path_of(settings)
+        self.columns = _columns_of(settings.get("columns"), schema, user_schema)
+        self.filters = [settings["filter"]] if settings.get("filter") else []
+        self.ignore_corrupt_files = _bool("ignore_corrupt_files", settings.get("ignore_corrupt_files", "false"))
+        self.target_task_bytes = int(settings.get("target_task_bytes", DEFAULT_TARGET_TASK_BYTES))
+        self.options = _options_of(settings)
+        self.schema = schema
+        self.cast_to = pa_schema(schema) if user_schema else None
+
+    def _filter(self) -> str | None:
+        return " AND ".join(f"({f})" for f in self.filters) or None
+
+    def partitions(self) -> list[InputPartition]:
+        pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
+        plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
+        return [
+            _TaskPartition([(piece.path, list(piece.row_groups)) for piece in task.pieces]) for task in plan.tasks
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        function = reader(
+            self.columns,
+            self._filter(),
+            ignore_corrupt_files=self.ignore_corrupt_files,
+            **{"threads": 1, **self.options},
+        )
+        tasks = pa.RecordBatch.from_pylist(
+            [{"path": path, "row_groups": row_groups} for path, row_groups in partition.value]
+        )
+        for batch in function(iter([tasks])):
+            if self.cast_to is not None:
+                batch = batch.cast(self.cast_to)
+            yield batch
+
+
+class PushdownReader(PqsiftReader):
+    """A reader that also takes Spark's filters (``spark.sql.python.filterPushdown.enabled``)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
+        for pushed in filters:
+            text = filter_to_sql(pushed)
+            if text is None:
+                yield pushed
+            else:
+                self.filters.append(text)
+
+
+def _path_of(settings: dict[str, str]) -> str | list[str]:
+    if "path" in settings:
+        return settings["path"]
+    if "paths" in settings:
+        import json
+
+        return list(json.loads(settings["paths"]))
+    raise ValueError("pqsift data source: give a path, e.g. spark.read.format('pqsift').load(path)")
+
+
+def _columns_of(text: str | None, schema: StructType, user_schema: bool) -> list[str] | None:
+    if text:
+        return [name.strip() for name in text.split(",") if name.strip()]
+    if user_schema:
+        return [field.name for field in schema.fields]
+    return None
+
+
+def pa_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark expects for ``schema``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
+
+
+def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UTC") -> type[DataSource]:
+    """The data source class to register; with ``filter_pushdown`` its reader implements
+    ``pushFilters``. ``session_time_zone`` is the default of the option of that name (a
+    Python data source does not see the Spark session's configuration)."""
+    reader_class = PushdownReader if filter_pushdown else PqsiftReader
+
+    class PqsiftDataSource(DataSource):  # type: ignore[misc]
+        """``spark.read.format("pqsift")``: see :func:`pqsift.spark.register`."""
+
+        @classmethod
+        def name(cls) -> str:
+            return "pqsift"
+
+        def schema(self) -> StructType:
+            from pqsift.spark import schema
+
+            settings = _settings(self.options)
+            columns = _columns_of(settings.get("columns"), StructType(), False)
+            case_sensitive = _bool("case_sensitive", settings.get("case_sensitive", "false"))
+            return schema(_path_of(settings), columns, case_sensitive=case_sensitive)
+
+        def reader(self, schema: StructType) -> DataSourceReader:
+            user_schema = "columns" not in _settings(self.options) and schema != self.schema()
+            options = dict(self.options)
+            if "session_time_zone" not in _settings(options):
+                options["session_time_zone"] = session_time_zone
+            return reader_class(options, schema, user_schema)
+
+    return PqsiftDataSource

@@ -1,0 +1,112 @@
+"""Task planning on the Spark driver (seed 003's partitions): list the files, prune files
+and row groups from footers, and cut the survivors into tasks balanced by compressed bytes.
+
+>>> tasks = plan_tasks("events/", filter="kind = 'refund'", target_task_bytes=64 << 20)  # doctest: +SKIP
+>>> tasks.tasks[0].pieces                                                               # doctest: +SKIP
+(TaskPiece(path='events/part-0.parquet', row_groups=(0, 1, 2)),)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pqsift.expr import Expr
+from pqsift.scan import scan
+
+__all__ = ["DEFAULT_TARGET_TASK_BYTES", "MIN_TASK_BYTES", "Task", "TaskPiece", "TaskPlan", "plan_tasks"]
+
+#: Spark's ``spark.sql.files.maxPartitionBytes``: the most a task reads before the next one.
+DEFAULT_TARGET_TASK_BYTES = 128 << 20
+#: Spark's ``spark.sql.files.openCostInBytes``: below this, spreading over more tasks costs
+#: more in task start-up than it saves.
+MIN_TASK_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class TaskPiece:
+    """Row groups of one file that one task reads (they survived the driver's pruning)."""
+
+    path: str
+    row_groups: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one Spark task reads: pieces of one or more files, and their compressed bytes."""
+
+    pieces: tuple[TaskPiece, ...]
+    compressed_bytes: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """The tasks of a scan, and the driver's pruning counts (``pqsift.Scan.metrics``)."""
+
+    tasks: list[Task]
+    files: list[str]
+    metrics: dict[str, int] = field(default_factory=dict)
+    explain: str = ""
+
+
+def plan_tasks(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None = None,
+    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    *,
+    target_task_bytes: int = DEFAULT_TARGET_TASK_BYTES,
+    parallelism: int | None = None,
+    **scan_options: Any,
+) -> TaskPlan:
+    """Plans the tasks of a scan of ``source``: footers, bloom filters and page indexes are
+    read (through the process-wide metadata cache), pruned row groups dropped, and the
+    surviving row groups, in file order, packed into tasks of about ``target_task_bytes``
+    compressed bytes. As in Spark's file source, the target shrinks to spread the data over
+    ``parallelism`` tasks (the cluster's cores) but not below :data:`MIN_TASK_BYTES`; a
+    large file becomes several row-group ranges and small files share a task. A row group
+    is never split. ``scan_options`` are the pruning options of :func:`pqsift.scan`.
+    """
+    if isinstance(target_task_bytes, bool) or not isinstance(target_task_bytes, int) or target_task_bytes <= 0:
+        raise ValueError(f"target_task_bytes must be a positive int, got {target_task_bytes!r}")
+    if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0):
+        raise ValueError(f"parallelism must be a positive int, got {parallelism!r}")
+    planned = scan(source, columns, filter, **scan_options)
+    plan = planned.plan()
+    units = [
+        (file.path, rg.index, rg.compressed_bytes, rg.selected_rows)
+        for file in plan.files
+        for rg in file.row_groups
+        if rg.decision != "skip"
+    ]
+    total = sum(size for _, _, size, _ in units)
+    target = target_task_bytes
+    if parallelism:
+        target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
+    tasks: list[Task] = []
+    pieces: list[tuple[str, list[int]]] = []
+    task_bytes = task_rows = 0
+    for path, index, size, rows in units:
+        if pieces and task_bytes + size > target:
+            tasks.append(_task(pieces, task_bytes, task_rows))
+            pieces, task_bytes, task_rows = [], 0, 0
+        if pieces and pieces[-1][0] == path:
+            pieces[-1][1].append(index)
+        else:
+            pieces.append((path, [index]))
+        task_bytes += size
+        task_rows += rows
+    if pieces:
+        tasks.append(_task(pieces, task_bytes, task_rows))
+    return TaskPlan(tasks=tasks, files=planned.files, metrics=dict(plan.metrics), explain=plan.explain())
+
+
+def _task(pieces: list[tuple[str, list[int]]], compressed_bytes: int, rows: int) -> Task:
+    return Task(
+        pieces=tuple(TaskPiece(path, tuple(row_groups)) for path, row_groups in pieces),
+        compressed_bytes=compressed_bytes,
+        rows=rows,
+    )

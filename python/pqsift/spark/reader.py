@@ -1,0 +1,125 @@
+"""The function handed to ``DataFrame.mapInArrow``: it reads the task rows it is given
+(file path, and optionally row groups or a byte range) with the Rust core and yields
+Arrow record batches in exactly the types Spark expects.
+
+Python workers are reused between tasks (``spark.python.worker.reuse``), so the core's
+process-wide metadata cache serves later tasks on the same files; each task reads with
+``threads=1`` by default, since Spark already runs one task per core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
+from pqsift.expr import Expr
+from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
+
+__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "reader"]
+
+#: Columns of a task DataFrame the reader understands; only ``path`` is required.
+#: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
+#: ``range_length`` (bigint) to the row groups whose midpoint lies in that byte range.
+TASK_COLUMNS = ("path", "row_groups", "range_start", "range_length")
+
+#: Reading counts summed over tasks (see :class:`pqsift.spark.ScanMetrics`).
+READ_METRICS = ("rows_out", "rows_decoded", "bytes_read", "cache_hits", "cache_misses", "row_groups_read")
+
+ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def reader(
+    columns: list[str] | None = None,
+    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    *,
+    ignore_corrupt_files: bool = False,
+    metrics: Any = None,
+    threads: int = 1,
+    **options: Any,
+) -> ReaderFunction:
+    """The function to hand to ``tasks.mapInArrow(f, schema)``, where ``tasks`` is a
+    DataFrame with a ``path`` column and optionally ``row_groups`` (array<int>) or
+    ``range_start`` / ``range_length`` (bigint) columns, and ``schema`` is
+    :func:`pqsift.spark.schema` of the same files and ``columns``.
+
+    Each task row is read with late materialization: ``filter`` (Spark SQL text or an
+    :class:`~pqsift.Expr`, with Spark's semantics) is evaluated in the core, and only the
+    surviving rows of ``columns`` come out, in Spark's Arrow types. ``options`` are those
+    of :func:`pqsift.scan` (``session_time_zone`` should be the Spark session's);
+    ``threads`` defaults to 1 per task. A corrupt or unsupported file fails the task with
+    its path in the message, unless ``ignore_corrupt_files``: then it is skipped and counted
+    (``files_skipped`` in ``metrics``, a :class:`pqsift.spark.ScanMetrics`).
+
+    >>> from pqsift.spark import reader, schema                         # doctest: +SKIP
+    >>> files = spark.createDataFrame([(p,) for p in paths], "path string")
+    >>> files.mapInArrow(reader(["id"], "amount > 200"), schema(paths, ["id"]))
+    """
+    if isinstance(filter, Expr):
+        filter = filter.to_sql()
+    unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
+    if unknown:
+        raise TypeError(f"reader() got unexpected option(s): {', '.join(unknown)}")
+    for name in ("file_range", "row_groups", "spark_output"):
+        if name in options:
+            raise TypeError(f"reader() sets option {name} itself (from the task rows / for Spark)")
+    settings = {**options, "threads": threads, "spark_output": True}
+    column_list = None if columns is None else list(columns)
+    accumulator = None if metrics is None else metrics.accumulator
+
+    def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        totals: dict[str, Any] = dict.fromkeys(READ_METRICS, 0)
+        totals["files_skipped"] = []
+        try:
+            for batch in batches:
+                for row in batch.to_pylist():
+                    yield from _read_row(row, column_list, filter, settings, ignore_corrupt_files, totals)
+        finally:
+            if accumulator is not None:
+                accumulator.add(totals)
+
+    return read_tasks
+
+
+def _read_row(
+    row: dict[str, Any],
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002
+    settings: dict[str, Any],
+    ignore_corrupt_files: bool,
+    totals: dict[str, Any],
+) -> Iterator[pa.RecordBatch]:
+    path = row.get("path")
+    if not isinstance(path, str):
+        raise ValueError(f"a task row needs a string 'path', got {row!r}")
+    options = dict(settings)
+    if row.get("row_groups") is not None:
+        options["row_groups"] = list(row["row_groups"])
+    elif row.get("range_start") is not None or row.get("range_length") is not None:
+        options["file_range"] = (int(row.get("range_start") or 0), int(row["range_length"]))
+    task_scan = None
+    try:
+        task_scan = scan(path, columns, filter, **options)
+        yield from task_scan
+    except (CorruptFileError, UnsupportedError):
+        if not ignore_corrupt_files:
+            raise
+        totals["files_skipped"].append(path)
+    finally:
+        read = _metrics_of(task_scan)
+        for name in READ_METRICS:
+            if name != "row_groups_read":
+                totals[name] += int(read.get(name, 0))
+        totals["row_groups_read"] += int(read.get("row_groups_selected", 0))
+
+
+def _metrics_of(task_scan: Scan | None) -> dict[str, Any]:
+    """What a task's scan read; nothing for a file that could not be opened or planned."""
+    if task_scan is None:
+        return {}
+    try:
+        return task_scan.metrics
+    except PqsiftError:
+        return {}

@@ -1,0 +1,283 @@
+"""pqsift inside PySpark: the mapInArrow path (pqsift.spark.read / reader) and the Python
+data source ("pqsift") return the rows Spark's native reader returns, with its schema.
+
+The oracle is ``spark.read.parquet`` with ``spark.sql.parquet.filterPushdown=false``:
+with pushdown on, Spark's native reader drops NaN rows by statistics (FACTS.md), which is
+wrong; without it, Spark filters every row itself.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+import pqsift  # noqa: E402
+import pqsift.spark  # noqa: E402
+from pqsift.spark.datasource import filter_to_sql  # noqa: E402
+
+ROWS = 3000
+
+
+@pytest.fixture(scope="session")
+def spark() -> Any:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pqsift-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
+        .config("spark.sql.parquet.filterPushdown", "false")
+        .config("spark.sql.session.timeZone", "America/New_York")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    pqsift.spark.register(session)
+    yield session
+    session.stop()
+
+
+def _table(seed: int, rows: int = ROWS) -> pa.Table:
+    rng = random.Random(seed)
+
+    def maybe(value: Any, p: float = 0.1) -> Any:
+        return None if rng.random() < p else value
+
+    floats = [math.nan, -0.0, 0.0, 1.5, -2.25, 1e300, float("inf")]
+    kinds = ["purchase", "refund", "view", "Ärger", "it's", ""]
+    base = datetime.datetime(2026, 3, 8, tzinfo=datetime.timezone.utc)
+    return pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "small": pa.array([maybe(rng.randint(-100, 100)) for _ in range(rows)], pa.int32()),
+            "tiny": pa.array([maybe(rng.randint(-5, 5)) for _ in range(rows)], pa.int8()),
+            "x": pa.array([maybe(rng.choice(floats) if rng.random() < 0.3 else rng.uniform(-1e3, 1e3)) for _ in range(rows)], pa.float64()),
+            "kind": pa.array([maybe(rng.choice(kinds)) for _ in range(rows)], pa.string()),
+            "day": pa.array([maybe(datetime.date(2026, 1, 1) + datetime.timedelta(days=i // 100)) for i in range(rows)], pa.date32()),
+            "ts": pa.array([maybe(base + datetime.timedelta(minutes=7 * i)) for i in range(rows)], pa.timestamp("us", tz="UTC")),
+            "local": pa.array([maybe(datetime.datetime(2026, 11, 1) + datetime.timedelta(minutes=13 * i)) for i in range(rows)], pa.timestamp("ms")),
+            "amount": pa.array([maybe(decimal.Decimal(rng.randint(-99999, 99999)) / 100) for _ in range(rows)], pa.decimal128(9, 2)),
+            "note": pa.array([maybe("note " + "x" * rng.randint(0, 40)) for _ in range(rows)], pa.string()),
+            "attrs": pa.array(
+                [maybe({"a": rng.randint(0, 9), "b": maybe(rng.choice(kinds))}) for _ in range(rows)],
+                pa.struct([("a", pa.int64()), ("b", pa.string())]),
+            ),
+            "tags": pa.array([maybe([rng.randint(0, 3) for _ in range(rng.randint(0, 3))]) for _ in range(rows)], pa.list_(pa.int32())),
+        }
+    )
+
+
+@pytest.fixture(scope="session")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three files, several row groups each, page index on, small pages, some dictionary
+    encoded: what the pruning stages and the reader need to do real work."""
+    root = tmp_path_factory.mktemp("spark_dataset")
+    for part in range(3):
+        pq.write_table(
+            _table(part),
+            root / f"part-{part}.parquet",
+            row_group_size=700,
+            max_rows_per_page=200,
+            write_page_index=True,
+            use_dictionary=["kind", "note"],
+        )
+    (root / "_SUCCESS").write_text("")
+    return root
+
+
+def _rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows sorted by id, NaN made comparable, timestamps as UTC instants."""
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, float) and math.isnan(value):
+            return "NaN"
+        if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+            return value.astimezone(datetime.timezone.utc)
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [norm(v) for v in value]
+        return value
+
+    rows = [{k: norm(v) for k, v in row.items()} for row in table.to_pylist()]
+    return sorted(rows, key=lambda r: (r.get("id") is None, r.get("id")))
+
+
+def _native(spark: Any, path: Path, filter_text: str | None, columns: list[str] | None) -> pa.Table:
+    df = spark.read.parquet(str(path))
+    if filter_text:
+        df = df.filter(filter_text)
+    if columns:
+        df = df.select(*columns)
+    return df.toArrow()
+
+
+FILTERS = [
+    None,
+    "id BETWEEN 1000 AND 1100",
+    "x > 100",  # NaN is greater than every number: NaN rows match
+    "x = CAST('NaN' AS DOUBLE) OR x = -0.0",
+    "kind = 'refund' AND small > 50",
+    "kind IN ('view', 'it''s') OR kind IS NULL",
+    "NOT (kind LIKE 'p%') AND tiny <= 0",
+    "day >= DATE '2026-01-10' AND day < DATE '2026-01-12'",
+    "ts >= TIMESTAMP '2026-03-08 12:00:00' AND ts < TIMESTAMP '2026-03-09 03:00:00'",
+    "local > TIMESTAMP_NTZ '2026-11-10 00:00:00'",
+    "amount > 900.5 OR amount < -990",
+    "attrs.a = 3 AND attrs.b <=> 'view'",
+    "small + 1 > 99 OR note IS NULL",
+]
+
+
+@pytest.mark.parametrize("filter_text", FILTERS)
+def test_read_returns_what_spark_native_returns(spark: Any, dataset: Path, filter_text: str | None) -> None:
+    columns = ["id", "x", "kind", "ts", "local", "amount", "attrs", "tags"]
+    df = pqsift.spark.read(spark, dataset, columns, filter_text)
+    expected = _native(spark, dataset, filter_text, columns)
+    got = df.toArrow()
+    assert df.schema == spark.read.parquet(str(dataset)).select(*columns).schema
+    assert _rows(got) == _rows(expected)
+
+
+def test_schema_is_spark_native_schema(spark: Any, dataset: Path) -> None:
+    assert pqsift.spark.schema(dataset) == spark.read.parquet(str(dataset)).schema
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "id >= 2990",
+        "x > 100",
+        "x != 1.5 AND kind <=> 'view'",
+        "kind IN ('refund', 'Ärger') AND NOT (small < 0)",
+        "kind LIKE 'pur%' AND note LIKE '%xx%'",
+        "kind LIKE '%it''s'",
+        "kind IS NULL OR small IS NULL",
+        "ts > TIMESTAMP '2026-03-10 00:00:00' AND day <= DATE '2026-01-20'",
+        "local <= TIMESTAMP_NTZ '2026-11-02 00:00:00'",
+        "amount = 12.34 OR amount >= 999",
+        "attrs.a > 7",
+        "x = double('NaN')",
+        "size(tags) > 2",  # not pushed: Spark keeps it
+    ],
+)
+def test_data_source_returns_what_spark_native_returns(spark: Any, dataset: Path, where: str) -> None:
+    columns = ["id", "x", "kind", "small", "note", "ts", "day", "local", "amount", "attrs", "tags"]
+    df = spark.read.format("pqsift").option("columns", ",".join(columns)).load(str(dataset)).filter(where)
+    expected = spark.read.parquet(str(dataset)).select(*columns).filter(where).toArrow()
+    assert _rows(df.toArrow()) == _rows(expected)
+
+
+def test_data_source_user_schema_and_options(spark: Any, dataset: Path) -> None:
+    df = (
+        spark.read.format("pqsift")
+        .schema("id bigint, kind string, small bigint")  # small is int in the files: cast
+        .option("filter", "small > 90")
+        .option("pushdownFilters", "false")
+        .load(str(dataset))
+    )
+    expected = spark.read.parquet(str(dataset)).filter("small > 90").selectExpr("id", "kind", "CAST(small AS BIGINT) AS small")
+    assert _rows(df.toArrow()) == _rows(expected.toArrow())
+    with pytest.raises(Exception, match="unknown option"):
+        spark.read.format("pqsift").option("no_such_option", "1").load(str(dataset)).collect()
+
+
+def test_pushed_filters_translate_exactly_or_stay_with_spark() -> None:
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringContains, StringEndsWith
+
+    utc = datetime.timezone.utc
+    assert filter_to_sql(EqualTo(("a", "b"), 5)) == "`a`.`b` = 5"
+    assert filter_to_sql(GreaterThan(("ts",), datetime.datetime(2026, 1, 1, tzinfo=utc))) == "`ts` > TIMESTAMP '2026-01-01 00:00:00+00:00'"
+    assert filter_to_sql(GreaterThan(("ntz",), datetime.datetime(2026, 1, 1))) == "`ntz` > CAST('2026-01-01 00:00:00' AS TIMESTAMP_NTZ)"
+    assert filter_to_sql(Not(EqualTo(("x",), math.nan))) == "NOT (`x` = CAST('NaN' AS DOUBLE))"
+    assert filter_to_sql(In(("k",), ["a'b", None])) == "`k` IN ('a\\'b', NULL)"
+    assert filter_to_sql(IsNull(("weird`name",))) == "`weird``name` IS NULL"
+    assert filter_to_sql(StringEndsWith(("k",), "_x")) is None
+    assert filter_to_sql(StringContains(("k",), "ab")) == "`k` LIKE '%ab%'"
+    assert filter_to_sql(Not(StringEndsWith(("k",), "%"))) is None
+    # Every translation parses.
+    for text in ("`a`.`b` = 5", "`ntz` > CAST('2026-01-01 00:00:00' AS TIMESTAMP_NTZ)"):
+        pqsift.parse_filter(text)
+
+
+def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path) -> None:
+    # One large file (many row groups) and several small ones.
+    pq.write_table(_table(7, 20000), tmp_path / "big.parquet", row_group_size=1000)
+    for i in range(5):
+        pq.write_table(_table(10 + i, 300), tmp_path / f"small-{i}.parquet", row_group_size=300)
+    plan = pqsift.spark.plan_tasks(tmp_path, target_task_bytes=4 << 20)
+    sizes = {(f.path, rg.index): rg.compressed_bytes for f in pqsift.scan(tmp_path).plan().files for rg in f.row_groups}
+    target = min(4 << 20, max(pqsift.spark.planning.MIN_TASK_BYTES, -(-sum(sizes.values()) // 1)))
+    covered = [(piece.path, rg) for task in plan.tasks for piece in task.pieces for rg in piece.row_groups]
+    assert sorted(covered) == sorted(sizes)  # every row group exactly once
+    small_plan = pqsift.spark.plan_tasks(tmp_path, target_task_bytes=150_000)
+    assert len(small_plan.tasks) > 3
+    for task in small_plan.tasks:
+        largest = max(sizes[(p.path, rg)] for p in task.pieces for rg in p.row_groups)
+        assert task.compressed_bytes <= max(150_000, largest)
+    assert any(len(task.pieces) > 1 for task in small_plan.tasks)  # small files share a task
+    assert any(len(p.row_groups) < 20 for t in small_plan.tasks for p in t.pieces if p.path.endswith("big.parquet"))
+    assert target > 0
+    df = pqsift.spark.read(spark, tmp_path, ["id"], target_task_bytes=150_000)
+    per_partition = df.rdd.glom().map(len).collect()
+    assert len(per_partition) == len(small_plan.tasks)
+    assert all(n > 0 for n in per_partition)
+    assert sum(per_partition) == 20000 + 5 * 300
+
+
+def test_metrics_are_summed_over_tasks(spark: Any, dataset: Path) -> None:
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, ["id", "note"], "id BETWEEN 100 AND 199", metrics=metrics, target_task_bytes=1)
+    rows = df.count()
+    value = metrics.value
+    assert rows == 3 * 100
+    assert value["rows_out"] == rows
+    assert value["files_total"] == 3
+    assert value["row_groups_pruned_statistics"] == 3 * 4  # 5 row groups a file, one kept
+    assert value["pages_pruned"] > 0
+    assert value["tasks"] == 3
+    assert 0 < value["bytes_read"]
+    assert value["rows_decoded_by_column"] if "rows_decoded_by_column" in value else True
+
+
+def test_corrupt_file_fails_the_job_with_its_path(spark: Any, dataset: Path, tmp_path: Path) -> None:
+    for part in dataset.glob("*.parquet"):
+        (tmp_path / part.name).write_bytes(part.read_bytes())
+    good = (tmp_path / "part-1.parquet").read_bytes()
+    # A valid footer over garbage data pages: planning succeeds, reading fails.
+    broken = bytearray(good)
+    for offset in range(4, min(len(broken) - 4096, 60_000), 7):
+        broken[offset] ^= 0x5A
+    (tmp_path / "part-1.parquet").write_bytes(bytes(broken))
+    with pytest.raises(Exception, match="part-1.parquet"):
+        pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"]).collect()
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"], ignore_corrupt_files=True, metrics=metrics)
+    ids = {row.id for row in df.select("id").collect()}
+    assert ids == set(range(ROWS))  # the two good files (same ids 0..ROWS)
+    assert [Path(p).name for p in metrics.value["files_skipped"]] == ["part-1.parquet"]
+
+
+@pytest.mark.parametrize("name", ["alltypes_tiny_pages.parquet", "alltypes_plain.parquet", "nested_maps.snappy.parquet", "nested_lists.snappy.parquet", "nullable.impala.parquet"])
+def test_corpus_files_read_as_spark_reads_them(spark: Any, corpus: Path, name: str) -> None:
+    path = corpus / "data" / name
+    native = spark.read.parquet(str(path))
+    df = pqsift.spark.read(spark, path)
+    assert df.schema == native.schema
+    assert sorted(map(repr, df.collect())) == sorted(map(repr, native.collect()))
