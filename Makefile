@@ -15,7 +15,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo test setup build test-rust test-python bench bench-peers clean
+.PHONY: demo test setup build test-rust test-python bench bench-peers plot-peers clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -37,8 +37,14 @@ build: setup
 bench: build
 	cargo bench --locked --bench selection
 
+# Times the peers (benches/results/peers.json), then draws benches/results/peers.png.
 bench-peers: build $(STAMPS)/bench-deps
-	$(BIN)/python benches/peers.py
+	$(BIN)/python benches/peers.py --no-plot
+	$(BIN)/python benches/plot_peers.py
+
+# Redraws the chart from the committed peers.json, without running the benchmark.
+plot-peers: $(STAMPS)/bench-deps
+	$(BIN)/python benches/plot_peers.py
 
 $(STAMPS)/bench-deps: requirements-bench.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
