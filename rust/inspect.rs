@@ -187,9 +187,12 @@ pub struct StatisticsSummary {
 /// Reads the footer and page index of `path` and summarises them; see the module
 /// documentation for an example.
 pub fn inspect(path: &Path) -> Result<FileSummary> {
+    let file = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
+    if file.is_dir() {
+        return Err(PqsiftError::io(path, "is a directory, not a Parquet file"));
+    }
     let meta = metadata::load(path)?;
-    let file_size = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?.len();
-    summarise(path, &meta, file_size)
+    summarise(path, &meta, file.len())
 }
 
 /// Summarises already loaded metadata of the file `path` of `file_size` bytes.

@@ -211,6 +211,11 @@ def test_inspect_errors_name_the_file(tmp_path: Path) -> None:
     assert result.stdout == ""
     with pytest.raises(pqsift.CorruptFileError, match="corrupt.parquet"):
         pqsift.inspect(corrupt)
+    result = run("inspect", tmp_path)
+    assert result.returncode == 1
+    assert_one_line_error(result.stderr, str(tmp_path), "is a directory")
+    with pytest.raises(pqsift.PqsiftIOError, match="is a directory"):
+        pqsift.inspect(tmp_path)
 
 
 # ----- scan: printing ------------------------------------------------------------------
