@@ -15,7 +15,11 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
+<<<<<<< HEAD
 .PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers bench-spark clean
+=======
+.PHONY: demo test setup build test-rust test-python bench bench-peers plot-peers clean
+>>>>>>> cli
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -40,8 +44,14 @@ build: setup
 bench: build
 	cargo bench --locked --bench selection
 
+# Times the peers (benches/results/peers.json), then draws benches/results/peers.png.
 bench-peers: build $(STAMPS)/bench-deps
-	$(BIN)/python benches/peers.py
+	$(BIN)/python benches/peers.py --no-plot
+	$(BIN)/python benches/plot_peers.py
+
+# Redraws the chart from the committed peers.json, without running the benchmark.
+plot-peers: $(STAMPS)/bench-deps
+	$(BIN)/python benches/plot_peers.py
 
 bench-spark: build
 	$(BIN)/python benches/spark_bench.py

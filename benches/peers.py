@@ -8,12 +8,19 @@ best of ``--repeat`` runs after a warm-up (files in the page cache: this measure
 decoding, not the disk). It prints each time, the ratio to the best peer, pqsift with
 ``pushdown_filters=False``, and the bytes pqsift read against the bytes of the pages that
 hold matching rows. Row counts are cross-checked: every engine must return the same rows.
+
+Results go to ``benches/results/peers.json`` (per shape: filter, columns, rows, best time
+per engine) and are drawn into ``benches/results/peers.png`` by ``benches/plot_peers.py``
+(``--no-plot`` to skip the chart).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -198,6 +205,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("data/bench"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, default=Path("benches/results/peers.json"))
+    parser.add_argument("--png", type=Path, default=Path("benches/results/peers.png"), help="the chart drawn from --json")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw the chart")
     parser.add_argument("--bytes", action="store_true", help="only compare pqsift's bytes read with the matching pages' bytes")
     args = parser.parse_args()
     if not any(args.data.glob("*.parquet")):
@@ -217,7 +226,7 @@ def main() -> None:
         return
 
     runners = engines(args.data)
-    results: dict[str, dict[str, float]] = {}
+    results: list[dict[str, object]] = []
     for shape in shapes():
         print(f"== {shape.name}: {shape.where or '(no filter)'}  -> {', '.join(shape.columns)}")
         timings: dict[str, float] = {}
@@ -232,11 +241,34 @@ def main() -> None:
             print(f"   {name:22s} {seconds * 1000:9.1f} ms  {counts[name]:>9,} rows  {ratio}")
         if len(set(counts.values())) != 1:
             print(f"   !! row counts differ: {counts}")
-        results[shape.name] = timings
+        results.append(
+            {
+                "name": shape.name,
+                "filter": shape.where or None,
+                "columns": shape.columns,
+                "rows": counts.get("pqsift"),
+                "seconds": timings,
+            }
+        )
         print()
+    document = {
+        "dataset": {"files": FILES, "rows": FILES * ROWS_PER_FILE, "bytes": size, "mib": round(size / 2**20)},
+        "repeat": args.repeat,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "shapes": results,
+    }
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2))
+    args.json.write_text(json.dumps(document, indent=2) + "\n")
     print(f"wrote {args.json}")
+    if not args.no_plot:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from plot_peers import plot
+
+        try:
+            print(f"wrote {plot(args.json, args.png)}")
+        except ImportError as error:  # matplotlib missing: the JSON is still written
+            print(f"no chart: {error} (pip install -r requirements-bench.txt)")
 
 
 if __name__ == "__main__":

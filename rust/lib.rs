@@ -12,6 +12,7 @@
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).
 //! * [`metadata`] — footers and page indexes (ParquetOpener step 1 of seed 000).
+//! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 //! * [`zone_map`] — per row group and per page min/max/null counts of a column, with the
 //!   Parquet rules on exactness, deprecated fields and NaN applied (seed 002).
 //! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
@@ -41,6 +42,7 @@ pub mod bloom_filter;
 pub mod cached_reader;
 pub mod error;
 pub mod filter;
+pub mod inspect;
 pub mod io;
 pub mod metadata;
 pub mod metadata_cache;

@@ -8,6 +8,7 @@ column, decoding the projected columns only for the rows that pass.
     scan.plan()          # metadata only: per row group skip / scan / select, and why
     table = scan.to_table()   # or iterate for RecordBatches, or pa.RecordBatchReader.from_stream(scan)
     scan.metrics         # pruning and reading counts
+    pqsift.inspect("data/part-0.parquet")   # a file's metadata summary (``pqsift inspect``)
 
 The row-selection core the reader is built on:
 
@@ -20,7 +21,7 @@ The row-selection core the reader is built on:
 
 from __future__ import annotations
 
-from pqsift._core import RowSelection, __version__, parse_filter
+from pqsift._core import RowSelection, __version__, inspect, parse_filter
 from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError, UnsupportedError
 from pqsift.expr import Expr, col, lit
 from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
@@ -40,6 +41,7 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "col",
+    "inspect",
     "lit",
     "parse_filter",
     "scan",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 __version__: str
 
@@ -186,6 +187,91 @@ def column_pages(
     page index — and ``dictionary_page`` is ``(offset, length)`` or ``None``. Reads metadata
     only. Raises :class:`pqsift.CorruptFileError` for a file that is not valid Parquet and
     ``KeyError`` for an unknown column."""
+
+class ArrowFieldInfo(TypedDict):
+    """A top-level field of the Arrow schema a file is read as."""
+
+    name: str
+    type: str  # as Arrow displays it: "Int64", "Timestamp(µs, \"UTC\")", ...
+    nullable: bool
+
+class ColumnInfo(TypedDict):
+    """A leaf column of the Parquet schema."""
+
+    path: str  # dotted path, "a.list.element" for nested fields
+    physical_type: str  # "INT32", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY(16)", ...
+    logical_type: str | None  # "STRING", "DECIMAL(9,2)", "TIMESTAMP(MICROS,utc=true)", ...
+    converted_type: str | None  # legacy annotation: "UTF8", "DECIMAL", ...
+    repetition: Literal["REQUIRED", "OPTIONAL", "REPEATED"]
+    max_def_level: int
+    max_rep_level: int
+    arrow_type: str | None  # for top-level columns; None for nested leaves
+
+class StatisticsInfo(TypedDict):
+    """Column chunk statistics as the file stores them (no pruning rules applied)."""
+
+    min: str | None  # rendered in the column's Arrow type; None when not written
+    max: str | None
+    min_exact: bool  # a value some row holds (not truncated)
+    max_exact: bool
+    null_count: int | None  # None when not written
+    distinct_count: int | None
+    deprecated_min_max: bool  # from the old signed-order min/max fields
+
+class ColumnChunkInfo(TypedDict):
+    """One leaf column in one row group."""
+
+    column: str
+    compression: str  # "SNAPPY", "ZSTD(ZstdLevel(1))", "UNCOMPRESSED", ...
+    encodings: list[str]  # "PLAIN", "RLE_DICTIONARY", ...
+    num_values: int
+    compressed_bytes: int
+    uncompressed_bytes: int
+    dictionary_page: bool
+    statistics: StatisticsInfo | None
+    column_index: bool  # page index: per-page min/max
+    offset_index: bool  # page index: page locations
+    pages: int | None  # data pages, from the offset index
+    bloom_filter: bool
+    bloom_filter_bytes: int | None  # when the footer records the length
+
+class RowGroupInfo(TypedDict):
+    """One row group."""
+
+    index: int
+    num_rows: int
+    compressed_bytes: int
+    uncompressed_bytes: int
+    columns: list[ColumnChunkInfo]  # in FileInfo["columns"] order
+
+class FileInfo(TypedDict):
+    """What :func:`inspect` returns."""
+
+    path: str
+    file_size: int
+    num_rows: int
+    version: int
+    created_by: str | None
+    key_value_metadata: list[tuple[str, str | None]]
+    has_page_index: bool
+    arrow_schema: list[ArrowFieldInfo]
+    columns: list[ColumnInfo]
+    row_groups: list[RowGroupInfo]
+
+def inspect(path: str | os.PathLike[str]) -> FileInfo:
+    """A summary of the metadata of the Parquet file at ``path`` — schema (Parquet physical
+    and logical types, Arrow types), row groups, and per column chunk its sizes, encodings,
+    compression, statistics, page index and bloom filter — from the footer and page index
+    alone (no column data is read). ``pqsift inspect`` prints it.
+
+    >>> info = pqsift.inspect("alltypes_tiny_pages.parquet")   # doctest: +SKIP
+    >>> info["num_rows"], info["columns"][0]["physical_type"]   # doctest: +SKIP
+    (7300, 'INT32')
+    >>> info["row_groups"][0]["columns"][0]["statistics"]["max"]   # doctest: +SKIP
+    '7299'
+
+    Raises :class:`pqsift.PqsiftIOError` for a file that cannot be read and
+    :class:`pqsift.CorruptFileError` (naming it) for one that is not valid Parquet."""
 
 def parse_filter(
     text: str, path: str | None = None, *, session_time_zone: str = "UTC", case_sensitive: bool = False

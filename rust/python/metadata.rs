@@ -1,11 +1,14 @@
-//! Metadata look-ups for Python (used by the demo and tests; the scan API comes later).
+//! Metadata look-ups for Python: page locations (demo, tests, benchmarks) and the file
+//! summary behind `pqsift inspect`.
 
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::errors::py_err;
+use crate::inspect::{self, ColumnChunkSummary, FileSummary, StatisticsSummary};
 use crate::metadata;
 
 /// Per row group: `(rows, pages, dictionary_page)` of the leaf column `column`, where
@@ -35,4 +38,101 @@ pub(crate) fn column_pages(
             (meta.row_group(rg).num_rows(), pages, dictionary)
         })
         .collect())
+}
+
+/// The metadata summary of the Parquet file at `path` ([`inspect::inspect`]) as nested
+/// dicts with the field names of the Rust structures.
+#[pyfunction(name = "inspect")]
+pub(crate) fn inspect_py<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let summary = py.detach(|| inspect::inspect(&path)).map_err(py_err(py))?;
+    file_dict(py, &summary)
+}
+
+fn file_dict<'py>(py: Python<'py>, s: &FileSummary) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("path", &s.path)?;
+    dict.set_item("file_size", s.file_size)?;
+    dict.set_item("num_rows", s.num_rows)?;
+    dict.set_item("version", s.version)?;
+    dict.set_item("created_by", s.created_by.clone())?;
+    dict.set_item("key_value_metadata", s.key_value_metadata.clone())?;
+    dict.set_item("has_page_index", s.has_page_index)?;
+    let fields = s
+        .arrow_schema
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", &f.name)?;
+            d.set_item("type", &f.data_type)?;
+            d.set_item("nullable", f.nullable)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    dict.set_item("arrow_schema", fields)?;
+    let columns = s
+        .columns
+        .iter()
+        .map(|c| {
+            let d = PyDict::new(py);
+            d.set_item("path", &c.path)?;
+            d.set_item("physical_type", &c.physical_type)?;
+            d.set_item("logical_type", c.logical_type.clone())?;
+            d.set_item("converted_type", c.converted_type.clone())?;
+            d.set_item("repetition", &c.repetition)?;
+            d.set_item("max_def_level", c.max_def_level)?;
+            d.set_item("max_rep_level", c.max_rep_level)?;
+            d.set_item("arrow_type", c.arrow_type.clone())?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    dict.set_item("columns", columns)?;
+    let row_groups = s
+        .row_groups
+        .iter()
+        .map(|rg| {
+            let d = PyDict::new(py);
+            d.set_item("index", rg.index)?;
+            d.set_item("num_rows", rg.num_rows)?;
+            d.set_item("compressed_bytes", rg.compressed_bytes)?;
+            d.set_item("uncompressed_bytes", rg.uncompressed_bytes)?;
+            let chunks = rg.columns.iter().map(|c| chunk_dict(py, c)).collect::<PyResult<Vec<_>>>()?;
+            d.set_item("columns", chunks)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    dict.set_item("row_groups", row_groups)?;
+    Ok(dict)
+}
+
+fn chunk_dict<'py>(py: Python<'py>, c: &ColumnChunkSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("column", &c.column)?;
+    d.set_item("compression", &c.compression)?;
+    d.set_item("encodings", c.encodings.clone())?;
+    d.set_item("num_values", c.num_values)?;
+    d.set_item("compressed_bytes", c.compressed_bytes)?;
+    d.set_item("uncompressed_bytes", c.uncompressed_bytes)?;
+    d.set_item("dictionary_page", c.dictionary_page)?;
+    match &c.statistics {
+        Some(stats) => d.set_item("statistics", statistics_dict(py, stats)?)?,
+        None => d.set_item("statistics", py.None())?,
+    }
+    d.set_item("column_index", c.column_index)?;
+    d.set_item("offset_index", c.offset_index)?;
+    d.set_item("pages", c.pages)?;
+    d.set_item("bloom_filter", c.bloom_filter)?;
+    d.set_item("bloom_filter_bytes", c.bloom_filter_bytes)?;
+    Ok(d)
+}
+
+fn statistics_dict<'py>(py: Python<'py>, s: &StatisticsSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("min", s.min.clone())?;
+    d.set_item("max", s.max.clone())?;
+    d.set_item("min_exact", s.min_exact)?;
+    d.set_item("max_exact", s.max_exact)?;
+    d.set_item("null_count", s.null_count)?;
+    d.set_item("distinct_count", s.distinct_count)?;
+    d.set_item("deprecated_min_max", s.deprecated_min_max)?;
+    Ok(d)
 }

@@ -1,0 +1,129 @@
+"""Chart of the peer benchmark: ``benches/results/peers.json`` → ``benches/results/peers.png``.
+
+Grouped bars, one group per query shape and one bar per engine, time on a log scale (the
+shapes span two orders of magnitude); pqsift in a strong colour, pqsift without pushdown
+in a light shade of it, the peers in muted colours; each pqsift bar is labelled with its
+speed relative to the best peer (>1× is faster).
+
+``benches/peers.py`` calls :func:`plot` after every run; ``python benches/plot_peers.py``
+redraws the chart from the JSON alone (``make plot-peers``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PQSIFT = "pqsift"
+PQSIFT_COLOURS = {"pqsift": "#d9480f", "pqsift (no pushdown)": "#ffa94d"}
+PEER_COLOURS = ["#8da0cb", "#66c2a5", "#a6d854", "#b3b3b3", "#e78ac3", "#e5c494"]
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The shapes of a results file, each ``{"name", "filter", "columns", "rows",
+    "seconds": {engine: best time}}``. Also reads the first format of the file (a mapping
+    shape → engine → seconds)."""
+    data = json.loads(path.read_text())
+    if isinstance(data, dict) and "shapes" in data:
+        return list(data["shapes"])
+    return [{"name": name, "filter": None, "columns": None, "rows": None, "seconds": times} for name, times in data.items()]
+
+
+def engines_of(shapes: list[dict[str, Any]]) -> list[str]:
+    """Engines in a stable order: pqsift's variants first, then the peers as they appear."""
+    seen: list[str] = []
+    for shape in shapes:
+        for engine in shape["seconds"]:
+            if engine not in seen:
+                seen.append(engine)
+    ours = [e for e in seen if e.startswith(PQSIFT)]
+    return sorted(ours, key=lambda e: (e != PQSIFT, e)) + [e for e in seen if not e.startswith(PQSIFT)]
+
+
+def plot(json_path: Path = RESULTS / "peers.json", png_path: Path = RESULTS / "peers.png", title: str | None = None) -> Path:
+    """Draws the chart of ``json_path`` into ``png_path`` and returns that path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shapes = load(json_path)
+    engines = engines_of(shapes)
+    peer_colours = iter(PEER_COLOURS)
+    colours = {e: PQSIFT_COLOURS.get(e) or next(peer_colours, "#adb5bd") for e in engines}
+
+    groups = len(shapes)
+    width = 0.8 / len(engines)
+    fig, ax = plt.subplots(figsize=(11, 5.2), dpi=120)
+    for i, engine in enumerate(engines):
+        xs, ys = [], []
+        for g, shape in enumerate(shapes):
+            seconds = shape["seconds"].get(engine)
+            if seconds is not None:
+                xs.append(g - 0.4 + width * (i + 0.5))
+                ys.append(seconds * 1000)
+        ours = engine.startswith(PQSIFT)
+        bars = ax.bar(
+            xs,
+            ys,
+            width * 0.92,
+            label=engine,
+            color=colours[engine],
+            edgecolor="black" if engine == PQSIFT else "none",
+            linewidth=1.2 if engine == PQSIFT else 0,
+            zorder=3 if ours else 2,
+        )
+        if engine == PQSIFT:
+            for bar, shape in zip(bars, [s for s in shapes if engine in s["seconds"]], strict=True):
+                peers = [t for e, t in shape["seconds"].items() if not e.startswith(PQSIFT)]
+                if peers:
+                    ratio = min(peers) / shape["seconds"][engine]
+                    ax.annotate(
+                        f"{ratio:.2f}×",
+                        (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        xytext=(0, 3),
+                        textcoords="offset points",
+                        ha="center",
+                        va="bottom",
+                        fontsize=8,
+                        fontweight="bold",
+                        color=PQSIFT_COLOURS[PQSIFT],
+                    )
+    ax.set_yscale("log")
+    ax.set_ylabel("time, ms (log scale; lower is better)")
+    labels = []
+    for shape in shapes:
+        label = shape["name"]
+        if shape.get("rows") is not None:
+            label += f"\n{shape['rows']:,} row{'s' if shape['rows'] != 1 else ''}"
+        labels.append(label)
+    ax.set_xticks(range(groups), labels, fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3, zorder=0)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.legend(ncol=3, fontsize=8, frameon=False, loc="upper left")
+    ax.set_title(
+        title or "pqsift vs peers: best time per query shape (label: pqsift's speed relative to the best peer)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png_path)
+    plt.close(fig)
+    return png_path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, default=RESULTS / "peers.json", help="results of benches/peers.py")
+    parser.add_argument("--png", type=Path, default=RESULTS / "peers.png", help="the chart to write")
+    args = parser.parse_args()
+    print(f"wrote {plot(args.json, args.png)}")
+
+
+if __name__ == "__main__":
+    main()
