@@ -15,11 +15,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-<<<<<<< HEAD
-.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers bench-spark clean
-=======
-.PHONY: demo test setup build test-rust test-python bench bench-peers plot-peers clean
->>>>>>> cli
+.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
