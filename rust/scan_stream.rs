@@ -6,7 +6,7 @@
 //! whatever the consumer's pace. Dropping the stream cancels the workers.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use arrow::array::RecordBatch;
@@ -77,6 +77,8 @@ struct Shared {
     changed: Condvar,
     cancelled: AtomicBool,
     metrics: Mutex<ReadMetrics>,
+    /// Rows handed to the consumer: row groups read ahead of a limit are not output.
+    rows_emitted: AtomicU64,
 }
 
 impl Shared {
@@ -150,9 +152,12 @@ pub struct MetricsHandle {
 }
 
 impl MetricsHandle {
-    /// What reading has done so far, summed over row groups.
+    /// What reading has done so far, summed over row groups; `rows_out` counts the rows
+    /// handed to the consumer.
     pub fn metrics(&self) -> ReadMetrics {
-        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut metrics = self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        metrics.rows_out = self.shared.rows_emitted.load(Ordering::Relaxed);
+        metrics
     }
 
     /// Bytes read from the files so far.
@@ -194,6 +199,7 @@ impl ScanStream {
             changed: Condvar::new(),
             cancelled: AtomicBool::new(false),
             metrics: Mutex::new(ReadMetrics::default()),
+            rows_emitted: AtomicU64::new(0),
         });
         for _ in 0..threads {
             let worker = Arc::clone(&shared);
@@ -225,6 +231,7 @@ impl ScanStream {
     pub fn next_batch_checked(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if let Some(batch) = self.pending.pop_front() {
+                self.shared.rows_emitted.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
                 return Some(Ok(batch));
             }
             if self.finished {

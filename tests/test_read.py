@@ -147,7 +147,9 @@ def test_a_fully_pruned_scan_keeps_the_schema(events: Path) -> None:
 
 
 def test_limit(events: Path) -> None:
-    assert pqsift.scan(events, columns=["id"], limit=7).to_table().column("id").to_pylist() == list(range(7))
+    scan = pqsift.scan(events, columns=["id"], limit=7, threads=3)
+    assert scan.to_table().column("id").to_pylist() == list(range(7))
+    assert scan.metrics["rows_out"] == 7  # row groups read ahead are not output
     filtered = pqsift.scan(events, columns=["id"], filter="kind = 'e'", limit=1234).to_table()
     assert filtered.num_rows == 1234
     assert pqsift.scan(events, limit=0).to_table().num_rows == 0

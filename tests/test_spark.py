@@ -281,3 +281,21 @@ def test_corpus_files_read_as_spark_reads_them(spark: Any, corpus: Path, name: s
     df = pqsift.spark.read(spark, path)
     assert df.schema == native.schema
     assert sorted(map(repr, df.collect())) == sorted(map(repr, native.collect()))
+
+
+def test_reader_function_on_a_user_task_dataframe(spark: Any, dataset: Path) -> None:
+    paths = sorted(str(p) for p in dataset.glob("*.parquet"))
+    columns = ["id", "kind", "amount"]
+    where = "kind = 'refund' AND amount > 0"
+    files = spark.createDataFrame([(p,) for p in paths], "path string")
+    df = files.mapInArrow(pqsift.spark.reader(columns, where, session_time_zone="America/New_York"), pqsift.spark.schema(paths, columns))
+    expected = _native(spark, dataset, where, columns)
+    assert _rows(df.toArrow()) == _rows(expected)
+    # Byte-range splits: every row group lands in exactly one of two halves of each file.
+    size = {p: os.path.getsize(p) for p in paths}
+    halves = [(p, 0, size[p] // 2) for p in paths] + [(p, size[p] // 2, size[p]) for p in paths]
+    ranges = spark.createDataFrame(halves, "path string, range_start bigint, range_length bigint")
+    df = ranges.mapInArrow(pqsift.spark.reader(columns, where), pqsift.spark.schema(paths, columns))
+    assert _rows(df.toArrow()) == _rows(expected)
+    with pytest.raises(TypeError, match="row_groups"):
+        pqsift.spark.reader(columns, row_groups=[0])

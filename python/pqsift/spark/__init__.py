@@ -41,7 +41,7 @@ from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, scan
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Task, TaskPiece, TaskPlan, plan_tasks
-from pqsift.spark.reader import READ_METRICS, TASK_COLUMNS, reader
+from pqsift.spark.reader import READ_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -162,6 +162,7 @@ def read(
         filter = filter.to_sql()
     options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
     options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
+    _check_options(options)
     column_list = None if columns is None else list(columns)
     pruning = {name: value for name, value in options.items() if name in _OPTIONS}
     sc = spark.sparkContext
@@ -180,16 +181,16 @@ def read(
         metrics.planning = dict(plan.metrics)
         metrics.tasks = len(plan.tasks)
         metrics.explain = plan.explain
-    function = reader(
-        column_list, filter, ignore_corrupt_files=ignore_corrupt_files, metrics=metrics, threads=threads, **options
-    )
-    rows = [[(piece.path, list(piece.row_groups)) for piece in task.pieces] for task in plan.tasks]
-    if not rows:
+    planned = [[(piece.path, list(piece.row_groups)) for piece in task.pieces] for task in plan.tasks]
+    if not planned:
         return spark.createDataFrame([], struct)
-    # One task per partition: parallelize slices a list of n items into n partitions of one
-    # item each (a hash repartition would leave some empty and double others up).
-    pieces = sc.parallelize(rows, len(rows)).flatMap(lambda task: task)
-    tasks = spark.createDataFrame(pieces, "path string, row_groups array<int>")
+    function = planned_reader(
+        planned, column_list, filter, ignore_corrupt_files=ignore_corrupt_files, metrics=metrics, threads=threads, **options
+    )
+    # One task per partition: a range of n ids in n partitions has exactly one id in each
+    # (a hash repartition would leave some empty and double others up), and is made in the
+    # JVM; the reader looks the id up in the plan it carries.
+    tasks = spark.range(0, len(planned), 1, numPartitions=len(planned))
     return tasks.mapInArrow(function, struct)
 
 

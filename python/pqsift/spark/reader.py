@@ -18,7 +18,7 @@ from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
 
-__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "reader"]
+__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "reader"]
 
 #: Columns of a task DataFrame the reader understands; only ``path`` is required.
 #: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
@@ -59,22 +59,63 @@ def reader(
     """
     if isinstance(filter, Expr):
         filter = filter.to_sql()
+    _check_options(options)
+    return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=None)
+
+
+def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
     if unknown:
         raise TypeError(f"reader() got unexpected option(s): {', '.join(unknown)}")
     for name in ("file_range", "row_groups", "spark_output"):
         if name in options:
             raise TypeError(f"reader() sets option {name} itself (from the task rows / for Spark)")
+
+
+def planned_reader(
+    planned: list[list[tuple[str, list[int]]]],
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002 - the public name
+    *,
+    ignore_corrupt_files: bool = False,
+    metrics: Any = None,
+    threads: int = 1,
+    **options: Any,
+) -> ReaderFunction:
+    """As :func:`reader`, for a task DataFrame of ``spark.range(len(planned))``: the row
+    with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups)``). The plan
+    travels in the function's closure, so the task DataFrame is built in the JVM, without
+    a Python round trip."""
+    return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned)
+
+
+def _reader(
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002
+    ignore_corrupt_files: bool,
+    metrics: Any,
+    threads: int,
+    options: dict[str, Any],
+    planned: list[list[tuple[str, list[int]]]] | None,
+) -> ReaderFunction:
     settings = {**options, "threads": threads, "spark_output": True}
     column_list = None if columns is None else list(columns)
     accumulator = None if metrics is None else metrics.accumulator
+
+    def rows_of(batch: pa.RecordBatch) -> Iterator[dict[str, Any]]:
+        if planned is None:
+            yield from batch.to_pylist()
+            return
+        for task in batch.column("id").to_pylist():
+            for path, row_groups in planned[task]:
+                yield {"path": path, "row_groups": row_groups}
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         totals: dict[str, Any] = dict.fromkeys(READ_METRICS, 0)
         totals["files_skipped"] = []
         try:
             for batch in batches:
-                for row in batch.to_pylist():
+                for row in rows_of(batch):
                     yield from _read_row(row, column_list, filter, settings, ignore_corrupt_files, totals)
         finally:
             if accumulator is not None:
