@@ -260,8 +260,8 @@ impl FileReader {
             (0..parquet_schema.num_columns()).filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf))).collect();
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
         let plan = ReadPlan::new(selection, options.selection_policy, boundaries.as_deref())?;
-        let decoder: Vec<CrateSelector> = plan
-            .decoder_selection()
+        let decoder_selection = plan.decoder_selection();
+        let decoder: Vec<CrateSelector> = decoder_selection
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
@@ -271,7 +271,9 @@ impl FileReader {
             .with_projection(ProjectionMask::roots(parquet_schema, roots.iter().copied()))
             .with_row_selection(CrateSelection::from(decoder))
             .with_row_selection_policy(RowSelectionPolicy::Selectors)
-            .with_batch_size(options.batch_size.max(1))
+            // One batch for the whole selection: the row group is assembled whole anyway, and
+            // decoding in batch_size pieces would cost a concatenation (a copy of every value).
+            .with_batch_size(decoder_selection.selected_count().max(1))
             .build()
             .map_err(corrupt)?;
         let batches = reader
