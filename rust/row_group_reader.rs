@@ -23,6 +23,7 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection, RowSelectionPolicy,
     RowSelector as CrateSelector,
 };
+use parquet::basic::Type as PhysicalType;
 
 use crate::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::error::{PqsiftError, Result};
@@ -259,7 +260,10 @@ impl FileReader {
         let leaves: Vec<usize> =
             (0..parquet_schema.num_columns()).filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf))).collect();
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
-        let plan = ReadPlan::new(selection, options.selection_policy, boundaries.as_deref())?;
+        let variable_width =
+            leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
+        let policy = options.selection_policy.for_columns(variable_width);
+        let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
         let decoder_selection = plan.decoder_selection();
         let decoder: Vec<CrateSelector> = decoder_selection
             .iter_runs()

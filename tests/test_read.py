@@ -191,3 +191,25 @@ def test_corrupt_data_raises_with_the_file_name(corpus: Path, name: str) -> None
     with pytest.raises((pqsift.CorruptFileError, pqsift.FilterError)) as info:
         pqsift.scan(corpus / "bad_data" / name).to_table()
     assert name in str(info.value)
+
+
+def test_auto_policy_is_per_column_type(tmp_path: Path) -> None:
+    """Runs of 10 rows: below the threshold 32, so fixed-width columns decode through a mask
+    (every row of the span), but above 32 / 8 = 4, so a string column decodes through runs
+    (only the selected rows): the crossover for strings is far lower (benches/results/selection.md)."""
+    rows = 20_000
+    flag = (np.arange(rows) // 10) % 2 == 0
+    path = tmp_path / "runs.parquet"
+    pq.write_table(
+        pa.table({"flag": flag, "n": np.arange(rows), "s": [f"value {i}" for i in range(rows)]}),
+        path,
+        write_page_index=True,
+    )
+    # The mask spans the first to the last selected row: the trailing run of 10 is skipped.
+    for column, decoded in (("n", rows - 10), ("s", rows // 2)):
+        scan = pqsift.scan(path, columns=[column], filter="flag")
+        assert scan.to_table().num_rows == rows // 2
+        assert scan.metrics["rows_decoded_by_column"][column] == decoded, column
+    scan = pqsift.scan(path, columns=["s"], filter="flag", selection_policy="mask")
+    scan.to_table()
+    assert scan.metrics["rows_decoded_by_column"]["s"] == rows - 10

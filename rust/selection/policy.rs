@@ -80,6 +80,33 @@ impl SelectionPolicy {
         }
     }
 
+    /// How much sooner runs beat a mask when a variable-width column (strings, binary) is
+    /// decoded (BYTE_ARRAY): skipping a value there is a length read, decoding it a copy of its
+    /// bytes and an offset.
+    /// Measured (benches/results/selection.md): the runs-vs-mask crossover is an average
+    /// run length of ~40–55 for int32/float64 and ~4 for utf8, so 32 / 8.
+    pub const VARIABLE_WIDTH_FACTOR: usize = 8;
+
+    /// The policy for decoding a set of columns: `Auto` divides its threshold by
+    /// [`Self::VARIABLE_WIDTH_FACTOR`] when one of them is variable-width; the fixed
+    /// policies are kept.
+    ///
+    /// ```
+    /// use pqsift::selection::SelectionPolicy;
+    /// let auto = SelectionPolicy::default();
+    /// assert_eq!(auto.for_columns(true), SelectionPolicy::Auto { threshold: 4 });
+    /// assert_eq!(auto.for_columns(false), auto);
+    /// assert_eq!(SelectionPolicy::Mask.for_columns(true), SelectionPolicy::Mask);
+    /// ```
+    pub fn for_columns(self, variable_width: bool) -> Self {
+        match self {
+            Self::Auto { threshold } if variable_width => {
+                Self::Auto { threshold: (threshold / Self::VARIABLE_WIDTH_FACTOR).max(1) }
+            }
+            other => other,
+        }
+    }
+
     /// The representation this policy picks for `selection`.
     pub fn choose(&self, selection: &RowSelection) -> Representation {
         match *self {
