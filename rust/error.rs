@@ -37,6 +37,18 @@ pub enum PqsiftError {
         /// What is wrong with it.
         reason: String,
     },
+
+    /// A valid Parquet file uses a feature pqsift cannot read: encryption, column chunks
+    /// stored in other files, values too large for Arrow's 32-bit offsets. Maps to
+    /// `pqsift.UnsupportedError`.
+    #[error("{path}: unsupported Parquet file: {reason}")]
+    Unsupported {
+        /// The file.
+        path: String,
+        /// The feature, and why it cannot be read.
+        reason: String,
+    },
+
     /// A filter expression could not be parsed, bound to a schema or evaluated: a syntax
     /// error, an unsupported construct, an unknown or ambiguous column, incomparable types,
     /// or a runtime error Spark's ANSI mode raises (overflow, division by zero, a string that
@@ -74,6 +86,25 @@ impl PqsiftError {
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
         Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
+    }
+
+    /// An unsupported-feature error on `path`.
+    pub(crate) fn unsupported(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
+        Self::Unsupported { path: path.display().to_string(), reason: reason.to_string() }
+    }
+
+    /// An error of the parquet crate while decoding `path`: [`PqsiftError::Unsupported`] for
+    /// what a valid file can hold but Arrow's 32-bit offsets cannot (more than 2 GiB of
+    /// strings in one batch), [`PqsiftError::Corrupt`] otherwise.
+    pub(crate) fn decoding(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        let message = error.to_string();
+        if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
+            return Self::unsupported(
+                path,
+                format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"),
+            );
+        }
+        Self::corrupt(path, message)
     }
 
     /// Shorthand for [`PqsiftError::Filter`].

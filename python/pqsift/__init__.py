@@ -21,7 +21,7 @@ The row-selection core the reader is built on:
 from __future__ import annotations
 
 from pqsift._core import RowSelection, __version__, parse_filter
-from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError
+from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError, UnsupportedError
 from pqsift.expr import Expr, col, lit
 from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
 
@@ -37,6 +37,7 @@ __all__ = [
     "RowSelection",
     "Scan",
     "SelectionError",
+    "UnsupportedError",
     "__version__",
     "col",
     "lit",

@@ -7,7 +7,7 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError"]
+__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError", "UnsupportedError"]
 
 
 class PqsiftError(Exception):
@@ -26,6 +26,13 @@ class PqsiftIOError(PqsiftError, OSError):
 class CorruptFileError(PqsiftError):
     """A file is not valid Parquet or its metadata is inconsistent; the message names the
     file and the reason."""
+
+
+class UnsupportedError(PqsiftError):
+    """A valid Parquet file that uses a feature pqsift cannot read — encryption (``PARE``
+    magic or an encrypted plaintext footer), column chunks stored in other files, more
+    string data in one batch than Arrow's 32-bit offsets hold. The message names the file
+    and the feature."""
 
 
 class FilterError(PqsiftError, ValueError):

@@ -12,6 +12,7 @@ use crate::error::PqsiftError;
 static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -21,6 +22,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
         PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
+        PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
         PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
     };
