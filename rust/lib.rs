@@ -48,6 +48,7 @@ pub mod metrics;
 pub mod normalise;
 pub mod opener;
 pub mod page_filter;
+pub mod page_headers;
 pub mod pruning_predicate;
 pub mod reader;
 pub mod row_filter;
@@ -56,6 +57,7 @@ pub mod row_group_reader;
 pub mod scan;
 pub mod scan_stream;
 pub mod selection;
+mod thrift_walk;
 pub mod zone_map;
 
 #[cfg(feature = "python")]
