@@ -53,6 +53,8 @@ pub struct ScanOptions {
     pub bind: BindOptions,
     /// Only the row groups whose midpoint lies in `(offset, length)` (single-file scans).
     pub file_range: Option<(u64, u64)>,
+    /// Bytes read from the end of a file in the first I/O for its metadata.
+    pub metadata_size_hint: usize,
 }
 
 impl Default for ScanOptions {
@@ -63,6 +65,7 @@ impl Default for ScanOptions {
             page_index: true,
             bind: BindOptions::default(),
             file_range: None,
+            metadata_size_hint: crate::metadata::DEFAULT_METADATA_SIZE_HINT,
         }
     }
 }
@@ -185,7 +188,7 @@ impl Scan {
             .files
             .get(position)
             .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
-        let file = Arc::new(OpenedFile::open(path)?);
+        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
         if let Ok(mut cache) = self.opened.lock()
             && let Some(slot) = cache.get_mut(position)
         {

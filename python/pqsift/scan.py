@@ -38,6 +38,9 @@ _OPTIONS: dict[str, Any] = {
     "session_time_zone": "UTC",
     "case_sensitive": False,
     "file_range": None,
+    # Bytes read from the end of a file in its first metadata I/O: the footer and page
+    # index of most files fit in 512 KiB, read as one request (see README "Reliability").
+    "metadata_size_hint": 512 << 10,
 }
 
 # Options of reading (late materialization); see :func:`scan`.
@@ -197,6 +200,7 @@ class Scan:
             filter=self.filter,
             session_time_zone=self._core.session_time_zone,
             case_sensitive=self._core.case_sensitive,
+            metadata_size_hint=self._core.metadata_size_hint,
             **self._read_options,
         )
         return self._last_stream
@@ -248,9 +252,12 @@ def scan(
     Options: ``statistics``, ``bloom_filter``, ``page_index`` (bools: the pruning stages),
     ``session_time_zone`` (``"UTC"``), ``case_sensitive`` (``False``), ``file_range``
     (``(offset, length)``: only the row groups whose midpoint lies in that byte range of a
-    single file). An unknown option raises ``TypeError``; a bad filter
+    single file), ``metadata_size_hint`` (bytes read from the end of each file in one I/O
+    for its footer and page index, 512 KiB; what does not fit is read after). An unknown
+    option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
-    :class:`pqsift.CorruptFileError` naming it.
+    :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
+    (encryption) :class:`pqsift.UnsupportedError`.
     """
     unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
     if unknown:
@@ -263,6 +270,11 @@ def scan(
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
+    hint = settings["metadata_size_hint"]
+    if not isinstance(hint, int) or isinstance(hint, bool):
+        raise TypeError(f"option metadata_size_hint must be an int, not {type(hint).__name__}")
+    if hint < 0:
+        raise ValueError(f"option metadata_size_hint must not be negative, got {hint}")
     file_range = settings["file_range"]
     if file_range is not None:
         if (
