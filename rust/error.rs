@@ -107,6 +107,16 @@ impl PqsiftError {
         Self::corrupt(path, message)
     }
 
+    /// This error as met while working on `path`: statistics and Arrow compute errors
+    /// come from inconsistent data in that file, so they become [`PqsiftError::Corrupt`]
+    /// naming it (and `context`); every other error is already precise.
+    pub(crate) fn in_file(self, path: &std::path::Path, context: impl std::fmt::Display) -> Self {
+        match self {
+            Self::Statistics(reason) | Self::Compute(reason) => Self::corrupt(path, format!("{context}: {reason}")),
+            other => other,
+        }
+    }
+
     /// Shorthand for [`PqsiftError::Filter`].
     pub(crate) fn filter(message: impl Into<String>) -> Self {
         Self::Filter(message.into())

@@ -285,6 +285,17 @@ impl FileReader {
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
         let decoded = concat_batches(&schema, &batches)?;
+        // The crate stops early on pages holding fewer rows than the metadata says.
+        if decoded.num_rows() != plan.decoded_rows() {
+            return Err(PqsiftError::corrupt(
+                self.file.path(),
+                format!(
+                    "row group {row_group}: its pages hold {} of the {} rows to decode",
+                    decoded.num_rows(),
+                    plan.decoded_rows()
+                ),
+            ));
+        }
         let decoded = match plan.post_filter() {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
             None => decoded,

@@ -229,7 +229,7 @@ impl Scan {
         let mut files = Vec::with_capacity(self.files.len());
         for position in 0..self.files.len() {
             let file = self.open(position)?;
-            let plan = self.plan_file(&file, &mut metrics)?;
+            let plan = self.plan_file(&file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
             metrics.files_total += 1;
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
