@@ -35,7 +35,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fs::File;
+use crate::io::CountingFile;
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{
@@ -344,7 +344,9 @@ pub fn prune_by_bloom_filters(
     if probes.is_empty() {
         return Ok(());
     }
-    let reader = File::open(&file.path).map_err(|e| PqsiftError::io(&file.path, e))?;
+    // Reads are checked against the file size (a `File` would allocate whatever length a
+    // bloom filter header claims before finding the file shorter).
+    let reader = CountingFile::open(&file.path)?;
     for index in plan.surviving().collect::<Vec<_>>() {
         let row_group = file.metadata.row_group(index);
         for (leaf, name, values) in &probes {
@@ -357,6 +359,13 @@ pub fn prune_by_bloom_filters(
             else {
                 continue;
             };
+            // The crate indexes block 0 of an empty bitset: a filter needs at least one block.
+            if bloom.num_blocks() == 0 {
+                return Err(PqsiftError::corrupt(
+                    &file.path,
+                    format!("row group {index}, column {name}: bloom filter of less than one 32-byte block"),
+                ));
+            }
             metrics.bloom_filters_checked += 1;
             if !values.iter().any(|bytes| bloom.check(bytes.as_slice())) {
                 let reason = format!(

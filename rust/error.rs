@@ -37,13 +37,16 @@ pub enum PqsiftError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A file uses a feature pqsift cannot read or output (encryption, a type with no
-    /// equivalent in the requested output). Maps to `pqsift.UnsupportedError`.
+
+    /// A file uses a feature pqsift cannot read or output: encryption, column chunks
+    /// stored in other files, values too large for Arrow's 32-bit offsets, a type with no
+    /// equivalent in the requested output (Spark's types). Maps to
+    /// `pqsift.UnsupportedError`.
     #[error("{path}: unsupported: {reason}")]
     Unsupported {
         /// The file.
         path: String,
-        /// What is not supported.
+        /// The feature, and why it cannot be read.
         reason: String,
     },
 
@@ -84,6 +87,35 @@ impl PqsiftError {
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
         Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
+    }
+
+    /// An unsupported-feature error on `path`.
+    pub(crate) fn unsupported(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
+        Self::Unsupported { path: path.display().to_string(), reason: reason.to_string() }
+    }
+
+    /// An error of the parquet crate while decoding `path`: [`PqsiftError::Unsupported`] for
+    /// what a valid file can hold but Arrow's 32-bit offsets cannot (more than 2 GiB of
+    /// strings in one batch), [`PqsiftError::Corrupt`] otherwise.
+    pub(crate) fn decoding(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        let message = error.to_string();
+        if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
+            return Self::unsupported(
+                path,
+                format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"),
+            );
+        }
+        Self::corrupt(path, message)
+    }
+
+    /// This error as met while working on `path`: statistics and Arrow compute errors
+    /// come from inconsistent data in that file, so they become [`PqsiftError::Corrupt`]
+    /// naming it (and `context`); every other error is already precise.
+    pub(crate) fn in_file(self, path: &std::path::Path, context: impl std::fmt::Display) -> Self {
+        match self {
+            Self::Statistics(reason) | Self::Compute(reason) => Self::corrupt(path, format!("{context}: {reason}")),
+            other => other,
+        }
     }
 
     /// Shorthand for [`PqsiftError::Filter`].

@@ -33,6 +33,7 @@ struct Inner {
     path: PathBuf,
     len: u64,
     bytes_read: AtomicU64,
+    reads: AtomicU64,
 }
 
 impl CountingFile {
@@ -40,12 +41,17 @@ impl CountingFile {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| PqsiftError::io(path, e))?;
         let len = file.metadata().map_err(|e| PqsiftError::io(path, e))?.len();
-        Ok(Self { inner: Arc::new(Inner { file, path: path.to_path_buf(), len, bytes_read: AtomicU64::new(0) }) })
+        Ok(Self { inner: Arc::new(Inner { file, path: path.to_path_buf(), len, bytes_read: AtomicU64::new(0), reads: AtomicU64::new(0) }) })
     }
 
     /// The path the file was opened at.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Read requests (`get_bytes` calls and `Read::read` calls) through this file so far.
+    pub fn reads(&self) -> u64 {
+        self.inner.reads.load(Ordering::Relaxed)
     }
 
     /// Bytes read through this file (all clones) so far.
@@ -80,6 +86,7 @@ impl ChunkReader for CountingFile {
         let mut buffer = vec![0u8; (end - start) as usize];
         self.inner.file.read_exact_at(&mut buffer, start).map_err(|e| ParquetError::External(Box::new(e)))?;
         self.inner.bytes_read.fetch_add(length as u64, Ordering::Relaxed);
+        self.inner.reads.fetch_add(1, Ordering::Relaxed);
         Ok(Bytes::from(buffer))
     }
 }
@@ -101,6 +108,7 @@ impl std::io::Read for PositionedReader {
         let n = self.inner.file.read_at(&mut buffer[..wanted], self.position)?;
         self.position += n as u64;
         self.inner.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+        self.inner.reads.fetch_add(1, Ordering::Relaxed);
         Ok(n)
     }
 }

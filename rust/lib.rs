@@ -50,6 +50,7 @@ pub mod metrics;
 pub mod normalise;
 pub mod opener;
 pub mod page_filter;
+pub mod page_headers;
 pub mod pruning_predicate;
 pub mod reader;
 pub mod row_filter;
@@ -59,6 +60,7 @@ pub mod scan;
 pub mod scan_stream;
 pub mod selection;
 pub mod spark_output;
+mod thrift_walk;
 pub mod zone_map;
 
 #[cfg(feature = "python")]

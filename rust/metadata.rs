@@ -3,30 +3,305 @@
 //! Only metadata is read here: the footer (schema, row groups, column chunk statistics)
 //! and, when the file has one, the page index (column index and offset index). Errors name
 //! the file and the reason.
+//!
+//! The footer is read with one I/O when it fits in the last `metadata_size_hint` bytes of
+//! the file (the page index, written just before the footer, usually fits too). Every size
+//! and offset the footer claims is checked against the file before anything is allocated
+//! or read for it, so a hostile footer fails fast with [`PqsiftError::Corrupt`] instead of
+//! asking for gigabytes.
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use bytes::Bytes;
+use parquet::file::metadata::{
+    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader, RowGroupMetaData,
+};
+use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{PqsiftError, Result};
+use crate::io::CountingFile;
+use crate::thrift_walk::ThriftWalker;
 use crate::selection::PageLocation;
 
-/// Reads the footer and, when present, the page index of the Parquet file at `path`.
+/// Default of the `metadata_size_hint` read option: the last 512 KiB of a file are read in
+/// one I/O, enough for the footer and page index of files with a few hundred columns × row
+/// groups (a footer is ~100–300 bytes per column chunk, a page index ~20 bytes per page),
+/// and a read that costs about the same as a small one on local disks and object stores.
+pub const DEFAULT_METADATA_SIZE_HINT: usize = 512 << 10;
+
+/// The 8-byte tail of a Parquet file: metadata length (u32 LE) and magic.
+const FOOTER_TAIL: u64 = 8;
+
+/// Reads the footer and, when present, the page index of the Parquet file at `path`
+/// (with the default [`DEFAULT_METADATA_SIZE_HINT`]).
 ///
 /// ```no_run
 /// let metadata = pqsift::metadata::load(std::path::Path::new("data/events.parquet")).unwrap();
 /// println!("{} row groups", metadata.num_row_groups());
 /// ```
 pub fn load(path: &Path) -> Result<Arc<ParquetMetaData>> {
-    let file = File::open(path).map_err(|e| PqsiftError::io(path, e))?;
-    let metadata = ParquetMetaDataReader::new()
+    load_with_hint(path, DEFAULT_METADATA_SIZE_HINT)
+}
+
+/// [`load`], reading the last `size_hint` bytes of the file first.
+pub fn load_with_hint(path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
+    let file = CountingFile::open(path)?;
+    read_metadata(&file, size_hint).map(Arc::new)
+}
+
+/// Reads and checks the metadata of `file`: first its last `size_hint` bytes (at least the
+/// 8-byte tail), then only what did not fit — the footer, then the page index.
+///
+/// Encrypted files raise [`PqsiftError::Unsupported`]; a footer whose sizes or offsets point
+/// outside the file raises [`PqsiftError::Corrupt`] before any of it is read. A page index
+/// that lies inside the file but cannot be decoded is ignored (pruning then uses row group
+/// statistics only), as pyarrow, which never reads it, would.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join("pqsift_metadata_doc");
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("t.parquet");
+/// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as _)]).unwrap();
+/// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+/// # w.write(&batch).unwrap(); w.close().unwrap();
+/// use pqsift::io::CountingFile;
+/// use pqsift::metadata::{read_metadata, DEFAULT_METADATA_SIZE_HINT};
+/// let file = CountingFile::open(&path).unwrap();
+/// let metadata = read_metadata(&file, DEFAULT_METADATA_SIZE_HINT).unwrap();
+/// assert_eq!(metadata.file_metadata().num_rows(), 2);
+/// assert_eq!(file.reads(), 1); // footer and page index in one read
+/// ```
+pub fn read_metadata(file: &CountingFile, size_hint: usize) -> Result<ParquetMetaData> {
+    let path = file.path();
+    let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
+    let len = file.len();
+    if len < 4 + FOOTER_TAIL {
+        return Err(corrupt(format!("{len} bytes is too small for a Parquet file (at least 12)")));
+    }
+    let first = (size_hint as u64).clamp(FOOTER_TAIL, len);
+    let mut tail = Tail::read(file, len - first..len)?;
+
+    let footer_tail = tail.slice(len - FOOTER_TAIL..len);
+    match &footer_tail[4..] {
+        b"PAR1" => {}
+        b"PARE" => {
+            return Err(PqsiftError::unsupported(
+                path,
+                "the footer is encrypted (magic PARE); pqsift does not decrypt Parquet files",
+            ));
+        }
+        _ => return Err(corrupt("the file does not end with the Parquet magic PAR1 (not Parquet, or truncated)".into())),
+    }
+    let metadata_len = u64::from(u32::from_le_bytes(footer_tail[..4].try_into().expect("4 bytes")));
+    if metadata_len + FOOTER_TAIL + 4 > len {
+        return Err(corrupt(format!(
+            "the footer claims {metadata_len} bytes of metadata but the file has only {len} bytes"
+        )));
+    }
+    // Everything before the footer: where column chunks, bloom filters and page indexes live.
+    let data_end = len - FOOTER_TAIL - metadata_len;
+    if data_end < tail.range.start {
+        tail = Tail::read(file, data_end..len)?;
+    }
+    if footer_declares_encryption(&tail.slice(data_end..len - FOOTER_TAIL)) {
+        return Err(PqsiftError::unsupported(
+            path,
+            "its columns are encrypted (plaintext footer with an encryption algorithm); pqsift does not decrypt Parquet files",
+        ));
+    }
+
+    let footer_only = |tail: &Tail| -> Result<ParquetMetaData> {
+        let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Skip);
+        reader.try_parse_sized(&tail.bytes, len).map_err(|e| corrupt(e.to_string()))?;
+        reader.finish().map_err(|e| corrupt(e.to_string()))
+    };
+    let metadata = normalise(check(footer_only(&tail)?, path, data_end)?);
+
+    let Some(index_range) = page_index_range(&metadata) else {
+        return Ok(metadata);
+    };
+    if index_range.start < tail.range.start {
+        tail = Tail::read(file, index_range.start..len)?;
+    }
+    let with_index = ParquetMetaDataReader::new_with_metadata(metadata)
         .with_page_index_policy(PageIndexPolicy::Optional)
-        .parse_and_finish(&file)
-        .map_err(|e| PqsiftError::corrupt(path, e))?;
-    Ok(Arc::new(metadata))
+        .read_page_index_sized_and_finish(&tail.bytes, len);
+    match with_index {
+        Ok((metadata, index)) => {
+            let index = index.map(|i| Arc::new(i) as Arc<dyn parquet::file::metadata::page_index::PageIndexProvider>);
+            Ok(ParquetMetaDataBuilder::new_from_metadata(metadata).set_page_index(index).build())
+        }
+        // An undecodable page index (inside the file: checked above) is ignored. The
+        // metadata went into the failed reader: parse the footer again, from memory.
+        Err(_) => Ok(normalise(check(footer_only(&tail)?, path, data_end)?)),
+    }
+}
+
+/// Bytes `range` of a file, read in one I/O.
+struct Tail {
+    range: Range<u64>,
+    bytes: Bytes,
+}
+
+impl Tail {
+    fn read(file: &CountingFile, range: Range<u64>) -> Result<Self> {
+        let bytes = file
+            .get_bytes(range.start, (range.end - range.start) as usize)
+            .map_err(|e| PqsiftError::io(file.path(), e))?;
+        Ok(Self { range, bytes })
+    }
+
+    /// File bytes `range`, which must lie inside this tail.
+    fn slice(&self, range: Range<u64>) -> Bytes {
+        self.bytes.slice((range.start - self.range.start) as usize..(range.end - self.range.start) as usize)
+    }
+}
+
+/// Checks every size and offset the footer claims against the data part of the file
+/// (`0..data_end`), so that no later read or allocation trusts an impossible value.
+fn check(metadata: ParquetMetaData, path: &Path, data_end: u64) -> Result<ParquetMetaData> {
+    let corrupt = |reason: String| Err(PqsiftError::corrupt(path, reason));
+    let inside = |offset: i64, length: i64| -> bool {
+        u64::try_from(offset).is_ok_and(|o| u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end)))
+    };
+    for (r, row_group) in metadata.row_groups().iter().enumerate() {
+        if row_group.num_rows() < 0 {
+            return corrupt(format!("row group {r} claims {} rows", row_group.num_rows()));
+        }
+        for chunk in row_group.columns() {
+            let name = chunk.column_path().string();
+            let at = format!("row group {r}, column {name}");
+            if let Some(other) = chunk.file_path().filter(|p| !p.is_empty()) {
+                return Err(PqsiftError::unsupported(
+                    path,
+                    format!("{at} is stored in another file ({other}); pqsift reads single-file column chunks only"),
+                ));
+            }
+            if chunk.num_values() < 0 {
+                return corrupt(format!("{at} claims {} values", chunk.num_values()));
+            }
+            let start = chunk.dictionary_page_offset().filter(|&o| o >= 4).unwrap_or(chunk.data_page_offset());
+            let size = chunk.compressed_size();
+            if start < 4 || !inside(start, size) {
+                return corrupt(format!(
+                    "{at}: column chunk at offset {start}, {size} bytes, is not inside the data part of the file (bytes 4..{data_end})"
+                ));
+            }
+            if let Some(offset) = chunk.bloom_filter_offset() {
+                let length = chunk.bloom_filter_length().map_or(0, i64::from);
+                if !inside(offset, length) || u64::try_from(offset).is_ok_and(|o| o >= data_end) {
+                    return corrupt(format!(
+                        "{at}: bloom filter at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})"
+                    ));
+                }
+            }
+            for (what, offset, length) in [
+                ("column index", chunk.column_index_offset(), chunk.column_index_length()),
+                ("offset index", chunk.offset_index_offset(), chunk.offset_index_length()),
+            ] {
+                if let (Some(offset), Some(length)) = (offset, length)
+                    && !inside(offset, i64::from(length))
+                {
+                    return corrupt(format!(
+                        "{at}: {what} at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(metadata)
+}
+
+/// Fixes two harmless inconsistencies old writers left, as pyarrow does: a file row count
+/// that is not the sum of its row groups' (parquet-rs 0.3 wrote 0; the crate would cap its
+/// batches at it and read nothing), and a dictionary page offset inside the leading magic
+/// (parquet-mr wrote 0 for "no dictionary page").
+fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
+    let rows: i64 = metadata.row_groups().iter().map(RowGroupMetaData::num_rows).fold(0, i64::saturating_add);
+    let bad_dictionary_offset =
+        |rg: &RowGroupMetaData| rg.columns().iter().any(|c| c.dictionary_page_offset().is_some_and(|o| o < 4));
+    let fix_rows = metadata.file_metadata().num_rows() != rows;
+    let fix_dictionaries = metadata.row_groups().iter().any(bad_dictionary_offset);
+    if !fix_rows && !fix_dictionaries {
+        return metadata;
+    }
+    let file = metadata.file_metadata();
+    let file_metadata = FileMetaData::new(
+        file.version(),
+        rows,
+        file.created_by().map(str::to_string),
+        file.key_value_metadata().cloned(),
+        file.schema_descr_ptr(),
+        file.column_orders().cloned(),
+    );
+    let mut builder = ParquetMetaDataBuilder::new_from_metadata(metadata);
+    let page_index = builder.take_page_index();
+    let row_groups: Vec<RowGroupMetaData> = builder
+        .take_row_groups()
+        .into_iter()
+        .map(|rg| {
+            if !bad_dictionary_offset(&rg) {
+                return rg;
+            }
+            let mut rg_builder = rg.clone().into_builder();
+            let columns = rg_builder
+                .take_columns()
+                .into_iter()
+                .map(|c| {
+                    if !c.dictionary_page_offset().is_some_and(|o| o < 4) {
+                        return c;
+                    }
+                    let fixed = c.clone().into_builder().set_dictionary_page_offset(None).build();
+                    fixed.unwrap_or(c)
+                })
+                .collect();
+            rg_builder.set_column_metadata(columns).build().unwrap_or(rg)
+        })
+        .collect();
+    ParquetMetaDataBuilder::new(file_metadata).set_row_groups(row_groups).set_page_index(page_index).build()
+}
+
+/// The bytes holding every column and offset index of the file, `None` when it has none.
+fn page_index_range(metadata: &ParquetMetaData) -> Option<Range<u64>> {
+    let mut range: Option<Range<u64>> = None;
+    for chunk in metadata.row_groups().iter().flat_map(RowGroupMetaData::columns) {
+        for (offset, length) in [
+            (chunk.column_index_offset(), chunk.column_index_length()),
+            (chunk.offset_index_offset(), chunk.offset_index_length()),
+        ] {
+            let (Some(offset), Some(length)) = (offset, length) else { continue };
+            // Checked non-negative and inside the file by `check`.
+            let (start, end) = (offset as u64, offset as u64 + length as u64);
+            range = Some(match range {
+                Some(r) => r.start.min(start)..r.end.max(end),
+                None => start..end,
+            });
+        }
+    }
+    range
+}
+
+/// Whether a serialized `FileMetaData` (Thrift compact protocol) has field 8,
+/// `encryption_algorithm`: the mark of an encrypted file with a plaintext footer. The crate,
+/// built without its `encryption` feature (which would add the `ring` crate to decrypt
+/// nothing), skips that field and then fails on the encrypted column metadata with
+/// misleading errors. Only the top-level fields are walked; nested values are skipped
+/// without allocating, within the buffer and a nesting limit.
+fn footer_declares_encryption(footer: &[u8]) -> bool {
+    let mut walker = ThriftWalker::new(footer);
+    let mut last_id = 0i16;
+    while let Some((field_type, id)) = walker.field_header(last_id) {
+        if id == 8 && field_type == 12 {
+            return true;
+        }
+        if walker.skip(field_type, 0).is_none() {
+            return false;
+        }
+        last_id = id;
+    }
+    false
 }
 
 /// The data pages of one column chunk, from the offset index; `None` when the file has no
@@ -55,4 +330,22 @@ pub fn dictionary_page_range(metadata: &ParquetMetaData, row_group: usize, colum
     let start = u64::try_from(chunk.dictionary_page_offset()?).ok()?;
     let first_data_page = u64::try_from(chunk.data_page_offset()).ok()?;
     (start < first_data_page).then_some(start..first_data_page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walker_finds_field_8_and_survives_garbage() {
+        // struct { 1: i32 = 1, 8: struct { 1: struct {} } }
+        let encrypted = [0x15, 0x02, 0x7c, 0x1c, 0x00, 0x00, 0x00];
+        assert!(footer_declares_encryption(&encrypted));
+        let plain = [0x15, 0x02, 0x00];
+        assert!(!footer_declares_encryption(&plain));
+        // A list claiming 2^60 elements, a truncated binary, deep nesting: no panic, no hang.
+        assert!(!footer_declares_encryption(&[0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]));
+        assert!(!footer_declares_encryption(&[0x18, 0xff, 0x01, 0x41]));
+        assert!(!footer_declares_encryption(&[0x1c; 10_000]));
+    }
 }

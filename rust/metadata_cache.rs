@@ -73,6 +73,12 @@ impl MetadataCache {
     /// assert!(std::sync::Arc::ptr_eq(&first, &again));
     /// ```
     pub fn load(&self, path: &Path) -> Result<Arc<ParquetMetaData>> {
+        self.load_with_hint(path, metadata::DEFAULT_METADATA_SIZE_HINT)
+    }
+
+    /// [`MetadataCache::load`], reading the last `size_hint` bytes of the file first on a
+    /// miss (see [`metadata::read_metadata`]). The hint changes the I/O, never the result.
+    pub fn load_with_hint(&self, path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
         let stat = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
         let key = Key { path: path.to_path_buf(), size: stat.len(), modified: stat.modified().ok() };
         {
@@ -87,7 +93,7 @@ impl MetadataCache {
             }
             state.misses += 1;
         }
-        let metadata = metadata::load(path)?;
+        let metadata = metadata::load_with_hint(path, size_hint)?;
         let size = metadata.memory_size();
         if size <= self.capacity_bytes {
             let mut state = self.lock();

@@ -44,7 +44,12 @@ impl OpenedFile {
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
     pub fn open(path: &Path) -> Result<Self> {
-        let metadata = MetadataCache::global().load(path)?;
+        Self::open_with_hint(path, crate::metadata::DEFAULT_METADATA_SIZE_HINT)
+    }
+
+    /// [`OpenedFile::open`], reading the last `metadata_size_hint` bytes first on a cache miss.
+    pub fn open_with_hint(path: &Path, metadata_size_hint: usize) -> Result<Self> {
+        let metadata = MetadataCache::global().load_with_hint(path, metadata_size_hint)?;
         let file_metadata = metadata.file_metadata();
         let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())
             .map_err(|e| PqsiftError::corrupt(path, e))?;

@@ -94,6 +94,11 @@ pub struct FileReader {
     key: Arc<str>,
     /// Per predicate (text order): the predicate bound to the schema of its roots.
     bound: Vec<BoundExpr>,
+    /// A second handle for page header checks, so that they stay out of `bytes_read`
+    /// (column data fetched).
+    probe: CountingFile,
+    /// Column chunks (row group, leaf) whose page headers have been checked.
+    checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
 }
 
 impl FileReader {
@@ -105,7 +110,8 @@ impl FileReader {
             let schema = project_schema(metadata.schema(), &predicate.roots);
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
-        Ok(Self { file, metadata, key, bound })
+        let probe = CountingFile::open(file.path())?;
+        Ok(Self { file, metadata, key, bound, probe, checked: Default::default() })
     }
 
     /// The file's Arrow schema.
@@ -259,6 +265,7 @@ impl FileReader {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves: Vec<usize> =
             (0..parquet_schema.num_columns()).filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf))).collect();
+        self.check_page_headers(row_group, &leaves)?;
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
         let variable_width =
             leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
@@ -269,7 +276,7 @@ impl FileReader {
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
-        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::corrupt(self.file.path(), e);
+        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.file.path(), e);
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
             .with_row_groups(vec![row_group])
             .with_projection(ProjectionMask::roots(parquet_schema, roots.iter().copied()))
@@ -282,8 +289,19 @@ impl FileReader {
             .map_err(corrupt)?;
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| PqsiftError::corrupt(self.file.path(), e))?;
+            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
         let decoded = concat_batches(&schema, &batches)?;
+        // The crate stops early on pages holding fewer rows than the metadata says.
+        if decoded.num_rows() != plan.decoded_rows() {
+            return Err(PqsiftError::corrupt(
+                self.file.path(),
+                format!(
+                    "row group {row_group}: its pages hold {} of the {} rows to decode",
+                    decoded.num_rows(),
+                    plan.decoded_rows()
+                ),
+            ));
+        }
         let decoded = match plan.post_filter() {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
             None => decoded,
@@ -305,6 +323,23 @@ impl FileReader {
                 decoded_rows;
         }
         Ok(decoded)
+    }
+}
+
+impl FileReader {
+    /// Checks the page headers of the chunks of `leaves` in `row_group` once, before the
+    /// crate allocates what they claim (see [`page_headers`](crate::page_headers)).
+    fn check_page_headers(&self, row_group: usize, leaves: &[usize]) -> Result<()> {
+        let unchecked: Vec<usize> = {
+            let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+            leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
+        };
+        let chunks = self.metadata.metadata().row_group(row_group);
+        for leaf in unchecked {
+            crate::page_headers::check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
+            self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
+        }
+        Ok(())
     }
 }
 

@@ -56,6 +56,8 @@ pub struct ScanOptions {
     /// Only these row groups (single-file scans): a task planned elsewhere, e.g. by the
     /// Spark driver. An index past the file's row groups is an error.
     pub row_groups: Option<Vec<usize>>,
+    /// Bytes read from the end of a file in the first I/O for its metadata.
+    pub metadata_size_hint: usize,
 }
 
 impl Default for ScanOptions {
@@ -67,6 +69,7 @@ impl Default for ScanOptions {
             bind: BindOptions::default(),
             file_range: None,
             row_groups: None,
+            metadata_size_hint: crate::metadata::DEFAULT_METADATA_SIZE_HINT,
         }
     }
 }
@@ -188,7 +191,7 @@ impl Scan {
             .files
             .get(position)
             .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
-        let file = Arc::new(OpenedFile::open(path)?);
+        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
         if let Ok(mut cache) = self.opened.lock()
             && let Some(slot) = cache.get_mut(position)
         {
@@ -229,7 +232,7 @@ impl Scan {
         let mut files = Vec::with_capacity(self.files.len());
         for position in 0..self.files.len() {
             let file = self.open(position)?;
-            let plan = self.plan_file(&file, &mut metrics)?;
+            let plan = self.plan_file(&file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
             metrics.files_total += 1;
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {

@@ -124,7 +124,7 @@ impl Shared {
             )
         }));
         let (batch, metrics) = match outcome {
-            Ok(result) => result?,
+            Ok(result) => result.map_err(|e| e.in_file(file.reader.path(), format!("row group {}", task.row_group)))?,
             Err(panic) => {
                 let message = panic
                     .downcast_ref::<String>()

@@ -115,6 +115,7 @@ impl ZoneMaps {
         }
         min_exact = false_where_null(&min_exact);
         max_exact = false_where_null(&max_exact);
+        let null_counts = plausible_null_counts(&null_counts, &row_counts);
         let mut zones = Self { mins, maxes, min_exact, max_exact, null_counts, row_counts };
         zones.apply_nan_rules(&nan_counts)?;
         Ok(zones)
@@ -158,6 +159,7 @@ impl ZoneMaps {
         );
         let known = |values: &ArrayRef| -> BooleanArray { (0..values.len()).map(|i| Some(exact && values.is_valid(i))).collect() };
         let (min_exact, max_exact) = (known(&mins), known(&maxes));
+        let null_counts = plausible_null_counts(&null_counts, &row_counts);
         let mut zones = Self { mins, maxes, min_exact, max_exact, null_counts, row_counts };
         zones.apply_nan_rules(&nan_counts)?;
         Ok(Some(zones))
@@ -193,6 +195,21 @@ impl ZoneMaps {
         self.max_exact = BooleanArray::from(max_exact);
         Ok(())
     }
+}
+
+/// Null counts with the impossible ones — more nulls than rows — made unknown. Writers
+/// that had no count wrote -1, which the crate reads as 2^64 - 1: taken at face value it
+/// says "every value is null" and prunes pages full of values (datapage_v1-*-checksum
+/// files in parquet-testing: a required column, every page marked null, counts -1).
+fn plausible_null_counts(null_counts: &UInt64Array, row_counts: &UInt64Array) -> UInt64Array {
+    null_counts
+        .iter()
+        .zip(row_counts.iter())
+        .map(|(nulls, rows)| match (nulls, rows) {
+            (Some(n), Some(r)) if n > r => None,
+            (n, _) => n,
+        })
+        .collect()
 }
 
 fn converter<'a>(metadata: &'a ParquetMetaData, leaf: usize, field: &'a Field) -> Result<StatisticsConverter<'a>> {

@@ -302,6 +302,7 @@ class Scan:
         case_sensitive: bool = False,
         file_range: tuple[int, int] | None = None,
         row_groups: list[int] | None = None,
+        metadata_size_hint: int = 524288,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
@@ -313,6 +314,9 @@ class Scan:
     def session_time_zone(self) -> str: ...
     @property
     def case_sensitive(self) -> bool: ...
+    @property
+    def metadata_size_hint(self) -> int:
+        """Bytes read from the end of each file in the first I/O for its metadata."""
     def plan(self) -> list[dict[str, Any]]: ...
     def explain(self) -> str: ...
     def metrics(self) -> dict[str, int]: ...
@@ -348,7 +352,10 @@ def read(
     limit: int | None = None,
     cache_bytes: int = 64 << 20,
     spark_output: bool = False,
+    metadata_size_hint: int = 524288,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
-    friends call it with the plan's surviving row groups."""
+    friends call it with the plan's surviving row groups. Errors raise pqsift exceptions
+    naming the file: :class:`pqsift.CorruptFileError` for invalid data,
+    :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

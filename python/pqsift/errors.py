@@ -28,6 +28,13 @@ class CorruptFileError(PqsiftError):
     file and the reason."""
 
 
+class UnsupportedError(PqsiftError):
+    """A valid Parquet file that uses a feature pqsift cannot read — encryption (``PARE``
+    magic or an encrypted plaintext footer), column chunks stored in other files, more
+    string data in one batch than Arrow's 32-bit offsets hold. The message names the file
+    and the feature."""
+
+
 class FilterError(PqsiftError, ValueError):
     """A filter that cannot be parsed, bound or evaluated: a syntax error, an unsupported
     construct, an unknown column, incomparable types, or an error Spark's ANSI mode raises

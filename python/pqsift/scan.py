@@ -39,6 +39,9 @@ _OPTIONS: dict[str, Any] = {
     "case_sensitive": False,
     "file_range": None,
     "row_groups": None,
+    # Bytes read from the end of a file in its first metadata I/O: the footer and page
+    # index of most files fit in 512 KiB, read as one request (see README "Reliability").
+    "metadata_size_hint": 512 << 10,
 }
 
 # Options of reading (late materialization); see :func:`scan`.
@@ -201,6 +204,7 @@ class Scan:
             filter=self.filter,
             session_time_zone=self._core.session_time_zone,
             case_sensitive=self._core.case_sensitive,
+            metadata_size_hint=self._core.metadata_size_hint,
             **self._read_options,
         )
         return self._last_stream
@@ -253,7 +257,9 @@ def scan(
     ``session_time_zone`` (``"UTC"``), ``case_sensitive`` (``False``), ``file_range``
     (``(offset, length)``: only the row groups whose midpoint lies in that byte range of a
     single file), ``row_groups`` (a list of row group indices: only those, of a single
-    file — a task planned elsewhere, e.g. by :func:`pqsift.spark.read`).
+    file — a task planned elsewhere, e.g. by :func:`pqsift.spark.read`),
+    ``metadata_size_hint`` (bytes read from the end of each file in one I/O for its footer
+    and page index, 512 KiB; what does not fit is read after).
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``
@@ -267,7 +273,8 @@ def scan(
 
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
-    :class:`pqsift.CorruptFileError` naming it.
+    :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
+    (encryption) :class:`pqsift.UnsupportedError`.
     """
     unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
     if unknown:
@@ -280,6 +287,11 @@ def scan(
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
+    hint = settings["metadata_size_hint"]
+    if not isinstance(hint, int) or isinstance(hint, bool):
+        raise TypeError(f"option metadata_size_hint must be an int, not {type(hint).__name__}")
+    if hint < 0:
+        raise ValueError(f"option metadata_size_hint must not be negative, got {hint}")
     file_range = settings["file_range"]
     if file_range is not None:
         if (

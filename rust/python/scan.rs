@@ -27,7 +27,8 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
-                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None))]
+                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
+                        metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -41,6 +42,7 @@ impl PyScan {
         case_sensitive: bool,
         file_range: Option<(u64, u64)>,
         row_groups: Option<Vec<usize>>,
+        metadata_size_hint: usize,
     ) -> PyResult<Self> {
         let options = ScanOptions {
             statistics,
@@ -52,6 +54,7 @@ impl PyScan {
             },
             file_range,
             row_groups,
+            metadata_size_hint,
         };
         let inner = py
             .detach(|| {
@@ -90,6 +93,12 @@ impl PyScan {
     #[getter]
     fn session_time_zone(&self) -> String {
         self.inner.options().bind.session_time_zone.clone()
+    }
+
+    /// Bytes read from the end of each file in the first I/O for its metadata.
+    #[getter]
+    fn metadata_size_hint(&self) -> usize {
+        self.inner.options().metadata_size_hint
     }
 
     /// Whether column names are case sensitive.

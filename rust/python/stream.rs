@@ -120,6 +120,7 @@ impl PyScanStream {
     files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
     batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
+    metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -139,6 +140,7 @@ pub(crate) fn read(
     limit: Option<usize>,
     cache_bytes: usize,
     spark_output: bool,
+    metadata_size_hint: usize,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -171,7 +173,7 @@ pub(crate) fn read(
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
         let open_files: Vec<OpenFile> = files
             .iter()
-            .map(|path| Ok(OpenFile { path: path.clone(), metadata: MetadataCache::global().load(path)? }))
+            .map(|path| Ok(OpenFile { path: path.clone(), metadata: MetadataCache::global().load_with_hint(path, metadata_size_hint)? }))
             .collect::<crate::Result<_>>()?;
         for task in &tasks {
             let groups = open_files[task.file].metadata.num_row_groups();

@@ -1,0 +1,134 @@
+//! Page headers checked before the parquet crate decodes a column chunk.
+//!
+//! The crate trusts a page header's `uncompressed_page_size`: for Snappy and LZ4 pages it
+//! zero-fills a buffer of that size before decompressing, so one flipped varint makes a
+//! 20-byte page cost 2 GiB of memory. Each header of a chunk is read here first (one small
+//! read per page) and its sizes checked: the compressed page must lie inside the chunk, and
+//! the uncompressed size must be one the codec can produce from that many bytes.
+//!
+//! ```
+//! use parquet::basic::Compression;
+//! use pqsift::page_headers::max_uncompressed_size;
+//! assert_eq!(max_uncompressed_size(Compression::SNAPPY, 1000), Some(32_000 + 1024));
+//! assert_eq!(max_uncompressed_size(Compression::UNCOMPRESSED, 1000), None); // never decompressed
+//! ```
+
+use parquet::basic::Compression;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::reader::ChunkReader;
+
+use crate::error::{PqsiftError, Result};
+use crate::io::CountingFile;
+use crate::thrift_walk::ThriftWalker;
+
+/// Bytes read per header: headers hold sizes, counts and (optionally) statistics; a page
+/// header with statistics of long strings may need more, and is then read again whole.
+const HEADER_PROBE: u64 = 256;
+/// A page header larger than this is corrupt (parquet-cpp's limit is 16 MiB too).
+const MAX_HEADER: u64 = 16 << 20;
+
+/// The largest uncompressed size `codec` can produce from `compressed` bytes, for the
+/// codecs the crate pre-fills a buffer for; `None` for those that grow it as they decode.
+///
+/// Snappy emits at most 64 bytes per 3-byte copy (< 22×); an LZ4 sequence at most 255
+/// bytes per length byte (< 256×). Both get a margin.
+pub fn max_uncompressed_size(codec: Compression, compressed: u64) -> Option<u64> {
+    let ratio = match codec {
+        Compression::SNAPPY => 32,
+        Compression::LZ4 | Compression::LZ4_RAW => 260,
+        _ => return None,
+    };
+    Some(compressed.saturating_mul(ratio).saturating_add(1024))
+}
+
+/// Checks every page header of column chunk `chunk` (when its codec is one the crate
+/// pre-fills for), whose byte range the footer check
+/// has already placed inside the file. Errors name the row group, column and page.
+pub fn check_column_chunk(file: &CountingFile, chunk: &ColumnChunkMetaData, row_group: usize) -> Result<()> {
+    if max_uncompressed_size(chunk.compression(), 0).is_none() {
+        return Ok(()); // the crate checks the rest itself
+    }
+    let (start, length) = chunk_range(chunk);
+    let end = start + length;
+    let column = chunk.column_path().string();
+    let corrupt = |page: usize, reason: String| {
+        PqsiftError::corrupt(file.path(), format!("row group {row_group}, column {column}, page {page}: {reason}"))
+    };
+    let mut position = start;
+    let mut page = 0usize;
+    while position < end {
+        let mut probe = HEADER_PROBE.min(end - position);
+        let (header, header_len) = loop {
+            let bytes = file.get_bytes(position, probe as usize).map_err(|e| PqsiftError::io(file.path(), e))?;
+            match PageSizes::read(&bytes) {
+                Some(found) => break found,
+                None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
+                None => return Err(corrupt(page, format!("no valid page header at offset {position}"))),
+            }
+        };
+        let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
+            return Err(corrupt(page, format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
+        };
+        let page_end = position + header_len as u64 + compressed;
+        if page_end > end {
+            return Err(corrupt(
+                page,
+                format!("{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})"),
+            ));
+        }
+        if let Some(max) = max_uncompressed_size(chunk.compression(), compressed)
+            && uncompressed > max
+        {
+            return Err(corrupt(
+                page,
+                format!(
+                    "claims {uncompressed} uncompressed bytes from {compressed} {:?} bytes (at most {max} possible)",
+                    chunk.compression()
+                ),
+            ));
+        }
+        position = page_end;
+        page += 1;
+    }
+    Ok(())
+}
+
+/// The chunk's byte range as the crate reads it (start checked non-negative by the footer
+/// check, dictionary offsets inside the magic normalised away).
+fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
+    let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset());
+    (start.max(0) as u64, chunk.compressed_size().max(0) as u64)
+}
+
+/// The sizes of a page header (PageHeader fields 2 and 3).
+struct PageSizes {
+    uncompressed: i64,
+    compressed: i64,
+}
+
+impl PageSizes {
+    /// The sizes and the header's length, `None` when `bytes` do not hold a whole header.
+    fn read(bytes: &[u8]) -> Option<(Self, usize)> {
+        let mut walker = ThriftWalker::new(bytes);
+        let (mut uncompressed, mut compressed) = (None, None);
+        let mut last_id = 0i16;
+        loop {
+            let before = walker.position();
+            // Out of bytes before the stop byte: the header is longer than the probe.
+            let next = *bytes.get(before)?;
+            let Some((field_type, id)) = walker.field_header(last_id) else {
+                if next == 0 {
+                    break; // the stop byte
+                }
+                return None;
+            };
+            match id {
+                2 => uncompressed = Some(walker.integer(field_type)?),
+                3 => compressed = Some(walker.integer(field_type)?),
+                _ => walker.skip(field_type, 0)?,
+            }
+            last_id = id;
+        }
+        Some((Self { uncompressed: uncompressed?, compressed: compressed? }, walker.position()))
+    }
+}

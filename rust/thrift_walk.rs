@@ -1,0 +1,144 @@
+//! Walking Thrift compact-protocol bytes (Parquet's footer, page headers) without
+//! decoding them: skip values, read top-level integers. The parquet crate's own decoder is
+//! private; pqsift needs only a few fields — the footer's encryption marker and page
+//! header sizes — to check before the crate acts on them. Every step is bounded by the
+//! buffer and a nesting limit, so hostile bytes cannot make it allocate, loop or recurse.
+
+/// A cursor over Thrift compact-protocol bytes that can only skip values.
+pub(crate) struct ThriftWalker<'a> {
+    bytes: &'a [u8],
+    position: usize,
+}
+
+impl<'a> ThriftWalker<'a> {
+    /// A walker at the start of `bytes`.
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, position: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub(crate) fn position(&self) -> usize {
+        self.position
+    }
+
+    /// The integer value of the current field (types i8 / i16 / i32 / i64).
+    pub(crate) fn integer(&mut self, field_type: u8) -> Option<i64> {
+        match field_type {
+            3 => self.byte().map(|b| i64::from(b as i8)),
+            4..=6 => {
+                let zigzag = self.varint()?;
+                Some((zigzag >> 1) as i64 ^ -((zigzag & 1) as i64))
+            }
+            _ => None,
+        }
+    }
+
+    const MAX_DEPTH: usize = 64;
+
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.position)?;
+        self.position += 1;
+        Some(b)
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn advance(&mut self, n: u64) -> Option<()> {
+        let end = self.position.checked_add(usize::try_from(n).ok()?)?;
+        (end <= self.bytes.len()).then(|| self.position = end)
+    }
+
+    /// `(type, id)` of the next field, `None` at the end of the struct (or of the bytes).
+    pub(crate) fn field_header(&mut self, last_id: i16) -> Option<(u8, i16)> {
+        let header = self.byte()?;
+        let field_type = header & 0x0f;
+        if field_type == 0 {
+            return None;
+        }
+        let delta = header >> 4;
+        let id = if delta == 0 {
+            let zigzag = self.varint()?;
+            ((zigzag >> 1) as i64 ^ -((zigzag & 1) as i64)) as i16
+        } else {
+            last_id.wrapping_add(i16::from(delta))
+        };
+        Some((field_type, id))
+    }
+
+    pub(crate) fn skip(&mut self, field_type: u8, depth: usize) -> Option<()> {
+        if depth > Self::MAX_DEPTH {
+            return None;
+        }
+        match field_type {
+            1 | 2 => Some(()),
+            3 => self.advance(1),
+            4..=6 => self.varint().map(|_| ()),
+            7 => self.advance(8),
+            8 => {
+                let n = self.varint()?;
+                self.advance(n)
+            }
+            9 | 10 => {
+                let header = self.byte()?;
+                let size = match header >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                let element = header & 0x0f;
+                // Every element takes at least one byte: a size beyond the buffer is corrupt.
+                if size > (self.bytes.len() - self.position) as u64 {
+                    return None;
+                }
+                for _ in 0..size {
+                    if element == 1 || element == 2 {
+                        self.advance(1)?;
+                    } else {
+                        self.skip(element, depth + 1)?;
+                    }
+                }
+                Some(())
+            }
+            11 => {
+                let size = self.varint()?;
+                if size == 0 {
+                    return Some(());
+                }
+                let types = self.byte()?;
+                if size > (self.bytes.len() - self.position) as u64 {
+                    return None;
+                }
+                for _ in 0..size {
+                    for t in [types >> 4, types & 0x0f] {
+                        if t == 1 || t == 2 {
+                            self.advance(1)?;
+                        } else {
+                            self.skip(t, depth + 1)?;
+                        }
+                    }
+                }
+                Some(())
+            }
+            12 => {
+                let mut last_id = 0i16;
+                while let Some((t, id)) = self.field_header(last_id) {
+                    self.skip(t, depth + 1)?;
+                    last_id = id;
+                }
+                Some(())
+            }
+            13 => self.advance(16),
+            _ => None,
+        }
+    }
+}
+

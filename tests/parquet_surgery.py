@@ -1,0 +1,323 @@
+"""Editing Parquet files below the level any writer allows: a Thrift compact-protocol
+codec for the footer, page headers and bloom filter headers, and helpers that rewrite one
+of them in place (shifting every offset behind it). Used by the hostile-file tests and
+the fuzzer to make files whose sizes, counts and offsets lie.
+
+>>> meta = decode(encode(Struct([Field(1, I32, 7)])))[0]
+>>> meta.get(1)
+7
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT, UUID = range(14)
+INTS = (BYTE, I16, I32, I64)
+
+# FileMetaData / RowGroup / ColumnChunk / ColumnMetaData field ids (parquet.thrift).
+FILE_ROW_GROUPS, FILE_NUM_ROWS = 4, 3
+RG_COLUMNS, RG_NUM_ROWS = 1, 3
+CC_FILE_OFFSET, CC_META, CC_OI_OFFSET, CC_OI_LENGTH, CC_CI_OFFSET, CC_CI_LENGTH = 2, 3, 4, 5, 6, 7
+CM_NUM_VALUES, CM_UNCOMPRESSED, CM_COMPRESSED, CM_DATA_PAGE, CM_INDEX_PAGE, CM_DICT_PAGE = 5, 6, 7, 9, 10, 11
+CM_BLOOM_OFFSET, CM_BLOOM_LENGTH = 14, 15
+# PageHeader: type, uncompressed size, compressed size; data page (v1 / v2) headers.
+PH_UNCOMPRESSED, PH_COMPRESSED, PH_DATA, PH_DICT, PH_DATA_V2 = 2, 3, 5, 7, 8
+
+
+@dataclass
+class Field:
+    id: int
+    type: int
+    value: Any
+
+
+@dataclass
+class Struct:
+    fields: list[Field] = field(default_factory=list)
+
+    def get(self, id: int, default: Any = None) -> Any:
+        for f in self.fields:
+            if f.id == id:
+                return f.value
+        return default
+
+    def set(self, id: int, type: int, value: Any) -> None:
+        for f in self.fields:
+            if f.id == id:
+                f.value = value
+                return
+        self.fields.append(Field(id, type, value))
+        self.fields.sort(key=lambda f: f.id)
+
+    def remove(self, id: int) -> None:
+        self.fields = [f for f in self.fields if f.id != id]
+
+
+@dataclass
+class List:
+    element_type: int
+    items: list[Any]
+
+
+@dataclass
+class Map:
+    key_type: int
+    value_type: int
+    items: list[tuple[Any, Any]]
+
+
+class _Reader:
+    def __init__(self, data: bytes, position: int = 0) -> None:
+        self.data, self.position = data, position
+
+    def byte(self) -> int:
+        if self.position >= len(self.data):
+            raise ValueError("thrift: out of bytes")
+        b = self.data[self.position]
+        self.position += 1
+        return b
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.position + n > len(self.data):
+            raise ValueError("thrift: out of bytes")
+        out = self.data[self.position : self.position + n]
+        self.position += n
+        return out
+
+    def varint(self) -> int:
+        value, shift = 0, 0
+        while True:
+            b = self.byte()
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+            if shift > 70:
+                raise ValueError("thrift: varint too long")
+
+    def zigzag(self) -> int:
+        v = self.varint()
+        return (v >> 1) ^ -(v & 1)
+
+    def value(self, type: int, depth: int = 0) -> Any:
+        if depth > 64:
+            raise ValueError("thrift: too deep")
+        if type in (TRUE, FALSE):
+            return type == TRUE
+        if type == BYTE:
+            return struct.unpack("b", self.take(1))[0]
+        if type in (I16, I32, I64):
+            return self.zigzag()
+        if type == DOUBLE:
+            return self.take(8)
+        if type == BINARY:
+            return self.take(self.varint())
+        if type in (LIST, SET):
+            header = self.byte()
+            size = header >> 4
+            if size == 15:
+                size = self.varint()
+            element = header & 0x0F
+            if size > len(self.data):
+                raise ValueError("thrift: list too long")
+            items = [self.byte() == TRUE if element in (TRUE, FALSE) else self.value(element, depth + 1) for _ in range(size)]
+            return List(element, items)
+        if type == MAP:
+            size = self.varint()
+            if size == 0:
+                return Map(0, 0, [])
+            types = self.byte()
+            kt, vt = types >> 4, types & 0x0F
+            if size > len(self.data):
+                raise ValueError("thrift: map too long")
+            return Map(kt, vt, [(self.value(kt, depth + 1), self.value(vt, depth + 1)) for _ in range(size)])
+        if type == STRUCT:
+            out = Struct()
+            last = 0
+            while True:
+                header = self.byte()
+                t = header & 0x0F
+                if t == STOP:
+                    return out
+                delta = header >> 4
+                fid = last + delta if delta else self.zigzag()
+                if t in (TRUE, FALSE):
+                    out.fields.append(Field(fid, TRUE, t == TRUE))
+                else:
+                    out.fields.append(Field(fid, t, self.value(t, depth + 1)))
+                last = fid
+        if type == UUID:
+            return self.take(16)
+        raise ValueError(f"thrift: unknown type {type}")
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _zigzag(v: int) -> bytes:
+    return _varint((v << 1) ^ (v >> 63))
+
+
+def _encode_value(type: int, value: Any, out: bytearray) -> None:
+    if type == BYTE:
+        out += struct.pack("b", value)
+    elif type in (I16, I32, I64):
+        out += _zigzag(value)
+    elif type in (DOUBLE, UUID):
+        out += value
+    elif type == BINARY:
+        out += _varint(len(value)) + value
+    elif type in (LIST, SET):
+        n = len(value.items)
+        out.append((n << 4 | value.element_type) if n < 15 else (0xF0 | value.element_type))
+        if n >= 15:
+            out += _varint(n)
+        for item in value.items:
+            if value.element_type in (TRUE, FALSE):
+                out.append(TRUE if item else FALSE)
+            else:
+                _encode_value(value.element_type, item, out)
+    elif type == MAP:
+        out += _varint(len(value.items))
+        if value.items:
+            out.append(value.key_type << 4 | value.value_type)
+            for k, v in value.items:
+                _encode_value(value.key_type, k, out)
+                _encode_value(value.value_type, v, out)
+    elif type == STRUCT:
+        last = 0
+        for f in value.fields:
+            t = (TRUE if f.value else FALSE) if f.type in (TRUE, FALSE) else f.type
+            delta = f.id - last
+            if 0 < delta <= 15:
+                out.append(delta << 4 | t)
+            else:
+                out.append(t)
+                out += _zigzag(f.id)
+            if t not in (TRUE, FALSE):
+                _encode_value(f.type, f.value, out)
+            last = f.id
+        out.append(STOP)
+    else:
+        raise ValueError(f"thrift: cannot encode type {type}")
+
+
+def decode(data: bytes, position: int = 0) -> tuple[Struct, int]:
+    """The struct at ``position`` and the position after it."""
+    reader = _Reader(data, position)
+    return reader.value(STRUCT), reader.position
+
+
+def encode(value: Struct) -> bytes:
+    out = bytearray()
+    _encode_value(STRUCT, value, out)
+    return bytes(out)
+
+
+# ----- files ------------------------------------------------------------------------
+
+
+def split(data: bytes) -> tuple[bytes, Struct]:
+    """A Parquet file as (everything before the footer, the decoded FileMetaData)."""
+    length = struct.unpack("<I", data[-8:-4])[0]
+    start = len(data) - 8 - length
+    footer, _ = decode(data[start:-8])
+    return data[:start], footer
+
+
+def join(body: bytes, footer: Struct) -> bytes:
+    meta = encode(footer)
+    return body + meta + struct.pack("<I", len(meta)) + b"PAR1"
+
+
+def chunks(footer: Struct) -> list[tuple[Struct, Struct]]:
+    """Every (ColumnChunk, ColumnMetaData) of the file, row group by row group."""
+    out = []
+    for rg in footer.get(FILE_ROW_GROUPS, List(STRUCT, [])).items:
+        for cc in rg.get(RG_COLUMNS, List(STRUCT, [])).items:
+            meta = cc.get(CC_META)
+            if meta is not None:
+                out.append((cc, meta))
+    return out
+
+
+def shift_offsets(footer: Struct, after: int, delta: int) -> None:
+    """Moves every offset the footer holds that lies after byte ``after`` by ``delta``."""
+    for cc, meta in chunks(footer):
+        for holder, fid in ((cc, CC_FILE_OFFSET), (cc, CC_OI_OFFSET), (cc, CC_CI_OFFSET)):
+            v = holder.get(fid)
+            if v is not None and v > after:
+                holder.set(fid, I64, v + delta)
+        for fid in (CM_DATA_PAGE, CM_INDEX_PAGE, CM_DICT_PAGE, CM_BLOOM_OFFSET):
+            v = meta.get(fid)
+            if v is not None and v > after:
+                meta.set(fid, I64, v + delta)
+
+
+def rewrite_struct_at(data: bytes, offset: int, edit: Callable[[Struct], None], owner: Struct | None = None) -> bytes:
+    """Decodes the Thrift struct at ``offset`` (a page or bloom filter header), applies
+    ``edit``, and writes it back; the bytes behind it move, and so do the footer's offsets
+    (and ``owner``'s compressed size, when the struct lies in that column chunk)."""
+    body, footer = split(data)
+    header, end = decode(body, offset)
+    edit(header)
+    new = encode(header)
+    delta = len(new) - (end - offset)
+    shift_offsets(footer, offset, delta)
+    if owner is not None:
+        owner.set(CM_COMPRESSED, I64, owner.get(CM_COMPRESSED, 0) + delta)
+    return join(body[:offset] + new + body[end:], footer)
+
+
+def edit_footer(data: bytes, edit: Callable[[Struct], None]) -> bytes:
+    body, footer = split(data)
+    edit(footer)
+    return join(body, footer)
+
+
+def first_page_offset(meta: Struct) -> int:
+    dictionary = meta.get(CM_DICT_PAGE)
+    return dictionary if dictionary is not None and dictionary >= 4 else meta.get(CM_DATA_PAGE)
+
+
+def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: int = 0) -> bytes:
+    """Rewrites the first page header of column chunk ``chunk`` (file order)."""
+    _, footer = split(data)
+    cc, meta = chunks(footer)[chunk]
+    offset = first_page_offset(meta)
+    body, footer2 = split(data)
+    header, end = decode(body, offset)
+    edit(header)
+    new = encode(header)
+    delta = len(new) - (end - offset)
+    shift_offsets(footer2, offset, delta)
+    _, meta2 = chunks(footer2)[chunk]
+    meta2.set(CM_COMPRESSED, I64, meta2.get(CM_COMPRESSED, 0) + delta)
+    return join(body[:offset] + new + body[end:], footer2)
+
+
+def edit_bloom_header(data: bytes, edit: Callable[[Struct], None], chunk: int) -> bytes:
+    """Rewrites the bloom filter header of column chunk ``chunk`` and drops the chunk's
+    ``bloom_filter_length``, so that readers trust the header's size."""
+    body, footer = split(data)
+    _, meta = chunks(footer)[chunk]
+    offset = meta.get(CM_BLOOM_OFFSET)
+    header, end = decode(body, offset)
+    edit(header)
+    new = encode(header)
+    shift_offsets(footer, offset, len(new) - (end - offset))
+    meta.remove(CM_BLOOM_LENGTH)
+    return join(body[:offset] + new + body[end:], footer)

@@ -1,0 +1,211 @@
+"""Every file of the parquet-testing corpus, through the public API.
+
+For each ``*.parquet`` (and ``*.parquet.encrypted``) file under the corpus: pqsift reads it
+completely and gets what pyarrow gets, or raises ``CorruptFileError`` /
+``UnsupportedError`` naming the file and a reason. Which one is decided per file in
+``EXPECTED_ERRORS`` (README "Reliability" says why), so that a file that starts failing,
+or a bad file that starts "reading", is a test failure. Then filters made from each file's
+data — a comparison on its first primitive column with a value from that column, IS NULL,
+IS NOT NULL — against pyarrow-then-filter with Spark's rules (NULL not selected, NaN the
+largest value and equal to itself, -0.0 = 0.0).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from conftest import CORPUS
+
+import pqsift
+from pqsift import col
+
+ROOT = CORPUS.resolve()
+FILES = sorted(
+    str(p.relative_to(ROOT))
+    for p in ROOT.rglob("*")
+    if p.is_file() and (p.name.endswith(".parquet") or p.name.endswith(".parquet.encrypted"))
+)
+
+_ENCRYPTED = "pqsift does not decrypt"
+# File -> (exception class, words the reason must contain). Every other file must read.
+EXPECTED_ERRORS: dict[str, tuple[type[Exception], str]] = {
+    "bad_data/ARROW-GH-41317.parquet": (pqsift.CorruptFileError, ""),
+    "bad_data/ARROW-GH-41321.parquet": (pqsift.CorruptFileError, "bit width"),
+    "bad_data/ARROW-GH-45185.parquet": (pqsift.CorruptFileError, "repetition level"),
+    "bad_data/ARROW-GH-47662.parquet": (pqsift.CorruptFileError, "payload length"),
+    # The footer's second column chunk (322 bytes at 129) runs past the data into the footer.
+    "bad_data/ARROW-RS-GH-6229-DICTHEADER.parquet": (pqsift.CorruptFileError, "not inside the data part"),
+    "bad_data/ARROW-RS-GH-6229-LEVELS.parquet": (pqsift.CorruptFileError, "repetition levels"),
+    "bad_data/PARQUET-1481.parquet": (pqsift.CorruptFileError, "Type"),
+    # The column chunk lengths in the footer leave out the dictionary page: the pages
+    # overrun the chunk. pyarrow reads past the declared end; pqsift reads what the
+    # footer declares (README "Reliability").
+    "data/nation.dict-malformed.parquet": (pqsift.CorruptFileError, "page header"),
+    # Written by a pre-release parquet-format: ColumnMetaData field 15, bloom_filter_length
+    # (i32) today, holds a list of structs. The crate's Thrift decoder rejects the type;
+    # pyarrow's skips the field (README "Reliability").
+    "data/dict-page-offset-zero.parquet": (pqsift.CorruptFileError, "Expected list element type"),
+    # 2 x 1 GiB strings in one column chunk: more than Arrow's 32-bit offsets hold in one
+    # batch (pyarrow cannot read it either).
+    "data/large_string_map.brotli.parquet": (pqsift.UnsupportedError, "2 GiB"),
+}
+EXPECTED_ERRORS.update({name: (pqsift.UnsupportedError, _ENCRYPTED) for name in FILES if name.endswith(".encrypted")})
+
+# Files whose reading needs gigabytes (2 x 1 GiB strings): scanned in a subprocess, so
+# that the test process (and the subprocesses it forks later) stay small.
+HEAVY = {"data/large_string_map.brotli.parquet"}
+
+_SCAN_IN_CHILD = r"""
+import sys, pqsift
+try:
+    pqsift.scan(sys.argv[1]).to_table()
+    print("ok")
+except pqsift.PqsiftError as error:
+    print(type(error).__name__, error)
+"""
+
+# Files where pyarrow's answer is not the oracle, and why.
+PYARROW_DIFFERS = {
+    # INT96 9999-12-31 overflows nanoseconds; pyarrow and arrow-rs wrap it differently.
+    "data/int96_from_spark.parquet": "the out-of-range INT96 row",
+}
+
+
+def normal(value: Any) -> Any:
+    """A Python value with NaN made comparable (NaN == NaN, as in Spark)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, list):
+        return [normal(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(normal(v) for v in value)
+    if isinstance(value, dict):
+        return {k: normal(v) for k, v in value.items()}
+    return value
+
+
+def assert_same(got: pa.Table, expected: pa.Table, what: str) -> None:
+    assert got.schema.equals(expected.schema), f"{what}: schema\n{got.schema}\nvs pyarrow\n{expected.schema}"
+    assert got.num_rows == expected.num_rows, f"{what}: {got.num_rows} rows, pyarrow {expected.num_rows}"
+    for name in got.column_names:
+        a, b = got[name], expected[name]
+        if a.equals(b):
+            continue
+        assert normal(a.to_pylist()) == normal(b.to_pylist()), f"{what}: column {name} differs"
+
+
+def pyarrow_table(path: Path) -> pa.Table | None:
+    """pyarrow's reading, with Arrow extension types off: pqsift outputs plain Arrow types
+    (the UUID logical type as ``fixed_size_binary[16]``, not ``arrow.uuid``)."""
+    try:
+        return pq.read_table(path, arrow_extensions_enabled=False)
+    except Exception:  # noqa: BLE001 - any failure means "no oracle"
+        return None
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_corpus_file_reads_like_pyarrow_or_fails_cleanly(name: str) -> None:
+    path = ROOT / name
+    expected_error = EXPECTED_ERRORS.get(name)
+    if expected_error is not None:
+        cls, words = expected_error
+        if name in HEAVY:
+            done = subprocess.run([sys.executable, "-c", _SCAN_IN_CHILD, str(path)], capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            outcome, _, message = done.stdout.strip().partition(" ")
+            assert outcome == cls.__name__ and path.name in message and words in message, done.stdout
+            return
+        with pytest.raises(cls) as info:
+            pqsift.scan(path).to_table()
+        assert path.name in str(info.value) and words in str(info.value), str(info.value)
+        return
+    got = pqsift.scan(path).to_table()
+    oracle = pyarrow_table(path)
+    if oracle is None:
+        return  # pyarrow cannot read it (incorrect_map_schema): pqsift reading it is the point
+    if name in PYARROW_DIFFERS:
+        # Compared as raw integers: the odd row does not convert to a datetime.
+        def raw(table: pa.Table) -> list[list[object]]:
+            return [(c.cast(pa.int64()) if pa.types.is_timestamp(c.type) else c).to_pylist() for c in table.columns]
+
+        assert got.schema.equals(oracle.schema) and got.num_rows == oracle.num_rows
+        rows = {i for a, b in zip(raw(got), raw(oracle)) for i, (x, y) in enumerate(zip(a, b)) if x != y}
+        assert len(rows) <= 1, f"{name}: rows {sorted(rows)} differ"
+        return
+    assert_same(got, oracle, name)
+
+
+def test_the_corpus_is_all_there() -> None:
+    assert len(FILES) >= 220
+    assert sum(name.startswith("bad_data/") for name in FILES) == 8
+
+
+# ----- filters made from the data --------------------------------------------------------
+
+
+def _comparable(t: pa.DataType) -> bool:
+    return (
+        (pa.types.is_integer(t) and not pa.types.is_dictionary(t))
+        or pa.types.is_float32(t)
+        or pa.types.is_float64(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_date32(t)
+        or pa.types.is_boolean(t)
+    )
+
+
+def spark_compare(values: pa.ChunkedArray, op: str, value: Any) -> pa.ChunkedArray:
+    """``values <op> value`` as a selection with Spark's rules (value is never NaN)."""
+    result = {"=": pc.equal, "<": pc.less, ">=": pc.greater_equal}[op](values, pa.scalar(value, type=values.type))
+    if pa.types.is_floating(values.type) and op == ">=":
+        result = pc.or_(result, pc.is_nan(values))  # NaN is the largest value
+    return pc.fill_null(result, False)
+
+
+def filter_cases(table: pa.Table) -> list[tuple[str, Any, Any]]:
+    """(label, pqsift filter, selection on ``table``) for the first comparable column."""
+    for name in table.column_names:
+        values = table[name]
+        if not _comparable(values.type):
+            continue
+        cases: list[tuple[str, Any, Any]] = [
+            (f"{name} IS NULL", col(name).is_null(), pc.is_null(values)),
+            (f"{name} IS NOT NULL", ~col(name).is_null(), pc.is_valid(values)),
+        ]
+        present = [v for v in values.to_pylist() if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if present:
+            value = present[len(present) // 2]
+            if isinstance(value, datetime.datetime):
+                return cases
+            ops = ["="] if pa.types.is_boolean(values.type) else ["=", "<", ">="]
+            for op in ops:
+                expr = {"=": col(name) == value, "<": col(name) < value, ">=": col(name) >= value}[op]
+                cases.append((f"{name} {op} {value!r}", expr, spark_compare(values, op, value)))
+        return cases
+    return []
+
+
+READABLE = [name for name in FILES if name not in EXPECTED_ERRORS and name not in PYARROW_DIFFERS]
+
+
+@pytest.mark.parametrize("name", READABLE)
+def test_generated_filters_match_pyarrow_with_spark_semantics(name: str) -> None:
+    path = ROOT / name
+    oracle = pyarrow_table(path)
+    if oracle is None:
+        pytest.skip("pyarrow cannot read it: no oracle")
+    for label, expr, selection in filter_cases(oracle):
+        expected = oracle.filter(selection)
+        for page_index in (True, False):
+            got = pqsift.scan(path, filter=expr, page_index=page_index).to_table()
+            assert_same(got, expected, f"{name}: {label} (page_index={page_index})")

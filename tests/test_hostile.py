@@ -1,0 +1,157 @@
+"""Hostile metadata: files whose footer, page headers, bloom filter headers or page index
+claim sizes, counts and offsets far beyond the file. Each must fail fast with a pqsift
+exception naming the file, and never allocate what it claims: every case runs in its own
+subprocess whose peak RSS (``VmHWM``, read by the subprocess itself) must stay under 256 MiB."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import parquet_surgery as ps
+
+PEAK_RSS_LIMIT = 256 << 20
+ROWS = 20_000
+
+_CHILD = r"""
+import sys, pqsift
+path, text = sys.argv[1], sys.argv[2] or None
+try:
+    table = pqsift.scan(path, filter=text).to_table()
+    print("ok", table.num_rows)
+except pqsift.PqsiftError as error:
+    print(type(error).__name__, "|", error)
+# This process's own peak: rusage from the parent would count the parent's pages shared
+# with the child between fork and exec (Linux carries that peak across execve).
+status = open("/proc/self/status").read()
+print("VmHWM", next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+"""
+
+
+def peak_rss_of(argv: list[str]) -> tuple[int, str, bytes, int]:
+    """Runs ``argv``: (exit code, stdout without the peak line, stderr, peak RSS in bytes
+    as the child measured it, ``VmHWM``)."""
+    done = subprocess.run(argv, capture_output=True, timeout=120)
+    lines = done.stdout.decode().strip().splitlines()
+    peak = next((int(line.split()[1]) * 1024 for line in lines if line.startswith("VmHWM")), 1 << 62)
+    return done.returncode, "\n".join(line for line in lines if not line.startswith("VmHWM")), done.stderr, peak
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One int64 column in one row group: snappy pages, statistics, page index, bloom filter."""
+    path = tmp_path_factory.mktemp("hostile") / "base.parquet"
+    table = pa.table({"x": pa.array(np.arange(ROWS, dtype=np.int64))})
+    pq.write_table(
+        table,
+        path,
+        compression="snappy",
+        use_dictionary=False,
+        write_page_index=True,
+        data_page_size=1 << 20,
+        bloom_filter_options={"x": {"ndv": ROWS, "fpp": 0.01}},
+    )
+    return path
+
+
+def set_chunk(fid: int, value: int) -> Callable[[ps.Struct], None]:
+    def edit(footer: ps.Struct) -> None:
+        _, meta = ps.chunks(footer)[0]
+        meta.set(fid, ps.I64, value)
+
+    return edit
+
+
+def set_column_chunk(fid: int, type: int, value: int) -> Callable[[ps.Struct], None]:
+    def edit(footer: ps.Struct) -> None:
+        cc, _ = ps.chunks(footer)[0]
+        cc.set(fid, type, value)
+
+    return edit
+
+
+def billions_of_rows(footer: ps.Struct) -> None:
+    footer.set(ps.FILE_NUM_ROWS, ps.I64, 5_000_000_000)
+    rg = footer.get(ps.FILE_ROW_GROUPS).items[0]
+    rg.set(ps.RG_NUM_ROWS, ps.I64, 5_000_000_000)
+    _, meta = ps.chunks(footer)[0]
+    meta.set(ps.CM_NUM_VALUES, ps.I64, 5_000_000_000)
+
+
+def page_header(fid: int, value: int) -> Callable[[ps.Struct], None]:
+    def edit(header: ps.Struct) -> None:
+        header.set(fid, ps.I32, value)
+
+    return edit
+
+
+def page_num_values(value: int) -> Callable[[ps.Struct], None]:
+    def edit(header: ps.Struct) -> None:
+        for fid in (ps.PH_DATA, ps.PH_DATA_V2, ps.PH_DICT):
+            inner = header.get(fid)
+            if inner is not None:
+                inner.set(1, ps.I32, value)
+
+    return edit
+
+
+def bloom_num_bytes(value: int) -> Callable[[ps.Struct], None]:
+    def edit(header: ps.Struct) -> None:
+        header.set(1, ps.I32, value)
+
+    return edit
+
+
+HUGE = 1 << 40
+I32_MAX = (1 << 31) - 1
+
+# name -> (mutation of the file bytes, filter)
+CASES: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
+    "footer length 4 GiB": (lambda d: d[:-8] + struct.pack("<I", 0xFFFFFFF0) + b"PAR1", None),
+    "footer length = file size": (lambda d: d[:-8] + struct.pack("<I", len(d) - 4) + b"PAR1", None),
+    "chunk compressed size 1 TiB": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_COMPRESSED, HUGE)), None),
+    "chunk data page offset 1 TiB": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_DATA_PAGE, HUGE)), None),
+    "chunk negative offset": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_DATA_PAGE, -5)), None),
+    "5 billion rows and values": (lambda d: ps.edit_footer(d, billions_of_rows), None),
+    "page compressed size 2 GiB": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_COMPRESSED, I32_MAX)), None),
+    "page uncompressed size 2 GiB": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, I32_MAX)), None),
+    "page negative size": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_COMPRESSED, -100)), None),
+    "page 2 billion values": (lambda d: ps.edit_first_page_header(d, page_num_values(I32_MAX)), None),
+    "bloom filter 2 GiB": (lambda d: ps.edit_bloom_header(d, bloom_num_bytes(I32_MAX), 0), "x = 5"),
+    "bloom filter empty": (lambda d: ps.edit_bloom_header(d, bloom_num_bytes(0), 0), "x = 5"),
+    "bloom filter offset 1 TiB": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_BLOOM_OFFSET, HUGE)), "x = 5"),
+    "column index offset 1 TiB": (lambda d: ps.edit_footer(d, set_column_chunk(ps.CC_CI_OFFSET, ps.I64, HUGE)), "x > 5"),
+    "column index length 2 GiB": (lambda d: ps.edit_footer(d, set_column_chunk(ps.CC_CI_LENGTH, ps.I32, I32_MAX)), "x > 5"),
+    "offset index offset 1 TiB": (lambda d: ps.edit_footer(d, set_column_chunk(ps.CC_OI_OFFSET, ps.I64, HUGE)), "x > 5"),
+    "offset index length 2 GiB": (lambda d: ps.edit_footer(d, set_column_chunk(ps.CC_OI_LENGTH, ps.I32, I32_MAX)), "x > 5"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_metadata_fails_fast_in_bounded_memory(base: Path, tmp_path: Path, name: str) -> None:
+    mutate, filter_text = CASES[name]
+    path = tmp_path / (name.replace(" ", "_") + ".parquet")
+    path.write_bytes(mutate(base.read_bytes()))
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+    assert code == 0, f"{name}: the scan crashed (exit {code}): {err.decode()[-2000:]}"
+    outcome, _, message = out.partition(" ")
+    assert outcome in ("CorruptFileError", "UnsupportedError"), f"{name}: {out}"
+    assert path.name in message, message
+    assert peak < PEAK_RSS_LIMIT, f"{name}: peak RSS {peak >> 20} MiB"
+    print(f"{name}: {outcome}, peak RSS {peak / 2**20:.0f} MiB")
+
+
+def test_the_unmodified_file_reads(base: Path) -> None:
+    """The base of every case is fine: the failures above come from the edits."""
+    import pqsift
+
+    assert pqsift.scan(base, filter="x = 5").to_table().num_rows == 1
+    assert pqsift.scan(base).to_table().num_rows == ROWS
