@@ -284,7 +284,9 @@ impl FileReader {
             .with_row_selection_policy(RowSelectionPolicy::Selectors)
             // One batch for the whole selection: the row group is assembled whole anyway, and
             // decoding in batch_size pieces would cost a concatenation (a copy of every value).
-            .with_batch_size(decoder_selection.selected_count().max(1))
+            // Capped: the crate reserves the batch size up front, and a hostile footer can
+            // claim billions of rows.
+            .with_batch_size(decoder_selection.selected_count().clamp(1, MAX_DECODE_BATCH_ROWS))
             .build()
             .map_err(corrupt)?;
         let batches = reader
@@ -342,6 +344,9 @@ impl FileReader {
         Ok(())
     }
 }
+
+/// The most rows decoded in one batch (see `FileReader::decode`).
+const MAX_DECODE_BATCH_ROWS: usize = 1 << 20;
 
 /// The schema of the root columns `roots`, in that order (ascending when the crate
 /// decodes them).
