@@ -41,13 +41,17 @@ pub struct ReadOptions {
     pub pushdown_filters: bool,
     /// Runs or mask, per stretch of surviving pages.
     pub selection_policy: SelectionPolicy,
-    /// Rows per decoded batch handed to the crate.
+    /// Rows per output batch.
     pub batch_size: usize,
+    /// Threads one row group may decode its columns on (the stream sets it when it has
+    /// fewer row groups than threads: a single surviving row group should not leave the
+    /// other cores idle).
+    pub column_threads: usize,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { pushdown_filters: true, selection_policy: SelectionPolicy::default(), batch_size: 8192 }
+        Self { pushdown_filters: true, selection_policy: SelectionPolicy::default(), batch_size: 8192, column_threads: 1 }
     }
 }
 
@@ -235,18 +239,82 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        if !missing.is_empty() {
-            let decoded = self.decode(row_group, &missing, selection, options, metrics)?;
-            for (i, &root) in missing.iter().enumerate() {
-                let values = decoded.column(i).clone();
-                cache.insert(root, values.clone(), selection.clone());
-                found.insert(root, values);
-            }
+        for (root, values) in self.decode_in_parallel(row_group, &missing, selection, options, metrics)? {
+            cache.insert(root, values.clone(), selection.clone());
+            found.insert(root, values);
         }
         let schema = project_schema(self.metadata.schema(), roots);
         let columns: Vec<ArrayRef> = roots.iter().map(|r| found[r].clone()).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
         Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
+    }
+
+    /// Decodes the root columns `roots` (ascending) for the rows of `selection`, split over
+    /// up to `options.column_threads` threads: the roots are dealt, largest compressed
+    /// chunk first, to the least loaded thread.
+    fn decode_in_parallel(
+        &self,
+        row_group: usize,
+        roots: &[usize],
+        selection: &RowSelection,
+        options: &ReadOptions,
+        metrics: &mut ReadMetrics,
+    ) -> Result<Vec<(usize, ArrayRef)>> {
+        let threads = options.column_threads.clamp(1, roots.len().max(1));
+        if threads == 1 {
+            if roots.is_empty() {
+                return Ok(Vec::new());
+            }
+            let decoded = self.decode(row_group, roots, selection, options, metrics)?;
+            return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
+        }
+        let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
+        let mut by_size: Vec<(u64, usize)> = roots.iter().map(|&r| (self.compressed_bytes(row_group, r), r)).collect();
+        by_size.sort_unstable_by(|a, b| b.cmp(a));
+        for (size, root) in by_size {
+            let lightest = groups.iter_mut().min_by_key(|(load, _)| *load).expect("threads >= 1");
+            lightest.0 += size;
+            lightest.1.push(root);
+        }
+        let results: Vec<Result<(Vec<usize>, RecordBatch, ReadMetrics)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .filter(|(_, group)| !group.is_empty())
+                .map(|(_, mut group)| {
+                    group.sort_unstable();
+                    scope.spawn(move || {
+                        let mut local = ReadMetrics::default();
+                        let decoded = self.decode(row_group, &group, selection, options, &mut local)?;
+                        Ok((group, decoded, local))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|panic| {
+                        Err(PqsiftError::corrupt(self.file.path(), format!("row group {row_group}: {}", panic_message(&panic))))
+                    })
+                })
+                .collect()
+        });
+        let mut out = Vec::with_capacity(roots.len());
+        for result in results {
+            let (group, decoded, local) = result?;
+            metrics.add(&local);
+            out.extend(group.into_iter().zip(decoded.columns().iter().cloned()));
+        }
+        Ok(out)
+    }
+
+    /// Compressed bytes of root `root`'s column chunks in `row_group`.
+    fn compressed_bytes(&self, row_group: usize, root: usize) -> u64 {
+        let schema = self.metadata.parquet_schema();
+        let row_group = self.metadata.metadata().row_group(row_group);
+        (0..schema.num_columns())
+            .filter(|&leaf| schema.get_column_root_idx(leaf) == root)
+            .map(|leaf| row_group.column(leaf).compressed_size().max(0) as u64)
+            .sum()
     }
 
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`.
@@ -343,6 +411,15 @@ impl FileReader {
         }
         Ok(())
     }
+}
+
+/// The text of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 /// The most rows decoded in one batch (see `FileReader::decode`).

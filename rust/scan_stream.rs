@@ -126,11 +126,7 @@ impl Shared {
         let (batch, metrics) = match outcome {
             Ok(result) => result.map_err(|e| e.in_file(file.reader.path(), format!("row group {}", task.row_group)))?,
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown panic".to_string());
+                let message = crate::row_group_reader::panic_message(panic.as_ref());
                 return Err(PqsiftError::corrupt(
                     file.reader.path(),
                     format!("row group {}: the decoder failed: {message}", task.row_group),
@@ -189,6 +185,9 @@ impl ScanStream {
         cache: Arc<SharedArrayCache>,
     ) -> Self {
         let threads = options.threads.max(1).min(tasks.len().max(1));
+        let mut options = options;
+        // Fewer row groups than threads: the spare threads decode columns instead.
+        options.read.column_threads = (options.threads.max(1) / threads).max(1);
         let shared = Arc::new(Shared {
             files,
             tasks,

@@ -110,7 +110,7 @@ fn same_rows_as_brute_force_for_every_option() {
             for batch_size in [1000, 777, 100_000] {
                 for reorder in [true, false] {
                     let opened = open(&path, FILTER, reorder);
-                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size };
+                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size, column_threads: 1 };
                     let cache = SharedArrayCache::new(64 << 20);
                     let (got, _) = read_all(&opened, &projection, &options, &cache);
                     assert_eq!(got, expected, "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}");

@@ -163,7 +163,7 @@ pub(crate) fn read(
         columns,
         filter,
         bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
-        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size },
+        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, column_threads: 1 },
         reorder_filters,
         threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,
