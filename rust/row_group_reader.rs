@@ -166,7 +166,7 @@ impl FileReader {
                 }
                 let started = Instant::now();
                 let predicate = &filter.predicates()[index];
-                let batch = self.columns(row_group, &predicate.roots, &selection, options, &mut cache, &mut metrics)?;
+                let batch = self.columns(row_group, &predicate.roots, &selection, options, &mut cache, &mut metrics, true)?;
                 let passed = evaluate(&self.bound[index], &batch)?;
                 let refinement = RowSelection::from_filters(&[passed]);
                 let rows_in = selection.selected_count() as u64;
@@ -176,7 +176,8 @@ impl FileReader {
                 metrics.predicate_time += elapsed;
             }
             let started = Instant::now();
-            let out = self.columns(row_group, projection, &selection, options, &mut cache, &mut metrics)?;
+            // Nothing reads the cache after the projection: what it decodes is not kept.
+            let out = self.columns(row_group, projection, &selection, options, &mut cache, &mut metrics, false)?;
             metrics.projection_time += started.elapsed();
             metrics.rows_out = out.num_rows() as u64;
             return Ok((out, metrics));
@@ -213,7 +214,9 @@ impl FileReader {
     }
 
     /// The root columns `roots` (in that order) for the rows of `selection`: from the cache
-    /// where it holds them, decoded (and cached) otherwise.
+    /// where it holds them, decoded otherwise (and cached when `keep`: a later predicate or
+    /// the projection may need them).
+    #[allow(clippy::too_many_arguments)]
     fn columns(
         &self,
         row_group: usize,
@@ -222,6 +225,7 @@ impl FileReader {
         options: &ReadOptions,
         cache: &mut CachedArrayReader<'_>,
         metrics: &mut ReadMetrics,
+        keep: bool,
     ) -> Result<RecordBatch> {
         let mut found: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         let mut missing: Vec<usize> = Vec::new();
@@ -240,7 +244,9 @@ impl FileReader {
         missing.sort_unstable();
         missing.dedup();
         for (root, values) in self.decode_in_parallel(row_group, &missing, selection, options, metrics)? {
-            cache.insert(root, values.clone(), selection.clone());
+            if keep {
+                cache.insert(root, values.clone(), selection.clone());
+            }
             found.insert(root, values);
         }
         let schema = project_schema(self.metadata.schema(), roots);
