@@ -203,8 +203,10 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     columns a query needs), ``filter`` (Spark SQL, applied by pqsift), ``sessionTimeZone``,
     ``ignoreCorruptFiles``, ``targetTaskBytes``, and the options of :func:`pqsift.scan`
     (case and underscores do not matter: ``pushdownFilters`` = ``pushdown_filters``).
-    ``sessionTimeZone`` defaults to the session's at registration. A user-given schema (``.schema("a int, b string")``) selects those columns
-    by name and casts them to the given types.
+    ``sessionTimeZone`` defaults to the session's at registration. A user-given schema
+    (``.schema("a int, b string")``) selects those columns by name and casts them to the
+    given types. Scan metrics are not collected on this path (use :func:`read` with
+    :class:`ScanMetrics` for them).
 
     With ``filter_pushdown`` (default), Spark's filters are handed to pqsift (``pushFilters``:
     equalities, comparisons, IN, IS [NOT] NULL, NOT, starts/ends with, contains); those it
