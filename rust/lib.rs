@@ -51,6 +51,7 @@ pub mod normalise;
 pub mod opener;
 pub mod page_filter;
 pub mod page_headers;
+pub mod projection;
 pub mod pruning_predicate;
 pub mod reader;
 pub mod row_filter;

@@ -11,10 +11,11 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, ColumnPath, Expr, resolve_column};
+use crate::filter::{BindOptions, Expr};
 use crate::io::CountingFile;
 use crate::row_filter::RowFilter;
-use crate::row_group_reader::{FileReader, ReadOptions, project_schema};
+use crate::projection::resolve_projection;
+use crate::row_group_reader::{FileReader, ReadOptions};
 use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
 use crate::spark_output::spark_schema;
 
@@ -75,9 +76,8 @@ pub fn output_schema(
     spark_output: bool,
 ) -> Result<SchemaRef> {
     let metadata = arrow_metadata(file)?;
-    let roots = resolve_columns(metadata.schema(), columns, options)?;
-    let schema = project_schema(metadata.schema(), &roots);
-    if spark_output { spark_schema_of(file, &schema, &roots) } else { Ok(schema) }
+    let projection = resolve_projection(metadata.schema(), columns, options)?;
+    if spark_output { spark_schema_of(file, &projection.schema, &projection.roots) } else { Ok(projection.schema) }
 }
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
@@ -101,8 +101,8 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     let mut schema: Option<SchemaRef> = None;
     for file in files {
         let metadata = arrow_metadata(file)?;
-        let projection = resolve_columns(metadata.schema(), config.columns.as_deref(), &config.bind)?;
-        let file_schema = project_schema(metadata.schema(), &projection);
+        let projection = resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
+        let file_schema = Arc::clone(&projection.schema);
         match &schema {
             None => schema = Some(file_schema),
             Some(first) if first.fields() != file_schema.fields() => {
@@ -116,7 +116,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         let filter =
             RowFilter::build(config.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
-        scan_files.push(ScanFile { reader, filter, projection });
+        scan_files.push(ScanFile { reader, filter, projection: projection.roots, paths: projection.paths, output: projection.schema });
     }
     let mut schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let mut conform_to = None;
@@ -155,10 +155,3 @@ fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.path, e))
 }
 
-/// Root indices of `columns` (all columns when `None`), resolved as filters resolve them.
-fn resolve_columns(schema: &Schema, columns: Option<&[String]>, options: &BindOptions) -> Result<Vec<usize>> {
-    let Some(columns) = columns else {
-        return Ok((0..schema.fields().len()).collect());
-    };
-    columns.iter().map(|name| Ok(resolve_column(schema, &ColumnPath::new([name.as_str()]), options)?.indices[0])).collect()
-}

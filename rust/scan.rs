@@ -29,10 +29,11 @@ use std::sync::{Arc, Mutex};
 use crate::access_plan::FileAccessPlan;
 use crate::bloom_filter::prune_by_bloom_filters;
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, BoundExpr, ColumnPath, Expr, bind, parse_filter, resolve_column};
+use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::metrics::PruningMetrics;
 use crate::opener::OpenedFile;
 use crate::page_filter::prune_by_page_index;
+use crate::projection::resolve_projection;
 use crate::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 
 /// Scan settings.
@@ -151,11 +152,10 @@ impl Scan {
         }
         if let (Some(columns), false) = (&scan.columns, scan.files.is_empty()) {
             let first = scan.open(0)?;
-            for name in columns {
-                // Resolved as filters resolve names (Spark's matching, ambiguity errors).
-                resolve_column(&first.schema, &ColumnPath::new([name.as_str()]), &scan.options.bind)
-                    .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
-            }
+            // Resolved as filters resolve names (Spark's matching, ambiguity errors), paths
+            // into structs included.
+            resolve_projection(&first.schema, Some(columns), &scan.options.bind)
+                .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
         }
         Ok(scan)
     }

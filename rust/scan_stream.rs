@@ -29,6 +29,10 @@ pub struct ScanFile {
     pub filter: RowFilter,
     /// Root column indices to output, in output order.
     pub projection: Vec<usize>,
+    /// Per output column, the struct field path below its root (empty: the whole root).
+    pub paths: Vec<Vec<usize>>,
+    /// The output schema.
+    pub output: SchemaRef,
 }
 
 /// One row group to read.
@@ -134,6 +138,7 @@ impl Shared {
             }
         };
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        let batch = crate::projection::extract_fields(batch, &file.paths, &file.output)?;
         match &self.options.conform_to {
             Some(target) => crate::spark_output::conform(batch, target),
             None => Ok(batch),

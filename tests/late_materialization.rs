@@ -205,7 +205,9 @@ fn tempdir() -> PathBuf {
 
 fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::scan_stream::ScanFile {
     let opened = open(path, filter_text, true);
-    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec() }
+    let schema = opened.reader.schema();
+    let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
+    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], output }
 }
 
 #[test]

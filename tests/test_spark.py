@@ -299,3 +299,11 @@ def test_reader_function_on_a_user_task_dataframe(spark: Any, dataset: Path) -> 
     assert _rows(df.toArrow()) == _rows(expected)
     with pytest.raises(TypeError, match="row_groups"):
         pqsift.spark.reader(columns, row_groups=[0])
+
+
+def test_struct_fields_by_path_as_spark_selects_them(spark: Any, dataset: Path) -> None:
+    columns = ["id", "attrs.b", "attrs.a"]
+    df = pqsift.spark.read(spark, dataset, columns, "attrs.a >= 5")
+    expected = spark.read.parquet(str(dataset)).filter("attrs.a >= 5").select(*columns)
+    assert df.schema == expected.schema
+    assert _rows(df.toArrow()) == _rows(expected.toArrow())

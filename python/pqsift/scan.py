@@ -251,7 +251,9 @@ def scan(
     """A scan of ``source`` — a Parquet file, a directory (searched recursively for
     ``*.parquet``, skipping names starting with ``_`` or ``.``, like Spark), or a list of
     paths — keeping ``columns`` of the rows matching ``filter`` (Spark SQL text or an
-    :class:`~pqsift.Expr`).
+    :class:`~pqsift.Expr`). A column is a top-level name or, as in Spark's
+    ``select("a.b")``, a path to a struct field (back-quotes for names with dots): the
+    output column is that field, named by its last part, null where a struct above it is.
 
     Options: ``statistics``, ``bloom_filter``, ``page_index`` (bools: the pruning stages),
     ``session_time_zone`` (``"UTC"``), ``case_sensitive`` (``False``), ``file_range``
