@@ -3,8 +3,9 @@
 //! quote a name holding dots): the output column is that field, named by its last part,
 //! null where it or any struct above it is null — what Spark and pyarrow give.
 //!
-//! Reading decodes whole top-level columns (the unit of the decoded-column cache and of
-//! the row filter); the field is then taken out of its struct without copying values.
+//! Reading decodes only the Parquet leaf columns under the requested fields (unless a
+//! predicate already decoded the whole top-level column, which is then reused); the field
+//! is taken out of its struct without copying values.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -20,27 +21,30 @@
 //! let columns = ["p.y".to_string(), "id".to_string()];
 //! let projection = resolve_projection(&schema, Some(&columns), &BindOptions::default()).unwrap();
 //! assert_eq!(projection.roots, [1, 0]);
-//! assert_eq!(projection.paths, [vec![1], vec![]]);
+//! assert_eq!(projection.paths, [vec!["y".to_string()], vec![]]);
 //! assert_eq!(projection.schema.field(0), &Field::new("y", DataType::Int32, true));
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray, make_array};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
+use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, ColumnPath, resolve_column};
 
 /// The columns a scan outputs: per output column its root column and the path of struct
-/// field indices below it (empty: the whole root), and the output schema.
+/// field names below it (empty: the whole root), and the output schema.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
     /// Root column indices to decode, one per output column, in output order.
     pub roots: Vec<usize>,
-    /// Per output column, the struct field indices from its root down (empty: the root).
-    pub paths: Vec<Vec<usize>>,
+    /// Per output column, the struct field names from its root down, as the schema spells
+    /// them (empty: the whole root).
+    pub paths: Vec<Vec<String>>,
     /// The output schema.
     pub schema: SchemaRef,
 }
@@ -69,23 +73,53 @@ pub fn resolve_projection(schema: &SchemaRef, columns: Option<&[String]>, option
         };
         let mut field = schema.field(indices[0]).clone();
         let mut nullable = field.is_nullable();
+        let mut names = Vec::with_capacity(indices.len() - 1);
         for &index in &indices[1..] {
             let DataType::Struct(children) = field.data_type() else {
                 unreachable!("resolve_column only walks into structs")
             };
             field = children[index].as_ref().clone();
             nullable |= field.is_nullable();
+            names.push(field.name().clone());
         }
         fields.push(field.with_nullable(nullable));
         roots.push(indices[0]);
-        paths.push(indices[1..].to_vec());
+        paths.push(names);
     }
     Ok(Projection { roots, paths, schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())) })
 }
 
-/// `batch` (one whole root column per output column) with each column replaced by the
+/// Per root read only through paths, the Parquet leaf columns under those paths: the
+/// decoder reads these instead of every leaf of the root. Roots also output whole are not
+/// listed.
+///
+/// A leaf is under a path when its column path starts with the root's and the path's
+/// names (Arrow's struct fields are the Parquet groups of the same names).
+pub fn leaf_subsets(projection: &Projection, parquet: &SchemaDescriptor) -> BTreeMap<usize, Vec<usize>> {
+    let mut subsets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let whole: Vec<usize> = projection.roots.iter().zip(&projection.paths).filter(|(_, p)| p.is_empty()).map(|(r, _)| *r).collect();
+    for (&root, path) in projection.roots.iter().zip(&projection.paths) {
+        if path.is_empty() || whole.contains(&root) {
+            continue;
+        }
+        let leaves = subsets.entry(root).or_default();
+        for leaf in 0..parquet.num_columns() {
+            if parquet.get_column_root_idx(leaf) != root {
+                continue;
+            }
+            let parts = parquet.column(leaf).path().parts().to_vec();
+            if parts.len() > path.len() && parts[1..=path.len()] == path[..] && !leaves.contains(&leaf) {
+                leaves.push(leaf);
+            }
+        }
+        leaves.sort_unstable();
+    }
+    subsets
+}
+
+/// `batch` (one root column per output column, whole or pruned to the path's leaves) with each column replaced by the
 /// field at its path, nulls of the structs above it included.
-pub fn extract_fields(batch: RecordBatch, paths: &[Vec<usize>], schema: &SchemaRef) -> Result<RecordBatch> {
+pub fn extract_fields(batch: RecordBatch, paths: &[Vec<String>], schema: &SchemaRef) -> Result<RecordBatch> {
     if paths.iter().all(Vec::is_empty) {
         return Ok(batch);
     }
@@ -99,16 +133,18 @@ pub fn extract_fields(batch: RecordBatch, paths: &[Vec<usize>], schema: &SchemaR
     Ok(RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)?)
 }
 
-fn extract_field(column: &ArrayRef, path: &[usize]) -> Result<ArrayRef> {
+/// The field at `path` (by name: the struct may be whole or pruned to the path's leaves).
+fn extract_field(column: &ArrayRef, path: &[String]) -> Result<ArrayRef> {
     let mut current = Arc::clone(column);
     let mut nulls: Option<NullBuffer> = None;
-    for &index in path {
-        let structs = current
+    for name in path {
+        let child = current
             .as_any()
             .downcast_ref::<StructArray>()
-            .ok_or_else(|| PqsiftError::Compute(format!("cannot take field {index} of {}", current.data_type())))?;
-        nulls = NullBuffer::union(nulls.as_ref(), structs.nulls());
-        current = Arc::clone(structs.column(index));
+            .and_then(|structs| Some((structs.column_by_name(name)?, structs.nulls())))
+            .ok_or_else(|| PqsiftError::Compute(format!("no field `{name}` in {}", current.data_type())))?;
+        nulls = NullBuffer::union(nulls.as_ref(), child.1);
+        current = Arc::clone(child.0);
     }
     let combined = NullBuffer::union(nulls.as_ref(), current.nulls());
     if combined.as_ref().map(NullBuffer::null_count) == current.nulls().map(NullBuffer::null_count)
@@ -195,7 +231,8 @@ mod tests {
         let columns = ["s.b.u".to_string(), "`dotted.name`".to_string(), "S.A".to_string(), "s".to_string()];
         let projection = resolve_projection(&schema, Some(&columns), &options).unwrap();
         assert_eq!(projection.roots, [0, 1, 0, 0]);
-        assert_eq!(projection.paths, [vec![1, 0], vec![], vec![0], vec![]]);
+        let path = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(projection.paths, [path(&["b", "u"]), vec![], path(&["a"]), vec![]]);
         let names: Vec<&str> = projection.schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names, ["u", "dotted.name", "a", "s"]);
         // `u` is required in its struct, but its struct may be null.

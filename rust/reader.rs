@@ -14,7 +14,7 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
 use crate::io::CountingFile;
 use crate::row_filter::RowFilter;
-use crate::projection::resolve_projection;
+use crate::projection::{leaf_subsets, resolve_projection};
 use crate::row_group_reader::{FileReader, ReadOptions};
 use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
 use crate::spark_output::spark_schema;
@@ -115,8 +115,16 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         }
         let filter =
             RowFilter::build(config.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
+        let leaf_subsets = leaf_subsets(&projection, metadata.parquet_schema());
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
-        scan_files.push(ScanFile { reader, filter, projection: projection.roots, paths: projection.paths, output: projection.schema });
+        scan_files.push(ScanFile {
+            reader,
+            filter,
+            projection: projection.roots,
+            paths: projection.paths,
+            leaf_subsets,
+            output: projection.schema,
+        });
     }
     let mut schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let mut conform_to = None;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow::compute::{concat_batches, filter_record_batch};
 use arrow::datatypes::{Schema, SchemaRef};
+use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection, RowSelectionPolicy,
@@ -30,6 +31,9 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
 use crate::io::CountingFile;
 use crate::metadata;
+
+/// Per root, the Parquet leaf columns to decode instead of all of its leaves.
+pub type LeafSubsets = BTreeMap<usize, Vec<usize>>;
 use crate::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 
@@ -135,12 +139,16 @@ impl FileReader {
 
     /// Reads row group `row_group` for `selection` (the access plan's; `None` = every
     /// row), returning the root columns `projection` (in that order) of the rows that pass
-    /// `filter`.
+    /// `filter`. A root in `leaf_subsets` is decoded with only those Parquet leaves (a
+    /// struct pruned to the fields a projection path needs) unless a predicate decoded it
+    /// whole.
+    #[allow(clippy::too_many_arguments)]
     pub fn read_row_group(
         &self,
         row_group: usize,
         selection: Option<&RowSelection>,
         projection: &[usize],
+        leaf_subsets: &LeafSubsets,
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
@@ -166,7 +174,8 @@ impl FileReader {
                 }
                 let started = Instant::now();
                 let predicate = &filter.predicates()[index];
-                let batch = self.columns(row_group, &predicate.roots, &selection, options, &mut cache, &mut metrics, true)?;
+                let whole = LeafSubsets::new();
+                let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, true)?;
                 let passed = evaluate(&self.bound[index], &batch)?;
                 let refinement = RowSelection::from_filters(&[passed]);
                 let rows_in = selection.selected_count() as u64;
@@ -177,7 +186,7 @@ impl FileReader {
             }
             let started = Instant::now();
             // Nothing reads the cache after the projection: what it decodes is not kept.
-            let out = self.columns(row_group, projection, &selection, options, &mut cache, &mut metrics, false)?;
+            let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, false)?;
             metrics.projection_time += started.elapsed();
             metrics.rows_out = out.num_rows() as u64;
             return Ok((out, metrics));
@@ -191,7 +200,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &selection, options, &mut metrics)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), &selection, options, &mut metrics)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
@@ -221,6 +230,7 @@ impl FileReader {
         &self,
         row_group: usize,
         roots: &[usize],
+        leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
         options: &ReadOptions,
         cache: &mut CachedArrayReader<'_>,
@@ -243,16 +253,21 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, selection, options, metrics)? {
-            if keep {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics)? {
+            if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
             found.insert(root, values);
         }
-        let schema = project_schema(self.metadata.schema(), roots);
         let columns: Vec<ArrayRef> = roots.iter().map(|r| found[r].clone()).collect();
+        // A root decoded through a leaf subset is a pruned struct: its type is the array's.
+        let fields: Vec<_> = roots
+            .iter()
+            .zip(&columns)
+            .map(|(&r, c)| self.metadata.schema().field(r).clone().with_data_type(c.data_type().clone()))
+            .collect();
         let options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
-        Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?)
     }
 
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`, split over
@@ -262,6 +277,7 @@ impl FileReader {
         &self,
         row_group: usize,
         roots: &[usize],
+        leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
@@ -271,7 +287,7 @@ impl FileReader {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, selection, options, metrics)?;
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -290,7 +306,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, selection, options, &mut local)?;
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -323,22 +339,36 @@ impl FileReader {
             .sum()
     }
 
-    /// Decodes the root columns `roots` (ascending) for the rows of `selection`.
+    /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
+    /// of each root, or the leaves `leaf_subsets` lists for it.
     fn decode(
         &self,
         row_group: usize,
         roots: &[usize],
+        leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
     ) -> Result<RecordBatch> {
-        let schema = project_schema(self.metadata.schema(), roots);
-        if !selection.selects_any() {
-            return Ok(RecordBatch::new_empty(schema));
-        }
         let parquet_schema = self.metadata.parquet_schema();
-        let leaves: Vec<usize> =
-            (0..parquet_schema.num_columns()).filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf))).collect();
+        let leaves: Vec<usize> = (0..parquet_schema.num_columns())
+            .filter(|&leaf| {
+                let root = parquet_schema.get_column_root_idx(leaf);
+                roots.contains(&root) && leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
+            })
+            .collect();
+        let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
+        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.file.path(), e);
+        if !selection.selects_any() {
+            // No row: the crate's reader, built over no row, still says the (pruned) types.
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+                .with_row_groups(vec![row_group])
+                .with_projection(mask)
+                .with_row_selection(CrateSelection::from(vec![CrateSelector::skip(selection.row_count())]))
+                .build()
+                .map_err(corrupt)?;
+            return Ok(RecordBatch::new_empty(reader.schema()));
+        }
         self.check_page_headers(row_group, &leaves)?;
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
         let variable_width =
@@ -350,10 +380,9 @@ impl FileReader {
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
-        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.file.path(), e);
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
             .with_row_groups(vec![row_group])
-            .with_projection(ProjectionMask::roots(parquet_schema, roots.iter().copied()))
+            .with_projection(mask)
             .with_row_selection(CrateSelection::from(decoder))
             .with_row_selection_policy(RowSelectionPolicy::Selectors)
             // One batch for the whole selection: the row group is assembled whole anyway, and
@@ -363,6 +392,7 @@ impl FileReader {
             .with_batch_size(decoder_selection.selected_count().clamp(1, MAX_DECODE_BATCH_ROWS))
             .build()
             .map_err(corrupt)?;
+        let schema = reader.schema();
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;

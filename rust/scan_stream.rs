@@ -29,8 +29,10 @@ pub struct ScanFile {
     pub filter: RowFilter,
     /// Root column indices to output, in output order.
     pub projection: Vec<usize>,
-    /// Per output column, the struct field path below its root (empty: the whole root).
-    pub paths: Vec<Vec<usize>>,
+    /// Per output column, the struct field names below its root (empty: the whole root).
+    pub paths: Vec<Vec<String>>,
+    /// Roots read only through paths: the Parquet leaves to decode for them.
+    pub leaf_subsets: crate::row_group_reader::LeafSubsets,
     /// The output schema.
     pub output: SchemaRef,
 }
@@ -122,6 +124,7 @@ impl Shared {
                 task.row_group,
                 task.selection.as_ref(),
                 &file.projection,
+                &file.leaf_subsets,
                 &file.filter,
                 &self.options.read,
                 &self.cache,

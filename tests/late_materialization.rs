@@ -89,7 +89,7 @@ fn read_all(opened: &Opened, projection: &[usize], options: &ReadOptions, cache:
     let mut batches = Vec::new();
     let mut metrics = ReadMetrics::default();
     for rg in 0..opened.metadata.metadata().num_row_groups() {
-        let (batch, m) = opened.reader.read_row_group(rg, None, projection, &opened.filter, options, cache).unwrap();
+        let (batch, m) = opened.reader.read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache).unwrap();
         metrics.add(&m);
         batches.push(batch);
     }
@@ -170,7 +170,7 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     // As if the page index had kept rows 2000..2500 of row group 1 only.
     let selection = RowSelection::from_ranges(&[2000..2500], ROW_GROUP_ROWS).unwrap();
     let (batch, metrics) =
-        opened.reader.read_row_group(1, Some(&selection), &[0, 3], &opened.filter, &ReadOptions::default(), &cache).unwrap();
+        opened.reader.read_row_group(1, Some(&selection), &[0, 3], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).unwrap();
     let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
     assert!(ids.values().iter().all(|&id| (12_000..12_500).contains(&id)));
     assert_eq!(metrics.rows_decoded_by_column["amount"], 500);
@@ -179,7 +179,7 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
 
     // A selection of the wrong length is an error, not a panic.
     let wrong = RowSelection::select_all(5);
-    assert!(opened.reader.read_row_group(1, Some(&wrong), &[0], &opened.filter, &ReadOptions::default(), &cache).is_err());
+    assert!(opened.reader.read_row_group(1, Some(&wrong), &[0], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).is_err());
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::sc
     let opened = open(path, filter_text, true);
     let schema = opened.reader.schema();
     let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
-    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], output }
+    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output }
 }
 
 #[test]

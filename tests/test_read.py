@@ -291,3 +291,25 @@ def test_nested_fields_project_by_path(tmp_path: Path, columns: list[str], filte
         expected.append([walk(row, c) for c in columns])
     assert got.column_names == [c.strip("`").split(".")[-1] if not c.startswith("`") else c.strip("`") for c in columns]
     assert [list(r.values()) for r in got.to_pylist()] == expected
+
+
+def test_a_path_reads_only_its_leaves(tmp_path: Path) -> None:
+    """Projecting ``attrs.a`` decodes the Parquet leaf ``attrs.a`` only, not the wide
+    ``attrs.text`` beside it; when a predicate already decoded ``attrs`` whole, the
+    projection reuses it."""
+    rows = 20_000
+    attrs = pa.array(
+        [{"a": i % 10, "text": f"{i} " + "lorem ipsum " * 20} for i in range(rows)],
+        pa.struct([("a", pa.int64()), ("text", pa.string())]),
+    )
+    path = tmp_path / "wide_struct.parquet"
+    pq.write_table(pa.table({"id": np.arange(rows), "attrs": attrs}), path, compression="none")
+    narrow = pqsift.scan(path, columns=["attrs.a"])
+    assert narrow.to_table().column("a").to_pylist() == [i % 10 for i in range(rows)]
+    whole = pqsift.scan(path, columns=["attrs"])
+    whole.to_table()
+    assert narrow.metrics["bytes_read"] * 10 < whole.metrics["bytes_read"]
+    filtered = pqsift.scan(path, columns=["attrs.a", "id"], filter="attrs.text LIKE '1 %'")
+    table = filtered.to_table()
+    assert table.column("id").to_pylist() == [1] and table.column("a").to_pylist() == [1]
+    assert filtered.metrics["cache_hits"] >= 1  # attrs, decoded whole for the predicate
