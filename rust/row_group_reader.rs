@@ -31,11 +31,11 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
 use crate::io::CountingFile;
 use crate::metadata;
+use crate::row_filter::RowFilter;
+use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
 pub type LeafSubsets = BTreeMap<usize, Vec<usize>>;
-use crate::row_filter::RowFilter;
-use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 
 /// How rows are read.
 #[derive(Debug, Clone)]
