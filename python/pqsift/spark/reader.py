@@ -9,6 +9,7 @@ process-wide metadata cache serves later tasks on the same files; each task read
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -139,7 +140,10 @@ def _read_row(
     if row.get("row_groups") is not None:
         options["row_groups"] = list(row["row_groups"])
     elif row.get("range_start") is not None or row.get("range_length") is not None:
-        options["file_range"] = (int(row.get("range_start") or 0), int(row["range_length"]))
+        start = int(row.get("range_start") or 0)
+        length = row.get("range_length")
+        # No length: to the end of the file.
+        options["file_range"] = (start, int(length) if length is not None else max(os.path.getsize(path) - start, 0))
     task_scan = None
     try:
         task_scan = scan(path, columns, filter, **options)
