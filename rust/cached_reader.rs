@@ -23,6 +23,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray};
 use arrow::compute::filter;
 
 use crate::error::{PqsiftError, Result};
+use crate::lru::ByteLru;
 use crate::selection::RowSelection;
 
 /// Identifies a decoded column: file, row group, root column index.
@@ -86,37 +87,30 @@ impl CachedColumn {
     }
 }
 
-/// The shared tier: decoded columns for every reader, bounded in bytes, LRU eviction.
+/// The shared tier: decoded columns for every reader, bounded in bytes, LRU eviction
+/// ([`ByteLru`]).
 #[derive(Debug)]
 pub struct SharedArrayCache {
-    capacity_bytes: usize,
-    state: Mutex<SharedState>,
-}
-
-#[derive(Debug, Default)]
-struct SharedState {
-    entries: HashMap<CacheKey, (CachedColumn, u64)>,
-    bytes: usize,
-    clock: u64,
+    state: Mutex<ByteLru<CacheKey, CachedColumn>>,
 }
 
 impl SharedArrayCache {
     /// A cache holding at most `capacity_bytes` of decoded arrays (0 disables it).
     pub fn new(capacity_bytes: usize) -> Self {
-        Self { capacity_bytes, state: Mutex::new(SharedState::default()) }
+        Self { state: Mutex::new(ByteLru::new(capacity_bytes)) }
     }
 
     /// The configured capacity.
     pub fn capacity_bytes(&self) -> usize {
-        self.capacity_bytes
+        self.lock().capacity()
     }
 
     /// Bytes held now.
     pub fn bytes(&self) -> usize {
-        self.lock().bytes
+        self.lock().bytes()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ByteLru<CacheKey, CachedColumn>> {
         // A panic while holding the lock leaves consistent data (every update is one
         // statement), so a poisoned lock is still usable.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -124,36 +118,14 @@ impl SharedArrayCache {
 
     /// The entry for `key`, marking it recently used.
     pub fn get(&self, key: &CacheKey) -> Option<CachedColumn> {
-        let mut state = self.lock();
-        state.clock += 1;
-        let clock = state.clock;
-        let (column, used) = state.entries.get_mut(key)?;
-        *used = clock;
-        Some(column.clone())
+        self.lock().get(key).cloned()
     }
 
     /// Inserts `column`, evicting least recently used entries to stay within capacity.
     /// An entry larger than the whole capacity is not kept.
     pub fn insert(&self, key: CacheKey, column: CachedColumn) {
         let size = column.memory_size();
-        if size > self.capacity_bytes {
-            return;
-        }
-        let mut state = self.lock();
-        if let Some((old, _)) = state.entries.remove(&key) {
-            state.bytes -= old.memory_size();
-        }
-        while state.bytes + size > self.capacity_bytes {
-            let Some(oldest) = state.entries.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone()) else {
-                break;
-            };
-            let (evicted, _) = state.entries.remove(&oldest).expect("present");
-            state.bytes -= evicted.memory_size();
-        }
-        state.clock += 1;
-        let clock = state.clock;
-        state.bytes += size;
-        state.entries.insert(key, (column, clock));
+        self.lock().insert(key, column, size);
     }
 }
 

@@ -44,6 +44,7 @@ pub mod error;
 pub mod filter;
 pub mod inspect;
 pub mod io;
+pub mod lru;
 pub mod metadata;
 pub mod metadata_cache;
 pub mod metrics;

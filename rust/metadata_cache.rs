@@ -5,7 +5,6 @@
 //! modification time — a rewritten file is a new entry — and the cache is bounded by the
 //! metadata's estimated memory size, evicting the least recently used.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
@@ -13,6 +12,7 @@ use std::time::SystemTime;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
+use crate::lru::ByteLru;
 use crate::metadata;
 
 /// Default bound of the process-wide metadata cache.
@@ -25,11 +25,9 @@ struct Key {
     modified: Option<SystemTime>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
-    entries: HashMap<Key, (Arc<ParquetMetaData>, usize, u64)>,
-    bytes: usize,
-    clock: u64,
+    entries: ByteLru<Key, Arc<ParquetMetaData>>,
     hits: u64,
     misses: u64,
 }
@@ -37,14 +35,13 @@ struct State {
 /// The metadata cache. [`MetadataCache::global`] is the process-wide one.
 #[derive(Debug)]
 pub struct MetadataCache {
-    capacity_bytes: usize,
     state: Mutex<State>,
 }
 
 impl MetadataCache {
     /// A cache bounded to `capacity_bytes`.
     pub fn new(capacity_bytes: usize) -> Self {
-        Self { capacity_bytes, state: Mutex::new(State::default()) }
+        Self { state: Mutex::new(State { entries: ByteLru::new(capacity_bytes), hits: 0, misses: 0 }) }
     }
 
     /// The process-wide cache.
@@ -83,11 +80,7 @@ impl MetadataCache {
         let key = Key { path: path.to_path_buf(), size: stat.len(), modified: stat.modified().ok() };
         {
             let mut state = self.lock();
-            state.clock += 1;
-            let clock = state.clock;
-            if let Some((metadata, _, used)) = state.entries.get_mut(&key) {
-                *used = clock;
-                let metadata = Arc::clone(metadata);
+            if let Some(metadata) = state.entries.get(&key).cloned() {
                 state.hits += 1;
                 return Ok(metadata);
             }
@@ -95,28 +88,10 @@ impl MetadataCache {
         }
         let metadata = metadata::load_with_hint(path, size_hint)?;
         let size = metadata.memory_size();
-        if size <= self.capacity_bytes {
-            let mut state = self.lock();
-            // A stale entry for an older version of the file goes first.
-            let stale: Vec<Key> = state.entries.keys().filter(|k| k.path == key.path).cloned().collect();
-            for old in stale {
-                if let Some((_, bytes, _)) = state.entries.remove(&old) {
-                    state.bytes -= bytes;
-                }
-            }
-            while state.bytes + size > self.capacity_bytes {
-                let Some(oldest) = state.entries.iter().min_by_key(|(_, (_, _, used))| *used).map(|(k, _)| k.clone())
-                else {
-                    break;
-                };
-                let (_, bytes, _) = state.entries.remove(&oldest).expect("present");
-                state.bytes -= bytes;
-            }
-            state.clock += 1;
-            let clock = state.clock;
-            state.bytes += size;
-            state.entries.insert(key, (Arc::clone(&metadata), size, clock));
-        }
+        let mut state = self.lock();
+        // A stale entry for an older version of the file goes first.
+        state.entries.remove_where(|k| k.path == key.path);
+        state.entries.insert(key, Arc::clone(&metadata), size);
         Ok(metadata)
     }
 }

@@ -1,0 +1,180 @@
+//! A least-recently-used map bounded in bytes: the one eviction policy behind the
+//! decoded-column cache ([`crate::cached_reader::SharedArrayCache`]) and the metadata
+//! cache ([`crate::metadata_cache::MetadataCache`]). Not synchronised: each cache keeps it
+//! behind its own lock.
+//!
+//! Lookups and inserts are O(log n): entries are indexed by their last use, so the least
+//! recently used one is found without a scan.
+//!
+//! ```
+//! use pqsift::lru::ByteLru;
+//! let mut cache = ByteLru::new(10);
+//! cache.insert("a", 1, 4);
+//! cache.insert("b", 2, 4);
+//! assert_eq!(cache.get(&"a"), Some(&1));   // "a" is now the most recent
+//! cache.insert("c", 3, 4);                 // 12 bytes > 10: the least recent, "b", goes
+//! assert_eq!(cache.get(&"b"), None);
+//! assert_eq!(cache.bytes(), 8);
+//! cache.insert("huge", 4, 11);             // larger than the whole capacity: not kept
+//! assert_eq!(cache.get(&"huge"), None);
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+
+/// A map of at most `capacity` bytes (as the caller sizes its values) that evicts the
+/// least recently used entries first.
+#[derive(Debug)]
+pub struct ByteLru<K, V> {
+    capacity: usize,
+    bytes: usize,
+    clock: u64,
+    /// Key → (value, size, last use).
+    entries: HashMap<K, (V, usize, u64)>,
+    /// Last use → key: the first entry is the least recently used.
+    by_use: BTreeMap<u64, K>,
+}
+
+impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
+    /// An empty map holding at most `capacity` bytes (0: holds nothing).
+    pub fn new(capacity: usize) -> Self {
+        Self { capacity, bytes: 0, clock: 0, entries: HashMap::new(), by_use: BTreeMap::new() }
+    }
+
+    /// The bound.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes held now.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// The value of `key`, marking it most recently used.
+    pub fn get(&mut self, key: &K) -> Option<&V> {
+        let now = self.tick();
+        let (_, _, used) = self.entries.get_mut(key)?;
+        let before = std::mem::replace(used, now);
+        if let Some(indexed) = self.by_use.remove(&before) {
+            self.by_use.insert(now, indexed);
+        }
+        self.entries.get(key).map(|(value, _, _)| value)
+    }
+
+    /// Inserts `value` of `size` bytes under `key` (replacing an entry there), evicting the
+    /// least recently used entries to stay within capacity. A value larger than the whole
+    /// capacity is not kept (and an entry it would replace is removed).
+    pub fn insert(&mut self, key: K, value: V, size: usize) {
+        self.remove(&key);
+        if size > self.capacity {
+            return;
+        }
+        while self.bytes + size > self.capacity {
+            let Some((_, oldest)) = self.by_use.pop_first() else { break };
+            let (_, evicted, _) = self.entries.remove(&oldest).expect("indexed entries exist");
+            self.bytes -= evicted;
+        }
+        let now = self.tick();
+        self.bytes += size;
+        self.by_use.insert(now, key.clone());
+        self.entries.insert(key, (value, size, now));
+    }
+
+    /// Removes `key`; its value, if it was there.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let (value, size, used) = self.entries.remove(key)?;
+        self.by_use.remove(&used);
+        self.bytes -= size;
+        Some(value)
+    }
+
+    /// Removes every entry whose key matches `stale`.
+    pub fn remove_where(&mut self, stale: impl Fn(&K) -> bool) {
+        let keys: Vec<K> = self.entries.keys().filter(|k| stale(k)).cloned().collect();
+        for key in keys {
+            self.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A model: a list in use order, evicting from the front.
+    #[derive(Default)]
+    struct Model {
+        entries: Vec<(u8, u32, usize)>,
+    }
+
+    impl Model {
+        fn get(&mut self, key: u8) -> Option<u32> {
+            let position = self.entries.iter().position(|(k, _, _)| *k == key)?;
+            let entry = self.entries.remove(position);
+            self.entries.push(entry);
+            Some(entry.1)
+        }
+
+        fn insert(&mut self, key: u8, value: u32, size: usize, capacity: usize) {
+            self.entries.retain(|(k, _, _)| *k != key);
+            if size > capacity {
+                return;
+            }
+            while self.entries.iter().map(|e| e.2).sum::<usize>() + size > capacity {
+                self.entries.remove(0);
+            }
+            self.entries.push((key, value, size));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_use_ordered_list(
+            capacity in 0usize..40,
+            ops in prop::collection::vec((any::<bool>(), 0u8..8, any::<u32>(), 0usize..15), 0..200),
+        ) {
+            let mut lru = ByteLru::new(capacity);
+            let mut model = Model::default();
+            for (is_get, key, value, size) in ops {
+                if is_get {
+                    prop_assert_eq!(lru.get(&key).copied(), model.get(key));
+                } else {
+                    lru.insert(key, value, size);
+                    model.insert(key, value, size, capacity);
+                }
+                prop_assert_eq!(lru.bytes(), model.entries.iter().map(|e| e.2).sum::<usize>());
+                prop_assert!(lru.bytes() <= capacity);
+                prop_assert_eq!(lru.len(), model.entries.len());
+            }
+        }
+    }
+
+    #[test]
+    fn remove_where_drops_matching_keys() {
+        let mut lru = ByteLru::new(100);
+        for key in 0..10 {
+            lru.insert(key, key, 5);
+        }
+        lru.remove_where(|k| k % 2 == 0);
+        assert_eq!((lru.len(), lru.bytes()), (5, 25));
+        assert_eq!(lru.get(&3), Some(&3));
+        assert_eq!(lru.get(&4), None);
+    }
+}
