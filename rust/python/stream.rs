@@ -163,7 +163,8 @@ pub(crate) fn read(
         columns,
         filter,
         bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
-        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, column_threads: 1 },
+        // column_threads: the stream sets it from the threads it has left over.
+        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, ..ReadOptions::default() },
         reorder_filters,
         threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,

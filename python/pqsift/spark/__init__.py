@@ -181,7 +181,7 @@ def read(
         metrics.planning = dict(plan.metrics)
         metrics.tasks = len(plan.tasks)
         metrics.explain = plan.explain
-    planned = [[(piece.path, list(piece.row_groups)) for piece in task.pieces] for task in plan.tasks]
+    planned = [task.to_rows() for task in plan.tasks]
     if not planned:
         return spark.createDataFrame([], struct)
     function = planned_reader(

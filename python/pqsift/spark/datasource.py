@@ -40,7 +40,7 @@ from pyspark.sql.types import StructType
 from pqsift.expr import _datetime_text, _quote_identifier, lit
 from pqsift.scan import _OPTIONS, _READ_OPTIONS
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, plan_tasks
-from pqsift.spark.reader import reader
+from pqsift.spark.reader import read_pieces
 
 __all__ = ["data_source_class", "filter_to_sql"]
 
@@ -177,21 +177,14 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
     def partitions(self) -> list[InputPartition]:
         pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
         plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
-        return [
-            _TaskPartition([(piece.path, list(piece.row_groups)) for piece in task.pieces]) for task in plan.tasks
-        ]
+        return [_TaskPartition(task.to_rows()) for task in plan.tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        function = reader(
-            self.columns,
-            self._filter(),
-            ignore_corrupt_files=self.ignore_corrupt_files,
-            **{"threads": 1, **self.options},
+        options = {"threads": 1, **self.options}
+        batches = read_pieces(
+            partition.value, self.columns, self._filter(), ignore_corrupt_files=self.ignore_corrupt_files, **options
         )
-        tasks = pa.RecordBatch.from_pylist(
-            [{"path": path, "row_groups": row_groups} for path, row_groups in partition.value]
-        )
-        for batch in function(iter([tasks])):
+        for batch in batches:
             if self.cast_to is not None:
                 batch = batch.cast(self.cast_to)
             yield batch

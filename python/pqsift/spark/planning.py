@@ -42,6 +42,10 @@ class Task:
     compressed_bytes: int
     rows: int
 
+    def to_rows(self) -> list[tuple[str, list[int]]]:
+        """The pieces as plain ``(path, row_groups)`` pairs: what travels to the workers."""
+        return [(piece.path, list(piece.row_groups)) for piece in self.pieces]
+
 
 @dataclass(frozen=True)
 class TaskPlan:

@@ -10,7 +10,7 @@ process-wide metadata cache serves later tasks on the same files; each task read
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -19,7 +19,7 @@ from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
 
-__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "reader"]
+__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
 
 #: Columns of a task DataFrame the reader understands; only ``path`` is required.
 #: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
@@ -99,9 +99,7 @@ def _reader(
     options: dict[str, Any],
     planned: list[list[tuple[str, list[int]]]] | None,
 ) -> ReaderFunction:
-    settings = {**options, "threads": threads, "spark_output": True}
-    column_list = None if columns is None else list(columns)
-    accumulator = None if metrics is None else metrics.accumulator
+    read_rows = _row_reader(columns, filter, ignore_corrupt_files, metrics, threads, options)
 
     def rows_of(batch: pa.RecordBatch) -> Iterator[dict[str, Any]]:
         if planned is None:
@@ -112,17 +110,51 @@ def _reader(
                 yield {"path": path, "row_groups": row_groups}
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return read_rows(row for batch in batches for row in rows_of(batch))
+
+    return read_tasks
+
+
+def read_pieces(
+    pieces: Iterable[tuple[str, list[int]]],
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002 - the public name
+    *,
+    ignore_corrupt_files: bool = False,
+    threads: int = 1,
+    **options: Any,
+) -> Iterator[pa.RecordBatch]:
+    """Reads planned ``(path, row_groups)`` pieces as :func:`reader` reads task rows (the
+    data source's ``read``, which gets its pieces as Python values, not as a DataFrame)."""
+    read_rows = _row_reader(columns, filter, ignore_corrupt_files, None, threads, options)
+    return read_rows({"path": path, "row_groups": row_groups} for path, row_groups in pieces)
+
+
+def _row_reader(
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002
+    ignore_corrupt_files: bool,
+    metrics: Any,
+    threads: int,
+    options: dict[str, Any],
+) -> Callable[[Iterable[dict[str, Any]]], Iterator[pa.RecordBatch]]:
+    """Reads task rows (``path`` and optionally ``row_groups`` or a byte range), adding
+    what each task read to ``metrics`` when it ends."""
+    settings = {**options, "threads": threads, "spark_output": True}
+    column_list = None if columns is None else list(columns)
+    accumulator = None if metrics is None else metrics.accumulator
+
+    def read_rows(rows: Iterable[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
         totals: dict[str, Any] = dict.fromkeys(READ_METRICS, 0)
         totals["files_skipped"] = []
         try:
-            for batch in batches:
-                for row in rows_of(batch):
-                    yield from _read_row(row, column_list, filter, settings, ignore_corrupt_files, totals)
+            for row in rows:
+                yield from _read_row(row, column_list, filter, settings, ignore_corrupt_files, totals)
         finally:
             if accumulator is not None:
                 accumulator.add(totals)
 
-    return read_tasks
+    return read_rows
 
 
 def _read_row(
