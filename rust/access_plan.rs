@@ -77,6 +77,9 @@ pub struct FileAccessPlan {
     pub row_groups: Vec<RowGroupPlan>,
     /// A note on the whole file (e.g. why nothing was pruned), if any.
     pub note: Option<String>,
+    /// Why the whole file was skipped before its footer was read (partition values), if
+    /// it was: it then has no row groups.
+    pub skipped: Option<String>,
 }
 
 impl FileAccessPlan {
@@ -97,7 +100,19 @@ impl FileAccessPlan {
             path: path.into(),
             row_groups,
             note: None,
+            skipped: None,
         }
+    }
+
+    /// A file skipped whole, before its footer was read, because of `reason`.
+    ///
+    /// ```
+    /// let plan = pqsift::access_plan::FileAccessPlan::skipped("day=1/f.parquet", "partition values day=1");
+    /// assert!(plan.is_pruned());
+    /// assert_eq!(plan.explain(), "file day=1/f.parquet: skipped by partition values day=1\n");
+    /// ```
+    pub fn skipped(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { skipped: Some(reason.into()), ..Self::scan_all(path, &[]) }
     }
 
     /// Marks row group `index` skipped by `stage` because of `reason`.
@@ -149,6 +164,10 @@ impl FileAccessPlan {
     /// The plan in words, one line per row group.
     pub fn explain(&self) -> String {
         let mut text = String::new();
+        if let Some(reason) = &self.skipped {
+            let _ = writeln!(text, "file {}: skipped by {reason}", self.path);
+            return text;
+        }
         let total: usize = self.row_groups.iter().map(|rg| rg.rows).sum();
         let kept = self
             .row_groups

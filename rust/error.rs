@@ -58,6 +58,18 @@ pub enum PqsiftError {
     #[error("{0}")]
     Filter(String),
 
+    /// A table (a Hive-partitioned directory or a Delta table) cannot be read as one: its
+    /// partition directories disagree, its Delta log is incomplete or inconsistent, a
+    /// requested version does not exist. The message names the table. Maps to
+    /// `pqsift.TableError`.
+    #[error("{table}: {reason}")]
+    Table {
+        /// The table's root directory or URL.
+        table: String,
+        /// What is wrong, in words.
+        reason: String,
+    },
+
     /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
     /// `pqsift.PqsiftError`.
     #[error("arrow: {0}")]
@@ -116,6 +128,11 @@ impl PqsiftError {
             Self::Statistics(reason) | Self::Compute(reason) => Self::corrupt(path, format!("{context}: {reason}")),
             other => other,
         }
+    }
+
+    /// A table-level error on the table at `table`.
+    pub(crate) fn table(table: &std::path::Path, reason: impl std::fmt::Display) -> Self {
+        Self::Table { table: table.display().to_string(), reason: reason.to_string() }
     }
 
     /// Shorthand for [`PqsiftError::Filter`].

@@ -62,6 +62,7 @@ pub mod scan;
 pub mod scan_stream;
 pub mod selection;
 pub mod spark_output;
+pub mod table;
 mod thrift_walk;
 pub mod zone_map;
 

@@ -15,6 +15,8 @@ pub struct PruningMetrics {
     pub files_total: u64,
     /// Files none of whose row groups is read.
     pub files_pruned: u64,
+    /// Of those, files skipped on their partition values, their footers never read.
+    pub files_pruned_partition: u64,
     /// Row groups in all files.
     pub row_groups_total: u64,
     /// Row groups outside the requested file byte range.
@@ -47,6 +49,7 @@ impl PruningMetrics {
         vec![
             ("files_total", self.files_total),
             ("files_pruned", self.files_pruned),
+            ("files_pruned_partition", self.files_pruned_partition),
             ("row_groups_total", self.row_groups_total),
             ("row_groups_pruned_range", self.row_groups_pruned_range),
             ("row_groups_pruned_statistics", self.row_groups_pruned_statistics),

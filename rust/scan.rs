@@ -23,7 +23,7 @@
 //! assert!(plan.explain().contains("row group 0: skipped by statistics"));
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::access_plan::FileAccessPlan;
@@ -35,6 +35,8 @@ use crate::opener::OpenedFile;
 use crate::page_filter::prune_by_page_index;
 use crate::projection::resolve_projection;
 use crate::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
+use crate::table::file_pruning::{prune_files, specialise};
+use crate::table::source::{Table, merge_schemas};
 
 /// Scan settings.
 ///
@@ -89,9 +91,10 @@ impl ScanPlan {
     pub fn explain(&self) -> String {
         let m = &self.metrics;
         let mut text = format!(
-            "scan of {} file(s): {} pruned; {} row group(s): {} pruned by statistics, {} by bloom filters, {} by the page index, {} by the file range; {} of {} pages pruned; {} of {} rows selected\n",
+            "scan of {} file(s): {} pruned ({} by partition values); {} row group(s): {} pruned by statistics, {} by bloom filters, {} by the page index, {} by the file range; {} of {} pages pruned; {} of {} rows selected\n",
             m.files_total,
             m.files_pruned,
+            m.files_pruned_partition,
             m.row_groups_total,
             m.row_groups_pruned_statistics,
             m.row_groups_pruned_bloom_filter,
@@ -109,10 +112,11 @@ impl ScanPlan {
     }
 }
 
-/// A scan of Parquet files with an optional filter and projection.
+/// A scan of a table (Parquet files, possibly with partition values) with an optional
+/// filter and projection.
 #[derive(Debug)]
 pub struct Scan {
-    files: Vec<PathBuf>,
+    table: Table,
     columns: Option<Vec<String>>,
     filter: Option<Expr>,
     options: ScanOptions,
@@ -121,7 +125,7 @@ pub struct Scan {
 }
 
 impl Scan {
-    /// A scan of `files` (see [`list_files`]) keeping `columns` (all when `None`) of the rows
+    /// A scan of `files` (see [`Table::resolve`] for directories and tables) keeping `columns` (all when `None`) of the rows
     /// matching `filter` (Spark SQL). The filter is parsed now and bound to the first file's
     /// schema, so a bad filter fails before any data is read.
     pub fn new(
@@ -130,39 +134,50 @@ impl Scan {
         filter: Option<&str>,
         options: ScanOptions,
     ) -> Result<Self> {
+        Self::of_table(Table::of_files(files), columns, filter, options)
+    }
+
+    /// A scan of `table`: as [`Scan::new`], with the table's partition columns part of the
+    /// schema the filter and the projection resolve against (see [`crate::table`]).
+    pub fn of_table(table: Table, columns: Option<Vec<String>>, filter: Option<&str>, options: ScanOptions) -> Result<Self> {
         let filter = filter.map(parse_filter).transpose()?;
         for (name, given) in [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())] {
-            if given && files.len() != 1 {
-                return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", files.len())));
+            if given && table.files.len() != 1 {
+                return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", table.files.len())));
             }
         }
-        let opened = Mutex::new(vec![None; files.len()]);
-        let scan = Self {
-            files,
-            columns,
-            filter,
-            options,
-            opened,
-        };
-        if let Some(filter) = &scan.filter
-            && !scan.files.is_empty()
-        {
+        let opened = Mutex::new(vec![None; table.files.len()]);
+        let scan = Self { table, columns, filter, options, opened };
+        if !scan.table.files.is_empty() && (scan.filter.is_some() || scan.columns.is_some()) {
             let first = scan.open(0)?;
-            bind(filter, &first.schema, &scan.options.bind)?;
-        }
-        if let (Some(columns), false) = (&scan.columns, scan.files.is_empty()) {
-            let first = scan.open(0)?;
-            // Resolved as filters resolve names (Spark's matching, ambiguity errors), paths
-            // into structs included.
-            resolve_projection(&first.schema, Some(columns), &scan.options.bind)
-                .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
+            let (schema, _) = scan.table_schema(&first);
+            if let Some(filter) = &scan.filter {
+                bind(filter, &schema, &scan.options.bind)?;
+            }
+            if let Some(columns) = &scan.columns {
+                // Resolved as filters resolve names (Spark's matching, ambiguity errors),
+                // paths into structs included.
+                resolve_projection(&schema, Some(columns), &scan.options.bind)
+                    .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
+            }
         }
         Ok(scan)
     }
 
     /// The files, in scan order.
     pub fn files(&self) -> &[PathBuf] {
-        &self.files
+        &self.table.files
+    }
+
+    /// The table: files and partition values.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The table schema as seen with `file`'s columns: the file's schema with the
+    /// partition columns merged in, and per field the partition column it comes from.
+    pub fn table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
+        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive)
     }
 
     /// The projected column names (`None`: all).
@@ -188,6 +203,7 @@ impl Scan {
             return Ok(file.clone());
         }
         let path = self
+            .table
             .files
             .get(position)
             .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
@@ -200,15 +216,40 @@ impl Scan {
         Ok(file)
     }
 
-    /// The filter bound to one file's schema.
-    pub fn bound_filter(&self, file: &OpenedFile) -> Result<Option<BoundExpr>> {
-        self.filter
-            .as_ref()
+    /// The filter for the rows of the file at `position`: partition columns replaced by the
+    /// file's values (see [`specialise`]).
+    pub fn file_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<Expr>> {
+        let (Some(filter), Some(partitions)) = (&self.filter, &self.table.partitions) else {
+            return Ok(self.filter.clone());
+        };
+        let (schema, from_partition) = self.table_schema(file);
+        specialise(filter, &schema, &from_partition, partitions, position, &self.options.bind)
+            .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
+    }
+
+    /// The filter for the file at `position`, bound to its schema.
+    pub fn bound_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<BoundExpr>> {
+        self.file_filter(position, file)?
             .map(|filter| {
-                bind(filter, &file.schema, &self.options.bind)
+                bind(&filter, &file.schema, &self.options.bind)
                     .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
             })
             .transpose()
+    }
+
+    /// Per file, whether its partition values let the filter be true (all `true` without
+    /// partitions or filter): decided before any footer but the first file's is read.
+    fn files_by_partition(&self) -> Result<Vec<bool>> {
+        let all = vec![true; self.table.files.len()];
+        let (Some(filter), Some(partitions)) = (&self.filter, &self.table.partitions) else {
+            return Ok(all);
+        };
+        if self.table.files.is_empty() {
+            return Ok(all);
+        }
+        let first = self.open(0)?;
+        let (schema, from_partition) = self.table_schema(&first);
+        prune_files(filter, &schema, &from_partition, partitions, &self.options.bind)
     }
 
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
@@ -229,10 +270,20 @@ impl Scan {
     /// ```
     pub fn plan(&self) -> Result<ScanPlan> {
         let mut metrics = PruningMetrics::default();
-        let mut files = Vec::with_capacity(self.files.len());
-        for position in 0..self.files.len() {
+        let mut files = Vec::with_capacity(self.table.files.len());
+        let can_match = self.files_by_partition()?;
+        for position in 0..self.table.files.len() {
+            if !can_match[position] {
+                let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
+                let path = self.table.files[position].display().to_string();
+                files.push(FileAccessPlan::skipped(path, format!("partition values ({partitions}): the filter cannot be true")));
+                metrics.files_total += 1;
+                metrics.files_pruned += 1;
+                metrics.files_pruned_partition += 1;
+                continue;
+            }
             let file = self.open(position)?;
-            let plan = self.plan_file(&file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
+            let plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
             metrics.files_total += 1;
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
@@ -247,7 +298,7 @@ impl Scan {
         Ok(ScanPlan { files, metrics })
     }
 
-    fn plan_file(&self, file: &OpenedFile, metrics: &mut PruningMetrics) -> Result<FileAccessPlan> {
+    fn plan_file(&self, position: usize, file: &OpenedFile, metrics: &mut PruningMetrics) -> Result<FileAccessPlan> {
         let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
         if let Some(range) = self.options.file_range {
             prune_by_range(file, range, &mut plan, metrics);
@@ -255,7 +306,7 @@ impl Scan {
         if let Some(row_groups) = &self.options.row_groups {
             prune_by_row_group_list(file, row_groups, &mut plan, metrics)?;
         }
-        let Some(filter) = self.bound_filter(file)? else {
+        let Some(filter) = self.bound_filter(position, file)? else {
             return Ok(plan);
         };
         if self.options.statistics {
@@ -269,44 +320,4 @@ impl Scan {
         }
         Ok(plan)
     }
-}
-
-/// The Parquet files of `source`: a file is itself; a directory is searched recursively for
-/// `*.parquet` files, skipping names that start with `_` or `.` (as Spark does), in path
-/// order.
-///
-/// ```
-/// let dir = std::env::temp_dir().join("pqsift_list_doc");
-/// std::fs::create_dir_all(dir.join("part=1")).unwrap();
-/// std::fs::write(dir.join("part=1/a.parquet"), b"").unwrap();
-/// std::fs::write(dir.join("_SUCCESS"), b"").unwrap();
-/// std::fs::write(dir.join(".b.parquet"), b"").unwrap();
-/// let files = pqsift::scan::list_files(&dir).unwrap();
-/// assert_eq!(files, [dir.join("part=1/a.parquet")]);
-/// ```
-pub fn list_files(source: &Path) -> Result<Vec<PathBuf>> {
-    let metadata = std::fs::metadata(source).map_err(|e| PqsiftError::io(source, e))?;
-    if !metadata.is_dir() {
-        return Ok(vec![source.to_path_buf()]);
-    }
-    let mut found = Vec::new();
-    let mut pending = vec![source.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| PqsiftError::io(&dir, e))? {
-            let entry = entry.map_err(|e| PqsiftError::io(&dir, e))?;
-            let name = entry.file_name().to_string_lossy().to_string();
-            if name.starts_with('_') || name.starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
-            let kind = entry.file_type().map_err(|e| PqsiftError::io(&path, e))?;
-            if kind.is_dir() {
-                pending.push(path);
-            } else if name.ends_with(".parquet") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
 }

@@ -22,7 +22,15 @@ The row-selection core the reader is built on:
 from __future__ import annotations
 
 from pqsift._core import RowSelection, __version__, inspect, parse_filter
-from pqsift.errors import CorruptFileError, FilterError, PqsiftError, PqsiftIOError, SelectionError, UnsupportedError
+from pqsift.errors import (
+    CorruptFileError,
+    FilterError,
+    PqsiftError,
+    PqsiftIOError,
+    SelectionError,
+    TableError,
+    UnsupportedError,
+)
 from pqsift.expr import Expr, col, lit
 from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
 
@@ -38,6 +46,7 @@ __all__ = [
     "RowSelection",
     "Scan",
     "SelectionError",
+    "TableError",
     "UnsupportedError",
     "__version__",
     "col",

@@ -7,7 +7,7 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError", "UnsupportedError"]
+__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError", "TableError", "UnsupportedError"]
 
 
 class PqsiftError(Exception):
@@ -28,13 +28,6 @@ class CorruptFileError(PqsiftError):
     file and the reason."""
 
 
-class UnsupportedError(PqsiftError):
-    """A valid Parquet file that uses a feature pqsift cannot read — encryption (``PARE``
-    magic or an encrypted plaintext footer), column chunks stored in other files, more
-    string data in one batch than Arrow's 32-bit offsets hold. The message names the file
-    and the feature."""
-
-
 class FilterError(PqsiftError, ValueError):
     """A filter that cannot be parsed, bound or evaluated: a syntax error, an unsupported
     construct, an unknown column, incomparable types, or an error Spark's ANSI mode raises
@@ -42,6 +35,16 @@ class FilterError(PqsiftError, ValueError):
 
 
 class UnsupportedError(PqsiftError):
-    """A file uses a feature pqsift cannot read or output: encryption, or a column type
-    with no equivalent in the requested output (e.g. a time-of-day column read for Spark).
-    The message names the file and the column or feature."""
+    """A file or table uses a feature pqsift cannot read or output: encryption (``PARE``
+    magic or an encrypted plaintext footer), column chunks stored in other files, more
+    string data in one batch than Arrow's 32-bit offsets hold, a column type with no
+    equivalent in the requested output (e.g. a time-of-day column read for Spark), a Delta
+    reader feature pqsift does not implement. The message names the file or table and the
+    feature."""
+
+
+class TableError(PqsiftError):
+    """A table cannot be read as one: Hive partition directories that disagree (different
+    column names or depths), a Delta log that is incomplete or inconsistent (no protocol
+    or metadata, a gap in the commit versions), a version or timestamp the log does not
+    have. The message names the table and the reason."""

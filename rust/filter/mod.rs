@@ -41,6 +41,7 @@ mod tests;
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub use evaluate::evaluate;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
+pub(crate) use literal::{local_to_utc, parse_time_zone};
 pub use parse::parse_filter;
 pub use sql_type::SqlType;
 

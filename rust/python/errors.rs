@@ -13,6 +13,7 @@ static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static TABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -24,6 +25,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
         PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
+        PqsiftError::Table { .. } => (&TABLE_ERROR, "TableError"),
         PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
     };
     match cell.import(py, "pqsift.errors", name) {

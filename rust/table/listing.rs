@@ -1,0 +1,65 @@
+//! Listing a directory's data files the way Spark's `InMemoryFileIndex` does: recursively,
+//! leaving out what writers leave behind that is not data.
+//!
+//! A name is left out when it starts with `.` (hidden files, `.part-0.parquet.crc`), or
+//! with `_` unless it holds `=` (`_SUCCESS`, `_temporary/`, `_delta_log/`, but not a
+//! partition directory `_col=1/`), or ends with `._COPYING_` (a file being copied) or
+//! `.crc` (checksums). Summary files `_metadata` / `_common_metadata` are left out as well:
+//! they hold no rows. Every other file is a data file, whatever its extension — Hive and
+//! some writers name files `000000_0` — as Spark reads it.
+//!
+//! ```
+//! use pqsift::table::listing::{is_ignored, list_data_files};
+//! let dir = std::env::temp_dir().join("pqsift_listing_doc");
+//! std::fs::create_dir_all(dir.join("day=1/_temporary")).unwrap();
+//! std::fs::write(dir.join("day=1/part-0.parquet"), b"").unwrap();
+//! std::fs::write(dir.join("day=1/.part-0.parquet.crc"), b"").unwrap();
+//! std::fs::write(dir.join("day=1/_temporary/part-1.parquet"), b"").unwrap();
+//! std::fs::write(dir.join("_SUCCESS"), b"").unwrap();
+//! assert_eq!(list_data_files(&dir).unwrap(), [dir.join("day=1/part-0.parquet")]);
+//! assert!(!is_ignored("_col=1"));
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{PqsiftError, Result};
+
+/// Whether Spark leaves a file or directory of this name out of a table.
+///
+/// ```
+/// use pqsift::table::listing::is_ignored;
+/// assert!(is_ignored("_SUCCESS") && is_ignored(".hidden") && is_ignored("x.crc"));
+/// assert!(is_ignored("part-0.parquet._COPYING_") && is_ignored("_metadata"));
+/// assert!(!is_ignored("part-0.snappy.parquet") && !is_ignored("_p=2"));
+/// ```
+pub fn is_ignored(name: &str) -> bool {
+    (name.starts_with('_') && !name.contains('='))
+        || name.starts_with('.')
+        || name.ends_with("._COPYING_")
+        || name.ends_with(".crc")
+}
+
+/// The data files under `dir`, recursively, in path order (see the module documentation
+/// for what is left out). Symbolic links are followed.
+pub fn list_data_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).map_err(|e| PqsiftError::io(&next, e))? {
+            let entry = entry.map_err(|e| PqsiftError::io(&next, e))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if is_ignored(&name) {
+                continue;
+            }
+            let path = entry.path();
+            let metadata = std::fs::metadata(&path).map_err(|e| PqsiftError::io(&path, e))?;
+            if metadata.is_dir() {
+                pending.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}

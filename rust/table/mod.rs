@@ -1,0 +1,24 @@
+//! Tables: what a source path means before any footer is read (level 1 of the pipeline).
+//!
+//! A source is a file, a list of files, a directory of Parquet files laid out by Hive-style
+//! partitioning (`day=2026-01-02/country=TW/part-0.parquet`, as Spark's `partitionBy`
+//! writes), or a Delta table (`_delta_log/` beside the data). Each resolves to a
+//! [`Table`](source::Table): its data files, each with its partition values, and the
+//! partition columns' schema. Pruning on partition values (and, for Delta, on the log's
+//! file statistics) runs on that list before a data file is opened.
+//!
+//! * [`listing`] — the files of a directory, with the names Spark ignores left out.
+//! * [`hive`] — Spark's partition discovery: `key=value` directories, type inference,
+//!   escaping, `basePath`.
+//! * [`delta`] — Delta log replay (seed 004): the active files of a snapshot.
+//! * [`source`] — the table a source resolves to, and the partition schema merged with the
+//!   files' own schema as Spark merges them.
+//! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
+//!   statistics, with files as the containers of zone maps.
+
+pub mod delta;
+pub mod file_pruning;
+pub mod hive;
+pub mod listing;
+pub mod partition_values;
+pub mod source;

@@ -1,0 +1,175 @@
+//! The table a scan's sources resolve to: its data files, each with its partition values,
+//! and the table schema — the files' columns with the partition columns merged in as
+//! Spark merges them (`PartitioningUtils.mergeDataAndPartitionSchema`): a partition column
+//! the files also hold keeps the files' position but takes the partition's type and the
+//! directory's value; the others come after the file columns.
+//!
+//! ```
+//! use arrow::datatypes::{DataType, Field, Schema};
+//! use pqsift::table::source::merge_schemas;
+//! let data = Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("DAY", DataType::Utf8, true)]);
+//! let partitions = Schema::new(vec![Field::new("day", DataType::Date32, true), Field::new("kind", DataType::Utf8, true)]);
+//! let (merged, from_partition) = merge_schemas(&data, &partitions, false);
+//! let names: Vec<_> = merged.fields().iter().map(|f| f.name().as_str()).collect();
+//! assert_eq!(names, ["id", "DAY", "kind"]);
+//! assert_eq!(merged.field(1).data_type(), &DataType::Date32);
+//! assert_eq!(from_partition, [None, Some(0), Some(1)]);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::datatypes::{Schema, SchemaRef};
+
+use super::hive::{HiveOptions, discover_partitions};
+use super::listing::list_data_files;
+use super::partition_values::PartitionValues;
+use crate::error::{PqsiftError, Result};
+
+/// How sources become a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Discover Hive-style `key=value` partition directories.
+    pub partitioning: bool,
+    /// Infer partition column types (else all strings).
+    pub infer_partition_types: bool,
+    /// Spark's `basePath`: partition directories are those below it.
+    pub base_path: Option<PathBuf>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        Self { partitioning: true, infer_partition_types: true, base_path: None }
+    }
+}
+
+/// What kind of table the sources are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    /// Files (or flat directories of files), no partition columns.
+    Files,
+    /// Hive-style partition directories.
+    Hive,
+}
+
+/// A table: its files in scan order and their partition values.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The sources, for messages.
+    pub name: String,
+    /// What the sources are.
+    pub format: TableFormat,
+    /// Data files, in scan order.
+    pub files: Vec<PathBuf>,
+    /// One row per file; `None` without partition columns.
+    pub partitions: Option<PartitionValues>,
+}
+
+impl Table {
+    /// A table of plain files.
+    pub fn of_files(files: Vec<PathBuf>) -> Self {
+        let name = files.first().map(|f| f.display().to_string()).unwrap_or_default();
+        Self { name, format: TableFormat::Files, files, partitions: None }
+    }
+
+    /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
+    /// driver): one row of `partitions` per file.
+    pub fn with_partitions(files: Vec<PathBuf>, partitions: PartitionValues) -> Result<Self> {
+        if partitions.len() != files.len() {
+            return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
+        }
+        let mut table = Self::of_files(files);
+        if !partitions.schema.fields().is_empty() {
+            table.format = TableFormat::Hive;
+            table.partitions = Some(partitions);
+        }
+        Ok(table)
+    }
+
+    /// Resolves `sources` (files and directories): directories are listed recursively (see
+    /// [`super::listing`]) and, with `options.partitioning`, their `key=value`
+    /// directories become partition columns (see [`super::hive`]). The base of a directory
+    /// is itself, of a file its directory, unless `options.base_path` is given.
+    pub fn resolve(sources: &[PathBuf], options: &TableOptions, hive: &HiveOptions) -> Result<Self> {
+        let mut files = Vec::new();
+        let mut bases: Vec<PathBuf> = Vec::new();
+        for source in sources {
+            let metadata = std::fs::metadata(source).map_err(|e| PqsiftError::io(source, e))?;
+            if metadata.is_dir() && source.join("_delta_log").is_dir() {
+                return Err(PqsiftError::unsupported(source, "a Delta table (it has a _delta_log directory): reading Delta tables is not supported yet, and its files must not be read as plain Parquet"));
+            }
+            let base = match &options.base_path {
+                Some(base) => {
+                    if !source.starts_with(base) {
+                        return Err(PqsiftError::table(source, format!("base_path {} is not a parent of it", base.display())));
+                    }
+                    base.clone()
+                }
+                None if metadata.is_dir() => source.clone(),
+                None => source.parent().map(Path::to_path_buf).unwrap_or_default(),
+            };
+            if metadata.is_dir() {
+                files.extend(list_data_files(source)?);
+            } else {
+                files.push(source.clone());
+            }
+            if !bases.contains(&base) {
+                bases.push(base);
+            }
+        }
+        let name = sources.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(", ");
+        let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None };
+        if options.partitioning {
+            let base_refs: Vec<&Path> = bases.iter().map(PathBuf::as_path).collect();
+            let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };
+            if let Some(partitions) = discover_partitions(Path::new(&name), &base_refs, &table.files, &hive)? {
+                table.format = TableFormat::Hive;
+                table.partitions = Some(partitions);
+            }
+        }
+        Ok(table)
+    }
+
+    /// The partition columns' schema (empty without partitions).
+    pub fn partition_schema(&self) -> SchemaRef {
+        self.partitions.as_ref().map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
+    }
+
+    /// The table of the files at `positions` only.
+    pub fn select(&self, positions: &[usize]) -> Result<Self> {
+        Ok(Self {
+            name: self.name.clone(),
+            format: self.format,
+            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
+            partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
+        })
+    }
+}
+
+/// The table schema of files with schema `data` and partition columns `partitions` (see
+/// the module documentation), and per table field the partition column it comes from.
+pub fn merge_schemas(data: &Schema, partitions: &Schema, case_sensitive: bool) -> (SchemaRef, Vec<Option<usize>>) {
+    let key = |name: &str| if case_sensitive { name.to_string() } else { name.to_lowercase() };
+    let partition_of = |name: &str| partitions.fields().iter().position(|p| key(p.name()) == key(name));
+    let mut fields = Vec::with_capacity(data.fields().len() + partitions.fields().len());
+    let mut from_partition = Vec::with_capacity(fields.capacity());
+    for field in data.fields() {
+        match partition_of(field.name()) {
+            Some(k) => {
+                fields.push(Arc::new(field.as_ref().clone().with_data_type(partitions.field(k).data_type().clone()).with_nullable(true)));
+                from_partition.push(Some(k));
+            }
+            None => {
+                fields.push(Arc::clone(field));
+                from_partition.push(None);
+            }
+        }
+    }
+    for (k, field) in partitions.fields().iter().enumerate() {
+        if !from_partition.contains(&Some(k)) {
+            fields.push(Arc::clone(field));
+            from_partition.push(Some(k));
+        }
+    }
+    (Arc::new(Schema::new_with_metadata(fields, data.metadata().clone())), from_partition)
+}
