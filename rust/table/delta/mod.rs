@@ -1,0 +1,1 @@
+//! Delta Lake log replay (seed 004). Being written.
