@@ -16,8 +16,12 @@ use crate::io::CountingFile;
 use crate::row_filter::RowFilter;
 use crate::projection::{leaf_subsets, resolve_projection};
 use crate::row_group_reader::{FileReader, ReadOptions};
-use crate::scan_stream::{ScanFile, ScanStream, ScanTask, StreamOptions};
+use crate::projection::Projection;
+use crate::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, ScanTask, StreamOptions};
 use crate::spark_output::spark_schema;
+use crate::table::file_pruning::specialise;
+use crate::table::partition_values::PartitionValues;
+use crate::table::source::merge_schemas;
 
 /// What to read and how.
 #[derive(Debug, Clone)]
@@ -40,6 +44,9 @@ pub struct ReaderConfig {
     pub cache_bytes: usize,
     /// Output the Arrow types Spark accepts (see [`crate::spark_output`]).
     pub spark_output: bool,
+    /// The partition values of the files read, one row per file of [`open_stream`]'s
+    /// `files` (`None`: no partition columns).
+    pub partitions: Option<PartitionValues>,
 }
 
 impl Default for ReaderConfig {
@@ -54,6 +61,7 @@ impl Default for ReaderConfig {
             limit: None,
             cache_bytes: 64 << 20,
             spark_output: false,
+            partitions: None,
         }
     }
 }
@@ -67,17 +75,96 @@ pub struct OpenFile {
     pub metadata: Arc<ParquetMetaData>,
 }
 
-/// The output schema of a scan of `file` with `columns`, in Spark's types when
-/// `spark_output`.
-pub fn output_schema(
-    file: &OpenFile,
-    columns: Option<&[String]>,
-    options: &BindOptions,
-    spark_output: bool,
-) -> Result<SchemaRef> {
-    let metadata = arrow_metadata(file)?;
-    let projection = resolve_projection(metadata.schema(), columns, options)?;
-    if spark_output { spark_schema_of(file, &projection.schema, &projection.roots) } else { Ok(projection.schema) }
+/// The output schema of a scan of `file` with `columns` (partition columns of `config`
+/// included), in Spark's types when `config.spark_output`.
+pub fn output_schema(file: &OpenFile, config: &ReaderConfig) -> Result<SchemaRef> {
+    Ok(FileLayout::of(file, 0, config)?.output_schema)
+}
+
+/// How one file's batches become output batches: the file's own projection, and where the
+/// partition columns go.
+struct FileLayout {
+    /// The projection of the file's own columns.
+    file_projection: Projection,
+    /// Per output column, where it comes from (`None`: all from the file, in order).
+    columns: Option<Vec<OutputColumn>>,
+    /// The file's partition values (one row), when the table has partition columns.
+    partition_row: Option<PartitionValues>,
+    /// The output schema (Spark's types when asked for).
+    output_schema: SchemaRef,
+    /// The schema of the file's columns and partition columns put together, before any
+    /// conversion to Spark's types.
+    assembled_schema: SchemaRef,
+    /// The filter for this file's rows (partition columns replaced by its values).
+    filter: Option<Expr>,
+}
+
+impl FileLayout {
+    /// The layout of the file at `position` of the scan's files.
+    fn of(file: &OpenFile, position: usize, config: &ReaderConfig) -> Result<Self> {
+        let metadata = arrow_metadata(file)?;
+        let Some(partitions) = &config.partitions else {
+            let file_projection = resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
+            let output_schema = match config.spark_output {
+                true => spark_schema_of(file, &file_projection.schema, &file_projection.roots)?,
+                false => Arc::clone(&file_projection.schema),
+            };
+            let assembled_schema = Arc::clone(&file_projection.schema);
+            return Ok(Self { file_projection, columns: None, partition_row: None, output_schema, assembled_schema, filter: config.filter.clone() });
+        };
+        let (table_schema, from_partition) = merge_schemas(metadata.schema(), &partitions.schema, config.bind.case_sensitive);
+        let projection = resolve_projection(&table_schema, config.columns.as_deref(), &config.bind)?;
+        // The table schema keeps every file field at its index, so a file column's table
+        // root is its file root.
+        let mut columns = Vec::with_capacity(projection.roots.len());
+        let (mut roots, mut paths, mut fields) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, &root) in projection.roots.iter().enumerate() {
+            match from_partition[root] {
+                Some(k) => columns.push(OutputColumn::Partition(k)),
+                None => {
+                    columns.push(OutputColumn::File(roots.len()));
+                    roots.push(root);
+                    paths.push(projection.paths[i].clone());
+                    fields.push(projection.schema.field(i).clone());
+                }
+            }
+        }
+        let file_schema = Arc::new(Schema::new_with_metadata(fields, projection.schema.metadata().clone()));
+        let file_projection = Projection { roots, paths, schema: file_schema };
+        let output_schema = match config.spark_output {
+            false => Arc::clone(&projection.schema),
+            true => {
+                let file_part = spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
+                let partition_part = spark_schema(&partitions.schema, &vec![false; partitions.schema.fields().len()], &file.path.display().to_string())?;
+                let fields: Vec<_> = projection
+                    .schema
+                    .fields()
+                    .iter()
+                    .zip(&columns)
+                    .map(|(field, source)| {
+                        let typed = match source {
+                            OutputColumn::File(j) => file_part.field(*j).data_type().clone(),
+                            OutputColumn::Partition(k) => partition_part.field(*k).data_type().clone(),
+                        };
+                        field.as_ref().clone().with_data_type(typed).with_nullable(true)
+                    })
+                    .collect();
+                Arc::new(Schema::new(fields))
+            }
+        };
+        let filter = match &config.filter {
+            Some(filter) => specialise(filter, &table_schema, &from_partition, partitions, position, &config.bind)
+                .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.path.display())))?,
+            None => None,
+        };
+        let partition_row = Some(partitions.select(&[position])?);
+        Ok(Self { file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema: projection.schema, filter })
+    }
+
+    /// `true` when the file's filter is the constant FALSE: no row of it can match.
+    fn matches_nothing(&self) -> bool {
+        matches!(&self.filter, Some(Expr::Literal(crate::filter::Literal::Boolean(false))))
+    }
 }
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
@@ -97,41 +184,56 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
 /// Every file's projection and filter are resolved before any data is read, so an unknown
 /// column or a bad filter fails here.
 pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
+    if let Some(partitions) = &config.partitions
+        && partitions.len() != files.len()
+    {
+        return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
+    }
     let mut scan_files = Vec::with_capacity(files.len());
     let mut schema: Option<SchemaRef> = None;
-    for file in files {
-        let metadata = arrow_metadata(file)?;
-        let projection = resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
-        let file_schema = Arc::clone(&projection.schema);
-        match &schema {
-            None => schema = Some(file_schema),
-            Some(first) if first.fields() != file_schema.fields() => {
+    let mut first_file_part: Option<SchemaRef> = None;
+    let mut empty_files = Vec::new();
+    for (position, file) in files.iter().enumerate() {
+        let layout = FileLayout::of(file, position, config)?;
+        let projection = &layout.file_projection;
+        match &first_file_part {
+            None => first_file_part = Some(Arc::clone(&projection.schema)),
+            Some(first) if first.fields() != projection.schema.fields() => {
                 return Err(PqsiftError::corrupt(
                     &file.path,
-                    format!("its columns {file_schema} differ from the scan's first file {first}"),
+                    format!("its columns {} differ from the scan's first file {first}", projection.schema),
                 ));
             }
             Some(_) => {}
         }
+        if schema.is_none() {
+            schema = Some(Arc::clone(&layout.output_schema));
+        }
+        if layout.matches_nothing() {
+            empty_files.push(position);
+        }
+        let metadata = arrow_metadata(file)?;
         let filter =
-            RowFilter::build(config.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
-        let leaf_subsets = leaf_subsets(&projection, metadata.parquet_schema());
+            RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
+        let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
+        let partition_columns = match (layout.columns, layout.partition_row) {
+            (Some(columns), Some(values)) => Some(PartitionColumns { columns, values, output: Arc::clone(&layout.assembled_schema) }),
+            _ => None,
+        };
         scan_files.push(ScanFile {
             reader,
             filter,
-            projection: projection.roots,
-            paths: projection.paths,
+            projection: layout.file_projection.roots,
+            paths: layout.file_projection.paths,
             leaf_subsets,
-            output: projection.schema,
+            output: layout.file_projection.schema,
+            partition_columns,
         });
     }
-    let mut schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
-    let mut conform_to = None;
-    if config.spark_output && let (Some(first), Some(scan_file)) = (files.first(), scan_files.first()) {
-        schema = spark_schema_of(first, &schema, &scan_file.projection)?;
-        conform_to = Some(Arc::clone(&schema));
-    }
+    let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+    let conform_to = config.spark_output.then(|| Arc::clone(&schema));
+    let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
     let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to };
     Ok(ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes))))

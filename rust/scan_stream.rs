@@ -33,8 +33,47 @@ pub struct ScanFile {
     pub paths: Vec<Vec<String>>,
     /// Roots read only through paths: the Parquet leaves to decode for them.
     pub leaf_subsets: crate::row_group_reader::LeafSubsets,
+    /// The schema of the file's own columns (before partition columns are added).
+    pub output: SchemaRef,
+    /// The partition columns to add to the file's batches, when the table has them.
+    pub partition_columns: Option<PartitionColumns>,
+}
+
+/// Where an output column comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputColumn {
+    /// Column `i` of the file's projected batch.
+    File(usize),
+    /// Partition column `k`: the file's value, the same on every row.
+    Partition(usize),
+}
+
+/// The partition columns of one file's output.
+#[derive(Debug, Clone)]
+pub struct PartitionColumns {
+    /// Per output column, where it comes from.
+    pub columns: Vec<OutputColumn>,
+    /// The file's partition values (one row).
+    pub values: crate::table::partition_values::PartitionValues,
     /// The output schema.
     pub output: SchemaRef,
+}
+
+impl PartitionColumns {
+    /// `batch` (the file's columns) with the partition columns put in place.
+    pub fn assemble(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let rows = batch.num_rows();
+        let columns = self
+            .columns
+            .iter()
+            .map(|source| match source {
+                OutputColumn::File(i) => Ok(Arc::clone(batch.column(*i))),
+                OutputColumn::Partition(k) => self.values.repeated(*k, 0, rows),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(RecordBatch::try_new_with_options(Arc::clone(&self.output), columns, &options)?)
+    }
 }
 
 /// One row group to read.
@@ -141,7 +180,10 @@ impl Shared {
             }
         };
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
-        let batch = crate::projection::extract_fields(batch, &file.paths, &file.output)?;
+        let mut batch = crate::projection::extract_fields(batch, &file.paths, &file.output)?;
+        if let Some(partition_columns) = &file.partition_columns {
+            batch = partition_columns.assemble(batch)?;
+        }
         match &self.options.conform_to {
             Some(target) => crate::spark_output::conform(batch, target),
             None => Ok(batch),

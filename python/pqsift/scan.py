@@ -42,6 +42,14 @@ _OPTIONS: dict[str, Any] = {
     # Bytes read from the end of a file in its first metadata I/O: the footer and page
     # index of most files fit in 512 KiB, read as one request (see README "Reliability").
     "metadata_size_hint": 512 << 10,
+    # Tables (see README "Tables"): Hive-style `key=value` directories become partition
+    # columns, typed as Spark infers them; base_path is Spark's basePath.
+    "partitioning": True,
+    "partition_type_inference": True,
+    "base_path": None,
+    # Files planned elsewhere with their partition values: ((name, type) pairs, per file
+    # the values as canonical text). Set by the Spark reader, not by users.
+    "partition_values": None,
 }
 
 # Options of reading (late materialization); see :func:`scan`.
@@ -88,6 +96,9 @@ class FilePlan(_ItemAccess):
 
     path: str
     row_groups: list[RowGroupPlan] = field(default_factory=list)
+    skipped: str | None = None
+    """Why the whole file was skipped before its footer was read (its partition values), or
+    None."""
 
     @property
     def pruned(self) -> bool:
@@ -128,6 +139,11 @@ class Scan:
         return self._core.files
 
     @property
+    def partition_schema(self) -> list[tuple[str, str]]:
+        """The partition columns as ``(name, Spark type name)`` pairs (empty without)."""
+        return self._core.partition_schema
+
+    @property
     def filter(self) -> str | None:
         """The filter in canonical Spark SQL, or None."""
         return self._core.filter
@@ -156,6 +172,7 @@ class Scan:
                     )
                     for rg in f["row_groups"]
                 ],
+                skipped=f["skipped"],
             )
             for f in self._core.plan()
         ]
@@ -197,6 +214,7 @@ class Scan:
         index_of = {position: i for i, position in enumerate(positions)}
         files = [self.files[position] for position in positions]
         tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
+        partition_values = self._core.partition_values
         self._last_stream = _core.read(
             files,
             tasks,
@@ -205,6 +223,8 @@ class Scan:
             session_time_zone=self._core.session_time_zone,
             case_sensitive=self._core.case_sensitive,
             metadata_size_hint=self._core.metadata_size_hint,
+            partition_schema=self.partition_schema,
+            partition_values=[partition_values[position] for position in positions],
             **self._read_options,
         )
         return self._last_stream
@@ -248,9 +268,10 @@ def scan(
     filter: str | Expr | None = None,  # noqa: A002 - the public name
     **options: Any,
 ) -> Scan:
-    """A scan of ``source`` — a Parquet file, a directory (searched recursively for
-    ``*.parquet``, skipping names starting with ``_`` or ``.``, like Spark), or a list of
-    paths — keeping ``columns`` of the rows matching ``filter`` (Spark SQL text or an
+    """A scan of ``source`` — a Parquet file, a directory (searched recursively, leaving
+    out what Spark leaves out: names starting with ``.``, or with ``_`` unless they hold
+    ``=``, and ``*.crc``), or a list of paths — keeping ``columns`` of the rows matching
+    ``filter`` (Spark SQL text or an
     :class:`~pqsift.Expr`). A column is a top-level name or, as in Spark's
     ``select("a.b")``, a path to a struct field (back-quotes for names with dots): the
     output column is that field, named by its last part, null where a struct above it is.
@@ -262,6 +283,13 @@ def scan(
     file — a task planned elsewhere, e.g. by :func:`pqsift.spark.read`),
     ``metadata_size_hint`` (bytes read from the end of each file in one I/O for its footer
     and page index, 512 KiB; what does not fit is read after).
+
+    Table options: ``partitioning`` (``True``: ``key=value`` directories below the
+    directory scanned are partition columns, appended after the file columns, as
+    ``spark.read.parquet`` discovers them), ``partition_type_inference`` (``True``:
+    Spark's type inference; ``False``: all strings), ``base_path`` (Spark's
+    ``basePath``: partition directories start below it). A filter on partition columns
+    skips files before their footers are read (``files_pruned_partition``).
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``
@@ -284,9 +312,11 @@ def scan(
     settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
     read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
     _check_read_options(read_options)
-    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive"):
+    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive", "partitioning", "partition_type_inference"):
         if not isinstance(settings[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
+    if settings["base_path"] is not None:
+        settings["base_path"] = os.fspath(settings["base_path"])
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
     hint = settings["metadata_size_hint"]

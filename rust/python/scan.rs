@@ -13,7 +13,10 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::filter::BindOptions;
-use crate::scan::{Scan, ScanOptions, ScanPlan, list_files};
+use crate::scan::{Scan, ScanOptions, ScanPlan};
+use crate::table::hive::HiveOptions;
+use crate::table::partition_values::PartitionValues;
+use crate::table::source::{Table, TableOptions};
 
 /// A scan; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
@@ -28,7 +31,8 @@ impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
-                        metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT))]
+                        metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
+                        partition_type_inference=true, base_path=None, partition_values=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -43,6 +47,10 @@ impl PyScan {
         file_range: Option<(u64, u64)>,
         row_groups: Option<Vec<usize>>,
         metadata_size_hint: usize,
+        partitioning: bool,
+        partition_type_inference: bool,
+        base_path: Option<PathBuf>,
+        partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
     ) -> PyResult<Self> {
         let options = ScanOptions {
             statistics,
@@ -58,11 +66,15 @@ impl PyScan {
         };
         let inner = py
             .detach(|| {
-                let mut files = Vec::new();
-                for source in &sources {
-                    files.extend(list_files(source)?);
-                }
-                Scan::new(files, columns, filter.as_deref(), options)
+                let table = match partition_values {
+                    // Files planned elsewhere (a Spark task), with their partition values.
+                    Some((schema, rows)) => Table::with_partitions(sources, PartitionValues::from_text(&schema, &rows)?)?,
+                    None => {
+                        let table_options = TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path };
+                        Table::resolve(&sources, &table_options, &HiveOptions::from_bind(&options.bind, partition_type_inference))?
+                    }
+                };
+                Scan::of_table(table, columns, filter.as_deref(), options)
             })
             .map_err(py_err(py))?;
         Ok(Self {
@@ -75,6 +87,21 @@ impl PyScan {
     #[getter]
     fn files(&self) -> Vec<String> {
         self.inner.files().iter().map(|p| p.display().to_string()).collect()
+    }
+
+    /// The partition columns as `(name, Spark type name)` pairs (empty without).
+    #[getter]
+    fn partition_schema(&self) -> Vec<(String, String)> {
+        self.inner.table().partitions.as_ref().map(PartitionValues::type_names).unwrap_or_default()
+    }
+
+    /// Per file, its partition values as canonical text (see `PartitionValues::row_text`).
+    #[getter]
+    fn partition_values(&self) -> Vec<Vec<Option<String>>> {
+        match &self.inner.table().partitions {
+            Some(partitions) => (0..partitions.len()).map(|row| partitions.row_text(row)).collect(),
+            None => vec![Vec::new(); self.inner.files().len()],
+        }
     }
 
     /// The filter in canonical Spark SQL, or None.
@@ -115,8 +142,12 @@ impl PyScan {
             .iter()
             .enumerate()
             .map(|(position, file)| {
-                let opened = self.inner.open(position).map_err(py_err(py))?;
-                file_dict(py, file, &opened.metadata)
+                // A file skipped on its partition values keeps its footer unread.
+                let opened = match file.skipped {
+                    Some(_) => None,
+                    None => Some(self.inner.open(position).map_err(py_err(py))?),
+                };
+                file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()))
             })
             .collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {
@@ -161,16 +192,17 @@ impl PyScan {
     }
 }
 
-fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: &ParquetMetaData) -> PyResult<Bound<'py, PyDict>> {
+fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&ParquetMetaData>) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
+    dict.set_item("skipped", file.skipped.clone())?;
     let mut row_groups = Vec::with_capacity(file.row_groups.len());
     for rg in &file.row_groups {
         let entry = PyDict::new(py);
         entry.set_item("index", rg.index)?;
         entry.set_item("rows", rg.rows)?;
-        entry.set_item("compressed_bytes", metadata.row_groups().get(rg.index).map_or(0, |m| m.compressed_size()))?;
+        entry.set_item("compressed_bytes", metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()))?;
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
         entry.set_item("reason", &rg.reason)?;

@@ -20,6 +20,7 @@ use crate::reader::{OpenFile, ReaderConfig, open_stream, output_schema};
 use crate::row_group_reader::ReadOptions;
 use crate::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
+use crate::table::partition_values::PartitionValues;
 
 /// A stream of record batches; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "ScanStream", module = "pqsift._core")]
@@ -120,7 +121,7 @@ impl PyScanStream {
     files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
     batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
-    metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT,
+    metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -141,6 +142,8 @@ pub(crate) fn read(
     cache_bytes: usize,
     spark_output: bool,
     metadata_size_hint: usize,
+    partition_schema: Option<Vec<(String, String)>>,
+    partition_values: Option<Vec<Vec<Option<String>>>>,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -159,6 +162,10 @@ pub(crate) fn read(
             Ok(ScanTask { file, row_group, selection: selection.map(|s| s.inner.clone()) })
         })
         .collect::<PyResult<_>>()?;
+    let partitions = match (partition_schema, partition_values) {
+        (Some(schema), Some(rows)) if !schema.is_empty() => Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?),
+        _ => None,
+    };
     let config = ReaderConfig {
         columns,
         filter,
@@ -170,6 +177,7 @@ pub(crate) fn read(
         limit,
         cache_bytes,
         spark_output,
+        partitions,
     };
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
         let open_files: Vec<OpenFile> = files
@@ -187,7 +195,7 @@ pub(crate) fn read(
             }
         }
         let schema = match open_files.first() {
-            Some(first) => output_schema(first, config.columns.as_deref(), &config.bind, config.spark_output)?,
+            Some(first) => output_schema(first, &config)?,
             None => Arc::new(arrow::datatypes::Schema::empty()),
         };
         Ok((schema, open_stream(&open_files, tasks, &config)?))

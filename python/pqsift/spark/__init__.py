@@ -67,14 +67,36 @@ def arrow_schema(
     columns: Iterable[str] | None = None,
     *,
     case_sensitive: bool = False,
+    **table_options: Any,
 ) -> pa.Schema:
-    """The Arrow schema the reader sends Spark for ``columns`` of ``source`` (its first
-    file): Spark's types, every field nullable (see ``rust/spark_output.rs``)."""
-    files = scan(source, case_sensitive=case_sensitive).files
-    if not files:
+    """The Arrow schema the reader sends Spark for ``columns`` of ``source``: its first
+    file's columns with the partition columns merged in, in Spark's types, every field
+    nullable (see ``rust/spark_output.rs``). ``table_options`` are the table options of
+    :func:`pqsift.scan` (``partitioning``, ``partition_type_inference``, ``base_path``,
+    ``session_time_zone``)."""
+    table = scan(source, case_sensitive=case_sensitive, **table_options)
+    if not table.files:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
+    return _arrow_schema_of(table.files[0], columns, case_sensitive, table.partition_schema, table._core.partition_values[0])
+
+
+def _arrow_schema_of(
+    first_file: str,
+    columns: Iterable[str] | None,
+    case_sensitive: bool,
+    partition_schema: list[tuple[str, str]],
+    partition_values: list[str | None],
+) -> pa.Schema:
     column_list = None if columns is None else list(columns)
-    stream = _core.read(files[:1], [], columns=column_list, case_sensitive=case_sensitive, spark_output=True)
+    stream = _core.read(
+        [first_file],
+        [],
+        columns=column_list,
+        case_sensitive=case_sensitive,
+        spark_output=True,
+        partition_schema=partition_schema,
+        partition_values=[partition_values],
+    )
     return pa.schema(stream)
 
 
@@ -83,13 +105,19 @@ def schema(
     columns: Iterable[str] | None = None,
     *,
     case_sensitive: bool = False,
+    **table_options: Any,
 ) -> StructType:
     """The Spark ``StructType`` of ``columns`` (all when ``None``) of ``source``: what
-    ``spark.read.parquet`` infers, with every field nullable as Spark makes them. Raises
+    ``spark.read.parquet`` infers — partition columns included, typed as Spark infers
+    them — with every field nullable as Spark makes them. Raises
     :class:`pqsift.UnsupportedError` for a column Spark has no type for."""
+    return _struct_type(arrow_schema(source, columns, case_sensitive=case_sensitive, **table_options))
+
+
+def _struct_type(arrow: pa.Schema) -> StructType:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(arrow_schema(source, columns, case_sensitive=case_sensitive), prefer_timestamp_ntz=True)
+    return from_arrow_schema(arrow, prefer_timestamp_ntz=True)
 
 
 class ScanMetrics:
@@ -176,7 +204,9 @@ def read(
     )
     if not plan.files:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
-    struct = schema(plan.files[:1], column_list, case_sensitive=options["case_sensitive"])
+    struct = _struct_type(
+        _arrow_schema_of(plan.files[0], column_list, options["case_sensitive"], plan.partition_schema, plan.partition_values[0])
+    )
     if metrics is not None:
         metrics.planning = dict(plan.metrics)
         metrics.tasks = len(plan.tasks)
@@ -185,7 +215,14 @@ def read(
     if not planned:
         return spark.createDataFrame([], struct)
     function = planned_reader(
-        planned, column_list, filter, ignore_corrupt_files=ignore_corrupt_files, metrics=metrics, threads=threads, **options
+        planned,
+        column_list,
+        filter,
+        partition_schema=plan.partition_schema,
+        ignore_corrupt_files=ignore_corrupt_files,
+        metrics=metrics,
+        threads=threads,
+        **options,
     )
     # One task per partition: a range of n ids in n partitions has exactly one id in each
     # (a hash repartition would leave some empty and double others up), and is made in the

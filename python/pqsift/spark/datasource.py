@@ -107,6 +107,9 @@ def _literal(value: Any) -> str | None:
     return None
 
 
+# Options that decide the table's schema (partition discovery, name matching).
+_TABLE_OPTIONS = ("partitioning", "partition_type_inference", "base_path", "session_time_zone", "case_sensitive")
+
 # Options the data source reads itself, besides those of pqsift.scan.
 _OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes")
 
@@ -133,7 +136,7 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
     for name, text in settings.items():
         if name in _OWN_OPTIONS:
             continue
-        if name in ("file_range", "row_groups", "spark_output"):
+        if name in ("file_range", "row_groups", "spark_output", "partition_values"):
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
         default = known[name]
         if isinstance(default, bool):
@@ -154,7 +157,8 @@ def _bool(key: str, text: str) -> bool:
 
 
 class _TaskPartition(InputPartition):  # type: ignore[misc]
-    """One planned task: ``value`` is a list of ``(path, row_groups)``."""
+    """One planned task: ``value`` is ``(partition_schema, pieces)``, the pieces
+    ``(path, row_groups, partition_values)``."""
 
 
 class PqsiftReader(DataSourceReader):  # type: ignore[misc]
@@ -177,12 +181,18 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
     def partitions(self) -> list[InputPartition]:
         pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
         plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
-        return [_TaskPartition(task.to_rows()) for task in plan.tasks]
+        return [_TaskPartition((plan.partition_schema, task.to_rows())) for task in plan.tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = {"threads": 1, **self.options}
+        partition_schema, pieces = partition.value
         batches = read_pieces(
-            partition.value, self.columns, self._filter(), ignore_corrupt_files=self.ignore_corrupt_files, **options
+            pieces,
+            self.columns,
+            self._filter(),
+            partition_schema=partition_schema,
+            ignore_corrupt_files=self.ignore_corrupt_files,
+            **options,
         )
         for batch in batches:
             if self.cast_to is not None:
@@ -245,8 +255,10 @@ def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UT
 
             settings = _settings(self.options)
             columns = _columns_of(settings.get("columns"), StructType(), False)
-            case_sensitive = _bool("case_sensitive", settings.get("case_sensitive", "false"))
-            return schema(_path_of(settings), columns, case_sensitive=case_sensitive)
+            options = _options_of(settings)
+            table_options = {k: v for k, v in options.items() if k in _TABLE_OPTIONS}
+            table_options.setdefault("session_time_zone", session_time_zone)
+            return schema(_path_of(settings), columns, **table_options)
 
         def reader(self, schema: StructType) -> DataSourceReader:
             user_schema = "columns" not in _settings(self.options) and schema != self.schema()

@@ -28,10 +28,12 @@ MIN_TASK_BYTES = 4 << 20
 
 @dataclass(frozen=True)
 class TaskPiece:
-    """Row groups of one file that one task reads (they survived the driver's pruning)."""
+    """Row groups of one file that one task reads (they survived the driver's pruning),
+    and the file's partition values (canonical text, one per partition column)."""
 
     path: str
     row_groups: tuple[int, ...]
+    partition_values: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,19 +44,24 @@ class Task:
     compressed_bytes: int
     rows: int
 
-    def to_rows(self) -> list[tuple[str, list[int]]]:
-        """The pieces as plain ``(path, row_groups)`` pairs: what travels to the workers."""
-        return [(piece.path, list(piece.row_groups)) for piece in self.pieces]
+    def to_rows(self) -> list[tuple[str, list[int], list[str | None]]]:
+        """The pieces as plain ``(path, row_groups, partition_values)`` tuples: what travels
+        to the workers."""
+        return [(piece.path, list(piece.row_groups), list(piece.partition_values)) for piece in self.pieces]
 
 
 @dataclass(frozen=True)
 class TaskPlan:
-    """The tasks of a scan, and the driver's pruning counts (``pqsift.Scan.metrics``)."""
+    """The tasks of a scan, and the driver's pruning counts (``pqsift.Scan.metrics``).
+    ``partition_schema`` is the table's partition columns as ``(name, Spark type)``
+    pairs, ``partition_values`` per file of ``files`` their values (canonical text)."""
 
     tasks: list[Task]
     files: list[str]
     metrics: dict[str, int] = field(default_factory=dict)
     explain: str = ""
+    partition_schema: list[tuple[str, str]] = field(default_factory=list)
+    partition_values: list[list[str | None]] = field(default_factory=list)
 
 
 def plan_tasks(
@@ -80,9 +87,10 @@ def plan_tasks(
         raise ValueError(f"parallelism must be a positive int, got {parallelism!r}")
     planned = scan(source, columns, filter, **scan_options)
     plan = planned.plan()
+    values = planned._core.partition_values
     units = [
-        (file.path, rg.index, rg.compressed_bytes, rg.selected_rows)
-        for file in plan.files
+        (position, rg.index, rg.compressed_bytes, rg.selected_rows)
+        for position, file in enumerate(plan.files)
         for rg in file.row_groups
         if rg.decision != "skip"
     ]
@@ -91,26 +99,41 @@ def plan_tasks(
     if parallelism:
         target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
     tasks: list[Task] = []
-    pieces: list[tuple[str, list[int]]] = []
+    pieces: list[tuple[int, list[int]]] = []
     task_bytes = task_rows = 0
-    for path, index, size, rows in units:
+    for position, index, size, rows in units:
         if pieces and task_bytes + size > target:
-            tasks.append(_task(pieces, task_bytes, task_rows))
+            tasks.append(_task(pieces, plan.files, values, task_bytes, task_rows))
             pieces, task_bytes, task_rows = [], 0, 0
-        if pieces and pieces[-1][0] == path:
+        if pieces and pieces[-1][0] == position:
             pieces[-1][1].append(index)
         else:
-            pieces.append((path, [index]))
+            pieces.append((position, [index]))
         task_bytes += size
         task_rows += rows
     if pieces:
-        tasks.append(_task(pieces, task_bytes, task_rows))
-    return TaskPlan(tasks=tasks, files=planned.files, metrics=dict(plan.metrics), explain=plan.explain())
+        tasks.append(_task(pieces, plan.files, values, task_bytes, task_rows))
+    return TaskPlan(
+        tasks=tasks,
+        files=planned.files,
+        metrics=dict(plan.metrics),
+        explain=plan.explain(),
+        partition_schema=planned.partition_schema,
+        partition_values=values,
+    )
 
 
-def _task(pieces: list[tuple[str, list[int]]], compressed_bytes: int, rows: int) -> Task:
+def _task(
+    pieces: list[tuple[int, list[int]]],
+    files: list[Any],
+    values: list[list[str | None]],
+    compressed_bytes: int,
+    rows: int,
+) -> Task:
     return Task(
-        pieces=tuple(TaskPiece(path, tuple(row_groups)) for path, row_groups in pieces),
+        pieces=tuple(
+            TaskPiece(files[position].path, tuple(row_groups), tuple(values[position])) for position, row_groups in pieces
+        ),
         compressed_bytes=compressed_bytes,
         rows=rows,
     )

@@ -74,19 +74,22 @@ def _check_options(options: dict[str, Any]) -> None:
 
 
 def planned_reader(
-    planned: list[list[tuple[str, list[int]]]],
+    planned: list[list[tuple[str, list[int], list[str | None]]]],
     columns: list[str] | None,
     filter: str | None,  # noqa: A002 - the public name
     *,
+    partition_schema: list[tuple[str, str]] | None = None,
     ignore_corrupt_files: bool = False,
     metrics: Any = None,
     threads: int = 1,
     **options: Any,
 ) -> ReaderFunction:
     """As :func:`reader`, for a task DataFrame of ``spark.range(len(planned))``: the row
-    with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups)``). The plan
-    travels in the function's closure, so the task DataFrame is built in the JVM, without
-    a Python round trip."""
+    with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups,
+    partition_values)``, the values of the table's ``partition_schema``). The plan travels
+    in the function's closure, so the task DataFrame is built in the JVM, without a Python
+    round trip."""
+    options = {**options, "partition_schema": partition_schema or []}
     return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned)
 
 
@@ -97,7 +100,7 @@ def _reader(
     metrics: Any,
     threads: int,
     options: dict[str, Any],
-    planned: list[list[tuple[str, list[int]]]] | None,
+    planned: list[list[tuple[str, list[int], list[str | None]]]] | None,
 ) -> ReaderFunction:
     read_rows = _row_reader(columns, filter, ignore_corrupt_files, metrics, threads, options)
 
@@ -106,8 +109,8 @@ def _reader(
             yield from batch.to_pylist()
             return
         for task in batch.column("id").to_pylist():
-            for path, row_groups in planned[task]:
-                yield {"path": path, "row_groups": row_groups}
+            for path, row_groups, partition_values in planned[task]:
+                yield {"path": path, "row_groups": row_groups, "partition_values": partition_values}
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return read_rows(row for batch in batches for row in rows_of(batch))
@@ -116,18 +119,23 @@ def _reader(
 
 
 def read_pieces(
-    pieces: Iterable[tuple[str, list[int]]],
+    pieces: Iterable[tuple[str, list[int], list[str | None]]],
     columns: list[str] | None,
     filter: str | None,  # noqa: A002 - the public name
     *,
+    partition_schema: list[tuple[str, str]] | None = None,
     ignore_corrupt_files: bool = False,
     threads: int = 1,
     **options: Any,
 ) -> Iterator[pa.RecordBatch]:
-    """Reads planned ``(path, row_groups)`` pieces as :func:`reader` reads task rows (the
-    data source's ``read``, which gets its pieces as Python values, not as a DataFrame)."""
+    """Reads planned ``(path, row_groups, partition_values)`` pieces as :func:`reader`
+    reads task rows (the data source's ``read``, which gets its pieces as Python values,
+    not as a DataFrame)."""
+    options = {**options, "partition_schema": partition_schema or []}
     read_rows = _row_reader(columns, filter, ignore_corrupt_files, None, threads, options)
-    return read_rows({"path": path, "row_groups": row_groups} for path, row_groups in pieces)
+    return read_rows(
+        {"path": path, "row_groups": row_groups, "partition_values": values} for path, row_groups, values in pieces
+    )
 
 
 def _row_reader(
@@ -141,6 +149,7 @@ def _row_reader(
     """Reads task rows (``path`` and optionally ``row_groups`` or a byte range), adding
     what each task read to ``metrics`` when it ends."""
     settings = {**options, "threads": threads, "spark_output": True}
+    partition_schema = settings.pop("partition_schema", None) or []
     column_list = None if columns is None else list(columns)
     accumulator = None if metrics is None else metrics.accumulator
 
@@ -149,7 +158,7 @@ def _row_reader(
         totals["files_skipped"] = []
         try:
             for row in rows:
-                yield from _read_row(row, column_list, filter, settings, ignore_corrupt_files, totals)
+                yield from _read_row(row, column_list, filter, settings, partition_schema, ignore_corrupt_files, totals)
         finally:
             if accumulator is not None:
                 accumulator.add(totals)
@@ -162,6 +171,7 @@ def _read_row(
     columns: list[str] | None,
     filter: str | None,  # noqa: A002
     settings: dict[str, Any],
+    partition_schema: list[tuple[str, str]],
     ignore_corrupt_files: bool,
     totals: dict[str, Any],
 ) -> Iterator[pa.RecordBatch]:
@@ -169,6 +179,9 @@ def _read_row(
     if not isinstance(path, str):
         raise ValueError(f"a task row needs a string 'path', got {row!r}")
     options = dict(settings)
+    if partition_schema:
+        # The driver's partition values: the task reads one file, no discovery.
+        options["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])
     if row.get("row_groups") is not None:
         options["row_groups"] = list(row["row_groups"])
     elif row.get("range_start") is not None or row.get("range_length") is not None:
