@@ -13,7 +13,6 @@ import decimal
 import math
 import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,29 +27,6 @@ import pqsift.spark  # noqa: E402
 from pqsift.spark.datasource import filter_to_sql  # noqa: E402
 
 ROWS = 3000
-
-
-@pytest.fixture(scope="session")
-def spark() -> Any:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("pqsift-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
-        .config("spark.sql.parquet.filterPushdown", "false")
-        .config("spark.sql.session.timeZone", "America/New_York")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    pqsift.spark.register(session)
-    yield session
-    session.stop()
 
 
 def _table(seed: int, rows: int = ROWS) -> pa.Table:
