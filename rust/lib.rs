@@ -8,6 +8,9 @@
 //!
 //! Modules are named after the pipeline stage they implement:
 //!
+//! * [`table`] — what sources mean before any footer is read: directories listed as Spark
+//!   lists them, Hive-style partition directories discovered and typed as Spark does,
+//!   files pruned on their partition values (level 1), Delta log replay.
 //! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).

@@ -284,7 +284,14 @@ class Scan:
     """The native scan behind :class:`pqsift.scan.Scan`: files, filter, projection and
     options; plans from metadata alone. Use :func:`pqsift.scan` to build one.
 
-    ``plan()`` returns, per file, ``{"path", "note", "row_groups"}`` where each row group is
+    ``sources`` are files and directories; a directory's ``key=value`` subdirectories are
+    partition columns (``partitioning``), typed as Spark infers them
+    (``partition_type_inference``), below ``base_path`` when given. ``partition_values``
+    gives the partition values of files planned elsewhere instead: ``(schema, rows)`` with
+    ``schema`` as ``(name, Spark type name)`` pairs and one row of canonical text per file.
+
+    ``plan()`` returns, per file, ``{"path", "note", "skipped", "row_groups"}`` (``skipped``:
+    why the file was skipped on its partition values, its footer unread) where each row group is
     ``{"index", "rows", "decision" ("skip" | "scan" | "select"), "stage", "reason",
     "selected_rows", "selection" (RowSelection or None), "compressed_bytes"}``.
     """
@@ -303,9 +310,20 @@ class Scan:
         file_range: tuple[int, int] | None = None,
         row_groups: list[int] | None = None,
         metadata_size_hint: int = 524288,
+        partitioning: bool = True,
+        partition_type_inference: bool = True,
+        base_path: str | None = None,
+        partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
+    @property
+    def partition_schema(self) -> list[tuple[str, str]]:
+        """The partition columns as ``(name, Spark type name)`` pairs (empty without)."""
+    @property
+    def partition_values(self) -> list[list[str | None]]:
+        """Per file, its partition values as canonical text (digits, float text, days or
+        microseconds since the epoch for dates and timestamps, the string itself)."""
     @property
     def filter(self) -> str | None: ...
     @property
@@ -353,9 +371,14 @@ def read(
     cache_bytes: int = 64 << 20,
     spark_output: bool = False,
     metadata_size_hint: int = 524288,
+    partition_schema: list[tuple[str, str]] | None = None,
+    partition_values: list[list[str | None]] | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
-    friends call it with the plan's surviving row groups. Errors raise pqsift exceptions
+    friends call it with the plan's surviving row groups. With ``partition_schema``, each
+    file's ``partition_values`` (one row of canonical text per file) are its partition
+    columns: merged into the output as Spark merges them, and put in place of the columns
+    in the filter. Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

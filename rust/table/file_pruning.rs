@@ -4,10 +4,9 @@
 //! **Pruning.** The filter, bound to the table schema, is evaluated with the same
 //! three-valued logic as zone maps ([`crate::pruning_predicate`]), with files as the
 //! containers: a partition column's value is both bounds of its file, every other column
-//! is unknown. A conjunct mixing partition and data columns (`day = '2026-01-02' OR amount
-//! > 9`) still decides files where its partition side cannot be true... only when the data
-//! side cannot be either, which is unknown here; it is used again, specialised, on each
-//! file's statistics.
+//! is unknown. So `day = X AND amount > 9` skips the other days' files, while a conjunct
+//! mixing both sides (`day = X OR amount > 9`) decides nothing here; it is used again,
+//! specialised to each file, on the file's statistics.
 //!
 //! **Specialisation.** For reading and for row-group pruning, each file's filter has its
 //! partition columns replaced by that file's values (typed literals), and top-level
