@@ -397,8 +397,10 @@ def test_bloom_filter_skips_float_zero_and_nan(tmp_path: Path) -> None:
 
 
 def test_directory_sources_and_lists(tmp_path: Path) -> None:
-    (tmp_path / "p=1").mkdir()
-    int_file(tmp_path / "p=1" / "a.parquet")
+    # A plain subdirectory (a `key=value` one beside a top-level file would be Spark's
+    # conflicting partition layout: see test_tables.py).
+    (tmp_path / "sub").mkdir()
+    int_file(tmp_path / "sub" / "a.parquet")
     int_file(tmp_path / "b.parquet", n=100)
     int_file(tmp_path / "_hidden.parquet")
     int_file(tmp_path / ".dot.parquet")
@@ -408,7 +410,7 @@ def test_directory_sources_and_lists(tmp_path: Path) -> None:
     m = scan.metrics
     assert (m["files_total"], m["files_pruned"], m["row_groups_total"]) == (2, 1, 11)
     assert [Path(f.path).name for f in scan.plan().files if not f.pruned] == ["a.parquet"]
-    listed = pqsift.scan([tmp_path / "b.parquet", str(tmp_path / "p=1" / "a.parquet")], filter="x < 10")
+    listed = pqsift.scan([tmp_path / "b.parquet", str(tmp_path / "sub" / "a.parquet")], filter="x < 10")
     assert listed.metrics["files_pruned"] == 0
 
 

@@ -1,1 +1,45 @@
-//! Delta Lake log replay (seed 004). Being written.
+//! Delta Lake tables (seed 004): the active files of a snapshot, from the table's
+//! `_delta_log/`, in pure Rust.
+//!
+//! The stages, one file each:
+//!
+//! * [`log_segment`] — list `_delta_log/`; pick the newest complete checkpoint at or before
+//!   the version (classic, multi-part, v2) and the contiguous commits after it;
+//!   `_last_checkpoint` is a hint only.
+//! * [`actions`] — the log's actions as serde types (unknown fields and actions ignored).
+//! * [`paths`] — `add.path` and friends: URI-encoded, relative or absolute, to local paths.
+//! * [`checkpoint`] — a Parquet checkpoint read with pqsift's own scan, projected to `add`
+//!   with `add.path IS NOT NULL` pushed down (seed 004), plus a small read of protocol and
+//!   metadata; JSON v2 checkpoints and sidecars. [`action_rows`] turns its Arrow rows into
+//!   the same JSON shape as a commit's lines.
+//! * [`log_replay`] — newest action per (path, deletion vector) wins; protocol and metadata
+//!   from the newest.
+//! * [`protocol`] — which reader versions and features are supported.
+//! * [`schema`] — `schemaString` to an Arrow schema; column mapping mode.
+//! * [`deletion_vector`] — deletion vector descriptors and their RoaringTreemap bitmaps.
+//! * [`snapshot`] — the entry point: [`load_snapshot`] and [`DeltaSnapshot`].
+//!
+//! ```no_run
+//! use pqsift::table::delta::{is_delta_table, load_snapshot, SnapshotSpec};
+//! let root = std::path::Path::new("/data/events");
+//! if is_delta_table(root) {
+//!     let snapshot = load_snapshot(root, SnapshotSpec::Version(3)).unwrap();
+//!     assert_eq!(snapshot.version, 3);
+//! }
+//! ```
+
+pub mod action_rows;
+pub mod actions;
+pub mod checkpoint;
+pub mod deletion_vector;
+pub mod log_replay;
+pub mod log_segment;
+pub mod paths;
+pub mod protocol;
+pub mod schema;
+pub mod snapshot;
+
+#[cfg(test)]
+mod tests;
+
+pub use snapshot::{DeltaFile, DeltaSnapshot, FileStats, SnapshotSpec, is_delta_table, load_snapshot};

@@ -1,0 +1,290 @@
+//! Reading a checkpoint for log replay (seed 004): the active files come from the `add`
+//! column alone — a checkpoint's `remove` rows are tombstones that never hide one of its own
+//! adds — so a Parquet checkpoint (a classic one, each part of a multi-part one, a v2
+//! Parquet checkpoint and each Parquet sidecar) is read **with pqsift's own scan**, projected
+//! to `add` with `add.path IS NOT NULL` pushed down: row groups and pages holding only other
+//! actions are pruned by statistics and the page index, and late materialization decodes
+//! `add.path` first and the rest of `add` only for the rows that hold an add.
+//!
+//! Protocol and metadata come from a second, small projected read of the same file (the
+//! `protocol` and `metaData` columns, and `sidecar` for a v2 checkpoint, each with an
+//! `IS NOT NULL` filter). JSON v2 checkpoints are parsed line by line, keeping the same
+//! actions. What each Parquet read pruned and decoded is summed in [`CheckpointReadMetrics`].
+//!
+//! ```no_run
+//! use pqsift::table::delta::checkpoint::read_add_actions;
+//! let (adds, metrics) = read_add_actions(std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet")).unwrap();
+//! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use arrow::array::RecordBatch;
+
+use super::action_rows::array_to_json;
+use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
+use super::log_segment::Checkpoint;
+use super::paths::resolve_path;
+use crate::access_plan::RowGroupAccess;
+use crate::error::{PqsiftError, Result};
+use crate::opener::OpenedFile;
+use crate::reader::{OpenFile, ReaderConfig, open_stream};
+use crate::scan::{Scan, ScanOptions};
+use crate::scan_stream::ScanTask;
+
+/// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
+///
+/// ```
+/// let m = pqsift::table::delta::checkpoint::CheckpointReadMetrics::default();
+/// assert_eq!(m.rows_total, 0);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckpointReadMetrics {
+    /// Parquet files read for `add` (checkpoint parts and sidecars).
+    pub files: u64,
+    /// Row groups in those files.
+    pub row_groups_total: u64,
+    /// Row groups skipped whole (statistics, bloom filters, page index).
+    pub row_groups_pruned: u64,
+    /// Pages of `add.path` the page index stage looked at.
+    pub pages_total: u64,
+    /// Of those, pages skipped.
+    pub pages_pruned: u64,
+    /// Rows (actions of every kind) in those files.
+    pub rows_total: u64,
+    /// Rows the plan left to read after row group and page pruning.
+    pub rows_selected: u64,
+    /// Rows decoded, summed over the root columns read, as the reader's metrics count them
+    /// (`add` is one root: its rows decoded, predicate and projection together).
+    pub values_decoded: u64,
+    /// `add` rows found.
+    pub add_rows: u64,
+    /// Bytes read from the files for `add`.
+    pub bytes_read: u64,
+}
+
+impl CheckpointReadMetrics {
+    fn add(&mut self, other: &CheckpointReadMetrics) {
+        self.files += other.files;
+        self.row_groups_total += other.row_groups_total;
+        self.row_groups_pruned += other.row_groups_pruned;
+        self.pages_total += other.pages_total;
+        self.pages_pruned += other.pages_pruned;
+        self.rows_total += other.rows_total;
+        self.rows_selected += other.rows_selected;
+        self.values_decoded += other.values_decoded;
+        self.add_rows += other.add_rows;
+        self.bytes_read += other.bytes_read;
+    }
+}
+
+/// The part of a checkpoint log replay needs.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointActions {
+    /// Every `add` of the checkpoint (its parts and sidecars).
+    pub adds: Vec<Add>,
+    /// Its `protocol`, if it holds one.
+    pub protocol: Option<Protocol>,
+    /// Its `metaData`, if it holds one.
+    pub metadata: Option<Metadata>,
+    /// Sidecar files read.
+    pub sidecars: Vec<PathBuf>,
+    /// What the Parquet reads pruned and decoded.
+    pub metrics: CheckpointReadMetrics,
+}
+
+/// Reads `checkpoint` of the table at `table_root`: its adds, protocol and metadata.
+pub fn read_checkpoint(table_root: &Path, checkpoint: &Checkpoint) -> Result<CheckpointActions> {
+    let mut out = CheckpointActions::default();
+    let mut sidecars = Vec::new();
+    for part in &checkpoint.parts {
+        if part.is_json() {
+            read_json_checkpoint(&part.path, &mut out, &mut sidecars)?;
+        } else {
+            let (adds, metrics) = read_add_actions(&part.path)?;
+            out.adds.extend(adds);
+            out.metrics.add(&metrics);
+            let others = read_other_actions(&part.path)?;
+            if out.protocol.is_none() {
+                out.protocol = others.protocol;
+            }
+            if out.metadata.is_none() {
+                out.metadata = others.meta_data;
+            }
+            sidecars.extend(others.sidecars);
+        }
+    }
+    // A classic-named checkpoint may be a v2 one too (`checkpointMetadata` and sidecars in
+    // `N.checkpoint.parquet`), so sidecars are followed whatever the name.
+    let sidecar_dir = table_root.join("_delta_log").join("_sidecars");
+    for sidecar in sidecars {
+        let path = resolve_path(&sidecar_dir, &sidecar.path)?;
+        if !path.is_file() {
+            return Err(PqsiftError::table(
+                table_root,
+                format!("sidecar {} of the checkpoint at version {} is missing", path.display(), checkpoint.version),
+            ));
+        }
+        if path.extension().is_some_and(|e| e == "json") {
+            let mut nested = Vec::new();
+            let mut actions = CheckpointActions::default();
+            read_json_checkpoint(&path, &mut actions, &mut nested)?;
+            out.adds.extend(actions.adds);
+        } else {
+            let (adds, metrics) = read_add_actions(&path)?;
+            out.adds.extend(adds);
+            out.metrics.add(&metrics);
+        }
+        out.sidecars.push(path);
+    }
+    Ok(out)
+}
+
+/// The actions of a JSON checkpoint (or JSON sidecar) that replay needs.
+fn read_json_checkpoint(path: &Path, out: &mut CheckpointActions, sidecars: &mut Vec<Sidecar>) -> Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|e| PqsiftError::io(path, e))?;
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let action =
+            Action::parse_line(line).map_err(|e| PqsiftError::corrupt(path, format!("line {}: {e}", number + 1)))?;
+        if let Some(add) = action.add {
+            out.adds.push(add);
+        }
+        if out.protocol.is_none() {
+            out.protocol = action.protocol;
+        }
+        if out.metadata.is_none() {
+            out.metadata = action.meta_data;
+        }
+        if let Some(sidecar) = action.sidecar {
+            sidecars.push(sidecar);
+        }
+    }
+    Ok(())
+}
+
+/// The `add` rows of the Parquet checkpoint file `path`, read through pqsift's scan (the
+/// `add` column only, `add.path IS NOT NULL` pushed down), and what the read pruned.
+pub fn read_add_actions(path: &Path) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
+    let opened = OpenedFile::open(path)?;
+    let mut metrics = CheckpointReadMetrics { files: 1, ..Default::default() };
+    if opened.schema.field_with_name("add").is_err() {
+        // A checkpoint holding no add at all may leave the column out.
+        metrics.rows_total = opened.metadata.file_metadata().num_rows().max(0) as u64;
+        return Ok((Vec::new(), metrics));
+    }
+    let (batches, plan_metrics, read) = scan_columns(path, vec!["add".into()], "add.path IS NOT NULL")?;
+    metrics.row_groups_total = plan_metrics.row_groups_total;
+    metrics.row_groups_pruned = plan_metrics.row_groups_total - plan_metrics.row_groups_selected;
+    metrics.pages_total = plan_metrics.pages_total;
+    metrics.pages_pruned = plan_metrics.pages_pruned;
+    metrics.rows_total = plan_metrics.rows_total;
+    metrics.rows_selected = plan_metrics.rows_selected;
+    metrics.values_decoded = read.rows_decoded;
+    metrics.bytes_read = read.bytes_read;
+    let mut adds = Vec::new();
+    for batch in &batches {
+        let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt(path, "no add column in the read"))?;
+        for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint add column"))? {
+            if value.is_null() {
+                continue;
+            }
+            let add: Add =
+                serde_json::from_value(value).map_err(|e| PqsiftError::corrupt(path, format!("checkpoint add action: {e}")))?;
+            adds.push(add);
+        }
+    }
+    metrics.add_rows = adds.len() as u64;
+    Ok((adds, metrics))
+}
+
+/// The protocol, metadata and sidecars of a Parquet checkpoint file.
+#[derive(Debug, Default)]
+struct OtherActions {
+    protocol: Option<Protocol>,
+    meta_data: Option<Metadata>,
+    sidecars: Vec<Sidecar>,
+}
+
+/// Reads the `protocol`, `metaData` and `sidecar` columns of `path` (those it has), only
+/// the rows where one of them is set.
+fn read_other_actions(path: &Path) -> Result<OtherActions> {
+    let opened = OpenedFile::open(path)?;
+    let candidates =
+        [("protocol", "protocol.minReaderVersion"), ("metaData", "metaData.id"), ("sidecar", "sidecar.path")];
+    let present: Vec<(&str, &str)> =
+        candidates.into_iter().filter(|(name, _)| opened.schema.field_with_name(name).is_ok()).collect();
+    let mut out = OtherActions::default();
+    if present.is_empty() {
+        return Ok(out);
+    }
+    let columns = present.iter().map(|(name, _)| name.to_string()).collect();
+    let filter = present.iter().map(|(_, leaf)| format!("{leaf} IS NOT NULL")).collect::<Vec<_>>().join(" OR ");
+    let (batches, _, _) = scan_columns(path, columns, &filter)?;
+    for batch in &batches {
+        for (name, _) in &present {
+            let Some(column) = batch.column_by_name(name) else { continue };
+            for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint"))? {
+                if value.is_null() {
+                    continue;
+                }
+                let bad = |e: serde_json::Error| PqsiftError::corrupt(path, format!("checkpoint {name} action: {e}"));
+                match *name {
+                    "protocol" if out.protocol.is_none() => out.protocol = Some(serde_json::from_value(value).map_err(bad)?),
+                    "metaData" if out.meta_data.is_none() => out.meta_data = Some(serde_json::from_value(value).map_err(bad)?),
+                    "sidecar" => out.sidecars.push(serde_json::from_value(value).map_err(bad)?),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a read did, from the stream's metrics.
+struct ReadCounts {
+    rows_decoded: u64,
+    bytes_read: u64,
+}
+
+/// Plans and reads `columns` of `path` where `filter` holds, with pqsift's scan: the plan's
+/// surviving row groups (with their page selections) become the stream's tasks.
+fn scan_columns(
+    path: &Path,
+    columns: Vec<String>,
+    filter: &str,
+) -> Result<(Vec<RecordBatch>, crate::metrics::PruningMetrics, ReadCounts)> {
+    let scan = Scan::new(vec![path.to_path_buf()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
+    let plan = scan.plan()?;
+    let mut tasks = Vec::new();
+    for (position, file) in plan.files.iter().enumerate() {
+        for row_group in &file.row_groups {
+            let selection = match &row_group.access {
+                RowGroupAccess::Skip => continue,
+                RowGroupAccess::Scan => None,
+                RowGroupAccess::Selection(selection) => Some(selection.clone()),
+            };
+            tasks.push(ScanTask { file: position, row_group: row_group.index, selection });
+        }
+    }
+    let opened = scan.open(0)?;
+    let files = vec![OpenFile { path: path.to_path_buf(), metadata: opened.metadata.clone() }];
+    let config = ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
+    let mut stream = open_stream(&files, tasks, &config)?;
+    let mut batches = Vec::new();
+    while let Some(batch) = stream.next_batch_checked() {
+        batches.push(batch?);
+    }
+    let read = stream.metrics();
+    let counts = ReadCounts { rows_decoded: read.rows_decoded, bytes_read: stream.bytes_read() };
+    Ok((batches, plan.metrics, counts))
+}
+
+/// The number of rows of a Parquet file, from its footer.
+pub fn parquet_row_count(path: &Path) -> Result<u64> {
+    let opened = OpenedFile::open(path)?;
+    Ok(opened.metadata.file_metadata().num_rows().max(0) as u64)
+}
+

@@ -1,0 +1,246 @@
+//! A snapshot of a Delta table: the public entry of the module. [`load_snapshot`] lists the
+//! log, picks the segment of the requested version (latest, a version, or the newest commit
+//! at or before a timestamp), replays it, checks the protocol, and parses the schema.
+//!
+//! ```no_run
+//! use pqsift::table::delta::{load_snapshot, SnapshotSpec};
+//! let snapshot = load_snapshot(std::path::Path::new("/data/events"), SnapshotSpec::Latest).unwrap();
+//! println!("version {}: {} files, schema {}", snapshot.version, snapshot.files.len(), snapshot.schema);
+//! for file in &snapshot.files {
+//!     let rows = file.stats.as_ref().and_then(|s| s.num_records);
+//!     println!("{} ({rows:?} rows, {:?})", file.path.display(), file.partition_values);
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use arrow::datatypes::SchemaRef;
+use serde_json::Value;
+
+use super::actions::{Action, Add, Metadata, Protocol};
+use super::deletion_vector::DeletionVectorDescriptor;
+use super::log_replay::{LogReplayMetrics, replay};
+use super::log_segment::{LogListing, VersionSpec};
+use super::protocol::{ReaderFeatures, check_protocol};
+use super::schema::{ColumnMappingMode, parse_schema};
+use crate::error::{PqsiftError, Result};
+
+/// Which snapshot to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotSpec {
+    /// The newest version.
+    Latest,
+    /// Exactly this version.
+    Version(u64),
+    /// The newest version whose commit time is at or before this instant (ms since the
+    /// epoch). A commit's time is its `commitInfo.inCommitTimestamp` when it has one, else
+    /// its file's modification time (made increasing, as Delta does).
+    Timestamp(i64),
+}
+
+/// A file's statistics from the log (`stats` JSON or `stats_parsed`). String bounds may be
+/// prefixes and timestamp bounds are truncated to milliseconds: treat bounds as inexact.
+///
+/// ```
+/// use pqsift::table::delta::snapshot::FileStats;
+/// let stats = FileStats::from_json(r#"{"numRecords":3,"minValues":{"a":1},"maxValues":{"a":9},"nullCount":{"a":0}}"#).unwrap();
+/// assert_eq!(stats.num_records, Some(3));
+/// assert_eq!(stats.max_values["a"], 9);
+/// assert!(FileStats::from_json("not json").is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FileStats {
+    /// Rows in the file (before deletion vectors).
+    pub num_records: Option<i64>,
+    /// Per column (physical names, nested as objects), the minimum.
+    pub min_values: Value,
+    /// Per column, the maximum.
+    pub max_values: Value,
+    /// Per column, the null count.
+    pub null_count: Value,
+    /// `tightBounds`: `false` when a deletion vector made the bounds loose.
+    pub tight_bounds: Option<bool>,
+}
+
+impl FileStats {
+    /// Parses a `stats` string (`None` when it is not a JSON object).
+    pub fn from_json(text: &str) -> Option<Self> {
+        Self::from_value(&serde_json::from_str(text).ok()?)
+    }
+
+    /// Reads a stats object (`None` when it is not an object).
+    pub fn from_value(value: &Value) -> Option<Self> {
+        let object = value.as_object()?;
+        let field = |name: &str| object.get(name).cloned().unwrap_or(Value::Null);
+        Some(Self {
+            num_records: object.get("numRecords").and_then(Value::as_i64),
+            min_values: field("minValues"),
+            max_values: field("maxValues"),
+            null_count: field("nullCount"),
+            tight_bounds: object.get("tightBounds").and_then(Value::as_bool),
+        })
+    }
+
+    fn of_add(add: &Add) -> Option<Self> {
+        add.stats.as_deref().and_then(Self::from_json).or_else(|| add.stats_parsed.as_ref().and_then(Self::from_value))
+    }
+}
+
+/// An active data file of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeltaFile {
+    /// Absolute, percent-decoded path.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: i64,
+    /// Partition values as in the log (physical names under column mapping; `None` = null).
+    pub partition_values: BTreeMap<String, Option<String>>,
+    /// Statistics from the log.
+    pub stats: Option<FileStats>,
+    /// The rows deleted from it, if any.
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Write time (ms since the epoch).
+    pub modification_time: i64,
+}
+
+/// A Delta table at one version.
+#[derive(Debug, Clone)]
+pub struct DeltaSnapshot {
+    /// The table's root directory.
+    pub table_root: PathBuf,
+    /// The version.
+    pub version: u64,
+    /// The protocol in force.
+    pub protocol: Protocol,
+    /// What the protocol asks of the reader.
+    pub reader_features: ReaderFeatures,
+    /// The metadata in force.
+    pub metadata: Metadata,
+    /// The logical schema, in `schemaString` order (column mapping in the field metadata).
+    pub schema: SchemaRef,
+    /// The partition columns (logical names), in order.
+    pub partition_columns: Vec<String>,
+    /// How file columns map to the schema's.
+    pub column_mapping_mode: ColumnMappingMode,
+    /// The active files.
+    pub files: Vec<DeltaFile>,
+    /// What replay read.
+    pub metrics: LogReplayMetrics,
+}
+
+impl DeltaSnapshot {
+    /// Rows deleted by deletion vectors, summed over the files (from the descriptors).
+    pub fn deleted_rows(&self) -> u64 {
+        self.files.iter().filter_map(|f| f.deletion_vector.as_ref()).map(|dv| dv.cardinality.max(0) as u64).sum()
+    }
+}
+
+/// `true` when `root` has a `_delta_log` directory.
+///
+/// ```
+/// assert!(!pqsift::table::delta::is_delta_table(std::path::Path::new("/nonexistent")));
+/// ```
+pub fn is_delta_table(root: &Path) -> bool {
+    root.join("_delta_log").is_dir()
+}
+
+/// Loads the snapshot `spec` of the table at `root`.
+///
+/// Errors: [`PqsiftError::Table`] when `root` has no `_delta_log`, the version does not exist
+/// or cannot be rebuilt (commits missing), or the log has no protocol or no metadata;
+/// [`PqsiftError::Unsupported`] for a reader version or feature this reader does not
+/// implement; [`PqsiftError::Corrupt`] / [`PqsiftError::Io`] for unreadable log files.
+pub fn load_snapshot(root: &Path, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
+    let listing = LogListing::list(root)?;
+    let version = match spec {
+        SnapshotSpec::Latest => VersionSpec::Latest,
+        SnapshotSpec::Version(v) => VersionSpec::Version(v),
+        SnapshotSpec::Timestamp(ms) => VersionSpec::Version(version_at(&listing, ms)?),
+    };
+    let segment = listing.segment(version)?;
+    let replayed = replay(&segment)?;
+    let protocol = replayed
+        .protocol
+        .ok_or_else(|| PqsiftError::table(root, format!("no protocol action in the log up to version {}", segment.version)))?;
+    let metadata = replayed
+        .metadata
+        .ok_or_else(|| PqsiftError::table(root, format!("no metaData action in the log up to version {}", segment.version)))?;
+    let reader_features = check_protocol(root, &protocol)?;
+    let schema = parse_schema(root, &metadata.schema_string)?;
+    let column_mapping_mode = ColumnMappingMode::from_configuration(root, &metadata.configuration)?;
+    for column in &metadata.partition_columns {
+        if !schema.fields().iter().any(|f| f.name().eq_ignore_ascii_case(column)) {
+            return Err(PqsiftError::table(root, format!("partition column {column:?} is not in the schema")));
+        }
+    }
+    let files = replayed
+        .files
+        .into_iter()
+        .map(|file| {
+            let stats = FileStats::of_add(&file.add);
+            let add = file.add;
+            DeltaFile {
+                path: file.path,
+                size: add.size,
+                partition_values: add.partition_values,
+                stats,
+                deletion_vector: add.deletion_vector,
+                modification_time: add.modification_time,
+            }
+        })
+        .collect();
+    Ok(DeltaSnapshot {
+        table_root: root.to_path_buf(),
+        version: segment.version,
+        protocol,
+        reader_features,
+        partition_columns: metadata.partition_columns.clone(),
+        metadata,
+        schema,
+        column_mapping_mode,
+        files,
+        metrics: replayed.metrics,
+    })
+}
+
+/// The newest version whose commit time is at or before `ms`.
+fn version_at(listing: &LogListing, ms: i64) -> Result<u64> {
+    let root = &listing.table_root;
+    let mut best = None;
+    let mut previous: Option<i64> = None;
+    for (&version, commit) in &listing.commits {
+        let time = match commit_timestamp(&commit.path)? {
+            Some(ict) => ict,
+            // File times are made increasing, as Delta does for clocks that went back.
+            None => previous.map_or(commit.modified_ms, |p| commit.modified_ms.max(p + 1)),
+        };
+        previous = Some(time);
+        if time <= ms {
+            best = Some(version);
+        } else {
+            break;
+        }
+    }
+    let first = listing.commits.first_key_value();
+    best.ok_or_else(|| match first {
+        Some((v, _)) => PqsiftError::table(root, format!("timestamp {ms} is before the earliest available commit (version {v})")),
+        None => PqsiftError::table(root, "the log holds no commit to travel to"),
+    })
+}
+
+/// `commitInfo.inCommitTimestamp` of a commit (its first action, when in-commit timestamps
+/// are enabled), read from the first lines only.
+fn commit_timestamp(path: &Path) -> Result<Option<i64>> {
+    let file = std::fs::File::open(path).map_err(|e| PqsiftError::io(path, e))?;
+    for line in BufReader::new(file).lines().take(4) {
+        let line = line.map_err(|e| PqsiftError::io(path, e))?;
+        if let Ok(action) = Action::parse_line(&line)
+            && let Some(info) = action.commit_info
+        {
+            return Ok(info.in_commit_timestamp());
+        }
+    }
+    Ok(None)
+}
