@@ -84,6 +84,8 @@ pub fn output_schema(file: &OpenFile, config: &ReaderConfig) -> Result<SchemaRef
 /// How one file's batches become output batches: the file's own projection, and where the
 /// partition columns go.
 struct FileLayout {
+    /// The file's reader metadata (schema, footer, page index).
+    metadata: ArrowReaderMetadata,
     /// The projection of the file's own columns.
     file_projection: Projection,
     /// Per output column, where it comes from (`None`: all from the file, in order).
@@ -110,7 +112,8 @@ impl FileLayout {
                 false => Arc::clone(&file_projection.schema),
             };
             let assembled_schema = Arc::clone(&file_projection.schema);
-            return Ok(Self { file_projection, columns: None, partition_row: None, output_schema, assembled_schema, filter: config.filter.clone() });
+            let filter = config.filter.clone();
+            return Ok(Self { metadata, file_projection, columns: None, partition_row: None, output_schema, assembled_schema, filter });
         };
         let (table_schema, from_partition) = merge_schemas(metadata.schema(), &partitions.schema, config.bind.case_sensitive);
         let projection = resolve_projection(&table_schema, config.columns.as_deref(), &config.bind)?;
@@ -158,7 +161,8 @@ impl FileLayout {
             None => None,
         };
         let partition_row = Some(partitions.select(&[position])?);
-        Ok(Self { file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema: projection.schema, filter })
+        let assembled_schema = projection.schema;
+        Ok(Self { metadata, file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema, filter })
     }
 
     /// `true` when the file's filter is the constant FALSE: no row of it can match.
@@ -212,7 +216,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         if layout.matches_nothing() {
             empty_files.push(position);
         }
-        let metadata = arrow_metadata(file)?;
+        let metadata = layout.metadata;
         let filter =
             RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());

@@ -47,11 +47,13 @@ def _native(spark: Any, path: Path, where: str | None = None, **options: str) ->
     return frame.filter(where) if where else frame
 
 
-def _rows(frame: Any) -> list[tuple[Any, ...]]:
-    def key(value: Any) -> tuple[int, str]:
-        return (0, "") if value is None else (1, repr(value))
+def _sorted(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows in a fixed order whatever their types (None first)."""
+    return sorted(rows, key=lambda row: [(0, "") if v is None else (1, repr(v)) for v in row])
 
-    return sorted((tuple(row) for row in frame.collect()), key=lambda r: [key(v) for v in r])
+
+def _rows(frame: Any) -> list[tuple[Any, ...]]:
+    return _sorted([tuple(row) for row in frame.collect()])
 
 
 def _table_rows(table: pa.Table) -> list[tuple[Any, ...]]:
@@ -63,11 +65,7 @@ def _table_rows(table: pa.Table) -> list[tuple[Any, ...]]:
             return datetime.datetime.fromtimestamp(value.timestamp()).replace(microsecond=value.microsecond)
         return value
 
-    def key(value: Any) -> tuple[int, str]:
-        return (0, "") if value is None else (1, repr(value))
-
-    rows = [tuple(spark_value(v) for v in row.values()) for row in table.to_pylist()]
-    return sorted(rows, key=lambda r: [key(v) for v in r])
+    return _sorted([tuple(spark_value(v) for v in row.values()) for row in table.to_pylist()])
 
 
 FILTERS = [
