@@ -41,6 +41,13 @@ pub struct PruningMetrics {
     pub rows_total: u64,
     /// Rows the plan reads.
     pub rows_selected: u64,
+    /// Of the rows pruning kept, those left out because a Delta deletion vector deletes
+    /// them.
+    pub rows_deleted: u64,
+    /// Row groups whose rows a deletion vector deletes all of.
+    pub row_groups_pruned_deletion_vector: u64,
+    /// Files skipped on the statistics of a Delta log, their footers never read.
+    pub files_pruned_log_stats: u64,
 }
 
 impl PruningMetrics {
@@ -62,6 +69,9 @@ impl PruningMetrics {
             ("page_index_rows_pruned", self.page_index_rows_pruned),
             ("rows_total", self.rows_total),
             ("rows_selected", self.rows_selected),
+            ("rows_deleted", self.rows_deleted),
+            ("row_groups_pruned_deletion_vector", self.row_groups_pruned_deletion_vector),
+            ("files_pruned_log_stats", self.files_pruned_log_stats),
         ]
     }
 }

@@ -21,6 +21,7 @@ use crate::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, S
 use crate::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
+use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::source::merge_schemas;
 
 /// What to read and how.
@@ -47,6 +48,9 @@ pub struct ReaderConfig {
     /// The partition values of the files read, one row per file of [`open_stream`]'s
     /// `files` (`None`: no partition columns).
     pub partitions: Option<PartitionValues>,
+    /// The table's declared schema (a Delta table's): output columns are its columns,
+    /// mapped onto each file's (see [`crate::table::schema_adapter`]).
+    pub declared: Option<Arc<DeclaredSchema>>,
 }
 
 impl Default for ReaderConfig {
@@ -62,6 +66,7 @@ impl Default for ReaderConfig {
             cache_bytes: 64 << 20,
             spark_output: false,
             partitions: None,
+            declared: None,
         }
     }
 }
@@ -79,6 +84,19 @@ pub struct OpenFile {
 /// included), in Spark's types when `config.spark_output`.
 pub fn output_schema(file: &OpenFile, config: &ReaderConfig) -> Result<SchemaRef> {
     Ok(FileLayout::of(file, 0, config)?.output_schema)
+}
+
+/// The output schema of a scan of a table with a declared schema, from the schema alone
+/// (`None` without one): what a scan of no files outputs too.
+pub fn declared_output_schema(config: &ReaderConfig) -> Option<Result<SchemaRef>> {
+    let declared = config.declared.as_ref()?;
+    Some((|| {
+        let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind)?;
+        match config.spark_output {
+            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], "the table"),
+            false => Ok(projection.schema),
+        }
+    })())
 }
 
 /// How one file's batches become output batches: the file's own projection, and where the
@@ -105,6 +123,9 @@ impl FileLayout {
     /// The layout of the file at `position` of the scan's files.
     fn of(file: &OpenFile, position: usize, config: &ReaderConfig) -> Result<Self> {
         let metadata = arrow_metadata(file)?;
+        if let Some(declared) = &config.declared {
+            return Self::of_declared(file, metadata, position, config, declared);
+        }
         let Some(partitions) = &config.partitions else {
             let file_projection = resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
             let output_schema = match config.spark_output {
@@ -148,6 +169,8 @@ impl FileLayout {
                         let typed = match source {
                             OutputColumn::File(j) => file_part.field(*j).data_type().clone(),
                             OutputColumn::Partition(k) => partition_part.field(*k).data_type().clone(),
+                            // Only declared schemas have null columns.
+                            OutputColumn::Null => field.data_type().clone(),
                         };
                         field.as_ref().clone().with_data_type(typed).with_nullable(true)
                     })
@@ -165,10 +188,74 @@ impl FileLayout {
         Ok(Self { metadata, file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema, filter })
     }
 
+    /// The layout of a file of a table with a declared schema: every output column is a
+    /// declared column (or a struct field of one), read from the file under its physical
+    /// name, or a constant of the file (partition value, null where the file lacks it).
+    fn of_declared(file: &OpenFile, metadata: ArrowReaderMetadata, position: usize, config: &ReaderConfig, declared: &DeclaredSchema) -> Result<Self> {
+        let file_schema = Arc::clone(metadata.schema());
+        let named = |e: PqsiftError| PqsiftError::filter(format!("{}: {e}", file.path.display()));
+        let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
+        let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
+        let mut columns = Vec::with_capacity(projection.roots.len());
+        let (mut roots, mut paths, mut fields) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, &root) in projection.roots.iter().enumerate() {
+            let Some(file_root) = view.file_roots[root] else {
+                columns.push(OutputColumn::Partition(view.from_constant[root].expect("a constant column")));
+                continue;
+            };
+            let physical = declared.physical_field_path(root, &projection.paths[i]);
+            match field_at(file_schema.field(file_root), &physical) {
+                Some((names, field)) => {
+                    columns.push(OutputColumn::File(roots.len()));
+                    roots.push(file_root);
+                    paths.push(names);
+                    fields.push(field);
+                }
+                None => columns.push(OutputColumn::Null),
+            }
+        }
+        let file_projection = Projection { roots, paths, schema: Arc::new(Schema::new(fields)) };
+        let output_schema = match config.spark_output {
+            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], &file.path.display().to_string())?,
+            false => Arc::clone(&projection.schema),
+        };
+        let filter = match &config.filter {
+            Some(filter) => declared.file_filter(filter, &view, &config.bind).map_err(named)?,
+            None => None,
+        };
+        Ok(Self {
+            metadata,
+            file_projection,
+            columns: Some(columns),
+            partition_row: Some(view.constants),
+            output_schema,
+            assembled_schema: projection.schema,
+            filter,
+        })
+    }
+
     /// `true` when the file's filter is the constant FALSE: no row of it can match.
     fn matches_nothing(&self) -> bool {
         matches!(&self.filter, Some(Expr::Literal(crate::filter::Literal::Boolean(false))))
     }
+}
+
+/// The field at `path` (struct field names, matched exactly, else case-insensitively)
+/// below `root`: the names as the file spells them, and the field as the projection
+/// outputs it (the whole root, or the field named by its last part, nullable).
+fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<String>, arrow::datatypes::Field)> {
+    let mut field = root;
+    let mut names = Vec::with_capacity(path.len());
+    for name in path {
+        let arrow::datatypes::DataType::Struct(children) = field.data_type() else { return None };
+        let child = children.iter().find(|c| c.name() == name).or_else(|| children.iter().find(|c| c.name().eq_ignore_ascii_case(name)))?;
+        names.push(child.name().clone());
+        field = child.as_ref();
+    }
+    Some(match names.is_empty() {
+        true => (names, root.clone()),
+        false => (names, field.clone().with_nullable(true)),
+    })
 }
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
@@ -201,6 +288,8 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         let layout = FileLayout::of(file, position, config)?;
         let projection = &layout.file_projection;
         match &first_file_part {
+            // A declared schema's files may differ: each is mapped onto the schema.
+            _ if config.declared.is_some() => {}
             None => first_file_part = Some(Arc::clone(&projection.schema)),
             Some(first) if first.fields() != projection.schema.fields() => {
                 return Err(PqsiftError::corrupt(
@@ -222,7 +311,12 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
         let partition_columns = match (layout.columns, layout.partition_row) {
-            (Some(columns), Some(values)) => Some(PartitionColumns { columns, values, output: Arc::clone(&layout.assembled_schema) }),
+            (Some(columns), Some(values)) => Some(PartitionColumns {
+                columns,
+                values,
+                output: Arc::clone(&layout.assembled_schema),
+                declared: config.declared.as_ref().map(|d| d.mode),
+            }),
             _ => None,
         };
         scan_files.push(ScanFile {

@@ -26,7 +26,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::access_plan::FileAccessPlan;
+use crate::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::bloom_filter::prune_by_bloom_filters;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
@@ -35,6 +35,7 @@ use crate::opener::OpenedFile;
 use crate::page_filter::prune_by_page_index;
 use crate::projection::resolve_projection;
 use crate::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
+use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::source::{Table, merge_schemas};
 
@@ -84,6 +85,8 @@ pub struct ScanPlan {
     pub files: Vec<FileAccessPlan>,
     /// Counts over all files.
     pub metrics: PruningMetrics,
+    /// What resolving the table did before planning (a Delta log's replay), in words.
+    pub table_note: Option<String>,
 }
 
 impl ScanPlan {
@@ -105,6 +108,9 @@ impl ScanPlan {
             m.rows_selected,
             m.rows_total
         );
+        if let Some(note) = &self.table_note {
+            text.push_str(note);
+        }
         for file in &self.files {
             text.push_str(&file.explain());
         }
@@ -148,18 +154,29 @@ impl Scan {
         }
         let opened = Mutex::new(vec![None; table.files.len()]);
         let scan = Self { table, columns, filter, options, opened };
-        if !scan.table.files.is_empty() && (scan.filter.is_some() || scan.columns.is_some()) {
-            let first = scan.open(0)?;
-            let (schema, _) = scan.table_schema(&first);
-            if let Some(filter) = &scan.filter {
-                bind(filter, &schema, &scan.options.bind)?;
+        if scan.filter.is_none() && scan.columns.is_none() {
+            return Ok(scan);
+        }
+        // A declared schema (Delta) is the table's whatever its files hold; otherwise the
+        // first file's columns are.
+        let (schema, name) = match &scan.table.declared {
+            Some(declared) => (Arc::clone(&declared.schema), scan.table.name.clone()),
+            None if scan.table.files.is_empty() => return Ok(scan),
+            None => {
+                let first = scan.open(0)?;
+                (scan.table_schema(&first).0, first.name())
             }
-            if let Some(columns) = &scan.columns {
-                // Resolved as filters resolve names (Spark's matching, ambiguity errors),
-                // paths into structs included.
-                resolve_projection(&schema, Some(columns), &scan.options.bind)
-                    .map_err(|e| PqsiftError::filter(format!("{}: {e}", first.name())))?;
-            }
+        };
+        if let Some(filter) = &scan.filter {
+            bind(filter, &schema, &scan.options.bind).map_err(|e| match &scan.table.declared {
+                Some(_) => PqsiftError::filter(format!("{name}: {e}")),
+                None => e,
+            })?;
+        }
+        if let Some(columns) = &scan.columns {
+            // Resolved as filters resolve names (Spark's matching, ambiguity errors),
+            // paths into structs included.
+            resolve_projection(&schema, Some(columns), &scan.options.bind).map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?;
         }
         Ok(scan)
     }
@@ -176,8 +193,31 @@ impl Scan {
 
     /// The table schema as seen with `file`'s columns: the file's schema with the
     /// partition columns merged in, and per field the partition column it comes from.
+    /// With a declared schema (Delta) that schema, whatever the file holds.
     pub fn table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
-        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive)
+        match &self.table.declared {
+            Some(_) => self.declared_schema().expect("a declared schema"),
+            None => merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive),
+        }
+    }
+
+    /// The declared schema and, per field, the partition column it is (Delta tables).
+    fn declared_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Vec<Option<usize>>)> {
+        let declared = self.table.declared.as_ref()?;
+        let partitions = self.table.partition_schema();
+        let case_sensitive = self.options.bind.case_sensitive;
+        let from_partition = declared
+            .schema
+            .fields()
+            .iter()
+            .map(|field| {
+                partitions.fields().iter().position(|p| match case_sensitive {
+                    true => p.name() == field.name(),
+                    false => p.name().eq_ignore_ascii_case(field.name()),
+                })
+            })
+            .collect();
+        Some((Arc::clone(&declared.schema), from_partition))
     }
 
     /// The projected column names (`None`: all).
@@ -219,6 +259,12 @@ impl Scan {
     /// The filter for the rows of the file at `position`: partition columns replaced by the
     /// file's values (see [`specialise`]).
     pub fn file_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<Expr>> {
+        if let (Some(filter), Some(declared)) = (&self.filter, &self.table.declared) {
+            let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
+            return declared
+                .file_filter(filter, &view, &self.options.bind)
+                .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())));
+        }
         let (Some(filter), Some(partitions)) = (&self.filter, &self.table.partitions) else {
             return Ok(self.filter.clone());
         };
@@ -247,9 +293,27 @@ impl Scan {
         if self.table.files.is_empty() {
             return Ok(all);
         }
-        let first = self.open(0)?;
-        let (schema, from_partition) = self.table_schema(&first);
+        let (schema, from_partition) = match self.declared_schema() {
+            Some(declared) => declared,
+            None => self.table_schema(&*self.open(0)?),
+        };
         prune_files(filter, &schema, &from_partition, partitions, &self.options.bind)
+    }
+
+    /// Per file, whether the Delta log's statistics (with its partition values) let the
+    /// filter be true; only asked of files `by_partition` keeps. All `true` for other
+    /// tables, without a filter, or with the statistics stage off.
+    fn files_by_log_statistics(&self, by_partition: &[bool]) -> Result<Vec<bool>> {
+        let all = vec![true; self.table.files.len()];
+        let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta) else {
+            return Ok(all);
+        };
+        if !self.options.statistics || !by_partition.contains(&true) {
+            return Ok(all);
+        }
+        let (_, from_partition) = self.declared_schema().expect("a declared schema");
+        prune_by_log_statistics(filter, declared, &from_partition, self.table.partitions.as_ref(), delta, &self.options.bind)
+            .map_err(|e| PqsiftError::table(&delta.table_root, format!("pruning on the log's statistics: {e}")))
     }
 
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
@@ -271,19 +335,27 @@ impl Scan {
     pub fn plan(&self) -> Result<ScanPlan> {
         let mut metrics = PruningMetrics::default();
         let mut files = Vec::with_capacity(self.table.files.len());
-        let can_match = self.files_by_partition()?;
+        let by_partition = self.files_by_partition()?;
+        let by_log = self.files_by_log_statistics(&by_partition)?;
         for position in 0..self.table.files.len() {
-            if !can_match[position] {
-                let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
+            if !by_partition[position] || !by_log[position] {
                 let path = self.table.files[position].display().to_string();
-                files.push(FileAccessPlan::skipped(path, format!("partition values ({partitions}): the filter cannot be true")));
+                let reason = if !by_partition[position] {
+                    metrics.files_pruned_partition += 1;
+                    let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
+                    format!("partition values ({partitions}): the filter cannot be true")
+                } else {
+                    metrics.files_pruned_log_stats += 1;
+                    "the Delta log's statistics: the filter cannot be true".to_string()
+                };
+                files.push(FileAccessPlan::skipped(path, reason));
                 metrics.files_total += 1;
                 metrics.files_pruned += 1;
-                metrics.files_pruned_partition += 1;
                 continue;
             }
             let file = self.open(position)?;
-            let plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
+            let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
+            self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
@@ -295,7 +367,38 @@ impl Scan {
             metrics.rows_selected += plan.selected_rows() as u64;
             files.push(plan);
         }
-        Ok(ScanPlan { files, metrics })
+        Ok(ScanPlan { files, metrics, table_note: self.table.delta.as_ref().map(|d| d.explain()) })
+    }
+
+    /// Leaves the rows a Delta deletion vector deletes out of the plan: each surviving row
+    /// group's selection is intersected with the rows the vector keeps, so deleted rows are
+    /// never decoded; a row group left without rows is skipped.
+    fn apply_deletion_vector(&self, position: usize, file: &OpenedFile, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+        let Some(delta) = &self.table.delta else { return Ok(()) };
+        let Some(kept) = delta.kept_rows(position, &file.row_group_rows())? else { return Ok(()) };
+        for (index, kept) in kept.into_iter().enumerate() {
+            let Some(row_group) = plan.row_groups.get(index) else { continue };
+            let rows = row_group.rows;
+            let (access, before) = match &row_group.access {
+                RowGroupAccess::Skip => continue,
+                RowGroupAccess::Scan => (kept, rows),
+                RowGroupAccess::Selection(selection) => (selection.intersection(&kept)?, selection.selected_count()),
+            };
+            let deleted = before - access.selected_count();
+            if deleted == 0 {
+                continue;
+            }
+            metrics.rows_deleted += deleted as u64;
+            let reason = format!("{deleted} of its rows deleted");
+            match access.selects_any() {
+                true => plan.set(index, RowGroupAccess::Selection(access), "deletion vector", reason),
+                false => {
+                    plan.skip(index, "deletion vector", reason);
+                    metrics.row_groups_pruned_deletion_vector += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn plan_file(&self, position: usize, file: &OpenedFile, metrics: &mut PruningMetrics) -> Result<FileAccessPlan> {

@@ -46,9 +46,13 @@ pub enum OutputColumn {
     File(usize),
     /// Partition column `k`: the file's value, the same on every row.
     Partition(usize),
+    /// Nulls: a struct field the file does not hold (a declared table's schema evolved).
+    Null,
 }
 
-/// The partition columns of one file's output.
+/// How one file's decoded columns become output batches: partition columns (and other
+/// per-file constants) put in place and, for a declared (Delta) schema, decoded columns
+/// turned into the declared types.
 #[derive(Debug, Clone)]
 pub struct PartitionColumns {
     /// Per output column, where it comes from.
@@ -57,6 +61,10 @@ pub struct PartitionColumns {
     pub values: crate::table::partition_values::PartitionValues,
     /// The output schema.
     pub output: SchemaRef,
+    /// For a declared schema, how the file names struct fields: decoded columns whose
+    /// type differs from the output's are converted (see
+    /// [`crate::table::schema_adapter::to_logical`]).
+    pub declared: Option<crate::table::delta::schema::ColumnMappingMode>,
 }
 
 impl PartitionColumns {
@@ -66,9 +74,14 @@ impl PartitionColumns {
         let columns = self
             .columns
             .iter()
-            .map(|source| match source {
-                OutputColumn::File(i) => Ok(Arc::clone(batch.column(*i))),
+            .zip(self.output.fields())
+            .map(|(source, field)| match source {
+                OutputColumn::File(i) => match self.declared {
+                    Some(mode) => crate::table::schema_adapter::to_logical(batch.column(*i), field.data_type(), mode),
+                    None => Ok(Arc::clone(batch.column(*i))),
+                },
                 OutputColumn::Partition(k) => self.values.repeated(*k, 0, rows),
+                OutputColumn::Null => Ok(arrow::array::new_null_array(field.data_type(), rows)),
             })
             .collect::<Result<Vec<_>>>()?;
         let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(rows));

@@ -289,6 +289,8 @@ class Scan:
     (``partition_type_inference``), below ``base_path`` when given. ``partition_values``
     gives the partition values of files planned elsewhere instead: ``(schema, rows)`` with
     ``schema`` as ``(name, Spark type name)`` pairs and one row of canonical text per file.
+    A directory holding ``_delta_log/`` is a Delta table: its snapshot at ``version``, at
+    ``timestamp`` (Spark timestamp text) or the latest.
 
     ``plan()`` returns, per file, ``{"path", "note", "skipped", "row_groups"}`` (``skipped``:
     why the file was skipped on its partition values, its footer unread) where each row group is
@@ -314,9 +316,24 @@ class Scan:
         partition_type_inference: bool = True,
         base_path: str | None = None,
         partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
+        version: int | None = None,
+        timestamp: str | None = None,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
+    @property
+    def table_format(self) -> str:
+        """``"files"``, ``"hive"`` or ``"delta"``."""
+    @property
+    def table_name(self) -> str:
+        """The sources (or the Delta table's root), for messages."""
+    @property
+    def table_version(self) -> int | None:
+        """The Delta snapshot's version, or None."""
+    @property
+    def declared_schema(self) -> str | None:
+        """A Delta table's schema as text for :func:`read` (the column mapping mode, a
+        newline, the ``schemaString``), or None."""
     @property
     def partition_schema(self) -> list[tuple[str, str]]:
         """The partition columns as ``(name, Spark type name)`` pairs (empty without)."""
@@ -373,12 +390,16 @@ def read(
     metadata_size_hint: int = 524288,
     partition_schema: list[tuple[str, str]] | None = None,
     partition_values: list[list[str | None]] | None = None,
+    declared_schema: str | None = None,
+    table_name: str | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
     friends call it with the plan's surviving row groups. With ``partition_schema``, each
     file's ``partition_values`` (one row of canonical text per file) are its partition
     columns: merged into the output as Spark merges them, and put in place of the columns
-    in the filter. Errors raise pqsift exceptions
+    in the filter. With ``declared_schema`` (:attr:`Scan.declared_schema` of a Delta table)
+    the output columns are the declared ones, each file's columns mapped onto them (physical
+    names, missing columns as nulls, widened types). Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

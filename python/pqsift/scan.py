@@ -15,6 +15,7 @@ gives the plan readable Python objects.
 
 from __future__ import annotations
 
+import datetime
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -50,6 +51,9 @@ _OPTIONS: dict[str, Any] = {
     # Files planned elsewhere with their partition values: ((name, type) pairs, per file
     # the values as canonical text). Set by the Spark reader, not by users.
     "partition_values": None,
+    # Delta time travel: a snapshot version, or the newest commit at or before a timestamp.
+    "version": None,
+    "timestamp": None,
 }
 
 # Options of reading (late materialization); see :func:`scan`.
@@ -139,6 +143,17 @@ class Scan:
         return self._core.files
 
     @property
+    def table_format(self) -> Literal["files", "hive", "delta"]:
+        """What the source is: plain ``"files"``, a ``"hive"``-partitioned directory, or a
+        ``"delta"`` table."""
+        return self._core.table_format  # type: ignore[return-value]
+
+    @property
+    def table_version(self) -> int | None:
+        """The version of the Delta snapshot read, or None for other tables."""
+        return self._core.table_version
+
+    @property
     def partition_schema(self) -> list[tuple[str, str]]:
         """The partition columns as ``(name, Spark type name)`` pairs (empty without)."""
         return self._core.partition_schema
@@ -225,6 +240,8 @@ class Scan:
             metadata_size_hint=self._core.metadata_size_hint,
             partition_schema=self.partition_schema,
             partition_values=[partition_values[position] for position in positions],
+            declared_schema=self._core.declared_schema,
+            table_name=self._core.table_name,
             **self._read_options,
         )
         return self._last_stream
@@ -291,6 +308,16 @@ def scan(
     ``basePath``: partition directories start below it). A filter on partition columns
     skips files before their footers are read (``files_pruned_partition``).
 
+    Delta tables: a directory holding ``_delta_log/`` is read as the table's latest
+    snapshot — the files the log says are active, deleted rows (deletion vectors) left out,
+    columns as the table's schema declares them (column mapping, added columns as nulls,
+    widened types), partition columns typed from the schema. ``version`` (an int) or
+    ``timestamp`` (Spark timestamp text or a ``datetime``; the newest commit at or before
+    it) read an earlier snapshot. Files are pruned on partition values and on the log's
+    statistics (``files_pruned_log_stats``) before any footer is read; ``metrics`` has the
+    log replay's counts (``delta_*``). A Delta feature pqsift cannot read raises
+    :class:`pqsift.UnsupportedError`; a broken log :class:`pqsift.TableError`.
+
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``
     (``True``: cheapest predicate first, re-ranked by observed cost per row removed),
@@ -317,6 +344,7 @@ def scan(
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if settings["base_path"] is not None:
         settings["base_path"] = os.fspath(settings["base_path"])
+    _check_snapshot(settings)
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
     hint = settings["metadata_size_hint"]
@@ -359,6 +387,26 @@ def scan(
             raise ValueError(f"option {name} needs a scan of exactly one file")
     core = _core.Scan(sources, column_list, filter_text, **settings)
     return Scan(core, read_options)
+
+
+def _check_snapshot(settings: dict[str, Any]) -> None:
+    """``version`` (a non-negative int) and ``timestamp`` (Spark timestamp text, or a
+    ``datetime``: naive ones are wall clocks in ``session_time_zone``), checked and put in
+    the form the core takes."""
+    version, timestamp = settings["version"], settings["timestamp"]
+    if version is not None:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise TypeError(f"option version must be an int, not {type(version).__name__}")
+        if version < 0:
+            raise ValueError(f"option version must not be negative, got {version}")
+    if isinstance(timestamp, datetime.datetime):
+        settings["timestamp"] = timestamp.isoformat(sep=" ")
+    elif isinstance(timestamp, datetime.date):
+        settings["timestamp"] = timestamp.isoformat()
+    elif timestamp is not None and not isinstance(timestamp, str):
+        raise TypeError(f"option timestamp must be a str or a datetime, not {type(timestamp).__name__}")
+    if version is not None and timestamp is not None:
+        raise ValueError("give the option version or timestamp, not both")
 
 
 def _check_read_options(options: dict[str, Any]) -> None:

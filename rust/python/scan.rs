@@ -16,7 +16,8 @@ use crate::filter::BindOptions;
 use crate::scan::{Scan, ScanOptions, ScanPlan};
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
-use crate::table::source::{Table, TableOptions};
+use crate::table::delta::SnapshotSpec;
+use crate::table::source::{Table, TableFormat, TableOptions};
 
 /// A scan; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
@@ -32,7 +33,8 @@ impl PyScan {
     #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
                         metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
-                        partition_type_inference=true, base_path=None, partition_values=None))]
+                        partition_type_inference=true, base_path=None, partition_values=None, version=None,
+                        timestamp=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -51,6 +53,8 @@ impl PyScan {
         partition_type_inference: bool,
         base_path: Option<PathBuf>,
         partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+        version: Option<u64>,
+        timestamp: Option<String>,
     ) -> PyResult<Self> {
         let options = ScanOptions {
             statistics,
@@ -70,7 +74,9 @@ impl PyScan {
                     // Files planned elsewhere (a Spark task), with their partition values.
                     Some((schema, rows)) => Table::with_partitions(sources, PartitionValues::from_text(&schema, &rows)?)?,
                     None => {
-                        let table_options = TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path };
+                        let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
+                        let table_options =
+                            TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot };
                         Table::resolve(&sources, &table_options, &HiveOptions::from_bind(&options.bind, partition_type_inference))?
                     }
                 };
@@ -87,6 +93,34 @@ impl PyScan {
     #[getter]
     fn files(&self) -> Vec<String> {
         self.inner.files().iter().map(|p| p.display().to_string()).collect()
+    }
+
+    /// `"files"`, `"hive"` or `"delta"`.
+    #[getter]
+    fn table_format(&self) -> &'static str {
+        match self.inner.table().format {
+            TableFormat::Files => "files",
+            TableFormat::Hive => "hive",
+            TableFormat::Delta => "delta",
+        }
+    }
+
+    /// The table's name (its sources), for messages.
+    #[getter]
+    fn table_name(&self) -> String {
+        self.inner.table().name.clone()
+    }
+
+    /// The Delta table's snapshot version, or None.
+    #[getter]
+    fn table_version(&self) -> Option<u64> {
+        self.inner.table().delta.as_ref().map(|d| d.version)
+    }
+
+    /// The declared schema as text for `_core.read` (see `DeclaredSchema::to_text`), or None.
+    #[getter]
+    fn declared_schema(&self) -> Option<String> {
+        self.inner.table().declared.as_ref().map(|d| d.to_text())
     }
 
     /// The partition columns as `(name, Spark type name)` pairs (empty without).
@@ -177,6 +211,11 @@ impl PyScan {
             for (name, value) in plan.metrics.as_pairs() {
                 dict.set_item(name, value)?;
             }
+            if let Some(delta) = &self.inner.table().delta {
+                for (name, value) in delta.metrics() {
+                    dict.set_item(name, value)?;
+                }
+            }
         }
         Ok(dict)
     }
@@ -217,4 +256,19 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&Parq
     }
     dict.set_item("row_groups", row_groups)?;
     Ok(dict)
+}
+
+/// The snapshot `version` or `timestamp` (Spark timestamp text, read in
+/// `session_time_zone` when it has no zone) name, if any.
+fn snapshot_spec(version: Option<u64>, timestamp: Option<&str>, session_time_zone: &str) -> crate::Result<Option<SnapshotSpec>> {
+    match (version, timestamp) {
+        (Some(_), Some(_)) => Err(crate::PqsiftError::filter("give a version or a timestamp, not both")),
+        (Some(version), None) => Ok(Some(SnapshotSpec::Version(version))),
+        (None, Some(text)) => {
+            let literal = crate::filter::TimestampLiteral::parse(text)
+                .ok_or_else(|| crate::PqsiftError::filter(format!("timestamp {text:?} is not a timestamp")))?;
+            Ok(Some(SnapshotSpec::Timestamp(literal.instant_micros(session_time_zone)?.div_euclid(1000))))
+        }
+        (None, None) => Ok(None),
+    }
 }

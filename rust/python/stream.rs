@@ -16,11 +16,12 @@ use super::errors::py_err;
 use super::selection::PyRowSelection;
 use crate::filter::{BindOptions, parse_filter};
 use crate::metadata_cache::MetadataCache;
-use crate::reader::{OpenFile, ReaderConfig, open_stream, output_schema};
+use crate::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::row_group_reader::ReadOptions;
 use crate::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
 use crate::table::partition_values::PartitionValues;
+use crate::table::schema_adapter::DeclaredSchema;
 
 /// A stream of record batches; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "ScanStream", module = "pqsift._core")]
@@ -122,6 +123,7 @@ impl PyScanStream {
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
     batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
     metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
+    declared_schema=None, table_name=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -144,6 +146,8 @@ pub(crate) fn read(
     metadata_size_hint: usize,
     partition_schema: Option<Vec<(String, String)>>,
     partition_values: Option<Vec<Vec<Option<String>>>>,
+    declared_schema: Option<&str>,
+    table_name: Option<&str>,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -166,6 +170,10 @@ pub(crate) fn read(
         (Some(schema), Some(rows)) if !schema.is_empty() => Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?),
         _ => None,
     };
+    let declared = declared_schema
+        .map(|text| DeclaredSchema::from_text(table_name.unwrap_or("the table"), text).map(Arc::new))
+        .transpose()
+        .map_err(py_err(py))?;
     let config = ReaderConfig {
         columns,
         filter,
@@ -178,6 +186,7 @@ pub(crate) fn read(
         cache_bytes,
         spark_output,
         partitions,
+        declared,
     };
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
         let open_files: Vec<OpenFile> = files
@@ -194,9 +203,10 @@ pub(crate) fn read(
                 )));
             }
         }
-        let schema = match open_files.first() {
-            Some(first) => output_schema(first, &config)?,
-            None => Arc::new(arrow::datatypes::Schema::empty()),
+        let schema = match (declared_output_schema(&config), open_files.first()) {
+            (Some(declared), _) => declared?,
+            (None, Some(first)) => output_schema(first, &config)?,
+            (None, None) => Arc::new(arrow::datatypes::Schema::empty()),
         };
         Ok((schema, open_stream(&open_files, tasks, &config)?))
     });

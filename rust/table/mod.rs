@@ -13,6 +13,8 @@
 //! * [`delta`] — Delta log replay (seed 004): the active files of a snapshot.
 //! * [`source`] — the table a source resolves to, and the partition schema merged with the
 //!   files' own schema as Spark merges them.
+//! * [`schema_adapter`] — a declared (Delta) schema over files that name, lack or narrow
+//!   its columns: column mapping, schema evolution, type widening.
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
@@ -21,4 +23,5 @@ pub mod file_pruning;
 pub mod hive;
 pub mod listing;
 pub mod partition_values;
+pub mod schema_adapter;
 pub mod source;

@@ -21,9 +21,12 @@ use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
 
+use super::delta::SnapshotSpec;
+use super::delta::table::{DeltaTable, open_delta_table};
 use super::hive::{HiveOptions, discover_partitions};
 use super::listing::list_data_files;
 use super::partition_values::PartitionValues;
+use super::schema_adapter::DeclaredSchema;
 use crate::error::{PqsiftError, Result};
 
 /// How sources become a table.
@@ -35,11 +38,14 @@ pub struct TableOptions {
     pub infer_partition_types: bool,
     /// Spark's `basePath`: partition directories are those below it.
     pub base_path: Option<PathBuf>,
+    /// Which snapshot of a Delta table to read (`None`: the latest). Given for a source
+    /// that is not a Delta table, an error.
+    pub snapshot: Option<SnapshotSpec>,
 }
 
 impl Default for TableOptions {
     fn default() -> Self {
-        Self { partitioning: true, infer_partition_types: true, base_path: None }
+        Self { partitioning: true, infer_partition_types: true, base_path: None, snapshot: None }
     }
 }
 
@@ -50,6 +56,8 @@ pub enum TableFormat {
     Files,
     /// Hive-style partition directories.
     Hive,
+    /// A Delta table: files, partition values and schema from its log.
+    Delta,
 }
 
 /// A table: its files in scan order and their partition values.
@@ -63,13 +71,18 @@ pub struct Table {
     pub files: Vec<PathBuf>,
     /// One row per file; `None` without partition columns.
     pub partitions: Option<PartitionValues>,
+    /// The schema the table declares (a Delta table's), which its files' columns are
+    /// mapped onto; `None`: the table's schema is its files' (partition columns merged in).
+    pub declared: Option<Arc<DeclaredSchema>>,
+    /// What the Delta log says of each file (deletion vectors, statistics).
+    pub delta: Option<Arc<DeltaTable>>,
 }
 
 impl Table {
     /// A table of plain files.
     pub fn of_files(files: Vec<PathBuf>) -> Self {
         let name = files.first().map(|f| f.display().to_string()).unwrap_or_default();
-        Self { name, format: TableFormat::Files, files, partitions: None }
+        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
     }
 
     /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
@@ -96,7 +109,13 @@ impl Table {
         for source in sources {
             let metadata = std::fs::metadata(source).map_err(|e| PqsiftError::io(source, e))?;
             if metadata.is_dir() && source.join("_delta_log").is_dir() {
-                return Err(PqsiftError::unsupported(source, "a Delta table (it has a _delta_log directory): reading Delta tables is not supported yet, and its files must not be read as plain Parquet"));
+                if sources.len() != 1 {
+                    return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
+                }
+                return open_delta_table(source, options.snapshot.unwrap_or(SnapshotSpec::Latest), &hive.session_time_zone);
+            }
+            if options.snapshot.is_some() {
+                return Err(PqsiftError::table(source, "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)"));
             }
             let base = match &options.base_path {
                 Some(base) => {
@@ -118,7 +137,7 @@ impl Table {
             }
         }
         let name = sources.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(", ");
-        let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None };
+        let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None, declared: None, delta: None };
         if options.partitioning {
             let base_refs: Vec<&Path> = bases.iter().map(PathBuf::as_path).collect();
             let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };
@@ -142,6 +161,8 @@ impl Table {
             format: self.format,
             files: positions.iter().map(|&p| self.files[p].clone()).collect(),
             partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
+            declared: self.declared.clone(),
+            delta: self.delta.as_ref().map(|d| Arc::new(d.select(positions))),
         })
     }
 }

@@ -14,10 +14,13 @@
 //!   the same JSON shape as a commit's lines.
 //! * [`log_replay`] — newest action per (path, deletion vector) wins; protocol and metadata
 //!   from the newest.
+//! * [`log_statistics`] — file skipping on the log's `stats` before any footer is read.
 //! * [`protocol`] — which reader versions and features are supported.
 //! * [`schema`] — `schemaString` to an Arrow schema; column mapping mode.
 //! * [`deletion_vector`] — deletion vector descriptors and their RoaringTreemap bitmaps.
 //! * [`snapshot`] — the entry point: [`load_snapshot`] and [`DeltaSnapshot`].
+//! * [`table`] — a snapshot as a scan's table: typed partition values, the declared
+//!   schema, deletion vectors as row selections.
 //!
 //! ```no_run
 //! use pqsift::table::delta::{is_delta_table, load_snapshot, SnapshotSpec};
@@ -33,11 +36,13 @@ pub mod actions;
 pub mod checkpoint;
 pub mod deletion_vector;
 pub mod log_replay;
+pub mod log_statistics;
 pub mod log_segment;
 pub mod paths;
 pub mod protocol;
 pub mod schema;
 pub mod snapshot;
+pub mod table;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,360 @@
+//! A table whose schema is declared (a Delta table's `metaData.schemaString`) rather than
+//! read from its files: how each file's physical columns map onto the table's logical ones
+//! (DataFusion's `SchemaAdapter`).
+//!
+//! A file may differ from the declared schema in three ways, all of which the reader hides:
+//!
+//! * **column mapping** — the file's columns (and nested struct fields) carry *physical*
+//!   names (`col-5f42…`), the schema's fields name them in their metadata
+//!   (`delta.columnMapping.physicalName`);
+//! * **schema evolution** — a column (or struct field) added after the file was written is
+//!   absent from it: its values are null;
+//! * **type widening** — the file holds a narrower type (`int` for `long`, `float` for
+//!   `double`, a smaller decimal): values are cast up.
+//!
+//! For each file a [`FileView`] says, per top-level logical column, whether it is read from
+//! the file (and under which name) or is a constant of the file (a partition value, or
+//! null for a missing column). Constants go through the same machinery as Hive partition
+//! values: [`specialise`] folds them into the file's filter and [`PartitionValues`]
+//! repeats them in the output. What is left of the filter is renamed to physical names
+//! and bound to the file's own schema; decoded columns are turned back into the logical
+//! types by [`to_logical`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow::datatypes::{DataType, Field, Schema};
+//! use pqsift::filter::{BindOptions, parse_filter};
+//! use pqsift::table::delta::schema::ColumnMappingMode;
+//! use pqsift::table::schema_adapter::DeclaredSchema;
+//!
+//! let physical = |name: &str, p: &str| Field::new(name, DataType::Int64, true)
+//!     .with_metadata(std::collections::HashMap::from([("delta.columnMapping.physicalName".to_string(), p.to_string())]));
+//! let declared = DeclaredSchema::new(
+//!     Arc::new(Schema::new(vec![physical("id", "col-1"), physical("added_later", "col-2")])),
+//!     ColumnMappingMode::Name,
+//! );
+//! // A file written before `added_later` existed, with a narrower `id`.
+//! let file = Schema::new(vec![Field::new("col-1", DataType::Int32, true)]);
+//! let view = declared.view(&file, None, 0, &BindOptions::default()).unwrap();
+//! assert_eq!(view.file_roots, [Some(0), None]);
+//! let filter = parse_filter("id > 5 AND added_later IS NULL").unwrap();
+//! let physical_filter = declared.file_filter(&filter, &view, &BindOptions::default()).unwrap().unwrap();
+//! assert_eq!(physical_filter.to_string(), "`col-1` > 5");
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+
+use super::delta::schema::{ColumnMappingMode, parse_schema, physical_name};
+use super::file_pruning::{replace_columns, specialise};
+use super::partition_values::PartitionValues;
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, ColumnPath, Expr, resolve_column};
+
+/// A table's declared (logical) schema and how its files name their columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredSchema {
+    /// The logical schema, partition columns included, in the table's order.
+    pub schema: SchemaRef,
+    /// How file columns are named.
+    pub mode: ColumnMappingMode,
+    /// The Delta `schemaString` it was parsed from (empty when built otherwise): what
+    /// travels to a reader in another process.
+    pub schema_string: String,
+}
+
+/// How one file's columns map onto the declared schema.
+#[derive(Debug, Clone)]
+pub struct FileView {
+    /// Per logical top-level column, its root index in the file (`None`: a constant).
+    pub file_roots: Vec<Option<usize>>,
+    /// Per logical top-level column, its index in [`FileView::constants`] (`None`: read
+    /// from the file).
+    pub from_constant: Vec<Option<usize>>,
+    /// The file's constant columns, one row: its partition values, then a null for every
+    /// column the file lacks.
+    pub constants: PartitionValues,
+}
+
+impl DeclaredSchema {
+    /// A declared schema whose files name columns as `mode` says.
+    pub fn new(schema: SchemaRef, mode: ColumnMappingMode) -> Self {
+        Self { schema, mode, schema_string: String::new() }
+    }
+
+    /// The schema of a Delta `schemaString` (of the table `table`, named in errors), every
+    /// field nullable: a file written before a column or struct field was added holds
+    /// nulls for it whatever the schema says now (Spark reads files as nullable too).
+    pub fn from_delta(table: &Path, schema_string: &str, mode: ColumnMappingMode) -> Result<Self> {
+        let schema = parse_schema(table, schema_string)?;
+        let fields: Vec<Field> = schema.fields().iter().map(|f| nullable_field(f)).collect();
+        let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+        Ok(Self { schema, mode, schema_string: schema_string.to_string() })
+    }
+
+    /// The schema as text for another process (see [`DeclaredSchema::from_text`]):
+    /// `mode` on the first line, the `schemaString` after it.
+    ///
+    /// ```
+    /// use pqsift::table::delta::schema::ColumnMappingMode;
+    /// use pqsift::table::schema_adapter::DeclaredSchema;
+    /// let text = r#"{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}"#;
+    /// let declared = DeclaredSchema::from_delta(std::path::Path::new("t"), text, ColumnMappingMode::None).unwrap();
+    /// assert_eq!(DeclaredSchema::from_text("t", &declared.to_text()).unwrap(), declared);
+    /// ```
+    pub fn to_text(&self) -> String {
+        let mode = match self.mode {
+            ColumnMappingMode::None => "none",
+            ColumnMappingMode::Name => "name",
+            ColumnMappingMode::Id => "id",
+        };
+        format!("{mode}\n{}", self.schema_string)
+    }
+
+    /// The schema [`DeclaredSchema::to_text`] wrote, for the table `table`.
+    pub fn from_text(table: &str, text: &str) -> Result<Self> {
+        let table = Path::new(table);
+        let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
+        let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
+        Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)
+    }
+
+    /// The physical name of a logical field.
+    pub fn physical_name<'a>(&self, field: &'a Field) -> &'a str {
+        physical_name(field, self.mode)
+    }
+
+    /// The view of a file with schema `file`; `partitions` (the table's partition values,
+    /// row `position` this file's) supply the partition columns.
+    pub fn view(&self, file: &Schema, partitions: Option<&PartitionValues>, position: usize, options: &BindOptions) -> Result<FileView> {
+        let mut file_roots = Vec::with_capacity(self.schema.fields().len());
+        let mut from_constant = Vec::with_capacity(file_roots.capacity());
+        let mut constant_fields: Vec<FieldRef> = Vec::new();
+        let mut constant_columns: Vec<ArrayRef> = Vec::new();
+        for field in self.schema.fields() {
+            let partition = partitions.and_then(|p| {
+                p.schema.fields().iter().position(|f| names_match(f.name(), field.name(), options.case_sensitive))
+            });
+            if let (Some(k), Some(partitions)) = (partition, partitions) {
+                file_roots.push(None);
+                from_constant.push(Some(constant_fields.len()));
+                constant_fields.push(Arc::new(partitions.schema.field(k).clone()));
+                constant_columns.push(partitions.values.column(k).slice(position, 1));
+                continue;
+            }
+            match find_field(file.fields(), self.physical_name(field), options.case_sensitive) {
+                Some(root) => {
+                    file_roots.push(Some(root));
+                    from_constant.push(None);
+                }
+                None => {
+                    file_roots.push(None);
+                    from_constant.push(Some(constant_fields.len()));
+                    constant_fields.push(Arc::new(field.as_ref().clone().with_nullable(true)));
+                    constant_columns.push(new_null_array(field.data_type(), 1));
+                }
+            }
+        }
+        let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
+        Ok(FileView { file_roots, from_constant, constants })
+    }
+
+    /// The filter for a file's rows, in its physical names: constants folded (see
+    /// [`specialise`]), the remaining column references renamed. `None`: every row
+    /// matches; `Some(FALSE)`: none can.
+    pub fn file_filter(&self, filter: &Expr, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
+        let Some(specialised) = specialise(filter, &self.schema, &view.from_constant, &view.constants, 0, options)? else {
+            return Ok(None);
+        };
+        let renamed = replace_columns(&specialised, &mut |expr| {
+            let Expr::Column(path) = expr else { return Ok(None) };
+            Ok(Some(Expr::Column(ColumnPath::new(self.physical_path(path, options)?))))
+        })?;
+        Ok(Some(renamed))
+    }
+
+    /// The physical names along a logical column path (struct fields below the root
+    /// included).
+    pub fn physical_path(&self, path: &ColumnPath, options: &BindOptions) -> Result<Vec<String>> {
+        let column = resolve_column(&self.schema, path, options)?;
+        let mut field = self.schema.field(column.indices[0]);
+        let mut names = vec![self.physical_name(field).to_string()];
+        for &index in &column.indices[1..] {
+            let DataType::Struct(children) = field.data_type() else {
+                return Err(PqsiftError::filter(format!("column {path}: not a struct path")));
+            };
+            field = children[index].as_ref();
+            names.push(self.physical_name(field).to_string());
+        }
+        Ok(names)
+    }
+
+    /// The physical names of the struct fields along `logical` (names below `root`).
+    pub fn physical_field_path(&self, root: usize, logical: &[String]) -> Vec<String> {
+        let mut field = self.schema.field(root);
+        let mut names = Vec::with_capacity(logical.len());
+        for name in logical {
+            let DataType::Struct(children) = field.data_type() else { break };
+            let Some(child) = children.iter().find(|c| c.name() == name) else { break };
+            field = child.as_ref();
+            names.push(self.physical_name(field).to_string());
+        }
+        names
+    }
+
+    /// `array`, decoded from a file, as the logical type of `field`: struct fields renamed
+    /// (and missing ones null), narrower types cast up.
+    pub fn to_logical(&self, array: &ArrayRef, field: &Field) -> Result<ArrayRef> {
+        to_logical(array, field.data_type(), self.mode)
+    }
+}
+
+/// `field` and every field below it nullable, but for a map's entries and keys (which
+/// Arrow requires non-null).
+fn nullable_field(field: &Field) -> Field {
+    let data_type = match field.data_type() {
+        DataType::Struct(children) => DataType::Struct(children.iter().map(|c| nullable_field(c)).collect()),
+        DataType::List(element) => DataType::List(Arc::new(nullable_field(element))),
+        DataType::Map(entries, sorted) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let key = kv[0].as_ref().clone();
+                let value = nullable_field(&kv[1]);
+                let key = key.clone().with_data_type(nullable_field(&key).data_type().clone());
+                let entries = entries.as_ref().clone().with_data_type(DataType::Struct(Fields::from(vec![key, value])));
+                DataType::Map(Arc::new(entries), *sorted)
+            }
+            _ => field.data_type().clone(),
+        },
+        other => other.clone(),
+    };
+    field.clone().with_data_type(data_type).with_nullable(true)
+}
+
+fn names_match(a: &str, b: &str, case_sensitive: bool) -> bool {
+    if case_sensitive { a == b } else { a.eq_ignore_ascii_case(b) }
+}
+
+/// The field named `name` (exactly, else case-insensitively unless `case_sensitive`).
+fn find_field(fields: &Fields, name: &str, case_sensitive: bool) -> Option<usize> {
+    fields
+        .iter()
+        .position(|f| f.name() == name)
+        .or_else(|| if case_sensitive { None } else { fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)) })
+}
+
+/// `array` as `logical`, matching struct fields by physical name (see the module
+/// documentation).
+pub fn to_logical(array: &ArrayRef, logical: &DataType, mode: ColumnMappingMode) -> Result<ArrayRef> {
+    if array.data_type() == logical {
+        return Ok(Arc::clone(array));
+    }
+    match (array.data_type(), logical) {
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let source = array.as_any().downcast_ref::<StructArray>().expect("a struct array");
+            let columns = fields
+                .iter()
+                .map(|field| match find_field(source.fields(), physical_name(field, mode), false) {
+                    Some(i) => to_logical(source.column(i), field.data_type(), mode),
+                    None => Ok(new_null_array(field.data_type(), source.len())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let fields = relax_nullability(fields, &columns);
+            Ok(Arc::new(StructArray::try_new(fields, columns, source.nulls().cloned())?))
+        }
+        (DataType::List(_), DataType::List(element)) => {
+            let source = array.as_any().downcast_ref::<ListArray>().expect("a list array");
+            let values = to_logical(source.values(), element.data_type(), mode)?;
+            let element = Arc::new(element.as_ref().clone().with_nullable(element.is_nullable() || values.null_count() > 0));
+            Ok(Arc::new(ListArray::try_new(element, source.offsets().clone(), values, source.nulls().cloned())?))
+        }
+        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
+            let source = array.as_any().downcast_ref::<MapArray>().expect("a map array");
+            let DataType::Struct(entry_fields) = entries.data_type() else {
+                return Err(PqsiftError::filter(format!("map entries of type {}", entries.data_type())));
+            };
+            // Map keys and values match by position: their names are not mapped.
+            let source_entries = source.entries();
+            let columns = entry_fields
+                .iter()
+                .zip(source_entries.columns())
+                .map(|(field, column)| to_logical(column, field.data_type(), mode))
+                .collect::<Result<Vec<_>>>()?;
+            let fields = relax_nullability(entry_fields, &columns);
+            let entries_array = StructArray::try_new(fields.clone(), columns, None)?;
+            let entries_field = Arc::new(Field::new(entries.name(), DataType::Struct(fields), false));
+            Ok(Arc::new(MapArray::try_new(entries_field, source.offsets().clone(), entries_array, source.nulls().cloned(), *sorted)?))
+        }
+        _ => Ok(cast(array, logical)?),
+    }
+}
+
+/// `fields`, made nullable where their column holds nulls (a non-nullable field the file
+/// lacks is null all the same: the writer of an older file never wrote it).
+fn relax_nullability(fields: &Fields, columns: &[ArrayRef]) -> Fields {
+    fields
+        .iter()
+        .zip(columns)
+        .map(|(field, column)| match !field.is_nullable() && column.null_count() > 0 {
+            true => Arc::new(field.as_ref().clone().with_nullable(true)),
+            false => Arc::clone(field),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int32Array, Int64Array};
+
+    fn mapped(name: &str, physical: &str, data_type: DataType) -> Field {
+        Field::new(name, data_type, true)
+            .with_metadata(std::collections::HashMap::from([(super::super::delta::schema::PHYSICAL_NAME_KEY.to_string(), physical.to_string())]))
+    }
+
+    #[test]
+    fn structs_are_renamed_widened_and_filled() {
+        let logical = DataType::Struct(Fields::from(vec![
+            mapped("a", "col-a", DataType::Int64),
+            mapped("b", "col-b", DataType::Utf8),
+        ]));
+        let source: ArrayRef = Arc::new(StructArray::from(vec![(
+            Arc::new(Field::new("col-a", DataType::Int32, true)),
+            Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
+        )]));
+        let out = to_logical(&source, &logical, ColumnMappingMode::Name).unwrap();
+        let out = out.as_any().downcast_ref::<StructArray>().unwrap();
+        assert_eq!(out.column_names(), ["a", "b"]);
+        assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values(), &[1, 2]);
+        assert_eq!(out.column(1).null_count(), 2);
+    }
+
+    #[test]
+    fn partition_columns_and_missing_columns_are_constants() {
+        let declared = DeclaredSchema::new(
+            Arc::new(Schema::new(vec![
+                Field::new("x", DataType::Int64, true),
+                Field::new("p", DataType::Utf8, true),
+                Field::new("y", DataType::Utf8, true),
+            ])),
+            ColumnMappingMode::None,
+        );
+        let partitions = PartitionValues::new(
+            Arc::new(Schema::new(vec![Field::new("p", DataType::Utf8, true)])),
+            vec![Arc::new(arrow::array::StringArray::from(vec!["a", "b"]))],
+        )
+        .unwrap();
+        let file = Schema::new(vec![Field::new("X", DataType::Int64, true)]);
+        let options = BindOptions::default();
+        let view = declared.view(&file, Some(&partitions), 1, &options).unwrap();
+        assert_eq!(view.file_roots, [Some(0), None, None]);
+        assert_eq!(view.from_constant, [None, Some(0), Some(1)]);
+        let filter = crate::filter::parse_filter("p = 'a' OR y IS NULL").unwrap();
+        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap(), None);
+        let filter = crate::filter::parse_filter("p = 'a' AND x > 1").unwrap();
+        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap().unwrap().to_string(), "FALSE");
+    }
+}
