@@ -290,7 +290,9 @@ class Scan:
     gives the partition values of files planned elsewhere instead: ``(schema, rows)`` with
     ``schema`` as ``(name, Spark type name)`` pairs and one row of canonical text per file.
     A directory holding ``_delta_log/`` is a Delta table: its snapshot at ``version``, at
-    ``timestamp`` (Spark timestamp text) or the latest.
+    ``timestamp`` (Spark timestamp text) or the latest. ``declared_schema`` (with
+    ``partition_values``, and ``deletion_vector`` as ``(table root, descriptor JSON)`` for
+    a single file) reads files of a Delta table planned elsewhere.
 
     ``plan()`` returns, per file, ``{"path", "note", "skipped", "row_groups"}`` (``skipped``:
     why the file was skipped on its partition values, its footer unread) where each row group is
@@ -318,6 +320,8 @@ class Scan:
         partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
         version: int | None = None,
         timestamp: str | None = None,
+        declared_schema: str | None = None,
+        deletion_vector: tuple[str, str] | None = None,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
@@ -327,6 +331,12 @@ class Scan:
     @property
     def table_name(self) -> str:
         """The sources (or the Delta table's root), for messages."""
+    @property
+    def table_root(self) -> str | None:
+        """A Delta table's root directory, or None."""
+    @property
+    def deletion_vectors(self) -> list[str | None]:
+        """Per file, its Delta deletion vector descriptor as JSON, or None."""
     @property
     def table_version(self) -> int | None:
         """The Delta snapshot's version, or None."""

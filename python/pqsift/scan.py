@@ -54,6 +54,11 @@ _OPTIONS: dict[str, Any] = {
     # Delta time travel: a snapshot version, or the newest commit at or before a timestamp.
     "version": None,
     "timestamp": None,
+    # One file of a Delta table planned elsewhere: the table's declared schema (text of
+    # _core.Scan.declared_schema) and the file's deletion vector ((table root, descriptor
+    # JSON)). Set by the Spark reader, not by users.
+    "declared_schema": None,
+    "deletion_vector": None,
 }
 
 # Options of reading (late materialization); see :func:`scan`.

@@ -2,7 +2,9 @@
 //! Translation only; `python/pqsift/scan.py` wraps it with argument checking.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use arrow::datatypes::Schema;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -17,6 +19,7 @@ use crate::scan::{Scan, ScanOptions, ScanPlan};
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
 use crate::table::delta::SnapshotSpec;
+use crate::table::delta::table::planned_delta_table;
 use crate::table::source::{Table, TableFormat, TableOptions};
 
 /// A scan; see `python/pqsift/_core.pyi`.
@@ -34,7 +37,7 @@ impl PyScan {
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
                         metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
-                        timestamp=None))]
+                        timestamp=None, declared_schema=None, deletion_vector=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -55,6 +58,8 @@ impl PyScan {
         partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
         version: Option<u64>,
         timestamp: Option<String>,
+        declared_schema: Option<String>,
+        deletion_vector: Option<(PathBuf, String)>,
     ) -> PyResult<Self> {
         let options = ScanOptions {
             statistics,
@@ -70,10 +75,21 @@ impl PyScan {
         };
         let inner = py
             .detach(|| {
-                let table = match partition_values {
-                    // Files planned elsewhere (a Spark task), with their partition values.
-                    Some((schema, rows)) => Table::with_partitions(sources, PartitionValues::from_text(&schema, &rows)?)?,
-                    None => {
+                let table = match (partition_values, declared_schema) {
+                    // Files planned elsewhere (a Spark task), with their partition values and,
+                    // for a Delta table, its declared schema and their deletion vector.
+                    (partition_values @ Some(_), declared) | (partition_values, declared @ Some(_)) => {
+                        let partitions = match partition_values {
+                            Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
+                            None => PartitionValues::with_rows(Arc::new(Schema::empty()), Vec::new(), sources.len())?,
+                        };
+                        let table = Table::with_partitions(sources, partitions)?;
+                        match declared {
+                            Some(text) => planned_delta_table(table, &text, deletion_vector)?,
+                            None => table,
+                        }
+                    }
+                    (None, None) => {
                         let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
                         let table_options =
                             TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot };
@@ -115,6 +131,25 @@ impl PyScan {
     #[getter]
     fn table_version(&self) -> Option<u64> {
         self.inner.table().delta.as_ref().map(|d| d.version)
+    }
+
+    /// A Delta table's root directory, or None.
+    #[getter]
+    fn table_root(&self) -> Option<String> {
+        self.inner.table().delta.as_ref().map(|d| d.table_root.display().to_string())
+    }
+
+    /// Per file, its Delta deletion vector descriptor as JSON (None: none, or not Delta).
+    #[getter]
+    fn deletion_vectors(&self) -> Vec<Option<String>> {
+        match &self.inner.table().delta {
+            Some(delta) => delta
+                .files
+                .iter()
+                .map(|f| f.deletion_vector.as_ref().and_then(|dv| serde_json::to_string(dv).ok()))
+                .collect(),
+            None => vec![None; self.inner.files().len()],
+        }
     }
 
     /// The declared schema as text for `_core.read` (see `DeclaredSchema::to_text`), or None.

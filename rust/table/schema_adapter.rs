@@ -355,6 +355,6 @@ mod tests {
         let filter = crate::filter::parse_filter("p = 'a' OR y IS NULL").unwrap();
         assert_eq!(declared.file_filter(&filter, &view, &options).unwrap(), None);
         let filter = crate::filter::parse_filter("p = 'a' AND x > 1").unwrap();
-        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap().unwrap().to_string(), "FALSE");
+        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap().unwrap().to_string(), "false");
     }
 }

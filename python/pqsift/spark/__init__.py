@@ -40,7 +40,7 @@ from pqsift import _core
 from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, scan
-from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Task, TaskPiece, TaskPlan, plan_tasks
+from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, TableContext, Task, TaskPiece, TaskPlan, plan_tasks
 from pqsift.spark.reader import READ_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
 if TYPE_CHECKING:
@@ -75,27 +75,34 @@ def arrow_schema(
     :func:`pqsift.scan` (``partitioning``, ``partition_type_inference``, ``base_path``,
     ``session_time_zone``)."""
     table = scan(source, case_sensitive=case_sensitive, **table_options)
-    if not table.files:
+    declared = TableContext(table._core.declared_schema, table._core.table_root, table._core.table_name)
+    if not table.files and declared.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
-    return _arrow_schema_of(table.files[0], columns, case_sensitive, table.partition_schema, table._core.partition_values[0])
+    first = (table.files[0], table._core.partition_values[0]) if table.files else None
+    return _arrow_schema_of(first, columns, case_sensitive, table.partition_schema, declared)
 
 
 def _arrow_schema_of(
-    first_file: str,
+    first: tuple[str, list[str | None]] | None,
     columns: Iterable[str] | None,
     case_sensitive: bool,
     partition_schema: list[tuple[str, str]],
-    partition_values: list[str | None],
+    table: TableContext,
 ) -> pa.Schema:
+    """The output schema of ``columns``: a Delta table's from its declared schema, other
+    tables' from ``first`` (a file and its partition values)."""
     column_list = None if columns is None else list(columns)
+    files, values = ([first[0]], [first[1]]) if first is not None else ([], [])
     stream = _core.read(
-        [first_file],
+        files,
         [],
         columns=column_list,
         case_sensitive=case_sensitive,
         spark_output=True,
         partition_schema=partition_schema,
-        partition_values=[partition_values],
+        partition_values=values,
+        declared_schema=table.declared_schema,
+        table_name=table.table_name,
     )
     return pa.schema(stream)
 
@@ -202,11 +209,10 @@ def read(
         parallelism=sc.defaultParallelism,
         **pruning,
     )
-    if not plan.files:
+    if not plan.files and plan.table.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
-    struct = _struct_type(
-        _arrow_schema_of(plan.files[0], column_list, options["case_sensitive"], plan.partition_schema, plan.partition_values[0])
-    )
+    first = (plan.files[0], plan.partition_values[0]) if plan.files else None
+    struct = _struct_type(_arrow_schema_of(first, column_list, options["case_sensitive"], plan.partition_schema, plan.table))
     if metrics is not None:
         metrics.planning = dict(plan.metrics)
         metrics.tasks = len(plan.tasks)
@@ -219,6 +225,7 @@ def read(
         column_list,
         filter,
         partition_schema=plan.partition_schema,
+        table=plan.table,
         ignore_corrupt_files=ignore_corrupt_files,
         metrics=metrics,
         threads=threads,

@@ -108,7 +108,21 @@ def _literal(value: Any) -> str | None:
 
 
 # Options that decide the table's schema (partition discovery, name matching).
-_TABLE_OPTIONS = ("partitioning", "partition_type_inference", "base_path", "session_time_zone", "case_sensitive")
+_TABLE_OPTIONS = (
+    "partitioning",
+    "partition_type_inference",
+    "base_path",
+    "session_time_zone",
+    "case_sensitive",
+    "version",
+    "timestamp",
+)
+
+# Delta's own names for time travel (``spark.read.format("delta").option("versionAsOf", 3)``).
+_ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
+
+# Options set per task by the planner, never by users.
+_PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output", "partition_values", "declared_schema", "deletion_vector")
 
 # Options the data source reads itself, besides those of pqsift.scan.
 _OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes")
@@ -118,6 +132,8 @@ def _option_name(key: str) -> str:
     """Spark option keys are case-insensitive: ``sessionTimeZone``, ``session_time_zone``
     and ``sessiontimezone`` all name ``session_time_zone``."""
     wanted = key.lower().replace("_", "")
+    if wanted in _ALIASES:
+        return _ALIASES[wanted]
     for name in (*_OWN_OPTIONS, *_OPTIONS, *_READ_OPTIONS):
         if name.replace("_", "") == wanted:
             return name
@@ -136,12 +152,12 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
     for name, text in settings.items():
         if name in _OWN_OPTIONS:
             continue
-        if name in ("file_range", "row_groups", "spark_output", "partition_values"):
+        if name in _PLANNER_OPTIONS:
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
         default = known[name]
         if isinstance(default, bool):
             out[name] = _bool(name, text)
-        elif isinstance(default, int) or name in ("threads", "limit"):
+        elif isinstance(default, int) or name in ("threads", "limit", "version"):
             out[name] = int(text)
         else:
             out[name] = text
@@ -157,8 +173,9 @@ def _bool(key: str, text: str) -> bool:
 
 
 class _TaskPartition(InputPartition):  # type: ignore[misc]
-    """One planned task: ``value`` is ``(partition_schema, pieces)``, the pieces
-    ``(path, row_groups, partition_values)``."""
+    """One planned task: ``value`` is ``(partition_schema, table, pieces)``, the pieces
+    ``(path, row_groups, partition_values, deletion_vector)`` and ``table`` a
+    :class:`~pqsift.spark.planning.TableContext`."""
 
 
 class PqsiftReader(DataSourceReader):  # type: ignore[misc]
@@ -181,16 +198,17 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
     def partitions(self) -> list[InputPartition]:
         pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
         plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
-        return [_TaskPartition((plan.partition_schema, task.to_rows())) for task in plan.tasks]
+        return [_TaskPartition((plan.partition_schema, plan.table, task.to_rows())) for task in plan.tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = {"threads": 1, **self.options}
-        partition_schema, pieces = partition.value
+        partition_schema, table, pieces = partition.value
         batches = read_pieces(
             pieces,
             self.columns,
             self._filter(),
             partition_schema=partition_schema,
+            table=table,
             ignore_corrupt_files=self.ignore_corrupt_files,
             **options,
         )

@@ -17,7 +17,11 @@ from typing import Any
 from pqsift.expr import Expr
 from pqsift.scan import scan
 
-__all__ = ["DEFAULT_TARGET_TASK_BYTES", "MIN_TASK_BYTES", "Task", "TaskPiece", "TaskPlan", "plan_tasks"]
+__all__ = ["DEFAULT_TARGET_TASK_BYTES", "MIN_TASK_BYTES", "Piece", "TableContext", "Task", "TaskPiece", "TaskPlan", "plan_tasks"]
+
+#: A piece as it travels to a worker: ``(path, row_groups, partition_values,
+#: deletion_vector)``.
+Piece = tuple[str, list[int], list[str | None], str | None]
 
 #: Spark's ``spark.sql.files.maxPartitionBytes``: the most a task reads before the next one.
 DEFAULT_TARGET_TASK_BYTES = 128 << 20
@@ -29,11 +33,13 @@ MIN_TASK_BYTES = 4 << 20
 @dataclass(frozen=True)
 class TaskPiece:
     """Row groups of one file that one task reads (they survived the driver's pruning),
-    and the file's partition values (canonical text, one per partition column)."""
+    the file's partition values (canonical text, one per partition column) and, in a Delta
+    table, its deletion vector (the log's descriptor as JSON)."""
 
     path: str
     row_groups: tuple[int, ...]
     partition_values: tuple[str | None, ...] = ()
+    deletion_vector: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,17 +50,21 @@ class Task:
     compressed_bytes: int
     rows: int
 
-    def to_rows(self) -> list[tuple[str, list[int], list[str | None]]]:
-        """The pieces as plain ``(path, row_groups, partition_values)`` tuples: what travels
-        to the workers."""
-        return [(piece.path, list(piece.row_groups), list(piece.partition_values)) for piece in self.pieces]
+    def to_rows(self) -> list[Piece]:
+        """The pieces as plain ``(path, row_groups, partition_values, deletion_vector)``
+        tuples: what travels to the workers."""
+        return [
+            (piece.path, list(piece.row_groups), list(piece.partition_values), piece.deletion_vector) for piece in self.pieces
+        ]
 
 
 @dataclass(frozen=True)
 class TaskPlan:
     """The tasks of a scan, and the driver's pruning counts (``pqsift.Scan.metrics``).
     ``partition_schema`` is the table's partition columns as ``(name, Spark type)``
-    pairs, ``partition_values`` per file of ``files`` their values (canonical text)."""
+    pairs, ``partition_values`` per file of ``files`` their values (canonical text). For a
+    Delta table, ``table`` says how tasks read its files (the declared schema, where
+    deletion vectors live)."""
 
     tasks: list[Task]
     files: list[str]
@@ -62,6 +72,27 @@ class TaskPlan:
     explain: str = ""
     partition_schema: list[tuple[str, str]] = field(default_factory=list)
     partition_values: list[list[str | None]] = field(default_factory=list)
+    table: TableContext = field(default_factory=lambda: TableContext())
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What a task needs of a table beyond its files: for a Delta table the declared schema
+    (``pqsift._core.Scan.declared_schema``), the table's root (deletion vectors are found
+    from it) and its name for messages; all None for other tables."""
+
+    declared_schema: str | None = None
+    table_root: str | None = None
+    table_name: str | None = None
+
+    def options(self, deletion_vector: str | None) -> dict[str, Any]:
+        """The :func:`pqsift.scan` options a task reading one file of the table passes."""
+        if self.declared_schema is None:
+            return {}
+        options: dict[str, Any] = {"declared_schema": self.declared_schema}
+        if deletion_vector is not None:
+            options["deletion_vector"] = (self.table_root, deletion_vector)
+        return options
 
 
 def plan_tasks(
@@ -88,6 +119,7 @@ def plan_tasks(
     planned = scan(source, columns, filter, **scan_options)
     plan = planned.plan()
     values = planned._core.partition_values
+    deletion_vectors = planned._core.deletion_vectors
     units = [
         (position, rg.index, rg.compressed_bytes, rg.selected_rows)
         for position, file in enumerate(plan.files)
@@ -103,7 +135,7 @@ def plan_tasks(
     task_bytes = task_rows = 0
     for position, index, size, rows in units:
         if pieces and task_bytes + size > target:
-            tasks.append(_task(pieces, plan.files, values, task_bytes, task_rows))
+            tasks.append(_task(pieces, plan.files, values, deletion_vectors, task_bytes, task_rows))
             pieces, task_bytes, task_rows = [], 0, 0
         if pieces and pieces[-1][0] == position:
             pieces[-1][1].append(index)
@@ -112,7 +144,7 @@ def plan_tasks(
         task_bytes += size
         task_rows += rows
     if pieces:
-        tasks.append(_task(pieces, plan.files, values, task_bytes, task_rows))
+        tasks.append(_task(pieces, plan.files, values, deletion_vectors, task_bytes, task_rows))
     return TaskPlan(
         tasks=tasks,
         files=planned.files,
@@ -120,6 +152,7 @@ def plan_tasks(
         explain=plan.explain(),
         partition_schema=planned.partition_schema,
         partition_values=values,
+        table=TableContext(planned._core.declared_schema, planned._core.table_root, planned._core.table_name),
     )
 
 
@@ -127,12 +160,14 @@ def _task(
     pieces: list[tuple[int, list[int]]],
     files: list[Any],
     values: list[list[str | None]],
+    deletion_vectors: list[str | None],
     compressed_bytes: int,
     rows: int,
 ) -> Task:
     return Task(
         pieces=tuple(
-            TaskPiece(files[position].path, tuple(row_groups), tuple(values[position])) for position, row_groups in pieces
+            TaskPiece(files[position].path, tuple(row_groups), tuple(values[position]), deletion_vectors[position])
+            for position, row_groups in pieces
         ),
         compressed_bytes=compressed_bytes,
         rows=rows,

@@ -18,6 +18,7 @@ import pyarrow as pa
 from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
+from pqsift.spark.planning import Piece, TableContext
 
 __all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
 
@@ -68,17 +69,18 @@ def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
     if unknown:
         raise TypeError(f"reader() got unexpected option(s): {', '.join(unknown)}")
-    for name in ("file_range", "row_groups", "spark_output"):
+    for name in ("file_range", "row_groups", "spark_output", "declared_schema", "deletion_vector"):
         if name in options:
             raise TypeError(f"reader() sets option {name} itself (from the task rows / for Spark)")
 
 
 def planned_reader(
-    planned: list[list[tuple[str, list[int], list[str | None]]]],
+    planned: list[list[Piece]],
     columns: list[str] | None,
     filter: str | None,  # noqa: A002 - the public name
     *,
     partition_schema: list[tuple[str, str]] | None = None,
+    table: TableContext | None = None,
     ignore_corrupt_files: bool = False,
     metrics: Any = None,
     threads: int = 1,
@@ -86,10 +88,10 @@ def planned_reader(
 ) -> ReaderFunction:
     """As :func:`reader`, for a task DataFrame of ``spark.range(len(planned))``: the row
     with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups,
-    partition_values)``, the values of the table's ``partition_schema``). The plan travels
-    in the function's closure, so the task DataFrame is built in the JVM, without a Python
-    round trip."""
-    options = {**options, "partition_schema": partition_schema or []}
+    partition_values, deletion_vector)``, the values of the table's ``partition_schema``;
+    ``table`` for a Delta table's files). The plan travels in the function's closure, so
+    the task DataFrame is built in the JVM, without a Python round trip."""
+    options = {**options, "partition_schema": partition_schema or [], "table": table or TableContext()}
     return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned)
 
 
@@ -100,7 +102,7 @@ def _reader(
     metrics: Any,
     threads: int,
     options: dict[str, Any],
-    planned: list[list[tuple[str, list[int], list[str | None]]]] | None,
+    planned: list[list[Piece]] | None,
 ) -> ReaderFunction:
     read_rows = _row_reader(columns, filter, ignore_corrupt_files, metrics, threads, options)
 
@@ -109,8 +111,8 @@ def _reader(
             yield from batch.to_pylist()
             return
         for task in batch.column("id").to_pylist():
-            for path, row_groups, partition_values in planned[task]:
-                yield {"path": path, "row_groups": row_groups, "partition_values": partition_values}
+            for piece in planned[task]:
+                yield _piece_row(piece)
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return read_rows(row for batch in batches for row in rows_of(batch))
@@ -119,23 +121,27 @@ def _reader(
 
 
 def read_pieces(
-    pieces: Iterable[tuple[str, list[int], list[str | None]]],
+    pieces: Iterable[Piece],
     columns: list[str] | None,
     filter: str | None,  # noqa: A002 - the public name
     *,
     partition_schema: list[tuple[str, str]] | None = None,
+    table: TableContext | None = None,
     ignore_corrupt_files: bool = False,
     threads: int = 1,
     **options: Any,
 ) -> Iterator[pa.RecordBatch]:
-    """Reads planned ``(path, row_groups, partition_values)`` pieces as :func:`reader`
-    reads task rows (the data source's ``read``, which gets its pieces as Python values,
-    not as a DataFrame)."""
-    options = {**options, "partition_schema": partition_schema or []}
+    """Reads planned ``(path, row_groups, partition_values, deletion_vector)`` pieces as
+    :func:`reader` reads task rows (the data source's ``read``, which gets its pieces as
+    Python values, not as a DataFrame)."""
+    options = {**options, "partition_schema": partition_schema or [], "table": table or TableContext()}
     read_rows = _row_reader(columns, filter, ignore_corrupt_files, None, threads, options)
-    return read_rows(
-        {"path": path, "row_groups": row_groups, "partition_values": values} for path, row_groups, values in pieces
-    )
+    return read_rows(_piece_row(piece) for piece in pieces)
+
+
+def _piece_row(piece: Piece) -> dict[str, Any]:
+    path, row_groups, values, deletion_vector = piece
+    return {"path": path, "row_groups": row_groups, "partition_values": values, "deletion_vector": deletion_vector}
 
 
 def _row_reader(
@@ -150,6 +156,10 @@ def _row_reader(
     what each task read to ``metrics`` when it ends."""
     settings = {**options, "threads": threads, "spark_output": True}
     partition_schema = settings.pop("partition_schema", None) or []
+    table = settings.pop("table", None) or TableContext()
+    # The driver chose the snapshot: a task reads files, not the table.
+    settings.pop("version", None)
+    settings.pop("timestamp", None)
     column_list = None if columns is None else list(columns)
     accumulator = None if metrics is None else metrics.accumulator
 
@@ -158,7 +168,7 @@ def _row_reader(
         totals["files_skipped"] = []
         try:
             for row in rows:
-                yield from _read_row(row, column_list, filter, settings, partition_schema, ignore_corrupt_files, totals)
+                yield from _read_row(row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals)
         finally:
             if accumulator is not None:
                 accumulator.add(totals)
@@ -172,13 +182,14 @@ def _read_row(
     filter: str | None,  # noqa: A002
     settings: dict[str, Any],
     partition_schema: list[tuple[str, str]],
+    table: TableContext,
     ignore_corrupt_files: bool,
     totals: dict[str, Any],
 ) -> Iterator[pa.RecordBatch]:
     path = row.get("path")
     if not isinstance(path, str):
         raise ValueError(f"a task row needs a string 'path', got {row!r}")
-    options = dict(settings)
+    options = {**settings, **table.options(row.get("deletion_vector"))}
     if partition_schema:
         # The driver's partition values: the task reads one file, no discovery.
         options["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])

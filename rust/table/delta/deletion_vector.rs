@@ -22,7 +22,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use roaring::RoaringTreemap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
 
@@ -44,7 +44,7 @@ const ENCODED_UUID_LEN: usize = 20;
 ///     std::path::Path::new("/t/ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"),
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeletionVectorDescriptor {
     /// `u` (relative, UUID-named), `i` (inline) or `p` (absolute path).
@@ -52,7 +52,7 @@ pub struct DeletionVectorDescriptor {
     /// The encoded UUID (with its prefix), the Z85 bitmap, or the path.
     pub path_or_inline_dv: String,
     /// Where the DV starts in its file (`None`: 1, after the version byte).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i32>,
     /// Size of the serialized bitmap.
     #[serde(default)]

@@ -151,6 +151,32 @@ impl DeltaTable {
     }
 }
 
+/// Files of a Delta table planned elsewhere (a Spark task): `table` (its files and
+/// partition values) read with the declared schema of
+/// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
+/// (the table's root, the log's descriptor as JSON).
+pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(PathBuf, String)>) -> Result<Table> {
+    table.declared = Some(Arc::new(DeclaredSchema::from_text(&table.name, declared_schema)?));
+    table.format = TableFormat::Delta;
+    if let Some((table_root, descriptor)) = deletion_vector {
+        let [path] = table.files.as_slice() else {
+            return Err(PqsiftError::filter(format!("a deletion vector is given for one file, the scan has {}", table.files.len())));
+        };
+        let descriptor = serde_json::from_str(&descriptor)
+            .map_err(|e| PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}")))?;
+        let file = DeltaFile {
+            path: path.clone(),
+            size: 0,
+            partition_values: Default::default(),
+            stats: None,
+            deletion_vector: Some(descriptor),
+            modification_time: 0,
+        };
+        table.delta = Some(Arc::new(DeltaTable { table_root, version: 0, files: vec![file], replay: LogReplayMetrics::default(), string_prefix_length: 32 }));
+    }
+    Ok(table)
+}
+
 /// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`]. Timestamp
 /// partition values written without a zone are wall clocks in `session_time_zone`, as
 /// Spark reads them.
