@@ -108,6 +108,10 @@ impl ScanPlan {
             m.rows_selected,
             m.rows_total
         );
+        if m.files_pruned_log_stats > 0 {
+            // Appended to the header line: files the log's statistics ruled out.
+            text.insert_str(text.len() - 1, &format!("; {} file(s) skipped on the Delta log's statistics", m.files_pruned_log_stats));
+        }
         if let Some(note) = &self.table_note {
             text.push_str(note);
         }
