@@ -1,6 +1,6 @@
 //! A least-recently-used map bounded in bytes: the one eviction policy behind the
-//! decoded-column cache ([`crate::cached_reader::SharedArrayCache`]) and the metadata
-//! cache ([`crate::metadata_cache::MetadataCache`]). Not synchronised: each cache keeps it
+//! decoded-column cache ([`crate::reading::cached_reader::SharedArrayCache`]) and the metadata
+//! cache ([`crate::format::metadata_cache::MetadataCache`]). Not synchronised: each cache keeps it
 //! behind its own lock.
 //!
 //! Lookups and inserts are O(log n): entries are indexed by their last use, so the least

@@ -13,12 +13,12 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use pqsift::cached_reader::SharedArrayCache;
+use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
-use pqsift::io::CountingFile;
-use pqsift::metadata;
-use pqsift::row_filter::RowFilter;
-use pqsift::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use pqsift::format::io::CountingFile;
+use pqsift::format::metadata;
+use pqsift::reading::row_filter::RowFilter;
+use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
 
 const ROW_GROUP_ROWS: usize = 10_000;
@@ -203,16 +203,16 @@ fn tempdir() -> PathBuf {
     dir
 }
 
-fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::scan_stream::ScanFile {
+fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::reading::scan_stream::ScanFile {
     let opened = open(path, filter_text, true);
     let schema = opened.reader.schema();
     let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
-    pqsift::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, partition_columns: None }
+    pqsift::reading::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, partition_columns: None }
 }
 
 #[test]
 fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
-    use pqsift::scan_stream::{ScanStream, ScanTask, StreamOptions};
+    use pqsift::reading::scan_stream::{ScanStream, ScanTask, StreamOptions};
     let dir = tempdir();
     let path = write_sample(&dir);
     let projection = [0, 2];

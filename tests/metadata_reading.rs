@@ -10,8 +10,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use pqsift::error::PqsiftError;
-use pqsift::io::CountingFile;
-use pqsift::metadata::{page_locations, read_metadata};
+use pqsift::format::io::CountingFile;
+use pqsift::format::metadata::{page_locations, read_metadata};
 
 /// 4 row groups × 2 columns, many small pages: a footer and a page index of a few KiB.
 fn write_sample(dir: &Path) -> PathBuf {

@@ -90,7 +90,7 @@ fn metadata(bytes: &Bytes) -> ArrowReaderMetadata {
 }
 
 fn pages(meta: &ArrowReaderMetadata, column: usize) -> Vec<PageLocation> {
-    pqsift::metadata::page_locations(meta.metadata(), 0, column).expect("the file has an offset index")
+    pqsift::format::metadata::page_locations(meta.metadata(), 0, column).expect("the file has an offset index")
 }
 
 /// Every third row of pages 0..10 and 20..30; nothing on pages 10..20. Average run length

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use pqsift::filter::{BindOptions, BoundColumn, bind, evaluate, parse_filter};
-use pqsift::pruning_predicate::evaluate_on_zone_maps;
-use pqsift::zone_map::ZoneMaps;
+use pqsift::planning::pruning_predicate::evaluate_on_zone_maps;
+use pqsift::planning::zone_map::ZoneMaps;
 use proptest::prelude::*;
 
 fn schema() -> Arc<Schema> {

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use super::errors::py_err;
 use crate::error::PqsiftError;
 use crate::filter::{BindOptions, bind, parse_filter};
-use crate::metadata;
+use crate::format::metadata;
 
 /// Parses Spark SQL filter text and returns it in canonical form; with `path`, also binds
 /// it to that Parquet file's schema (unknown columns, incomparable types).

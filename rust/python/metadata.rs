@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::py_err;
-use crate::inspect::{self, ColumnChunkSummary, FileSummary, StatisticsSummary};
-use crate::metadata;
+use crate::format::inspect::{self, ColumnChunkSummary, FileSummary, StatisticsSummary};
+use crate::format::metadata;
 
 /// Per row group: `(rows, pages, dictionary_page)` of the leaf column `column`, where
 /// `pages` is the offset index as `(offset, compressed_size, first_row_index)` tuples (an

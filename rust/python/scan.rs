@@ -1,4 +1,4 @@
-//! `pqsift._core.Scan` and its plan: the Python face of [`Scan`](crate::scan::Scan).
+//! `pqsift._core.Scan` and its plan: the Python face of [`Scan`](crate::planning::scan::Scan).
 //! Translation only; `python/pqsift/scan.py` wraps it with argument checking.
 
 use std::path::PathBuf;
@@ -13,9 +13,9 @@ use super::errors::py_err;
 use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::filter::BindOptions;
-use crate::scan::{Scan, ScanOptions, ScanPlan};
+use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
 use crate::table::delta::SnapshotSpec;
@@ -35,7 +35,7 @@ impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
-                        metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
+                        metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
                         timestamp=None, declared_schema=None, deletion_vector=None))]
     #[allow(clippy::too_many_arguments)]

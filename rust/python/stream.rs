@@ -15,10 +15,10 @@ use super::arrow_ffi;
 use super::errors::py_err;
 use super::selection::PyRowSelection;
 use crate::filter::{BindOptions, parse_filter};
-use crate::metadata_cache::MetadataCache;
-use crate::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
-use crate::row_group_reader::ReadOptions;
-use crate::scan_stream::{MetricsHandle, ScanStream, ScanTask};
+use crate::format::metadata_cache::MetadataCache;
+use crate::reading::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
+use crate::reading::row_group_reader::ReadOptions;
+use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
@@ -122,7 +122,7 @@ impl PyScanStream {
     files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
     batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
-    metadata_size_hint=crate::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
+    metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
     declared_schema=None, table_name=None,
 ))]
 #[allow(clippy::too_many_arguments)]

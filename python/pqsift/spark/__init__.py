@@ -71,7 +71,7 @@ def arrow_schema(
 ) -> pa.Schema:
     """The Arrow schema the reader sends Spark for ``columns`` of ``source``: its first
     file's columns with the partition columns merged in, in Spark's types, every field
-    nullable (see ``rust/spark_output.rs``). ``table_options`` are the table options of
+    nullable (see ``rust/reading/spark_output.rs``). ``table_options`` are the table options of
     :func:`pqsift.scan` (``partitioning``, ``partition_type_inference``, ``base_path``,
     ``session_time_zone``)."""
     table = scan(source, case_sensitive=case_sensitive, **table_options)

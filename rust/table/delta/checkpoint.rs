@@ -25,12 +25,12 @@ use super::action_rows::array_to_json;
 use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
-use crate::access_plan::RowGroupAccess;
+use crate::planning::access_plan::RowGroupAccess;
 use crate::error::{PqsiftError, Result};
-use crate::opener::OpenedFile;
-use crate::reader::{OpenFile, ReaderConfig, open_stream};
-use crate::scan::{Scan, ScanOptions};
-use crate::scan_stream::ScanTask;
+use crate::format::opener::OpenedFile;
+use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
+use crate::planning::scan::{Scan, ScanOptions};
+use crate::reading::scan_stream::ScanTask;
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
 ///
@@ -255,7 +255,7 @@ fn scan_columns(
     path: &Path,
     columns: Vec<String>,
     filter: &str,
-) -> Result<(Vec<RecordBatch>, crate::metrics::PruningMetrics, ReadCounts)> {
+) -> Result<(Vec<RecordBatch>, crate::planning::metrics::PruningMetrics, ReadCounts)> {
     let scan = Scan::new(vec![path.to_path_buf()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
     let plan = scan.plan()?;
     let mut tasks = Vec::new();

@@ -15,7 +15,7 @@ use super::log_replay::replay;
 use super::log_segment::{LogListing, LogSegment, VersionSpec};
 use super::*;
 use crate::error::PqsiftError;
-use crate::opener::OpenedFile;
+use crate::format::opener::OpenedFile;
 
 fn testing_root() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/delta-testing");

@@ -9,11 +9,11 @@
 //! # let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(50)).build();
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
-//! use pqsift::access_plan::FileAccessPlan;
+//! use pqsift::planning::access_plan::FileAccessPlan;
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
-//! use pqsift::metrics::PruningMetrics;
-//! use pqsift::opener::OpenedFile;
-//! use pqsift::row_group_filter::prune_by_statistics;
+//! use pqsift::planning::metrics::PruningMetrics;
+//! use pqsift::format::opener::OpenedFile;
+//! use pqsift::planning::row_group_filter::prune_by_statistics;
 //!
 //! let file = OpenedFile::open(&path).unwrap(); // ages 0..50 | 50..100
 //! let filter = bind(&parse_filter("age >= 60").unwrap(), &file.schema, &BindOptions::default()).unwrap();
@@ -30,15 +30,15 @@ use std::collections::BTreeMap;
 use arrow::array::Array;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-use crate::access_plan::FileAccessPlan;
+use crate::planning::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::CompareOp;
 use crate::filter::{BoundColumn, BoundExpr};
-use crate::metrics::PruningMetrics;
-use crate::normalise::contradiction;
-use crate::opener::{OpenedFile, describe_zone};
-use crate::pruning_predicate::{LeafPredicate, evaluate_tree};
-use crate::zone_map::ZoneMaps;
+use crate::planning::metrics::PruningMetrics;
+use crate::planning::normalise::contradiction;
+use crate::format::opener::{OpenedFile, describe_zone};
+use crate::planning::pruning_predicate::{LeafPredicate, evaluate_tree};
+use crate::planning::zone_map::ZoneMaps;
 
 /// Skips the row groups whose midpoint (first column chunk's start plus half the
 /// compressed size) is outside `[offset, offset + length)`, so that byte-range splits of

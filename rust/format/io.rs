@@ -18,7 +18,7 @@ use crate::error::{PqsiftError, Result};
 /// A shared, read-only Parquet file that counts the bytes read through it.
 ///
 /// ```no_run
-/// use pqsift::io::CountingFile;
+/// use pqsift::format::io::CountingFile;
 /// let file = CountingFile::open(std::path::Path::new("data/events.parquet")).unwrap();
 /// println!("{} bytes so far", file.bytes_read());
 /// ```

@@ -52,7 +52,7 @@ impl CachedColumn {
     /// ```
     /// use std::sync::Arc;
     /// use arrow::array::{Array, Int32Array};
-    /// use pqsift::cached_reader::CachedColumn;
+    /// use pqsift::reading::cached_reader::CachedColumn;
     /// use pqsift::selection::RowSelection;
     /// // Rows 1, 2 and 4 were decoded; only 2 and 4 are still wanted.
     /// let cached = CachedColumn {

@@ -7,7 +7,7 @@
 //! dicts, the CLI into text or JSON.
 //!
 //! Statistics are shown as the file stores them (no pruning rules applied, unlike
-//! [`crate::zone_map`]); values are rendered in the column's Arrow type when the leaf is a
+//! [`crate::planning::zone_map`]); values are rendered in the column's Arrow type when the leaf is a
 //! top-level column (dates, decimals, timestamps read as such), and from the physical
 //! value otherwise (UTF-8 text where the bytes are valid UTF-8, hex otherwise).
 //!
@@ -27,7 +27,7 @@
 //! # let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
 //! # writer.write(&batch).unwrap();
 //! # writer.close().unwrap();
-//! use pqsift::inspect::inspect;
+//! use pqsift::format::inspect::inspect;
 //! // x = [3, null | 9, 4], s = ["b", "a" | "d", "c"] in two row groups of two rows.
 //! let summary = inspect(&path).unwrap();
 //! assert_eq!(summary.num_rows, 4);
@@ -55,7 +55,7 @@ use parquet::file::statistics::Statistics;
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{PqsiftError, Result};
-use crate::metadata;
+use crate::format::metadata;
 
 /// The metadata of one Parquet file, summarised.
 #[derive(Debug, Clone, PartialEq)]

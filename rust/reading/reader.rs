@@ -9,16 +9,16 @@ use arrow::datatypes::{Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
-use crate::cached_reader::SharedArrayCache;
+use crate::reading::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
-use crate::io::CountingFile;
-use crate::row_filter::RowFilter;
-use crate::projection::{leaf_subsets, resolve_projection};
-use crate::row_group_reader::{FileReader, ReadOptions};
-use crate::projection::Projection;
-use crate::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, ScanTask, StreamOptions};
-use crate::spark_output::spark_schema;
+use crate::format::io::CountingFile;
+use crate::reading::row_filter::RowFilter;
+use crate::reading::projection::{leaf_subsets, resolve_projection};
+use crate::reading::row_group_reader::{FileReader, ReadOptions};
+use crate::reading::projection::Projection;
+use crate::reading::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, ScanTask, StreamOptions};
+use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
@@ -43,7 +43,7 @@ pub struct ReaderConfig {
     pub limit: Option<usize>,
     /// Capacity of the decoded-column cache shared by the scan's readers.
     pub cache_bytes: usize,
-    /// Output the Arrow types Spark accepts (see [`crate::spark_output`]).
+    /// Output the Arrow types Spark accepts (see [`crate::reading::spark_output`]).
     pub spark_output: bool,
     /// The partition values of the files read, one row per file of [`open_stream`]'s
     /// `files` (`None`: no partition columns).

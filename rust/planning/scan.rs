@@ -14,7 +14,7 @@
 //! # let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(25)).build();
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
-//! use pqsift::scan::{Scan, ScanOptions};
+//! use pqsift::planning::scan::{Scan, ScanOptions};
 //!
 //! let scan = Scan::new(vec![path.clone()], None, Some("age >= 60"), ScanOptions::default()).unwrap();
 //! let plan = scan.plan().unwrap();
@@ -26,15 +26,15 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::access_plan::{FileAccessPlan, RowGroupAccess};
-use crate::bloom_filter::prune_by_bloom_filters;
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
-use crate::metrics::PruningMetrics;
-use crate::opener::OpenedFile;
-use crate::page_filter::prune_by_page_index;
-use crate::projection::resolve_projection;
-use crate::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
+use crate::planning::metrics::PruningMetrics;
+use crate::format::opener::OpenedFile;
+use crate::planning::page_filter::prune_by_page_index;
+use crate::reading::projection::resolve_projection;
+use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::source::{Table, merge_schemas};
@@ -42,7 +42,7 @@ use crate::table::source::{Table, merge_schemas};
 /// Scan settings.
 ///
 /// ```
-/// let options = pqsift::scan::ScanOptions::default();
+/// let options = pqsift::planning::scan::ScanOptions::default();
 /// assert!(options.statistics && options.bloom_filter && options.page_index);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl Default for ScanOptions {
             bind: BindOptions::default(),
             file_range: None,
             row_groups: None,
-            metadata_size_hint: crate::metadata::DEFAULT_METADATA_SIZE_HINT,
+            metadata_size_hint: crate::format::metadata::DEFAULT_METADATA_SIZE_HINT,
         }
     }
 }
@@ -329,7 +329,7 @@ impl Scan {
     /// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int64Array::from((0..10).collect::<Vec<i64>>())) as _)]).unwrap();
     /// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
     /// # w.write(&batch).unwrap(); w.close().unwrap();
-    /// use pqsift::scan::{Scan, ScanOptions};
+    /// use pqsift::planning::scan::{Scan, ScanOptions};
     /// let scan = Scan::new(vec![path], None, Some("x > 100"), ScanOptions::default()).unwrap();
     /// let plan = scan.plan().unwrap();
     /// assert_eq!(plan.files[0].row_groups[0].decision(), "skip");

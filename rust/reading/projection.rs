@@ -11,7 +11,7 @@
 //! use std::sync::Arc;
 //! use arrow::datatypes::{DataType, Field, Fields, Schema};
 //! use pqsift::filter::BindOptions;
-//! use pqsift::projection::resolve_projection;
+//! use pqsift::reading::projection::resolve_projection;
 //!
 //! let point = Fields::from(vec![Field::new("x", DataType::Int32, true), Field::new("y", DataType::Int32, true)]);
 //! let schema = Arc::new(Schema::new(vec![

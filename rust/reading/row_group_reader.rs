@@ -26,12 +26,12 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::basic::Type as PhysicalType;
 
-use crate::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
+use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
-use crate::io::CountingFile;
-use crate::metadata;
-use crate::row_filter::RowFilter;
+use crate::format::io::CountingFile;
+use crate::format::metadata;
+use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
@@ -434,7 +434,7 @@ impl FileReader {
 
 impl FileReader {
     /// Checks the page headers of the chunks of `leaves` in `row_group` once, before the
-    /// crate allocates what they claim (see [`page_headers`](crate::page_headers)).
+    /// crate allocates what they claim (see [`page_headers`](crate::format::page_headers)).
     fn check_page_headers(&self, row_group: usize, leaves: &[usize]) -> Result<()> {
         let unchecked: Vec<usize> = {
             let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
@@ -442,7 +442,7 @@ impl FileReader {
         };
         let chunks = self.metadata.metadata().row_group(row_group);
         for leaf in unchecked {
-            crate::page_headers::check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
+            crate::format::page_headers::check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
             self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
         }
         Ok(())

@@ -13,7 +13,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
 use crate::lru::ByteLru;
-use crate::metadata;
+use crate::format::metadata;
 
 /// Default bound of the process-wide metadata cache.
 pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;
@@ -63,7 +63,7 @@ impl MetadataCache {
     /// The metadata of `path`, from the cache when the file is unchanged.
     ///
     /// ```no_run
-    /// use pqsift::metadata_cache::MetadataCache;
+    /// use pqsift::format::metadata_cache::MetadataCache;
     /// let path = std::path::Path::new("data/events.parquet");
     /// let first = MetadataCache::global().load(path).unwrap();
     /// let again = MetadataCache::global().load(path).unwrap(); // no I/O

@@ -21,8 +21,8 @@ use parquet::file::metadata::{
 use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{PqsiftError, Result};
-use crate::io::CountingFile;
-use crate::thrift_walk::ThriftWalker;
+use crate::format::io::CountingFile;
+use crate::format::thrift_walk::ThriftWalker;
 use crate::selection::PageLocation;
 
 /// Default of the `metadata_size_hint` read option: the last 512 KiB of a file are read in
@@ -38,7 +38,7 @@ const FOOTER_TAIL: u64 = 8;
 /// (with the default [`DEFAULT_METADATA_SIZE_HINT`]).
 ///
 /// ```no_run
-/// let metadata = pqsift::metadata::load(std::path::Path::new("data/events.parquet")).unwrap();
+/// let metadata = pqsift::format::metadata::load(std::path::Path::new("data/events.parquet")).unwrap();
 /// println!("{} row groups", metadata.num_row_groups());
 /// ```
 pub fn load(path: &Path) -> Result<Arc<ParquetMetaData>> {
@@ -66,8 +66,8 @@ pub fn load_with_hint(path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaDa
 /// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as _)]).unwrap();
 /// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
 /// # w.write(&batch).unwrap(); w.close().unwrap();
-/// use pqsift::io::CountingFile;
-/// use pqsift::metadata::{read_metadata, DEFAULT_METADATA_SIZE_HINT};
+/// use pqsift::format::io::CountingFile;
+/// use pqsift::format::metadata::{read_metadata, DEFAULT_METADATA_SIZE_HINT};
 /// let file = CountingFile::open(&path).unwrap();
 /// let metadata = read_metadata(&file, DEFAULT_METADATA_SIZE_HINT).unwrap();
 /// assert_eq!(metadata.file_metadata().num_rows(), 2);

@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
-//! use pqsift::bloom_filter::literal_guarantees;
+//! use pqsift::planning::bloom_filter::literal_guarantees;
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
 //!
 //! let schema = Schema::new(vec![Field::new("a", DataType::Int64, true), Field::new("b", DataType::Utf8, true)]);
@@ -35,7 +35,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use crate::io::CountingFile;
+use crate::format::io::CountingFile;
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{
@@ -47,13 +47,13 @@ use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::access_plan::FileAccessPlan;
+use crate::planning::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BoundColumn, BoundExpr, CompareOp};
-use crate::metrics::PruningMetrics;
-use crate::normalise::column_ranges;
-use crate::opener::OpenedFile;
-use crate::pruning_predicate::is_null_literal;
+use crate::planning::metrics::PruningMetrics;
+use crate::planning::normalise::column_ranges;
+use crate::format::opener::OpenedFile;
+use crate::planning::pruning_predicate::is_null_literal;
 
 /// Every row the filter accepts has `column` equal to one of `values`.
 #[derive(Debug, Clone)]
@@ -187,7 +187,7 @@ fn same(a: &ArrayRef, b: &ArrayRef) -> bool {
 /// use arrow::array::{ArrayRef, Int16Array};
 /// use parquet::schema::parser::parse_message_type;
 /// use parquet::schema::types::SchemaDescriptor;
-/// use pqsift::bloom_filter::plain_bytes;
+/// use pqsift::planning::bloom_filter::plain_bytes;
 /// let schema = SchemaDescriptor::new(Arc::new(parse_message_type("message m { optional int32 s (INTEGER(16, true)); }").unwrap()));
 /// let value: ArrayRef = Arc::new(Int16Array::from(vec![-2i16]));
 /// assert_eq!(plain_bytes(&value, schema.column(0).as_ref()), Some((-2i32).to_le_bytes().to_vec()));

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
-//! use pqsift::spark_output::spark_schema;
+//! use pqsift::reading::spark_output::spark_schema;
 //!
 //! let file = Schema::new(vec![
 //!     Field::new("id", DataType::UInt32, false),

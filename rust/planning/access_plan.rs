@@ -3,7 +3,7 @@
 //! each decision so that a plan can be explained.
 //!
 //! ```
-//! use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+//! use pqsift::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 //! let mut plan = FileAccessPlan::scan_all("data.parquet", &[100, 100]);
 //! plan.skip(0, "statistics", "max(age)=35 < 50");
 //! assert!(matches!(plan.row_groups[0].access, RowGroupAccess::Skip));
@@ -45,7 +45,7 @@ impl RowGroupPlan {
     /// `"skip"`, `"scan"` or `"select"`.
     ///
     /// ```
-    /// use pqsift::access_plan::FileAccessPlan;
+    /// use pqsift::planning::access_plan::FileAccessPlan;
     /// let plan = FileAccessPlan::scan_all("f.parquet", &[10]);
     /// assert_eq!(plan.row_groups[0].decision(), "scan");
     /// assert_eq!(plan.row_groups[0].selected_rows(), 10);
@@ -107,7 +107,7 @@ impl FileAccessPlan {
     /// A file skipped whole, before its footer was read, because of `reason`.
     ///
     /// ```
-    /// let plan = pqsift::access_plan::FileAccessPlan::skipped("day=1/f.parquet", "partition values day=1");
+    /// let plan = pqsift::planning::access_plan::FileAccessPlan::skipped("day=1/f.parquet", "partition values day=1");
     /// assert!(plan.is_pruned());
     /// assert_eq!(plan.explain(), "file day=1/f.parquet: skipped by partition values day=1\n");
     /// ```
@@ -127,7 +127,7 @@ impl FileAccessPlan {
     /// Sets how row group `index` is read after `stage` looked at it.
     ///
     /// ```
-    /// use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+    /// use pqsift::planning::access_plan::{FileAccessPlan, RowGroupAccess};
     /// use pqsift::selection::RowSelection;
     /// let mut plan = FileAccessPlan::scan_all("f.parquet", &[100]);
     /// let rows = RowSelection::from_ranges(&[80..100], 100).unwrap();

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use parquet::basic::Compression;
-//! use pqsift::page_headers::max_uncompressed_size;
+//! use pqsift::format::page_headers::max_uncompressed_size;
 //! assert_eq!(max_uncompressed_size(Compression::SNAPPY, 1000), Some(32_000 + 1024));
 //! assert_eq!(max_uncompressed_size(Compression::UNCOMPRESSED, 1000), None); // never decompressed
 //! ```
@@ -18,8 +18,8 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::ChunkReader;
 
 use crate::error::{PqsiftError, Result};
-use crate::io::CountingFile;
-use crate::thrift_walk::ThriftWalker;
+use crate::format::io::CountingFile;
+use crate::format::thrift_walk::ThriftWalker;
 
 /// Bytes read per header: headers hold sizes, counts and (optionally) statistics; a page
 /// header with statistics of long strings may need more, and is then read again whole.

@@ -60,7 +60,7 @@ impl PredicateStats {
 ///
 /// ```
 /// use pqsift::filter::parse_filter;
-/// use pqsift::row_filter::{Predicate, RowFilter};
+/// use pqsift::reading::row_filter::{Predicate, RowFilter};
 /// let predicate = |text: &str, bytes: u64| Predicate {
 ///     expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: false,
 /// };

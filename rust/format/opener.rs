@@ -9,7 +9,7 @@
 //! # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as _)]).unwrap();
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
-//! use pqsift::opener::OpenedFile;
+//! use pqsift::format::opener::OpenedFile;
 //! let file = OpenedFile::open(&path).unwrap();
 //! assert_eq!(file.metadata.num_row_groups(), 1);
 //! assert_eq!(file.schema.field(0).name(), "x");
@@ -26,8 +26,8 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
-use crate::metadata_cache::MetadataCache;
-use crate::zone_map::ZoneMaps;
+use crate::format::metadata_cache::MetadataCache;
+use crate::planning::zone_map::ZoneMaps;
 
 /// A Parquet file with its metadata read.
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ impl OpenedFile {
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_with_hint(path, crate::metadata::DEFAULT_METADATA_SIZE_HINT)
+        Self::open_with_hint(path, crate::format::metadata::DEFAULT_METADATA_SIZE_HINT)
     }
 
     /// [`OpenedFile::open`], reading the last `metadata_size_hint` bytes first on a cache miss.
@@ -132,8 +132,8 @@ impl OpenedFile {
 /// use std::sync::Arc;
 /// use arrow::array::{Array, BooleanArray, StringArray, UInt64Array};
 /// use arrow::datatypes::DataType;
-/// use pqsift::opener::in_type;
-/// use pqsift::zone_map::ZoneMaps;
+/// use pqsift::format::opener::in_type;
+/// use pqsift::planning::zone_map::ZoneMaps;
 /// let zones = ZoneMaps {
 ///     mins: Arc::new(StringArray::from(vec!["a"])),
 ///     maxes: Arc::new(StringArray::from(vec!["d"])),

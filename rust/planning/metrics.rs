@@ -1,7 +1,7 @@
 //! Pruning metrics: counts over a whole scan, filled by planning.
 //!
 //! ```
-//! use pqsift::metrics::PruningMetrics;
+//! use pqsift::planning::metrics::PruningMetrics;
 //! let mut metrics = PruningMetrics::default();
 //! metrics.row_groups_total += 4;
 //! metrics.row_groups_pruned_statistics += 1;

@@ -14,10 +14,10 @@ use arrow::datatypes::SchemaRef;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 
-use crate::cached_reader::SharedArrayCache;
+use crate::reading::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
-use crate::row_filter::RowFilter;
-use crate::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use crate::reading::row_filter::RowFilter;
+use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use crate::selection::RowSelection;
 
 /// One file of a scan, ready to read.
@@ -32,7 +32,7 @@ pub struct ScanFile {
     /// Per output column, the struct field names below its root (empty: the whole root).
     pub paths: Vec<Vec<String>>,
     /// Roots read only through paths: the Parquet leaves to decode for them.
-    pub leaf_subsets: crate::row_group_reader::LeafSubsets,
+    pub leaf_subsets: crate::reading::row_group_reader::LeafSubsets,
     /// The schema of the file's own columns (before partition columns are added).
     pub output: SchemaRef,
     /// The partition columns to add to the file's batches, when the table has them.
@@ -110,7 +110,7 @@ pub struct StreamOptions {
     /// Stop once this many rows are out.
     pub limit: Option<usize>,
     /// Cast every batch to this schema (Spark-compatible output; see
-    /// [`crate::spark_output::conform`]).
+    /// [`crate::reading::spark_output::conform`]).
     pub conform_to: Option<SchemaRef>,
 }
 
@@ -185,7 +185,7 @@ impl Shared {
         let (batch, metrics) = match outcome {
             Ok(result) => result.map_err(|e| e.in_file(file.reader.path(), format!("row group {}", task.row_group)))?,
             Err(panic) => {
-                let message = crate::row_group_reader::panic_message(panic.as_ref());
+                let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
                 return Err(PqsiftError::corrupt(
                     file.reader.path(),
                     format!("row group {}: the decoder failed: {message}", task.row_group),
@@ -193,12 +193,12 @@ impl Shared {
             }
         };
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
-        let mut batch = crate::projection::extract_fields(batch, &file.paths, &file.output)?;
+        let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
         if let Some(partition_columns) = &file.partition_columns {
             batch = partition_columns.assemble(batch)?;
         }
         match &self.options.conform_to {
-            Some(target) => crate::spark_output::conform(batch, target),
+            Some(target) => crate::reading::spark_output::conform(batch, target),
             None => Ok(batch),
         }
     }

@@ -5,7 +5,7 @@
 //! Pages of different columns need not align, so the three-valued evaluation runs on rows
 //! rather than pages: each leaf gives the rows of the pages where it can be true and the
 //! rows where it can be false, as row selections; AND intersects / unites them, OR the
-//! reverse, NOT swaps (see [`pruning_predicate`](crate::pruning_predicate)). A column
+//! reverse, NOT swaps (see [`pruning_predicate`](crate::planning::pruning_predicate)). A column
 //! without a page index, or a leaf pruning cannot read, selects every row.
 //!
 //! ```
@@ -17,11 +17,11 @@
 //! #     .set_data_page_row_count_limit(10).set_write_batch_size(10).build();
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
-//! use pqsift::access_plan::{FileAccessPlan, RowGroupAccess};
+//! use pqsift::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
-//! use pqsift::metrics::PruningMetrics;
-//! use pqsift::opener::OpenedFile;
-//! use pqsift::page_filter::prune_by_page_index;
+//! use pqsift::planning::metrics::PruningMetrics;
+//! use pqsift::format::opener::OpenedFile;
+//! use pqsift::planning::page_filter::prune_by_page_index;
 //!
 //! let file = OpenedFile::open(&path).unwrap(); // x = 0..100 in pages of 10 rows
 //! let filter = bind(&parse_filter("x >= 85").unwrap(), &file.schema, &BindOptions::default()).unwrap();
@@ -35,14 +35,14 @@
 
 use std::ops::Range;
 
-use crate::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundExpr;
-use crate::metrics::PruningMetrics;
-use crate::opener::{OpenedFile, in_type};
-use crate::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
+use crate::planning::metrics::PruningMetrics;
+use crate::format::opener::{OpenedFile, in_type};
+use crate::planning::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
 use crate::selection::RowSelection;
-use crate::zone_map::ZoneMaps;
+use crate::planning::zone_map::ZoneMaps;
 
 /// Narrows every surviving row group to the rows of pages where the filter can be true.
 pub fn prune_by_page_index(

@@ -30,8 +30,8 @@
 //! use arrow::array::{Int32Array, UInt64Array, BooleanArray};
 //! use arrow::datatypes::{DataType, Field, Schema};
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
-//! use pqsift::pruning_predicate::{evaluate_on_zone_maps, ZoneSource};
-//! use pqsift::zone_map::ZoneMaps;
+//! use pqsift::planning::pruning_predicate::{evaluate_on_zone_maps, ZoneSource};
+//! use pqsift::planning::zone_map::ZoneMaps;
 //!
 //! let schema = Schema::new(vec![Field::new("age", DataType::Int32, true)]);
 //! let filter = bind(&parse_filter("age + 1 > 50").unwrap(), &schema, &BindOptions::default()).unwrap();
@@ -58,7 +58,7 @@ use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 use crate::Result;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
 use crate::selection::RowSelection;
-use crate::zone_map::ZoneMaps;
+use crate::planning::zone_map::ZoneMaps;
 
 /// A set of containers (or of rows) the evaluation combines with AND / OR.
 pub trait ContainerSet: Clone {
@@ -90,7 +90,7 @@ impl ContainerSet for RowSelection {
 /// as the rows of a row group ([`RowSelection`], for pages that do not align).
 ///
 /// ```
-/// use pqsift::pruning_predicate::Possible;
+/// use pqsift::planning::pruning_predicate::Possible;
 /// let a = Possible { can_true: vec![true, false], can_false: vec![false, true] };
 /// assert_eq!(a.negated().can_true, [false, true]);
 /// ```
@@ -164,7 +164,7 @@ pub fn evaluate_on_zone_maps(
 /// ```
 /// use arrow::datatypes::{DataType, Field, Schema};
 /// use pqsift::filter::{bind, parse_filter, BindOptions, BoundExpr};
-/// use pqsift::pruning_predicate::{evaluate_tree, Possible};
+/// use pqsift::planning::pruning_predicate::{evaluate_tree, Possible};
 /// let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
 /// let filter = bind(&parse_filter("NOT (a = 1 OR a = 2)").unwrap(), &schema, &BindOptions::default()).unwrap();
 /// // Leaves that are true everywhere and never false: the negated OR is false everywhere.
@@ -246,7 +246,7 @@ impl LeafPredicate {
     /// ```
     /// use arrow::datatypes::{DataType, Field, Schema};
     /// use pqsift::filter::{bind, parse_filter, BindOptions};
-    /// use pqsift::pruning_predicate::LeafPredicate;
+    /// use pqsift::planning::pruning_predicate::LeafPredicate;
     /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
     /// let leaf = |text| LeafPredicate::analyse(&bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap());
     /// assert!(matches!(leaf("-x > -1"), LeafPredicate::Compare { .. }));
@@ -748,7 +748,7 @@ fn is_string(data_type: &DataType) -> bool {
 /// `prefix_only` means the pattern is `prefix%` and `exact` that it has no wildcard.
 ///
 /// ```
-/// use pqsift::pruning_predicate::parse_like_prefix;
+/// use pqsift::planning::pruning_predicate::parse_like_prefix;
 /// assert_eq!(parse_like_prefix("ab%"), Some(("ab".to_string(), true, false)));
 /// assert_eq!(parse_like_prefix("a\\%b"), Some(("a%b".to_string(), false, true)));
 /// assert_eq!(parse_like_prefix("a_c%"), Some(("a".to_string(), false, false)));

@@ -1,0 +1,18 @@
+//! The file format and I/O layer: reading a Parquet file's bytes and metadata, before any
+//! decision about what to read.
+//!
+//! * [`io`] — positioned reads that count bytes.
+//! * [`metadata`] — footers and page indexes in as few reads as the hint allows
+//!   (ParquetOpener step 1 of seed 000), with hostile metadata checked before it is trusted.
+//! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
+//! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
+//! * [`page_headers`] — page headers read without decoding pages.
+//! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
+
+pub mod inspect;
+pub mod io;
+pub mod metadata;
+pub mod metadata_cache;
+pub mod opener;
+pub mod page_headers;
+pub(crate) mod thrift_walk;

@@ -1,0 +1,24 @@
+//! The reading layer (level 4 of the pipeline): late materialization over the row groups
+//! a plan kept — predicate columns first, the selection refined by each, the projection
+//! decoded for the survivors only — and the stream of output batches.
+//!
+//! * [`projection`] — the output columns, struct fields by path, and the Parquet leaves
+//!   they need.
+//! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
+//!   re-ranked by observed cost per row removed (seed 000 step 2).
+//! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
+//! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
+//!   survivors only (seed 001 §2).
+//! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
+//!   declared schema), its row filter, the stream.
+//! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
+//!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
+//! * [`spark_output`] — batches in the Arrow types Spark accepts.
+
+pub mod cached_reader;
+pub mod projection;
+pub mod reader;
+pub mod row_filter;
+pub mod row_group_reader;
+pub mod scan_stream;
+pub mod spark_output;
