@@ -337,134 +337,125 @@ impl LeafPredicate {
 
     /// Evaluates the leaf on `containers` containers with zone maps `zones` (`None`: unknown).
     pub fn evaluate(&self, zones: Option<&ZoneMaps>, containers: usize) -> Possible<Vec<bool>> {
-        let unknown = || Possible {
-            can_true: vec![true; containers],
-            can_false: vec![true; containers],
-        };
         if let Self::Constant(value) = self {
             return Possible {
                 can_true: vec![*value == Some(true); containers],
                 can_false: vec![*value == Some(false); containers],
             };
         }
-        let Some(zones) = zones else { return unknown() };
+        let Some(zones) = zones else { return unknown(containers) };
         let counts = Counts::new(zones);
-        let mut possible = match self {
-            Self::Unknown | Self::Constant(_) => unknown(),
-            Self::IsNull { negated, .. } => {
-                let is_null = Possible {
-                    can_true: counts.has_nulls.clone(),
-                    can_false: counts.has_values.clone(),
-                };
-                // IS NULL is never NULL: no masking by null rows below.
-                let result = if *negated { is_null.negated() } else { is_null };
-                return mask_empty(result, &counts);
-            }
-            Self::BooleanColumn(_) => {
-                let (mins, maxes) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt());
-                let (Some(mins), Some(maxes)) = (mins, maxes) else {
-                    return unknown();
-                };
-                Possible {
-                    can_true: (0..containers).map(|i| !maxes.is_valid(i) || maxes.value(i)).collect(),
-                    can_false: (0..containers).map(|i| !(mins.is_valid(i) && mins.value(i))).collect(),
-                }
-            }
-            Self::Compare { term, op, literal } => {
-                let bounds = Bounds::new(term, zones);
-                if is_null_literal(literal) {
-                    if *op == CompareOp::NullSafeEq {
-                        // `x <=> NULL` is `x IS NULL`.
-                        return mask_empty(
-                            Possible {
-                                can_true: counts.has_nulls.clone(),
-                                can_false: counts.has_values.clone(),
-                            },
-                            &counts,
-                        );
-                    }
-                    return Possible {
-                        can_true: vec![false; containers],
-                        can_false: vec![false; containers],
-                    };
-                }
-                let mut result = bounds.compare(*op, literal);
-                if *op == CompareOp::NullSafeEq {
-                    // NULL rows are false, not NULL.
-                    result.can_false = result
-                        .can_false
-                        .iter()
-                        .zip(&counts.has_nulls)
-                        .map(|(a, b)| *a || *b)
-                        .collect();
-                    let result = Possible {
-                        can_true: result
-                            .can_true
-                            .iter()
-                            .zip(&counts.has_values)
-                            .map(|(a, b)| *a && *b)
-                            .collect(),
-                        can_false: result.can_false,
-                    };
-                    return mask_empty(result, &counts);
-                }
-                result
-            }
-            Self::InList { term, items, negated } => {
-                let bounds = Bounds::new(term, zones);
-                let mut can_true = vec![false; containers];
-                // A NULL item makes every non-matching row NULL rather than false.
-                let null_item = items.iter().any(is_null_literal);
-                let mut can_false = vec![!null_item; containers];
-                for item in items.iter().filter(|item| !is_null_literal(item)) {
-                    let equal = bounds.compare(CompareOp::Eq, item);
-                    can_true = can_true.unite(&equal.can_true).unwrap_or_default();
-                    can_false = can_false.intersect(&equal.can_false).unwrap_or_default();
-                }
-                let result = Possible { can_true, can_false };
-                if *negated { result.negated() } else { result }
-            }
-            Self::Like {
-                term,
-                prefix,
-                prefix_only,
-                exact,
-                negated,
-            } => {
-                let bounds = Bounds::new(term, zones);
-                let literal = |text: &str| -> Option<ArrayRef> {
-                    cast(
-                        &(Arc::new(StringArray::from(vec![text])) as ArrayRef),
-                        &term.function.data_type(),
-                    )
-                    .ok()
-                };
-                let result = match (literal(prefix), next_prefix(prefix).and_then(|next| literal(&next))) {
-                    (Some(low), _) if *exact => bounds.compare(CompareOp::Eq, &low),
-                    (Some(low), high) => {
-                        let at_least = bounds.compare(CompareOp::GtEq, &low);
-                        let mut result = match high {
-                            Some(high) => at_least
-                                .and(&bounds.compare(CompareOp::Lt, &high))
-                                .unwrap_or_else(|_| unknown()),
-                            None => at_least,
-                        };
-                        if !*prefix_only {
-                            // 'ab%c': a row with the prefix may still fail.
-                            result.can_false = vec![true; containers];
-                        }
-                        result
-                    }
-                    _ => unknown(),
-                };
-                if *negated { result.negated() } else { result }
+        let possible = match self {
+            Self::Unknown | Self::Constant(_) => unknown(containers),
+            // IS NULL is never NULL: no masking by null rows below.
+            Self::IsNull { negated, .. } => return mask_empty(is_null(&counts, *negated), &counts),
+            Self::BooleanColumn(_) => boolean_column(zones, containers),
+            Self::Compare { term, op, literal } => match compare(term, *op, literal, zones, &counts) {
+                Decided::Final(result) => return result,
+                Decided::MaskNulls(result) => result,
+            },
+            Self::InList { term, items, negated } => in_list(term, items, *negated, zones, containers),
+            Self::Like { term, prefix, prefix_only, exact, negated } => {
+                like(term, prefix, *prefix_only, *exact, *negated, zones, containers)
             }
         };
         // NULL rows give NULL: neither true nor false; containers with no value decide nothing.
-        possible.can_true = possible.can_true.intersect(&counts.has_values).unwrap_or_default();
-        possible.can_false = possible.can_false.intersect(&counts.has_values).unwrap_or_default();
-        possible
+        Possible {
+            can_true: possible.can_true.intersect(&counts.has_values).unwrap_or_default(),
+            can_false: possible.can_false.intersect(&counts.has_values).unwrap_or_default(),
+        }
     }
+}
+
+/// Every container may be true and may be false.
+fn unknown(containers: usize) -> Possible<Vec<bool>> {
+    Possible { can_true: vec![true; containers], can_false: vec![true; containers] }
+}
+
+/// A leaf's result: final, or still to be masked by the containers' null rows.
+enum Decided {
+    Final(Possible<Vec<bool>>),
+    MaskNulls(Possible<Vec<bool>>),
+}
+
+/// `x IS [NOT] NULL` from the null and row counts.
+fn is_null(counts: &Counts, negated: bool) -> Possible<Vec<bool>> {
+    let is_null = Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() };
+    if negated { is_null.negated() } else { is_null }
+}
+
+/// A boolean column used as a predicate: true somewhere unless its max is false, false
+/// somewhere unless its min is true.
+fn boolean_column(zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+    let (Some(mins), Some(maxes)) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt()) else {
+        return unknown(containers);
+    };
+    Possible {
+        can_true: (0..containers).map(|i| !maxes.is_valid(i) || maxes.value(i)).collect(),
+        can_false: (0..containers).map(|i| !(mins.is_valid(i) && mins.value(i))).collect(),
+    }
+}
+
+/// `term op literal`, `<=>` included (NULL rows are false there, not NULL).
+fn compare(term: &MonotoneTerm, op: CompareOp, literal: &ArrayRef, zones: &ZoneMaps, counts: &Counts) -> Decided {
+    let containers = zones.len();
+    if is_null_literal(literal) {
+        return Decided::Final(match op {
+            // `x <=> NULL` is `x IS NULL`.
+            CompareOp::NullSafeEq => mask_empty(is_null(counts, false), counts),
+            _ => Possible { can_true: vec![false; containers], can_false: vec![false; containers] },
+        });
+    }
+    let result = Bounds::new(term, zones).compare(op, literal);
+    if op != CompareOp::NullSafeEq {
+        return Decided::MaskNulls(result);
+    }
+    let result = Possible {
+        can_true: result.can_true.iter().zip(&counts.has_values).map(|(a, b)| *a && *b).collect(),
+        can_false: result.can_false.iter().zip(&counts.has_nulls).map(|(a, b)| *a || *b).collect(),
+    };
+    Decided::Final(mask_empty(result, counts))
+}
+
+/// `term [NOT] IN (items)`: true where some item can equal, false where every item can
+/// differ (a NULL item makes the non-matching rows NULL rather than false).
+fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+    let bounds = Bounds::new(term, zones);
+    let mut can_true = vec![false; containers];
+    let null_item = items.iter().any(is_null_literal);
+    let mut can_false = vec![!null_item; containers];
+    for item in items.iter().filter(|item| !is_null_literal(item)) {
+        let equal = bounds.compare(CompareOp::Eq, item);
+        can_true = can_true.unite(&equal.can_true).unwrap_or_default();
+        can_false = can_false.intersect(&equal.can_false).unwrap_or_default();
+    }
+    let result = Possible { can_true, can_false };
+    if negated { result.negated() } else { result }
+}
+
+/// `term [NOT] LIKE 'prefix%...'`: the range of strings with the prefix.
+fn like(term: &MonotoneTerm, prefix: &str, prefix_only: bool, exact: bool, negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+    let bounds = Bounds::new(term, zones);
+    let literal = |text: &str| -> Option<ArrayRef> {
+        cast(&(Arc::new(StringArray::from(vec![text])) as ArrayRef), &term.function.data_type()).ok()
+    };
+    let result = match (literal(prefix), next_prefix(prefix).and_then(|next| literal(&next))) {
+        (Some(low), _) if exact => bounds.compare(CompareOp::Eq, &low),
+        (Some(low), high) => {
+            let at_least = bounds.compare(CompareOp::GtEq, &low);
+            let mut result = match high {
+                Some(high) => at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown(containers)),
+                None => at_least,
+            };
+            if !prefix_only {
+                // 'ab%c': a row with the prefix may still fail.
+                result.can_false = vec![true; containers];
+            }
+            result
+        }
+        _ => unknown(containers),
+    };
+    if negated { result.negated() } else { result }
 }
 
 /// Drops containers without rows.

@@ -154,7 +154,7 @@ impl FileReader {
         cache: &SharedArrayCache,
     ) -> Result<(RecordBatch, ReadMetrics)> {
         let rows = self.metadata.metadata().row_group(row_group).num_rows().max(0) as usize;
-        let mut selection = match selection {
+        let selection = match selection {
             Some(s) if s.row_count() == rows => s.clone(),
             Some(s) => {
                 return Err(PqsiftError::selection(format!(
@@ -164,35 +164,63 @@ impl FileReader {
             }
             None => RowSelection::select_all(rows),
         };
+        match options.pushdown_filters {
+            true => self.read_late_materialized(row_group, selection, projection, leaf_subsets, filter, options, cache),
+            false => self.read_then_filter(row_group, &selection, projection, filter, options),
+        }
+    }
+
+    /// Late materialization: each predicate's columns decoded for the rows still selected,
+    /// the selection refined by each (`and_then`), the projection decoded for the
+    /// survivors only; columns a predicate decoded are reused from the cache.
+    #[allow(clippy::too_many_arguments)]
+    fn read_late_materialized(
+        &self,
+        row_group: usize,
+        mut selection: RowSelection,
+        projection: &[usize],
+        leaf_subsets: &LeafSubsets,
+        filter: &RowFilter,
+        options: &ReadOptions,
+        cache: &SharedArrayCache,
+    ) -> Result<(RecordBatch, ReadMetrics)> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
-
-        if options.pushdown_filters {
-            for index in filter.order() {
-                if !selection.selects_any() {
-                    break;
-                }
-                let started = Instant::now();
-                let predicate = &filter.predicates()[index];
-                let whole = LeafSubsets::new();
-                let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, true)?;
-                let passed = evaluate(&self.bound[index], &batch)?;
-                let refinement = RowSelection::from_filters(&[passed]);
-                let rows_in = selection.selected_count() as u64;
-                selection = selection.and_then(&refinement)?;
-                let elapsed = started.elapsed();
-                filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
-                metrics.predicate_time += elapsed;
+        for index in filter.order() {
+            if !selection.selects_any() {
+                break;
             }
             let started = Instant::now();
-            // Nothing reads the cache after the projection: what it decodes is not kept.
-            let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, false)?;
-            metrics.projection_time += started.elapsed();
-            metrics.rows_out = out.num_rows() as u64;
-            return Ok((out, metrics));
+            let predicate = &filter.predicates()[index];
+            let whole = LeafSubsets::new();
+            let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, true)?;
+            let passed = evaluate(&self.bound[index], &batch)?;
+            let refinement = RowSelection::from_filters(&[passed]);
+            let rows_in = selection.selected_count() as u64;
+            selection = selection.and_then(&refinement)?;
+            let elapsed = started.elapsed();
+            filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
+            metrics.predicate_time += elapsed;
         }
+        let started = Instant::now();
+        // Nothing reads the cache after the projection: what it decodes is not kept.
+        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, false)?;
+        metrics.projection_time += started.elapsed();
+        metrics.rows_out = out.num_rows() as u64;
+        Ok((out, metrics))
+    }
 
-        // Baseline: decode everything needed for the planned rows, then filter.
+    /// The baseline (`pushdown_filters=False`): decode every column needed for the planned
+    /// rows, then filter.
+    fn read_then_filter(
+        &self,
+        row_group: usize,
+        selection: &RowSelection,
+        projection: &[usize],
+        filter: &RowFilter,
+        options: &ReadOptions,
+    ) -> Result<(RecordBatch, ReadMetrics)> {
+        let mut metrics = ReadMetrics::default();
         let started = Instant::now();
         let mut needed: Vec<usize> = projection.to_vec();
         for predicate in filter.predicates() {
@@ -200,7 +228,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), &selection, options, &mut metrics)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
@@ -380,23 +408,7 @@ impl FileReader {
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
-            .with_row_groups(vec![row_group])
-            .with_projection(mask)
-            .with_row_selection(CrateSelection::from(decoder))
-            .with_row_selection_policy(RowSelectionPolicy::Selectors)
-            // One batch for the whole selection: the row group is assembled whole anyway, and
-            // decoding in batch_size pieces would cost a concatenation (a copy of every value).
-            // Capped: the crate reserves the batch size up front, and a hostile footer can
-            // claim billions of rows.
-            .with_batch_size(decoder_selection.selected_count().clamp(1, MAX_DECODE_BATCH_ROWS))
-            .build()
-            .map_err(corrupt)?;
-        let schema = reader.schema();
-        let batches = reader
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
-        let decoded = concat_batches(&schema, &batches)?;
+        let decoded = self.decode_runs(row_group, mask, decoder, decoder_selection.selected_count())?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
             return Err(PqsiftError::corrupt(
@@ -433,6 +445,28 @@ impl FileReader {
 }
 
 impl FileReader {
+    /// The crate's decoder over `row_group`'s leaves `mask`, through the runs `decoder`
+    /// (`rows` selected), as one batch.
+    fn decode_runs(&self, row_group: usize, mask: ProjectionMask, decoder: Vec<CrateSelector>, rows: usize) -> Result<RecordBatch> {
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(mask)
+            .with_row_selection(CrateSelection::from(decoder))
+            .with_row_selection_policy(RowSelectionPolicy::Selectors)
+            // One batch for the whole selection: the row group is assembled whole anyway, and
+            // decoding in batch_size pieces would cost a concatenation (a copy of every value).
+            // Capped: the crate reserves the batch size up front, and a hostile footer can
+            // claim billions of rows.
+            .with_batch_size(rows.clamp(1, MAX_DECODE_BATCH_ROWS))
+            .build()
+            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
+        let schema = reader.schema();
+        let batches = reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
+        Ok(concat_batches(&schema, &batches)?)
+    }
+
     /// Checks the page headers of the chunks of `leaves` in `row_group` once, before the
     /// crate allocates what they claim (see [`page_headers`](crate::format::page_headers)).
     fn check_page_headers(&self, row_group: usize, leaves: &[usize]) -> Result<()> {
