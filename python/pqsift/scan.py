@@ -232,7 +232,8 @@ class Scan:
         # output schema even when every row group is pruned.
         positions = sorted({position for position, _, _ in planned} | ({0} if self.files else set()))
         index_of = {position: i for i, position in enumerate(positions)}
-        files = [self.files[position] for position in positions]
+        all_files = self.files  # one call: each builds the list anew in the core
+        files = [all_files[position] for position in positions]
         tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
         partition_values = self._core.partition_values
         self._last_stream = _core.read(

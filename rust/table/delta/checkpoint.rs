@@ -3,8 +3,11 @@
 //! adds — so a Parquet checkpoint (a classic one, each part of a multi-part one, a v2
 //! Parquet checkpoint and each Parquet sidecar) is read **with pqsift's own scan**, projected
 //! to `add` with `add.path IS NOT NULL` pushed down: row groups and pages holding only other
-//! actions are pruned by statistics and the page index, and late materialization decodes
-//! `add.path` first and the rest of `add` only for the rows that hold an add.
+//! actions are pruned by statistics and the page index, and no other action's column
+//! (`remove`, the largest, `metaData`, `txn`, ...) is decoded. The predicate decodes the
+//! whole `add` column (predicates decode top-level columns), which the projection then
+//! reuses from the cache: `add` is decoded once, for every row the plan kept, and only its
+//! non-null rows are turned into actions.
 //!
 //! Protocol and metadata come from a second, small projected read of the same file (the
 //! `protocol` and `metaData` columns, and `sidecar` for a v2 checkpoint, each with an

@@ -62,7 +62,7 @@ pub fn prune_by_log_statistics(
     options: &BindOptions,
 ) -> Result<Vec<bool>> {
     let bound = bind(filter, &declared.schema, options)?;
-    let stats: Vec<Option<FileStats>> = delta.files.iter().map(|f| f.stats.clone()).collect();
+    let stats: Vec<Option<FileStats>> = delta.files.iter().map(|f| f.stats.parse()).collect();
     let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
         if column.data_type.is_null() {
             return Ok(None);

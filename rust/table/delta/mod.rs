@@ -47,4 +47,4 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
-pub use snapshot::{DeltaFile, DeltaSnapshot, FileStats, SnapshotSpec, is_delta_table, load_snapshot};
+pub use snapshot::{DeltaFile, DeltaSnapshot, FileStats, LogStats, SnapshotSpec, is_delta_table, load_snapshot};

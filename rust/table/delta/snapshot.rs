@@ -7,7 +7,7 @@
 //! let snapshot = load_snapshot(std::path::Path::new("/data/events"), SnapshotSpec::Latest).unwrap();
 //! println!("version {}: {} files, schema {}", snapshot.version, snapshot.files.len(), snapshot.schema);
 //! for file in &snapshot.files {
-//!     let rows = file.stats.as_ref().and_then(|s| s.num_records);
+//!     let rows = file.stats.parse().and_then(|s| s.num_records);
 //!     println!("{} ({rows:?} rows, {:?})", file.path.display(), file.partition_values);
 //! }
 //! ```
@@ -83,8 +83,37 @@ impl FileStats {
         })
     }
 
-    fn of_add(add: &Add) -> Option<Self> {
-        add.stats.as_deref().and_then(Self::from_json).or_else(|| add.stats_parsed.as_ref().and_then(Self::from_value))
+}
+
+/// A file's statistics as the log holds them (`stats` JSON text, or a checkpoint's
+/// `stats_parsed`), parsed only when pruning asks: most scans of a large table never
+/// need the statistics of every file, and parsing them all made up a quarter of a replay.
+///
+/// ```
+/// use pqsift::table::delta::snapshot::LogStats;
+/// let stats = LogStats::from_json(r#"{"numRecords":3}"#);
+/// assert_eq!(stats.parse().unwrap().num_records, Some(3));
+/// assert!(LogStats::default().parse().is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LogStats {
+    json: Option<String>,
+    parsed: Option<Value>,
+}
+
+impl LogStats {
+    /// Statistics written as JSON text (an `add`'s `stats`).
+    pub fn from_json(text: &str) -> Self {
+        Self { json: Some(text.to_string()), parsed: None }
+    }
+
+    fn of_add(add: &mut Add) -> Self {
+        Self { json: add.stats.take(), parsed: add.stats_parsed.take() }
+    }
+
+    /// The statistics (`None` when the log has none, or they do not parse).
+    pub fn parse(&self) -> Option<FileStats> {
+        self.json.as_deref().and_then(FileStats::from_json).or_else(|| self.parsed.as_ref().and_then(FileStats::from_value))
     }
 }
 
@@ -97,8 +126,8 @@ pub struct DeltaFile {
     pub size: i64,
     /// Partition values as in the log (physical names under column mapping; `None` = null).
     pub partition_values: BTreeMap<String, Option<String>>,
-    /// Statistics from the log.
-    pub stats: Option<FileStats>,
+    /// Statistics from the log, parsed on demand.
+    pub stats: LogStats,
     /// The rows deleted from it, if any.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
     /// Write time (ms since the epoch).
@@ -179,8 +208,8 @@ pub fn load_snapshot(root: &Path, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
         .files
         .into_iter()
         .map(|file| {
-            let stats = FileStats::of_add(&file.add);
-            let add = file.add;
+            let mut add = file.add;
+            let stats = LogStats::of_add(&mut add);
             DeltaFile {
                 path: file.path,
                 size: add.size,

@@ -168,7 +168,7 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
             path: path.clone(),
             size: 0,
             partition_values: Default::default(),
-            stats: None,
+            stats: Default::default(),
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
@@ -319,7 +319,7 @@ mod tests {
             path: PathBuf::from("/t/f.parquet"),
             size: 1,
             partition_values: Default::default(),
-            stats: None,
+            stats: Default::default(),
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };

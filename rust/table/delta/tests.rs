@@ -129,7 +129,7 @@ fn snapshot_rows(snapshot: &DeltaSnapshot) -> Result<u64, String> {
         let written = if file.path.is_file() {
             parquet_row_count(&file.path).map_err(|e| e.to_string())?
         } else {
-            let records = file.stats.as_ref().and_then(|s| s.num_records);
+            let records = file.stats.parse().and_then(|s| s.num_records);
             records.ok_or_else(|| format!("{} is absent and has no numRecords", file.path.display()))? as u64
         };
         let deleted = match &file.deletion_vector {
@@ -390,7 +390,7 @@ fn stats_parsed_fill_file_stats() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/v2-parquet-sidecars-struct-stats-only");
     let snapshot = load_snapshot(&table, SnapshotSpec::Latest).unwrap();
-    assert!(snapshot.files.iter().all(|f| f.stats.as_ref().is_some_and(|s| s.num_records.is_some())), "{:?}", snapshot.files);
+    assert!(snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())), "{:?}", snapshot.files);
 }
 
 #[test]
