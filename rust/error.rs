@@ -30,10 +30,13 @@ pub enum PqsiftError {
 
     /// A file is not valid Parquet, or its metadata is inconsistent. Maps to
     /// `pqsift.CorruptFileError`.
-    #[error("{path}: corrupt Parquet file: {reason}")]
+    #[error("{path}: corrupt {what}: {reason}")]
     Corrupt {
         /// The file.
         path: String,
+        /// What kind of file: `Parquet file`, or `Delta log` for a table's log, checkpoint
+        /// or deletion vector.
+        what: &'static str,
         /// What is wrong with it.
         reason: String,
     },
@@ -98,7 +101,13 @@ impl PqsiftError {
 
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
-        Self::Corrupt { path: path.display().to_string(), reason: error.to_string() }
+        Self::Corrupt { path: path.display().to_string(), what: "Parquet file", reason: error.to_string() }
+    }
+
+    /// A corrupt-file error on `path`, a file of a Delta table's log (a commit, a
+    /// checkpoint's actions, a deletion vector).
+    pub(crate) fn corrupt_delta(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Self::Corrupt { path: path.display().to_string(), what: "Delta log", reason: error.to_string() }
     }
 
     /// An unsupported-feature error on `path`.

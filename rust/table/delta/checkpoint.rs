@@ -151,7 +151,7 @@ fn read_json_checkpoint(path: &Path, out: &mut CheckpointActions, sidecars: &mut
             continue;
         }
         let action =
-            Action::parse_line(line).map_err(|e| PqsiftError::corrupt(path, format!("line {}: {e}", number + 1)))?;
+            Action::parse_line(line).map_err(|e| PqsiftError::corrupt_delta(path, format!("line {}: {e}", number + 1)))?;
         if let Some(add) = action.add {
             out.adds.push(add);
         }
@@ -189,13 +189,13 @@ pub fn read_add_actions(path: &Path) -> Result<(Vec<Add>, CheckpointReadMetrics)
     metrics.bytes_read = read.bytes_read;
     let mut adds = Vec::new();
     for batch in &batches {
-        let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt(path, "no add column in the read"))?;
+        let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
         for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint add column"))? {
             if value.is_null() {
                 continue;
             }
             let add: Add =
-                serde_json::from_value(value).map_err(|e| PqsiftError::corrupt(path, format!("checkpoint add action: {e}")))?;
+                serde_json::from_value(value).map_err(|e| PqsiftError::corrupt_delta(path, format!("checkpoint add action: {e}")))?;
             adds.push(add);
         }
     }
@@ -233,7 +233,7 @@ fn read_other_actions(path: &Path) -> Result<OtherActions> {
                 if value.is_null() {
                     continue;
                 }
-                let bad = |e: serde_json::Error| PqsiftError::corrupt(path, format!("checkpoint {name} action: {e}"));
+                let bad = |e: serde_json::Error| PqsiftError::corrupt_delta(path, format!("checkpoint {name} action: {e}"));
                 match *name {
                     "protocol" if out.protocol.is_none() => out.protocol = Some(serde_json::from_value(value).map_err(bad)?),
                     "metaData" if out.meta_data.is_none() => out.meta_data = Some(serde_json::from_value(value).map_err(bad)?),

@@ -121,7 +121,7 @@ impl DeletionVectorDescriptor {
     }
 
     fn corrupt(&self, table_root: &Path, reason: impl std::fmt::Display) -> PqsiftError {
-        PqsiftError::corrupt(table_root, format!("deletion vector {}: {reason}", self.unique_id()))
+        PqsiftError::corrupt_delta(table_root, format!("deletion vector {}: {reason}", self.unique_id()))
     }
 }
 
@@ -139,16 +139,16 @@ fn parse_bitmap(bytes: &[u8]) -> std::result::Result<RoaringTreemap, String> {
 fn read_from_file(path: &Path, offset: Option<i32>, size_in_bytes: i32) -> Result<RoaringTreemap> {
     let mut file = std::fs::File::open(path).map_err(|e| PqsiftError::io(path, e))?;
     let length = file.metadata().map_err(|e| PqsiftError::io(path, e))?.len();
-    let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt(path, "negative deletion vector offset"))?;
-    let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt(path, "negative deletion vector size"))?;
+    let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
+    let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
     let mut version = [0u8; 1];
     file.read_exact(&mut version).map_err(|e| PqsiftError::io(path, e))?;
     if version[0] != 1 {
-        return Err(PqsiftError::corrupt(path, format!("deletion vector file format version {} (1 expected)", version[0])));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
     }
     // 4 bytes of size, the bitmap, 4 bytes of CRC.
     if offset.checked_add(size).and_then(|end| end.checked_add(8)).is_none_or(|end| end > length) {
-        return Err(PqsiftError::corrupt(
+        return Err(PqsiftError::corrupt_delta(
             path,
             format!("a deletion vector of {size} bytes at offset {offset} does not fit in the file's {length} bytes"),
         ));
@@ -158,16 +158,16 @@ fn read_from_file(path: &Path, offset: Option<i32>, size_in_bytes: i32) -> Resul
     file.read_exact(&mut buffer).map_err(|e| PqsiftError::io(path, e))?;
     let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
     if stored_size != size {
-        return Err(PqsiftError::corrupt(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));
     }
     let bitmap = &buffer[4..4 + size as usize];
     let crc_bytes = &buffer[4 + size as usize..];
     let stored_crc = u32::from_be_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
     let crc = crc32fast::hash(bitmap);
     if crc != stored_crc {
-        return Err(PqsiftError::corrupt(path, format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored")));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored")));
     }
-    parse_bitmap(bitmap).map_err(|e| PqsiftError::corrupt(path, format!("deletion vector: {e}")))
+    parse_bitmap(bitmap).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
 }
 
 /// A UUID in its canonical text form.

@@ -97,7 +97,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
                 continue;
             }
             let action = Action::parse_line(line)
-                .map_err(|e| PqsiftError::corrupt(&commit.path, format!("line {} is not a Delta action: {e}", number + 1)))?;
+                .map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("line {} is not a Delta action: {e}", number + 1)))?;
             actions.push(action);
         }
         for action in actions.into_iter().rev() {

@@ -43,7 +43,7 @@ pub fn resolve_path(base: &Path, uri: &str) -> Result<PathBuf> {
     };
     let decoded = percent_encoding::percent_decode_str(rest)
         .decode_utf8()
-        .map_err(|e| PqsiftError::corrupt(base, format!("path {uri:?} does not decode to UTF-8: {e}")))?;
+        .map_err(|e| PqsiftError::corrupt_delta(base, format!("path {uri:?} does not decode to UTF-8: {e}")))?;
     let joined = if is_absolute { PathBuf::from(decoded.as_ref()) } else { base.join(decoded.as_ref()) };
     Ok(normalise(&joined))
 }
