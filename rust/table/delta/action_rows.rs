@@ -22,11 +22,13 @@
 //! assert_eq!(rows[0], serde_json::json!({"path": "a", "size": 5}));
 //! ```
 
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::{Map, Number, Value};
 
+use super::actions::{Add, PartitionValueMap};
+use super::deletion_vector::DeletionVectorDescriptor;
 use crate::error::Result;
 
 /// Deepest nesting converted (deeper values become null).
@@ -159,4 +161,157 @@ fn display(array: &dyn Array) -> Result<Vec<Option<String>>> {
     let options = FormatOptions::default();
     let formatter = ArrayFormatter::try_new(array, &options)?;
     Ok((0..array.len()).map(|row| array.is_valid(row).then(|| formatter.value(row).to_string())).collect())
+}
+
+/// The `add` actions of a checkpoint's `add` column read straight from its typed
+/// children, without the JSON detour (which was most of a large log's replay): `path`,
+/// `partitionValues`, `size`, `modificationTime`, `dataChange`, `stats`, `deletionVector`,
+/// and `stats_parsed` (converted only when the checkpoint has it). Rows where `add` or its
+/// path is null are not actions. `None` when a child has a type this reading does not
+/// expect: the caller then takes the JSON route, which reads any layout.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow::array::{ArrayRef, Int64Array, StringArray, StructArray};
+/// use arrow::datatypes::{DataType, Field};
+/// use pqsift::table::delta::action_rows::adds_from_array;
+/// let add = StructArray::from(vec![
+///     (Arc::new(Field::new("path", DataType::Utf8, true)), Arc::new(StringArray::from(vec![Some("a"), None])) as ArrayRef),
+///     (Arc::new(Field::new("size", DataType::Int64, true)), Arc::new(Int64Array::from(vec![Some(5), None])) as ArrayRef),
+/// ]);
+/// let adds = adds_from_array(&add).unwrap().unwrap();
+/// assert_eq!((adds.len(), adds[0].path.as_str(), adds[0].size), (1, "a", 5));
+/// ```
+pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
+    let add = array.as_struct_opt()?;
+    let child = |name: &str| add.column_by_name(name);
+    let text = |name: &str, to: &DataType| -> Option<Option<ArrayRef>> {
+        match child(name) {
+            None => Some(None),
+            Some(column) => arrow::compute::cast(column, to).ok().map(Some),
+        }
+    };
+    let paths = text("path", &DataType::Utf8)??;
+    let paths = paths.as_string::<i32>();
+    let sizes = text("size", &DataType::Int64)?;
+    let times = text("modificationTime", &DataType::Int64)?;
+    let changes = text("dataChange", &DataType::Boolean)?;
+    let stats = text("stats", &DataType::Utf8)?;
+    let partitions = match child("partitionValues") {
+        None => None,
+        Some(column) => Some(string_map(column.as_ref())?),
+    };
+    let vectors = match child("deletionVector") {
+        None => None,
+        Some(column) => Some(DeletionVectors::of(column.as_ref())?),
+    };
+    let stats_parsed = match child("stats_parsed") {
+        None => None,
+        Some(column) => match convert(column.as_ref(), 1) {
+            Ok(values) => Some(values),
+            Err(e) => return Some(Err(e)),
+        },
+    };
+    let long = |column: &Option<ArrayRef>, row: usize| {
+        column.as_ref().and_then(|c| c.as_primitive::<Int64Type>().is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
+    };
+    let mut adds = Vec::new();
+    for row in 0..add.len() {
+        if add.is_null(row) || paths.is_null(row) {
+            continue;
+        }
+        let deletion_vector = match vectors.as_ref().map(|v| v.at(row)).transpose() {
+            Ok(dv) => dv.flatten(),
+            Err(e) => return Some(Err(e)),
+        };
+        adds.push(Add {
+            path: paths.value(row).to_string(),
+            partition_values: partitions.as_ref().map(|p| p[row].clone()).unwrap_or_default(),
+            size: long(&sizes, row).unwrap_or(0),
+            modification_time: long(&times, row).unwrap_or(0),
+            data_change: changes.as_ref().is_some_and(|c| c.as_boolean().is_valid(row) && c.as_boolean().value(row)),
+            stats: stats.as_ref().and_then(|c| c.as_string::<i32>().is_valid(row).then(|| c.as_string::<i32>().value(row).to_string())),
+            stats_parsed: stats_parsed.as_ref().map(|v| v[row].clone()).filter(|v| !v.is_null()),
+            tags: None,
+            deletion_vector,
+            base_row_id: None,
+            default_row_commit_version: None,
+            clustering_provider: None,
+        });
+    }
+    Some(Ok(adds))
+}
+
+/// A map column of strings, one map per row (a null map: empty; a null value: `None`).
+fn string_map(array: &dyn Array) -> Option<Vec<PartitionValueMap>> {
+    let map = array.as_map_opt()?;
+    let keys = arrow::compute::cast(map.keys(), &DataType::Utf8).ok()?;
+    let values = arrow::compute::cast(map.values(), &DataType::Utf8).ok()?;
+    let (keys, values) = (keys.as_string::<i32>(), values.as_string::<i32>());
+    let offsets = map.value_offsets();
+    Some(
+        (0..map.len())
+            .map(|row| {
+                (offsets[row] as usize..offsets[row + 1] as usize)
+                    .filter(|&i| keys.is_valid(i))
+                    .map(|i| (keys.value(i).to_string(), values.is_valid(i).then(|| values.value(i).to_string())))
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// The children of a `deletionVector` struct column, typed.
+struct DeletionVectors {
+    present: arrow::array::StructArray,
+    storage_type: ArrayRef,
+    path_or_inline: ArrayRef,
+    offset: Option<ArrayRef>,
+    size: Option<ArrayRef>,
+    cardinality: Option<ArrayRef>,
+}
+
+impl DeletionVectors {
+    fn of(array: &dyn Array) -> Option<Self> {
+        let present = array.as_struct_opt()?.clone();
+        let cast = |name: &str, to: &DataType| -> Option<Option<ArrayRef>> {
+            match present.column_by_name(name) {
+                None => Some(None),
+                Some(column) => arrow::compute::cast(column, to).ok().map(Some),
+            }
+        };
+        Some(Self {
+            storage_type: cast("storageType", &DataType::Utf8)??,
+            path_or_inline: cast("pathOrInlineDv", &DataType::Utf8)??,
+            offset: cast("offset", &DataType::Int32)?,
+            size: cast("sizeInBytes", &DataType::Int32)?,
+            cardinality: cast("cardinality", &DataType::Int64)?,
+            present,
+        })
+    }
+
+    /// The descriptor of `row`; an error when the struct is there without its storage type
+    /// or path (the JSON route rejects it too: a deletion vector must never be dropped).
+    fn at(&self, row: usize) -> Result<Option<DeletionVectorDescriptor>> {
+        if self.present.is_null(row) {
+            return Ok(None);
+        }
+        if self.storage_type.is_null(row) || self.path_or_inline.is_null(row) {
+            return Err(crate::error::PqsiftError::Compute(format!(
+                "add row {row}: a deletionVector without storageType or pathOrInlineDv"
+            )));
+        }
+        let int = |c: &Option<ArrayRef>| c.as_ref().and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int32Type>().value(row)));
+        Ok(Some(DeletionVectorDescriptor {
+            storage_type: self.storage_type.as_string::<i32>().value(row).to_string(),
+            path_or_inline_dv: self.path_or_inline.as_string::<i32>().value(row).to_string(),
+            offset: int(&self.offset),
+            size_in_bytes: int(&self.size).unwrap_or(0),
+            cardinality: self
+                .cardinality
+                .as_ref()
+                .and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
+                .unwrap_or(0),
+        }))
+    }
 }

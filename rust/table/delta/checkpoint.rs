@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 
-use super::action_rows::array_to_json;
+use super::action_rows::{adds_from_array, array_to_json};
 use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
@@ -190,6 +190,10 @@ pub fn read_add_actions(path: &Path) -> Result<(Vec<Add>, CheckpointReadMetrics)
     let mut adds = Vec::new();
     for batch in &batches {
         let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
+        if let Some(typed) = adds_from_array(column.as_ref()) {
+            adds.extend(typed.map_err(|e| e.in_file(path, "checkpoint add column"))?);
+            continue;
+        }
         for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint add column"))? {
             if value.is_null() {
                 continue;
@@ -247,14 +251,14 @@ fn read_other_actions(path: &Path) -> Result<OtherActions> {
 }
 
 /// What a read did, from the stream's metrics.
-struct ReadCounts {
+pub(crate) struct ReadCounts {
     rows_decoded: u64,
     bytes_read: u64,
 }
 
 /// Plans and reads `columns` of `path` where `filter` holds, with pqsift's scan: the plan's
 /// surviving row groups (with their page selections) become the stream's tasks.
-fn scan_columns(
+pub(crate) fn scan_columns(
     path: &Path,
     columns: Vec<String>,
     filter: &str,

@@ -543,3 +543,46 @@ fn partition_values_keep_nulls_and_decode_paths() {
     let ntz = load_snapshot(&root.join("tables/data-reader-timestamp_ntz"), SnapshotSpec::Latest).unwrap();
     assert!(ntz.files.iter().all(|f| f.path.is_file()), "{:?}", ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>());
 }
+
+/// Every Parquet checkpoint (and sidecar) of the test tables: the typed reading of the
+/// `add` column gives exactly the actions the JSON route gives.
+#[test]
+fn typed_add_rows_equal_the_json_route_on_every_checkpoint() {
+    let Some(root) = testing_root() else { return };
+    let mut checked = 0;
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let in_log = path.components().any(|c| c.as_os_str() == "_delta_log");
+            if !in_log || !name.ends_with(".parquet") {
+                continue;
+            }
+            let Ok(opened) = OpenedFile::open(&path) else { continue };
+            if opened.schema.field_with_name("add").is_err() {
+                continue;
+            }
+            let (batches, _, _) = super::checkpoint::scan_columns(&path, vec!["add".into()], "add.path IS NOT NULL").unwrap();
+            for batch in batches {
+                let column = batch.column_by_name("add").unwrap();
+                let typed = super::action_rows::adds_from_array(column.as_ref()).expect("a known layout").unwrap();
+                let json: Vec<actions::Add> = super::action_rows::array_to_json(column.as_ref())
+                    .unwrap()
+                    .into_iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| serde_json::from_value(v).unwrap())
+                    .map(|add: actions::Add| actions::Add { tags: None, base_row_id: None, default_row_commit_version: None, clustering_provider: None, ..add })
+                    .collect();
+                assert_eq!(typed, json, "{}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} checkpoints found");
+}
