@@ -12,8 +12,8 @@ use std::time::SystemTime;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
-use crate::lru::ByteLru;
 use crate::format::metadata;
+use crate::lru::ByteLru;
 
 /// Default bound of the process-wide metadata cache.
 pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;

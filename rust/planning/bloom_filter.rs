@@ -47,12 +47,12 @@ use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::planning::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BoundColumn, BoundExpr, CompareOp};
+use crate::format::opener::OpenedFile;
+use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::column_ranges;
-use crate::format::opener::OpenedFile;
 use crate::planning::pruning_predicate::is_null_literal;
 
 /// Every row the filter accepts has `column` equal to one of `values`.

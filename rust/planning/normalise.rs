@@ -27,8 +27,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::Schema;
 
-use crate::planning::bloom_filter::literal_guarantees;
 use crate::filter::{BoundColumn, BoundExpr, CompareOp, evaluate};
+use crate::planning::bloom_filter::literal_guarantees;
 use crate::planning::pruning_predicate::{LeafPredicate, is_null_literal};
 
 /// A bound: the literal and whether it is included.

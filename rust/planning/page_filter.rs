@@ -35,14 +35,14 @@
 
 use std::ops::Range;
 
-use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundExpr;
-use crate::planning::metrics::PruningMetrics;
 use crate::format::opener::{OpenedFile, in_type};
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::metrics::PruningMetrics;
 use crate::planning::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
-use crate::selection::RowSelection;
 use crate::planning::zone_map::ZoneMaps;
+use crate::selection::RowSelection;
 
 /// Narrows every surviving row group to the rows of pages where the filter can be true.
 pub fn prune_by_page_index(

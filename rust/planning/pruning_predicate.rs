@@ -57,8 +57,8 @@ use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
 use crate::Result;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
-use crate::selection::RowSelection;
 use crate::planning::zone_map::ZoneMaps;
+use crate::selection::RowSelection;
 
 /// A set of containers (or of rows) the evaluation combines with AND / OR.
 pub trait ContainerSet: Clone {

@@ -30,13 +30,13 @@ use std::collections::BTreeMap;
 use arrow::array::Array;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-use crate::planning::access_plan::FileAccessPlan;
 use crate::error::{PqsiftError, Result};
 use crate::filter::CompareOp;
 use crate::filter::{BoundColumn, BoundExpr};
+use crate::format::opener::{OpenedFile, describe_zone};
+use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::contradiction;
-use crate::format::opener::{OpenedFile, describe_zone};
 use crate::planning::pruning_predicate::{LeafPredicate, evaluate_tree};
 use crate::planning::zone_map::ZoneMaps;
 

@@ -26,15 +26,15 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
-use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
-use crate::planning::metrics::PruningMetrics;
 use crate::format::opener::OpenedFile;
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::bloom_filter::prune_by_bloom_filters;
+use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
-use crate::reading::projection::resolve_projection;
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
+use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::source::{Table, merge_schemas};

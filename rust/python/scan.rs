@@ -13,13 +13,13 @@ use super::errors::py_err;
 use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::filter::BindOptions;
+use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
-use crate::table::hive::HiveOptions;
-use crate::table::partition_values::PartitionValues;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
+use crate::table::hive::HiveOptions;
+use crate::table::partition_values::PartitionValues;
 use crate::table::source::{Table, TableFormat, TableOptions};
 
 /// A scan; see `python/pqsift/_core.pyi`.

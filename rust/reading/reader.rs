@@ -9,14 +9,13 @@ use arrow::datatypes::{Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
-use crate::reading::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
 use crate::format::io::CountingFile;
+use crate::reading::cached_reader::SharedArrayCache;
+use crate::reading::projection::{Projection, leaf_subsets, resolve_projection};
 use crate::reading::row_filter::RowFilter;
-use crate::reading::projection::{leaf_subsets, resolve_projection};
 use crate::reading::row_group_reader::{FileReader, ReadOptions};
-use crate::reading::projection::Projection;
 use crate::reading::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, ScanTask, StreamOptions};
 use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;

@@ -26,11 +26,11 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::basic::Type as PhysicalType;
 
-use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
 use crate::format::io::CountingFile;
 use crate::format::metadata;
+use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 

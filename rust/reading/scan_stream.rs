@@ -14,8 +14,8 @@ use arrow::datatypes::SchemaRef;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 
-use crate::reading::cached_reader::SharedArrayCache;
 use crate::error::{PqsiftError, Result};
+use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use crate::selection::RowSelection;

@@ -28,11 +28,11 @@ use super::action_rows::{adds_from_array, array_to_json};
 use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
-use crate::planning::access_plan::RowGroupAccess;
 use crate::error::{PqsiftError, Result};
 use crate::format::opener::OpenedFile;
-use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
+use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanOptions};
+use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
 use crate::reading::scan_stream::ScanTask;
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.

@@ -47,9 +47,9 @@ use super::table::{DeltaTable, typed_column};
 use crate::error::Result;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind};
 use crate::planning::pruning_predicate::evaluate_on_zone_maps;
+use crate::planning::zone_map::ZoneMaps;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
-use crate::planning::zone_map::ZoneMaps;
 
 /// Per file, whether `filter` (bound to the declared schema) can be true judging by its
 /// partition values and the log's statistics.
