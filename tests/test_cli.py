@@ -429,3 +429,23 @@ def test_console_script_is_installed(tiny_pages: Path) -> None:
     result = subprocess.run([str(script), "scan", str(tiny_pages), "--columns", "id", "--limit", "2"], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "(2 rows)"
+
+
+DV_TABLE = Path(__file__).resolve().parents[1].parent / "shared" / "delta-testing" / "tables" / "table-with-dv-small"
+
+
+def test_scan_reads_a_delta_table_and_its_versions(tmp_path: Path) -> None:
+    """The CLI reads a Delta table as pqsift.scan does: deleted rows left out, and an
+    earlier version with --version-as-of."""
+    out = tmp_path / "latest.csv"
+    result = run("scan", DV_TABLE, "--output", out)
+    assert result.returncode == 0, result.stderr
+    assert sorted(pacsv.read_csv(out).column("value").to_pylist()) == list(range(1, 9))
+    first = tmp_path / "first.csv"
+    assert run("scan", DV_TABLE, "--version-as-of", "0", "--output", first).returncode == 0
+    assert sorted(pacsv.read_csv(first).column("value").to_pylist()) == list(range(10))
+    explained = run("scan", DV_TABLE, "--explain")
+    assert "deletion vectors delete 2 row(s)" in explained.stdout
+    missing = run("scan", DV_TABLE, "--version-as-of", "7")
+    assert missing.returncode == 1
+    assert_one_line_error(missing.stderr, str(DV_TABLE))

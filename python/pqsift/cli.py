@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Prints the rows as a table, or writes them with --output; --explain prints the plan instead."
         ),
     )
-    scan.add_argument("source", metavar="SOURCE", nargs="+", help="Parquet file(s) or directories")
+    scan.add_argument("source", metavar="SOURCE", nargs="+", help="Parquet file(s), directories (Hive partitions) or a Delta table")
     scan.add_argument("-f", "--filter", metavar="TEXT", help="filter in Spark SQL, e.g. \"amount > 900 AND kind = 'refund'\"")
     scan.add_argument("-c", "--columns", metavar="A,B", type=_column_list, help="comma-separated columns to keep (default: all)")
     scan.add_argument("-n", "--limit", metavar="N", type=_non_negative_int, help="stop after N rows")
@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_argument("--cache-bytes", metavar="N", type=_non_negative_int, help="shared decoded-column cache size (default 64 MiB)")
     options.add_argument("--time-zone", dest="session_time_zone", metavar="TZ", help="session time zone for TIMESTAMP literals (default UTC)")
     options.add_argument("--case-sensitive", action="store_true", default=None, help="resolve column names case-sensitively")
+    options.add_argument("--version-as-of", dest="version", metavar="N", type=_non_negative_int, help="Delta table: read version N")
+    options.add_argument(
+        "--timestamp-as-of", dest="timestamp", metavar="TS", help="Delta table: read the newest version committed at or before TS (in --time-zone)"
+    )
     scan.set_defaults(run=_run_scan)
     return parser
 
@@ -146,6 +150,8 @@ _SCAN_OPTIONS = (
     ("cache_bytes", "cache_bytes"),
     ("session_time_zone", "session_time_zone"),
     ("case_sensitive", "case_sensitive"),
+    ("version", "version"),
+    ("timestamp", "timestamp"),
 )
 _SWITCHES_ON_BY_DEFAULT = {"pushdown_filters", "reorder_filters", "statistics", "bloom_filter", "page_index"}
 
