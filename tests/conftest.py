@@ -46,3 +46,31 @@ def spark() -> Iterator[Any]:
     pqsift.spark.register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_emulator() -> Iterator[Any]:
+    """A local S3 (moto's server, in-process, on 127.0.0.1) shared by the session.
+
+    See tests/s3_harness.py: `S3Emulator` (new_bucket, upload_dir, upload_file, put_object,
+    list_keys, get_object, endpoint, storage_options). State persists across tests: use
+    `new_bucket()` for a fresh bucket. Skipped if moto is not installed.
+    """
+    pytest.importorskip("moto.server", reason="moto[s3] is not installed (requirements-dev.txt)")
+    from s3_harness import S3Emulator
+
+    emulator = S3Emulator().start()
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture
+def s3(s3_emulator: Any) -> Iterator[Any]:
+    """A fresh `LatencyProxy` in front of `s3_emulator` for one test: no delay, no faults,
+    zero counters. Point clients at `s3.storage_options` / `s3.endpoint` / `s3.filesystem()`;
+    set `s3.delay`, call `s3.inject(...)`, read `s3.snapshot()` / `s3.log()`."""
+    from s3_harness import LatencyProxy
+
+    proxy = LatencyProxy(s3_emulator).start()
+    yield proxy
+    proxy.stop()
