@@ -207,7 +207,7 @@ fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::re
     let opened = open(path, filter_text, true);
     let schema = opened.reader.schema();
     let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
-    pqsift::reading::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, partition_columns: None }
+    pqsift::reading::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, assembly: None }
 }
 
 #[test]

@@ -208,19 +208,7 @@ impl Scan {
     /// The declared schema and, per field, the partition column it is (Delta tables).
     fn declared_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Vec<Option<usize>>)> {
         let declared = self.table.declared.as_ref()?;
-        let partitions = self.table.partition_schema();
-        let case_sensitive = self.options.bind.case_sensitive;
-        let from_partition = declared
-            .schema
-            .fields()
-            .iter()
-            .map(|field| {
-                partitions.fields().iter().position(|p| match case_sensitive {
-                    true => p.name() == field.name(),
-                    false => p.name().eq_ignore_ascii_case(field.name()),
-                })
-            })
-            .collect();
+        let from_partition = declared.from_partition(&self.table.partition_schema(), self.options.bind.case_sensitive);
         Some((Arc::clone(&declared.schema), from_partition))
     }
 

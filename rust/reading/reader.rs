@@ -16,11 +16,11 @@ use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::projection::{Projection, leaf_subsets, resolve_projection};
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadOptions};
-use crate::reading::scan_stream::{OutputColumn, PartitionColumns, ScanFile, ScanStream, ScanTask, StreamOptions};
+use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, StreamOptions};
 use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
-use crate::table::schema_adapter::DeclaredSchema;
+use crate::table::schema_adapter::{DeclaredSchema, find_field};
 use crate::table::source::merge_schemas;
 
 /// What to read and how.
@@ -247,7 +247,7 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
     let mut names = Vec::with_capacity(path.len());
     for name in path {
         let arrow::datatypes::DataType::Struct(children) = field.data_type() else { return None };
-        let child = children.iter().find(|c| c.name() == name).or_else(|| children.iter().find(|c| c.name().eq_ignore_ascii_case(name)))?;
+        let child = &children[find_field(children, name, false)?];
         names.push(child.name().clone());
         field = child.as_ref();
     }
@@ -309,8 +309,8 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
             RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
         let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
-        let partition_columns = match (layout.columns, layout.partition_row) {
-            (Some(columns), Some(values)) => Some(PartitionColumns {
+        let assembly = match (layout.columns, layout.partition_row) {
+            (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,
                 values,
                 output: Arc::clone(&layout.assembled_schema),
@@ -325,7 +325,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
             paths: layout.file_projection.paths,
             leaf_subsets,
             output: layout.file_projection.schema,
-            partition_columns,
+            assembly,
         });
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));

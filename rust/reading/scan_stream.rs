@@ -35,8 +35,9 @@ pub struct ScanFile {
     pub leaf_subsets: crate::reading::row_group_reader::LeafSubsets,
     /// The schema of the file's own columns (before partition columns are added).
     pub output: SchemaRef,
-    /// The partition columns to add to the file's batches, when the table has them.
-    pub partition_columns: Option<PartitionColumns>,
+    /// How the file's batches become output batches (partition columns put in place, a
+    /// declared schema's types), when the table needs it.
+    pub assembly: Option<OutputAssembly>,
 }
 
 /// Where an output column comes from.
@@ -54,7 +55,7 @@ pub enum OutputColumn {
 /// per-file constants) put in place and, for a declared (Delta) schema, decoded columns
 /// turned into the declared types.
 #[derive(Debug, Clone)]
-pub struct PartitionColumns {
+pub struct OutputAssembly {
     /// Per output column, where it comes from.
     pub columns: Vec<OutputColumn>,
     /// The file's partition values (one row).
@@ -67,8 +68,9 @@ pub struct PartitionColumns {
     pub declared: Option<crate::table::delta::schema::ColumnMappingMode>,
 }
 
-impl PartitionColumns {
-    /// `batch` (the file's columns) with the partition columns put in place.
+impl OutputAssembly {
+    /// `batch` (the file's columns) as an output batch: partition columns and other
+    /// constants put in place, decoded columns in the declared types.
     pub fn assemble(&self, batch: RecordBatch) -> Result<RecordBatch> {
         let rows = batch.num_rows();
         let columns = self
@@ -194,8 +196,8 @@ impl Shared {
         };
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
         let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
-        if let Some(partition_columns) = &file.partition_columns {
-            batch = partition_columns.assemble(batch)?;
+        if let Some(assembly) = &file.assembly {
+            batch = assembly.assemble(batch)?;
         }
         match &self.options.conform_to {
             Some(target) => crate::reading::spark_output::conform(batch, target),

@@ -135,10 +135,11 @@ impl DeclaredSchema {
         let mut from_constant = Vec::with_capacity(file_roots.capacity());
         let mut constant_fields: Vec<FieldRef> = Vec::new();
         let mut constant_columns: Vec<ArrayRef> = Vec::new();
-        for field in self.schema.fields() {
-            let partition = partitions.and_then(|p| {
-                p.schema.fields().iter().position(|f| names_match(f.name(), field.name(), options.case_sensitive))
-            });
+        let partition_of = match partitions {
+            Some(p) => self.from_partition(&p.schema, options.case_sensitive),
+            None => vec![None; self.schema.fields().len()],
+        };
+        for (field, partition) in self.schema.fields().iter().zip(partition_of) {
             if let (Some(k), Some(partitions)) = (partition, partitions) {
                 file_roots.push(None);
                 from_constant.push(Some(constant_fields.len()));
@@ -161,6 +162,11 @@ impl DeclaredSchema {
         }
         let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
         Ok(FileView { file_roots, from_constant, constants })
+    }
+
+    /// Per declared field, the partition column of `partitions` it is (by name).
+    pub fn from_partition(&self, partitions: &Schema, case_sensitive: bool) -> Vec<Option<usize>> {
+        self.schema.fields().iter().map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive))).collect()
     }
 
     /// The filter for a file's rows, in its physical names: constants folded (see
@@ -239,7 +245,7 @@ fn names_match(a: &str, b: &str, case_sensitive: bool) -> bool {
 }
 
 /// The field named `name` (exactly, else case-insensitively unless `case_sensitive`).
-fn find_field(fields: &Fields, name: &str, case_sensitive: bool) -> Option<usize> {
+pub(crate) fn find_field(fields: &Fields, name: &str, case_sensitive: bool) -> Option<usize> {
     fields
         .iter()
         .position(|f| f.name() == name)

@@ -185,18 +185,12 @@ fn display(array: &dyn Array) -> Result<Vec<Option<String>>> {
 pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
     let add = array.as_struct_opt()?;
     let child = |name: &str| add.column_by_name(name);
-    let text = |name: &str, to: &DataType| -> Option<Option<ArrayRef>> {
-        match child(name) {
-            None => Some(None),
-            Some(column) => arrow::compute::cast(column, to).ok().map(Some),
-        }
-    };
-    let paths = text("path", &DataType::Utf8)??;
+    let paths = child_as(add, "path", &DataType::Utf8)??;
     let paths = paths.as_string::<i32>();
-    let sizes = text("size", &DataType::Int64)?;
-    let times = text("modificationTime", &DataType::Int64)?;
-    let changes = text("dataChange", &DataType::Boolean)?;
-    let stats = text("stats", &DataType::Utf8)?;
+    let sizes = child_as(add, "size", &DataType::Int64)?;
+    let times = child_as(add, "modificationTime", &DataType::Int64)?;
+    let changes = child_as(add, "dataChange", &DataType::Boolean)?;
+    let stats = child_as(add, "stats", &DataType::Utf8)?;
     let partitions = match child("partitionValues") {
         None => None,
         Some(column) => Some(string_map(column.as_ref())?),
@@ -242,6 +236,15 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
     Some(Ok(adds))
 }
 
+/// The child `name` of `parent` cast to `to`: `Some(None)` when there is no such child,
+/// `None` when it does not cast (a layout the typed reading does not know).
+fn child_as(parent: &arrow::array::StructArray, name: &str, to: &DataType) -> Option<Option<ArrayRef>> {
+    match parent.column_by_name(name) {
+        None => Some(None),
+        Some(column) => arrow::compute::cast(column, to).ok().map(Some),
+    }
+}
+
 /// A map column of strings, one map per row (a null map: empty; a null value: `None`).
 fn string_map(array: &dyn Array) -> Option<Vec<PartitionValueMap>> {
     let map = array.as_map_opt()?;
@@ -274,18 +277,12 @@ struct DeletionVectors {
 impl DeletionVectors {
     fn of(array: &dyn Array) -> Option<Self> {
         let present = array.as_struct_opt()?.clone();
-        let cast = |name: &str, to: &DataType| -> Option<Option<ArrayRef>> {
-            match present.column_by_name(name) {
-                None => Some(None),
-                Some(column) => arrow::compute::cast(column, to).ok().map(Some),
-            }
-        };
         Some(Self {
-            storage_type: cast("storageType", &DataType::Utf8)??,
-            path_or_inline: cast("pathOrInlineDv", &DataType::Utf8)??,
-            offset: cast("offset", &DataType::Int32)?,
-            size: cast("sizeInBytes", &DataType::Int32)?,
-            cardinality: cast("cardinality", &DataType::Int64)?,
+            storage_type: child_as(&present, "storageType", &DataType::Utf8)??,
+            path_or_inline: child_as(&present, "pathOrInlineDv", &DataType::Utf8)??,
+            offset: child_as(&present, "offset", &DataType::Int32)?,
+            size: child_as(&present, "sizeInBytes", &DataType::Int32)?,
+            cardinality: child_as(&present, "cardinality", &DataType::Int64)?,
             present,
         })
     }

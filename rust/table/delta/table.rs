@@ -23,7 +23,7 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
 use crate::table::partition_values::PartitionValues;
-use crate::table::schema_adapter::DeclaredSchema;
+use crate::table::schema_adapter::{DeclaredSchema, find_field};
 use crate::table::source::{Table, TableFormat};
 
 /// What a scan keeps of a Delta snapshot besides its files.
@@ -220,13 +220,9 @@ fn partition_values(snapshot: &DeltaSnapshot, session_time_zone: &str) -> Result
     let mut fields = Vec::with_capacity(snapshot.partition_columns.len());
     let mut columns = Vec::with_capacity(fields.capacity());
     for name in &snapshot.partition_columns {
-        let field = snapshot
-            .schema
-            .fields()
-            .iter()
-            .find(|f| f.name() == name)
-            .or_else(|| snapshot.schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name)))
+        let position = find_field(snapshot.schema.fields(), name, false)
             .ok_or_else(|| PqsiftError::table(root, format!("partition column {name:?} is not in the schema")))?;
+        let field = snapshot.schema.field(position);
         let physical = super::schema::physical_name(field, snapshot.column_mapping_mode);
         let text: Vec<Option<&str>> = snapshot
             .files
