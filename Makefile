@@ -15,7 +15,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers plot-peers bench-spark clean
+.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers bench-object-store plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -44,6 +44,12 @@ bench: build
 bench-peers: build $(STAMPS)/bench-deps
 	$(BIN)/python benches/peers.py --no-plot
 	$(BIN)/python benches/plot_peers.py
+
+# pqsift and the same peers reading from a local S3 (moto behind a proxy adding 25 ms per request):
+# benches/results/object_store.json and .md. Options through ARGS, e.g.
+#   make bench-object-store ARGS="--delay 50 --gaps 0,65536,262144,1048576,4194304"
+bench-object-store: build $(STAMPS)/bench-deps
+	$(BIN)/python benches/object_store.py $(ARGS)
 
 # Redraws the chart from the committed peers.json, without running the benchmark.
 plot-peers: $(STAMPS)/bench-deps

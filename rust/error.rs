@@ -73,6 +73,20 @@ pub enum PqsiftError {
         reason: String,
     },
 
+    /// An object store request failed: the object does not exist, access was denied, the
+    /// store could not be reached after retries, or the URL or storage options are invalid.
+    /// The message names the URL; option values that could be credentials never appear in
+    /// it. Maps to `pqsift.StorageError` (`pqsift.ObjectNotFoundError` when `not_found`).
+    #[error("{url}: {reason}")]
+    Storage {
+        /// The object's (or prefix's) URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+        /// The object does not exist.
+        not_found: bool,
+    },
+
     /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
     /// `pqsift.PqsiftError`.
     #[error("arrow: {0}")]
@@ -88,6 +102,42 @@ impl From<arrow::error::ArrowError> for PqsiftError {
 /// `Result` with [`PqsiftError`].
 pub type Result<T, E = PqsiftError> = std::result::Result<T, E>;
 
+/// What an error is about: a path, a location or a name, shown as text.
+pub trait Subject {
+    /// The subject as it appears in messages.
+    fn subject(&self) -> String;
+}
+
+impl Subject for std::path::Path {
+    fn subject(&self) -> String {
+        self.display().to_string()
+    }
+}
+
+impl Subject for std::path::PathBuf {
+    fn subject(&self) -> String {
+        self.display().to_string()
+    }
+}
+
+impl Subject for crate::storage::Location {
+    fn subject(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Subject for str {
+    fn subject(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Subject for String {
+    fn subject(&self) -> String {
+        self.clone()
+    }
+}
+
 impl PqsiftError {
     /// Shorthand for [`PqsiftError::InvalidSelection`].
     pub(crate) fn selection(message: impl Into<String>) -> Self {
@@ -95,30 +145,38 @@ impl PqsiftError {
     }
 
     /// An I/O error on `path`.
-    pub(crate) fn io(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
-        Self::Io { path: path.display().to_string(), reason: error.to_string() }
+    pub(crate) fn io(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
+        Self::Io { path: path.subject(), reason: error.to_string() }
+    }
+
+    /// An I/O error on `location`: a local file's, or a store's.
+    pub(crate) fn io_at(location: &crate::storage::Location, error: impl std::fmt::Display) -> Self {
+        match location {
+            crate::storage::Location::Local(path) => Self::io(path, error),
+            remote => Self::Storage { url: remote.to_string(), reason: error.to_string(), not_found: false },
+        }
     }
 
     /// A corrupt-file error on `path`.
-    pub(crate) fn corrupt(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
-        Self::Corrupt { path: path.display().to_string(), what: "Parquet file", reason: error.to_string() }
+    pub(crate) fn corrupt(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
+        Self::Corrupt { path: path.subject(), what: "Parquet file", reason: error.to_string() }
     }
 
     /// A corrupt-file error on `path`, a file of a Delta table's log (a commit, a
     /// checkpoint's actions, a deletion vector).
-    pub(crate) fn corrupt_delta(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
-        Self::Corrupt { path: path.display().to_string(), what: "Delta log", reason: error.to_string() }
+    pub(crate) fn corrupt_delta(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
+        Self::Corrupt { path: path.subject(), what: "Delta log", reason: error.to_string() }
     }
 
     /// An unsupported-feature error on `path`.
-    pub(crate) fn unsupported(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
-        Self::Unsupported { path: path.display().to_string(), reason: reason.to_string() }
+    pub(crate) fn unsupported(path: &(impl Subject + ?Sized), reason: impl std::fmt::Display) -> Self {
+        Self::Unsupported { path: path.subject(), reason: reason.to_string() }
     }
 
     /// An error of the parquet crate while decoding `path`: [`PqsiftError::Unsupported`] for
     /// what a valid file can hold but Arrow's 32-bit offsets cannot (more than 2 GiB of
     /// strings in one batch), [`PqsiftError::Corrupt`] otherwise.
-    pub(crate) fn decoding(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+    pub(crate) fn decoding(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
         let message = error.to_string();
         if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
             return Self::unsupported(
@@ -132,7 +190,7 @@ impl PqsiftError {
     /// This error as met while working on `path`: statistics and Arrow compute errors
     /// come from inconsistent data in that file, so they become [`PqsiftError::Corrupt`]
     /// naming it (and `context`); every other error is already precise.
-    pub(crate) fn in_file(self, path: &std::path::Path, context: impl std::fmt::Display) -> Self {
+    pub(crate) fn in_file(self, path: &(impl Subject + ?Sized), context: impl std::fmt::Display) -> Self {
         match self {
             Self::Statistics(reason) | Self::Compute(reason) => Self::corrupt(path, format!("{context}: {reason}")),
             other => other,
@@ -140,8 +198,8 @@ impl PqsiftError {
     }
 
     /// A table-level error on the table at `table`.
-    pub(crate) fn table(table: &std::path::Path, reason: impl std::fmt::Display) -> Self {
-        Self::Table { table: table.display().to_string(), reason: reason.to_string() }
+    pub(crate) fn table(table: &(impl Subject + ?Sized), reason: impl std::fmt::Display) -> Self {
+        Self::Table { table: table.subject(), reason: reason.to_string() }
     }
 
     /// Shorthand for [`PqsiftError::Filter`].

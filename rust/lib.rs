@@ -36,6 +36,7 @@ pub mod lru;
 pub mod planning;
 pub mod reading;
 pub mod selection;
+pub mod storage;
 pub mod table;
 
 #[cfg(feature = "python")]

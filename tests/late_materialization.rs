@@ -20,6 +20,7 @@ use pqsift::format::metadata;
 use pqsift::reading::row_filter::RowFilter;
 use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
+use pqsift::storage::{FileSource, Location};
 
 const ROW_GROUP_ROWS: usize = 10_000;
 const ROW_GROUPS: usize = 3;
@@ -64,12 +65,12 @@ struct Opened {
 }
 
 fn open(path: &Path, filter_text: &str, reorder: bool) -> Opened {
-    let meta = metadata::load(path).unwrap();
+    let meta = metadata::load(&Location::from(path)).unwrap();
     let metadata = ArrowReaderMetadata::try_new(meta, ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)).unwrap();
     let expr = parse_filter(filter_text).unwrap();
     let options = BindOptions::default();
     let filter = RowFilter::build(Some(&expr), metadata.schema(), metadata.metadata(), &options, reorder).unwrap();
-    let reader = FileReader::new(CountingFile::open(path).unwrap(), metadata.clone(), &filter, &options).unwrap();
+    let reader = FileReader::new(FileSource::Local(CountingFile::open(path).unwrap()), metadata.clone(), &filter, &options).unwrap();
     Opened { reader, filter, metadata }
 }
 
@@ -110,7 +111,7 @@ fn same_rows_as_brute_force_for_every_option() {
             for batch_size in [1000, 777, 100_000] {
                 for reorder in [true, false] {
                     let opened = open(&path, FILTER, reorder);
-                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size, column_threads: 1 };
+                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size, column_threads: 1, ..ReadOptions::default() };
                     let cache = SharedArrayCache::new(64 << 20);
                     let (got, _) = read_all(&opened, &projection, &options, &cache);
                     assert_eq!(got, expected, "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}");

@@ -12,6 +12,12 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use pqsift::error::PqsiftError;
 use pqsift::format::io::CountingFile;
 use pqsift::format::metadata::{page_locations, read_metadata};
+use pqsift::storage::FileSource;
+
+/// `file` as the reader opens it; the clone shares `file`'s counters.
+fn source(file: &CountingFile) -> FileSource {
+    FileSource::Local(file.clone())
+}
 
 /// 4 row groups × 2 columns, many small pages: a footer and a page index of a few KiB.
 fn write_sample(dir: &Path) -> PathBuf {
@@ -45,7 +51,7 @@ fn layout(path: &Path) -> (u64, u64, u64) {
     let bytes = std::fs::read(path).unwrap();
     let len = bytes.len() as u64;
     let metadata_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as u64;
-    let metadata = read_metadata(&CountingFile::open(path).unwrap(), 1 << 20).unwrap();
+    let metadata = read_metadata(&source(&CountingFile::open(path).unwrap()), 1 << 20).unwrap();
     let index_start = metadata
         .row_groups()
         .iter()
@@ -71,14 +77,14 @@ fn one_read_when_footer_and_page_index_fit_the_hint() {
     let (len, metadata_len, index_start) = layout(&path);
     let whole_tail = (len - index_start) as usize;
     let footer_only = (metadata_len + 8) as usize;
-    let expected = summary(&read_metadata(&CountingFile::open(&path).unwrap(), usize::MAX).unwrap());
+    let expected = summary(&read_metadata(&source(&CountingFile::open(&path).unwrap()), usize::MAX).unwrap());
     assert!(expected.2.iter().all(|p| p.is_some_and(|n| n >= 50)), "the page index was read");
 
     // (hint, reads): larger than the file, exactly footer + page index, one byte less,
     // exactly the footer (the page index needs a second read), the 8-byte tail only.
     for (hint, reads) in [(usize::MAX, 1), (whole_tail, 1), (whole_tail - 1, 2), (footer_only, 2), (footer_only - 1, 3), (0, 3)] {
         let file = CountingFile::open(&path).unwrap();
-        let metadata = read_metadata(&file, hint).unwrap();
+        let metadata = read_metadata(&source(&file), hint).unwrap();
         assert_eq!(summary(&metadata), expected, "hint {hint}");
         assert_eq!(file.reads(), reads, "hint {hint}");
     }
@@ -98,19 +104,19 @@ fn hostile_footers_are_rejected_before_reading_what_they_claim() {
     huge[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
     let path = write("huge.parquet", &huge);
     let file = CountingFile::open(&path).unwrap();
-    let error = read_metadata(&file, 16).unwrap_err();
+    let error = read_metadata(&source(&file), 16).unwrap_err();
     assert!(matches!(error, PqsiftError::Corrupt { .. }), "{error}");
     assert!(error.to_string().contains("huge.parquet") && error.to_string().contains("4294967295"), "{error}");
     assert_eq!(file.bytes_read(), 16, "nothing read beyond the tail");
 
     let mut encrypted = good.clone();
     encrypted[n - 4..].copy_from_slice(b"PARE");
-    let error = read_metadata(&CountingFile::open(&write("e.parquet", &encrypted)).unwrap(), 1 << 20).unwrap_err();
+    let error = read_metadata(&source(&CountingFile::open(&write("e.parquet", &encrypted)).unwrap()), 1 << 20).unwrap_err();
     assert!(matches!(error, PqsiftError::Unsupported { .. }), "{error}");
 
-    let error = read_metadata(&CountingFile::open(&write("short.parquet", b"PAR1PAR1")).unwrap(), 1 << 20).unwrap_err();
+    let error = read_metadata(&source(&CountingFile::open(&write("short.parquet", b"PAR1PAR1")).unwrap()), 1 << 20).unwrap_err();
     assert!(error.to_string().contains("too small"), "{error}");
-    let error = read_metadata(&CountingFile::open(&write("junk.parquet", &[7u8; 100])).unwrap(), 1 << 20).unwrap_err();
+    let error = read_metadata(&source(&CountingFile::open(&write("junk.parquet", &[7u8; 100])).unwrap()), 1 << 20).unwrap_err();
     assert!(error.to_string().contains("PAR1"), "{error}");
 }
 
@@ -118,7 +124,7 @@ fn hostile_footers_are_rejected_before_reading_what_they_claim() {
 fn encrypted_corpus_files_are_unsupported() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data");
     for name in ["uniform_encryption.parquet.encrypted", "encrypt_columns_plaintext_footer.parquet.encrypted"] {
-        let error = read_metadata(&CountingFile::open(&data.join(name)).unwrap(), 1 << 20).unwrap_err();
+        let error = read_metadata(&source(&CountingFile::open(&data.join(name)).unwrap()), 1 << 20).unwrap_err();
         assert!(matches!(error, PqsiftError::Unsupported { .. }), "{name}: {error}");
         assert!(error.to_string().contains(name), "{error}");
     }

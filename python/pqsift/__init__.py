@@ -25,9 +25,11 @@ from pqsift._core import RowSelection, __version__, inspect, parse_filter
 from pqsift.errors import (
     CorruptFileError,
     FilterError,
+    ObjectNotFoundError,
     PqsiftError,
     PqsiftIOError,
     SelectionError,
+    StorageError,
     TableError,
     UnsupportedError,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "Expr",
     "FilePlan",
     "FilterError",
+    "ObjectNotFoundError",
     "PqsiftError",
     "Plan",
     "PqsiftIOError",
@@ -46,6 +49,7 @@ __all__ = [
     "RowSelection",
     "Scan",
     "SelectionError",
+    "StorageError",
     "TableError",
     "UnsupportedError",
     "__version__",

@@ -258,8 +258,9 @@ class FileInfo(TypedDict):
     columns: list[ColumnInfo]
     row_groups: list[RowGroupInfo]
 
-def inspect(path: str | os.PathLike[str]) -> FileInfo:
-    """A summary of the metadata of the Parquet file at ``path`` — schema (Parquet physical
+def inspect(path: str | os.PathLike[str], *, storage_options: dict[str, str] | None = None) -> FileInfo:
+    """A summary of the metadata of the Parquet file at ``path`` (a local path, or a URL
+    such as ``s3://bucket/key.parquet`` read with ``storage_options``) — schema (Parquet physical
     and logical types, Arrow types), row groups, and per column chunk its sizes, encodings,
     compression, statistics, page index and bloom filter — from the footer and page index
     alone (no column data is read). ``pqsift inspect`` prints it.
@@ -270,8 +271,9 @@ def inspect(path: str | os.PathLike[str]) -> FileInfo:
     >>> info["row_groups"][0]["columns"][0]["statistics"]["max"]   # doctest: +SKIP
     '7299'
 
-    Raises :class:`pqsift.PqsiftIOError` for a file that cannot be read and
-    :class:`pqsift.CorruptFileError` (naming it) for one that is not valid Parquet."""
+    Raises :class:`pqsift.PqsiftIOError` for a file that cannot be read
+    (:class:`pqsift.StorageError` from a store) and :class:`pqsift.CorruptFileError`
+    (naming it) for one that is not valid Parquet."""
 
 def parse_filter(
     text: str, path: str | None = None, *, session_time_zone: str = "UTC", case_sensitive: bool = False
@@ -322,9 +324,14 @@ class Scan:
         timestamp: str | None = None,
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
+        storage_options: dict[str, str] | None = None,
     ) -> None: ...
     @property
     def files(self) -> list[str]: ...
+    @property
+    def file_versions(self) -> list[tuple[int, str | None, int] | None]:
+        """Per file, ``(size, entity tag, modification time in ns)`` when known without a
+        request (an object store listing, the Delta log, a footer read), for :func:`read`."""
     @property
     def table_format(self) -> str:
         """``"files"``, ``"hive"`` or ``"delta"``."""
@@ -378,7 +385,9 @@ class ScanStream:
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
     def metrics(self) -> dict[str, Any]:
         """rows_out, rows_decoded, rows_decoded_by_column, bytes_read, cache_hits,
-        cache_misses, time_predicates_s, time_projection_s — so far."""
+        cache_misses, time_predicates_s, time_projection_s, and the object store's
+        requests, retries, bytes_requested, bytes_received, max_requests_in_flight,
+        time_store_wait_s — so far."""
 
 def read(
     files: list[str],
@@ -402,6 +411,9 @@ def read(
     partition_values: list[list[str | None]] | None = None,
     declared_schema: str | None = None,
     table_name: str | None = None,
+    storage_options: dict[str, str] | None = None,
+    file_versions: list[tuple[int, str | None, int] | None] | None = None,
+    coalesce_gap: int = 1 << 20,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
@@ -410,6 +422,9 @@ def read(
     columns: merged into the output as Spark merges them, and put in place of the columns
     in the filter. With ``declared_schema`` (:attr:`Scan.declared_schema` of a Delta table)
     the output columns are the declared ones, each file's columns mapped onto them (physical
-    names, missing columns as nulls, widened types). Errors raise pqsift exceptions
+    names, missing columns as nulls, widened types). ``files`` may be object store URLs,
+    read with ``storage_options``; ``file_versions`` (:attr:`Scan.file_versions`) spare a
+    request per file; ``coalesce_gap`` is the gap below which byte ranges of an object are
+    fetched as one request. Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

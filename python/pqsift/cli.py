@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="show a Parquet file's schema, row groups, column chunks, statistics, page index and bloom filters",
         description="Show a Parquet file's metadata (footer and page index; no column data is read).",
     )
-    inspect.add_argument("file", metavar="FILE", help="a Parquet file")
+    inspect.add_argument("file", metavar="FILE", help="a Parquet file (a path, or a URL: s3://bucket/key.parquet)")
     inspect.add_argument("--json", action="store_true", help="print the metadata summary as JSON")
+    _add_storage_option(inspect)
     inspect.set_defaults(run=_run_inspect)
 
     scan = commands.add_parser(
@@ -132,8 +133,32 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_argument(
         "--timestamp-as-of", dest="timestamp", metavar="TS", help="Delta table: read the newest version committed at or before TS (in --time-zone)"
     )
+    _add_storage_option(options)
     scan.set_defaults(run=_run_scan)
     return parser
+
+
+def _storage_option(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _add_storage_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument(
+        "--storage-option",
+        dest="storage_options",
+        metavar="KEY=VALUE",
+        type=_storage_option,
+        action="append",
+        help="object store option for s3:// gs:// az:// URLs (repeatable), e.g. aws_endpoint=http://127.0.0.1:9000; "
+        "credentials also come from the usual environment variables",
+    )
+
+
+def _storage_options(args: argparse.Namespace) -> dict[str, str] | None:
+    return dict(args.storage_options) if args.storage_options else None
 
 
 # Command-line option → pqsift.scan keyword, for the options passed only when given.
@@ -168,6 +193,8 @@ def scan_options(args: argparse.Namespace) -> dict[str, Any]:
             options[keyword] = value
     if args.limit is not None:
         options["limit"] = args.limit
+    if args.storage_options:
+        options["storage_options"] = _storage_options(args)
     return options
 
 
@@ -318,7 +345,7 @@ def _print_metrics(metrics: dict[str, Any], err: TextIO) -> None:
 
 
 def _run_inspect(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO, err: TextIO) -> None:
-    info = pqsift.inspect(args.file)
+    info = pqsift.inspect(args.file, storage_options=_storage_options(args))
     if args.json:
         out.write(json.dumps(info, indent=2) + "\n")
     else:

@@ -7,7 +7,17 @@ exception a Python user would expect (``ValueError`` for bad arguments), so
 
 from __future__ import annotations
 
-__all__ = ["CorruptFileError", "FilterError", "PqsiftError", "PqsiftIOError", "SelectionError", "TableError", "UnsupportedError"]
+__all__ = [
+    "CorruptFileError",
+    "FilterError",
+    "ObjectNotFoundError",
+    "PqsiftError",
+    "PqsiftIOError",
+    "SelectionError",
+    "StorageError",
+    "TableError",
+    "UnsupportedError",
+]
 
 
 class PqsiftError(Exception):
@@ -21,6 +31,16 @@ class SelectionError(PqsiftError, ValueError):
 
 class PqsiftIOError(PqsiftError, OSError):
     """A file could not be opened or read; the message names the file."""
+
+
+class StorageError(PqsiftIOError):
+    """An object store request failed: access denied, the store unreachable after
+    retries, an invalid URL or storage option. The message names the URL; option values
+    that could be credentials never appear in it."""
+
+
+class ObjectNotFoundError(StorageError, FileNotFoundError):
+    """No object (and no prefix with objects below it) at a URL; the message names it."""
 
 
 class CorruptFileError(PqsiftError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -59,7 +59,14 @@ _OPTIONS: dict[str, Any] = {
     # JSON)). Set by the Spark reader, not by users.
     "declared_schema": None,
     "deletion_vector": None,
+    # Object stores (s3://, gs://, az://): the object_store crate's option names —
+    # credentials, endpoint, region, allow_http, timeouts — plus max_retries and
+    # retry_timeout (seconds). Values are never shown in errors, explain or repr.
+    "storage_options": None,
 }
+
+# Store metrics summed over planning and reading (``max_requests_in_flight``: the larger).
+_STORE_SUMS = ("requests", "retries", "bytes_requested", "bytes_received", "time_store_wait_s")
 
 # Options of reading (late materialization); see :func:`scan`.
 _READ_OPTIONS: dict[str, Any] = {
@@ -68,6 +75,8 @@ _READ_OPTIONS: dict[str, Any] = {
     "selection_policy": "auto",
     "selection_threshold": 32,
     "cache_bytes": 64 << 20,
+    # From an object store, byte ranges closer than this are fetched as one request.
+    "coalesce_gap": 1 << 20,
     "batch_size": 8192,
     "threads": None,
     "limit": None,
@@ -136,8 +145,14 @@ class Scan:
     (``pa.RecordBatchReader.from_stream(scan)``, ``polars.from_arrow``, DuckDB).
     """
 
-    def __init__(self, core: _core.Scan, read_options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        core: _core.Scan,
+        read_options: dict[str, Any] | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
         self._core = core
+        self._storage_options = storage_options
         self._read_options = dict(_READ_OPTIONS if read_options is None else read_options)
         self._read_metrics: dict[str, Any] = {}
         self._last_stream: _core.ScanStream | None = None
@@ -208,11 +223,19 @@ class Scan:
         if there was none) and, once read, reading: ``rows_out``, ``bytes_read``,
         ``rows_decoded`` (values decoded, summed over columns; per column in
         ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``, and time per stage
-        (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``)."""
+        (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
+        store, over planning and reading: ``requests`` (HTTP requests, retries included),
+        ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``
+        and ``time_store_wait_s`` (threads blocked on the store, summed)."""
         metrics: dict[str, Any] = dict(self._core.metrics())
         if self._last_stream is not None:
             self._read_metrics.update(self._last_stream.metrics())
+        planning = {name: metrics.get(name, 0) for name in (*_STORE_SUMS, "max_requests_in_flight")}
         metrics.update(self._read_metrics)
+        if self._read_metrics:
+            for name in _STORE_SUMS:
+                metrics[name] = planning[name] + self._read_metrics.get(name, 0)
+            metrics["max_requests_in_flight"] = max(planning["max_requests_in_flight"], self._read_metrics.get("max_requests_in_flight", 0))
         return metrics
 
     # ----- reading ---------------------------------------------------------------------
@@ -236,6 +259,7 @@ class Scan:
         files = [all_files[position] for position in positions]
         tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
         partition_values = self._core.partition_values
+        versions = self._core.file_versions
         self._last_stream = _core.read(
             files,
             tasks,
@@ -248,6 +272,8 @@ class Scan:
             partition_values=[partition_values[position] for position in positions],
             declared_schema=self._core.declared_schema,
             table_name=self._core.table_name,
+            storage_options=self._storage_options,
+            file_versions=[versions[position] for position in positions],
             **self._read_options,
         )
         return self._last_stream
@@ -307,6 +333,18 @@ def scan(
     ``metadata_size_hint`` (bytes read from the end of each file in one I/O for its footer
     and page index, 512 KiB; what does not fit is read after).
 
+    Object stores: ``source`` may be a URL — ``s3://bucket/key.parquet``, a prefix
+    ``s3://bucket/events/`` (listed as a directory), a Delta table root — on S3
+    (``s3://``, ``s3a://``), GCS (``gs://``) or Azure (``az://``, ``abfss://``), with
+    ``storage_options`` (the ``object_store`` crate's names: ``aws_access_key_id``,
+    ``aws_secret_access_key``, ``aws_region``, ``aws_endpoint``, ``aws_allow_http``,
+    ``google_service_account``, ``azure_storage_account_name``, ... plus ``max_retries``
+    and ``retry_timeout``); unset ones come from the usual environment variables. Footers
+    are fetched concurrently, column data as coalesced byte ranges (``coalesce_gap``, 1
+    MiB) of the pages that hold selected rows; transient failures are retried with
+    backoff. A missing object raises :class:`pqsift.ObjectNotFoundError`, other store
+    failures :class:`pqsift.StorageError`, both naming the URL.
+
     Table options: ``partitioning`` (``True``: ``key=value`` directories below the
     directory scanned are partition columns, appended after the file columns, as
     ``spark.read.parquet`` discovers them), ``partition_type_inference`` (``True``:
@@ -350,6 +388,7 @@ def scan(
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if settings["base_path"] is not None:
         settings["base_path"] = os.fspath(settings["base_path"])
+    settings["storage_options"] = _storage_options(settings["storage_options"])
     _check_snapshot(settings)
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
@@ -392,7 +431,27 @@ def scan(
         if settings[name] is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
             raise ValueError(f"option {name} needs a scan of exactly one file")
     core = _core.Scan(sources, column_list, filter_text, **settings)
-    return Scan(core, read_options)
+    return Scan(core, read_options, settings["storage_options"])
+
+
+def _storage_options(options: Any) -> dict[str, str] | None:
+    """``storage_options`` as ``{str: str}``: bools become ``"true"``/``"false"`` and
+    numbers their text, as the object_store crate reads them."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise TypeError(f"option storage_options must be a dict of str to str, not {type(options).__name__}")
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        if not isinstance(key, str):
+            raise TypeError(f"storage_options keys must be str, not {type(key).__name__}")
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            out[key] = str(value)
+        else:
+            raise TypeError(f"storage option {key!r} must be a str, bool or number, not {type(value).__name__}")
+    return out
 
 
 def _check_snapshot(settings: dict[str, Any]) -> None:
@@ -421,7 +480,14 @@ def _check_read_options(options: dict[str, Any]) -> None:
             raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
     if options["selection_policy"] not in ("auto", "selectors", "mask"):
         raise ValueError(f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}")
-    for name, minimum in (("selection_threshold", 1), ("batch_size", 1), ("cache_bytes", 0), ("threads", 1), ("limit", 0)):
+    for name, minimum in (
+        ("selection_threshold", 1),
+        ("batch_size", 1),
+        ("cache_bytes", 0),
+        ("threads", 1),
+        ("limit", 0),
+        ("coalesce_gap", 0),
+    ):
         value = options[name]
         if value is None and name in ("threads", "limit"):
             continue

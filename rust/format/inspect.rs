@@ -29,7 +29,7 @@
 //! # writer.close().unwrap();
 //! use pqsift::format::inspect::inspect;
 //! // x = [3, null | 9, 4], s = ["b", "a" | "d", "c"] in two row groups of two rows.
-//! let summary = inspect(&path).unwrap();
+//! let summary = inspect(&path.as_path().into()).unwrap();
 //! assert_eq!(summary.num_rows, 4);
 //! assert_eq!(summary.columns[0].physical_type, "INT32");
 //! assert_eq!(summary.columns[1].logical_type.as_deref(), Some("STRING"));
@@ -42,7 +42,6 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
-use std::path::Path;
 
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -55,6 +54,8 @@ use parquet::file::statistics::Statistics;
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{Entry, stat};
 use crate::format::metadata;
 
 /// The metadata of one Parquet file, summarised.
@@ -186,17 +187,22 @@ pub struct StatisticsSummary {
 
 /// Reads the footer and page index of `path` and summarises them; see the module
 /// documentation for an example.
-pub fn inspect(path: &Path) -> Result<FileSummary> {
-    let file = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
-    if file.is_dir() {
-        return Err(PqsiftError::io(path, "is a directory, not a Parquet file"));
-    }
-    let meta = metadata::load(path)?;
-    summarise(path, &meta, file.len())
+pub fn inspect(location: &Location) -> Result<FileSummary> {
+    let version = match stat(location)? {
+        Some(Entry::File(version)) => version,
+        Some(Entry::Directory) => return Err(PqsiftError::io_at(location, "is a directory, not a Parquet file")),
+        None if location.is_remote() => {
+            return Err(PqsiftError::Storage { url: location.to_string(), reason: "no such object".into(), not_found: true });
+        }
+        None => return Err(PqsiftError::io(location, "No such file or directory (os error 2)")),
+    };
+    let size = version.size;
+    let meta = metadata::load(&location.clone().with_version(version))?;
+    summarise(&location.to_string(), &meta, size)
 }
 
 /// Summarises already loaded metadata of the file `path` of `file_size` bytes.
-pub fn summarise(path: &Path, meta: &ParquetMetaData, file_size: u64) -> Result<FileSummary> {
+pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<FileSummary> {
     let file = meta.file_metadata();
     let schema = file.schema_descr();
     let arrow = parquet_to_arrow_schema(schema, file.key_value_metadata()).map_err(|e| PqsiftError::corrupt(path, e))?;
@@ -292,7 +298,7 @@ pub fn summarise(path: &Path, meta: &ParquetMetaData, file_size: u64) -> Result<
         .collect();
 
     Ok(FileSummary {
-        path: path.display().to_string(),
+        path: path.to_string(),
         file_size,
         num_rows: file.num_rows(),
         version: file.version(),

@@ -11,7 +11,6 @@
 //! asking for gigabytes.
 
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,8 +20,8 @@ use parquet::file::metadata::{
 use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{PqsiftError, Result};
-use crate::format::io::CountingFile;
 use crate::format::thrift_walk::ThriftWalker;
+use crate::storage::{FileSource, Location};
 use crate::selection::PageLocation;
 
 /// Default of the `metadata_size_hint` read option: the last 512 KiB of a file are read in
@@ -34,20 +33,21 @@ pub const DEFAULT_METADATA_SIZE_HINT: usize = 512 << 10;
 /// The 8-byte tail of a Parquet file: metadata length (u32 LE) and magic.
 const FOOTER_TAIL: u64 = 8;
 
-/// Reads the footer and, when present, the page index of the Parquet file at `path`
+/// Reads the footer and, when present, the page index of the Parquet file at `location`
 /// (with the default [`DEFAULT_METADATA_SIZE_HINT`]).
 ///
 /// ```no_run
-/// let metadata = pqsift::format::metadata::load(std::path::Path::new("data/events.parquet")).unwrap();
+/// use pqsift::storage::Location;
+/// let metadata = pqsift::format::metadata::load(&Location::from(std::path::Path::new("data/events.parquet"))).unwrap();
 /// println!("{} row groups", metadata.num_row_groups());
 /// ```
-pub fn load(path: &Path) -> Result<Arc<ParquetMetaData>> {
-    load_with_hint(path, DEFAULT_METADATA_SIZE_HINT)
+pub fn load(location: &Location) -> Result<Arc<ParquetMetaData>> {
+    load_with_hint(location, DEFAULT_METADATA_SIZE_HINT)
 }
 
 /// [`load`], reading the last `size_hint` bytes of the file first.
-pub fn load_with_hint(path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
-    let file = CountingFile::open(path)?;
+pub fn load_with_hint(location: &Location, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
+    let file = FileSource::open(location)?;
     read_metadata(&file, size_hint).map(Arc::new)
 }
 
@@ -68,13 +68,15 @@ pub fn load_with_hint(path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaDa
 /// # w.write(&batch).unwrap(); w.close().unwrap();
 /// use pqsift::format::io::CountingFile;
 /// use pqsift::format::metadata::{read_metadata, DEFAULT_METADATA_SIZE_HINT};
+/// use pqsift::storage::FileSource;
 /// let file = CountingFile::open(&path).unwrap();
-/// let metadata = read_metadata(&file, DEFAULT_METADATA_SIZE_HINT).unwrap();
+/// let metadata = read_metadata(&FileSource::Local(file.clone()), DEFAULT_METADATA_SIZE_HINT).unwrap();
 /// assert_eq!(metadata.file_metadata().num_rows(), 2);
 /// assert_eq!(file.reads(), 1); // footer and page index in one read
 /// ```
-pub fn read_metadata(file: &CountingFile, size_hint: usize) -> Result<ParquetMetaData> {
-    let path = file.path();
+pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaData> {
+    let name = file.name();
+    let path = name.as_str();
     let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
     let len = file.len();
     if len < 4 + FOOTER_TAIL {
@@ -146,10 +148,10 @@ struct Tail {
 }
 
 impl Tail {
-    fn read(file: &CountingFile, range: Range<u64>) -> Result<Self> {
+    fn read(file: &FileSource, range: Range<u64>) -> Result<Self> {
         let bytes = file
             .get_bytes(range.start, (range.end - range.start) as usize)
-            .map_err(|e| PqsiftError::io(file.path(), e))?;
+            .map_err(|e| file.take_error().unwrap_or_else(|| crate::storage::source::read_error(&file.name(), e)))?;
         Ok(Self { range, bytes })
     }
 
@@ -161,7 +163,7 @@ impl Tail {
 
 /// Checks every size and offset the footer claims against the data part of the file
 /// (`0..data_end`), so that no later read or allocation trusts an impossible value.
-fn check(metadata: ParquetMetaData, path: &Path, data_end: u64) -> Result<ParquetMetaData> {
+fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<ParquetMetaData> {
     let corrupt = |reason: String| Err(PqsiftError::corrupt(path, reason));
     let inside = |offset: i64, length: i64| -> bool {
         u64::try_from(offset).is_ok_and(|o| u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end)))

@@ -1,28 +1,42 @@
 //! A process-wide cache of parsed file metadata (footer and page index).
 //!
 //! Spark reuses Python workers, and a scan's planning and its reading both need a file's
-//! metadata: parsing it once per process matters. Entries are keyed by path, size and
-//! modification time — a rewritten file is a new entry — and the cache is bounded by the
-//! metadata's estimated memory size, evicting the least recently used.
+//! metadata: parsing it once per process matters. Entries are keyed by path (or URL), size
+//! and modification time (and, for objects, entity tag) — a rewritten file is a new entry —
+//! and the cache is bounded by the metadata's estimated memory size, evicting the least
+//! recently used.
+//!
+//! For an object whose size and version a listing gave, a hit costs no request. Otherwise
+//! the first request asks for the object's last `size_hint` bytes, and its answer carries
+//! the version: on a hit they are dropped, on a miss they are the footer's first read.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::SystemTime;
 
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
 use crate::format::metadata;
 use crate::lru::ByteLru;
+use crate::storage::location::ObjectVersion;
+use crate::storage::remote_file::RemoteFile;
+use crate::storage::{FileSource, Location};
 
 /// Default bound of the process-wide metadata cache.
 pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
-    path: PathBuf,
+    location: Location,
     size: u64,
-    modified: Option<SystemTime>,
+    modified: Option<std::time::SystemTime>,
+    e_tag: Option<String>,
+    modified_ns: i64,
+}
+
+impl Key {
+    fn remote(location: &Location, version: &ObjectVersion) -> Self {
+        Self { location: location.clone(), size: version.size, modified: None, e_tag: version.e_tag.clone(), modified_ns: version.last_modified_ns }
+    }
 }
 
 #[derive(Debug)]
@@ -60,48 +74,85 @@ impl MetadataCache {
         (state.hits, state.misses)
     }
 
-    /// The metadata of `path`, from the cache when the file is unchanged.
+    /// The metadata of the file at `location`, from the cache when the file is unchanged.
     ///
     /// ```no_run
     /// use pqsift::format::metadata_cache::MetadataCache;
-    /// let path = std::path::Path::new("data/events.parquet");
-    /// let first = MetadataCache::global().load(path).unwrap();
-    /// let again = MetadataCache::global().load(path).unwrap(); // no I/O
+    /// use pqsift::storage::Location;
+    /// let file = Location::from(std::path::Path::new("data/events.parquet"));
+    /// let first = MetadataCache::global().load(&file).unwrap();
+    /// let again = MetadataCache::global().load(&file).unwrap(); // no I/O
     /// assert!(std::sync::Arc::ptr_eq(&first, &again));
     /// ```
-    pub fn load(&self, path: &Path) -> Result<Arc<ParquetMetaData>> {
-        self.load_with_hint(path, metadata::DEFAULT_METADATA_SIZE_HINT)
+    pub fn load(&self, location: &Location) -> Result<Arc<ParquetMetaData>> {
+        self.load_with_hint(location, metadata::DEFAULT_METADATA_SIZE_HINT)
     }
 
     /// [`MetadataCache::load`], reading the last `size_hint` bytes of the file first on a
     /// miss (see [`metadata::read_metadata`]). The hint changes the I/O, never the result.
-    pub fn load_with_hint(&self, path: &Path, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
-        let stat = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
-        let key = Key { path: path.to_path_buf(), size: stat.len(), modified: stat.modified().ok() };
-        {
-            let mut state = self.lock();
-            if let Some(metadata) = state.entries.get(&key).cloned() {
-                state.hits += 1;
-                return Ok(metadata);
+    pub fn load_with_hint(&self, location: &Location, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
+        self.load_versioned(location, size_hint).map(|(metadata, _)| metadata)
+    }
+
+    /// [`MetadataCache::load_with_hint`], and `location` with the size and version of the
+    /// object the metadata is of (so that reading it needs no `HEAD`).
+    pub fn load_versioned(&self, location: &Location, size_hint: usize) -> Result<(Arc<ParquetMetaData>, Location)> {
+        let (key, source) = match location {
+            Location::Local(path) => {
+                let stat = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
+                let key = Key { location: location.clone(), size: stat.len(), modified: stat.modified().ok(), e_tag: None, modified_ns: 0 };
+                (key, None)
             }
-            state.misses += 1;
+            Location::Object(object) => match object.version() {
+                Some(version) => (Key::remote(location, version), None),
+                None => {
+                    let (file, range, tail) = RemoteFile::tail(object, (size_hint as u64).max(8))?;
+                    let key = Key::remote(location, file.version().expect("a tail read knows the version"));
+                    (key, Some(FileSource::Fetched(file.fetched_from(range.start, tail))))
+                }
+            },
+        };
+        let versioned = match (location, &key) {
+            (Location::Object(_), Key { size, e_tag, modified_ns, .. }) => location
+                .clone()
+                .with_version(ObjectVersion { size: *size, e_tag: e_tag.clone(), last_modified_ns: *modified_ns }),
+            _ => location.clone(),
+        };
+        if let Some(metadata) = self.lookup(&key) {
+            return Ok((metadata, versioned));
         }
-        let metadata = metadata::load_with_hint(path, size_hint)?;
+        let source = match source {
+            Some(source) => source,
+            None => FileSource::open(&versioned)?,
+        };
+        let metadata = Arc::new(metadata::read_metadata(&source, size_hint)?);
         let size = metadata.memory_size();
         let mut state = self.lock();
         // A stale entry for an older version of the file goes first.
-        state.entries.remove_where(|k| k.path == key.path);
+        state.entries.remove_where(|k| k.location == key.location);
         state.entries.insert(key, Arc::clone(&metadata), size);
-        Ok(metadata)
+        Ok((metadata, versioned))
+    }
+
+    fn lookup(&self, key: &Key) -> Option<Arc<ParquetMetaData>> {
+        let mut state = self.lock();
+        let found = state.entries.get(key).cloned();
+        match found {
+            Some(_) => state.hits += 1,
+            None => state.misses += 1,
+        }
+        found
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
-    fn corpus(name: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data").join(name)
+    fn corpus(name: &str) -> Location {
+        Location::Local(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data").join(name))
     }
 
     #[test]
@@ -124,11 +175,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pqsift-mc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.parquet");
-        std::fs::copy(corpus("alltypes_plain.parquet"), &path).unwrap();
+        let source = |name: &str| corpus(name).as_local().unwrap().to_path_buf();
+        std::fs::copy(source("alltypes_plain.parquet"), &path).unwrap();
         let cache = MetadataCache::new(1 << 30);
-        let first = cache.load(&path).unwrap();
-        std::fs::copy(corpus("alltypes_tiny_pages.parquet"), &path).unwrap();
-        let second = cache.load(&path).unwrap();
+        let first = cache.load(&Location::Local(path.clone())).unwrap();
+        std::fs::copy(source("alltypes_tiny_pages.parquet"), &path).unwrap();
+        let second = cache.load(&Location::Local(path.clone())).unwrap();
         assert_ne!(first.file_metadata().num_rows(), second.file_metadata().num_rows());
         assert_eq!(cache.stats(), (0, 2));
     }

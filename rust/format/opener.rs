@@ -10,12 +10,11 @@
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
 //! use pqsift::format::opener::OpenedFile;
-//! let file = OpenedFile::open(&path).unwrap();
+//! let file = OpenedFile::open(&path.into()).unwrap();
 //! assert_eq!(file.metadata.num_row_groups(), 1);
 //! assert_eq!(file.schema.field(0).name(), "x");
 //! ```
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::Array;
@@ -28,12 +27,13 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
 use crate::format::metadata_cache::MetadataCache;
 use crate::planning::zone_map::ZoneMaps;
+use crate::storage::Location;
 
 /// A Parquet file with its metadata read.
 #[derive(Debug, Clone)]
 pub struct OpenedFile {
     /// The file.
-    pub path: PathBuf,
+    pub location: Location,
     /// Footer, with the page index when the file has one.
     pub metadata: Arc<ParquetMetaData>,
     /// The Arrow schema the parquet crate decodes the file to.
@@ -43,18 +43,18 @@ pub struct OpenedFile {
 impl OpenedFile {
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
-    pub fn open(path: &Path) -> Result<Self> {
-        Self::open_with_hint(path, crate::format::metadata::DEFAULT_METADATA_SIZE_HINT)
+    pub fn open(location: &Location) -> Result<Self> {
+        Self::open_with_hint(location, crate::format::metadata::DEFAULT_METADATA_SIZE_HINT)
     }
 
     /// [`OpenedFile::open`], reading the last `metadata_size_hint` bytes first on a cache miss.
-    pub fn open_with_hint(path: &Path, metadata_size_hint: usize) -> Result<Self> {
-        let metadata = MetadataCache::global().load_with_hint(path, metadata_size_hint)?;
+    pub fn open_with_hint(location: &Location, metadata_size_hint: usize) -> Result<Self> {
+        let (metadata, location) = MetadataCache::global().load_versioned(location, metadata_size_hint)?;
         let file_metadata = metadata.file_metadata();
         let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())
-            .map_err(|e| PqsiftError::corrupt(path, e))?;
+            .map_err(|e| PqsiftError::corrupt(&location, e))?;
         Ok(Self {
-            path: path.to_path_buf(),
+            location,
             metadata,
             schema: Arc::new(schema),
         })
@@ -62,7 +62,7 @@ impl OpenedFile {
 
     /// The file as a display string.
     pub fn name(&self) -> String {
-        self.path.display().to_string()
+        self.location.to_string()
     }
 
     /// Rows per row group.
@@ -119,7 +119,7 @@ impl OpenedFile {
         };
         match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
             Ok(zones) => Ok(in_type(zones, &column.data_type)),
-            Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.path, reason)),
+            Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.location, reason)),
             Err(other) => Err(other),
         }
     }

@@ -17,9 +17,11 @@ use parquet::basic::Compression;
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::ChunkReader;
 
+use std::ops::Range;
+
 use crate::error::{PqsiftError, Result};
-use crate::format::io::CountingFile;
 use crate::format::thrift_walk::ThriftWalker;
+use crate::storage::FileSource;
 
 /// Bytes read per header: headers hold sizes, counts and (optionally) statistics; a page
 /// header with statistics of long strings may need more, and is then read again whole.
@@ -44,58 +46,72 @@ pub fn max_uncompressed_size(codec: Compression, compressed: u64) -> Option<u64>
 /// Checks every page header of column chunk `chunk` (when its codec is one the crate
 /// pre-fills for), whose byte range the footer check
 /// has already placed inside the file. Errors name the row group, column and page.
-pub fn check_column_chunk(file: &CountingFile, chunk: &ColumnChunkMetaData, row_group: usize) -> Result<()> {
+pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize) -> Result<()> {
     if max_uncompressed_size(chunk.compression(), 0).is_none() {
         return Ok(()); // the crate checks the rest itself
     }
     let (start, length) = chunk_range(chunk);
     let end = start + length;
-    let column = chunk.column_path().string();
-    let corrupt = |page: usize, reason: String| {
-        PqsiftError::corrupt(file.path(), format!("row group {row_group}, column {column}, page {page}: {reason}"))
-    };
     let mut position = start;
     let mut page = 0usize;
     while position < end {
-        let mut probe = HEADER_PROBE.min(end - position);
-        let (header, header_len) = loop {
-            let bytes = file.get_bytes(position, probe as usize).map_err(|e| PqsiftError::io(file.path(), e))?;
-            match PageSizes::read(&bytes) {
-                Some(found) => break found,
-                None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
-                None => return Err(corrupt(page, format!("no valid page header at offset {position}"))),
-            }
-        };
-        let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
-            return Err(corrupt(page, format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
-        };
-        let page_end = position + header_len as u64 + compressed;
-        if page_end > end {
-            return Err(corrupt(
-                page,
-                format!("{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})"),
-            ));
-        }
-        if let Some(max) = max_uncompressed_size(chunk.compression(), compressed)
-            && uncompressed > max
-        {
-            return Err(corrupt(
-                page,
-                format!(
-                    "claims {uncompressed} uncompressed bytes from {compressed} {:?} bytes (at most {max} possible)",
-                    chunk.compression()
-                ),
-            ));
-        }
-        position = page_end;
+        position = check_page(file, chunk, row_group, page, position, end)?;
         page += 1;
     }
     Ok(())
 }
 
+/// Checks the headers of the pages of `chunk` at `pages` only (the byte ranges the offset
+/// index gives, the dictionary page's included): the pages a selective read fetches from
+/// a store, without walking the others.
+pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, pages: &[Range<u64>]) -> Result<()> {
+    if max_uncompressed_size(chunk.compression(), 0).is_none() {
+        return Ok(());
+    }
+    for (page, range) in pages.iter().enumerate() {
+        check_page(file, chunk, row_group, page, range.start, range.end)?;
+    }
+    Ok(())
+}
+
+/// Checks the header of the page at `position`, which must end by `end`; returns where
+/// the page ends.
+fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64) -> Result<u64> {
+    let column = chunk.column_path().string();
+    let name = file.name();
+    let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
+    let mut probe = HEADER_PROBE.min(end - position);
+    let (header, header_len) = loop {
+        let bytes = file
+            .get_bytes(position, probe as usize)
+            .map_err(|e| file.take_error().unwrap_or_else(|| crate::storage::source::read_error(&name, e)))?;
+        match PageSizes::read(&bytes) {
+            Some(found) => break found,
+            None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
+            None => return Err(corrupt(format!("no valid page header at offset {position}"))),
+        }
+    };
+    let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
+        return Err(corrupt(format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
+    };
+    let page_end = position + header_len as u64 + compressed;
+    if page_end > end {
+        return Err(corrupt(format!("{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})")));
+    }
+    if let Some(max) = max_uncompressed_size(chunk.compression(), compressed)
+        && uncompressed > max
+    {
+        return Err(corrupt(format!(
+            "claims {uncompressed} uncompressed bytes from {compressed} {:?} bytes (at most {max} possible)",
+            chunk.compression()
+        )));
+    }
+    Ok(page_end)
+}
+
 /// The chunk's byte range as the crate reads it (start checked non-negative by the footer
 /// check, dictionary offsets inside the magic normalised away).
-fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
+pub(crate) fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
     let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset());
     (start.max(0) as u64, chunk.compressed_size().max(0) as u64)
 }

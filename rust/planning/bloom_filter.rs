@@ -35,7 +35,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use crate::format::io::CountingFile;
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{
@@ -45,6 +44,7 @@ use arrow::datatypes::{
 };
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
+use parquet::file::reader::Length;
 use parquet::schema::types::ColumnDescriptor;
 
 use crate::error::{PqsiftError, Result};
@@ -54,6 +54,8 @@ use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::column_ranges;
 use crate::planning::pruning_predicate::is_null_literal;
+use crate::storage::FileSource;
+use crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP;
 
 /// Every row the filter accepts has `column` equal to one of `values`.
 #[derive(Debug, Clone)]
@@ -345,9 +347,23 @@ pub fn prune_by_bloom_filters(
         return Ok(());
     }
     // Reads are checked against the file size (a `File` would allocate whatever length a
-    // bloom filter header claims before finding the file shorter).
-    let reader = CountingFile::open(&file.path)?;
-    for index in plan.surviving().collect::<Vec<_>>() {
+    // bloom filter header claims before finding the file shorter). From a store, the
+    // filters of every surviving row group are fetched at once, where the footer says
+    // their lengths.
+    let surviving: Vec<usize> = plan.surviving().collect();
+    let reader = FileSource::open(&file.location)?;
+    let wanted: Vec<std::ops::Range<u64>> = surviving
+        .iter()
+        .flat_map(|&index| probes.iter().map(move |(leaf, _, _)| file.metadata.row_group(index).column(*leaf)))
+        .filter_map(|chunk| {
+            let start = u64::try_from(chunk.bloom_filter_offset()?).ok()?;
+            let end = start.checked_add(u64::try_from(chunk.bloom_filter_length()?).ok()?)?;
+            (end <= reader.len()).then_some(start..end)
+        })
+        .collect();
+    let reader = reader.prefetch(&wanted, DEFAULT_REMOTE_COALESCE_GAP)?;
+    let corrupt = |e: parquet::errors::ParquetError| reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e));
+    for index in surviving {
         let row_group = file.metadata.row_group(index);
         for (leaf, name, values) in &probes {
             let chunk = row_group.column(*leaf);
@@ -355,14 +371,14 @@ pub fn prune_by_bloom_filters(
                 continue;
             }
             let Some(bloom) =
-                Sbbf::read_from_column_chunk(chunk, &reader).map_err(|e| PqsiftError::corrupt(&file.path, e))?
+                Sbbf::read_from_column_chunk(chunk, &reader).map_err(corrupt)?
             else {
                 continue;
             };
             // The crate indexes block 0 of an empty bitset: a filter needs at least one block.
             if bloom.num_blocks() == 0 {
                 return Err(PqsiftError::corrupt(
-                    &file.path,
+                    &file.location,
                     format!("row group {index}, column {name}: bloom filter of less than one 32-byte block"),
                 ));
             }

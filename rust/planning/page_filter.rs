@@ -23,7 +23,7 @@
 //! use pqsift::format::opener::OpenedFile;
 //! use pqsift::planning::page_filter::prune_by_page_index;
 //!
-//! let file = OpenedFile::open(&path).unwrap(); // x = 0..100 in pages of 10 rows
+//! let file = OpenedFile::open(&path.into()).unwrap(); // x = 0..100 in pages of 10 rows
 //! let filter = bind(&parse_filter("x >= 85").unwrap(), &file.schema, &BindOptions::default()).unwrap();
 //! let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
 //! let mut metrics = PruningMetrics::default();
@@ -74,7 +74,7 @@ pub fn prune_by_page_index(
                     match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
                         Ok(Some(zones)) => in_type(zones, &column.data_type).map(|zones| (leaf_index, zones)),
                         Ok(None) => None,
-                        Err(e) => return Err(PqsiftError::corrupt(&file.path, e)),
+                        Err(e) => return Err(PqsiftError::corrupt(&file.location, e)),
                     }
                 }
                 None => None,
@@ -108,7 +108,7 @@ pub fn prune_by_page_index(
         })
         .map_err(|e| match e {
             PqsiftError::InvalidSelection(reason) => {
-                PqsiftError::corrupt(&file.path, format!("inconsistent offset index: {reason}"))
+                PqsiftError::corrupt(&file.location, format!("inconsistent offset index: {reason}"))
             }
             other => other,
         })?;

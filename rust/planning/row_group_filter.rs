@@ -15,7 +15,7 @@
 //! use pqsift::format::opener::OpenedFile;
 //! use pqsift::planning::row_group_filter::prune_by_statistics;
 //!
-//! let file = OpenedFile::open(&path).unwrap(); // ages 0..50 | 50..100
+//! let file = OpenedFile::open(&path.into()).unwrap(); // ages 0..50 | 50..100
 //! let filter = bind(&parse_filter("age >= 60").unwrap(), &file.schema, &BindOptions::default()).unwrap();
 //! let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
 //! let mut metrics = PruningMetrics::default();

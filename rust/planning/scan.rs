@@ -23,7 +23,6 @@
 //! assert!(plan.explain().contains("row group 0: skipped by statistics"));
 //! ```
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{PqsiftError, Result};
@@ -36,6 +35,7 @@ use crate::planning::page_filter::prune_by_page_index;
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
+use crate::storage::Location;
 use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::source::{Table, merge_schemas};
 
@@ -122,6 +122,9 @@ impl ScanPlan {
     }
 }
 
+/// Footers of files in an object store read at once while planning.
+pub const FOOTERS_IN_FLIGHT: usize = 16;
+
 /// A scan of a table (Parquet files, possibly with partition values) with an optional
 /// filter and projection.
 #[derive(Debug)]
@@ -138,13 +141,13 @@ impl Scan {
     /// A scan of `files` (see [`Table::resolve`] for directories and tables) keeping `columns` (all when `None`) of the rows
     /// matching `filter` (Spark SQL). The filter is parsed now and bound to the first file's
     /// schema, so a bad filter fails before any data is read.
-    pub fn new(
-        files: Vec<PathBuf>,
+    pub fn new<L: Into<Location>>(
+        files: Vec<L>,
         columns: Option<Vec<String>>,
         filter: Option<&str>,
         options: ScanOptions,
     ) -> Result<Self> {
-        Self::of_table(Table::of_files(files), columns, filter, options)
+        Self::of_table(Table::of_files(files.into_iter().map(Into::into).collect()), columns, filter, options)
     }
 
     /// A scan of `table`: as [`Scan::new`], with the table's partition columns part of the
@@ -167,6 +170,11 @@ impl Scan {
             Some(declared) => (Arc::clone(&declared.schema), scan.table.name.clone()),
             None if scan.table.files.is_empty() => return Ok(scan),
             None => {
+                // Plain files in a store: planning will need every footer; fetch them with
+                // the first one, in one wave.
+                if scan.table.partitions.is_none() {
+                    scan.open_concurrently(&(0..scan.table.files.len()).collect::<Vec<_>>());
+                }
                 let first = scan.open(0)?;
                 (scan.table_schema(&first).0, first.name())
             }
@@ -186,7 +194,7 @@ impl Scan {
     }
 
     /// The files, in scan order.
-    pub fn files(&self) -> &[PathBuf] {
+    pub fn files(&self) -> &[Location] {
         &self.table.files
     }
 
@@ -227,6 +235,11 @@ impl Scan {
         &self.options
     }
 
+    /// The footer of file `position` when it has been read.
+    pub fn opened(&self, position: usize) -> Option<Arc<OpenedFile>> {
+        self.opened.lock().ok()?.get(position).cloned().flatten()
+    }
+
     /// The footer of file `position`, read once and cached.
     pub fn open(&self, position: usize) -> Result<Arc<OpenedFile>> {
         if let Ok(cache) = self.opened.lock()
@@ -246,6 +259,27 @@ impl Scan {
             *slot = Some(file.clone());
         }
         Ok(file)
+    }
+
+    /// Reads the footers of the files at `positions` in an object store, up to
+    /// [`FOOTERS_IN_FLIGHT`] at once (a request costs tens of milliseconds: one after the
+    /// other, a thousand footers would take most of a minute). Local files are left to be
+    /// read in order; errors are left to [`Scan::open`] to raise in file order.
+    fn open_concurrently(&self, positions: &[usize]) {
+        let remote: Vec<usize> = positions.iter().copied().filter(|&p| self.table.files[p].is_remote()).collect();
+        if remote.len() < 2 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..FOOTERS_IN_FLIGHT.min(remote.len()) {
+                scope.spawn(|| {
+                    while let Some(&position) = remote.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        let _ = self.open(position);
+                    }
+                });
+            }
+        });
     }
 
     /// The filter for the rows of the file at `position`: partition columns replaced by the
@@ -329,9 +363,11 @@ impl Scan {
         let mut files = Vec::with_capacity(self.table.files.len());
         let by_partition = self.files_by_partition()?;
         let by_log = self.files_by_log_statistics(&by_partition)?;
+        let surviving: Vec<usize> = (0..self.table.files.len()).filter(|&p| by_partition[p] && by_log[p]).collect();
+        self.open_concurrently(&surviving);
         for position in 0..self.table.files.len() {
             if !by_partition[position] || !by_log[position] {
-                let path = self.table.files[position].display().to_string();
+                let path = self.table.files[position].to_string();
                 let reason = if !by_partition[position] {
                     metrics.files_pruned_partition += 1;
                     let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
@@ -346,7 +382,7 @@ impl Scan {
                 continue;
             }
             let file = self.open(position)?;
-            let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.path, "planning"))?;
+            let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
             self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
             // A file without rows was not pruned: there was nothing to read.

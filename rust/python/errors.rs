@@ -15,6 +15,8 @@ static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static STORAGE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static NOT_FOUND_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Converts a core error into the Python exception for it.
@@ -26,6 +28,8 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
         PqsiftError::Table { .. } => (&TABLE_ERROR, "TableError"),
+        PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
+        PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
         PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
     };
     match cell.import(py, "pqsift.errors", name) {

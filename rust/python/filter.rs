@@ -10,6 +10,7 @@ use super::errors::py_err;
 use crate::error::PqsiftError;
 use crate::filter::{BindOptions, bind, parse_filter};
 use crate::format::metadata;
+use crate::storage::Location;
 
 /// Parses Spark SQL filter text and returns it in canonical form; with `path`, also binds
 /// it to that Parquet file's schema (unknown columns, incomparable types).
@@ -24,7 +25,7 @@ pub(crate) fn parse_filter_py(
 ) -> PyResult<String> {
     let expr = parse_filter(text).map_err(py_err(py))?;
     if let Some(path) = path {
-        let meta = py.detach(|| metadata::load(&path)).map_err(py_err(py))?;
+        let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
         let file = meta.file_metadata();
         let schema = parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
             .map_err(|e| PqsiftError::corrupt(&path, e))

@@ -1,6 +1,7 @@
 //! Metadata look-ups for Python: page locations (demo, tests, benchmarks) and the file
 //! summary behind `pqsift inspect`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyKeyError;
@@ -10,6 +11,7 @@ use pyo3::types::PyDict;
 use super::errors::py_err;
 use crate::format::inspect::{self, ColumnChunkSummary, FileSummary, StatisticsSummary};
 use crate::format::metadata;
+use crate::storage::{Location, Storage, StorageOptions};
 
 /// Per row group: `(rows, pages, dictionary_page)` of the leaf column `column`, where
 /// `pages` is the offset index as `(offset, compressed_size, first_row_index)` tuples (an
@@ -22,7 +24,7 @@ pub(crate) fn column_pages(
     path: PathBuf,
     column: &str,
 ) -> PyResult<Vec<(i64, Vec<(u64, u64, u64)>, Option<(u64, u64)>)>> {
-    let meta = py.detach(|| metadata::load(&path)).map_err(py_err(py))?;
+    let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
     let schema = meta.file_metadata().schema_descr();
     let index = (0..schema.num_columns())
         .find(|&i| schema.column(i).path().string() == column)
@@ -43,8 +45,14 @@ pub(crate) fn column_pages(
 /// The metadata summary of the Parquet file at `path` ([`inspect::inspect`]) as nested
 /// dicts with the field names of the Rust structures.
 #[pyfunction(name = "inspect")]
-pub(crate) fn inspect_py<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
-    let summary = py.detach(|| inspect::inspect(&path)).map_err(py_err(py))?;
+#[pyo3(signature = (path, *, storage_options=None))]
+pub(crate) fn inspect_py<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
+    let summary = py.detach(|| inspect::inspect(&Location::from_user(&path, &storage)?)).map_err(py_err(py))?;
     file_dict(py, &summary)
 }
 

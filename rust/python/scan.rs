@@ -1,6 +1,7 @@
 //! `pqsift._core.Scan` and its plan: the Python face of [`Scan`](crate::planning::scan::Scan).
 //! Translation only; `python/pqsift/scan.py` wraps it with argument checking.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +17,7 @@ use parquet::file::metadata::ParquetMetaData;
 use crate::filter::BindOptions;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
+use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
 use crate::table::hive::HiveOptions;
@@ -26,6 +28,8 @@ use crate::table::source::{Table, TableFormat, TableOptions};
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
 pub(crate) struct PyScan {
     inner: Scan,
+    /// The storage options and the store metrics of the scan's planning.
+    storage: Storage,
     /// The last plan, for `explain` and `metrics`.
     last_plan: Mutex<Option<ScanPlan>>,
 }
@@ -37,7 +41,7 @@ impl PyScan {
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
                         metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
-                        timestamp=None, declared_schema=None, deletion_vector=None))]
+                        timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -60,7 +64,9 @@ impl PyScan {
         timestamp: Option<String>,
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
+        storage_options: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
+        let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
         let options = ScanOptions {
             statistics,
             bloom_filter,
@@ -75,6 +81,10 @@ impl PyScan {
         };
         let inner = py
             .detach(|| {
+                let sources = sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
+                let base_path = base_path.map(|b| Location::from_user(&b, &storage)).transpose()?;
+                let deletion_vector =
+                    deletion_vector.map(|(root, descriptor)| Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))).transpose()?;
                 let table = match (partition_values, declared_schema) {
                     // Files planned elsewhere (a Spark task), with their partition values and,
                     // for a Delta table, its declared schema and their deletion vector.
@@ -101,6 +111,7 @@ impl PyScan {
             .map_err(py_err(py))?;
         Ok(Self {
             inner,
+            storage,
             last_plan: Mutex::new(None),
         })
     }
@@ -108,7 +119,20 @@ impl PyScan {
     /// The files of the scan, as strings.
     #[getter]
     fn files(&self) -> Vec<String> {
-        self.inner.files().iter().map(|p| p.display().to_string()).collect()
+        self.inner.files().iter().map(|p| p.to_string()).collect()
+    }
+
+    /// Per file, `(size, entity tag, modification time in ns)` when known without a request
+    /// (a listing, a Delta log or a footer read gave it), for `_core.read`.
+    #[getter]
+    fn file_versions(&self) -> Vec<Option<(u64, Option<String>, i64)>> {
+        (0..self.inner.files().len())
+            .map(|position| {
+                let opened = self.inner.opened(position);
+                let location = opened.as_ref().map_or(&self.inner.files()[position], |o| &o.location);
+                location.known_version().map(|v| (v.size, v.e_tag.clone(), v.last_modified_ns))
+            })
+            .collect()
     }
 
     /// `"files"`, `"hive"` or `"delta"`.
@@ -136,7 +160,7 @@ impl PyScan {
     /// A Delta table's root directory, or None.
     #[getter]
     fn table_root(&self) -> Option<String> {
-        self.inner.table().delta.as_ref().map(|d| d.table_root.display().to_string())
+        self.inner.table().delta.as_ref().map(|d| d.table_root.to_string())
     }
 
     /// Per file, its Delta deletion vector descriptor as JSON (None: none, or not Delta).
@@ -252,6 +276,7 @@ impl PyScan {
                 }
             }
         }
+        super::stream::store_metrics(&dict, &self.storage)?;
         Ok(dict)
     }
 }

@@ -1,6 +1,7 @@
 //! Reading for Python: start a scan's stream over planned row groups, hand batches out one
 //! at a time (errors as pqsift exceptions) or as a whole Arrow C stream.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -20,6 +21,8 @@ use crate::reading::reader::{OpenFile, ReaderConfig, declared_output_schema, ope
 use crate::reading::row_group_reader::ReadOptions;
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
+use crate::storage::location::ObjectVersion;
+use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 
@@ -30,7 +33,18 @@ pub(crate) struct PyScanStream {
     schema: arrow::datatypes::SchemaRef,
     /// Reads the metrics even after the stream is handed off as an Arrow C stream.
     metrics: MetricsHandle,
+    /// The store metrics of the reads.
+    storage: Storage,
     exported: bool,
+}
+
+/// The store metrics of `storage` into `dict`: `requests`, `retries`, `bytes_requested`,
+/// `bytes_received`, `max_requests_in_flight`, `time_store_wait_s`.
+pub(crate) fn store_metrics(dict: &Bound<'_, PyDict>, storage: &Storage) -> PyResult<()> {
+    for (name, value) in storage.metrics().as_pairs() {
+        dict.set_item(name, value)?;
+    }
+    dict.set_item("time_store_wait_s", storage.metrics().wait_time().as_secs_f64())
 }
 
 /// One record batch, exported through `__arrow_c_array__` (as a struct array).
@@ -111,6 +125,7 @@ impl PyScanStream {
         out.set_item("cache_misses", metrics.cache_misses)?;
         out.set_item("time_predicates_s", metrics.predicate_time.as_secs_f64())?;
         out.set_item("time_projection_s", metrics.projection_time.as_secs_f64())?;
+        store_metrics(&out, &self.storage)?;
         Ok(out)
     }
 }
@@ -123,7 +138,8 @@ impl PyScanStream {
     pushdown_filters=true, reorder_filters=true, selection_policy="auto", selection_threshold=32,
     batch_size=8192, threads=None, limit=None, cache_bytes=64 << 20, spark_output=false,
     metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
-    declared_schema=None, table_name=None,
+    declared_schema=None, table_name=None, storage_options=None, file_versions=None,
+    coalesce_gap=crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -148,6 +164,9 @@ pub(crate) fn read(
     partition_values: Option<Vec<Vec<Option<String>>>>,
     declared_schema: Option<&str>,
     table_name: Option<&str>,
+    storage_options: Option<BTreeMap<String, String>>,
+    file_versions: Option<Vec<Option<(u64, Option<String>, i64)>>>,
+    coalesce_gap: u64,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -179,7 +198,7 @@ pub(crate) fn read(
         filter,
         bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
         // column_threads: the stream sets it from the threads it has left over.
-        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, ..ReadOptions::default() },
+        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, coalesce_gap, ..ReadOptions::default() },
         reorder_filters,
         threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,
@@ -188,17 +207,28 @@ pub(crate) fn read(
         partitions,
         declared,
     };
+    let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
-        let open_files: Vec<OpenFile> = files
-            .iter()
-            .map(|path| Ok(OpenFile { path: path.clone(), metadata: MetadataCache::global().load_with_hint(path, metadata_size_hint)? }))
+        let mut locations = files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
+        // Sizes and versions the planning learnt: the metadata cache answers without a request.
+        for (location, version) in locations.iter_mut().zip(file_versions.into_iter().flatten()) {
+            if let Some((size, e_tag, last_modified_ns)) = version {
+                *location = location.clone().with_version(ObjectVersion { size, e_tag, last_modified_ns });
+            }
+        }
+        let open_files: Vec<OpenFile> = locations
+            .into_iter()
+            .map(|location| {
+                let (metadata, location) = MetadataCache::global().load_versioned(&location, metadata_size_hint)?;
+                Ok(OpenFile { location, metadata })
+            })
             .collect::<crate::Result<_>>()?;
         for task in &tasks {
             let groups = open_files[task.file].metadata.num_row_groups();
             if task.row_group >= groups {
                 return Err(crate::PqsiftError::selection(format!(
                     "{}: row group {} of {groups}",
-                    open_files[task.file].path.display(),
+                    open_files[task.file].location,
                     task.row_group
                 )));
             }
@@ -212,5 +242,5 @@ pub(crate) fn read(
     });
     let (schema, stream) = opened.map_err(py_err(py))?;
     let metrics = stream.metrics_handle();
-    Ok(PyScanStream { stream: Some(stream), schema, metrics, exported: false })
+    Ok(PyScanStream { stream: Some(stream), schema, metrics, storage, exported: false })
 }

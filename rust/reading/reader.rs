@@ -2,7 +2,6 @@
 //! projection, build each file's row filter, and start the [`ScanStream`] over the row
 //! groups the access plan kept.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
@@ -11,7 +10,7 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
-use crate::format::io::CountingFile;
+use crate::storage::{FileSource, Location};
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::projection::{Projection, leaf_subsets, resolve_projection};
 use crate::reading::row_filter::RowFilter;
@@ -70,11 +69,11 @@ impl Default for ReaderConfig {
     }
 }
 
-/// A file to read: its path and parsed metadata (from the metadata cache).
+/// A file to read: its location and parsed metadata (from the metadata cache).
 #[derive(Debug, Clone)]
 pub struct OpenFile {
     /// The file.
-    pub path: PathBuf,
+    pub location: Location,
     /// Its footer and page index.
     pub metadata: Arc<ParquetMetaData>,
 }
@@ -158,7 +157,7 @@ impl FileLayout {
             false => Arc::clone(&projection.schema),
             true => {
                 let file_part = spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
-                let partition_part = spark_schema(&partitions.schema, &vec![false; partitions.schema.fields().len()], &file.path.display().to_string())?;
+                let partition_part = spark_schema(&partitions.schema, &vec![false; partitions.schema.fields().len()], &file.location.to_string())?;
                 let fields: Vec<_> = projection
                     .schema
                     .fields()
@@ -179,7 +178,7 @@ impl FileLayout {
         };
         let filter = match &config.filter {
             Some(filter) => specialise(filter, &table_schema, &from_partition, partitions, position, &config.bind)
-                .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.path.display())))?,
+                .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.location)))?,
             None => None,
         };
         let partition_row = Some(partitions.select(&[position])?);
@@ -192,7 +191,7 @@ impl FileLayout {
     /// name, or a constant of the file (partition value, null where the file lacks it).
     fn of_declared(file: &OpenFile, metadata: ArrowReaderMetadata, position: usize, config: &ReaderConfig, declared: &DeclaredSchema) -> Result<Self> {
         let file_schema = Arc::clone(metadata.schema());
-        let named = |e: PqsiftError| PqsiftError::filter(format!("{}: {e}", file.path.display()));
+        let named = |e: PqsiftError| PqsiftError::filter(format!("{}: {e}", file.location));
         let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
         let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
         let mut columns = Vec::with_capacity(projection.roots.len());
@@ -215,7 +214,7 @@ impl FileLayout {
         }
         let file_projection = Projection { roots, paths, schema: Arc::new(Schema::new(fields)) };
         let output_schema = match config.spark_output {
-            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], &file.path.display().to_string())?,
+            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], &file.location.to_string())?,
             false => Arc::clone(&projection.schema),
         };
         let filter = match &config.filter {
@@ -266,7 +265,7 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
             parquet_roots.get(r).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
         })
         .collect();
-    spark_schema(schema, &int96, &file.path.display().to_string())
+    spark_schema(schema, &int96, &file.location.to_string())
 }
 
 /// Starts reading `tasks` (row groups, in output order) of `files`.
@@ -292,7 +291,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
             None => first_file_part = Some(Arc::clone(&projection.schema)),
             Some(first) if first.fields() != projection.schema.fields() => {
                 return Err(PqsiftError::corrupt(
-                    &file.path,
+                    &file.location,
                     format!("its columns {} differ from the scan's first file {first}", projection.schema),
                 ));
             }
@@ -308,7 +307,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         let filter =
             RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
-        let reader = FileReader::new(CountingFile::open(&file.path)?, metadata, &filter, &config.bind)?;
+        let reader = FileReader::new(FileSource::open(&file.location)?, metadata, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {
             (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,
@@ -359,6 +358,6 @@ fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 
 fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.path, e))
+    ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.location, e))
 }
 

@@ -28,11 +28,12 @@ use parquet::basic::Type as PhysicalType;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
-use crate::format::io::CountingFile;
 use crate::format::metadata;
+use crate::format::page_headers::{check_column_chunk, check_pages, chunk_range};
 use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
+use crate::storage::FileSource;
 
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
 pub type LeafSubsets = BTreeMap<usize, Vec<usize>>;
@@ -51,11 +52,20 @@ pub struct ReadOptions {
     /// fewer row groups than threads: a single surviving row group should not leave the
     /// other cores idle).
     pub column_threads: usize,
+    /// From an object store, neighbouring byte ranges closer than this are fetched as one
+    /// request.
+    pub coalesce_gap: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { pushdown_filters: true, selection_policy: SelectionPolicy::default(), batch_size: 8192, column_threads: 1 }
+        Self {
+            pushdown_filters: true,
+            selection_policy: SelectionPolicy::default(),
+            batch_size: 8192,
+            column_threads: 1,
+            coalesce_gap: crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
+        }
     }
 }
 
@@ -97,28 +107,31 @@ impl ReadMetrics {
 /// its schema.
 #[derive(Debug)]
 pub struct FileReader {
-    file: CountingFile,
+    file: FileSource,
     metadata: ArrowReaderMetadata,
     key: Arc<str>,
     /// Per predicate (text order): the predicate bound to the schema of its roots.
     bound: Vec<BoundExpr>,
-    /// A second handle for page header checks, so that they stay out of `bytes_read`
-    /// (column data fetched).
-    probe: CountingFile,
+    /// A second handle for page header checks of local files, so that they stay out of
+    /// `bytes_read` (column data read).
+    probe: FileSource,
     /// Column chunks (row group, leaf) whose page headers have been checked.
     checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
 }
 
 impl FileReader {
     /// Opens a file for reading with `filter`'s predicates bound to its schema.
-    pub fn new(file: CountingFile, metadata: ArrowReaderMetadata, filter: &RowFilter, options: &BindOptions) -> Result<Self> {
-        let key: Arc<str> = Arc::from(file.path().display().to_string());
+    pub fn new(file: FileSource, metadata: ArrowReaderMetadata, filter: &RowFilter, options: &BindOptions) -> Result<Self> {
+        let key: Arc<str> = Arc::from(file.name());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
             let schema = project_schema(metadata.schema(), &predicate.roots);
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
-        let probe = CountingFile::open(file.path())?;
+        let probe = match &file {
+            FileSource::Local(local) => FileSource::Local(crate::format::io::CountingFile::open(local.path())?),
+            remote => remote.clone(),
+        };
         Ok(Self { file, metadata, key, bound, probe, checked: Default::default() })
     }
 
@@ -127,9 +140,9 @@ impl FileReader {
         self.metadata.schema()
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &std::path::Path {
-        self.file.path()
+    /// The file's path or URL.
+    pub fn name(&self) -> &str {
+        &self.key
     }
 
     /// Bytes read from the file so far.
@@ -343,7 +356,7 @@ impl FileReader {
                 .into_iter()
                 .map(|handle| {
                     handle.join().unwrap_or_else(|panic| {
-                        Err(PqsiftError::corrupt(self.file.path(), format!("row group {row_group}: {}", panic_message(&panic))))
+                        Err(PqsiftError::corrupt(self.name(), format!("row group {row_group}: {}", panic_message(&panic))))
                     })
                 })
                 .collect()
@@ -386,7 +399,7 @@ impl FileReader {
             })
             .collect();
         let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
-        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.file.path(), e);
+        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
         if !selection.selects_any() {
             // No row: the crate's reader, built over no row, still says the (pruned) types.
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
@@ -397,7 +410,6 @@ impl FileReader {
                 .map_err(corrupt)?;
             return Ok(RecordBatch::new_empty(reader.schema()));
         }
-        self.check_page_headers(row_group, &leaves)?;
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
         let variable_width =
             leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
@@ -408,11 +420,14 @@ impl FileReader {
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
-        let decoded = self.decode_runs(row_group, mask, decoder, decoder_selection.selected_count())?;
+        let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
+        let decoded = self
+            .decode_runs(&source, row_group, mask, decoder, decoder_selection.selected_count())
+            .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
             return Err(PqsiftError::corrupt(
-                self.file.path(),
+                self.name(),
                 format!(
                     "row group {row_group}: its pages hold {} of the {} rows to decode",
                     decoded.num_rows(),
@@ -426,7 +441,7 @@ impl FileReader {
         };
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
-                self.file.path(),
+                self.name(),
                 format!(
                     "row group {row_group} decoded {} rows where {} were selected",
                     decoded.num_rows(),
@@ -447,8 +462,8 @@ impl FileReader {
 impl FileReader {
     /// The crate's decoder over `row_group`'s leaves `mask`, through the runs `decoder`
     /// (`rows` selected), as one batch.
-    fn decode_runs(&self, row_group: usize, mask: ProjectionMask, decoder: Vec<CrateSelector>, rows: usize) -> Result<RecordBatch> {
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+    fn decode_runs(&self, source: &FileSource, row_group: usize, mask: ProjectionMask, decoder: Vec<CrateSelector>, rows: usize) -> Result<RecordBatch> {
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), self.metadata.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask)
             .with_row_selection(CrateSelection::from(decoder))
@@ -459,27 +474,64 @@ impl FileReader {
             // claim billions of rows.
             .with_batch_size(rows.clamp(1, MAX_DECODE_BATCH_ROWS))
             .build()
-            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
+            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
         let schema = reader.schema();
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| PqsiftError::decoding(self.file.path(), e))?;
+            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
         Ok(concat_batches(&schema, &batches)?)
     }
 
-    /// Checks the page headers of the chunks of `leaves` in `row_group` once, before the
-    /// crate allocates what they claim (see [`page_headers`](crate::format::page_headers)).
-    fn check_page_headers(&self, row_group: usize, leaves: &[usize]) -> Result<()> {
-        let unchecked: Vec<usize> = {
-            let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-            leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
-        };
+    /// The file to decode `leaves` of `row_group` for `selection` from, their page headers
+    /// checked (see [`page_headers`](crate::format::page_headers)) before the crate
+    /// allocates what they claim. A local file is read on demand and its chunks checked
+    /// once. From a store, the pages holding a selected row and their dictionary pages (a
+    /// chunk without offset index: all of it) are fetched first, in few concurrent
+    /// requests, and the headers of those pages checked in memory.
+    fn source_for(&self, row_group: usize, leaves: &[usize], selection: &RowSelection, options: &ReadOptions) -> Result<FileSource> {
         let chunks = self.metadata.metadata().row_group(row_group);
-        for leaf in unchecked {
-            crate::format::page_headers::check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
-            self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
+        if let FileSource::Local(_) = &self.file {
+            let unchecked: Vec<usize> = {
+                let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+                leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
+            };
+            for leaf in unchecked {
+                check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
+                self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
+            }
+            return Ok(self.file.clone());
         }
-        Ok(())
+        // Per leaf, the pages read (`None`: the whole chunk).
+        let mut pages: Vec<(usize, Option<Vec<std::ops::Range<u64>>>)> = Vec::with_capacity(leaves.len());
+        for &leaf in leaves {
+            let (start, _) = chunk_range(chunks.column(leaf));
+            let read = match metadata::page_locations(self.metadata.metadata(), row_group, leaf) {
+                Some(locations) if !locations.is_empty() => {
+                    let dictionary = (start < locations[0].offset).then(|| start..locations[0].offset);
+                    Some(selection.scan_ranges_with(&locations, dictionary, None)?)
+                }
+                _ => None,
+            };
+            pages.push((leaf, read));
+        }
+        let ranges: Vec<std::ops::Range<u64>> = pages
+            .iter()
+            .flat_map(|(leaf, read)| match read {
+                Some(read) => read.clone(),
+                None => {
+                    let (start, length) = chunk_range(chunks.column(*leaf));
+                    vec![start..start + length]
+                }
+            })
+            .collect();
+        let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
+        for (leaf, read) in &pages {
+            match read {
+                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read)?,
+                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group)?,
+            }
+        }
+        Ok(fetched)
     }
 }
 

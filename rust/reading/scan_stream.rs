@@ -185,11 +185,11 @@ impl Shared {
             )
         }));
         let (batch, metrics) = match outcome {
-            Ok(result) => result.map_err(|e| e.in_file(file.reader.path(), format!("row group {}", task.row_group)))?,
+            Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group)))?,
             Err(panic) => {
                 let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
                 return Err(PqsiftError::corrupt(
-                    file.reader.path(),
+                    file.reader.name(),
                     format!("row group {}: the decoder failed: {message}", task.row_group),
                 ));
             }

@@ -25,19 +25,19 @@
 //! hexadecimal floating-point text (`0x1p3`) as numbers; these are strings here.
 //!
 //! ```
-//! use std::path::PathBuf;
 //! use arrow::array::AsArray;
 //! use arrow::datatypes::{DataType, Int32Type};
+//! use pqsift::storage::{Location, Storage};
 //! use pqsift::table::hive::{discover_partitions, HiveOptions};
-//! let root = PathBuf::from("/data/events");
+//! // The same for a local directory.
+//! let root = Location::parse("s3://bucket/data/events", &Storage::default()).unwrap();
 //! let files = [root.join("day=02/kind=a%2Fb/part-0.parquet"), root.join("day=3/kind=__HIVE_DEFAULT_PARTITION__/part-0.parquet")];
-//! let partitions = discover_partitions(&root, &[&root], &files, &HiveOptions::default()).unwrap().unwrap();
+//! let partitions = discover_partitions("events", &[root], &files, &HiveOptions::default()).unwrap().unwrap();
 //! assert_eq!(partitions.schema.field(0).data_type(), &DataType::Int32);
 //! assert_eq!(partitions.values.column(0).as_primitive::<Int32Type>().values(), &[2, 3]);
 //! assert_eq!(partitions.values.column(1).as_string::<i32>().iter().collect::<Vec<_>>(), [Some("a/b"), None]);
 //! ```
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray};
@@ -46,6 +46,7 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
 use crate::filter::{BindOptions, local_to_utc, parse_time_zone};
 
 /// The name Hive and Spark give the directory of a null partition value.
@@ -124,16 +125,17 @@ impl PartitionType {
 /// under one of them): `Ok(None)` when no file has a `key=value` directory. Errors when
 /// files disagree on the partition columns (names or depth), naming two such files.
 pub fn discover_partitions(
-    table: &Path,
-    bases: &[&Path],
-    files: &[PathBuf],
+    table: &str,
+    bases: &[Location],
+    files: &[Location],
     options: &HiveOptions,
 ) -> Result<Option<PartitionValues>> {
     let mut specs: Vec<Vec<(String, String)>> = Vec::with_capacity(files.len());
     for file in files {
-        let base = bases.iter().filter(|b| file.starts_with(b)).max_by_key(|b| b.components().count());
-        specs.push(match base {
-            Some(base) => parse_partition_path(base, file),
+        // The deepest base above the file: its parts below it.
+        let relative = bases.iter().filter_map(|base| file.components_below(base)).min_by_key(Vec::len);
+        specs.push(match relative {
+            Some(relative) => parse_partition_path(relative),
             None => Vec::new(),
         });
     }
@@ -149,9 +151,9 @@ pub fn discover_partitions(
                 table,
                 format!(
                     "conflicting partition directories: {} has partition columns [{}] but {} has [{}]",
-                    files[0].display(),
+                    files[0],
                     names(first),
-                    file.display(),
+                    file,
                     names(spec)
                 ),
             ));
@@ -174,14 +176,12 @@ pub fn discover_partitions(
     PartitionValues::new(Arc::new(Schema::new(fields)), columns).map(Some)
 }
 
-/// The `(column, raw value)` pairs of the directories between `base` and `file`, outermost
+/// The `(column, raw value)` pairs of the directories of `relative` (a file's path parts
+/// below its base), outermost
 /// first, with Spark's walk: up from the file's directory, stopping at a name without `=`
 /// once some were found. Names are unescaped; values are kept raw.
-fn parse_partition_path(base: &Path, file: &Path) -> Vec<(String, String)> {
-    let Ok(relative) = file.strip_prefix(base) else {
-        return Vec::new();
-    };
-    let mut directories: Vec<String> = relative.components().map(|c| c.as_os_str().to_string_lossy().to_string()).collect();
+fn parse_partition_path(relative: Vec<String>) -> Vec<(String, String)> {
+    let mut directories = relative;
     directories.pop(); // the file's own name
     let mut found = Vec::new();
     for name in directories.iter().rev() {
@@ -510,8 +510,8 @@ mod tests {
 
     #[test]
     fn partition_paths_follow_sparks_walk() {
-        let base = Path::new("/t");
-        let spec = |f: &str| parse_partition_path(base, Path::new(f));
+        let base = Location::from(std::path::Path::new("/t"));
+        let spec = |f: &str| parse_partition_path(Location::from(std::path::Path::new(f)).components_below(&base).unwrap());
         assert_eq!(spec("/t/a=1/b=x%3Dy/f.parquet"), [("a".into(), "1".into()), ("b".into(), "x%3Dy".into())]);
         assert_eq!(spec("/t/x/a=1/f.parquet"), [("a".into(), "1".into())]);
         assert_eq!(spec("/t/a=1/x/f.parquet"), [("a".into(), "1".into())]);
@@ -522,25 +522,27 @@ mod tests {
 
     #[test]
     fn conflicting_directories_are_an_error() {
-        let base = PathBuf::from("/t");
+        let base = Location::from(std::path::Path::new("/t"));
+        let bases = [base.clone()];
         let files = [base.join("a=1/f.parquet"), base.join("b=1/f.parquet")];
-        let error = discover_partitions(&base, &[&base], &files, &HiveOptions::default()).unwrap_err();
+        let error = discover_partitions("/t", &bases, &files, &HiveOptions::default()).unwrap_err();
         assert!(matches!(error, PqsiftError::Table { .. }) && error.to_string().contains("conflicting partition directories"), "{error}");
         let files = [base.join("a=1/f.parquet"), base.join("f.parquet")];
-        assert!(discover_partitions(&base, &[&base], &files, &HiveOptions::default()).is_err());
+        assert!(discover_partitions("/t", &bases, &files, &HiveOptions::default()).is_err());
         let files = [base.join("a=/f.parquet")];
-        let error = discover_partitions(&base, &[&base], &files, &HiveOptions::default()).unwrap_err();
+        let error = discover_partitions("/t", &bases, &files, &HiveOptions::default()).unwrap_err();
         assert!(error.to_string().contains("empty value"), "{error}");
     }
 
     #[test]
     fn names_match_case_insensitively_and_keep_the_first_spelling() {
-        let base = PathBuf::from("/t");
+        let base = Location::from(std::path::Path::new("/t"));
+        let bases = [base.clone()];
         let files = [base.join("Day=1/f.parquet"), base.join("day=2/f.parquet")];
-        let partitions = discover_partitions(&base, &[&base], &files, &HiveOptions::default()).unwrap().unwrap();
+        let partitions = discover_partitions("/t", &bases, &files, &HiveOptions::default()).unwrap().unwrap();
         assert_eq!(partitions.schema.field(0).name(), "Day");
         assert_eq!(partitions.values.column(0).as_primitive::<arrow::datatypes::Int32Type>().values(), &[1, 2]);
         let strict = HiveOptions { case_sensitive: true, ..HiveOptions::default() };
-        assert!(discover_partitions(&base, &[&base], &files, &strict).is_err());
+        assert!(discover_partitions("/t", &bases, &files, &strict).is_err());
     }
 }

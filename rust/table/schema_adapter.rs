@@ -42,7 +42,6 @@
 //! assert_eq!(physical_filter.to_string(), "`col-1` > 5");
 //! ```
 
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
@@ -89,7 +88,7 @@ impl DeclaredSchema {
     /// The schema of a Delta `schemaString` (of the table `table`, named in errors), every
     /// field nullable: a file written before a column or struct field was added holds
     /// nulls for it whatever the schema says now (Spark reads files as nullable too).
-    pub fn from_delta(table: &Path, schema_string: &str, mode: ColumnMappingMode) -> Result<Self> {
+    pub fn from_delta(table: &str, schema_string: &str, mode: ColumnMappingMode) -> Result<Self> {
         let schema = parse_schema(table, schema_string)?;
         let fields: Vec<Field> = schema.fields().iter().map(|f| nullable_field(f)).collect();
         let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
@@ -103,7 +102,7 @@ impl DeclaredSchema {
     /// use pqsift::table::delta::schema::ColumnMappingMode;
     /// use pqsift::table::schema_adapter::DeclaredSchema;
     /// let text = r#"{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}"#;
-    /// let declared = DeclaredSchema::from_delta(std::path::Path::new("t"), text, ColumnMappingMode::None).unwrap();
+    /// let declared = DeclaredSchema::from_delta("t", text, ColumnMappingMode::None).unwrap();
     /// assert_eq!(DeclaredSchema::from_text("t", &declared.to_text()).unwrap(), declared);
     /// ```
     pub fn to_text(&self) -> String {
@@ -117,7 +116,6 @@ impl DeclaredSchema {
 
     /// The schema [`DeclaredSchema::to_text`] wrote, for the table `table`.
     pub fn from_text(table: &str, text: &str) -> Result<Self> {
-        let table = Path::new(table);
         let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
         let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
         Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)

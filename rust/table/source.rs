@@ -16,7 +16,6 @@
 //! assert_eq!(from_partition, [None, Some(0), Some(1)]);
 //! ```
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
@@ -28,6 +27,8 @@ use super::listing::list_data_files;
 use super::partition_values::PartitionValues;
 use super::schema_adapter::DeclaredSchema;
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{Entry, stat_table};
 
 /// How sources become a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,7 @@ pub struct TableOptions {
     /// Infer partition column types (else all strings).
     pub infer_partition_types: bool,
     /// Spark's `basePath`: partition directories are those below it.
-    pub base_path: Option<PathBuf>,
+    pub base_path: Option<Location>,
     /// Which snapshot of a Delta table to read (`None`: the latest). Given for a source
     /// that is not a Delta table, an error.
     pub snapshot: Option<SnapshotSpec>,
@@ -68,7 +69,7 @@ pub struct Table {
     /// What the sources are.
     pub format: TableFormat,
     /// Data files, in scan order.
-    pub files: Vec<PathBuf>,
+    pub files: Vec<Location>,
     /// One row per file; `None` without partition columns.
     pub partitions: Option<PartitionValues>,
     /// The schema the table declares (a Delta table's), which its files' columns are
@@ -80,14 +81,14 @@ pub struct Table {
 
 impl Table {
     /// A table of plain files.
-    pub fn of_files(files: Vec<PathBuf>) -> Self {
-        let name = files.first().map(|f| f.display().to_string()).unwrap_or_default();
+    pub fn of_files(files: Vec<Location>) -> Self {
+        let name = files.first().map(|f| f.to_string()).unwrap_or_default();
         Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
     }
 
     /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
     /// driver): one row of `partitions` per file.
-    pub fn with_partitions(files: Vec<PathBuf>, partitions: PartitionValues) -> Result<Self> {
+    pub fn with_partitions(files: Vec<Location>, partitions: PartitionValues) -> Result<Self> {
         if partitions.len() != files.len() {
             return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
         }
@@ -103,12 +104,20 @@ impl Table {
     /// [`super::listing`]) and, with `options.partitioning`, their `key=value`
     /// directories become partition columns (see [`super::hive`]). The base of a directory
     /// is itself, of a file its directory, unless `options.base_path` is given.
-    pub fn resolve(sources: &[PathBuf], options: &TableOptions, hive: &HiveOptions) -> Result<Self> {
+    pub fn resolve(sources: &[Location], options: &TableOptions, hive: &HiveOptions) -> Result<Self> {
         let mut files = Vec::new();
-        let mut bases: Vec<PathBuf> = Vec::new();
+        let mut bases: Vec<Location> = Vec::new();
         for source in sources {
-            let metadata = std::fs::metadata(source).map_err(|e| PqsiftError::io(source, e))?;
-            if metadata.is_dir() && source.join("_delta_log").is_dir() {
+            let (entry, has_delta_log) = stat_table(source, Some("_delta_log"))?;
+            let (is_dir, known) = match entry {
+                Some(Entry::Directory) => (true, None),
+                Some(Entry::File(version)) => (false, Some(version)),
+                None if source.is_remote() => {
+                    return Err(PqsiftError::Storage { url: source.to_string(), reason: "no such object or prefix".into(), not_found: true });
+                }
+                None => return Err(PqsiftError::io(&source.to_string(), "No such file or directory (os error 2)")),
+            };
+            if has_delta_log {
                 if sources.len() != 1 {
                     return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
                 }
@@ -120,28 +129,31 @@ impl Table {
             let base = match &options.base_path {
                 Some(base) => {
                     if !source.starts_with(base) {
-                        return Err(PqsiftError::table(source, format!("base_path {} is not a parent of it", base.display())));
+                        return Err(PqsiftError::table(source, format!("base_path {base} is not a parent of it")));
                     }
                     base.clone()
                 }
-                None if metadata.is_dir() => source.clone(),
-                None => source.parent().map(Path::to_path_buf).unwrap_or_default(),
+                None if is_dir => source.clone(),
+                None => source.parent().unwrap_or_else(|| Location::Local(Default::default())),
             };
-            if metadata.is_dir() {
+            if is_dir {
                 files.extend(list_data_files(source)?);
             } else {
-                files.push(source.clone());
+                // The size a store's `HEAD` just gave: opening the file needs no other.
+                files.push(match known {
+                    Some(version) if source.is_remote() => source.clone().with_version(version),
+                    _ => source.clone(),
+                });
             }
             if !bases.contains(&base) {
                 bases.push(base);
             }
         }
-        let name = sources.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(", ");
+        let name = sources.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
         let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None, declared: None, delta: None };
         if options.partitioning {
-            let base_refs: Vec<&Path> = bases.iter().map(PathBuf::as_path).collect();
             let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };
-            if let Some(partitions) = discover_partitions(Path::new(&name), &base_refs, &table.files, &hive)? {
+            if let Some(partitions) = discover_partitions(&name, &bases, &table.files, &hive)? {
                 table.format = TableFormat::Hive;
                 table.partitions = Some(partitions);
             }

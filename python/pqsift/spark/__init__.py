@@ -79,7 +79,7 @@ def arrow_schema(
     if not table.files and declared.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
     first = (table.files[0], table._core.partition_values[0]) if table.files else None
-    return _arrow_schema_of(first, columns, case_sensitive, table.partition_schema, declared)
+    return _arrow_schema_of(first, columns, case_sensitive, table.partition_schema, declared, table_options.get("storage_options"))
 
 
 def _arrow_schema_of(
@@ -88,6 +88,7 @@ def _arrow_schema_of(
     case_sensitive: bool,
     partition_schema: list[tuple[str, str]],
     table: TableContext,
+    storage_options: dict[str, str] | None = None,
 ) -> pa.Schema:
     """The output schema of ``columns``: a Delta table's from its declared schema, other
     tables' from ``first`` (a file and its partition values)."""
@@ -103,6 +104,7 @@ def _arrow_schema_of(
         partition_values=values,
         declared_schema=table.declared_schema,
         table_name=table.table_name,
+        storage_options=storage_options,
     )
     return pa.schema(stream)
 
@@ -190,6 +192,8 @@ def read(
     read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
     unless ``session_time_zone`` / ``case_sensitive`` are given. ``options`` are those of
     :func:`pqsift.scan`; ``threads`` is per task (default 1: Spark runs a task per core).
+    ``source`` may be an object store URL (``s3://bucket/events/``) read with
+    ``storage_options``: the tasks read the store themselves, no Hadoop connector needed.
     A corrupt file fails the job with its path in the message, or with
     ``ignore_corrupt_files=True`` is skipped and listed in ``metrics``.
     """
@@ -212,7 +216,8 @@ def read(
     if not plan.files and plan.table.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
     first = (plan.files[0], plan.partition_values[0]) if plan.files else None
-    struct = _struct_type(_arrow_schema_of(first, column_list, options["case_sensitive"], plan.partition_schema, plan.table))
+    schema_of = _arrow_schema_of(first, column_list, options["case_sensitive"], plan.partition_schema, plan.table, options.get("storage_options"))
+    struct = _struct_type(schema_of)
     if metrics is not None:
         metrics.planning = dict(plan.metrics)
         metrics.tasks = len(plan.tasks)

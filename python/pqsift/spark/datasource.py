@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import math
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -109,6 +110,7 @@ def _literal(value: Any) -> str | None:
 
 # Options that decide the table's schema (partition discovery, name matching).
 _TABLE_OPTIONS = (
+    "storage_options",
     "partitioning",
     "partition_type_inference",
     "base_path",
@@ -128,9 +130,16 @@ _PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output", "partition_value
 _OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes")
 
 
+# Prefix of options passed to the object store one by one: ``storage.aws_endpoint``.
+_STORAGE_PREFIX = "storage."
+
+
 def _option_name(key: str) -> str:
     """Spark option keys are case-insensitive: ``sessionTimeZone``, ``session_time_zone``
-    and ``sessiontimezone`` all name ``session_time_zone``."""
+    and ``sessiontimezone`` all name ``session_time_zone``; ``storage.KEY`` is kept (an
+    object store option)."""
+    if key.lower().startswith(_STORAGE_PREFIX):
+        return key.lower()
     wanted = key.lower().replace("_", "")
     if wanted in _ALIASES:
         return _ALIASES[wanted]
@@ -149,8 +158,19 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
     """pqsift.scan options from the data source's string options."""
     known = {**_OPTIONS, **_READ_OPTIONS}
     out: dict[str, Any] = {}
+    storage: dict[str, str] = {}
     for name, text in settings.items():
         if name in _OWN_OPTIONS:
+            continue
+        if name.startswith(_STORAGE_PREFIX):
+            storage[name[len(_STORAGE_PREFIX) :]] = text
+            continue
+        if name == "storage_options":
+            # A JSON object of option names to values.
+            parsed = json.loads(text)
+            if not isinstance(parsed, dict):
+                raise ValueError("pqsift data source: option 'storage_options' must be a JSON object")
+            storage.update({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()})
             continue
         if name in _PLANNER_OPTIONS:
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
@@ -161,6 +181,8 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
             out[name] = int(text)
         else:
             out[name] = text
+    if storage:
+        out["storage_options"] = storage
     return out
 
 
@@ -234,8 +256,6 @@ def _path_of(settings: dict[str, str]) -> str | list[str]:
     if "path" in settings:
         return settings["path"]
     if "paths" in settings:
-        import json
-
         return list(json.loads(settings["paths"]))
     raise ValueError("pqsift data source: give a path, e.g. spark.read.format('pqsift').load(path)")
 

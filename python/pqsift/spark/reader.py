@@ -9,7 +9,6 @@ process-wide metadata cache serves later tasks on the same files; each task read
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -198,8 +197,9 @@ def _read_row(
     elif row.get("range_start") is not None or row.get("range_length") is not None:
         start = int(row.get("range_start") or 0)
         length = row.get("range_length")
-        # No length: to the end of the file.
-        options["file_range"] = (start, int(length) if length is not None else max(os.path.getsize(path) - start, 0))
+        # No length: to the end of the file (a length past any file's end; no size is
+        # asked of the file, which may be in an object store).
+        options["file_range"] = (start, int(length) if length is not None else 1 << 62)
     task_scan = None
     try:
         task_scan = scan(path, columns, filter, **options)

@@ -16,11 +16,10 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::checkpoint::read_add_actions;
-//! let (adds, metrics) = read_add_actions(std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet")).unwrap();
+//! let (adds, metrics) = read_add_actions(&std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet").into()).unwrap();
 //! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
 //! ```
 
-use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 
@@ -29,6 +28,8 @@ use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{Entry, read_all, stat};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanOptions};
@@ -91,13 +92,13 @@ pub struct CheckpointActions {
     /// Its `metaData`, if it holds one.
     pub metadata: Option<Metadata>,
     /// Sidecar files read.
-    pub sidecars: Vec<PathBuf>,
+    pub sidecars: Vec<Location>,
     /// What the Parquet reads pruned and decoded.
     pub metrics: CheckpointReadMetrics,
 }
 
 /// Reads `checkpoint` of the table at `table_root`: its adds, protocol and metadata.
-pub fn read_checkpoint(table_root: &Path, checkpoint: &Checkpoint) -> Result<CheckpointActions> {
+pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result<CheckpointActions> {
     let mut out = CheckpointActions::default();
     let mut sidecars = Vec::new();
     for part in &checkpoint.parts {
@@ -122,13 +123,13 @@ pub fn read_checkpoint(table_root: &Path, checkpoint: &Checkpoint) -> Result<Che
     let sidecar_dir = table_root.join("_delta_log").join("_sidecars");
     for sidecar in sidecars {
         let path = resolve_path(&sidecar_dir, &sidecar.path)?;
-        if !path.is_file() {
+        if !matches!(stat(&path)?, Some(Entry::File(_))) {
             return Err(PqsiftError::table(
                 table_root,
-                format!("sidecar {} of the checkpoint at version {} is missing", path.display(), checkpoint.version),
+                format!("sidecar {path} of the checkpoint at version {} is missing", checkpoint.version),
             ));
         }
-        if path.extension().is_some_and(|e| e == "json") {
+        if path.file_name().is_some_and(|name| name.ends_with(".json")) {
             let mut nested = Vec::new();
             let mut actions = CheckpointActions::default();
             read_json_checkpoint(&path, &mut actions, &mut nested)?;
@@ -144,8 +145,9 @@ pub fn read_checkpoint(table_root: &Path, checkpoint: &Checkpoint) -> Result<Che
 }
 
 /// The actions of a JSON checkpoint (or JSON sidecar) that replay needs.
-fn read_json_checkpoint(path: &Path, out: &mut CheckpointActions, sidecars: &mut Vec<Sidecar>) -> Result<()> {
-    let text = std::fs::read_to_string(path).map_err(|e| PqsiftError::io(path, e))?;
+fn read_json_checkpoint(path: &Location, out: &mut CheckpointActions, sidecars: &mut Vec<Sidecar>) -> Result<()> {
+    let bytes = read_all(path)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(path, format!("not UTF-8 text: {e}")))?;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -170,7 +172,7 @@ fn read_json_checkpoint(path: &Path, out: &mut CheckpointActions, sidecars: &mut
 
 /// The `add` rows of the Parquet checkpoint file `path`, read through pqsift's scan (the
 /// `add` column only, `add.path IS NOT NULL` pushed down), and what the read pruned.
-pub fn read_add_actions(path: &Path) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
+pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
     let opened = OpenedFile::open(path)?;
     let mut metrics = CheckpointReadMetrics { files: 1, ..Default::default() };
     if opened.schema.field_with_name("add").is_err() {
@@ -217,7 +219,7 @@ struct OtherActions {
 
 /// Reads the `protocol`, `metaData` and `sidecar` columns of `path` (those it has), only
 /// the rows where one of them is set.
-fn read_other_actions(path: &Path) -> Result<OtherActions> {
+fn read_other_actions(path: &Location) -> Result<OtherActions> {
     let opened = OpenedFile::open(path)?;
     let candidates =
         [("protocol", "protocol.minReaderVersion"), ("metaData", "metaData.id"), ("sidecar", "sidecar.path")];
@@ -259,11 +261,11 @@ pub(crate) struct ReadCounts {
 /// Plans and reads `columns` of `path` where `filter` holds, with pqsift's scan: the plan's
 /// surviving row groups (with their page selections) become the stream's tasks.
 pub(crate) fn scan_columns(
-    path: &Path,
+    path: &Location,
     columns: Vec<String>,
     filter: &str,
 ) -> Result<(Vec<RecordBatch>, crate::planning::metrics::PruningMetrics, ReadCounts)> {
-    let scan = Scan::new(vec![path.to_path_buf()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
+    let scan = Scan::new(vec![path.clone()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
     let plan = scan.plan()?;
     let mut tasks = Vec::new();
     for (position, file) in plan.files.iter().enumerate() {
@@ -277,7 +279,7 @@ pub(crate) fn scan_columns(
         }
     }
     let opened = scan.open(0)?;
-    let files = vec![OpenFile { path: path.to_path_buf(), metadata: opened.metadata.clone() }];
+    let files = vec![OpenFile { location: opened.location.clone(), metadata: opened.metadata.clone() }];
     let config = ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
     let mut stream = open_stream(&files, tasks, &config)?;
     let mut batches = Vec::new();
@@ -290,7 +292,7 @@ pub(crate) fn scan_columns(
 }
 
 /// The number of rows of a Parquet file, from its footer.
-pub fn parquet_row_count(path: &Path) -> Result<u64> {
+pub fn parquet_row_count(path: &Location) -> Result<u64> {
     let opened = OpenedFile::open(path)?;
     Ok(opened.metadata.file_metadata().num_rows().max(0) as u64)
 }

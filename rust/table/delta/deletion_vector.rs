@@ -15,16 +15,16 @@
 //! let dv = DeletionVectorDescriptor {
 //!     storage_type: "i".into(), path_or_inline_dv: inline, offset: None, size_in_bytes: 0, cardinality: 2,
 //! };
-//! assert_eq!(dv.load(std::path::Path::new("/table")).unwrap(), vec![3, 5]);
+//! assert_eq!(dv.load(&std::path::Path::new("/table").into()).unwrap(), vec![3, 5]);
 //! ```
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
 
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{read_range, size_of};
 
 /// The magic number of the portable RoaringBitmap serialization.
 const PORTABLE_MAGIC: u32 = 1_681_511_377;
@@ -40,8 +40,8 @@ const ENCODED_UUID_LEN: usize = 20;
 ///     r#"{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":1,"sizeInBytes":36,"cardinality":2}"#).unwrap();
 /// assert_eq!(dv.unique_id(), "uab^-aqEH.-t@S}K{vb[*k^@1");
 /// assert_eq!(
-///     dv.absolute_path(std::path::Path::new("/t")).unwrap().unwrap(),
-///     std::path::Path::new("/t/ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"),
+///     dv.absolute_path(&std::path::Path::new("/t").into()).unwrap().unwrap().to_string(),
+///     "/t/ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin",
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -73,7 +73,7 @@ impl DeletionVectorDescriptor {
 
     /// The file holding this DV (`None` for an inline one). A `p` path is a `file:` URI or
     /// a plain absolute path; other schemes are not readable here.
-    pub fn absolute_path(&self, table_root: &Path) -> Result<Option<PathBuf>> {
+    pub fn absolute_path(&self, table_root: &Location) -> Result<Option<Location>> {
         match self.storage_type.as_str() {
             "i" => Ok(None),
             "u" => {
@@ -86,8 +86,8 @@ impl DeletionVectorDescriptor {
                 let uuid: [u8; 16] =
                     uuid.try_into().map_err(|_| self.corrupt(table_root, "its UUID does not decode to 16 bytes"))?;
                 let name = format!("deletion_vector_{}.bin", format_uuid(&uuid));
-                let relative = if prefix.is_empty() { PathBuf::from(name) } else { Path::new(prefix).join(name) };
-                Ok(Some(table_root.join(relative)))
+                let relative = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+                Ok(Some(table_root.join(&relative)))
             }
             "p" => super::paths::resolve_path(table_root, &self.path_or_inline_dv).map(Some),
             other => Err(PqsiftError::unsupported(table_root, format!("deletion vector storage type {other:?}"))),
@@ -95,12 +95,12 @@ impl DeletionVectorDescriptor {
     }
 
     /// The deleted row indexes, ascending, checked against [`Self::cardinality`].
-    pub fn load(&self, table_root: &Path) -> Result<Vec<u64>> {
+    pub fn load(&self, table_root: &Location) -> Result<Vec<u64>> {
         Ok(self.load_treemap(table_root)?.into_iter().collect())
     }
 
     /// The deleted row indexes as a treemap, checked against [`Self::cardinality`].
-    pub fn load_treemap(&self, table_root: &Path) -> Result<RoaringTreemap> {
+    pub fn load_treemap(&self, table_root: &Location) -> Result<RoaringTreemap> {
         let treemap = match self.absolute_path(table_root)? {
             None => {
                 let bytes = z85::decode(&self.path_or_inline_dv)
@@ -120,7 +120,7 @@ impl DeletionVectorDescriptor {
         Ok(treemap)
     }
 
-    fn corrupt(&self, table_root: &Path, reason: impl std::fmt::Display) -> PqsiftError {
+    fn corrupt(&self, table_root: &Location, reason: impl std::fmt::Display) -> PqsiftError {
         PqsiftError::corrupt_delta(table_root, format!("deletion vector {}: {reason}", self.unique_id()))
     }
 }
@@ -136,26 +136,22 @@ fn parse_bitmap(bytes: &[u8]) -> std::result::Result<RoaringTreemap, String> {
 }
 
 /// Reads the DV at `offset` of `path`: size, bitmap, CRC.
-fn read_from_file(path: &Path, offset: Option<i32>, size_in_bytes: i32) -> Result<RoaringTreemap> {
-    let mut file = std::fs::File::open(path).map_err(|e| PqsiftError::io(path, e))?;
-    let length = file.metadata().map_err(|e| PqsiftError::io(path, e))?.len();
+fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> Result<RoaringTreemap> {
+    let length = size_of(path)?;
     let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
     let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
-    let mut version = [0u8; 1];
-    file.read_exact(&mut version).map_err(|e| PqsiftError::io(path, e))?;
-    if version[0] != 1 {
-        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
-    }
-    // 4 bytes of size, the bitmap, 4 bytes of CRC.
-    if offset.checked_add(size).and_then(|end| end.checked_add(8)).is_none_or(|end| end > length) {
+    // 4 bytes of size, the bitmap, 4 bytes of CRC, after the format version byte.
+    if length == 0 || offset.checked_add(size).and_then(|end| end.checked_add(8)).is_none_or(|end| end > length) {
         return Err(PqsiftError::corrupt_delta(
             path,
             format!("a deletion vector of {size} bytes at offset {offset} does not fit in the file's {length} bytes"),
         ));
     }
-    file.seek(SeekFrom::Start(offset)).map_err(|e| PqsiftError::io(path, e))?;
-    let mut buffer = vec![0u8; size as usize + 8];
-    file.read_exact(&mut buffer).map_err(|e| PqsiftError::io(path, e))?;
+    let version = read_range(path, 0..1)?;
+    if version[0] != 1 {
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
+    }
+    let buffer = read_range(path, offset..offset + size + 8)?;
     let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
     if stored_size != size {
         return Err(PqsiftError::corrupt_delta(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));

@@ -9,19 +9,21 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::{log_replay::replay, log_segment::{LogListing, VersionSpec}};
-//! let listing = LogListing::list(std::path::Path::new("/data/t")).unwrap();
+//! let listing = LogListing::list(&std::path::Path::new("/data/t").into()).unwrap();
 //! let replayed = replay(&listing.segment(VersionSpec::Latest).unwrap()).unwrap();
 //! println!("{} active files", replayed.files.len());
 //! ```
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use super::actions::{Action, Add, CommitInfo, Metadata, Protocol};
 use super::checkpoint::{CheckpointReadMetrics, read_checkpoint};
 use super::log_segment::LogSegment;
 use super::paths::resolve_path;
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::location::ObjectVersion;
+use crate::storage::source::read_many;
 
 /// Counts of one replay.
 ///
@@ -58,8 +60,9 @@ pub struct LogReplayMetrics {
 /// An active file: its `add` and its resolved path.
 #[derive(Debug, Clone)]
 pub struct ActiveFile {
-    /// The absolute, decoded path.
-    pub path: PathBuf,
+    /// The absolute, decoded location, with the size and time the `add` gives (so that
+    /// opening it in a store needs no request).
+    pub path: Location,
     /// The `add` action.
     pub add: Add,
 }
@@ -83,13 +86,16 @@ pub struct Replayed {
 pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     let root = &segment.table_root;
     let mut metrics = LogReplayMetrics { last_checkpoint_hint_used: segment.hint_used.is_some(), ..Default::default() };
-    let mut seen: HashSet<(PathBuf, Option<String>)> = HashSet::new();
+    let mut seen: HashSet<(Location, Option<String>)> = HashSet::new();
     let mut files = Vec::new();
     let mut protocol = None;
     let mut metadata = None;
     let mut latest_commit_info = None;
-    for (index, commit) in segment.commits.iter().rev().enumerate() {
-        let text = std::fs::read_to_string(&commit.path).map_err(|e| PqsiftError::io(&commit.path, e))?;
+    // From a store, the commits are fetched at once.
+    let commit_paths: Vec<Location> = segment.commits.iter().rev().map(|c| c.path.clone()).collect();
+    let texts = read_many(&commit_paths)?;
+    for (index, (commit, bytes)) in segment.commits.iter().rev().zip(texts).enumerate() {
+        let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}")))?;
         metrics.commits_read += 1;
         let mut actions = Vec::new();
         for (number, line) in text.lines().enumerate() {
@@ -117,7 +123,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
             }
             if let Some(add) = action.add {
                 metrics.commit_adds += 1;
-                let path = resolve_path(root, &add.path)?;
+                let path = located(root, &add)?;
                 let key = (path.clone(), add.deletion_vector.as_ref().map(|dv| dv.unique_id()));
                 if seen.insert(key) {
                     files.push(ActiveFile { path, add });
@@ -141,7 +147,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
             metadata = actions.metadata;
         }
         for add in actions.adds {
-            let path = resolve_path(root, &add.path)?;
+            let path = located(root, &add)?;
             let key = (path.clone(), add.deletion_vector.as_ref().map(|dv| dv.unique_id()));
             if seen.contains(&key) {
                 metrics.adds_superseded += 1;
@@ -152,4 +158,14 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     }
     metrics.active_files = files.len() as u64;
     Ok(Replayed { protocol, metadata, files, latest_commit_info, metrics })
+}
+
+/// The location of `add`'s file, with its size and modification time.
+fn located(root: &Location, add: &Add) -> Result<Location> {
+    let version = ObjectVersion {
+        size: u64::try_from(add.size).unwrap_or(0),
+        e_tag: None,
+        last_modified_ns: add.modification_time.saturating_mul(1_000_000),
+    };
+    Ok(resolve_path(root, &add.path)?.with_version(version))
 }

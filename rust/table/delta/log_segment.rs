@@ -14,19 +14,19 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::log_segment::{LogListing, VersionSpec};
-//! let listing = LogListing::list(std::path::Path::new("/data/events")).unwrap();
+//! let listing = LogListing::list(&std::path::Path::new("/data/events").into()).unwrap();
 //! let segment = listing.segment(VersionSpec::Latest).unwrap();
 //! println!("version {} from checkpoint {:?} and {} commits",
 //!     segment.version, segment.checkpoint.as_ref().map(|c| c.version), segment.commits.len());
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde_json::Value;
 
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{list_files, read_all};
 
 /// What a file of `_delta_log/` is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub enum LogFileKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogFile {
     /// Its path.
-    pub path: PathBuf,
+    pub path: Location,
     /// The version of its name.
     pub version: u64,
     /// What it is.
@@ -67,7 +67,7 @@ pub struct LogFile {
 impl LogFile {
     /// `true` for a JSON file (commits, JSON v2 checkpoints).
     pub fn is_json(&self) -> bool {
-        self.path.extension().is_some_and(|e| e == "json")
+        self.path.file_name().is_some_and(|name| name.ends_with(".json"))
     }
 }
 
@@ -109,9 +109,9 @@ pub enum VersionSpec {
 #[derive(Debug, Clone)]
 pub struct LogListing {
     /// The table root.
-    pub table_root: PathBuf,
+    pub table_root: Location,
     /// `table_root/_delta_log`.
-    pub log_dir: PathBuf,
+    pub log_dir: Location,
     /// Commits by version.
     pub commits: BTreeMap<u64, LogFile>,
     /// Complete checkpoints by version (one per version: v2, else multi-part, else classic).
@@ -124,7 +124,7 @@ pub struct LogListing {
 #[derive(Debug, Clone)]
 pub struct LogSegment {
     /// The table root.
-    pub table_root: PathBuf,
+    pub table_root: Location,
     /// The version.
     pub version: u64,
     /// The newest complete checkpoint at or before it, if any.
@@ -138,29 +138,26 @@ pub struct LogSegment {
 
 impl LogListing {
     /// Lists `table_root/_delta_log`. Errors when it is not a directory (not a Delta table).
-    pub fn list(table_root: &Path) -> Result<Self> {
+    pub fn list(table_root: &Location) -> Result<Self> {
         let log_dir = table_root.join("_delta_log");
-        if !log_dir.is_dir() {
+        if log_dir.as_local().is_some_and(|dir| !dir.is_dir()) {
             return Err(PqsiftError::table(table_root, "no _delta_log directory: not a Delta table"));
         }
-        let entries = std::fs::read_dir(&log_dir).map_err(|e| PqsiftError::io(&log_dir, e))?;
+        let entries = list_files(&log_dir)?;
+        if entries.is_empty() && log_dir.is_remote() {
+            return Err(PqsiftError::table(table_root, "no _delta_log directory: not a Delta table"));
+        }
         let mut commits = BTreeMap::new();
         let mut checkpoint_files: BTreeMap<u64, Vec<LogFile>> = BTreeMap::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| PqsiftError::io(&log_dir, e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let Some((version, kind)) = parse_name(name) else { continue };
-            let metadata = entry.metadata().map_err(|e| PqsiftError::io(&entry.path(), e))?;
-            if !metadata.is_file() {
-                continue;
+        let mut hint_file = None;
+        for (path, version_info) in entries {
+            let Some(name) = path.file_name() else { continue };
+            if name == "_last_checkpoint" {
+                hint_file = Some(path.clone());
             }
-            let modified_ms = metadata
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            let file = LogFile { path: entry.path(), version, kind, size: metadata.len(), modified_ms };
+            let Some((version, kind)) = parse_name(&name) else { continue };
+            let modified_ms = version_info.last_modified_ns / 1_000_000;
+            let file = LogFile { path, version, kind, size: version_info.size, modified_ms };
             match file.kind {
                 LogFileKind::Commit => {
                     commits.insert(version, file);
@@ -173,8 +170,9 @@ impl LogListing {
             .into_iter()
             .filter_map(|(version, files)| complete_checkpoint(version, files).map(|c| (version, c)))
             .collect();
-        let hint = read_hint(&log_dir.join("_last_checkpoint"));
-        Ok(Self { table_root: table_root.to_path_buf(), log_dir, commits, checkpoints, hint })
+        // Read only when listed: a store answers a missing object with an error after retries.
+        let hint = hint_file.as_ref().and_then(read_hint);
+        Ok(Self { table_root: table_root.clone(), log_dir, commits, checkpoints, hint })
     }
 
     /// The newest version the log holds (a commit's or a checkpoint's).
@@ -298,8 +296,9 @@ fn complete_checkpoint(version: u64, mut files: Vec<LogFile>) -> Option<Checkpoi
 }
 
 /// `_last_checkpoint`, leniently: anything unreadable is no hint.
-fn read_hint(path: &Path) -> Option<LastCheckpointHint> {
-    let text = std::fs::read_to_string(path).ok()?;
+fn read_hint(path: &Location) -> Option<LastCheckpointHint> {
+    let bytes = read_all(path).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
     let value: Value = serde_json::from_str(text.trim()).ok()?;
     let version = value.get("version")?.as_u64()?;
     let parts = value.get("parts").and_then(Value::as_u64);

@@ -23,10 +23,11 @@
 //!   schema, deletion vectors as row selections.
 //!
 //! ```no_run
+//! use pqsift::storage::Location;
 //! use pqsift::table::delta::{is_delta_table, load_snapshot, SnapshotSpec};
-//! let root = std::path::Path::new("/data/events");
-//! if is_delta_table(root) {
-//!     let snapshot = load_snapshot(root, SnapshotSpec::Version(3)).unwrap();
+//! let root = Location::from(std::path::Path::new("/data/events"));
+//! if is_delta_table(&root) {
+//!     let snapshot = load_snapshot(&root, SnapshotSpec::Version(3)).unwrap();
 //!     assert_eq!(snapshot.version, 3);
 //! }
 //! ```

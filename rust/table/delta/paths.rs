@@ -1,29 +1,34 @@
 //! File paths in the log: `add.path`, `remove.path`, sidecar paths and `p` deletion vector
 //! paths are URIs — relative to a directory (percent-encoded: a partition value with a
 //! space is `a=x%2520y/...` in the log for the directory `a=x%20y`), or absolute (`file:/x`,
-//! `file:///x`, or a bare `/x`). All resolve to one absolute, lexically normalised,
-//! percent-decoded local path, so that the same file written two ways is one key in log
-//! replay.
+//! `file:///x`, or a bare `/x`; in a table in an object store, `s3://bucket/x`). All
+//! resolve to one absolute, lexically normalised, percent-decoded location, so that the
+//! same file written two ways is one key in log replay.
 //!
 //! ```
 //! use std::path::Path;
+//! use pqsift::storage::{Location, Storage};
 //! use pqsift::table::delta::paths::resolve_path;
-//! let root = Path::new("/t");
-//! assert_eq!(resolve_path(root, "a=x%2520y/p%20q.parquet").unwrap(), Path::new("/t/a=x%20y/p q.parquet"));
-//! assert_eq!(resolve_path(root, "file:///x/y%23z").unwrap(), Path::new("/x/y#z"));
-//! assert_eq!(resolve_path(root, "file:/x/y").unwrap(), resolve_path(root, "/x/y").unwrap());
-//! assert!(resolve_path(root, "s3://bucket/key").is_err());
+//! let root = Location::from(Path::new("/t"));
+//! assert_eq!(resolve_path(&root, "a=x%2520y/p%20q.parquet").unwrap(), Location::from(Path::new("/t/a=x%20y/p q.parquet")));
+//! assert_eq!(resolve_path(&root, "file:///x/y%23z").unwrap(), Location::from(Path::new("/x/y#z")));
+//! assert_eq!(resolve_path(&root, "file:/x/y").unwrap(), resolve_path(&root, "/x/y").unwrap());
+//! assert!(resolve_path(&root, "s3://bucket/key").is_err()); // a local table's files are local
+//! let remote = Location::parse("s3://bucket/t", &Storage::default()).unwrap();
+//! assert_eq!(resolve_path(&remote, "a=1/../b%20c.parquet").unwrap().to_string(), "s3://bucket/t/b c.parquet");
+//! assert_eq!(resolve_path(&remote, "s3://bucket/other/f.parquet").unwrap().to_string(), "s3://bucket/other/f.parquet");
 //! ```
 
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
 
-/// `uri` (from the log) as an absolute local path; relative ones against `base`.
+/// `uri` (from the log) as an absolute location; relative ones against `base`.
 ///
-/// Errors ([`PqsiftError::Unsupported`]) on a URI scheme other than `file` (object stores are
-/// not read here), and on a path that does not decode to UTF-8.
-pub fn resolve_path(base: &Path, uri: &str) -> Result<PathBuf> {
+/// Errors ([`PqsiftError::Unsupported`]) on a URI scheme other than `file` in a local
+/// table, and on a path that does not decode to UTF-8.
+pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
     let (is_absolute, rest) = match split_scheme(uri) {
         Some(("file", rest)) => {
             // file:/x, file:///x, file://localhost/x
@@ -37,15 +42,38 @@ pub fn resolve_path(base: &Path, uri: &str) -> Result<PathBuf> {
             (true, rest)
         }
         Some((scheme, _)) => {
-            return Err(PqsiftError::unsupported(base, format!("{scheme}: URIs (only local files are read): {uri}")));
+            return match base {
+                Location::Object(object) => Location::parse(uri, object.storage()),
+                Location::Local(_) => {
+                    Err(PqsiftError::unsupported(base, format!("{scheme}: URIs in a local table (its files are local): {uri}")))
+                }
+            };
         }
         None => (uri.starts_with('/'), uri),
     };
     let decoded = percent_encoding::percent_decode_str(rest)
         .decode_utf8()
         .map_err(|e| PqsiftError::corrupt_delta(base, format!("path {uri:?} does not decode to UTF-8: {e}")))?;
-    let joined = if is_absolute { PathBuf::from(decoded.as_ref()) } else { base.join(decoded.as_ref()) };
-    Ok(normalise(&joined))
+    match base {
+        Location::Local(base) => {
+            let joined = if is_absolute { PathBuf::from(decoded.as_ref()) } else { base.join(decoded.as_ref()) };
+            Ok(Location::Local(normalise(&joined)))
+        }
+        Location::Object(_) if is_absolute => {
+            Err(PqsiftError::unsupported(base, format!("a local path in a table in an object store: {uri}")))
+        }
+        Location::Object(_) => {
+            let mut out = base.clone();
+            for part in decoded.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => out = out.parent().unwrap_or(out),
+                    part => out = out.join(part),
+                }
+            }
+            Ok(out)
+        }
+    }
 }
 
 /// `scheme:rest` when `uri` starts with a URI scheme (two or more characters, so that a

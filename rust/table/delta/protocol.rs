@@ -9,18 +9,16 @@
 //! by mistake are ignored (they do not change what a reader sees).
 //!
 //! ```
-//! use std::path::Path;
 //! use pqsift::table::delta::actions::Protocol;
 //! use pqsift::table::delta::protocol::check_protocol;
 //! let p = Protocol { min_reader_version: 3, min_writer_version: 7,
 //!     reader_features: Some(vec!["deletionVectors".into()]), writer_features: None };
-//! assert!(check_protocol(Path::new("/t"), &p).unwrap().deletion_vectors);
+//! assert!(check_protocol("/t", &p).unwrap().deletion_vectors);
 //! let p = Protocol { reader_features: Some(vec!["variantType".into()]), ..p };
-//! let error = check_protocol(Path::new("/t"), &p).unwrap_err().to_string();
+//! let error = check_protocol("/t", &p).unwrap_err().to_string();
 //! assert!(error.contains("variantType") && error.contains("/t"), "{error}");
 //! ```
 
-use std::path::Path;
 
 use super::actions::Protocol;
 use crate::error::{PqsiftError, Result};
@@ -65,7 +63,7 @@ const WRITER_ONLY_FEATURES: &[&str] = &[
 /// ```
 /// use pqsift::table::delta::{actions::Protocol, protocol::check_protocol};
 /// let p = Protocol { min_reader_version: 2, min_writer_version: 5, reader_features: None, writer_features: None };
-/// let features = check_protocol(std::path::Path::new("/t"), &p).unwrap();
+/// let features = check_protocol("/t", &p).unwrap();
 /// assert!(features.column_mapping && !features.deletion_vectors);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,7 +81,7 @@ pub struct ReaderFeatures {
 }
 
 /// Checks `protocol` of the table at `table`: an error names the table and what is missing.
-pub fn check_protocol(table: &Path, protocol: &Protocol) -> Result<ReaderFeatures> {
+pub fn check_protocol(table: &str, protocol: &Protocol) -> Result<ReaderFeatures> {
     let version = protocol.min_reader_version;
     if !(1..=MAX_READER_VERSION).contains(&version) {
         return Err(PqsiftError::unsupported(

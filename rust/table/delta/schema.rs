@@ -13,7 +13,7 @@
 //! ```
 //! use arrow::datatypes::{DataType, TimeUnit};
 //! use pqsift::table::delta::schema::parse_schema;
-//! let schema = parse_schema(std::path::Path::new("/t"), r#"{"type":"struct","fields":[
+//! let schema = parse_schema("/t", r#"{"type":"struct","fields":[
 //!     {"name":"ts","type":"timestamp","nullable":true,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-1"}},
 //!     {"name":"d","type":"decimal(10,2)","nullable":false,"metadata":{}}]}"#).unwrap();
 //! assert_eq!(schema.field(0).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
@@ -24,7 +24,6 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -45,8 +44,8 @@ pub const COLUMN_MAPPING_MODE_KEY: &str = "delta.columnMapping.mode";
 /// use std::collections::BTreeMap;
 /// use pqsift::table::delta::schema::ColumnMappingMode;
 /// let config = BTreeMap::from([("delta.columnMapping.mode".to_string(), "name".to_string())]);
-/// assert_eq!(ColumnMappingMode::from_configuration(std::path::Path::new("/t"), &config).unwrap(), ColumnMappingMode::Name);
-/// assert_eq!(ColumnMappingMode::from_configuration(std::path::Path::new("/t"), &BTreeMap::new()).unwrap(), ColumnMappingMode::None);
+/// assert_eq!(ColumnMappingMode::from_configuration("/t", &config).unwrap(), ColumnMappingMode::Name);
+/// assert_eq!(ColumnMappingMode::from_configuration("/t", &BTreeMap::new()).unwrap(), ColumnMappingMode::None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColumnMappingMode {
@@ -61,7 +60,7 @@ pub enum ColumnMappingMode {
 
 impl ColumnMappingMode {
     /// The mode set in a table's configuration (`none` when absent).
-    pub fn from_configuration(table: &Path, configuration: &BTreeMap<String, String>) -> Result<Self> {
+    pub fn from_configuration(table: &str, configuration: &BTreeMap<String, String>) -> Result<Self> {
         match configuration.get(COLUMN_MAPPING_MODE_KEY).map(|m| m.to_ascii_lowercase()).as_deref() {
             None | Some("none") => Ok(Self::None),
             Some("name") => Ok(Self::Name),
@@ -75,7 +74,7 @@ impl ColumnMappingMode {
 ///
 /// An empty `schema_string` (a `metaData` without one, as in some of Delta's log-only test
 /// tables) is a schema of no columns.
-pub fn parse_schema(table: &Path, schema_string: &str) -> Result<SchemaRef> {
+pub fn parse_schema(table: &str, schema_string: &str) -> Result<SchemaRef> {
     if schema_string.trim().is_empty() {
         return Ok(Arc::new(Schema::empty()));
     }
@@ -109,7 +108,7 @@ pub fn physical_name(field: &Field, mode: ColumnMappingMode) -> &str {
 /// Deepest nesting accepted (a bound on recursion over untrusted input).
 const MAX_DEPTH: usize = 64;
 
-fn parse_type(table: &Path, value: &Value, depth: usize) -> Result<DataType> {
+fn parse_type(table: &str, value: &Value, depth: usize) -> Result<DataType> {
     if depth > MAX_DEPTH {
         return Err(PqsiftError::table(table, "metaData.schemaString nests too deeply"));
     }
@@ -145,7 +144,7 @@ fn parse_type(table: &Path, value: &Value, depth: usize) -> Result<DataType> {
     }
 }
 
-fn parse_field(table: &Path, value: &Value, depth: usize) -> Result<Field> {
+fn parse_field(table: &str, value: &Value, depth: usize) -> Result<Field> {
     let bad = |what: &str| PqsiftError::table(table, format!("metaData.schemaString: {what}"));
     let name = value.get("name").and_then(Value::as_str).ok_or_else(|| bad("a field without a name"))?;
     let data_type = parse_type(table, value.get("type").ok_or_else(|| bad(&format!("field {name:?} has no type")))?, depth)?;
@@ -166,7 +165,7 @@ fn parse_field(table: &Path, value: &Value, depth: usize) -> Result<Field> {
     Ok(Field::new(name, data_type, nullable).with_metadata(metadata))
 }
 
-fn primitive(table: &Path, name: &str) -> Result<DataType> {
+fn primitive(table: &str, name: &str) -> Result<DataType> {
     Ok(match name {
         "string" => DataType::Utf8,
         "long" => DataType::Int64,

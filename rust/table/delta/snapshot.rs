@@ -4,17 +4,15 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::{load_snapshot, SnapshotSpec};
-//! let snapshot = load_snapshot(std::path::Path::new("/data/events"), SnapshotSpec::Latest).unwrap();
+//! let snapshot = load_snapshot(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest).unwrap();
 //! println!("version {}: {} files, schema {}", snapshot.version, snapshot.files.len(), snapshot.schema);
 //! for file in &snapshot.files {
 //!     let rows = file.stats.parse().and_then(|s| s.num_records);
-//!     println!("{} ({rows:?} rows, {:?})", file.path.display(), file.partition_values);
+//!     println!("{} ({rows:?} rows, {:?})", file.path, file.partition_values);
 //! }
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 
 use arrow::datatypes::SchemaRef;
 use serde_json::Value;
@@ -26,6 +24,8 @@ use super::log_segment::{LogListing, VersionSpec};
 use super::protocol::{ReaderFeatures, check_protocol};
 use super::schema::{ColumnMappingMode, parse_schema};
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{Entry, read_many, stat};
 
 /// Which snapshot to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,8 +120,8 @@ impl LogStats {
 /// An active data file of a snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeltaFile {
-    /// Absolute, percent-decoded path.
-    pub path: PathBuf,
+    /// Absolute, percent-decoded location.
+    pub path: Location,
     /// Size in bytes.
     pub size: i64,
     /// Partition values as in the log (physical names under column mapping; `None` = null).
@@ -138,7 +138,7 @@ pub struct DeltaFile {
 #[derive(Debug, Clone)]
 pub struct DeltaSnapshot {
     /// The table's root directory.
-    pub table_root: PathBuf,
+    pub table_root: Location,
     /// The version.
     pub version: u64,
     /// The protocol in force.
@@ -169,10 +169,10 @@ impl DeltaSnapshot {
 /// `true` when `root` has a `_delta_log` directory.
 ///
 /// ```
-/// assert!(!pqsift::table::delta::is_delta_table(std::path::Path::new("/nonexistent")));
+/// assert!(!pqsift::table::delta::is_delta_table(&std::path::Path::new("/nonexistent").into()));
 /// ```
-pub fn is_delta_table(root: &Path) -> bool {
-    root.join("_delta_log").is_dir()
+pub fn is_delta_table(root: &Location) -> bool {
+    matches!(stat(&root.join("_delta_log")), Ok(Some(Entry::Directory)))
 }
 
 /// Loads the snapshot `spec` of the table at `root`.
@@ -181,7 +181,7 @@ pub fn is_delta_table(root: &Path) -> bool {
 /// or cannot be rebuilt (commits missing), or the log has no protocol or no metadata;
 /// [`PqsiftError::Unsupported`] for a reader version or feature this reader does not
 /// implement; [`PqsiftError::Corrupt`] / [`PqsiftError::Io`] for unreadable log files.
-pub fn load_snapshot(root: &Path, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
+pub fn load_snapshot(root: &Location, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
     let listing = LogListing::list(root)?;
     let version = match spec {
         SnapshotSpec::Latest => VersionSpec::Latest,
@@ -196,9 +196,10 @@ pub fn load_snapshot(root: &Path, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
     let metadata = replayed
         .metadata
         .ok_or_else(|| PqsiftError::table(root, format!("no metaData action in the log up to version {}", segment.version)))?;
-    let reader_features = check_protocol(root, &protocol)?;
-    let schema = parse_schema(root, &metadata.schema_string)?;
-    let column_mapping_mode = ColumnMappingMode::from_configuration(root, &metadata.configuration)?;
+    let name = root.to_string();
+    let reader_features = check_protocol(&name, &protocol)?;
+    let schema = parse_schema(&name, &metadata.schema_string)?;
+    let column_mapping_mode = ColumnMappingMode::from_configuration(&name, &metadata.configuration)?;
     for column in &metadata.partition_columns {
         if !schema.fields().iter().any(|f| f.name().eq_ignore_ascii_case(column)) {
             return Err(PqsiftError::table(root, format!("partition column {column:?} is not in the schema")));
@@ -221,7 +222,7 @@ pub fn load_snapshot(root: &Path, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
         })
         .collect();
     Ok(DeltaSnapshot {
-        table_root: root.to_path_buf(),
+        table_root: root.clone(),
         version: segment.version,
         protocol,
         reader_features,
@@ -239,8 +240,11 @@ fn version_at(listing: &LogListing, ms: i64) -> Result<u64> {
     let root = &listing.table_root;
     let mut best = None;
     let mut previous: Option<i64> = None;
-    for (&version, commit) in &listing.commits {
-        let time = match commit_timestamp(&commit.path)? {
+    // From a store, the commits are fetched at once.
+    let paths: Vec<Location> = listing.commits.values().map(|c| c.path.clone()).collect();
+    let texts = read_many(&paths)?;
+    for ((&version, commit), text) in listing.commits.iter().zip(texts) {
+        let time = match commit_timestamp(&text) {
             Some(ict) => ict,
             // File times are made increasing, as Delta does for clocks that went back.
             None => previous.map_or(commit.modified_ms, |p| commit.modified_ms.max(p + 1)),
@@ -260,16 +264,15 @@ fn version_at(listing: &LogListing, ms: i64) -> Result<u64> {
 }
 
 /// `commitInfo.inCommitTimestamp` of a commit (its first action, when in-commit timestamps
-/// are enabled), read from the first lines only.
-fn commit_timestamp(path: &Path) -> Result<Option<i64>> {
-    let file = std::fs::File::open(path).map_err(|e| PqsiftError::io(path, e))?;
-    for line in BufReader::new(file).lines().take(4) {
-        let line = line.map_err(|e| PqsiftError::io(path, e))?;
-        if let Ok(action) = Action::parse_line(&line)
+/// are enabled), looked for in the first lines only.
+fn commit_timestamp(text: &[u8]) -> Option<i64> {
+    for line in text.split(|&b| b == b'\n').take(4) {
+        if let Ok(line) = std::str::from_utf8(line)
+            && let Ok(action) = Action::parse_line(line)
             && let Some(info) = action.commit_info
         {
-            return Ok(info.in_commit_timestamp());
+            return info.in_commit_timestamp();
         }
     }
-    Ok(None)
+    None
 }

@@ -5,12 +5,11 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::{SnapshotSpec, table::open_delta_table};
-//! let table = open_delta_table(std::path::Path::new("/data/events"), SnapshotSpec::Latest, "UTC").unwrap();
+//! let table = open_delta_table(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, "UTC").unwrap();
 //! let delta = table.delta.as_ref().unwrap();
 //! println!("version {}: {} files, {} rows deleted", delta.version, table.files.len(), delta.deleted_rows());
 //! ```
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, StringArray, TimestampMicrosecondArray, new_null_array};
@@ -20,6 +19,7 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use super::log_replay::LogReplayMetrics;
 use super::snapshot::{DeltaFile, DeltaSnapshot, SnapshotSpec, load_snapshot};
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
 use crate::table::partition_values::PartitionValues;
@@ -30,7 +30,7 @@ use crate::table::source::{Table, TableFormat};
 #[derive(Debug, Clone)]
 pub struct DeltaTable {
     /// The table's root directory.
-    pub table_root: PathBuf,
+    pub table_root: Location,
     /// The snapshot's version.
     pub version: u64,
     /// Per file of the table (same order): its `add` entry.
@@ -62,7 +62,7 @@ impl DeltaTable {
             let path = &self.files[position].path;
             return Err(PqsiftError::table(
                 &self.table_root,
-                format!("the deletion vector of {} deletes row {max}, but the file has {total} rows", path.display()),
+                format!("the deletion vector of {} deletes row {max}, but the file has {total} rows", path),
             ));
         }
         let mut selections = Vec::with_capacity(row_group_rows.len());
@@ -117,7 +117,7 @@ impl DeltaTable {
         let c = &r.checkpoint_read;
         let mut text = format!(
             "delta table {} at version {}: {} active file(s), {} commit(s) replayed",
-            self.table_root.display(),
+            self.table_root,
             self.version,
             r.active_files,
             r.commits_read
@@ -155,7 +155,7 @@ impl DeltaTable {
 /// partition values) read with the declared schema of
 /// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
 /// (the table's root, the log's descriptor as JSON).
-pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(PathBuf, String)>) -> Result<Table> {
+pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(Location, String)>) -> Result<Table> {
     table.declared = Some(Arc::new(DeclaredSchema::from_text(&table.name, declared_schema)?));
     table.format = TableFormat::Delta;
     if let Some((table_root, descriptor)) = deletion_vector {
@@ -180,13 +180,13 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
 /// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`]. Timestamp
 /// partition values written without a zone are wall clocks in `session_time_zone`, as
 /// Spark reads them.
-pub fn open_delta_table(root: &Path, spec: SnapshotSpec, session_time_zone: &str) -> Result<Table> {
+pub fn open_delta_table(root: &Location, spec: SnapshotSpec, session_time_zone: &str) -> Result<Table> {
     let snapshot = load_snapshot(root, spec)?;
     if snapshot.metadata.schema_string.trim().is_empty() {
         return Err(PqsiftError::table(root, format!("the metaData of version {} has no schemaString: the table's columns are unknown", snapshot.version)));
     }
     let partitions = partition_values(&snapshot, session_time_zone)?;
-    let declared = DeclaredSchema::from_delta(root, &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
+    let declared = DeclaredSchema::from_delta(&root.to_string(), &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
     let string_prefix_length = snapshot
         .metadata
         .configuration
@@ -194,13 +194,13 @@ pub fn open_delta_table(root: &Path, spec: SnapshotSpec, session_time_zone: &str
         .and_then(|v| v.parse().ok())
         .unwrap_or(32);
     Ok(Table {
-        name: root.display().to_string(),
+        name: root.to_string(),
         format: TableFormat::Delta,
         files: snapshot.files.iter().map(|f| f.path.clone()).collect(),
         partitions,
         declared: Some(Arc::new(declared)),
         delta: Some(Arc::new(DeltaTable {
-            table_root: root.to_path_buf(),
+            table_root: root.clone(),
             version: snapshot.version,
             files: snapshot.files,
             replay: snapshot.metrics,
@@ -312,14 +312,14 @@ mod tests {
         ))
         .unwrap();
         let file = DeltaFile {
-            path: PathBuf::from("/t/f.parquet"),
+            path: Location::from(std::path::Path::new("/t/f.parquet")),
             size: 1,
             partition_values: Default::default(),
             stats: Default::default(),
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
-        let table = DeltaTable { table_root: PathBuf::from("/t"), version: 0, files: vec![file], replay: Default::default(), string_prefix_length: 32 };
+        let table = DeltaTable { table_root: Location::from(std::path::Path::new("/t")), version: 0, files: vec![file], replay: Default::default(), string_prefix_length: 32 };
         let kept = table.kept_rows(0, &[5, 5]).unwrap().unwrap();
         assert_eq!(kept[0].to_bools(), [false, true, true, true, false]);
         assert_eq!(kept[1].to_bools(), [false, true, true, true, false]);

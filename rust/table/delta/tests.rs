@@ -16,6 +16,17 @@ use super::log_segment::{LogListing, LogSegment, VersionSpec};
 use super::*;
 use crate::error::PqsiftError;
 use crate::format::opener::OpenedFile;
+use crate::storage::Location;
+
+/// `path` as a location (the test tables are local).
+fn local(path: &Path) -> Location {
+    Location::from(path)
+}
+
+/// The local path of a location of the test tables.
+fn path_of(location: &Location) -> &Path {
+    location.as_local().expect("a local path")
+}
 
 fn testing_root() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/delta-testing");
@@ -126,17 +137,17 @@ fn parquet_files(dir: &Path) -> Vec<PathBuf> {
 fn snapshot_rows(snapshot: &DeltaSnapshot) -> Result<u64, String> {
     let mut rows = 0u64;
     for file in &snapshot.files {
-        let written = if file.path.is_file() {
+        let written = if path_of(&file.path).is_file() {
             parquet_row_count(&file.path).map_err(|e| e.to_string())?
         } else {
             let records = file.stats.parse().and_then(|s| s.num_records);
-            records.ok_or_else(|| format!("{} is absent and has no numRecords", file.path.display()))? as u64
+            records.ok_or_else(|| format!("{} is absent and has no numRecords", file.path))? as u64
         };
         let deleted = match &file.deletion_vector {
             Some(dv) => {
                 let indexes = dv.load(&snapshot.table_root).map_err(|e| e.to_string())?;
                 if indexes.last().is_some_and(|&last| last >= written) {
-                    return Err(format!("{}: deleted row {} past its {written} rows", file.path.display(), indexes.last().unwrap()));
+                    return Err(format!("{}: deleted row {} past its {written} rows", file.path, indexes.last().unwrap()));
                 }
                 indexes.len() as u64
             }
@@ -169,14 +180,14 @@ fn every_golden_table_loads_or_fails_as_documented() {
     let (mut compared, mut order_differs) = (0, Vec::new());
     for (name, table, expected) in &tables {
         let leaf = name.rsplit('/').next().unwrap();
-        let result = load_snapshot(table, SnapshotSpec::Latest);
+        let result = load_snapshot(&local(&table), SnapshotSpec::Latest);
         if let Err(failure) = check_outcome(name, &result, expectation(leaf)) {
             failures.push(failure);
             continue;
         }
         let (Ok(snapshot), Some(expected)) = (result, expected) else { continue };
         let expected_files = parquet_files(expected);
-        let expected_rows: u64 = expected_files.iter().map(|f| parquet_row_count(f).unwrap()).sum();
+        let expected_rows: u64 = expected_files.iter().map(|f| parquet_row_count(&local(f)).unwrap()).sum();
         match snapshot_rows(&snapshot) {
             Ok(rows) if rows == expected_rows => {}
             Ok(rows) => failures.push(format!("{name}: {rows} rows, {expected_rows} expected")),
@@ -184,7 +195,7 @@ fn every_golden_table_loads_or_fails_as_documented() {
         }
         let columns: Vec<String> = snapshot.schema.fields().iter().map(|f| f.name().clone()).collect();
         let expected_columns: Vec<String> =
-            OpenedFile::open(&expected_files[0]).unwrap().schema.fields().iter().map(|f| f.name().clone()).collect();
+            OpenedFile::open(&local(&expected_files[0])).unwrap().schema.fields().iter().map(|f| f.name().clone()).collect();
         let set = |c: &[String]| c.iter().map(|s| s.to_lowercase()).collect::<BTreeSet<_>>();
         if set(&columns) != set(&expected_columns) {
             failures.push(format!("{name}: columns {columns:?}, expected {expected_columns:?}"));
@@ -205,7 +216,7 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
     assert!(tables.len() >= 35, "{} kernel tables", tables.len());
     let mut failures = Vec::new();
     for (name, table) in &tables {
-        let result = load_snapshot(table, SnapshotSpec::Latest);
+        let result = load_snapshot(&local(&table), SnapshotSpec::Latest);
         if let Err(failure) = check_outcome(name, &result, expectation(name)) {
             failures.push(failure);
             continue;
@@ -217,7 +228,7 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
             }
             // Two of the kernel's tables are logs without their data files.
             let log_only = ["app-txn-with-last-updated", "with_checkpoint_no_last_checkpoint"].contains(&name.as_str());
-            if !log_only && snapshot.files.iter().any(|f| !f.path.is_file()) {
+            if !log_only && snapshot.files.iter().any(|f| !path_of(&f.path).is_file()) {
                 failures.push(format!("{name}: an active file is missing"));
             }
         }
@@ -229,31 +240,31 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
 fn structural_golden_tables() {
     let Some(root) = testing_root() else { return };
     let golden = root.join("golden");
-    let checkpoint = load_snapshot(&golden.join("checkpoint/delta"), SnapshotSpec::Latest).unwrap();
+    let checkpoint = load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest).unwrap();
     assert_eq!(checkpoint.version, 14);
     assert_eq!(checkpoint.metrics.checkpoint_version, Some(10));
     assert_eq!(checkpoint.metrics.commits_read, 4);
     assert!(checkpoint.metrics.last_checkpoint_hint_used);
     for name in ["normal-a", "normal-b", "special-a", "special-b"] {
-        let snapshot = load_snapshot(&golden.join(format!("canonicalized-paths-{name}/delta")), SnapshotSpec::Latest).unwrap();
+        let snapshot = load_snapshot(&local(&golden.join(format!("canonicalized-paths-{name}/delta"))), SnapshotSpec::Latest).unwrap();
         assert_eq!((snapshot.version, snapshot.files.len()), (1, 0), "canonicalized-paths-{name}");
-        let before = load_snapshot(&golden.join(format!("canonicalized-paths-{name}/delta")), SnapshotSpec::Version(0)).unwrap();
+        let before = load_snapshot(&local(&golden.join(format!("canonicalized-paths-{name}/delta"))), SnapshotSpec::Version(0)).unwrap();
         assert_eq!(before.files.len(), 1, "canonicalized-paths-{name} at version 0");
     }
     // Escaped characters: `bar%2Dbar` in the log is `bar-bar` on disk.
-    let listing = LogListing::list(&golden.join("data-reader-absolute-paths-escaped-chars/delta")).unwrap();
+    let listing = LogListing::list(&local(&golden.join("data-reader-absolute-paths-escaped-chars/delta"))).unwrap();
     let escaped = replay(&listing.segment(VersionSpec::Latest).unwrap()).unwrap();
     assert!(escaped.metadata.is_none());
-    assert!(escaped.files.iter().any(|f| f.path.ends_with("bar-bar.snappy.parquet")), "{:?}", escaped.files);
+    assert!(escaped.files.iter().any(|f| path_of(&f.path).ends_with("bar-bar.snappy.parquet")), "{:?}", escaped.files);
     // The last-checkpoint hint is corrupt: the listing still finds the checkpoint.
-    let corrupt = load_snapshot(&golden.join("corrupted-last-checkpoint-kernel/delta"), SnapshotSpec::Latest).unwrap();
+    let corrupt = load_snapshot(&local(&golden.join("corrupted-last-checkpoint-kernel/delta")), SnapshotSpec::Latest).unwrap();
     assert_eq!((corrupt.version, corrupt.metrics.checkpoint_version), (11, Some(10)));
     // Protocol and metadata come from the newest commit that has them.
-    let latest = load_snapshot(&golden.join("log-replay-latest-metadata-protocol/delta"), SnapshotSpec::Latest).unwrap();
+    let latest = load_snapshot(&local(&golden.join("log-replay-latest-metadata-protocol/delta")), SnapshotSpec::Latest).unwrap();
     assert_eq!(latest.protocol.min_reader_version, 3);
-    let multi = load_snapshot(&golden.join("multi-part-checkpoint/delta"), SnapshotSpec::Latest).unwrap();
+    let multi = load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest).unwrap();
     assert_eq!((multi.metrics.checkpoint_version, multi.metrics.checkpoint_parts), (Some(1), 2));
-    let v2 = load_snapshot(&golden.join("v2-checkpoint-json/delta"), SnapshotSpec::Latest).unwrap();
+    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest).unwrap();
     assert_eq!(v2.metrics.checkpoint_version, Some(2));
     assert!(v2.reader_features.v2_checkpoint);
 }
@@ -262,14 +273,14 @@ fn structural_golden_tables() {
 fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/table-with-dv-small");
-    let snapshot = load_snapshot(&table, SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest).unwrap();
     assert_eq!(snapshot.files.len(), 1);
     let file = &snapshot.files[0];
     let dv = file.deletion_vector.as_ref().expect("a deletion vector");
     assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("u", 2));
-    let deleted = dv.load(&table).unwrap();
+    let deleted = dv.load(&local(&table)).unwrap();
     // The commit deleted `value IN (0, 9)`: the DV holds the positions of those rows.
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file.path).unwrap())
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path_of(&file.path)).unwrap())
         .unwrap()
         .build()
         .unwrap();
@@ -284,15 +295,15 @@ fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     assert_eq!(deleted, positions);
     assert_eq!(snapshot_rows(&snapshot).unwrap(), 8);
     // Version 0, before the delete: no deletion vector.
-    let before = load_snapshot(&table, SnapshotSpec::Version(0)).unwrap();
+    let before = load_snapshot(&local(&table), SnapshotSpec::Version(0)).unwrap();
     assert!(before.files[0].deletion_vector.is_none());
     // A corrupted descriptor is refused, not read.
     let mut wrong = dv.clone();
     wrong.cardinality = 3;
-    assert!(matches!(wrong.load(&table), Err(PqsiftError::Corrupt { .. })));
+    assert!(matches!(wrong.load(&local(&table)), Err(PqsiftError::Corrupt { .. })));
     let mut oversized = dv.clone();
     oversized.size_in_bytes = i32::MAX;
-    assert!(matches!(oversized.load(&table), Err(PqsiftError::Corrupt { .. })));
+    assert!(matches!(oversized.load(&local(&table)), Err(PqsiftError::Corrupt { .. })));
 }
 
 #[test]
@@ -305,13 +316,13 @@ fn inline_deletion_vectors_round_trip() {
         size_in_bytes: 0,
         cardinality: 4,
     };
-    assert_eq!(dv.load(Path::new("/t")).unwrap(), rows);
+    assert_eq!(dv.load(&local(Path::new("/t"))).unwrap(), rows);
     let bad = deletion_vector::DeletionVectorDescriptor { path_or_inline_dv: "not z85 ~~~~".into(), ..dv };
-    assert!(bad.load(Path::new("/t")).is_err());
+    assert!(bad.load(&local(Path::new("/t"))).is_err());
 }
 
 /// The `(path, dv id)` set of a replay.
-fn file_keys(files: &[log_replay::ActiveFile]) -> BTreeSet<(PathBuf, Option<String>)> {
+fn file_keys(files: &[log_replay::ActiveFile]) -> BTreeSet<(Location, Option<String>)> {
     files.iter().map(|f| (f.path.clone(), f.add.deletion_vector.as_ref().map(|d| d.unique_id()))).collect()
 }
 
@@ -326,7 +337,7 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
         if expectation(name.rsplit('/').next().unwrap()) != Expect::Loads {
             continue;
         }
-        let Ok(listing) = LogListing::list(&table) else { continue };
+        let Ok(listing) = LogListing::list(&local(&table)) else { continue };
         let Ok(segment) = listing.segment(VersionSpec::Latest) else { continue };
         let Some(checkpoint) = &segment.checkpoint else { continue };
         // Only where every commit from 0 still exists.
@@ -347,7 +358,7 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
         // column its commits never had: the checkpoint is the table's state.
         if name != "parquet_row_group_skipping" {
             let schema = |r: &log_replay::Replayed| {
-                r.metadata.as_ref().map(|m| schema::parse_schema(&table, &m.schema_string).unwrap())
+                r.metadata.as_ref().map(|m| schema::parse_schema(&table.display().to_string(), &m.schema_string).unwrap())
             };
             assert_eq!(schema(&with), schema(&without), "{name}");
         }
@@ -375,12 +386,12 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
 fn v2_checkpoints_read_their_sidecars() {
     let Some(root) = testing_root() else { return };
     for name in ["v2-checkpoints-json-with-sidecars", "v2-checkpoints-parquet-with-last-checkpoint", "v2-json-sidecars-struct-stats-only", "v2-parquet-sidecars-struct-stats-only"] {
-        let snapshot = load_snapshot(&root.join("tables").join(name), SnapshotSpec::Latest).unwrap();
+        let snapshot = load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest).unwrap();
         assert!(snapshot.metrics.sidecars_read > 0, "{name}: {:?}", snapshot.metrics);
         assert!(!snapshot.files.is_empty(), "{name}");
     }
     // Without `_last_checkpoint` the listing finds the checkpoint all the same.
-    let snapshot = load_snapshot(&root.join("tables/with_checkpoint_no_last_checkpoint"), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&root.join("tables/with_checkpoint_no_last_checkpoint")), SnapshotSpec::Latest).unwrap();
     assert_eq!((snapshot.version, snapshot.metrics.checkpoint_version), (3, Some(2)));
     assert!(!snapshot.metrics.last_checkpoint_hint_used);
 }
@@ -389,7 +400,7 @@ fn v2_checkpoints_read_their_sidecars() {
 fn stats_parsed_fill_file_stats() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/v2-parquet-sidecars-struct-stats-only");
-    let snapshot = load_snapshot(&table, SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest).unwrap();
     assert!(snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())), "{:?}", snapshot.files);
 }
 
@@ -399,33 +410,33 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     let golden = root.join("golden");
     let full = golden.join("snapshot-data3/delta");
     for version in 0..=3u64 {
-        let snapshot = load_snapshot(&full, SnapshotSpec::Version(version)).unwrap();
+        let snapshot = load_snapshot(&local(&full), SnapshotSpec::Version(version)).unwrap();
         assert_eq!(snapshot.version, version);
         let expected: u64 = parquet_files(&golden.join(format!("snapshot-data{version}/expected")))
             .iter()
-            .map(|f| parquet_row_count(f).unwrap())
+            .map(|f| parquet_row_count(&local(f)).unwrap())
             .sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "snapshot-data3 at version {version}");
         let names = |s: &DeltaSnapshot| s.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect::<HashSet<_>>();
-        let shorter = load_snapshot(&golden.join(format!("snapshot-data{version}/delta")), SnapshotSpec::Latest).unwrap();
+        let shorter = load_snapshot(&local(&golden.join(format!("snapshot-data{version}/delta"))), SnapshotSpec::Latest).unwrap();
         assert_eq!(names(&snapshot), names(&shorter), "version {version}");
     }
     let travel = golden.join("time-travel-start-start20-start40/delta");
     for (version, name) in [(0, "time-travel-start"), (1, "time-travel-start-start20"), (2, "time-travel-start-start20-start40")] {
-        let snapshot = load_snapshot(&travel, SnapshotSpec::Version(version)).unwrap();
+        let snapshot = load_snapshot(&local(&travel), SnapshotSpec::Version(version)).unwrap();
         let expected: u64 =
-            parquet_files(&golden.join(name).join("expected")).iter().map(|f| parquet_row_count(f).unwrap()).sum();
+            parquet_files(&golden.join(name).join("expected")).iter().map(|f| parquet_row_count(&local(f)).unwrap()).sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "{name}");
     }
-    let error = load_snapshot(&full, SnapshotSpec::Version(4)).unwrap_err();
+    let error = load_snapshot(&local(&full), SnapshotSpec::Version(4)).unwrap_err();
     assert!(matches!(&error, PqsiftError::Table { reason, .. } if reason.contains("version 4 does not exist")), "{error:?}");
     // Through a checkpoint: versions before it replay from the commits.
     let checkpointed = golden.join("checkpoint/delta");
-    assert_eq!(load_snapshot(&checkpointed, SnapshotSpec::Version(9)).unwrap().metrics.checkpoint_version, None);
-    assert_eq!(load_snapshot(&checkpointed, SnapshotSpec::Version(12)).unwrap().metrics.checkpoint_version, Some(10));
+    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9)).unwrap().metrics.checkpoint_version, None);
+    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12)).unwrap().metrics.checkpoint_version, Some(10));
     // Timestamps: far future is the latest; before the first commit is an error.
-    assert_eq!(load_snapshot(&full, SnapshotSpec::Timestamp(i64::MAX)).unwrap().version, 3);
-    assert!(matches!(load_snapshot(&full, SnapshotSpec::Timestamp(0)), Err(PqsiftError::Table { .. })));
+    assert_eq!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX)).unwrap().version, 3);
+    assert!(matches!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(0)), Err(PqsiftError::Table { .. })));
 }
 
 #[test]
@@ -438,7 +449,7 @@ fn seed_004_the_checkpoint_read_decodes_add_only() {
     let mut fewer = 0;
     let mut pruned = 0;
     for (name, table) in golden_tables(&root).into_iter().map(|(n, p, _)| (n, p)).chain(kernel_tables(&root)) {
-        let Ok(listing) = LogListing::list(&table) else { continue };
+        let Ok(listing) = LogListing::list(&local(&table)) else { continue };
         for checkpoint in listing.checkpoints.values() {
             for part in checkpoint.parts.iter().filter(|p| !p.is_json()) {
                 let (adds, metrics) = read_add_actions(&part.path).unwrap();
@@ -447,7 +458,7 @@ fn seed_004_the_checkpoint_read_decodes_add_only() {
                 let add_leaves = (0..descr.num_columns()).filter(|&i| descr.column(i).path().parts()[0] == "add").count() as u64;
                 assert_eq!(metrics.add_rows, adds.len() as u64);
                 assert!(metrics.rows_selected <= metrics.rows_total, "{name}");
-                eprintln!("{name} {}: {add_leaves} add leaves, {metrics:?}", part.path.file_name().unwrap().to_string_lossy());
+                eprintln!("{name} {}: {add_leaves} add leaves, {metrics:?}", part.path.file_name().unwrap());
                 if metrics.row_groups_pruned > 0 || metrics.pages_pruned > 0 {
                     // Row groups holding no add were never decoded.
                     assert!(metrics.values_decoded < metrics.rows_total, "{name}: {metrics:?}");
@@ -502,7 +513,7 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
     writer.write(&batch).unwrap();
     writer.close().unwrap();
 
-    let (read, metrics) = read_add_actions(&path).unwrap();
+    let (read, metrics) = read_add_actions(&local(&path)).unwrap();
     assert_eq!(read.len(), adds);
     assert_eq!(read[0].path, "add-00700.parquet");
     assert_eq!((metrics.row_groups_total, metrics.row_groups_pruned), (10, 7), "{metrics:?}");
@@ -516,7 +527,7 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
 fn schema_of_column_mapped_tables_carries_physical_names() {
     let Some(root) = testing_root() else { return };
     for (name, mode) in [("id", schema::ColumnMappingMode::Id), ("name", schema::ColumnMappingMode::Name)] {
-        let snapshot = load_snapshot(&root.join("tables/partition_cm").join(name), SnapshotSpec::Latest).unwrap();
+        let snapshot = load_snapshot(&local(&root.join("tables/partition_cm").join(name)), SnapshotSpec::Latest).unwrap();
         assert_eq!(snapshot.column_mapping_mode, mode);
         for field in snapshot.schema.fields() {
             assert!(field.metadata().contains_key(schema::PHYSICAL_NAME_KEY), "{name}: {field:?}");
@@ -529,19 +540,19 @@ fn schema_of_column_mapped_tables_carries_physical_names() {
             assert!(file.partition_values.keys().all(|k| physical.contains(k.as_str())), "{name}: {:?}", file.partition_values);
         }
     }
-    let ntz = load_snapshot(&root.join("golden/data-reader-timestamp_ntz/delta"), SnapshotSpec::Latest).unwrap();
+    let ntz = load_snapshot(&local(&root.join("golden/data-reader-timestamp_ntz/delta")), SnapshotSpec::Latest).unwrap();
     assert!(ntz.schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Timestamp(_, None))));
 }
 
 #[test]
 fn partition_values_keep_nulls_and_decode_paths() {
     let Some(root) = testing_root() else { return };
-    let snapshot = load_snapshot(&root.join("tables/basic_partitioned"), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest).unwrap();
     assert_eq!(snapshot.partition_columns, ["letter"]);
     assert!(snapshot.files.iter().any(|f| f.partition_values.get("letter") == Some(&None)), "{:?}", snapshot.files);
-    assert!(snapshot.files.iter().all(|f| f.path.is_file()));
-    let ntz = load_snapshot(&root.join("tables/data-reader-timestamp_ntz"), SnapshotSpec::Latest).unwrap();
-    assert!(ntz.files.iter().all(|f| f.path.is_file()), "{:?}", ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>());
+    assert!(snapshot.files.iter().all(|f| path_of(&f.path).is_file()));
+    let ntz = load_snapshot(&local(&root.join("tables/data-reader-timestamp_ntz")), SnapshotSpec::Latest).unwrap();
+    assert!(ntz.files.iter().all(|f| path_of(&f.path).is_file()), "{:?}", ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>());
 }
 
 /// Every Parquet checkpoint (and sidecar) of the test tables: the typed reading of the
@@ -564,11 +575,11 @@ fn typed_add_rows_equal_the_json_route_on_every_checkpoint() {
             if !in_log || !name.ends_with(".parquet") {
                 continue;
             }
-            let Ok(opened) = OpenedFile::open(&path) else { continue };
+            let Ok(opened) = OpenedFile::open(&local(&path)) else { continue };
             if opened.schema.field_with_name("add").is_err() {
                 continue;
             }
-            let (batches, _, _) = super::checkpoint::scan_columns(&path, vec!["add".into()], "add.path IS NOT NULL").unwrap();
+            let (batches, _, _) = super::checkpoint::scan_columns(&local(&path), vec!["add".into()], "add.path IS NOT NULL").unwrap();
             for batch in batches {
                 let column = batch.column_by_name("add").unwrap();
                 let typed = super::action_rows::adds_from_array(column.as_ref()).expect("a known layout").unwrap();

@@ -1,0 +1,349 @@
+//! A file opened for reading wherever it lives, and the few other operations tables need:
+//! whether a location is a file or a directory, listing, whole-object reads.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_source_doc");
+//! # std::fs::create_dir_all(dir.join("sub")).unwrap();
+//! # std::fs::write(dir.join("sub/a.txt"), b"hello").unwrap();
+//! use pqsift::storage::{source, FileSource, Location, Storage};
+//! let dir = Location::parse(dir.to_str().unwrap(), &Storage::default()).unwrap();
+//! assert_eq!(source::stat(&dir).unwrap(), Some(source::Entry::Directory));
+//! let file = dir.join("sub/a.txt");
+//! assert_eq!(&source::read_all(&file).unwrap()[..], b"hello");
+//! assert_eq!(source::list_recursive(&dir, &|_| false).unwrap(), [file.clone()]);
+//! use parquet::file::reader::ChunkReader;
+//! assert_eq!(&FileSource::open(&file).unwrap().get_bytes(1, 3).unwrap()[..], b"ell");
+//! ```
+
+use std::io::Read;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::file::reader::{ChunkReader, Length};
+
+use super::location::{Location, ObjectLocation, ObjectVersion};
+use super::registry;
+use super::remote_file::{FetchedRanges, RemoteFile, run, store_error};
+use crate::error::{PqsiftError, Result};
+use crate::format::io::{CountingFile, PositionedReader};
+
+/// A file opened for reading: a local file (positioned reads), a remote object (one
+/// request per read), or a remote object's fetched ranges (see
+/// [`RemoteFile::fetch`](super::remote_file::RemoteFile::fetch)).
+#[derive(Debug, Clone)]
+pub enum FileSource {
+    /// A local file.
+    Local(CountingFile),
+    /// An object in a store.
+    Remote(RemoteFile),
+    /// Ranges of an object, fetched ahead of the reads.
+    Fetched(FetchedRanges),
+}
+
+impl FileSource {
+    /// Opens `location` (for a remote object: no request when its size is known).
+    pub fn open(location: &Location) -> Result<Self> {
+        match location {
+            Location::Local(path) => Ok(Self::Local(CountingFile::open(path)?)),
+            Location::Object(object) => Ok(Self::Remote(RemoteFile::open(object)?)),
+        }
+    }
+
+    /// The path or URL, for messages.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Local(file) => file.path().display().to_string(),
+            Self::Remote(file) => file.url().to_string(),
+            Self::Fetched(fetched) => fetched.url().to_string(),
+        }
+    }
+
+    /// Bytes read (local) or fetched (remote) through this file and its clones.
+    pub fn bytes_read(&self) -> u64 {
+        match self {
+            Self::Local(file) => file.bytes_read(),
+            Self::Remote(file) => file.bytes_fetched(),
+            Self::Fetched(fetched) => fetched.bytes_fetched(),
+        }
+    }
+
+    /// A source whose reads of `ranges` need no further request: for a remote object, the
+    /// ranges fetched now (coalesced across gaps below `gap`, concurrently); a local file
+    /// reads as fast on demand, and is returned as it is.
+    pub fn prefetch(&self, ranges: &[Range<u64>], gap: u64) -> Result<Self> {
+        match self {
+            Self::Local(_) | Self::Fetched(_) => Ok(self.clone()),
+            Self::Remote(file) => Ok(Self::Fetched(file.fetch(ranges, gap)?)),
+        }
+    }
+
+    /// The store error a read met, when the parquet crate reported it as text.
+    pub fn take_error(&self) -> Option<PqsiftError> {
+        match self {
+            Self::Fetched(fetched) => fetched.take_error(),
+            _ => None,
+        }
+    }
+}
+
+impl Length for FileSource {
+    fn len(&self) -> u64 {
+        match self {
+            Self::Local(file) => file.len(),
+            Self::Remote(file) => file.len(),
+            Self::Fetched(fetched) => fetched.len(),
+        }
+    }
+}
+
+/// The reader [`FileSource::get_read`] returns.
+pub enum SourceRead {
+    /// Positioned reads of a local file.
+    Local(PositionedReader),
+    /// Bytes in memory.
+    Bytes(bytes::buf::Reader<Bytes>),
+}
+
+impl Read for SourceRead {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Self::Local(reader) => reader.read(buffer),
+            Self::Bytes(reader) => reader.read(buffer),
+        }
+    }
+}
+
+impl ChunkReader for FileSource {
+    type T = SourceRead;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        match self {
+            Self::Local(file) => file.get_read(start).map(SourceRead::Local),
+            Self::Remote(file) => {
+                use bytes::Buf;
+                let end = (start + super::remote_file::DEFAULT_REMOTE_COALESCE_GAP).min(file.len());
+                let bytes = file.get_range(start..end.max(start)).map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+                Ok(SourceRead::Bytes(bytes.reader()))
+            }
+            Self::Fetched(fetched) => fetched.get_read(start).map(SourceRead::Bytes),
+        }
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        match self {
+            Self::Local(file) => file.get_bytes(start, length),
+            Self::Remote(file) => file
+                .get_range(start..start + length as u64)
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
+            Self::Fetched(fetched) => fetched.get_bytes(start, length),
+        }
+    }
+}
+
+/// What is at a location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A file (object) of this size and version (local files: size only).
+    File(ObjectVersion),
+    /// A directory (for a store: a prefix with objects below it).
+    Directory,
+}
+
+/// What is at `location`, `None` when nothing is. For a store, a `HEAD` and a listing
+/// request (to tell a prefix from nothing), sent at once.
+pub fn stat(location: &Location) -> Result<Option<Entry>> {
+    Ok(stat_table(location, None)?.0)
+}
+
+/// [`stat`], and whether the directory `child` below `location` exists (a Delta table's
+/// `_delta_log`). From a store: a `HEAD` first (one request for an object), unless the URL
+/// was written as a prefix (`s3://bucket/events/`); for a prefix, the two listings are
+/// sent at once, one round trip.
+pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<Entry>, bool)> {
+    match location {
+        Location::Local(path) => {
+            let entry = match std::fs::metadata(path) {
+                Ok(metadata) if metadata.is_dir() => Some(Entry::Directory),
+                Ok(metadata) => Some(Entry::File(ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns: 0 })),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(PqsiftError::io(path, e)),
+            };
+            let has_child = entry == Some(Entry::Directory) && child.is_some_and(|c| path.join(c).is_dir());
+            Ok((entry, has_child))
+        }
+        Location::Object(object) => {
+            let url = location.to_string();
+            let store = Arc::clone(object.store());
+            let key = object.key().clone();
+            let child_key = child.map(|c| location.join(c)).and_then(|l| l.as_object().map(|o| o.key().clone()));
+            if !key.as_ref().is_empty() && !object.is_prefix() {
+                match super::remote_file::head(object, &url) {
+                    Ok(version) => return Ok((Some(Entry::File(version)), false)),
+                    Err(PqsiftError::Storage { not_found: true, .. }) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+            let future = async move {
+                let below = store.list_with_delimiter(Some(&key));
+                let child = async {
+                    match &child_key {
+                        Some(child) => store.list_with_delimiter(Some(child)).await.map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
+                        None => Ok(false),
+                    }
+                };
+                let (below, child) = futures_util::join!(below, child);
+                Ok::<_, object_store::Error>((below?, child?))
+            };
+            let (below, has_child) = run(object, &url, future)?;
+            let entry = (!below.objects.is_empty() || !below.common_prefixes.is_empty()).then_some(Entry::Directory);
+            let is_dir = entry == Some(Entry::Directory);
+            Ok((entry, has_child && is_dir))
+        }
+    }
+}
+
+/// Every file below the directory `dir`, recursively, in location order (remote ones with
+/// their sizes and versions, so that opening them needs no request), leaving out those
+/// with a part of their path below `dir` that `left_out` says to (a local walk does not
+/// enter such directories). Symbolic links are followed.
+pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result<Vec<Location>> {
+    let mut found = Vec::new();
+    match dir {
+        Location::Local(path) => {
+            let mut pending = vec![path.clone()];
+            while let Some(next) = pending.pop() {
+                for entry in std::fs::read_dir(&next).map_err(|e| PqsiftError::io(&next, e))? {
+                    let entry = entry.map_err(|e| PqsiftError::io(&next, e))?;
+                    if left_out(&entry.file_name().to_string_lossy()) {
+                        continue;
+                    }
+                    let path = entry.path();
+                    let metadata = std::fs::metadata(&path).map_err(|e| PqsiftError::io(&path, e))?;
+                    if metadata.is_dir() {
+                        pending.push(path);
+                    } else {
+                        found.push(Location::Local(path));
+                    }
+                }
+            }
+        }
+        Location::Object(object) => {
+            let store = Arc::clone(object.store());
+            let key = object.key().clone();
+            let prefix = (!key.as_ref().is_empty()).then_some(key);
+            let metas = run(object, &dir.to_string(), async move { store.list(prefix.as_ref()).try_collect::<Vec<_>>().await })?;
+            found.extend(metas.iter().map(|meta| remote(object, meta)).filter(|file| {
+                file.components_below(dir).is_some_and(|parts| !parts.iter().any(|part| left_out(part)))
+            }));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The files directly in the directory `dir` (one level), with their sizes and
+/// modification times, in location order. A missing local directory is an error; a
+/// prefix with nothing below it, an empty list.
+pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
+    let mut found = Vec::new();
+    match dir {
+        Location::Local(path) => {
+            for entry in std::fs::read_dir(path).map_err(|e| PqsiftError::io(path, e))? {
+                let entry = entry.map_err(|e| PqsiftError::io(path, e))?;
+                let metadata = std::fs::metadata(entry.path()).map_err(|e| PqsiftError::io(&entry.path(), e))?;
+                if metadata.is_file() {
+                    let modified = metadata.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    let last_modified_ns = modified.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+                    found.push((Location::Local(entry.path()), ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns }));
+                }
+            }
+        }
+        Location::Object(object) => {
+            let store = Arc::clone(object.store());
+            let key = object.key().clone();
+            let listing = run(object, &dir.to_string(), async move { store.list_with_delimiter(Some(&key)).await })?;
+            found.extend(listing.objects.iter().map(|meta| (remote(object, meta), ObjectVersion::from(meta))));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
+}
+
+/// The size of the file at `location` (for a listed remote object, without a request).
+pub fn size_of(location: &Location) -> Result<u64> {
+    match location {
+        Location::Local(path) => Ok(std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?.len()),
+        Location::Object(object) => match object.version() {
+            Some(version) => Ok(version.size),
+            None => Ok(super::remote_file::head(object, &location.to_string())?.size),
+        },
+    }
+}
+
+/// The whole file at `location`.
+pub fn read_all(location: &Location) -> Result<Bytes> {
+    match location {
+        Location::Local(path) => std::fs::read(path).map(Bytes::from).map_err(|e| PqsiftError::io(path, e)),
+        Location::Object(object) => {
+            let store = Arc::clone(object.store());
+            let key = object.key().clone();
+            let bytes = run(object, &location.to_string(), async move { store.get(&key).await?.bytes().await })?;
+            object.storage().metrics().add_bytes_requested(bytes.len() as u64);
+            Ok(bytes)
+        }
+    }
+}
+
+/// Several whole files, read concurrently from a store (in order).
+pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
+    let Some(object) = locations.iter().find_map(Location::as_object) else {
+        return locations.iter().map(read_all).collect();
+    };
+    let futures = locations.iter().map(|location| {
+        let location = location.clone();
+        async move {
+            match &location {
+                Location::Object(object) => {
+                    let result = async { object.store().get(object.key()).await?.bytes().await }.await;
+                    result.map_err(|e| store_error(&location.to_string(), object.storage().options(), e))
+                }
+                Location::Local(_) => read_all(&location),
+            }
+        }
+    });
+    let stream = futures_util::stream::iter(futures).buffered(super::remote_file::MAX_IN_FLIGHT).try_collect::<Vec<Bytes>>();
+    let bytes = registry::block_on(object.storage().metrics(), stream)
+        .map_err(|reason| PqsiftError::Storage { url: locations[0].to_string(), reason, not_found: false })??;
+    object.storage().metrics().add_bytes_requested(bytes.iter().map(|b| b.len() as u64).sum());
+    Ok(bytes)
+}
+
+/// Bytes `range` of the file at `location`.
+pub fn read_range(location: &Location, range: Range<u64>) -> Result<Bytes> {
+    let source = FileSource::open(location)?;
+    if range.end > source.len() || range.start > range.end {
+        return Err(PqsiftError::io_at(location, format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, source.len())));
+    }
+    source
+        .get_bytes(range.start, (range.end - range.start) as usize)
+        .map_err(|e| source.take_error().unwrap_or_else(|| read_error(&source.name(), e)))
+}
+
+/// A read error of [`FileSource`] as the [`PqsiftError`] it carries (a store's), or as an
+/// I/O error on `name`.
+pub(crate) fn read_error(name: &str, error: parquet::errors::ParquetError) -> PqsiftError {
+    match error {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<PqsiftError>() {
+            Ok(error) => *error,
+            Err(other) => PqsiftError::io(name, other),
+        },
+        other => PqsiftError::io(name, other),
+    }
+}
+
+fn remote(object: &ObjectLocation, meta: &object_store::ObjectMeta) -> Location {
+    Location::Object(object.with_key(meta.location.clone(), Some(ObjectVersion::from(meta))))
+}
