@@ -15,7 +15,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo demo-selection test setup build test-rust test-python bench bench-peers bench-object-store plot-peers bench-spark clean
+.PHONY: demo demo-selection test setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -28,8 +28,13 @@ test: build test-rust test-python
 test-rust:
 	cargo test --locked
 
+# Tests marked `slow` (minutes: the default retry policy against a dead store, listings of
+# thousands of keys) run with `make test-slow`, not in CI.
 test-python: build
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: build
+	$(BIN)/python -m pytest -q -m slow
 
 setup: $(STAMPS)/python-deps
 

@@ -140,6 +140,11 @@ impl FileReader {
         self.metadata.schema()
     }
 
+    /// Whether the file is in an object store.
+    pub fn is_remote(&self) -> bool {
+        !matches!(self.file, FileSource::Local(_))
+    }
+
     /// The file's path or URL.
     pub fn name(&self) -> &str {
         &self.key

@@ -102,6 +102,9 @@ pub struct ScanTask {
     pub selection: Option<RowSelection>,
 }
 
+/// Row groups read at once from an object store, whatever `threads` is.
+pub const REMOTE_ROW_GROUPS_IN_FLIGHT: usize = 8;
+
 /// Settings of the stream.
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
@@ -249,14 +252,20 @@ impl ScanStream {
         options: StreamOptions,
         cache: Arc<SharedArrayCache>,
     ) -> Self {
-        let threads = options.threads.max(1).min(tasks.len().max(1));
+        // From an object store a row group spends most of its time waiting on requests:
+        // more row groups in flight hide the latency (the next ones are fetched while these
+        // decode). Decoding stays bounded by the window of row groups held.
+        let remote = files.iter().any(|f| f.reader.is_remote());
+        let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
+        let threads = wanted.max(1).min(tasks.len().max(1));
         let mut options = options;
         // Fewer row groups than threads: the spare threads decode columns instead.
         options.read.column_threads = (options.threads.max(1) / threads).max(1);
+        let window = threads + options.threads.max(1);
         let shared = Arc::new(Shared {
             files,
             tasks,
-            window: threads * 2,
+            window,
             options,
             cache,
             progress: Mutex::new(Progress::default()),
