@@ -12,6 +12,7 @@
 //! are ours. Handing the crate a `RowFilter` instead would bypass all three.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -117,6 +118,9 @@ pub struct FileReader {
     probe: FileSource,
     /// Column chunks (row group, leaf) whose page headers have been checked.
     checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
+    /// From a store: per row group being read, the pages of its predicate columns, fetched
+    /// at once by its first stage.
+    prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
 }
 
 impl FileReader {
@@ -132,7 +136,7 @@ impl FileReader {
             FileSource::Local(local) => FileSource::Local(crate::format::io::CountingFile::open(local.path())?),
             remote => remote.clone(),
         };
-        Ok(Self { file, metadata, key, bound, probe, checked: Default::default() })
+        Ok(Self { file, metadata, key, bound, probe, checked: Default::default(), prefetched: Default::default() })
     }
 
     /// The file's Arrow schema.
@@ -204,6 +208,8 @@ impl FileReader {
     ) -> Result<(RecordBatch, ReadMetrics)> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
+        // From a store, one round trip for every predicate's pages instead of one per stage.
+        let _prefetched = self.prefetch_predicates(row_group, filter, &selection, options)?;
         for index in filter.order() {
             if !selection.selects_any() {
                 break;
@@ -506,8 +512,30 @@ impl FileReader {
             }
             return Ok(self.file.clone());
         }
-        // Per leaf, the pages read (`None`: the whole chunk).
-        let mut pages: Vec<(usize, Option<Vec<std::ops::Range<u64>>>)> = Vec::with_capacity(leaves.len());
+        let pages = self.pages_read(row_group, leaves, selection)?;
+        let ranges = ranges_of(&pages, chunks);
+        let earlier = self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).get(&row_group).cloned();
+        let fetched = match earlier {
+            Some(FileSource::Fetched(fetched)) if fetched.covers(&ranges) => FileSource::Fetched(fetched),
+            _ => self.file.prefetch(&ranges, options.coalesce_gap)?,
+        };
+        for (leaf, read) in &pages {
+            match read {
+                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read)?,
+                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group)?,
+            }
+        }
+        Ok(fetched)
+    }
+}
+
+impl FileReader {
+    /// Per leaf of `leaves` in `row_group`, the byte ranges decoding `selection` reads: the
+    /// pages holding a selected row and the dictionary page (`None`: the whole chunk, when
+    /// the leaf has no offset index).
+    fn pages_read(&self, row_group: usize, leaves: &[usize], selection: &RowSelection) -> Result<Vec<(usize, Option<Vec<Range<u64>>>)>> {
+        let chunks = self.metadata.metadata().row_group(row_group);
+        let mut pages = Vec::with_capacity(leaves.len());
         for &leaf in leaves {
             let (start, _) = chunk_range(chunks.column(leaf));
             let read = match metadata::page_locations(self.metadata.metadata(), row_group, leaf) {
@@ -519,25 +547,55 @@ impl FileReader {
             };
             pages.push((leaf, read));
         }
-        let ranges: Vec<std::ops::Range<u64>> = pages
-            .iter()
-            .flat_map(|(leaf, read)| match read {
-                Some(read) => read.clone(),
-                None => {
-                    let (start, length) = chunk_range(chunks.column(*leaf));
-                    vec![start..start + length]
-                }
-            })
-            .collect();
-        let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
-        for (leaf, read) in &pages {
-            match read {
-                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read)?,
-                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group)?,
-            }
-        }
-        Ok(fetched)
+        Ok(pages)
     }
+
+    /// From a store, with two predicates or more: fetches the pages of every predicate
+    /// column for `selection` at once, for the stages of `row_group` to find (the guard
+    /// drops them when the row group is done). A later predicate then costs no round trip;
+    /// its pages are fetched even when an earlier one leaves no row, a few pages against
+    /// tens of milliseconds.
+    fn prefetch_predicates(&self, row_group: usize, filter: &RowFilter, selection: &RowSelection, options: &ReadOptions) -> Result<Option<PrefetchGuard<'_>>> {
+        if !self.is_remote() || filter.predicates().len() < 2 || !selection.selects_any() {
+            return Ok(None);
+        }
+        let schema = self.metadata.parquet_schema();
+        let mut roots: Vec<usize> = filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
+        roots.sort_unstable();
+        roots.dedup();
+        let leaves: Vec<usize> = (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect();
+        let pages = self.pages_read(row_group, &leaves, selection)?;
+        let ranges = ranges_of(&pages, self.metadata.metadata().row_group(row_group));
+        let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
+        self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).insert(row_group, fetched);
+        Ok(Some(PrefetchGuard { reader: self, row_group }))
+    }
+}
+
+/// Drops a row group's prefetched pages when its read ends (errors included).
+struct PrefetchGuard<'a> {
+    reader: &'a FileReader,
+    row_group: usize,
+}
+
+impl Drop for PrefetchGuard<'_> {
+    fn drop(&mut self) {
+        self.reader.prefetched.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.row_group);
+    }
+}
+
+/// The byte ranges of `pages` (see `FileReader::pages_read`) in the row group `chunks`.
+fn ranges_of(pages: &[(usize, Option<Vec<Range<u64>>>)], chunks: &parquet::file::metadata::RowGroupMetaData) -> Vec<Range<u64>> {
+    pages
+        .iter()
+        .flat_map(|(leaf, read)| match read {
+            Some(read) => read.clone(),
+            None => {
+                let (start, length) = chunk_range(chunks.column(*leaf));
+                vec![start..start + length]
+            }
+        })
+        .collect()
 }
 
 /// The text of a caught panic.

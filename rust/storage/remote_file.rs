@@ -14,6 +14,11 @@
 //! let requests = plan_requests(&[0..1000, 1100..2000, (4 << 20)..(4 << 20) + 10], 1 << 20);
 //! assert_eq!(requests, [0..2000, (4 << 20)..(4 << 20) + 10]);
 //! ```
+//!
+//! Late materialization reads a row group in stages (each predicate's columns, then the
+//! projection); from a store, the first stage fetches the pages of every predicate column
+//! at once, so that the later predicates find them fetched (see
+//! `FileReader::read_late_materialized`).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -256,6 +261,22 @@ impl FetchedRanges {
     /// Bytes fetched through the object's file and its clones so far.
     pub fn bytes_fetched(&self) -> u64 {
         self.file.bytes_fetched()
+    }
+
+    /// Whether every one of `ranges` lies in the fetched bytes (reads of them need no
+    /// request).
+    pub fn covers(&self, ranges: &[Range<u64>]) -> bool {
+        ranges.iter().all(|range| {
+            let mut position = range.start;
+            let first = self.buffers.partition_point(|(s, b)| s + b.len() as u64 <= position);
+            for (s, bytes) in &self.buffers[first..] {
+                if *s > position || position >= range.end {
+                    break;
+                }
+                position = s + bytes.len() as u64;
+            }
+            position >= range.end
+        })
     }
 
     /// The store error a failed read met, if any.
