@@ -28,13 +28,12 @@ test: build test-rust test-python
 test-rust:
 	cargo test --locked
 
-# Tests marked `slow` (minutes: the default retry policy against a dead store, listings of
-# thousands of keys) run with `make test-slow`, not in CI.
+# Tests marked `slow` (long campaigns) run with `make test-slow`, not in CI.
 test-python: build
 	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: build
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: none collected
 
 setup: $(STAMPS)/python-deps
 

@@ -644,7 +644,6 @@ except BaseException as error:
 """
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("failure", ["500 forever", "closed port"])
 def test_permanent_failure_with_the_default_retry_policy_ends(
     failure: str, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
@@ -1053,7 +1052,6 @@ def test_listed_urls_read_back_the_same_objects(s3: LatencyProxy, odd: tuple[str
         _assert_same_table(rows, tables[key], url)
 
 
-@pytest.mark.slow
 def test_a_listing_of_more_than_a_thousand_keys_is_complete(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
     """ListObjectsV2 answers 1,000 keys a page: 1,001 ignored objects sort before the
     three files, which are all on the second page."""
