@@ -1085,11 +1085,16 @@ def test_spark_read_and_data_source_on_s3(spark: Any, s3: LatencyProxy, hive: Up
     options = s3.storage_options
     columns = ["id", "amount", "day", "kind"]
     where = "day >= DATE '2026-01-02' AND (amount > 20 OR kind = '50%')"
-    frame = pqsift.spark.read(spark, hive.url, columns, where, storage_options=options)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    s3.reset()
+    frame = pqsift.spark.read(spark, hive.url, columns, where, storage_options=options, metrics=metrics)
     local = pqsift.spark.read(spark, str(hive.local), columns, where)
     native = spark.read.parquet(str(hive.local)).filter(where).select(*columns)
     assert frame.schema == local.schema == native.schema
     assert _spark_rows(frame) == _spark_rows(local) == _spark_rows(native)
+    # The driver's planning and the tasks' reads are counted (the schema probe is not).
+    assert 0 < metrics.value["requests"] <= s3.snapshot()["requests"], (metrics.value, s3.snapshot())
+    assert metrics.value["retries"] == 0 and metrics.value["bytes_requested"] > 0
 
     source = (
         spark.read.format("pqsift")

@@ -41,7 +41,7 @@ from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, scan
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, TableContext, Task, TaskPiece, TaskPlan, plan_tasks
-from pqsift.spark.reader import READ_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
+from pqsift.spark.reader import READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -134,7 +134,8 @@ class ScanMetrics:
     ``row_groups_pruned_statistics``, ``pages_pruned``, ... as in ``pqsift.Scan.metrics``),
     ``tasks``, and reading summed over the tasks through an accumulator (``rows_out``,
     ``rows_decoded``, ``bytes_read``, ``cache_hits``, ``cache_misses``, ``row_groups_read``,
-    ``files_skipped``: the paths skipped by ``ignore_corrupt_files``).
+    ``files_skipped``: the paths skipped by ``ignore_corrupt_files``); from an object store,
+    ``requests``, ``retries`` and ``bytes_requested`` of the driver and the tasks together.
 
     The reading counts are complete once the job that consumed the DataFrame has finished;
     a DataFrame computed twice counts twice, as Spark accumulators do.
@@ -152,7 +153,10 @@ class ScanMetrics:
         reading = {name: 0 for name in READ_METRICS}
         reading["files_skipped"] = []
         reading.update(self.accumulator.value)
-        return {**self.planning, "tasks": self.tasks, **reading}
+        merged = {**self.planning, "tasks": self.tasks, **reading}
+        for name in STORE_METRICS:  # the driver's requests (planning) and the tasks'
+            merged[name] = self.planning.get(name, 0) + reading.get(name, 0)
+        return merged
 
     def __repr__(self) -> str:
         return f"pqsift.spark.ScanMetrics({self.value})"

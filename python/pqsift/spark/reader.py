@@ -19,15 +19,18 @@ from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
 from pqsift.spark.planning import Piece, TableContext
 
-__all__ = ["READ_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
+__all__ = ["READ_METRICS", "STORE_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
 
 #: Columns of a task DataFrame the reader understands; only ``path`` is required.
 #: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
 #: ``range_length`` (bigint) to the row groups whose midpoint lies in that byte range.
 TASK_COLUMNS = ("path", "row_groups", "range_start", "range_length")
 
+#: Object store counts of a scan (zero for local files), summed over the driver and tasks.
+STORE_METRICS = ("requests", "retries", "bytes_requested")
+
 #: Reading counts summed over tasks (see :class:`pqsift.spark.ScanMetrics`).
-READ_METRICS = ("rows_out", "rows_decoded", "bytes_read", "cache_hits", "cache_misses", "row_groups_read")
+READ_METRICS = ("rows_out", "rows_decoded", "bytes_read", "cache_hits", "cache_misses", "row_groups_read", *STORE_METRICS)
 
 ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
