@@ -157,6 +157,15 @@ impl PqsiftError {
         }
     }
 
+    /// Nothing at `location`: for a store [`PqsiftError::Storage`] (not found) with
+    /// `remote_reason`, for a local path the operating system's words.
+    pub(crate) fn not_found_at(location: &crate::storage::Location, remote_reason: &str) -> Self {
+        match location {
+            crate::storage::Location::Local(path) => Self::io(path, "No such file or directory (os error 2)"),
+            remote => Self::Storage { url: remote.to_string(), reason: remote_reason.to_string(), not_found: true },
+        }
+    }
+
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
         Self::Corrupt { path: path.subject(), what: "Parquet file", reason: error.to_string() }

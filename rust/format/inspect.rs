@@ -191,10 +191,7 @@ pub fn inspect(location: &Location) -> Result<FileSummary> {
     let version = match stat(location)? {
         Some(Entry::File(version)) => version,
         Some(Entry::Directory) => return Err(PqsiftError::io_at(location, "is a directory, not a Parquet file")),
-        None if location.is_remote() => {
-            return Err(PqsiftError::Storage { url: location.to_string(), reason: "no such object".into(), not_found: true });
-        }
-        None => return Err(PqsiftError::io(location, "No such file or directory (os error 2)")),
+        None => return Err(PqsiftError::not_found_at(location, "no such object")),
     };
     let size = version.size;
     let meta = metadata::load(&location.clone().with_version(version))?;

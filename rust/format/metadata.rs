@@ -17,7 +17,7 @@ use bytes::Bytes;
 use parquet::file::metadata::{
     FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader, RowGroupMetaData,
 };
-use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::reader::Length;
 
 use crate::error::{PqsiftError, Result};
 use crate::format::thrift_walk::ThriftWalker;
@@ -149,9 +149,7 @@ struct Tail {
 
 impl Tail {
     fn read(file: &FileSource, range: Range<u64>) -> Result<Self> {
-        let bytes = file
-            .get_bytes(range.start, (range.end - range.start) as usize)
-            .map_err(|e| file.take_error().unwrap_or_else(|| crate::storage::source::read_error(&file.name(), e)))?;
+        let bytes = file.read(range.clone())?;
         Ok(Self { range, bytes })
     }
 

@@ -13,11 +13,10 @@
 //! assert_eq!(max_uncompressed_size(Compression::UNCOMPRESSED, 1000), None); // never decompressed
 //! ```
 
+use std::ops::Range;
+
 use parquet::basic::Compression;
 use parquet::file::metadata::ColumnChunkMetaData;
-use parquet::file::reader::ChunkReader;
-
-use std::ops::Range;
 
 use crate::error::{PqsiftError, Result};
 use crate::format::thrift_walk::ThriftWalker;
@@ -82,9 +81,7 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
     let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
     let mut probe = HEADER_PROBE.min(end - position);
     let (header, header_len) = loop {
-        let bytes = file
-            .get_bytes(position, probe as usize)
-            .map_err(|e| file.take_error().unwrap_or_else(|| crate::storage::source::read_error(&name, e)))?;
+        let bytes = file.read(position..position + probe)?;
         match PageSizes::read(&bytes) {
             Some(found) => break found,
             None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),

@@ -101,29 +101,21 @@ fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -
             _ => store_options.push((key, value)),
         }
     }
-    let unknown = |key: &str, e: object_store::Error| format!("unknown or invalid storage option {key:?} ({e})");
+    // The three builders share their methods but no trait: one body for each.
+    macro_rules! build {
+        ($builder:ty) => {{
+            let mut builder = <$builder>::from_env().with_url(url.as_str());
+            for (key, value) in store_options {
+                let parsed = key.parse().map_err(|e| format!("unknown or invalid storage option {key:?} ({e})"))?;
+                builder = builder.with_config(parsed, value);
+            }
+            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
+        }};
+    }
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::AmazonS3 => {
-            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
-            for (key, value) in store_options {
-                builder = builder.with_config(key.parse().map_err(|e| unknown(key, e))?, value);
-            }
-            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
-        }
-        ObjectStoreScheme::GoogleCloudStorage => {
-            let mut builder = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url.as_str());
-            for (key, value) in store_options {
-                builder = builder.with_config(key.parse().map_err(|e| unknown(key, e))?, value);
-            }
-            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
-        }
-        ObjectStoreScheme::MicrosoftAzure => {
-            let mut builder = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url.as_str());
-            for (key, value) in store_options {
-                builder = builder.with_config(key.parse().map_err(|e| unknown(key, e))?, value);
-            }
-            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
-        }
+        ObjectStoreScheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder),
+        ObjectStoreScheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder),
+        ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder),
         _ => return Err(format!("no object store for {url}")),
     };
     Ok(store)

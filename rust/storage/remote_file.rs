@@ -48,10 +48,8 @@ pub const MAX_IN_FLIGHT: usize = 16;
 /// The requests for `ranges`: sorted, coalesced across gaps below `gap`, and split into
 /// pieces of at most [`MAX_REQUEST_BYTES`].
 pub fn plan_requests(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
-    let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
-    sorted.sort_by_key(|r| (r.start, r.end));
     let mut out = Vec::new();
-    for range in coalesce_ranges(&sorted, gap) {
+    for range in coalesce_ranges(ranges, gap) {
         let mut start = range.start;
         while start < range.end {
             let end = range.end.min(start + MAX_REQUEST_BYTES);

@@ -80,6 +80,20 @@ impl FileSource {
         }
     }
 
+    /// Bytes `range`, checked against the file's length; errors name the file (a store's
+    /// error as the store reported it).
+    pub fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.start > range.end || range.end > self.len() {
+            let reason = format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, self.len());
+            return Err(match self {
+                Self::Local(_) => PqsiftError::io(&self.name(), reason),
+                _ => PqsiftError::Storage { url: self.name(), reason, not_found: false },
+            });
+        }
+        self.get_bytes(range.start, (range.end - range.start) as usize)
+            .map_err(|e| self.take_error().unwrap_or_else(|| read_error(&self.name(), e)))
+    }
+
     /// The store error a read met, when the parquet crate reported it as text.
     pub fn take_error(&self) -> Option<PqsiftError> {
         match self {
@@ -272,17 +286,6 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
     Ok(found)
 }
 
-/// The size of the file at `location` (for a listed remote object, without a request).
-pub fn size_of(location: &Location) -> Result<u64> {
-    match location {
-        Location::Local(path) => Ok(std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?.len()),
-        Location::Object(object) => match object.version() {
-            Some(version) => Ok(version.size),
-            None => Ok(super::remote_file::head(object, &location.to_string())?.size),
-        },
-    }
-}
-
 /// The whole file at `location`.
 pub fn read_all(location: &Location) -> Result<Bytes> {
     match location {
@@ -321,20 +324,9 @@ pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
     Ok(bytes)
 }
 
-/// Bytes `range` of the file at `location`.
-pub fn read_range(location: &Location, range: Range<u64>) -> Result<Bytes> {
-    let source = FileSource::open(location)?;
-    if range.end > source.len() || range.start > range.end {
-        return Err(PqsiftError::io_at(location, format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, source.len())));
-    }
-    source
-        .get_bytes(range.start, (range.end - range.start) as usize)
-        .map_err(|e| source.take_error().unwrap_or_else(|| read_error(&source.name(), e)))
-}
-
 /// A read error of [`FileSource`] as the [`PqsiftError`] it carries (a store's), or as an
 /// I/O error on `name`.
-pub(crate) fn read_error(name: &str, error: parquet::errors::ParquetError) -> PqsiftError {
+fn read_error(name: &str, error: parquet::errors::ParquetError) -> PqsiftError {
     match error {
         parquet::errors::ParquetError::External(inner) => match inner.downcast::<PqsiftError>() {
             Ok(error) => *error,

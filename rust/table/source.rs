@@ -112,10 +112,7 @@ impl Table {
             let (is_dir, known) = match entry {
                 Some(Entry::Directory) => (true, None),
                 Some(Entry::File(version)) => (false, Some(version)),
-                None if source.is_remote() => {
-                    return Err(PqsiftError::Storage { url: source.to_string(), reason: "no such object or prefix".into(), not_found: true });
-                }
-                None => return Err(PqsiftError::io(&source.to_string(), "No such file or directory (os error 2)")),
+                None => return Err(PqsiftError::not_found_at(source, "no such object or prefix")),
             };
             if has_delta_log {
                 if sources.len() != 1 {

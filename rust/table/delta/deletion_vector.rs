@@ -19,12 +19,12 @@
 //! ```
 
 
+use parquet::file::reader::Length;
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
-use crate::storage::Location;
-use crate::storage::source::{read_range, size_of};
+use crate::storage::{FileSource, Location};
 
 /// The magic number of the portable RoaringBitmap serialization.
 const PORTABLE_MAGIC: u32 = 1_681_511_377;
@@ -137,7 +137,9 @@ fn parse_bitmap(bytes: &[u8]) -> std::result::Result<RoaringTreemap, String> {
 
 /// Reads the DV at `offset` of `path`: size, bitmap, CRC.
 fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> Result<RoaringTreemap> {
-    let length = size_of(path)?;
+    // Opened once: from a store, its size (one `HEAD`) serves both reads.
+    let file = FileSource::open(path)?;
+    let length = file.len();
     let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
     let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
     // 4 bytes of size, the bitmap, 4 bytes of CRC, after the format version byte.
@@ -147,11 +149,11 @@ fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> R
             format!("a deletion vector of {size} bytes at offset {offset} does not fit in the file's {length} bytes"),
         ));
     }
-    let version = read_range(path, 0..1)?;
+    let version = file.read(0..1)?;
     if version[0] != 1 {
         return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
     }
-    let buffer = read_range(path, offset..offset + size + 8)?;
+    let buffer = file.read(offset..offset + size + 8)?;
     let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
     if stored_size != size {
         return Err(PqsiftError::corrupt_delta(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));
