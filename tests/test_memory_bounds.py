@@ -1,0 +1,299 @@
+"""Peak memory of scans whose data is far larger than the bound.
+
+Each measurement runs in a fresh subprocess that reads its own ``VmRSS`` after importing
+pyarrow and pqsift (the baseline) and its own ``VmHWM`` at the end (the peak): see
+``tests/test_hostile.py`` for why not ``ru_maxrss``. Run with ``pytest -s`` to see the
+figures; every assertion message has them too.
+
+- A file of 2 row groups of ~1 GiB decoded each (4.3 M rows: int64 ``id``, float64
+  ``value``, a ~230-byte ``text`` of random words, plain-encoded; ~120 MiB on disk with
+  zstd), streamed batch by batch with the default options, 1 thread, 2 threads, and a
+  filter keeping half the rows projecting ``text``: peak RSS above the baseline
+  < 256 MiB, i.e. far less than one decoded row group.
+- ``data/large_string_map.brotli.parquet`` (2 GiB of strings in one column chunk, 4 KiB
+  on disk) is rejected with ``UnsupportedError`` before it is decompressed: < 256 MiB.
+- No file of the parquet-testing corpus takes a full scan past 1 GiB of RSS (one
+  subprocess; the high-water mark reset between files through ``/proc/self/clear_refs``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from test_corpus import FILES, ROOT
+from test_hostile import PEAK_RSS_LIMIT, peak_rss_of
+
+MiB = 1 << 20
+CORPUS_PEAK_LIMIT = 1 << 30
+
+# The wide file: ROWS_PER_GROUP x (8 + 8 + 4 + 230) bytes = 1.0 GiB of Arrow per row group.
+ROWS_PER_GROUP = 4_300_000
+ROW_GROUPS = 2
+TEXT_LENGTHS = (200, 260)  # inclusive: 230 bytes on average
+# Text rows are slices of a 16 KiB run of random words (1,000 of 2-10 letters): every
+# row is ~unique (no dictionary would help) yet zstd compresses a page ~20x.
+WORD_POOL, TEXT_BUFFER = 1_000, 16 << 10
+# Half of the rows: the second half of row group 0 and the first half of row group 1.
+FILTER_LOW, FILTER_HIGH = ROWS_PER_GROUP // 2, ROWS_PER_GROUP + ROWS_PER_GROUP // 2
+FILTER = f"id >= {FILTER_LOW} AND id < {FILTER_HIGH}"
+
+
+def write_wide_row_groups(path: Path) -> dict[str, Any]:
+    """Writes the wide file (row group by row group, each built in pieces of 512 Ki rows
+    with numpy) and returns what a scan of it must count."""
+    import numpy as np
+    import pyarrow as pa
+
+    started = time.perf_counter()
+    rng = np.random.default_rng(20240601)
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
+    words = [rng.choice(letters, rng.integers(2, 11)).tobytes() for _ in range(WORD_POOL)]
+    run = b" ".join(rng.choice(np.array(words, dtype=object), TEXT_BUFFER // 4))[:TEXT_BUFFER]
+    low, high = TEXT_LENGTHS
+    # Every window of `high` bytes of the run, as rows of a (no-copy) 2-D view.
+    windows = np.lib.stride_tricks.sliding_window_view(np.frombuffer(run, np.uint8), high)
+    schema = pa.schema([("id", pa.int64()), ("value", pa.float64()), ("text", pa.string())])
+    lengths_of_all = np.empty(ROWS_PER_GROUP * ROW_GROUPS, np.int64)
+    decoded = []
+    piece = 1 << 19
+    with pq.ParquetWriter(
+        path, schema, compression="zstd", use_dictionary=["id", "value"], write_page_index=True
+    ) as writer:
+        for group in range(ROW_GROUPS):
+            batches = []
+            for start in range(0, ROWS_PER_GROUP, piece):
+                n = min(piece, ROWS_PER_GROUP - start)
+                first = group * ROWS_PER_GROUP + start
+                ids = np.arange(first, first + n, dtype=np.int64)
+                lengths = rng.integers(low, high + 1, n)
+                lengths_of_all[first : first + n] = lengths
+                # Row i: the first lengths[i] bytes of a random window.
+                rows = windows[rng.integers(0, len(windows), n)]
+                data = rows[np.arange(high)[None, :] < lengths[:, None]]
+                offsets = np.zeros(n + 1, np.int32)
+                np.cumsum(lengths, out=offsets[1:])
+                text = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+                batches.append(pa.record_batch([pa.array(ids), pa.array((ids % 1000) * 0.25), text], schema=schema))
+            table = pa.Table.from_batches(batches, schema=schema)
+            decoded.append(table.nbytes)
+            writer.write_table(table, row_group_size=ROWS_PER_GROUP)
+            del table, batches
+    rows = ROWS_PER_GROUP * ROW_GROUPS
+    metadata = pq.ParquetFile(path).metadata
+    assert metadata.num_row_groups == ROW_GROUPS and metadata.num_rows == rows
+    return {
+        "rows": rows,
+        "id_sum": rows * (rows - 1) // 2,
+        "text_bytes": int(lengths_of_all.sum()),
+        "filtered_rows": FILTER_HIGH - FILTER_LOW,
+        "filtered_text_bytes": int(lengths_of_all[FILTER_LOW:FILTER_HIGH].sum()),
+        "decoded_per_group": decoded,
+        "file_bytes": path.stat().st_size,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+@pytest.fixture(scope="module")
+def wide_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The wide file, written by a subprocess (the writer peaks at ~2.5 GiB: kept out of
+    the pytest process and the subprocesses it starts)."""
+    path = tmp_path_factory.mktemp("memory_bounds") / "wide_row_groups.parquet"
+    done = subprocess.run([sys.executable, __file__, "--write", str(path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    print(
+        f"\nwide file: {facts['rows']:,} rows in {ROW_GROUPS} row groups of "
+        f"{', '.join(f'{d / MiB:,.0f}' for d in facts['decoded_per_group'])} MiB decoded; "
+        f"{facts['file_bytes'] / MiB:,.0f} MiB on disk; written in {facts['seconds']:.1f} s"
+    )
+    return path, facts
+
+
+# ----- streaming the wide file -----------------------------------------------------------
+
+# Prints the counts as JSON, then the peak in test_hostile's format ("VmHWM <kB>").
+_STREAM = r"""
+import json, sys, time
+import pyarrow as pa
+import pyarrow.compute as pc
+import pqsift
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise LookupError(field)
+
+path, arguments = sys.argv[1], json.loads(sys.argv[2])
+baseline = status("VmRSS")
+started = time.perf_counter()
+rows = batches = id_sum = text_bytes = 0
+for batch in pqsift.scan(path, **arguments):
+    rows += batch.num_rows
+    batches += 1
+    if "id" in batch.schema.names:
+        id_sum += pc.sum(batch.column("id")).as_py() or 0
+    if "text" in batch.schema.names:
+        text_bytes += pc.sum(pc.binary_length(batch.column("text"))).as_py() or 0
+    del batch
+seconds = time.perf_counter() - started
+print(json.dumps({"baseline": baseline, "rows": rows, "batches": batches, "id_sum": id_sum,
+                  "text_bytes": text_bytes, "seconds": seconds}))
+print("VmHWM", status("VmHWM") // 1024)
+"""
+
+STREAM_CASES: dict[str, dict[str, Any]] = {
+    "default options": {},
+    "threads=1": {"threads": 1},
+    "threads=2": {"threads": 2},
+    "filter keeping half, text projected": {"columns": ["text"], "filter": FILTER},
+}
+
+
+@pytest.mark.parametrize("case", list(STREAM_CASES))
+def test_streaming_one_gib_row_groups_stays_under_256_mib(wide_file: tuple[Path, dict[str, Any]], case: str) -> None:
+    path, facts = wide_file
+    arguments = STREAM_CASES[case]
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _STREAM, str(path), json.dumps(arguments)])
+    assert code == 0, f"{case}: the scan failed (exit {code}): {err.decode()[-3000:]}"
+    got = json.loads(out.splitlines()[-1])
+    rise = peak - got["baseline"]
+    figures = (
+        f"{case}: {got['rows']:,} rows in {got['batches']:,} batches, {got['seconds']:.1f} s; "
+        f"baseline {got['baseline'] / MiB:.0f} MiB, peak {peak / MiB:,.0f} MiB, "
+        f"peak above baseline {rise / MiB:,.0f} MiB (bound {PEAK_RSS_LIMIT / MiB:.0f} MiB; "
+        f"a row group is {facts['decoded_per_group'][0] / MiB:,.0f} MiB decoded)"
+    )
+    print(figures)
+    if "filter" in arguments:
+        assert got["rows"] == facts["filtered_rows"], figures
+        assert got["text_bytes"] == facts["filtered_text_bytes"], figures
+    else:
+        assert got["rows"] == pq.ParquetFile(path).metadata.num_rows == facts["rows"], figures
+        assert got["id_sum"] == facts["id_sum"], figures
+        assert got["text_bytes"] == facts["text_bytes"], figures
+    assert rise < PEAK_RSS_LIMIT, figures
+
+
+# ----- a 2 GiB string column chunk, 4 KiB on disk ----------------------------------------
+
+_REJECT = r"""
+import json, sys, time
+import pyarrow
+import pqsift
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise LookupError(field)
+
+baseline = status("VmRSS")
+started = time.perf_counter()
+try:
+    table = pqsift.scan(sys.argv[1]).to_table()
+    outcome, message = "ok", f"{table.num_rows} rows"
+except pqsift.PqsiftError as error:
+    outcome, message = type(error).__name__, str(error)
+print(json.dumps({"baseline": baseline, "outcome": outcome, "message": message,
+                  "seconds": time.perf_counter() - started}))
+print("VmHWM", status("VmHWM") // 1024)
+"""
+
+
+def test_two_gib_of_strings_in_one_chunk_is_rejected_before_decompressing() -> None:
+    path = ROOT / "data" / "large_string_map.brotli.parquet"
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _REJECT, str(path)])
+    assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-3000:]}"
+    got = json.loads(out.splitlines()[-1])
+    rise = peak - got["baseline"]
+    figures = (
+        f"{path.name} ({path.stat().st_size:,} bytes): {got['outcome']} in {got['seconds']:.1f} s; "
+        f"baseline {got['baseline'] / MiB:.0f} MiB, peak {peak / MiB:,.0f} MiB, "
+        f"peak above baseline {rise / MiB:,.0f} MiB (bound {PEAK_RSS_LIMIT / MiB:.0f} MiB): {got['message']}"
+    )
+    print(figures)
+    assert got["outcome"] == "UnsupportedError", figures
+    assert path.name in got["message"], figures
+    assert rise < PEAK_RSS_LIMIT, figures
+
+
+# ----- every corpus file ------------------------------------------------------------------
+
+# One line of JSON per file: [name, outcome, RSS before, peak]. Writing "5" to clear_refs
+# resets VmHWM to the current RSS (Linux >= 4.0), so each peak is that file's.
+_CORPUS_WALK = r"""
+import json, sys, time
+import pyarrow
+import pqsift
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise LookupError(field)
+
+root = sys.argv[1]
+for name in sys.argv[2:]:
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    before = status("VmRSS")
+    started = time.perf_counter()
+    try:
+        pqsift.scan(root + "/" + name).to_table()
+        outcome = "ok"
+    except pqsift.PqsiftError as error:
+        outcome = type(error).__name__
+    print(json.dumps([name, outcome, before, status("VmHWM"), time.perf_counter() - started]), flush=True)
+"""
+
+
+def test_the_high_water_mark_resets() -> None:
+    """The corpus walk's premise: on this kernel, clear_refs "5" brings VmHWM back down."""
+    code = r"""
+import numpy as np
+def hwm():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+a = np.ones(64 << 17); del a  # 64 MiB touched, then freed
+high = hwm()
+open("/proc/self/clear_refs", "w").write("5")
+print(high, hwm())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    high, after = map(int, done.stdout.split())
+    assert high - after > 48 * 1024, done.stdout
+
+
+def test_no_corpus_file_takes_a_scan_past_one_gib() -> None:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _CORPUS_WALK, str(ROOT), *FILES], capture_output=True, text=True, timeout=600
+    )
+    seconds = time.perf_counter() - started
+    peaks = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
+    assert done.returncode == 0, f"the walk died after {len(peaks)} files (exit {done.returncode}): {done.stderr[-3000:]}"
+    assert [name for name, *_ in peaks] == FILES
+
+    def line(name: str, outcome: str, before: int, peak: int, took: float) -> str:
+        return f"{name}: {outcome}, peak {peak / MiB:,.0f} MiB ({(peak - before) / MiB:+,.0f} MiB over {before / MiB:.0f}), {took:.2f} s"
+
+    largest = sorted(peaks, key=lambda p: p[3] - p[2], reverse=True)
+    report = f"{len(peaks)} files in {seconds:.1f} s; largest:\n  " + "\n  ".join(line(*p) for p in largest[:5])
+    print(report)
+    over = [line(*p) for p in peaks if p[3] >= CORPUS_PEAK_LIMIT]
+    assert not over, f"peak RSS of 1 GiB or more:\n  " + "\n  ".join(over) + "\n" + report
+
+
+if __name__ == "__main__":
+    # `python tests/test_memory_bounds.py --write PATH`: the wide file's writer (the fixture's subprocess).
+    if sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
+        print(json.dumps(write_wide_row_groups(Path(sys.argv[2]))))
+    else:
+        sys.exit("usage: test_memory_bounds.py --write PATH")
