@@ -222,7 +222,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
     for threads in [1, 3] {
         let files = vec![scan_file(&path, FILTER, &projection), scan_file(&path, FILTER, &projection)];
         let tasks: Vec<ScanTask> =
-            (0..2).flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask { file, row_group, selection: None })).collect();
+            (0..2).flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask::new(file, row_group, None))).collect();
         let options = StreamOptions {
             read: ReadOptions { batch_size: 777, ..ReadOptions::default() },
             threads,
@@ -237,7 +237,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
     }
 
     let files = vec![scan_file(&path, FILTER, &projection)];
-    let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask { file: 0, row_group, selection: None }).collect();
+    let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
     let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None };
     let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();

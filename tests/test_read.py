@@ -146,6 +146,21 @@ def test_a_fully_pruned_scan_keeps_the_schema(events: Path) -> None:
     assert table.schema.names == ["id", "kind"]
 
 
+@pytest.mark.parametrize("text, oracle", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("page_index", [True, False])
+def test_row_groups_read_in_windows_give_the_same_rows(events: Path, text: str, oracle, page_index: bool) -> None:
+    """With ``decode_bytes`` far below a row group's size, each is read as windows of rows
+    (the streaming of row groups larger than memory should hold), with the same rows."""
+    table = full(events)
+    expected = table.filter(oracle(table)).select(["id", "text", "amount"])
+    scan = pqsift.scan(events, columns=["id", "text", "amount"], filter=text, decode_bytes=16 << 10, page_index=page_index, threads=2)
+    assert same(scan.to_table(), expected), text
+    whole = pqsift.scan(events, columns=["id", "text", "amount"], filter=text, page_index=page_index)
+    whole.to_table()
+    assert whole.metrics["row_group_windows"] == 0
+    assert scan.metrics["row_group_windows"] > 0, scan.metrics
+
+
 def test_limit(events: Path) -> None:
     scan = pqsift.scan(events, columns=["id"], limit=7, threads=3)
     assert scan.to_table().column("id").to_pylist() == list(range(7))

@@ -77,6 +77,10 @@ _READ_OPTIONS: dict[str, Any] = {
     "cache_bytes": 64 << 20,
     # From an object store, byte ranges closer than this are fetched as one request.
     "coalesce_gap": 1 << 20,
+    # Pages claiming more uncompressed bytes are refused before they are decompressed.
+    "max_page_bytes": 256 << 20,
+    # Row groups estimated to decode to more are read in windows of rows of about this size.
+    "decode_bytes": 32 << 20,
     "batch_size": 8192,
     "threads": None,
     "limit": None,
@@ -222,7 +226,9 @@ class Scan:
         """Counts over the whole scan: pruning (from the last :meth:`plan`, planning first
         if there was none) and, once read, reading: ``rows_out``, ``bytes_read``,
         ``rows_decoded`` (values decoded, summed over columns; per column in
-        ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``, and time per stage
+        ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``,
+        ``row_group_windows`` (windows of rows read for row groups larger than
+        ``decode_bytes``), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
         ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``
@@ -372,6 +378,12 @@ def scan(
     (``False``; ``True`` outputs the Arrow types Spark accepts without a cast: see
     :mod:`pqsift.spark`).
 
+    Memory options: ``decode_bytes`` (32 MiB: a row group whose read columns are estimated
+    to decode to more is read in windows of rows of about this size, so memory is bounded
+    by ``decode_bytes`` × tasks in flight, not by the row group), ``max_page_bytes`` (256
+    MiB: a page whose header claims more uncompressed bytes raises
+    :class:`pqsift.UnsupportedError` before it is decompressed).
+
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
     :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
@@ -487,6 +499,8 @@ def _check_read_options(options: dict[str, Any]) -> None:
         ("threads", 1),
         ("limit", 0),
         ("coalesce_gap", 0),
+        ("max_page_bytes", 1),
+        ("decode_bytes", 1),
     ):
         value = options[name]
         if value is None and name in ("threads", "limit"):

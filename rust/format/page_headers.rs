@@ -6,6 +6,11 @@
 //! read per page) and its sizes checked: the compressed page must lie inside the chunk, and
 //! the uncompressed size must be one the codec can produce from that many bytes.
 //!
+//! The same walk bounds memory for every codec: a page is decompressed whole, so a page
+//! whose header claims more than the read option `max_page_bytes` uncompressed is refused
+//! (`UnsupportedError`) before a byte of it is decompressed — a 4 KiB Brotli chunk can hold
+//! 2 GiB of strings. Chunks whose footer total is within the bound are not walked for it.
+//!
 //! ```
 //! use parquet::basic::Compression;
 //! use pqsift::format::page_headers::max_uncompressed_size;
@@ -42,11 +47,23 @@ pub fn max_uncompressed_size(codec: Compression, compressed: u64) -> Option<u64>
     Some(compressed.saturating_mul(ratio).saturating_add(1024))
 }
 
+/// Pages whose header claims more uncompressed bytes than this are not decompressed
+/// (the default of the read option `max_page_bytes`). Writers cut pages at about 1 MiB;
+/// a page this large holds a value that large, and decoding it costs twice its size.
+pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
+
+/// Whether the pages of `chunk` need their headers checked before the crate decodes them:
+/// its codec pre-fills buffers, or its pages may exceed `max_page_bytes`.
+fn needs_check(chunk: &ColumnChunkMetaData, max_page_bytes: u64) -> bool {
+    max_uncompressed_size(chunk.compression(), 0).is_some() || chunk.uncompressed_size().max(0) as u64 > max_page_bytes
+}
+
 /// Checks every page header of column chunk `chunk` (when its codec is one the crate
-/// pre-fills for), whose byte range the footer check
-/// has already placed inside the file. Errors name the row group, column and page.
-pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize) -> Result<()> {
-    if max_uncompressed_size(chunk.compression(), 0).is_none() {
+/// pre-fills for, or its uncompressed total exceeds `max_page_bytes`), whose byte range
+/// the footer check has already placed inside the file. Errors name the row group, column
+/// and page.
+pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, max_page_bytes: u64) -> Result<()> {
+    if !needs_check(chunk, max_page_bytes) {
         return Ok(()); // the crate checks the rest itself
     }
     let (start, length) = chunk_range(chunk);
@@ -54,7 +71,7 @@ pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_gr
     let mut position = start;
     let mut page = 0usize;
     while position < end {
-        position = check_page(file, chunk, row_group, page, position, end)?;
+        position = check_page(file, chunk, row_group, page, position, end, max_page_bytes)?;
         page += 1;
     }
     Ok(())
@@ -63,19 +80,19 @@ pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_gr
 /// Checks the headers of the pages of `chunk` at `pages` only (the byte ranges the offset
 /// index gives, the dictionary page's included): the pages a selective read fetches from
 /// a store, without walking the others.
-pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, pages: &[Range<u64>]) -> Result<()> {
-    if max_uncompressed_size(chunk.compression(), 0).is_none() {
+pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, pages: &[Range<u64>], max_page_bytes: u64) -> Result<()> {
+    if !needs_check(chunk, max_page_bytes) {
         return Ok(());
     }
     for (page, range) in pages.iter().enumerate() {
-        check_page(file, chunk, row_group, page, range.start, range.end)?;
+        check_page(file, chunk, row_group, page, range.start, range.end, max_page_bytes)?;
     }
     Ok(())
 }
 
 /// Checks the header of the page at `position`, which must end by `end`; returns where
 /// the page ends.
-fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64) -> Result<u64> {
+fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64, max_page_bytes: u64) -> Result<u64> {
     let column = chunk.column_path().string();
     let name = file.name();
     let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
@@ -102,6 +119,15 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
             "claims {uncompressed} uncompressed bytes from {compressed} {:?} bytes (at most {max} possible)",
             chunk.compression()
         )));
+    }
+    if uncompressed > max_page_bytes {
+        return Err(PqsiftError::unsupported(
+            &name,
+            format!(
+                "row group {row_group}, column {column}, page {page}: {uncompressed} bytes uncompressed, more than \
+                 max_page_bytes ({max_page_bytes}); raise the option to read it"
+            ),
+        ));
     }
     Ok(page_end)
 }

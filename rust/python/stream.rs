@@ -122,6 +122,7 @@ impl PyScanStream {
         out.set_item("rows_decoded_by_column", metrics.rows_decoded_by_column.clone())?;
         out.set_item("bytes_read", self.metrics.bytes_read())?;
         out.set_item("cache_hits", metrics.cache_hits)?;
+        out.set_item("row_group_windows", metrics.windows)?;
         out.set_item("cache_misses", metrics.cache_misses)?;
         out.set_item("time_predicates_s", metrics.predicate_time.as_secs_f64())?;
         out.set_item("time_projection_s", metrics.projection_time.as_secs_f64())?;
@@ -140,6 +141,8 @@ impl PyScanStream {
     metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
     declared_schema=None, table_name=None, storage_options=None, file_versions=None,
     coalesce_gap=crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
+    max_page_bytes=crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
+    decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -167,6 +170,8 @@ pub(crate) fn read(
     storage_options: Option<BTreeMap<String, String>>,
     file_versions: Option<Vec<Option<(u64, Option<String>, i64)>>>,
     coalesce_gap: u64,
+    max_page_bytes: u64,
+    decode_bytes: u64,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -182,7 +187,7 @@ pub(crate) fn read(
             if file >= files.len() {
                 return Err(PyValueError::new_err(format!("task refers to file {file} of {}", files.len())));
             }
-            Ok(ScanTask { file, row_group, selection: selection.map(|s| s.inner.clone()) })
+            Ok(ScanTask::new(file, row_group, selection.map(|s| s.inner.clone())))
         })
         .collect::<PyResult<_>>()?;
     let partitions = match (partition_schema, partition_values) {
@@ -198,7 +203,15 @@ pub(crate) fn read(
         filter,
         bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
         // column_threads: the stream sets it from the threads it has left over.
-        read: ReadOptions { pushdown_filters, selection_policy: policy, batch_size, coalesce_gap, ..ReadOptions::default() },
+        read: ReadOptions {
+            pushdown_filters,
+            selection_policy: policy,
+            batch_size,
+            coalesce_gap,
+            max_page_bytes,
+            decode_bytes,
+            ..ReadOptions::default()
+        },
         reorder_filters,
         threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,

@@ -11,6 +11,7 @@
 //!   survivors only (seed 001 §2).
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
 //!   declared schema), its row filter, the stream.
+//! * [`row_windows`] — the decode unit by bytes: large row groups read as windows of rows.
 //! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
 //!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
 //! * [`spark_output`] — batches in the Arrow types Spark accepts.
@@ -20,5 +21,6 @@ pub mod projection;
 pub mod reader;
 pub mod row_filter;
 pub mod row_group_reader;
+pub mod row_windows;
 pub mod scan_stream;
 pub mod spark_output;

@@ -56,6 +56,12 @@ pub struct ReadOptions {
     /// From an object store, neighbouring byte ranges closer than this are fetched as one
     /// request.
     pub coalesce_gap: u64,
+    /// Pages claiming more uncompressed bytes are refused before they are decompressed
+    /// (see [`page_headers`](crate::format::page_headers)).
+    pub max_page_bytes: u64,
+    /// Row groups estimated to decode to more than this are read in windows of rows of
+    /// about this size (see [`row_windows`](crate::reading::row_windows)).
+    pub decode_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -66,6 +72,8 @@ impl Default for ReadOptions {
             batch_size: 8192,
             column_threads: 1,
             coalesce_gap: crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
+            max_page_bytes: crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
+            decode_bytes: crate::reading::row_windows::DEFAULT_DECODE_BYTES,
         }
     }
 }
@@ -87,6 +95,9 @@ pub struct ReadMetrics {
     pub projection_time: Duration,
     /// Rows that passed.
     pub rows_out: u64,
+    /// Windows of rows read, for row groups too large to decode at once (see
+    /// [`row_windows`](crate::reading::row_windows)); 0 when every row group was read whole.
+    pub windows: u64,
 }
 
 impl ReadMetrics {
@@ -101,6 +112,7 @@ impl ReadMetrics {
         self.predicate_time += other.predicate_time;
         self.projection_time += other.projection_time;
         self.rows_out += other.rows_out;
+        self.windows += other.windows;
     }
 }
 
@@ -137,6 +149,11 @@ impl FileReader {
             remote => remote.clone(),
         };
         Ok(Self { file, metadata, key, bound, probe, checked: Default::default(), prefetched: Default::default() })
+    }
+
+    /// The file's Parquet metadata.
+    pub fn metadata(&self) -> &parquet::file::metadata::ParquetMetaData {
+        self.metadata.metadata()
     }
 
     /// The file's Arrow schema.
@@ -507,7 +524,7 @@ impl FileReader {
                 leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
             };
             for leaf in unchecked {
-                check_column_chunk(&self.probe, chunks.column(leaf), row_group)?;
+                check_column_chunk(&self.probe, chunks.column(leaf), row_group, options.max_page_bytes)?;
                 self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
             }
             return Ok(self.file.clone());
@@ -521,8 +538,8 @@ impl FileReader {
         };
         for (leaf, read) in &pages {
             match read {
-                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read)?,
-                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group)?,
+                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read, options.max_page_bytes)?,
+                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group, options.max_page_bytes)?,
             }
         }
         Ok(fetched)

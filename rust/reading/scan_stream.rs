@@ -100,6 +100,61 @@ pub struct ScanTask {
     pub row_group: usize,
     /// The access plan's selection (`None`: every row).
     pub selection: Option<RowSelection>,
+    /// Only these rows of the row group (a window of a large one, see
+    /// [`row_windows`](crate::reading::row_windows)); `None`: all of them.
+    pub window: Option<std::ops::Range<usize>>,
+}
+
+impl ScanTask {
+    /// The task reading row group `row_group` of file `file`, the rows of `selection`.
+    pub fn new(file: usize, row_group: usize, selection: Option<RowSelection>) -> Self {
+        Self { file, row_group, selection, window: None }
+    }
+
+    /// The selection to read: the plan's, limited to the window.
+    fn rows(&self, row_count: usize) -> Result<Option<RowSelection>> {
+        let Some(window) = &self.window else { return Ok(self.selection.clone()) };
+        let in_window = RowSelection::from_ranges(std::slice::from_ref(window), row_count)?;
+        Ok(Some(match &self.selection {
+            Some(selection) => selection.intersection(&in_window)?,
+            None => in_window,
+        }))
+    }
+}
+
+/// `tasks` with each row group too large to decode at once (see
+/// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
+/// order.
+fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64) -> Vec<ScanTask> {
+    let mut out = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let file = &files[task.file];
+        let metadata = file.reader.metadata();
+        let leaves = file.leaves_read();
+        let remote = file.reader.is_remote();
+        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves, task.selection.as_ref(), remote, decode_bytes) {
+            Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() })),
+            None => out.push(task),
+        }
+    }
+    out
+}
+
+impl ScanFile {
+    /// The Parquet leaves a row group's read may decode: every leaf of the predicates'
+    /// roots, and of the projection's (only the listed ones of a root read through paths).
+    fn leaves_read(&self) -> Vec<usize> {
+        let schema = self.reader.metadata().file_metadata().schema_descr();
+        let predicate_roots: Vec<usize> = self.filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
+        (0..schema.num_columns())
+            .filter(|&leaf| {
+                let root = schema.get_column_root_idx(leaf);
+                predicate_roots.contains(&root)
+                    || (self.projection.contains(&root)
+                        && self.leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf)))
+            })
+            .collect()
+    }
 }
 
 /// Row groups read at once from an object store, whatever `threads` is.
@@ -175,11 +230,13 @@ impl Shared {
     fn run(&self, index: usize) -> Result<RecordBatch> {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
+        let row_count = file.reader.metadata().row_group(task.row_group).num_rows().max(0) as usize;
+        let selection = task.rows(row_count)?;
         // A panic in the parquet crate on a malformed file must not take the process down.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             file.reader.read_row_group(
                 task.row_group,
-                task.selection.as_ref(),
+                selection.as_ref(),
                 &file.projection,
                 &file.leaf_subsets,
                 &file.filter,
@@ -187,7 +244,7 @@ impl Shared {
                 &self.cache,
             )
         }));
-        let (batch, metrics) = match outcome {
+        let (batch, mut metrics) = match outcome {
             Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group)))?,
             Err(panic) => {
                 let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
@@ -197,6 +254,7 @@ impl Shared {
                 ));
             }
         };
+        metrics.windows = u64::from(task.window.is_some());
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
         let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
         if let Some(assembly) = &file.assembly {
@@ -257,6 +315,7 @@ impl ScanStream {
         // decode). Decoding stays bounded by the window of row groups held.
         let remote = files.iter().any(|f| f.reader.is_remote());
         let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
+        let tasks = split_into_windows(&files, tasks, options.read.decode_bytes);
         let threads = wanted.max(1).min(tasks.len().max(1));
         let mut options = options;
         // Fewer row groups than threads: the spare threads decode columns instead.

@@ -275,7 +275,7 @@ pub(crate) fn scan_columns(
                 RowGroupAccess::Scan => None,
                 RowGroupAccess::Selection(selection) => Some(selection.clone()),
             };
-            tasks.push(ScanTask { file: position, row_group: row_group.index, selection });
+            tasks.push(ScanTask::new(position, row_group.index, selection));
         }
     }
     let opened = scan.open(0)?;

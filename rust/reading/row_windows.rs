@@ -1,0 +1,174 @@
+//! Row windows: the decode unit chosen by bytes, not rows.
+//!
+//! A row group is decoded in one batch — no concatenation, one pass of the crate's reader —
+//! as long as its selected rows of the columns read are estimated to decode to at most
+//! `decode_bytes`. A larger one (Spark writes 128 MiB compressed row groups; wide text
+//! makes them gigabytes decoded) is read as consecutive **windows** of rows, each a task of
+//! the scan stream of its own: the stream's bound on tasks in flight then bounds memory by
+//! `decode_bytes`, not by the row group.
+//!
+//! Window ends fall on page starts of the largest column where its offset index says where
+//! pages start, so a page is decompressed for one window only (other columns' pages
+//! straddling an end are decompressed twice: one page per column per window). A window
+//! reads its pages alone: the crate skips the pages before it through the offset index
+//! or, without one, by their headers — except in columns with repetition levels, whose
+//! pages must be decompressed to be skipped, and from an object store, where a chunk
+//! without offset index is fetched whole: those row groups are not split.
+//!
+//! ```
+//! use pqsift::reading::row_windows::windows;
+//! // 1,000 rows of 100 bytes each, pages every 100 rows, 25,000 bytes per window: ends
+//! // at the last page start within 250 rows.
+//! let pages: Vec<usize> = (0..10).map(|p| p * 100).collect();
+//! assert_eq!(windows(1000, 100.0, Some(&pages), 25_000), vec![0..200, 200..400, 400..600, 600..800, 800..1000]);
+//! // Small enough: one window.
+//! assert_eq!(windows(1000, 100.0, Some(&pages), 1 << 20), vec![0..1000]);
+//! ```
+
+use std::ops::Range;
+
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::format::metadata::page_locations;
+use crate::selection::RowSelection;
+
+/// Default of the read option `decode_bytes`: a row group estimated to decode to more than
+/// this is read in windows of about this size.
+pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
+
+/// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf the largest of
+/// its uncompressed pages, its string bytes plus offsets (the size statistics, where the
+/// writer gave them: a dictionary-encoded column decodes far larger than its pages), and
+/// its fixed Arrow width.
+pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize]) -> f64 {
+    let chunks = metadata.row_group(row_group);
+    let rows = chunks.num_rows().max(1) as f64;
+    leaves
+        .iter()
+        .map(|&leaf| {
+            let chunk = chunks.column(leaf);
+            let values = chunk.num_values().max(0) as f64;
+            let width = match chunk.column_type() {
+                PhysicalType::BOOLEAN => 1.0,
+                PhysicalType::INT32 | PhysicalType::FLOAT => 4.0,
+                PhysicalType::INT64 | PhysicalType::DOUBLE => 8.0,
+                PhysicalType::INT96 => 16.0,
+                PhysicalType::BYTE_ARRAY => 4.0,
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as f64,
+            };
+            let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
+            (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values) / rows
+        })
+        .sum()
+}
+
+/// Consecutive row ranges covering `0..rows`, each of about `decode_bytes` at
+/// `bytes_per_row`, ending on a start of `page_starts` (ascending, from 0) where one
+/// falls inside the window; `[0..rows]` when the whole fits.
+pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, decode_bytes: u64) -> Vec<Range<usize>> {
+    let target = ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1);
+    if target >= rows {
+        return vec![0..rows];
+    }
+    let mut out = Vec::with_capacity(rows / target + 1);
+    let mut start = 0;
+    while start < rows {
+        let limit = start.saturating_add(target).min(rows);
+        let end = match page_starts {
+            _ if limit == rows => rows,
+            Some(starts) => {
+                // The last page start inside (start, limit], else the window is cut mid-page.
+                let upper = starts.partition_point(|&s| s <= limit);
+                match upper.checked_sub(1).map(|i| starts[i]) {
+                    Some(s) if s > start => s,
+                    _ => limit,
+                }
+            }
+            None => limit,
+        };
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// The windows to read row group `row_group` of `metadata` in, for the leaves `leaves` and
+/// the access plan's `selection`; windows without a selected row are left out. `None`:
+/// read the row group whole (small enough, or not splittable; see the module doc).
+pub fn plan(
+    metadata: &ParquetMetaData,
+    row_group: usize,
+    leaves: &[usize],
+    selection: Option<&RowSelection>,
+    remote: bool,
+    decode_bytes: u64,
+) -> Option<Vec<Range<usize>>> {
+    let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
+    let selected = selection.map_or(rows, |s| s.selected_count());
+    let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves);
+    if selected as f64 * bytes_per_row <= decode_bytes as f64 || leaves.is_empty() {
+        return None;
+    }
+    let schema = metadata.file_metadata().schema_descr();
+    let mut largest: Option<(i64, Vec<usize>)> = None;
+    for &leaf in leaves {
+        let locations = page_locations(metadata, row_group, leaf).filter(|l| !l.is_empty());
+        if locations.is_none() && (remote || schema.column(leaf).max_rep_level() > 0) {
+            return None;
+        }
+        let size = metadata.row_group(row_group).column(leaf).uncompressed_size();
+        if let Some(locations) = locations
+            && largest.as_ref().is_none_or(|(biggest, _)| size > *biggest)
+        {
+            let starts = locations.iter().map(|p| usize::try_from(p.first_row_index).unwrap_or(usize::MAX)).collect();
+            largest = Some((size, starts));
+        }
+    }
+    let starts = largest.map(|(_, starts)| starts).filter(|s: &Vec<usize>| s.is_sorted());
+    let all = windows(rows, bytes_per_row, starts.as_deref(), decode_bytes);
+    let kept: Vec<Range<usize>> = match selection {
+        None => all,
+        Some(selection) => all
+            .into_iter()
+            .filter(|w| selection.slice(w.start, w.len()).is_ok_and(|s| s.selects_any()))
+            .collect(),
+    };
+    (kept.len() > 1).then_some(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Windows tile `0..rows` in order, none empty, none over the target unless a
+        /// single row is.
+        #[test]
+        fn windows_tile_the_rows(rows in 1usize..5000, bytes_per_row in 0.5f64..500.0, budget in 1u64..200_000, page in 1usize..700) {
+            let starts: Vec<usize> = (0..rows).step_by(page).collect();
+            for pages in [None, Some(starts.as_slice())] {
+                let out = windows(rows, bytes_per_row, pages, budget);
+                prop_assert_eq!(out.first().map(|w| w.start), Some(0));
+                prop_assert_eq!(out.last().map(|w| w.end), Some(rows));
+                for pair in out.windows(2) {
+                    prop_assert_eq!(pair[0].end, pair[1].start);
+                }
+                let target = ((budget as f64 / bytes_per_row).floor() as usize).max(1);
+                for w in &out {
+                    prop_assert!(!w.is_empty());
+                    prop_assert!(w.len() <= target.max(1) || out.len() == 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn window_ends_fall_on_page_starts_when_a_page_fits() {
+        let starts = [0, 30, 60, 90];
+        assert_eq!(windows(120, 1.0, Some(&starts), 70), vec![0..60, 60..120]);
+        // Pages larger than a window: cut inside them.
+        assert_eq!(windows(120, 1.0, Some(&[0, 100]), 40), vec![0..40, 40..80, 80..120]);
+    }
+}
