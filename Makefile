@@ -44,10 +44,11 @@ build: setup
 bench: build
 	cargo bench --locked --bench selection
 
-# Times the peers (benches/results/peers.json), then draws benches/results/peers.png.
+# Times the peers on both datasets at 2 and 1 threads (benches/results/peers.json and .md),
+# then draws benches/results/peers.png. Options through ARGS, e.g. a smoke run
+# (results in benches/out/):  make bench-peers ARGS=--quick
 bench-peers: build $(STAMPS)/bench-deps
-	$(BIN)/python benches/peers.py --no-plot
-	$(BIN)/python benches/plot_peers.py
+	$(BIN)/python benches/peers.py $(ARGS)
 
 # pqsift and the same peers reading from a local S3 (moto behind a proxy adding 25 ms per request):
 # benches/results/object_store.json and .md. Options through ARGS, e.g.
