@@ -27,7 +27,8 @@ system time of all the threads of the process). It reports the best wall time an
 median CPU time of the timed runs, the ratios of pqsift to the best peer for both, and the
 CPU/wall ratio of each engine (which shows whether an engine kept to its threads).
 ``pqsift (no pushdown)`` is pqsift with ``pushdown_filters=False``, timed on the shapes
-that have a filter. Row counts are cross-checked: every engine must return the same rows.
+that have a filter; ``pqsift (string_view)`` with ``string_view=True`` (strings out as
+Arrow views). Row counts are cross-checked: every engine must return the same rows.
 
 A full run takes about 12 minutes on 2 cores. Results go to ``benches/results/peers.json``
 (``--json``; per dataset and thread count, per shape: filter, columns, rows, and per engine
@@ -520,6 +521,8 @@ def engines(root: Path, threads: int | None = None, limits: dict[str, Any] | Non
 
     out["pqsift"] = run_pqsift
     out["pqsift (no pushdown)"] = lambda s: run_pqsift(s, pushdown_filters=False)
+    # Strings out as Arrow views (the option; Polars' own strings are views too).
+    out["pqsift (string_view)"] = lambda s: run_pqsift(s, string_view=True)
     limits["pqsift"] = {"threads": threads}
 
     dataset = ds.dataset(str(root), format="parquet")

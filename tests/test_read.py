@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -159,6 +161,40 @@ def test_row_groups_read_in_windows_give_the_same_rows(events: Path, text: str, 
     whole.to_table()
     assert whole.metrics["row_group_windows"] == 0
     assert scan.metrics["row_group_windows"] > 0, scan.metrics
+
+
+@pytest.mark.parametrize("text, oracle", [*CASES, ("", None)], ids=[c[0] or "no filter" for c in [*CASES, ("", None)]])
+@pytest.mark.parametrize("selection_policy", ["auto", "mask"])
+def test_string_view_output(events: Path, text: str, oracle, selection_policy: str) -> None:
+    """``string_view=True``: strings out as views (decoded as views, or cast from a
+    predicate's cached strings), the same values."""
+    table = full(events)
+    expected = (table.filter(oracle(table)) if oracle else table).select(["id", "text", "kind"])
+    scan = pqsift.scan(
+        events, columns=["id", "text", "kind"], filter=text or None, string_view=True, selection_policy=selection_policy
+    )
+    got = scan.to_table()
+    assert [f.type for f in got.schema] == [pa.int64(), pa.string_view(), pa.string_view()]
+    assert same(got.cast(expected.schema), expected), text
+    assert pl.from_arrow(got).height == expected.num_rows
+    assert duckdb.sql("SELECT count(*), count(DISTINCT kind) FROM got").fetchall()[0][0] == expected.num_rows
+
+
+def test_string_view_output_with_partitions_and_paths(tmp_path: Path) -> None:
+    """Partition columns and struct fields by path reshape the decoded batches: the views
+    are made at the end there."""
+    for day in ("2026-01-01", "2026-01-02"):
+        (tmp_path / f"day={day}").mkdir()
+        pq.write_table(
+            pa.table({"s": ["a", None, "a string longer than twelve bytes"], "attrs": [{"t": "x"}, {"t": None}, None]}),
+            tmp_path / f"day={day}" / "part-0.parquet",
+        )
+    got = pqsift.scan(tmp_path, columns=["s", "attrs.t", "day"], filter="s IS NOT NULL", string_view=True).to_table()
+    assert [f.type for f in got.schema] == [pa.string_view(), pa.string_view(), pa.date32()]
+    assert got.column("s").to_pylist() == ["a", "a string longer than twelve bytes"] * 2
+    assert got.column("t").to_pylist() == ["x", None] * 2
+    with pytest.raises(TypeError, match="string_view"):
+        pqsift.scan(tmp_path, string_view="yes")
 
 
 def test_limit(events: Path) -> None:

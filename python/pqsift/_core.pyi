@@ -416,6 +416,7 @@ def read(
     coalesce_gap: int = 1 << 20,
     max_page_bytes: int = 256 << 20,
     decode_bytes: int = 32 << 20,
+    string_view: bool = False,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
@@ -428,6 +429,7 @@ def read(
     read with ``storage_options``; ``file_versions`` (:attr:`Scan.file_versions`) spare a
     request per file; ``coalesce_gap`` is the gap below which byte ranges of an object are
     fetched as one request; ``max_page_bytes`` refuses larger pages before decompressing
-    them, ``decode_bytes`` splits larger row groups into windows of rows. Errors raise pqsift exceptions
+    them, ``decode_bytes`` splits larger row groups into windows of rows; ``string_view`` outputs
+    top-level strings and binaries as Arrow views. Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

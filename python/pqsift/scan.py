@@ -81,6 +81,8 @@ _READ_OPTIONS: dict[str, Any] = {
     "max_page_bytes": 256 << 20,
     # Row groups estimated to decode to more are read in windows of rows of about this size.
     "decode_bytes": 32 << 20,
+    # Top-level strings and binaries out as Arrow string_view / binary_view.
+    "string_view": False,
     "batch_size": 8192,
     "threads": None,
     "limit": None,
@@ -384,6 +386,12 @@ def scan(
     MiB: a page whose header claims more uncompressed bytes raises
     :class:`pqsift.UnsupportedError` before it is decompressed).
 
+    ``string_view`` (``False``): top-level string and binary columns come out as Arrow
+    ``string_view`` / ``binary_view`` instead of ``string`` / ``binary``: values point into
+    the decompressed pages and dictionaries instead of being copied, the fastest output for
+    consumers that read views (pyarrow, Polars, DuckDB; Spark's Arrow path for ``string``).
+    Off by default because not every consumer of Arrow reads views yet.
+
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
     :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
@@ -487,7 +495,7 @@ def _check_snapshot(settings: dict[str, Any]) -> None:
 
 
 def _check_read_options(options: dict[str, Any]) -> None:
-    for name in ("pushdown_filters", "reorder_filters", "spark_output"):
+    for name in ("pushdown_filters", "reorder_filters", "spark_output", "string_view"):
         if not isinstance(options[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
     if options["selection_policy"] not in ("auto", "selectors", "mask"):

@@ -142,7 +142,7 @@ impl PyScanStream {
     declared_schema=None, table_name=None, storage_options=None, file_versions=None,
     coalesce_gap=crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
     max_page_bytes=crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
-    decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES,
+    decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES, string_view=false,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -172,6 +172,7 @@ pub(crate) fn read(
     coalesce_gap: u64,
     max_page_bytes: u64,
     decode_bytes: u64,
+    string_view: bool,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -210,6 +211,7 @@ pub(crate) fn read(
             coalesce_gap,
             max_page_bytes,
             decode_bytes,
+            string_view,
             ..ReadOptions::default()
         },
         reorder_filters,
@@ -254,6 +256,11 @@ pub(crate) fn read(
         Ok((schema, open_stream(&open_files, tasks, &config)?))
     });
     let (schema, stream) = opened.map_err(py_err(py))?;
+    // As the stream outputs them: `string_view` turns strings into views.
+    let schema = match string_view {
+        true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
+        false => schema,
+    };
     let metrics = stream.metrics_handle();
     Ok(PyScanStream { stream: Some(stream), schema, metrics, storage, exported: false })
 }

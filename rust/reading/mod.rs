@@ -14,6 +14,7 @@
 //! * [`row_windows`] — the decode unit by bytes: large row groups read as windows of rows.
 //! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
 //!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
+//! * [`string_views`] — strings as Arrow views: filtered output columns, the `string_view` option.
 //! * [`spark_output`] — batches in the Arrow types Spark accepts.
 
 pub mod cached_reader;
@@ -24,3 +25,4 @@ pub mod row_group_reader;
 pub mod row_windows;
 pub mod scan_stream;
 pub mod spark_output;
+pub mod string_views;

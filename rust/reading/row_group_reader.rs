@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow::compute::{concat_batches, filter_record_batch};
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
@@ -62,6 +62,13 @@ pub struct ReadOptions {
     /// Row groups estimated to decode to more than this are read in windows of rows of
     /// about this size (see [`row_windows`](crate::reading::row_windows)).
     pub decode_bytes: u64,
+    /// Output top-level strings and binaries as Arrow views (see
+    /// [`string_views`](crate::reading::string_views)).
+    pub string_view: bool,
+    /// Decode projected strings as views and leave them so (the stream sets it when
+    /// `string_view` is on and nothing between decoding and output needs the file's
+    /// types).
+    pub keep_views: bool,
 }
 
 impl Default for ReadOptions {
@@ -74,6 +81,8 @@ impl Default for ReadOptions {
             coalesce_gap: crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
             max_page_bytes: crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
             decode_bytes: crate::reading::row_windows::DEFAULT_DECODE_BYTES,
+            string_view: false,
+            keep_views: false,
         }
     }
 }
@@ -133,6 +142,9 @@ pub struct FileReader {
     /// From a store: per row group being read, the pages of its predicate columns, fetched
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
+    /// The metadata decoding top-level strings and binaries as views (see
+    /// [`FileReader::views`]); `None` inside when the file has none.
+    views: std::sync::OnceLock<Option<ArrowReaderMetadata>>,
 }
 
 impl FileReader {
@@ -148,7 +160,16 @@ impl FileReader {
             FileSource::Local(local) => FileSource::Local(crate::format::io::CountingFile::open(local.path())?),
             remote => remote.clone(),
         };
-        Ok(Self { file, metadata, key, bound, probe, checked: Default::default(), prefetched: Default::default() })
+        Ok(Self {
+            file,
+            metadata,
+            key,
+            bound,
+            probe,
+            checked: Default::default(),
+            prefetched: Default::default(),
+            views: Default::default(),
+        })
     }
 
     /// The file's Parquet metadata.
@@ -269,7 +290,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
@@ -322,7 +343,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics)? {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, !keep)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -341,7 +362,8 @@ impl FileReader {
 
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`, split over
     /// up to `options.column_threads` threads: the roots are dealt, largest compressed
-    /// chunk first, to the least loaded thread.
+    /// chunk first, to the least loaded thread. `output`: see [`FileReader::decode`].
+    #[allow(clippy::too_many_arguments)]
     fn decode_in_parallel(
         &self,
         row_group: usize,
@@ -350,13 +372,14 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
+        output: bool,
     ) -> Result<Vec<(usize, ArrayRef)>> {
         let threads = options.column_threads.clamp(1, roots.len().max(1));
         if threads == 1 {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics)?;
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, output)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -375,7 +398,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local)?;
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, output)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -410,6 +433,13 @@ impl FileReader {
 
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
     /// of each root, or the leaves `leaf_subsets` lists for it.
+    ///
+    /// `output`: the columns are only output, not evaluated. When such a decode is filtered
+    /// after decoding (a mask over pages' rows), top-level strings are decoded as views
+    /// and turned back into their type after the filter: a view is written per value
+    /// instead of its bytes (a dictionary page's strings are not copied per row), the
+    /// filter moves 16-byte views, and only the surviving rows' bytes are copied.
+    #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
         row_group: usize,
@@ -418,6 +448,7 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
+        output: bool,
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves: Vec<usize> = (0..parquet_schema.num_columns())
@@ -449,8 +480,12 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
+        let views = match output && (plan.post_filter().is_some() || options.keep_views) {
+            true => self.views(),
+            false => None,
+        };
         let decoded = self
-            .decode_runs(&source, row_group, mask, decoder, decoder_selection.selected_count())
+            .decode_runs(&source, views.unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
@@ -466,6 +501,10 @@ impl FileReader {
         let decoded = match plan.post_filter() {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
             None => decoded,
+        };
+        let decoded = match views {
+            Some(_) if !options.keep_views => self.from_views(decoded, roots)?,
+            _ => decoded,
         };
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
@@ -488,10 +527,53 @@ impl FileReader {
 }
 
 impl FileReader {
-    /// The crate's decoder over `row_group`'s leaves `mask`, through the runs `decoder`
-    /// (`rows` selected), as one batch.
-    fn decode_runs(&self, source: &FileSource, row_group: usize, mask: ProjectionMask, decoder: Vec<CrateSelector>, rows: usize) -> Result<RecordBatch> {
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), self.metadata.clone())
+    /// The file's metadata with its top-level `Utf8`/`LargeUtf8` columns decoded as
+    /// `Utf8View` and its `Binary`/`LargeBinary` ones as `BinaryView` (the crate's view
+    /// decoder: plain values become views into the decompressed page, dictionary values
+    /// views into the dictionary); `None` when it has no such column or the crate refuses
+    /// the hint.
+    fn views(&self) -> Option<&ArrowReaderMetadata> {
+        self.views
+            .get_or_init(|| {
+                let hinted = crate::reading::string_views::view_schema(self.metadata.schema())?;
+                let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
+                ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
+            })
+            .as_ref()
+    }
+
+    /// `batch` (the roots `roots`, decoded through [`FileReader::views`]) with its view
+    /// columns turned back into the file's types.
+    fn from_views(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
+        let schema = self.metadata.schema();
+        let mut fields = Vec::with_capacity(roots.len());
+        let mut columns = Vec::with_capacity(roots.len());
+        for (&root, column) in roots.iter().zip(batch.columns()) {
+            let field = schema.field(root);
+            let column = match column.data_type() {
+                DataType::Utf8View | DataType::BinaryView => arrow::compute::cast(column, field.data_type())?,
+                _ => column.clone(),
+            };
+            fields.push(Arc::new(field.clone().with_data_type(column.data_type().clone())));
+            columns.push(column);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?)
+    }
+
+    /// The crate's decoder over `row_group`'s leaves `mask` with `metadata` (the file's,
+    /// or its [`FileReader::views`]), through the runs `decoder` (`rows` selected), as one
+    /// batch.
+    fn decode_runs(
+        &self,
+        source: &FileSource,
+        metadata: &ArrowReaderMetadata,
+        row_group: usize,
+        mask: ProjectionMask,
+        decoder: Vec<CrateSelector>,
+        rows: usize,
+    ) -> Result<RecordBatch> {
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask)
             .with_row_selection(CrateSelection::from(decoder))

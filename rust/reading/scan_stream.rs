@@ -197,6 +197,8 @@ struct Shared {
     metrics: Mutex<ReadMetrics>,
     /// Rows handed to the consumer: row groups read ahead of a limit are not output.
     rows_emitted: AtomicU64,
+    /// The output schema (batches are cast to it when `string_view` is on).
+    schema: SchemaRef,
 }
 
 impl Shared {
@@ -260,9 +262,13 @@ impl Shared {
         if let Some(assembly) = &file.assembly {
             batch = assembly.assemble(batch)?;
         }
-        match &self.options.conform_to {
-            Some(target) => crate::reading::spark_output::conform(batch, target),
-            None => Ok(batch),
+        let batch = match &self.options.conform_to {
+            Some(target) => crate::reading::spark_output::conform(batch, target)?,
+            None => batch,
+        };
+        match self.options.read.string_view {
+            true => crate::reading::string_views::cast_to(batch, &self.schema),
+            false => Ok(batch),
         }
     }
 }
@@ -316,8 +322,16 @@ impl ScanStream {
         let remote = files.iter().any(|f| f.reader.is_remote());
         let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
         let tasks = split_into_windows(&files, tasks, options.read.decode_bytes);
-        let threads = wanted.max(1).min(tasks.len().max(1));
         let mut options = options;
+        let schema = match options.read.string_view {
+            true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
+            false => schema,
+        };
+        // Decoded views go out as they are unless the file's batches are reshaped first.
+        options.read.keep_views = options.read.string_view
+            && options.conform_to.is_none()
+            && files.iter().all(|f| f.assembly.is_none() && f.paths.iter().all(Vec::is_empty));
+        let threads = wanted.max(1).min(tasks.len().max(1));
         // Fewer row groups than threads: the spare threads decode columns instead.
         options.read.column_threads = (options.threads.max(1) / threads).max(1);
         let window = threads + options.threads.max(1);
@@ -332,6 +346,7 @@ impl ScanStream {
             cancelled: AtomicBool::new(false),
             metrics: Mutex::new(ReadMetrics::default()),
             rows_emitted: AtomicU64::new(0),
+            schema: schema.clone(),
         });
         for _ in 0..threads {
             let worker = Arc::clone(&shared);

@@ -1,0 +1,92 @@
+//! Strings as Arrow views (`Utf8View`, `BinaryView`).
+//!
+//! A view array holds 16 bytes per value — the length and the value itself when it fits in
+//! 12 bytes, else its first 4 bytes and where it lies in a shared buffer — so a decoder can
+//! point into the decompressed page (plain values) or the dictionary (dictionary values)
+//! instead of copying every string, and a filter moves 16 bytes per row whatever the
+//! string's length. The reader uses views internally for filtered output columns, and as
+//! the output type with the read option `string_view` (pyarrow, Polars and DuckDB read
+//! them; Spark's Arrow path accepts `string_view` for `string`).
+//!
+//! ```
+//! use arrow::datatypes::{DataType, Field, Schema};
+//! use pqsift::reading::string_views::view_schema;
+//! let schema = Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("s", DataType::LargeUtf8, true)]);
+//! let views = view_schema(&schema).unwrap();
+//! assert_eq!(views.field(1).data_type(), &DataType::Utf8View);
+//! assert_eq!(views.field(0).data_type(), &DataType::Int64);
+//! ```
+
+use std::sync::Arc;
+
+use arrow::array::{RecordBatch, RecordBatchOptions};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+
+use crate::error::Result;
+
+/// The view type standing for `data_type` at the top level, if it is a string or binary.
+fn view_type(data_type: &DataType) -> Option<DataType> {
+    match data_type {
+        DataType::Utf8 | DataType::LargeUtf8 => Some(DataType::Utf8View),
+        DataType::Binary | DataType::LargeBinary => Some(DataType::BinaryView),
+        _ => None,
+    }
+}
+
+/// `schema` with its top-level string and binary columns as views; `None` when it has
+/// none.
+pub fn view_schema(schema: &Schema) -> Option<SchemaRef> {
+    let mut changed = false;
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|field| match view_type(field.data_type()) {
+            Some(view) => {
+                changed = true;
+                Arc::new(field.as_ref().clone().with_data_type(view))
+            }
+            None => field.clone(),
+        })
+        .collect();
+    changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
+/// `batch` in the types of `schema` (the same columns, some as views or not): the
+/// columns whose type differs are cast. Strings to views share the string buffer (one
+/// view per value, no byte copied); views to strings copy each value's bytes once.
+pub fn cast_to(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    if batch.schema().fields() == schema.fields() {
+        return Ok(batch);
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(column, field)| match column.data_type() == field.data_type() {
+            true => Ok(column.clone()),
+            false => Ok(arrow::compute::cast(column, field.data_type())?),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, StringArray, StringViewArray};
+    use arrow::datatypes::Field;
+
+    #[test]
+    fn strings_to_views_and_back_keep_values_and_nulls() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let values = StringArray::from(vec![Some("short"), None, Some("a string longer than twelve bytes")]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values.clone())]).unwrap();
+        let views = cast_to(batch, &view_schema(&schema).unwrap()).unwrap();
+        let column = views.column(0).as_any().downcast_ref::<StringViewArray>().unwrap();
+        assert_eq!(column.value(2), "a string longer than twelve bytes");
+        assert!(column.is_null(1));
+        let back = cast_to(views, &schema).unwrap();
+        assert_eq!(back.column(0).as_any().downcast_ref::<StringArray>().unwrap(), &values);
+    }
+}
