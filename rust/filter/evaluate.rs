@@ -368,36 +368,31 @@ impl Evaluator<'_> {
 }
 
 /// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
-/// total-order comparison gives Spark's answers.
+/// total-order comparison gives Spark's answers. An array holding neither NaN nor a zero
+/// is returned as it is: checking is one vectorised pass, and most data has neither.
 fn normalise_floats(value: Value) -> Result<Value> {
+    macro_rules! normalised {
+        ($array:expr, $arrow:ty, $native:ty) => {{
+            let values = $array.as_primitive::<$arrow>();
+            // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
+            match values.values().iter().any(|v| v.is_nan() || *v == 0.0) {
+                false => None,
+                true => Some(Arc::new(values.unary::<_, $arrow>(|v: $native| {
+                    if v.is_nan() {
+                        <$native>::NAN
+                    } else if v == 0.0 {
+                        0.0
+                    } else {
+                        v
+                    }
+                })) as ArrayRef),
+            }
+        }};
+    }
     let normalise = |array: &ArrayRef| -> Option<ArrayRef> {
         match array.data_type() {
-            DataType::Float64 => Some(Arc::new(
-                array
-                    .as_primitive::<Float64Type>()
-                    .unary::<_, Float64Type>(|v| {
-                        if v.is_nan() {
-                            f64::NAN
-                        } else if v == 0.0 {
-                            0.0
-                        } else {
-                            v
-                        }
-                    }),
-            ) as ArrayRef),
-            DataType::Float32 => Some(Arc::new(
-                array
-                    .as_primitive::<Float32Type>()
-                    .unary::<_, Float32Type>(|v| {
-                        if v.is_nan() {
-                            f32::NAN
-                        } else if v == 0.0 {
-                            0.0
-                        } else {
-                            v
-                        }
-                    }),
-            ) as ArrayRef),
+            DataType::Float64 => normalised!(array, Float64Type, f64),
+            DataType::Float32 => normalised!(array, Float32Type, f32),
             _ => None,
         }
     };

@@ -142,9 +142,9 @@ pub struct FileReader {
     /// From a store: per row group being read, the pages of its predicate columns, fetched
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
-    /// The metadata decoding top-level strings and binaries as views (see
-    /// [`FileReader::views`]); `None` inside when the file has none.
-    views: std::sync::OnceLock<Option<ArrowReaderMetadata>>,
+    /// The metadata decoding output strings as dictionaries or views (see
+    /// [`FileReader::output_metadata`]), per choice of dictionaries.
+    output_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
 impl FileReader {
@@ -168,7 +168,7 @@ impl FileReader {
             probe,
             checked: Default::default(),
             prefetched: Default::default(),
-            views: Default::default(),
+            output_metadata: Default::default(),
         })
     }
 
@@ -435,10 +435,11 @@ impl FileReader {
     /// of each root, or the leaves `leaf_subsets` lists for it.
     ///
     /// `output`: the columns are only output, not evaluated. When such a decode is filtered
-    /// after decoding (a mask over pages' rows), top-level strings are decoded as views
-    /// and turned back into their type after the filter: a view is written per value
-    /// instead of its bytes (a dictionary page's strings are not copied per row), the
-    /// filter moves 16-byte views, and only the surviving rows' bytes are copied.
+    /// after decoding (a mask over pages' rows), top-level strings are decoded as
+    /// dictionaries (chunks all dictionary-encoded) or views, and turned back into their
+    /// type after the filter: a key or a view is written per value instead of its bytes,
+    /// the filter moves keys or 16-byte views, and only the surviving rows' bytes are
+    /// copied (see [`string_views`](crate::reading::string_views)).
     #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
@@ -480,12 +481,12 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
-        let views = match output && (plan.post_filter().is_some() || options.keep_views) {
-            true => self.views(),
+        let recast = match output && (plan.post_filter().is_some() || options.keep_views) {
+            true => self.output_metadata(row_group),
             false => None,
         };
         let decoded = self
-            .decode_runs(&source, views.unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
+            .decode_runs(&source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
@@ -502,8 +503,8 @@ impl FileReader {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
             None => decoded,
         };
-        let decoded = match views {
-            Some(_) if !options.keep_views => self.from_views(decoded, roots)?,
+        let decoded = match recast {
+            Some(_) if !options.keep_views => self.to_file_types(decoded, roots)?,
             _ => decoded,
         };
         if decoded.num_rows() != selection.selected_count() {
@@ -527,31 +528,35 @@ impl FileReader {
 }
 
 impl FileReader {
-    /// The file's metadata with its top-level `Utf8`/`LargeUtf8` columns decoded as
-    /// `Utf8View` and its `Binary`/`LargeBinary` ones as `BinaryView` (the crate's view
-    /// decoder: plain values become views into the decompressed page, dictionary values
-    /// views into the dictionary); `None` when it has no such column or the crate refuses
-    /// the hint.
-    fn views(&self) -> Option<&ArrowReaderMetadata> {
-        self.views
-            .get_or_init(|| {
-                let hinted = crate::reading::string_views::view_schema(self.metadata.schema())?;
+    /// The file's metadata with its top-level strings and binaries decoded, in
+    /// `row_group`, as dictionaries or views (see
+    /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when it
+    /// has no such column or the crate refuses the hint.
+    fn output_metadata(&self, row_group: usize) -> Option<ArrowReaderMetadata> {
+        let chunks = self.metadata.metadata().row_group(row_group);
+        let (key, hinted) = crate::reading::string_views::decode_schema(self.metadata.schema(), self.metadata.parquet_schema(), chunks)?;
+        let mut cached = self.output_metadata.lock().unwrap_or_else(|p| p.into_inner());
+        cached
+            .entry(key)
+            .or_insert_with(|| {
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })
-            .as_ref()
+            .clone()
     }
 
-    /// `batch` (the roots `roots`, decoded through [`FileReader::views`]) with its view
-    /// columns turned back into the file's types.
-    fn from_views(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
+    /// `batch` (the roots `roots`, decoded through [`FileReader::output_metadata`]) with
+    /// its dictionary and view columns turned back into the file's types.
+    fn to_file_types(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
         let schema = self.metadata.schema();
         let mut fields = Vec::with_capacity(roots.len());
         let mut columns = Vec::with_capacity(roots.len());
         for (&root, column) in roots.iter().zip(batch.columns()) {
             let field = schema.field(root);
             let column = match column.data_type() {
-                DataType::Utf8View | DataType::BinaryView => arrow::compute::cast(column, field.data_type())?,
+                DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..) if column.data_type() != field.data_type() => {
+                    arrow::compute::cast(column, field.data_type())?
+                }
                 _ => column.clone(),
             };
             fields.push(Arc::new(field.clone().with_data_type(column.data_type().clone())));
@@ -562,7 +567,7 @@ impl FileReader {
     }
 
     /// The crate's decoder over `row_group`'s leaves `mask` with `metadata` (the file's,
-    /// or its [`FileReader::views`]), through the runs `decoder` (`rows` selected), as one
+    /// or its [`FileReader::output_metadata`]), through the runs `decoder` (`rows` selected), as one
     /// batch.
     fn decode_runs(
         &self,

@@ -8,6 +8,12 @@
 //! the output type with the read option `string_view` (pyarrow, Polars and DuckDB read
 //! them; Spark's Arrow path accepts `string_view` for `string`).
 //!
+//! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
+//! dictionary instead ([`decode_schema`]): 4-byte keys per row, filtered as keys, and the
+//! strings copied out of the dictionary only for the rows that survive. (Not for chunks
+//! that fall back to plain pages: the crate would hash every plain value back into a
+//! dictionary.)
+//!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
 //! use pqsift::reading::string_views::view_schema;
@@ -21,6 +27,9 @@ use std::sync::Arc;
 
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
+use parquet::basic::{Encoding, PageType};
+use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
+use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::Result;
 
@@ -49,6 +58,53 @@ pub fn view_schema(schema: &Schema) -> Option<SchemaRef> {
         })
         .collect();
     changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
+/// Whether every data page of `chunk` is dictionary-encoded, as its page encoding
+/// statistics say (`false` without them).
+pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
+    let dictionary = |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    if chunk.dictionary_page_offset().is_none() {
+        return false;
+    }
+    if let Some(mask) = chunk.page_encoding_stats_mask() {
+        return mask.is_only(Encoding::PLAIN_DICTIONARY) || mask.is_only(Encoding::RLE_DICTIONARY);
+    }
+    chunk.page_encoding_stats().is_some_and(|stats| {
+        stats
+            .iter()
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2) && s.count > 0)
+            .all(|s| dictionary(s.encoding))
+    })
+}
+
+/// The types to decode the top-level columns of `schema` (a file's Arrow schema) in for
+/// output from `row_group`: strings and binaries as dictionaries where their chunk is all
+/// dictionary-encoded, as views otherwise; `None` when the file has no such column. The
+/// first part says, per such column in order, whether it is a dictionary (a key for
+/// caching the decoder's metadata).
+pub fn decode_schema(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Option<(Vec<bool>, SchemaRef)> {
+    let mut dictionaries = Vec::new();
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(root, field)| {
+            let Some(view) = view_type(field.data_type()) else { return field.clone() };
+            let mut leaves = (0..parquet.num_columns()).filter(|&leaf| parquet.get_column_root_idx(leaf) == root);
+            let dictionary = match (leaves.next(), leaves.next()) {
+                (Some(leaf), None) => all_dictionary_encoded(row_group.column(leaf)),
+                _ => false,
+            };
+            dictionaries.push(dictionary);
+            let decoded = match dictionary {
+                true => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
+                false => view,
+            };
+            Arc::new(field.as_ref().clone().with_data_type(decoded))
+        })
+        .collect();
+    (!dictionaries.is_empty()).then(|| (dictionaries, Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))))
 }
 
 /// `batch` in the types of `schema` (the same columns, some as views or not): the
