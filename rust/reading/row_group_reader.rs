@@ -142,9 +142,9 @@ pub struct FileReader {
     /// From a store: per row group being read, the pages of its predicate columns, fetched
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
-    /// The metadata decoding output strings as dictionaries or views (see
-    /// [`FileReader::output_metadata`]), per choice of dictionaries.
-    output_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
+    /// The metadata decoding strings as dictionaries or views (see
+    /// [`FileReader::decode_metadata`]), per choice of dictionaries and views.
+    decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
 impl FileReader {
@@ -168,7 +168,7 @@ impl FileReader {
             probe,
             checked: Default::default(),
             prefetched: Default::default(),
-            output_metadata: Default::default(),
+            decode_metadata: Default::default(),
         })
     }
 
@@ -255,8 +255,14 @@ impl FileReader {
             let started = Instant::now();
             let predicate = &filter.predicates()[index];
             let whole = LeafSubsets::new();
-            let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, true)?;
-            let passed = evaluate(&self.bound[index], &batch)?;
+            // A predicate on one string column may see it as a dictionary: it is evaluated
+            // on the dictionary's values, once each, and spread over the rows by key.
+            let decode = match predicate.roots.len() {
+                1 => Decode::Dictionaries,
+                _ => Decode::FileTypes,
+            };
+            let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, decode)?;
+            let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
             selection = selection.and_then(&refinement)?;
@@ -266,7 +272,7 @@ impl FileReader {
         }
         let started = Instant::now();
         // Nothing reads the cache after the projection: what it decodes is not kept.
-        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, false)?;
+        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, Decode::Output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
@@ -290,7 +296,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, false)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
@@ -313,8 +319,8 @@ impl FileReader {
     }
 
     /// The root columns `roots` (in that order) for the rows of `selection`: from the cache
-    /// where it holds them, decoded otherwise (and cached when `keep`: a later predicate or
-    /// the projection may need them).
+    /// where it holds them, decoded otherwise (and cached for a predicate: a later predicate
+    /// or the projection may need them). `decode` says which types the caller takes.
     #[allow(clippy::too_many_arguments)]
     fn columns(
         &self,
@@ -325,8 +331,9 @@ impl FileReader {
         options: &ReadOptions,
         cache: &mut CachedArrayReader<'_>,
         metrics: &mut ReadMetrics,
-        keep: bool,
+        decode: Decode,
     ) -> Result<RecordBatch> {
+        let keep = decode != Decode::Output;
         let mut found: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         let mut missing: Vec<usize> = Vec::new();
         for &root in roots {
@@ -343,7 +350,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, !keep)? {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -356,13 +363,20 @@ impl FileReader {
             .zip(&columns)
             .map(|(&r, c)| self.metadata.schema().field(r).clone().with_data_type(c.data_type().clone()))
             .collect();
-        let options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
-        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?)
+        let batch_options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
+        let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?;
+        // Dictionaries and views (decoded so, or cached so by a predicate) back to the
+        // file's types, unless the caller takes them.
+        match decode {
+            Decode::Dictionaries => Ok(batch),
+            Decode::Output if options.keep_views => Ok(batch),
+            _ => self.to_file_types(batch, roots),
+        }
     }
 
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`, split over
     /// up to `options.column_threads` threads: the roots are dealt, largest compressed
-    /// chunk first, to the least loaded thread. `output`: see [`FileReader::decode`].
+    /// chunk first, to the least loaded thread. `decode`: see [`FileReader::decode`].
     #[allow(clippy::too_many_arguments)]
     fn decode_in_parallel(
         &self,
@@ -372,14 +386,14 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        output: bool,
+        decode: Decode,
     ) -> Result<Vec<(usize, ArrayRef)>> {
         let threads = options.column_threads.clamp(1, roots.len().max(1));
         if threads == 1 {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, output)?;
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, decode)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -398,7 +412,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, output)?;
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -434,12 +448,13 @@ impl FileReader {
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
     /// of each root, or the leaves `leaf_subsets` lists for it.
     ///
-    /// `output`: the columns are only output, not evaluated. When such a decode is filtered
-    /// after decoding (a mask over pages' rows), top-level strings are decoded as
-    /// dictionaries (chunks all dictionary-encoded) or views, and turned back into their
-    /// type after the filter: a key or a view is written per value instead of its bytes,
-    /// the filter moves keys or 16-byte views, and only the surviving rows' bytes are
-    /// copied (see [`string_views`](crate::reading::string_views)).
+    /// `decode`: for output, when the decode is filtered after decoding (a mask over pages'
+    /// rows) or views are output, top-level strings are decoded as dictionaries (chunks all
+    /// dictionary-encoded) or views: a key or a view is written per value instead of its
+    /// bytes, the filter moves keys or 16-byte views, and [`FileReader::columns`] copies
+    /// only the surviving rows' bytes into the file's types (see
+    /// [`string_views`](crate::reading::string_views)). For a predicate taking
+    /// dictionaries, all-dictionary-encoded strings come as dictionaries.
     #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
@@ -449,7 +464,7 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        output: bool,
+        decode: Decode,
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves: Vec<usize> = (0..parquet_schema.num_columns())
@@ -481,9 +496,10 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
-        let recast = match output && (plan.post_filter().is_some() || options.keep_views) {
-            true => self.output_metadata(row_group),
-            false => None,
+        let recast = match decode {
+            Decode::Output if plan.post_filter().is_some() || options.keep_views => self.decode_metadata(row_group, true),
+            Decode::Dictionaries => self.decode_metadata(row_group, false),
+            _ => None,
         };
         let decoded = self
             .decode_runs(&source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
@@ -502,10 +518,6 @@ impl FileReader {
         let decoded = match plan.post_filter() {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
             None => decoded,
-        };
-        let decoded = match recast {
-            Some(_) if !options.keep_views => self.to_file_types(decoded, roots)?,
-            _ => decoded,
         };
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
@@ -529,13 +541,16 @@ impl FileReader {
 
 impl FileReader {
     /// The file's metadata with its top-level strings and binaries decoded, in
-    /// `row_group`, as dictionaries or views (see
-    /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when it
-    /// has no such column or the crate refuses the hint.
-    fn output_metadata(&self, row_group: usize) -> Option<ArrowReaderMetadata> {
+    /// `row_group`, as dictionaries where their chunk is all dictionary-encoded, and as
+    /// views otherwise when `views` (see
+    /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when
+    /// nothing changes or the crate refuses the hint.
+    fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
         let chunks = self.metadata.metadata().row_group(row_group);
-        let (key, hinted) = crate::reading::string_views::decode_schema(self.metadata.schema(), self.metadata.parquet_schema(), chunks)?;
-        let mut cached = self.output_metadata.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut key, hinted) =
+            crate::reading::string_views::decode_schema(self.metadata.schema(), self.metadata.parquet_schema(), chunks, views)?;
+        key.push(views);
+        let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .entry(key)
             .or_insert_with(|| {
@@ -545,8 +560,8 @@ impl FileReader {
             .clone()
     }
 
-    /// `batch` (the roots `roots`, decoded through [`FileReader::output_metadata`]) with
-    /// its dictionary and view columns turned back into the file's types.
+    /// `batch` (the roots `roots`, decoded through [`FileReader::decode_metadata`] or from
+    /// the cache) with its dictionary and view columns turned back into the file's types.
     fn to_file_types(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
         let schema = self.metadata.schema();
         let mut fields = Vec::with_capacity(roots.len());
@@ -567,7 +582,7 @@ impl FileReader {
     }
 
     /// The crate's decoder over `row_group`'s leaves `mask` with `metadata` (the file's,
-    /// or its [`FileReader::output_metadata`]), through the runs `decoder` (`rows` selected), as one
+    /// or its [`FileReader::decode_metadata`]), through the runs `decoder` (`rows` selected), as one
     /// batch.
     fn decode_runs(
         &self,
@@ -709,6 +724,18 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+/// What a decode is for, which says the types strings may come back in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decode {
+    /// For evaluation, in the file's types.
+    FileTypes,
+    /// For a predicate on one column: strings of all-dictionary-encoded chunks as Arrow
+    /// dictionaries.
+    Dictionaries,
+    /// For output only: dictionaries or views where a filter follows or views are output.
+    Output,
 }
 
 /// The most rows decoded in one batch (see `FileReader::decode`).

@@ -78,12 +78,17 @@ pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
     })
 }
 
-/// The types to decode the top-level columns of `schema` (a file's Arrow schema) in for
-/// output from `row_group`: strings and binaries as dictionaries where their chunk is all
-/// dictionary-encoded, as views otherwise; `None` when the file has no such column. The
-/// first part says, per such column in order, whether it is a dictionary (a key for
-/// caching the decoder's metadata).
-pub fn decode_schema(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Option<(Vec<bool>, SchemaRef)> {
+/// The types to decode the top-level columns of `schema` (a file's Arrow schema) in from
+/// `row_group`: strings and binaries as dictionaries where their chunk is all
+/// dictionary-encoded, as views otherwise when `views` (else as they are); `None` when
+/// that changes nothing. The first part says, per string or binary column in order,
+/// whether it is a dictionary (a key for caching the decoder's metadata).
+pub fn decode_schema(
+    schema: &Schema,
+    parquet: &SchemaDescriptor,
+    row_group: &RowGroupMetaData,
+    views: bool,
+) -> Option<(Vec<bool>, SchemaRef)> {
     let mut dictionaries = Vec::new();
     let fields: Vec<_> = schema
         .fields()
@@ -97,14 +102,45 @@ pub fn decode_schema(schema: &Schema, parquet: &SchemaDescriptor, row_group: &Ro
                 _ => false,
             };
             dictionaries.push(dictionary);
-            let decoded = match dictionary {
-                true => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
-                false => view,
+            let decoded = match (dictionary, views) {
+                (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
+                (false, true) => view,
+                (false, false) => return field.clone(),
             };
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })
         .collect();
-    (!dictionaries.is_empty()).then(|| (dictionaries, Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))))
+    let changed = views && !dictionaries.is_empty() || dictionaries.contains(&true);
+    changed.then(|| (dictionaries, Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))))
+}
+
+/// Evaluates `predicate` on `batch`. A batch of one dictionary column (see
+/// [`decode_schema`]) is evaluated on the dictionary's values plus a null, once each,
+/// and the answers taken per row by key (a null key takes the null's answer): the same
+/// answers for a predicate of that one column, without a string per row.
+pub fn evaluate_by_dictionary(predicate: &crate::filter::BoundExpr, batch: &RecordBatch) -> Result<arrow::array::BooleanArray> {
+    use arrow::array::{Array, AsArray, UInt32Array};
+    use arrow::datatypes::Int32Type;
+    let dictionary = match batch.columns() {
+        [column] => column.as_dictionary_opt::<Int32Type>(),
+        _ => None,
+    };
+    let Some(dictionary) = dictionary else {
+        return crate::filter::evaluate(predicate, batch);
+    };
+    let values = dictionary.values();
+    let with_null = arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()])?;
+    let field = batch.schema().field(0).clone().with_data_type(values.data_type().clone()).with_nullable(true);
+    let entries = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![with_null])?;
+    let answers = crate::filter::evaluate(predicate, &entries)?;
+    let null_entry = values.len() as u32;
+    let keys = dictionary.keys();
+    let indices: UInt32Array = match keys.nulls() {
+        None => keys.values().iter().map(|&k| k as u32).collect::<Vec<_>>().into(),
+        Some(nulls) => keys.values().iter().zip(nulls.iter()).map(|(&k, valid)| if valid { k as u32 } else { null_entry }).collect::<Vec<_>>().into(),
+    };
+    let taken = arrow::compute::take(&answers, &indices, None)?;
+    Ok(taken.as_boolean().clone())
 }
 
 /// `batch` in the types of `schema` (the same columns, some as views or not): the
