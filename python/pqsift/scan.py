@@ -68,6 +68,9 @@ _OPTIONS: dict[str, Any] = {
 # Store metrics summed over planning and reading (``max_requests_in_flight``: the larger).
 _STORE_SUMS = ("requests", "retries", "bytes_requested", "bytes_received", "time_store_wait_s")
 
+# The most rows a decoded batch has (the core's cap): `to_table` takes batches whole.
+_WHOLE_BATCH_ROWS = 1 << 20
+
 # Options of reading (late materialization); see :func:`scan`.
 _READ_OPTIONS: dict[str, Any] = {
     "pushdown_filters": True,
@@ -248,8 +251,9 @@ class Scan:
 
     # ----- reading ---------------------------------------------------------------------
 
-    def _stream(self) -> _core.ScanStream:
-        """Plans, then starts reading the row groups the plan keeps."""
+    def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
+        """Plans, then starts reading the row groups the plan keeps; ``whole_batches``:
+        batches as decoded (a row group or a window of one), not cut to ``batch_size``."""
         started = time.perf_counter()
         plan = self.plan()
         self._read_metrics = {"time_plan_s": time.perf_counter() - started}
@@ -268,6 +272,9 @@ class Scan:
         tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
         partition_values = self._core.partition_values
         versions = self._core.file_versions
+        options = dict(self._read_options)
+        if whole_batches:
+            options["batch_size"] = max(options["batch_size"], _WHOLE_BATCH_ROWS)
         self._last_stream = _core.read(
             files,
             tasks,
@@ -282,7 +289,7 @@ class Scan:
             table_name=self._core.table_name,
             storage_options=self._storage_options,
             file_versions=[versions[position] for position in positions],
-            **self._read_options,
+            **options,
         )
         return self._last_stream
 
@@ -293,8 +300,10 @@ class Scan:
             yield pa.record_batch(batch)
 
     def to_table(self) -> pa.Table:
-        """Reads the whole scan into a ``pyarrow.Table``."""
-        stream = self._stream()
+        """Reads the whole scan into a ``pyarrow.Table``. Its chunks are the batches as
+        decoded — a row group's rows, or a window of a large one — not ``batch_size``
+        slices: a table holds them all anyway, and each batch handed over costs a crossing."""
+        stream = self._stream(whole_batches=True)
         schema = pa.schema(stream)
         return pa.Table.from_batches([pa.record_batch(b) for b in stream], schema=schema)
 
