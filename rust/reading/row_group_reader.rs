@@ -262,7 +262,8 @@ impl FileReader {
                 _ => Decode::FileTypes,
             };
             let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, decode)?;
-            let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch)?;
+            let file_types: Vec<&DataType> = predicate.roots.iter().map(|&r| self.metadata.schema().field(r).data_type()).collect();
+            let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
             selection = selection.and_then(&refinement)?;

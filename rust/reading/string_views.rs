@@ -114,15 +114,20 @@ pub fn decode_schema(
     changed.then(|| (dictionaries, Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))))
 }
 
-/// Evaluates `predicate` on `batch`. A batch of one dictionary column (see
-/// [`decode_schema`]) is evaluated on the dictionary's values plus a null, once each,
-/// and the answers taken per row by key (a null key takes the null's answer): the same
+/// Evaluates `predicate`, bound to columns of the file's types `file_types`, on `batch`.
+/// A batch of one column decoded as a dictionary where the file's type is not one (see
+/// [`decode_schema`]) is evaluated on the dictionary's values plus a null, once each, and
+/// the answers taken per row by key (a null key takes the null's answer): the same
 /// answers for a predicate of that one column, without a string per row.
-pub fn evaluate_by_dictionary(predicate: &crate::filter::BoundExpr, batch: &RecordBatch) -> Result<arrow::array::BooleanArray> {
+pub fn evaluate_by_dictionary(
+    predicate: &crate::filter::BoundExpr,
+    batch: &RecordBatch,
+    file_types: &[&DataType],
+) -> Result<arrow::array::BooleanArray> {
     use arrow::array::{Array, AsArray, UInt32Array};
     use arrow::datatypes::Int32Type;
-    let dictionary = match batch.columns() {
-        [column] => column.as_dictionary_opt::<Int32Type>(),
+    let dictionary = match (batch.columns(), file_types) {
+        ([column], [file_type]) if column.data_type() != *file_type => column.as_dictionary_opt::<Int32Type>(),
         _ => None,
     };
     let Some(dictionary) = dictionary else {
