@@ -396,10 +396,10 @@ def scan(
     :class:`pqsift.UnsupportedError` before it is decompressed).
 
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
-    ``string_view`` / ``binary_view`` instead of ``string`` / ``binary``: values point into
-    the decompressed pages and dictionaries instead of being copied, the fastest output for
-    consumers that read views (pyarrow, Polars, DuckDB; Spark's Arrow path for ``string``).
-    Off by default because not every consumer of Arrow reads views yet.
+    ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point
+    into the decompressed pages instead of being copied; pyarrow, Polars and DuckDB read
+    views, and Spark's Arrow path accepts them for ``string``). Off by default: not every
+    consumer of Arrow reads views, and it is not yet faster on the benchmarks.
 
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
