@@ -118,8 +118,9 @@ def wide_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 # ----- streaming the wide file -----------------------------------------------------------
 
-# Prints the counts as JSON, then the peak in test_hostile's format ("VmHWM <kB>").
-_STREAM = r"""
+# The start of every child script: the imports a scan loads (so the baseline includes
+# them) and `status(field)`, a field of /proc/self/status in bytes.
+_CHILD_PRELUDE = r"""
 import json, sys, time
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -130,7 +131,10 @@ def status(field):
         if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
     raise LookupError(field)
+"""
 
+# Prints the counts as JSON, then the peak in test_hostile's format ("VmHWM <kB>").
+_STREAM = _CHILD_PRELUDE + r"""
 path, arguments = sys.argv[1], json.loads(sys.argv[2])
 baseline = status("VmRSS")
 started = time.perf_counter()
@@ -184,17 +188,7 @@ def test_streaming_one_gib_row_groups_stays_under_256_mib(wide_file: tuple[Path,
 
 # ----- a 2 GiB string column chunk, 4 KiB on disk ----------------------------------------
 
-_REJECT = r"""
-import json, sys, time
-import pyarrow
-import pqsift
-
-def status(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise LookupError(field)
-
+_REJECT = _CHILD_PRELUDE + r"""
 baseline = status("VmRSS")
 started = time.perf_counter()
 try:
@@ -229,17 +223,7 @@ def test_two_gib_of_strings_in_one_chunk_is_rejected_before_decompressing() -> N
 
 # One line of JSON per file: [name, outcome, RSS before, peak]. Writing "5" to clear_refs
 # resets VmHWM to the current RSS (Linux >= 4.0), so each peak is that file's.
-_CORPUS_WALK = r"""
-import json, sys, time
-import pyarrow
-import pqsift
-
-def status(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise LookupError(field)
-
+_CORPUS_WALK = _CHILD_PRELUDE + r"""
 root = sys.argv[1]
 for name in sys.argv[2:]:
     with open("/proc/self/clear_refs", "w") as clear:

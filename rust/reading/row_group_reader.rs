@@ -547,14 +547,15 @@ impl FileReader {
     /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when
     /// nothing changes or the crate refuses the hint.
     fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
-        let chunks = self.metadata.metadata().row_group(row_group);
-        let (mut key, hinted) =
-            crate::reading::string_views::decode_schema(self.metadata.schema(), self.metadata.parquet_schema(), chunks, views)?;
+        use crate::reading::string_views::{decode_schema, dictionary_columns};
+        let schema = self.metadata.schema();
+        let mut key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
         key.push(views);
         let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .entry(key)
-            .or_insert_with(|| {
+            .or_insert_with_key(|key| {
+                let hinted = decode_schema(schema, &key[..key.len() - 1], views)?;
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })

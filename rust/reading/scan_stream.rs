@@ -126,13 +126,13 @@ impl ScanTask {
 /// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
 /// order.
 fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64) -> Vec<ScanTask> {
+    let leaves: Vec<Vec<usize>> = files.iter().map(ScanFile::leaves_read).collect();
     let mut out = Vec::with_capacity(tasks.len());
     for task in tasks {
         let file = &files[task.file];
         let metadata = file.reader.metadata();
-        let leaves = file.leaves_read();
         let remote = file.reader.is_remote();
-        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves, task.selection.as_ref(), remote, decode_bytes) {
+        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves[task.file], task.selection.as_ref(), remote, decode_bytes) {
             Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() })),
             None => out.push(task),
         }

@@ -9,8 +9,9 @@
 //! them; Spark's Arrow path accepts `string_view` for `string`).
 //!
 //! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
-//! dictionary instead ([`decode_schema`]): 4-byte keys per row, filtered as keys, and the
-//! strings copied out of the dictionary only for the rows that survive. (Not for chunks
+//! dictionary instead ([`dictionary_columns`], [`decode_schema`]): 4-byte keys per row,
+//! filtered as keys, and the strings copied out of the dictionary only for the rows that
+//! survive. (Not for chunks
 //! that fall back to plain pages: the crate would hash every plain value back into a
 //! dictionary.)
 //!
@@ -78,31 +79,43 @@ pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
     })
 }
 
-/// The types to decode the top-level columns of `schema` (a file's Arrow schema) in from
-/// `row_group`: strings and binaries as dictionaries where their chunk is all
-/// dictionary-encoded, as views otherwise when `views` (else as they are); `None` when
-/// that changes nothing. The first part says, per string or binary column in order,
-/// whether it is a dictionary (a key for caching the decoder's metadata).
-pub fn decode_schema(
-    schema: &Schema,
-    parquet: &SchemaDescriptor,
-    row_group: &RowGroupMetaData,
-    views: bool,
-) -> Option<(Vec<bool>, SchemaRef)> {
-    let mut dictionaries = Vec::new();
+/// Per top-level string or binary column of `schema` (a file's Arrow schema), in order,
+/// whether its chunk in `row_group` is all dictionary-encoded (a column of several leaves
+/// never is). One pass over the leaves: it runs for every decode.
+pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Vec<bool> {
+    // Per root: its only leaf, or `None` once a second one is seen.
+    let mut only_leaf: Vec<Option<Option<usize>>> = vec![None; schema.fields().len()];
+    for leaf in 0..parquet.num_columns() {
+        if let Some(slot) = only_leaf.get_mut(parquet.get_column_root_idx(leaf)) {
+            *slot = Some(match slot {
+                None => Some(leaf),
+                Some(_) => None,
+            });
+        }
+    }
+    schema
+        .fields()
+        .iter()
+        .zip(only_leaf)
+        .filter(|(field, _)| view_type(field.data_type()).is_some())
+        .map(|(_, leaf)| leaf.flatten().is_some_and(|leaf| all_dictionary_encoded(row_group.column(leaf))))
+        .collect()
+}
+
+/// The types to decode the top-level columns of `schema` in: its strings and binaries as
+/// dictionaries where `dictionaries` (see [`dictionary_columns`]) says so, as views
+/// otherwise when `views` (else as they are); `None` when that changes nothing.
+pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Option<SchemaRef> {
+    if !(views && !dictionaries.is_empty() || dictionaries.contains(&true)) {
+        return None;
+    }
+    let mut dictionaries = dictionaries.iter();
     let fields: Vec<_> = schema
         .fields()
         .iter()
-        .enumerate()
-        .map(|(root, field)| {
+        .map(|field| {
             let Some(view) = view_type(field.data_type()) else { return field.clone() };
-            let mut leaves = (0..parquet.num_columns()).filter(|&leaf| parquet.get_column_root_idx(leaf) == root);
-            let dictionary = match (leaves.next(), leaves.next()) {
-                (Some(leaf), None) => all_dictionary_encoded(row_group.column(leaf)),
-                _ => false,
-            };
-            dictionaries.push(dictionary);
-            let decoded = match (dictionary, views) {
+            let decoded = match (dictionaries.next() == Some(&true), views) {
                 (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
                 (false, true) => view,
                 (false, false) => return field.clone(),
@@ -110,8 +123,7 @@ pub fn decode_schema(
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })
         .collect();
-    let changed = views && !dictionaries.is_empty() || dictionaries.contains(&true);
-    changed.then(|| (dictionaries, Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))))
+    Some(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
 /// Evaluates `predicate`, bound to columns of the file's types `file_types`, on `batch`.
