@@ -95,6 +95,27 @@ def decimal_literal() -> st.SearchStrategy[tuple[str, Any]]:
     return st.integers(-500, 500).map(lambda c: (f"CAST('{Decimal(c) / 100}' AS DECIMAL(10,2))", Decimal(c) / 100))
 
 
+EPOCH = dt.datetime(1970, 1, 1)
+BASE_NS = int((dt.datetime(2024, 1, 1) - EPOCH).total_seconds()) * 10**9
+BYTES2 = [b"\x00\x01", b"\x00\xff", b"\x01\x00", b"ab", b"b\x00", b"\xff\x00", b"\xff\xff"]
+
+
+def timestamp_literal() -> st.SearchStrategy[tuple[str, Any]]:
+    """TIMESTAMP literals (microseconds) around the nanosecond column's values; the value is
+    the instant in microseconds since the epoch."""
+
+    def render(micros: int) -> tuple[str, Any]:
+        text = (EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return f"TIMESTAMP '{text}'", micros
+
+    return st.integers(-3, 60).map(lambda k: render(BASE_NS // 1000 + k * 7))
+
+
+def binary_literal() -> st.SearchStrategy[tuple[str, Any]]:
+    # Literals of other widths than the fixed-size column's too: they equal no value.
+    return st.one_of(st.sampled_from(BYTES2), st.sampled_from([b"", b"a", b"\x00\x01\x00"])).map(lambda b: (f"X'{b.hex()}'", b))
+
+
 def _neg(v: Any) -> Any:
     return None if v is None else -v
 
@@ -113,6 +134,13 @@ TERMS: list[tuple[str, Callable[[Row], Any], Callable[[], st.SearchStrategy[tupl
     ("d", lambda r: r["d"], date_literal),
     ("m", lambda r: r["m"], decimal_literal),
     ("m + 1", lambda r: None if r["m"] is None else r["m"] + 1, decimal_literal),
+    # Types pruning reads through a cast: nanosecond timestamps (truncated to Spark's
+    # microseconds), date64, fixed-size binary, dictionaries.
+    ("tn", lambda r: None if r["tn"] is None else r["tn"] // 1000, timestamp_literal),
+    ("d64", lambda r: r["d"], date_literal),
+    ("fb", lambda r: r["fb"], binary_literal),
+    ("ds", lambda r: r["s"], string_literal),
+    ("di", lambda r: r["i"], int_literal),
 ]
 
 
@@ -205,6 +233,9 @@ def table(draw: st.DrawFn) -> list[Row]:
                 "s": None if draw(st.integers(0, 9)) == 0 else draw(st.sampled_from(WORDS)),
                 "d": None if draw(st.integers(0, 9)) == 0 else BASE_DATE + dt.timedelta(days=(base % 20)),
                 "m": None if draw(st.integers(0, 9)) == 0 else Decimal(base * 37 % 500) / 100,
+                # Nanoseconds after BASE_NS, mostly sub-microsecond steps.
+                "tn": None if draw(st.integers(0, 9)) == 0 else BASE_NS + (k if sorted_like else draw(st.integers(0, 120))) * 3_500,
+                "fb": None if draw(st.integers(0, 9)) == 0 else draw(st.sampled_from(BYTES2)),
             }
         )
     return rows
@@ -218,6 +249,11 @@ def write(rows: list[Row], path: Path, row_group_size: int, page_rows: int, bloo
             "s": pa.array([r["s"] for r in rows], pa.string()),
             "d": pa.array([r["d"] for r in rows], pa.date32()),
             "m": pa.array([r["m"] for r in rows], pa.decimal128(10, 2)),
+            "tn": pa.array([r["tn"] for r in rows], pa.int64()).cast(pa.timestamp("ns", tz="UTC")),
+            "d64": pa.array([r["d"] for r in rows], pa.date32()).cast(pa.date64()),
+            "fb": pa.array([r["fb"] for r in rows], pa.binary(2)),
+            "ds": pa.array([r["s"] for r in rows], pa.string()).dictionary_encode(),
+            "di": pa.array([r["i"] for r in rows], pa.int32()).dictionary_encode(),
         }
     )
     pq.write_table(
@@ -228,7 +264,7 @@ def write(rows: list[Row], path: Path, row_group_size: int, page_rows: int, bloo
         write_batch_size=page_rows,
         write_page_index=True,
         use_dictionary=False,
-        bloom_filter_options={c: {"ndv": 64, "fpp": 0.05} for c in "isdm"} if bloom else None,
+        bloom_filter_options={c: {"ndv": 64, "fpp": 0.05} for c in ["i", "s", "d", "m", "tn", "d64", "fb", "ds", "di"]} if bloom else None,
     )
 
 

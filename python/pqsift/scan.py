@@ -105,7 +105,10 @@ class _ItemAccess:
 @dataclass(frozen=True)
 class RowGroupPlan(_ItemAccess):
     """How one row group is read: ``decision`` is ``"skip"``, ``"scan"`` (every row) or
-    ``"select"`` (the rows of ``selection``); ``stage`` and ``reason`` say why."""
+    ``"select"`` (the rows of ``selection``); ``stage`` and ``reason`` say why. For a row
+    group kept, ``notes`` say what each stage could not use and why (``"statistics: NaN
+    may hide in f (its statistics have no nan_count)"``, ``"bloom filter: none for id"``,
+    ``"page index: the file has none"``): how a writer could make it prunable."""
 
     index: int
     rows: int
@@ -115,6 +118,7 @@ class RowGroupPlan(_ItemAccess):
     compressed_bytes: int = 0
     stage: str | None = None
     reason: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,7 @@ class Scan:
                         compressed_bytes=rg["compressed_bytes"],
                         stage=rg["stage"],
                         reason=rg["reason"],
+                        notes=list(rg["notes"]),
                     )
                     for rg in f["row_groups"]
                 ],

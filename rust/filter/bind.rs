@@ -205,6 +205,48 @@ impl BoundExpr {
             | Self::Not(_) => DataType::Boolean,
         }
     }
+
+    /// The columns the expression reads, each once, in the order first met.
+    ///
+    /// ```
+    /// use arrow::datatypes::{DataType, Field, Schema};
+    /// use pqsift::filter::{bind, parse_filter, BindOptions};
+    /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true), Field::new("y", DataType::Int32, true)]);
+    /// let bound = bind(&parse_filter("x * y > 1 OR x IS NULL").unwrap(), &schema, &BindOptions::default()).unwrap();
+    /// let names: Vec<String> = bound.columns().iter().map(|c| c.path.parts().join(".")).collect();
+    /// assert_eq!(names, ["x", "y"]);
+    /// ```
+    pub fn columns(&self) -> Vec<&BoundColumn> {
+        let mut found: Vec<&BoundColumn> = Vec::new();
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            match expr {
+                Self::Column(column) => {
+                    if !found.iter().any(|c| c.path == column.path) {
+                        found.push(column);
+                    }
+                }
+                Self::Literal(_) => {}
+                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => {
+                    pending.push(expr)
+                }
+                Self::IsNull { expr, .. } | Self::Like { expr, .. } => pending.push(expr),
+                Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                Self::And(left, right) | Self::Or(left, right) => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                Self::InList { expr, list, .. } => {
+                    pending.extend(list.iter().rev());
+                    pending.push(expr);
+                }
+            }
+        }
+        found
+    }
 }
 
 /// Binds `expr` to `schema` (the Arrow schema of the data it will filter). The result is a
@@ -871,7 +913,7 @@ fn unwrap_literal(value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> O
 }
 
 /// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.
-fn fixed_offset_seconds(time_zone: &str) -> Option<i32> {
+pub(crate) fn fixed_offset_seconds(time_zone: &str) -> Option<i32> {
     use chrono::{Offset, TimeZone};
     if ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Zulu", "Z"].contains(&time_zone) {
         return Some(0);

@@ -39,6 +39,8 @@ mod reference_tests;
 mod tests;
 
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
+pub(crate) use bind::fixed_offset_seconds;
+pub(crate) use cast::is_order_preserving_widening;
 pub use evaluate::evaluate;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};

@@ -47,7 +47,6 @@ use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::arrow::parquet_to_arrow_schema;
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
@@ -202,7 +201,7 @@ pub fn inspect(location: &Location) -> Result<FileSummary> {
 pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<FileSummary> {
     let file = meta.file_metadata();
     let schema = file.schema_descr();
-    let arrow = parquet_to_arrow_schema(schema, file.key_value_metadata()).map_err(|e| PqsiftError::corrupt(path, e))?;
+    let arrow = crate::format::opener::readable_arrow_schema(file).map_err(|e| PqsiftError::corrupt(path, e))?;
     let leaves: Vec<Option<&Field>> = (0..schema.num_columns()).map(|i| top_level_field(schema, &arrow, i)).collect();
 
     let columns = (0..schema.num_columns())

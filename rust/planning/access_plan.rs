@@ -39,6 +39,9 @@ pub struct RowGroupPlan {
     pub stage: Option<String>,
     /// Why, in words.
     pub reason: String,
+    /// For a row group kept: what each stage could not use and why (`stage: words`), see
+    /// [`why_not`](crate::planning::why_not).
+    pub notes: Vec<String>,
 }
 
 impl RowGroupPlan {
@@ -94,6 +97,7 @@ impl FileAccessPlan {
                 access: RowGroupAccess::Scan,
                 stage: None,
                 reason: String::new(),
+                notes: Vec::new(),
             })
             .collect();
         Self {
@@ -140,6 +144,17 @@ impl FileAccessPlan {
             row_group.access = access;
             row_group.stage = Some(stage.to_string());
             row_group.reason = reason.into();
+        }
+    }
+
+    /// Records why a stage could not prune row group `index` (kept by that stage).
+    pub fn note(&mut self, index: usize, notes: Vec<String>) {
+        if let Some(row_group) = self.row_groups.get_mut(index) {
+            for note in notes {
+                if !row_group.notes.contains(&note) {
+                    row_group.notes.push(note);
+                }
+            }
         }
     }
 
@@ -197,6 +212,9 @@ impl FileAccessPlan {
                 let _ = writeln!(text, "  row group {}: {what}", rg.index);
             } else {
                 let _ = writeln!(text, "  row group {}: {what}: {}", rg.index, rg.reason);
+            }
+            if rg.access != RowGroupAccess::Skip && !rg.notes.is_empty() {
+                let _ = writeln!(text, "    not pruned: {}", rg.notes.join("; "));
             }
         }
         text

@@ -37,6 +37,7 @@
 use std::collections::BTreeMap;
 
 use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
     TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
@@ -48,7 +49,7 @@ use parquet::file::reader::Length;
 use parquet::schema::types::ColumnDescriptor;
 
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BoundColumn, BoundExpr, CompareOp};
+use crate::filter::{BoundColumn, BoundExpr, CompareOp, is_order_preserving_widening};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
@@ -81,21 +82,18 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             left,
             right,
         } => {
-            let pair = match (left.as_ref(), right.as_ref()) {
-                (BoundExpr::Column(c), BoundExpr::Literal(l)) | (BoundExpr::Literal(l), BoundExpr::Column(c)) => {
-                    Some((c, l))
-                }
-                _ => None,
+            let preimage = match (left.as_ref(), right.as_ref()) {
+                (BoundExpr::Literal(l), value) | (value, BoundExpr::Literal(l)) if !is_null_literal(l) => preimage(value, l),
+                _ => Preimage::Unknown,
             };
-            if let Some((column, literal)) = pair
-                && !is_null_literal(literal)
-                && usable(literal)
+            if let Preimage::Value(column, literal) = preimage
+                && usable(&literal)
             {
                 out.insert(
                     key(column),
                     LiteralGuarantee {
                         column: column.clone(),
-                        values: vec![literal.clone()],
+                        values: vec![literal],
                     },
                 );
             }
@@ -105,28 +103,33 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             list,
             negated: false,
         } => {
-            if let BoundExpr::Column(column) = expr.as_ref() {
-                let mut values: Vec<ArrayRef> = Vec::new();
-                for item in list {
-                    let BoundExpr::Literal(literal) = item else { return out };
-                    if is_null_literal(literal) {
-                        continue; // `x IN (1, NULL)` is true only where x = 1.
-                    }
-                    if !usable(literal) {
-                        return out;
-                    }
-                    if !values.iter().any(|v| same(v, literal)) {
-                        values.push(literal.clone());
-                    }
+            let Some(column) = peel_injective_casts(expr) else { return out };
+            let mut values: Vec<ArrayRef> = Vec::new();
+            for item in list {
+                let BoundExpr::Literal(literal) = item else { return out };
+                if is_null_literal(literal) {
+                    continue; // `x IN (1, NULL)` is true only where x = 1.
                 }
-                out.insert(
-                    key(column),
-                    LiteralGuarantee {
-                        column: column.clone(),
-                        values,
-                    },
-                );
+                let literal = match preimage(expr, literal) {
+                    Preimage::Value(_, literal) => literal,
+                    // A candidate the column's values cannot take matches no row.
+                    Preimage::Impossible => continue,
+                    Preimage::Unknown => return out,
+                };
+                if !usable(&literal) {
+                    return out;
+                }
+                if !values.iter().any(|v| same(v, &literal)) {
+                    values.push(literal);
+                }
             }
+            out.insert(
+                key(column),
+                LiteralGuarantee {
+                    column: column.clone(),
+                    values,
+                },
+            );
         }
         BoundExpr::And(left, right) => {
             out = derive(left);
@@ -155,6 +158,59 @@ fn derive(expr: &BoundExpr) -> Guarantees {
         _ => {}
     }
     out
+}
+
+/// What `value = literal` says about a stored column.
+enum Preimage<'a> {
+    /// Rows matching it have `column` equal to this value of the column's value type.
+    Value(&'a BoundColumn, ArrayRef),
+    /// No value of the column maps to the literal: no row matches.
+    Impossible,
+    /// Not an equality on a stored column pruning can use.
+    Unknown,
+}
+
+/// `value = literal` as an equality on a stored column: the column under casts that map
+/// distinct values to distinct values (dictionary to its values, widening integers,
+/// string and binary containers, fixed-size to variable binary), with the literal brought
+/// back to the column's value type.
+fn preimage<'a>(value: &'a BoundExpr, literal: &ArrayRef) -> Preimage<'a> {
+    let Some(column) = peel_injective_casts(value) else { return Preimage::Unknown };
+    let value_type = match &column.data_type {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    };
+    if literal.data_type() == value_type {
+        return Preimage::Value(column, literal.clone());
+    }
+    // Lenient casts: a value out of the narrower type's range becomes null.
+    let lenient = CastOptions::default();
+    let (Ok(narrowed), true) = (cast_with_options(literal, value_type, &lenient), literal.null_count() == 0) else {
+        return Preimage::Unknown;
+    };
+    match cast_with_options(&narrowed, literal.data_type(), &lenient) {
+        Ok(back) if narrowed.null_count() == 0 && back.to_data() == literal.to_data() => Preimage::Value(column, narrowed),
+        Ok(_) => Preimage::Impossible,
+        Err(_) => Preimage::Unknown,
+    }
+}
+
+/// The column under a chain of injective casts, `None` for anything else.
+fn peel_injective_casts(value: &BoundExpr) -> Option<&BoundColumn> {
+    match value {
+        BoundExpr::Column(column) => Some(column),
+        BoundExpr::Cast { expr, to, .. } => {
+            let from = expr.data_type();
+            let from = match &from {
+                DataType::Dictionary(_, values) => values.as_ref(),
+                other => other,
+            };
+            let injective = is_order_preserving_widening(from, to)
+                || matches!((from, to), (DataType::FixedSizeBinary(_), DataType::Binary | DataType::LargeBinary));
+            if injective { peel_injective_casts(expr) } else { None }
+        }
+        _ => None,
+    }
 }
 
 fn key(column: &BoundColumn) -> String {
@@ -216,6 +272,17 @@ pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Ve
             Some(v.to_le_bytes().to_vec())
         }
         PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            let width = usize::try_from(descriptor.type_length()).ok()?;
+            let bytes = match value.data_type() {
+                DataType::FixedSizeBinary(_) => Some(value.as_fixed_size_binary().value(0)),
+                DataType::Binary => Some(value.as_binary::<i32>().value(0)),
+                DataType::LargeBinary => Some(value.as_binary::<i64>().value(0)),
+                _ => None,
+            };
+            if let Some(bytes) = bytes {
+                // A value of another width is stored nowhere; it cannot be probed either.
+                return (bytes.len() == width).then(|| bytes.to_vec());
+            }
             let DataType::Decimal128(..) = value.data_type() else {
                 return None;
             };
@@ -328,21 +395,33 @@ pub fn prune_by_bloom_filters(
             guarantee.values.retain(|v| range.contains(v) != Some(false));
         }
     }
-    // Per guarantee: the leaf column and the encoded values (None: cannot probe it).
+    // Per guarantee: the leaf column and the encoded values; the ones that cannot be
+    // probed are noted for explain.
     let schema = file.metadata.file_metadata().schema_descr();
-    let probes: Vec<(usize, String, Vec<Vec<u8>>)> = guarantees
-        .iter()
-        .filter(|g| !g.values.is_empty())
-        .filter_map(|g| {
-            let (leaf, field) = file.leaf(&g.column)?;
-            if field.data_type() != &g.column.data_type {
-                return None;
-            }
+    let mut unprobed: Vec<String> = Vec::new();
+    let mut probes: Vec<(usize, String, Vec<Vec<u8>>)> = Vec::new();
+    for g in guarantees.iter().filter(|g| !g.values.is_empty()) {
+        let name = g.column.path.parts().join(".");
+        let encoded = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, _)| {
             let descriptor = schema.column(leaf);
             let encoded: Option<Vec<Vec<u8>>> = g.values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
-            Some((leaf, g.column.path.parts().join("."), encoded?))
-        })
-        .collect();
+            Some((leaf, encoded?))
+        });
+        match encoded {
+            Some((leaf, encoded)) => probes.push((leaf, name, encoded)),
+            None => unprobed.push(format!("bloom filter: values of {name} ({}) cannot be probed", g.column.data_type)),
+        }
+    }
+    for index in plan.surviving().collect::<Vec<_>>() {
+        let mut notes = unprobed.clone();
+        let row_group = file.metadata.row_group(index);
+        for (leaf, name, _) in &probes {
+            if row_group.column(*leaf).bloom_filter_offset().is_none() {
+                notes.push(format!("bloom filter: none for {name}"));
+            }
+        }
+        plan.note(index, notes);
+    }
     if probes.is_empty() {
         return Ok(());
     }
@@ -395,4 +474,36 @@ pub fn prune_by_bloom_filters(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::{BindOptions, bind, parse_filter};
+    use arrow::datatypes::{Field, Schema};
+
+    fn guarantees(text: &str, data_type: DataType) -> Vec<LiteralGuarantee> {
+        let schema = Schema::new(vec![Field::new("c", data_type, true)]);
+        literal_guarantees(&bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap())
+    }
+
+    #[test]
+    fn guarantees_see_through_casts_that_keep_values_distinct() {
+        let dictionary = |values: DataType| DataType::Dictionary(Box::new(DataType::Int32), Box::new(values));
+        // Dictionary columns are compared through a cast to their values.
+        let found = guarantees("c = 'x'", dictionary(DataType::LargeUtf8));
+        assert_eq!(found[0].values[0].data_type(), &DataType::LargeUtf8);
+        let found = guarantees("c IN (1, 3000000000)", dictionary(DataType::UInt32));
+        assert_eq!(found[0].values.len(), 2);
+        assert_eq!(found[0].values[1].data_type(), &DataType::UInt32);
+        // A value out of the column's range or width equals no row: dropped from the set.
+        let found = guarantees("c IN (1, 3000000000)", dictionary(DataType::Int32));
+        assert_eq!(found[0].values.len(), 1);
+        let found = guarantees("c IN (X'0102', X'01')", DataType::FixedSizeBinary(2));
+        assert_eq!(found[0].values.len(), 1);
+        assert_eq!(found[0].values[0].data_type(), &DataType::FixedSizeBinary(2));
+        // Truncating casts give no guarantee: many nanosecond values share a microsecond.
+        let nanos = DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, Some("UTC".into()));
+        assert!(guarantees("c = TIMESTAMP '2024-01-01 00:00:00'", nanos).is_empty());
+    }
 }

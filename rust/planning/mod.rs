@@ -21,4 +21,5 @@ pub mod page_filter;
 pub mod pruning_predicate;
 pub mod row_group_filter;
 pub mod scan;
+pub mod why_not;
 pub mod zone_map;

@@ -52,11 +52,15 @@ pub fn prune_by_page_index(
     metrics: &mut PruningMetrics,
 ) -> Result<()> {
     if file.metadata.page_index().is_none() {
+        for index in plan.surviving().collect::<Vec<_>>() {
+            plan.note(index, vec!["page index: the file has none".to_string()]);
+        }
         return Ok(());
     }
     for index in plan.surviving().collect::<Vec<_>>() {
         let rows = plan.row_groups[index].rows;
         let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
         let possible = evaluate_tree::<RowSelection>(filter, &mut |leaf: &BoundExpr| {
             let leaf = LeafPredicate::analyse(leaf);
             let whole = |flag: bool| {
@@ -80,6 +84,12 @@ pub fn prune_by_page_index(
                 None => None,
             };
             let Some((leaf_index, zones)) = zones else {
+                if let Some(column) = leaf.column() {
+                    let note = format!("page index: none for {}", column.path.parts().join("."));
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
                 let single = leaf.evaluate(None, 1);
                 return Ok(Possible {
                     can_true: whole(single.can_true[0]),
@@ -112,6 +122,7 @@ pub fn prune_by_page_index(
             }
             other => other,
         })?;
+        plan.note(index, notes);
         if page_ranges.is_empty() {
             continue;
         }

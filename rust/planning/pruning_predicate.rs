@@ -626,7 +626,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
             session_time_zone,
         } => {
             let term = monotone(inner)?;
-            if !is_monotone_cast(&inner.data_type(), to) {
+            if !is_monotone_cast(&inner.data_type(), to, session_time_zone) {
                 return None;
             }
             Some(MonotoneTerm {
@@ -716,23 +716,45 @@ fn finite_sign(literal: &ArrayRef) -> Option<i8> {
     })
 }
 
-/// Casts that never reverse the order of two values (they may merge them).
-fn is_monotone_cast(from: &DataType, to: &DataType) -> bool {
+/// Casts that never reverse the order of two values (they may merge them: a timestamp
+/// cast to a coarser unit truncates, a date64 cast to a date drops the milliseconds).
+///
+/// Conversions between an instant and a wall clock (TIMESTAMP ↔ TIMESTAMP_NTZ, TIMESTAMP →
+/// DATE) go through the session time zone; they preserve order only when its offset is
+/// fixed: across a daylight-saving gap the wall clocks 02:30 and 03:00 map to 03:30 and
+/// 03:00 of the instant line.
+fn is_monotone_cast(from: &DataType, to: &DataType, session_time_zone: &str) -> bool {
+    use DataType::{Date32, Date64, Timestamp};
     let numeric = |t: &DataType| t.is_numeric() || matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
+    let fixed_zone = || crate::filter::fixed_offset_seconds(session_time_zone).is_some();
     match (from, to) {
         _ if from == to => true,
         (a, b) if numeric(a) && numeric(b) => true,
-        // Midnights of later days are later instants in any zone.
-        (DataType::Date32, DataType::Timestamp(..)) => true,
+        (Date32 | Date64, Date32 | Date64) => true,
+        // Midnights of later days are later instants and wall clocks in any zone.
+        (Date32 | Date64, Timestamp(..)) => true,
+        // The same kind of timestamp in another unit.
+        (Timestamp(_, a), Timestamp(_, b)) if a.is_some() == b.is_some() => true,
+        (Timestamp(_, None), Date32 | Date64) => true,
+        (Timestamp(..), Timestamp(..) | Date32 | Date64) => fixed_zone(),
         (a, b) if is_string(a) && is_string(b) => true,
+        // Bytes compared as bytes whatever the container.
+        (a, b) if is_binary(a) && is_binary(b) => true,
         // Dictionary values cast as the values do.
-        (DataType::Dictionary(_, values), b) => is_monotone_cast(values, b),
+        (DataType::Dictionary(_, values), b) => is_monotone_cast(values, b, session_time_zone),
         _ => false,
     }
 }
 
 fn is_string(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn is_binary(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
+    )
 }
 
 /// The literal prefix of a LIKE pattern (`\` escapes): `(prefix, prefix_only, exact)` where
@@ -789,6 +811,36 @@ pub(crate) fn is_null_literal(literal: &ArrayRef) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::filter::{BindOptions, bind, parse_filter};
+    use arrow::datatypes::TimeUnit;
+
+    fn leaf(text: &str, field: Field, session_time_zone: &str) -> LeafPredicate {
+        let schema = Schema::new(vec![field]);
+        let options = BindOptions { session_time_zone: session_time_zone.to_string(), ..BindOptions::default() };
+        LeafPredicate::analyse(&bind(&parse_filter(text).unwrap(), &schema, &options).unwrap())
+    }
+
+    #[test]
+    fn casts_of_other_units_and_containers_are_monotone() {
+        let nanos = |tz: Option<&str>| Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)), true);
+        let instant = "t < TIMESTAMP '2024-01-01 01:00:00'";
+        assert!(matches!(leaf(instant, nanos(Some("UTC")), "UTC"), LeafPredicate::Compare { .. }));
+        assert!(matches!(leaf(instant, nanos(None), "+02:00"), LeafPredicate::Compare { .. }));
+        // A wall clock read as an instant in a zone with daylight saving: not monotone.
+        assert!(matches!(leaf(instant, nanos(None), "America/Los_Angeles"), LeafPredicate::Unknown));
+        assert!(matches!(
+            leaf("CAST(t AS DATE) = DATE '2024-01-01'", nanos(Some("UTC")), "Europe/Paris"),
+            LeafPredicate::Unknown
+        ));
+        assert!(matches!(leaf("d < DATE '2020-02-01'", Field::new("d", DataType::Date64, true), "UTC"), LeafPredicate::Compare { .. }));
+        assert!(matches!(
+            leaf("b < X'0100'", Field::new("b", DataType::FixedSizeBinary(2), true), "UTC"),
+            LeafPredicate::Compare { .. }
+        ));
+        let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::LargeBinary));
+        assert!(matches!(leaf("b = X'0100'", Field::new("b", dictionary, true), "UTC"), LeafPredicate::Compare { .. }));
+    }
 
     #[test]
     fn next_prefix_increments_the_last_character() {

@@ -38,6 +38,7 @@ use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::contradiction;
 use crate::planning::pruning_predicate::{LeafPredicate, evaluate_tree};
+use crate::planning::why_not::statistics_notes;
 use crate::planning::zone_map::ZoneMaps;
 
 /// Skips the row groups whose midpoint (first column chunk's start plus half the
@@ -124,6 +125,7 @@ pub fn prune_by_statistics(
     let surviving: Vec<usize> = plan.surviving().collect();
     for index in surviving {
         if possible.can_true[index] {
+            plan.note(index, statistics_notes(file, filter, &zone_maps, index));
             continue;
         }
         let evidence: Vec<String> = columns

@@ -89,6 +89,17 @@ impl ZoneMaps {
     /// assert_eq!(zones.null_counts.values(), &[1, 0]);
     /// ```
     pub fn for_row_groups(metadata: &ParquetMetaData, leaf: usize, field: &Field) -> Result<Self> {
+        Self::row_groups(metadata, leaf, field, false)
+    }
+
+    /// [`ZoneMaps::for_row_groups`] as if the writer had recorded that no value is NaN:
+    /// what the bounds alone would decide (explain uses it to tell when a possible NaN is
+    /// all that kept a row group). Never for pruning.
+    pub fn for_row_groups_assuming_no_nan(metadata: &ParquetMetaData, leaf: usize, field: &Field) -> Result<Self> {
+        Self::row_groups(metadata, leaf, field, true)
+    }
+
+    fn row_groups(metadata: &ParquetMetaData, leaf: usize, field: &Field, assume_no_nan: bool) -> Result<Self> {
         let converter = converter(metadata, leaf, field)?;
         let row_groups = metadata.row_groups();
         let stats_error = |e: parquet::errors::ParquetError| PqsiftError::Statistics(e.to_string());
@@ -99,7 +110,11 @@ impl ZoneMaps {
         let mut max_exact = converter.row_group_is_max_value_exact(row_groups.iter()).map_err(stats_error)?;
         let null_counts = converter.row_group_null_counts(row_groups.iter()).map_err(stats_error)?;
         let row_counts = UInt64Array::from_iter_values(row_groups.iter().map(|rg| rg.num_rows().max(0) as u64));
-        let nan_counts = converter.row_group_nan_counts(row_groups.iter()).map_err(stats_error)?;
+        let nan_counts = if assume_no_nan {
+            UInt64Array::from(vec![0; row_groups.len()])
+        } else {
+            converter.row_group_nan_counts(row_groups.iter()).map_err(stats_error)?
+        };
 
         // Deprecated min/max of an unsigned-ordered column were compared as signed bytes.
         let descriptor = metadata.file_metadata().schema_descr().column(leaf);

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use parquet::arrow::parquet_to_arrow_schema;
+use crate::format::opener::readable_arrow_schema;
 use pyo3::prelude::*;
 
 use super::errors::py_err;
@@ -27,7 +27,7 @@ pub(crate) fn parse_filter_py(
     if let Some(path) = path {
         let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
         let file = meta.file_metadata();
-        let schema = parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
+        let schema = readable_arrow_schema(file)
             .map_err(|e| PqsiftError::corrupt(&path, e))
             .map_err(py_err(py))?;
         let options = BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive };

@@ -305,6 +305,7 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&Parq
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
         entry.set_item("reason", &rg.reason)?;
+        entry.set_item("notes", &rg.notes)?;
         entry.set_item("selected_rows", rg.selected_rows())?;
         match &rg.access {
             RowGroupAccess::Selection(selection) => {

@@ -357,7 +357,11 @@ fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 }
 
 fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
-    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(|e| PqsiftError::corrupt(&file.location, e))
+    let corrupt = |e| PqsiftError::corrupt(&file.location, e);
+    let mut options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    if let Some(schema) = crate::format::opener::reader_schema_override(file.metadata.file_metadata()).map_err(corrupt)? {
+        options = options.with_schema(Arc::new(schema));
+    }
+    ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(corrupt)
 }
 
