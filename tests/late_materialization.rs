@@ -228,6 +228,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
             threads,
             limit: None,
             conform_to: None,
+            sort: None,
         };
         let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(1 << 20)));
         let batches: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
@@ -238,7 +239,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
 
     let files = vec![scan_file(&path, FILTER, &projection)];
     let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
-    let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None };
+    let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None, sort: None };
     let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
     let got = concat_batches(&schema, &got).unwrap();

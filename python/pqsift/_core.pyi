@@ -325,7 +325,11 @@ class Scan:
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
         storage_options: dict[str, str] | None = None,
-    ) -> None: ...
+        order_by: list[tuple[str, bool, bool]] | None = None,
+        top_n_limit: int | None = None,
+    ) -> None:
+        """``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
+        pruning of the row groups and pages that cannot hold one of the first rows."""
     @property
     def files(self) -> list[str]: ...
     @property
@@ -417,6 +421,7 @@ def read(
     max_page_bytes: int = 256 << 20,
     decode_bytes: int = 32 << 20,
     string_view: bool = False,
+    order_by: list[tuple[str, bool, bool]] | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
@@ -430,6 +435,7 @@ def read(
     request per file; ``coalesce_gap`` is the gap below which byte ranges of an object are
     fetched as one request; ``max_page_bytes`` refuses larger pages before decompressing
     them, ``decode_bytes`` splits larger row groups into windows of rows; ``string_view`` outputs
-    top-level strings and binaries as Arrow views. Errors raise pqsift exceptions
+    top-level strings and binaries as Arrow views; ``order_by`` sorts the rows read (the
+    first ``limit`` of them in that order). Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

@@ -89,6 +89,8 @@ _READ_OPTIONS: dict[str, Any] = {
     "batch_size": 8192,
     "threads": None,
     "limit": None,
+    # ORDER BY: (column, descending, nulls_first) triples, see _order_by.
+    "order_by": None,
     "spark_output": False,
 }
 
@@ -394,6 +396,15 @@ def scan(
     (``False``; ``True`` outputs the Arrow types Spark accepts without a cast: see
     :mod:`pqsift.spark`).
 
+    ``order_by``: the rows in this order, as Spark's ``ORDER BY`` — a column, or a list of
+    keys, each a column or ``(column, "asc" | "desc")`` or ``(column, "asc" | "desc",
+    "nulls_first" | "nulls_last")`` (NULLs first for ascending keys, last for descending
+    ones, unless said; NaN above every number). With ``limit`` it is a top-k query: the
+    first ``limit`` rows in that order, and planning skips the row groups and pages whose
+    statistics on the first key show they cannot hold one of them (the TopN pruner:
+    ``metrics["row_groups_pruned_topn"]``, ``explain()`` names the bound), holding about
+    ``2 × limit`` rows while reading. A key column need not be among ``columns``.
+
     Memory options: ``decode_bytes`` (32 MiB: a row group whose read columns are estimated
     to decode to more is read in windows of rows of about this size, so memory is bounded
     by ``decode_bytes`` × tasks in flight, not by the row group), ``max_page_bytes`` (256
@@ -464,8 +475,39 @@ def scan(
     for name in ("file_range", "row_groups"):
         if settings[name] is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
             raise ValueError(f"option {name} needs a scan of exactly one file")
-    core = _core.Scan(sources, column_list, filter_text, **settings)
+    read_options["order_by"] = _order_by(read_options["order_by"])
+    top_n_limit = read_options["limit"] if read_options["order_by"] else None
+    core = _core.Scan(sources, column_list, filter_text, **settings, order_by=read_options["order_by"], top_n_limit=top_n_limit)
     return Scan(core, read_options, settings["storage_options"])
+
+
+def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:
+    """``order_by`` as ``(column, descending, nulls_first)`` triples: each key a column
+    name, or ``(column, "asc" | "desc")``, or ``(column, "asc" | "desc", "nulls_first" |
+    "nulls_last")``; NULLs go first for ``asc`` and last for ``desc`` unless said, as in
+    Spark."""
+    if order_by is None:
+        return None
+    one_key = isinstance(order_by, str) or (isinstance(order_by, tuple) and bool(order_by) and isinstance(order_by[0], str))
+    keys = [order_by] if one_key else order_by
+    if not isinstance(keys, Iterable):
+        raise TypeError(f"option order_by must be a column name or a list of keys, not {type(order_by).__name__}")
+    out: list[tuple[str, bool, bool]] = []
+    for key in keys:
+        parts = (key,) if isinstance(key, str) else key
+        if not isinstance(parts, tuple) or not 1 <= len(parts) <= 3 or not all(isinstance(p, str) for p in parts):
+            raise TypeError(f"option order_by: a key is a column name or a (column, 'asc' | 'desc'[, 'nulls_first' | 'nulls_last']) tuple, not {key!r}")
+        column, direction, *nulls = (*parts, "asc")[:3] if len(parts) == 1 else parts
+        if direction.lower() not in ("asc", "desc"):
+            raise ValueError(f"option order_by: direction of {column!r} must be 'asc' or 'desc', not {direction!r}")
+        descending = direction.lower() == "desc"
+        if nulls and nulls[0].lower() not in ("nulls_first", "nulls_last"):
+            raise ValueError(f"option order_by: NULL placement of {column!r} must be 'nulls_first' or 'nulls_last', not {nulls[0]!r}")
+        nulls_first = nulls[0].lower() == "nulls_first" if nulls else not descending
+        out.append((column, descending, nulls_first))
+    if not out:
+        raise ValueError("option order_by must name at least one column")
+    return out
 
 
 def _storage_options(options: Any) -> dict[str, str] | None:

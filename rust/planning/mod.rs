@@ -21,5 +21,6 @@ pub mod page_filter;
 pub mod pruning_predicate;
 pub mod row_group_filter;
 pub mod scan;
+pub mod topn_pruner;
 pub mod why_not;
 pub mod zone_map;

@@ -155,7 +155,7 @@ pub fn prune_by_page_index(
 
 /// The rows of each page, from the page row counts (offset index), checked to cover the
 /// row group.
-fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range<usize>>> {
+pub(crate) fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range<usize>>> {
     let mut start = 0usize;
     let mut ranges = Vec::with_capacity(zones.len());
     for count in zones.row_counts.values() {

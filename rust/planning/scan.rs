@@ -32,6 +32,7 @@ use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
+use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
@@ -62,6 +63,8 @@ pub struct ScanOptions {
     pub row_groups: Option<Vec<usize>>,
     /// Bytes read from the end of a file in the first I/O for its metadata.
     pub metadata_size_hint: usize,
+    /// `ORDER BY ... LIMIT k`: skip what cannot hold a top row (the reader sorts).
+    pub top_n: Option<TopN>,
 }
 
 impl Default for ScanOptions {
@@ -74,6 +77,7 @@ impl Default for ScanOptions {
             file_range: None,
             row_groups: None,
             metadata_size_hint: crate::format::metadata::DEFAULT_METADATA_SIZE_HINT,
+            top_n: None,
         }
     }
 }
@@ -111,6 +115,11 @@ impl ScanPlan {
         if m.files_pruned_log_stats > 0 {
             // Appended to the header line: files the log's statistics ruled out.
             text.insert_str(text.len() - 1, &format!("; {} file(s) skipped on the Delta log's statistics", m.files_pruned_log_stats));
+        }
+        if m.row_groups_pruned_topn > 0 || m.topn_rows_pruned > 0 {
+            // Appended to the header line: what ORDER BY ... LIMIT let planning skip.
+            let topn = format!("; TopN: {} row group(s) and {} more rows skipped", m.row_groups_pruned_topn, m.topn_rows_pruned);
+            text.insert_str(text.len() - 1, &topn);
         }
         if let Some(note) = &self.table_note {
             text.push_str(note);
@@ -385,17 +394,51 @@ impl Scan {
             let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
             self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
+            metrics.row_groups_total += plan.row_groups.len() as u64;
+            metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
+            files.push(plan);
+        }
+        if let Some(top_n) = &self.options.top_n {
+            self.prune_top_n(top_n, &by_partition, &by_log, &mut files, &mut metrics)?;
+        }
+        for plan in files.iter().filter(|plan| plan.skipped.is_none()) {
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
                 metrics.files_pruned += 1;
             }
-            metrics.row_groups_total += plan.row_groups.len() as u64;
-            metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
             metrics.row_groups_selected += plan.surviving().count() as u64;
             metrics.rows_selected += plan.selected_rows() as u64;
-            files.push(plan);
         }
         Ok(ScanPlan { files, metrics, table_note: self.table.delta.as_ref().map(|d| d.explain()) })
+    }
+
+    /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).
+    fn prune_top_n(&self, top_n: &TopN, by_partition: &[bool], by_log: &[bool], files: &mut [FileAccessPlan], metrics: &mut PruningMetrics) -> Result<()> {
+        // Footer statistics describe the file's own columns. A partition column (which
+        // replaces a file column of its name) and a Delta table's declared columns (mapped
+        // names, widened types) are not what they describe: no pruning on those keys.
+        let Some(key) = top_n.keys.first() else { return Ok(()) };
+        let first = &key.column.parts()[0];
+        let is_partition = self.table.partitions.as_ref().is_some_and(|p| {
+            p.schema.fields().iter().any(|f| f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first)))
+        });
+        if is_partition || self.table.declared.is_some() {
+            return Ok(());
+        }
+        let mut opened = Vec::with_capacity(files.len());
+        let mut filters = Vec::with_capacity(files.len());
+        for position in 0..files.len() {
+            if !by_partition[position] || !by_log[position] {
+                opened.push(None);
+                filters.push(None);
+                continue;
+            }
+            let file = self.open(position)?;
+            filters.push(self.bound_filter(position, &file)?);
+            opened.push(Some(file));
+        }
+        let input = TopNInput { files: opened, filters, bind: &self.options.bind, page_index: self.options.page_index };
+        prune_top_n(top_n, &input, files, metrics)
     }
 
     /// Leaves the rows a Delta deletion vector deletes out of the plan: each surviving row

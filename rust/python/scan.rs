@@ -17,6 +17,7 @@ use parquet::file::metadata::ParquetMetaData;
 use crate::filter::BindOptions;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
+use crate::planning::topn_pruner::{SortKey, TopN};
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
@@ -41,7 +42,8 @@ impl PyScan {
                         session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
                         metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
-                        timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None))]
+                        timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
+                        order_by=None, top_n_limit=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -65,7 +67,20 @@ impl PyScan {
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
         storage_options: Option<BTreeMap<String, String>>,
+        order_by: Option<Vec<(String, bool, bool)>>,
+        top_n_limit: Option<usize>,
     ) -> PyResult<Self> {
+        let top_n = match (order_by, top_n_limit) {
+            (Some(keys), Some(limit)) => Some(TopN {
+                keys: keys
+                    .iter()
+                    .map(|(column, descending, nulls_first)| SortKey::parse(column, *descending, *nulls_first))
+                    .collect::<crate::Result<Vec<_>>>()
+                    .map_err(py_err(py))?,
+                limit,
+            }),
+            _ => None,
+        };
         let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
         let options = ScanOptions {
             statistics,
@@ -78,6 +93,7 @@ impl PyScan {
             file_range,
             row_groups,
             metadata_size_hint,
+            top_n,
         };
         let inner = py
             .detach(|| {

@@ -17,6 +17,7 @@ use super::errors::py_err;
 use super::selection::PyRowSelection;
 use crate::filter::{BindOptions, parse_filter};
 use crate::format::metadata_cache::MetadataCache;
+use crate::planning::topn_pruner::SortKey;
 use crate::reading::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::row_group_reader::ReadOptions;
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
@@ -142,7 +143,7 @@ impl PyScanStream {
     declared_schema=None, table_name=None, storage_options=None, file_versions=None,
     coalesce_gap=crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
     max_page_bytes=crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
-    decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES, string_view=false,
+    decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES, string_view=false, order_by=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -173,6 +174,7 @@ pub(crate) fn read(
     max_page_bytes: u64,
     decode_bytes: u64,
     string_view: bool,
+    order_by: Option<Vec<(String, bool, bool)>>,
 ) -> PyResult<PyScanStream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -181,6 +183,12 @@ pub(crate) fn read(
         return Err(PyValueError::new_err("threads must be positive"));
     }
     let policy = SelectionPolicy::parse(selection_policy, selection_threshold).map_err(py_err(py))?;
+    let order_by = order_by
+        .unwrap_or_default()
+        .iter()
+        .map(|(column, descending, nulls_first)| SortKey::parse(column, *descending, *nulls_first))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(py_err(py))?;
     let filter = filter.map(parse_filter).transpose().map_err(py_err(py))?;
     let tasks: Vec<ScanTask> = tasks
         .into_iter()
@@ -221,6 +229,7 @@ pub(crate) fn read(
         spark_output,
         partitions,
         declared,
+        order_by,
     };
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
     let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {

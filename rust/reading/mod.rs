@@ -26,3 +26,4 @@ pub mod row_windows;
 pub mod scan_stream;
 pub mod spark_output;
 pub mod string_views;
+pub mod top_rows;

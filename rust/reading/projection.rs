@@ -158,7 +158,7 @@ fn extract_field(column: &ArrayRef, path: &[String]) -> Result<ArrayRef> {
 
 /// Spark's `parseAttributeName`: split on dots outside back-quotes; inside them a doubled
 /// back-quote is one back-quote.
-fn split_column_name(name: &str) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn split_column_name(name: &str) -> std::result::Result<Vec<String>, String> {
     let invalid = |why: &str| format!("invalid column name `{name}`: {why}");
     let mut parts = Vec::new();
     let mut current = String::new();

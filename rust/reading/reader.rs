@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use arrow::compute::SortOptions;
 use arrow::datatypes::{Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
@@ -12,10 +13,11 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
 use crate::storage::{FileSource, Location};
 use crate::reading::cached_reader::SharedArrayCache;
-use crate::reading::projection::{Projection, leaf_subsets, resolve_projection};
+use crate::planning::topn_pruner::SortKey;
+use crate::reading::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadOptions};
-use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, StreamOptions};
+use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions};
 use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
@@ -49,6 +51,8 @@ pub struct ReaderConfig {
     /// The table's declared schema (a Delta table's): output columns are its columns,
     /// mapped onto each file's (see [`crate::table::schema_adapter`]).
     pub declared: Option<Arc<DeclaredSchema>>,
+    /// `ORDER BY` (empty: file order); with `limit`, the first `limit` rows in this order.
+    pub order_by: Vec<SortKey>,
 }
 
 impl Default for ReaderConfig {
@@ -65,6 +69,7 @@ impl Default for ReaderConfig {
             spark_output: false,
             partitions: None,
             declared: None,
+            order_by: Vec::new(),
         }
     }
 }
@@ -273,6 +278,8 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
 /// Every file's projection and filter are resolved before any data is read, so an unknown
 /// column or a bad filter fails here.
 pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
+    let (sorting, sort) = sort_columns(files, config)?;
+    let config = sorting.as_ref().unwrap_or(config);
     if let Some(partitions) = &config.partitions
         && partitions.len() != files.len()
     {
@@ -331,8 +338,53 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     let conform_to = config.spark_output.then(|| Arc::clone(&schema));
     let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
-    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to };
+    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
     Ok(ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes))))
+}
+
+/// With `ORDER BY`: the config that reads the sort keys too (appended to the columns when
+/// not among them) and no row limit, and how the stream sorts.
+fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<SortSpec>)> {
+    if config.order_by.is_empty() || files.is_empty() {
+        return Ok((None, None));
+    }
+    let mut columns = match &config.columns {
+        Some(columns) => columns.clone(),
+        None => {
+            let schema = match declared_output_schema(config) {
+                Some(schema) => schema?,
+                None => output_schema(&files[0], config)?,
+            };
+            schema.fields().iter().map(|f| quote_name(f.name())).collect()
+        }
+    };
+    let keep_columns = columns.len();
+    let same = |a: &[String], b: &[String]| {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| if config.bind.case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
+    };
+    let mut keys = Vec::with_capacity(config.order_by.len());
+    for key in &config.order_by {
+        let wanted = key.column.parts();
+        let index = match columns.iter().position(|c| split_column_name(c).is_ok_and(|parts| same(&parts, wanted))) {
+            Some(index) => index,
+            None => {
+                columns.push(wanted.iter().map(|part| quote_name(part)).collect::<Vec<_>>().join("."));
+                columns.len() - 1
+            }
+        };
+        keys.push((index, SortOptions { descending: key.descending, nulls_first: key.nulls_first }));
+    }
+    let sorting = ReaderConfig { columns: Some(columns), limit: None, ..config.clone() };
+    Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
+}
+
+/// A column name as `select` reads it: back-quoted when it holds a dot or a back-quote.
+fn quote_name(name: &str) -> String {
+    match name.contains(['.', '`']) {
+        true => format!("`{}`", name.replace('`', "``")),
+        false => name.to_string(),
+    }
 }
 
 /// Seed 003's limit pruner: without a filter every planned row is output, so the row

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use arrow::array::RecordBatch;
+use arrow::compute::SortOptions;
 use arrow::datatypes::SchemaRef;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
@@ -18,6 +19,7 @@ use crate::error::{PqsiftError, Result};
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use crate::reading::top_rows::TopRows;
 use crate::selection::RowSelection;
 
 /// One file of a scan, ready to read.
@@ -172,6 +174,19 @@ pub struct StreamOptions {
     /// Cast every batch to this schema (Spark-compatible output; see
     /// [`crate::reading::spark_output::conform`]).
     pub conform_to: Option<SchemaRef>,
+    /// Output the rows sorted (`ORDER BY`), after reading them all.
+    pub sort: Option<SortSpec>,
+}
+
+/// `ORDER BY keys [LIMIT limit]` on the stream's batches.
+#[derive(Debug, Clone)]
+pub struct SortSpec {
+    /// Key columns (indices into the batches) and their order.
+    pub keys: Vec<(usize, SortOptions)>,
+    /// Rows wanted (`None`: all).
+    pub limit: Option<usize>,
+    /// Leading columns output: the key columns read only to sort by come after them.
+    pub keep_columns: usize,
 }
 
 #[derive(Debug, Default)]
@@ -304,6 +319,8 @@ pub struct ScanStream {
     pending: VecDeque<RecordBatch>,
     rows_out: usize,
     finished: bool,
+    /// With a sort: whether every row has been read and sorted.
+    sorted: bool,
 }
 
 impl ScanStream {
@@ -326,6 +343,13 @@ impl ScanStream {
         let schema = match options.read.string_view {
             true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
             false => schema,
+        };
+        // Key columns read only to sort by are not output.
+        let schema = match &options.sort {
+            Some(sort) if sort.keep_columns < schema.fields().len() => {
+                Arc::new(schema.project(&(0..sort.keep_columns).collect::<Vec<_>>()).unwrap_or_else(|_| schema.as_ref().clone()))
+            }
+            _ => schema,
         };
         // Decoded views go out as they are unless the file's batches are reshaped first.
         options.read.keep_views = options.read.string_view
@@ -355,7 +379,7 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false }
+        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false }
     }
 
     /// What reading has done so far, summed over row groups.
@@ -376,6 +400,15 @@ impl ScanStream {
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
     /// `ArrowError` for Arrow consumers).
     pub fn next_batch_checked(&mut self) -> Option<Result<RecordBatch>> {
+        if let Some(sort) = self.shared.options.sort.clone()
+            && !self.sorted
+        {
+            self.sorted = true;
+            if let Err(error) = self.sort_all(sort) {
+                self.finish();
+                return Some(Err(error));
+            }
+        }
         loop {
             if let Some(batch) = self.pending.pop_front() {
                 self.shared.rows_emitted.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
@@ -385,45 +418,71 @@ impl ScanStream {
                 return None;
             }
             let limit = self.shared.options.limit;
-            if limit.is_some_and(|l| self.rows_out >= l) || self.shared.lock().next_emit >= self.shared.tasks.len() {
+            if limit.is_some_and(|l| self.rows_out >= l) {
                 self.finish();
                 return None;
             }
-            // Wait for the next task in order.
-            let result = {
-                let mut progress = self.shared.lock();
-                let index = progress.next_emit;
-                loop {
-                    if let Some(result) = progress.done.remove(&index) {
-                        progress.next_emit += 1;
-                        self.shared.changed.notify_all();
-                        break result;
-                    }
-                    progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+            let mut batch = match self.next_task_batch() {
+                None => {
+                    self.finish();
+                    return None;
                 }
-            };
-            let batch = match result {
-                Ok(batch) => batch,
-                Err(error) => {
+                Some(Ok(batch)) => batch,
+                Some(Err(error)) => {
                     self.finish();
                     return Some(Err(error));
                 }
             };
-            let mut batch = batch;
             if let Some(limit) = limit {
                 let room = limit - self.rows_out;
                 if batch.num_rows() > room {
                     batch = batch.slice(0, room);
                 }
             }
-            self.rows_out += batch.num_rows();
-            let size = self.shared.options.read.batch_size.max(1);
-            let mut offset = 0;
-            while offset < batch.num_rows() {
-                let len = size.min(batch.num_rows() - offset);
-                self.pending.push_back(batch.slice(offset, len));
-                offset += len;
+            self.queue(batch);
+        }
+    }
+
+    /// Reads every task and queues the rows in order, `sort.limit` of them at most.
+    fn sort_all(&mut self, sort: SortSpec) -> Result<()> {
+        let mut top = TopRows::new(sort.keys, sort.limit);
+        while let Some(batch) = self.next_task_batch() {
+            top.push(batch?)?;
+        }
+        self.finish();
+        if let Some(batch) = top.finish()? {
+            let kept: Vec<usize> = (0..sort.keep_columns.min(batch.num_columns())).collect();
+            self.queue(batch.project(&kept)?);
+        }
+        Ok(())
+    }
+
+    /// The next task's batch, in task order; `None` once every task is out.
+    fn next_task_batch(&mut self) -> Option<Result<RecordBatch>> {
+        let mut progress = self.shared.lock();
+        let index = progress.next_emit;
+        if index >= self.shared.tasks.len() {
+            return None;
+        }
+        loop {
+            if let Some(result) = progress.done.remove(&index) {
+                progress.next_emit += 1;
+                self.shared.changed.notify_all();
+                return Some(result);
             }
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Hands `batch` out in slices of at most `batch_size` rows.
+    fn queue(&mut self, batch: RecordBatch) {
+        self.rows_out += batch.num_rows();
+        let size = self.shared.options.read.batch_size.max(1);
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let len = size.min(batch.num_rows() - offset);
+            self.pending.push_back(batch.slice(offset, len));
+            offset += len;
         }
     }
 

@@ -38,13 +38,13 @@ from pyspark.accumulators import AccumulatorParam
 
 from pqsift import _core
 from pqsift.errors import PqsiftIOError
-from pqsift.expr import Expr
-from pqsift.scan import _OPTIONS, scan
+from pqsift.expr import Expr, _split_column_name
+from pqsift.scan import _OPTIONS, _order_by, scan
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, TableContext, Task, TaskPiece, TaskPlan, plan_tasks
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
@@ -200,6 +200,10 @@ def read(
     ``storage_options``: the tasks read the store themselves, no Hadoop connector needed.
     A corrupt file fails the job with its path in the message, or with
     ``ignore_corrupt_files=True`` is skipped and listed in ``metrics``.
+
+    ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
+    plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
+    that order, and the DataFrame is Spark's ``orderBy(...).limit(k)`` of them.
     """
     if isinstance(filter, Expr):
         filter = filter.to_sql()
@@ -207,7 +211,12 @@ def read(
     options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
     _check_options(options)
     column_list = None if columns is None else list(columns)
-    pruning = {name: value for name, value in options.items() if name in _OPTIONS}
+    order_by = _order_by(options.get("order_by"))
+    # Sort keys not among the columns are read too, and dropped after the sort.
+    sort_only = [key for key, _, _ in order_by or [] if column_list is not None and key not in column_list]
+    if sort_only and column_list is not None:
+        column_list = column_list + sort_only
+    pruning = {name: value for name, value in options.items() if name in _OPTIONS or name in ("order_by", "limit") and order_by}
     sc = spark.sparkContext
     plan = plan_tasks(
         source,
@@ -244,7 +253,30 @@ def read(
     # (a hash repartition would leave some empty and double others up), and is made in the
     # JVM; the reader looks the id up in the plan it carries.
     tasks = spark.range(0, len(planned), 1, numPartitions=len(planned))
-    return tasks.mapInArrow(function, struct)
+    frame = tasks.mapInArrow(function, struct)
+    if not order_by:
+        return frame
+    # Each task outputs its own first rows in order; Spark merges them.
+    frame = frame.orderBy(*[_sort_column(key, column_list, descending, nulls_first) for key, descending, nulls_first in order_by])
+    if options.get("limit") is not None:
+        frame = frame.limit(options["limit"])
+    return frame.drop(*[_output_name(key) for key in sort_only]) if sort_only else frame
+
+
+def _output_name(column: str) -> str:
+    """The name of the output column a (possibly nested) column path gives."""
+    return _split_column_name(column)[-1]
+
+
+def _sort_column(key: str, columns: list[str] | None, descending: bool, nulls_first: bool) -> Column:
+    """The Spark sort expression of an ``order_by`` key."""
+    from pyspark.sql import functions
+
+    name = key if columns is None else "`" + _output_name(key).replace("`", "``") + "`"
+    column = functions.col(name)
+    if descending:
+        return column.desc_nulls_first() if nulls_first else column.desc_nulls_last()
+    return column.asc_nulls_first() if nulls_first else column.asc_nulls_last()
 
 
 def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:

@@ -1,0 +1,82 @@
+"""TopN queries (issue 13): `ORDER BY key DESC LIMIT k` with a wide text column projected,
+on the `events` dataset of benches/peers.py (8M rows, 4 files, ts sorted), by pqsift
+(TopN pruner + sorted read), pqsift without the pruner (full read, same sort), DuckDB and
+Polars. Bytes read and row groups pruned are pqsift's own metrics; time is wall and
+process CPU, best / median of the runs.
+
+    python benches/topn.py [--repeat 5] [--limit 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import peers
+
+import pqsift
+
+QUERIES = [
+    ("sorted key: ts", "ts", ["event_id", "ts", "message"]),
+    ("unsorted key: amount", "amount", ["event_id", "amount", "message"]),
+]
+
+
+def timed(run: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    run()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        cpu, wall = time.process_time(), time.perf_counter()
+        run()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), statistics.median(cpus)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--data", type=Path, default=Path("data/bench-events"))
+    args = parser.parse_args()
+    dataset = peers.Dataset("events", args.data, peers.EVENT_FILES, peers.EVENT_ROWS_PER_FILE, peers.EVENT_ROW_GROUP_ROWS)
+    dataset.ensure()
+    root, k = str(args.data), args.limit
+    import duckdb
+    import polars as pl
+
+    print(f"| query (LIMIT {k}) | engine | wall ms | CPU ms | bytes read | row groups pruned by TopN |")
+    print("|---|---|---|---|---|---|")
+    for title, key, columns in QUERIES:
+        order = [(key, "desc")]
+
+        def top(**options: Any) -> pqsift.Scan:
+            scan = pqsift.scan(root, columns=columns, order_by=order, limit=k, **options)
+            scan.to_table()
+            return scan
+
+        def full_then_sort() -> Any:
+            table = pqsift.scan(root, columns=columns).to_table()
+            return table.sort_by([(key, "descending")]).slice(0, k)
+
+        with_pruner = top()
+        full = pqsift.scan(root, columns=columns)
+        full.to_table()
+        rows = {
+            "pqsift": (lambda: top(), with_pruner.metrics["bytes_read"], with_pruner.metrics["row_groups_pruned_topn"]),
+            "pqsift, full read + sort": (full_then_sort, full.metrics["bytes_read"], 0),
+            "DuckDB": (lambda: duckdb.sql(f"SELECT {', '.join(columns)} FROM read_parquet('{root}/*.parquet') ORDER BY {key} DESC LIMIT {k}").arrow(), None, None),
+            "Polars": (lambda: pl.scan_parquet(f"{root}/*.parquet").select(columns).top_k(k, by=key).collect(), None, None),
+        }
+        for engine, (run, read, pruned) in rows.items():
+            wall, cpu = timed(run, args.repeat)
+            shown_bytes = f"{read / 2**20:.1f} MiB" if read is not None else "—"
+            shown_pruned = f"{pruned} of {with_pruner.metrics['row_groups_total']}" if pruned is not None else "—"
+            print(f"| {title} | {engine} | {wall * 1e3:.0f} | {cpu * 1e3:.0f} | {shown_bytes} | {shown_pruned} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

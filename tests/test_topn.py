@@ -1,0 +1,197 @@
+"""ORDER BY ... LIMIT k (issue 13, seed 003's TopN pruner): the first k rows in Spark's
+order, reading only the row groups and pages whose statistics let them hold one."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pqsift
+
+ROWS, ROW_GROUP, PAGE = 8_000, 1_000, 100
+
+
+def write(path: Path, ts: list[int | None], **columns: Any) -> Path:
+    table = pa.table({"ts": pa.array(ts, pa.int64()), "id": pa.array(range(len(ts)), pa.int64()), **columns})
+    # Unique text is not dictionary-encoded (as writers fall back to plain for it).
+    pq.write_table(
+        table, path, row_group_size=ROW_GROUP, max_rows_per_page=PAGE, write_batch_size=PAGE, write_page_index=True,
+        use_dictionary=[c for c in table.column_names if c != "note"],
+    )
+    return path
+
+
+def spark_key(value: Any, descending: bool, nulls_first: bool) -> tuple[int, float]:
+    """A Python sort key giving Spark's order: NULLs placed as asked, NaN the greatest."""
+    if value is None:
+        return (0 if nulls_first else 2, 0.0)
+    number = math.inf if isinstance(value, float) and math.isnan(value) else float(value)
+    nan_rank = 1 if isinstance(value, float) and math.isnan(value) else 0
+    return (1, -number if descending else number, -nan_rank if descending else nan_rank)  # type: ignore[return-value]
+
+
+def oracle(values: list[Any], descending: bool, nulls_first: bool, limit: int) -> list[Any]:
+    return sorted(values, key=lambda v: spark_key(v, descending, nulls_first))[:limit]
+
+
+def same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+
+
+def test_sorted_column_reads_only_the_last_row_group_and_pages(tmp_path: Path) -> None:
+    rng = random.Random(1)
+    path = write(tmp_path / "sorted.parquet", list(range(ROWS)), note=pa.array([rng.randbytes(25).hex() for _ in range(ROWS)]))
+    scan = pqsift.scan(str(path), columns=["id", "note"], order_by=[("ts", "desc")], limit=10)
+    table = scan.to_table()
+    assert table.column("id").to_pylist() == list(range(ROWS - 1, ROWS - 11, -1))
+    assert table.column_names == ["id", "note"]  # ts read to sort by, not output
+    metrics = scan.metrics
+    assert metrics["row_groups_pruned_topn"] == 7
+    # Of the last row group's 10 pages only the last can hold one of the 10 greatest.
+    assert metrics["topn_rows_pruned"] == ROW_GROUP - PAGE
+    assert metrics["rows_decoded_by_column"].get("note", 0) <= PAGE
+    explain = scan.explain()
+    assert "row group 0: skipped by topn: best ts 999 is worse than 7000, the worst of 10 rows guaranteed by 1 row group(s)" in explain
+    assert "row group 7: select 100 of 1000 rows: 1 of 10 pages can hold a top row: the others' best ts is worse than 7900" in explain
+    assert "TopN: 7 row group(s) and 900 more rows skipped" in explain
+    full = pqsift.scan(str(path), columns=["id", "note"])
+    full.to_table()
+    assert scan.metrics["bytes_read"] * 20 < full.metrics["bytes_read"]
+
+
+def test_unsorted_column_gives_the_same_rows(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    ts = rng.sample(range(10 * ROWS), ROWS)
+    path = write(tmp_path / "unsorted.parquet", ts)
+    for direction in ("asc", "desc"):
+        table = pqsift.scan(str(path), order_by=(("ts", direction),), limit=25).to_table()
+        assert table.column("ts").to_pylist() == sorted(ts, reverse=direction == "desc")[:25]
+
+
+def test_a_filter_keeps_only_proven_row_groups_as_guarantees(tmp_path: Path) -> None:
+    path = write(tmp_path / "f.parquet", list(range(ROWS)), kind=pa.array(["a" if i % 2 else "b" for i in range(ROWS)]))
+    scan = pqsift.scan(str(path), filter="kind = 'a'", order_by=[("ts", "desc")], limit=5)
+    assert scan.to_table().column("ts").to_pylist() == [7999, 7997, 7995, 7993, 7991]
+    # 'kind' has both values everywhere: no row group guarantees a row, none is skipped.
+    assert scan.metrics["row_groups_pruned_topn"] == 0
+    # A filter statistics prove true for the last row groups: they give the bound.
+    scan = pqsift.scan(str(path), filter="ts >= 100", order_by=[("ts", "desc")], limit=5)
+    assert scan.to_table().column("ts").to_pylist() == [7999, 7998, 7997, 7996, 7995]
+    assert scan.metrics["row_groups_pruned_topn"] == 7
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("nulls_first", [False, True])
+def test_nulls_and_nan_in_spark_order(tmp_path: Path, descending: bool, nulls_first: bool) -> None:
+    rng = random.Random(3)
+    values: list[float | None] = [float(i) for i in range(ROWS)]
+    for i in rng.sample(range(ROWS), 40):
+        values[i] = None
+    for i in rng.sample(range(ROWS), 40):
+        values[i] = -math.nan if i % 2 else math.nan  # both signs: Spark has one NaN
+    values[17] = -0.0
+    path = write(tmp_path / "n.parquet", list(range(ROWS)), f=pa.array(values, pa.float64()))
+    order = ("f", "desc" if descending else "asc", "nulls_first" if nulls_first else "nulls_last")
+    got = pqsift.scan(str(path), columns=["f"], order_by=[order], limit=100).to_table().column("f").to_pylist()
+    assert same(got, oracle(values, descending, nulls_first, 100)), got[:10]
+
+
+def test_several_keys_and_bad_keys(tmp_path: Path) -> None:
+    path = write(tmp_path / "k.parquet", [i // 10 for i in range(ROWS)])
+    table = pqsift.scan(str(path), columns=["id"], order_by=[("ts", "desc"), ("id", "asc")], limit=3).to_table()
+    assert table.column("id").to_pylist() == [7990, 7991, 7992]
+    with pytest.raises(ValueError, match="direction of 'ts'"):
+        pqsift.scan(str(path), order_by=[("ts", "down")], limit=3)
+    with pytest.raises(TypeError, match="order_by"):
+        pqsift.scan(str(path), order_by=[3], limit=3)
+    with pytest.raises(pqsift.FilterError, match="nope"):
+        pqsift.scan(str(path), order_by="nope", limit=3).to_table()
+
+
+def test_order_by_without_limit_sorts_everything(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    ts = rng.sample(range(ROWS), ROWS)
+    path = write(tmp_path / "all.parquet", ts)
+    scan = pqsift.scan(str(path), order_by="ts", batch_size=1000)
+    batches = list(scan)
+    assert all(b.num_rows <= 1000 for b in batches)
+    assert pa.Table.from_batches(batches).column("ts").to_pylist() == sorted(ts)
+    assert scan.metrics["row_groups_pruned_topn"] == 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(-50, 50).map(float), st.just(math.nan), st.just(-0.0)), min_size=1, max_size=150),
+    sorted_like=st.booleans(),
+    row_group_size=st.integers(1, 40),
+    page_rows=st.integers(1, 10),
+    limit=st.integers(0, 30),
+    descending=st.booleans(),
+    nulls_first=st.booleans(),
+    filtered=st.booleans(),
+)
+def test_topn_pruning_never_loses_a_top_row(
+    tmp_path: Path, values: list[float | None], sorted_like: bool, row_group_size: int, page_rows: int, limit: int,
+    descending: bool, nulls_first: bool, filtered: bool,
+) -> None:
+    if sorted_like:
+        values = sorted(values, key=lambda v: spark_key(v, False, True))
+    path = tmp_path / "h.parquet"
+    table = pa.table({"f": pa.array(values, pa.float64()), "g": pa.array([i % 3 for i in range(len(values))], pa.int64())})
+    pq.write_table(table, path, row_group_size=row_group_size, data_page_size=1, write_batch_size=page_rows, write_page_index=True)
+    order = ("f", "desc" if descending else "asc", "nulls_first" if nulls_first else "nulls_last")
+    kept = [v for i, v in enumerate(values) if not filtered or i % 3 != 0]
+    scan = pqsift.scan(str(path), columns=["f"], filter="g != 0" if filtered else None, order_by=[order], limit=limit)
+    got = scan.to_table().column("f").to_pylist()
+    assert same(got, oracle(kept, descending, nulls_first, limit)), (got, scan.explain())
+
+
+def test_same_rows_as_spark_order_by_limit(tmp_path: Path, spark: Any) -> None:
+    """Spark's `ORDER BY f DESC, id LIMIT k` (NaN first, NULLs last) against pqsift, in
+    Python and through pqsift.spark.read, on a sorted and an unsorted column, with the
+    bytes each reads against a full scan."""
+    import pqsift.spark
+
+    rng = random.Random(11)
+    directory = tmp_path / "t"
+    directory.mkdir()
+    unsorted = [float(v) for v in rng.sample(range(ROWS), ROWS)]
+    for i in rng.sample(range(ROWS), 30):
+        unsorted[i] = math.nan
+    for i in rng.sample(range(ROWS), 30):
+        unsorted[i] = None  # type: ignore[call-overload]
+    write(directory / "a.parquet", list(range(ROWS)), f=pa.array(unsorted, pa.float64()))
+    write(directory / "b.parquet", list(range(ROWS, 2 * ROWS)), f=pa.array([float(i) for i in range(ROWS)], pa.float64()))
+    spark.read.parquet(str(directory)).createOrReplaceTempView("topn_t")
+    for key, limit in (("f", 50), ("ts", 20)):
+        expected = [tuple(r) for r in spark.sql(f"SELECT id, {key} FROM topn_t ORDER BY {key} DESC NULLS LAST, id LIMIT {limit}").collect()]
+        order = [(key, "desc", "nulls_last"), ("id", "asc")]
+        got = pqsift.scan(str(directory), columns=["id", key], order_by=order, limit=limit).to_table()
+        assert same([v for r in got.to_pylist() for v in r.values()], [v for r in expected for v in r])
+        frame = pqsift.spark.read(spark, str(directory), ["id", key], order_by=order, limit=limit)
+        assert same([v for r in frame.collect() for v in r], [v for r in expected for v in r])
+    # Sorted ts: the top 20 are in the last row group of b.parquet; f of a.parquet is unsorted.
+    top = pqsift.scan(str(directory), columns=["id"], order_by=[("ts", "desc")], limit=20)
+    top.to_table()
+    assert top.metrics["row_groups_pruned_topn"] == 15
+
+
+def test_partition_keys_sort_but_do_not_prune(tmp_path: Path) -> None:
+    """A partition column replaces a file column of its name: the file's statistics on it
+    say nothing, so TopN does not prune on it; the rows are still Spark's."""
+    for day, start in ((1, 0), (2, 100)):
+        directory = tmp_path / f"day={day}"
+        directory.mkdir()
+        # The file's own `day` column holds values unrelated to the directory's.
+        pq.write_table(pa.table({"day": pa.array(range(start, start + 100), pa.int64()), "id": pa.array(range(start, start + 100), pa.int64())}), directory / "f.parquet", row_group_size=10)
+    scan = pqsift.scan(str(tmp_path), columns=["id", "day"], order_by=[("day", "desc"), ("id", "asc")], limit=3)
+    assert scan.to_table().to_pylist() == [{"id": 100, "day": 2}, {"id": 101, "day": 2}, {"id": 102, "day": 2}]
+    assert scan.metrics["row_groups_pruned_topn"] == 0
