@@ -195,3 +195,26 @@ def test_partition_keys_sort_but_do_not_prune(tmp_path: Path) -> None:
     scan = pqsift.scan(str(tmp_path), columns=["id", "day"], order_by=[("day", "desc"), ("id", "asc")], limit=3)
     assert scan.to_table().to_pylist() == [{"id": 100, "day": 2}, {"id": 101, "day": 2}, {"id": 102, "day": 2}]
     assert scan.metrics["row_groups_pruned_topn"] == 0
+
+
+def test_unsorted_key_decodes_wide_columns_only_for_top_rows(tmp_path: Path) -> None:
+    """Where statistics prune nothing, a first pass over the key alone finds the k-th
+    value; the read proper filters on it, so the text column is decoded only for rows
+    that can make the top k."""
+    rng = random.Random(9)
+    ts = rng.sample(range(10 * ROWS), ROWS)
+    path = write(tmp_path / "wide.parquet", ts, note=pa.array([rng.randbytes(25).hex() for _ in range(ROWS)]))
+    scan = pqsift.scan(str(path), columns=["note", "id"], order_by=[("ts", "desc")], limit=20)
+    table = scan.to_table()
+    expected = sorted(range(ROWS), key=lambda i: -ts[i])[:20]
+    assert table.column("id").to_pylist() == expected
+    assert scan.metrics["row_groups_pruned_topn"] == 0
+    decoded = scan.metrics["rows_decoded_by_column"]
+    assert decoded["note"] < ROWS // 10, decoded
+    # Ascending with NULLs first: NULL keys are the best rows.
+    keys = [None if i % 500 == 0 else v for i, v in enumerate(ts)]
+    path = write(tmp_path / "nulls.parquet", keys, note=pa.array([str(i) for i in range(ROWS)]))
+    table = pqsift.scan(str(path), columns=["id"], order_by=[("ts", "asc", "nulls_first"), ("id", "asc")], limit=20).to_table()
+    nulls = [i for i in range(ROWS) if keys[i] is None]
+    rest = sorted((i for i in range(ROWS) if keys[i] is not None), key=lambda i: keys[i])  # type: ignore[arg-type, return-value]
+    assert table.column("id").to_pylist() == (nulls + rest)[:20]

@@ -88,6 +88,63 @@ impl Literal {
     }
 }
 
+impl Literal {
+    /// The value of a one-element Arrow array as a literal of its Spark type; `None` for a
+    /// null, a type without literals here (TIMESTAMP_NTZ, nested types) or a value out of
+    /// range. Timestamps are truncated to microseconds, as Spark reads them.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow::array::{ArrayRef, Decimal128Array, StringArray};
+    /// use pqsift::filter::Literal;
+    /// let price: ArrayRef = Arc::new(Decimal128Array::from(vec![150]).with_precision_and_scale(10, 2).unwrap());
+    /// assert_eq!(Literal::from_arrow(&price).unwrap().to_string(), "1.50");
+    /// let text: ArrayRef = Arc::new(StringArray::from(vec!["abc"]));
+    /// assert_eq!(Literal::from_arrow(&text).unwrap().to_string(), "'abc'");
+    /// ```
+    pub fn from_arrow(value: &arrow::array::ArrayRef) -> Option<Self> {
+        use arrow::array::{Array, AsArray};
+        use arrow::datatypes::*;
+        if value.is_empty() || value.is_null(0) {
+            return None;
+        }
+        Some(match value.data_type() {
+            DataType::Boolean => Self::Boolean(value.as_boolean().value(0)),
+            DataType::Int8 => Self::Byte(value.as_primitive::<Int8Type>().value(0)),
+            DataType::Int16 => Self::Short(value.as_primitive::<Int16Type>().value(0)),
+            DataType::Int32 => Self::Int(value.as_primitive::<Int32Type>().value(0)),
+            DataType::Int64 => Self::Long(value.as_primitive::<Int64Type>().value(0)),
+            DataType::UInt8 => Self::Short(value.as_primitive::<UInt8Type>().value(0).into()),
+            DataType::UInt16 => Self::Int(value.as_primitive::<UInt16Type>().value(0).into()),
+            DataType::UInt32 => Self::Long(value.as_primitive::<UInt32Type>().value(0).into()),
+            DataType::UInt64 => Self::Decimal { unscaled: value.as_primitive::<UInt64Type>().value(0).into(), scale: 0 },
+            DataType::Float32 => Self::Float(value.as_primitive::<Float32Type>().value(0)),
+            DataType::Float64 => Self::Double(value.as_primitive::<Float64Type>().value(0)),
+            DataType::Decimal128(_, scale) if *scale >= 0 => {
+                Self::Decimal { unscaled: value.as_primitive::<Decimal128Type>().value(0), scale: *scale }
+            }
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                let text = arrow::compute::cast(value, &DataType::Utf8).ok()?;
+                Self::String(text.as_string::<i32>().value(0).to_string())
+            }
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+                let bytes = arrow::compute::cast(value, &DataType::Binary).ok()?;
+                Self::Binary(bytes.as_binary::<i32>().value(0).to_vec())
+            }
+            DataType::Date32 => Self::Date(value.as_primitive::<Date32Type>().value(0)),
+            DataType::Date64 => Self::Date(value.as_primitive::<Date64Type>().value(0).div_euclid(86_400_000).try_into().ok()?),
+            DataType::Timestamp(_, Some(_)) => {
+                let micros = arrow::compute::cast(value, &DataType::Timestamp(TimeUnit::Microsecond, None)).ok()?;
+                let micros = micros.as_primitive::<TimestampMicrosecondType>().value(0);
+                let local = chrono::DateTime::from_timestamp_micros(micros)?.naive_utc();
+                Self::Timestamp(TimestampLiteral { local, zone: Some(LiteralZone::Offset(0)) })
+            }
+            DataType::Dictionary(_, values) => return Self::from_arrow(&arrow::compute::cast(value, values).ok()?),
+            _ => return None,
+        })
+    }
+}
+
 /// The number of decimal digits of `|unscaled|` (1 for zero).
 pub(crate) fn decimal_digits(unscaled: i128) -> u8 {
     let mut magnitude = unscaled.unsigned_abs();

@@ -4,19 +4,20 @@
 
 use std::sync::Arc;
 
+use arrow::array::Array;
 use arrow::compute::SortOptions;
 use arrow::datatypes::{Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, Expr};
+use crate::filter::{BindOptions, CompareOp, Expr, Literal};
 use crate::storage::{FileSource, Location};
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::planning::topn_pruner::SortKey;
 use crate::reading::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::reading::row_filter::RowFilter;
-use crate::reading::row_group_reader::{FileReader, ReadOptions};
+use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions};
 use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
@@ -278,6 +279,8 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
 /// Every file's projection and filter are resolved before any data is read, so an unknown
 /// column or a bad filter fails here.
 pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
+    let (narrowed, first_pass) = narrow_to_top_rows(files, &tasks, config)?;
+    let config = narrowed.as_ref().unwrap_or(config);
     let (sorting, sort) = sort_columns(files, config)?;
     let config = sorting.as_ref().unwrap_or(config);
     if let Some(partitions) = &config.partitions
@@ -339,7 +342,63 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
     let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
-    Ok(ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes))))
+    let stream = ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
+    if let Some(metrics) = first_pass {
+        stream.add_metrics(&metrics);
+    }
+    Ok(stream)
+}
+
+/// `ORDER BY key ... LIMIT k` with columns beyond the keys: a first pass reads only the
+/// first key (late materialization makes that the cheap column) to find `T`, the key of
+/// the k-th row; the read proper then has the filter `key at least as good as T` added,
+/// so that the other columns are decoded only for rows that can make the top k (ties
+/// included). Returns that config and what the first pass read; `None` where it cannot
+/// help or `T` has no literal form.
+fn narrow_to_top_rows(files: &[OpenFile], tasks: &[ScanTask], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
+    let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
+    let key_text = key.column.parts().iter().map(|part| quote_name(part)).collect::<Vec<_>>().join(".");
+    let only_keys = config.columns.as_ref().is_some_and(|columns| {
+        columns.iter().all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
+    });
+    if limit == 0 || files.is_empty() || tasks.is_empty() || only_keys {
+        return Ok((None, None));
+    }
+    let first = ReaderConfig { columns: Some(vec![key_text]), order_by: vec![key.clone()], ..config.clone() };
+    let mut stream = open_stream(files, tasks.to_vec(), &first)?;
+    let mut last = None;
+    while let Some(batch) = stream.next_batch_checked() {
+        let batch = batch?;
+        if batch.num_rows() > 0 {
+            last = Some(batch.column(0).slice(batch.num_rows() - 1, 1));
+        }
+    }
+    let metrics = stream.metrics();
+    let rows = metrics.rows_out;
+    let Some(threshold) = last.filter(|_| rows >= limit as u64) else { return Ok((None, Some(metrics))) };
+    let Some(predicate) = at_least_as_good(key, &threshold) else { return Ok((None, Some(metrics))) };
+    let filter = match &config.filter {
+        Some(filter) => Expr::And(Box::new(filter.clone()), Box::new(predicate)),
+        None => predicate,
+    };
+    Ok((Some(ReaderConfig { filter: Some(filter), ..config.clone() }), Some(metrics)))
+}
+
+/// `key` comes no later than `threshold` (a one-element array) in the key's order.
+fn at_least_as_good(key: &SortKey, threshold: &arrow::array::ArrayRef) -> Option<Expr> {
+    let column = Expr::Column(key.column.clone());
+    let is_null = Expr::IsNull { expr: Box::new(column.clone()), negated: false };
+    if threshold.is_null(0) {
+        // The k-th row's key is NULL: with NULLs first every top row's is; else no bound.
+        return key.nulls_first.then_some(is_null);
+    }
+    let literal = Literal::from_arrow(threshold)?;
+    let op = if key.descending { CompareOp::GtEq } else { CompareOp::LtEq };
+    let compare = Expr::Compare { op, left: Box::new(column), right: Box::new(Expr::Literal(literal)) };
+    Some(match key.nulls_first {
+        true => Expr::Or(Box::new(is_null), Box::new(compare)),
+        false => compare,
+    })
 }
 
 /// With `ORDER BY`: the config that reads the sort keys too (appended to the columns when

@@ -387,6 +387,11 @@ impl ScanStream {
         self.metrics_handle().metrics()
     }
 
+    /// Counts work done for this stream elsewhere (a first pass over the same files).
+    pub fn add_metrics(&self, metrics: &ReadMetrics) {
+        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(metrics);
+    }
+
     /// Bytes read from the files so far.
     pub fn bytes_read(&self) -> u64 {
         self.metrics_handle().bytes_read()
