@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use pqsift::filter::{BindOptions, BoundColumn, bind, evaluate, parse_filter};
 use pqsift::planning::pruning_predicate::evaluate_on_zone_maps;
 use pqsift::planning::zone_map::ZoneMaps;
@@ -16,7 +17,19 @@ fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("x", DataType::Int64, true),
         Field::new("f", DataType::Float64, true),
+        Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())), true),
     ]))
+}
+
+/// `t`: nanoseconds 1,500 × x after the epoch, so that Spark's microseconds truncate.
+fn nanos_of(x: &ArrayRef) -> ArrayRef {
+    let scaled = arrow::compute::kernels::numeric::mul(x, &Int64Array::new_scalar(1_500)).unwrap();
+    cast(&scaled, &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))).unwrap()
+}
+
+/// Zone maps of `t` from those of `x` (1,500 × x is increasing).
+fn nanos_zones(zones_x: &ZoneMaps) -> ZoneMaps {
+    ZoneMaps { mins: nanos_of(&zones_x.mins), maxes: nanos_of(&zones_x.maxes), ..zones_x.clone() }
 }
 
 /// Zone maps as a writer would record them, with pqsift's NaN rule (NaN max when present).
@@ -82,6 +95,11 @@ fn leaf() -> impl Strategy<Value = String> {
         "abs(x)",
     ]);
     let float_term = prop::sample::select(vec!["f", "-f", "f * 2", "f + 1", "f * -1", "f / -2"]);
+    // Microseconds -18..18 after the epoch, against nanoseconds 1,500 × x.
+    let timestamp_literal = (-18i64..18).prop_map(|micros| {
+        let instant = chrono::DateTime::from_timestamp_micros(micros).unwrap();
+        format!("TIMESTAMP '{}Z'", instant.format("%Y-%m-%d %H:%M:%S%.6f"))
+    });
     let op = prop::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", "<=>"]);
     let float_literal = prop::sample::select(vec![
         "0.0",
@@ -94,7 +112,7 @@ fn leaf() -> impl Strategy<Value = String> {
     ]);
     prop_oneof![
         (int_term.clone(), op.clone(), -12i64..12).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
-        (float_term.clone(), op, float_literal.clone()).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
+        (float_term.clone(), op.clone(), float_literal.clone()).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (
             int_term.clone(),
             prop::collection::vec(-12i64..12, 1..4),
@@ -113,6 +131,8 @@ fn leaf() -> impl Strategy<Value = String> {
             if neg { "NOT " } else { "" },
             items.join(", ")
         )),
+        (prop::sample::select(vec!["t", "CAST(t AS DATE)"]), op.clone(), timestamp_literal.clone())
+            .prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (int_term.clone(), any::<bool>()).prop_map(|(t, neg)| format!("{t} IS {}NULL", if neg { "NOT " } else { "" })),
         (int_term, -12i64..12, -12i64..12).prop_map(|(t, a, b)| format!("{t} BETWEEN {a} AND {b}")),
         Just("TRUE".to_string()),
@@ -176,13 +196,19 @@ proptest! {
         let schema = schema();
         let x: ArrayRef = Arc::new(Int64Array::from(x));
         let f: ArrayRef = Arc::new(Float64Array::from(f));
-        let batch = RecordBatch::try_new(schema.clone(), vec![x.clone(), f.clone()]).unwrap();
+        let t = nanos_of(&x);
+        let batch = RecordBatch::try_new(schema.clone(), vec![x.clone(), f.clone(), t]).unwrap();
         let Ok(filter) = bind(&parse_filter(&text).unwrap(), &schema, &BindOptions::default()) else { return Ok(()) };
         // Rows whose evaluation raises (overflow) are not in scope: evaluate per container.
         let zones_x = zones_of(&x, &sizes);
         let zones_f = zones_of(&f, &sizes);
+        let zones_t = nanos_zones(&zones_x);
         let source = |column: &BoundColumn| -> pqsift::Result<Option<ZoneMaps>> {
-            Ok(Some(if column.path.parts()[0] == "x" { zones_x.clone() } else { zones_f.clone() }))
+            Ok(Some(match column.path.parts()[0].as_str() {
+                "x" => zones_x.clone(),
+                "t" => zones_t.clone(),
+                _ => zones_f.clone(),
+            }))
         };
         let possible = evaluate_on_zone_maps(&filter, sizes.len(), &source).unwrap();
         let mut start = 0;
@@ -237,6 +263,8 @@ fn generated_texts_bind() {
         "NULL",
         "TRUE",
         "f * -1 <= CAST('-0.0' AS DOUBLE)",
+        "t >= TIMESTAMP '1970-01-01 00:00:00.000003Z'",
+        "CAST(t AS DATE) < TIMESTAMP '1969-12-31 23:59:59.999982Z'",
     ] {
         bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
     }
