@@ -20,8 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +38,7 @@ WHERE = (
     " AND kind = 'refund' AND amount > 500"
 )
 COLUMNS = ["id", "ts", "kind", "amount", "text"]
+T = TypeVar("T")
 
 
 def write_sample(root: Path, seed: int = 7) -> None:
@@ -75,6 +79,26 @@ def best_of(run, repeat: int) -> tuple[float, object]:  # type: ignore[no-untype
     return best, result
 
 
+def quietly(start: Callable[[], T]) -> T:
+    """Runs ``start`` (the JVM's launch) with standard error set aside: the JVM prints its
+    start-up warnings (hostname, native libraries, log4j profile) there before any log
+    level can be set. They are shown if the start fails."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            return start()
+        except BaseException:
+            os.dup2(saved, 2)
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--path", type=Path, default=Path("data/demo/spark"))
@@ -91,14 +115,16 @@ def main(argv: list[str] | None = None) -> None:
     import pqsift.spark
 
     print("starting Spark (local[*]) ...", flush=True)
-    spark = (
+    builder = (
         SparkSession.builder.master("local[*]")
         .appName("pqsift-demo")
         .config("spark.ui.enabled", "false")
+        # No stage progress bars between the query and its rows.
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
-        .getOrCreate()
     )
+    spark = quietly(builder.getOrCreate)
     spark.sparkContext.setLogLevel("ERROR")
     path = str(args.path)
     print(f"\nSELECT {', '.join(COLUMNS)} FROM parquet.`{path}`\nWHERE {WHERE}\n")
