@@ -332,6 +332,10 @@ class Scan:
         pruning of the row groups and pages that cannot hold one of the first rows."""
     @property
     def files(self) -> list[str]: ...
+    def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:
+        """The files left by partition values and a Delta log's statistics, as ``(position,
+        size in bytes)``, and the pruning metrics so far — no footer read (but a Hive
+        table's first file's, for the partition filter's types)."""
     @property
     def file_versions(self) -> list[tuple[int, str | None, int] | None]:
         """Per file, ``(size, entity tag, modification time in ns)`` when known without a
@@ -392,6 +396,9 @@ class ScanStream:
         cache_misses, time_predicates_s, time_projection_s, and the object store's
         requests, retries, bytes_requested, bytes_received, max_requests_in_flight,
         time_store_wait_s — so far."""
+
+def metadata_cache_stats() -> tuple[int, int]:
+    """``(hits, misses)`` of this process's metadata cache; a miss is a footer read."""
 
 def read(
     files: list[str],

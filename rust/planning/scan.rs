@@ -351,6 +351,55 @@ impl Scan {
             .map_err(|e| PqsiftError::table(&delta.table_root, format!("pruning on the log's statistics: {e}")))
     }
 
+    /// The files left once partition values and a Delta log's statistics have pruned, with
+    /// their sizes — without reading their footers (a Hive table's first footer aside: its
+    /// schema types the partition filter). Planning at scale leaves the footers to the
+    /// readers (seed 003's lazy partitions); the metrics count the files pruned so far.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("pqsift_lazy_doc");
+    /// # for day in [1, 2] {
+    /// #     std::fs::create_dir_all(dir.join(format!("day={day}"))).unwrap();
+    /// #     let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int64Array::from(vec![1, 2])) as _)]).unwrap();
+    /// #     let file = std::fs::File::create(dir.join(format!("day={day}/f.parquet"))).unwrap();
+    /// #     let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    /// #     w.write(&batch).unwrap(); w.close().unwrap();
+    /// # }
+    /// use pqsift::planning::scan::{Scan, ScanOptions};
+    /// use pqsift::table::hive::HiveOptions;
+    /// use pqsift::table::source::{Table, TableOptions};
+    /// let options = ScanOptions::default();
+    /// let hive = HiveOptions::from_bind(&options.bind, true);
+    /// let table = Table::resolve(&[dir.into()], &TableOptions::default(), &hive).unwrap();
+    /// let scan = Scan::of_table(table, None, Some("day = 2"), options).unwrap();
+    /// let (files, metrics) = scan.files_to_read().unwrap();
+    /// assert_eq!(files.len(), 1);
+    /// assert!(files[0].1 > 0); // its size in bytes
+    /// assert_eq!(metrics.files_pruned_partition, 1);
+    /// ```
+    pub fn files_to_read(&self) -> Result<(Vec<(usize, u64)>, PruningMetrics)> {
+        let by_partition = self.files_by_partition()?;
+        let by_log = self.files_by_log_statistics(&by_partition)?;
+        let mut metrics = PruningMetrics { files_total: self.table.files.len() as u64, ..PruningMetrics::default() };
+        let mut files = Vec::new();
+        for position in 0..self.table.files.len() {
+            match (by_partition[position], by_log[position]) {
+                (false, _) => metrics.files_pruned_partition += 1,
+                (true, false) => metrics.files_pruned_log_stats += 1,
+                (true, true) => {
+                    let location = &self.table.files[position];
+                    let size = match location.known_version() {
+                        Some(version) => version.size,
+                        None => parquet::file::reader::Length::len(&crate::storage::FileSource::open(location)?),
+                    };
+                    files.push((position, size));
+                }
+            }
+        }
+        metrics.files_pruned = metrics.files_pruned_partition + metrics.files_pruned_log_stats;
+        Ok((files, metrics))
+    }
+
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
     ///
     /// ```

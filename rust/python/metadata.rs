@@ -144,3 +144,9 @@ fn statistics_dict<'py>(py: Python<'py>, s: &StatisticsSummary) -> PyResult<Boun
     d.set_item("deprecated_min_max", s.deprecated_min_max)?;
     Ok(d)
 }
+
+/// `(hits, misses)` of this process's metadata cache: a miss is a footer read and parsed.
+#[pyfunction]
+pub(crate) fn metadata_cache_stats() -> (u64, u64) {
+    crate::format::metadata_cache::MetadataCache::global().stats()
+}

@@ -265,6 +265,17 @@ impl PyScan {
         Ok(files)
     }
 
+    /// The files left by partition values and a Delta log's statistics, without reading
+    /// footers: `([(position, size in bytes)], metrics)`.
+    fn files_to_read<'py>(&self, py: Python<'py>) -> PyResult<(Vec<(usize, u64)>, Bound<'py, PyDict>)> {
+        let (files, metrics) = py.detach(|| self.inner.files_to_read()).map_err(py_err(py))?;
+        let dict = PyDict::new(py);
+        for (name, value) in metrics.as_pairs() {
+            dict.set_item(name, value)?;
+        }
+        Ok((files, dict))
+    }
+
     /// The last plan in words (planning first when there is none).
     fn explain(&self, py: Python<'_>) -> PyResult<String> {
         self.ensure_plan(py)?;
