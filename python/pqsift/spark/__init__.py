@@ -19,6 +19,11 @@ Two ways in, both returning exactly the rows ``spark.read.parquet(path).filter(f
       pqsift.spark.register(spark)
       spark.read.format("pqsift").option("columns", "id,note").load("events/").filter("amount > 900")
 
+Both work over Spark Connect (``SparkSession.builder.remote(...)``) as in classic mode:
+no ``sparkContext`` is used there, relative paths are resolved where they were typed (the
+client's working directory), and :class:`ScanMetrics` travel with the query's result
+(``DataFrame.observe``) instead of an accumulator.
+
 Your own task DataFrame works too: any DataFrame with a ``path`` column (and optionally
 ``row_groups`` or ``range_start`` / ``range_length``) can be read with
 ``tasks.mapInArrow(pqsift.spark.reader(cols, filter), pqsift.spark.schema(files, cols))``.
@@ -29,7 +34,10 @@ only :mod:`pqsift.spark.reader`, which does not either).
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -40,26 +48,106 @@ from pqsift import _core
 from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr, _split_column_name
 from pqsift.scan import _OPTIONS, _order_by, scan
-from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, TableContext, Task, TaskPiece, TaskPlan, plan_tasks
-from pqsift.spark.reader import READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
+from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, TableContext, Task, TaskPiece, TaskPlan, absolute_path, absolute_source, plan_tasks
+from pqsift.spark.reader import METRICS_COLUMN, READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
+    "CONNECT_DEFAULT_PARALLELISM",
     "TASK_COLUMNS",
     "ScanMetrics",
     "Task",
     "TaskPiece",
     "TaskPlan",
     "arrow_schema",
+    "default_parallelism",
+    "is_connect",
     "plan_tasks",
     "read",
     "reader",
     "register",
     "schema",
 ]
+
+
+#: The tasks :func:`read` spreads a scan over on Spark Connect when the session does not
+#: say how many cores it has (see :func:`default_parallelism`).
+CONNECT_DEFAULT_PARALLELISM = 16
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (``pyspark.sql.connect``), which has no
+    ``sparkContext``, accumulators or ``_jvm``. Asked of the session itself, not of
+    ``pyspark.sql.utils.is_remote()``: that says whether the *process* went into Connect
+    mode, and a process may hold a classic session and a Connect client at once."""
+    module = sys.modules.get("pyspark.sql.connect.session")  # never loaded: no Connect session exists
+    return module is not None and isinstance(spark, module.SparkSession)
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """How many tasks a scan is spread over at least (the cluster's cores), as
+    :func:`plan_tasks` takes it.
+
+    Classic sessions: ``sparkContext.defaultParallelism``, what Spark's own file source
+    uses. Spark Connect has no ``sparkContext``, and no API that says how many cores the
+    cluster has; the first of these that is set answers: the SQL configurations Spark's file
+    source reads for the same purpose (``spark.sql.files.minPartitionNum``,
+    ``spark.sql.leafNodeDefaultParallelism``), ``spark.default.parallelism``, the cores a
+    local master names (``local[N]``, ``local[*]``: this machine's cores, where a local
+    server runs; ``local-cluster[n, cores, memory]``), ``spark.executor.instances`` ×
+    ``spark.executor.cores``; else :data:`CONNECT_DEFAULT_PARALLELISM`. Erring high costs
+    little (tasks are never smaller than 4 MiB), erring low leaves cores idle.
+    """
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    conf = spark.conf
+
+    def setting(name: str) -> str | None:
+        try:
+            value = conf.get(name, None)
+        except Exception:  # noqa: BLE001 - a server may refuse to show a configuration
+            return None
+        return value if value not in (None, "") else None
+
+    for name in ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
+        value = setting(name)
+        if value is not None and value.strip().isdigit() and int(value) > 0:
+            return int(value)
+    cores = _master_cores(setting("spark.master") or "")
+    if cores:
+        return cores
+    instances, executor_cores = setting("spark.executor.instances"), setting("spark.executor.cores")
+    if instances and executor_cores and instances.isdigit() and executor_cores.isdigit() and int(instances) * int(executor_cores) > 0:
+        return int(instances) * int(executor_cores)
+    return CONNECT_DEFAULT_PARALLELISM
+
+
+def _master_cores(master: str) -> int | None:
+    """The cores a local master names: ``local`` 1, ``local[N]`` / ``local[N, F]`` N,
+    ``local[*]`` this machine's, ``local-cluster[n, c, m]`` n × c; None for others."""
+    master = master.strip()
+    if master == "local":
+        return 1
+    match = re.fullmatch(r"local\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\]", master)
+    if match:
+        return (os.cpu_count() or 1) if match.group(1) == "*" else int(match.group(1)) or None
+    match = re.fullmatch(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]", master)
+    if match:
+        return int(match.group(1)) * int(match.group(2)) or None
+    return None
+
+
+def _functions(spark: Any) -> Any:
+    """``pyspark.sql.functions`` for ``spark``'s kind of session: the Connect ones for a
+    Connect session even in a process that also holds a classic one."""
+    if is_connect(spark):
+        from pyspark.sql.connect import functions
+    else:
+        from pyspark.sql import functions  # type: ignore[no-redef]
+    return functions
 
 
 def arrow_schema(
@@ -132,27 +220,59 @@ def _struct_type(arrow: pa.Schema) -> StructType:
 class ScanMetrics:
     """Counts of a Spark scan: the driver's pruning (``files_total``,
     ``row_groups_pruned_statistics``, ``pages_pruned``, ... as in ``pqsift.Scan.metrics``),
-    ``tasks``, and reading summed over the tasks through an accumulator (``rows_out``,
-    ``rows_decoded``, ``bytes_read``, ``cache_hits``, ``cache_misses``, ``row_groups_read``,
+    ``tasks``, and reading summed over the tasks (``rows_out``, ``rows_decoded``,
+    ``bytes_read``, ``cache_hits``, ``cache_misses``, ``row_groups_read``,
     ``files_skipped``: the paths skipped by ``ignore_corrupt_files``); from an object store,
     ``requests``, ``retries`` and ``bytes_requested`` of the driver and the tasks together.
 
-    The reading counts are complete once the job that consumed the DataFrame has finished;
-    a DataFrame computed twice counts twice, as Spark accumulators do.
+    How the reading counts travel: on a classic session, through an accumulator — complete
+    once the job that consumed the DataFrame has finished; a DataFrame computed twice counts
+    twice, as Spark accumulators do. On Spark Connect (no accumulators), each task ends its
+    output with one row of its counts, which :func:`read` observes (``DataFrame.observe``:
+    the values come back with the action's result) and filters out — the counts of the
+    latest action that ran the DataFrame, or a DataFrame derived from it, to the end (an
+    action that stops early, as ``show`` or ``limit`` may, leaves out the tasks it cut
+    short; a query made from a temporary view of it is not seen). That costs every output
+    row a little (an extra null column, a filter): only a DataFrame read with ``metrics``
+    pays it. The planning counts are known on the client in both modes.
     """
 
     def __init__(self, spark: SparkSession) -> None:
-        self.accumulator = spark.sparkContext.accumulator({}, _MetricsParam())
+        self.connect = is_connect(spark)
+        # Classic: Spark sums the tasks' counts; Connect: one observation per read.
+        self.accumulator = None if self.connect else spark.sparkContext.accumulator({}, _MetricsParam())
+        self._observations: list[Any] = []
         self.planning: dict[str, int] = {}
         self.tasks = 0
         self.explain = ""
+
+    def _observe(self, frame: DataFrame) -> DataFrame:
+        """Connect: ``frame`` (the reader's output with :data:`METRICS_COLUMN`) observed —
+        the tasks' count rows collected — and without those rows and that column."""
+        from pyspark.sql.connect import functions
+        from pyspark.sql.connect.observation import Observation
+
+        observation = Observation()
+        self._observations.append(observation)
+        observed = frame.observe(observation, functions.collect_list(functions.col(METRICS_COLUMN)).alias("tasks"))
+        return observed.filter(functions.col(METRICS_COLUMN).isNull()).drop(METRICS_COLUMN)
+
+    def _reading(self) -> dict[str, Any]:
+        """The tasks' counts, summed."""
+        if self.accumulator is not None:
+            return dict(self.accumulator.value)
+        totals: dict[str, Any] = {}
+        for observation in self._observations:
+            for text in observation.get.get("tasks") or []:
+                _MetricsParam().addInPlace(totals, json.loads(text))
+        return totals
 
     @property
     def value(self) -> dict[str, Any]:
         """Planning and reading counts, merged."""
         reading = {name: 0 for name in READ_METRICS}
         reading["files_skipped"] = []
-        reading.update(self.accumulator.value)
+        reading.update(self._reading())
         merged = {**self.planning, "tasks": self.tasks, **reading}
         for name in STORE_METRICS:  # the driver's requests (planning) and the tasks'
             merged[name] = self.planning.get(name, 0) + reading.get(name, 0)
@@ -184,6 +304,7 @@ def read(
     ignore_corrupt_files: bool = False,
     metrics: ScanMetrics | None = None,
     threads: int = 1,
+    parallelism: int | None = None,
     **options: Any,
 ) -> DataFrame:
     """A DataFrame of ``columns`` of the rows of ``source`` matching ``filter`` (Spark SQL
@@ -191,7 +312,9 @@ def read(
 
     On the driver: list the files, prune files and row groups from footers (statistics,
     bloom filters, page index), and pack the surviving row groups into tasks of about
-    ``target_task_bytes`` (see :func:`plan_tasks`), one task per partition. Each task
+    ``target_task_bytes`` (see :func:`plan_tasks`), one task per partition, spread over
+    at least ``parallelism`` tasks where the data allows (default: the cluster's cores, see
+    :func:`default_parallelism`). Each task
     then reads its row groups with late materialization (:func:`reader`). The filter is
     read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
     unless ``session_time_zone`` / ``case_sensitive`` are given. ``options`` are those of
@@ -204,9 +327,19 @@ def read(
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
     plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
     that order, and the DataFrame is Spark's ``orderBy(...).limit(k)`` of them.
+
+    Relative paths (``source``, ``base_path``) are made absolute here, against this
+    process's working directory: the tasks run elsewhere (on Spark Connect, in the server's
+    Python workers). A classic or a Spark Connect session alike; on Connect, ``metrics``
+    travel with the action's result (see :class:`ScanMetrics`).
     """
+    if metrics is not None and metrics.connect != is_connect(spark):
+        raise ValueError("metrics: a ScanMetrics of another kind of session (classic / Spark Connect) than spark")
     if isinstance(filter, Expr):
         filter = filter.to_sql()
+    source = absolute_source(source)
+    if options.get("base_path") is not None:
+        options["base_path"] = absolute_path(options["base_path"])
     options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
     options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
     _check_options(options)
@@ -217,13 +350,12 @@ def read(
     if sort_only and column_list is not None:
         column_list = column_list + sort_only
     pruning = {name: value for name, value in options.items() if name in _OPTIONS or name in ("order_by", "limit") and order_by}
-    sc = spark.sparkContext
     plan = plan_tasks(
         source,
         column_list,
         filter,
         target_task_bytes=target_task_bytes,
-        parallelism=sc.defaultParallelism,
+        parallelism=default_parallelism(spark) if parallelism is None else parallelism,
         **pruning,
     )
     if not plan.files and plan.table.declared_schema is None:
@@ -238,6 +370,8 @@ def read(
     planned = [task.to_rows() for task in plan.tasks]
     if not planned:
         return spark.createDataFrame([], struct)
+    # Connect: no accumulator; the tasks' counts come as rows of an extra column.
+    in_band = metrics is not None and metrics.accumulator is None
     function = planned_reader(
         planned,
         column_list,
@@ -245,7 +379,8 @@ def read(
         partition_schema=plan.partition_schema,
         table=plan.table,
         ignore_corrupt_files=ignore_corrupt_files,
-        metrics=metrics,
+        metrics=None if in_band else metrics,
+        metrics_schema=schema_of if in_band else None,
         threads=threads,
         **options,
     )
@@ -253,11 +388,18 @@ def read(
     # (a hash repartition would leave some empty and double others up), and is made in the
     # JVM; the reader looks the id up in the plan it carries.
     tasks = spark.range(0, len(planned), 1, numPartitions=len(planned))
-    frame = tasks.mapInArrow(function, struct)
+    if in_band:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        output = StructType([*struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
+        frame = metrics._observe(tasks.mapInArrow(function, output))  # type: ignore[union-attr]
+    else:
+        frame = tasks.mapInArrow(function, struct)
     if not order_by:
         return frame
     # Each task outputs its own first rows in order; Spark merges them.
-    frame = frame.orderBy(*[_sort_column(key, column_list, descending, nulls_first) for key, descending, nulls_first in order_by])
+    functions = _functions(spark)
+    frame = frame.orderBy(*[_sort_column(functions, key, column_list, descending, nulls_first) for key, descending, nulls_first in order_by])
     if options.get("limit") is not None:
         frame = frame.limit(options["limit"])
     return frame.drop(*[_output_name(key) for key in sort_only]) if sort_only else frame
@@ -268,10 +410,9 @@ def _output_name(column: str) -> str:
     return _split_column_name(column)[-1]
 
 
-def _sort_column(key: str, columns: list[str] | None, descending: bool, nulls_first: bool) -> Column:
-    """The Spark sort expression of an ``order_by`` key."""
-    from pyspark.sql import functions
-
+def _sort_column(functions: Any, key: str, columns: list[str] | None, descending: bool, nulls_first: bool) -> Column:
+    """The Spark sort expression of an ``order_by`` key (``functions``: the session's, see
+    :func:`_functions`)."""
     name = key if columns is None else "`" + _output_name(key).replace("`", "``") + "`"
     column = functions.col(name)
     if descending:
@@ -293,6 +434,11 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     given types. Scan metrics are not collected on this path (use :func:`read` with
     :class:`ScanMetrics` for them).
 
+    A relative path given to ``load`` (or option ``basePath``) is resolved against this
+    process's working directory at registration: the source's methods run in Spark's Python
+    workers, whose working directory is another (on Spark Connect, the server's). URLs are
+    left as they are.
+
     With ``filter_pushdown`` (default), Spark's filters are handed to pqsift (``pushFilters``:
     equalities, comparisons, IN, IS [NOT] NULL, NOT, starts/ends with, contains); those it
     evaluates exactly are removed from Spark's plan, the others stay. This needs
@@ -304,4 +450,4 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     if filter_pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     time_zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    spark.dataSource.register(data_source_class(filter_pushdown, time_zone))
+    spark.dataSource.register(data_source_class(filter_pushdown, time_zone, base_directory=os.getcwd()))

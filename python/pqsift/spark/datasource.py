@@ -40,7 +40,7 @@ from pyspark.sql.types import StructType
 
 from pqsift.expr import _datetime_text, _quote_identifier, lit
 from pqsift.scan import _OPTIONS, _READ_OPTIONS
-from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, plan_tasks
+from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, absolute_path, absolute_source, plan_tasks
 from pqsift.spark.reader import read_pieces
 
 __all__ = ["data_source_class", "filter_to_sql"]
@@ -149,9 +149,17 @@ def _option_name(key: str) -> str:
     raise ValueError(f"pqsift data source: unknown option {key!r}")
 
 
-def _settings(options: dict[str, str]) -> dict[str, str]:
-    """The options by canonical name."""
-    return {_option_name(key): value for key, value in options.items()}
+def _settings(options: dict[str, str], base_directory: str | None = None) -> dict[str, str]:
+    """The options by canonical name; with ``base_directory``, relative ``path``, ``paths``
+    and ``base_path`` made absolute against it (URLs kept)."""
+    settings = {_option_name(key): value for key, value in options.items()}
+    if base_directory is not None:
+        for name in ("path", "base_path"):
+            if settings.get(name):
+                settings[name] = absolute_path(settings[name], base_directory)
+        if settings.get("paths"):
+            settings["paths"] = json.dumps(absolute_source(json.loads(settings["paths"]), base_directory))
+    return settings
 
 
 def _options_of(settings: dict[str, str]) -> dict[str, Any]:
@@ -203,8 +211,8 @@ class _TaskPartition(InputPartition):  # type: ignore[misc]
 class PqsiftReader(DataSourceReader):  # type: ignore[misc]
     """Plans tasks with the pushed filters and reads them with the pqsift core."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, user_schema: bool) -> None:
-        settings = _settings(options)
+    def __init__(self, options: dict[str, str], schema: StructType, user_schema: bool, base_directory: str | None = None) -> None:
+        settings = _settings(options, base_directory)
         self.path = _path_of(settings)
         self.columns = _columns_of(settings.get("columns"), schema, user_schema)
         self.filters = [settings["filter"]] if settings.get("filter") else []
@@ -275,10 +283,13 @@ def pa_schema(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
 
 
-def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UTC") -> type[DataSource]:
+def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UTC", base_directory: str | None = None) -> type[DataSource]:
     """The data source class to register; with ``filter_pushdown`` its reader implements
     ``pushFilters``. ``session_time_zone`` is the default of the option of that name (a
-    Python data source does not see the Spark session's configuration)."""
+    Python data source does not see the Spark session's configuration). ``base_directory``
+    (the registering process's working directory): what relative paths are resolved
+    against — the source's methods run in a Python worker whose working directory is
+    another (on Spark Connect, the server's); ``None`` leaves them to that worker."""
     reader_class = PushdownReader if filter_pushdown else PqsiftReader
 
     class PqsiftDataSource(DataSource):  # type: ignore[misc]
@@ -291,7 +302,7 @@ def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UT
         def schema(self) -> StructType:
             from pqsift.spark import schema
 
-            settings = _settings(self.options)
+            settings = _settings(self.options, base_directory)
             columns = _columns_of(settings.get("columns"), StructType(), False)
             options = _options_of(settings)
             table_options = {k: v for k, v in options.items() if k in _TABLE_OPTIONS}
@@ -303,6 +314,6 @@ def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UT
             options = dict(self.options)
             if "session_time_zone" not in _settings(options):
                 options["session_time_zone"] = session_time_zone
-            return reader_class(options, schema, user_schema)
+            return reader_class(options, schema, user_schema, base_directory)
 
     return PqsiftDataSource

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,18 @@ from typing import Any
 from pqsift.expr import Expr
 from pqsift.scan import scan
 
-__all__ = ["DEFAULT_TARGET_TASK_BYTES", "MIN_TASK_BYTES", "Piece", "TableContext", "Task", "TaskPiece", "TaskPlan", "plan_tasks"]
+__all__ = [
+    "DEFAULT_TARGET_TASK_BYTES",
+    "MIN_TASK_BYTES",
+    "Piece",
+    "TableContext",
+    "Task",
+    "TaskPiece",
+    "TaskPlan",
+    "absolute_path",
+    "absolute_source",
+    "plan_tasks",
+]
 
 #: A piece as it travels to a worker: ``(path, row_groups, partition_values,
 #: deletion_vector)``.
@@ -28,6 +40,39 @@ DEFAULT_TARGET_TASK_BYTES = 128 << 20
 #: Spark's ``spark.sql.files.openCostInBytes``: below this, spreading over more tasks costs
 #: more in task start-up than it saves.
 MIN_TASK_BYTES = 4 << 20
+
+
+# A URL: a scheme (letters, digits, + - .) then "://", as the core's Location::parse sees one.
+_URL = re.compile(r"^[A-Za-z0-9+.-]+://")
+
+
+def absolute_path(path: str | os.PathLike[str], base_directory: str | None = None) -> str:
+    """``path`` made absolute against ``base_directory`` (default: this process's working
+    directory), so that another process — a Spark task, a Spark Connect server's Python
+    worker, each in a working directory of its own — reads the file the user named. URLs
+    (``s3://...``, ``file://...``) and absolute paths are returned as they are.
+
+    >>> absolute_path("events/day=1", "/home/me")
+    '/home/me/events/day=1'
+    >>> absolute_path("s3://bucket/events/", "/home/me")
+    's3://bucket/events/'
+    """
+    text = os.fspath(path)
+    if _URL.match(text) or os.path.isabs(text):
+        return text
+    base = os.getcwd() if base_directory is None else base_directory
+    return os.path.normpath(os.path.join(base, text))
+
+
+def absolute_source(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    base_directory: str | None = None,
+) -> str | list[str]:
+    """A scan's ``source`` (a path, a URL, or several) with every relative path made
+    absolute by :func:`absolute_path`."""
+    if isinstance(source, (str, os.PathLike)):
+        return absolute_path(source, base_directory)
+    return [absolute_path(path, base_directory) for path in source]
 
 
 @dataclass(frozen=True)

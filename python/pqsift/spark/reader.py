@@ -5,10 +5,16 @@ Arrow record batches in exactly the types Spark expects.
 Python workers are reused between tasks (``spark.python.worker.reuse``), so the core's
 process-wide metadata cache serves later tasks on the same files; each task reads with
 ``threads=1`` by default, since Spark already runs one task per core.
+
+What a task read (:data:`READ_METRICS`) goes back to the driver through a Spark accumulator
+on a classic session; Spark Connect has no accumulators, so there each task ends its output
+with one row of its counts as JSON in the column :data:`METRICS_COLUMN`, every other column
+null, which :func:`pqsift.spark.read` observes (``DataFrame.observe``) and filters out.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -19,7 +25,7 @@ from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
 from pqsift.spark.planning import Piece, TableContext
 
-__all__ = ["READ_METRICS", "STORE_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
+__all__ = ["METRICS_COLUMN", "READ_METRICS", "STORE_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
 
 #: Columns of a task DataFrame the reader understands; only ``path`` is required.
 #: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
@@ -31,6 +37,10 @@ STORE_METRICS = ("requests", "retries", "bytes_requested")
 
 #: Reading counts summed over tasks (see :class:`pqsift.spark.ScanMetrics`).
 READ_METRICS = ("rows_out", "rows_decoded", "bytes_read", "cache_hits", "cache_misses", "row_groups_read", *STORE_METRICS)
+
+#: On Spark Connect, the output column (string) that carries each task's reading counts:
+#: null in every data row, the counts as JSON in one last row per task.
+METRICS_COLUMN = "__pqsift_task_metrics"
 
 ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -64,6 +74,11 @@ def reader(
     if isinstance(filter, Expr):
         filter = filter.to_sql()
     _check_options(options)
+    if metrics is not None and getattr(metrics, "accumulator", None) is None:
+        raise ValueError(
+            "pqsift.spark.reader(metrics=...) needs a classic Spark session (an accumulator); "
+            "on Spark Connect, pqsift.spark.read(metrics=...) collects the metrics"
+        )
     return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=None)
 
 
@@ -85,6 +100,7 @@ def planned_reader(
     table: TableContext | None = None,
     ignore_corrupt_files: bool = False,
     metrics: Any = None,
+    metrics_schema: pa.Schema | None = None,
     threads: int = 1,
     **options: Any,
 ) -> ReaderFunction:
@@ -92,9 +108,13 @@ def planned_reader(
     with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups,
     partition_values, deletion_vector)``, the values of the table's ``partition_schema``;
     ``table`` for a Delta table's files). The plan travels in the function's closure, so
-    the task DataFrame is built in the JVM, without a Python round trip."""
+    the task DataFrame is built in the JVM, without a Python round trip.
+
+    ``metrics_schema`` (Spark Connect, instead of ``metrics``): the Arrow schema of the
+    output; each batch then also has the string column :data:`METRICS_COLUMN`, null, and
+    each task ends with one row of its reading counts as JSON there, nulls elsewhere."""
     options = {**options, "partition_schema": partition_schema or [], "table": table or TableContext()}
-    return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned)
+    return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned, metrics_schema=metrics_schema)
 
 
 def _reader(
@@ -105,8 +125,9 @@ def _reader(
     threads: int,
     options: dict[str, Any],
     planned: list[list[Piece]] | None,
+    metrics_schema: pa.Schema | None = None,
 ) -> ReaderFunction:
-    read_rows = _row_reader(columns, filter, ignore_corrupt_files, metrics, threads, options)
+    read_rows = _row_reader(columns, filter, ignore_corrupt_files, metrics, threads, options, metrics_schema)
 
     def rows_of(batch: pa.RecordBatch) -> Iterator[dict[str, Any]]:
         if planned is None:
@@ -153,9 +174,11 @@ def _row_reader(
     metrics: Any,
     threads: int,
     options: dict[str, Any],
+    metrics_schema: pa.Schema | None = None,
 ) -> Callable[[Iterable[dict[str, Any]]], Iterator[pa.RecordBatch]]:
     """Reads task rows (``path`` and optionally ``row_groups`` or a byte range), adding
-    what each task read to ``metrics`` when it ends."""
+    what each task read to ``metrics`` when it ends (or, with ``metrics_schema``, sending
+    it in-band: see :func:`planned_reader`)."""
     settings = {**options, "threads": threads, "spark_output": True}
     partition_schema = settings.pop("partition_schema", None) or []
     table = settings.pop("table", None) or TableContext()
@@ -170,12 +193,30 @@ def _row_reader(
         totals["files_skipped"] = []
         try:
             for row in rows:
-                yield from _read_row(row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals)
+                for batch in _read_row(row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals):
+                    yield batch if metrics_schema is None else _with_metrics_column(batch)
         finally:
             if accumulator is not None:
                 accumulator.add(totals)
+        if metrics_schema is not None:
+            # Only a task that read all its rows: a failed one fails the job, and one whose
+            # consumer stopped early (a LIMIT) is not asked for more output.
+            yield _metrics_row(metrics_schema, totals)
 
     return read_rows
+
+
+def _with_metrics_column(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return batch.append_column(pa.field(METRICS_COLUMN, pa.string()), pa.nulls(batch.num_rows, pa.string()))
+
+
+def _metrics_row(schema: pa.Schema, totals: dict[str, Any]) -> pa.RecordBatch:
+    """One row: nulls in every output column, the task's counts as JSON in the last."""
+    columns = [pa.nulls(1, field.type) for field in schema]
+    return pa.RecordBatch.from_arrays(
+        [*columns, pa.array([json.dumps(totals)], pa.string())],
+        schema=schema.append(pa.field(METRICS_COLUMN, pa.string())),
+    )
 
 
 def _read_row(
