@@ -21,6 +21,24 @@ def corpus() -> Path:
     return CORPUS.resolve()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Launches the Spark Connect test server (tests/connect_harness.py) if a selected test
+    needs it, without waiting: its JVM starts while the tests before those run."""
+    if any("connect_server" in getattr(item, "fixturenames", ()) for item in session.items):
+        import connect_harness
+
+        if not connect_harness.missing_modules():
+            connect_harness.launch_shared()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stops the Spark Connect test server if it was launched and never used (stopped
+    otherwise by its fixture)."""
+    harness = sys.modules.get("connect_harness")
+    if harness is not None:
+        harness.stop_shared()
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A local Spark session shared by the Spark tests (pqsift registered as a data source)."""

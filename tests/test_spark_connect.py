@@ -1,0 +1,236 @@
+"""pqsift's Spark layer over Spark Connect: pqsift.spark.read and the "pqsift" data source
+return what Spark's native reader returns on the same Connect session, metrics travel
+without accumulators, relative paths are resolved where the test typed them, and errors
+name the file.
+
+The server is a child process (tests/connect_harness.py), launched as soon as the tests are
+collected (conftest.py) so that its JVM starts while earlier tests run: the classic
+``spark`` fixture holds this process's one SparkContext, next to which
+``remote("local[2]")`` cannot start its in-process server. Its working directory is not the
+tests', and its Python workers run in a session directory of their own, as on a real
+Connect server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("pyspark")
+
+from connect_harness import ConnectServer, missing_modules, shared_server, stop_shared  # noqa: E402
+from test_spark import FILTERS, ROWS, _rows, _table  # noqa: E402
+
+import pqsift.spark  # noqa: E402
+
+@pytest.fixture(scope="session")
+def connect_server() -> Iterator[ConnectServer]:
+    """A local Spark Connect server (``local[2]``) for the session, in a child process."""
+    missing = missing_modules()
+    if missing:
+        pytest.skip(f"Spark Connect client packages missing ({', '.join(missing)}): pip install -r requirements-dev.txt")
+    # Launched by conftest.py when the tests were collected (its JVM starts meanwhile).
+    yield shared_server()
+    stop_shared()
+
+
+@pytest.fixture(scope="session")
+def connect(connect_server: ConnectServer) -> Iterator[Any]:
+    """A Spark Connect client session of ``connect_server``, pqsift registered."""
+    session = connect_server.session()
+    pqsift.spark.register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """As tests/test_spark.py's: three files, five row groups each, page index on."""
+    root = tmp_path_factory.mktemp("connect_dataset")
+    for part in range(3):
+        pq.write_table(_table(part), root / f"part-{part}.parquet", row_group_size=700, max_rows_per_page=200, write_page_index=True, use_dictionary=["kind", "note"])
+    (root / "_SUCCESS").write_text("")
+    return root
+
+
+COLUMNS = ["id", "x", "kind", "ts", "local", "amount", "attrs", "tags"]
+
+
+def _native(session: Any, path: Path, filter_text: str | None, columns: list[str] | None) -> Any:
+    df = session.read.parquet(str(path))
+    if filter_text:
+        df = df.filter(filter_text)
+    return df.select(*columns) if columns else df
+
+
+def test_the_session_is_connect_and_its_workers_run_elsewhere(connect: Any) -> None:
+    assert pqsift.spark.is_connect(connect)
+    with pytest.raises(Exception, match="JVM_ATTRIBUTE_NOT_SUPPORTED"):
+        connect.sparkContext  # noqa: B018 - what the Connect path must not touch
+    assert pqsift.spark.default_parallelism(connect) == 2  # from the master, local[2]
+
+    def cwd(batches: Iterator[Any]) -> Iterator[Any]:
+        import os
+
+        import pyarrow as pa
+
+        for batch in batches:
+            yield pa.RecordBatch.from_pydict({"cwd": [os.getcwd()] * batch.num_rows})
+
+    # What makes the relative-path tests below mean something.
+    (worker_cwd,) = {row.cwd for row in connect.range(2).mapInArrow(cwd, "cwd string").collect()}
+    assert Path(worker_cwd).resolve() != Path.cwd().resolve()
+
+
+# A few of test_spark.py's filters (the reading is the classic path's; what Connect changes
+# is how the plan and the rows travel): NaN and -0.0, instants, local date-times, a struct.
+CONNECT_FILTERS = [FILTERS[0], FILTERS[3], FILTERS[8], FILTERS[9], FILTERS[11]]
+
+
+@pytest.mark.parametrize("filter_text", CONNECT_FILTERS)
+def test_read_returns_what_spark_native_returns(connect: Any, dataset: Path, filter_text: str | None) -> None:
+    df = pqsift.spark.read(connect, dataset, COLUMNS, filter_text)
+    expected = _native(connect, dataset, filter_text, COLUMNS)
+    assert df.schema == expected.schema
+    assert _rows(df.toArrow()) == _rows(expected.toArrow())
+
+
+def test_read_top_rows_as_spark_orders_them(connect: Any, dataset: Path) -> None:
+    from pyspark.sql.connect import functions
+
+    path = dataset / "part-0.parquet"  # ids unique: the order is total
+    df = pqsift.spark.read(connect, path, ["id", "kind"], "kind IS NOT NULL", order_by=[("x", "desc"), "id"], limit=7)
+    native = connect.read.parquet(str(path)).filter("kind IS NOT NULL")
+    expected = native.orderBy(functions.col("x").desc_nulls_last(), functions.col("id").asc_nulls_first()).select("id", "kind").limit(7)
+    assert df.columns == ["id", "kind"]
+    assert [tuple(row) for row in df.collect()] == [tuple(row) for row in expected.collect()]
+
+
+def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: Any, dataset: Path) -> None:
+    where = "id BETWEEN 100 AND 199"
+    metrics = pqsift.spark.ScanMetrics(connect)
+    assert metrics.accumulator is None
+    df = pqsift.spark.read(connect, dataset, ["id", "note"], where, metrics=metrics, target_task_bytes=1)
+    assert df.columns == ["id", "note"]  # the metrics column does not show
+    rows = df.count()
+    value = metrics.value
+    assert rows == 3 * 100
+    assert value["rows_out"] == rows
+    assert value["files_total"] == 3
+    assert value["row_groups_pruned_statistics"] == 3 * 4  # 5 row groups a file, one kept
+    assert value["row_groups_read"] == 3
+    assert value["pages_pruned"] > 0
+    assert value["tasks"] == 3
+    assert value["rows_decoded"] >= rows
+    assert value["bytes_read"] > 0
+    assert value["files_skipped"] == []
+    # The same counts as a classic session's accumulator gives.
+    classic = pqsift.spark.ScanMetrics(spark)
+    assert pqsift.spark.read(spark, dataset, ["id", "note"], where, metrics=classic, target_task_bytes=1).count() == rows
+    def comparable(counts: dict[str, Any]) -> dict[str, Any]:  # cache counts depend on what a worker read before
+        return {name: count for name, count in counts.items() if not name.startswith("cache_")}
+
+    assert comparable(value) == comparable(classic.value)
+    # Another action replaces the reading counts (the latest run's), it does not add to them.
+    assert len(df.toArrow()) == rows
+    assert metrics.value == value
+    with pytest.raises(ValueError, match="another kind of session"):
+        pqsift.spark.read(spark, dataset, ["id"], metrics=metrics)
+    with pytest.raises(ValueError, match="Spark Connect"):
+        pqsift.spark.reader(["id"], metrics=metrics)
+
+
+def test_relative_paths_resolve_where_they_were_typed(connect: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    where = "kind = 'refund' AND small > 50"
+    columns = ["id", "small", "kind", "note"]
+    expected = _rows(_native(connect, dataset, where, columns).toArrow())
+    monkeypatch.chdir(dataset.parent)
+    relative = dataset.name
+    assert _rows(pqsift.spark.read(connect, relative, columns, where).toArrow()) == expected
+    assert _rows(pqsift.spark.read(connect, [f"{relative}/part-{i}.parquet" for i in range(3)], columns, where).toArrow()) == expected
+    # The data source resolves against the directory it was registered from.
+    pqsift.spark.register(connect)
+    source = connect.read.format("pqsift").option("columns", ",".join(columns))
+    assert _rows(source.load(relative).filter(where).toArrow()) == expected
+    assert _rows(source.load(f"./{relative}/../{relative}").filter(where).toArrow()) == expected
+
+
+def test_hive_base_path_relative(connect: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for day in (1, 2):
+        (tmp_path / "events" / f"day={day}").mkdir(parents=True)
+        pq.write_table(_table(day, 200).select(["id", "kind"]), tmp_path / "events" / f"day={day}" / "part-0.parquet")
+    expected = _rows(connect.read.option("basePath", str(tmp_path / "events")).parquet(str(tmp_path / "events" / "day=2")).toArrow())
+    monkeypatch.chdir(tmp_path)
+    got = pqsift.spark.read(connect, "events/day=2", base_path="events")
+    assert got.columns == ["id", "kind", "day"]
+    assert _rows(got.toArrow()) == expected
+    pqsift.spark.register(connect)
+    loaded = connect.read.format("pqsift").option("basePath", "events").load("events/day=2")
+    assert _rows(loaded.toArrow()) == expected
+
+
+def test_errors_name_the_file(connect: Any, corpus: Path, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(dataset / "part-0.parquet", tmp_path / "good.parquet")
+    # A footer that reads and data that does not: the task fails, in the server's worker.
+    shutil.copy(corpus / "bad_data" / "ARROW-GH-45185.parquet", tmp_path / "broken-pages.parquet")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(Exception, match="broken-pages.parquet"):
+        pqsift.spark.read(connect, "broken-pages.parquet").collect()
+    pqsift.spark.register(connect)
+    with pytest.raises(Exception, match="broken-pages.parquet"):
+        connect.read.format("pqsift").load("broken-pages.parquet").collect()
+    # A footer that does not read: planning fails, on the client for read and in the
+    # server's worker for the data source.
+    (tmp_path / "bad-footer").mkdir()
+    shutil.copy(corpus / "bad_data" / "PARQUET-1481.parquet", tmp_path / "bad-footer" / "PARQUET-1481.parquet")
+    with pytest.raises(pqsift.CorruptFileError, match=re.escape(str(tmp_path / "bad-footer" / "PARQUET-1481.parquet"))):
+        pqsift.spark.read(connect, "bad-footer")
+    with pytest.raises(Exception, match="PARQUET-1481.parquet"):
+        connect.read.format("pqsift").load("bad-footer/PARQUET-1481.parquet").collect()
+
+
+def test_ignore_corrupt_files_lists_them_in_metrics(connect: Any, dataset: Path, tmp_path: Path) -> None:
+    for part in dataset.glob("*.parquet"):
+        (tmp_path / part.name).write_bytes(part.read_bytes())
+    broken = bytearray((tmp_path / "part-1.parquet").read_bytes())
+    for offset in range(4, min(len(broken) - 4096, 60_000), 7):  # a valid footer over garbage pages
+        broken[offset] ^= 0x5A
+    (tmp_path / "part-1.parquet").write_bytes(bytes(broken))
+    with pytest.raises(Exception, match="part-1.parquet"):
+        pqsift.spark.read(connect, tmp_path, ["id", "note", "kind"]).collect()
+    metrics = pqsift.spark.ScanMetrics(connect)
+    df = pqsift.spark.read(connect, tmp_path, ["id", "note", "kind"], ignore_corrupt_files=True, metrics=metrics)
+    assert {row.id for row in df.select("id").collect()} == set(range(ROWS))
+    assert [Path(p).name for p in metrics.value["files_skipped"]] == ["part-1.parquet"]
+
+
+def test_data_source_pushes_filters_over_connect(connect: Any, dataset: Path) -> None:
+    columns = ["id", "x", "kind", "small", "ts", "day", "amount", "attrs", "tags"]
+    for where in ("x > 100 AND kind IN ('refund', 'Ärger')", "ts > TIMESTAMP '2026-03-10 00:00:00' AND day <= DATE '2026-01-20'", "size(tags) > 2"):
+        df = connect.read.format("pqsift").option("columns", ",".join(columns)).load(str(dataset)).filter(where)
+        expected = connect.read.parquet(str(dataset)).select(*columns).filter(where)
+        assert _rows(df.toArrow()) == _rows(expected.toArrow()), where
+
+
+def test_connect_parallelism_from_the_session(connect: Any) -> None:
+    from pqsift.spark import _master_cores
+
+    assert _master_cores("local") == 1
+    assert _master_cores("local[3]") == 3
+    assert _master_cores("local[4, 2]") == 4
+    assert _master_cores("local[*]") == (os.cpu_count() or 1)
+    assert _master_cores("local-cluster[2, 3, 1024]") == 6
+    assert _master_cores("spark://host:7077") is None
+    connect.conf.set("spark.sql.leafNodeDefaultParallelism", "5")
+    try:
+        assert pqsift.spark.default_parallelism(connect) == 5
+    finally:
+        connect.conf.unset("spark.sql.leafNodeDefaultParallelism")
+    assert pqsift.spark.default_parallelism(connect) == 2
