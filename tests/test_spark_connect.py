@@ -162,6 +162,22 @@ def test_relative_paths_resolve_where_they_were_typed(connect: Any, dataset: Pat
     assert _rows(source.load(f"./{relative}/../{relative}").filter(where).toArrow()) == expected
 
 
+def test_relative_paths_in_classic_mode_too(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The classic JVM's working directory is where the tests started, not this one.
+    where = "kind = 'refund' AND small > 50"
+    columns = ["id", "small", "kind", "note"]
+    expected = _rows(_native(spark, dataset, where, columns).toArrow())
+    monkeypatch.chdir(dataset.parent)
+    assert _rows(pqsift.spark.read(spark, dataset.name, columns, where).toArrow()) == expected
+    try:
+        pqsift.spark.register(spark)
+        loaded = spark.read.format("pqsift").option("columns", ",".join(columns)).load(dataset.name).filter(where)
+        assert _rows(loaded.toArrow()) == expected
+    finally:
+        monkeypatch.undo()
+        pqsift.spark.register(spark)  # as conftest.py registered it, from the tests' directory
+
+
 def test_hive_base_path_relative(connect: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for day in (1, 2):
         (tmp_path / "events" / f"day={day}").mkdir(parents=True)
