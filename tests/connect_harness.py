@@ -17,7 +17,9 @@ Needs the ``[connect]`` extra's packages (requirements-dev.txt) and Java, as Spa
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -158,14 +160,15 @@ class ConnectServer:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()  # spark-submit execs the JVM: this is the server itself
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        if process is not None and process.poll() is None:
+            process.terminate()  # spark-submit execs the JVM: this is the server itself
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
+        if process is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)  # its log, warehouse, metastore
 
 
 _shared: ConnectServer | None = None
@@ -178,6 +181,7 @@ def launch_shared() -> None:
     global _shared
     if _shared is None:
         _shared = ConnectServer(TEST_CONF).launch()
+        atexit.register(stop_shared)  # however the test run ends
 
 
 def shared_server() -> ConnectServer:
