@@ -115,7 +115,8 @@ fn leaf() -> impl Strategy<Value = String> {
         (float_term.clone(), op.clone(), float_literal.clone()).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (
             int_term.clone(),
-            prop::collection::vec(-12i64..12, 1..4),
+            // Past 8 values a list is pruned through a sorted set.
+            prop::collection::vec(-12i64..12, 1..20),
             any::<bool>(),
             any::<bool>()
         )
@@ -126,7 +127,7 @@ fn leaf() -> impl Strategy<Value = String> {
                 }
                 format!("{t} {}IN ({})", if neg { "NOT " } else { "" }, items.join(", "))
             }),
-        (float_term, prop::collection::vec(float_literal, 1..3), any::<bool>()).prop_map(|(t, items, neg)| format!(
+        (float_term, prop::collection::vec(float_literal, 1..14), any::<bool>()).prop_map(|(t, items, neg)| format!(
             "{t} {}IN ({})",
             if neg { "NOT " } else { "" },
             items.join(", ")

@@ -164,7 +164,8 @@ def leaf(draw: st.DrawFn) -> Pred:
 
         return f"{sql} <=> {lsql}", nullsafe
     if kind == "in":
-        items = draw(st.lists(literal(), min_size=1, max_size=4))
+        # Past 8 values a list is evaluated and pruned as a set.
+        items = draw(st.lists(literal(), min_size=1, max_size=14))
         with_null = draw(st.booleans())
         negated = draw(st.booleans())
         text = ", ".join([s for s, _ in items] + (["NULL"] if with_null else []))

@@ -32,8 +32,12 @@ use arrow::record_batch::RecordBatch;
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, describe};
 use super::decimal_arith::decimal_arithmetic;
+use super::in_set::InSet;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
+
+/// IN lists longer than this are evaluated as a set.
+const IN_SET_MIN_ITEMS: usize = 8;
 
 /// Evaluates a bound filter on `batch` (which must have the schema the filter was bound
 /// to). Returns one boolean per row; NULL means unknown, which a filter treats as not
@@ -165,6 +169,16 @@ impl Evaluator<'_> {
                 negated,
             } => {
                 let value = normalise_floats(self.eval(tested, active)?)?;
+                // A long list of constants: one set look-up per row, not a comparison per value.
+                if list.len() > IN_SET_MIN_ITEMS && !value.is_scalar() {
+                    let items: Option<Vec<ArrayRef>> =
+                        list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
+                    if let Some(items) = items {
+                        let found = InSet::shared(&items)?.contains(&value.into_array(self.rows())?)?;
+                        let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
+                        return Ok(Value::Array(Arc::new(result)));
+                    }
+                }
                 let mut any_equal: Option<BooleanArray> = None;
                 for item in list {
                     let item = normalise_floats(self.eval(item, active)?)?;

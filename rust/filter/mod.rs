@@ -28,6 +28,7 @@ mod coerce;
 mod decimal_arith;
 mod display;
 mod evaluate;
+pub mod in_set;
 mod literal;
 mod parse;
 mod spark_cast;

@@ -357,7 +357,8 @@ fn predicate() -> impl Strategy<Value = Expr> {
             prop_oneof![Just(col("i")), Just(col("l")), Just(col("f"))],
             proptest::collection::vec(
                 prop_oneof![numeric_literal(), Just(Expr::Literal(Literal::Null))],
-                1..4
+                // Past 8 values a list is evaluated as a set.
+                1..20
             ),
             any::<bool>()
         )

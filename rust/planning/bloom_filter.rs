@@ -49,6 +49,7 @@ use parquet::file::reader::Length;
 use parquet::schema::types::ColumnDescriptor;
 
 use crate::error::{PqsiftError, Result};
+use crate::filter::in_set::InSet;
 use crate::filter::{BoundColumn, BoundExpr, CompareOp, is_order_preserving_widening};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::FileAccessPlan;
@@ -119,15 +120,13 @@ fn derive(expr: &BoundExpr) -> Guarantees {
                 if !usable(&literal) {
                     return out;
                 }
-                if !values.iter().any(|v| same(v, &literal)) {
-                    values.push(literal);
-                }
+                values.push(literal);
             }
             out.insert(
                 key(column),
                 LiteralGuarantee {
                     column: column.clone(),
-                    values,
+                    values: distinct(values),
                 },
             );
         }
@@ -135,7 +134,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             out = derive(left);
             for (name, guarantee) in derive(right) {
                 match out.get_mut(&name) {
-                    Some(existing) => existing.values.retain(|v| guarantee.values.iter().any(|w| same(v, w))),
+                    Some(existing) => existing.values = intersection(std::mem::take(&mut existing.values), &guarantee.values),
                     None => {
                         out.insert(name, guarantee);
                     }
@@ -146,11 +145,8 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             let (left, right) = (derive(left), derive(right));
             for (name, mut guarantee) in left {
                 if let Some(other) = right.get(&name) {
-                    for value in &other.values {
-                        if !guarantee.values.iter().any(|v| same(v, value)) {
-                            guarantee.values.push(value.clone());
-                        }
-                    }
+                    guarantee.values.extend(other.values.iter().cloned());
+                    guarantee.values = distinct(guarantee.values);
                     out.insert(name, guarantee);
                 }
             }
@@ -235,6 +231,38 @@ fn usable(literal: &ArrayRef) -> bool {
 
 fn same(a: &ArrayRef, b: &ArrayRef) -> bool {
     a.to_data() == b.to_data()
+}
+
+/// Lists longer than this are handled as sets (sorting), shorter ones pairwise.
+const SHORT_LIST: usize = 8;
+
+/// `values` without repeats (one-element arrays of one type).
+fn distinct(values: Vec<ArrayRef>) -> Vec<ArrayRef> {
+    if values.len() <= SHORT_LIST {
+        let mut kept: Vec<ArrayRef> = Vec::with_capacity(values.len());
+        for value in values {
+            if !kept.iter().any(|v| same(v, &value)) {
+                kept.push(value);
+            }
+        }
+        return kept;
+    }
+    match InSet::new(&values) {
+        Ok(set) => (0..set.len()).map(|i| set.values().slice(i, 1)).collect(),
+        Err(_) => values,
+    }
+}
+
+/// The values of `left` that are in `right`.
+fn intersection(left: Vec<ArrayRef>, right: &[ArrayRef]) -> Vec<ArrayRef> {
+    if left.len() <= SHORT_LIST && right.len() <= SHORT_LIST {
+        return left.into_iter().filter(|v| right.iter().any(|w| same(v, w))).collect();
+    }
+    let Ok(set) = InSet::new(right) else { return left };
+    let refs: Vec<&dyn Array> = left.iter().map(|v| v.as_ref()).collect();
+    let Ok(all) = arrow::compute::concat(&refs) else { return left };
+    let Ok(found) = set.contains(&all) else { return left };
+    left.into_iter().zip(found.iter()).filter(|(_, found)| *found == Some(true)).map(|(v, _)| v).collect()
 }
 
 /// The PLAIN encoding of `value` as column `descriptor` stores it, `None` when it cannot be
@@ -392,7 +420,9 @@ pub fn prune_by_bloom_filters(
     // Values outside the column's AND-ed bounds cannot match: no need to probe them.
     for guarantee in &mut guarantees {
         if let Some(range) = ranges.iter().find(|r| r.column.path == guarantee.column.path) {
-            guarantee.values.retain(|v| range.contains(v) != Some(false));
+            let inside = range.contains_each(&guarantee.values);
+            let mut keep = inside.into_iter();
+            guarantee.values.retain(|_| keep.next().flatten() != Some(false));
         }
     }
     // Per guarantee: the leaf column and the encoded values; the ones that cannot be

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::Schema;
 
 use crate::filter::{BoundColumn, BoundExpr, CompareOp, evaluate};
@@ -59,6 +59,31 @@ impl ColumnRange {
         Some(above && below)
     }
 
+    /// [`ColumnRange::contains`] for each of `values` (one-element arrays of one type), in
+    /// one evaluation per bound rather than one per value.
+    pub fn contains_each(&self, values: &[ArrayRef]) -> Vec<Option<bool>> {
+        let refs: Vec<&dyn Array> = values.iter().map(|v| v.as_ref()).collect();
+        let Ok(all) = arrow::compute::concat(&refs) else { return values.iter().map(|v| self.contains(v)).collect() };
+        let side = |bound: &Option<Bound>, inclusive_op: CompareOp, exclusive_op: CompareOp| -> Option<Vec<Option<bool>>> {
+            match bound {
+                Some((limit, inclusive)) => compare_each(if *inclusive { inclusive_op } else { exclusive_op }, &all, limit),
+                None => Some(vec![Some(true); all.len()]),
+            }
+        };
+        match (side(&self.lower, CompareOp::GtEq, CompareOp::Gt), side(&self.upper, CompareOp::LtEq, CompareOp::Lt)) {
+            (Some(above), Some(below)) => above
+                .into_iter()
+                .zip(below)
+                .map(|(a, b)| match (a, b) {
+                    (Some(a), Some(b)) => Some(a && b),
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    _ => None,
+                })
+                .collect(),
+            _ => vec![None; values.len()],
+        }
+    }
+
     /// Whether no value fits (`None`: cannot tell).
     pub fn is_empty(&self) -> Option<bool> {
         let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper) else {
@@ -88,6 +113,18 @@ fn compare(op: CompareOp, left: &ArrayRef, right: &ArrayRef) -> Option<bool> {
     .ok()?;
     let result = evaluate(&test, &batch).ok()?;
     result.iter().next().flatten()
+}
+
+/// `values op literal` per value, Spark semantics; `None` when the comparison fails.
+fn compare_each(op: CompareOp, values: &ArrayRef, literal: &ArrayRef) -> Option<Vec<Option<bool>>> {
+    let test = BoundExpr::Compare {
+        op,
+        left: Box::new(BoundExpr::Column(BoundColumn { path: crate::filter::ColumnPath::new(["value"]), indices: vec![0], data_type: values.data_type().clone() })),
+        right: Box::new(BoundExpr::Literal(literal.clone())),
+    };
+    let schema = Arc::new(Schema::new(vec![arrow::datatypes::Field::new("value", values.data_type().clone(), true)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::clone(values)]).ok()?;
+    Some(evaluate(&test, &batch).ok()?.iter().collect())
 }
 
 /// The per-column ranges of the filter's top-level conjuncts (plain column vs non-null
@@ -162,11 +199,10 @@ pub fn contradiction(filter: &BoundExpr) -> Option<String> {
     for guarantee in literal_guarantees(filter) {
         let name = guarantee.column.path.parts().join(".");
         let range = ranges.iter().find(|r| r.column.path == guarantee.column.path);
-        let inside = guarantee
-            .values
-            .iter()
-            .filter(|v| range.is_none_or(|r| r.contains(v) != Some(false)))
-            .count();
+        let inside = match range {
+            Some(range) => range.contains_each(&guarantee.values).into_iter().filter(|v| *v != Some(false)).count(),
+            None => guarantee.values.len(),
+        };
         if inside == 0 {
             return Some(format!(
                 "the filter's equalities, IN lists and bounds on {name} have no value in common"

@@ -56,6 +56,7 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
 use crate::Result;
+use crate::filter::in_set::InSet;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
 use crate::planning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
@@ -420,6 +421,10 @@ fn compare(term: &MonotoneTerm, op: CompareOp, literal: &ArrayRef, zones: &ZoneM
 /// `term [NOT] IN (items)`: true where some item can equal, false where every item can
 /// differ (a NULL item makes the non-matching rows NULL rather than false).
 fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+    if items.len() > SHORT_IN_LIST {
+        let result = long_in_list(term, items, zones, containers);
+        return if negated { result.negated() } else { result };
+    }
     let bounds = Bounds::new(term, zones);
     let mut can_true = vec![false; containers];
     let null_item = items.iter().any(is_null_literal);
@@ -431,6 +436,34 @@ fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneM
     }
     let result = Possible { can_true, can_false };
     if negated { result.negated() } else { result }
+}
+
+/// IN lists up to this long are pruned value by value (any monotone term); longer ones
+/// through a sorted set (a binary search per container).
+const SHORT_IN_LIST: usize = 8;
+
+/// `term IN (items)` for a long list: on a plain column, a container can be true iff some
+/// value lies within its bounds (a binary search in the sorted values) and can be false
+/// unless all its values equal one list value; on a function of a column, only the
+/// list's range is used.
+fn long_in_list(term: &MonotoneTerm, items: &[ArrayRef], zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+    let Ok(set) = InSet::shared(items) else { return unknown(containers) };
+    if set.is_empty() {
+        // Only NULLs: never true, never false.
+        return Possible { can_true: vec![false; containers], can_false: vec![false; containers] };
+    }
+    if term.is_plain_column()
+        && let Some(can_true) = set.any_between(&zones.mins, &zones.maxes)
+    {
+        let single = |i: usize| zones.mins.is_valid(i) && zones.maxes.is_valid(i) && zones.mins.slice(i, 1).to_data() == zones.maxes.slice(i, 1).to_data();
+        let can_false = (0..containers).map(|i| !set.has_null() && !(single(i) && can_true[i])).collect();
+        return Possible { can_true, can_false };
+    }
+    let values = set.values();
+    let (lowest, highest) = (values.slice(0, 1), values.slice(values.len() - 1, 1));
+    let bounds = Bounds::new(term, zones);
+    let in_range = bounds.compare(CompareOp::GtEq, &lowest).and(&bounds.compare(CompareOp::LtEq, &highest));
+    Possible { can_true: in_range.map_or_else(|_| vec![true; containers], |r| r.can_true), can_false: vec![!set.has_null(); containers] }
 }
 
 /// `term [NOT] LIKE 'prefix%...'`: the range of strings with the prefix.

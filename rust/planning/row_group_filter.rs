@@ -148,6 +148,9 @@ pub fn prune_by_statistics(
     Ok(())
 }
 
+/// Values of an IN list an explanation shows.
+const SHOWN_VALUES: usize = 5;
+
 /// A short reason in the terms of one comparison, e.g. `max(age)=35 <= 50`, when a
 /// top-level conjunct that is a plain comparison, IN list or null test rules container
 /// `index` out on its own.
@@ -205,7 +208,11 @@ fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>
                 items,
                 negated: false,
             } if term.is_plain_column() => {
-                let shown: Vec<String> = items.iter().map(|item| value(item.as_ref(), 0)).collect();
+                // A long list is named by its first values and its length.
+                let mut shown: Vec<String> = items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
+                if items.len() > SHOWN_VALUES {
+                    shown.push(format!("... {} values in all", items.len()));
+                }
                 format!(
                     "none of ({}) is inside [min({name})={min}, max({name})={max}]",
                     shown.join(", ")

@@ -1,0 +1,228 @@
+//! The constant values of an `IN` list as a set: membership in O(1) per row and the
+//! values in order for pruning, in place of one comparison per value (Spark's `InSet`).
+//!
+//! Values are held in Arrow's row format, floats first normalised so that byte equality
+//! is Spark's equality (NaN equals NaN, -0.0 equals 0.0) and byte order Spark's order
+//! (NaN above every number). A NULL in the list makes the rows that match no value NULL
+//! rather than false.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow::array::{Array, ArrayRef, Int64Array};
+//! use pqsift::filter::in_set::InSet;
+//!
+//! let items: Vec<ArrayRef> = [Some(3), None, Some(1), Some(3)]
+//!     .into_iter()
+//!     .map(|v| Arc::new(Int64Array::from(vec![v])) as ArrayRef)
+//!     .collect();
+//! let set = InSet::new(&items).unwrap();
+//! assert_eq!(set.len(), 2);
+//! let values: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(2), None]));
+//! let found = set.contains(&values).unwrap();
+//! // 1 is in the list; 2 is not, but the list holds NULL: unknown; NULL: unknown.
+//! assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), None, None]);
+//! ```
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use arrow::compute::concat;
+use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use arrow::row::{RowConverter, Rows, SortField};
+
+use crate::error::{PqsiftError, Result};
+
+/// Sets [`InSet::shared`] keeps.
+const RECENT_SETS: usize = 8;
+
+/// The non-null values of an IN list, distinct and in order, and whether it holds NULL.
+pub struct InSet {
+    converter: RowConverter,
+    /// Distinct values in ascending order, as rows.
+    sorted: Rows,
+    /// The same values, for membership.
+    members: HashSet<Box<[u8]>>,
+    /// Distinct values in ascending order, as an array of the list's type.
+    values: ArrayRef,
+    has_null: bool,
+}
+
+impl std::fmt::Debug for InSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InSet").field("values", &self.values.len()).field("has_null", &self.has_null).finish()
+    }
+}
+
+fn internal(error: arrow::error::ArrowError) -> PqsiftError {
+    PqsiftError::Compute(format!("IN list: {error}"))
+}
+
+impl InSet {
+    /// The set of `items`, one-element arrays of one type (NULL items may be `NullArray`).
+    pub fn new(items: &[ArrayRef]) -> Result<Self> {
+        let typed: Vec<&dyn Array> =
+            items.iter().filter(|item| item.data_type() != &DataType::Null && item.null_count() < item.len()).map(|i| i.as_ref()).collect();
+        let has_null = items.iter().any(|item| item.data_type() == &DataType::Null || item.null_count() > 0);
+        let data_type = typed.first().map_or(DataType::Null, |item| item.data_type().clone());
+        let all = match typed.is_empty() {
+            true => arrow::array::new_empty_array(&data_type),
+            false => spark_equality(&concat(&typed).map_err(internal)?),
+        };
+        let converter = RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
+        let rows = converter.convert_columns(&[Arc::clone(&all)]).map_err(internal)?;
+        let mut order: Vec<usize> = (0..rows.num_rows()).collect();
+        order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
+        order.dedup_by(|a, b| rows.row(*a) == rows.row(*b));
+        let indices = arrow::array::UInt32Array::from_iter_values(order.iter().map(|&i| i as u32));
+        let values = arrow::compute::take(all.as_ref(), &indices, None).map_err(internal)?;
+        let sorted = converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
+        let members = sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect();
+        Ok(Self { converter, sorted, members, values, has_null })
+    }
+
+    /// [`InSet::new`], shared with the previous calls on the same items: planning asks for
+    /// the set of one list once per row group and column, and the items of a bound filter
+    /// are the same arrays each time. The last few sets are kept, with the items they were
+    /// made of (so that their addresses cannot be reused meanwhile).
+    pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
+        type Entry = (Vec<ArrayRef>, Arc<InSet>);
+        static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+        let same_items = |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
+        if let Some((_, set)) = RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept)) {
+            return Ok(Arc::clone(set));
+        }
+        let set = Arc::new(Self::new(items)?);
+        let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+        if recent.len() >= RECENT_SETS {
+            recent.remove(0);
+        }
+        recent.push((items.to_vec(), Arc::clone(&set)));
+        Ok(set)
+    }
+
+    /// Distinct non-null values.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// `true` when the list holds only NULLs (or nothing).
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Whether the list holds NULL.
+    pub fn has_null(&self) -> bool {
+        self.has_null
+    }
+
+    /// The distinct non-null values in Spark's order.
+    pub fn values(&self) -> &ArrayRef {
+        &self.values
+    }
+
+    /// `values IN (list)` per row, three-valued.
+    pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
+        let values = match values.data_type() == self.values.data_type() {
+            true => spark_equality(values),
+            false => spark_equality(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
+        };
+        let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
+        Ok((0..values.len())
+            .map(|i| {
+                if values.is_null(i) {
+                    return None;
+                }
+                match self.members.contains(rows.row(i).as_ref()) {
+                    true => Some(true),
+                    false if self.has_null => None,
+                    false => Some(false),
+                }
+            })
+            .collect())
+    }
+
+    /// Per pair of bounds (`lows[i]`, `highs[i]`, of the list's type; null: unbounded on that
+    /// side), whether some value of the list lies between them, inclusive — a binary search
+    /// each. `None` where the bounds do not convert.
+    pub fn any_between(&self, lows: &ArrayRef, highs: &ArrayRef) -> Option<Vec<bool>> {
+        let convert = |bounds: &ArrayRef| -> Option<ArrayRef> {
+            let bounds = match bounds.data_type() == self.values.data_type() {
+                true => Arc::clone(bounds),
+                false => arrow::compute::cast(bounds, self.values.data_type()).ok()?,
+            };
+            Some(spark_equality(&bounds))
+        };
+        let (lows, highs) = (convert(lows)?, convert(highs)?);
+        let low_rows = self.converter.convert_columns(&[Arc::clone(&lows)]).ok()?;
+        let high_rows = self.converter.convert_columns(&[Arc::clone(&highs)]).ok()?;
+        let n = self.sorted.num_rows();
+        Some(
+            (0..lows.len())
+                .map(|i| {
+                    // First value not below the low bound.
+                    let start = match lows.is_null(i) {
+                        true => 0,
+                        false => partition_point(n, |k| self.sorted.row(k) < low_rows.row(i)),
+                    };
+                    start < n && (highs.is_null(i) || self.sorted.row(start) <= high_rows.row(i))
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The first index in `0..n` where `before` turns false (`before` true then false).
+fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, n);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if before(middle) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    low
+}
+
+/// Floats with every NaN the positive quiet NaN and -0.0 as 0.0: their row-format bytes
+/// then compare as Spark compares the values.
+fn spark_equality(values: &ArrayRef) -> ArrayRef {
+    match values.data_type() {
+        DataType::Float64 => Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| {
+            if v.is_nan() { f64::NAN } else if v == 0.0 { 0.0 } else { v }
+        })),
+        DataType::Float32 => Arc::new(values.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| {
+            if v.is_nan() { f32::NAN } else if v == 0.0 { 0.0 } else { v }
+        })),
+        _ => Arc::clone(values),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Float64Array, StringArray};
+
+    #[test]
+    fn floats_compare_as_spark_does() {
+        let items: Vec<ArrayRef> = [f64::NAN, 0.0, 2.5].into_iter().map(|v| Arc::new(Float64Array::from(vec![v])) as ArrayRef).collect();
+        let set = InSet::new(&items).unwrap();
+        let values: ArrayRef = Arc::new(Float64Array::from(vec![-f64::NAN, -0.0, 2.5, 1.0]));
+        assert_eq!(set.contains(&values).unwrap().iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(true), Some(false)]);
+        // NaN is the greatest value: a container whose max is NaN may hold it.
+        let lows: ArrayRef = Arc::new(Float64Array::from(vec![Some(3.0), Some(0.5), None]));
+        let highs: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), Some(-1.0)]));
+        assert_eq!(set.any_between(&lows, &highs).unwrap(), [true, false, false]);
+    }
+
+    #[test]
+    fn strings_between_bounds() {
+        let items: Vec<ArrayRef> = ["b", "d", "f"].into_iter().map(|v| Arc::new(StringArray::from(vec![v])) as ArrayRef).collect();
+        let set = InSet::new(&items).unwrap();
+        let lows: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c"), Some("g"), Some("d"), None]));
+        let highs: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c9"), Some("z"), Some("d"), None]));
+        assert_eq!(set.any_between(&lows, &highs).unwrap(), [false, false, false, true, true]);
+    }
+}
