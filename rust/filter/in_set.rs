@@ -187,8 +187,9 @@ fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
 }
 
 /// Floats with every NaN the positive quiet NaN and -0.0 as 0.0: their row-format bytes
-/// then compare as Spark compares the values.
-fn spark_equality(values: &ArrayRef) -> ArrayRef {
+/// and Arrow's total order then compare as Spark compares the values (NaN equal to NaN
+/// and above every number; x86 makes `0.0 / 0.0` a negative NaN). Other types as they are.
+pub(crate) fn spark_equality(values: &ArrayRef) -> ArrayRef {
     match values.data_type() {
         DataType::Float64 => Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| {
             if v.is_nan() { f64::NAN } else if v == 0.0 { 0.0 } else { v }

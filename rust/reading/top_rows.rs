@@ -26,14 +26,13 @@
 //! assert_eq!((x.value(1), x.value(2)), (5.0, 1.0));
 //! ```
 
-use std::sync::Arc;
 
-use arrow::array::{ArrayRef, AsArray, RecordBatch};
+use arrow::array::RecordBatch;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{SortOptions, concat_batches, take_record_batch};
-use arrow::datatypes::{DataType, Float32Type, Float64Type};
 
 use crate::error::{PqsiftError, Result};
+use crate::filter::in_set::spark_equality;
 
 /// Rows accumulated for a sort, trimmed to the first `limit` as they come.
 #[derive(Debug)]
@@ -80,31 +79,19 @@ impl TopRows {
         let columns: Vec<SortColumn> = self
             .keys
             .iter()
-            .map(|&(index, options)| SortColumn { values: spark_order(all.column(index)), options: Some(options) })
+            .map(|&(index, options)| SortColumn { values: spark_equality(all.column(index)), options: Some(options) })
             .collect();
         let indices = lexsort_to_indices(&columns, self.limit).map_err(error)?;
         Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
     }
 }
 
-/// `values` with every NaN the positive quiet NaN and -0.0 as 0.0, so that Arrow's total
-/// order on floats is Spark's.
-fn spark_order(values: &ArrayRef) -> ArrayRef {
-    match values.data_type() {
-        DataType::Float64 => Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| {
-            if v.is_nan() { f64::NAN } else if v == 0.0 { 0.0 } else { v }
-        })),
-        DataType::Float32 => Arc::new(values.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| {
-            if v.is_nan() { f32::NAN } else if v == 0.0 { 0.0 } else { v }
-        })),
-        _ => Arc::clone(values),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
-    use arrow::array::Int64Array;
+    use arrow::array::{ArrayRef, AsArray, Int64Array};
 
     #[test]
     fn holds_about_twice_the_limit() {
