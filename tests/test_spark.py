@@ -283,3 +283,48 @@ def test_struct_fields_by_path_as_spark_selects_them(spark: Any, dataset: Path) 
     expected = spark.read.parquet(str(dataset)).filter("attrs.a >= 5").select(*columns)
     assert df.schema == expected.schema
     assert _rows(df.toArrow()) == _rows(expected.toArrow())
+
+
+def test_lazy_planning_reads_no_footer_on_the_driver(spark: Any, tmp_path: Path) -> None:
+    """Lazy planning (the mode chosen above LAZY_PLANNING_FILES files): the driver prunes on
+    partition values without opening a file but the first (for the partition filter's
+    types), tasks plan their own files; rows equal the eager plan's and Spark's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pqsift import _core
+
+    for day in range(1, 4):
+        for part in range(10):
+            directory = tmp_path / f"day={day}"
+            directory.mkdir(exist_ok=True)
+            ids = pa.array(range(part * 1000, part * 1000 + 1000), pa.int64())
+            pq.write_table(pa.table({"id": ids, "note": pa.array([f"n{i}" for i in range(1000)])}), directory / f"p{part}.parquet", row_group_size=250)
+    filter_text = "day >= 2 AND id < 2500"
+    _, before = _core.metadata_cache_stats()
+    lazy = pqsift.spark.plan_tasks(str(tmp_path), ["id", "day"], filter_text, lazy=True, target_task_bytes=20_000)
+    _, after = _core.metadata_cache_stats()
+    assert after - before <= 1  # the first file's footer, for the partition filter
+    assert lazy.metrics["files_pruned_partition"] == 10
+    assert sum(len(t.pieces) for t in lazy.tasks) == 20 and all(p.row_groups is None for t in lazy.tasks for p in t.pieces)
+    assert "lazy planning: 20 of 30 file(s)" in lazy.explain
+    metrics = pqsift.spark.ScanMetrics(spark)
+    got = sorted(tuple(r) for r in pqsift.spark.read(spark, str(tmp_path), ["id", "day"], filter_text, lazy=True, metrics=metrics).collect())
+    expected = sorted(tuple(r) for r in spark.read.parquet(str(tmp_path)).filter(filter_text).select("id", "day").collect())
+    eager = sorted(tuple(r) for r in pqsift.spark.read(spark, str(tmp_path), ["id", "day"], filter_text, lazy=False).collect())
+    assert got == expected == eager
+    # Each task pruned its own files' row groups: of 250 ids each, those below 2,500 are
+    # files p0 and p1 whole and half of p2, on each of the two days left.
+    assert metrics.value["row_groups_read"] == 2 * (4 + 4 + 2)
+
+
+def test_lazy_planning_splits_large_files_into_byte_ranges(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = pa.array(range(200_000), pa.int64())
+    pq.write_table(pa.table({"id": ids}), tmp_path / "big.parquet", row_group_size=10_000)
+    plan = pqsift.spark.plan_tasks(str(tmp_path), ["id"], lazy=True, target_task_bytes=200_000)
+    assert len(plan.tasks) > 2 and all(t.pieces[0].file_range is not None for t in plan.tasks)
+    rows = pqsift.spark.read(spark, str(tmp_path), ["id"], lazy=True, target_task_bytes=200_000).collect()
+    assert sorted(r[0] for r in rows) == list(range(200_000))  # each row group read once

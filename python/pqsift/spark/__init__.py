@@ -305,6 +305,7 @@ def read(
     metrics: ScanMetrics | None = None,
     threads: int = 1,
     parallelism: int | None = None,
+    lazy: bool | None = None,
     **options: Any,
 ) -> DataFrame:
     """A DataFrame of ``columns`` of the rows of ``source`` matching ``filter`` (Spark SQL
@@ -323,6 +324,11 @@ def read(
     ``storage_options``: the tasks read the store themselves, no Hadoop connector needed.
     A corrupt file fails the job with its path in the message, or with
     ``ignore_corrupt_files=True`` is skipped and listed in ``metrics``.
+
+    At scale (``lazy``, default: above :data:`~pqsift.spark.planning.LAZY_PLANNING_FILES`
+    files) the driver reads no footer: it prunes files on partition values and a Delta
+    log's statistics, packs them into tasks by size, and each task reads and prunes its own
+    footers (see :func:`plan_tasks`).
 
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
     plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
@@ -356,6 +362,7 @@ def read(
         filter,
         target_task_bytes=target_task_bytes,
         parallelism=default_parallelism(spark) if parallelism is None else parallelism,
+        lazy=lazy,
         **pruning,
     )
     if not plan.files and plan.table.declared_schema is None:

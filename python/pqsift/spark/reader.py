@@ -163,8 +163,11 @@ def read_pieces(
 
 
 def _piece_row(piece: Piece) -> dict[str, Any]:
-    path, row_groups, values, deletion_vector = piece
-    return {"path": path, "row_groups": row_groups, "partition_values": values, "deletion_vector": deletion_vector}
+    path, row_groups, values, deletion_vector, file_range = piece
+    row = {"path": path, "row_groups": row_groups, "partition_values": values, "deletion_vector": deletion_vector}
+    if file_range is not None:
+        row["range_start"], row["range_length"] = file_range
+    return row
 
 
 def _row_reader(
