@@ -168,8 +168,9 @@ impl Evaluator<'_> {
                 list,
                 negated,
             } => {
-                let value = normalise_floats(self.eval(tested, active)?)?;
-                // A long list of constants: one set look-up per row, not a comparison per value.
+                let value = self.eval(tested, active)?;
+                // A long list of constants: one set look-up per row, not a comparison per
+                // value (the set normalises floats itself).
                 if list.len() > IN_SET_MIN_ITEMS && !value.is_scalar() {
                     let items: Option<Vec<ArrayRef>> =
                         list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
@@ -179,6 +180,7 @@ impl Evaluator<'_> {
                         return Ok(Value::Array(Arc::new(result)));
                     }
                 }
+                let value = normalise_floats(value)?;
                 let mut any_equal: Option<BooleanArray> = None;
                 for item in list {
                     let item = normalise_floats(self.eval(item, active)?)?;
@@ -381,17 +383,26 @@ impl Evaluator<'_> {
     }
 }
 
-/// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
-/// total-order comparison gives Spark's answers. An array holding neither NaN nor a zero
-/// is returned as it is: checking is one vectorised pass, and most data has neither.
 fn normalise_floats(value: Value) -> Result<Value> {
+    Ok(match value {
+        Value::Array(array) => Value::Array(spark_float_order(&array)),
+        Value::Scalar(array) => Value::Scalar(spark_float_order(&array)),
+    })
+}
+
+/// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
+/// total order (comparison kernels, sorting, the row format's bytes) gives Spark's answers:
+/// NaN equal to NaN and above every number (x86 makes `0.0 / 0.0` a negative NaN), -0.0
+/// equal to 0.0. Other types, and an array holding neither NaN nor a zero, are returned as
+/// they are: checking is one vectorised pass, and most data has neither.
+pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
     macro_rules! normalised {
         ($array:expr, $arrow:ty, $native:ty) => {{
             let values = $array.as_primitive::<$arrow>();
             // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
             match values.values().iter().any(|v| v.is_nan() || *v == 0.0) {
-                false => None,
-                true => Some(Arc::new(values.unary::<_, $arrow>(|v: $native| {
+                false => Arc::clone(array),
+                true => Arc::new(values.unary::<_, $arrow>(|v: $native| {
                     if v.is_nan() {
                         <$native>::NAN
                     } else if v == 0.0 {
@@ -399,21 +410,15 @@ fn normalise_floats(value: Value) -> Result<Value> {
                     } else {
                         v
                     }
-                })) as ArrayRef),
+                })) as ArrayRef,
             }
         }};
     }
-    let normalise = |array: &ArrayRef| -> Option<ArrayRef> {
-        match array.data_type() {
-            DataType::Float64 => normalised!(array, Float64Type, f64),
-            DataType::Float32 => normalised!(array, Float32Type, f32),
-            _ => None,
-        }
-    };
-    Ok(match value {
-        Value::Array(array) => Value::Array(normalise(&array).unwrap_or(array)),
-        Value::Scalar(array) => Value::Scalar(normalise(&array).unwrap_or(array)),
-    })
+    match array.data_type() {
+        DataType::Float64 => normalised!(array, Float64Type, f64),
+        DataType::Float32 => normalised!(array, Float32Type, f32),
+        _ => Arc::clone(array),
+    }
 }
 
 fn compare(op: CompareOp, left: &Value, right: &Value) -> Result<BooleanArray> {

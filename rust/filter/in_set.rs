@@ -26,11 +26,12 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use arrow::array::{Array, ArrayRef, BooleanArray};
 use arrow::compute::concat;
-use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, Rows, SortField};
 
+use super::evaluate::spark_float_order;
 use crate::error::{PqsiftError, Result};
 
 /// Sets [`InSet::shared`] keeps.
@@ -67,7 +68,7 @@ impl InSet {
         let data_type = typed.first().map_or(DataType::Null, |item| item.data_type().clone());
         let all = match typed.is_empty() {
             true => arrow::array::new_empty_array(&data_type),
-            false => spark_equality(&concat(&typed).map_err(internal)?),
+            false => spark_float_order(&concat(&typed).map_err(internal)?),
         };
         let converter = RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
         let rows = converter.convert_columns(&[Arc::clone(&all)]).map_err(internal)?;
@@ -124,8 +125,8 @@ impl InSet {
     /// `values IN (list)` per row, three-valued.
     pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
         let values = match values.data_type() == self.values.data_type() {
-            true => spark_equality(values),
-            false => spark_equality(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
+            true => spark_float_order(values),
+            false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
         };
         let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
         Ok((0..values.len())
@@ -151,7 +152,7 @@ impl InSet {
                 true => Arc::clone(bounds),
                 false => arrow::compute::cast(bounds, self.values.data_type()).ok()?,
             };
-            Some(spark_equality(&bounds))
+            Some(spark_float_order(&bounds))
         };
         let (lows, highs) = (convert(lows)?, convert(highs)?);
         let low_rows = self.converter.convert_columns(&[Arc::clone(&lows)]).ok()?;
@@ -184,21 +185,6 @@ fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
         }
     }
     low
-}
-
-/// Floats with every NaN the positive quiet NaN and -0.0 as 0.0: their row-format bytes
-/// and Arrow's total order then compare as Spark compares the values (NaN equal to NaN
-/// and above every number; x86 makes `0.0 / 0.0` a negative NaN). Other types as they are.
-pub(crate) fn spark_equality(values: &ArrayRef) -> ArrayRef {
-    match values.data_type() {
-        DataType::Float64 => Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| {
-            if v.is_nan() { f64::NAN } else if v == 0.0 { 0.0 } else { v }
-        })),
-        DataType::Float32 => Arc::new(values.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| {
-            if v.is_nan() { f32::NAN } else if v == 0.0 { 0.0 } else { v }
-        })),
-        _ => Arc::clone(values),
-    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::is_order_preserving_widening;
 pub use evaluate::evaluate;
+pub(crate) use evaluate::spark_float_order;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
 pub use parse::parse_filter;

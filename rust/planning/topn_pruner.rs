@@ -38,13 +38,12 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, make_comparator, new_null_array};
+use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
 use arrow::compute::SortOptions;
-use arrow::datatypes::{DataType, Float32Type, Float64Type};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use crate::error::Result;
-use crate::filter::{BindOptions, BoundExpr, ColumnPath, resolve_column};
+use crate::filter::{BindOptions, BoundExpr, ColumnPath, resolve_column, spark_float_order};
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
@@ -250,7 +249,7 @@ fn page_containers(
     else {
         return Ok(Vec::new());
     };
-    let zones = normalise_zero(zones);
+    let zones = in_spark_order(zones);
     let rows = file.metadata.row_group(index).num_rows().max(0) as usize;
     let Ok(ranges) = page_row_ranges(&zones, rows) else { return Ok(Vec::new()) };
     let whole = row_group.accepts_all && *access == RowGroupAccess::Scan;
@@ -283,7 +282,7 @@ fn describe_file(
     let Some(zones) = file.row_group_zone_maps(&column)? else {
         return Ok(surviving.into_iter().map(unknown).collect());
     };
-    let zones = normalise_zero(zones);
+    let zones = in_spark_order(zones);
     // Row groups whose every row the filter accepts: it cannot be false and none of its
     // columns is NULL there (a NULL input could make it NULL).
     let accepts_all: Vec<bool> = match filter {
@@ -371,22 +370,9 @@ fn worse(a: &ArrayRef, b: &ArrayRef, key: &SortKey) -> bool {
     compare(a, b, key) == Ordering::Greater
 }
 
-/// Bounds with -0.0 as 0.0: Spark orders them equal, Arrow's total order does not.
-fn normalise_zero(zones: ZoneMaps) -> ZoneMaps {
-    let fix = |values: &ArrayRef| -> ArrayRef {
-        match values.data_type() {
-            DataType::Float64 => {
-                Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| if v == 0.0 { 0.0 } else { v }))
-                    as ArrayRef
-            }
-            DataType::Float32 => {
-                Arc::new(values.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| if v == 0.0 { 0.0 } else { v }))
-                    as ArrayRef
-            }
-            _ => Arc::clone(values),
-        }
-    };
-    ZoneMaps { mins: fix(&zones.mins), maxes: fix(&zones.maxes), ..zones }
+/// Bounds in Spark's order under Arrow's total order (-0.0 as 0.0, one NaN).
+fn in_spark_order(zones: ZoneMaps) -> ZoneMaps {
+    ZoneMaps { mins: spark_float_order(&zones.mins), maxes: spark_float_order(&zones.maxes), ..zones }
 }
 
 fn display(value: &ArrayRef) -> String {

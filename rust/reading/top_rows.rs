@@ -32,7 +32,7 @@ use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{SortOptions, concat_batches, take_record_batch};
 
 use crate::error::{PqsiftError, Result};
-use crate::filter::in_set::spark_equality;
+use crate::filter::spark_float_order;
 
 /// Rows accumulated for a sort, trimmed to the first `limit` as they come.
 #[derive(Debug)]
@@ -79,7 +79,7 @@ impl TopRows {
         let columns: Vec<SortColumn> = self
             .keys
             .iter()
-            .map(|&(index, options)| SortColumn { values: spark_equality(all.column(index)), options: Some(options) })
+            .map(|&(index, options)| SortColumn { values: spark_float_order(all.column(index)), options: Some(options) })
             .collect();
         let indices = lexsort_to_indices(&columns, self.limit).map_err(error)?;
         Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
