@@ -11,7 +11,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, CompareOp, Expr, Literal};
+use crate::filter::{BindOptions, ColumnPath, CompareOp, Expr, Literal};
 use crate::storage::{FileSource, Location};
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::planning::topn_pruner::SortKey;
@@ -357,7 +357,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 /// help or `T` has no literal form.
 fn narrow_to_top_rows(files: &[OpenFile], tasks: &[ScanTask], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
-    let key_text = key.column.parts().iter().map(|part| quote_name(part)).collect::<Vec<_>>().join(".");
+    let key_text = key.column.to_string();
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
         columns.iter().all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
     });
@@ -414,7 +414,7 @@ fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<Rea
                 Some(schema) => schema?,
                 None => output_schema(&files[0], config)?,
             };
-            schema.fields().iter().map(|f| quote_name(f.name())).collect()
+            schema.fields().iter().map(|f| ColumnPath::new([f.name()]).to_string()).collect()
         }
     };
     let keep_columns = columns.len();
@@ -428,7 +428,7 @@ fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<Rea
         let index = match columns.iter().position(|c| split_column_name(c).is_ok_and(|parts| same(&parts, wanted))) {
             Some(index) => index,
             None => {
-                columns.push(wanted.iter().map(|part| quote_name(part)).collect::<Vec<_>>().join("."));
+                columns.push(key.column.to_string());
                 columns.len() - 1
             }
         };
@@ -436,14 +436,6 @@ fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<Rea
     }
     let sorting = ReaderConfig { columns: Some(columns), limit: None, ..config.clone() };
     Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
-}
-
-/// A column name as `select` reads it: back-quoted when it holds a dot or a back-quote.
-fn quote_name(name: &str) -> String {
-    match name.contains(['.', '`']) {
-        true => format!("`{}`", name.replace('`', "``")),
-        false => name.to_string(),
-    }
 }
 
 /// Seed 003's limit pruner: without a filter every planned row is output, so the row
