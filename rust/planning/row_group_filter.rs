@@ -38,7 +38,7 @@ use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::contradiction;
 use crate::planning::pruning_predicate::{LeafPredicate, evaluate_tree};
-use crate::planning::why_not::statistics_notes;
+use crate::planning::why_not::StatisticsNotes;
 use crate::planning::zone_map::ZoneMaps;
 
 /// Skips the row groups whose midpoint (first column chunk's start plus half the
@@ -123,9 +123,10 @@ pub fn prune_by_statistics(
         Ok(leaf.evaluate(zone_maps[&key].as_ref(), containers))
     })?;
     let surviving: Vec<usize> = plan.surviving().collect();
+    let mut notes = StatisticsNotes::new(file, filter, &zone_maps);
     for index in surviving {
         if possible.can_true[index] {
-            plan.note(index, statistics_notes(file, filter, &zone_maps, index));
+            plan.note(index, notes.row_group(index));
             continue;
         }
         let evidence: Vec<String> = columns

@@ -62,74 +62,103 @@ fn name(column: &BoundColumn) -> String {
     column.path.parts().join(".")
 }
 
-/// Why the statistics stage could not rule row group `index` out, from the zone maps it
-/// read (`zone_maps`, keyed by column name; `None`: the column has none).
-pub(crate) fn statistics_notes(
-    file: &OpenedFile,
-    filter: &BoundExpr,
-    zone_maps: &BTreeMap<String, Option<ZoneMaps>>,
-    index: usize,
-) -> Vec<String> {
-    let mut notes: Vec<String> = Vec::new();
-    let mut add = |note: String| {
-        if !notes.contains(&note) {
-            notes.push(note);
-        }
-    };
-    for expr in leaves(filter) {
-        let leaf = LeafPredicate::analyse(expr);
-        let Some(column) = leaf.column() else {
-            if matches!(leaf, LeafPredicate::Unknown) {
-                let columns: Vec<String> = expr.columns().into_iter().map(name).collect();
-                if !columns.is_empty() {
-                    add(format!(
-                        "the condition on {} is not an order-preserving function of one column compared with constants",
-                        columns.join(", ")
-                    ));
-                }
+/// Why the statistics stage could not rule row groups out, from the zone maps it read
+/// (`zone_maps`, keyed by column name; `None`: the column has none). Made once per file:
+/// the leaves, where a float max is an inferred NaN and what the bounds alone would
+/// decide are derived once and serve every row group.
+pub(crate) struct StatisticsNotes<'a> {
+    file: &'a OpenedFile,
+    zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>,
+    leaves: Vec<(&'a BoundExpr, LeafPredicate)>,
+    /// Per column: which containers' max is NaN only because NaN may hide.
+    nan_inferred: BTreeMap<String, Vec<bool>>,
+    /// Per leaf: which containers its bounds alone rule out, were NaN known absent
+    /// (computed on first need).
+    without_nan: Vec<Option<Vec<bool>>>,
+}
+
+impl<'a> StatisticsNotes<'a> {
+    pub(crate) fn new(file: &'a OpenedFile, filter: &'a BoundExpr, zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>) -> Self {
+        let leaves: Vec<(&BoundExpr, LeafPredicate)> = leaves(filter).into_iter().map(|expr| (expr, LeafPredicate::analyse(expr))).collect();
+        let nan_inferred = zone_maps
+            .iter()
+            .filter_map(|(name, zones)| Some((name.clone(), nan_inferred(zones.as_ref()?))))
+            .collect();
+        let without_nan = vec![None; leaves.len()];
+        Self { file, zone_maps, leaves, nan_inferred, without_nan }
+    }
+
+    /// The notes for row group `index`.
+    pub(crate) fn row_group(&mut self, index: usize) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        let mut add = |note: String| {
+            if !notes.contains(&note) {
+                notes.push(note);
             }
-            continue;
         };
-        let column_name = name(column);
-        match zone_maps.get(&column_name) {
-            None => {}
-            Some(None) => add(match file.leaf(column) {
-                None => format!("no statistics for {column_name} (not a primitive column outside lists)"),
-                Some((_, field)) => format!("no statistics usable for {column_name} (type {})", field.data_type()),
-            }),
-            Some(Some(zones)) if index < zones.len() => {
-                let has_values = !(zones.null_counts.is_valid(index)
-                    && zones.null_counts.value(index) == zones.row_counts.value(index));
-                // A float max made NaN because NaN may hide says nothing of the real max.
-                let no_max = zones.maxes.is_null(index) || nan_inferred(zones, index);
-                if has_values && zones.mins.is_null(index) && no_max {
-                    add(format!("no min/max for {column_name}"));
-                } else if nan_inferred(zones, index) && nan_alone_keeps(file, column, &leaf, index) {
-                    add(format!("NaN may hide in {column_name} (its statistics have no nan_count)"));
+        for position in 0..self.leaves.len() {
+            let (expr, leaf) = &self.leaves[position];
+            let Some(column) = leaf.column() else {
+                if matches!(leaf, LeafPredicate::Unknown) {
+                    let columns: Vec<String> = expr.columns().into_iter().map(name).collect();
+                    if !columns.is_empty() {
+                        add(format!(
+                            "the condition on {} is not an order-preserving function of one column compared with constants",
+                            columns.join(", ")
+                        ));
+                    }
                 }
+                continue;
+            };
+            let column_name = name(column);
+            match self.zone_maps.get(&column_name) {
+                None => {}
+                Some(None) => add(match self.file.leaf(column) {
+                    None => format!("no statistics for {column_name} (not a primitive column outside lists)"),
+                    Some((_, field)) => format!("no statistics usable for {column_name} (type {})", field.data_type()),
+                }),
+                Some(Some(zones)) if index < zones.len() => {
+                    let has_values = !(zones.null_counts.is_valid(index)
+                        && zones.null_counts.value(index) == zones.row_counts.value(index));
+                    // A float max made NaN because NaN may hide says nothing of the real max.
+                    let inferred = self.nan_inferred.get(&column_name).is_some_and(|flags| flags[index]);
+                    let no_max = zones.maxes.is_null(index) || inferred;
+                    if has_values && zones.mins.is_null(index) && no_max {
+                        add(format!("no min/max for {column_name}"));
+                    } else if inferred && self.ruled_out_without_nan(position, index) {
+                        add(format!("NaN may hide in {column_name} (its statistics have no nan_count)"));
+                    }
+                }
+                Some(Some(_)) => {}
             }
-            Some(Some(_)) => {}
         }
+        notes.into_iter().map(|note| format!("statistics: {note}")).collect()
     }
-    notes.into_iter().map(|note| format!("statistics: {note}")).collect()
+
+    /// Whether leaf `position` would rule row group `index` out if its column were known to
+    /// hold no NaN.
+    fn ruled_out_without_nan(&mut self, position: usize, index: usize) -> bool {
+        if self.without_nan[position].is_none() {
+            let (_, leaf) = &self.leaves[position];
+            let ruled_out = leaf.column().and_then(|column| {
+                let (leaf_index, field) = self.file.leaf(column)?;
+                let zones = ZoneMaps::for_row_groups_assuming_no_nan(&self.file.metadata, leaf_index, &field).ok()?;
+                let zones = in_type(zones, &column.data_type)?;
+                Some(leaf.evaluate(Some(&zones), zones.len()).can_true.iter().map(|can| !can).collect())
+            });
+            self.without_nan[position] = Some(ruled_out.unwrap_or_default());
+        }
+        self.without_nan[position].as_ref().is_some_and(|flags| flags.get(index) == Some(&true))
+    }
 }
 
-/// The container's max is NaN because the writer did not say whether it holds NaN.
-fn nan_inferred(zones: &ZoneMaps, index: usize) -> bool {
+/// Per container: its max is NaN because the writer did not say whether it holds NaN.
+fn nan_inferred(zones: &ZoneMaps) -> Vec<bool> {
+    let none = vec![false; zones.len()];
     if !matches!(zones.maxes.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
-        return false;
+        return none;
     }
-    let Ok(maxes) = arrow::compute::cast(&zones.maxes, &DataType::Float64) else { return false };
+    let Ok(maxes) = arrow::compute::cast(&zones.maxes, &DataType::Float64) else { return none };
     let maxes = maxes.as_primitive::<Float64Type>();
-    maxes.is_valid(index) && maxes.value(index).is_nan() && !zones.max_exact.value(index)
-}
-
-/// Whether `leaf` would rule row group `index` out if the column were known to hold no NaN.
-fn nan_alone_keeps(file: &OpenedFile, column: &BoundColumn, leaf: &LeafPredicate, index: usize) -> bool {
-    let Some((leaf_index, field)) = file.leaf(column) else { return false };
-    let Ok(zones) = ZoneMaps::for_row_groups_assuming_no_nan(&file.metadata, leaf_index, &field) else {
-        return false;
-    };
-    let Some(zones) = in_type(zones, &column.data_type) else { return false };
-    !leaf.evaluate(Some(&zones), zones.len()).can_true[index]
+    (0..zones.len()).map(|i| maxes.is_valid(i) && maxes.value(i).is_nan() && !zones.max_exact.value(i)).collect()
 }
