@@ -67,6 +67,11 @@ pub fn readable_arrow_schema(file_metadata: &FileMetaData) -> parquet::errors::R
 /// The schema to hand the crate's reader instead of the one it derives, when
 /// [`readable_arrow_schema`] differs from it.
 pub(crate) fn reader_schema_override(file_metadata: &FileMetaData) -> parquet::errors::Result<Option<Schema>> {
+    // Only a FIXED_LEN_BYTE_ARRAY root can need it: most files skip a second conversion.
+    let roots = file_metadata.schema_descr().root_schema().get_fields();
+    if !roots.iter().any(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY) {
+        return Ok(None);
+    }
     let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())?;
     Ok(without_undecodable_dictionaries(file_metadata, &schema))
 }
