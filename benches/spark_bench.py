@@ -1,31 +1,40 @@
 """pqsift in Spark against Spark's native Parquet reader, side by side in one run.
 
-Run with ``make bench-spark``. It uses the dataset and the five query shapes of
-``benches/peers.py`` (written under ``data/bench`` if absent) and times, on local Spark
-(``local[*]``), each shape read by
+Run with ``make bench-spark`` (options through ``ARGS``). It uses the dataset and the five
+query shapes of ``benches/peers.py`` (written under ``data/bench`` if absent) and times, on
+local Spark (``local[*]``), each shape read by
 
 * ``spark.read.parquet(...).filter(...).select(...)`` — Spark's native reader with its
   defaults (row-group and page skipping, vectorized decoding, no late materialization);
-* ``pqsift.spark.read(spark, ...)`` — pqsift's tasks through ``mapInArrow``;
+* ``pqsift.spark.read(spark, ...)`` — pqsift as a user gets it: a small result read on the
+  driver (``pqsift.spark.driver_read``), anything else by Python tasks (``mapInArrow``);
+* the same with ``driver_read_bytes=0``: always Python tasks;
 * ``spark.read.format("pqsift")`` — the Python data source, filters pushed;
 
-into Spark's ``noop`` sink (every row is produced, nothing is written), best of
-``--repeat`` after a warm-up run. It prints the times and the ratio native / pqsift, checks
-that every reader returns the same row count, and writes ``benches/results/spark.md``.
+into Spark's ``noop`` sink (every row is produced, nothing is written). After a warm-up,
+the readers run in turns, ``--repeat`` rounds (times on two shared cores are noisy: each
+reader sees the same noise), and the median and best of each are reported with the ratio
+native / pqsift of the medians. It checks that every reader returns the same row count,
+and writes ``benches/results/spark.md``.
+
+``--driver-sweep`` adds the measurement behind ``DRIVER_READ_BYTES``: the range shape's
+window widened from 1 to 384 hours, read on the driver and by tasks.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import shapes, write_dataset  # noqa: E402
+from peers import START, _sql_ts, shapes, write_dataset  # noqa: E402
 
 
 def needed(shape) -> list[str]:  # type: ignore[no-untyped-def]
@@ -34,20 +43,24 @@ def needed(shape) -> list[str]:  # type: ignore[no-untyped-def]
     return list(dict.fromkeys([*shape.columns, *filtered]))
 
 
-def best_time(run: Callable[[], None], repeat: int) -> float:
-    run()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
+def interleaved_times(runs: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
+    """Each run once to warm up, then ``rounds`` rounds of each in turn: wall seconds."""
+    for run in runs.values():
         run()
-        times.append(time.perf_counter() - started)
-    return min(times)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - started)
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("data/bench"))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
+    parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
     parser.add_argument("--out", type=Path, default=Path("benches/results/spark.md"))
     args = parser.parse_args()
     if not list(args.data.glob("*.parquet")):
@@ -58,11 +71,13 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     import pqsift.spark
+    from pqsift.spark.planning import plan_tasks
 
     spark = (
         SparkSession.builder.master("local[*]")
         .appName("pqsift-bench")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "4g")
         .getOrCreate()
@@ -76,7 +91,8 @@ def main() -> None:
 
     readers = {
         "spark native": lambda s: spark.read.parquet(path).filter(s.where or "true").select(*s.columns),
-        "pqsift mapInArrow": lambda s: pqsift.spark.read(spark, path, s.columns, s.where or None),
+        "pqsift read": lambda s: pqsift.spark.read(spark, path, s.columns, s.where or None),
+        "pqsift tasks only": lambda s: pqsift.spark.read(spark, path, s.columns, s.where or None, driver_read_bytes=0),
         # A data source's schema must hold the filter's columns too (Spark filters by name).
         "pqsift data source": lambda s: spark.read.format("pqsift")
         .option("columns", ",".join(needed(s)))
@@ -84,36 +100,73 @@ def main() -> None:
         .filter(s.where or "true")
         .select(*s.columns),
     }
+    pqsift_readers = [name for name in readers if name != "spark native"]
     lines = [
-        "| shape | rows | " + " | ".join(f"{name} (ms)" for name in readers) + " | native / mapInArrow | native / data source |",
-        "|---|---:|" + "---:|" * (len(readers) + 2),
+        "| shape | rows | read by | "
+        + " | ".join(f"{name} (ms)" for name in readers)
+        + " | "
+        + " | ".join(f"native / {name.removeprefix('pqsift ')}" for name in pqsift_readers)
+        + " |",
+        "|---|---:|---|" + "---:|" * (len(readers) + len(pqsift_readers)),
     ]
-    print(f"{'shape':<28}{'rows':>9}" + "".join(f"{name:>22}" for name in readers) + f"{'native/pqsift':>15}")
+    print(f"{'shape':<28}{'rows':>10}  {'read by':<8}" + "".join(f"{name:>22}" for name in readers))
     for shape in shapes():
         counts = {name: make(shape).count() for name, make in readers.items()}
         if len(set(counts.values())) != 1:
             raise SystemExit(f"{shape.name}: row counts differ: {counts}")
-        times = {name: best_time(lambda m=make: noop(m(shape)), args.repeat) for name, make in readers.items()}
-        native = times["spark native"]
-        ratios = [native / times["pqsift mapInArrow"], native / times["pqsift data source"]]
+        metrics = pqsift.spark.ScanMetrics(spark)
+        pqsift.spark.read(spark, path, shape.columns, shape.where or None, metrics=metrics)
+        read_by = "driver" if metrics.read_on_driver else f"{metrics.tasks} tasks"
+        times = interleaved_times({name: lambda m=make: noop(m(shape)) for name, make in readers.items()}, args.repeat)
+        medians = {name: statistics.median(t) for name, t in times.items()}
+        native = medians["spark native"]
         rows = next(iter(counts.values()))
-        print(
-            f"{shape.name:<28}{rows:>9,}"
-            + "".join(f"{t * 1000:>20.0f}ms" for t in times.values())
-            + f"{ratios[0]:>14.2f}x"
-        )
+        print(f"{shape.name:<28}{rows:>10,}  {read_by:<8}" + "".join(f"{medians[n] * 1000:>14.0f} ms ({min(times[n]) * 1000:.0f})" for n in readers))
         lines.append(
-            f"| {shape.name} | {rows:,} | "
-            + " | ".join(f"{t * 1000:.0f}" for t in times.values())
-            + f" | {ratios[0]:.2f}× | {ratios[1]:.2f}× |"
+            f"| {shape.name} | {rows:,} | {read_by} | "
+            + " | ".join(f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in readers)
+            + " | "
+            + " | ".join(f"{native / medians[n]:.2f}×" for n in pqsift_readers)
+            + " |"
         )
+    sweep: list[str] = []
+    if args.driver_sweep:
+        columns = ["ts", "id", "amount", "text"]
+        sweep = [
+            "",
+            "## Where the driver read stops paying (`--driver-sweep`)",
+            "",
+            "The range shape with its window widened. Selected: the plan's estimate of the compressed bytes to read",
+            "(`TaskPlan.selected_bytes`, what `driver_read_bytes` is compared with); output: the rows' Arrow bytes.",
+            "",
+            "| window | rows | selected (MiB) | output (MiB) | driver (ms) | tasks (ms) | tasks / driver |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        start = START + timedelta(hours=459)
+        for hours in (1, 3, 6, 12, 24, 48, 96, 384):
+            where = f"ts >= {_sql_ts(start)} AND ts < {_sql_ts(start + timedelta(hours=hours))}"
+            selected = plan_tasks(path, columns, where, session_time_zone="UTC").selected_bytes or 0
+            output = pqsift.scan(path, columns, where, spark_output=True, session_time_zone="UTC").to_table()
+            times = interleaved_times(
+                {
+                    "driver": lambda w=where: noop(pqsift.spark.read(spark, path, columns, w, driver_read_bytes=1 << 62)),
+                    "tasks": lambda w=where: noop(pqsift.spark.read(spark, path, columns, w, driver_read_bytes=0)),
+                },
+                args.repeat,
+            )
+            driver, tasks = statistics.median(times["driver"]), statistics.median(times["tasks"])
+            row = f"| {hours} h | {output.num_rows:,} | {selected / 2**20:.1f} | {output.nbytes / 2**20:.1f} | {driver * 1000:.0f} | {tasks * 1000:.0f} | {tasks / driver:.2f} |"
+            print(row, flush=True)
+            sweep.append(row)
     spark.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     header = (
         f"# pqsift in Spark vs Spark's native reader\n\nDataset: `{args.data}` (benches/peers.py), local[*] on"
-        f" {os.cpu_count()} cores, noop sink, best of {args.repeat} after a warm-up. Ratio > 1: pqsift faster.\n\n"
+        f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns, {args.repeat} rounds;"
+        " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster)."
+        " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks).\n\n"
     )
-    args.out.write_text(header + "\n".join(lines) + "\n")
+    args.out.write_text(header + "\n".join(lines + sweep) + "\n")
     print(f"\nwritten {args.out}")
 
 

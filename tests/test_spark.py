@@ -121,10 +121,17 @@ FILTERS = [
 ]
 
 
+#: ``driver_read_bytes`` that makes :func:`pqsift.spark.read` read on the driver / in tasks.
+READ_BY = {"driver": 1 << 40, "tasks": 0}
+
+
+@pytest.mark.parametrize("read_by", list(READ_BY))
 @pytest.mark.parametrize("filter_text", FILTERS)
-def test_read_returns_what_spark_native_returns(spark: Any, dataset: Path, filter_text: str | None) -> None:
+def test_read_returns_what_spark_native_returns(spark: Any, dataset: Path, filter_text: str | None, read_by: str) -> None:
     columns = ["id", "x", "kind", "ts", "local", "amount", "attrs", "tags"]
-    df = pqsift.spark.read(spark, dataset, columns, filter_text)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, filter_text, driver_read_bytes=READ_BY[read_by], metrics=metrics)
+    assert metrics.read_on_driver == (read_by == "driver")
     expected = _native(spark, dataset, filter_text, columns)
     got = df.toArrow()
     assert df.schema == spark.read.parquet(str(dataset)).select(*columns).schema
@@ -210,7 +217,7 @@ def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path) ->
     assert any(len(task.pieces) > 1 for task in small_plan.tasks)  # small files share a task
     assert any(len(p.row_groups) < 20 for t in small_plan.tasks for p in t.pieces if p.path.endswith("big.parquet"))
     assert target > 0
-    df = pqsift.spark.read(spark, tmp_path, ["id"], target_task_bytes=150_000)
+    df = pqsift.spark.read(spark, tmp_path, ["id"], target_task_bytes=150_000, driver_read_bytes=0)
     per_partition = df.rdd.glom().map(len).collect()
     assert len(per_partition) == len(small_plan.tasks)
     assert all(n > 0 for n in per_partition)
@@ -219,7 +226,7 @@ def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path) ->
 
 def test_metrics_are_summed_over_tasks(spark: Any, dataset: Path) -> None:
     metrics = pqsift.spark.ScanMetrics(spark)
-    df = pqsift.spark.read(spark, dataset, ["id", "note"], "id BETWEEN 100 AND 199", metrics=metrics, target_task_bytes=1)
+    df = pqsift.spark.read(spark, dataset, ["id", "note"], "id BETWEEN 100 AND 199", metrics=metrics, target_task_bytes=1, driver_read_bytes=0)
     rows = df.count()
     value = metrics.value
     assert rows == 3 * 100
@@ -229,10 +236,47 @@ def test_metrics_are_summed_over_tasks(spark: Any, dataset: Path) -> None:
     assert value["pages_pruned"] > 0
     assert value["tasks"] == 3
     assert 0 < value["bytes_read"]
-    assert value["rows_decoded_by_column"] if "rows_decoded_by_column" in value else True
+    assert not metrics.read_on_driver
 
 
-def test_corrupt_file_fails_the_job_with_its_path(spark: Any, dataset: Path, tmp_path: Path) -> None:
+def _physical_plan(df: Any) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan leaving little to read: no Python task, the rows handed over as Arrow
+    batches, the counts taken on the driver; a result larger than the driver takes goes
+    back to the tasks; the session's local-relation setting is left as it was."""
+    from pqsift.spark import driver_read
+
+    where, columns = "id BETWEEN 100 AND 199", ["id", "note"]
+    threshold = "spark.sql.execution.arrow.localRelationThreshold"
+    before = spark.conf.get(threshold, None)
+    plan = pqsift.spark.plan_tasks(dataset, columns, where)
+    assert plan.selected_bytes is not None and 0 < plan.selected_bytes <= driver_read.DRIVER_READ_BYTES
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, where, metrics=metrics)
+    assert spark.conf.get(threshold, None) == before
+    assert "MapInArrow" not in _physical_plan(df)
+    assert _rows(df.toArrow()) == _rows(_native(spark, dataset, where, columns))
+    value = metrics.value
+    assert metrics.read_on_driver and value["tasks"] == 0
+    assert value["rows_out"] == 300 and value["row_groups_read"] == 3 and value["bytes_read"] > 0
+    # Above the plan's bound: tasks.
+    small = pqsift.spark.read(spark, dataset, columns, where, driver_read_bytes=plan.selected_bytes - 1)
+    assert "MapInArrow" in _physical_plan(small)
+    # A result larger than the driver takes: the read is abandoned, the tasks read.
+    monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", 1000)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, where, metrics=metrics)
+    assert "MapInArrow" in _physical_plan(df)
+    assert df.count() == 300
+    assert not metrics.read_on_driver and metrics.value["tasks"] > 0
+    assert metrics.value["rows_out"] == 300 + metrics._driver_reading["rows_out"]  # the abandoned read counts too
+
+
+@pytest.mark.parametrize("read_by", list(READ_BY))
+def test_corrupt_file_fails_the_job_with_its_path(spark: Any, dataset: Path, tmp_path: Path, read_by: str) -> None:
     for part in dataset.glob("*.parquet"):
         (tmp_path / part.name).write_bytes(part.read_bytes())
     good = (tmp_path / "part-1.parquet").read_bytes()
@@ -241,10 +285,12 @@ def test_corrupt_file_fails_the_job_with_its_path(spark: Any, dataset: Path, tmp
     for offset in range(4, min(len(broken) - 4096, 60_000), 7):
         broken[offset] ^= 0x5A
     (tmp_path / "part-1.parquet").write_bytes(bytes(broken))
+    driver_read_bytes = READ_BY[read_by]
     with pytest.raises(Exception, match="part-1.parquet"):
-        pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"]).collect()
+        pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"], driver_read_bytes=driver_read_bytes).collect()
     metrics = pqsift.spark.ScanMetrics(spark)
-    df = pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"], ignore_corrupt_files=True, metrics=metrics)
+    df = pqsift.spark.read(spark, tmp_path, ["id", "note", "kind"], ignore_corrupt_files=True, metrics=metrics, driver_read_bytes=driver_read_bytes)
+    assert metrics.read_on_driver == (read_by == "driver")
     ids = {row.id for row in df.select("id").collect()}
     assert ids == set(range(ROWS))  # the two good files (same ids 0..ROWS)
     assert [Path(p).name for p in metrics.value["files_skipped"]] == ["part-1.parquet"]

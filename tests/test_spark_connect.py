@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from connect_harness import ConnectServer, missing_modules, shared_server, stop_shared  # noqa: E402
-from test_spark import FILTERS, ROWS, _rows, _table  # noqa: E402
+from test_spark import FILTERS, READ_BY, ROWS, _rows, _table  # noqa: E402
 
 import pqsift.spark  # noqa: E402
 
@@ -94,9 +94,12 @@ def test_the_session_is_connect_and_its_workers_run_elsewhere(connect: Any) -> N
 CONNECT_FILTERS = [FILTERS[0], FILTERS[3], FILTERS[8], FILTERS[9], FILTERS[11]]
 
 
+@pytest.mark.parametrize("read_by", list(READ_BY))
 @pytest.mark.parametrize("filter_text", CONNECT_FILTERS)
-def test_read_returns_what_spark_native_returns(connect: Any, dataset: Path, filter_text: str | None) -> None:
-    df = pqsift.spark.read(connect, dataset, COLUMNS, filter_text)
+def test_read_returns_what_spark_native_returns(connect: Any, dataset: Path, filter_text: str | None, read_by: str) -> None:
+    metrics = pqsift.spark.ScanMetrics(connect)
+    df = pqsift.spark.read(connect, dataset, COLUMNS, filter_text, driver_read_bytes=READ_BY[read_by], metrics=metrics)
+    assert metrics.read_on_driver == (read_by == "driver")
     expected = _native(connect, dataset, filter_text, COLUMNS)
     assert df.schema == expected.schema
     assert _rows(df.toArrow()) == _rows(expected.toArrow())
@@ -117,7 +120,7 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
     where = "id BETWEEN 100 AND 199"
     metrics = pqsift.spark.ScanMetrics(connect)
     assert metrics.accumulator is None
-    df = pqsift.spark.read(connect, dataset, ["id", "note"], where, metrics=metrics, target_task_bytes=1)
+    df = pqsift.spark.read(connect, dataset, ["id", "note"], where, metrics=metrics, target_task_bytes=1, driver_read_bytes=0)
     assert df.columns == ["id", "note"]  # the metrics column does not show
     rows = df.count()
     value = metrics.value
@@ -133,7 +136,7 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
     assert value["files_skipped"] == []
     # The same counts as a classic session's accumulator gives.
     classic = pqsift.spark.ScanMetrics(spark)
-    assert pqsift.spark.read(spark, dataset, ["id", "note"], where, metrics=classic, target_task_bytes=1).count() == rows
+    assert pqsift.spark.read(spark, dataset, ["id", "note"], where, metrics=classic, target_task_bytes=1, driver_read_bytes=0).count() == rows
     def comparable(counts: dict[str, Any]) -> dict[str, Any]:  # cache counts depend on what a worker read before
         return {name: count for name, count in counts.items() if not name.startswith("cache_")}
 
@@ -141,6 +144,13 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
     # Another action replaces the reading counts (the latest run's), it does not add to them.
     assert len(df.toArrow()) == rows
     assert metrics.value == value
+    # Read on the driver (the default for so small a result): the same reading counts.
+    on_driver = pqsift.spark.ScanMetrics(connect)
+    assert pqsift.spark.read(connect, dataset, ["id", "note"], where, metrics=on_driver).count() == rows
+    assert on_driver.read_on_driver and on_driver.value["tasks"] == 0
+    assert {name: on_driver.value[name] for name in ("rows_out", "row_groups_read", "bytes_read")} == {
+        name: value[name] for name in ("rows_out", "row_groups_read", "bytes_read")
+    }
     with pytest.raises(ValueError, match="another kind of session"):
         pqsift.spark.read(spark, dataset, ["id"], metrics=metrics)
     with pytest.raises(ValueError, match="Spark Connect"):

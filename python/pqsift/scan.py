@@ -303,7 +303,11 @@ class Scan:
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         """Reads the scan, one ``pyarrow.RecordBatch`` of at most ``batch_size`` rows at a
         time, in file and row-group order."""
-        for batch in self._stream():
+        return self._batches()
+
+    def _batches(self, *, whole_batches: bool = False) -> Iterator[pa.RecordBatch]:
+        """As iterating, or with ``whole_batches`` the batches as decoded (see :meth:`_stream`)."""
+        for batch in self._stream(whole_batches=whole_batches):
             yield pa.record_batch(batch)
 
     def to_table(self) -> pa.Table:

@@ -132,6 +132,10 @@ class TaskPlan:
     tasks: list[Task]
     files: list[str]
     metrics: dict[str, int] = field(default_factory=dict)
+    #: The compressed bytes the tasks will read, estimated from the plan: each kept row
+    #: group's size in proportion to its rows the page index selected. None for a lazy
+    #: plan (no footer read: nothing known below the file).
+    selected_bytes: int | None = None
     explain: str = ""
     partition_schema: list[tuple[str, str]] = field(default_factory=list)
     partition_values: list[list[str | None]] = field(default_factory=list)
@@ -194,19 +198,20 @@ def plan_tasks(
     values = planned._core.partition_values
     deletion_vectors = planned._core.deletion_vectors
     units = [
-        (position, rg.index, rg.compressed_bytes, rg.selected_rows)
+        (position, rg.index, rg.compressed_bytes, rg.selected_rows, rg.rows)
         for position, file in enumerate(plan.files)
         for rg in file.row_groups
         if rg.decision != "skip"
     ]
-    total = sum(size for _, _, size, _ in units)
+    total = sum(size for _, _, size, _, _ in units)
+    selected_bytes = sum(size * selected // max(rows, 1) for _, _, size, selected, rows in units)
     target = target_task_bytes
     if parallelism:
         target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
     tasks: list[Task] = []
     pieces: list[tuple[int, list[int]]] = []
     task_bytes = task_rows = 0
-    for position, index, size, rows in units:
+    for position, index, size, rows, _ in units:
         if pieces and task_bytes + size > target:
             tasks.append(_task(pieces, plan.files, values, deletion_vectors, task_bytes, task_rows))
             pieces, task_bytes, task_rows = [], 0, 0
@@ -222,6 +227,7 @@ def plan_tasks(
         tasks=tasks,
         files=planned.files,
         metrics=dict(plan.metrics),
+        selected_bytes=selected_bytes,
         explain=plan.explain(),
         partition_schema=planned.partition_schema,
         partition_values=values,

@@ -1,0 +1,97 @@
+"""Small results read on the driver: when the driver's plan shows that little survives
+pruning, :func:`pqsift.spark.read` reads it in the driver's process and hands Spark the
+rows as a local relation (``spark.createDataFrame(arrow_table)``) instead of launching
+Python tasks.
+
+Why: a query that keeps one row of a million still pays, through ``mapInArrow``, a Spark
+job whose tasks start (or wake) Python workers, re-open the files and send their output
+back to the JVM through Arrow. On two cores that costs ~100 ms, several times the read
+itself (a bloom-filter point lookup reads in ~7 ms). A local relation needs no Python
+worker at all.
+
+When: the plan's estimate of the compressed bytes the tasks would read
+(:attr:`~pqsift.spark.planning.TaskPlan.selected_bytes`: each kept row group's bytes in
+proportion to the rows its page index selected) is at most ``driver_read_bytes``
+(default :data:`DRIVER_READ_BYTES`, measured in ``benches/spark_bench.py --driver-sweep``),
+and the rows read come to at most :data:`DRIVER_RESULT_BYTES` of Arrow data. The estimate
+is of compressed bytes before the filter: a filter that keeps more than the estimate
+suggests (text that compresses well) is caught by the second bound, where the read is
+abandoned and the tasks read instead, so a large result never moves through the driver
+and the work thrown away is bounded. A lazy plan (no footer read on the driver) has no
+estimate and always runs as tasks.
+
+>>> pqsift.spark.read(spark, "events/", ["id", "note"], "id = 42")   # doctest: +SKIP
+DataFrame[id: bigint, note: string]      # a LocalTableScan: read on the driver
+>>> pqsift.spark.read(spark, "events/", ["id"], "id = 42", driver_read_bytes=0)  # doctest: +SKIP
+DataFrame[id: bigint]                    # always Python tasks (MapInArrow)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from pqsift.spark.planning import Piece, TableContext
+from pqsift.spark.reader import read_pieces
+
+__all__ = ["DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "read_on_driver"]
+
+#: At most this many compressed bytes left by the driver's plan are read on the driver.
+#: The estimate counts every column of a kept row group, an upper bound of what late
+#: materialization reads: a bloom-filter point lookup in the benchmark's 6 MiB row groups
+#: reads 1.8 MiB. Measured (``benches/spark_bench.py --driver-sweep``, 2 cores): widening
+#: the range shape's window, the driver is faster up to ~4 MiB selected, ~15 MiB of output
+#: with text; beyond, the tasks read in parallel and hand rows over as they come. Output
+#: is what decides (:data:`DRIVER_RESULT_BYTES`); this bound keeps the driver's reading
+#: work small and lets through a point lookup in row groups of a few MiB.
+DRIVER_READ_BYTES = 8 << 20
+
+#: A read on the driver is abandoned (and the tasks read instead) once its output passes
+#: this many bytes of Arrow data: the crossover of the same measurement, and a bound on
+#: what goes through the driver's memory.
+DRIVER_RESULT_BYTES = 16 << 20
+
+
+def read_on_driver(
+    pieces: Iterable[Piece],
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002 - the public name
+    *,
+    schema: pa.Schema,
+    partition_schema: list[tuple[str, str]],
+    table: TableContext,
+    ignore_corrupt_files: bool,
+    threads: int | None,
+    result_bytes: int | None = None,
+    **options: Any,
+) -> tuple[pa.Table | None, dict[str, Any]]:
+    """Reads ``pieces`` here, as the tasks would (:func:`~pqsift.spark.reader.read_pieces`,
+    Spark's Arrow types), into a table of ``schema``; None once the output passes
+    ``result_bytes`` (default :data:`DRIVER_RESULT_BYTES`). Also returns what was read (:data:`~pqsift.spark.reader.READ_METRICS`),
+    counted even for an abandoned read."""
+    limit = DRIVER_RESULT_BYTES if result_bytes is None else result_bytes
+    read: dict[str, Any] = {}
+    batches: list[pa.RecordBatch] = []
+    output_bytes = 0
+    stream = read_pieces(
+        pieces,
+        columns,
+        filter,
+        partition_schema=partition_schema,
+        table=table,
+        ignore_corrupt_files=ignore_corrupt_files,
+        threads=threads,
+        report=read.update,
+        **options,
+    )
+    try:
+        for batch in stream:
+            output_bytes += batch.nbytes
+            if output_bytes > limit:
+                return None, read
+            batches.append(batch)
+    finally:
+        stream.close()  # runs the reader's finally: the counts are reported
+    return pa.Table.from_batches(batches, schema), read
