@@ -103,14 +103,6 @@ impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
         self.bytes -= size;
         Some(value)
     }
-
-    /// Removes every entry whose key matches `stale`.
-    pub fn remove_where(&mut self, stale: impl Fn(&K) -> bool) {
-        let keys: Vec<K> = self.entries.keys().filter(|k| stale(k)).cloned().collect();
-        for key in keys {
-            self.remove(&key);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -164,17 +156,5 @@ mod tests {
                 prop_assert_eq!(lru.len(), model.entries.len());
             }
         }
-    }
-
-    #[test]
-    fn remove_where_drops_matching_keys() {
-        let mut lru = ByteLru::new(100);
-        for key in 0..10 {
-            lru.insert(key, key, 5);
-        }
-        lru.remove_where(|k| k % 2 == 0);
-        assert_eq!((lru.len(), lru.bytes()), (5, 25));
-        assert_eq!(lru.get(&3), Some(&3));
-        assert_eq!(lru.get(&4), None);
     }
 }
