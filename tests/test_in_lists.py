@@ -48,3 +48,21 @@ def test_long_list_semantics_match_spark(tmp_path: Path) -> None:
     # Without the NULL: rows not in the list, NULL rows left out.
     got = pqsift.scan(str(path), columns=["i"], filter=f"f NOT IN ({', '.join(items)})").to_table().column("i").to_pylist()
     assert sorted(got) == [5, 7, 8, 9]
+
+
+def test_bloom_filters_are_probed_with_the_values_inside_each_row_groups_bounds(tmp_path: Path) -> None:
+    """A long list mostly outside a row group's range: its bloom filter is asked only about
+    the values inside, so the false positives of the thousands outside cannot keep it."""
+    path = tmp_path / "ids.parquet"
+    ids = pa.array(list(range(0, 20_000, 2)) + list(range(20_000, 40_000)), pa.int64())  # even ids, then all
+    pq.write_table(pa.table({"id": ids}), path, row_group_size=10_000, bloom_filter_options={"id": {"ndv": 10_000, "fpp": 0.001}})
+    absent = list(range(1, 41, 2))  # 20 odd ids inside row group 0's bounds, none there
+    present = list(range(20_000, 40_000))  # 20,000 ids of row groups 1 and 2
+    scan = pqsift.scan(str(path), filter=f"id IN ({', '.join(map(str, absent + present))})")
+    assert scan.to_table().num_rows == len(present)
+    plan = scan.plan()
+    assert [rg.decision for rg in plan.files[0].row_groups] == ["skip", "scan", "scan"]
+    assert "none of the 20 value(s) the filter accepts for id within the row group's bounds" in plan.files[0].row_groups[0].reason
+    # Every value probed, the 20,000 from row groups 1 and 2 would find false positives here
+    # (1 in 1,000 each): the bounds are what prunes.
+    assert scan.metrics["row_groups_pruned_bloom_filter"] == 1

@@ -46,6 +46,8 @@ pub struct InSet {
     members: HashSet<Box<[u8]>>,
     /// Distinct values in ascending order, as an array of the list's type.
     values: ArrayRef,
+    /// The same values as one-element arrays, made on first use (see [`InSet::value_items`]).
+    items: std::sync::OnceLock<Vec<ArrayRef>>,
     has_null: bool,
 }
 
@@ -79,7 +81,7 @@ impl InSet {
         let values = arrow::compute::take(all.as_ref(), &indices, None).map_err(internal)?;
         let sorted = converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
         let members = sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect();
-        Ok(Self { converter, sorted, members, values, has_null })
+        Ok(Self { converter, sorted, members, values, items: Default::default(), has_null })
     }
 
     /// [`InSet::new`], shared with the previous calls on the same items: planning asks for
@@ -122,6 +124,13 @@ impl InSet {
         &self.values
     }
 
+    /// [`InSet::values`] as one-element arrays (a bound `IN` list's form), made once: each
+    /// file's planning asks for them, and handing out the same arrays lets
+    /// [`InSet::shared`] find this set again for them.
+    pub fn value_items(&self) -> &[ArrayRef] {
+        self.items.get_or_init(|| (0..self.values.len()).map(|i| self.values.slice(i, 1)).collect())
+    }
+
     /// `values IN (list)` per row, three-valued.
     pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
         let values = match values.data_type() == self.values.data_type() {
@@ -147,6 +156,23 @@ impl InSet {
     /// side), whether some value of the list lies between them, inclusive — a binary search
     /// each. `None` where the bounds do not convert.
     pub fn any_between(&self, lows: &ArrayRef, highs: &ArrayRef) -> Option<Vec<bool>> {
+        Some(self.ranges_between(lows, highs)?.into_iter().map(|range| !range.is_empty()).collect())
+    }
+
+    /// Per pair of bounds (as in [`InSet::any_between`]), the positions in [`InSet::values`]
+    /// of the values between them, inclusive: two binary searches each.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow::array::{ArrayRef, Int64Array};
+    /// # use pqsift::filter::in_set::InSet;
+    /// let items: Vec<ArrayRef> = [9, 1, 5, 7].into_iter().map(|v| Arc::new(Int64Array::from(vec![v])) as ArrayRef).collect();
+    /// let set = InSet::new(&items).unwrap(); // 1 5 7 9
+    /// let lows: ArrayRef = Arc::new(Int64Array::from(vec![Some(2), None, Some(10)]));
+    /// let highs: ArrayRef = Arc::new(Int64Array::from(vec![Some(7), Some(4), None]));
+    /// assert_eq!(set.ranges_between(&lows, &highs).unwrap(), [1..3, 0..1, 4..4]);
+    /// ```
+    pub fn ranges_between(&self, lows: &ArrayRef, highs: &ArrayRef) -> Option<Vec<std::ops::Range<usize>>> {
         let convert = |bounds: &ArrayRef| -> Option<ArrayRef> {
             let bounds = match bounds.data_type() == self.values.data_type() {
                 true => Arc::clone(bounds),
@@ -161,12 +187,16 @@ impl InSet {
         Some(
             (0..lows.len())
                 .map(|i| {
-                    // First value not below the low bound.
+                    // First value not below the low bound; first value above the high one.
                     let start = match lows.is_null(i) {
                         true => 0,
                         false => partition_point(n, |k| self.sorted.row(k) < low_rows.row(i)),
                     };
-                    start < n && (highs.is_null(i) || self.sorted.row(start) <= high_rows.row(i))
+                    let end = match highs.is_null(i) {
+                        true => n,
+                        false => partition_point(n, |k| self.sorted.row(k) <= high_rows.row(i)),
+                    };
+                    start..end.max(start)
                 })
                 .collect(),
         )

@@ -56,6 +56,7 @@ use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::normalise::column_ranges;
 use crate::planning::pruning_predicate::is_null_literal;
+use crate::planning::zone_map::ZoneMaps;
 use crate::storage::FileSource;
 use crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP;
 
@@ -247,8 +248,9 @@ fn distinct(values: Vec<ArrayRef>) -> Vec<ArrayRef> {
         }
         return kept;
     }
-    match InSet::new(&values) {
-        Ok(set) => (0..set.len()).map(|i| set.values().slice(i, 1)).collect(),
+    // Shared: planning derives the guarantees of one bound filter once per file and stage.
+    match InSet::shared(&values) {
+        Ok(set) => set.value_items().to_vec(),
         Err(_) => values,
     }
 }
@@ -407,8 +409,31 @@ fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescr
     i64::try_from(converted).ok()
 }
 
+/// The values of one literal guarantee to probe in one leaf's bloom filters.
+struct Probe {
+    leaf: usize,
+    name: String,
+    /// PLAIN-encoded values.
+    values: Vec<Vec<u8>>,
+    /// Per row group of the file, the positions in `values` of those within the row
+    /// group's bounds; None: probe them all.
+    in_bounds: Option<Vec<std::ops::Range<usize>>>,
+}
+
+/// `values` (a literal guarantee's) to probe in the leaf `leaf` with Arrow field `field`,
+/// and, for a long list with statistics, per row group the positions of the values inside
+/// the row group's bounds (the values then sorted: a binary search per bound).
+fn values_in_bounds(file: &OpenedFile, leaf: usize, field: &arrow::datatypes::Field, values: &[ArrayRef]) -> (Vec<ArrayRef>, Option<Vec<std::ops::Range<usize>>>) {
+    if values.len() <= SHORT_LIST {
+        return (values.to_vec(), None);
+    }
+    let Ok(set) = InSet::shared(values) else { return (values.to_vec(), None) };
+    let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field).ok().and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
+    (set.value_items().to_vec(), ranges)
+}
+
 /// Skips the surviving row groups whose bloom filters rule out every value some literal
-/// guarantee allows.
+/// guarantee allows within the row group's bounds.
 pub fn prune_by_bloom_filters(
     file: &OpenedFile,
     filter: &BoundExpr,
@@ -429,23 +454,24 @@ pub fn prune_by_bloom_filters(
     // probed are noted for explain.
     let schema = file.metadata.file_metadata().schema_descr();
     let mut unprobed: Vec<String> = Vec::new();
-    let mut probes: Vec<(usize, String, Vec<Vec<u8>>)> = Vec::new();
+    let mut probes: Vec<Probe> = Vec::new();
     for g in guarantees.iter().filter(|g| !g.values.is_empty()) {
         let name = g.column.path.parts().join(".");
-        let encoded = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, _)| {
+        let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, field)| {
             let descriptor = schema.column(leaf);
-            let encoded: Option<Vec<Vec<u8>>> = g.values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
-            Some((leaf, encoded?))
+            let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
+            let encoded: Option<Vec<Vec<u8>>> = values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
+            Some(Probe { leaf, name: name.clone(), values: encoded?, in_bounds })
         });
-        match encoded {
-            Some((leaf, encoded)) => probes.push((leaf, name, encoded)),
+        match probe {
+            Some(probe) => probes.push(probe),
             None => unprobed.push(format!("bloom filter: values of {name} ({}) cannot be probed", g.column.data_type)),
         }
     }
     for index in plan.surviving().collect::<Vec<_>>() {
         let mut notes = unprobed.clone();
         let row_group = file.metadata.row_group(index);
-        for (leaf, name, _) in &probes {
+        for Probe { leaf, name, .. } in &probes {
             if row_group.column(*leaf).bloom_filter_offset().is_none() {
                 notes.push(format!("bloom filter: none for {name}"));
             }
@@ -463,7 +489,7 @@ pub fn prune_by_bloom_filters(
     let reader = FileSource::open(&file.location)?;
     let wanted: Vec<std::ops::Range<u64>> = surviving
         .iter()
-        .flat_map(|&index| probes.iter().map(move |(leaf, _, _)| file.metadata.row_group(index).column(*leaf)))
+        .flat_map(|&index| probes.iter().map(move |probe| file.metadata.row_group(index).column(probe.leaf)))
         .filter_map(|chunk| {
             let start = u64::try_from(chunk.bloom_filter_offset()?).ok()?;
             let end = start.checked_add(u64::try_from(chunk.bloom_filter_length()?).ok()?)?;
@@ -474,7 +500,7 @@ pub fn prune_by_bloom_filters(
     let corrupt = |e: parquet::errors::ParquetError| reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e));
     for index in surviving {
         let row_group = file.metadata.row_group(index);
-        for (leaf, name, values) in &probes {
+        for Probe { leaf, name, values, in_bounds } in &probes {
             let chunk = row_group.column(*leaf);
             if chunk.bloom_filter_offset().is_none() {
                 continue;
@@ -492,10 +518,16 @@ pub fn prune_by_bloom_filters(
                 ));
             }
             metrics.bloom_filters_checked += 1;
-            if !values.iter().any(|bytes| bloom.check(bytes.as_slice())) {
+            // Values outside the row group's bounds are not there whatever the filter says:
+            // probing them only lets false positives keep the row group.
+            let candidates = match in_bounds {
+                Some(ranges) => &values[ranges[index].clone()],
+                None => &values[..],
+            };
+            if !candidates.iter().any(|bytes| bloom.check(bytes.as_slice())) {
                 let reason = format!(
-                    "none of the {} value(s) the filter accepts for {name} is in the column's bloom filter",
-                    values.len()
+                    "none of the {} value(s) the filter accepts for {name} within the row group's bounds is in the column's bloom filter",
+                    candidates.len()
                 );
                 plan.skip(index, "bloom filter", reason);
                 metrics.row_groups_pruned_bloom_filter += 1;
