@@ -171,14 +171,14 @@ impl Evaluator<'_> {
                 let value = self.eval(tested, active)?;
                 // A long list of constants: one set look-up per row, not a comparison per
                 // value (the set normalises floats itself).
-                if list.len() > IN_SET_MIN_ITEMS && !value.is_scalar() {
-                    let items: Option<Vec<ArrayRef>> =
-                        list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
-                    if let Some(items) = items {
-                        let found = InSet::shared(&items)?.contains(&value.into_array(self.rows())?)?;
-                        let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
-                        return Ok(Value::Array(Arc::new(result)));
-                    }
+                if list.len() > IN_SET_MIN_ITEMS && !value.is_scalar() && list.iter().all(|item| matches!(item, BoundExpr::Literal(_))) {
+                    let set = InSet::shared_by(list.len(), |k| match &list[k] {
+                        BoundExpr::Literal(v) => v,
+                        _ => unreachable!("every item is a literal"),
+                    })?;
+                    let found = set.contains(&value.into_array(self.rows())?)?;
+                    let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
+                    return Ok(Value::Array(Arc::new(result)));
                 }
                 let value = normalise_floats(value)?;
                 let mut any_equal: Option<BooleanArray> = None;

@@ -43,7 +43,7 @@ pub struct InSet {
     /// Distinct values in ascending order, as rows.
     sorted: Rows,
     /// The same values, for membership.
-    members: HashSet<Box<[u8]>>,
+    members: Members,
     /// Distinct values in ascending order, as an array of the list's type.
     values: ArrayRef,
     /// The same values as one-element arrays, made on first use (see [`InSet::value_items`]).
@@ -80,7 +80,7 @@ impl InSet {
         let indices = arrow::array::UInt32Array::from_iter_values(order.iter().map(|&i| i as u32));
         let values = arrow::compute::take(all.as_ref(), &indices, None).map_err(internal)?;
         let sorted = converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
-        let members = sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect();
+        let members = Members::of(&values, &sorted);
         Ok(Self { converter, sorted, members, values, items: Default::default(), has_null })
     }
 
@@ -89,18 +89,25 @@ impl InSet {
     /// are the same arrays each time. The last few sets are kept, with the items they were
     /// made of (so that their addresses cannot be reused meanwhile).
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
+        Self::shared_by(items.len(), |k| &items[k])
+    }
+
+    /// [`InSet::shared`] of the `len` items `item(0)`, `item(1)`, ...: no list of them is
+    /// made unless the set is (the evaluator asks once per batch).
+    pub fn shared_by<'a>(len: usize, item: impl Fn(usize) -> &'a ArrayRef) -> Result<Arc<Self>> {
         type Entry = (Vec<ArrayRef>, Arc<InSet>);
         static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-        let same_items = |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
+        let same_items = |kept: &[ArrayRef]| kept.len() == len && kept.iter().enumerate().all(|(k, a)| Arc::ptr_eq(a, item(k)));
         if let Some((_, set)) = RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept)) {
             return Ok(Arc::clone(set));
         }
-        let set = Arc::new(Self::new(items)?);
+        let items: Vec<ArrayRef> = (0..len).map(|k| Arc::clone(item(k))).collect();
+        let set = Arc::new(Self::new(&items)?);
         let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() >= RECENT_SETS {
             recent.remove(0);
         }
-        recent.push((items.to_vec(), Arc::clone(&set)));
+        recent.push((items, Arc::clone(&set)));
         Ok(set)
     }
 
@@ -137,19 +144,26 @@ impl InSet {
             true => spark_float_order(values),
             false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
         };
-        let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
-        Ok((0..values.len())
-            .map(|i| {
-                if values.is_null(i) {
-                    return None;
-                }
-                match self.members.contains(rows.row(i).as_ref()) {
-                    true => Some(true),
-                    false if self.has_null => None,
-                    false => Some(false),
-                }
-            })
-            .collect())
+        let found = |member: bool| match member {
+            true => Some(true),
+            false if self.has_null => None,
+            false => Some(false),
+        };
+        let nulls = values.logical_nulls();
+        let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+        let data = aligned(&values);
+        Ok(match (&self.members, values.data_type().primitive_width()) {
+            (Members::Bits64(set), Some(1)) => collect_found(data.buffer::<u8>(0), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(2)) => collect_found(data.buffer::<u16>(0), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(4)) => collect_found(data.buffer::<u32>(0), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(8)) => collect_found(data.buffer::<u64>(0), |v| set.contains(v), valid, found),
+            (Members::Bits128(set), Some(16)) => collect_found(data.buffer::<u128>(0), |v| set.contains(v), valid, found),
+            (Members::Rows(set), _) => {
+                let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
+                (0..values.len()).map(|i| if valid(i) { found(set.contains(rows.row(i).as_ref())) } else { None }).collect()
+            }
+            _ => return Err(PqsiftError::Compute(format!("IN list: {} values tested against a set of another width", values.data_type()))),
+        })
     }
 
     /// Per pair of bounds (`lows[i]`, `highs[i]`, of the list's type; null: unbounded on that
@@ -201,6 +215,49 @@ impl InSet {
                 .collect(),
         )
     }
+}
+
+/// How a set tests membership. Fixed-width values (integers, dates, timestamps, floats,
+/// decimals) are hashed by their bits with FxHash: floats are normalised first (NaN one
+/// pattern, -0.0 as 0.0), so equal bits are Spark's equality, and values of one type compare
+/// bit for bit. That is ~10x cheaper per row than the row format, which the others
+/// (strings, binaries, booleans, wide decimals) use.
+enum Members {
+    /// Values of 1 to 8 bytes, as their bits widened to 64.
+    Bits64(rustc_hash::FxHashSet<u64>),
+    /// 16-byte values (DECIMAL(p > 18), intervals).
+    Bits128(rustc_hash::FxHashSet<u128>),
+    /// Values in Arrow's row format.
+    Rows(HashSet<Box<[u8]>>),
+}
+
+impl Members {
+    /// The members of `values` (distinct, normalised), `sorted` being them as rows.
+    fn of(values: &ArrayRef, sorted: &Rows) -> Self {
+        let data = aligned(values);
+        match values.data_type().primitive_width() {
+            Some(1) => Self::Bits64(data.buffer::<u8>(0).iter().map(|&v| v as u64).collect()),
+            Some(2) => Self::Bits64(data.buffer::<u16>(0).iter().map(|&v| v as u64).collect()),
+            Some(4) => Self::Bits64(data.buffer::<u32>(0).iter().map(|&v| v as u64).collect()),
+            Some(8) => Self::Bits64(data.buffer::<u64>(0).iter().copied().collect()),
+            Some(16) => Self::Bits128(data.buffer::<u128>(0).iter().copied().collect()),
+            _ => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
+        }
+    }
+}
+
+/// The array's data with its buffers aligned to their types (copied only if they are not),
+/// so that fixed-width values can be read as a typed slice.
+fn aligned(values: &ArrayRef) -> arrow::array::ArrayData {
+    let mut data = values.to_data();
+    data.align_buffers();
+    data
+}
+
+/// Per value (`values`, a fixed-width buffer already offset to the array's start), the
+/// three-valued answer: `found(is_member(v))` where the row is valid, NULL where not.
+fn collect_found<T>(values: &[T], is_member: impl Fn(&T) -> bool, valid: impl Fn(usize) -> bool, found: impl Fn(bool) -> Option<bool>) -> BooleanArray {
+    values.iter().enumerate().map(|(i, v)| if valid(i) { found(is_member(v)) } else { None }).collect()
 }
 
 /// The first index in `0..n` where `before` turns false (`before` true then false).
