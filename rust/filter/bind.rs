@@ -22,6 +22,7 @@ use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType
 
 use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
+use super::in_set::InSet;
 use super::sql_type::UTC;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -127,6 +128,18 @@ pub enum BoundExpr {
         /// `NOT IN`.
         negated: bool,
     },
+    /// `expr [NOT] IN (constants)` for a list of more than [`SET_MIN_ITEMS`] constants:
+    /// the list as a set (Spark's `InSet`), made once when the filter is bound. Evaluation
+    /// is a hash look-up per row, pruning a binary search per container, and the bound
+    /// filter stays small to clone and compare however long the list.
+    InSet {
+        /// The tested value, of the set's type.
+        expr: Box<BoundExpr>,
+        /// The constants.
+        set: Arc<InSet>,
+        /// `NOT IN`.
+        negated: bool,
+    },
     /// `expr IS [NOT] NULL`.
     IsNull {
         /// The tested value.
@@ -198,6 +211,7 @@ impl BoundExpr {
             Self::Negate { expr, .. } | Self::Abs { expr, .. } => expr.data_type(),
             Self::Compare { .. }
             | Self::InList { .. }
+            | Self::InSet { .. }
             | Self::IsNull { .. }
             | Self::Like { .. }
             | Self::And(..)
@@ -230,7 +244,7 @@ impl BoundExpr {
                 Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => {
                     pending.push(expr)
                 }
-                Self::IsNull { expr, .. } | Self::Like { expr, .. } => pending.push(expr),
+                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => pending.push(expr),
                 Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } => {
                     pending.push(right);
                     pending.push(left);
@@ -339,6 +353,21 @@ fn bind_now(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
             "a filter must be a BOOLEAN expression, but {expr} is {}",
             bound.type_name()
         ))),
+    }
+}
+
+/// Lists longer than this, of constants only, are bound as a set ([`BoundExpr::InSet`]);
+/// shorter ones compare value by value.
+pub const SET_MIN_ITEMS: usize = 8;
+
+/// `expr IN (list)`, the list bound: a set when it is long and constant.
+fn in_list_or_set(expr: BoundExpr, list: Vec<BoundExpr>, negated: bool) -> Result<BoundExpr> {
+    let literals: Option<Vec<ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
+    match literals {
+        Some(literals) if literals.len() > SET_MIN_ITEMS => {
+            Ok(BoundExpr::InSet { expr: Box::new(expr), set: Arc::new(InSet::new(&literals)?), negated })
+        }
+        _ => Ok(BoundExpr::InList { expr: Box::new(expr), list, negated }),
     }
 }
 
@@ -590,11 +619,7 @@ impl Binder<'_> {
                 .map(|item| self.unwrap_literal(&value.expr, item.as_ref()?, &common.to_arrow()))
                 .collect();
             if let Some(unwrapped) = unwrapped {
-                return Ok(BoundExpr::InList {
-                    expr: Box::new(value.expr),
-                    list: unwrapped.into_iter().map(BoundExpr::Literal).collect(),
-                    negated,
-                });
+                return in_list_or_set(value.expr, unwrapped.into_iter().map(BoundExpr::Literal).collect(), negated);
             }
         }
         let bound_items = items
@@ -606,11 +631,7 @@ impl Binder<'_> {
                 None => self.coerce(item, common, source),
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(BoundExpr::InList {
-            expr: Box::new(self.coerce(value, common, tested)?),
-            list: bound_items,
-            negated,
-        })
+        in_list_or_set(self.coerce(value, common, tested)?, bound_items, negated)
     }
 
     fn bind_like(

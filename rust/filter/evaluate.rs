@@ -32,12 +32,9 @@ use arrow::record_batch::RecordBatch;
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, describe};
 use super::decimal_arith::decimal_arithmetic;
-use super::in_set::InSet;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
 
-/// IN lists longer than this are evaluated as a set.
-const IN_SET_MIN_ITEMS: usize = 8;
 
 /// Evaluates a bound filter on `batch` (which must have the schema the filter was bound
 /// to). Returns one boolean per row; NULL means unknown, which a filter treats as not
@@ -168,19 +165,7 @@ impl Evaluator<'_> {
                 list,
                 negated,
             } => {
-                let value = self.eval(tested, active)?;
-                // A long list of constants: one set look-up per row, not a comparison per
-                // value (the set normalises floats itself).
-                if list.len() > IN_SET_MIN_ITEMS && !value.is_scalar() && list.iter().all(|item| matches!(item, BoundExpr::Literal(_))) {
-                    let set = InSet::shared_by(list.len(), |k| match &list[k] {
-                        BoundExpr::Literal(v) => v,
-                        _ => unreachable!("every item is a literal"),
-                    })?;
-                    let found = set.contains(&value.into_array(self.rows())?)?;
-                    let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
-                    return Ok(Value::Array(Arc::new(result)));
-                }
-                let value = normalise_floats(value)?;
+                let value = normalise_floats(self.eval(tested, active)?)?;
                 let mut any_equal: Option<BooleanArray> = None;
                 for item in list {
                     let item = normalise_floats(self.eval(item, active)?)?;
@@ -201,6 +186,13 @@ impl Evaluator<'_> {
                 } else {
                     result
                 };
+                Ok(Value::Array(Arc::new(result)))
+            }
+            // One set look-up per row (the set normalises floats itself).
+            BoundExpr::InSet { expr: tested, set, negated } => {
+                let value = self.eval(tested, active)?;
+                let found = set.contains(&value.into_array(self.rows())?)?;
+                let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
                 Ok(Value::Array(Arc::new(result)))
             }
             BoundExpr::IsNull {

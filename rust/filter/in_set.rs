@@ -51,6 +51,13 @@ pub struct InSet {
     has_null: bool,
 }
 
+/// Two sets are equal when they hold the same values (and both or neither NULL).
+impl PartialEq for InSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.has_null == other.has_null && self.values.to_data() == other.values.to_data()
+    }
+}
+
 impl std::fmt::Debug for InSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InSet").field("values", &self.values.len()).field("has_null", &self.has_null).finish()
@@ -93,8 +100,8 @@ impl InSet {
     }
 
     /// [`InSet::shared`] of the `len` items `item(0)`, `item(1)`, ...: no list of them is
-    /// made unless the set is (the evaluator asks once per batch).
-    pub fn shared_by<'a>(len: usize, item: impl Fn(usize) -> &'a ArrayRef) -> Result<Arc<Self>> {
+    /// made unless the set is.
+    fn shared_by<'a>(len: usize, item: impl Fn(usize) -> &'a ArrayRef) -> Result<Arc<Self>> {
         type Entry = (Vec<ArrayRef>, Arc<InSet>);
         static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
         let same_items = |kept: &[ArrayRef]| kept.len() == len && kept.iter().enumerate().all(|(k, a)| Arc::ptr_eq(a, item(k)));

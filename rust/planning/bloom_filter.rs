@@ -105,31 +105,28 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             list,
             negated: false,
         } => {
-            let Some(column) = peel_injective_casts(expr) else { return out };
-            let mut values: Vec<ArrayRef> = Vec::new();
-            for item in list {
-                let BoundExpr::Literal(literal) = item else { return out };
-                if is_null_literal(literal) {
-                    continue; // `x IN (1, NULL)` is true only where x = 1.
-                }
-                let literal = match preimage(expr, literal) {
-                    Preimage::Value(_, literal) => literal,
-                    // A candidate the column's values cannot take matches no row.
-                    Preimage::Impossible => continue,
-                    Preimage::Unknown => return out,
-                };
-                if !usable(&literal) {
-                    return out;
-                }
-                values.push(literal);
+            let literals: Option<Vec<&ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(v) } else { None }).collect();
+            if let Some(literals) = literals {
+                insert_list_guarantee(&mut out, expr, literals);
             }
-            out.insert(
-                key(column),
-                LiteralGuarantee {
-                    column: column.clone(),
-                    values: distinct(values),
-                },
-            );
+        }
+        BoundExpr::InSet {
+            expr,
+            set,
+            negated: false,
+        } => {
+            let Some(column) = peel_injective_casts(expr) else { return out };
+            let value_type = match &column.data_type {
+                DataType::Dictionary(_, values) => values.as_ref(),
+                other => other,
+            };
+            let floats = matches!(value_type, DataType::Float16 | DataType::Float32 | DataType::Float64);
+            if set.values().data_type() == value_type && !floats {
+                // Already the column's values, distinct, none NULL: nothing to convert.
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: set.value_items().to_vec() });
+            } else {
+                insert_list_guarantee(&mut out, expr, set.value_items().iter().collect());
+            }
         }
         BoundExpr::And(left, right) => {
             out = derive(left);
@@ -155,6 +152,29 @@ fn derive(expr: &BoundExpr) -> Guarantees {
         _ => {}
     }
     out
+}
+
+/// The guarantee of `value IN (literals)`: the literals brought to the stored column's
+/// values (none when some cannot be, or the value is not a stored column).
+fn insert_list_guarantee(out: &mut Guarantees, value: &BoundExpr, literals: Vec<&ArrayRef>) {
+    let Some(column) = peel_injective_casts(value) else { return };
+    let mut values: Vec<ArrayRef> = Vec::with_capacity(literals.len());
+    for literal in literals {
+        if is_null_literal(literal) {
+            continue; // `x IN (1, NULL)` is true only where x = 1.
+        }
+        let literal = match preimage(value, literal) {
+            Preimage::Value(_, literal) => literal,
+            // A candidate the column's values cannot take matches no row.
+            Preimage::Impossible => continue,
+            Preimage::Unknown => return,
+        };
+        if !usable(&literal) {
+            return;
+        }
+        values.push(literal);
+    }
+    out.insert(key(column), LiteralGuarantee { column: column.clone(), values: distinct(values) });
 }
 
 /// What `value = literal` says about a stored column.

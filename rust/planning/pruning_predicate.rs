@@ -217,10 +217,16 @@ pub enum LeafPredicate {
         op: CompareOp,
         literal: ArrayRef,
     },
-    /// `term [NOT] IN (literals)`.
+    /// `term [NOT] IN (literals)`, a short list.
     InList {
         term: MonotoneTerm,
         items: Vec<ArrayRef>,
+        negated: bool,
+    },
+    /// `term [NOT] IN (literals)`, a long list as a set.
+    InSet {
+        term: MonotoneTerm,
+        set: Arc<InSet>,
         negated: bool,
     },
     /// `term IS [NOT] NULL`.
@@ -292,6 +298,10 @@ impl LeafPredicate {
                     _ => Self::Unknown,
                 }
             }
+            BoundExpr::InSet { expr, set, negated } => match monotone(expr) {
+                Some(term) => Self::InSet { term, set: Arc::clone(set), negated: *negated },
+                None => Self::Unknown,
+            },
             BoundExpr::IsNull { expr, negated } => match monotone(expr) {
                 Some(term) => Self::IsNull {
                     term,
@@ -329,6 +339,7 @@ impl LeafPredicate {
         match self {
             Self::Compare { term, .. }
             | Self::InList { term, .. }
+            | Self::InSet { term, .. }
             | Self::IsNull { term, .. }
             | Self::Like { term, .. } => Some(&term.column),
             Self::BooleanColumn(column) => Some(column),
@@ -356,6 +367,10 @@ impl LeafPredicate {
                 Decided::MaskNulls(result) => result,
             },
             Self::InList { term, items, negated } => in_list(term, items, *negated, zones, containers),
+            Self::InSet { term, set, negated } => {
+                let result = in_set(term, set, zones, containers);
+                if *negated { result.negated() } else { result }
+            }
             Self::Like { term, prefix, prefix_only, exact, negated } => {
                 like(term, prefix, *prefix_only, *exact, *negated, zones, containers)
             }
@@ -421,10 +436,6 @@ fn compare(term: &MonotoneTerm, op: CompareOp, literal: &ArrayRef, zones: &ZoneM
 /// `term [NOT] IN (items)`: true where some item can equal, false where every item can
 /// differ (a NULL item makes the non-matching rows NULL rather than false).
 fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
-    if items.len() > SHORT_IN_LIST {
-        let result = long_in_list(term, items, zones, containers);
-        return if negated { result.negated() } else { result };
-    }
     let bounds = Bounds::new(term, zones);
     let mut can_true = vec![false; containers];
     let null_item = items.iter().any(is_null_literal);
@@ -438,16 +449,10 @@ fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneM
     if negated { result.negated() } else { result }
 }
 
-/// IN lists up to this long are pruned value by value (any monotone term); longer ones
-/// through a sorted set (a binary search per container).
-const SHORT_IN_LIST: usize = 8;
-
-/// `term IN (items)` for a long list: on a plain column, a container can be true iff some
-/// value lies within its bounds (a binary search in the sorted values) and can be false
-/// unless all its values equal one list value; on a function of a column, only the
-/// list's range is used.
-fn long_in_list(term: &MonotoneTerm, items: &[ArrayRef], zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
-    let Ok(set) = InSet::shared(items) else { return unknown(containers) };
+/// `term IN (set)`: on a plain column, a container can be true iff some value lies within
+/// its bounds (a binary search in the sorted values) and can be false unless all its values
+/// equal one list value; on a function of a column, only the list's range is used.
+fn in_set(term: &MonotoneTerm, set: &InSet, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
     if set.is_empty() {
         // Only NULLs: never true, never false.
         return Possible { can_true: vec![false; containers], can_false: vec![false; containers] };

@@ -219,6 +219,21 @@ fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>
                     shown.join(", ")
                 )
             }
+            LeafPredicate::InSet {
+                term,
+                set,
+                negated: false,
+            } if term.is_plain_column() => {
+                let values = set.values();
+                let mut shown: Vec<String> = (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
+                if values.len() > SHOWN_VALUES {
+                    shown.push(format!("... {} values in all", values.len()));
+                }
+                format!(
+                    "none of ({}) is inside [min({name})={min}, max({name})={max}]",
+                    shown.join(", ")
+                )
+            }
             LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
             _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
         });
