@@ -87,6 +87,13 @@ pub enum PqsiftError {
         not_found: bool,
     },
 
+    /// The files of one scan have columns of types it cannot read into one schema: a
+    /// column narrower or of another kind than the scan schema's (Spark's default), or of
+    /// different types when merging schemas. The message names both files, the column and
+    /// both types. Maps to `pqsift.SchemaMismatchError`.
+    #[error("{0}")]
+    SchemaMismatch(String),
+
     /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
     /// `pqsift.PqsiftError`.
     #[error("arrow: {0}")]

@@ -327,9 +327,12 @@ class Scan:
         storage_options: dict[str, str] | None = None,
         order_by: list[tuple[str, bool, bool]] | None = None,
         top_n_limit: int | None = None,
+        merge_schema: bool = False,
     ) -> None:
         """``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
-        pruning of the row groups and pages that cannot hold one of the first rows."""
+        pruning of the row groups and pages that cannot hold one of the first rows.
+        ``merge_schema``: the scan schema is the union of every file's (Spark's
+        ``mergeSchema``), else the first file's."""
     @property
     def files(self) -> list[str]: ...
     def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:
@@ -357,8 +360,13 @@ class Scan:
         """The Delta snapshot's version, or None."""
     @property
     def declared_schema(self) -> str | None:
-        """A Delta table's schema as text for :func:`read` (the column mapping mode, a
-        newline, the ``schemaString``), or None."""
+        """The schema files are read into, as text for :func:`read`, or None while every file
+        has the first file's columns: a Delta table's (the column mapping mode, a newline,
+        the ``schemaString``), a merged one or the first file's (``arrow``, a newline, its
+        Arrow IPC encoding in hexadecimal)."""
+    def scan_schema(self) -> str | None:
+        """:attr:`declared_schema`, else the first file's schema in the same text: what
+        tasks planning their own files read every file into. None without files."""
     @property
     def partition_schema(self) -> list[tuple[str, str]]:
         """The partition columns as ``(name, Spark type name)`` pairs (empty without)."""

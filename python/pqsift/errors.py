@@ -13,6 +13,7 @@ __all__ = [
     "ObjectNotFoundError",
     "PqsiftError",
     "PqsiftIOError",
+    "SchemaMismatchError",
     "SelectionError",
     "StorageError",
     "TableError",
@@ -46,6 +47,14 @@ class ObjectNotFoundError(StorageError, FileNotFoundError):
 class CorruptFileError(PqsiftError):
     """A file is not valid Parquet or its metadata is inconsistent; the message names the
     file and the reason."""
+
+
+class SchemaMismatchError(PqsiftError):
+    """The files of one scan have a column of types that cannot be read into one schema:
+    narrower than, or of another kind than, the scan schema's (Spark reads each file into
+    the first file's schema, widening only), or different at all when merging schemas
+    (``merge_schema``). The message names both files, the column and both types. Raised
+    before any row is returned when the footers already show it."""
 
 
 class FilterError(PqsiftError, ValueError):

@@ -59,6 +59,9 @@ _OPTIONS: dict[str, Any] = {
     # JSON)). Set by the Spark reader, not by users.
     "declared_schema": None,
     "deletion_vector": None,
+    # Spark's mergeSchema: the union of every file's columns (all footers read first);
+    # otherwise the first file's, other files read into it (README "Schemas").
+    "merge_schema": False,
     # Object stores (s3://, gs://, az://): the object_store crate's option names —
     # credentials, endpoint, region, allow_http, timeouts — plus max_retries and
     # retry_timeout (seconds). Values are never shown in errors, explain or repr.
@@ -421,6 +424,15 @@ def scan(
     views, and Spark's Arrow path accepts them for ``string``). Off by default: not every
     consumer of Arrow reads views, and it is not yet faster on the benchmarks.
 
+    Files with different columns (a table that grew a column): by default the scan schema
+    is the first file's, as Spark's: every other file is read into it by name — a column
+    it lacks comes out null (and prunes as all-null), a column it has beyond the schema is
+    not read, a narrower type is widened (int to bigint, float to double, a larger decimal,
+    date to timestamp_ntz). ``merge_schema=True`` (Spark's ``mergeSchema``) makes it the
+    union of every file's columns, all footers read first; types must then be equal. A
+    column that cannot be read into the scan schema raises
+    :class:`pqsift.SchemaMismatchError` naming both files, the column and both types.
+
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
     :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
@@ -432,7 +444,7 @@ def scan(
     settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
     read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
     _check_read_options(read_options)
-    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive", "partitioning", "partition_type_inference"):
+    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive", "partitioning", "partition_type_inference", "merge_schema"):
         if not isinstance(settings[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if settings["base_path"] is not None:

@@ -41,7 +41,7 @@ mod tests;
 
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use bind::fixed_offset_seconds;
-pub(crate) use cast::is_order_preserving_widening;
+pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
 pub(crate) use evaluate::spark_float_order;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};

@@ -38,6 +38,9 @@ use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::storage::Location;
 use crate::table::file_pruning::{prune_files, specialise};
+use crate::table::delta::schema::ColumnMappingMode;
+use crate::table::schema_adapter::DeclaredSchema;
+use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
 use crate::table::source::{Table, merge_schemas};
 
 /// Scan settings.
@@ -65,6 +68,10 @@ pub struct ScanOptions {
     pub metadata_size_hint: usize,
     /// `ORDER BY ... LIMIT k`: skip what cannot hold a top row (the reader sorts).
     pub top_n: Option<TopN>,
+    /// Spark's `mergeSchema`: the scan schema is the union of every file's (see
+    /// [`crate::table::schema_evolution`]), all footers read up front; otherwise the first
+    /// file's, and other files are read into it.
+    pub merge_schema: bool,
 }
 
 impl Default for ScanOptions {
@@ -78,6 +85,7 @@ impl Default for ScanOptions {
             row_groups: None,
             metadata_size_hint: crate::format::metadata::DEFAULT_METADATA_SIZE_HINT,
             top_n: None,
+            merge_schema: false,
         }
     }
 }
@@ -144,6 +152,9 @@ pub struct Scan {
     options: ScanOptions,
     /// Footers read so far, by file position.
     opened: Mutex<Vec<Option<Arc<OpenedFile>>>>,
+    /// For files (not a Delta table) whose schemas differ: the first file's, which the
+    /// others are read into; set when a file is found to differ (see [`Scan::declared`]).
+    evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
 }
 
 impl Scan {
@@ -169,7 +180,10 @@ impl Scan {
             }
         }
         let opened = Mutex::new(vec![None; table.files.len()]);
-        let scan = Self { table, columns, filter, options, opened };
+        let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
+        if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
+            scan.table.declared = Some(Arc::new(scan.merged_schema()?));
+        }
         if scan.filter.is_none() && scan.columns.is_none() {
             return Ok(scan);
         }
@@ -216,15 +230,74 @@ impl Scan {
     /// partition columns merged in, and per field the partition column it comes from.
     /// With a declared schema (Delta) that schema, whatever the file holds.
     pub fn table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
-        match &self.table.declared {
+        match self.declared() {
             Some(_) => self.declared_schema().expect("a declared schema"),
             None => merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive),
         }
     }
 
+    /// The schema every file is read into when the files may differ from it: a Delta
+    /// table's, the merged one (`merge_schema`), or the first file's once another file was
+    /// found to differ. `None`: every file read so far has the first file's columns.
+    pub fn declared(&self) -> Option<&Arc<DeclaredSchema>> {
+        self.table.declared.as_ref().or_else(|| self.evolved.get())
+    }
+
+    /// The schema every file is read into: [`Scan::declared`], else the first file's
+    /// (partition columns merged in). `None` without files.
+    pub fn scan_schema(&self) -> Result<Option<Arc<DeclaredSchema>>> {
+        if let Some(declared) = self.declared() {
+            return Ok(Some(Arc::clone(declared)));
+        }
+        if self.table.files.is_empty() {
+            return Ok(None);
+        }
+        let first = self.open(0)?;
+        Ok(Some(Arc::new(DeclaredSchema::new(self.own_table_schema(&first), ColumnMappingMode::None))))
+    }
+
+    /// The union of every file's schema, partition columns merged in, in Spark's
+    /// `mergeSchema` order (see [`merge_file_schemas`]).
+    fn merged_schema(&self) -> Result<DeclaredSchema> {
+        self.open_concurrently(&(0..self.table.files.len()).collect::<Vec<_>>());
+        let opened = (0..self.table.files.len()).map(|position| self.open(position)).collect::<Result<Vec<_>>>()?;
+        let names: Vec<String> = opened.iter().map(|file| file.name()).collect();
+        let schemas: Vec<_> = opened.iter().map(|file| self.own_table_schema(file)).collect();
+        let files: Vec<(&str, &arrow::datatypes::Schema)> = names.iter().map(String::as_str).zip(schemas.iter().map(|s| s.as_ref())).collect();
+        let merged = merge_file_schemas(&files, self.options.bind.case_sensitive)?;
+        Ok(DeclaredSchema::new(Arc::new(merged), ColumnMappingMode::None))
+    }
+
+    /// A file's own columns with the table's partition columns merged in.
+    fn own_table_schema(&self, file: &OpenedFile) -> arrow::datatypes::SchemaRef {
+        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive).0
+    }
+
+    /// For files of one table (no declared schema): when `file` (at `position`) differs
+    /// from the first file, the first file's schema becomes the scan's declared schema, if
+    /// `file`'s columns are readable into it (Spark's default, see
+    /// [`crate::table::schema_evolution`]).
+    fn check_against_first(&self, position: usize, file: &OpenedFile) -> Result<()> {
+        if position == 0 || self.table.declared.is_some() {
+            return Ok(());
+        }
+        let first = self.open(0)?;
+        if same_columns(&first.schema, &file.schema) {
+            return Ok(());
+        }
+        let scan_schema = self.own_table_schema(&first);
+        check_readable(&file.name(), &file.schema, &first.name(), &scan_schema, self.options.bind.case_sensitive)?;
+        // Nullable: a column the first file declares NOT NULL may be null (or missing) in
+        // another (Spark reads every column as nullable).
+        let nullable: Vec<_> = scan_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
+        let scan_schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(nullable, scan_schema.metadata().clone()));
+        self.evolved.get_or_init(|| Arc::new(DeclaredSchema::new(scan_schema, ColumnMappingMode::None)));
+        Ok(())
+    }
+
     /// The declared schema and, per field, the partition column it is (Delta tables).
     fn declared_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Vec<Option<usize>>)> {
-        let declared = self.table.declared.as_ref()?;
+        let declared = self.declared()?;
         let from_partition = declared.from_partition(&self.table.partition_schema(), self.options.bind.case_sensitive);
         Some((Arc::clone(&declared.schema), from_partition))
     }
@@ -262,6 +335,7 @@ impl Scan {
             .get(position)
             .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
         let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
+        self.check_against_first(position, &file)?;
         if let Ok(mut cache) = self.opened.lock()
             && let Some(slot) = cache.get_mut(position)
         {
@@ -294,7 +368,7 @@ impl Scan {
     /// The filter for the rows of the file at `position`: partition columns replaced by the
     /// file's values (see [`specialise`]).
     pub fn file_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<Expr>> {
-        if let (Some(filter), Some(declared)) = (&self.filter, &self.table.declared) {
+        if let (Some(filter), Some(declared)) = (&self.filter, self.declared()) {
             let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
             return declared
                 .file_filter(filter, &view, &self.options.bind)
@@ -471,7 +545,7 @@ impl Scan {
         let is_partition = self.table.partitions.as_ref().is_some_and(|p| {
             p.schema.fields().iter().any(|f| f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first)))
         });
-        if is_partition || self.table.declared.is_some() {
+        if is_partition || self.declared().is_some() {
             return Ok(());
         }
         let mut opened = Vec::with_capacity(files.len());

@@ -14,6 +14,7 @@ static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static SCHEMA_MISMATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static STORAGE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static NOT_FOUND_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -28,6 +29,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
         PqsiftError::Table { .. } => (&TABLE_ERROR, "TableError"),
+        PqsiftError::SchemaMismatch(_) => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
         PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
         PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),

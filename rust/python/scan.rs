@@ -43,7 +43,7 @@ impl PyScan {
                         metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
                         timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
-                        order_by=None, top_n_limit=None))]
+                        order_by=None, top_n_limit=None, merge_schema=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -69,6 +69,7 @@ impl PyScan {
         storage_options: Option<BTreeMap<String, String>>,
         order_by: Option<Vec<(String, bool, bool)>>,
         top_n_limit: Option<usize>,
+        merge_schema: bool,
     ) -> PyResult<Self> {
         let top_n = match (order_by, top_n_limit) {
             (Some(keys), Some(limit)) => Some(TopN {
@@ -94,6 +95,7 @@ impl PyScan {
             row_groups,
             metadata_size_hint,
             top_n,
+            merge_schema,
         };
         let inner = py
             .detach(|| {
@@ -195,7 +197,15 @@ impl PyScan {
     /// The declared schema as text for `_core.read` (see `DeclaredSchema::to_text`), or None.
     #[getter]
     fn declared_schema(&self) -> Option<String> {
-        self.inner.table().declared.as_ref().map(|d| d.to_text())
+        self.inner.declared().map(|d| d.to_text())
+    }
+
+    /// The schema every file is read into, as `declared_schema` text: the declared one,
+    /// else the first file's (what tasks planning their own files are given, so that each
+    /// reads its files into the same schema). None without files.
+    fn scan_schema(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let schema = py.detach(|| self.inner.scan_schema()).map_err(py_err(py))?;
+        Ok(schema.map(|s| s.to_text()))
     }
 
     /// The partition columns as `(name, Spark type name)` pairs (empty without).

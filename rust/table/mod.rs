@@ -15,6 +15,8 @@
 //!   files' own schema as Spark merges them.
 //! * [`schema_adapter`] — a declared (Delta) schema over files that name, lack or narrow
 //!   its columns: column mapping, schema evolution, type widening.
+//! * [`schema_evolution`] — files of one table with different schemas: Spark's scan
+//!   schema (the first file's, or the merged one) and which type differences it reads.
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
@@ -24,4 +26,5 @@ pub mod hive;
 pub mod listing;
 pub mod partition_values;
 pub mod schema_adapter;
+pub mod schema_evolution;
 pub mod source;

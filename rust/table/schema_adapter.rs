@@ -96,7 +96,9 @@ impl DeclaredSchema {
     }
 
     /// The schema as text for another process (see [`DeclaredSchema::from_text`]):
-    /// `mode` on the first line, the `schemaString` after it.
+    /// `mode` on the first line, the `schemaString` after it; a schema not read from a
+    /// Delta log (the scan schema of files whose schemas differ) as `arrow` and its Arrow
+    /// IPC encoding in hexadecimal.
     ///
     /// ```
     /// use pqsift::table::delta::schema::ColumnMappingMode;
@@ -106,6 +108,9 @@ impl DeclaredSchema {
     /// assert_eq!(DeclaredSchema::from_text("t", &declared.to_text()).unwrap(), declared);
     /// ```
     pub fn to_text(&self) -> String {
+        if self.schema_string.is_empty() {
+            return format!("{ARROW_TEXT}\n{}", arrow_schema_hex(&self.schema));
+        }
         let mode = match self.mode {
             ColumnMappingMode::None => "none",
             ColumnMappingMode::Name => "name",
@@ -117,6 +122,9 @@ impl DeclaredSchema {
     /// The schema [`DeclaredSchema::to_text`] wrote, for the table `table`.
     pub fn from_text(table: &str, text: &str) -> Result<Self> {
         let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
+        if mode == ARROW_TEXT {
+            return Ok(Self::new(Arc::new(arrow_schema_from_hex(table, schema_string)?), ColumnMappingMode::None));
+        }
         let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
         Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)
     }
@@ -217,6 +225,31 @@ impl DeclaredSchema {
     }
 }
 
+/// The first line of [`DeclaredSchema::to_text`] for a schema given as Arrow's.
+const ARROW_TEXT: &str = "arrow";
+
+/// `schema` as an Arrow IPC stream of no batch, in hexadecimal.
+fn arrow_schema_hex(schema: &Schema) -> String {
+    let mut bytes = Vec::new();
+    // Writing a schema to memory fails only on an unencodable type: then no text (and a
+    // reader of it fails with a message).
+    if let Ok(mut writer) = arrow::ipc::writer::StreamWriter::try_new(&mut bytes, schema) {
+        let _ = writer.finish();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The schema [`arrow_schema_hex`] wrote (of the table `table`, named in errors).
+fn arrow_schema_from_hex(table: &str, hex: &str) -> Result<Schema> {
+    let invalid = |reason: String| PqsiftError::Table { table: table.to_string(), reason: format!("invalid scan schema text: {reason}") };
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| hex.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()).ok_or_else(|| invalid("not hexadecimal".into())))
+        .collect::<Result<Vec<u8>>>()?;
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).map_err(|e| invalid(e.to_string()))?;
+    Ok(reader.schema().as_ref().clone())
+}
+
 /// `field` and every field below it nullable, but for a map's entries and keys (which
 /// Arrow requires non-null).
 fn nullable_field(field: &Field) -> Field {
@@ -313,6 +346,19 @@ fn relax_nullability(fields: &Fields, columns: &[ArrayRef]) -> Fields {
 mod tests {
     use super::*;
     use arrow::array::{Int32Array, Int64Array};
+
+    #[test]
+    fn a_schema_given_as_arrow_travels_as_text() {
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::UInt64, false),
+            Field::new("s", DataType::Struct(Fields::from(vec![Field::new("a", DataType::LargeUtf8, true)])), true),
+        ]);
+        let declared = DeclaredSchema::new(Arc::new(schema), ColumnMappingMode::None);
+        let text = declared.to_text();
+        assert!(text.starts_with("arrow\n"));
+        assert_eq!(DeclaredSchema::from_text("t", &text).unwrap(), declared);
+        assert!(DeclaredSchema::from_text("t", "arrow\nzz").unwrap_err().to_string().contains("not hexadecimal"));
+    }
 
     fn mapped(name: &str, physical: &str, data_type: DataType) -> Field {
         Field::new(name, data_type, true)

@@ -326,7 +326,9 @@ def read(
     :func:`default_parallelism`). Each task
     then reads its row groups with late materialization (:func:`reader`). The filter is
     read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
-    unless ``session_time_zone`` / ``case_sensitive`` are given. ``options`` are those of
+    unless ``session_time_zone`` / ``case_sensitive`` are given, and files of different
+    schemas by Spark's rules (``merge_schema`` defaults to the session's
+    ``spark.sql.parquet.mergeSchema``). ``options`` are those of
     :func:`pqsift.scan`; ``threads`` is per task (default 1: Spark runs a task per core).
     ``source`` may be an object store URL (``s3://bucket/events/``) read with
     ``storage_options``: the tasks read the store themselves, no Hadoop connector needed.
@@ -362,6 +364,7 @@ def read(
         options["base_path"] = absolute_path(options["base_path"])
     options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
     options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
+    options.setdefault("merge_schema", (spark.conf.get("spark.sql.parquet.mergeSchema") or "false").lower() == "true")
     _check_options(options)
     column_list = None if columns is None else list(columns)
     order_by = _order_by(options.get("order_by"))

@@ -118,6 +118,7 @@ _TABLE_OPTIONS = (
     "case_sensitive",
     "version",
     "timestamp",
+    "merge_schema",
 )
 
 # Delta's own names for time travel (``spark.read.format("delta").option("versionAsOf", 3)``).

@@ -265,6 +265,9 @@ def _plan_lazily(planned: Any, target_task_bytes: int, parallelism: int | None) 
         task_bytes += size
     if pieces:
         tasks.append(Task(pieces=tuple(pieces), compressed_bytes=task_bytes, rows=0))
+    # The tasks read their files into one schema (the first file's, unless the table
+    # declares or merges one): each task sees only its own files.
+    table = TableContext(planned._core.scan_schema(), planned._core.table_root, planned._core.table_name)
     explain = (
         f"lazy planning: {len(files)} of {len(paths)} file(s) left by partition values and table statistics, "
         f"{total:,} bytes in {len(tasks)} task(s); footers are read and pruned by the tasks\n"
@@ -276,7 +279,7 @@ def _plan_lazily(planned: Any, target_task_bytes: int, parallelism: int | None) 
         explain=explain,
         partition_schema=planned.partition_schema,
         partition_values=values,
-        table=TableContext(planned._core.declared_schema, planned._core.table_root, planned._core.table_name),
+        table=table,
     )
 
 

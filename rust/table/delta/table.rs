@@ -156,8 +156,11 @@ impl DeltaTable {
 /// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
 /// (the table's root, the log's descriptor as JSON).
 pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(Location, String)>) -> Result<Table> {
-    table.declared = Some(Arc::new(DeclaredSchema::from_text(&table.name, declared_schema)?));
-    table.format = TableFormat::Delta;
+    let declared = DeclaredSchema::from_text(&table.name, declared_schema)?;
+    if !declared.schema_string.is_empty() {
+        table.format = TableFormat::Delta; // not the scan schema of plain files
+    }
+    table.declared = Some(Arc::new(declared));
     if let Some((table_root, descriptor)) = deletion_vector {
         let [path] = table.files.as_slice() else {
             return Err(PqsiftError::filter(format!("a deletion vector is given for one file, the scan has {}", table.files.len())));
