@@ -39,6 +39,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -394,11 +395,12 @@ def read(
     planned = [task.to_rows() for task in plan.tasks]
     if not planned:
         return spark.createDataFrame([], struct)
+    request = _PlannedRead(planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options)
     frame = None
     if plan.selected_bytes is not None and plan.selected_bytes <= driver_read_bytes:
-        frame = _read_small_result(spark, planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options)
+        frame = _read_small_result(spark, request)
     if frame is None:
-        frame = _read_in_tasks(spark, planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, threads, options)
+        frame = _read_in_tasks(spark, request, threads)
     if not order_by:
         return frame
     # Each task outputs its own first rows in order; Spark merges them.
@@ -409,30 +411,36 @@ def read(
     return frame.drop(*[_output_name(key) for key in sort_only]) if sort_only else frame
 
 
-def _read_small_result(
-    spark: SparkSession,
-    planned: list[list[Piece]],
-    columns: list[str] | None,
-    filter: str | None,  # noqa: A002
-    plan: TaskPlan,
-    schema_of: pa.Schema,
-    struct: StructType,
-    ignore_corrupt_files: bool,
-    metrics: ScanMetrics | None,
-    options: dict[str, Any],
-) -> DataFrame | None:
-    """The rows of ``planned`` read here, as a local relation; None when they came to more
-    than the driver takes (the tasks read them instead)."""
+@dataclass(frozen=True)
+class _PlannedRead:
+    """A planned read, as both ways of reading it take it: the tasks' pieces, the columns
+    and filter, the plan, the output schema (Arrow and Spark), and the options."""
+
+    planned: list[list[Piece]]
+    columns: list[str] | None
+    filter: str | None
+    plan: TaskPlan
+    arrow_schema: pa.Schema
+    struct: StructType
+    ignore_corrupt_files: bool
+    metrics: ScanMetrics | None
+    options: dict[str, Any]
+
+
+def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame | None:
+    """The rows of the plan read here, handed to Spark as Arrow batches; None when they
+    came to more than the driver takes (the tasks read them instead)."""
+    metrics = request.metrics
     rows, read = read_on_driver(
-        [piece for task in planned for piece in task],
-        columns,
-        filter,
-        schema=schema_of,
-        partition_schema=plan.partition_schema,
-        table=plan.table,
-        ignore_corrupt_files=ignore_corrupt_files,
+        [piece for task in request.planned for piece in task],
+        request.columns,
+        request.filter,
+        schema=request.arrow_schema,
+        partition_schema=request.plan.partition_schema,
+        table=request.plan.table,
+        ignore_corrupt_files=request.ignore_corrupt_files,
         threads=None,
-        **options,
+        **request.options,
     )
     if metrics is not None:
         # An abandoned read counts too: its bytes were read.
@@ -442,7 +450,7 @@ def _read_small_result(
     if metrics is not None:
         metrics.tasks = 0
         metrics.read_on_driver = True
-    return _arrow_frame(spark, rows.combine_chunks(), struct)
+    return _arrow_frame(spark, rows.combine_chunks(), request.struct)
 
 
 #: Spark's threshold under which ``createDataFrame`` of Arrow data builds a local relation.
@@ -468,33 +476,23 @@ def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> Dat
             spark.conf.set(_LOCAL_RELATION_THRESHOLD, previous)
 
 
-def _read_in_tasks(
-    spark: SparkSession,
-    planned: list[list[Piece]],
-    column_list: list[str] | None,
-    filter: str | None,  # noqa: A002
-    plan: TaskPlan,
-    schema_of: pa.Schema,
-    struct: StructType,
-    ignore_corrupt_files: bool,
-    metrics: ScanMetrics | None,
-    threads: int,
-    options: dict[str, Any],
-) -> DataFrame:
-    """The DataFrame whose Python tasks read ``planned``, one task per partition."""
+def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> DataFrame:
+    """The DataFrame whose Python tasks read the plan, one task per partition (``threads``
+    each)."""
+    planned, plan, metrics = request.planned, request.plan, request.metrics
     # Connect: no accumulator; the tasks' counts come as rows of an extra column.
     in_band = metrics is not None and metrics.accumulator is None
     function = planned_reader(
         planned,
-        column_list,
-        filter,
+        request.columns,
+        request.filter,
         partition_schema=plan.partition_schema,
         table=plan.table,
-        ignore_corrupt_files=ignore_corrupt_files,
+        ignore_corrupt_files=request.ignore_corrupt_files,
         metrics=None if in_band else metrics,
-        metrics_schema=schema_of if in_band else None,
+        metrics_schema=request.arrow_schema if in_band else None,
         threads=threads,
-        **options,
+        **request.options,
     )
     # One task per partition: a range of n ids in n partitions has exactly one id in each
     # (a hash repartition would leave some empty and double others up), and is made in the
@@ -503,9 +501,9 @@ def _read_in_tasks(
     if in_band:
         from pyspark.sql.types import StringType, StructField, StructType
 
-        output = StructType([*struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
+        output = StructType([*request.struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
         return metrics._observe(tasks.mapInArrow(function, output))  # type: ignore[union-attr]
-    return tasks.mapInArrow(function, struct)
+    return tasks.mapInArrow(function, request.struct)
 
 
 def _output_name(column: str) -> str:
