@@ -160,11 +160,11 @@ impl InSet {
         let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
         let data = aligned(&values);
         Ok(match (&self.members, values.data_type().primitive_width()) {
-            (Members::Bits64(set), Some(1)) => collect_found(data.buffer::<u8>(0), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(2)) => collect_found(data.buffer::<u16>(0), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(4)) => collect_found(data.buffer::<u32>(0), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(8)) => collect_found(data.buffer::<u64>(0), |v| set.contains(v), valid, found),
-            (Members::Bits128(set), Some(16)) => collect_found(data.buffer::<u128>(0), |v| set.contains(v), valid, found),
+            (Members::Bits64(set), Some(1)) => collect_found(fixed::<u8>(&data), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(2)) => collect_found(fixed::<u16>(&data), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(4)) => collect_found(fixed::<u32>(&data), |v| set.contains(&(*v as u64)), valid, found),
+            (Members::Bits64(set), Some(8)) => collect_found(fixed::<u64>(&data), |v| set.contains(v), valid, found),
+            (Members::Bits128(set), Some(16)) => collect_found(fixed::<u128>(&data), |v| set.contains(v), valid, found),
             (Members::Rows(set), _) => {
                 let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
                 (0..values.len()).map(|i| if valid(i) { found(set.contains(rows.row(i).as_ref())) } else { None }).collect()
@@ -243,11 +243,11 @@ impl Members {
     fn of(values: &ArrayRef, sorted: &Rows) -> Self {
         let data = aligned(values);
         match values.data_type().primitive_width() {
-            Some(1) => Self::Bits64(data.buffer::<u8>(0).iter().map(|&v| v as u64).collect()),
-            Some(2) => Self::Bits64(data.buffer::<u16>(0).iter().map(|&v| v as u64).collect()),
-            Some(4) => Self::Bits64(data.buffer::<u32>(0).iter().map(|&v| v as u64).collect()),
-            Some(8) => Self::Bits64(data.buffer::<u64>(0).iter().copied().collect()),
-            Some(16) => Self::Bits128(data.buffer::<u128>(0).iter().copied().collect()),
+            Some(1) => Self::Bits64(fixed::<u8>(&data).iter().map(|&v| v as u64).collect()),
+            Some(2) => Self::Bits64(fixed::<u16>(&data).iter().map(|&v| v as u64).collect()),
+            Some(4) => Self::Bits64(fixed::<u32>(&data).iter().map(|&v| v as u64).collect()),
+            Some(8) => Self::Bits64(fixed::<u64>(&data).iter().copied().collect()),
+            Some(16) => Self::Bits128(fixed::<u128>(&data).iter().copied().collect()),
             _ => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
         }
     }
@@ -259,6 +259,12 @@ fn aligned(values: &ArrayRef) -> arrow::array::ArrayData {
     let mut data = values.to_data();
     data.align_buffers();
     data
+}
+
+/// The array's fixed-width values as `T`: its first buffer from its offset, `len` of them
+/// (the buffer may run on past the array, a slice of a larger one).
+fn fixed<T: arrow::datatypes::ArrowNativeType>(data: &arrow::array::ArrayData) -> &[T] {
+    &data.buffer::<T>(0)[..data.len()]
 }
 
 /// Per value (`values`, a fixed-width buffer already offset to the array's start), the
@@ -284,6 +290,17 @@ fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sliced_arrays_are_tested_over_their_own_rows_only() {
+        let items: Vec<ArrayRef> = [3i64, 7].into_iter().map(|v| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef).collect();
+        let set = InSet::new(&items).unwrap();
+        let whole: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![1, 3, 5, 7, 9, 3]));
+        let found = set.contains(&whole.slice(1, 3)).unwrap();
+        assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
+        let set = InSet::new(&[whole.slice(2, 1), whole.slice(3, 1)]).unwrap(); // {5, 7}, from slices
+        assert_eq!(set.contains(&whole).unwrap().iter().filter(|v| *v == Some(true)).count(), 2);
+    }
     use arrow::array::{Float64Array, StringArray};
 
     #[test]

@@ -560,6 +560,9 @@ impl Scan {
             filters.push(self.bound_filter(position, &file)?);
             opened.push(Some(file));
         }
+        if self.declared().is_some() {
+            return Ok(()); // a file differed from the first: statistics are per file schema
+        }
         let input = TopNInput { files: opened, filters, bind: &self.options.bind, page_index: self.options.page_index };
         prune_top_n(top_n, &input, files, metrics)
     }
