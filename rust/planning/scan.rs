@@ -150,8 +150,10 @@ pub struct Scan {
     columns: Option<Vec<String>>,
     filter: Option<Expr>,
     options: ScanOptions,
-    /// Footers read so far, by file position.
-    opened: Mutex<Vec<Option<Arc<OpenedFile>>>>,
+    /// Footers read so far, by file position; a slot stays locked while its footer is
+    /// read, so that threads wanting the same file wait for one read instead of each
+    /// fetching it.
+    opened: Vec<Mutex<Option<Arc<OpenedFile>>>>,
     /// For files (not a Delta table) whose schemas differ: the first file's, which the
     /// others are read into; set when a file is found to differ (see [`Scan::declared`]).
     evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
@@ -179,7 +181,7 @@ impl Scan {
                 return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", table.files.len())));
             }
         }
-        let opened = Mutex::new(vec![None; table.files.len()]);
+        let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
         let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
         if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
@@ -319,28 +321,22 @@ impl Scan {
 
     /// The footer of file `position` when it has been read.
     pub fn opened(&self, position: usize) -> Option<Arc<OpenedFile>> {
-        self.opened.lock().ok()?.get(position).cloned().flatten()
+        self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The footer of file `position`, read once and cached.
+    /// The footer of file `position`, read once and cached. Comparing a file with the
+    /// first opens the first: its slot is another, so that cannot wait on itself.
     pub fn open(&self, position: usize) -> Result<Arc<OpenedFile>> {
-        if let Ok(cache) = self.opened.lock()
-            && let Some(Some(file)) = cache.get(position)
-        {
-            return Ok(file.clone());
+        let (Some(slot), Some(path)) = (self.opened.get(position), self.table.files.get(position)) else {
+            return Err(PqsiftError::filter(format!("no file at position {position}")));
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(file) = slot.as_ref() {
+            return Ok(Arc::clone(file));
         }
-        let path = self
-            .table
-            .files
-            .get(position)
-            .ok_or_else(|| PqsiftError::filter(format!("no file at position {position}")))?;
         let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
         self.check_against_first(position, &file)?;
-        if let Ok(mut cache) = self.opened.lock()
-            && let Some(slot) = cache.get_mut(position)
-        {
-            *slot = Some(file.clone());
-        }
+        *slot = Some(Arc::clone(&file));
         Ok(file)
     }
 
