@@ -1,13 +1,13 @@
 """Small results read on the driver: when the driver's plan shows that little survives
 pruning, :func:`pqsift.spark.read` reads it in the driver's process and hands Spark the
-rows as a local relation (``spark.createDataFrame(arrow_table)``) instead of launching
+rows as Arrow batches (``spark.createDataFrame(arrow_table)``) instead of launching
 Python tasks.
 
 Why: a query that keeps one row of a million still pays, through ``mapInArrow``, a Spark
 job whose tasks start (or wake) Python workers, re-open the files and send their output
 back to the JVM through Arrow. On two cores that costs ~100 ms, several times the read
-itself (a bloom-filter point lookup reads in ~7 ms). A local relation needs no Python
-worker at all.
+itself (a bloom-filter point lookup reads in ~7 ms). Batches made on the driver need no
+Python worker at all.
 
 When: the plan's estimate of the compressed bytes the tasks would read
 (:attr:`~pqsift.spark.planning.TaskPlan.selected_bytes`: each kept row group's bytes in
@@ -21,7 +21,7 @@ and the work thrown away is bounded. A lazy plan (no footer read on the driver) 
 estimate and always runs as tasks.
 
 >>> pqsift.spark.read(spark, "events/", ["id", "note"], "id = 42")   # doctest: +SKIP
-DataFrame[id: bigint, note: string]      # a LocalTableScan: read on the driver
+DataFrame[id: bigint, note: string]      # read on the driver: no MapInArrow in its plan
 >>> pqsift.spark.read(spark, "events/", ["id"], "id = 42", driver_read_bytes=0)  # doctest: +SKIP
 DataFrame[id: bigint]                    # always Python tasks (MapInArrow)
 """
