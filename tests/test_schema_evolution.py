@@ -133,3 +133,41 @@ def test_spark_read_and_data_source_follow_the_same_rules(spark: Any, tables: di
             assert (source.columns, _sorted_rows(source)) == expected, (name, merge, "data source")
     with pytest.raises(Exception, match="SchemaMismatch|column v"):
         pqsift.spark.read(spark, tables["int_then_long"]).collect()
+
+
+#: A caller's schema, as Spark DDL and as pyarrow (the same columns).
+GIVEN_SCHEMAS = [
+    ("id long, y string", pa.schema([("id", pa.int64()), ("y", pa.string())])),
+    ("y string, id long", pa.schema([("y", pa.string()), ("id", pa.int64())])),
+    ("id long, y string, day int", pa.schema([("id", pa.int64()), ("y", pa.string()), ("day", pa.int32())])),
+    ("ID long", pa.schema([("ID", pa.int64())])),
+    ("z long", pa.schema([("z", pa.int64())])),
+    ("id int", pa.schema([("id", pa.int32())])),
+    ("id double", pa.schema([("id", pa.float64())])),
+    ("id string", pa.schema([("id", pa.string())])),
+]
+
+
+@pytest.mark.parametrize(("ddl", "given"), GIVEN_SCHEMAS, ids=[ddl for ddl, _ in GIVEN_SCHEMAS])
+def test_a_given_schema_wins_as_in_spark(spark: Any, tmp_path: Path, ddl: str, given: pa.Schema) -> None:
+    """Spark's ``.schema(ddl)`` on a Hive table whose second partition's file has one more
+    column: the given columns in its order, the partition column appended unless given,
+    names matched case-insensitively, the same widenings; a narrowing fails."""
+    for day, table in ((1, CASES["added"][0]), (2, CASES["added"][1].set_column(2, "y", pa.array(["a", "b"])))):
+        (tmp_path / f"day={day}").mkdir()
+        pq.write_table(table, tmp_path / f"day={day}" / "p.parquet")
+    try:
+        native = spark.read.schema(ddl).parquet(str(tmp_path))
+        expected = (native.columns, _sorted_rows(native))
+    except Exception:  # noqa: BLE001 - Spark's failure is the expectation
+        expected = None
+    if expected is None:
+        with pytest.raises(pqsift.SchemaMismatchError, match="column id .* in the given schema"):
+            pqsift.scan(tmp_path, schema=given).to_table()
+        return
+    table = pqsift.scan(tmp_path, schema=given, spark_output=True).to_table()
+    assert (table.column_names, sorted((tuple(r.values()) for r in table.to_pylist()), key=repr)) == expected
+    from pqsift import spark as pqsift_spark
+
+    df = pqsift_spark.read(spark, tmp_path, schema=given, driver_read_bytes=0)
+    assert (df.columns, _sorted_rows(df)) == expected

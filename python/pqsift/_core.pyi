@@ -328,11 +328,13 @@ class Scan:
         order_by: list[tuple[str, bool, bool]] | None = None,
         top_n_limit: int | None = None,
         merge_schema: bool = False,
+        schema: str | None = None,
     ) -> None:
         """``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
         pruning of the row groups and pages that cannot hold one of the first rows.
         ``merge_schema``: the scan schema is the union of every file's (Spark's
-        ``mergeSchema``), else the first file's."""
+        ``mergeSchema``), else the first file's; ``schema`` (``declared_schema`` text of a
+        caller's schema) wins over both."""
     @property
     def files(self) -> list[str]: ...
     def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:

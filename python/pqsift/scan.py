@@ -62,6 +62,8 @@ _OPTIONS: dict[str, Any] = {
     # Spark's mergeSchema: the union of every file's columns (all footers read first);
     # otherwise the first file's, other files read into it (README "Schemas").
     "merge_schema": False,
+    # A pyarrow.Schema the files are read into (Spark's .schema(...)); wins over the above.
+    "schema": None,
     # Object stores (s3://, gs://, az://): the object_store crate's option names —
     # credentials, endpoint, region, allow_http, timeouts — plus max_retries and
     # retry_timeout (seconds). Values are never shown in errors, explain or repr.
@@ -429,9 +431,12 @@ def scan(
     it lacks comes out null (and prunes as all-null), a column it has beyond the schema is
     not read, a narrower type is widened (int to bigint, float to double, a larger decimal,
     date to timestamp_ntz). ``merge_schema=True`` (Spark's ``mergeSchema``) makes it the
-    union of every file's columns, all footers read first; types must then be equal. A
-    column that cannot be read into the scan schema raises
-    :class:`pqsift.SchemaMismatchError` naming both files, the column and both types.
+    union of every file's columns, all footers read first; types must then be equal.
+    ``schema`` (a ``pyarrow.Schema``, Spark's ``.schema(...)``) wins over both: every file
+    is read into it by the same rules, the partition columns appended where it lacks them.
+    A column that cannot be read into the scan schema raises
+    :class:`pqsift.SchemaMismatchError` naming both files (or the given schema), the column
+    and both types.
 
     An unknown option raises ``TypeError``; a bad filter
     :class:`pqsift.FilterError` before any data is read; an unreadable file
@@ -450,6 +455,7 @@ def scan(
     if settings["base_path"] is not None:
         settings["base_path"] = os.fspath(settings["base_path"])
     settings["storage_options"] = _storage_options(settings["storage_options"])
+    settings["schema"] = _schema_text(settings["schema"])
     _check_snapshot(settings)
     if not isinstance(settings["session_time_zone"], str):
         raise TypeError("option session_time_zone must be a str")
@@ -524,6 +530,19 @@ def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:
     if not out:
         raise ValueError("option order_by must name at least one column")
     return out
+
+
+def _schema_text(schema: pa.Schema | None) -> str | None:
+    """A caller's schema as the core takes it: ``arrow``, a newline, the schema as an Arrow
+    IPC stream of no batch in hexadecimal."""
+    if schema is None:
+        return None
+    if not isinstance(schema, pa.Schema):
+        raise TypeError(f"option schema must be a pyarrow.Schema, not {type(schema).__name__}")
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema):
+        pass
+    return "arrow\n" + sink.getvalue().to_pybytes().hex()
 
 
 def _storage_options(options: Any) -> dict[str, str] | None:

@@ -72,6 +72,10 @@ pub struct ScanOptions {
     /// [`crate::table::schema_evolution`]), all footers read up front; otherwise the first
     /// file's, and other files are read into it.
     pub merge_schema: bool,
+    /// A schema given by the caller (Spark's `.schema(...)`): every file is read into it by
+    /// name, the table's partition columns appended where it lacks them; it wins over
+    /// both of the above. Not for a Delta table, which declares its own.
+    pub schema: Option<arrow::datatypes::SchemaRef>,
 }
 
 impl Default for ScanOptions {
@@ -86,6 +90,7 @@ impl Default for ScanOptions {
             metadata_size_hint: crate::format::metadata::DEFAULT_METADATA_SIZE_HINT,
             top_n: None,
             merge_schema: false,
+            schema: None,
         }
     }
 }
@@ -183,7 +188,13 @@ impl Scan {
         }
         let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
         let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
-        if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
+        if let Some(given) = &scan.options.schema {
+            if scan.table.declared.is_some() {
+                return Err(PqsiftError::table(&scan.table.name, "a schema cannot be given for a Delta table: it declares its own"));
+            }
+            let schema = merge_schemas(given, &scan.table.partition_schema(), scan.options.bind.case_sensitive).0;
+            scan.table.declared = Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::None)));
+        } else if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
         }
         if scan.filter.is_none() && scan.columns.is_none() {
@@ -280,6 +291,10 @@ impl Scan {
     /// `file`'s columns are readable into it (Spark's default, see
     /// [`crate::table::schema_evolution`]).
     fn check_against_first(&self, position: usize, file: &OpenedFile) -> Result<()> {
+        if let (Some(_), Some(declared)) = (&self.options.schema, &self.table.declared) {
+            // The caller's schema: every file, the first too, must be readable into it.
+            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, self.options.bind.case_sensitive);
+        }
         if position == 0 || self.table.declared.is_some() {
             return Ok(());
         }

@@ -23,6 +23,7 @@ use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
+use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::source::{Table, TableFormat, TableOptions};
 
 /// A scan; see `python/pqsift/_core.pyi`.
@@ -43,7 +44,7 @@ impl PyScan {
                         metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
                         timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
-                        order_by=None, top_n_limit=None, merge_schema=false))]
+                        order_by=None, top_n_limit=None, merge_schema=false, schema=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -70,6 +71,7 @@ impl PyScan {
         order_by: Option<Vec<(String, bool, bool)>>,
         top_n_limit: Option<usize>,
         merge_schema: bool,
+        schema: Option<String>,
     ) -> PyResult<Self> {
         let top_n = match (order_by, top_n_limit) {
             (Some(keys), Some(limit)) => Some(TopN {
@@ -96,6 +98,7 @@ impl PyScan {
             metadata_size_hint,
             top_n,
             merge_schema,
+            schema: schema.map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema)).transpose().map_err(py_err(py))?,
         };
         let inner = py
             .detach(|| {

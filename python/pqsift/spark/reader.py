@@ -189,9 +189,10 @@ def _row_reader(
     settings = {**options, "threads": threads, "spark_output": True}
     partition_schema = settings.pop("partition_schema", None) or []
     table = settings.pop("table", None) or TableContext()
-    # The driver chose the snapshot: a task reads files, not the table.
-    settings.pop("version", None)
-    settings.pop("timestamp", None)
+    # The driver chose the snapshot and the schema (it comes in the table context): a task
+    # reads files, not the table.
+    for decided in ("version", "timestamp", "schema", "merge_schema"):
+        settings.pop(decided, None)
     column_list = None if columns is None else list(columns)
 
     def read_rows(rows: Iterable[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
