@@ -171,3 +171,32 @@ def test_a_given_schema_wins_as_in_spark(spark: Any, tmp_path: Path, ddl: str, g
 
     df = pqsift_spark.read(spark, tmp_path, schema=given, driver_read_bytes=0)
     assert (df.columns, _sorted_rows(df)) == expected
+
+
+def test_spark_written_files_that_grew_a_column(spark: Any, tmp_path: Path) -> None:
+    """Files Spark wrote (parquet-mr, its own metadata and encodings): an older write of
+    (id, amount INT) and a newer one of (id, amount BIGINT, note), in one directory, the
+    older file first in path order and then the newer one."""
+    import shutil
+
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's usual name
+
+    older, newer = tmp_path / "older", tmp_path / "newer"
+    spark.range(0, 50, numPartitions=1).select("id", F.col("id").cast("int").alias("amount")).write.parquet(str(older))
+    spark.range(50, 100, numPartitions=1).select("id", F.col("id").alias("amount"), F.concat(F.lit("n"), F.col("id")).alias("note")).write.parquet(
+        str(newer)
+    )
+    for order in ((older, newer), (newer, older)):
+        table = tmp_path / f"table-{order[0].name}-first"
+        table.mkdir()
+        for rank, source in enumerate(order):
+            (part,) = source.glob("part-*.parquet")
+            shutil.copy(part, table / f"part-{rank}.parquet")
+        for merge in (False, True):
+            expected = _spark_rows(spark, table, merge)
+            if expected is None:  # an INT first, or INT and BIGINT merged: Spark fails
+                with pytest.raises(pqsift.SchemaMismatchError, match=r"column amount is (INT|BIGINT) in .*part-\d.parquet but (INT|BIGINT) in .*part-\d.parquet"):
+                    _pqsift_rows(table, merge)
+                continue
+            assert _pqsift_rows(table, merge) == expected, (order[0].name, merge)
+            assert pqsift.scan(table, filter="amount >= 98", merge_schema=merge).to_table().num_rows == 2
