@@ -84,7 +84,7 @@ pub fn same_columns(a: &Schema, b: &Schema) -> bool {
 /// `scan` (taken from `scan_source`) has is readable as the scan's type ([`reads_as`]).
 pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &Schema, case_sensitive: bool) -> Result<()> {
     for scan_field in scan.fields() {
-        let Some(i) = find_column(file.fields(), scan_field.name(), case_sensitive) else { continue };
+        let Some(i) = find_field(file.fields(), scan_field.name(), case_sensitive) else { continue };
         let file_type = file.field(i).data_type();
         if !reads_as(file_type, scan_field.data_type()) {
             return Err(PqsiftError::SchemaMismatch(format!(
@@ -110,7 +110,7 @@ pub fn merge_file_schemas(files: &[(&str, &Schema)], case_sensitive: bool) -> Re
     for (name, schema) in files {
         for field in schema.fields() {
             let fields = Fields::from(merged.clone());
-            match find_column(&fields, field.name(), case_sensitive) {
+            match find_field(&fields, field.name(), case_sensitive) {
                 None => {
                     merged.push(Arc::new(field.as_ref().clone().with_nullable(true)));
                     source.push(name);
@@ -154,10 +154,6 @@ fn merge_types(a: &DataType, b: &DataType) -> Option<DataType> {
         }
         _ => None,
     }
-}
-
-fn find_column(fields: &Fields, name: &str, case_sensitive: bool) -> Option<usize> {
-    find_field(fields, name, case_sensitive)
 }
 
 #[cfg(test)]
