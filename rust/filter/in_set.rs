@@ -91,30 +91,24 @@ impl InSet {
         Ok(Self { converter, sorted, members, values, items: Default::default(), has_null })
     }
 
-    /// [`InSet::new`], shared with the previous calls on the same items: planning asks for
-    /// the set of one list once per row group and column, and the items of a bound filter
-    /// are the same arrays each time. The last few sets are kept, with the items they were
-    /// made of (so that their addresses cannot be reused meanwhile).
+    /// [`InSet::new`], shared with the previous calls on the same items: the bloom-filter
+    /// stage asks for the set of a literal guarantee's values once per file, and they are
+    /// the same arrays each time ([`InSet::value_items`] of the bound set). The last few
+    /// sets are kept, with the items they were made of (so that their addresses cannot be
+    /// reused meanwhile).
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
-        Self::shared_by(items.len(), |k| &items[k])
-    }
-
-    /// [`InSet::shared`] of the `len` items `item(0)`, `item(1)`, ...: no list of them is
-    /// made unless the set is.
-    fn shared_by<'a>(len: usize, item: impl Fn(usize) -> &'a ArrayRef) -> Result<Arc<Self>> {
         type Entry = (Vec<ArrayRef>, Arc<InSet>);
         static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-        let same_items = |kept: &[ArrayRef]| kept.len() == len && kept.iter().enumerate().all(|(k, a)| Arc::ptr_eq(a, item(k)));
+        let same_items = |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
         if let Some((_, set)) = RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept)) {
             return Ok(Arc::clone(set));
         }
-        let items: Vec<ArrayRef> = (0..len).map(|k| Arc::clone(item(k))).collect();
-        let set = Arc::new(Self::new(&items)?);
+        let set = Arc::new(Self::new(items)?);
         let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() >= RECENT_SETS {
             recent.remove(0);
         }
-        recent.push((items, Arc::clone(&set)));
+        recent.push((items.to_vec(), Arc::clone(&set)));
         Ok(set)
     }
 
