@@ -245,7 +245,7 @@ impl Scan {
     pub fn table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
         match self.declared() {
             Some(_) => self.declared_schema().expect("a declared schema"),
-            None => merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive),
+            None => self.file_table_schema(file),
         }
     }
 
@@ -266,7 +266,7 @@ impl Scan {
             return Ok(None);
         }
         let first = self.open(0)?;
-        Ok(Some(Arc::new(DeclaredSchema::new(self.own_table_schema(&first), ColumnMappingMode::None))))
+        Ok(Some(Arc::new(DeclaredSchema::new(self.file_table_schema(&first).0, ColumnMappingMode::None))))
     }
 
     /// The union of every file's schema, partition columns merged in, in Spark's
@@ -275,15 +275,16 @@ impl Scan {
         self.open_concurrently(&(0..self.table.files.len()).collect::<Vec<_>>());
         let opened = (0..self.table.files.len()).map(|position| self.open(position)).collect::<Result<Vec<_>>>()?;
         let names: Vec<String> = opened.iter().map(|file| file.name()).collect();
-        let schemas: Vec<_> = opened.iter().map(|file| self.own_table_schema(file)).collect();
+        let schemas: Vec<_> = opened.iter().map(|file| self.file_table_schema(file).0).collect();
         let files: Vec<(&str, &arrow::datatypes::Schema)> = names.iter().map(String::as_str).zip(schemas.iter().map(|s| s.as_ref())).collect();
         let merged = merge_file_schemas(&files, self.options.bind.case_sensitive)?;
         Ok(DeclaredSchema::new(Arc::new(merged), ColumnMappingMode::None))
     }
 
-    /// A file's own columns with the table's partition columns merged in.
-    fn own_table_schema(&self, file: &OpenedFile) -> arrow::datatypes::SchemaRef {
-        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive).0
+    /// A file's own columns with the table's partition columns merged in, and per field
+    /// the partition column it comes from.
+    fn file_table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
+        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive)
     }
 
     /// For files of one table (no declared schema): when `file` (at `position`) differs
@@ -302,7 +303,7 @@ impl Scan {
         if same_columns(&first.schema, &file.schema) {
             return Ok(());
         }
-        let scan_schema = self.own_table_schema(&first);
+        let scan_schema = self.file_table_schema(&first).0;
         check_readable(&file.name(), &file.schema, &first.name(), &scan_schema, self.options.bind.case_sensitive)?;
         // Nullable: a column the first file declares NOT NULL may be null (or missing) in
         // another (Spark reads every column as nullable).
