@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from connect_harness import ConnectServer, missing_modules, shared_server, stop_shared  # noqa: E402
-from test_spark import FILTERS, READ_BY, ROWS, _rows, _table  # noqa: E402
+from test_spark import FILTERS, READ_BY, ROWS, _rows, _table, assert_tasks_read_ids_100_to_199  # noqa: E402
 
 import pqsift.spark  # noqa: E402
 
@@ -124,15 +124,9 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
     assert df.columns == ["id", "note"]  # the metrics column does not show
     rows = df.count()
     value = metrics.value
-    assert rows == 3 * 100
-    assert value["rows_out"] == rows
-    assert value["files_total"] == 3
-    assert value["row_groups_pruned_statistics"] == 3 * 4  # 5 row groups a file, one kept
+    assert_tasks_read_ids_100_to_199(value, rows)
     assert value["row_groups_read"] == 3
-    assert value["pages_pruned"] > 0
-    assert value["tasks"] == 3
     assert value["rows_decoded"] >= rows
-    assert value["bytes_read"] > 0
     assert value["files_skipped"] == []
     # The same counts as a classic session's accumulator gives.
     classic = pqsift.spark.ScanMetrics(spark)
