@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -125,25 +124,11 @@ def engines(root: Path) -> dict[str, Callable[[str, list[int], str], tuple[int, 
 
 
 def spark_engines(root: Path) -> dict[str, Callable[[str, list[int], str], tuple[int, dict[str, Any]]]]:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F  # noqa: N812 - Spark's usual name
+    from spark_bench import local_spark, noop
 
-    import pqsift.spark
-
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    pqsift.spark.register(spark)
+    spark = local_spark()
     path = str(root)
-
-    def noop(df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()
 
     def count(df: Any) -> int:
         noop(df)

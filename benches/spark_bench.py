@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -56,22 +57,13 @@ def interleaved_times(runs: dict[str, Callable[[], None]], rounds: int) -> dict[
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("data/bench"))
-    parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
-    parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
-    parser.add_argument("--out", type=Path, default=Path("benches/results/spark.md"))
-    args = parser.parse_args()
-    if not list(args.data.glob("*.parquet")):
-        print(f"writing {args.data} ...", flush=True)
-        write_dataset(args.data)
-
+def local_spark() -> Any:
+    """A local Spark session for the benchmarks (``local[*]``, no UI or progress bars, UTC,
+    4 GiB driver, quiet), with the ``pqsift`` data source registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import pqsift.spark
-    from pqsift.spark.planning import plan_tasks
 
     spark = (
         SparkSession.builder.master("local[*]")
@@ -84,10 +76,30 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     pqsift.spark.register(spark)
-    path = str(args.data)
+    return spark
 
-    def noop(df) -> None:  # type: ignore[no-untyped-def]
-        df.write.format("noop").mode("overwrite").save()
+
+def noop(df: Any) -> None:
+    """Runs ``df`` to the end into Spark's noop sink: every row made, nothing written."""
+    df.write.format("noop").mode("overwrite").save()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("data/bench"))
+    parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
+    parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
+    parser.add_argument("--out", type=Path, default=Path("benches/results/spark.md"))
+    args = parser.parse_args()
+    if not list(args.data.glob("*.parquet")):
+        print(f"writing {args.data} ...", flush=True)
+        write_dataset(args.data)
+
+    import pqsift.spark
+    from pqsift.spark.planning import plan_tasks
+
+    spark = local_spark()
+    path = str(args.data)
 
     readers = {
         "spark native": lambda s: spark.read.parquet(path).filter(s.where or "true").select(*s.columns),
