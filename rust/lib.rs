@@ -26,9 +26,12 @@
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
 //! * [`lru`] — the bounded LRU behind both caches.
+//! * [`allocator`] — large blocks offered transparent huge pages (the extension's
+//!   global allocator).
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
+pub mod allocator;
 pub mod error;
 pub mod filter;
 pub mod format;
@@ -41,5 +44,10 @@ pub mod table;
 
 #[cfg(feature = "python")]
 mod python;
+
+/// The Python extension's allocator (see [`allocator`]).
+#[cfg(feature = "python")]
+#[global_allocator]
+static GLOBAL: allocator::HugePageAllocator = allocator::HugePageAllocator;
 
 pub use error::{PqsiftError, Result};

@@ -18,6 +18,9 @@ use pyo3::prelude::*;
 /// The native module `pqsift._core`.
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    if std::env::var_os("PQSIFT_HUGE_PAGES").is_some_and(|v| v == "0") {
+        crate::allocator::set_huge_pages(false);
+    }
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
     module.add_class::<scan::PyScan>()?;

@@ -15,9 +15,11 @@
 //! * [`scan_stream`] — the output: row groups read by a bounded pool, batches in order,
 //!   memory bounded, early stop for a limit; an Arrow `RecordBatchReader`.
 //! * [`string_views`] — strings as Arrow views: filtered output columns, the `string_view` option.
+//! * [`string_gather`] — strings decoded as dictionaries or views, copied out once into plain strings.
 //! * [`spark_output`] — batches in the Arrow types Spark accepts.
 
 pub mod cached_reader;
+pub mod string_gather;
 pub mod projection;
 pub mod reader;
 pub mod row_filter;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow::compute::{concat_batches, filter_record_batch};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
@@ -143,7 +144,7 @@ pub struct FileReader {
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
     /// The metadata decoding strings as dictionaries or views (see
-    /// [`FileReader::decode_metadata`]), per choice of dictionaries and views.
+    /// [`FileReader::decode_metadata`]), per set of all-dictionary-encoded chunks.
     decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
@@ -297,7 +298,8 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics)?;
+        let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
@@ -351,7 +353,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)? {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -369,9 +371,9 @@ impl FileReader {
         // Dictionaries and views (decoded so, or cached so by a predicate) back to the
         // file's types, unless the caller takes them.
         match decode {
-            Decode::Dictionaries => Ok(batch),
+            Decode::Dictionaries => self.to_file_types(batch, roots, true),
             Decode::Output if options.keep_views => Ok(batch),
-            _ => self.to_file_types(batch, roots),
+            _ => self.to_file_types(batch, roots, false),
         }
     }
 
@@ -387,14 +389,13 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        decode: Decode,
     ) -> Result<Vec<(usize, ArrayRef)>> {
         let threads = options.column_threads.clamp(1, roots.len().max(1));
         if threads == 1 {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, decode)?;
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -413,7 +414,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -449,13 +450,12 @@ impl FileReader {
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
     /// of each root, or the leaves `leaf_subsets` lists for it.
     ///
-    /// `decode`: for output, when the decode is filtered after decoding (a mask over pages'
-    /// rows) or views are output, top-level strings are decoded as dictionaries (chunks all
+    /// Top-level strings and binaries are decoded as dictionaries (chunks all
     /// dictionary-encoded) or views: a key or a view is written per value instead of its
-    /// bytes, the filter moves keys or 16-byte views, and [`FileReader::columns`] copies
-    /// only the surviving rows' bytes into the file's types (see
-    /// [`string_views`](crate::reading::string_views)). For a predicate taking
-    /// dictionaries, all-dictionary-encoded strings come as dictionaries.
+    /// bytes, and a filter after the decode moves keys or 16-byte views. The caller copies
+    /// the surviving rows' bytes into the file's types once ([`FileReader::to_file_types`],
+    /// see [`string_gather`](crate::reading::string_gather)) unless it takes dictionaries
+    /// or views.
     #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
@@ -465,7 +465,6 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        decode: Decode,
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves: Vec<usize> = (0..parquet_schema.num_columns())
@@ -497,11 +496,10 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
-        let recast = match decode {
-            Decode::Output if plan.post_filter().is_some() || options.keep_views => self.decode_metadata(row_group, true),
-            Decode::Dictionaries => self.decode_metadata(row_group, false),
-            _ => None,
-        };
+        // Top-level strings come as dictionaries (chunks all dictionary-encoded) or views,
+        // copied out once into the file's types afterwards unless the caller takes them
+        // so: cheaper than the crate's decode to strings (see `string_gather`).
+        let recast = self.decode_metadata(row_group);
         let decoded = self
             .decode_runs(&source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
             .map_err(|e| source.take_error().unwrap_or(e))?;
@@ -542,20 +540,18 @@ impl FileReader {
 
 impl FileReader {
     /// The file's metadata with its top-level strings and binaries decoded, in
-    /// `row_group`, as dictionaries where their chunk is all dictionary-encoded, and as
-    /// views otherwise when `views` (see
-    /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when
-    /// nothing changes or the crate refuses the hint.
-    fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
+    /// `row_group`, as dictionaries where their chunk is all dictionary-encoded and as
+    /// views otherwise (see [`decode_schema`](crate::reading::string_views::decode_schema));
+    /// `None` when nothing changes or the crate refuses the hint.
+    fn decode_metadata(&self, row_group: usize) -> Option<ArrowReaderMetadata> {
         use crate::reading::string_views::{decode_schema, dictionary_columns};
         let schema = self.metadata.schema();
-        let mut key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
-        key.push(views);
+        let key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
         let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .entry(key)
             .or_insert_with_key(|key| {
-                let hinted = decode_schema(schema, &key[..key.len() - 1], views)?;
+                let hinted = decode_schema(schema, key)?;
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })
@@ -563,16 +559,23 @@ impl FileReader {
     }
 
     /// `batch` (the roots `roots`, decoded through [`FileReader::decode_metadata`] or from
-    /// the cache) with its dictionary and view columns turned back into the file's types.
-    fn to_file_types(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
+    /// the cache) with its view columns, and its dictionary columns unless
+    /// `keep_dictionaries`, turned back into the file's types (see
+    /// [`string_gather`](crate::reading::string_gather)).
+    fn to_file_types(&self, batch: RecordBatch, roots: &[usize], keep_dictionaries: bool) -> Result<RecordBatch> {
         let schema = self.metadata.schema();
         let mut fields = Vec::with_capacity(roots.len());
         let mut columns = Vec::with_capacity(roots.len());
         for (&root, column) in roots.iter().zip(batch.columns()) {
             let field = schema.field(root);
             let column = match column.data_type() {
+                DataType::Dictionary(..) if keep_dictionaries => column.clone(),
                 DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..) if column.data_type() != field.data_type() => {
-                    arrow::compute::cast(column, field.data_type())?
+                    crate::reading::string_gather::to_plain(column, field.data_type()).map_err(|e| match e {
+                        // More than 2 GiB of strings in one decode unit.
+                        ArrowError::OffsetOverflowError(_) => PqsiftError::unsupported(self.name(), e),
+                        _ => PqsiftError::corrupt(self.name(), e),
+                    })?
                 }
                 _ => column.clone(),
             };
@@ -731,7 +734,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 /// What a decode is for, which says the types strings may come back in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Decode {
-    /// For evaluation, in the file's types.
+    /// For evaluation, in the file's types (after [`FileReader::to_file_types`]).
     FileTypes,
     /// For a predicate on one column: strings of all-dictionary-encoded chunks as Arrow
     /// dictionaries.

@@ -31,6 +31,7 @@ use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::format::metadata::page_locations;
+use crate::reading::string_views::all_dictionary_encoded;
 use crate::selection::RowSelection;
 
 /// Default of the read option `decode_bytes`: a row group estimated to decode to more than
@@ -40,7 +41,9 @@ pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
 /// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf the largest of
 /// its uncompressed pages, its string bytes plus offsets (the size statistics, where the
 /// writer gave them: a dictionary-encoded column decodes far larger than its pages), and
-/// its fixed Arrow width.
+/// its fixed Arrow width. A top-level string chunk not all dictionary-encoded counts twice plus 16
+/// bytes a value: it is decoded as views into its pages, which stay in memory until the
+/// strings are copied out (see [`string_gather`](crate::reading::string_gather)).
 pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize]) -> f64 {
     let chunks = metadata.row_group(row_group);
     let rows = chunks.num_rows().max(1) as f64;
@@ -58,7 +61,13 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
                 PhysicalType::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as f64,
             };
             let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
-            (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values) / rows
+            let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
+            let top_level = chunk.column_descr().path().parts().len() == 1;
+            let as_views = chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
+            match as_views {
+                true => (2.0 * decoded + 16.0 * values) / rows,
+                false => decoded / rows,
+            }
         })
         .sum()
 }

@@ -4,16 +4,16 @@
 //! 12 bytes, else its first 4 bytes and where it lies in a shared buffer — so a decoder can
 //! point into the decompressed page (plain values) or the dictionary (dictionary values)
 //! instead of copying every string, and a filter moves 16 bytes per row whatever the
-//! string's length. The reader uses views internally for filtered output columns, and as
-//! the output type with the read option `string_view` (pyarrow, Polars and DuckDB read
-//! them; Spark's Arrow path accepts `string_view` for `string`).
+//! string's length. The reader decodes top-level strings as views, and outputs them so
+//! with the read option `string_view` (pyarrow, Polars and DuckDB read them; Spark's Arrow
+//! path accepts `string_view` for `string`); otherwise they are copied out once into plain
+//! strings ([`string_gather`](crate::reading::string_gather)).
 //!
 //! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
 //! dictionary instead ([`dictionary_columns`], [`decode_schema`]): 4-byte keys per row,
-//! filtered as keys, and the strings copied out of the dictionary only for the rows that
-//! survive. (Not for chunks
-//! that fall back to plain pages: the crate would hash every plain value back into a
-//! dictionary.)
+//! filtered as keys, a predicate evaluated once per entry, and the strings copied out of
+//! the dictionary only for the rows that survive. (Not for chunks that fall back to plain
+//! pages: the crate would hash every plain value back into a dictionary.)
 //!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
@@ -104,9 +104,9 @@ pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group
 
 /// The types to decode the top-level columns of `schema` in: its strings and binaries as
 /// dictionaries where `dictionaries` (see [`dictionary_columns`]) says so, as views
-/// otherwise when `views` (else as they are); `None` when that changes nothing.
-pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Option<SchemaRef> {
-    if !(views && !dictionaries.is_empty() || dictionaries.contains(&true)) {
+/// otherwise; `None` when it has none.
+pub fn decode_schema(schema: &Schema, dictionaries: &[bool]) -> Option<SchemaRef> {
+    if dictionaries.is_empty() {
         return None;
     }
     let mut dictionaries = dictionaries.iter();
@@ -115,10 +115,9 @@ pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Opt
         .iter()
         .map(|field| {
             let Some(view) = view_type(field.data_type()) else { return field.clone() };
-            let decoded = match (dictionaries.next() == Some(&true), views) {
-                (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
-                (false, true) => view,
-                (false, false) => return field.clone(),
+            let decoded = match dictionaries.next() == Some(&true) {
+                true => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
+                false => view,
             };
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })

@@ -1,0 +1,321 @@
+//! Strings copied out of dictionaries and views into plain Arrow strings, once.
+//!
+//! The reader decodes top-level strings and binaries as Arrow dictionaries (a chunk whose
+//! pages are all dictionary-encoded: 4-byte keys per row, the strings once) or as views
+//! (16 bytes per row pointing into the decompressed pages, no string copied); see
+//! [`string_views`](crate::reading::string_views). When the output wants plain strings,
+//! each row's value is copied out here, once, into a buffer of the exact size.
+//!
+//! Why not the crate's own decode to strings, or Arrow's `cast`: the crate appends each
+//! value to a buffer that grows by doubling, so its reallocations copy and page-fault the
+//! column again (for a 200-byte text column, a third of the read was the kernel zeroing
+//! fresh pages); both it and `cast` copy each value with a `memcpy` call sized at run time,
+//! which on an 8M-row column of 4–10-byte strings was half the read. Here the lengths are
+//! summed first, the output allocated once, and a value of at most 16 bytes is copied as
+//! one fixed 16-byte move (the buffers are padded for it).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow::array::{Array, ArrayRef, DictionaryArray, Int32Array, StringArray, StringViewArray};
+//! use arrow::datatypes::{DataType, Int32Type};
+//! use pqsift::reading::string_gather::to_plain;
+//! let values = StringArray::from(vec!["eu", "a value longer than sixteen bytes"]);
+//! let keys = Int32Array::from(vec![Some(1), None, Some(0)]);
+//! let dictionary: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap());
+//! let strings = to_plain(&dictionary, &DataType::Utf8).unwrap();
+//! let expected = StringArray::from(vec![Some("a value longer than sixteen bytes"), None, Some("eu")]);
+//! assert_eq!(strings.as_any().downcast_ref::<StringArray>().unwrap(), &expected);
+//!
+//! let views: ArrayRef = Arc::new(StringViewArray::from(vec![Some("a value longer than sixteen bytes"), None, Some("eu")]));
+//! let strings = to_plain(&views, &DataType::Utf8).unwrap();
+//! assert_eq!(strings.as_any().downcast_ref::<StringArray>().unwrap(), &expected);
+//! ```
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, ByteView, DictionaryArray, GenericByteArray, GenericByteViewArray, MAX_INLINE_VIEW_LEN};
+use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::{
+    ArrowNativeType, BinaryType, BinaryViewType, ByteArrayType, ByteViewType, DataType, Int32Type, LargeBinaryType,
+    LargeUtf8Type, StringViewType, Utf8Type,
+};
+use arrow::error::ArrowError;
+
+/// Values up to this many bytes are copied as one fixed-size move.
+const SHORT: usize = size_of::<u128>();
+
+/// `array` (a dictionary with 32-bit keys, or a view array) as the plain type `to`
+/// (strings or binaries with 32- or 64-bit offsets) it stands for. Errors on a key or a
+/// view outside its data, or when the output would not fit its offsets. Anything else
+/// (other types, a dictionary with null values) is cast by Arrow.
+pub fn to_plain(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, ArrowError> {
+    if let Some(dictionary) = array.as_dictionary_opt::<Int32Type>() {
+        let values = dictionary.values();
+        // A Parquet dictionary page never holds a null value.
+        if values.data_type() == to && values.null_count() == 0 {
+            return match to {
+                DataType::Utf8 => from_dictionary::<Utf8Type>(dictionary, values.as_string::<i32>()),
+                DataType::LargeUtf8 => from_dictionary::<LargeUtf8Type>(dictionary, values.as_string::<i64>()),
+                DataType::Binary => from_dictionary::<BinaryType>(dictionary, values.as_binary::<i32>()),
+                DataType::LargeBinary => from_dictionary::<LargeBinaryType>(dictionary, values.as_binary::<i64>()),
+                _ => arrow::compute::cast(array, to),
+            };
+        }
+    }
+    match (array.data_type(), to) {
+        (DataType::Utf8View, DataType::Utf8) => from_views::<StringViewType, Utf8Type>(array.as_string_view()),
+        (DataType::Utf8View, DataType::LargeUtf8) => from_views::<StringViewType, LargeUtf8Type>(array.as_string_view()),
+        (DataType::BinaryView, DataType::Binary) => from_views::<BinaryViewType, BinaryType>(array.as_binary_view()),
+        (DataType::BinaryView, DataType::LargeBinary) => from_views::<BinaryViewType, LargeBinaryType>(array.as_binary_view()),
+        _ => arrow::compute::cast(array, to),
+    }
+}
+
+fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, values: &GenericByteArray<T>) -> Result<ArrayRef, ArrowError> {
+    let keys = dictionary.keys();
+    let entries = values.len();
+    let value_offsets = values.value_offsets();
+    let first = value_offsets[0].as_usize();
+    // Per entry: where it starts in `source` (below) and its length.
+    let starts: Vec<usize> = value_offsets[..entries].iter().map(|o| o.as_usize() - first).collect();
+    let lengths: Vec<usize> = value_offsets.windows(2).map(|w| w[1].as_usize() - w[0].as_usize()).collect();
+    let check = |row: usize, key: i32| {
+        lengths.get(key as u32 as usize).copied().ok_or_else(|| {
+            ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
+        })
+    };
+    let total = checked_total::<T, _>(keys.values(), keys.nulls(), check)?;
+    // The dictionary's bytes, padded so that a 16-byte move from any value's start stays inside.
+    let end = value_offsets[entries].as_usize();
+    let mut source = Vec::with_capacity(end - first + SHORT);
+    source.extend_from_slice(&values.value_data()[first..end]);
+    source.resize(source.len() + SHORT, 0);
+    let source = source.as_ptr();
+    // SAFETY (of `write`'s contract): `checked_total` checked the key of every valid row.
+    Ok(write::<T, i32>(keys.values(), keys.nulls(), total, |&key, destination| unsafe {
+        let entry = key as u32 as usize;
+        let length = *lengths.get_unchecked(entry);
+        copy_value(source.add(*starts.get_unchecked(entry)), destination, length, true);
+        length
+    }))
+}
+
+fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
+    let buffers = views.data_buffers();
+    let check = |row: usize, view: u128| {
+        let length = view as u32 as usize;
+        if length > MAX_INLINE_VIEW_LEN as usize {
+            let view = ByteView::from(view);
+            let fits = buffers.get(view.buffer_index as usize).is_some_and(|b| view.offset as usize + length <= b.len());
+            if !fits {
+                return Err(ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers")));
+            }
+        }
+        Ok(length)
+    };
+    let total = checked_total::<T, _>(views.views(), views.nulls(), check)?;
+    // SAFETY (of `write`'s contract): `checked_total` checked every valid row's view.
+    Ok(write::<T, u128>(views.views(), views.nulls(), total, |&view, destination| unsafe {
+        let length = view as u32 as usize;
+        if length <= MAX_INLINE_VIEW_LEN as usize {
+            // The value is the view's last 12 bytes: one 16-byte store of them (and zeros).
+            destination.cast::<u128>().write_unaligned(view >> 32);
+        } else {
+            let view = ByteView::from(view);
+            let buffer = buffers.get_unchecked(view.buffer_index as usize);
+            let offset = view.offset as usize;
+            copy_value(buffer.as_ptr().add(offset), destination, length, offset + SHORT <= buffer.len());
+        }
+        length
+    }))
+}
+
+/// The output's size: the sum of `length(row, item)` over the valid rows (a null row,
+/// whatever its item, is empty), `length` checking each item; an error if it exceeds `T`'s
+/// offsets.
+fn checked_total<T: ByteArrayType, I: Copy>(
+    items: &[I],
+    nulls: Option<&NullBuffer>,
+    length: impl Fn(usize, I) -> Result<usize, ArrowError>,
+) -> Result<usize, ArrowError> {
+    let mut total = 0usize;
+    match nulls.filter(|n| n.null_count() > 0) {
+        None => {
+            for (row, &item) in items.iter().enumerate() {
+                total += length(row, item)?;
+            }
+        }
+        Some(nulls) => {
+            for row in nulls.valid_indices() {
+                total += length(row, items[row])?;
+            }
+        }
+    }
+    match T::Offset::from_usize(total) {
+        Some(_) => Ok(total),
+        None => Err(ArrowError::OffsetOverflowError(total)),
+    }
+}
+
+/// The plain array of `items` (`total` bytes, [`checked_total`]'s): per valid row,
+/// `copy(item, destination)` writes the value at `destination` and returns its length.
+///
+/// # Safety (of `copy`)
+/// `copy` is only called for valid rows, with a destination that has room for the value
+/// plus 16 bytes, and must write exactly the length it returns.
+fn write<T: ByteArrayType, I>(
+    items: &[I],
+    nulls: Option<&NullBuffer>,
+    total: usize,
+    copy: impl Fn(&I, *mut u8) -> usize,
+) -> ArrayRef {
+    let has_nulls = nulls.is_some_and(|n| n.null_count() > 0);
+    let mut out: Vec<u8> = Vec::with_capacity(total + SHORT);
+    let destination = out.as_mut_ptr();
+    let mut at = 0usize;
+    let mut offsets: Vec<T::Offset> = Vec::with_capacity(items.len() + 1);
+    offsets.push(T::Offset::usize_as(0));
+    offsets.extend(items.iter().enumerate().map(|(row, item)| {
+        if !has_nulls || nulls.is_some_and(|n| n.is_valid(row)) {
+            // Rows are written in order: a 16-byte move's spill past its value is
+            // overwritten by the next value, and nothing past `total` is exposed.
+            at += copy(item, unsafe { destination.add(at) });
+        }
+        T::Offset::usize_as(at)
+    }));
+    assert_eq!(at, total, "the values written differ from the sizes summed");
+    // SAFETY: every byte below `total` was written (the values tile it).
+    unsafe { out.set_len(total) };
+    // SAFETY: the offsets start at 0, never decrease and end at `total`, the buffer's
+    // length; each value is a whole value of an array already validated as its type (UTF-8
+    // for strings), so re-validating every byte would only cost time.
+    let array = unsafe {
+        let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
+        GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(out), nulls.cloned())
+    };
+    Arc::new(array)
+}
+
+/// Copies `length` bytes from `source` to `destination`; as one 16-byte move when the
+/// value is short and `source` has 16 bytes readable (`padded`).
+///
+/// # Safety
+/// `source` holds `length` bytes (16 when `padded` and the value is short), and
+/// `destination` has room for `length` bytes plus 16.
+#[inline(always)]
+unsafe fn copy_value(source: *const u8, destination: *mut u8, length: usize, padded: bool) {
+    unsafe {
+        if length <= SHORT && padded {
+            // One unaligned 16-byte load and store: as a `copy_nonoverlapping` of 16 the
+            // compiler merges both branches into one `memcpy` of variable size.
+            destination.cast::<u128>().write_unaligned(source.cast::<u128>().read_unaligned());
+        } else {
+            std::ptr::copy_nonoverlapping(source, destination, length);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{BinaryArray, BinaryViewArray, Int32Array, LargeStringArray, StringArray, StringViewArray};
+    use proptest::prelude::*;
+
+    fn dictionary(values: ArrayRef, keys: Vec<Option<i32>>) -> ArrayRef {
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
+    }
+
+    /// `to_plain` and Arrow's cast give the same array.
+    fn assert_like_cast(array: &ArrayRef, to: &DataType) {
+        let ours = to_plain(array, to).unwrap();
+        let arrow = arrow::compute::cast(array, to).unwrap();
+        assert_eq!(ours.to_data(), arrow.to_data(), "{:?} to {to:?}", array.data_type());
+    }
+
+    const LONG: &str = "a value of more than sixteen bytes, ünïcode";
+
+    #[test]
+    fn dictionaries_equal_arrow_cast_for_each_value_type() {
+        let keys = vec![Some(2), Some(0), None, Some(1), Some(2), Some(3)];
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["a", "", LONG, "bc"])),
+            Arc::new(LargeStringArray::from(vec!["a", "", LONG, "bc"])),
+            Arc::new(BinaryArray::from(vec![&b"\0\xff"[..], b"", LONG.as_bytes(), b"x"])),
+        ];
+        for values in arrays {
+            let to = values.data_type().clone();
+            assert_like_cast(&dictionary(values, keys.clone()), &to);
+        }
+    }
+
+    #[test]
+    fn views_equal_arrow_cast_for_each_target() {
+        let strings: ArrayRef =
+            Arc::new(StringViewArray::from(vec![Some("twelve bytes"), None, Some(LONG), Some(""), Some("thirteen byte")]));
+        assert_like_cast(&strings, &DataType::Utf8);
+        assert_like_cast(&strings, &DataType::LargeUtf8);
+        let binaries: ArrayRef = Arc::new(BinaryViewArray::from(vec![Some(&b"\0\xff"[..]), None, Some(LONG.as_bytes())]));
+        assert_like_cast(&binaries, &DataType::Binary);
+        assert_like_cast(&binaries, &DataType::LargeBinary);
+    }
+
+    #[test]
+    fn a_key_outside_the_dictionary_is_an_error() {
+        let values: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+        let keys = Int32Array::from(vec![0, -1]);
+        // Built without the bounds check, as a decoder could.
+        let dictionary: ArrayRef = Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, values) });
+        let error = to_plain(&dictionary, &DataType::Utf8).unwrap_err().to_string();
+        assert!(error.contains("dictionary key -1 at row 1"), "{error}");
+    }
+
+    #[test]
+    fn a_view_outside_its_buffers_is_an_error() {
+        let valid = StringViewArray::from(vec![LONG]);
+        let mut view = ByteView::from(valid.views()[0]);
+        view.offset += 1;
+        let views = vec![valid.views()[0], view.as_u128()];
+        // SAFETY (of the test): the view is read only through `to_plain`, which checks it.
+        let broken = unsafe { StringViewArray::new_unchecked(views.into(), valid.data_buffers().to_vec().into(), None) };
+        let error = to_plain(&(Arc::new(broken) as ArrayRef), &DataType::Utf8).unwrap_err().to_string();
+        assert!(error.contains("the view at row 1 points outside its buffers"), "{error}");
+    }
+
+    #[test]
+    fn null_values_are_left_to_arrow() {
+        let values: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None]));
+        let ours = to_plain(&dictionary(values, vec![Some(1), Some(0)]), &DataType::Utf8).unwrap();
+        assert_eq!(ours.as_string::<i32>(), &StringArray::from(vec![None, Some("a")]));
+    }
+
+    #[test]
+    fn a_sliced_dictionary_keeps_its_values() {
+        let values = StringArray::from(vec!["skipped", "kept value longer than sixteen", "k"]);
+        let values: ArrayRef = Arc::new(values.slice(1, 2));
+        let ours = to_plain(&dictionary(values, vec![Some(1), Some(0)]), &DataType::Utf8).unwrap();
+        assert_eq!(ours.as_string::<i32>(), &StringArray::from(vec!["k", "kept value longer than sixteen"]));
+    }
+
+    #[test]
+    fn sliced_views_and_keys_keep_their_rows() {
+        let views: ArrayRef = Arc::new(StringViewArray::from(vec![Some("skipped"), None, Some(LONG), Some("k")]));
+        assert_like_cast(&views.slice(1, 3), &DataType::Utf8);
+        let dictionary = dictionary(Arc::new(StringArray::from(vec!["a", LONG])), vec![Some(0), None, Some(1), Some(0)]);
+        assert_like_cast(&dictionary.slice(1, 3), &DataType::Utf8);
+    }
+
+    proptest! {
+        #[test]
+        fn equals_arrow_cast(
+            entries in proptest::collection::vec(proptest::option::of("\\PC{0,40}"), 1..20),
+            picks in proptest::collection::vec(proptest::option::of(0usize..64), 0..200),
+        ) {
+            let values: ArrayRef = Arc::new(StringArray::from(entries.clone().into_iter().map(|e| e.unwrap_or_default()).collect::<Vec<_>>()));
+            let keys: Vec<Option<i32>> = picks.iter().map(|p| p.map(|p| (p % entries.len()) as i32)).collect();
+            assert_like_cast(&dictionary(values, keys), &DataType::Utf8);
+            let rows: Vec<Option<String>> = picks.iter().map(|p| p.and_then(|p| entries[p % entries.len()].clone())).collect();
+            let views: ArrayRef = Arc::new(StringViewArray::from(rows));
+            assert_like_cast(&views, &DataType::Utf8);
+        }
+    }
+}
