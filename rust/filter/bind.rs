@@ -363,8 +363,10 @@ pub const SET_MIN_ITEMS: usize = 8;
 /// `expr IN (list)`, the list bound: a set when it is long and constant.
 fn in_list_or_set(expr: BoundExpr, list: Vec<BoundExpr>, negated: bool) -> Result<BoundExpr> {
     let literals: Option<Vec<ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
+    // A list of NULLs only has no type to make a set of; it answers NULL or false anyway.
+    let all_null = |literals: &[ArrayRef]| literals.iter().all(|l| l.null_count() == l.len() || l.data_type() == &DataType::Null);
     match literals {
-        Some(literals) if literals.len() > SET_MIN_ITEMS => {
+        Some(literals) if literals.len() > SET_MIN_ITEMS && !all_null(&literals) => {
             Ok(BoundExpr::InSet { expr: Box::new(expr), set: Arc::new(InSet::new(&literals)?), negated })
         }
         _ => Ok(BoundExpr::InList { expr: Box::new(expr), list, negated }),

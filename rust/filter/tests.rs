@@ -647,6 +647,10 @@ fn null_semantics() {
     assert_eq!(eval(&b, "a IN (1, NULL)"), [T, N, N, N, N]);
     assert_eq!(eval(&b, "a NOT IN (1, NULL)"), [F, N, N, N, N]);
     assert_eq!(eval(&b, "a NOT IN (1, 2)"), [F, F, N, T, T]);
+    // Longer than a set's threshold, and only NULLs (found by the reference property test).
+    let nulls = ["NULL"; 9].join(", ");
+    assert_eq!(eval(&b, &format!("a IN ({nulls})")), [N; 5]);
+    assert_eq!(eval(&b, &format!("a NOT IN ({nulls})")), [N; 5]);
     assert_eq!(eval(&b, "NULL"), [N; 5]);
     assert_eq!(eval(&b, "NULL IS NULL"), [T; 5]);
 }
