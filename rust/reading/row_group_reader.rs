@@ -144,7 +144,8 @@ pub struct FileReader {
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
     /// The metadata decoding strings as dictionaries or views (see
-    /// [`FileReader::decode_metadata`]), per set of all-dictionary-encoded chunks.
+    /// [`FileReader::decode_metadata`]), per set of all-dictionary-encoded chunks and
+    /// choice of views.
     decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
@@ -274,7 +275,11 @@ impl FileReader {
         }
         let started = Instant::now();
         // Nothing reads the cache after the projection: what it decodes is not kept.
-        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, Decode::Output)?;
+        let output = match filter.predicates().is_empty() {
+            true => Decode::OutputAll,
+            false => Decode::Output,
+        };
+        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
@@ -298,7 +303,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics)?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
@@ -336,7 +341,7 @@ impl FileReader {
         metrics: &mut ReadMetrics,
         decode: Decode,
     ) -> Result<RecordBatch> {
-        let keep = decode != Decode::Output;
+        let keep = !decode.is_output();
         let mut found: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         let mut missing: Vec<usize> = Vec::new();
         for &root in roots {
@@ -353,7 +358,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics)? {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -372,7 +377,7 @@ impl FileReader {
         // file's types, unless the caller takes them.
         match decode {
             Decode::Dictionaries => self.to_file_types(batch, roots, true),
-            Decode::Output if options.keep_views => Ok(batch),
+            _ if decode.is_output() && options.keep_views => Ok(batch),
             _ => self.to_file_types(batch, roots, false),
         }
     }
@@ -389,13 +394,14 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
+        decode: Decode,
     ) -> Result<Vec<(usize, ArrayRef)>> {
         let threads = options.column_threads.clamp(1, roots.len().max(1));
         if threads == 1 {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics)?;
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, decode)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -414,7 +420,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local)?;
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -450,12 +456,15 @@ impl FileReader {
     /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
     /// of each root, or the leaves `leaf_subsets` lists for it.
     ///
-    /// Top-level strings and binaries are decoded as dictionaries (chunks all
-    /// dictionary-encoded) or views: a key or a view is written per value instead of its
-    /// bytes, and a filter after the decode moves keys or 16-byte views. The caller copies
-    /// the surviving rows' bytes into the file's types once ([`FileReader::to_file_types`],
-    /// see [`string_gather`](crate::reading::string_gather)) unless it takes dictionaries
-    /// or views.
+    /// Top-level strings and binaries are decoded as dictionaries where their chunk is all
+    /// dictionary-encoded, and the others as views where a filter follows the decode (a
+    /// mask over pages' rows: the filter moves 16-byte views), views are output, or every
+    /// decoded row is output (`decode` is [`Decode::OutputAll`]: no filter). The caller
+    /// copies the surviving rows' bytes into the file's types once
+    /// ([`FileReader::to_file_types`], see [`string_gather`](crate::reading::string_gather))
+    /// unless it takes dictionaries or views. A decode through runs for rows a filter
+    /// selected copies plain strings directly: views would keep whole pages alive for a few
+    /// values (on a selective read of a text column, 30% slower).
     #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
@@ -465,6 +474,7 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
         metrics: &mut ReadMetrics,
+        decode: Decode,
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves: Vec<usize> = (0..parquet_schema.num_columns())
@@ -496,10 +506,8 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
-        // Top-level strings come as dictionaries (chunks all dictionary-encoded) or views,
-        // copied out once into the file's types afterwards unless the caller takes them
-        // so: cheaper than the crate's decode to strings (see `string_gather`).
-        let recast = self.decode_metadata(row_group);
+        let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
+        let recast = self.decode_metadata(row_group, views);
         let decoded = self
             .decode_runs(&source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
             .map_err(|e| source.take_error().unwrap_or(e))?;
@@ -541,17 +549,19 @@ impl FileReader {
 impl FileReader {
     /// The file's metadata with its top-level strings and binaries decoded, in
     /// `row_group`, as dictionaries where their chunk is all dictionary-encoded and as
-    /// views otherwise (see [`decode_schema`](crate::reading::string_views::decode_schema));
-    /// `None` when nothing changes or the crate refuses the hint.
-    fn decode_metadata(&self, row_group: usize) -> Option<ArrowReaderMetadata> {
+    /// views otherwise when `views` (see
+    /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when nothing
+    /// changes or the crate refuses the hint.
+    fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
         use crate::reading::string_views::{decode_schema, dictionary_columns};
         let schema = self.metadata.schema();
-        let key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
+        let mut key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
+        key.push(views);
         let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .entry(key)
             .or_insert_with_key(|key| {
-                let hinted = decode_schema(schema, key)?;
+                let hinted = decode_schema(schema, &key[..key.len() - 1], views)?;
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })
@@ -739,8 +749,16 @@ enum Decode {
     /// For a predicate on one column: strings of all-dictionary-encoded chunks as Arrow
     /// dictionaries.
     Dictionaries,
-    /// For output only: dictionaries or views where a filter follows or views are output.
+    /// For output, after a row filter.
     Output,
+    /// For output, every decoded row of it: a read without row filter.
+    OutputAll,
+}
+
+impl Decode {
+    fn is_output(self) -> bool {
+        matches!(self, Self::Output | Self::OutputAll)
+    }
 }
 
 /// The most rows decoded in one batch (see `FileReader::decode`).

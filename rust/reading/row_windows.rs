@@ -41,10 +41,11 @@ pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
 /// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf the largest of
 /// its uncompressed pages, its string bytes plus offsets (the size statistics, where the
 /// writer gave them: a dictionary-encoded column decodes far larger than its pages), and
-/// its fixed Arrow width. A top-level string chunk not all dictionary-encoded counts twice plus 16
-/// bytes a value: it is decoded as views into its pages, which stay in memory until the
-/// strings are copied out (see [`string_gather`](crate::reading::string_gather)).
-pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize]) -> f64 {
+/// its fixed Arrow width. With `views` (a read without row filter), a top-level string
+/// chunk not all dictionary-encoded counts twice plus 16 bytes a value: it is decoded as
+/// views into its pages, which stay in memory until the strings are copied out (see
+/// [`string_gather`](crate::reading::string_gather)).
+pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], views: bool) -> f64 {
     let chunks = metadata.row_group(row_group);
     let rows = chunks.num_rows().max(1) as f64;
     leaves
@@ -63,7 +64,7 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
             let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
             let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
             let top_level = chunk.column_descr().path().parts().len() == 1;
-            let as_views = chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
+            let as_views = views && chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
             match as_views {
                 true => (2.0 * decoded + 16.0 * values) / rows,
                 false => decoded / rows,
@@ -105,6 +106,7 @@ pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, d
 /// The windows to read row group `row_group` of `metadata` in, for the leaves `leaves` and
 /// the access plan's `selection`; windows without a selected row are left out. `None`:
 /// read the row group whole (small enough, or not splittable; see the module doc).
+/// `views`: plain strings are decoded as views (see [`decoded_bytes_per_row`]).
 pub fn plan(
     metadata: &ParquetMetaData,
     row_group: usize,
@@ -112,10 +114,11 @@ pub fn plan(
     selection: Option<&RowSelection>,
     remote: bool,
     decode_bytes: u64,
+    views: bool,
 ) -> Option<Vec<Range<usize>>> {
     let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
     let selected = selection.map_or(rows, |s| s.selected_count());
-    let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves);
+    let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, views);
     if selected as f64 * bytes_per_row <= decode_bytes as f64 || leaves.is_empty() {
         return None;
     }

@@ -134,7 +134,9 @@ fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u6
         let file = &files[task.file];
         let metadata = file.reader.metadata();
         let remote = file.reader.is_remote();
-        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves[task.file], task.selection.as_ref(), remote, decode_bytes) {
+        // A read without row filter outputs every decoded row: its plain strings come as views.
+        let views = file.filter.predicates().is_empty();
+        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves[task.file], task.selection.as_ref(), remote, decode_bytes, views) {
             Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() })),
             None => out.push(task),
         }

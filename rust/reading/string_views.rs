@@ -4,10 +4,11 @@
 //! 12 bytes, else its first 4 bytes and where it lies in a shared buffer — so a decoder can
 //! point into the decompressed page (plain values) or the dictionary (dictionary values)
 //! instead of copying every string, and a filter moves 16 bytes per row whatever the
-//! string's length. The reader decodes top-level strings as views, and outputs them so
-//! with the read option `string_view` (pyarrow, Polars and DuckDB read them; Spark's Arrow
-//! path accepts `string_view` for `string`); otherwise they are copied out once into plain
-//! strings ([`string_gather`](crate::reading::string_gather)).
+//! string's length. The reader decodes top-level strings as views where a filter follows
+//! the decode or every decoded row is output, and outputs them so with the read option
+//! `string_view` (pyarrow, Polars and DuckDB read them; Spark's Arrow path accepts
+//! `string_view` for `string`); otherwise they are copied out once into plain strings
+//! ([`string_gather`](crate::reading::string_gather)).
 //!
 //! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
 //! dictionary instead ([`dictionary_columns`], [`decode_schema`]): 4-byte keys per row,
@@ -104,9 +105,9 @@ pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group
 
 /// The types to decode the top-level columns of `schema` in: its strings and binaries as
 /// dictionaries where `dictionaries` (see [`dictionary_columns`]) says so, as views
-/// otherwise; `None` when it has none.
-pub fn decode_schema(schema: &Schema, dictionaries: &[bool]) -> Option<SchemaRef> {
-    if dictionaries.is_empty() {
+/// otherwise when `views` (else as they are); `None` when that changes nothing.
+pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Option<SchemaRef> {
+    if !(views && !dictionaries.is_empty() || dictionaries.contains(&true)) {
         return None;
     }
     let mut dictionaries = dictionaries.iter();
@@ -115,9 +116,10 @@ pub fn decode_schema(schema: &Schema, dictionaries: &[bool]) -> Option<SchemaRef
         .iter()
         .map(|field| {
             let Some(view) = view_type(field.data_type()) else { return field.clone() };
-            let decoded = match dictionaries.next() == Some(&true) {
-                true => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
-                false => view,
+            let decoded = match (dictionaries.next() == Some(&true), views) {
+                (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
+                (false, true) => view,
+                (false, false) => return field.clone(),
             };
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })
