@@ -8,8 +8,8 @@
 //! integer column. Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so
 //! [`HugePageAllocator`], the Python extension's global allocator, asks for blocks of at
 //! least [`HUGE_PAGES_FROM`] bytes (`MADV_HUGEPAGE`): one fault per 2 MiB. Smaller blocks,
-//! and every block's placement and reuse, are the system allocator's as before (glibc
-//! grows a large block in place with `mremap`, which the huge-page advice survives).
+//! and every block's placement and reuse, are the system allocator's as before; a block
+//! grown by `realloc` (glibc moves a large one with `mremap`) is advised again.
 //!
 //! ```
 //! use pqsift::allocator::advise_huge_pages;

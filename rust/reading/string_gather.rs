@@ -91,13 +91,16 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
     source.extend_from_slice(&values.value_data()[first..end]);
     source.resize(source.len() + SHORT, 0);
     let source = source.as_ptr();
-    // SAFETY (of `write`'s contract): `checked_total` checked the key of every valid row.
-    Ok(write::<T, i32>(keys.values(), keys.nulls(), total, |&key, destination| unsafe {
-        let entry = key as u32 as usize;
-        let length = *lengths.get_unchecked(entry);
-        copy_value(source.add(*starts.get_unchecked(entry)), destination, length, true);
-        length
-    }))
+    // SAFETY: `checked_total` checked the key of every valid row, and summed `total` from
+    // the same lengths; the source has 16 bytes past any value's start.
+    Ok(unsafe {
+        write::<T, i32>(keys.values(), keys.nulls(), total, |&key, destination| {
+            let entry = key as u32 as usize;
+            let length = *lengths.get_unchecked(entry);
+            copy_value(source.add(*starts.get_unchecked(entry)), destination, length, true);
+            length
+        })
+    })
 }
 
 fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
@@ -114,20 +117,23 @@ fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>
         Ok(length)
     };
     let total = checked_total::<T, _>(views.views(), views.nulls(), check)?;
-    // SAFETY (of `write`'s contract): `checked_total` checked every valid row's view.
-    Ok(write::<T, u128>(views.views(), views.nulls(), total, |&view, destination| unsafe {
-        let length = view as u32 as usize;
-        if length <= MAX_INLINE_VIEW_LEN as usize {
-            // The value is the view's last 12 bytes: one 16-byte store of them (and zeros).
-            destination.cast::<u128>().write_unaligned(view >> 32);
-        } else {
-            let view = ByteView::from(view);
-            let buffer = buffers.get_unchecked(view.buffer_index as usize);
-            let offset = view.offset as usize;
-            copy_value(buffer.as_ptr().add(offset), destination, length, offset + SHORT <= buffer.len());
-        }
-        length
-    }))
+    // SAFETY: `checked_total` checked every valid row's view, and summed `total` from the
+    // same lengths.
+    Ok(unsafe {
+        write::<T, u128>(views.views(), views.nulls(), total, |&view, destination| {
+            let length = view as u32 as usize;
+            if length <= MAX_INLINE_VIEW_LEN as usize {
+                // The value is the view's last 12 bytes: one 16-byte store of them (and zeros).
+                destination.cast::<u128>().write_unaligned(view >> 32);
+            } else {
+                let view = ByteView::from(view);
+                let buffer = buffers.get_unchecked(view.buffer_index as usize);
+                let offset = view.offset as usize;
+                copy_value(buffer.as_ptr().add(offset), destination, length, offset + SHORT <= buffer.len());
+            }
+            length
+        })
+    })
 }
 
 /// The output's size: the sum of `length(row, item)` over the valid rows (a null row,
@@ -160,10 +166,11 @@ fn checked_total<T: ByteArrayType, I: Copy>(
 /// The plain array of `items` (`total` bytes, [`checked_total`]'s): per valid row,
 /// `copy(item, destination)` writes the value at `destination` and returns its length.
 ///
-/// # Safety (of `copy`)
+/// # Safety
 /// `copy` is only called for valid rows, with a destination that has room for the value
-/// plus 16 bytes, and must write exactly the length it returns.
-fn write<T: ByteArrayType, I>(
+/// plus 16 bytes; it must write at most its value plus 16 bytes and return the value's
+/// length, and those lengths must sum to `total`.
+unsafe fn write<T: ByteArrayType, I>(
     items: &[I],
     nulls: Option<&NullBuffer>,
     total: usize,
