@@ -284,6 +284,7 @@ fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::array::{Float64Array, StringArray};
 
     #[test]
     fn sliced_arrays_are_tested_over_their_own_rows_only() {
@@ -295,7 +296,6 @@ mod tests {
         let set = InSet::new(&[whole.slice(2, 1), whole.slice(3, 1)]).unwrap(); // {5, 7}, from slices
         assert_eq!(set.contains(&whole).unwrap().iter().filter(|v| *v == Some(true)).count(), 2);
     }
-    use arrow::array::{Float64Array, StringArray};
 
     #[test]
     fn floats_compare_as_spark_does() {
