@@ -34,7 +34,7 @@ from pqsift.errors import (
     TableError,
     UnsupportedError,
 )
-from pqsift.expr import Expr, col, lit
+from pqsift.expr import Expr, col, fn, lit, when
 from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
 
 __all__ = [
@@ -56,8 +56,10 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "col",
+    "fn",
     "inspect",
     "lit",
     "parse_filter",
     "scan",
+    "when",
 ]

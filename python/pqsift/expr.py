@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Union
 
-__all__ = ["Expr", "LiteralValue", "col", "lit"]
+__all__ = ["Expr", "LiteralValue", "col", "fn", "lit", "when"]
 
 #: Python values :func:`lit` accepts (and operators accept in place of an :class:`Expr`).
 LiteralValue = Union[
@@ -122,7 +122,7 @@ class Expr:
 
     def _arithmetic(self, op: str, other: object, reflected: bool = False) -> Expr:
         left, right = (_to_expr(other), self) if reflected else (self, _to_expr(other))
-        level = _ADDITIVE if op in "+-" else _MULTIPLICATIVE
+        level = _ADDITIVE if op in ("+", "-") else _MULTIPLICATIVE
         # Left-associative: the right operand needs one level more.
         return Expr(f"{left._operand(level)} {op} {right._operand(level + 1)}", level)
 
@@ -277,6 +277,13 @@ class Expr:
     def __rtruediv__(self, other: object) -> Expr:
         return self._arithmetic("/", other, reflected=True)
 
+    def __mod__(self, other: object) -> Expr:
+        """``%``: the remainder with the dividend's sign; a zero divisor is an error (ANSI)."""
+        return self._arithmetic("%", other)
+
+    def __rmod__(self, other: object) -> Expr:
+        return self._arithmetic("%", other, reflected=True)
+
     def __neg__(self) -> Expr:
         """Unary minus, ``-(expr)`` (the parentheses keep ``- -x`` from reading as a
         comment)."""
@@ -296,6 +303,134 @@ class Expr:
         'abs(`x`)'
         """
         return self.__abs__()
+
+    # ------------------------------------------------------------------ functions
+
+    def lower(self) -> Expr:
+        """``lower(expr)``.
+
+        >>> col("city").lower().isin(["taipei", "kyoto"]).to_sql()
+        "lower(`city`) IN ('taipei', 'kyoto')"
+        """
+        return fn("lower", self)
+
+    def upper(self) -> Expr:
+        """``upper(expr)``."""
+        return fn("upper", self)
+
+    def trim(self) -> Expr:
+        """``trim(expr)``: leading and trailing spaces (only ``' '``, as Spark)."""
+        return fn("trim", self)
+
+    def length(self) -> Expr:
+        """``length(expr)``: characters, not bytes."""
+        return fn("length", self)
+
+    def substring(self, pos: object, length: object = None) -> Expr:
+        """``substring(expr, pos[, length])``, 1-based; a negative ``pos`` counts from the end.
+
+        >>> col("code").substring(1, 3).to_sql()
+        'substring(`code`, 1, 3)'
+        """
+        return fn("substring", self, pos) if length is None else fn("substring", self, pos, length)
+
+    def contains(self, part: object) -> Expr:
+        """``contains(expr, part)``."""
+        return fn("contains", self, part)
+
+    def endswith(self, suffix: object) -> Expr:
+        """``endswith(expr, suffix)``."""
+        return fn("endswith", self, suffix)
+
+    def rlike(self, pattern: str) -> Expr:
+        """``expr RLIKE pattern``: a Java regular expression found anywhere in the string.
+
+        >>> col("url").rlike(r"^https://").to_sql()
+        "regexp_like(`url`, '^https://')"
+        """
+        return fn("regexp_like", self, pattern)
+
+    def year(self) -> Expr:
+        """``year(expr)`` of a date or timestamp (in the session time zone)."""
+        return fn("year", self)
+
+    def month(self) -> Expr:
+        """``month(expr)``."""
+        return fn("month", self)
+
+    def day(self) -> Expr:
+        """``day(expr)``."""
+        return fn("day", self)
+
+    def hour(self) -> Expr:
+        """``hour(expr)`` on the session time zone's clock."""
+        return fn("hour", self)
+
+    def date(self) -> Expr:
+        """``date(expr)``, the date of a timestamp in the session time zone (a cast).
+
+        >>> (col("ts").date() == datetime.date(2026, 1, 2)).to_sql()
+        "date(`ts`) = DATE '2026-01-02'"
+        """
+        return fn("date", self)
+
+    def isnan(self) -> Expr:
+        """``isnan(expr)``: FALSE for NULL."""
+        return fn("isnan", self)
+
+    def round(self, scale: int = 0) -> Expr:
+        """``round(expr, scale)``, half away from zero."""
+        return fn("round", self, scale)
+
+
+def fn(name: str, *args: object) -> Expr:
+    """A call of a Spark SQL function pqsift evaluates (see the README's list), with
+    expressions or Python values as arguments.
+
+    >>> fn("date_trunc", "HOUR", col("ts")).to_sql()
+    "date_trunc('HOUR', `ts`)"
+    >>> fn("coalesce", col("a"), col("b"), 0).to_sql()
+    'coalesce(`a`, `b`, 0)'
+    """
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"not a function name: {name!r}")
+    return Expr(f"{name}({', '.join(_to_expr(arg).to_sql() for arg in args)})", _ATOM)
+
+
+class _Case:
+    """A ``CASE`` being built by :func:`when`; finish it with :meth:`otherwise` or :meth:`end`."""
+
+    __slots__ = ("_branches",)
+
+    def __init__(self, branches: list[tuple[Expr, Expr]]) -> None:
+        self._branches = branches
+
+    def when(self, condition: Expr, value: object) -> _Case:
+        """Another ``WHEN condition THEN value`` branch."""
+        return _Case([*self._branches, (condition, _to_expr(value))])
+
+    def otherwise(self, value: object) -> Expr:
+        """``ELSE value END``."""
+        return self._finish(f" ELSE {_to_expr(value).to_sql()}")
+
+    def end(self) -> Expr:
+        """``END`` with no ``ELSE`` (NULL where no branch holds)."""
+        return self._finish("")
+
+    def _finish(self, otherwise: str) -> Expr:
+        branches = " ".join(f"WHEN {c.to_sql()} THEN {v.to_sql()}" for c, v in self._branches)
+        return Expr(f"CASE {branches}{otherwise} END", _ATOM)
+
+
+def when(condition: Expr, value: object) -> _Case:
+    """``CASE WHEN condition THEN value ...``, as Spark's ``when``:
+
+    >>> (when(col("kind") == "refund", -col("amount")).otherwise(col("amount")) > 100).to_sql()
+    "CASE WHEN `kind` = 'refund' THEN -(`amount`) ELSE `amount` END > 100"
+    """
+    if not isinstance(condition, Expr):
+        raise TypeError(f"when() needs an Expr condition, got {type(condition).__name__}")
+    return _Case([(condition, _to_expr(value))])
 
 
 def col(name: str) -> Expr:

@@ -22,10 +22,14 @@ use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType
 
 use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
+use super::functions::ScalarFunction;
 use super::in_set::InSet;
 use super::sql_type::UTC;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
 use crate::{PqsiftError, Result};
+
+#[path = "bind_function_calls.rs"]
+mod function_calls;
 
 /// Session settings that change how a filter binds.
 ///
@@ -189,6 +193,27 @@ pub enum BoundExpr {
         /// The expression's text, for error messages.
         text: String,
     },
+    /// A Spark SQL function; its arguments already of the types it takes.
+    Function {
+        /// The function.
+        function: ScalarFunction,
+        /// The arguments.
+        args: Vec<BoundExpr>,
+        /// The result type.
+        data_type: DataType,
+        /// The session time zone, for functions of an instant's wall clock.
+        session_time_zone: Arc<str>,
+        /// The call's text, for error messages.
+        text: String,
+    },
+    /// `CASE WHEN condition THEN value ... ELSE otherwise END`, values of one type; a
+    /// branch's value is only evaluated for the rows that take it.
+    Case {
+        /// `(condition, value)` pairs, conditions BOOLEAN.
+        branches: Vec<(BoundExpr, BoundExpr)>,
+        /// The value where no condition is TRUE (a NULL literal when not written).
+        otherwise: Box<BoundExpr>,
+    },
 }
 
 impl BoundExpr {
@@ -207,7 +232,8 @@ impl BoundExpr {
             Self::Column(column) => column.data_type.clone(),
             Self::Literal(value) => value.data_type().clone(),
             Self::Cast { to, .. } => to.clone(),
-            Self::Arithmetic { data_type, .. } => data_type.clone(),
+            Self::Arithmetic { data_type, .. } | Self::Function { data_type, .. } => data_type.clone(),
+            Self::Case { otherwise, .. } => otherwise.data_type(),
             Self::Negate { expr, .. } | Self::Abs { expr, .. } => expr.data_type(),
             Self::Compare { .. }
             | Self::InList { .. }
@@ -256,6 +282,14 @@ impl BoundExpr {
                 Self::InList { expr, list, .. } => {
                     pending.extend(list.iter().rev());
                     pending.push(expr);
+                }
+                Self::Function { args, .. } => pending.extend(args.iter().rev()),
+                Self::Case { branches, otherwise } => {
+                    pending.push(otherwise);
+                    for (condition, value) in branches.iter().rev() {
+                        pending.push(value);
+                        pending.push(condition);
+                    }
                 }
             }
         }
@@ -484,6 +518,8 @@ impl Binder<'_> {
             Expr::Not(inner) => boolean(BoundExpr::Not(Box::new(self.bind_boolean(inner, "NOT")?))),
             Expr::Cast { expr: inner, to } => self.bind_cast(inner, *to)?,
             Expr::Arithmetic { op, left, right } => self.bind_arithmetic(expr, *op, left, right)?,
+            Expr::Function { name, args } => self.bind_function(expr, name, args)?,
+            Expr::Case { branches, otherwise } => self.bind_case(branches, otherwise.as_deref())?,
             Expr::Negate(inner) | Expr::Abs(inner) => {
                 let operand = self.bind(inner)?;
                 match operand.sql_type {

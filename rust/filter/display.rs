@@ -157,7 +157,12 @@ fn precedence(expr: &Expr) -> u8 {
         Expr::Arithmetic { .. } => 6,
         // A negative numeric literal starts with a minus sign: it binds like unary minus.
         Expr::Negate(_) => 7,
-        Expr::Column(_) | Expr::Literal(_) | Expr::Cast { .. } | Expr::Abs(_) => 8,
+        Expr::Column(_)
+        | Expr::Literal(_)
+        | Expr::Cast { .. }
+        | Expr::Abs(_)
+        | Expr::Function { .. }
+        | Expr::Case { .. } => 8,
     }
 }
 
@@ -258,6 +263,38 @@ impl Display for Expr {
             // must not become the comment marker `--`.
             Self::Negate(inner) => write!(f, "-({inner})"),
             Self::Abs(inner) => write!(f, "abs({inner})"),
+            // The characters to remove are the second argument of `trim`; Spark's own
+            // syntax for them is the one every dialect reads alike.
+            Self::Function { name, args } if args.len() == 2 && ["trim", "ltrim", "rtrim"].contains(&name.as_str()) => {
+                let side = match name.as_str() {
+                    "trim" => "BOTH",
+                    "ltrim" => "LEADING",
+                    _ => "TRAILING",
+                };
+                write!(f, "TRIM({side} {} FROM {})", args[1], args[0])
+            }
+            Self::Function { name, args } => {
+                // `rlike` is a keyword of the parser; `regexp_like` is the same function.
+                f.write_str(if name == "rlike" { "regexp_like" } else { name })?;
+                f.write_char('(')?;
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_char(')')
+            }
+            Self::Case { branches, otherwise } => {
+                f.write_str("CASE")?;
+                for (condition, value) in branches {
+                    write!(f, " WHEN {condition} THEN {value}")?;
+                }
+                if let Some(otherwise) = otherwise {
+                    write!(f, " ELSE {otherwise}")?;
+                }
+                f.write_str(" END")
+            }
         }
     }
 }

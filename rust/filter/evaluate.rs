@@ -22,6 +22,7 @@ use arrow::array::{
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::{boolean, cmp, numeric};
+use arrow::compute::kernels::zip::zip;
 use arrow::compute::{like, nlike, nullif, take};
 use arrow::datatypes::{
     DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
@@ -32,6 +33,8 @@ use arrow::record_batch::RecordBatch;
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, describe};
 use super::decimal_arith::decimal_arithmetic;
+use super::function_kernels;
+use super::functions::ScalarFunction;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
 
@@ -70,6 +73,12 @@ pub fn evaluate(expr: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
     let evaluator = Evaluator { batch };
     let result = evaluator.eval(expr, None)?.into_array(batch.num_rows())?;
     Ok(result.as_boolean().clone())
+}
+
+/// Evaluates any bound expression on `batch`: one value per row (a constant expression on a
+/// one-row batch gives its value).
+pub(crate) fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef> {
+    Evaluator { batch }.eval(expr, None)?.into_array(batch.num_rows())
 }
 
 /// An evaluated sub-expression: one value per row, or one value for all rows.
@@ -276,6 +285,23 @@ impl Evaluator<'_> {
                 let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
+            BoundExpr::Function { function: ScalarFunction::Coalesce, args, .. } => self.coalesce(args, active),
+            BoundExpr::Function { function, args, data_type, session_time_zone, text } => {
+                let values = args.iter().map(|arg| self.eval(arg, active)).collect::<Result<Vec<_>>>()?;
+                let scalar = values.iter().all(Value::is_scalar);
+                // Constants meet columns at full length: the kernels see arrays of one length.
+                let inputs = values
+                    .into_iter()
+                    .map(|value| {
+                        let value = if scalar { value } else { Value::Array(value.into_array(self.rows())?) };
+                        Ok(self.mask(value, active)?.array().clone())
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let result = function_kernels::call(function, &inputs, data_type, session_time_zone, text);
+                let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
+                Ok(Value::wrap_like(scalar, true, result))
+            }
+            BoundExpr::Case { branches, otherwise } => self.case(branches, otherwise, active),
             BoundExpr::Negate { expr: inner, text } | BoundExpr::Abs { expr: inner, text } => {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
@@ -290,6 +316,66 @@ impl Evaluator<'_> {
                 Ok(Value::wrap_like(scalar, true, result))
             }
         }
+    }
+
+    /// `coalesce`: each argument evaluated only for the rows still NULL.
+    fn coalesce(&self, args: &[BoundExpr], active: Option<&BooleanBuffer>) -> Result<Value> {
+        let mut result = self.eval(&args[0], active)?;
+        for arg in &args[1..] {
+            let missing = match result.array().logical_nulls() {
+                None => break,
+                Some(valid) => !valid.inner(),
+            };
+            let missing = match (&result, active) {
+                (Value::Scalar(_), _) => missing,
+                (Value::Array(_), Some(active)) => &missing & active,
+                (Value::Array(_), None) => missing,
+            };
+            if missing.count_set_bits() == 0 {
+                break;
+            }
+            let next = self.eval(arg, if result.is_scalar() { active } else { Some(&missing) })?;
+            result = if result.is_scalar() {
+                // NULL constant so far: the next argument is the answer.
+                next
+            } else {
+                let next = next.into_array(self.rows())?;
+                let taken = BooleanArray::new(missing, None);
+                Value::Array(zip(&taken, &next, result.array()).map_err(internal)?)
+            };
+        }
+        Ok(result)
+    }
+
+    /// `CASE`: each condition evaluated for the rows no earlier branch took, each value for
+    /// the rows its branch takes (so a branch's errors only count where it is taken).
+    fn case(&self, branches: &[(BoundExpr, BoundExpr)], otherwise: &BoundExpr, active: Option<&BooleanBuffer>) -> Result<Value> {
+        let rows = self.rows();
+        let mut remaining = active.cloned().unwrap_or_else(|| BooleanBuffer::new_set(rows));
+        let mut result = new_null_array(&otherwise.data_type(), rows);
+        let take = |result: &mut ArrayRef, rows_taken: &BooleanBuffer, value: &BoundExpr| -> Result<()> {
+            if rows_taken.count_set_bits() > 0 {
+                let value = self.eval(value, Some(rows_taken))?.into_array(rows)?;
+                *result = zip(&BooleanArray::new(rows_taken.clone(), None), &value, result).map_err(internal)?;
+            }
+            Ok(())
+        };
+        for (condition, value) in branches {
+            if remaining.count_set_bits() == 0 {
+                break;
+            }
+            let holds = self.eval(condition, Some(&remaining))?.into_array(rows)?;
+            let holds = holds.as_boolean();
+            let true_rows = match holds.nulls() {
+                None => holds.values().clone(),
+                Some(valid) => holds.values() & valid.inner(),
+            };
+            let taken = &true_rows & &remaining;
+            take(&mut result, &taken, value)?;
+            remaining = &remaining & &!&taken;
+        }
+        take(&mut result, &remaining, otherwise)?;
+        Ok(Value::Array(result))
     }
 
     /// A constant's error only counts if some row reaches it (Spark evaluates per row): with

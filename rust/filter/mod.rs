@@ -28,12 +28,17 @@ mod coerce;
 mod decimal_arith;
 mod display;
 mod evaluate;
+mod function_kernels;
+pub mod functions;
 pub mod in_set;
+mod java_regex;
 mod literal;
 mod parse;
 mod spark_cast;
 mod sql_type;
 
+#[cfg(test)]
+mod function_tests;
 #[cfg(test)]
 mod reference_tests;
 #[cfg(test)]
@@ -43,6 +48,7 @@ pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
+pub use functions::ScalarFunction;
 pub(crate) use evaluate::spark_float_order;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
@@ -245,6 +251,27 @@ pub enum Expr {
     Negate(Box<Expr>),
     /// `abs(expr)`.
     Abs(Box<Expr>),
+    /// A Spark SQL function call, `name(args...)`, by its canonical lower-case name (aliases
+    /// such as `lcase`, `substr`, `nvl` or `ceiling` are read as `lower`, `substring`,
+    /// `coalesce` and `ceil`). The functions pqsift evaluates are listed in
+    /// [`functions`](self::functions); any other name is a [`PqsiftError::Filter`](crate::PqsiftError)
+    /// when the filter is parsed.
+    Function {
+        /// The canonical name.
+        name: String,
+        /// The arguments, in order.
+        args: Vec<Expr>,
+    },
+    /// `CASE WHEN condition THEN value ... [ELSE otherwise] END`: the value of the first
+    /// branch whose condition is TRUE, else `otherwise` (NULL when absent). `CASE x WHEN v
+    /// THEN ...` is read as `CASE WHEN x = v THEN ...`, `if(c, a, b)` as `CASE WHEN c THEN a
+    /// ELSE b END`, as Spark rewrites them.
+    Case {
+        /// `(condition, value)` pairs, in order (never empty).
+        branches: Vec<(Expr, Expr)>,
+        /// The `ELSE` value.
+        otherwise: Option<Box<Expr>>,
+    },
 }
 
 impl Expr {
@@ -283,6 +310,12 @@ impl Expr {
             | Self::Cast { expr, .. }
             | Self::Negate(expr)
             | Self::Abs(expr) => vec![expr],
+            Self::Function { args, .. } => args.iter().collect(),
+            Self::Case { branches, otherwise } => branches
+                .iter()
+                .flat_map(|(condition, value)| [condition, value])
+                .chain(otherwise.as_deref())
+                .collect(),
         }
     }
 }

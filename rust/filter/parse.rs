@@ -10,13 +10,14 @@
 //! `sqlparser` reads it as the SQL-standard escaped quote (`a'b`).
 
 use sqlparser::ast::{
-    self, BinaryOperator, CastKind, DataType, ExactNumberInfo, FunctionArg, FunctionArgExpr,
+    self, BinaryOperator, CastKind, CeilFloorKind, DataType, ExactNumberInfo, FunctionArg, FunctionArgExpr,
     FunctionArguments, ObjectNamePart, TimezoneInfo, UnaryOperator, Value,
 };
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
+use super::functions;
 use super::spark_cast::{parse_date, parse_decimal_text, parse_timestamp_text};
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -25,9 +26,10 @@ use crate::{PqsiftError, Result};
 ///
 /// Supported: column references (`a`, nested `a.b`, back-quoted `` `a.b` ``), literals,
 /// comparisons (`= == != <> < <= > >= <=>`), `[NOT] IN`, `IS [NOT] NULL`,
-/// `[NOT] BETWEEN`, `[NOT] LIKE [ESCAPE]`, `AND OR NOT`, `CAST(x AS type)` (and `x::type`),
-/// `+ - * /`, unary minus and `abs(x)`. Anything else is a [`PqsiftError::Filter`] naming
-/// the token, as is text left over after the expression.
+/// `[NOT] BETWEEN`, `[NOT] LIKE [ESCAPE]`, `[NOT] ILIKE`, `[NOT] RLIKE`, `AND OR NOT`,
+/// `CAST(x AS type)` (and `x::type`), `+ - * / %`, unary minus, `CASE` and the functions of
+/// [`functions`](super::functions). Anything else is a [`PqsiftError::Filter`] naming the
+/// token, as is text left over after the expression.
 ///
 /// ```
 /// use pqsift::filter::{parse_filter, Expr, Literal};
@@ -186,6 +188,7 @@ fn check_operator_count(sql: &str, tokens: &[TokenWithSpan]) -> Result<()> {
             | Token::Minus
             | Token::Mul
             | Token::Div
+            | Token::Mod
             | Token::ExclamationMark
             | Token::DoubleColon => true,
             Token::Word(word) => matches!(
@@ -399,8 +402,44 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
             format: None,
         } => convert_cast(operand, data_type)?,
         ast::Expr::Function(function) => convert_function(function)?,
-        ast::Expr::ILike { .. } => return Err(unsupported("operator", "ILIKE")),
-        ast::Expr::RLike { .. } => return Err(unsupported("operator", "RLIKE")),
+        // Spark's `ILike` is `lower(s) LIKE lower(pattern)`.
+        ast::Expr::ILike { negated, any, expr: tested, pattern, escape_char } => {
+            if *any {
+                return Err(unsupported("operator", "ILIKE ANY"));
+            }
+            Expr::Like {
+                expr: Box::new(Expr::Function { name: "lower".to_string(), args: vec![convert(tested)?] }),
+                pattern: super::function_kernels::spark_lower(&string_literal(pattern, "ILIKE pattern")?),
+                escape: escape_char.as_deref().map(escape_character).transpose()?,
+                negated: *negated,
+            }
+        }
+        ast::Expr::RLike { negated, expr: tested, pattern, .. } => {
+            let matched = Expr::Function { name: "rlike".to_string(), args: vec![convert(tested)?, convert(pattern)?] };
+            if *negated { Expr::Not(Box::new(matched)) } else { matched }
+        }
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            convert_case(operand.as_deref(), conditions, else_result.as_deref())?
+        }
+        ast::Expr::Trim { trim_where, trim_what, expr: trimmed, trim_characters } => {
+            convert_trim(trim_where.as_ref(), trim_what.as_deref(), trimmed, trim_characters.as_ref())?
+        }
+        ast::Expr::Substring { expr: whole, substring_from, substring_for, .. } => {
+            let Some(from) = substring_from else {
+                return Err(PqsiftError::filter(format!("substring takes 2 to 3 argument(s), got 1 in \"{expr}\"")));
+            };
+            let mut args = vec![convert(whole)?, convert(from)?];
+            if let Some(length) = substring_for {
+                args.push(convert(length)?);
+            }
+            Expr::Function { name: "substring".to_string(), args }
+        }
+        ast::Expr::Ceil { expr: operand, field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+            Expr::Function { name: "ceil".to_string(), args: vec![convert(operand)?] }
+        }
+        ast::Expr::Floor { expr: operand, field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+            Expr::Function { name: "floor".to_string(), args: vec![convert(operand)?] }
+        }
         other => return Err(unsupported("expression", other)),
     })
 }
@@ -432,6 +471,7 @@ fn convert_binary(left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr) -> R
         BinaryOperator::Minus => arithmetic(ArithmeticOp::Subtract),
         BinaryOperator::Multiply => arithmetic(ArithmeticOp::Multiply),
         BinaryOperator::Divide => arithmetic(ArithmeticOp::Divide),
+        BinaryOperator::Modulo => Ok(Expr::Function { name: "mod".to_string(), args: vec![convert(left)?, convert(right)?] }),
         BinaryOperator::And => Ok(Expr::And(boxed(left)?, boxed(right)?)),
         BinaryOperator::Or => Ok(Expr::Or(boxed(left)?, boxed(right)?)),
         other => Err(unsupported("operator", other)),
@@ -702,32 +742,121 @@ fn sql_type(data_type: &DataType) -> Result<SqlType> {
 }
 
 fn convert_function(function: &ast::Function) -> Result<Expr> {
-    let name = match function.name.0.as_slice() {
-        [ObjectNamePart::Identifier(ident)] => ident.value.to_ascii_lowercase(),
+    let written = match function.name.0.as_slice() {
+        [ObjectNamePart::Identifier(ident)] => ident.value.clone(),
         _ => return Err(unsupported("function", &function.name)),
     };
-    if name != "abs" {
-        return Err(unsupported("function", &function.name));
-    }
+    let Some((name, min_args, max_args)) = functions::lookup(&written) else {
+        return Err(PqsiftError::filter(format!(
+            "unsupported function \"{written}\" in filter; pqsift evaluates {}",
+            functions::supported_names()
+        )));
+    };
     let plain_call = function.filter.is_none()
         && function.over.is_none()
         && function.within_group.is_empty()
         && function.null_treatment.is_none()
         && matches!(function.parameters, FunctionArguments::None);
-    let args = match &function.args {
+    let args: Vec<Expr> = match &function.args {
+        // `current_date` may be written without parentheses.
+        FunctionArguments::None if plain_call => Vec::new(),
         FunctionArguments::List(list)
             if plain_call && list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
         {
-            &list.args
+            list.args
+                .iter()
+                .map(|arg| match arg {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(arg)) => convert(arg),
+                    other => Err(unsupported("argument", other)),
+                })
+                .collect::<Result<_>>()?
         }
         _ => return Err(unsupported("call", function)),
     };
-    match args.as_slice() {
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] => Ok(Expr::Abs(boxed(arg)?)),
-        _ => Err(PqsiftError::filter(format!(
-            "abs takes exactly one argument, got \"{function}\""
-        ))),
+    if args.len() < min_args || args.len() > max_args {
+        let expected = match (min_args, max_args) {
+            (a, b) if a == b => format!("{a}"),
+            (a, usize::MAX) => format!("at least {a}"),
+            (a, b) => format!("{a} to {b}"),
+        };
+        return Err(PqsiftError::filter(format!(
+            "{name} takes {expected} argument(s), got {} in \"{function}\"",
+            args.len()
+        )));
     }
+    function_call(name, args)
+}
+
+/// A call of a known function by its canonical name, with the rewrites Spark makes of some
+/// (so that binding, evaluation and pruning see one form).
+fn function_call(name: &str, args: Vec<Expr>) -> Result<Expr> {
+    let mut args = args.into_iter();
+    let mut next = || Box::new(args.next().expect("arity checked"));
+    Ok(match name {
+        "abs" => Expr::Abs(next()),
+        // `date(x)` and `to_date(x)` are `CAST(x AS DATE)` in Spark.
+        "date" => Expr::Cast { expr: next(), to: SqlType::Date },
+        "isnull" => Expr::IsNull { expr: next(), negated: false },
+        "isnotnull" => Expr::IsNull { expr: next(), negated: true },
+        "if" => {
+            let (condition, then, otherwise) = (next(), next(), next());
+            Expr::Case { branches: vec![(*condition, *then)], otherwise: Some(otherwise) }
+        }
+        // Spark's `NullIf` is `if(a = b, NULL, a)`, `Nvl2` is `if(a IS NOT NULL, b, c)`.
+        "nullif" => {
+            let (left, right) = (next(), next());
+            let equal = Expr::Compare { op: CompareOp::Eq, left: left.clone(), right };
+            Expr::Case { branches: vec![(equal, Expr::Literal(Literal::Null))], otherwise: Some(left) }
+        }
+        "nvl2" => {
+            let (tested, present, absent) = (next(), next(), next());
+            let not_null = Expr::IsNull { expr: tested, negated: true };
+            Expr::Case { branches: vec![(not_null, *present)], otherwise: Some(absent) }
+        }
+        _ => Expr::Function { name: name.to_string(), args: args.collect() },
+    })
+}
+
+/// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`; with an operand, each `WHEN v` is the
+/// condition `operand = v`.
+fn convert_case(operand: Option<&ast::Expr>, conditions: &[ast::CaseWhen], else_result: Option<&ast::Expr>) -> Result<Expr> {
+    let operand = operand.map(convert).transpose()?;
+    let branches = conditions
+        .iter()
+        .map(|when| {
+            let condition = convert(&when.condition)?;
+            let condition = match &operand {
+                Some(tested) => Expr::Compare { op: CompareOp::Eq, left: Box::new(tested.clone()), right: Box::new(condition) },
+                None => condition,
+            };
+            Ok((condition, convert(&when.result)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Expr::Case { branches, otherwise: else_result.map(boxed).transpose()? })
+}
+
+/// `TRIM([BOTH | LEADING | TRAILING] [chars FROM] s)` as `trim`, `ltrim` or `rtrim` of
+/// `s` and, when given, the characters to remove.
+fn convert_trim(
+    trim_where: Option<&ast::TrimWhereField>,
+    trim_what: Option<&ast::Expr>,
+    expr: &ast::Expr,
+    trim_characters: Option<&Vec<ast::Expr>>,
+) -> Result<Expr> {
+    let name = match trim_where {
+        None | Some(ast::TrimWhereField::Both) => "trim",
+        Some(ast::TrimWhereField::Leading) => "ltrim",
+        Some(ast::TrimWhereField::Trailing) => "rtrim",
+    };
+    let mut args = vec![convert(expr)?];
+    match (trim_what, trim_characters.map(Vec::as_slice)) {
+        (Some(what), None) => args.push(convert(what)?),
+        (None, None) => {}
+        // `TRIM(s, chars)`: Spark reads the second argument as the characters to remove.
+        (None, Some([chars])) => args.push(convert(chars)?),
+        _ => return Err(unsupported("expression", "TRIM with several character lists")),
+    }
+    Ok(Expr::Function { name: name.to_string(), args })
 }
 
 #[cfg(test)]

@@ -270,15 +270,15 @@ fn parses_cast_type_names() {
 #[test]
 fn parse_errors_name_the_token() {
     assert!(parse_err("foo(a) > 1").contains("unsupported function \"foo\""));
-    assert!(parse_err("a % 2 = 0").contains("unsupported operator \"%\""));
-    assert!(parse_err("a RLIKE 'x'").contains("RLIKE"));
+    assert!(parse_err("a & 2 = 0").contains("unsupported operator \"&\""));
+    assert!(parse_err("a LIKE ANY ('x')").contains("LIKE ANY"));
     assert!(parse_err("a > 1 b").contains("unexpected \"b\""));
     assert!(parse_err("a > 1)").contains("unexpected \")\""));
     assert!(parse_err("a >").contains("cannot parse filter"));
     assert!(parse_err("a LIKE b").contains("LIKE pattern must be a string literal"));
-    assert!(parse_err("abs(a, b)").contains("exactly one argument"));
+    assert!(parse_err("abs(a, b)").contains("abs takes 1 argument(s), got 2"));
     assert!(parse_err("a IN (SELECT 1)").contains("unsupported"));
-    assert!(parse_err("CASE WHEN a THEN 1 END").contains("unsupported expression"));
+    assert!(parse_err("CASE WHEN a THEN (SELECT 1) END").contains("unsupported"));
     assert!(parse_err("TRY_CAST(a AS INT)").contains("unsupported"));
     assert!(parse_err("").contains("cannot parse filter"));
     let deep = format!("{}a{}", "(".repeat(500), ")".repeat(500));

@@ -22,8 +22,12 @@
 //! `CAST(x AS BIGINT)`, `CAST(d AS TIMESTAMP)`) is monotone in that column: its values in a
 //! container lie between the function of the column's min and of its max (swapped when
 //! the function decreases). The function is evaluated on the bounds with Spark's ANSI
-//! arithmetic; a bound that overflows is unknown. `x * x` or `abs(x)` are not monotone and
-//! are not used.
+//! arithmetic; a bound that overflows is unknown. Functions that keep order in one argument
+//! when the others are constants count too: `year(d)`, `date_trunc('DAY', ts)` (for an
+//! instant only in a session time zone of fixed offset), `date_add(d, n)`, `datediff`
+//! (decreasing in its second argument), `round`, `floor`/`ceil` of integers and decimals,
+//! `substring(s, 1, n)`; `startswith(s, 'p')` prunes as `s LIKE 'p%'`. `x * x`, `abs(x)`,
+//! `lower(s)`, `x % 7` or `length(s)` are not monotone and are not used.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -57,7 +61,8 @@ use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
 use crate::Result;
 use crate::filter::in_set::InSet;
-use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, evaluate};
+use crate::filter::functions::TruncLevel;
+use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate};
 use crate::planning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
 
@@ -321,6 +326,21 @@ impl LeafPredicate {
                         prefix_only,
                         exact,
                         negated: *negated,
+                    }
+                }
+                _ => Self::Unknown,
+            },
+            // `startswith(s, 'abc')` is `s LIKE 'abc%'` with nothing to escape.
+            BoundExpr::Function { function: ScalarFunction::StartsWith, args, .. } => match (monotone(&args[0]), &args[1]) {
+                (Some(term), BoundExpr::Literal(prefix))
+                    if term.increasing && is_string(&term.function.data_type()) && prefix.is_valid(0) && prefix.data_type() == &DataType::Utf8 =>
+                {
+                    Self::Like {
+                        term,
+                        prefix: prefix.as_string::<i32>().value(0).to_string(),
+                        prefix_only: true,
+                        exact: false,
+                        negated: false,
                     }
                 }
                 _ => Self::Unknown,
@@ -734,8 +754,95 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 _ => None,
             }
         }
+        BoundExpr::Function { function, args, data_type, session_time_zone, text } => {
+            // One argument varies; the others are constants.
+            let mut varying = args.iter().enumerate().filter(|(_, arg)| !matches!(arg, BoundExpr::Literal(_)));
+            let (position, argument) = varying.next()?;
+            if varying.next().is_some() {
+                return None;
+            }
+            let constants: Vec<Option<i64>> = args.iter().map(constant_integer).collect();
+            let float_input = matches!(argument.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
+            if !function.monotone_with(&constants) || !wall_clock_is_monotone(function, argument, session_time_zone) {
+                return None;
+            }
+            let increasing = function.monotone_in(position, float_input)?;
+            let term = monotone(argument)?;
+            let mut rebuilt = args.clone();
+            rebuilt[position] = term.function;
+            Some(MonotoneTerm {
+                function: BoundExpr::Function {
+                    function: function.clone(),
+                    args: rebuilt,
+                    data_type: data_type.clone(),
+                    session_time_zone: session_time_zone.clone(),
+                    text: text.clone(),
+                },
+                increasing: term.increasing == increasing,
+                column: term.column,
+            })
+        }
         _ => None,
     }
+}
+
+/// Whether a function of an instant's wall clock keeps order in the session time zone:
+/// truncating an instant to a minute or longer goes through the wall clock, which a
+/// daylight-saving change (or a zone's change at midnight) moves backwards.
+fn wall_clock_is_monotone(function: &ScalarFunction, argument: &BoundExpr, session_time_zone: &str) -> bool {
+    match function {
+        ScalarFunction::DateTrunc(TruncLevel::Microsecond | TruncLevel::Millisecond | TruncLevel::Second) => true,
+        ScalarFunction::DateTrunc(_) => {
+            !matches!(argument.data_type(), DataType::Timestamp(_, Some(_)))
+                || crate::filter::fixed_offset_seconds(session_time_zone).is_some()
+        }
+        _ => true,
+    }
+}
+
+/// The value of an integer constant argument (`None` for anything else).
+fn constant_integer(arg: &BoundExpr) -> Option<i64> {
+    let BoundExpr::Literal(literal) = arg else { return None };
+    let value = cast(literal, &DataType::Int64).ok()?;
+    let value = value.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
+    value.is_valid(0).then(|| value.value(0))
+}
+
+/// Why a leaf that compares columns cannot use bounds, naming the first function on its
+/// path that does not keep order (`lower`, `%`, `CASE`, ...); `None` when none is to blame.
+///
+/// ```
+/// use arrow::datatypes::{DataType, Field, Schema};
+/// use pqsift::filter::{bind, parse_filter, BindOptions};
+/// use pqsift::planning::pruning_predicate::order_breaking_function;
+/// let schema = Schema::new(vec![Field::new("city", DataType::Utf8, true)]);
+/// let leaf = bind(&parse_filter("lower(city) = 'taipei'").unwrap(), &schema, &BindOptions::default()).unwrap();
+/// assert_eq!(order_breaking_function(&leaf).as_deref(), Some("lower"));
+/// ```
+pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
+    let mut pending = vec![expr];
+    while let Some(next) = pending.pop() {
+        let breaks = match next {
+            BoundExpr::Function { function, .. } if monotone(next).is_none() && !next.columns().is_empty() => Some(function.name().to_string()),
+            BoundExpr::Case { .. } if !next.columns().is_empty() => Some("CASE".to_string()),
+            BoundExpr::Abs { .. } if !next.columns().is_empty() => Some("abs".to_string()),
+            _ => None,
+        };
+        if breaks.is_some() {
+            return breaks;
+        }
+        match next {
+            BoundExpr::Function { args, .. } => pending.extend(args),
+            BoundExpr::Compare { left, right, .. } | BoundExpr::Arithmetic { left, right, .. } => pending.extend([left.as_ref(), right.as_ref()]),
+            BoundExpr::Cast { expr, .. } | BoundExpr::Negate { expr, .. } | BoundExpr::IsNull { expr, .. } | BoundExpr::Like { expr, .. } | BoundExpr::InSet { expr, .. } => pending.push(expr),
+            BoundExpr::InList { expr, list, .. } => {
+                pending.push(expr);
+                pending.extend(list);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The sign of a finite numeric literal (`None` for NULL, NaN, infinities, non-numbers).

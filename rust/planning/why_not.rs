@@ -38,7 +38,7 @@ use arrow::datatypes::{DataType, Float64Type};
 
 use crate::filter::{BoundColumn, BoundExpr};
 use crate::format::opener::{OpenedFile, in_type};
-use crate::planning::pruning_predicate::LeafPredicate;
+use crate::planning::pruning_predicate::{LeafPredicate, order_breaking_function};
 use crate::planning::zone_map::ZoneMaps;
 
 /// The leaves of a filter: everything below its ANDs, ORs and NOTs.
@@ -102,8 +102,11 @@ impl<'a> StatisticsNotes<'a> {
                 if matches!(leaf, LeafPredicate::Unknown) {
                     let columns: Vec<String> = expr.columns().into_iter().map(name).collect();
                     if !columns.is_empty() {
+                        let culprit = order_breaking_function(expr)
+                            .map(|name| format!(" ({name} does not preserve order)"))
+                            .unwrap_or_default();
                         add(format!(
-                            "the condition on {} is not an order-preserving function of one column compared with constants",
+                            "the condition on {} is not an order-preserving function of one column compared with constants{culprit}",
                             columns.join(", ")
                         ));
                     }

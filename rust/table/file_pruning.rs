@@ -128,5 +128,12 @@ pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Ex
         Expr::Arithmetic { op, left, right } => Expr::Arithmetic { op: *op, left: go(left)?, right: go(right)? },
         Expr::Negate(inner) => Expr::Negate(go(inner)?),
         Expr::Abs(inner) => Expr::Abs(go(inner)?),
+        Expr::Function { name, args } => {
+            Expr::Function { name: name.clone(), args: args.iter().map(|e| go(e).map(|b| *b)).collect::<Result<_>>()? }
+        }
+        Expr::Case { branches, otherwise } => Expr::Case {
+            branches: branches.iter().map(|(c, v)| Ok((*go(c)?, *go(v)?))).collect::<Result<_>>()?,
+            otherwise: otherwise.as_deref().map(&mut go).transpose()?,
+        },
     })
 }

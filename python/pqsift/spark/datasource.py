@@ -63,8 +63,8 @@ def filter_to_sql(pushed: Filter) -> str | None:
     '`amount` > 200'
     >>> filter_to_sql(Not(In(("s", "kind"), ["a", None])))
     "NOT (`s`.`kind` IN ('a', NULL))"
-    >>> filter_to_sql(StringStartsWith(("name",), "50%")) is None   # a LIKE wildcard
-    True
+    >>> filter_to_sql(StringStartsWith(("name",), "50%"))   # exact: no LIKE wildcard to escape
+    "startswith(`name`, '50%')"
     """
     column = ".".join(_quote_identifier(part) for part in pushed.attribute) if hasattr(pushed, "attribute") else ""
     if isinstance(pushed, Not):
@@ -83,12 +83,10 @@ def filter_to_sql(pushed: Filter) -> str | None:
             return None
         return f"{column} IN ({', '.join(v for v in values if v is not None)})"
     if isinstance(pushed, (StringStartsWith, StringEndsWith, StringContains)):
-        text = pushed.value
-        # LIKE wildcards and the escape character would need escaping; Spark keeps those.
-        if not isinstance(text, str) or any(c in text for c in "%_\\"):
+        if not isinstance(pushed.value, str):
             return None
-        pattern = {StringStartsWith: f"{text}%", StringEndsWith: f"%{text}", StringContains: f"%{text}%"}[type(pushed)]
-        return f"{column} LIKE {lit(pattern).to_sql()}"
+        function = {StringStartsWith: "startswith", StringEndsWith: "endswith", StringContains: "contains"}[type(pushed)]
+        return f"{function}({column}, {lit(pushed.value).to_sql()})"
     return None
 
 
