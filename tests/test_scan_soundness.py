@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,20 @@ TERMS: list[tuple[str, Callable[[Row], Any], Callable[[], st.SearchStrategy[tupl
     ("fb", lambda r: r["fb"], binary_literal),
     ("ds", lambda r: r["s"], string_literal),
     ("di", lambda r: r["i"], int_literal),
+    # Functions: the order-preserving ones prune, the others must decide nothing.
+    ("year(d) - 2000", lambda r: None if r["d"] is None else r["d"].year - 2000, int_literal),
+    ("datediff(d, DATE '2024-01-01')", lambda r: None if r["d"] is None else (r["d"] - BASE_DATE).days, int_literal),
+    ("datediff(DATE '2024-01-10', d)", lambda r: None if r["d"] is None else (dt.date(2024, 1, 10) - r["d"]).days, int_literal),
+    ("date_add(d, 3)", lambda r: None if r["d"] is None else r["d"] + dt.timedelta(days=3), date_literal),
+    ("round(m, 1)", lambda r: None if r["m"] is None else r["m"].quantize(Decimal("0.1"), rounding=ROUND_HALF_UP), decimal_literal),
+    ("floor(m)", lambda r: None if r["m"] is None else Decimal(math.floor(r["m"])), decimal_literal),
+    ("ceil(i)", lambda r: r["i"], int_literal),
+    ("substring(s, 1, 1)", lambda r: None if r["s"] is None else r["s"][:1], string_literal),
+    ("lower(s)", lambda r: None if r["s"] is None else r["s"].lower(), string_literal),
+    ("length(s)", lambda r: None if r["s"] is None else len(r["s"]), int_literal),
+    ("i % 7", lambda r: None if r["i"] is None else int(math.fmod(r["i"], 7)), int_literal),
+    ("coalesce(i, -5)", lambda r: -5 if r["i"] is None else r["i"], int_literal),
+    ("CASE WHEN i > 0 THEN i ELSE 0 END", lambda r: r["i"] if r["i"] is not None and r["i"] > 0 else 0, int_literal),
 ]
 
 
@@ -189,6 +203,8 @@ def leaf(draw: st.DrawFn) -> Pred:
         exact = draw(st.booleans())
         negated = draw(st.booleans())
         pattern = prefix if exact else prefix + "%"
+        # `startswith(s, p)` is `s LIKE 'p%'` to pruning.
+        function = not exact and draw(st.booleans())
 
         def like(r: Row) -> bool | None:
             v = r["s"]
@@ -197,6 +213,8 @@ def leaf(draw: st.DrawFn) -> Pred:
             result = v == prefix if exact else v.startswith(prefix)
             return not result if negated else result
 
+        if function:
+            return f"{'NOT ' if negated else ''}startswith(s, '{prefix}')", like
         return f"s {'NOT ' if negated else ''}LIKE '{pattern}'", like
     (lo_sql, lo), (hi_sql, hi) = draw(literal()), draw(literal())
 
