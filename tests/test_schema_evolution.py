@@ -108,6 +108,8 @@ def test_a_filter_on_a_column_some_files_lack_prunes_those_files(tables: dict[st
     assert scan.to_table().to_pylist() == [{"id": 4, "x": 4, "y": 6}]
     plan = scan.plan()
     assert [rg.decision for file in plan.files for rg in file.row_groups] == ["skip", "scan"]  # p1 has no y: null
+    assert plan.files[0].row_groups[0].reason == "the filter cannot be true: the file has no column `y` (NULL in all its rows)"
+    assert "p1.parquet: 0 of 1 row groups kept" in scan.explain() and "has no column `y`" in scan.explain()
     assert scan.metrics["rows_decoded"] == 2 + 1 + 1  # p2 only: y for its 2 rows, then id and x for the 1 left
     kept = pqsift.scan(path, columns=["id"], filter="y IS NULL", merge_schema=True)
     assert sorted(kept.to_table().column("id").to_pylist()) == [1, 2]

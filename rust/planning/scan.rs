@@ -394,6 +394,49 @@ impl Scan {
             .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
     }
 
+    /// The filter's columns the file at `position` lacks (read as NULL there), by their
+    /// names in the scan schema; empty for a table without a declared or evolved schema.
+    fn missing_filter_columns(&self, position: usize, file: &OpenedFile) -> Result<Vec<String>> {
+        let (Some(filter), Some(declared)) = (&self.filter, self.declared()) else { return Ok(Vec::new()) };
+        let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
+        let partitions = self.table.partitions.as_ref().map(|p| declared.from_partition(&p.schema, self.options.bind.case_sensitive));
+        let referenced: Vec<String> = crate::filter::columns(filter).iter().map(|path| path.parts()[0].to_lowercase()).collect();
+        Ok(declared
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(i, field)| {
+                view.file_roots[*i].is_none()
+                    && partitions.as_ref().is_none_or(|p| p[*i].is_none())
+                    && referenced.contains(&field.name().to_lowercase())
+            })
+            .map(|(_, field)| field.name().clone())
+            .collect())
+    }
+
+    /// Says, in the reason of each row group the statistics stage skipped, which filter
+    /// columns the file lacks: what made "the filter cannot be true" there.
+    fn name_missing_columns(&self, position: usize, file: &OpenedFile, plan: &mut FileAccessPlan) -> Result<()> {
+        if !plan.row_groups.iter().any(|rg| rg.stage.as_deref() == Some("statistics")) {
+            return Ok(());
+        }
+        let missing = self.missing_filter_columns(position, file)?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let names = missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        let lacks = format!("the file has no column {names} (NULL in all its rows)");
+        for row_group in plan.row_groups.iter_mut().filter(|rg| rg.stage.as_deref() == Some("statistics")) {
+            row_group.reason = if row_group.reason == "the filter cannot be true" {
+                format!("the filter cannot be true: {lacks}")
+            } else {
+                format!("{}; {lacks}", row_group.reason)
+            };
+        }
+        Ok(())
+    }
+
     /// The filter for the file at `position`, bound to its schema.
     pub fn bound_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<BoundExpr>> {
         self.file_filter(position, file)?
@@ -623,6 +666,7 @@ impl Scan {
         };
         if self.options.statistics {
             prune_by_statistics(file, &filter, &mut plan, metrics)?;
+            self.name_missing_columns(position, file, &mut plan)?;
         }
         if self.options.bloom_filter && !plan.is_pruned() {
             prune_by_bloom_filters(file, &filter, &mut plan, metrics)?;
