@@ -166,6 +166,8 @@ def test_a_given_schema_wins_as_in_spark(spark: Any, tmp_path: Path, ddl: str, g
     if expected is None:
         with pytest.raises(pqsift.SchemaMismatchError, match="column id .* in the given schema"):
             pqsift.scan(tmp_path, schema=given).to_table()
+        with pytest.raises(Exception, match="column id .* in the given schema"):
+            spark.read.format("pqsift").schema(ddl).load(str(tmp_path)).collect()
         return
     table = pqsift.scan(tmp_path, schema=given, spark_output=True).to_table()
     assert (table.column_names, sorted((tuple(r.values()) for r in table.to_pylist()), key=repr)) == expected
@@ -173,6 +175,11 @@ def test_a_given_schema_wins_as_in_spark(spark: Any, tmp_path: Path, ddl: str, g
 
     df = pqsift_spark.read(spark, tmp_path, schema=given, driver_read_bytes=0)
     assert (df.columns, _sorted_rows(df)) == expected
+    # A Python data source's DataFrame has the given schema exactly (Spark appends no
+    # partition column to it): the same rows, projected to the given columns.
+    source = spark.read.format("pqsift").schema(ddl).load(str(tmp_path))
+    projected = native.select(*given.names)
+    assert (source.columns, _sorted_rows(source)) == (projected.columns, _sorted_rows(projected)), "data source"
 
 
 def test_spark_written_files_that_grew_a_column(spark: Any, tmp_path: Path) -> None:

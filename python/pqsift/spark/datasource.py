@@ -220,6 +220,11 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
         self.options = _options_of(settings)
         self.schema = schema
         self.cast_to = pa_schema(schema) if user_schema else None
+        if user_schema:
+            # Spark's `.schema(...)`: every file is read into it by Spark's rules (missing
+            # columns null, Spark's widenings, SchemaMismatchError otherwise), as pqsift.scan's
+            # `schema=`; the cast below only settles Arrow details (nullability, metadata).
+            self.options["schema"] = self.cast_to
 
     def _filter(self) -> str | None:
         return " AND ".join(f"({f})" for f in self.filters) or None
@@ -242,7 +247,7 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
             **options,
         )
         for batch in batches:
-            if self.cast_to is not None:
+            if self.cast_to is not None and batch.schema != self.cast_to:
                 batch = batch.cast(self.cast_to)
             yield batch
 
