@@ -246,6 +246,70 @@ impl BoundExpr {
         }
     }
 
+    /// Whether evaluating the expression can raise an error for some value (ANSI
+    /// arithmetic, a cast that can fail, `%` by zero, `floor` of a NaN, a regular
+    /// expression given per row, ...). Conservative: `true` unless every node is known safe.
+    ///
+    /// ```
+    /// use arrow::datatypes::{DataType, Field, Schema};
+    /// use pqsift::filter::{bind, parse_filter, BindOptions};
+    /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true), Field::new("s", DataType::Utf8, true)]);
+    /// let raises = |text| bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap().can_raise();
+    /// assert!(!raises("x > 1 AND lower(s) = 'a'"));
+    /// assert!(raises("x % 3 = 1") && raises("x + 1 > 2") && raises("s = 5"));
+    /// ```
+    pub fn can_raise(&self) -> bool {
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            let raises = match expr {
+                Self::Arithmetic { .. } | Self::Negate { .. } | Self::Abs { .. } => true,
+                Self::Cast { expr, to, .. } => {
+                    let from = expr.data_type();
+                    let strings = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+                    let safe = is_order_preserving_widening(&from, to)
+                        || (strings(to) && (strings(&from) || matches!(from, DataType::Dictionary(..))))
+                        || matches!((&from, to), (DataType::Date32, DataType::Timestamp(..)) | (DataType::Timestamp(..), DataType::Date32));
+                    !safe
+                }
+                Self::Function { function, .. } => matches!(
+                    function,
+                    ScalarFunction::Mod
+                        | ScalarFunction::Pmod
+                        | ScalarFunction::Floor
+                        | ScalarFunction::Ceil
+                        | ScalarFunction::Round { .. }
+                        | ScalarFunction::DateAdd
+                        | ScalarFunction::DateSub
+                        | ScalarFunction::DateDiff
+                        | ScalarFunction::RLike(None)
+                ),
+                _ => false,
+            };
+            if raises {
+                return true;
+            }
+            match expr {
+                Self::Column(_) | Self::Literal(_) => {}
+                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => pending.push(expr),
+                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => pending.push(expr),
+                Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } | Self::And(left, right) | Self::Or(left, right) => {
+                    pending.push(left);
+                    pending.push(right);
+                }
+                Self::InList { expr, list, .. } => {
+                    pending.push(expr);
+                    pending.extend(list);
+                }
+                Self::Function { args, .. } => pending.extend(args),
+                Self::Case { branches, otherwise } => {
+                    pending.push(otherwise);
+                    pending.extend(branches.iter().flat_map(|(c, v)| [c, v]));
+                }
+            }
+        }
+        false
+    }
+
     /// The columns the expression reads, each once, in the order first met.
     ///
     /// ```

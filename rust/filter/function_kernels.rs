@@ -412,10 +412,20 @@ fn round_double(value: f64, scale: i32) -> f64 {
 
 fn floor_or_ceil(value: &ArrayRef, ceiling: bool, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     Ok(match value.data_type() {
-        // Java's `(long) Math.floor(x)`: saturating, NaN as 0 (Rust's `as` does the same).
+        // Spark's `MathUtils.doubleToLong`: a value outside BIGINT (NaN and infinities too)
+        // is an overflow error under ANSI.
         DataType::Float64 => {
+            const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
             let values = value.as_primitive::<Float64Type>();
-            Arc::new(values.unary::<_, Int64Type>(|v| if ceiling { v.ceil() as i64 } else { v.floor() as i64 }))
+            let whole: Int64Array = values
+                .iter()
+                .map(|v| match v.map(|v| if ceiling { v.ceil() } else { v.floor() }) {
+                    None => Ok(None),
+                    Some(w) if (-TWO_TO_63..TWO_TO_63).contains(&w) => Ok(Some(w as i64)),
+                    Some(_) => Err(overflow(text)),
+                })
+                .collect::<Result<_>>()?;
+            Arc::new(whole)
         }
         DataType::Decimal128(_, from_scale) => {
             let DataType::Decimal128(precision, _) = data_type else { return Ok(value.clone()) };

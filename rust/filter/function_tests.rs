@@ -168,8 +168,10 @@ fn conditional_and_math_functions_follow_spark() {
     assert_eq!(rows("round(d, 2) = 2.68"), [0]);
     assert_eq!(rows("round(d) = -3"), [3]);
     assert_eq!(rows("round(dec, 1) = -123.6"), [1]);
-    assert_eq!(rows("floor(d) = -3 OR ceil(d) = 3"), [0, 3]);
-    assert_eq!(rows("floor(d) = 0"), [1, 4]); // floor(NaN) is 0, as Java's (long) cast
+    assert_eq!(rows("isnan(d) OR floor(d) = -3 OR ceil(d) = 3"), [0, 1, 3]);
+    assert_eq!(rows("NOT isnan(d) AND floor(d) = 0"), [4]);
+    // NaN has no BIGINT floor: an overflow error, as in Spark.
+    assert!(bind_error("floor(d) = 0").contains("arithmetic overflow in floor(`d`)"));
     assert_eq!(rows("floor(dec) = 123 AND ceil(dec) = 124"), [0]);
     assert_eq!(rows("i % 4 = -3"), [1]);
     assert_eq!(rows("pmod(i, 4) = 1"), [1]);

@@ -208,7 +208,8 @@ pub enum ScalarFunction {
         /// Digits kept after the point (negative: before it).
         scale: i32,
     },
-    /// `floor(x)`: BIGINT of a number, DECIMAL(p - s + 1, 0) of a decimal.
+    /// `floor(x)`: BIGINT of a number (an overflow error for one outside BIGINT, NaN
+    /// included), DECIMAL(p - s + 1, 0) of a decimal.
     Floor,
     /// `ceil(x)`.
     Ceil,
@@ -259,8 +260,8 @@ impl ScalarFunction {
 
     /// How the function's value moves with argument `argument` when every other argument
     /// is a constant: `Some(true)` never decreases, `Some(false)` never increases, `None`
-    /// neither (or unknown). `float_input`: the argument is FLOAT or DOUBLE, whose NaN
-    /// (Spark's greatest value) `floor` and `ceil` map to 0.
+    /// neither (or unknown). `float_input`: the argument is FLOAT or DOUBLE, on which
+    /// `floor` and `ceil` fail for NaN (Spark's greatest value) and values past BIGINT.
     ///
     /// Constant arguments that matter (`substring`'s position, `date_trunc`'s level) are
     /// checked by the caller, which sees them; see [`Self::monotone_with`].

@@ -30,6 +30,10 @@ pub struct Predicate {
     pub required_bytes: u64,
     /// Whether every one of its columns has a page index (its selection can skip pages).
     pub uses_page_index: bool,
+    /// Whether it can raise an error (ANSI overflow, division by zero, a string that does
+    /// not cast): it must then only see the rows the conjuncts before it in the text kept,
+    /// as in Spark, so it is never moved ahead of them.
+    pub can_raise: bool,
 }
 
 /// What one predicate has been seen to do so far.
@@ -62,7 +66,7 @@ impl PredicateStats {
 /// use pqsift::filter::parse_filter;
 /// use pqsift::reading::row_filter::{Predicate, RowFilter};
 /// let predicate = |text: &str, bytes: u64| Predicate {
-///     expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: false,
+///     expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: false, can_raise: false,
 /// };
 /// let filter = RowFilter::new(vec![predicate("text LIKE '%x%'", 9_000_000), predicate("id = 7", 80_000)], true);
 /// // Before scanning: fewest bytes first.
@@ -89,7 +93,7 @@ impl RowFilter {
     ) -> Result<Self> {
         let mut predicates = Vec::new();
         for conjunct in filter.map(split_conjunction).unwrap_or_default() {
-            bind(conjunct, schema, options)?;
+            let can_raise = bind(conjunct, schema, options)?.can_raise();
             let mut roots: Vec<usize> = columns(conjunct)
                 .iter()
                 .map(|path| Ok(resolve_column(schema, path, options)?.indices[0]))
@@ -110,7 +114,7 @@ impl RowFilter {
                 && leaves.iter().all(|&leaf| {
                     metadata.page_index().is_some_and(|index| index.column_index(0, leaf).is_some())
                 });
-            predicates.push(Predicate { expr: conjunct.clone(), roots, required_bytes, uses_page_index });
+            predicates.push(Predicate { expr: conjunct.clone(), roots, required_bytes, uses_page_index, can_raise });
         }
         Ok(Self::new(predicates, reorder))
     }
@@ -134,7 +138,8 @@ impl RowFilter {
     /// Indices of the predicates in the order to evaluate them now.
     pub fn order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.predicates.len()).collect();
-        if !self.reorder {
+        // A conjunct that can raise an error keeps its place after the ones before it.
+        if !self.reorder || self.predicates.iter().any(|p| p.can_raise) {
             return order;
         }
         let stats = self.stats();
@@ -173,7 +178,7 @@ mod tests {
     use crate::filter::parse_filter;
 
     fn predicate(text: &str, bytes: u64, page_index: bool) -> Predicate {
-        Predicate { expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: page_index }
+        Predicate { expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: page_index, can_raise: false }
     }
 
     #[test]

@@ -308,9 +308,18 @@ impl FileReader {
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
             let columns = pick(&all, &needed, &predicate.roots)?;
-            let passed = evaluate(&self.bound[index], &columns)?;
             // Unknown (null) is not selected.
-            let passed = BooleanArray::new(RowSelection::from_filters(&[passed]).to_mask(), None);
+            let passed = match &keep {
+                // A conjunct that can raise sees only the rows the ones before it kept.
+                Some(kept) if predicate.can_raise => {
+                    let reached = filter_record_batch(&columns, kept)?;
+                    let passed = evaluate(&self.bound[index], &reached)?;
+                    let kept = RowSelection::from_filters(std::slice::from_ref(kept));
+                    kept.and_then(&RowSelection::from_filters(&[passed]))?.to_mask()
+                }
+                _ => RowSelection::from_filters(&[evaluate(&self.bound[index], &columns)?]).to_mask(),
+            };
+            let passed = BooleanArray::new(passed, None);
             keep = Some(match keep {
                 Some(k) => arrow::compute::and(&k, &passed)?,
                 None => passed,
