@@ -329,12 +329,16 @@ class Scan:
         top_n_limit: int | None = None,
         merge_schema: bool = False,
         schema: str | None = None,
+        match_field_ids: bool = False,
+        ignore_missing_field_ids: bool = False,
     ) -> None:
         """``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
         pruning of the row groups and pages that cannot hold one of the first rows.
         ``merge_schema``: the scan schema is the union of every file's (Spark's
         ``mergeSchema``), else the first file's; ``schema`` (``declared_schema`` text of a
-        caller's schema) wins over both."""
+        caller's schema) wins over both; ``match_field_ids`` / ``ignore_missing_field_ids``:
+        its fields with a Parquet field id are matched by it (Spark's
+        ``spark.sql.parquet.fieldId.read.*``)."""
     @property
     def files(self) -> list[str]: ...
     def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:

@@ -64,6 +64,10 @@ _OPTIONS: dict[str, Any] = {
     "merge_schema": False,
     # A pyarrow.Schema the files are read into (Spark's .schema(...)); wins over the above.
     "schema": None,
+    # Spark's spark.sql.parquet.fieldId.read.enabled / .ignoreMissing: fields of `schema`
+    # carrying PARQUET:field_id find their file columns by that id, not by name.
+    "match_field_ids": False,
+    "ignore_missing_field_ids": False,
     # Object stores (s3://, gs://, az://): the object_store crate's option names —
     # credentials, endpoint, region, allow_http, timeouts — plus max_retries and
     # retry_timeout (seconds). Values are never shown in errors, explain or repr.
@@ -434,6 +438,13 @@ def scan(
     union of every file's columns, all footers read first; types must then be equal.
     ``schema`` (a ``pyarrow.Schema``, Spark's ``.schema(...)``) wins over both: every file
     is read into it by the same rules, the partition columns appended where it lacks them.
+    With ``match_field_ids=True`` (Spark's ``spark.sql.parquet.fieldId.read.enabled``) a
+    field of ``schema`` whose metadata has a Parquet field id (``PARQUET:field_id``, as
+    Iceberg and Spark write them) is read from the file column with that id whatever its
+    name — a renamed column is found, a dropped one whose name was reused is not — and
+    is null where no column has it; a file with no field ids at all raises
+    :class:`pqsift.SchemaMismatchError` unless ``ignore_missing_field_ids=True``, which
+    reads such fields as nulls there. Fields without an id match by name.
     A column that cannot be read into the scan schema raises
     :class:`pqsift.SchemaMismatchError` naming both files (or the given schema), the column
     and both types.
@@ -449,7 +460,17 @@ def scan(
     settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
     read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
     _check_read_options(read_options)
-    for name in ("statistics", "bloom_filter", "page_index", "case_sensitive", "partitioning", "partition_type_inference", "merge_schema"):
+    for name in (
+        "statistics",
+        "bloom_filter",
+        "page_index",
+        "case_sensitive",
+        "partitioning",
+        "partition_type_inference",
+        "merge_schema",
+        "match_field_ids",
+        "ignore_missing_field_ids",
+    ):
         if not isinstance(settings[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
     if settings["base_path"] is not None:

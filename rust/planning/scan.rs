@@ -38,6 +38,7 @@ use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::storage::Location;
 use crate::table::file_pruning::{prune_files, specialise};
+use crate::table::column_matching::{ColumnMatcher, FieldIds};
 use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
@@ -76,6 +77,11 @@ pub struct ScanOptions {
     /// name, the table's partition columns appended where it lacks them; it wins over
     /// both of the above. Not for a Delta table, which declares its own.
     pub schema: Option<arrow::datatypes::SchemaRef>,
+    /// Whether the fields of `schema` that carry a Parquet field id (`PARQUET:field_id`)
+    /// find their file columns by it (Spark's `spark.sql.parquet.fieldId.read.*`; see
+    /// [`crate::table::column_matching`]). A schema read from the files has no ids to
+    /// match, as in Spark.
+    pub field_ids: FieldIds,
 }
 
 impl Default for ScanOptions {
@@ -91,6 +97,7 @@ impl Default for ScanOptions {
             top_n: None,
             merge_schema: false,
             schema: None,
+            field_ids: FieldIds::Off,
         }
     }
 }
@@ -193,7 +200,7 @@ impl Scan {
                 return Err(PqsiftError::table(&scan.table.name, "a schema cannot be given for a Delta table: it declares its own"));
             }
             let schema = merge_schemas(given, &scan.table.partition_schema(), scan.options.bind.case_sensitive).0;
-            scan.table.declared = Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::None)));
+            scan.table.declared = Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::None).with_field_ids(scan.options.field_ids)));
         } else if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
         }
@@ -221,10 +228,16 @@ impl Scan {
                 None => e,
             })?;
         }
-        if let Some(columns) = &scan.columns {
+        let projection = match &scan.columns {
             // Resolved as filters resolve names (Spark's matching, ambiguity errors),
             // paths into structs included.
-            resolve_projection(&schema, Some(columns), &scan.options.bind).map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?;
+            Some(columns) => Some(resolve_projection(&schema, Some(columns), &scan.options.bind).map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?),
+            None => None,
+        };
+        if let Some(declared) = &scan.table.declared {
+            // Only the columns read must be found by id (see DeclaredSchema::requested).
+            let roots = projection.as_ref().map(|p| p.roots.as_slice());
+            scan.table.declared = Some(Arc::new(declared.requested_by(roots, scan.filter.as_ref(), &scan.options.bind)?));
         }
         Ok(scan)
     }
@@ -294,7 +307,8 @@ impl Scan {
     fn check_against_first(&self, position: usize, file: &OpenedFile) -> Result<()> {
         if let (Some(_), Some(declared)) = (&self.options.schema, &self.table.declared) {
             // The caller's schema: every file, the first too, must be readable into it.
-            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, self.options.bind.case_sensitive);
+            let case_sensitive = self.options.bind.case_sensitive;
+            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, |root| declared.matcher_for(root, case_sensitive));
         }
         if position == 0 || self.table.declared.is_some() {
             return Ok(());
@@ -304,7 +318,8 @@ impl Scan {
             return Ok(());
         }
         let scan_schema = self.file_table_schema(&first).0;
-        check_readable(&file.name(), &file.schema, &first.name(), &scan_schema, self.options.bind.case_sensitive)?;
+        let by_name = ColumnMatcher { case_sensitive: self.options.bind.case_sensitive, ..Default::default() };
+        check_readable(&file.name(), &file.schema, &first.name(), &scan_schema, |_| by_name)?;
         // Nullable: a column the first file declares NOT NULL may be null (or missing) in
         // another (Spark reads every column as nullable).
         let nullable: Vec<_> = scan_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();

@@ -19,6 +19,7 @@ use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::topn_pruner::{SortKey, TopN};
 use crate::storage::{Location, Storage, StorageOptions};
+use crate::table::column_matching::FieldIds;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
 use crate::table::hive::HiveOptions;
@@ -44,7 +45,8 @@ impl PyScan {
                         metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
                         timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
-                        order_by=None, top_n_limit=None, merge_schema=false, schema=None))]
+                        order_by=None, top_n_limit=None, merge_schema=false, schema=None,
+                        match_field_ids=false, ignore_missing_field_ids=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -72,6 +74,8 @@ impl PyScan {
         top_n_limit: Option<usize>,
         merge_schema: bool,
         schema: Option<String>,
+        match_field_ids: bool,
+        ignore_missing_field_ids: bool,
     ) -> PyResult<Self> {
         let top_n = match (order_by, top_n_limit) {
             (Some(keys), Some(limit)) => Some(TopN {
@@ -99,6 +103,7 @@ impl PyScan {
             top_n,
             merge_schema,
             schema: schema.map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema)).transpose().map_err(py_err(py))?,
+            field_ids: FieldIds::from_flags(match_field_ids, ignore_missing_field_ids),
         };
         let inner = py
             .detach(|| {

@@ -23,6 +23,7 @@ use crate::reading::spark_output::spark_schema;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
+use crate::table::column_matching::has_field_ids;
 use crate::table::source::merge_schemas;
 
 /// What to read and how.
@@ -197,9 +198,13 @@ impl FileLayout {
     /// name, or a constant of the file (partition value, null where the file lacks it).
     fn of_declared(file: &OpenFile, metadata: ArrowReaderMetadata, position: usize, config: &ReaderConfig, declared: &DeclaredSchema) -> Result<Self> {
         let file_schema = Arc::clone(metadata.schema());
-        let named = |e: PqsiftError| PqsiftError::filter(format!("{}: {e}", file.location));
-        let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
+        let named = |e: PqsiftError| match e {
+            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{}: {reason}", file.location)),
+            e => PqsiftError::filter(format!("{}: {e}", file.location)),
+        };
         let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
+        let declared = &declared.requested_by(config.columns.as_ref().map(|_| projection.roots.as_slice()), config.filter.as_ref(), &config.bind).map_err(named)?;
+        let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
         let mut columns = Vec::with_capacity(projection.roots.len());
         let (mut roots, mut paths, mut fields) = (Vec::new(), Vec::new(), Vec::new());
         for (i, &root) in projection.roots.iter().enumerate() {
@@ -207,7 +212,11 @@ impl FileLayout {
                 columns.push(OutputColumn::Partition(view.from_constant[root].expect("a constant column")));
                 continue;
             };
-            let physical = declared.physical_field_path(root, &projection.paths[i]);
+            let physical = declared.file_field_path(root, file_root, &projection.paths[i], &view, config.bind.case_sensitive).map_err(named)?;
+            if physical.len() < projection.paths[i].len() {
+                columns.push(OutputColumn::Null); // a struct field the file lacks
+                continue;
+            }
             match field_at(file_schema.field(file_root), &physical) {
                 Some((names, field)) => {
                     columns.push(OutputColumn::File(roots.len()));
@@ -314,6 +323,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
             empty_files.push(position);
         }
         let metadata = layout.metadata;
+        let file_has_ids = has_field_ids(metadata.schema().fields());
         let filter =
             RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
@@ -323,7 +333,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
                 columns,
                 values,
                 output: Arc::clone(&layout.assembled_schema),
-                declared: config.declared.as_ref().map(|d| d.mode),
+                declared: config.declared.as_ref().map(|d| (d.matcher(config.bind.case_sensitive), file_has_ids)),
             }),
             _ => None,
         };

@@ -64,10 +64,10 @@ pub struct OutputAssembly {
     pub values: crate::table::partition_values::PartitionValues,
     /// The output schema.
     pub output: SchemaRef,
-    /// For a declared schema, how the file names struct fields: decoded columns whose
-    /// type differs from the output's are converted (see
-    /// [`crate::table::schema_adapter::to_logical`]).
-    pub declared: Option<crate::table::delta::schema::ColumnMappingMode>,
+    /// For a declared schema, how the file's struct fields are matched (and whether the
+    /// file holds field ids): decoded columns whose type differs from the output's are
+    /// converted (see [`crate::table::schema_adapter::to_logical`]).
+    pub declared: Option<(crate::table::column_matching::ColumnMatcher, bool)>,
 }
 
 impl OutputAssembly {
@@ -81,7 +81,9 @@ impl OutputAssembly {
             .zip(self.output.fields())
             .map(|(source, field)| match source {
                 OutputColumn::File(i) => match self.declared {
-                    Some(mode) => crate::table::schema_adapter::to_logical(batch.column(*i), field.data_type(), mode),
+                    Some((matcher, file_has_ids)) => {
+                        crate::table::schema_adapter::to_logical(batch.column(*i), field.data_type(), &matcher, file_has_ids)
+                    }
                     None => Ok(Arc::clone(batch.column(*i))),
                 },
                 OutputColumn::Partition(k) => self.values.repeated(*k, 0, rows),

@@ -13,6 +13,8 @@
 //! * [`delta`] — Delta log replay (seed 004): the active files of a snapshot.
 //! * [`source`] — the table a source resolves to, and the partition schema merged with the
 //!   files' own schema as Spark merges them.
+//! * [`column_matching`] — how a scan schema's fields find a file's columns: by name,
+//!   by a Delta physical name, or by Parquet field id.
 //! * [`schema_adapter`] — a declared (Delta) schema over files that name, lack or narrow
 //!   its columns: column mapping, schema evolution, type widening.
 //! * [`schema_evolution`] — files of one table with different schemas: Spark's scan
@@ -20,6 +22,7 @@
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
+pub mod column_matching;
 pub mod delta;
 pub mod file_pruning;
 pub mod hive;

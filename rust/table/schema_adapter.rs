@@ -48,11 +48,12 @@ use arrow::array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_a
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
+use super::column_matching::{ColumnMatcher, FieldIds, has_field_ids};
 use super::delta::schema::{ColumnMappingMode, parse_schema, physical_name};
 use super::file_pruning::{replace_columns, specialise};
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
-use crate::filter::{BindOptions, ColumnPath, Expr, resolve_column};
+use crate::filter::{BindOptions, ColumnPath, Expr, columns, resolve_column};
 
 /// A table's declared (logical) schema and how its files name their columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,9 +62,16 @@ pub struct DeclaredSchema {
     pub schema: SchemaRef,
     /// How file columns are named.
     pub mode: ColumnMappingMode,
+    /// Whether fields with a Parquet field id are matched by it (a caller's schema; a
+    /// Delta table in `id` mode does so by its mode).
+    pub field_ids: FieldIds,
     /// The Delta `schemaString` it was parsed from (empty when built otherwise): what
     /// travels to a reader in another process.
     pub schema_string: String,
+    /// Per top-level field, whether the scan reads it (projected or filtered on); empty:
+    /// every field. A field to be matched by id that a file without ids cannot give fails
+    /// the read only when it is read, as Spark checks only its requested schema.
+    pub requested: Vec<bool>,
 }
 
 /// How one file's columns map onto the declared schema.
@@ -77,12 +85,57 @@ pub struct FileView {
     /// The file's constant columns, one row: its partition values, then a null for every
     /// column the file lacks.
     pub constants: PartitionValues,
+    /// The file's top-level fields.
+    pub file_fields: Fields,
+    /// Whether the file holds any Parquet field id.
+    pub file_has_ids: bool,
 }
 
 impl DeclaredSchema {
     /// A declared schema whose files name columns as `mode` says.
     pub fn new(schema: SchemaRef, mode: ColumnMappingMode) -> Self {
-        Self { schema, mode, schema_string: String::new() }
+        Self { schema, mode, field_ids: FieldIds::Off, schema_string: String::new(), requested: Vec::new() }
+    }
+
+    /// The schema with fields matched by Parquet field id as `field_ids` says.
+    pub fn with_field_ids(self, field_ids: FieldIds) -> Self {
+        Self { field_ids, ..self }
+    }
+
+    /// How this schema's fields find a file's columns, names compared as `case_sensitive`
+    /// says.
+    pub fn matcher(&self, case_sensitive: bool) -> ColumnMatcher {
+        ColumnMatcher { mode: self.mode, field_ids: self.field_ids, case_sensitive }
+    }
+
+    /// The schema with only the top-level fields `roots` read by the scan (see
+    /// [`DeclaredSchema::requested`]).
+    pub fn requesting(self, roots: impl IntoIterator<Item = usize>) -> Self {
+        let mut requested = vec![false; self.schema.fields().len()];
+        for root in roots {
+            requested[root] = true;
+        }
+        Self { requested, ..self }
+    }
+
+    /// The schema as a scan reads it: when fields are matched by id, with
+    /// [`DeclaredSchema::requested`] the `projection_roots` (`None`: every field) and the
+    /// fields `filter` reads.
+    pub fn requested_by(&self, projection_roots: Option<&[usize]>, filter: Option<&Expr>, options: &BindOptions) -> Result<Self> {
+        let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else { return Ok(self.clone()) };
+        let filtered = filter.into_iter().flat_map(columns).map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
+        let roots = roots.iter().copied().map(Ok).chain(filtered).collect::<Result<Vec<_>>>()?;
+        Ok(self.clone().requesting(roots))
+    }
+
+    /// [`DeclaredSchema::matcher`] for the top-level field `root`: a field the scan does
+    /// not read is null where a file has no field ids, rather than an error.
+    pub fn matcher_for(&self, root: usize, case_sensitive: bool) -> ColumnMatcher {
+        let mut matcher = self.matcher(case_sensitive);
+        if matcher.field_ids == FieldIds::Match && self.requested.get(root) == Some(&false) {
+            matcher.field_ids = FieldIds::MatchIgnoringMissing;
+        }
+        matcher
     }
 
     /// The schema of a Delta `schemaString` (of the table `table`, named in errors), every
@@ -92,13 +145,14 @@ impl DeclaredSchema {
         let schema = parse_schema(table, schema_string)?;
         let fields: Vec<Field> = schema.fields().iter().map(|f| nullable_field(f)).collect();
         let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-        Ok(Self { schema, mode, schema_string: schema_string.to_string() })
+        Ok(Self { schema, mode, field_ids: FieldIds::Off, schema_string: schema_string.to_string(), requested: Vec::new() })
     }
 
     /// The schema as text for another process (see [`DeclaredSchema::from_text`]):
     /// `mode` on the first line, the `schemaString` after it; a schema not read from a
-    /// Delta log (the scan schema of files whose schemas differ) as `arrow` and its Arrow
-    /// IPC encoding in hexadecimal.
+    /// Delta log (the scan schema of files whose schemas differ, a caller's schema) as
+    /// `arrow` (followed by ` field_ids=<setting>` when fields are matched by id) and its
+    /// Arrow IPC encoding in hexadecimal.
     ///
     /// ```
     /// use pqsift::table::delta::schema::ColumnMappingMode;
@@ -109,7 +163,11 @@ impl DeclaredSchema {
     /// ```
     pub fn to_text(&self) -> String {
         if self.schema_string.is_empty() {
-            return format!("{ARROW_TEXT}\n{}", arrow_schema_hex(&self.schema));
+            let field_ids = match self.field_ids {
+                FieldIds::Off => String::new(),
+                setting => format!(" {FIELD_IDS_TEXT}{setting}"),
+            };
+            return format!("{ARROW_TEXT}{field_ids}\n{}", arrow_schema_hex(&self.schema));
         }
         let mode = match self.mode {
             ColumnMappingMode::None => "none",
@@ -122,8 +180,14 @@ impl DeclaredSchema {
     /// The schema [`DeclaredSchema::to_text`] wrote, for the table `table`.
     pub fn from_text(table: &str, text: &str) -> Result<Self> {
         let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
-        if mode == ARROW_TEXT {
-            return Ok(Self::new(Arc::new(arrow_schema_from_hex(table, schema_string)?), ColumnMappingMode::None));
+        if let Some(settings) = mode.strip_prefix(ARROW_TEXT) {
+            let field_ids = match settings.trim().strip_prefix(FIELD_IDS_TEXT) {
+                None if settings.trim().is_empty() => FieldIds::Off,
+                Some(setting) if FieldIds::parse(setting).is_some() => FieldIds::parse(setting).expect("checked"),
+                _ => return Err(PqsiftError::table(table, format!("invalid scan schema text: unknown setting {settings:?}"))),
+            };
+            let schema = Arc::new(arrow_schema_from_hex(table, schema_string)?);
+            return Ok(Self::new(schema, ColumnMappingMode::None).with_field_ids(field_ids));
         }
         let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
         Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)
@@ -141,11 +205,12 @@ impl DeclaredSchema {
         let mut from_constant = Vec::with_capacity(file_roots.capacity());
         let mut constant_fields: Vec<FieldRef> = Vec::new();
         let mut constant_columns: Vec<ArrayRef> = Vec::new();
+        let file_has_ids = has_field_ids(file.fields());
         let partition_of = match partitions {
             Some(p) => self.from_partition(&p.schema, options.case_sensitive),
             None => vec![None; self.schema.fields().len()],
         };
-        for (field, partition) in self.schema.fields().iter().zip(partition_of) {
+        for (root, (field, partition)) in self.schema.fields().iter().zip(partition_of).enumerate() {
             if let (Some(k), Some(partitions)) = (partition, partitions) {
                 file_roots.push(None);
                 from_constant.push(Some(constant_fields.len()));
@@ -153,9 +218,9 @@ impl DeclaredSchema {
                 constant_columns.push(partitions.values.column(k).slice(position, 1));
                 continue;
             }
-            match find_field(file.fields(), self.physical_name(field), options.case_sensitive) {
-                Some(root) => {
-                    file_roots.push(Some(root));
+            match self.matcher_for(root, options.case_sensitive).find(file.fields(), field, file_has_ids)? {
+                Some(file_root) => {
+                    file_roots.push(Some(file_root));
                     from_constant.push(None);
                 }
                 None => {
@@ -167,7 +232,7 @@ impl DeclaredSchema {
             }
         }
         let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
-        Ok(FileView { file_roots, from_constant, constants })
+        Ok(FileView { file_roots, from_constant, constants, file_fields: file.fields().clone(), file_has_ids })
     }
 
     /// Per declared field, the partition column of `partitions` it is (by name).
@@ -175,7 +240,7 @@ impl DeclaredSchema {
         self.schema.fields().iter().map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive))).collect()
     }
 
-    /// The filter for a file's rows, in its physical names: constants folded (see
+    /// The filter for a file's rows, in the file's names: constants folded (see
     /// [`specialise`]), the remaining column references renamed. `None`: every row
     /// matches; `Some(FALSE)`: none can.
     pub fn file_filter(&self, filter: &Expr, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
@@ -184,49 +249,59 @@ impl DeclaredSchema {
         };
         let renamed = replace_columns(&specialised, &mut |expr| {
             let Expr::Column(path) = expr else { return Ok(None) };
-            Ok(Some(Expr::Column(ColumnPath::new(self.physical_path(path, options)?))))
+            Ok(Some(Expr::Column(ColumnPath::new(self.file_column_path(path, view, options)?))))
         })?;
         Ok(Some(renamed))
     }
 
-    /// The physical names along a logical column path (struct fields below the root
-    /// included).
-    pub fn physical_path(&self, path: &ColumnPath, options: &BindOptions) -> Result<Vec<String>> {
+    /// The file's names along a scan column path (struct fields below the root included);
+    /// a struct field the file lacks keeps its physical name (and binding it to the file
+    /// fails).
+    fn file_column_path(&self, path: &ColumnPath, view: &FileView, options: &BindOptions) -> Result<Vec<String>> {
         let column = resolve_column(&self.schema, path, options)?;
-        let mut field = self.schema.field(column.indices[0]);
-        let mut names = vec![self.physical_name(field).to_string()];
+        let root = column.indices[0];
+        let Some(file_root) = view.file_roots[root] else {
+            return Err(PqsiftError::filter(format!("column {path}: not in the file")));
+        };
+        let mut field = self.schema.field(root);
+        let mut logical = Vec::with_capacity(column.indices.len() - 1);
         for &index in &column.indices[1..] {
             let DataType::Struct(children) = field.data_type() else {
                 return Err(PqsiftError::filter(format!("column {path}: not a struct path")));
             };
             field = children[index].as_ref();
-            names.push(self.physical_name(field).to_string());
+            logical.push(field.name().clone());
+        }
+        let file_field = view.file_fields[file_root].as_ref();
+        let matcher = self.matcher(options.case_sensitive);
+        let mut names = vec![file_field.name().clone()];
+        names.extend(matcher.file_path(self.schema.field(root), file_field, &logical, view.file_has_ids)?);
+        // Levels the file lacks keep their physical names.
+        let mut field = self.schema.field(root);
+        for (level, name) in logical.iter().enumerate() {
+            let DataType::Struct(children) = field.data_type() else { break };
+            let Some(child) = children.iter().find(|c| c.name() == name) else { break };
+            field = child.as_ref();
+            if level + 1 >= names.len() {
+                names.push(self.physical_name(field).to_string());
+            }
         }
         Ok(names)
     }
 
-    /// The physical names of the struct fields along `logical` (names below `root`).
-    pub fn physical_field_path(&self, root: usize, logical: &[String]) -> Vec<String> {
-        let mut field = self.schema.field(root);
-        let mut names = Vec::with_capacity(logical.len());
-        for name in logical {
-            let DataType::Struct(children) = field.data_type() else { break };
-            let Some(child) = children.iter().find(|c| c.name() == name) else { break };
-            field = child.as_ref();
-            names.push(self.physical_name(field).to_string());
-        }
-        names
-    }
-
-    /// `array`, decoded from a file, as the logical type of `field`: struct fields renamed
-    /// (and missing ones null), narrower types cast up.
-    pub fn to_logical(&self, array: &ArrayRef, field: &Field) -> Result<ArrayRef> {
-        to_logical(array, field.data_type(), self.mode)
+    /// The file's names of the struct fields along `logical` (names below the scan's
+    /// column `root`, read from the file's field `file_root` of `view`), as far as the
+    /// file has them.
+    pub fn file_field_path(&self, root: usize, file_root: usize, logical: &[String], view: &FileView, case_sensitive: bool) -> Result<Vec<String>> {
+        self.matcher(case_sensitive).file_path(self.schema.field(root), &view.file_fields[file_root], logical, view.file_has_ids)
     }
 }
 
 /// The first line of [`DeclaredSchema::to_text`] for a schema given as Arrow's.
 const ARROW_TEXT: &str = "arrow";
+
+/// How [`DeclaredSchema::to_text`] says fields are matched by id.
+const FIELD_IDS_TEXT: &str = "field_ids=";
 
 /// `schema` as an Arrow IPC stream of no batch, in hexadecimal.
 fn arrow_schema_hex(schema: &Schema) -> String {
@@ -275,17 +350,11 @@ fn names_match(a: &str, b: &str, case_sensitive: bool) -> bool {
     if case_sensitive { a == b } else { a.eq_ignore_ascii_case(b) }
 }
 
-/// The field named `name` (exactly, else case-insensitively unless `case_sensitive`).
-pub(crate) fn find_field(fields: &Fields, name: &str, case_sensitive: bool) -> Option<usize> {
-    fields
-        .iter()
-        .position(|f| f.name() == name)
-        .or_else(|| if case_sensitive { None } else { fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)) })
-}
+pub(crate) use super::column_matching::find_field;
 
-/// `array` as `logical`, matching struct fields by physical name (see the module
-/// documentation).
-pub fn to_logical(array: &ArrayRef, logical: &DataType, mode: ColumnMappingMode) -> Result<ArrayRef> {
+/// `array` as `logical`, matching struct fields as `matcher` says, in a file holding field
+/// ids or not (`file_has_ids`; see the module documentation).
+pub fn to_logical(array: &ArrayRef, logical: &DataType, matcher: &ColumnMatcher, file_has_ids: bool) -> Result<ArrayRef> {
     if array.data_type() == logical {
         return Ok(Arc::clone(array));
     }
@@ -294,8 +363,8 @@ pub fn to_logical(array: &ArrayRef, logical: &DataType, mode: ColumnMappingMode)
             let source = array.as_any().downcast_ref::<StructArray>().expect("a struct array");
             let columns = fields
                 .iter()
-                .map(|field| match find_field(source.fields(), physical_name(field, mode), false) {
-                    Some(i) => to_logical(source.column(i), field.data_type(), mode),
+                .map(|field| match matcher.find(source.fields(), field, file_has_ids)? {
+                    Some(i) => to_logical(source.column(i), field.data_type(), matcher, file_has_ids),
                     None => Ok(new_null_array(field.data_type(), source.len())),
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -304,7 +373,7 @@ pub fn to_logical(array: &ArrayRef, logical: &DataType, mode: ColumnMappingMode)
         }
         (DataType::List(_), DataType::List(element)) => {
             let source = array.as_any().downcast_ref::<ListArray>().expect("a list array");
-            let values = to_logical(source.values(), element.data_type(), mode)?;
+            let values = to_logical(source.values(), element.data_type(), matcher, file_has_ids)?;
             let element = Arc::new(element.as_ref().clone().with_nullable(element.is_nullable() || values.null_count() > 0));
             Ok(Arc::new(ListArray::try_new(element, source.offsets().clone(), values, source.nulls().cloned())?))
         }
@@ -318,7 +387,7 @@ pub fn to_logical(array: &ArrayRef, logical: &DataType, mode: ColumnMappingMode)
             let columns = entry_fields
                 .iter()
                 .zip(source_entries.columns())
-                .map(|(field, column)| to_logical(column, field.data_type(), mode))
+                .map(|(field, column)| to_logical(column, field.data_type(), matcher, file_has_ids))
                 .collect::<Result<Vec<_>>>()?;
             let fields = relax_nullability(entry_fields, &columns);
             let entries_array = StructArray::try_new(fields.clone(), columns, None)?;
@@ -375,7 +444,8 @@ mod tests {
             Arc::new(Field::new("col-a", DataType::Int32, true)),
             Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
         )]));
-        let out = to_logical(&source, &logical, ColumnMappingMode::Name).unwrap();
+        let matcher = ColumnMatcher { mode: ColumnMappingMode::Name, ..Default::default() };
+        let out = to_logical(&source, &logical, &matcher, false).unwrap();
         let out = out.as_any().downcast_ref::<StructArray>().unwrap();
         assert_eq!(out.column_names(), ["a", "b"]);
         assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values(), &[1, 2]);

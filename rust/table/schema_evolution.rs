@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, TimeUnit};
 
+use super::column_matching::{ColumnMatcher, has_field_ids};
 use super::schema_adapter::find_field;
 use crate::error::{PqsiftError, Result};
 use crate::filter::describe_type as describe;
@@ -41,6 +42,12 @@ use crate::filter::describe_type as describe;
 /// fraction digits, an integer to a DECIMAL with room for it, DATE to TIMESTAMP_NTZ; and
 /// structs field by field (by name), lists and maps by element.
 pub fn reads_as(file: &DataType, scan: &DataType) -> bool {
+    reads_as_matched(file, scan, &ColumnMatcher::default(), false)
+}
+
+/// [`reads_as`] with struct fields matched as `matcher` says in a file holding field ids
+/// or not (`file_has_ids`); a matching error reads as `false`.
+fn reads_as_matched(file: &DataType, scan: &DataType, matcher: &ColumnMatcher, file_has_ids: bool) -> bool {
     use DataType::*;
     let integer_digits = |t: &DataType| match t {
         Int8 => Some(3),
@@ -63,12 +70,13 @@ pub fn reads_as(file: &DataType, scan: &DataType) -> bool {
         (Decimal128(p1, s1), Decimal128(p2, s2)) => s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16),
         (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits),
         (Date32, Timestamp(TimeUnit::Microsecond, None)) => true,
-        (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| match find_field(file_fields, scan_field.name(), false) {
-            Some(i) => reads_as(file_fields[i].data_type(), scan_field.data_type()),
-            None => true, // a field the file lacks is null
+        (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| match matcher.find(file_fields, scan_field, file_has_ids) {
+            Ok(Some(i)) => reads_as_matched(file_fields[i].data_type(), scan_field.data_type(), matcher, file_has_ids),
+            Ok(None) => true, // a field the file lacks is null
+            Err(_) => false,
         }),
-        (List(a), List(b)) | (LargeList(a), LargeList(b)) => reads_as(a.data_type(), b.data_type()),
-        (Map(a, _), Map(b, _)) => reads_as(a.data_type(), b.data_type()),
+        (List(a), List(b)) | (LargeList(a), LargeList(b)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
+        (Map(a, _), Map(b, _)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
         _ => false,
     }
 }
@@ -81,12 +89,23 @@ pub fn same_columns(a: &Schema, b: &Schema) -> bool {
 }
 
 /// Checks that every column of `file` (the schema of file `file_name`) the scan schema
-/// `scan` (taken from `scan_source`) has is readable as the scan's type ([`reads_as`]).
-pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &Schema, case_sensitive: bool) -> Result<()> {
-    for scan_field in scan.fields() {
-        let Some(i) = find_field(file.fields(), scan_field.name(), case_sensitive) else { continue };
+/// `scan` (taken from `scan_source`) has, matched as `matcher_for` says for each
+/// top-level field, is readable as the scan's type ([`reads_as`]).
+pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &Schema, matcher_for: impl Fn(usize) -> ColumnMatcher) -> Result<()> {
+    let file_has_ids = has_field_ids(file.fields());
+    for (root, scan_field) in scan.fields().iter().enumerate() {
+        let matcher = &matcher_for(root);
+        let found = matcher.find(file.fields(), scan_field, file_has_ids).map_err(|e| match e {
+            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{file_name}: {reason}")),
+            other => other,
+        })?;
+        let Some(i) = found else { continue };
         let file_type = file.field(i).data_type();
-        if !reads_as(file_type, scan_field.data_type()) {
+        if !reads_as_matched(file_type, scan_field.data_type(), matcher, file_has_ids) {
+            let file_name = match file.field(i).name() == scan_field.name() {
+                true => file_name.to_string(),
+                false => format!("{file_name} (as {})", file.field(i).name()),
+            };
             return Err(PqsiftError::SchemaMismatch(format!(
                 "column {} is {} in {file_name} but {} in {scan_source}, whose schema the scan reads every file into: \
                  Spark's reader widens a column (int to bigint, float to double, a larger decimal, ...), never narrows or \

@@ -329,7 +329,10 @@ def read(
     read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
     unless ``session_time_zone`` / ``case_sensitive`` are given, and files of different
     schemas by Spark's rules (``merge_schema`` defaults to the session's
-    ``spark.sql.parquet.mergeSchema``). ``options`` are those of
+    ``spark.sql.parquet.mergeSchema``, ``match_field_ids`` and ``ignore_missing_field_ids``
+    to its ``spark.sql.parquet.fieldId.read.enabled`` and ``...ignoreMissing``; ``schema``
+    may be a Spark ``StructType``, its ``parquet.field.id`` metadata the fields' ids).
+    ``options`` are those of
     :func:`pqsift.scan`; ``threads`` is per task (default 1: Spark runs a task per core).
     ``source`` may be an object store URL (``s3://bucket/events/``) read with
     ``storage_options``: the tasks read the store themselves, no Hadoop connector needed.
@@ -365,7 +368,13 @@ def read(
         options["base_path"] = absolute_path(options["base_path"])
     options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
     options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
-    options.setdefault("merge_schema", (spark.conf.get("spark.sql.parquet.mergeSchema") or "false").lower() == "true")
+    options.setdefault("merge_schema", _conf_flag(spark, "spark.sql.parquet.mergeSchema"))
+    options.setdefault("match_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.enabled"))
+    options.setdefault("ignore_missing_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.ignoreMissing"))
+    if options.get("schema") is not None and not isinstance(options["schema"], pa.Schema):
+        from pqsift.spark.datasource import scan_schema_of
+
+        options["schema"] = scan_schema_of(options["schema"])  # a Spark StructType
     _check_options(options)
     column_list = None if columns is None else list(columns)
     order_by = _order_by(options.get("order_by"))
@@ -533,9 +542,11 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     columns a query needs), ``filter`` (Spark SQL, applied by pqsift), ``sessionTimeZone``,
     ``ignoreCorruptFiles``, ``targetTaskBytes``, and the options of :func:`pqsift.scan`
     (case and underscores do not matter: ``pushdownFilters`` = ``pushdown_filters``).
-    ``sessionTimeZone`` defaults to the session's at registration. A user-given schema
-    (``.schema("a int, b string")``) selects those columns by name and casts them to the
-    given types. Scan metrics are not collected on this path (use :func:`read` with
+    ``sessionTimeZone``, ``matchFieldIds`` and ``ignoreMissingFieldIds`` default to the
+    session's (``spark.sql.session.timeZone``, ``spark.sql.parquet.fieldId.read.*``) at
+    registration. A user-given schema (``.schema("a int, b string")``) is the schema every
+    file is read into, by Spark's rules (as ``schema=`` of :func:`pqsift.scan`; fields with
+    a ``parquet.field.id`` found by it when field ids are matched). Scan metrics are not collected on this path (use :func:`read` with
     :class:`ScanMetrics` for them).
 
     A relative path given to ``load`` (or option ``basePath``) is resolved against this
@@ -554,4 +565,10 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     if filter_pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     time_zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    spark.dataSource.register(data_source_class(filter_pushdown, time_zone, base_directory=os.getcwd()))
+    field_ids = (_conf_flag(spark, "spark.sql.parquet.fieldId.read.enabled"), _conf_flag(spark, "spark.sql.parquet.fieldId.read.ignoreMissing"))
+    spark.dataSource.register(data_source_class(filter_pushdown, time_zone, base_directory=os.getcwd(), field_ids=field_ids))
+
+
+def _conf_flag(spark: SparkSession, key: str) -> bool:
+    """A boolean SQL configuration of the session (unset: false, as these are in Spark)."""
+    return (spark.conf.get(key, "false") or "false").lower() == "true"

@@ -222,9 +222,10 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
         self.cast_to = pa_schema(schema) if user_schema else None
         if user_schema:
             # Spark's `.schema(...)`: every file is read into it by Spark's rules (missing
-            # columns null, Spark's widenings, SchemaMismatchError otherwise), as pqsift.scan's
-            # `schema=`; the cast below only settles Arrow details (nullability, metadata).
-            self.options["schema"] = self.cast_to
+            # columns null, Spark's widenings, SchemaMismatchError otherwise; fields with a
+            # `parquet.field.id` found by it), as pqsift.scan's `schema=`; the cast below
+            # only settles Arrow details (nullability, metadata).
+            self.options["schema"] = scan_schema_of(schema)
 
     def _filter(self) -> str | None:
         return " AND ".join(f"({f})" for f in self.filters) or None
@@ -287,9 +288,44 @@ def pa_schema(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
 
 
-def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UTC", base_directory: str | None = None) -> type[DataSource]:
+#: Where Spark keeps a field's Parquet field id (``StructField.metadata``).
+SPARK_FIELD_ID_KEY = "parquet.field.id"
+
+
+def scan_schema_of(schema: StructType) -> pa.Schema:
+    """A Spark schema as ``pqsift.scan(schema=...)`` takes it: :func:`pa_schema`, with each
+    field's Parquet field id (Spark's ``parquet.field.id`` metadata) as Arrow's
+    ``PARQUET:field_id``, at every depth."""
+    from pyspark.sql.types import ArrayType, MapType
+
+    def with_ids(arrow: pa.DataType, spark: Any) -> pa.DataType:
+        if isinstance(spark, StructType):
+            return pa.struct([with_field_id(arrow.field(i), f) for i, f in enumerate(spark.fields)])
+        if isinstance(spark, ArrayType):
+            return pa.list_(arrow.value_field.with_type(with_ids(arrow.value_type, spark.elementType)))
+        if isinstance(spark, MapType):
+            key, item = with_ids(arrow.key_type, spark.keyType), with_ids(arrow.item_type, spark.valueType)
+            return pa.map_(arrow.key_field.with_type(key), arrow.item_field.with_type(item))
+        return arrow
+
+    def with_field_id(arrow: pa.Field, spark: Any) -> pa.Field:
+        arrow = arrow.with_type(with_ids(arrow.type, spark.dataType))
+        field_id = (spark.metadata or {}).get(SPARK_FIELD_ID_KEY)
+        return arrow if field_id is None else arrow.with_metadata({b"PARQUET:field_id": str(int(field_id)).encode()})
+
+    arrow = pa_schema(schema)
+    return pa.schema([with_field_id(arrow.field(i), f) for i, f in enumerate(schema.fields)])
+
+
+def data_source_class(
+    filter_pushdown: bool = True,
+    session_time_zone: str = "UTC",
+    base_directory: str | None = None,
+    field_ids: tuple[bool, bool] = (False, False),
+) -> type[DataSource]:
     """The data source class to register; with ``filter_pushdown`` its reader implements
-    ``pushFilters``. ``session_time_zone`` is the default of the option of that name (a
+    ``pushFilters``. ``session_time_zone`` and ``field_ids`` (``match_field_ids``,
+    ``ignore_missing_field_ids``) are the defaults of the options of those names (a
     Python data source does not see the Spark session's configuration). ``base_directory``
     (the registering process's working directory): what relative paths are resolved
     against — the source's methods run in a Python worker whose working directory is
@@ -316,8 +352,11 @@ def data_source_class(filter_pushdown: bool = True, session_time_zone: str = "UT
         def reader(self, schema: StructType) -> DataSourceReader:
             user_schema = "columns" not in _settings(self.options) and schema != self.schema()
             options = dict(self.options)
-            if "session_time_zone" not in _settings(options):
-                options["session_time_zone"] = session_time_zone
+            given = _settings(options)
+            defaults = {"session_time_zone": session_time_zone, "match_field_ids": field_ids[0], "ignore_missing_field_ids": field_ids[1]}
+            for name, default in defaults.items():
+                if name not in given:
+                    options[name] = str(default).lower() if isinstance(default, bool) else default
             return reader_class(options, schema, user_schema, base_directory)
 
     return PqsiftDataSource
