@@ -27,6 +27,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{Array, ArrayRef, BooleanArray};
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::concat;
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, Rows, SortField};
@@ -145,23 +146,23 @@ impl InSet {
             true => spark_float_order(values),
             false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
         };
-        let found = |member: bool| match member {
-            true => Some(true),
-            false if self.has_null => None,
-            false => Some(false),
-        };
         let nulls = values.logical_nulls();
-        let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
         let data = aligned(&values);
+        let has_null = self.has_null;
         Ok(match (&self.members, values.data_type().primitive_width()) {
-            (Members::Bits64(set), Some(1)) => collect_found(fixed::<u8>(&data), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(2)) => collect_found(fixed::<u16>(&data), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(4)) => collect_found(fixed::<u32>(&data), |v| set.contains(&(*v as u64)), valid, found),
-            (Members::Bits64(set), Some(8)) => collect_found(fixed::<u64>(&data), |v| set.contains(v), valid, found),
-            (Members::Bits128(set), Some(16)) => collect_found(fixed::<u128>(&data), |v| set.contains(v), valid, found),
+            (Members::Dense(bitmap), Some(1)) => three_valued(fixed::<i8>(&data), |v| bitmap.contains(*v as u64), nulls, has_null),
+            (Members::Dense(bitmap), Some(2)) => three_valued(fixed::<i16>(&data), |v| bitmap.contains(*v as u64), nulls, has_null),
+            (Members::Dense(bitmap), Some(4)) => three_valued(fixed::<i32>(&data), |v| bitmap.contains(*v as u64), nulls, has_null),
+            (Members::Dense(bitmap), Some(8)) => three_valued(fixed::<u64>(&data), |v| bitmap.contains(*v), nulls, has_null),
+            (Members::Bits64(set), Some(1)) => three_valued(fixed::<i8>(&data), |v| set.contains(&(*v as u64)), nulls, has_null),
+            (Members::Bits64(set), Some(2)) => three_valued(fixed::<i16>(&data), |v| set.contains(&(*v as u64)), nulls, has_null),
+            (Members::Bits64(set), Some(4)) => three_valued(fixed::<i32>(&data), |v| set.contains(&(*v as u64)), nulls, has_null),
+            (Members::Bits64(set), Some(8)) => three_valued(fixed::<u64>(&data), |v| set.contains(v), nulls, has_null),
+            (Members::Bits128(set), Some(16)) => three_valued(fixed::<u128>(&data), |v| set.contains(v), nulls, has_null),
             (Members::Rows(set), _) => {
                 let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
-                (0..values.len()).map(|i| if valid(i) { found(set.contains(rows.row(i).as_ref())) } else { None }).collect()
+                let indices: Vec<usize> = (0..values.len()).collect();
+                three_valued(&indices, |&i| set.contains(rows.row(i).as_ref()), nulls, has_null)
             }
             _ => return Err(PqsiftError::Compute(format!("IN list: {} values tested against a set of another width", values.data_type()))),
         })
@@ -224,7 +225,11 @@ impl InSet {
 /// bit for bit. That is ~10x cheaper per row than the row format, which the others
 /// (strings, binaries, booleans, wide decimals) use.
 enum Members {
-    /// Values of 1 to 8 bytes, as their bits widened to 64.
+    /// Values of 1 to 8 bytes whose bits, widened to 64, lie close together (see
+    /// [`DenseBits`]).
+    Dense(DenseBits),
+    /// Values of 1 to 8 bytes, as their bits sign-extended to 64 (so that small negative
+    /// and positive integers lie close together for [`DenseBits`]).
     Bits64(rustc_hash::FxHashSet<u64>),
     /// 16-byte values (DECIMAL(p > 18), intervals).
     Bits128(rustc_hash::FxHashSet<u128>),
@@ -236,14 +241,67 @@ impl Members {
     /// The members of `values` (distinct, normalised), `sorted` being them as rows.
     fn of(values: &ArrayRef, sorted: &Rows) -> Self {
         let data = aligned(values);
+        let bits64 = |bits: Vec<u64>| match DenseBits::of(&bits) {
+            Some(dense) => Self::Dense(dense),
+            None => Self::Bits64(bits.into_iter().collect()),
+        };
         match values.data_type().primitive_width() {
-            Some(1) => Self::Bits64(fixed::<u8>(&data).iter().map(|&v| v as u64).collect()),
-            Some(2) => Self::Bits64(fixed::<u16>(&data).iter().map(|&v| v as u64).collect()),
-            Some(4) => Self::Bits64(fixed::<u32>(&data).iter().map(|&v| v as u64).collect()),
-            Some(8) => Self::Bits64(fixed::<u64>(&data).iter().copied().collect()),
+            Some(1) => bits64(fixed::<i8>(&data).iter().map(|&v| v as u64).collect()),
+            Some(2) => bits64(fixed::<i16>(&data).iter().map(|&v| v as u64).collect()),
+            Some(4) => bits64(fixed::<i32>(&data).iter().map(|&v| v as u64).collect()),
+            Some(8) => bits64(fixed::<u64>(&data).to_vec()),
             Some(16) => Self::Bits128(fixed::<u128>(&data).iter().copied().collect()),
             _ => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
         }
+    }
+}
+
+/// A set of values of up to 8 bytes as a bitmap over the span of their bits: one bit test
+/// per row instead of a hash probe, and rows in order (a sorted column) read the bitmap in
+/// order. Used where the span costs at most [`DENSE_BITS_PER_VALUE`] bits per value — no
+/// more than twice a hash set's memory — or is tiny.
+struct DenseBits {
+    /// The lowest value's bits.
+    first: u64,
+    /// Bit `v - first` set for each value `v`.
+    bits: BooleanBuffer,
+}
+
+/// The widest span, in bits per value of the set, held as a bitmap.
+const DENSE_BITS_PER_VALUE: u64 = 256;
+
+/// A span of at most this many bits is always held as a bitmap (8 KiB).
+const DENSE_SMALL_SPAN: u64 = 1 << 16;
+
+impl DenseBits {
+    /// The bitmap of `values` (distinct), if their span is narrow enough.
+    fn of(values: &[u64]) -> Option<Self> {
+        // The values on a circle of 2^64: the span starts after the widest gap between
+        // neighbours, so that -3..5 (sign-extended: near 2^64, then near 0) is 9 wide.
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable();
+        let (mut first, mut last) = (*sorted.first()?, *sorted.last()?);
+        let mut widest = first.wrapping_sub(last); // the gap around the circle
+        for pair in sorted.windows(2) {
+            if pair[1] - pair[0] > widest {
+                (widest, first, last) = (pair[1] - pair[0], pair[1], pair[0]);
+            }
+        }
+        let span = last.wrapping_sub(first).checked_add(1)?;
+        if span > DENSE_SMALL_SPAN && span > DENSE_BITS_PER_VALUE.saturating_mul(values.len() as u64) {
+            return None;
+        }
+        let mut bits = arrow::array::BooleanBufferBuilder::new(usize::try_from(span).ok()?);
+        bits.append_n(span as usize, false);
+        for &v in values {
+            bits.set_bit(v.wrapping_sub(first) as usize, true);
+        }
+        Some(Self { first, bits: bits.finish() })
+    }
+
+    fn contains(&self, value: u64) -> bool {
+        let offset = value.wrapping_sub(self.first);
+        offset < self.bits.len() as u64 && self.bits.value(offset as usize)
     }
 }
 
@@ -262,9 +320,16 @@ fn fixed<T: arrow::datatypes::ArrowNativeType>(data: &arrow::array::ArrayData) -
 }
 
 /// Per value (`values`, a fixed-width buffer already offset to the array's start), the
-/// three-valued answer: `found(is_member(v))` where the row is valid, NULL where not.
-fn collect_found<T>(values: &[T], is_member: impl Fn(&T) -> bool, valid: impl Fn(usize) -> bool, found: impl Fn(bool) -> Option<bool>) -> BooleanArray {
-    values.iter().enumerate().map(|(i, v)| if valid(i) { found(is_member(v)) } else { None }).collect()
+/// three-valued answer: true for a member; for the others false, or NULL when the list
+/// holds NULL (`has_null`); NULL where the value is (`nulls`). The answers are collected
+/// 64 to a word, not row by row through a builder.
+fn three_valued<T>(values: &[T], is_member: impl Fn(&T) -> bool, nulls: Option<NullBuffer>, has_null: bool) -> BooleanArray {
+    let found = BooleanBuffer::collect_bool(values.len(), |i| is_member(&values[i]));
+    let nulls = match has_null {
+        true => NullBuffer::union(nulls.as_ref(), Some(&NullBuffer::new(found.clone()))),
+        false => nulls,
+    };
+    BooleanArray::new(found, nulls)
 }
 
 /// The first index in `0..n` where `before` turns false (`before` true then false).
@@ -307,6 +372,41 @@ mod tests {
         let lows: ArrayRef = Arc::new(Float64Array::from(vec![Some(3.0), Some(0.5), None]));
         let highs: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), Some(-1.0)]));
         assert_eq!(set.any_between(&lows, &highs).unwrap(), [true, false, false]);
+    }
+
+    proptest::proptest! {
+        /// Membership equals a plain set's, three-valued, whether the set is held as a
+        /// bitmap (values close together) or hashed (spread out), for narrow and wide
+        /// integers, negatives included.
+        #[test]
+        fn membership_equals_a_plain_sets(
+            list in proptest::collection::vec(proptest::option::weighted(0.95, -300i64..300), 1..40),
+            spread in proptest::sample::select(vec![1i64, 1_000, 1 << 40]),
+            probes in proptest::collection::vec(proptest::option::weighted(0.9, -400i64..400), 0..80),
+        ) {
+            let scale = |v: Option<i64>| v.map(|v| v * spread);
+            let items: Vec<ArrayRef> = list.iter().map(|&v| Arc::new(arrow::array::Int64Array::from(vec![scale(v)])) as ArrayRef).collect();
+            let set = InSet::new(&items).unwrap();
+            let plain: HashSet<i64> = list.iter().flatten().map(|&v| v * spread).collect();
+            let has_null = list.iter().any(Option::is_none);
+            let values: ArrayRef = Arc::new(arrow::array::Int64Array::from(probes.iter().map(|&v| scale(v)).collect::<Vec<_>>()));
+            let expected: Vec<Option<bool>> = probes
+                .iter()
+                .map(|&v| match scale(v) {
+                    None => None,
+                    Some(v) if plain.contains(&v) => Some(true),
+                    Some(_) if has_null => None,
+                    Some(_) => Some(false),
+                })
+                .collect();
+            proptest::prop_assert_eq!(set.contains(&values).unwrap().iter().collect::<Vec<_>>(), expected.clone());
+            let narrow: ArrayRef = arrow::compute::cast(&values, &DataType::Int32).unwrap();
+            let narrow_items: Vec<ArrayRef> = items.iter().map(|item| arrow::compute::cast(item, &DataType::Int32).unwrap()).collect();
+            if spread < 1 << 20 {
+                let narrow_set = InSet::new(&narrow_items).unwrap();
+                proptest::prop_assert_eq!(narrow_set.contains(&narrow).unwrap().iter().collect::<Vec<_>>(), expected);
+            }
+        }
     }
 
     #[test]

@@ -44,6 +44,8 @@ mod reference_tests;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
@@ -170,6 +172,47 @@ pub enum ArithmeticOp {
 /// };
 /// assert_eq!(expr.to_string(), "`x` > 100");
 /// ```
+/// The items of an `IN` list, shared: a semi-join pushed into a scan brings lists of
+/// 100,000 literals, and planning and reading handle the filter once per file (folding
+/// partition values into it, binding it) — each clone of a `Vec` of them cost ~10 ms, each
+/// comparison as much. Clones share the items, and equal pointers compare equal at once.
+///
+/// ```
+/// use pqsift::filter::{Expr, ExprList, parse_filter};
+/// let Expr::InList { list, .. } = parse_filter("a IN (1, 2, 3)").unwrap() else { panic!() };
+/// let copy = list.clone();
+/// assert_eq!(copy, list);
+/// assert_eq!(copy.len(), 3);
+/// assert_eq!(ExprList::from(copy.to_vec()), list);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ExprList(Arc<[Expr]>);
+
+impl std::ops::Deref for ExprList {
+    type Target = [Expr];
+    fn deref(&self) -> &[Expr] {
+        &self.0
+    }
+}
+
+impl From<Vec<Expr>> for ExprList {
+    fn from(items: Vec<Expr>) -> Self {
+        Self(items.into())
+    }
+}
+
+impl FromIterator<Expr> for ExprList {
+    fn from_iter<I: IntoIterator<Item = Expr>>(items: I) -> Self {
+        Self(items.into_iter().collect())
+    }
+}
+
+impl PartialEq for ExprList {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// A column reference.
@@ -190,7 +233,7 @@ pub enum Expr {
         /// The tested value.
         expr: Box<Expr>,
         /// The candidates (never empty).
-        list: Vec<Expr>,
+        list: ExprList,
         /// `NOT IN`.
         negated: bool,
     },

@@ -114,7 +114,7 @@ fn any_expr() -> impl Strategy<Value = Expr> {
             )
                 .prop_map(|(expr, list, negated)| Expr::InList {
                     expr,
-                    list,
+                    list: list.into(),
                     negated
                 }),
             (boxed.clone(), any::<bool>())
@@ -364,7 +364,7 @@ fn predicate() -> impl Strategy<Value = Expr> {
         )
             .prop_map(|(expr, list, negated)| Expr::InList {
                 expr: Box::new(expr),
-                list,
+                list: list.into(),
                 negated
             }),
         (
@@ -521,7 +521,7 @@ impl Reference<'_> {
             } => {
                 let value = self.value(tested)?;
                 let mut result = Some(false);
-                for item in list {
+                for item in list.iter() {
                     let item = self.value(item)?;
                     let equal = if value == Value::Null || item == Value::Null {
                         None

@@ -165,7 +165,7 @@ fn parses_operators() {
         parse("a NOT IN (1)"),
         Expr::InList {
             expr: a(),
-            list: vec![*one()],
+            list: vec![*one()].into(),
             negated: true
         }
     );

@@ -462,22 +462,25 @@ pub fn prune_by_bloom_filters(
 ) -> Result<()> {
     let ranges = column_ranges(filter);
     let mut guarantees = literal_guarantees(filter);
-    // Values outside the column's AND-ed bounds cannot match: no need to probe them.
-    for guarantee in &mut guarantees {
-        if let Some(range) = ranges.iter().find(|r| r.column.path == guarantee.column.path) {
-            let inside = range.contains_each(&guarantee.values);
-            let mut keep = inside.into_iter();
-            guarantee.values.retain(|_| keep.next().flatten() != Some(false));
-        }
-    }
+    let surviving: Vec<usize> = plan.surviving().collect();
     // Per guarantee: the leaf column and the encoded values; the ones that cannot be
     // probed are noted for explain.
     let schema = file.metadata.file_metadata().schema_descr();
     let mut unprobed: Vec<String> = Vec::new();
     let mut probes: Vec<Probe> = Vec::new();
-    for g in guarantees.iter().filter(|g| !g.values.is_empty()) {
+    for g in guarantees.iter_mut().filter(|g| !g.values.is_empty()) {
         let name = g.column.path.parts().join(".");
         let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, field)| {
+            // Values are encoded only for a column with bloom filters to probe: a long
+            // list costs as many encodings per file.
+            if !surviving.iter().any(|&index| file.metadata.row_group(index).column(leaf).bloom_filter_offset().is_some()) {
+                return Some(Probe { leaf, name: name.clone(), values: Vec::new(), in_bounds: None });
+            }
+            // Values outside the column's AND-ed bounds cannot match: no need to probe them.
+            if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
+                let mut keep = range.contains_each(&g.values).into_iter();
+                g.values.retain(|_| keep.next().flatten() != Some(false));
+            }
             let descriptor = schema.column(leaf);
             let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
             let encoded: Option<Vec<Vec<u8>>> = values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
@@ -498,6 +501,7 @@ pub fn prune_by_bloom_filters(
         }
         plan.note(index, notes);
     }
+    probes.retain(|probe| !probe.values.is_empty());
     if probes.is_empty() {
         return Ok(());
     }
@@ -505,7 +509,6 @@ pub fn prune_by_bloom_filters(
     // bloom filter header claims before finding the file shorter). From a store, the
     // filters of every surviving row group are fetched at once, where the footer says
     // their lengths.
-    let surviving: Vec<usize> = plan.surviving().collect();
     let reader = FileSource::open(&file.location)?;
     let wanted: Vec<std::ops::Range<u64>> = surviving
         .iter()

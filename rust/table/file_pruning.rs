@@ -114,8 +114,16 @@ pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Ex
         Expr::Column(_) | Expr::Literal(_) => expr.clone(),
         Expr::Compare { op, left, right } => Expr::Compare { op: *op, left: go(left)?, right: go(right)? },
         Expr::InList { expr, list, negated } => {
-            let expr = go(expr)?;
-            let list = list.iter().map(|e| go(e).map(|b| *b)).collect::<Result<_>>()?;
+            let mut kept = true;
+            for item in list.iter().filter(|item| matches!(item, Expr::Literal(_))) {
+                kept &= f(item)?.is_none();
+            }
+            let expr = Box::new(replace_columns(expr, f)?);
+            // A list of literals left as they are is shared, not copied (it may be long).
+            let list = match kept && list.iter().all(|item| matches!(item, Expr::Literal(_))) {
+                true => list.clone(),
+                false => list.iter().map(|e| replace_columns(e, f)).collect::<Result<_>>()?,
+            };
             Expr::InList { expr, list, negated: *negated }
         }
         Expr::IsNull { expr, negated } => Expr::IsNull { expr: go(expr)?, negated: *negated },
