@@ -367,7 +367,7 @@ def read(
     if options.get("base_path") is not None:
         options["base_path"] = absolute_path(options["base_path"])
     options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    options.setdefault("case_sensitive", (spark.conf.get("spark.sql.caseSensitive") or "false").lower() == "true")
+    options.setdefault("case_sensitive", _conf_flag(spark, "spark.sql.caseSensitive"))
     options.setdefault("merge_schema", _conf_flag(spark, "spark.sql.parquet.mergeSchema"))
     options.setdefault("match_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.enabled"))
     options.setdefault("ignore_missing_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.ignoreMissing"))
@@ -546,8 +546,8 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     session's (``spark.sql.session.timeZone``, ``spark.sql.parquet.fieldId.read.*``) at
     registration. A user-given schema (``.schema("a int, b string")``) is the schema every
     file is read into, by Spark's rules (as ``schema=`` of :func:`pqsift.scan`; fields with
-    a ``parquet.field.id`` found by it when field ids are matched). Scan metrics are not collected on this path (use :func:`read` with
-    :class:`ScanMetrics` for them).
+    a ``parquet.field.id`` found by it when field ids are matched). Scan metrics are not
+    collected on this path (use :func:`read` with :class:`ScanMetrics` for them).
 
     A relative path given to ``load`` (or option ``basePath``) is resolved against this
     process's working directory at registration: the source's methods run in Spark's Python
