@@ -48,7 +48,7 @@ pub struct InSet {
     /// Distinct values in ascending order, as an array of the list's type.
     values: ArrayRef,
     /// The same values as one-element arrays, made on first use (see [`InSet::value_items`]).
-    items: std::sync::OnceLock<Vec<ArrayRef>>,
+    items: std::sync::OnceLock<Arc<[ArrayRef]>>,
     has_null: bool,
 }
 
@@ -137,6 +137,15 @@ impl InSet {
     /// file's planning asks for them, and handing out the same arrays lets
     /// [`InSet::shared`] find this set again for them.
     pub fn value_items(&self) -> &[ArrayRef] {
+        self.shared_items()
+    }
+
+    /// [`InSet::value_items`], shared: a literal guarantee holds them without copying.
+    pub fn shared_value_items(&self) -> Arc<[ArrayRef]> {
+        Arc::clone(self.shared_items())
+    }
+
+    fn shared_items(&self) -> &Arc<[ArrayRef]> {
         self.items.get_or_init(|| (0..self.values.len()).map(|i| self.values.slice(i, 1)).collect())
     }
 

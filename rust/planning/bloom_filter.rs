@@ -35,6 +35,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
@@ -65,8 +66,9 @@ use crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP;
 pub struct LiteralGuarantee {
     /// The column.
     pub column: BoundColumn,
-    /// The candidate values, one-element arrays of the column's type, distinct.
-    pub values: Vec<ArrayRef>,
+    /// The candidate values, one-element arrays of the column's type, distinct (shared:
+    /// a long IN list's are its set's, not copied per file and stage).
+    pub values: Arc<[ArrayRef]>,
 }
 
 /// The literal guarantees of a bound filter, one per column, in column order.
@@ -95,7 +97,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
                     key(column),
                     LiteralGuarantee {
                         column: column.clone(),
-                        values: vec![literal],
+                        values: vec![literal].into(),
                     },
                 );
             }
@@ -123,7 +125,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             let floats = matches!(value_type, DataType::Float16 | DataType::Float32 | DataType::Float64);
             if set.values().data_type() == value_type && !floats {
                 // Already the column's values, distinct, none NULL: nothing to convert.
-                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: set.value_items().to_vec() });
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: set.shared_value_items() });
             } else {
                 insert_list_guarantee(&mut out, expr, set.value_items().iter().collect());
             }
@@ -132,7 +134,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             out = derive(left);
             for (name, guarantee) in derive(right) {
                 match out.get_mut(&name) {
-                    Some(existing) => existing.values = intersection(std::mem::take(&mut existing.values), &guarantee.values),
+                    Some(existing) => existing.values = intersection(existing.values.to_vec(), &guarantee.values).into(),
                     None => {
                         out.insert(name, guarantee);
                     }
@@ -143,8 +145,8 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             let (left, right) = (derive(left), derive(right));
             for (name, mut guarantee) in left {
                 if let Some(other) = right.get(&name) {
-                    guarantee.values.extend(other.values.iter().cloned());
-                    guarantee.values = distinct(guarantee.values);
+                    let values = guarantee.values.iter().chain(other.values.iter()).cloned().collect();
+                    guarantee.values = distinct(values).into();
                     out.insert(name, guarantee);
                 }
             }
@@ -174,7 +176,7 @@ fn insert_list_guarantee(out: &mut Guarantees, value: &BoundExpr, literals: Vec<
         }
         values.push(literal);
     }
-    out.insert(key(column), LiteralGuarantee { column: column.clone(), values: distinct(values) });
+    out.insert(key(column), LiteralGuarantee { column: column.clone(), values: distinct(values).into() });
 }
 
 /// What `value = literal` says about a stored column.
@@ -433,23 +435,34 @@ fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescr
 struct Probe {
     leaf: usize,
     name: String,
-    /// PLAIN-encoded values.
-    values: Vec<Vec<u8>>,
+    /// The values, PLAIN-encoded as they are probed (see [`Probe::may_hold_any`]).
+    values: Arc<[ArrayRef]>,
+    descriptor: parquet::schema::types::ColumnDescPtr,
     /// Per row group of the file, the positions in `values` of those within the row
     /// group's bounds; None: probe them all.
     in_bounds: Option<Vec<std::ops::Range<usize>>>,
 }
 
+impl Probe {
+    /// Whether `bloom` may hold one of `values`. Each is encoded only when it is probed: a
+    /// long list usually hits a value present long before its end, and encoding 100,000
+    /// values per file up front cost more than the probes. A value that cannot be encoded
+    /// is assumed present.
+    fn may_hold_any(&self, bloom: &Sbbf, values: &[ArrayRef]) -> bool {
+        values.iter().any(|value| plain_bytes(value, &self.descriptor).is_none_or(|bytes| bloom.check(bytes.as_slice())))
+    }
+}
+
 /// `values` (a literal guarantee's) to probe in the leaf `leaf` with Arrow field `field`,
 /// and, for a long list with statistics, per row group the positions of the values inside
 /// the row group's bounds (the values then sorted: a binary search per bound).
-fn values_in_bounds(file: &OpenedFile, leaf: usize, field: &arrow::datatypes::Field, values: &[ArrayRef]) -> (Vec<ArrayRef>, Option<Vec<std::ops::Range<usize>>>) {
+fn values_in_bounds(file: &OpenedFile, leaf: usize, field: &arrow::datatypes::Field, values: &Arc<[ArrayRef]>) -> (Arc<[ArrayRef]>, Option<Vec<std::ops::Range<usize>>>) {
     if values.len() <= SHORT_LIST {
-        return (values.to_vec(), None);
+        return (Arc::clone(values), None);
     }
-    let Ok(set) = InSet::shared(values) else { return (values.to_vec(), None) };
+    let Ok(set) = InSet::shared(values) else { return (Arc::clone(values), None) };
     let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field).ok().and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
-    (set.value_items().to_vec(), ranges)
+    (set.shared_value_items(), ranges)
 }
 
 /// Skips the surviving row groups whose bloom filters rule out every value some literal
@@ -473,18 +486,24 @@ pub fn prune_by_bloom_filters(
         let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, field)| {
             // Values are encoded only for a column with bloom filters to probe: a long
             // list costs as many encodings per file.
+            let descriptor = schema.column(leaf);
             if !surviving.iter().any(|&index| file.metadata.row_group(index).column(leaf).bloom_filter_offset().is_some()) {
-                return Some(Probe { leaf, name: name.clone(), values: Vec::new(), in_bounds: None });
+                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
             }
             // Values outside the column's AND-ed bounds cannot match: no need to probe them.
             if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
-                let mut keep = range.contains_each(&g.values).into_iter();
-                g.values.retain(|_| keep.next().flatten() != Some(false));
+                let inside = range.contains_each(&g.values);
+                if inside.contains(&Some(false)) {
+                    g.values = g.values.iter().zip(inside).filter(|(_, inside)| *inside != Some(false)).map(|(v, _)| Arc::clone(v)).collect();
+                }
             }
-            let descriptor = schema.column(leaf);
+            // Values of a type the column does not store cannot be probed (the first tells).
+            if g.values.is_empty() {
+                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
+            }
+            plain_bytes(&g.values[0], &descriptor)?;
             let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
-            let encoded: Option<Vec<Vec<u8>>> = values.iter().map(|v| plain_bytes(v, &descriptor)).collect();
-            Some(Probe { leaf, name: name.clone(), values: encoded?, in_bounds })
+            Some(Probe { leaf, name: name.clone(), values, descriptor, in_bounds })
         });
         match probe {
             Some(probe) => probes.push(probe),
@@ -523,7 +542,7 @@ pub fn prune_by_bloom_filters(
     let corrupt = |e: parquet::errors::ParquetError| reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e));
     for index in surviving {
         let row_group = file.metadata.row_group(index);
-        for Probe { leaf, name, values, in_bounds } in &probes {
+        for probe @ Probe { leaf, name, values, in_bounds, .. } in &probes {
             let chunk = row_group.column(*leaf);
             if chunk.bloom_filter_offset().is_none() {
                 continue;
@@ -547,7 +566,7 @@ pub fn prune_by_bloom_filters(
                 Some(ranges) => &values[ranges[index].clone()],
                 None => &values[..],
             };
-            if !candidates.iter().any(|bytes| bloom.check(bytes.as_slice())) {
+            if !probe.may_hold_any(&bloom, candidates) {
                 let reason = format!(
                     "none of the {} value(s) the filter accepts for {name} within the row group's bounds is in the column's bloom filter",
                     candidates.len()
