@@ -493,3 +493,40 @@ def test_dictionary_columns_are_pruned_through_their_values(tmp_path: Path) -> N
         plan_rows_ok(plan, rows, fn)
         assert plan.metrics["rows_selected"] < 100, text
     assert pqsift.scan(path, filter="c = 'banana'").metrics["rows_selected"] == 25
+
+
+def test_read_bytes_count_the_pages_of_the_columns_read(tmp_path: Path) -> None:
+    """``read_bytes`` of a planned row group: the projected and filtered columns' pages
+    holding a selected row (and their dictionaries), never the other columns — what the
+    Spark layer weighs before reading a small result on the driver."""
+    import numpy as np
+
+    rows = 200_000
+    rng = np.random.default_rng(3)
+    data = {"id": np.arange(rows, dtype=np.int64)} | {f"c{i}": rng.integers(0, 1 << 40, rows) for i in range(12)}
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table(data), path, row_group_size=rows, write_page_index=True, data_page_size=64 << 10, use_dictionary=False)
+    chunks = pq.ParquetFile(path).metadata.row_group(0)
+    sizes = {chunks.column(i).path_in_schema: chunks.column(i).total_compressed_size for i in range(chunks.num_columns)}
+    pages = {name: column_pages(str(path), name)[0][1] for name in sizes}  # (offset, size, first row)
+
+    def holding(name: str, first: int, last: int) -> int:
+        """The compressed bytes of the pages of `name` holding a row of first..last."""
+        located = pages[name]
+        ends = [page[2] for page in located[1:]] + [rows]
+        return sum(page[1] for page, end in zip(located, ends) if page[2] <= last and end > first)
+
+    scan = pqsift.scan(path, ["id", "c3"], "id = 150000")
+    (rg,) = scan.plan().files[0].row_groups
+    first = [page[2] for page in pages["id"] if page[2] <= 150_000][-1]  # the id page holding 150000
+    last = first + rg.selected_rows - 1
+    assert rg.decision == "select" and rg.compressed_bytes == sum(sizes.values())
+    assert rg.read_bytes == holding("id", first, last) + holding("c3", first, last)
+    assert rg.read_bytes * 5 < rg.compressed_bytes * rg.selected_rows // rows  # the old estimate: every column
+    unfiltered = pqsift.scan(path, ["c3"]).plan().files[0].row_groups[0]
+    assert unfiltered.read_bytes == sizes["c3"]
+    everything = pqsift.scan(path).plan().files[0].row_groups[0]
+    assert everything.read_bytes == rg.compressed_bytes
+    from pqsift.spark.planning import plan_tasks
+
+    assert plan_tasks(path, ["id", "c3"], "id = 150000").selected_bytes == rg.read_bytes

@@ -299,7 +299,7 @@ class Scan:
     ``plan()`` returns, per file, ``{"path", "note", "skipped", "row_groups"}`` (``skipped``:
     why the file was skipped on its partition values, its footer unread) where each row group is
     ``{"index", "rows", "decision" ("skip" | "scan" | "select"), "stage", "reason", "notes",
-    "selected_rows", "selection" (RowSelection or None), "compressed_bytes"}``.
+    "selected_rows", "selection" (RowSelection or None), "compressed_bytes", "read_bytes"}``.
     """
 
     def __init__(

@@ -119,7 +119,10 @@ class RowGroupPlan(_ItemAccess):
     ``"select"`` (the rows of ``selection``); ``stage`` and ``reason`` say why. For a row
     group kept, ``notes`` say what each stage could not use and why (``"statistics: NaN
     may hide in f (its statistics have no nan_count)"``, ``"bloom filter: none for id"``,
-    ``"page index: the file has none"``): how a writer could make it prunable."""
+    ``"page index: the file has none"``): how a writer could make it prunable.
+    ``read_bytes``: the compressed bytes reading it can take — the column chunks of the
+    projected and filtered columns, and with a page index only their pages holding a
+    selected row — against ``compressed_bytes``, the whole row group's."""
 
     index: int
     rows: int
@@ -127,6 +130,7 @@ class RowGroupPlan(_ItemAccess):
     selected_rows: int
     selection: RowSelection | None = None
     compressed_bytes: int = 0
+    read_bytes: int = 0
     stage: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
@@ -226,6 +230,7 @@ class Scan:
                         selected_rows=rg["selected_rows"],
                         selection=rg["selection"],
                         compressed_bytes=rg["compressed_bytes"],
+                        read_bytes=rg["read_bytes"],
                         stage=rg["stage"],
                         reason=rg["reason"],
                         notes=list(rg["notes"]),

@@ -42,6 +42,9 @@ pub struct RowGroupPlan {
     /// For a row group kept: what each stage could not use and why (`stage: words`), see
     /// [`why_not`](crate::planning::why_not).
     pub notes: Vec<String>,
+    /// The compressed bytes reading it can take (see
+    /// [`read_estimate`](crate::planning::read_estimate)); set once the plan is made.
+    pub read_bytes: u64,
 }
 
 impl RowGroupPlan {
@@ -98,6 +101,7 @@ impl FileAccessPlan {
                 stage: None,
                 reason: String::new(),
                 notes: Vec::new(),
+                read_bytes: 0,
             })
             .collect();
         Self {

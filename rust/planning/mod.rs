@@ -11,6 +11,7 @@
 //!   order (seed 000): file range, statistics, bloom filters, page index.
 //! * [`access_plan`] — per row group Skip / Scan / Selection, with the reason.
 //! * [`metrics`] — what planning pruned, counted.
+//! * [`read_estimate`] — the compressed bytes a planned row group's read can take.
 //! * [`scan`] — a scan: its table, filter, projection and options, and its plan.
 
 pub mod access_plan;
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod normalise;
 pub mod page_filter;
 pub mod pruning_predicate;
+pub mod read_estimate;
 pub mod row_group_filter;
 pub mod scan;
 pub mod topn_pruner;

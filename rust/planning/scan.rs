@@ -30,6 +30,7 @@ use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
+use crate::planning::read_estimate::row_group_bytes;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
 use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
@@ -594,6 +595,13 @@ impl Scan {
         if let Some(top_n) = &self.options.top_n {
             self.prune_top_n(top_n, &by_partition, &by_log, &mut files, &mut metrics)?;
         }
+        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| plan.skipped.is_none()) {
+            let file = self.open(position)?;
+            let leaves = self.leaves_read(&file);
+            for row_group in &mut plan.row_groups {
+                row_group.read_bytes = row_group_bytes(&file.metadata, row_group, &leaves);
+            }
+        }
         for plan in files.iter().filter(|plan| plan.skipped.is_none()) {
             // A file without rows was not pruned: there was nothing to read.
             if plan.row_groups.iter().any(|rg| rg.rows > 0) && plan.is_pruned() {
@@ -603,6 +611,36 @@ impl Scan {
             metrics.rows_selected += plan.selected_rows() as u64;
         }
         Ok(ScanPlan { files, metrics, table_note: self.table.delta.as_ref().map(|d| d.explain()) })
+    }
+
+    /// The leaf columns of `file` a read of this scan decodes: those under the projected
+    /// columns and the filter's columns, matched by root name; every leaf without a
+    /// projection, or when a name does not find its column this simply (a declared
+    /// schema's mapped names): an estimate may count too much, never too little.
+    fn leaves_read(&self, file: &OpenedFile) -> Vec<usize> {
+        let schema = file.metadata.file_metadata().schema_descr();
+        let all = || (0..schema.num_columns()).collect();
+        let Some(columns) = &self.columns else { return all() };
+        let case_sensitive = self.options.bind.case_sensitive;
+        let same = |a: &str, b: &str| if case_sensitive { a == b } else { a.eq_ignore_ascii_case(b) };
+        let partition_names: Vec<String> = self.table.partition_schema().fields().iter().map(|f| f.name().clone()).collect();
+        let filtered = self.filter.iter().flat_map(crate::filter::columns).map(|path| path.parts()[0].clone());
+        let mut roots = Vec::new();
+        for name in columns.iter().cloned().chain(filtered) {
+            if partition_names.iter().any(|p| same(p, &name)) {
+                continue;
+            }
+            // A projected `s.x` names its root `s` (unless a column is called `s.x`).
+            let root = file.schema.fields().iter().position(|f| same(f.name(), &name)).or_else(|| {
+                let first = name.split('.').next()?;
+                file.schema.fields().iter().position(|f| same(f.name(), first))
+            });
+            match root {
+                Some(root) => roots.push(root),
+                None => return all(),
+            }
+        }
+        (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect()
     }
 
     /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).

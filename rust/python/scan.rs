@@ -347,6 +347,7 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&Parq
         entry.set_item("index", rg.index)?;
         entry.set_item("rows", rg.rows)?;
         entry.set_item("compressed_bytes", metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()))?;
+        entry.set_item("read_bytes", rg.read_bytes)?;
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
         entry.set_item("reason", &rg.reason)?;

@@ -10,8 +10,9 @@ itself (a bloom-filter point lookup reads in ~7 ms). Batches made on the driver 
 Python worker at all.
 
 When: the plan's estimate of the compressed bytes the tasks would read
-(:attr:`~pqsift.spark.planning.TaskPlan.selected_bytes`: each kept row group's bytes in
-proportion to the rows its page index selected) is at most ``driver_read_bytes``
+(:attr:`~pqsift.spark.planning.TaskPlan.selected_bytes`: the pages of the projected and
+filtered columns that hold a selected row, see ``pqsift.planning.read_estimate`` in the
+core) is at most ``driver_read_bytes``
 (default :data:`DRIVER_READ_BYTES`, measured in ``benches/spark_bench.py --driver-sweep``),
 and the rows read come to at most :data:`DRIVER_RESULT_BYTES` of Arrow data. The estimate
 is of compressed bytes before the filter: a filter that keeps more than the estimate

@@ -132,9 +132,10 @@ class TaskPlan:
     tasks: list[Task]
     files: list[str]
     metrics: dict[str, int] = field(default_factory=dict)
-    #: The compressed bytes the tasks will read, estimated from the plan: each kept row
-    #: group's size in proportion to its rows the page index selected. None for a lazy
-    #: plan (no footer read: nothing known below the file).
+    #: The compressed bytes the tasks can read, from the plan: per kept row group, the
+    #: chunks of the projected and filtered columns, and with a page index only their pages
+    #: holding a selected row (``RowGroupPlan.read_bytes``). None for a lazy plan (no
+    #: footer read: nothing known below the file).
     selected_bytes: int | None = None
     explain: str = ""
     partition_schema: list[tuple[str, str]] = field(default_factory=list)
@@ -198,13 +199,13 @@ def plan_tasks(
     values = planned._core.partition_values
     deletion_vectors = planned._core.deletion_vectors
     units = [
-        (position, rg.index, rg.compressed_bytes, rg.selected_rows, rg.rows)
+        (position, rg.index, rg.compressed_bytes, rg.selected_rows, rg.read_bytes)
         for position, file in enumerate(plan.files)
         for rg in file.row_groups
         if rg.decision != "skip"
     ]
     total = sum(size for _, _, size, _, _ in units)
-    selected_bytes = sum(size * selected // max(rows, 1) for _, _, size, selected, rows in units)
+    selected_bytes = sum(read for _, _, _, _, read in units)
     target = target_task_bytes
     if parallelism:
         target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
