@@ -151,6 +151,11 @@ impl InSet {
 
     /// `values IN (list)` per row, three-valued.
     pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
+        if self.values.is_empty() {
+            // Only NULLs (or nothing) listed: no value is found, and there is no type to
+            // bring the values to.
+            return Ok(three_valued(values.len(), |_| false, values.logical_nulls(), self.has_null));
+        }
         let values = match values.data_type() == self.values.data_type() {
             true => spark_float_order(values),
             false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),

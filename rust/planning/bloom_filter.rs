@@ -497,10 +497,10 @@ pub fn prune_by_bloom_filters(
                     g.values = g.values.iter().zip(inside).filter(|(_, inside)| *inside != Some(false)).map(|(v, _)| Arc::clone(v)).collect();
                 }
             }
-            // Values of a type the column does not store cannot be probed (the first tells).
             if g.values.is_empty() {
                 return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
             }
+            // Values of a type the column does not store cannot be probed (the first tells).
             plain_bytes(&g.values[0], &descriptor)?;
             let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
             Some(Probe { leaf, name: name.clone(), values, descriptor, in_bounds })
