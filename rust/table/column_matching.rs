@@ -12,7 +12,9 @@
 //! Spark itself): only a scan field that carries an id is matched by id — the others by
 //! name — and then only by id, never falling back to its name; a file holding no field id
 //! at all is an error unless missing ids are ignored
-//! (`spark.sql.parquet.fieldId.read.ignoreMissing`), when such fields read as nulls; two
+//! (`spark.sql.parquet.fieldId.read.ignoreMissing`), when such fields read as nulls — and
+//! only for fields the query reads, as Spark checks only its requested schema (see
+//! [`DeclaredSchema::requested`](super::schema_adapter::DeclaredSchema::requested)); two
 //! file fields with the id wanted are an error. Struct fields match the same way, level
 //! by level. A Delta table in `id` mode matches by id where its files have ids and by
 //! physical name in a file that has none.
