@@ -616,7 +616,9 @@ impl Scan {
     /// The leaf columns of `file` a read of this scan decodes: those under the projected
     /// columns and the filter's columns, matched by root name; every leaf without a
     /// projection, or when a name does not find its column this simply (a declared
-    /// schema's mapped names): an estimate may count too much, never too little.
+    /// schema's mapped names). It may count too much; too little only where a declared
+    /// schema's name is another file column's (a column renamed by field id), which the
+    /// driver read's output bound still catches.
     fn leaves_read(&self, file: &OpenedFile) -> Vec<usize> {
         let schema = file.metadata.file_metadata().schema_descr();
         let all = || (0..schema.num_columns()).collect();
