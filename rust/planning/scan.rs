@@ -23,6 +23,7 @@
 //! assert!(plan.explain().contains("row group 0: skipped by statistics"));
 //! ```
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{PqsiftError, Result};
@@ -39,7 +40,7 @@ use crate::reading::projection::resolve_projection;
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::storage::Location;
 use crate::table::file_pruning::{prune_files, specialise};
-use crate::table::column_matching::{ColumnMatcher, FieldIds};
+use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
 use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
@@ -238,7 +239,9 @@ impl Scan {
         if let Some(declared) = &scan.table.declared {
             // Only the columns read must be found by id (see DeclaredSchema::requested).
             let roots = projection.as_ref().map(|p| p.roots.as_slice());
-            scan.table.declared = Some(Arc::new(declared.requested_by(roots, scan.filter.as_ref(), &scan.options.bind)?));
+            if let Cow::Owned(requested) = declared.requested_by(roots, scan.filter.as_ref(), &scan.options.bind)? {
+                scan.table.declared = Some(Arc::new(requested));
+            }
         }
         Ok(scan)
     }
@@ -624,19 +627,16 @@ impl Scan {
         let all = || (0..schema.num_columns()).collect();
         let Some(columns) = &self.columns else { return all() };
         let case_sensitive = self.options.bind.case_sensitive;
-        let same = |a: &str, b: &str| if case_sensitive { a == b } else { a.eq_ignore_ascii_case(b) };
-        let partition_names: Vec<String> = self.table.partition_schema().fields().iter().map(|f| f.name().clone()).collect();
+        let partition_schema = self.table.partition_schema();
         let filtered = self.filter.iter().flat_map(crate::filter::columns).map(|path| path.parts()[0].clone());
         let mut roots = Vec::new();
         for name in columns.iter().cloned().chain(filtered) {
-            if partition_names.iter().any(|p| same(p, &name)) {
+            if find_field(partition_schema.fields(), &name, case_sensitive).is_some() {
                 continue;
             }
             // A projected `s.x` names its root `s` (unless a column is called `s.x`).
-            let root = file.schema.fields().iter().position(|f| same(f.name(), &name)).or_else(|| {
-                let first = name.split('.').next()?;
-                file.schema.fields().iter().position(|f| same(f.name(), first))
-            });
+            let root = find_field(file.schema.fields(), &name, case_sensitive)
+                .or_else(|| find_field(file.schema.fields(), name.split('.').next()?, case_sensitive));
             match root {
                 Some(root) => roots.push(root),
                 None => return all(),

@@ -42,6 +42,7 @@
 //! assert_eq!(physical_filter.to_string(), "`col-1` > 5");
 //! ```
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
@@ -120,12 +121,13 @@ impl DeclaredSchema {
 
     /// The schema as a scan reads it: when fields are matched by id, with
     /// [`DeclaredSchema::requested`] the `projection_roots` (`None`: every field) and the
-    /// fields `filter` reads.
-    pub fn requested_by(&self, projection_roots: Option<&[usize]>, filter: Option<&Expr>, options: &BindOptions) -> Result<Self> {
-        let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else { return Ok(self.clone()) };
+    /// fields `filter` reads; otherwise this schema itself, borrowed (a reader asks once
+    /// per file).
+    pub fn requested_by(&self, projection_roots: Option<&[usize]>, filter: Option<&Expr>, options: &BindOptions) -> Result<Cow<'_, Self>> {
+        let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else { return Ok(Cow::Borrowed(self)) };
         let filtered = filter.into_iter().flat_map(columns).map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
         let roots = roots.iter().copied().map(Ok).chain(filtered).collect::<Result<Vec<_>>>()?;
-        Ok(self.clone().requesting(roots))
+        Ok(Cow::Owned(self.clone().requesting(roots)))
     }
 
     /// [`DeclaredSchema::matcher`] for the top-level field `root`: a field the scan does
@@ -181,10 +183,12 @@ impl DeclaredSchema {
     pub fn from_text(table: &str, text: &str) -> Result<Self> {
         let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
         if let Some(settings) = mode.strip_prefix(ARROW_TEXT) {
-            let field_ids = match settings.trim().strip_prefix(FIELD_IDS_TEXT) {
-                None if settings.trim().is_empty() => FieldIds::Off,
-                Some(setting) if FieldIds::parse(setting).is_some() => FieldIds::parse(setting).expect("checked"),
-                _ => return Err(PqsiftError::table(table, format!("invalid scan schema text: unknown setting {settings:?}"))),
+            let field_ids = match settings.trim() {
+                "" => Some(FieldIds::Off),
+                setting => setting.strip_prefix(FIELD_IDS_TEXT).and_then(FieldIds::parse),
+            };
+            let Some(field_ids) = field_ids else {
+                return Err(PqsiftError::table(table, format!("invalid scan schema text: unknown setting {settings:?}")));
             };
             let schema = Arc::new(arrow_schema_from_hex(table, schema_string)?);
             return Ok(Self::new(schema, ColumnMappingMode::None).with_field_ids(field_ids));
@@ -272,10 +276,8 @@ impl DeclaredSchema {
             field = children[index].as_ref();
             logical.push(field.name().clone());
         }
-        let file_field = view.file_fields[file_root].as_ref();
-        let matcher = self.matcher(options.case_sensitive);
-        let mut names = vec![file_field.name().clone()];
-        names.extend(matcher.file_path(self.schema.field(root), file_field, &logical, view.file_has_ids)?);
+        let mut names = vec![view.file_fields[file_root].name().clone()];
+        names.extend(self.file_field_path(root, file_root, &logical, view, options.case_sensitive)?);
         // Levels the file lacks keep their physical names.
         let mut field = self.schema.field(root);
         for (level, name) in logical.iter().enumerate() {
