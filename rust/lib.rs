@@ -26,8 +26,9 @@
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
 //! * [`lru`] — the bounded LRU behind both caches.
-//! * [`allocator`] — large blocks offered transparent huge pages (the extension's
-//!   global allocator).
+//! * [`allocator`] — the extension's global allocator: large blocks mapped in size
+//!   classes, offered transparent huge pages, grown by `mremap` and kept a moment for reuse
+//!   when freed.
 //! * [`error`] — the error type every fallible function returns; the Python layer maps it to
 //!   Python exception classes.
 
@@ -48,6 +49,6 @@ mod python;
 /// The Python extension's allocator (see [`allocator`]).
 #[cfg(feature = "python")]
 #[global_allocator]
-static GLOBAL: allocator::HugePageAllocator = allocator::HugePageAllocator;
+static GLOBAL: allocator::BufferAllocator = allocator::BufferAllocator;
 
 pub use error::{PqsiftError, Result};

@@ -1,0 +1,173 @@
+//! Large blocks, mapped by the extension: `mmap` in size classes, grown with `mremap`, kept a
+//! moment when freed ([`retained`](super::retained)), then `munmap`ped.
+//!
+//! A block's mapping is its request rounded up to a size class: eight classes per power of
+//! two (at most 12.5% more address space; the pages past the request are touched only by a
+//! later, larger request of the same class). Equal row groups ask equal sizes, so a freed
+//! block is found again by its class alone, and the class of a layout's size says how long
+//! the mapping is when it is freed. Off Linux no block is large: the system allocator
+//! serves all.
+//!
+//! ```
+//! use pqsift::allocator::large_blocks::{mapping_len, LARGE_FROM};
+//! // 8,000,000 bytes (a million int64 values) map 8 MiB; a request one byte over 8 MiB,
+//! // the next class, 9 MiB.
+//! assert_eq!(mapping_len(8_000_000), 8 << 20);
+//! assert_eq!(mapping_len((8 << 20) + 1), 9 << 20);
+//! assert_eq!(mapping_len(LARGE_FROM), LARGE_FROM);
+//! ```
+
+use std::alloc::Layout;
+
+use super::{advise_huge_pages, retained};
+
+/// Blocks from this size on are large blocks.
+pub const LARGE_FROM: usize = 256 << 10;
+
+const PAGE: usize = 4096;
+
+/// Whether a block of `layout` is a large block: on Linux, from [`LARGE_FROM`] bytes, at
+/// most page-aligned (a mapping starts on a page).
+pub fn is_large(layout: Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= LARGE_FROM && layout.align() <= PAGE
+}
+
+/// The length of the mapping serving `size` bytes: `size` rounded up to a multiple of an
+/// eighth of the largest power of two not above it (and of the page).
+pub fn mapping_len(size: usize) -> usize {
+    let power = 1usize << (usize::BITS - 1 - size.max(1).leading_zeros());
+    let step = (power / 8).max(PAGE);
+    size.div_ceil(step).saturating_mul(step)
+}
+
+/// A large block of `size` bytes, zeroed if `zeroed` (a fresh mapping is; a kept one is
+/// cleared); null when the system has no memory for it.
+pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
+    let len = mapping_len(size);
+    if let Some(block) = retained::take(len) {
+        if zeroed {
+            // SAFETY: the kept block maps `len >= size` bytes and is ours alone.
+            unsafe { std::ptr::write_bytes(block, 0, size) };
+        }
+        return block;
+    }
+    map(len)
+}
+
+/// Frees the large block `block` allocated for `size` bytes: kept for reuse, or unmapped.
+///
+/// # Safety
+/// `block` came from [`allocate`] or [`resize`] for `size` bytes and is no longer used.
+pub unsafe fn free(block: *mut u8, size: usize) {
+    let len = mapping_len(size);
+    if !retained::put(block, len) {
+        // SAFETY: the caller's guarantee.
+        unsafe { unmap(block as usize, len) };
+    }
+}
+
+/// The large block `block` (allocated for `size` bytes) resized to `new_size` bytes: the
+/// same block when both sizes share a class, else its pages moved by `mremap` (no byte
+/// copied). Null, with `block` untouched, when the system refuses. Not a kept block of the
+/// new class with the bytes copied: the parquet crate grows dictionary keys a page at a
+/// time, and copying at every step cost 17% of a read that mremap makes free.
+///
+/// # Safety
+/// `block` came from [`allocate`] or [`resize`] for `size` bytes.
+pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
+    let (len, new_len) = (mapping_len(size), mapping_len(new_size));
+    if len == new_len {
+        return block;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `block` maps `len` bytes (the caller's guarantee); MREMAP_MAYMOVE keeps
+        // the contents and unmaps the old range only on success.
+        let moved = unsafe { libc::mremap(block.cast(), len, new_len, libc::MREMAP_MAYMOVE) };
+        if moved == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        let moved = moved.cast::<u8>();
+        if new_len > len {
+            advise_huge_pages(moved, new_len);
+        }
+        moved
+    }
+    #[cfg(not(target_os = "linux"))]
+    unreachable!("no block is large off Linux")
+}
+
+/// A fresh anonymous mapping of `len` bytes (zero-filled by the kernel), advised to huge
+/// pages when large enough; null on failure.
+fn map(len: usize) -> *mut u8 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a new private anonymous mapping; nothing else refers to it.
+        let block = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        if block == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        advise_huge_pages(block.cast(), len);
+        block.cast()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = len;
+        unreachable!("no block is large off Linux")
+    }
+}
+
+/// Unmaps the `len` bytes mapped at `start`.
+///
+/// # Safety
+/// `start` maps `len` bytes that nothing uses any more.
+pub(super) unsafe fn unmap(start: usize, len: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        libc::munmap(start as *mut libc::c_void, len);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_block_grows_and_shrinks_keeping_its_bytes() {
+        let size = 300 << 10;
+        let block = allocate(size, true);
+        assert!(!block.is_null());
+        // SAFETY: the block maps at least each size used below; freed once at the end.
+        unsafe {
+            assert!(std::slice::from_raw_parts(block, size).iter().all(|&b| b == 0));
+            for i in 0..size {
+                *block.add(i) = (i % 251) as u8;
+            }
+            let grown = resize(block, size, 5 << 20);
+            assert!(!grown.is_null());
+            assert!((0..size).all(|i| *grown.add(i) == (i % 251) as u8));
+            let shrunk = resize(grown, 5 << 20, LARGE_FROM);
+            assert!((0..LARGE_FROM).all(|i| *shrunk.add(i) == (i % 251) as u8));
+            free(shrunk, LARGE_FROM);
+        }
+    }
+
+    proptest! {
+        /// A class holds its request, wastes at most an eighth (or a page), and is a whole
+        /// number of pages.
+        #[test]
+        fn mapping_len_bounds(size in LARGE_FROM..(1usize << 40)) {
+            let len = mapping_len(size);
+            prop_assert!(len >= size);
+            prop_assert!(len - size <= (size / 8).max(PAGE));
+            prop_assert_eq!(len % PAGE, 0);
+            prop_assert_eq!(mapping_len(len), len);
+        }
+    }
+}
