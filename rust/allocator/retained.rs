@@ -41,7 +41,7 @@ use super::large_blocks::unmap;
 pub const RETAIN_FOR: Duration = Duration::from_secs(1);
 
 /// The default of [`retain_bytes`].
-pub const DEFAULT_RETAIN_BYTES: usize = 128 << 20;
+pub const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
 /// Blocks kept at most at once.
 const SLOTS: usize = 256;
