@@ -44,14 +44,23 @@ pub fn mapping_len(size: usize) -> usize {
 /// cleared); null when the system has no memory for it.
 pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
     let len = mapping_len(size);
-    if let Some(block) = retained::take(len) {
-        if zeroed {
-            // SAFETY: the kept block maps `len >= size` bytes and is ours alone.
-            unsafe { std::ptr::write_bytes(block, 0, size) };
+    let Some((kept, kept_len)) = retained::take(len) else { return map(len) };
+    // SAFETY: the kept block maps `kept_len` bytes and is ours alone.
+    let block = unsafe { remap(kept, kept_len, len) };
+    let block = match block.is_null() {
+        // Refused: the kept block goes back to the system, a fresh one is mapped.
+        true => {
+            // SAFETY: `remap` left the kept block as it was.
+            unsafe { unmap(kept as usize, kept_len) };
+            return map(len);
         }
-        return block;
+        false => block,
+    };
+    if zeroed {
+        // SAFETY: the block maps `len >= size` bytes and is ours alone.
+        unsafe { std::ptr::write_bytes(block, 0, size) };
     }
-    map(len)
+    block
 }
 
 /// Frees the large block `block` allocated for `size` bytes: kept for reuse, or unmapped.
@@ -79,10 +88,24 @@ pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
     if len == new_len {
         return block;
     }
+    // SAFETY: the caller's guarantee.
+    unsafe { remap(block, len, new_len) }
+}
+
+/// The mapping of `len` bytes at `block` made `new_len` bytes long with `mremap` (moved
+/// if need be: pages move, bytes are not copied; pages past `len` are fresh); null, with
+/// the mapping untouched, when the system refuses.
+///
+/// # Safety
+/// `block` maps `len` bytes and is the caller's alone.
+unsafe fn remap(block: *mut u8, len: usize, new_len: usize) -> *mut u8 {
+    if len == new_len {
+        return block;
+    }
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: `block` maps `len` bytes (the caller's guarantee); MREMAP_MAYMOVE keeps
-        // the contents and unmaps the old range only on success.
+        // SAFETY: the caller's guarantee; MREMAP_MAYMOVE keeps the contents and unmaps the
+        // old range only on success.
         let moved = unsafe { libc::mremap(block.cast(), len, new_len, libc::MREMAP_MAYMOVE) };
         if moved == libc::MAP_FAILED {
             return std::ptr::null_mut();
