@@ -10,12 +10,12 @@
 //! - Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so blocks of at
 //!   least [`HUGE_PAGES_FROM`] bytes are advised so (`MADV_HUGEPAGE`): one fault per 2 MiB.
 //! - A freed large block is kept a moment ([`retained`]) and handed to the next allocation
-//!   of its size class, so a stream of row groups whose batches are consumed and freed
-//!   decodes into memory already mapped (the ten numeric columns of the `events`
-//!   benchmark: page faults were ~24% of the read). glibc gives such blocks back to the
-//!   kernel at once.
+//!   (one of its size class, else the nearest, remapped), so a stream of row groups whose
+//!   batches are consumed and freed decodes into memory already mapped (the ten numeric
+//!   columns of the `events` benchmark: page faults were ~24% of the read). glibc gives
+//!   such blocks back to the kernel at once.
 //! - A large block grows with `mremap` ([`large_blocks`]): pages move, bytes are not
-//!   copied (the parquet crate grows dictionary keys and string bytes by doubling).
+//!   copied (the parquet crate grows dictionary keys and string bytes a page at a time).
 //!
 //! ```
 //! use pqsift::allocator::advise_huge_pages;

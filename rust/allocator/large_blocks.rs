@@ -4,8 +4,9 @@
 //! A block's mapping is its request rounded up to a size class: eight classes per power of
 //! two (at most 12.5% more address space; the pages past the request are touched only by a
 //! later, larger request of the same class). Equal row groups ask equal sizes, so a freed
-//! block is found again by its class alone, and the class of a layout's size says how long
-//! the mapping is when it is freed. Off Linux no block is large: the system allocator
+//! block is mostly found again in its own class, and the class of a layout's size says how
+//! long the mapping is when it is freed (a kept block of another class is remapped to the
+//! new request's length before it is handed out). Off Linux no block is large: the system allocator
 //! serves all.
 //!
 //! ```
