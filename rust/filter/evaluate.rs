@@ -478,8 +478,8 @@ pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
         ($array:expr, $arrow:ty, $native:ty) => {{
             let values = $array.as_primitive::<$arrow>();
             // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
-            // Checked a block at a time without branches (vectorised; a short-circuiting
-            // `any` over single values is not), stopping at the first block that has one.
+            // Checked a block at a time without a branch per value (which a short-circuiting
+            // `any` over single values compiles to), stopping at the first block that has one.
             let unusual = values.values().chunks(1024).any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
             match unusual {
                 false => Arc::clone(array),
