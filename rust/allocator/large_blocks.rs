@@ -85,12 +85,8 @@ pub unsafe fn free(block: *mut u8, size: usize) {
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes.
 pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
-    let (len, new_len) = (mapping_len(size), mapping_len(new_size));
-    if len == new_len {
-        return block;
-    }
-    // SAFETY: the caller's guarantee.
-    unsafe { remap(block, len, new_len) }
+    // SAFETY: the caller's guarantee; `remap` leaves a block of an unchanged class alone.
+    unsafe { remap(block, mapping_len(size), mapping_len(new_size)) }
 }
 
 /// The mapping of `len` bytes at `block` made `new_len` bytes long with `mremap` (moved

@@ -152,12 +152,11 @@ impl Blocks {
     /// whatever its size, and keeping blocks never raises the peak of mapped memory by more
     /// than what was kept when a request found none (see the module's documentation).
     pub fn take(&mut self, len: usize) -> Option<(usize, usize)> {
-        let kept = |s: usize| self.slots[s].map(|b| (b.len, b.freed_at));
-        let occupied = || (0..SLOTS).filter(|&s| self.slots[s].is_some());
-        let exact = occupied().filter(|&s| kept(s).is_some_and(|(l, _)| l == len)).max_by_key(|&s| kept(s).map(|(_, t)| t));
-        let longer = || occupied().filter(|&s| kept(s).is_some_and(|(l, _)| l > len)).min_by_key(|&s| kept(s).map(|(l, _)| l));
-        let shorter = || occupied().filter(|&s| kept(s).is_some_and(|(l, _)| l < len)).max_by_key(|&s| kept(s).map(|(l, _)| l));
-        let slot = exact.or_else(longer).or_else(shorter)?;
+        let kept = || self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
+        let exact = kept().filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at);
+        let longer = || kept().filter(|(_, b)| b.len > len).min_by_key(|(_, b)| b.len);
+        let shorter = || kept().filter(|(_, b)| b.len < len).max_by_key(|(_, b)| b.len);
+        let (slot, _) = exact.or_else(longer).or_else(shorter)?;
         Some(self.remove(slot))
     }
 
@@ -165,15 +164,14 @@ impl Blocks {
     /// as needed to stay within `cap` bytes and the slots; returns what to unmap (the block
     /// itself when it is larger than `cap`).
     pub fn put(&mut self, start: usize, len: usize, now: Instant, cap: usize) -> Released {
-        let mut released = Released::default();
         if len > cap {
+            let mut released = Released::default();
             released.push(start, len);
             return released;
         }
-        while self.bytes + len > cap || self.slots.iter().all(Option::is_some) {
-            let oldest = self.oldest().expect("a kept block when over the cap or out of slots");
-            let (start, len) = self.remove(oldest);
-            released.push(start, len);
+        let mut released = self.over(cap - len);
+        if self.slots.iter().all(Option::is_some) {
+            self.give_back_oldest(&mut released);
         }
         let free = self.slots.iter().position(Option::is_none).expect("a free slot");
         self.slots[free] = Some(Block { start, len, freed_at: now });
@@ -197,15 +195,17 @@ impl Blocks {
     fn over(&mut self, cap: usize) -> Released {
         let mut released = Released::default();
         while self.bytes > cap {
-            let oldest = self.oldest().expect("a kept block when over the cap");
-            let (start, len) = self.remove(oldest);
-            released.push(start, len);
+            self.give_back_oldest(&mut released);
         }
         released
     }
 
-    fn oldest(&self) -> Option<usize> {
-        (0..SLOTS).filter(|&s| self.slots[s].is_some()).min_by_key(|&s| self.slots[s].map(|b| b.freed_at))
+    /// Removes the oldest kept block (there is one) into `released`.
+    fn give_back_oldest(&mut self, released: &mut Released) {
+        let kept = self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
+        let (oldest, _) = kept.min_by_key(|(_, b)| b.freed_at).expect("a kept block to give back");
+        let (start, len) = self.remove(oldest);
+        released.push(start, len);
     }
 
     fn remove(&mut self, slot: usize) -> (usize, usize) {

@@ -157,21 +157,6 @@ pub enum ArithmeticOp {
     Divide,
 }
 
-/// A filter expression, as parsed from Spark SQL text and before it is bound to a schema.
-///
-/// Boolean connectives are binary, as parsed (`a AND b AND c` is `And(And(a, b), c)`);
-/// use [`split_conjunction`] to flatten. Build one with [`parse_filter`] or directly:
-///
-/// ```
-/// use pqsift::filter::{ColumnPath, CompareOp, Expr, Literal};
-///
-/// let expr = Expr::Compare {
-///     op: CompareOp::Gt,
-///     left: Box::new(Expr::Column(ColumnPath::new(["x"]))),
-///     right: Box::new(Expr::Literal(Literal::Int(100))),
-/// };
-/// assert_eq!(expr.to_string(), "`x` > 100");
-/// ```
 /// The items of an `IN` list, shared: a semi-join pushed into a scan brings lists of
 /// 100,000 literals, and planning and reading handle the filter once per file (folding
 /// partition values into it, binding it) — each clone of a `Vec` of them cost ~10 ms, each
@@ -213,6 +198,21 @@ impl PartialEq for ExprList {
     }
 }
 
+/// A filter expression, as parsed from Spark SQL text and before it is bound to a schema.
+///
+/// Boolean connectives are binary, as parsed (`a AND b AND c` is `And(And(a, b), c)`);
+/// use [`split_conjunction`] to flatten. Build one with [`parse_filter`] or directly:
+///
+/// ```
+/// use pqsift::filter::{ColumnPath, CompareOp, Expr, Literal};
+///
+/// let expr = Expr::Compare {
+///     op: CompareOp::Gt,
+///     left: Box::new(Expr::Column(ColumnPath::new(["x"]))),
+///     right: Box::new(Expr::Literal(Literal::Int(100))),
+/// };
+/// assert_eq!(expr.to_string(), "`x` > 100");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// A column reference.

@@ -510,7 +510,7 @@ pub fn prune_by_bloom_filters(
             None => unprobed.push(format!("bloom filter: values of {name} ({}) cannot be probed", g.column.data_type)),
         }
     }
-    for index in plan.surviving().collect::<Vec<_>>() {
+    for &index in &surviving {
         let mut notes = unprobed.clone();
         let row_group = file.metadata.row_group(index);
         for Probe { leaf, name, .. } in &probes {
