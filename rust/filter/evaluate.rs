@@ -33,6 +33,7 @@ use arrow::record_batch::RecordBatch;
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, describe};
 use super::decimal_arith::decimal_arithmetic;
+use super::float_compare::compare_with_literal;
 use super::function_kernels;
 use super::functions::ScalarFunction;
 use super::{ArithmeticOp, CompareOp};
@@ -160,8 +161,16 @@ impl Evaluator<'_> {
                 Ok(Value::wrap_like(scalar, true, cast))
             }
             BoundExpr::Compare { op, left, right } => {
-                let left = normalise_floats(self.eval(left, active)?)?;
-                let right = normalise_floats(self.eval(right, active)?)?;
+                let (left, right) = (self.eval(left, active)?, self.eval(right, active)?);
+                let direct = match (&left, &right) {
+                    (Value::Array(column), Value::Scalar(literal)) => compare_with_literal(*op, column, literal, false),
+                    (Value::Scalar(literal), Value::Array(column)) => compare_with_literal(*op, column, literal, true),
+                    _ => None,
+                };
+                if let Some(result) = direct {
+                    return Ok(Value::Array(Arc::new(result)));
+                }
+                let (left, right) = (normalise_floats(left)?, normalise_floats(right)?);
                 let result = compare(*op, &left, &right)?;
                 Ok(Value::wrap_like(
                     left.is_scalar(),

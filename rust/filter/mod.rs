@@ -28,6 +28,7 @@ mod coerce;
 mod decimal_arith;
 mod display;
 mod evaluate;
+pub mod float_compare;
 mod function_kernels;
 pub mod functions;
 pub mod in_set;
