@@ -82,11 +82,31 @@ pub unsafe fn free(block: *mut u8, size: usize) {
 /// new class with the bytes copied: the parquet crate grows dictionary keys a page at a
 /// time, and copying at every step cost 17% of a read that mremap makes free.
 ///
+/// A grown block has its new pages populated at once ([`populate`]): the grower writes
+/// them next, and faulting them in one by one was 10% of the `events` ~25% read (15,000
+/// faults a read, most in the dictionary keys of two string columns).
+///
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes.
 pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
     // SAFETY: the caller's guarantee; `remap` leaves a block of an unchanged class alone.
     unsafe { remap(block, mapping_len(size), mapping_len(new_size)) }
+}
+
+/// Asks the kernel to back the `len` bytes at `start` with zeroed pages now, in one call,
+/// rather than one fault per page as they are first written (`MADV_POPULATE_WRITE`, Linux
+/// 5.14; advice only: on an older kernel, or when refused, the pages fault in as before).
+///
+/// # Safety
+/// `start` maps `len` bytes that are the caller's alone.
+unsafe fn populate(start: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: the caller's guarantee; populating never changes what the pages hold.
+    unsafe {
+        libc::madvise(start.cast(), len, libc::MADV_POPULATE_WRITE);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len);
 }
 
 /// The mapping of `len` bytes at `block` made `new_len` bytes long with `mremap` (moved
@@ -110,6 +130,8 @@ unsafe fn remap(block: *mut u8, len: usize, new_len: usize) -> *mut u8 {
         let moved = moved.cast::<u8>();
         if new_len > len {
             advise_huge_pages(moved, new_len);
+            // SAFETY: the block now maps `new_len` bytes.
+            unsafe { populate(moved.add(len), new_len - len) };
         }
         moved
     }
