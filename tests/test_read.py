@@ -159,8 +159,11 @@ def test_row_groups_read_in_windows_give_the_same_rows(events: Path, text: str, 
     assert same(scan.to_table(), expected), text
     whole = pqsift.scan(events, columns=["id", "text", "amount"], filter=text, page_index=page_index)
     whole.to_table()
-    assert whole.metrics["row_group_windows"] == 0
-    assert scan.metrics["row_group_windows"] > 0, scan.metrics
+    assert whole.metrics["row_group_windows"] == whole.metrics["projection_parts"] == 0
+    # Windows planned on the predicates' columns, the projection of what passes in parts;
+    # the id range the page index narrows to one page of each column fits the budget whole.
+    if not (page_index and text.startswith("id >=")):
+        assert scan.metrics["row_group_windows"] + scan.metrics["projection_parts"] > 0, scan.metrics
 
 
 @pytest.mark.parametrize("text, oracle", [*CASES, ("", None)], ids=[c[0] or "no filter" for c in [*CASES, ("", None)]])

@@ -254,7 +254,9 @@ class Scan:
         ``rows_decoded`` (values decoded, summed over columns; per column in
         ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``,
         ``row_group_windows`` (windows of rows read for row groups larger than
-        ``decode_bytes``), and time per stage
+        ``decode_bytes``: planned on the predicates' columns when there is a filter),
+        ``projection_parts`` (parts of a row group's filtered rows decoded after the
+        first, when they decode to more than ``decode_bytes``), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
         ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``
@@ -424,8 +426,10 @@ def scan(
     ``2 × limit`` rows while reading. A key column need not be among ``columns``.
 
     Memory options: ``decode_bytes`` (32 MiB: a row group whose read columns are estimated
-    to decode to more is read in windows of rows of about this size, so memory is bounded
-    by ``decode_bytes`` × tasks in flight, not by the row group), ``max_page_bytes`` (256
+    to decode to more is read in windows of rows of about this size — with a filter, the
+    predicates' columns, and the projection of the rows that pass in parts of about this
+    size — so memory is bounded by ``decode_bytes`` × tasks in flight, not by the row
+    group), ``max_page_bytes`` (256
     MiB: a page whose header claims more uncompressed bytes raises
     :class:`pqsift.UnsupportedError` before it is decompressed).
 

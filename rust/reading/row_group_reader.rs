@@ -108,6 +108,9 @@ pub struct ReadMetrics {
     /// Windows of rows read, for row groups too large to decode at once (see
     /// [`row_windows`](crate::reading::row_windows)); 0 when every row group was read whole.
     pub windows: u64,
+    /// Parts of filtered rows decoded after their row group's first, for filters passing
+    /// more rows than decode at once (see [`parts`](crate::reading::row_windows::parts)).
+    pub projection_parts: u64,
 }
 
 impl ReadMetrics {
@@ -123,6 +126,7 @@ impl ReadMetrics {
         self.projection_time += other.projection_time;
         self.rows_out += other.rows_out;
         self.windows += other.windows;
+        self.projection_parts += other.projection_parts;
     }
 }
 
@@ -204,6 +208,11 @@ impl FileReader {
     /// `filter`. A root in `leaf_subsets` is decoded with only those Parquet leaves (a
     /// struct pruned to the fields a projection path needs) unless a predicate decoded it
     /// whole.
+    ///
+    /// When the rows passing the filter are estimated to decode to more than
+    /// `options.decode_bytes`, the batch holds only the first part of them, and the
+    /// selections of the other parts (see [`parts`](crate::reading::row_windows::parts))
+    /// are returned for [`FileReader::read_rows`], one at a time.
     #[allow(clippy::too_many_arguments)]
     pub fn read_row_group(
         &self,
@@ -214,7 +223,7 @@ impl FileReader {
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
-    ) -> Result<(RecordBatch, ReadMetrics)> {
+    ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
         let rows = self.metadata.metadata().row_group(row_group).num_rows().max(0) as usize;
         let selection = match selection {
             Some(s) if s.row_count() == rows => s.clone(),
@@ -228,8 +237,32 @@ impl FileReader {
         };
         match options.pushdown_filters {
             true => self.read_late_materialized(row_group, selection, projection, leaf_subsets, filter, options, cache),
-            false => self.read_then_filter(row_group, &selection, projection, filter, options),
+            false => {
+                let (batch, metrics) = self.read_then_filter(row_group, &selection, projection, filter, options)?;
+                Ok((batch, metrics, Vec::new()))
+            }
         }
+    }
+
+    /// The root columns `projection` of `row_group` for the rows of `selection` (a part
+    /// [`FileReader::read_row_group`] left, whose rows passed the filter): decoded, or
+    /// from the shared cache where a predicate left them.
+    pub fn read_rows(
+        &self,
+        row_group: usize,
+        selection: &RowSelection,
+        projection: &[usize],
+        leaf_subsets: &LeafSubsets,
+        options: &ReadOptions,
+        cache: &SharedArrayCache,
+    ) -> Result<(RecordBatch, ReadMetrics)> {
+        let mut metrics = ReadMetrics::default();
+        let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
+        let started = Instant::now();
+        let out = self.columns(row_group, projection, leaf_subsets, selection, options, &mut cache, &mut metrics, Decode::Output)?;
+        metrics.projection_time += started.elapsed();
+        metrics.rows_out = out.num_rows() as u64;
+        Ok((out, metrics))
     }
 
     /// Late materialization: each predicate's columns decoded for the rows still selected,
@@ -245,7 +278,7 @@ impl FileReader {
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
-    ) -> Result<(RecordBatch, ReadMetrics)> {
+    ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         // From a store, one round trip for every predicate's pages instead of one per stage.
@@ -279,10 +312,32 @@ impl FileReader {
             true => Decode::OutputAll,
             false => Decode::Output,
         };
-        let out = self.columns(row_group, projection, leaf_subsets, &selection, options, &mut cache, &mut metrics, output)?;
+        let mut parts = match filter.predicates().is_empty() {
+            // Without a filter the row group's windows already bound the decode.
+            true => vec![selection],
+            false => {
+                let leaves = self.leaves_of(projection, leaf_subsets);
+                crate::reading::row_windows::parts(self.metadata.metadata(), row_group, &leaves, &selection, options.decode_bytes)?
+            }
+        }
+        .into_iter();
+        let first = parts.next().expect("at least one part");
+        let out = self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
-        Ok((out, metrics))
+        Ok((out, metrics, parts.collect()))
+    }
+
+    /// The Parquet leaves decoding the roots `roots` reads: all of each, or those
+    /// `leaf_subsets` lists for it.
+    fn leaves_of(&self, roots: &[usize], leaf_subsets: &LeafSubsets) -> Vec<usize> {
+        let parquet_schema = self.metadata.parquet_schema();
+        (0..parquet_schema.num_columns())
+            .filter(|&leaf| {
+                let root = parquet_schema.get_column_root_idx(leaf);
+                roots.contains(&root) && leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
+            })
+            .collect()
     }
 
     /// The baseline (`pushdown_filters=False`): decode every column needed for the planned
@@ -486,12 +541,7 @@ impl FileReader {
         decode: Decode,
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
-        let leaves: Vec<usize> = (0..parquet_schema.num_columns())
-            .filter(|&leaf| {
-                let root = parquet_schema.get_column_root_idx(leaf);
-                roots.contains(&root) && leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
-            })
-            .collect();
+        let leaves = self.leaves_of(roots, leaf_subsets);
         let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
         let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
         if !selection.selects_any() {

@@ -129,8 +129,8 @@ impl ScanTask {
 /// `tasks` with each row group too large to decode at once (see
 /// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
 /// order.
-fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64) -> Vec<ScanTask> {
-    let leaves: Vec<Vec<usize>> = files.iter().map(ScanFile::leaves_read).collect();
+fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64, pushdown: bool) -> Vec<ScanTask> {
+    let leaves: Vec<Vec<usize>> = files.iter().map(|f| f.leaves_windowed(pushdown)).collect();
     let mut out = Vec::with_capacity(tasks.len());
     for task in tasks {
         let file = &files[task.file];
@@ -147,16 +147,21 @@ fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u6
 }
 
 impl ScanFile {
-    /// The Parquet leaves a row group's read may decode: every leaf of the predicates'
-    /// roots, and of the projection's (only the listed ones of a root read through paths).
-    fn leaves_read(&self) -> Vec<usize> {
+    /// The Parquet leaves a row group's windows are planned on: every leaf of the
+    /// predicates' roots and, unless the filter runs first (`pushdown`, with predicates),
+    /// of the projection's (only the listed ones of a root read through paths). A filtered
+    /// read decodes the projection only for the rows that pass, in parts of its own (see
+    /// [`parts`](crate::reading::row_windows::parts)).
+    fn leaves_windowed(&self, pushdown: bool) -> Vec<usize> {
         let schema = self.reader.metadata().file_metadata().schema_descr();
         let predicate_roots: Vec<usize> = self.filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
+        let projection_too = !pushdown || predicate_roots.is_empty();
         (0..schema.num_columns())
             .filter(|&leaf| {
                 let root = schema.get_column_root_idx(leaf);
                 predicate_roots.contains(&root)
-                    || (self.projection.contains(&root)
+                    || (projection_too
+                        && self.projection.contains(&root)
                         && self.leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf)))
             })
             .collect()
@@ -200,7 +205,16 @@ struct Progress {
     /// Next task the consumer waits for.
     next_emit: usize,
     /// Finished tasks not yet consumed.
-    done: BTreeMap<usize, Result<RecordBatch>>,
+    done: BTreeMap<usize, Result<TaskOutput>>,
+}
+
+/// What a task hands the consumer: its batch and, when the rows passing its filter were
+/// too many to decode at once, the selections of the parts still to decode (the consumer
+/// decodes them one at a time: memory stays bounded by `decode_bytes`).
+#[derive(Debug)]
+struct TaskOutput {
+    batch: RecordBatch,
+    parts: Vec<RowSelection>,
 }
 
 #[derive(Debug)]
@@ -248,13 +262,12 @@ impl Shared {
         }
     }
 
-    fn run(&self, index: usize) -> Result<RecordBatch> {
+    fn run(&self, index: usize) -> Result<TaskOutput> {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         let row_count = file.reader.metadata().row_group(task.row_group).num_rows().max(0) as usize;
         let selection = task.rows(row_count)?;
-        // A panic in the parquet crate on a malformed file must not take the process down.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (batch, mut metrics, parts) = self.guarded(index, || {
             file.reader.read_row_group(
                 task.row_group,
                 selection.as_ref(),
@@ -264,19 +277,42 @@ impl Shared {
                 &self.options.read,
                 &self.cache,
             )
-        }));
-        let (batch, mut metrics) = match outcome {
-            Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group)))?,
-            Err(panic) => {
-                let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
-                return Err(PqsiftError::corrupt(
-                    file.reader.name(),
-                    format!("row group {}: the decoder failed: {message}", task.row_group),
-                ));
-            }
-        };
+        })?;
         metrics.windows = u64::from(task.window.is_some());
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        Ok(TaskOutput { batch: self.output_batch(index, batch)?, parts })
+    }
+
+    /// The rows of `part` (a part task `index` left) of its row group, as an output batch.
+    fn run_part(&self, index: usize, part: &RowSelection) -> Result<RecordBatch> {
+        let task = &self.tasks[index];
+        let file = &self.files[task.file];
+        let (batch, mut metrics) = self.guarded(index, || {
+            file.reader.read_rows(task.row_group, part, &file.projection, &file.leaf_subsets, &self.options.read, &self.cache)
+        })?;
+        metrics.projection_parts = 1;
+        self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        self.output_batch(index, batch)
+    }
+
+    /// `read()` for task `index`, its errors naming the file and row group. A panic in the
+    /// parquet crate on a malformed file must not take the process down: it is an error too.
+    fn guarded<T>(&self, index: usize, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        let task = &self.tasks[index];
+        let file = &self.files[task.file];
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+            Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group))),
+            Err(panic) => {
+                let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
+                Err(PqsiftError::corrupt(file.reader.name(), format!("row group {}: the decoder failed: {message}", task.row_group)))
+            }
+        }
+    }
+
+    /// Task `index`'s decoded `batch` as the scan outputs it: struct fields extracted,
+    /// partition columns put in place, cast as the options say.
+    fn output_batch(&self, index: usize, batch: RecordBatch) -> Result<RecordBatch> {
+        let file = &self.files[self.tasks[index].file];
         let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
         if let Some(assembly) = &file.assembly {
             batch = assembly.assemble(batch)?;
@@ -325,6 +361,8 @@ pub struct ScanStream {
     finished: bool,
     /// With a sort: whether every row has been read and sorted.
     sorted: bool,
+    /// Parts of the last task's rows still to decode, with the task's index.
+    parts: VecDeque<(usize, RowSelection)>,
 }
 
 impl ScanStream {
@@ -342,7 +380,7 @@ impl ScanStream {
         // decode). Decoding stays bounded by the window of row groups held.
         let remote = files.iter().any(|f| f.reader.is_remote());
         let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
-        let tasks = split_into_windows(&files, tasks, options.read.decode_bytes);
+        let tasks = split_into_windows(&files, tasks, options.read.decode_bytes, options.read.pushdown_filters);
         let mut options = options;
         let schema = match options.read.string_view {
             true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
@@ -383,7 +421,7 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false }
+        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false, parts: VecDeque::new() }
     }
 
     /// What reading has done so far, summed over row groups.
@@ -466,8 +504,12 @@ impl ScanStream {
         Ok(())
     }
 
-    /// The next task's batch, in task order; `None` once every task is out.
+    /// The next batch in task order — a task's, or the next part of the last task's rows,
+    /// decoded here; `None` once every task is out.
     fn next_task_batch(&mut self) -> Option<Result<RecordBatch>> {
+        if let Some((index, part)) = self.parts.pop_front() {
+            return Some(self.shared.run_part(index, &part));
+        }
         let mut progress = self.shared.lock();
         let index = progress.next_emit;
         if index >= self.shared.tasks.len() {
@@ -477,7 +519,11 @@ impl ScanStream {
             if let Some(result) = progress.done.remove(&index) {
                 progress.next_emit += 1;
                 self.shared.changed.notify_all();
-                return Some(result);
+                drop(progress);
+                return Some(result.map(|output| {
+                    self.parts.extend(output.parts.into_iter().map(|part| (index, part)));
+                    output.batch
+                }));
             }
             progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
         }
