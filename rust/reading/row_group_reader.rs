@@ -210,9 +210,9 @@ impl FileReader {
     /// whole.
     ///
     /// When the rows passing the filter are estimated to decode to more than
-    /// `options.decode_bytes`, the batch holds only the first part of them, and the
-    /// selections of the other parts (see [`parts`](crate::reading::row_windows::parts))
-    /// are returned for [`FileReader::read_rows`], one at a time.
+    /// `options.decode_bytes`, the batch is empty and the selections of their parts (see
+    /// [`parts`](crate::reading::row_windows::parts)) are returned for
+    /// [`FileReader::read_rows`].
     #[allow(clippy::too_many_arguments)]
     pub fn read_row_group(
         &self,
@@ -312,6 +312,7 @@ impl FileReader {
             true => Decode::OutputAll,
             false => Decode::Output,
         };
+        let selection_rows = selection.row_count();
         let mut parts = match filter.predicates().is_empty() {
             // Without a filter the row group's windows already bound the decode.
             true => vec![selection],
@@ -321,7 +322,12 @@ impl FileReader {
             }
         }
         .into_iter();
-        let first = parts.next().expect("at least one part");
+        // Several parts: all are left to the stream, which decodes them a few at a time (a
+        // first part decoded here would be held with the task, ahead of the consumer).
+        let first = match parts.len() {
+            1 => parts.next().expect("one part"),
+            _ => RowSelection::from_ranges(&[], selection_rows)?,
+        };
         let out = self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;

@@ -206,11 +206,26 @@ struct Progress {
     next_emit: usize,
     /// Finished tasks not yet consumed.
     done: BTreeMap<usize, Result<TaskOutput>>,
+    /// Parts of the rows of the task the consumer took last, still to decode: (task, part
+    /// number, its selection), in order. Workers take them before new tasks, at most
+    /// `threads - 1` (at least one) parts ahead of the consumer.
+    part_jobs: VecDeque<(usize, usize, RowSelection)>,
+    /// Decoded parts not yet consumed, by part number.
+    parts_done: BTreeMap<usize, Result<RecordBatch>>,
+    /// Parts of that task consumed so far.
+    parts_consumed: usize,
 }
 
-/// What a task hands the consumer: its batch and, when the rows passing its filter were
-/// too many to decode at once, the selections of the parts still to decode (the consumer
-/// decodes them one at a time: memory stays bounded by `decode_bytes`).
+/// What a worker does next.
+enum Job {
+    Task(usize),
+    Part(usize, usize, RowSelection),
+}
+
+/// What a task hands the consumer: its batch or, when the rows passing its filter were
+/// too many to decode at once, the selections of their parts (decoded next,
+/// in order, by idle workers and the consumer: at most `threads - 1` parts ahead of it, so
+/// memory stays bounded by `decode_bytes`).
 #[derive(Debug)]
 struct TaskOutput {
     batch: RecordBatch,
@@ -241,23 +256,41 @@ impl Shared {
 
     fn worker(self: Arc<Self>) {
         loop {
-            let index = {
+            let job = {
                 let mut progress = self.lock();
                 loop {
-                    if self.cancelled.load(Ordering::Relaxed) || progress.next_task >= self.tasks.len() {
+                    if self.cancelled.load(Ordering::Relaxed) {
                         return;
                     }
-                    if progress.next_task < progress.next_emit + self.window {
-                        break;
+                    // Parts decoded ahead of the consumer, beside the one it holds.
+                    let ahead = self.options.threads.saturating_sub(1).max(1);
+                    if progress.part_jobs.front().is_some_and(|&(_, number, _)| number < progress.parts_consumed + ahead) {
+                        let (task, number, part) = progress.part_jobs.pop_front().expect("a part job");
+                        break Job::Part(task, number, part);
+                    }
+                    let tasks_left = progress.next_task < self.tasks.len();
+                    if tasks_left && progress.next_task < progress.next_emit + self.window {
+                        progress.next_task += 1;
+                        break Job::Task(progress.next_task - 1);
+                    }
+                    // Every task taken and consumed, no part left: done. (Until then the
+                    // consumer may still hand out parts.)
+                    if !tasks_left && progress.next_emit >= self.tasks.len() && progress.part_jobs.is_empty() {
+                        return;
                     }
                     progress = self.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
                 }
-                progress.next_task += 1;
-                progress.next_task - 1
             };
-            let result = self.run(index);
-            let mut progress = self.lock();
-            progress.done.insert(index, result);
+            match job {
+                Job::Task(index) => {
+                    let result = self.run(index);
+                    self.lock().done.insert(index, result);
+                }
+                Job::Part(index, number, part) => {
+                    let result = self.run_part(index, &part);
+                    self.lock().parts_done.insert(number, result);
+                }
+            }
             self.changed.notify_all();
         }
     }
@@ -361,8 +394,9 @@ pub struct ScanStream {
     finished: bool,
     /// With a sort: whether every row has been read and sorted.
     sorted: bool,
-    /// Parts of the last task's rows still to decode, with the task's index.
-    parts: VecDeque<(usize, RowSelection)>,
+    /// Parts of the last task's rows still to consume, and the number of the next.
+    parts_left: usize,
+    next_part: usize,
 }
 
 impl ScanStream {
@@ -421,7 +455,7 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false, parts: VecDeque::new() }
+        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false, parts_left: 0, next_part: 0 }
     }
 
     /// What reading has done so far, summed over row groups.
@@ -504,11 +538,11 @@ impl ScanStream {
         Ok(())
     }
 
-    /// The next batch in task order — a task's, or the next part of the last task's rows,
-    /// decoded here; `None` once every task is out.
+    /// The next batch in task order — a task's, or the next part of the last task's rows;
+    /// `None` once every task is out.
     fn next_task_batch(&mut self) -> Option<Result<RecordBatch>> {
-        if let Some((index, part)) = self.parts.pop_front() {
-            return Some(self.shared.run_part(index, &part));
+        if self.parts_left > 0 {
+            return Some(self.next_part());
         }
         let mut progress = self.shared.lock();
         let index = progress.next_emit;
@@ -518,15 +552,44 @@ impl ScanStream {
         loop {
             if let Some(result) = progress.done.remove(&index) {
                 progress.next_emit += 1;
-                self.shared.changed.notify_all();
-                drop(progress);
-                return Some(result.map(|output| {
-                    self.parts.extend(output.parts.into_iter().map(|part| (index, part)));
+                let result = result.map(|output| {
+                    self.parts_left = output.parts.len();
+                    self.next_part = 0;
+                    progress.parts_consumed = 0;
+                    progress.parts_done.clear();
+                    progress.part_jobs = output.parts.into_iter().enumerate().map(|(number, part)| (index, number, part)).collect();
                     output.batch
-                }));
+                });
+                self.shared.changed.notify_all();
+                return Some(result);
             }
             progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// The next part of the last task's rows: decoded by a worker, or here when none has
+    /// taken it yet.
+    fn next_part(&mut self) -> Result<RecordBatch> {
+        let number = self.next_part;
+        let mut progress = self.shared.lock();
+        let result = loop {
+            if let Some(result) = progress.parts_done.remove(&number) {
+                break result;
+            }
+            if progress.part_jobs.front().is_some_and(|&(_, n, _)| n == number) {
+                let (index, _, part) = progress.part_jobs.pop_front().expect("a part job");
+                drop(progress);
+                let result = self.shared.run_part(index, &part);
+                progress = self.shared.lock();
+                break result;
+            }
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+        };
+        progress.parts_consumed += 1;
+        self.next_part += 1;
+        self.parts_left -= 1;
+        self.shared.changed.notify_all();
+        result
     }
 
     /// Hands `batch` out in slices of at most `batch_size` rows.
