@@ -90,9 +90,15 @@ fn read_all(opened: &Opened, projection: &[usize], options: &ReadOptions, cache:
     let mut batches = Vec::new();
     let mut metrics = ReadMetrics::default();
     for rg in 0..opened.metadata.metadata().num_row_groups() {
-        let (batch, m) = opened.reader.read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache).unwrap();
+        let (batch, m, parts) = opened.reader.read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache).unwrap();
         metrics.add(&m);
         batches.push(batch);
+        // The rows left in parts (more than `decode_bytes` passed), read in order.
+        for part in parts {
+            let (batch, m) = opened.reader.read_rows(rg, &part, projection, &Default::default(), options, cache).unwrap();
+            metrics.add(&m);
+            batches.push(batch);
+        }
     }
     (concat_batches(&batches[0].schema(), &batches).unwrap(), metrics)
 }
@@ -170,8 +176,9 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     let cache = SharedArrayCache::new(0);
     // As if the page index had kept rows 2000..2500 of row group 1 only.
     let selection = RowSelection::from_ranges(&[2000..2500], ROW_GROUP_ROWS).unwrap();
-    let (batch, metrics) =
+    let (batch, metrics, parts) =
         opened.reader.read_row_group(1, Some(&selection), &[0, 3], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).unwrap();
+    assert!(parts.is_empty());
     let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
     assert!(ids.values().iter().all(|&id| (12_000..12_500).contains(&id)));
     assert_eq!(metrics.rows_decoded_by_column["amount"], 500);

@@ -3,7 +3,9 @@
 //!
 //! Workers take the next row group task only while it is fewer than `window` tasks ahead of
 //! the one the consumer waits for, so at most `window` decoded row groups are held at once
-//! whatever the consumer's pace. Dropping the stream cancels the workers.
+//! whatever the consumer's pace. A task whose filter passes more rows than decode at once
+//! hands them over as parts, which idle workers (and the consumer) decode next, in order,
+//! a few ahead of the consumer. Dropping the stream cancels the workers.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
