@@ -255,8 +255,8 @@ class Scan:
         ``rows_decoded_by_column``), ``cache_hits``, ``cache_misses``,
         ``row_group_windows`` (windows of rows read for row groups larger than
         ``decode_bytes``: planned on the predicates' columns when there is a filter),
-        ``projection_parts`` (parts of a row group's filtered rows decoded after the
-        first, when they decode to more than ``decode_bytes``), and time per stage
+        ``projection_parts`` (parts the rows passing a row group's filter were decoded
+        in, when they decode to more than ``decode_bytes``), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
         ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``

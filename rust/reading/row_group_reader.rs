@@ -108,7 +108,7 @@ pub struct ReadMetrics {
     /// Windows of rows read, for row groups too large to decode at once (see
     /// [`row_windows`](crate::reading::row_windows)); 0 when every row group was read whole.
     pub windows: u64,
-    /// Parts of filtered rows decoded after their row group's first, for filters passing
+    /// Parts the rows passing a row group's filter were decoded in, for filters passing
     /// more rows than decode at once (see [`parts`](crate::reading::row_windows::parts)).
     pub projection_parts: u64,
 }
