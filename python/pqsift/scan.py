@@ -427,7 +427,7 @@ def scan(
 
     Memory options: ``decode_bytes`` (32 MiB: a row group whose read columns are estimated
     to decode to more is read in windows of rows of about this size — with a filter, the
-    predicates' columns, and the projection of the rows that pass in parts of about this
+    predicates' columns, and the projection of the rows that pass in parts of half this
     size — so memory is bounded by ``decode_bytes`` × tasks in flight, not by the row
     group), ``max_page_bytes`` (256
     MiB: a page whose header claims more uncompressed bytes raises

@@ -318,7 +318,8 @@ impl FileReader {
             true => vec![selection],
             false => {
                 let leaves = self.leaves_of(projection, leaf_subsets);
-                crate::reading::row_windows::parts(self.metadata.metadata(), row_group, &leaves, &selection, options.decode_bytes)?
+                // Half the budget a part: the stream holds a few at once (see scan_stream).
+                crate::reading::row_windows::parts(self.metadata.metadata(), row_group, &leaves, &selection, options.decode_bytes / 2)?
             }
         }
         .into_iter();
