@@ -84,8 +84,8 @@ pub unsafe fn free(block: *mut u8, size: usize) {
 ///
 /// A grown block has its new pages populated at once ([`populate`], in [`remap`]): the
 /// grower writes them next, and they faulted in one by one (the `events` ~25% read took
-/// 15,000 faults a read, most in the dictionary keys of two string columns; 3,000 so, and
-/// ~4% less CPU).
+/// 15,000 faults a read, most in the dictionary keys of two string columns; 3,000 so; the
+/// CPU time it saves is within this machine's noise).
 ///
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes.
@@ -128,8 +128,7 @@ unsafe fn populate(start: *mut u8, len: usize) {
 
 /// The mapping of `len` bytes at `block` made `new_len` bytes long with `mremap` (moved
 /// if need be: pages move, bytes are not copied; pages past `len` are fresh, populated
-/// at once); null, with
-/// the mapping untouched, when the system refuses.
+/// at once); null, with the mapping untouched, when the system refuses.
 ///
 /// # Safety
 /// `block` maps `len` bytes and is the caller's alone.

@@ -78,7 +78,7 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
 /// `bytes_per_row`, ending on a start of `page_starts` (ascending, from 0) where one
 /// falls inside the window; `[0..rows]` when the whole fits.
 pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, decode_bytes: u64) -> Vec<Range<usize>> {
-    let target = ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1);
+    let target = rows_within(decode_bytes, bytes_per_row);
     if target >= rows {
         return vec![0..rows];
     }
@@ -173,8 +173,12 @@ pub fn plan(
 /// ```
 pub fn parts(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], selection: &RowSelection, decode_bytes: u64) -> Result<Vec<RowSelection>> {
     let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, false);
-    let per_part = ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1);
-    split_selected(selection, per_part)
+    split_selected(selection, rows_within(decode_bytes, bytes_per_row))
+}
+
+/// How many rows of `bytes_per_row` fit `decode_bytes` (at least one).
+fn rows_within(decode_bytes: u64, bytes_per_row: f64) -> usize {
+    ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1)
 }
 
 /// `selection` split into consecutive selections (over the same rows) of at most
