@@ -37,7 +37,9 @@ _ENCRYPTED = "pqsift does not decrypt"
 # File -> (exception class, words the reason must contain). Every other file must read.
 EXPECTED_ERRORS: dict[str, tuple[type[Exception], str]] = {
     "bad_data/ARROW-GH-41317.parquet": (pqsift.CorruptFileError, ""),
-    "bad_data/ARROW-GH-41321.parquet": (pqsift.CorruptFileError, "bit width"),
+    # pqsift finds the int64 chunk's definition levels cut short; the crate's reader, which
+    # decodes that column for pqsift no longer, met a bit width of 254 in the same chunk.
+    "bad_data/ARROW-GH-41321.parquet": (pqsift.CorruptFileError, "definition levels"),
     "bad_data/ARROW-GH-45185.parquet": (pqsift.CorruptFileError, "repetition level"),
     "bad_data/ARROW-GH-47662.parquet": (pqsift.CorruptFileError, "payload length"),
     # The footer's second column chunk (322 bytes at 129) runs past the data into the footer.

@@ -7,6 +7,7 @@
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
 //! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
 //! * [`page_headers`] — page headers read without decoding pages.
+//! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
 pub mod inspect;
@@ -15,4 +16,5 @@ pub mod metadata;
 pub mod metadata_cache;
 pub mod opener;
 pub mod page_headers;
+pub mod rle_hybrid;
 pub(crate) mod thrift_walk;

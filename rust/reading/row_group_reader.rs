@@ -549,9 +549,9 @@ impl FileReader {
     ) -> Result<RecordBatch> {
         let parquet_schema = self.metadata.parquet_schema();
         let leaves = self.leaves_of(roots, leaf_subsets);
-        let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
-        let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
         if !selection.selects_any() {
+            let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
+            let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
             // No row: the crate's reader, built over no row, still says the (pruned) types.
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
                 .with_row_groups(vec![row_group])
@@ -572,10 +572,98 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
+        // Flat fixed-width columns are decoded for the selected rows only (see fixed_width);
+        // the others, and any whose pages need the crate, by the crate through the plan.
+        let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
+        for &root in roots {
+            if let Some(values) = self.decode_fixed_width(&source, row_group, root, leaf_subsets, selection)? {
+                direct.insert(root, values);
+            }
+        }
+        let rest: Vec<usize> = roots.iter().copied().filter(|root| !direct.contains_key(root)).collect();
+        let decoded = match rest.is_empty() {
+            true => None,
+            false => Some(self.decode_with_crate(&source, row_group, &rest, leaf_subsets, &plan, decoder, selection, options, decode)?),
+        };
+        let selected_rows = selection.selected_count() as u64;
+        let mut fields = Vec::with_capacity(roots.len());
+        let mut columns = Vec::with_capacity(roots.len());
+        for &root in roots {
+            let name = self.metadata.schema().field(root).name();
+            let (field, column, rows) = match direct.remove(&root) {
+                Some(values) => (self.metadata.schema().field(root).clone(), values, selected_rows),
+                None => {
+                    let decoded = decoded.as_ref().expect("decoded by the crate");
+                    let at = rest.iter().position(|&r| r == root).expect("a root the crate decoded");
+                    (decoded.schema().field(at).clone(), decoded.column(at).clone(), plan.decoded_rows() as u64)
+                }
+            };
+            metrics.rows_decoded += rows;
+            *metrics.rows_decoded_by_column.entry(name.clone()).or_default() += rows;
+            fields.push(field);
+            columns.push(column);
+        }
+        let batch_options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?)
+    }
+
+    /// Root `root` of `row_group` for the rows of `selection`, decoded by
+    /// [`fixed_width`](crate::reading::fixed_width) from `source`; `None` when it is not a
+    /// flat fixed-width column decoded there, or a page of it needs the crate.
+    fn decode_fixed_width(
+        &self,
+        source: &FileSource,
+        row_group: usize,
+        root: usize,
+        leaf_subsets: &LeafSubsets,
+        selection: &RowSelection,
+    ) -> Result<Option<ArrayRef>> {
+        use crate::reading::fixed_width::{DecodeError, decodable, decode_selected};
+        let parquet_schema = self.metadata.parquet_schema();
+        let arrow_type = self.metadata.schema().field(root).data_type();
+        let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
+            return Ok(None);
+        };
+        if leaf_subsets.contains_key(&root) || !decodable(parquet_schema.column(leaf).as_ref(), arrow_type) {
+            return Ok(None);
+        }
+        let metadata = self.metadata.metadata();
+        let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
+        let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
+        let chunk = metadata.row_group(row_group).column(leaf);
+        let mut pages = parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations)
+            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+        decode_selected(&mut pages, parquet_schema.column(leaf).as_ref(), arrow_type, selection).map_err(|e| match e {
+            DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
+            DecodeError::Corrupt(reason) => PqsiftError::corrupt(
+                self.name(),
+                format!("row group {row_group}, column {}: {reason}", self.metadata.schema().field(root).name()),
+            ),
+        })
+    }
+
+    /// The crate's decode of the roots `roots` (ascending) of `row_group` from `source`,
+    /// through `plan` (`decoder`: its runs for the crate) and its post-filter, to the rows of
+    /// `selection`. See [`FileReader::decode`].
+    #[allow(clippy::too_many_arguments)]
+    fn decode_with_crate(
+        &self,
+        source: &FileSource,
+        row_group: usize,
+        roots: &[usize],
+        leaf_subsets: &LeafSubsets,
+        plan: &ReadPlan,
+        decoder: Vec<CrateSelector>,
+        selection: &RowSelection,
+        options: &ReadOptions,
+        decode: Decode,
+    ) -> Result<RecordBatch> {
+        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(roots, leaf_subsets));
         let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
         let recast = self.decode_metadata(row_group, views);
+        let rows: usize = decoder.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
         let decoded = self
-            .decode_runs(&source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, decoder_selection.selected_count())
+            .decode_runs(source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, rows)
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
@@ -601,12 +689,6 @@ impl FileReader {
                     selection.selected_count()
                 ),
             ));
-        }
-        let decoded_rows = plan.decoded_rows() as u64;
-        for &root in roots {
-            metrics.rows_decoded += decoded_rows;
-            *metrics.rows_decoded_by_column.entry(self.metadata.schema().field(root).name().clone()).or_default() +=
-                decoded_rows;
         }
         Ok(decoded)
     }

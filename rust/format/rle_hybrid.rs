@@ -1,0 +1,386 @@
+//! Parquet's RLE / bit-packing hybrid encoding, decoded from one page's bytes: the
+//! definition levels of a flat column and the indices of a dictionary-encoded page.
+//!
+//! The data is a sequence of runs, each opening with a ULEB128 header `h`: an odd `h`
+//! is `h >> 1` groups of 8 values bit-packed LSB first (`bit_width` bytes a group), an even
+//! `h` is `h >> 1` repeats of one value stored little-endian in `ceil(bit_width / 8)` bytes.
+//! The last group of a page may hold padding past its values; it is never read.
+//!
+//! ```
+//! use pqsift::format::rle_hybrid::decode_values;
+//! // A run of 3 × 5 (header 3 << 1), then one bit-packed group (header 1 << 1 | 1) of
+//! // 8 values of 3 bits: 0..8.
+//! let data = [6, 5, 3, 0b10_001_000, 0b1_100_011_0, 0b111_110_10];
+//! let mut out = Vec::new();
+//! decode_values(&data, 3, 11, &mut out).unwrap();
+//! assert_eq!(out, [5, 5, 5, 0, 1, 2, 3, 4, 5, 6, 7]);
+//! ```
+//!
+//! Why not the crate's: its `RleDecoder` is public only behind the `experimental` feature,
+//! which carries no semver promise and brings the Variant crates. This one also writes
+//! 1-bit levels straight into an Arrow bitmap (a bit-packed run of levels *is* one).
+
+use arrow::array::BooleanBufferBuilder;
+
+/// Why hybrid-encoded data could not be decoded (the data is corrupt).
+pub type HybridError = String;
+
+/// Decodes the first `n` values of hybrid-encoded `data` of `bit_width` bits (at most 32),
+/// appending them to `out`.
+pub fn decode_values(data: &[u8], bit_width: u8, n: usize, out: &mut Vec<u32>) -> Result<(), HybridError> {
+    if bit_width > 32 {
+        return Err(format!("bit width {bit_width} is over 32"));
+    }
+    let width = usize::from(bit_width);
+    let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+    out.reserve(n);
+    let mut runs = Runs { data, pos: 0, width, decoded: 0, wanted: n };
+    while runs.decoded < n {
+        match runs.next()? {
+            Run::Repeat { count, value } => {
+                let take = count.min(n - runs.decoded);
+                out.extend(std::iter::repeat_n(value, take));
+                runs.decoded += take;
+            }
+            Run::Packed { bytes, count } => {
+                let take = count.min(n - runs.decoded);
+                unpack(bytes, width, mask, take, out)?;
+                runs.decoded += take;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes the first `n` values of hybrid-encoded 1-bit `data` (the definition levels of a
+/// flat optional column) as bits appended to `out`: set where the value is 1. A value
+/// above 1 is an error.
+pub fn decode_bits(data: &[u8], n: usize, out: &mut BooleanBufferBuilder) -> Result<(), HybridError> {
+    let mut runs = Runs { data, pos: 0, width: 1, decoded: 0, wanted: n };
+    while runs.decoded < n {
+        match runs.next()? {
+            Run::Repeat { count, value } => {
+                if value > 1 {
+                    return Err(format!("level {value} where at most 1 is allowed"));
+                }
+                let take = count.min(n - runs.decoded);
+                out.append_n(take, value == 1);
+                runs.decoded += take;
+            }
+            Run::Packed { bytes, count } => {
+                let take = count.min(n - runs.decoded);
+                if take.div_ceil(8) > bytes.len() {
+                    return Err(format!("bit-packed levels end after {} of {n} values", runs.decoded + bytes.len() * 8));
+                }
+                out.append_packed_range(0..take, bytes);
+                runs.decoded += take;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One run of hybrid data.
+enum Run<'a> {
+    /// `count` repeats of `value`.
+    Repeat { count: usize, value: u32 },
+    /// `count` values bit-packed in `bytes` (which may be cut short at the end of the data).
+    Packed { bytes: &'a [u8], count: usize },
+}
+
+/// The runs of hybrid data, read one at a time.
+struct Runs<'a> {
+    data: &'a [u8],
+    pos: usize,
+    width: usize,
+    /// Values decoded so far, and wanted in all (for the error messages).
+    decoded: usize,
+    wanted: usize,
+}
+
+impl<'a> Runs<'a> {
+    fn next(&mut self) -> Result<Run<'a>, HybridError> {
+        let header = self.uleb128()?;
+        if header & 1 == 1 {
+            let groups = (header >> 1) as usize;
+            let count = groups * 8;
+            let length = groups * self.width;
+            let end = self.pos.saturating_add(length).min(self.data.len());
+            let bytes = &self.data[self.pos..end];
+            self.pos = end;
+            Ok(Run::Packed { bytes, count })
+        } else {
+            let count = (header >> 1) as usize;
+            let length = self.width.div_ceil(8);
+            let bytes = self.data.get(self.pos..self.pos + length).ok_or_else(|| self.ended())?;
+            self.pos += length;
+            let mut value = [0u8; 4];
+            value[..length].copy_from_slice(bytes);
+            Ok(Run::Repeat { count, value: u32::from_le_bytes(value) })
+        }
+    }
+
+    /// A run header: ULEB128, at most 5 bytes (a `u32`).
+    fn uleb128(&mut self) -> Result<u64, HybridError> {
+        let mut value = 0u64;
+        for shift in (0..35).step_by(7) {
+            let byte = *self.data.get(self.pos).ok_or_else(|| self.ended())?;
+            self.pos += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("a run header longer than 5 bytes".to_string())
+    }
+
+    fn ended(&self) -> HybridError {
+        format!("hybrid-encoded data ends after {} of {} values", self.decoded, self.wanted)
+    }
+}
+
+/// Appends the first `take` values of `width`-bit values packed in `bytes` to `out`.
+fn unpack(bytes: &[u8], width: usize, mask: u32, take: usize, out: &mut Vec<u32>) -> Result<(), HybridError> {
+    if width == 0 {
+        out.extend(std::iter::repeat_n(0, take));
+        return Ok(());
+    }
+    if (take * width).div_ceil(8) > bytes.len() {
+        return Err(format!("bit-packed values end after {} of {take} values in a run", bytes.len() * 8 / width));
+    }
+    // Whole groups of 8 values with 8 bytes to spare after them are unpacked with the width
+    // known at compile time (each value one unaligned 64-bit load, shift and mask); the
+    // rest one value at a time.
+    let fast = (take / 8).min(bytes.len().saturating_sub(8) / width);
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match width {
+                $($w => unpack_groups::<$w>(bytes, fast, out),)*
+                _ => unreachable!("bit width checked to be at most 32"),
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+    for i in fast * 8..take {
+        out.push(value_at(bytes, width, mask, i));
+    }
+    Ok(())
+}
+
+/// Appends the `groups` first groups of 8 `W`-bit values packed in `bytes`, which holds
+/// at least 8 bytes past them.
+#[inline(always)]
+fn unpack_groups<const W: usize>(bytes: &[u8], groups: usize, out: &mut Vec<u32>) {
+    let mask = if W == 32 { u32::MAX } else { (1u32 << W) - 1 };
+    for g in 0..groups {
+        let group = &bytes[g * W..g * W + W + 8];
+        let mut values = [0u32; 8];
+        for (i, value) in values.iter_mut().enumerate() {
+            let bit = i * W;
+            let window = u64::from_le_bytes(group[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+            *value = (window >> (bit % 8)) as u32 & mask;
+        }
+        out.extend_from_slice(&values);
+    }
+}
+
+/// The `i`-th `width`-bit value packed in `bytes` (which holds it).
+#[inline]
+fn value_at(bytes: &[u8], width: usize, mask: u32, i: usize) -> u32 {
+    let bit = i * width;
+    let at = bit / 8;
+    let window = match bytes.get(at..at + 8) {
+        Some(window) => u64::from_le_bytes(window.try_into().expect("8 bytes")),
+        None => {
+            let mut padded = [0u8; 8];
+            let tail = &bytes[at.min(bytes.len())..];
+            padded[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(padded)
+        }
+    };
+    (window >> (bit % 8)) as u32 & mask
+}
+
+/// Values of hybrid-encoded data read at ascending positions, without decoding the ones in
+/// between: a bit-packed run is read where a value lies, a repeated run not at all (a
+/// selective read of a dictionary-encoded page looks up only its selected rows).
+///
+/// ```
+/// use pqsift::format::rle_hybrid::Cursor;
+/// let data = [6, 5, 3, 0b10_001_000, 0b1_100_011_0, 0b111_110_10];
+/// let mut cursor = Cursor::new(&data, 3).unwrap();
+/// assert_eq!((cursor.get(1).unwrap(), cursor.get(4).unwrap(), cursor.get(10).unwrap()), (5, 1, 7));
+/// assert!(cursor.get(11).is_err());
+/// ```
+pub struct Cursor<'a> {
+    runs: Runs<'a>,
+    mask: u32,
+    /// The current run's first value and one past its last.
+    start: usize,
+    end: usize,
+    run: Option<Run<'a>>,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over hybrid-encoded `data` of `bit_width` bits (at most 32).
+    pub fn new(data: &'a [u8], bit_width: u8) -> Result<Self, HybridError> {
+        if bit_width > 32 {
+            return Err(format!("bit width {bit_width} is over 32"));
+        }
+        let width = usize::from(bit_width);
+        let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+        Ok(Self { runs: Runs { data, pos: 0, width, decoded: 0, wanted: 0 }, mask, start: 0, end: 0, run: None })
+    }
+
+    /// The value at position `i`, no smaller than the position asked for before.
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Result<u32, HybridError> {
+        while i >= self.end {
+            self.runs.decoded = self.end;
+            self.runs.wanted = i + 1;
+            let run = self.runs.next()?;
+            let count = match &run {
+                Run::Repeat { count, .. } | Run::Packed { count, .. } => *count,
+            };
+            (self.start, self.end) = (self.end, self.end + count);
+            self.run = Some(run);
+        }
+        match &self.run {
+            Some(Run::Repeat { value, .. }) => Ok(*value),
+            Some(Run::Packed { bytes, .. }) => {
+                let at = i - self.start;
+                let width = self.runs.width;
+                if (at * width + width).div_ceil(8) > bytes.len() {
+                    return Err(format!("bit-packed values end before value {i}"));
+                }
+                Ok(value_at(bytes, width, self.mask, at))
+            }
+            None => unreachable!("a run was read"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A reference encoder: runs of `(value, count, packed)`.
+    fn encode(runs: &[(u32, usize, bool)], width: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let uleb = |out: &mut Vec<u8>, mut v: u64| loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        };
+        for &(value, count, packed) in runs {
+            if packed {
+                let groups = count.div_ceil(8);
+                uleb(&mut out, (groups as u64) << 1 | 1);
+                let mut bits = vec![0u8; groups * width];
+                for i in 0..count {
+                    let v = u64::from(value.wrapping_add(i as u32)) & ((1u64 << width) - 1);
+                    for b in 0..width {
+                        if v >> b & 1 == 1 {
+                            let at = i * width + b;
+                            bits[at / 8] |= 1 << (at % 8);
+                        }
+                    }
+                }
+                out.extend(bits);
+            } else {
+                uleb(&mut out, (count as u64) << 1);
+                let mask = ((1u64 << width) - 1) as u32;
+                out.extend(&(value & mask).to_le_bytes()[..width.div_ceil(8)]);
+            }
+        }
+        out
+    }
+
+    fn expected(runs: &[(u32, usize, bool)], width: usize) -> Vec<u32> {
+        let mask = ((1u64 << width) - 1) as u32;
+        runs.iter()
+            .flat_map(|&(value, count, packed)| {
+                (0..count).map(move |i| if packed { value.wrapping_add(i as u32) & mask } else { value & mask })
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn values_round_trip(width in 1usize..=32, runs in prop::collection::vec((any::<u32>(), 1usize..40, any::<bool>()), 1..12), cut in 0usize..8) {
+            // Packed runs pad to whole groups: only the last run may end mid-group.
+            let mut runs = runs;
+            let last = runs.len() - 1;
+            for run in &mut runs[..last] {
+                if run.2 { run.1 = run.1.div_ceil(8) * 8; }
+            }
+            let data = encode(&runs, width);
+            let all = expected(&runs, width);
+            let n = all.len().saturating_sub(cut);
+            let mut out = Vec::new();
+            decode_values(&data, width as u8, n, &mut out).unwrap();
+            prop_assert_eq!(&out[..], &all[..n]);
+        }
+
+        #[test]
+        fn cursor_agrees(width in 0usize..=32, runs in prop::collection::vec((any::<u32>(), 1usize..40, any::<bool>()), 1..12), picks in prop::collection::vec(any::<bool>(), 0..400)) {
+            let mut runs = runs;
+            let last = runs.len() - 1;
+            for run in &mut runs[..last] {
+                if run.2 { run.1 = run.1.div_ceil(8) * 8; }
+            }
+            let data = encode(&runs, width);
+            let all = if width == 0 { vec![0; runs.iter().map(|r| r.1).sum()] } else { expected(&runs, width) };
+            let mut cursor = Cursor::new(&data, width as u8).unwrap();
+            for (i, _) in picks.iter().enumerate().filter(|(i, pick)| **pick && *i < all.len()) {
+                prop_assert_eq!(cursor.get(i).unwrap(), all[i]);
+            }
+            prop_assert!(cursor.get(all.len() + 8).is_err());
+        }
+
+        #[test]
+        fn bits_round_trip(runs in prop::collection::vec((0u32..2, 1usize..70, any::<bool>()), 1..12)) {
+            let mut runs = runs;
+            let last = runs.len() - 1;
+            for run in &mut runs[..last] {
+                if run.2 { run.1 = run.1.div_ceil(8) * 8; }
+            }
+            let data = encode(&runs, 1);
+            let all = expected(&runs, 1);
+            let mut bits = BooleanBufferBuilder::new(0);
+            decode_bits(&data, all.len(), &mut bits).unwrap();
+            let bits = bits.finish();
+            prop_assert_eq!(bits.iter().map(u32::from).collect::<Vec<_>>(), all);
+        }
+
+        #[test]
+        fn any_bytes_fail_cleanly(data in prop::collection::vec(any::<u8>(), 0..64), width in 0u8..=40, n in 0usize..500) {
+            let mut out = Vec::new();
+            let _ = decode_values(&data, width, n, &mut out);
+            prop_assert!(out.len() <= n);
+            let mut bits = BooleanBufferBuilder::new(0);
+            let _ = decode_bits(&data, n, &mut bits);
+        }
+    }
+
+    #[test]
+    fn short_data_is_an_error() {
+        let mut out = Vec::new();
+        assert!(decode_values(&[6], 3, 3, &mut out).unwrap_err().contains("ends after 0 of 3"));
+        assert!(decode_values(&[3, 0xff], 8, 8, &mut out).unwrap_err().contains("bit-packed values end"));
+        let mut bits = BooleanBufferBuilder::new(0);
+        assert!(decode_bits(&[2, 2], 1, &mut bits).unwrap_err().contains("level 2"));
+    }
+
+    #[test]
+    fn width_zero_is_all_zeros() {
+        let mut out = Vec::new();
+        decode_values(&[3], 0, 5, &mut out).unwrap();
+        assert_eq!(out, [0; 5]);
+    }
+}
