@@ -7,7 +7,7 @@
 //! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
 //!   re-ranked by observed cost per row removed (seed 000 step 2).
 //! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
-//! * [`fixed_width`] — flat fixed-width columns decoded for the selected rows only,
+//! * [`flat_decode`] — flat fixed-width columns decoded for the selected rows only,
 //!   straight into Arrow buffers.
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (seed 001 §2).
@@ -21,7 +21,7 @@
 //! * [`spark_output`] — batches in the Arrow types Spark accepts.
 
 pub mod cached_reader;
-pub mod fixed_width;
+pub mod flat_decode;
 pub mod string_gather;
 pub mod projection;
 pub mod reader;

@@ -572,11 +572,12 @@ impl FileReader {
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
-        // Flat fixed-width columns are decoded for the selected rows only (see fixed_width);
-        // the others, and any whose pages need the crate, by the crate through the plan.
+        // Flat fixed-width columns, and flat dictionary-encoded strings, are decoded for the
+        // selected rows only (see flat_decode); the others, and any whose pages need the
+        // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) = self.decode_fixed_width(&source, row_group, root, leaf_subsets, selection)? {
+            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection)? {
                 direct.insert(root, values);
             }
         }
@@ -591,7 +592,8 @@ impl FileReader {
         for &root in roots {
             let name = self.metadata.schema().field(root).name();
             let (field, column, rows) = match direct.remove(&root) {
-                Some(values) => (self.metadata.schema().field(root).clone(), values, selected_rows),
+                // A dictionary-encoded string column comes as a dictionary, as from the crate.
+                Some(values) => (self.metadata.schema().field(root).clone().with_data_type(values.data_type().clone()), values, selected_rows),
                 None => {
                     let decoded = decoded.as_ref().expect("decoded by the crate");
                     let at = rest.iter().position(|&r| r == root).expect("a root the crate decoded");
@@ -608,9 +610,9 @@ impl FileReader {
     }
 
     /// Root `root` of `row_group` for the rows of `selection`, decoded by
-    /// [`fixed_width`](crate::reading::fixed_width) from `source`; `None` when it is not a
-    /// flat fixed-width column decoded there, or a page of it needs the crate.
-    fn decode_fixed_width(
+    /// [`flat_decode`](crate::reading::flat_decode) from `source`; `None` when it is not a
+    /// flat column decoded there, or a page of it needs the crate.
+    fn decode_directly(
         &self,
         source: &FileSource,
         row_group: usize,
@@ -618,22 +620,26 @@ impl FileReader {
         leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
     ) -> Result<Option<ArrayRef>> {
-        use crate::reading::fixed_width::{DecodeError, decodable, decode_selected};
+        use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
         let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
             return Ok(None);
         };
-        if leaf_subsets.contains_key(&root) || !decodable(parquet_schema.column(leaf).as_ref(), arrow_type) {
-            return Ok(None);
-        }
+        let column = parquet_schema.column(leaf);
+        let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
+        let decode = match leaf_subsets.contains_key(&root) {
+            true => return Ok(None),
+            false if decodable(&column, arrow_type) => decode_selected::<dyn parquet::column::page::PageReader>,
+            false if dictionary_decodable(&column, arrow_type, chunk) => decode_dictionary_selected::<dyn parquet::column::page::PageReader>,
+            false => return Ok(None),
+        };
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
-        let chunk = metadata.row_group(row_group).column(leaf);
         let mut pages = parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations)
             .map_err(|e| PqsiftError::decoding(self.name(), e))?;
-        decode_selected(&mut pages, parquet_schema.column(leaf).as_ref(), arrow_type, selection).map_err(|e| match e {
+        decode(&mut pages, &column, arrow_type, selection).map_err(|e| match e {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
             DecodeError::Corrupt(reason) => PqsiftError::corrupt(
                 self.name(),

@@ -1,9 +1,10 @@
-//! Flat fixed-width columns decoded straight into Arrow buffers, for the selected rows
-//! only.
+//! Flat columns decoded straight into Arrow buffers, for the selected rows only.
 //!
 //! A top-level column of INT32, INT64, FLOAT, DOUBLE or BOOLEAN values, not repeated, whose
-//! Arrow type holds the same bits ([`decodable`]), is decoded here instead of by the
-//! parquet crate's array reader: the pages holding a selected row are read with the
+//! Arrow type holds the same bits ([`decodable`]), and a top-level string or binary column
+//! whose chunk is all dictionary-encoded ([`dictionary_decodable`], decoded as an Arrow
+//! dictionary: the selected rows' keys and the chunk's dictionary), are decoded here
+//! instead of by the parquet crate's array reader: the pages holding a selected row are read with the
 //! crate's page reader (which decompresses them; the others are skipped unread), their
 //! definition levels decoded into a validity bitmap, and their values written to the
 //! output for the selected rows only — PLAIN values copied out of the page, dictionary
@@ -11,8 +12,8 @@
 //! never zero-filled.
 //!
 //! Why: the crate decodes every row of a page a selection touches into a zero-filled
-//! buffer, and a fragmented selection (the mask policy) is then filtered by pqsift: at ~25%
-//! selectivity three quarters of that work is thrown away. Its booleans go through a
+//! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is
+//! then filtered by pqsift: at ~25% selectivity three quarters of that work is thrown away. Its booleans go through a
 //! `Vec<bool>` packed bit by bit. Here a PLAIN boolean page is appended to the output bitmap
 //! a selected run at a time.
 //!
@@ -26,7 +27,7 @@
 //! use parquet::arrow::ArrowWriter;
 //! use parquet::file::reader::{FileReader, SerializedFileReader};
 //! use parquet::file::serialized_reader::SerializedPageReader;
-//! use pqsift::reading::fixed_width::{decodable, decode_selected};
+//! use pqsift::reading::flat_decode::{decodable, decode_selected};
 //! use pqsift::selection::RowSelection;
 //!
 //! let values = Int64Array::from_iter((0..100).map(|i| (i % 3 != 0).then_some(i * 10)));
@@ -51,12 +52,16 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, make_array};
-use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
-use arrow::datatypes::DataType;
+use arrow::array::{
+    ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericBinaryArray, GenericStringArray, Int32Array,
+    OffsetSizeTrait, make_array, new_empty_array,
+};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::{DataType, Int32Type};
 use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::page::{Page, PageReader};
 use parquet::errors::ParquetError;
+use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::schema::types::ColumnDescriptor;
 
 use crate::format::rle_hybrid;
@@ -93,7 +98,7 @@ impl std::fmt::Display for DecodeError {
 /// DOUBLE as Float64; BOOLEAN as Boolean). Types the crate converts value by value (Int8,
 /// decimals, Date64 from INT32, ...) are left to it.
 pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
-    if column.max_rep_level() != 0 || column.max_def_level() > 1 || column.path().parts().len() != 1 {
+    if !is_flat(column) {
         return false;
     }
     match column.physical_type() {
@@ -107,6 +112,38 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
         _ => false,
     }
+}
+
+/// A top-level column, not repeated, with at most one level of nullability.
+fn is_flat(column: &ColumnDescriptor) -> bool {
+    column.max_rep_level() == 0 && column.max_def_level() <= 1 && column.path().parts().len() == 1
+}
+
+/// Whether [`decode_dictionary_selected`] decodes `chunk` of `column` into an Arrow
+/// dictionary of `arrow_type`: a flat string or binary column whose data pages are all
+/// dictionary-encoded (the chunk's page encoding statistics say so), the type the crate
+/// is asked to decode such chunks in (see
+/// [`decode_schema`](crate::reading::string_views::decode_schema)).
+pub fn dictionary_decodable(column: &ColumnDescriptor, arrow_type: &DataType, chunk: &ColumnChunkMetaData) -> bool {
+    is_flat(column)
+        && column.physical_type() == PhysicalType::BYTE_ARRAY
+        && matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary)
+        && crate::reading::string_views::all_dictionary_encoded(chunk)
+}
+
+/// Decodes the rows of `selection` of a chunk [`dictionary_decodable`] from `pages` as a
+/// `Dictionary(Int32, arrow_type)`: the selected rows' keys (a key is read only where a
+/// row is selected) over the chunk's whole dictionary. `Ok(None)`: a page is not
+/// dictionary-encoded after all.
+pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
+    pages: &mut R,
+    column: &ColumnDescriptor,
+    arrow_type: &DataType,
+    selection: &RowSelection,
+) -> Result<Option<ArrayRef>, DecodeError> {
+    let nullable = column.max_def_level() == 1;
+    let sink = KeysOutput { keys: Output::new(selection.selected_count(), nullable), values: None, value_type: arrow_type.clone() };
+    decode_pages(pages, nullable, selection, sink)?.map(KeysOutput::finish).transpose()
 }
 
 /// Decodes the rows of `selection` (over the whole column chunk) from `pages`, a page
@@ -198,6 +235,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         }
         // A flat column has one level a row: a v1 header's level count is its rows.
         let rows = next.num_rows.or(next.num_levels);
+        let mut selected = None;
         if let Some(rows) = rows {
             if rows > total - row {
                 return Err(DecodeError::Corrupt(format!("the column chunk's pages hold more than its {total} rows")));
@@ -207,11 +245,13 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
             if rows > MAX_PAGE_ROWS {
                 return Ok(None);
             }
-            if !windows.any(row, rows) {
+            let window = windows.window(row, rows);
+            if window.count_set_bits() == 0 {
                 pages.skip_next_page()?;
                 row += rows;
                 continue;
             }
+            selected = Some(window);
         }
         let Some(page) = pages.get_next_page()? else {
             return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
@@ -235,7 +275,8 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         let Some(page) = data_page(page, nullable)? else {
             return Ok(None);
         };
-        if !sink.page(&page, &windows.window(row, page.rows))? {
+        let selected = selected.unwrap_or_else(|| windows.window(row, page.rows));
+        if !sink.page(&page, &selected)? {
             return Ok(None);
         }
         row += page.rows;
@@ -247,8 +288,8 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
 /// `MAX_DECODE_BATCH_ROWS` in `row_group_reader`).
 const MAX_PAGE_ROWS: usize = 1 << 20;
 
-/// A selection's rows a page at a time, as bitmaps of the page's rows, for pages in
-/// ascending order: a mask-backed selection is sliced, a run-backed one walked, so no
+/// A selection's rows a page at a time, as bitmaps of the page's rows, each asked for
+/// once, in ascending order: a mask-backed selection is sliced, a run-backed one walked, so no
 /// bitmap of the whole row group is made (a footer may claim billions of rows).
 struct SelectionWindows<'a> {
     mask: Option<BooleanBuffer>,
@@ -280,22 +321,6 @@ impl<'a> SelectionWindows<'a> {
             self.run_start += self.run_rows;
             (self.run_rows, self.run_selects) = (run.row_count, run.selects());
         }
-    }
-
-    /// Whether any of the `len` rows from `start` is selected.
-    fn any(&mut self, start: usize, len: usize) -> bool {
-        if let Some(mask) = &self.mask {
-            return mask.slice(start, len).count_set_bits() > 0;
-        }
-        let mut row = start;
-        while row < start + len {
-            self.seek(row);
-            if self.run_selects {
-                return true;
-            }
-            row = self.run_start.saturating_add(self.run_rows);
-        }
-        false
     }
 
     /// The `len` rows from `start`: set where selected.
@@ -513,6 +538,81 @@ impl<T: Native> Sink for Output<T> {
     }
 }
 
+/// Dictionary keys of the selected rows, and the chunk's dictionary.
+struct KeysOutput {
+    /// The keys, looked up in the identity dictionary `0..n` (which checks them).
+    keys: Output<u32>,
+    values: Option<ArrayRef>,
+    value_type: DataType,
+}
+
+impl KeysOutput {
+    fn finish(self) -> Result<ArrayRef, DecodeError> {
+        let keys = self.keys.finish(&DataType::Int32)?;
+        let keys = keys.as_any().downcast_ref::<Int32Array>().expect("Int32 keys").clone();
+        let values = self.values.unwrap_or_else(|| new_empty_array(&self.value_type));
+        let dictionary = DictionaryArray::<Int32Type>::try_new(keys, values).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+        Ok(Arc::new(dictionary))
+    }
+}
+
+impl Sink for KeysOutput {
+    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
+        let values = match self.value_type {
+            DataType::Utf8 => byte_arrays::<i32>(values, count, true),
+            DataType::LargeUtf8 => byte_arrays::<i64>(values, count, true),
+            DataType::Binary => byte_arrays::<i32>(values, count, false),
+            _ => byte_arrays::<i64>(values, count, false),
+        };
+        let Some(values) = values? else { return Ok(false) };
+        let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
+        self.values = Some(values);
+        self.keys.dictionary = Some((0..count).collect());
+        Ok(true)
+    }
+
+    fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        match page.encoding {
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => self.keys.page(page, selected),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// The `count` PLAIN byte arrays (each a 4-byte little-endian length, then the bytes) of a
+/// dictionary page, as a string array (UTF-8 checked) or a binary one. `None`: more bytes
+/// than `O` offsets reach (the crate decides what to do with them).
+fn byte_arrays<O: OffsetSizeTrait>(page: &[u8], count: usize, utf8: bool) -> Result<Option<ArrayRef>, DecodeError> {
+    let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
+    if page.len() / 4 < count {
+        return Err(ends());
+    }
+    let mut offsets: Vec<O> = Vec::with_capacity(count + 1);
+    offsets.push(O::zero());
+    let mut values = Vec::with_capacity(page.len() - 4 * count);
+    let mut at = 0;
+    for _ in 0..count {
+        let length = page.get(at..at + 4).ok_or_else(ends)?;
+        let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+        let value = page.get(at + 4..at + 4 + length).ok_or_else(ends)?;
+        values.extend_from_slice(value);
+        let Some(end) = O::from_usize(values.len()) else { return Ok(None) };
+        offsets.push(end);
+        at += 4 + length;
+    }
+    // Offsets only grow: checked above, one value at a time.
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let values = Buffer::from_vec(values);
+    let array: ArrayRef = match utf8 {
+        true => Arc::new(
+            GenericStringArray::<O>::try_new(offsets, values, None)
+                .map_err(|e| DecodeError::Corrupt(format!("a dictionary value is not UTF-8: {e}")))?,
+        ),
+        false => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, None).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+    };
+    Ok(Some(array))
+}
+
 /// A failure decoding a page's dictionary indices.
 fn indices_error(reason: String) -> DecodeError {
     DecodeError::Corrupt(format!("dictionary indices: {reason}"))
@@ -649,6 +749,8 @@ mod tests {
                 _ => false,
             }).collect();
             let selection = RowSelection::from_bools(&mask);
+            // Run-backed selections are walked, mask-backed ones sliced.
+            let selection = if picks[0] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
 
             let reader = SerializedFileReader::new(file.clone()).unwrap();
             let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
@@ -674,6 +776,60 @@ mod tests {
             if let Some(got) = got {
                 prop_assert_eq!(got.to_data(), expected.to_data());
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// Strings and binaries of an all-dictionary-encoded chunk: the selected rows, as a
+        /// dictionary, equal the crate's decode filtered.
+        #[test]
+        fn dictionary_strings_equal_the_crate_filtered(
+            seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..40), 1..3000),
+            binary in any::<bool>(),
+            v2 in any::<bool>(),
+            page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+            use_index in any::<bool>(),
+            picks in prop::collection::vec(any::<bool>(), 3000),
+        ) {
+            let text = |s: &u32| format!("value {s} ünïcode {}", "x".repeat(*s as usize));
+            let values: ArrayRef = match binary {
+                true => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s).into_bytes())))),
+                false => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s))))),
+            };
+            let batch = RecordBatch::try_from_iter([("v", values)]).unwrap();
+            let properties = WriterProperties::builder()
+                .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
+                .set_data_page_row_count_limit(page_rows)
+                .set_write_batch_size(page_rows.min(1024))
+                .set_statistics_enabled(EnabledStatistics::Page)
+                .build();
+            let mut file = Vec::new();
+            let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
+            writer.write(&batch).unwrap();
+            writer.close().unwrap();
+            let file = bytes::Bytes::from(file);
+            let rows = seeds.len();
+            let mask = &picks[..rows];
+            let reader = SerializedFileReader::new(file.clone()).unwrap();
+            let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
+            let chunk = reader.metadata().row_group(0).column(0);
+            let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(
+                file.clone(),
+                parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional),
+            ).unwrap();
+            let arrow_type = builder.schema().field(0).data_type().clone();
+            prop_assert!(dictionary_decodable(&descriptor, &arrow_type, chunk));
+            let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
+            let crate_read = builder.with_batch_size(rows).build().unwrap().next().unwrap().unwrap();
+            let expected = filter(crate_read.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
+            let mut pages = SerializedPageReader::new(Arc::new(file), chunk, rows, locations).unwrap();
+            let selection = RowSelection::from_bools(mask);
+            let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+            let got = decode_dictionary_selected(&mut pages, &descriptor, &arrow_type, &selection).unwrap().unwrap();
+            prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(arrow_type.clone())));
+            let got = arrow::compute::cast(&got, &arrow_type).unwrap();
+            prop_assert_eq!(got.to_data(), expected.to_data());
         }
     }
 
