@@ -70,8 +70,9 @@ def read_three_times(path: Path, retain_mib: int | None) -> dict[str, list[int]]
 
 def test_freed_buffers_are_reused_then_given_back(numeric_file: Path) -> None:
     first, second, after_pause = read_three_times(numeric_file, None)["faults"]
-    # 32 MiB of output alone is 8,192 pages: the first read faults at least that.
-    assert first >= 8_192, (first, second, after_pause)
+    # 32 MiB of output alone is 8,192 pages: the first read faults nearly all of them (the
+    # pages a block grown by `mremap` adds are populated by one madvise, which counts none).
+    assert first >= 7_000, (first, second, after_pause)
     assert second < first / 4, f"the second read should reuse the first one's buffers: {(first, second, after_pause)}"
     assert after_pause > first / 2, f"kept blocks should be given back after 1 s idle: {(first, second, after_pause)}"
 

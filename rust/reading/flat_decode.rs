@@ -703,6 +703,50 @@ mod tests {
         }
     }
 
+    /// `batch` written with `properties` plus `v2` or v1 pages of at most `page_rows` rows
+    /// and a page index.
+    fn written(batch: &RecordBatch, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
+        let properties = properties
+            .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
+            .set_data_page_row_count_limit(page_rows)
+            .set_write_batch_size(page_rows.min(1024))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .build();
+        let mut file = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch.clone()).unwrap();
+        writer.close().unwrap();
+        bytes::Bytes::from(file)
+    }
+
+    /// A file's one column: what decoding it here needs, and the crate's decode of its
+    /// rows picked by `mask` (the oracle).
+    struct CrateRead {
+        descriptor: parquet::schema::types::ColumnDescPtr,
+        arrow_type: DataType,
+        locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+        expected: ArrayRef,
+    }
+
+    fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead {
+        let reader = SerializedFileReader::new(file.clone()).unwrap();
+        let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
+        let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
+            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
+        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
+        let arrow_type = builder.schema().field(0).data_type().clone();
+        let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
+        let whole = builder.with_batch_size(mask.len()).build().unwrap().next().unwrap().unwrap();
+        let expected = filter(whole.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
+        CrateRead { descriptor, arrow_type, locations, expected }
+    }
+
+    /// The pages of the file's one column chunk.
+    fn pages(file: &bytes::Bytes, rows: usize, locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>) -> SerializedPageReader<bytes::Bytes> {
+        let reader = SerializedFileReader::new(file.clone()).unwrap();
+        SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations).unwrap()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
         /// The rows a selection picks equal the crate's decode of every row, filtered: every
@@ -725,20 +769,11 @@ mod tests {
             let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
             let values = column(kind, &seeds, distinct);
             let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
-            let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values.clone()]).unwrap();
+            let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
             let properties = WriterProperties::builder()
                 .set_dictionary_enabled(dictionary)
-                .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 })
-                .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
-                .set_data_page_row_count_limit(page_rows)
-                .set_write_batch_size(page_rows.min(1024))
-                .set_statistics_enabled(EnabledStatistics::Page)
-                .build();
-            let mut file = Vec::new();
-            let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
-            writer.write(&batch).unwrap();
-            writer.close().unwrap();
-            let file = bytes::Bytes::from(file);
+                .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 });
+            let file = written(&batch, properties, v2, page_rows);
 
             let rows = seeds.len();
             // Dense, fragmented, sparse or nothing.
@@ -752,29 +787,15 @@ mod tests {
             // Run-backed selections are walked, mask-backed ones sliced.
             let selection = if picks[0] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
 
-            let reader = SerializedFileReader::new(file.clone()).unwrap();
-            let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
-            let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(
-                file.clone(),
-                parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional),
-            ).unwrap();
-            let arrow_type = builder.schema().field(0).data_type().clone();
-            prop_assert!(decodable(&descriptor, &arrow_type));
-            let locations = use_index
-                .then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned())
-                .flatten();
-            let crate_read = builder.with_batch_size(rows).build().unwrap().next().unwrap().unwrap();
-            let expected = filter(crate_read.column(0), &BooleanArray::from(mask.clone())).unwrap();
-
-            let chunk = reader.metadata().row_group(0).column(0);
-            let mut pages = SerializedPageReader::new(Arc::new(file), chunk, rows, locations).unwrap();
-            let got = decode_selected(&mut pages, &descriptor, &arrow_type, &selection).unwrap();
+            let read = crate_read(&file, &mask, use_index);
+            prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+            let got = decode_selected(&mut pages(&file, rows, read.locations), &read.descriptor, &read.arrow_type, &selection).unwrap();
             // The writer's v2 pages encode booleans as RLE and integers outside a dictionary
             // as DELTA_BINARY_PACKED: left to the crate.
             let crate_only = v2 && (kind == 4 || (matches!(kind, 0 | 1 | 5) && (!dictionary || small_dictionary)));
             prop_assert!(got.is_some() || crate_only);
             if let Some(got) = got {
-                prop_assert_eq!(got.to_data(), expected.to_data());
+                prop_assert_eq!(got.to_data(), read.expected.to_data());
             }
         }
     }
@@ -798,38 +819,20 @@ mod tests {
                 false => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s))))),
             };
             let batch = RecordBatch::try_from_iter([("v", values)]).unwrap();
-            let properties = WriterProperties::builder()
-                .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
-                .set_data_page_row_count_limit(page_rows)
-                .set_write_batch_size(page_rows.min(1024))
-                .set_statistics_enabled(EnabledStatistics::Page)
-                .build();
-            let mut file = Vec::new();
-            let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
-            writer.write(&batch).unwrap();
-            writer.close().unwrap();
-            let file = bytes::Bytes::from(file);
+            let file = written(&batch, WriterProperties::builder(), v2, page_rows);
             let rows = seeds.len();
             let mask = &picks[..rows];
-            let reader = SerializedFileReader::new(file.clone()).unwrap();
-            let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
-            let chunk = reader.metadata().row_group(0).column(0);
-            let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(
-                file.clone(),
-                parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional),
-            ).unwrap();
-            let arrow_type = builder.schema().field(0).data_type().clone();
-            prop_assert!(dictionary_decodable(&descriptor, &arrow_type, chunk));
-            let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
-            let crate_read = builder.with_batch_size(rows).build().unwrap().next().unwrap().unwrap();
-            let expected = filter(crate_read.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
-            let mut pages = SerializedPageReader::new(Arc::new(file), chunk, rows, locations).unwrap();
+            let read = crate_read(&file, mask, use_index);
+            let chunk_metadata = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).clone();
+            prop_assert!(dictionary_decodable(&read.descriptor, &read.arrow_type, &chunk_metadata));
             let selection = RowSelection::from_bools(mask);
             let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
-            let got = decode_dictionary_selected(&mut pages, &descriptor, &arrow_type, &selection).unwrap().unwrap();
-            prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(arrow_type.clone())));
-            let got = arrow::compute::cast(&got, &arrow_type).unwrap();
-            prop_assert_eq!(got.to_data(), expected.to_data());
+            let got = decode_dictionary_selected(&mut pages(&file, rows, read.locations), &read.descriptor, &read.arrow_type, &selection)
+                .unwrap()
+                .unwrap();
+            prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(read.arrow_type.clone())));
+            let got = arrow::compute::cast(&got, &read.arrow_type).unwrap();
+            prop_assert_eq!(got.to_data(), read.expected.to_data());
         }
     }
 
