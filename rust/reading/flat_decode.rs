@@ -217,19 +217,20 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
     let total = selection.row_count();
     let mut windows = SelectionWindows::new(selection);
     let mut row = 0;
+    // A dictionary page is skipped and read only when a dictionary-encoded page is decoded
+    // (where the reader can hand it back): the selected pages of a chunk whose writer fell
+    // back to PLAIN never need it.
+    let mut deferred = false;
     while row < end {
         let Some(next) = pages.peek_next_page()? else {
             return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
         };
         if next.is_dict {
-            match pages.get_next_page()? {
-                Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => {
-                    if !sink.dictionary(&buf, num_values as usize)? {
-                        return Ok(None);
-                    }
-                }
-                Some(Page::DictionaryPage { .. }) => return Ok(None),
-                _ => return Err(DecodeError::Corrupt("a dictionary page was announced but not found".into())),
+            if pages.supports_deferred_dictionary() {
+                pages.skip_next_page()?;
+                deferred = true;
+            } else if !load_dictionary(pages.get_next_page()?, &mut sink)? {
+                return Ok(None);
             }
             continue;
         }
@@ -275,6 +276,12 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         let Some(page) = data_page(page, nullable)? else {
             return Ok(None);
         };
+        if deferred && matches!(page.encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY) {
+            deferred = false;
+            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink)? {
+                return Ok(None);
+            }
+        }
         let selected = selected.unwrap_or_else(|| windows.window(row, page.rows));
         if !sink.page(&page, &selected)? {
             return Ok(None);
@@ -282,6 +289,17 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         row += page.rows;
     }
     Ok(Some(sink))
+}
+
+/// Hands the dictionary page `page` to `sink`; `false`: not decoded here.
+fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S) -> Result<bool, DecodeError> {
+    match page {
+        Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => {
+            sink.dictionary(&buf, num_values as usize)
+        }
+        Some(Page::DictionaryPage { .. }) => Ok(false),
+        _ => Err(DecodeError::Corrupt("a dictionary page was announced but not found".into())),
+    }
 }
 
 /// The most rows of a page decoded here (the reader's decode batch: see
@@ -411,6 +429,8 @@ struct Output<T> {
     dictionary: Option<Vec<T>>,
     /// A page's dictionary indices, reused from page to page.
     indices: Vec<u32>,
+    /// A page's stored values before they are spread over its null rows, reused.
+    scratch: Vec<T>,
 }
 
 impl<T: Native> Output<T> {
@@ -421,6 +441,7 @@ impl<T: Native> Output<T> {
             validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
             dictionary: None,
             indices: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -479,63 +500,116 @@ impl<T: Native> Sink for Output<T> {
     fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let stored = page.non_null();
         let count = selected.count_set_bits();
-        // Every row of the page, none null: decoded in one pass, as a whole.
-        let whole = page.valid.is_none() && count == page.rows;
         self.values.reserve(count);
         if let Some(validity) = &mut self.validity {
             validity.reserve(count);
         }
-        match page.encoding {
+        let dictionary = match page.encoding {
             Encoding::PLAIN => {
-                let values = &page.values;
-                if values.len() / T::WIDTH < stored {
-                    return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", values.len())));
+                if page.values.len() / T::WIDTH < stored {
+                    return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", page.values.len())));
                 }
-                if whole {
-                    self.values.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
-                    if let Some(validity) = &mut self.validity {
-                        validity.append_n(count, true);
-                    }
-                } else {
-                    self.pick(page, selected, |i| Ok(T::from_le(&values[i * T::WIDTH..(i + 1) * T::WIDTH])))?;
-                }
+                None
             }
-            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
-                let dictionary = self
-                    .dictionary
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(
+                self.dictionary
                     .take()
-                    .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
-                let (&width, data) = page.values.split_first().unwrap_or((&0, &[]));
-                let outside = |k: u32| DecodeError::Corrupt(format!("dictionary index {k} in a dictionary of {}", dictionary.len()));
-                if whole {
-                    let mut indices = std::mem::take(&mut self.indices);
-                    indices.clear();
-                    rle_hybrid::decode_values(data, width, stored, &mut indices).map_err(indices_error)?;
-                    if let Some(&max) = indices.iter().max()
-                        && max as usize >= dictionary.len()
-                    {
-                        return Err(outside(max));
-                    }
-                    self.values.extend(indices.iter().map(|&k| dictionary[k as usize]));
-                    if let Some(validity) = &mut self.validity {
-                        validity.append_n(count, true);
-                    }
-                    self.indices = indices;
-                } else if stored > 0 {
-                    let mut cursor = rle_hybrid::Cursor::new(data, width).map_err(indices_error)?;
-                    self.pick(page, selected, |i| {
-                        let k = cursor.get(i).map_err(indices_error)?;
-                        dictionary.get(k as usize).copied().ok_or_else(|| outside(k))
-                    })?;
-                } else {
-                    self.pick(page, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())))?;
-                }
-                self.dictionary = Some(dictionary);
-            }
+                    .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?,
+            ),
             _ => return Ok(false),
-        }
-        Ok(true)
+        };
+        let result = match count == page.rows {
+            // Every row of the page: its stored values decoded in one pass, then spread over
+            // the null rows (if any).
+            true => self.whole_page(page, dictionary.as_deref()),
+            // Some rows: each selected row's value read where it lies.
+            false => self.selected_rows(page, selected, dictionary.as_deref()),
+        };
+        self.dictionary = dictionary;
+        result.map(|()| true)
     }
+}
+
+impl<T: Native> Output<T> {
+    /// Appends every row of `page` (PLAIN, or indices into `dictionary`).
+    fn whole_page(&mut self, page: &DataPage, dictionary: Option<&[T]>) -> Result<(), DecodeError> {
+        let stored = page.non_null();
+        // Without nulls the values go straight to the output; with them, to a scratch
+        // buffer first.
+        let mut dense = match page.valid {
+            None => std::mem::take(&mut self.values),
+            Some(_) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                scratch
+            }
+        };
+        let decoded = self.dense_values(page, stored, dictionary, &mut dense);
+        let Some(valid) = &page.valid else {
+            self.values = dense;
+            decoded?;
+            if let Some(validity) = &mut self.validity {
+                validity.append_n(page.rows, true);
+            }
+            return Ok(());
+        };
+        decoded?;
+        let start = self.values.len();
+        let mut next = 0;
+        for (from, to) in valid.set_slices() {
+            self.values.resize(start + from, T::default());
+            self.values.extend_from_slice(&dense[next..next + (to - from)]);
+            next += to - from;
+        }
+        self.values.resize(start + page.rows, T::default());
+        self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
+        self.scratch = dense;
+        Ok(())
+    }
+
+    /// Appends the `stored` values of `page` (PLAIN, or indices into `dictionary`) to `out`.
+    fn dense_values(&mut self, page: &DataPage, stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
+        let Some(dictionary) = dictionary else {
+            out.extend(page.values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
+            return Ok(());
+        };
+        let (&width, data) = page.values.split_first().unwrap_or((&0, &[]));
+        let mut indices = std::mem::take(&mut self.indices);
+        indices.clear();
+        let decoded = rle_hybrid::decode_values(data, width, stored, &mut indices).map_err(indices_error);
+        let checked = decoded.and_then(|()| match indices.iter().max() {
+            Some(&max) if max as usize >= dictionary.len() => Err(outside(max, dictionary.len())),
+            _ => Ok(()),
+        });
+        if checked.is_ok() {
+            out.extend(indices.iter().map(|&k| dictionary[k as usize]));
+        }
+        self.indices = indices;
+        checked
+    }
+
+    /// Appends the `selected` rows of `page` (PLAIN, or indices into `dictionary`), each
+    /// value read where it lies.
+    fn selected_rows(&mut self, page: &DataPage, selected: &BooleanBuffer, dictionary: Option<&[T]>) -> Result<(), DecodeError> {
+        let Some(dictionary) = dictionary else {
+            let values = &page.values;
+            return self.pick(page, selected, |i| Ok(T::from_le(&values[i * T::WIDTH..(i + 1) * T::WIDTH])));
+        };
+        if page.non_null() == 0 {
+            return self.pick(page, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())));
+        }
+        let (&width, data) = page.values.split_first().unwrap_or((&0, &[]));
+        let mut cursor = rle_hybrid::Cursor::new(data, width).map_err(indices_error)?;
+        self.pick(page, selected, |i| {
+            let k = cursor.get(i).map_err(indices_error)?;
+            dictionary.get(k as usize).copied().ok_or_else(|| outside(k, dictionary.len()))
+        })
+    }
+}
+
+/// A dictionary index past the end of a dictionary of `len` values.
+fn outside(index: u32, len: usize) -> DecodeError {
+    DecodeError::Corrupt(format!("dictionary index {index} in a dictionary of {len}"))
 }
 
 /// Dictionary keys of the selected rows, and the chunk's dictionary.

@@ -586,22 +586,36 @@ impl FileReader {
             true => None,
             false => Some(self.decode_with_crate(&source, row_group, &rest, leaf_subsets, &plan, decoder, selection, options, decode)?),
         };
-        let selected_rows = selection.selected_count() as u64;
+        let by_crate = decoded.map(|batch| (rest, batch, plan.decoded_rows() as u64));
+        self.assemble(roots, direct, by_crate, selection, metrics)
+    }
+
+    /// The roots `roots`, in that order, from those decoded directly (`direct`) and by the
+    /// crate (`by_crate`: its roots, their batch and the rows it decoded), counted in
+    /// `metrics`.
+    fn assemble(
+        &self,
+        roots: &[usize],
+        mut direct: BTreeMap<usize, ArrayRef>,
+        by_crate: Option<(Vec<usize>, RecordBatch, u64)>,
+        selection: &RowSelection,
+        metrics: &mut ReadMetrics,
+    ) -> Result<RecordBatch> {
         let mut fields = Vec::with_capacity(roots.len());
         let mut columns = Vec::with_capacity(roots.len());
         for &root in roots {
-            let name = self.metadata.schema().field(root).name();
+            let field = self.metadata.schema().field(root);
             let (field, column, rows) = match direct.remove(&root) {
                 // A dictionary-encoded string column comes as a dictionary, as from the crate.
-                Some(values) => (self.metadata.schema().field(root).clone().with_data_type(values.data_type().clone()), values, selected_rows),
+                Some(values) => (field.clone().with_data_type(values.data_type().clone()), values, selection.selected_count() as u64),
                 None => {
-                    let decoded = decoded.as_ref().expect("decoded by the crate");
+                    let (rest, batch, rows) = by_crate.as_ref().expect("the other roots decoded by the crate");
                     let at = rest.iter().position(|&r| r == root).expect("a root the crate decoded");
-                    (decoded.schema().field(at).clone(), decoded.column(at).clone(), plan.decoded_rows() as u64)
+                    (batch.schema().field(at).clone(), batch.column(at).clone(), *rows)
                 }
             };
             metrics.rows_decoded += rows;
-            *metrics.rows_decoded_by_column.entry(name.clone()).or_default() += rows;
+            *metrics.rows_decoded_by_column.entry(field.name().clone()).or_default() += rows;
             fields.push(field);
             columns.push(column);
         }
@@ -626,13 +640,17 @@ impl FileReader {
         let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
             return Ok(None);
         };
+        if leaf_subsets.contains_key(&root) {
+            return Ok(None);
+        }
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
-        let decode = match leaf_subsets.contains_key(&root) {
-            true => return Ok(None),
-            false if decodable(&column, arrow_type) => decode_selected::<dyn parquet::column::page::PageReader>,
-            false if dictionary_decodable(&column, arrow_type, chunk) => decode_dictionary_selected::<dyn parquet::column::page::PageReader>,
-            false => return Ok(None),
+        let decode = if decodable(&column, arrow_type) {
+            decode_selected::<dyn parquet::column::page::PageReader>
+        } else if dictionary_decodable(&column, arrow_type, chunk) {
+            decode_dictionary_selected::<dyn parquet::column::page::PageReader>
+        } else {
+            return Ok(None);
         };
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
