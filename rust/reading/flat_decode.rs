@@ -475,16 +475,50 @@ impl<T: Native> Output<T> {
             return Ok(());
         };
         let validity = self.validity.as_mut().expect("levels only for an optional column");
-        // Stored values skip null rows: `next` is the stored index of the next valid row.
-        let mut next = 0;
-        for (is_valid, is_selected) in valid.iter().zip(selected.iter()) {
-            if is_selected {
-                validity.append(is_valid);
-                self.values.push(if is_valid { value(next)? } else { T::default() });
-            }
-            next += usize::from(is_valid);
+        let rank = Rank::new(valid);
+        for row in selected.set_indices() {
+            let stored = rank.stored_index(row);
+            validity.append(stored.is_some());
+            self.values.push(match stored {
+                Some(i) => value(i)?,
+                None => T::default(),
+            });
         }
         Ok(())
+    }
+}
+
+/// Where a page's rows' values are stored: the values skip null rows, so a valid row's
+/// value is the number of valid rows before it — counted in O(1) from the validity's
+/// 64-row words and their prefix sums, so that a partly selected page visits its selected
+/// rows only.
+struct Rank {
+    words: Vec<u64>,
+    /// Valid rows before each word.
+    before: Vec<u32>,
+}
+
+impl Rank {
+    fn new(valid: &BooleanBuffer) -> Self {
+        let chunks = valid.bit_chunks();
+        let words: Vec<u64> = chunks.iter().chain(std::iter::once(chunks.remainder_bits())).collect();
+        let mut sum = 0;
+        let before = words
+            .iter()
+            .map(|word| {
+                let here = sum;
+                sum += word.count_ones();
+                here
+            })
+            .collect();
+        Self { words, before }
+    }
+
+    /// The stored index of row `row`'s value; `None` where the row is null.
+    #[inline]
+    fn stored_index(&self, row: usize) -> Option<usize> {
+        let (word, bit) = (self.words[row / 64], row % 64);
+        (word >> bit & 1 == 1).then(|| self.before[row / 64] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize)
     }
 }
 
@@ -734,18 +768,11 @@ impl Sink for BitOutput {
             return Ok(true);
         };
         let validity = self.validity.as_mut().expect("levels only for an optional column");
-        let (mut next, mut at) = (0, 0);
-        for (start, end) in selected.set_slices() {
-            next += valid.slice(at, start - at).count_set_bits();
-            for row in start..end {
-                let value = valid.value(row) && {
-                    next += 1;
-                    bits[(next - 1) / 8] >> ((next - 1) % 8) & 1 == 1
-                };
-                self.values.append(value);
-            }
-            validity.append_buffer(&valid.slice(start, end - start));
-            at = end;
+        let rank = Rank::new(valid);
+        for row in selected.set_indices() {
+            let stored = rank.stored_index(row);
+            validity.append(stored.is_some());
+            self.values.append(stored.is_some_and(|i| bits[i / 8] >> (i % 8) & 1 == 1));
         }
         Ok(true)
     }
@@ -907,6 +934,21 @@ mod tests {
             prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(read.arrow_type.clone())));
             let got = arrow::compute::cast(&got, &read.arrow_type).unwrap();
             prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+
+    proptest! {
+        /// A row's stored index is the count of valid rows before it, at any offset.
+        #[test]
+        fn rank_counts_the_valid_rows_before(bits in prop::collection::vec(any::<bool>(), 0..300), offset in 0usize..70) {
+            let offset = offset.min(bits.len());
+            let valid = BooleanBuffer::from(bits.clone()).slice(offset, bits.len() - offset);
+            let rank = Rank::new(&valid);
+            let mut before = 0;
+            for (row, &is_valid) in bits[offset..].iter().enumerate() {
+                prop_assert_eq!(rank.stored_index(row), is_valid.then_some(before));
+                before += usize::from(is_valid);
+            }
         }
     }
 
