@@ -4,18 +4,18 @@
 //! Arrow type holds the same bits ([`decodable`]), and a top-level string or binary column
 //! whose chunk is all dictionary-encoded ([`dictionary_decodable`], decoded as an Arrow
 //! dictionary: the selected rows' keys and the chunk's dictionary), are decoded here
-//! instead of by the parquet crate's array reader: the pages holding a selected row are read with the
-//! crate's page reader (which decompresses them; the others are skipped unread), their
-//! definition levels decoded into a validity bitmap, and their values written to the
-//! output for the selected rows only — PLAIN values copied out of the page, dictionary
-//! indices decoded and looked up. The output is allocated once, at the selected count, and
-//! never zero-filled.
+//! instead of by the parquet crate's array reader. The pages holding a selected row are
+//! read with the crate's page reader (which decompresses them; the others are skipped
+//! unread), their definition levels decoded into a validity bitmap, and their values
+//! written to the output for the selected rows only: PLAIN values copied out of the page,
+//! dictionary indices decoded (a whole page) or read where a selected row's lies, and
+//! looked up. The output is allocated once, at the selected count, and never zero-filled.
 //!
 //! Why: the crate decodes every row of a page a selection touches into a zero-filled
 //! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is
-//! then filtered by pqsift: at ~25% selectivity three quarters of that work is thrown away. Its booleans go through a
-//! `Vec<bool>` packed bit by bit. Here a PLAIN boolean page is appended to the output bitmap
-//! a selected run at a time.
+//! then filtered by pqsift: at ~25% selectivity three quarters of that work is thrown
+//! away. Its booleans go through a `Vec<bool>` packed bit by bit; here a PLAIN boolean page
+//! is appended to the output bitmap a selected run at a time.
 //!
 //! A page in another encoding (DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, RLE booleans,
 //! BIT_PACKED levels) makes [`decode_selected`] answer `None`, and the caller decodes the
@@ -257,21 +257,8 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         let Some(page) = pages.get_next_page()? else {
             return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
         };
-        let page_rows = match &page {
-            Page::DataPage { num_values, .. } => *num_values as usize,
-            Page::DataPageV2 { num_rows, .. } => *num_rows as usize,
-            Page::DictionaryPage { .. } => return Err(DecodeError::Corrupt("a second dictionary page".into())),
-        };
-        if page_rows > total - row {
-            return Err(DecodeError::Corrupt(format!("the column chunk's pages hold more than its {total} rows")));
-        }
-        if page_rows > MAX_PAGE_ROWS {
+        if !plausible_rows(&page, total - row, rows)? {
             return Ok(None);
-        }
-        if let Some(expected) = rows
-            && expected != page_rows
-        {
-            return Err(DecodeError::Corrupt(format!("a page holds {page_rows} rows where the offset index says {expected}")));
         }
         let Some(page) = data_page(page, nullable)? else {
             return Ok(None);
@@ -289,6 +276,26 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         row += page.rows;
     }
     Ok(Some(sink))
+}
+
+/// Whether data page `page` holds no more rows than the `left` of its chunk and, where the
+/// offset index said (`expected`), as many as it said; `false`: it claims more than a
+/// decode batch (left to the crate).
+fn plausible_rows(page: &Page, left: usize, expected: Option<usize>) -> Result<bool, DecodeError> {
+    let rows = match page {
+        Page::DataPage { num_values, .. } => *num_values as usize,
+        Page::DataPageV2 { num_rows, .. } => *num_rows as usize,
+        Page::DictionaryPage { .. } => return Err(DecodeError::Corrupt("a second dictionary page".into())),
+    };
+    if rows > left {
+        return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {rows} rows where {left} are left")));
+    }
+    if let Some(expected) = expected
+        && expected != rows
+    {
+        return Err(DecodeError::Corrupt(format!("a page holds {rows} rows where the offset index says {expected}")));
+    }
+    Ok(rows <= MAX_PAGE_ROWS)
 }
 
 /// Hands the dictionary page `page` to `sink`; `false`: not decoded here.
