@@ -595,14 +595,22 @@ impl<T: Native> Output<T> {
             return Ok(());
         };
         decoded?;
+        // Each row takes the next stored value and moves on by its validity bit, without a
+        // branch: a null row's slot holds a neighbour's value (any value is allowed under
+        // a null), and the one past the last is a default.
+        dense.push(T::default());
         let start = self.values.len();
-        let mut next = 0;
-        for (from, to) in valid.set_slices() {
-            self.values.resize(start + from, T::default());
-            self.values.extend_from_slice(&dense[next..next + (to - from)]);
-            next += to - from;
-        }
         self.values.resize(start + page.rows, T::default());
+        let out = &mut self.values[start..];
+        let chunks = valid.bit_chunks();
+        let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
+        let mut next = 0;
+        for (rows, word) in out.chunks_mut(64).zip(words) {
+            for (bit, slot) in rows.iter_mut().enumerate() {
+                *slot = dense[next];
+                next += (word >> bit & 1) as usize;
+            }
+        }
         self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
         self.scratch = dense;
         Ok(())
