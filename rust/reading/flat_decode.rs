@@ -215,7 +215,8 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         return Ok(Some(sink));
     };
     let total = selection.row_count();
-    let mut windows = SelectionWindows::new(selection);
+    // Each page's rows, in order: skipped pages' windows are taken too.
+    let mut windows = selection.windows();
     let mut row = 0;
     // A dictionary page is skipped and read only when a dictionary-encoded page is decoded
     // (where the reader can hand it back): the selected pages of a chunk whose writer fell
@@ -246,7 +247,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
             if rows > MAX_PAGE_ROWS {
                 return Ok(None);
             }
-            let window = windows.window(row, rows);
+            let window = windows.next(rows);
             if window.count_set_bits() == 0 {
                 pages.skip_next_page()?;
                 row += rows;
@@ -269,7 +270,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
                 return Ok(None);
             }
         }
-        let selected = selected.unwrap_or_else(|| windows.window(row, page.rows));
+        let selected = selected.unwrap_or_else(|| windows.next(page.rows));
         if !sink.page(&page, &selected)? {
             return Ok(None);
         }
@@ -312,58 +313,6 @@ fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S) -> Result<bool, De
 /// The most rows of a page decoded here (the reader's decode batch: see
 /// `MAX_DECODE_BATCH_ROWS` in `row_group_reader`).
 const MAX_PAGE_ROWS: usize = 1 << 20;
-
-/// A selection's rows a page at a time, as bitmaps of the page's rows, each asked for
-/// once, in ascending order: a mask-backed selection is sliced, a run-backed one walked, so no
-/// bitmap of the whole row group is made (a footer may claim billions of rows).
-struct SelectionWindows<'a> {
-    mask: Option<BooleanBuffer>,
-    runs: Box<dyn Iterator<Item = crate::selection::RowSelector> + 'a>,
-    /// The current run: its first row, length and kind.
-    run_start: usize,
-    run_rows: usize,
-    run_selects: bool,
-}
-
-impl<'a> SelectionWindows<'a> {
-    fn new(selection: &'a RowSelection) -> Self {
-        Self {
-            mask: selection.is_mask().then(|| selection.to_mask()),
-            runs: selection.iter_runs(),
-            run_start: 0,
-            run_rows: 0,
-            run_selects: false,
-        }
-    }
-
-    /// Moves to the run holding `row` (no run before it is needed again).
-    fn seek(&mut self, row: usize) {
-        while row >= self.run_start + self.run_rows {
-            let Some(run) = self.runs.next() else {
-                (self.run_start, self.run_rows, self.run_selects) = (row, usize::MAX - row, false);
-                return;
-            };
-            self.run_start += self.run_rows;
-            (self.run_rows, self.run_selects) = (run.row_count, run.selects());
-        }
-    }
-
-    /// The `len` rows from `start`: set where selected.
-    fn window(&mut self, start: usize, len: usize) -> BooleanBuffer {
-        if let Some(mask) = &self.mask {
-            return mask.slice(start, len);
-        }
-        let mut bits = BooleanBufferBuilder::new(len);
-        let mut row = start;
-        while row < start + len {
-            self.seek(row);
-            let until = self.run_start.saturating_add(self.run_rows).min(start + len);
-            bits.append_n(until - row, self.run_selects);
-            row = until;
-        }
-        bits.finish()
-    }
-}
 
 /// `page` split into its levels and values; `None`: levels in an encoding not decoded
 /// here. The column has no repetition levels and at most one definition level.

@@ -7,8 +7,8 @@
 //! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
 //!   re-ranked by observed cost per row removed (seed 000 step 2).
 //! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
-//! * [`flat_decode`] — flat fixed-width columns decoded for the selected rows only,
-//!   straight into Arrow buffers.
+//! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
+//!   the selected rows only, straight into Arrow buffers.
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (seed 001 §2).
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a

@@ -637,12 +637,13 @@ impl FileReader {
         use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
-        let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
-            return Ok(None);
-        };
+        // A root read through a leaf subset is a pruned struct, never flat.
         if leaf_subsets.contains_key(&root) {
             return Ok(None);
         }
+        let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
+            return Ok(None);
+        };
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
         let decode = if decodable(&column, arrow_type) {
@@ -685,9 +686,8 @@ impl FileReader {
         let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(roots, leaf_subsets));
         let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
         let recast = self.decode_metadata(row_group, views);
-        let rows: usize = decoder.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
         let decoded = self
-            .decode_runs(source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, rows)
+            .decode_runs(source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, plan.decoded_rows())
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {

@@ -111,6 +111,30 @@ enum Inner {
     Mask(BooleanBuffer),
 }
 
+/// Consecutive windows of a selection's rows (see [`RowSelection::windows`]).
+pub(crate) struct Windows<'a> {
+    inner: WindowsOf<'a>,
+    /// The first row of the next window.
+    start: usize,
+}
+
+enum WindowsOf<'a> {
+    Mask(&'a BooleanBuffer),
+    Runs(runs::Cursor<'a>),
+}
+
+impl Windows<'_> {
+    /// The next `len` rows (at most the rows left), set where selected.
+    pub(crate) fn next(&mut self, len: usize) -> BooleanBuffer {
+        let start = self.start;
+        self.start += len;
+        match &mut self.inner {
+            WindowsOf::Mask(mask) => mask.slice(start, len),
+            WindowsOf::Runs(cursor) => cursor.take_mask(len),
+        }
+    }
+}
+
 impl RowSelection {
     // ----- construction -------------------------------------------------------------------
 
@@ -354,6 +378,17 @@ impl RowSelection {
             Inner::Runs(r) => runs::to_mask(r),
             Inner::Mask(m) => m.clone(),
         }
+    }
+
+    /// The selection's rows in consecutive windows from row 0, each a bitmap of its rows
+    /// (a mask sliced, runs walked once): no bitmap of every row is made, which a footer
+    /// claiming billions of rows would make huge.
+    pub(crate) fn windows(&self) -> Windows<'_> {
+        let inner = match &self.inner {
+            Inner::Mask(m) => WindowsOf::Mask(m),
+            Inner::Runs(r) => WindowsOf::Runs(runs::Cursor::new(r)),
+        };
+        Windows { inner, start: 0 }
     }
 
     /// The selection as one `bool` per row.

@@ -37,7 +37,7 @@ pub(crate) fn to_mask(runs: &[RowSelector]) -> BooleanBuffer {
 }
 
 /// A cursor over runs that hands out pieces of at most a requested length.
-struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     runs: &'a [RowSelector],
     index: usize,
     /// Rows of `runs[index]` already consumed.
@@ -45,7 +45,7 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(runs: &'a [RowSelector]) -> Self {
+    pub(crate) fn new(runs: &'a [RowSelector]) -> Self {
         Self { runs, index: 0, used: 0 }
     }
 
@@ -63,6 +63,20 @@ impl<'a> Cursor<'a> {
             self.index += 1;
             self.used = 0;
         }
+    }
+
+    /// The next `len` rows as a bitmap, set where selected (rows past the runs are not).
+    pub(crate) fn take_mask(&mut self, len: usize) -> BooleanBuffer {
+        let mut bits = BooleanBufferBuilder::new(len);
+        let mut left = len;
+        while let Some((skip, available)) = self.peek().filter(|_| left > 0) {
+            let n = available.min(left);
+            bits.append_n(n, !skip);
+            self.advance(n);
+            left -= n;
+        }
+        bits.append_n(left, false);
+        bits.finish()
     }
 }
 

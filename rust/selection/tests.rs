@@ -114,6 +114,18 @@ proptest! {
     }
 
     #[test]
+    fn windows_cover_the_rows_in_order((b, s) in selection(600), cuts in prop::collection::vec(0usize..80, 0..20)) {
+        let mut windows = s.windows();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain([usize::MAX]) {
+            let len = cut.min(b.len() - start);
+            let window: Vec<bool> = windows.next(len).iter().collect();
+            prop_assert_eq!(&window[..], &b[start..start + len]);
+            start += len;
+        }
+    }
+
+    #[test]
     fn and_then_matches_model((a, sa, b, sb) in and_then_pair()) {
         let mut expected = a.clone();
         let mut inner = b.iter();
