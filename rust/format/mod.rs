@@ -8,6 +8,7 @@
 //! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
 //! * [`page_headers`] — page headers read without decoding pages.
 //! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
+//! * [`zstd_prefix`] — a zstd page decompressed only as far as a selective read needs.
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
 pub mod inspect;
@@ -17,4 +18,5 @@ pub mod metadata_cache;
 pub mod opener;
 pub mod page_headers;
 pub mod rle_hybrid;
+pub mod zstd_prefix;
 pub(crate) mod thrift_walk;

@@ -96,14 +96,8 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
     let column = chunk.column_path().string();
     let name = file.name();
     let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
-    let mut probe = HEADER_PROBE.min(end - position);
-    let (header, header_len) = loop {
-        let bytes = file.read(position..position + probe)?;
-        match PageSizes::read(&bytes) {
-            Some(found) => break found,
-            None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
-            None => return Err(corrupt(format!("no valid page header at offset {position}"))),
-        }
+    let Some((header, header_len)) = read_header(file, position, end)? else {
+        return Err(corrupt(format!("no valid page header at offset {position}")));
     };
     let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
         return Err(corrupt(format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
@@ -130,6 +124,29 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
         ));
     }
     Ok(page_end)
+}
+
+/// The sizes of the page header at `position` (the page ending by `end`) and the header's
+/// length; `None` when no valid header is there.
+fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(PageSizes, usize)>> {
+    let mut probe = HEADER_PROBE.min(end.saturating_sub(position));
+    loop {
+        let bytes = file.read(position..position + probe)?;
+        match PageSizes::read(&bytes) {
+            Some(found) => return Ok(Some(found)),
+            None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
+            None => return Ok(None),
+        }
+    }
+}
+
+/// The uncompressed size of the page at `position` (ending by `end`, at most `limit`
+/// bytes uncompressed) as its header says: the size of the buffer a page read still
+/// compressed is decompressed into (see [`zstd_prefix`](crate::format::zstd_prefix)).
+/// `None`: no valid header, or a size that is negative or above `limit`.
+pub(crate) fn uncompressed_page_size(file: &FileSource, position: u64, end: u64, limit: u64) -> Result<Option<usize>> {
+    let Some((header, _)) = read_header(file, position, end)? else { return Ok(None) };
+    Ok(u64::try_from(header.uncompressed).ok().filter(|&size| size <= limit).map(|size| size as usize))
 }
 
 /// The chunk's byte range as the crate reads it (start checked non-negative by the footer

@@ -45,7 +45,7 @@
 //! assert!(decodable(&descriptor, batch.schema().field(0).data_type()));
 //!
 //! let selection = RowSelection::from_ranges(&[2..5, 98..100], 100).unwrap();
-//! let out = decode_selected(&mut pages, &descriptor, &arrow::datatypes::DataType::Int64, &selection).unwrap().unwrap();
+//! let out = decode_selected(&mut pages, &descriptor, &arrow::datatypes::DataType::Int64, &selection, None).unwrap().unwrap();
 //! let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
 //! assert_eq!(out.iter().collect::<Vec<_>>(), [Some(20), None, Some(40), Some(980), None]);
 //! ```
@@ -65,6 +65,7 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::schema::types::ColumnDescriptor;
 
 use crate::format::rle_hybrid;
+use crate::format::zstd_prefix::ZstdPrefix;
 use crate::selection::RowSelection;
 
 /// Why a column could not be decoded here.
@@ -95,8 +96,10 @@ impl std::fmt::Display for DecodeError {
 /// `arrow_type`: a top-level, non-repeated column whose Arrow type is its physical values'
 /// bits reinterpreted, as the crate's array reader does it (INT32 as Int32, UInt32, Date32,
 /// Time32; INT64 as Int64, UInt64, Date64, Time64, Duration, Timestamp; FLOAT as Float32;
-/// DOUBLE as Float64; BOOLEAN as Boolean). Types the crate converts value by value (Int8,
-/// decimals, Date64 from INT32, ...) are left to it.
+/// DOUBLE as Float64; BOOLEAN as Boolean), or a BYTE_ARRAY column as strings or binaries
+/// (copied out of PLAIN pages, or looked up in the dictionary for dictionary-encoded ones).
+/// Types the crate converts value by value (Int8, decimals, Date64 from INT32, ...) are
+/// left to it.
 pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
     if !is_flat(column) {
         return false;
@@ -110,6 +113,7 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
+        PhysicalType::BYTE_ARRAY => matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary),
         _ => false,
     }
 }
@@ -140,10 +144,11 @@ pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
     column: &ColumnDescriptor,
     arrow_type: &DataType,
     selection: &RowSelection,
+    zstd: Option<&mut ZstdPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError> {
     let nullable = column.max_def_level() == 1;
     let sink = KeysOutput { keys: Output::new(selection.selected_count(), nullable), values: None, value_type: arrow_type.clone() };
-    decode_pages(pages, nullable, selection, sink)?.map(KeysOutput::finish).transpose()
+    decode_pages(pages, nullable, selection, sink, zstd)?.map(KeysOutput::finish).transpose()
 }
 
 /// Decodes the rows of `selection` (over the whole column chunk) from `pages`, a page
@@ -151,27 +156,94 @@ pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
 /// `arrow_type`. Pages without a selected row are skipped when the reader knows their row
 /// counts (an offset index, or v1 headers: one level a row). `Ok(None)`: a page is in an
 /// encoding decoded only by the crate (nothing is returned of what was read).
+///
+/// `zstd`: the reader hands pages over still zstd-compressed (a reader over the chunk's
+/// metadata with its codec set to none), each decompressed here only as far as its
+/// selected rows need (see [`zstd_prefix`](crate::format::zstd_prefix)).
 pub fn decode_selected<R: PageReader + ?Sized>(
     pages: &mut R,
     column: &ColumnDescriptor,
     arrow_type: &DataType,
     selection: &RowSelection,
+    zstd: Option<&mut ZstdPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError> {
     let nullable = column.max_def_level() == 1;
-    match column.physical_type() {
-        PhysicalType::INT32 | PhysicalType::FLOAT => {
-            let out = decode_pages(pages, nullable, selection, Output::<u32>::new(selection.selected_count(), nullable))?;
+    let selected = selection.selected_count();
+    match (column.physical_type(), arrow_type) {
+        (PhysicalType::INT32 | PhysicalType::FLOAT, _) => {
+            let out = decode_pages(pages, nullable, selection, Output::<u32>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
-        PhysicalType::INT64 | PhysicalType::DOUBLE => {
-            let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selection.selected_count(), nullable))?;
+        (PhysicalType::INT64 | PhysicalType::DOUBLE, _) => {
+            let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
-        PhysicalType::BOOLEAN => {
-            let out = decode_pages(pages, nullable, selection, BitOutput::new(selection.selected_count(), nullable))?;
+        (PhysicalType::BOOLEAN, _) => {
+            let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), zstd)?;
             Ok(out.map(BitOutput::finish))
         }
-        other => Err(DecodeError::Corrupt(format!("{other} is not a fixed-width type decoded here"))),
+        (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
+            let out = decode_pages(pages, nullable, selection, BytesOutput::<i32>::new(selected, nullable, arrow_type), zstd)?;
+            Ok(out.map(BytesOutput::finish).transpose()?)
+        }
+        (PhysicalType::BYTE_ARRAY, DataType::LargeUtf8 | DataType::LargeBinary) => {
+            let out = decode_pages(pages, nullable, selection, BytesOutput::<i64>::new(selected, nullable, arrow_type), zstd)?;
+            Ok(out.map(BytesOutput::finish).transpose()?)
+        }
+        (other, _) => Err(DecodeError::Corrupt(format!("{other} as {arrow_type} is not decoded here"))),
+    }
+}
+
+/// Where a page is in its column chunk: the chunk's dictionary page, or its `n`-th data
+/// page (counting those skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAt {
+    Dictionary,
+    Data(usize),
+}
+
+/// Pages handed over still zstd-compressed: a decompression context, reused from page to
+/// page, and each page's uncompressed size (from its header, which the crate's reader
+/// does not pass on).
+pub struct ZstdPages<'s> {
+    /// Taken from, and given back to, the thread's [`CONTEXT`].
+    context: Option<zstd_safe::DCtx<'static>>,
+    sizes: Box<dyn FnMut(PageAt) -> Result<usize, DecodeError> + 's>,
+}
+
+thread_local! {
+    /// A decompression context per thread, kept from chunk to chunk: making one (and its
+    /// buffers) costs more than a small page's decompression.
+    static CONTEXT: std::cell::RefCell<Option<zstd_safe::DCtx<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
+impl<'s> ZstdPages<'s> {
+    /// Pages whose uncompressed sizes `sizes` gives.
+    pub fn new(sizes: impl FnMut(PageAt) -> Result<usize, DecodeError> + 's) -> Self {
+        let context = CONTEXT.with(|kept| kept.borrow_mut().take()).unwrap_or_else(zstd_safe::DCtx::create);
+        Self { context: Some(context), sizes: Box::new(sizes) }
+    }
+
+    /// The page at `at`, still compressed as `compressed`, to be decompressed on demand.
+    fn page(&mut self, at: PageAt, compressed: bytes::Bytes) -> Result<ZstdPrefix<'_>, DecodeError> {
+        self.page_after(at, compressed, 0)
+    }
+
+    /// The same for a page whose first `skipped` uncompressed bytes (a v2 page's levels)
+    /// are not in `compressed`.
+    fn page_after(&mut self, at: PageAt, compressed: bytes::Bytes, skipped: usize) -> Result<ZstdPrefix<'_>, DecodeError> {
+        let size = (self.sizes)(at)?
+            .checked_sub(skipped)
+            .ok_or_else(|| DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size")))?;
+        Ok(ZstdPrefix::new(self.context.as_mut().expect("given back on drop only"), compressed, size))
+    }
+}
+
+impl Drop for ZstdPages<'_> {
+    fn drop(&mut self) {
+        if let Some(context) = self.context.take() {
+            CONTEXT.with(|kept| *kept.borrow_mut() = Some(context));
+        }
     }
 }
 
@@ -179,19 +251,62 @@ pub fn decode_selected<R: PageReader + ?Sized>(
 const MAX_RESERVED_VALUES: usize = 1 << 22;
 
 /// One data page, its levels decoded.
-struct DataPage {
+struct DataPage<'z> {
     /// Rows (= levels: the column is flat).
     rows: usize,
     /// Which rows hold a value; `None`: all of them.
     valid: Option<BooleanBuffer>,
     encoding: Encoding,
     /// The values' bytes (after the levels).
-    values: bytes::Bytes,
+    values: PageValues<'z>,
 }
 
-impl DataPage {
+impl DataPage<'_> {
     fn non_null(&self) -> usize {
         self.valid.as_ref().map_or(self.rows, BooleanBuffer::count_set_bits)
+    }
+
+    /// The number of values stored before row `row` (the rows before it that are valid).
+    fn stored_before(&self, row: usize) -> usize {
+        self.valid.as_ref().map_or(row, |valid| valid.slice(0, row).count_set_bits())
+    }
+}
+
+/// A data page's value bytes: decompressed, or a zstd frame decompressed as far as asked.
+enum PageValues<'z> {
+    Ready(bytes::Bytes),
+    /// The frame's output from byte `start` on (a v1 page's levels come first).
+    Zstd { frame: ZstdPrefix<'z>, start: usize },
+}
+
+impl PageValues<'_> {
+    /// At least the first `n` value bytes (all of them, if the page holds fewer; all that
+    /// is decompressed so far, if more): `usize::MAX` asks for the whole page.
+    fn prefix(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        match self {
+            Self::Ready(bytes) => Ok(bytes),
+            Self::Zstd { frame, start } => {
+                let start = *start;
+                let bytes = frame.prefix(start.saturating_add(n)).map_err(DecodeError::Corrupt)?;
+                Ok(&bytes[start.min(bytes.len())..])
+            }
+        }
+    }
+
+    /// The value bytes the page holds (decompressed or not).
+    fn len(&self) -> usize {
+        match self {
+            Self::Ready(bytes) => bytes.len(),
+            Self::Zstd { frame, start } => frame.size().saturating_sub(*start),
+        }
+    }
+
+    /// Drops the first `n` bytes (the page's levels, once decoded).
+    fn advance(&mut self, n: usize) {
+        match self {
+            Self::Ready(bytes) => *bytes = bytes.slice(n.min(bytes.len())..),
+            Self::Zstd { start, .. } => *start += n,
+        }
     }
 }
 
@@ -201,7 +316,7 @@ trait Sink {
     fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError>;
     /// Appends `page`'s rows that `selected` (page-relative) selects; `false`: the page's
     /// encoding is not decoded here.
-    fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError>;
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError>;
 }
 
 /// Reads `pages` for the rows of `selection` into `sink`.
@@ -210,6 +325,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
     nullable: bool,
     selection: &RowSelection,
     mut sink: S,
+    mut zstd: Option<&mut ZstdPages<'_>>,
 ) -> Result<Option<S>, DecodeError> {
     let Some((_, end)) = selection.selected_bounds() else {
         return Ok(Some(sink));
@@ -222,6 +338,8 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
     // (where the reader can hand it back): the selected pages of a chunk whose writer fell
     // back to PLAIN never need it.
     let mut deferred = false;
+    // The next data page's position in the chunk (for its header, when read compressed).
+    let mut data_pages = 0;
     while row < end {
         let Some(next) = pages.peek_next_page()? else {
             return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
@@ -230,11 +348,13 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
             if pages.supports_deferred_dictionary() {
                 pages.skip_next_page()?;
                 deferred = true;
-            } else if !load_dictionary(pages.get_next_page()?, &mut sink)? {
+            } else if !load_dictionary(pages.get_next_page()?, &mut sink, zstd.as_deref_mut())? {
                 return Ok(None);
             }
             continue;
         }
+        let at = PageAt::Data(data_pages);
+        data_pages += 1;
         // A flat column has one level a row: a v1 header's level count is its rows.
         let rows = next.num_rows.or(next.num_levels);
         let mut selected = None;
@@ -261,17 +381,27 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         if !plausible_rows(&page, total - row, rows)? {
             return Ok(None);
         }
-        let Some(page) = data_page(page, nullable)? else {
-            return Ok(None);
-        };
-        if deferred && matches!(page.encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY) {
+        if deferred && page_encoding(&page).is_some_and(is_dictionary_encoding) {
             deferred = false;
-            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink)? {
+            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink, zstd.as_deref_mut())? {
                 return Ok(None);
             }
         }
+        let page = match zstd.as_deref_mut() {
+            Some(zstd) => {
+                // Decompressed as far as needed only where that can stop short: a PLAIN page
+                // whose last row is not selected. (Indices are decoded whole.)
+                let lazy = page_encoding(&page) == Some(Encoding::PLAIN)
+                    && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
+                data_page(page, nullable, Some((zstd, at, lazy)))?
+            }
+            None => data_page(page, nullable, None)?,
+        };
+        let Some(mut page) = page else {
+            return Ok(None);
+        };
         let selected = selected.unwrap_or_else(|| windows.next(page.rows));
-        if !sink.page(&page, &selected)? {
+        if !sink.page(&mut page, &selected)? {
             return Ok(None);
         }
         row += page.rows;
@@ -299,10 +429,27 @@ fn plausible_rows(page: &Page, left: usize, expected: Option<usize>) -> Result<b
     Ok(rows <= MAX_PAGE_ROWS)
 }
 
-/// Hands the dictionary page `page` to `sink`; `false`: not decoded here.
-fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S) -> Result<bool, DecodeError> {
+/// A data page's value encoding.
+fn page_encoding(page: &Page) -> Option<Encoding> {
+    match page {
+        Page::DataPage { encoding, .. } | Page::DataPageV2 { encoding, .. } => Some(*encoding),
+        Page::DictionaryPage { .. } => None,
+    }
+}
+
+fn is_dictionary_encoding(encoding: Encoding) -> bool {
+    matches!(encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY)
+}
+
+/// Hands the dictionary page `page` (still compressed when `zstd` is given) to `sink`;
+/// `false`: not decoded here.
+fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S, zstd: Option<&mut ZstdPages<'_>>) -> Result<bool, DecodeError> {
     match page {
         Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => {
+            let buf = match zstd {
+                Some(zstd) => zstd.page(PageAt::Dictionary, buf)?.into_page().map_err(DecodeError::Corrupt)?,
+                None => buf,
+            };
             sink.dictionary(&buf, num_values as usize)
         }
         Some(Page::DictionaryPage { .. }) => Ok(false),
@@ -314,48 +461,72 @@ fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S) -> Result<bool, De
 /// `MAX_DECODE_BATCH_ROWS` in `row_group_reader`).
 const MAX_PAGE_ROWS: usize = 1 << 20;
 
-/// `page` split into its levels and values; `None`: levels in an encoding not decoded
-/// here. The column has no repetition levels and at most one definition level.
-fn data_page(page: Page, nullable: bool) -> Result<Option<DataPage>, DecodeError> {
+/// `page` split into its levels and values (`zstd`: still compressed, the `at`-th page of
+/// its chunk, decompressed as far as asked if `lazy`, else at once); `None`: levels in an
+/// encoding not decoded here. The column has no repetition levels and at most one
+/// definition level.
+fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>) -> Result<Option<DataPage<'z>>, DecodeError> {
     let corrupt = |what: &str| DecodeError::Corrupt(format!("a data page's {what} run past its end"));
-    let (rows, levels, encoding, values) = match page {
+    match page {
         Page::DataPage { buf, num_values, encoding, def_level_encoding, .. } => {
             let rows = num_values as usize;
+            let mut values = match zstd {
+                Some((zstd, at, true)) => PageValues::Zstd { frame: zstd.page(at, buf)?, start: 0 },
+                Some((zstd, at, false)) => PageValues::Ready(zstd.page(at, buf)?.into_page().map_err(DecodeError::Corrupt)?),
+                None => PageValues::Ready(buf),
+            };
             if !nullable {
-                (rows, None, encoding, buf)
-            } else if def_level_encoding != Encoding::RLE {
-                return Ok(None);
-            } else {
-                let length = buf.get(..4).ok_or_else(|| corrupt("definition levels"))?;
-                let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
-                let end = length.checked_add(4).filter(|&end| end <= buf.len()).ok_or_else(|| corrupt("definition levels"))?;
-                (rows, Some(buf.slice(4..end)), encoding, buf.slice(end..))
+                return Ok(Some(DataPage { rows, valid: None, encoding, values }));
             }
+            if def_level_encoding != Encoding::RLE {
+                return Ok(None);
+            }
+            // The levels: their length (4 bytes), then the RLE runs.
+            let length = values.prefix(4)?.get(..4).ok_or_else(|| corrupt("definition levels"))?;
+            let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+            let end = length.checked_add(4).ok_or_else(|| corrupt("definition levels"))?;
+            let levels = values.prefix(end)?.get(4..end).ok_or_else(|| corrupt("definition levels"))?;
+            let valid = validity(levels, rows)?;
+            values.advance(end);
+            Ok(Some(DataPage { rows, valid, encoding, values }))
         }
-        Page::DataPageV2 { buf, num_values, encoding, num_nulls, num_rows, def_levels_byte_len, rep_levels_byte_len, .. } => {
+        Page::DataPageV2 {
+            buf, num_values, encoding, num_nulls, num_rows, def_levels_byte_len, rep_levels_byte_len, is_compressed, ..
+        } => {
             if num_values != num_rows {
                 return Err(DecodeError::Corrupt(format!("a page of a flat column holds {num_values} values in {num_rows} rows")));
             }
+            let rows = num_rows as usize;
+            // Levels come first, never compressed.
             let start = rep_levels_byte_len as usize;
             let end = start + def_levels_byte_len as usize;
             if end > buf.len() {
                 return Err(corrupt("levels"));
             }
-            let levels = (nullable && num_nulls > 0).then(|| buf.slice(start..end));
-            (num_rows as usize, levels, encoding, buf.slice(end..))
+            let valid = match nullable && num_nulls > 0 {
+                true => validity(&buf[start..end], rows)?,
+                false => None,
+            };
+            let rest = buf.slice(end..);
+            let values = match zstd {
+                Some((zstd, at, true)) if is_compressed => PageValues::Zstd { frame: zstd.page_after(at, rest, end)?, start: 0 },
+                Some((zstd, at, false)) if is_compressed => {
+                    PageValues::Ready(zstd.page_after(at, rest, end)?.into_page().map_err(DecodeError::Corrupt)?)
+                }
+                _ => PageValues::Ready(rest),
+            };
+            Ok(Some(DataPage { rows, valid, encoding, values }))
         }
-        Page::DictionaryPage { .. } => return Err(DecodeError::Corrupt("a second dictionary page".into())),
-    };
-    let valid = match levels {
-        Some(levels) => {
-            let mut bits = BooleanBufferBuilder::new(rows);
-            rle_hybrid::decode_bits(&levels, rows, &mut bits).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
-            let bits = bits.finish();
-            (bits.count_set_bits() < rows).then_some(bits)
-        }
-        None => None,
-    };
-    Ok(Some(DataPage { rows, valid, encoding, values }))
+        Page::DictionaryPage { .. } => Err(DecodeError::Corrupt("a second dictionary page".into())),
+    }
+}
+
+/// The validity of a page's `rows` from its RLE definition levels (`None`: every row valid).
+fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeError> {
+    let mut bits = BooleanBufferBuilder::new(rows);
+    rle_hybrid::decode_bits(levels, rows, &mut bits).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
+    let bits = bits.finish();
+    Ok((bits.count_set_bits() < rows).then_some(bits))
 }
 
 /// A fixed-width value, read from its little-endian bytes.
@@ -417,11 +588,11 @@ impl<T: Native> Output<T> {
     /// `value(i)`, asked for in ascending order.
     fn pick(
         &mut self,
-        page: &DataPage,
+        valid: Option<&BooleanBuffer>,
         selected: &BooleanBuffer,
         mut value: impl FnMut(usize) -> Result<T, DecodeError>,
     ) -> Result<(), DecodeError> {
-        let Some(valid) = &page.valid else {
+        let Some(valid) = valid else {
             if let Some(validity) = &mut self.validity {
                 validity.append_n(selected.count_set_bits(), true);
             }
@@ -487,20 +658,16 @@ impl<T: Native> Sink for Output<T> {
         Ok(true)
     }
 
-    fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let stored = page.non_null();
         let count = selected.count_set_bits();
         self.values.reserve(count);
         if let Some(validity) = &mut self.validity {
             validity.reserve(count);
         }
+        let whole = count == page.rows;
         let dictionary = match page.encoding {
-            Encoding::PLAIN => {
-                if page.values.len() / T::WIDTH < stored {
-                    return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", page.values.len())));
-                }
-                None
-            }
+            Encoding::PLAIN => None,
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(
                 self.dictionary
                     .take()
@@ -508,12 +675,24 @@ impl<T: Native> Sink for Output<T> {
             ),
             _ => return Ok(false),
         };
-        let result = match count == page.rows {
+        // A PLAIN page is needed up to its last selected value; indices, whole.
+        let needed = match &dictionary {
+            // (Searched from the end: a bit at a time, but the last row is usually near.)
+            None if !whole => selected.iter().rposition(|bit| bit).map_or(0, |last| page.stored_before(last + 1)),
+            None => stored,
+            Some(_) => usize::MAX / T::WIDTH,
+        };
+        let values = page.values.prefix(needed * T::WIDTH)?;
+        if dictionary.is_none() && values.len() / T::WIDTH < needed {
+            return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", values.len())));
+        }
+        let valid = page.valid.as_ref();
+        let result = match whole {
             // Every row of the page: its stored values decoded in one pass, then spread over
             // the null rows (if any).
-            true => self.whole_page(page, dictionary.as_deref()),
+            true => self.whole_page(values, valid, page.rows, stored, dictionary.as_deref()),
             // Some rows: each selected row's value read where it lies.
-            false => self.selected_rows(page, selected, dictionary.as_deref()),
+            false => self.selected_rows(values, valid, stored, selected, dictionary.as_deref()),
         };
         self.dictionary = dictionary;
         result.map(|()| true)
@@ -521,12 +700,19 @@ impl<T: Native> Sink for Output<T> {
 }
 
 impl<T: Native> Output<T> {
-    /// Appends every row of `page` (PLAIN, or indices into `dictionary`).
-    fn whole_page(&mut self, page: &DataPage, dictionary: Option<&[T]>) -> Result<(), DecodeError> {
-        let stored = page.non_null();
+    /// Appends every row of a page of `rows` rows whose validity is `valid` and whose
+    /// `stored` values are `values` (PLAIN, or indices into `dictionary`).
+    fn whole_page(
+        &mut self,
+        values: &[u8],
+        valid: Option<&BooleanBuffer>,
+        rows: usize,
+        stored: usize,
+        dictionary: Option<&[T]>,
+    ) -> Result<(), DecodeError> {
         // Without nulls the values go straight to the output; with them, to a scratch
         // buffer first.
-        let mut dense = match page.valid {
+        let mut dense = match valid {
             None => std::mem::take(&mut self.values),
             Some(_) => {
                 let mut scratch = std::mem::take(&mut self.scratch);
@@ -534,12 +720,12 @@ impl<T: Native> Output<T> {
                 scratch
             }
         };
-        let decoded = self.dense_values(page, stored, dictionary, &mut dense);
-        let Some(valid) = &page.valid else {
+        let decoded = self.dense_values(values, stored, dictionary, &mut dense);
+        let Some(valid) = valid else {
             self.values = dense;
             decoded?;
             if let Some(validity) = &mut self.validity {
-                validity.append_n(page.rows, true);
+                validity.append_n(rows, true);
             }
             return Ok(());
         };
@@ -549,7 +735,7 @@ impl<T: Native> Output<T> {
         // a null), and the one past the last is a default.
         dense.push(T::default());
         let start = self.values.len();
-        self.values.resize(start + page.rows, T::default());
+        self.values.resize(start + rows, T::default());
         let out = &mut self.values[start..];
         let chunks = valid.bit_chunks();
         let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
@@ -565,44 +751,63 @@ impl<T: Native> Output<T> {
         Ok(())
     }
 
-    /// Appends the `stored` values of `page` (PLAIN, or indices into `dictionary`) to `out`.
-    fn dense_values(&mut self, page: &DataPage, stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
+    /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
+    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
-            out.extend(page.values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
+            out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
             return Ok(());
         };
-        let (&width, data) = page.values.split_first().unwrap_or((&0, &[]));
         let mut indices = std::mem::take(&mut self.indices);
-        indices.clear();
-        let decoded = rle_hybrid::decode_values(data, width, stored, &mut indices).map_err(indices_error);
-        let checked = decoded.and_then(|()| match indices.iter().max() {
-            Some(&max) if max as usize >= dictionary.len() => Err(outside(max, dictionary.len())),
-            _ => Ok(()),
-        });
-        if checked.is_ok() {
+        let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
+        if decoded.is_ok() {
             out.extend(indices.iter().map(|&k| dictionary[k as usize]));
         }
         self.indices = indices;
-        checked
+        decoded
     }
 
-    /// Appends the `selected` rows of `page` (PLAIN, or indices into `dictionary`), each
-    /// value read where it lies.
-    fn selected_rows(&mut self, page: &DataPage, selected: &BooleanBuffer, dictionary: Option<&[T]>) -> Result<(), DecodeError> {
+    /// Appends the `selected` rows of a page (validity `valid`, `stored` values `values`:
+    /// PLAIN, or indices into `dictionary`), each value read where it lies.
+    fn selected_rows(
+        &mut self,
+        values: &[u8],
+        valid: Option<&BooleanBuffer>,
+        stored: usize,
+        selected: &BooleanBuffer,
+        dictionary: Option<&[T]>,
+    ) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
-            let values = &page.values;
-            return self.pick(page, selected, |i| Ok(T::from_le(&values[i * T::WIDTH..(i + 1) * T::WIDTH])));
+            return self.pick(valid, selected, |i| Ok(T::from_le(&values[i * T::WIDTH..(i + 1) * T::WIDTH])));
         };
-        if page.non_null() == 0 {
-            return self.pick(page, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())));
+        if stored == 0 {
+            return self.pick(valid, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())));
         }
-        let (&width, data) = page.values.split_first().unwrap_or((&0, &[]));
-        let mut cursor = rle_hybrid::Cursor::new(data, width).map_err(indices_error)?;
-        self.pick(page, selected, |i| {
+        let mut cursor = indices_cursor(values)?;
+        self.pick(valid, selected, |i| {
             let k = cursor.get(i).map_err(indices_error)?;
             dictionary.get(k as usize).copied().ok_or_else(|| outside(k, dictionary.len()))
         })
     }
+}
+
+/// Decodes a page's `stored` dictionary indices (`values`: the bit width, then the RLE
+/// runs) into `indices`, each checked to be below `dictionary_len`.
+fn decode_indices(values: &[u8], stored: usize, dictionary_len: usize, indices: &mut Vec<u32>) -> Result<(), DecodeError> {
+    indices.clear();
+    let (&width, data) = values.split_first().unwrap_or((&0, &[]));
+    rle_hybrid::decode_values(data, width, stored, indices).map_err(indices_error)?;
+    // An or of comparisons (vectorized), not a max (a branch per index without SSE4.1).
+    let len = u32::try_from(dictionary_len).unwrap_or(u32::MAX);
+    match indices.iter().fold(false, |outside, &k| outside | (k >= len)) {
+        true => Err(outside(indices.iter().copied().max().unwrap_or(0), dictionary_len)),
+        false => Ok(()),
+    }
+}
+
+/// A cursor over a page's dictionary indices (`values`: the bit width, then the RLE runs).
+fn indices_cursor(values: &[u8]) -> Result<rle_hybrid::Cursor<'_>, DecodeError> {
+    let (&width, data) = values.split_first().unwrap_or((&0, &[]));
+    rle_hybrid::Cursor::new(data, width).map_err(indices_error)
 }
 
 /// A dictionary index past the end of a dictionary of `len` values.
@@ -643,7 +848,7 @@ impl Sink for KeysOutput {
         Ok(true)
     }
 
-    fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         match page.encoding {
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => self.keys.page(page, selected),
             _ => Ok(false),
@@ -690,6 +895,225 @@ fn indices_error(reason: String) -> DecodeError {
     DecodeError::Corrupt(format!("dictionary indices: {reason}"))
 }
 
+/// Strings or binaries: the selected rows' values copied into one buffer, from PLAIN
+/// pages (a value's bytes follow its 4-byte length: the page is walked up to the last
+/// selected value, and no further) or looked up in the chunk's dictionary.
+struct BytesOutput<O> {
+    offsets: Vec<O>,
+    values: Vec<u8>,
+    validity: Option<BooleanBufferBuilder>,
+    /// The dictionary page's values: each one's end in `bytes` (after a leading 0).
+    dictionary: Option<(Vec<usize>, Vec<u8>)>,
+    /// A page's dictionary indices, reused from page to page.
+    indices: Vec<u32>,
+    /// A page's selected rows: the stored index of each one's value, or [`NULL_ROW`].
+    wanted: Vec<u32>,
+    arrow_type: DataType,
+}
+
+/// A selected row without a value.
+const NULL_ROW: u32 = u32::MAX;
+
+impl<O: OffsetSizeTrait> BytesOutput<O> {
+    fn new(selected: usize, nullable: bool, arrow_type: &DataType) -> Self {
+        let reserve = selected.min(MAX_RESERVED_VALUES);
+        let mut offsets = Vec::with_capacity(reserve + 1);
+        offsets.push(O::zero());
+        Self {
+            offsets,
+            values: Vec::new(),
+            validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
+            dictionary: None,
+            indices: Vec::new(),
+            wanted: Vec::new(),
+            arrow_type: arrow_type.clone(),
+        }
+    }
+
+    fn finish(mut self) -> Result<ArrayRef, DecodeError> {
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        self.values.shrink_to_fit();
+        // Offsets only grow: each is the values' length after a row.
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
+        let values = Buffer::from_vec(self.values);
+        Ok(match self.arrow_type {
+            DataType::Utf8 | DataType::LargeUtf8 => Arc::new(
+                GenericStringArray::<O>::try_new(offsets, values, nulls)
+                    .map_err(|e| DecodeError::Corrupt(format!("a value is not UTF-8: {e}")))?,
+            ),
+            _ => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, nulls).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+        })
+    }
+
+    /// Ends the row just appended; `false`: the values outgrew `O` (left to the crate).
+    #[inline]
+    fn end_row(&mut self) -> bool {
+        match O::from_usize(self.values.len()) {
+            Some(end) => {
+                self.offsets.push(end);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The wanted rows from a PLAIN page's `stored` values.
+    fn plain(&mut self, values: &mut PageValues<'_>, stored: usize) -> Result<bool, DecodeError> {
+        let short = || DecodeError::Corrupt(format!("a page's {stored} values run past its end"));
+        let wanted = std::mem::take(&mut self.wanted);
+        let mut data = values.prefix(0)?;
+        // The value at `at` (its length first) is the `index`-th stored.
+        let (mut at, mut index) = (0usize, 0u32);
+        let mut fits = true;
+        for &want in &wanted {
+            if want != NULL_ROW {
+                if want as usize >= stored {
+                    return Err(short());
+                }
+                loop {
+                    if data.len() < at + 4 {
+                        data = values.prefix(at + 4)?;
+                    }
+                    let length = data.get(at..at + 4).ok_or_else(short)?;
+                    let end = at + 4 + u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+                    if index == want {
+                        if data.len() < end {
+                            data = values.prefix(end)?;
+                        }
+                        self.values.extend_from_slice(data.get(at + 4..end).ok_or_else(short)?);
+                        (at, index) = (end, index + 1);
+                        break;
+                    }
+                    (at, index) = (end, index + 1);
+                }
+            }
+            if !self.end_row() {
+                fits = false;
+                break;
+            }
+        }
+        self.wanted = wanted;
+        Ok(fits)
+    }
+
+    /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
+    /// row is wanted, the indices are decoded in one pass).
+    fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
+        let (ends, bytes) = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
+        let result = self.look_up(values, stored, whole, &ends, &bytes);
+        self.dictionary = Some((ends, bytes));
+        result
+    }
+
+    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, ends: &[usize], bytes: &[u8]) -> Result<bool, DecodeError> {
+        let len = ends.len() - 1;
+        let wanted = std::mem::take(&mut self.wanted);
+        let mut indices = std::mem::take(&mut self.indices);
+        let mut cursor = match whole {
+            true => {
+                decode_indices(values, stored, len, &mut indices)?;
+                None
+            }
+            false if stored > 0 => Some(indices_cursor(values)?),
+            false => None,
+        };
+        let mut result = Ok(true);
+        for &want in &wanted {
+            if want != NULL_ROW {
+                let key = match &mut cursor {
+                    Some(cursor) => cursor.get(want as usize).map_err(indices_error),
+                    None => indices.get(want as usize).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into())),
+                };
+                let value = key.and_then(|k| match k as usize {
+                    k if k < len => Ok(&bytes[ends[k]..ends[k + 1]]),
+                    _ => Err(outside(k, len)),
+                });
+                match value {
+                    Ok(value) => self.values.extend_from_slice(value),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            if !self.end_row() {
+                result = Ok(false);
+                break;
+            }
+        }
+        self.wanted = wanted;
+        self.indices = indices;
+        result
+    }
+}
+
+impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
+    fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
+        let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
+        if page.len() / 4 < count {
+            return Err(ends());
+        }
+        let mut offsets = Vec::with_capacity(count + 1);
+        offsets.push(0);
+        let mut bytes = Vec::with_capacity(page.len() - 4 * count);
+        let mut at = 0;
+        for _ in 0..count {
+            let length = page.get(at..at + 4).ok_or_else(ends)?;
+            let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+            bytes.extend_from_slice(page.get(at + 4..at + 4 + length).ok_or_else(ends)?);
+            offsets.push(bytes.len());
+            at += 4 + length;
+        }
+        self.dictionary = Some((offsets, bytes));
+        Ok(true)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        let dictionary_encoded = match page.encoding {
+            Encoding::PLAIN => false,
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => true,
+            _ => return Ok(false),
+        };
+        let count = selected.count_set_bits();
+        self.offsets.reserve(count);
+        self.wanted.clear();
+        match &page.valid {
+            None => {
+                if let Some(validity) = &mut self.validity {
+                    validity.append_n(count, true);
+                }
+                self.wanted.extend(selected.set_indices().map(|row| row as u32));
+            }
+            Some(valid) => {
+                let validity = self.validity.as_mut().expect("levels only for an optional column");
+                let rank = Rank::new(valid);
+                for row in selected.set_indices() {
+                    let stored = rank.stored_index(row);
+                    validity.append(stored.is_some());
+                    self.wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
+                }
+            }
+        }
+        let stored = page.non_null();
+        // Grown a page at a time to about what the page adds (a mapped block grows in
+        // place): doubling would leave up to half the buffer unused, and blocks of every
+        // size behind for the allocator to keep.
+        let wanted = self.wanted.len() - self.wanted.iter().filter(|&&w| w == NULL_ROW).count();
+        let estimate = match (dictionary_encoded, &self.dictionary) {
+            (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1) * wanted,
+            (true, Some((ends, _))) => ends.last().map_or(0, |&total| total / ends.len().max(1)) * wanted,
+            (true, None) => 0,
+        };
+        if self.values.capacity() - self.values.len() < estimate {
+            self.values.reserve_exact(estimate + estimate / 8);
+        }
+        match dictionary_encoded {
+            false => self.plain(&mut page.values, stored),
+            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows),
+        }
+    }
+}
+
 /// Booleans: values and, for an optional column, validity, as bitmaps.
 struct BitOutput {
     values: BooleanBufferBuilder,
@@ -713,12 +1137,12 @@ impl Sink for BitOutput {
         Ok(false)
     }
 
-    fn page(&mut self, page: &DataPage, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         if page.encoding != Encoding::PLAIN {
             return Ok(false);
         }
         let stored = page.non_null();
-        let bits = &page.values;
+        let bits = page.values.prefix(stored.div_ceil(8))?;
         if bits.len().saturating_mul(8) < stored {
             return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} booleans", bits.len())));
         }
@@ -812,6 +1236,54 @@ mod tests {
         SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations).unwrap()
     }
 
+    /// The same pages handed over still compressed (`None` unless the chunk is zstd), and
+    /// their uncompressed sizes (the dictionary page's first, if any), taken from a read
+    /// that decompresses them.
+    fn raw_pages(
+        file: &bytes::Bytes,
+        rows: usize,
+        locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+    ) -> Option<(SerializedPageReader<bytes::Bytes>, Vec<usize>)> {
+        use parquet::column::page::PageReader as _;
+        let reader = SerializedFileReader::new(file.clone()).unwrap();
+        let chunk = reader.metadata().row_group(0).column(0);
+        if !matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)) {
+            return None;
+        }
+        let mut sizes = Vec::new();
+        let mut decompressing = pages(file, rows, None);
+        while let Some(page) = decompressing.get_next_page().unwrap() {
+            sizes.push(page.buffer().len());
+        }
+        let raw = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().unwrap();
+        Some((SerializedPageReader::new(Arc::new(file.clone()), &raw, rows, locations).unwrap(), sizes))
+    }
+
+    /// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
+    /// decompressed by the crate, and (zstd chunks) from pages read still compressed: both
+    /// must give the same answer, which is returned.
+    fn decoded_both_ways(
+        file: &bytes::Bytes,
+        read: &CrateRead,
+        selection: &RowSelection,
+        decode: fn(&mut (dyn PageReader + 'static), &ColumnDescriptor, &DataType, &RowSelection, Option<&mut ZstdPages<'_>>) -> Result<Option<ArrayRef>, DecodeError>,
+    ) -> Option<ArrayRef> {
+        let rows = selection.row_count();
+        let got = decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None).unwrap();
+        if let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) {
+            let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
+            let mut zstd = ZstdPages::new(|at| {
+                Ok(match at {
+                    PageAt::Dictionary => sizes[0],
+                    PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
+                })
+            });
+            let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
+            assert_eq!(compressed.as_ref().map(|a| a.to_data()), got.as_ref().map(|a| a.to_data()), "read still compressed");
+        }
+        got
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
         /// The rows a selection picks equal the crate's decode of every row, filtered: every
@@ -830,6 +1302,7 @@ mod tests {
             use_index in any::<bool>(),
             picks in prop::collection::vec(any::<bool>(), 3000),
             density in 0u8..4,
+            zstd in any::<bool>(),
         ) {
             let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
             let values = column(kind, &seeds, distinct);
@@ -837,7 +1310,8 @@ mod tests {
             let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
             let properties = WriterProperties::builder()
                 .set_dictionary_enabled(dictionary)
-                .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 });
+                .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 })
+                .set_compression(codec(zstd));
             let file = written(&batch, properties, v2, page_rows);
 
             let rows = seeds.len();
@@ -854,7 +1328,7 @@ mod tests {
 
             let read = crate_read(&file, &mask, use_index);
             prop_assert!(decodable(&read.descriptor, &read.arrow_type));
-            let got = decode_selected(&mut pages(&file, rows, read.locations), &read.descriptor, &read.arrow_type, &selection).unwrap();
+            let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
             // The writer's v2 pages encode booleans as RLE and integers outside a dictionary
             // as DELTA_BINARY_PACKED: left to the crate.
             let crate_only = v2 && (kind == 4 || (matches!(kind, 0 | 1 | 5) && (!dictionary || small_dictionary)));
@@ -877,6 +1351,7 @@ mod tests {
             page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
             use_index in any::<bool>(),
             picks in prop::collection::vec(any::<bool>(), 3000),
+            zstd in any::<bool>(),
         ) {
             let text = |s: &u32| format!("value {s} ünïcode {}", "x".repeat(*s as usize));
             let values: ArrayRef = match binary {
@@ -884,7 +1359,7 @@ mod tests {
                 false => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s))))),
             };
             let batch = RecordBatch::try_from_iter([("v", values)]).unwrap();
-            let file = written(&batch, WriterProperties::builder(), v2, page_rows);
+            let file = written(&batch, WriterProperties::builder().set_compression(codec(zstd)), v2, page_rows);
             let rows = seeds.len();
             let mask = &picks[..rows];
             let read = crate_read(&file, mask, use_index);
@@ -892,12 +1367,72 @@ mod tests {
             prop_assert!(dictionary_decodable(&read.descriptor, &read.arrow_type, &chunk_metadata));
             let selection = RowSelection::from_bools(mask);
             let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
-            let got = decode_dictionary_selected(&mut pages(&file, rows, read.locations), &read.descriptor, &read.arrow_type, &selection)
-                .unwrap()
-                .unwrap();
+            let got = decoded_both_ways(&file, &read, &selection, decode_dictionary_selected::<dyn PageReader>).unwrap();
             prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(read.arrow_type.clone())));
             let got = arrow::compute::cast(&got, &read.arrow_type).unwrap();
             prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
+        /// from one to the other — copied out for the selected rows: the crate's decode,
+        /// filtered, whether the pages come decompressed or still zstd-compressed.
+        #[test]
+        fn strings_equal_the_crate_filtered(
+            seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
+            binary in any::<bool>(),
+            nullable in any::<bool>(),
+            dictionary in any::<bool>(),
+            v2 in any::<bool>(),
+            page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+            use_index in any::<bool>(),
+            picks in prop::collection::vec(any::<bool>(), 3000),
+            density in 0u8..4,
+            zstd in any::<bool>(),
+            large in any::<bool>(),
+        ) {
+            let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
+            let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37) as usize));
+            let values: ArrayRef = match (binary, large) {
+                (true, false) => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
+                (true, true) => Arc::new(arrow::array::LargeBinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
+                (false, false) => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
+                (false, true) => Arc::new(arrow::array::LargeStringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
+            };
+            let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+            let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
+            // A 600-byte dictionary limit: a chunk falls back to PLAIN part way.
+            let properties = WriterProperties::builder()
+                .set_dictionary_enabled(dictionary)
+                .set_dictionary_page_size_limit(600)
+                .set_compression(codec(zstd));
+            let file = written(&batch, properties, v2, page_rows);
+            let rows = seeds.len();
+            let mask: Vec<bool> = (0..rows).map(|i| match density {
+                0 => picks[i],
+                1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
+                2 => i % 97 == 3,
+                _ => i + 1 == rows,
+            }).collect();
+            let read = crate_read(&file, &mask, use_index);
+            prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+            let selection = RowSelection::from_bools(&mask);
+            let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+            // The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY: the crate's.
+            let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
+            prop_assert!(got.is_some() || v2);
+            if let Some(got) = got {
+                prop_assert_eq!(got.to_data(), read.expected.to_data());
+            }
+        }
+    }
+
+    fn codec(zstd: bool) -> parquet::basic::Compression {
+        match zstd {
+            true => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
+            false => parquet::basic::Compression::UNCOMPRESSED,
         }
     }
 

@@ -577,7 +577,7 @@ impl FileReader {
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection)? {
+            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection, options)? {
                 direct.insert(root, values);
             }
         }
@@ -633,6 +633,7 @@ impl FileReader {
         root: usize,
         leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
+        options: &ReadOptions,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
         let parquet_schema = self.metadata.parquet_schema();
@@ -646,24 +647,39 @@ impl FileReader {
         };
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
-        let decode = if decodable(&column, arrow_type) {
-            decode_selected::<dyn parquet::column::page::PageReader>
-        } else if dictionary_decodable(&column, arrow_type, chunk) {
+        let decode = if dictionary_decodable(&column, arrow_type, chunk) {
             decode_dictionary_selected::<dyn parquet::column::page::PageReader>
+        } else if decodable(&column, arrow_type) && !(options.keep_views && column.physical_type() == PhysicalType::BYTE_ARRAY) {
+            // (Strings kept as views are the crate's: views into its pages.)
+            decode_selected::<dyn parquet::column::page::PageReader>
         } else {
             return Ok(None);
         };
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
-        let mut pages = parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations)
+        let corrupt = |reason: String| {
+            PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {}: {reason}", self.metadata.schema().field(root).name()))
+        };
+        // zstd pages with an offset index (which says where each page's header is, for its
+        // size) are read still compressed and decompressed only as far as needed.
+        let zstd_locations = locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
+        let raw_chunk = match zstd_locations {
+            Some(_) => Some(chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build()),
+            None => None,
+        }
+        .transpose()
+        .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+        let header_error = std::cell::RefCell::new(None);
+        let mut zstd = zstd_locations.map(|locations| zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error));
+        let pages_chunk = raw_chunk.as_ref().unwrap_or(chunk);
+        let mut pages = parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), pages_chunk, rows, locations.clone())
             .map_err(|e| PqsiftError::decoding(self.name(), e))?;
-        decode(&mut pages, &column, arrow_type, selection).map_err(|e| match e {
+        let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
+        drop(zstd);
+        decoded.map_err(|e| match e {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
-            DecodeError::Corrupt(reason) => PqsiftError::corrupt(
-                self.name(),
-                format!("row group {row_group}, column {}: {reason}", self.metadata.schema().field(root).name()),
-            ),
+            DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| corrupt(reason)),
         })
     }
 
@@ -971,6 +987,41 @@ fn page_boundaries(metadata: &parquet::file::metadata::ParquetMetaData, row_grou
     boundaries.sort_unstable();
     boundaries.dedup();
     (boundaries.first() == Some(&0)).then_some(boundaries)
+}
+
+/// The sizes of a zstd chunk's pages read still compressed (see
+/// [`ZstdPages`](crate::reading::flat_decode::ZstdPages)), from their headers in `source`:
+/// the dictionary page's at `chunk_start`, before the first data page, and the data pages'
+/// where the offset index `locations` puts them. A size above `limit` is refused (as the
+/// crate's own reads are, see [`page_headers`](crate::format::page_headers)); an I/O
+/// failure is kept in `failure` for the caller to report as it is.
+fn zstd_pages<'a>(
+    source: &'a FileSource,
+    chunk_start: u64,
+    locations: &'a [parquet::file::page_index::offset_index::PageLocation],
+    limit: u64,
+    failure: &'a std::cell::RefCell<Option<PqsiftError>>,
+) -> crate::reading::flat_decode::ZstdPages<'a> {
+    use crate::reading::flat_decode::{DecodeError, PageAt};
+    crate::reading::flat_decode::ZstdPages::new(move |at| {
+        let offset = |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
+        let (start, end) = match at {
+            PageAt::Dictionary => (chunk_start, offset(0).map_or(chunk_start, |(start, _)| start)),
+            PageAt::Data(n) => {
+                let (start, length) = offset(n).ok_or_else(|| DecodeError::Corrupt(format!("data page {n} is not in the offset index")))?;
+                (start, start + length)
+            }
+        };
+        match crate::format::page_headers::uncompressed_page_size(source, start, end, limit) {
+            Ok(Some(size)) => Ok(size),
+            Ok(None) => Err(DecodeError::Corrupt(format!("no page header with a size of at most {limit} bytes at offset {start}"))),
+            Err(e) => {
+                let reason = e.to_string();
+                *failure.borrow_mut() = Some(e);
+                Err(DecodeError::Corrupt(reason))
+            }
+        }
+    })
 }
 
 #[cfg(test)]
