@@ -908,6 +908,8 @@ struct BytesOutput<O> {
     indices: Vec<u32>,
     /// A page's selected rows: the stored index of each one's value, or [`NULL_ROW`].
     wanted: Vec<u32>,
+    /// Selected rows not yet appended.
+    rows_left: usize,
     arrow_type: DataType,
 }
 
@@ -926,6 +928,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
             dictionary: None,
             indices: Vec::new(),
             wanted: Vec::new(),
+            rows_left: selected,
             arrow_type: arrow_type.clone(),
         }
     }
@@ -1095,18 +1098,19 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
             }
         }
         let stored = page.non_null();
-        // Grown a page at a time to about what the page adds (a mapped block grows in
-        // place): doubling would leave up to half the buffer unused, and blocks of every
-        // size behind for the allocator to keep.
-        let wanted = self.wanted.len() - self.wanted.iter().filter(|&&w| w == NULL_ROW).count();
-        let estimate = match (dictionary_encoded, &self.dictionary) {
-            (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1) * wanted,
-            (true, Some((ends, _))) => ends.last().map_or(0, |&total| total / ends.len().max(1)) * wanted,
+        // Sized from this page's average value for the rows still to come (one buffer for
+        // the whole selection, as a copy at the exact size would be), not doubled as it
+        // fills: doubling leaves up to half of it unused.
+        let per_value = match (dictionary_encoded, &self.dictionary) {
+            (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
+            (true, Some((ends, _))) => ends.last().map_or(0, |&total| total / ends.len().max(1)),
             (true, None) => 0,
         };
-        if self.values.capacity() - self.values.len() < estimate {
-            self.values.reserve_exact(estimate + estimate / 8);
+        if self.values.capacity() - self.values.len() < per_value * count {
+            let rows_left = self.rows_left.max(count);
+            self.values.reserve_exact(per_value * rows_left + per_value * rows_left / 16);
         }
+        self.rows_left = self.rows_left.saturating_sub(count);
         match dictionary_encoded {
             false => self.plain(&mut page.values, stored),
             true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows),
