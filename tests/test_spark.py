@@ -281,6 +281,33 @@ def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypat
     assert metrics.value["rows_out"] == 300 + metrics._driver_reading["rows_out"]  # the abandoned read counts too
 
 
+def test_local_master_reads_on_the_driver_whatever_the_bytes(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a local master the tasks would run on the driver's cores: the plan's bound on the
+    bytes to read is lifted by default (one given still holds); the bound on the output
+    stays, and a read on course to pass it stops after its first row groups."""
+    from pqsift.spark import driver_read
+
+    assert pqsift.spark.runs_in_the_driver(spark)
+    monkeypatch.setattr(pqsift.spark, "DRIVER_READ_BYTES", 1)  # what a cluster would allow
+    columns, where = ["id", "note"], "kind = 'view'"
+    plan = pqsift.spark.plan_tasks(dataset, columns, where)
+    assert plan.selected_bytes is not None and plan.selected_bytes > 1
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, where, metrics=metrics)
+    assert "MapInArrow" not in _physical_plan(df) and metrics.read_on_driver
+    assert _rows(df.toArrow()) == _rows(_native(spark, dataset, where, columns))
+    assert "MapInArrow" in _physical_plan(pqsift.spark.read(spark, dataset, columns, where, driver_read_bytes=1))
+    # Every row, with room for a quarter of them: the tasks read, and the driver stopped
+    # once its first row groups said the output would not fit.
+    whole = pqsift.scan(dataset, columns).to_table()
+    monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", whole.nbytes // 4)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, metrics=metrics)
+    assert "MapInArrow" in _physical_plan(df) and not metrics.read_on_driver
+    assert df.count() == whole.num_rows
+    assert 0 < metrics._driver_reading["rows_out"] < whole.num_rows / 4
+
+
 @pytest.mark.parametrize("read_by", list(READ_BY))
 def test_corrupt_file_fails_the_job_with_its_path(spark: Any, dataset: Path, tmp_path: Path, read_by: str) -> None:
     for part in dataset.glob("*.parquet"):

@@ -67,6 +67,7 @@ __all__ = [
     "TaskPlan",
     "arrow_schema",
     "default_parallelism",
+    "runs_in_the_driver",
     "is_connect",
     "plan_tasks",
     "read",
@@ -126,6 +127,17 @@ def default_parallelism(spark: SparkSession) -> int:
     if instances and executor_cores and instances.isdigit() and executor_cores.isdigit() and int(instances) * int(executor_cores) > 0:
         return int(instances) * int(executor_cores)
     return CONNECT_DEFAULT_PARALLELISM
+
+
+def runs_in_the_driver(spark: Any) -> bool:
+    """Whether ``spark``'s tasks run on the driver's own machine and cores: a classic
+    session on a local master (``local``, ``local[N]``, ``local[*]``; not
+    ``local-cluster``, whose executors are processes of their own). On Spark Connect the
+    client may be anywhere: False."""
+    if is_connect(spark):
+        return False
+    master = str(spark.sparkContext.master).strip()
+    return master == "local" or re.fullmatch(r"local\[[^]]*\]", master) is not None
 
 
 def _master_cores(master: str) -> int | None:
@@ -314,7 +326,7 @@ def read(
     threads: int = 1,
     parallelism: int | None = None,
     lazy: bool | None = None,
-    driver_read_bytes: int = DRIVER_READ_BYTES,
+    driver_read_bytes: int | None = None,
     **options: Any,
 ) -> DataFrame:
     """A DataFrame of ``columns`` of the rows of ``source`` matching ``filter`` (Spark SQL
@@ -346,9 +358,10 @@ def read(
 
     A small result is read on the driver instead (:mod:`pqsift.spark.driver_read`): when
     the plan leaves at most ``driver_read_bytes`` compressed bytes to read (default
-    :data:`DRIVER_READ_BYTES`; 0: never) and the rows come to at most
-    :data:`~pqsift.spark.driver_read.DRIVER_RESULT_BYTES`, the DataFrame is a local
-    relation of them and no Python task runs.
+    :data:`DRIVER_READ_BYTES`, and no bound on a local master, whose tasks would run on
+    the driver's cores anyway: see :func:`runs_in_the_driver`; 0: never) and the rows come
+    to at most :data:`~pqsift.spark.driver_read.DRIVER_RESULT_BYTES`, the DataFrame is a
+    local relation of them and no Python task runs.
 
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
     plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
@@ -406,7 +419,9 @@ def read(
         return spark.createDataFrame([], struct)
     request = _PlannedRead(planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options)
     frame = None
-    if plan.selected_bytes is not None and plan.selected_bytes <= driver_read_bytes:
+    if driver_read_bytes is None:
+        driver_read_bytes = (1 << 62) if runs_in_the_driver(spark) else DRIVER_READ_BYTES
+    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes:
         frame = _read_small_result(spark, request)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)

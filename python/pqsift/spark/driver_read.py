@@ -18,8 +18,16 @@ and the rows read come to at most :data:`DRIVER_RESULT_BYTES` of Arrow data. The
 is of compressed bytes before the filter: a filter that keeps more than the estimate
 suggests (text that compresses well) is caught by the second bound, where the read is
 abandoned and the tasks read instead, so a large result never moves through the driver
-and the work thrown away is bounded. A lazy plan (no footer read on the driver) has no
-estimate and always runs as tasks.
+and the work thrown away is bounded: the pieces are read a few row groups at a time, and
+once the output so far, scaled to all the row groups, passes that bound the read stops
+(a ~25% filter over the benchmark's 32 row groups stops after four of them). A lazy plan
+(no footer read on the driver) has no estimate and always runs as tasks.
+
+On a local master (``local[N]``: the tasks would run on the driver's own cores) the first
+bound is lifted by default: a selective filter over a wide text column leaves hundreds of
+MiB of pages to decompress but a few rows, and read here with every core it skips the job,
+the Python workers and the hand-off to the JVM (``benches/spark_bench.py``: the peers
+selective shape 340 → ~250 ms).
 
 >>> pqsift.spark.read(spark, "events/", ["id", "note"], "id = 42")   # doctest: +SKIP
 DataFrame[id: bigint, note: string]      # read on the driver: no MapInArrow in its plan
@@ -29,7 +37,8 @@ DataFrame[id: bigint]                    # always Python tasks (MapInArrow)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -55,6 +64,17 @@ DRIVER_READ_BYTES = 8 << 20
 DRIVER_RESULT_BYTES = 16 << 20
 
 
+def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
+    """``pieces`` with their row groups in runs of at most ``row_groups``, so that the
+    output of the first runs predicts the rest."""
+    for path, groups, values, deletion_vector, file_range in pieces:
+        if groups is None:
+            yield (path, groups, values, deletion_vector, file_range)
+            continue
+        for start in range(0, max(len(groups), 1), row_groups):
+            yield (path, groups[start : start + row_groups], values, deletion_vector, file_range)
+
+
 def read_on_driver(
     pieces: Iterable[Piece],
     columns: list[str] | None,
@@ -76,8 +96,20 @@ def read_on_driver(
     read: dict[str, Any] = {}
     batches: list[pa.RecordBatch] = []
     output_bytes = 0
+    # Two row groups a thread per run: enough to keep the threads busy (one a thread left
+    # them waiting on the slowest, +10% on the selective benchmark shape), few enough that
+    # an output on course to pass the bound is seen early.
+    pieces = list(_split(pieces, 2 * (threads or os.cpu_count() or 1)))
+    weights = [1 if piece[1] is None else max(len(piece[1]), 1) for piece in pieces]
+    total, done = sum(weights), [0]
+
+    def in_order() -> Iterator[Piece]:
+        for piece, weight in zip(pieces, weights):
+            yield piece
+            done[0] += weight  # asked for the next one: this one is read
+
     stream = read_pieces(
-        pieces,
+        in_order(),
         columns,
         filter,
         partition_schema=partition_schema,
@@ -88,9 +120,15 @@ def read_on_driver(
         **options,
     )
     try:
+        batches_seen = 0
         for batch in stream:
             output_bytes += batch.nbytes
-            if output_bytes > limit:
+            batches_seen += 1
+            # Past the bound, or on course to pass it: the output so far scaled to all the
+            # row groups, those read counted as the runs finished or the batches seen (a
+            # batch holds at most a row group's rows; one without rows sends none).
+            progress = max(done[0], batches_seen)
+            if output_bytes > limit or output_bytes * total > limit * progress:
                 return None, read
             batches.append(batch)
     finally:

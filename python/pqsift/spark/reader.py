@@ -261,7 +261,8 @@ def _read_row(
     except (CorruptFileError, UnsupportedError):
         if not ignore_corrupt_files:
             raise
-        totals["files_skipped"].append(path)
+        if path not in totals["files_skipped"]:  # a file read in several pieces is listed once
+            totals["files_skipped"].append(path)
     finally:
         read = _metrics_of(task_scan)
         for name in READ_METRICS:
