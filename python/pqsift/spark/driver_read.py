@@ -65,14 +65,18 @@ DRIVER_RESULT_BYTES = 16 << 20
 
 
 def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
-    """``pieces`` with their row groups in runs of at most ``row_groups``, so that the
-    output of the first runs predicts the rest."""
+    """``pieces`` with their row groups in runs of at most ``row_groups``, the first run of
+    one: the output of the first runs predicts the rest, and a read abandoned after its
+    first row group has little in flight to wait for."""
+    run = 1
     for path, groups, values, deletion_vector, file_range in pieces:
         if groups is None:
             yield (path, groups, values, deletion_vector, file_range)
             continue
-        for start in range(0, max(len(groups), 1), row_groups):
-            yield (path, groups[start : start + row_groups], values, deletion_vector, file_range)
+        start = 0
+        while start < len(groups) or start == 0:
+            yield (path, groups[start : start + run], values, deletion_vector, file_range)
+            start, run = start + run, row_groups
 
 
 def read_on_driver(
