@@ -1,15 +1,21 @@
 //! Flat columns decoded straight into Arrow buffers, for the selected rows only.
 //!
 //! A top-level column of INT32, INT64, FLOAT, DOUBLE or BOOLEAN values, not repeated, whose
-//! Arrow type holds the same bits ([`decodable`]), and a top-level string or binary column
-//! whose chunk is all dictionary-encoded ([`dictionary_decodable`], decoded as an Arrow
-//! dictionary: the selected rows' keys and the chunk's dictionary), are decoded here
-//! instead of by the parquet crate's array reader. The pages holding a selected row are
-//! read with the crate's page reader (which decompresses them; the others are skipped
-//! unread), their definition levels decoded into a validity bitmap, and their values
-//! written to the output for the selected rows only: PLAIN values copied out of the page,
-//! dictionary indices decoded (a whole page) or read where a selected row's lies, and
-//! looked up. The output is allocated once, at the selected count, and never zero-filled.
+//! Arrow type holds the same bits, or of strings or binaries ([`decodable`]), is decoded
+//! here instead of by the parquet crate's array reader; a string column whose chunk is all
+//! dictionary-encoded ([`dictionary_decodable`]) as an Arrow dictionary: the selected
+//! rows' keys and the chunk's dictionary. The pages holding a selected row are read with
+//! the crate's page reader (the others are skipped unread), their definition levels
+//! decoded into a validity bitmap, and their values written to the output for the
+//! selected rows only: fixed-width PLAIN values copied out of the page, PLAIN strings found
+//! by walking the page's lengths up to the last selected one, dictionary indices decoded (a
+//! whole page) or read where a selected row's lies, and looked up. The output is allocated
+//! once, at the selected count, and never zero-filled.
+//!
+//! The crate's reader decompresses each page whole. Given [`ZstdPages`] (a zstd chunk with
+//! an offset index: the caller reads each page's size from its header), it hands pages
+//! over still compressed, and a PLAIN page whose last row is not selected is decompressed
+//! only up to its last selected value (see [`zstd_prefix`](crate::format::zstd_prefix)).
 //!
 //! Why: the crate decodes every row of a page a selection touches into a zero-filled
 //! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is

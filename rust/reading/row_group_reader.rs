@@ -658,29 +658,44 @@ impl FileReader {
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
-        let corrupt = |reason: String| {
-            PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {}: {reason}", self.metadata.schema().field(root).name()))
-        };
         // zstd pages with an offset index (which says where each page's header is, for its
         // size) are read still compressed and decompressed only as far as needed.
         let zstd_locations = locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
-        let raw_chunk = match zstd_locations {
-            Some(_) => Some(chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build()),
-            None => None,
-        }
-        .transpose()
-        .map_err(|e| PqsiftError::decoding(self.name(), e))?;
         let header_error = std::cell::RefCell::new(None);
         let mut zstd = zstd_locations.map(|locations| zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error));
-        let pages_chunk = raw_chunk.as_ref().unwrap_or(chunk);
-        let mut pages = parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), pages_chunk, rows, locations.clone())
-            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+        let mut pages = self.page_reader(source, chunk, rows, locations.clone(), zstd.is_some())?;
         let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
         drop(zstd);
         decoded.map_err(|e| match e {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
-            DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| corrupt(reason)),
+            DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
+                let column = self.metadata.schema().field(root).name();
+                PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+            }),
         })
+    }
+
+    /// The crate's page reader over `chunk` of `rows` rows (its pages at `locations`, if
+    /// known); `compressed`: one that hands pages over as they are stored (it reads a copy
+    /// of the chunk's metadata without its codec).
+    fn page_reader(
+        &self,
+        source: &FileSource,
+        chunk: &parquet::file::metadata::ColumnChunkMetaData,
+        rows: usize,
+        locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+        compressed: bool,
+    ) -> Result<parquet::file::serialized_reader::SerializedPageReader<FileSource>> {
+        let decoding = |e| PqsiftError::decoding(self.name(), e);
+        let as_stored;
+        let chunk = match compressed {
+            true => {
+                as_stored = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().map_err(decoding)?;
+                &as_stored
+            }
+            false => chunk,
+        };
+        parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations).map_err(decoding)
     }
 
     /// The crate's decode of the roots `roots` (ascending) of `row_group` from `source`,
