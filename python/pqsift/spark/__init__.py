@@ -67,12 +67,12 @@ __all__ = [
     "TaskPlan",
     "arrow_schema",
     "default_parallelism",
-    "runs_in_the_driver",
     "is_connect",
     "plan_tasks",
     "read",
     "reader",
     "register",
+    "runs_in_the_driver",
     "schema",
 ]
 
