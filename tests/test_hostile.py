@@ -149,6 +149,45 @@ def test_hostile_metadata_fails_fast_in_bounded_memory(base: Path, tmp_path: Pat
     print(f"{name}: {outcome}, peak RSS {peak / 2**20:.0f} MiB")
 
 
+@pytest.fixture(scope="module")
+def zstd_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same column in zstd pages: pqsift reads them still compressed and decompresses
+    each only as far as the selected rows need, sized by its header (flat_decode)."""
+    path = tmp_path_factory.mktemp("hostile_zstd") / "base.parquet"
+    table = pa.table({"x": pa.array(np.arange(ROWS, dtype=np.int64))})
+    pq.write_table(table, path, compression="zstd", use_dictionary=False, write_page_index=True, data_page_size=1 << 20)
+    return path
+
+
+# A page header's uncompressed size is the buffer a zstd page is decompressed into.
+ZSTD_CASES: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
+    "zstd page uncompressed size 2 GiB": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, I32_MAX)), "x = 5"),
+    "zstd page uncompressed size 100 bytes": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, 100)), "x = 5"),
+    "zstd page uncompressed size 100 bytes, whole page": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, 100)), None),
+    "zstd page negative size": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, -100)), "x = 5"),
+}
+
+
+@pytest.mark.parametrize("name", list(ZSTD_CASES))
+def test_hostile_zstd_page_sizes_fail_fast_in_bounded_memory(zstd_base: Path, tmp_path: Path, name: str) -> None:
+    assert pqsift_scan_rows(zstd_base, "x = 5") == 1
+    mutate, filter_text = ZSTD_CASES[name]
+    path = tmp_path / (name.replace(" ", "_").replace(",", "") + ".parquet")
+    path.write_bytes(mutate(zstd_base.read_bytes()))
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+    assert code == 0, f"{name}: the scan crashed (exit {code}): {err.decode()[-2000:]}"
+    outcome, _, message = out.partition(" ")
+    assert outcome in ("CorruptFileError", "UnsupportedError"), f"{name}: {out}"
+    assert path.name in message, message
+    assert peak < PEAK_RSS_LIMIT, f"{name}: peak RSS {peak >> 20} MiB"
+
+
+def pqsift_scan_rows(path: Path, filter_text: str) -> int:
+    import pqsift
+
+    return pqsift.scan(path, filter=filter_text).to_table().num_rows
+
+
 def test_the_unmodified_file_reads(base: Path) -> None:
     """The base of every case is fine: the failures above come from the edits."""
     import pqsift

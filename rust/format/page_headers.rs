@@ -129,7 +129,10 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
 /// The sizes of the page header at `position` (the page ending by `end`) and the header's
 /// length; `None` when no valid header is there.
 fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(PageSizes, usize)>> {
-    let mut probe = HEADER_PROBE.min(end.saturating_sub(position));
+    if end <= position {
+        return Ok(None); // (an offset index may put a page before its chunk)
+    }
+    let mut probe = HEADER_PROBE.min(end - position);
     loop {
         let bytes = file.read(position..position + probe)?;
         match PageSizes::read(&bytes) {
