@@ -209,12 +209,18 @@ pub enum PageAt {
 }
 
 /// Pages handed over still zstd-compressed: a decompression context, reused from page to
-/// page, and each page's uncompressed size (from its header, which the crate's reader
-/// does not pass on).
+/// page, and each page's uncompressed size — as its frames declare it (one-shot writers:
+/// Arrow C++, DuckDB), else from its header (streaming writers: parquet-mr, arrow-rs),
+/// which the crate's reader does not pass on.
 pub struct ZstdPages<'s> {
     /// Taken from, and given back to, the thread's [`CONTEXT`].
     context: Option<zstd_safe::DCtx<'static>>,
+    /// The most a page may take uncompressed (`max_page_bytes`).
+    max_size: usize,
     sizes: Box<dyn FnMut(PageAt) -> Result<usize, DecodeError> + 's>,
+    /// Whether sizes the frames declare are used (off in tests of the header path: the
+    /// crate's writer, like Arrow C++, declares them).
+    declared: bool,
 }
 
 thread_local! {
@@ -224,10 +230,17 @@ thread_local! {
 }
 
 impl<'s> ZstdPages<'s> {
-    /// Pages whose uncompressed sizes `sizes` gives.
-    pub fn new(sizes: impl FnMut(PageAt) -> Result<usize, DecodeError> + 's) -> Self {
+    /// Pages of at most `max_size` bytes uncompressed; `sizes` gives the size of a page
+    /// whose frames do not declare it (a frame declaring more is refused).
+    pub fn new(max_size: usize, sizes: impl FnMut(PageAt) -> Result<usize, DecodeError> + 's) -> Self {
         let context = CONTEXT.with(|kept| kept.borrow_mut().take()).unwrap_or_else(zstd_safe::DCtx::create);
-        Self { context: Some(context), sizes: Box::new(sizes) }
+        Self { context: Some(context), max_size, sizes: Box::new(sizes), declared: true }
+    }
+
+    #[cfg(test)]
+    fn from_headers_only(mut self) -> Self {
+        self.declared = false;
+        self
     }
 
     /// The page at `at`, still compressed as `compressed`, to be decompressed on demand.
@@ -238,9 +251,21 @@ impl<'s> ZstdPages<'s> {
     /// The same for a page whose first `skipped` uncompressed bytes (a v2 page's levels)
     /// are not in `compressed`.
     fn page_after(&mut self, at: PageAt, compressed: bytes::Bytes, skipped: usize) -> Result<ZstdPrefix<'_>, DecodeError> {
-        let size = (self.sizes)(at)?
-            .checked_sub(skipped)
-            .ok_or_else(|| DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size")))?;
+        // The frames' declared sizes summed (their block headers walked, no byte decoded):
+        // no read of the page's header.
+        let declared = match self.declared {
+            true => zstd_safe::find_decompressed_size(&compressed),
+            false => Ok(None),
+        };
+        let size = match declared {
+            Ok(Some(size)) => usize::try_from(size)
+                .ok()
+                .filter(|&size| size <= self.max_size)
+                .ok_or_else(|| DecodeError::Corrupt(format!("a zstd page declares {size} bytes, more than {}", self.max_size)))?,
+            _ => (self.sizes)(at)?
+                .checked_sub(skipped)
+                .ok_or_else(|| DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size")))?,
+        };
         Ok(ZstdPrefix::new(self.context.as_mut().expect("given back on drop only"), compressed, size))
     }
 }
@@ -1270,8 +1295,9 @@ mod tests {
     }
 
     /// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
-    /// decompressed by the crate, and (zstd chunks) from pages read still compressed: both
-    /// must give the same answer, which is returned.
+    /// decompressed by the crate, and (zstd chunks) from pages read still compressed, sized
+    /// by their frames and by their headers: all must give the same answer, which is
+    /// returned.
     fn decoded_both_ways(
         file: &bytes::Bytes,
         read: &CrateRead,
@@ -1280,14 +1306,16 @@ mod tests {
     ) -> Option<ArrayRef> {
         let rows = selection.row_count();
         let got = decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None).unwrap();
-        if let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) {
-            let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
-            let mut zstd = ZstdPages::new(|at| {
+        let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
+        for headers_only in [false, true] {
+            let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
+            let zstd = ZstdPages::new(usize::MAX, |at| {
                 Ok(match at {
                     PageAt::Dictionary => sizes[0],
                     PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
                 })
             });
+            let mut zstd = if headers_only { zstd.from_headers_only() } else { zstd };
             let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
             assert_eq!(compressed.as_ref().map(|a| a.to_data()), got.as_ref().map(|a| a.to_data()), "read still compressed");
         }

@@ -1005,7 +1005,8 @@ fn page_boundaries(metadata: &parquet::file::metadata::ParquetMetaData, row_grou
 }
 
 /// The sizes of a zstd chunk's pages read still compressed (see
-/// [`ZstdPages`](crate::reading::flat_decode::ZstdPages)), from their headers in `source`:
+/// [`ZstdPages`](crate::reading::flat_decode::ZstdPages)) whose frames do not declare
+/// them, from their headers in `source`:
 /// the dictionary page's at `chunk_start`, before the first data page, and the data pages'
 /// where the offset index `locations` puts them. A size above `limit` is refused (as the
 /// crate's own reads are, see [`page_headers`](crate::format::page_headers)); an I/O
@@ -1018,7 +1019,7 @@ fn zstd_pages<'a>(
     failure: &'a std::cell::RefCell<Option<PqsiftError>>,
 ) -> crate::reading::flat_decode::ZstdPages<'a> {
     use crate::reading::flat_decode::{DecodeError, PageAt};
-    crate::reading::flat_decode::ZstdPages::new(move |at| {
+    crate::reading::flat_decode::ZstdPages::new(usize::try_from(limit).unwrap_or(usize::MAX), move |at| {
         let offset = |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
         let (start, end) = match at {
             PageAt::Dictionary => (chunk_start, offset(0).map_or(chunk_start, |(start, _)| start)),
