@@ -947,6 +947,9 @@ struct BytesOutput<O> {
 /// A selected row without a value.
 const NULL_ROW: u32 = u32::MAX;
 
+/// The most string bytes reserved beyond the page at hand, for the rows still to come.
+const RESERVE_AHEAD: usize = 64 << 20;
+
 impl<O: OffsetSizeTrait> BytesOutput<O> {
     fn new(selected: usize, nullable: bool, arrow_type: &DataType) -> Self {
         let reserve = selected.min(MAX_RESERVED_VALUES);
@@ -1131,15 +1134,23 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         let stored = page.non_null();
         // Sized from this page's average value for the rows still to come (one buffer for
         // the whole selection, as a copy at the exact size would be), not doubled as it
-        // fills: doubling leaves up to half of it unused.
+        // fills: doubling leaves up to half of it unused. At most RESERVE_AHEAD beyond this
+        // page's values: one long value must not reserve its length for every row.
         let per_value = match (dictionary_encoded, &self.dictionary) {
             (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
             (true, Some((ends, _))) => ends.last().map_or(0, |&total| total / ends.len().max(1)),
             (true, None) => 0,
         };
-        if self.values.capacity() - self.values.len() < per_value * count {
-            let rows_left = self.rows_left.max(count);
-            self.values.reserve_exact(per_value * rows_left + per_value * rows_left / 16);
+        let with_values = self.wanted.iter().filter(|&&w| w != NULL_ROW).count();
+        // (A PLAIN page's values are within the page; looked-up ones may repeat a long
+        // dictionary value: reserved up to RESERVE_AHEAD, grown if they are real.)
+        let this_page = match dictionary_encoded {
+            false => per_value.saturating_mul(with_values),
+            true => per_value.saturating_mul(with_values).min(RESERVE_AHEAD),
+        };
+        if self.values.capacity() - self.values.len() < this_page {
+            let ahead = per_value.saturating_mul(self.rows_left.max(count)).saturating_mul(17) / 16;
+            self.values.reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
         }
         self.rows_left = self.rows_left.saturating_sub(count);
         match dictionary_encoded {
