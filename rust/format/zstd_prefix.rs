@@ -34,8 +34,8 @@ use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 /// against 64 KiB of output, and readers ask a value at a time.
 const STEP_BYTES: usize = 64 << 10;
 
-/// One zstd frame (a page's compressed bytes), decompressed on demand into a buffer of its
-/// uncompressed size.
+/// A page's compressed bytes (a zstd frame, or several one after another), decompressed on
+/// demand into a buffer of its uncompressed size.
 pub struct ZstdPrefix<'a> {
     context: &'a mut DCtx<'static>,
     input: Bytes,
@@ -48,8 +48,8 @@ pub struct ZstdPrefix<'a> {
 }
 
 impl<'a> ZstdPrefix<'a> {
-    /// A frame `input` of `size` bytes uncompressed (the page header's size, already
-    /// bounded by the caller), to be decompressed with `context`.
+    /// Frames `input` of `size` bytes uncompressed (as they declare it, or the page
+    /// header says: bounded by the caller), to be decompressed with `context`.
     pub fn new(context: &'a mut DCtx<'static>, input: Bytes, size: usize) -> Self {
         // An empty page has nothing to decompress (writers may leave its frame out).
         Self { context, input, consumed: 0, output: Vec::with_capacity(size), finished: size == 0 }
@@ -93,14 +93,12 @@ impl<'a> ZstdPrefix<'a> {
             let hint = self.context.decompress_stream(&mut output, &mut input).map_err(error)?;
             let progress = input.pos() > 0 || output.pos() > at;
             self.consumed += input.pos();
-            if hint == 0 {
+            // A frame ended: the page ends with it, or the next frame follows.
+            if hint == 0 && self.consumed == self.input.len() {
                 self.finished = true;
             } else if !progress && end == self.input.len() {
                 return Err(format!("the zstd frame ends after {} of its {capacity} bytes", self.output.len()));
             }
-        }
-        if self.finished && self.consumed < self.input.len() {
-            return Err(format!("{} bytes follow the page's zstd frame", self.input.len() - self.consumed));
         }
         Ok(())
     }
@@ -174,6 +172,20 @@ mod tests {
         assert!(ZstdPrefix::new(&mut context, compressed(&page, 3), 10_001).into_page().is_err());
         // The context is reusable after an error.
         assert_eq!(ZstdPrefix::new(&mut context, compressed(&page, 3), 10_000).into_page().unwrap(), Bytes::from(page));
+    }
+
+    #[test]
+    fn a_page_of_two_frames_reads_through_both() {
+        let page: Vec<u8> = (0..300_000u64).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 % 64 + 32).collect();
+        let (first, second) = page.split_at(170_000);
+        let mut frames = compressed(first, 3).to_vec();
+        frames.extend_from_slice(&compressed(second, 3));
+        let frames = Bytes::from(frames);
+        let mut context = DCtx::create();
+        let mut prefix = ZstdPrefix::new(&mut context, frames.clone(), page.len());
+        assert_eq!(prefix.prefix(200_000).unwrap(), &page[..200_000]);
+        assert_eq!(prefix.into_page().unwrap(), Bytes::from(page.clone()));
+        assert_eq!(ZstdPrefix::new(&mut context, frames, page.len()).into_page().unwrap(), Bytes::from(page));
     }
 
     #[test]
