@@ -418,17 +418,11 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
                 return Ok(None);
             }
         }
-        let page = match zstd.as_deref_mut() {
-            Some(zstd) => {
-                // Decompressed as far as needed only where that can stop short: a PLAIN page
-                // whose last row is not selected. (Indices are decoded whole.)
-                let lazy = page_encoding(&page) == Some(Encoding::PLAIN)
-                    && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
-                data_page(page, nullable, Some((zstd, at, lazy)))?
-            }
-            None => data_page(page, nullable, None)?,
-        };
-        let Some(mut page) = page else {
+        // Decompressed as far as needed only where that can stop short: a PLAIN page whose
+        // last row is not selected. (Indices are decoded whole.)
+        let lazy = page_encoding(&page) == Some(Encoding::PLAIN)
+            && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
+        let Some(mut page) = data_page(page, nullable, zstd.as_deref_mut().map(|zstd| (zstd, at, lazy)))? else {
             return Ok(None);
         };
         let selected = selected.unwrap_or_else(|| windows.next(page.rows));
@@ -933,8 +927,8 @@ struct BytesOutput<O> {
     offsets: Vec<O>,
     values: Vec<u8>,
     validity: Option<BooleanBufferBuilder>,
-    /// The dictionary page's values: each one's end in `bytes` (after a leading 0).
-    dictionary: Option<(Vec<usize>, Vec<u8>)>,
+    /// The dictionary page's values (UTF-8 is checked on the output).
+    dictionary: Option<arrow::array::LargeBinaryArray>,
     /// A page's dictionary indices, reused from page to page.
     indices: Vec<u32>,
     /// A page's selected rows: the stored index of each one's value, or [`NULL_ROW`].
@@ -1036,14 +1030,15 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
     /// row is wanted, the indices are decoded in one pass).
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
-        let (ends, bytes) = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
-        let result = self.look_up(values, stored, whole, &ends, &bytes);
-        self.dictionary = Some((ends, bytes));
+        let dictionary = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
+        let result = self.look_up(values, stored, whole, &dictionary);
+        self.dictionary = Some(dictionary);
         result
     }
 
-    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, ends: &[usize], bytes: &[u8]) -> Result<bool, DecodeError> {
-        let len = ends.len() - 1;
+    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, dictionary: &arrow::array::LargeBinaryArray) -> Result<bool, DecodeError> {
+        use arrow::array::Array;
+        let len = dictionary.len();
         let wanted = std::mem::take(&mut self.wanted);
         let mut indices = std::mem::take(&mut self.indices);
         let mut cursor = match whole {
@@ -1062,7 +1057,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                     None => indices.get(want as usize).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into())),
                 };
                 let value = key.and_then(|k| match k as usize {
-                    k if k < len => Ok(&bytes[ends[k]..ends[k + 1]]),
+                    k if k < len => Ok(dictionary.value(k)),
                     _ => Err(outside(k, len)),
                 });
                 match value {
@@ -1086,22 +1081,9 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
 
 impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
     fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
-        let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
-        if page.len() / 4 < count {
-            return Err(ends());
-        }
-        let mut offsets = Vec::with_capacity(count + 1);
-        offsets.push(0);
-        let mut bytes = Vec::with_capacity(page.len() - 4 * count);
-        let mut at = 0;
-        for _ in 0..count {
-            let length = page.get(at..at + 4).ok_or_else(ends)?;
-            let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
-            bytes.extend_from_slice(page.get(at + 4..at + 4 + length).ok_or_else(ends)?);
-            offsets.push(bytes.len());
-            at += 4 + length;
-        }
-        self.dictionary = Some((offsets, bytes));
+        // 64-bit offsets always reach: never `None`.
+        let Some(values) = byte_arrays::<i64>(page, count, false)? else { return Ok(false) };
+        self.dictionary = Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
         Ok(true)
     }
 
@@ -1114,23 +1096,28 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         let count = selected.count_set_bits();
         self.offsets.reserve(count);
         self.wanted.clear();
-        match &page.valid {
+        // Selected rows with a value.
+        let with_values = match &page.valid {
             None => {
                 if let Some(validity) = &mut self.validity {
                     validity.append_n(count, true);
                 }
                 self.wanted.extend(selected.set_indices().map(|row| row as u32));
+                count
             }
             Some(valid) => {
                 let validity = self.validity.as_mut().expect("levels only for an optional column");
                 let rank = Rank::new(valid);
+                let mut with_values = 0;
                 for row in selected.set_indices() {
                     let stored = rank.stored_index(row);
                     validity.append(stored.is_some());
+                    with_values += usize::from(stored.is_some());
                     self.wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
                 }
+                with_values
             }
-        }
+        };
         let stored = page.non_null();
         // Sized from this page's average value for the rows still to come (one buffer for
         // the whole selection, as a copy at the exact size would be), not doubled as it
@@ -1138,10 +1125,9 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         // page's values: one long value must not reserve its length for every row.
         let per_value = match (dictionary_encoded, &self.dictionary) {
             (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
-            (true, Some((ends, _))) => ends.last().map_or(0, |&total| total / ends.len().max(1)),
+            (true, Some(dictionary)) => dictionary.values().len() / arrow::array::Array::len(dictionary).max(1),
             (true, None) => 0,
         };
-        let with_values = self.wanted.iter().filter(|&&w| w != NULL_ROW).count();
         // (A PLAIN page's values are within the page; looked-up ones may repeat a long
         // dictionary value: reserved up to RESERVE_AHEAD, grown if they are real.)
         let this_page = match dictionary_encoded {
