@@ -245,6 +245,40 @@ def test_metrics_are_summed_over_tasks(spark: Any, dataset: Path) -> None:
     assert not metrics.read_on_driver
 
 
+def test_data_source_metrics_travel_in_band(spark: Any, dataset: Path) -> None:
+    where = "id BETWEEN 100 AND 199"
+    source = spark.read.format("pqsift").option("columns", "id,note").option("targetTaskBytes", 1).option("metrics", True)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = metrics.observe(source.option("filter", where).load(str(dataset)))
+    assert df.columns == ["id", "note"]  # the counts column does not show
+    assert metrics.value["rows_out"] == 0 and metrics.value["tasks"] == 0  # no action yet: nothing, no wait
+    rows = df.count()
+    value = metrics.value
+    assert_tasks_read_ids_100_to_199(value, rows)  # planning counts too: they come with the first task
+    assert value["row_groups_read"] == 3 and value["files_skipped"] == []
+    assert metrics.explain  # the driver's explain, from the planning worker
+    # The counts pqsift.spark.read gives for the same scan.
+    read = pqsift.spark.ScanMetrics(spark)
+    assert pqsift.spark.read(spark, dataset, ["id", "note"], where, metrics=read, target_task_bytes=1, driver_read_bytes=0).count() == rows
+
+    def comparable(counts: dict[str, Any]) -> dict[str, Any]:  # cache counts depend on what a worker read before
+        return {name: count for name, count in counts.items() if not name.startswith("cache_")}
+
+    assert comparable(value) == comparable(read.value)
+    # A filter Spark pushes and pqsift takes whole leaves the count rows alone.
+    pushed = pqsift.spark.ScanMetrics(spark)
+    assert pushed.observe(source.load(str(dataset)).filter(where)).count() == rows
+    assert comparable(pushed.value) == comparable(value)
+    # Every file pruned: no row read, the planning counts still come (with an empty task).
+    pruned = pqsift.spark.ScanMetrics(spark)
+    assert pruned.observe(source.option("filter", "id < 0").load(str(dataset))).count() == 0
+    assert pruned.value["files_total"] == 3 and pruned.value["tasks"] == 0 and pruned.value["rows_out"] == 0
+    with pytest.raises(ValueError, match="option\\('metrics', True\\)"):
+        metrics.observe(spark.read.format("pqsift").load(str(dataset)))
+    with pytest.raises(Exception, match="does not go with a schema"):
+        spark.read.format("pqsift").schema("id bigint").option("metrics", True).load(str(dataset)).collect()
+
+
 def _physical_plan(df: Any) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 

@@ -151,6 +151,24 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
         pqsift.spark.reader(["id"], metrics=metrics)
 
 
+def test_data_source_metrics_travel_as_in_classic(connect: Any, spark: Any, dataset: Path) -> None:
+    where = "id BETWEEN 100 AND 199"
+
+    def observed(session: Any) -> tuple[int, dict[str, Any]]:
+        metrics = pqsift.spark.ScanMetrics(session)
+        source = session.read.format("pqsift").option("columns", "id,note").option("targetTaskBytes", 1).option("metrics", True)
+        df = metrics.observe(source.load(str(dataset)).filter(where))
+        assert df.columns == ["id", "note"]
+        assert metrics.value["tasks"] == 0  # no action yet
+        rows = df.count()
+        return rows, {name: count for name, count in metrics.value.items() if not name.startswith("cache_")}
+
+    rows, value = observed(connect)
+    assert_tasks_read_ids_100_to_199(value, rows)
+    assert value["row_groups_read"] == 3
+    assert (rows, value) == observed(spark)
+
+
 def test_relative_paths_resolve_where_they_were_typed(connect: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     where = "kind = 'refund' AND small > 50"
     columns = ["id", "small", "kind", "note"]

@@ -252,6 +252,11 @@ class ScanMetrics:
     pays it. The planning counts are known on the client in both modes, and so are the
     reading counts of a small result :func:`read` read on the driver (``read_on_driver``
     is then True and ``tasks`` 0).
+
+    The data source (:func:`register`) plans in a Python worker and reads in others, so all
+    its counts travel in-band: read it with the option ``metrics`` and pass the DataFrame
+    through :meth:`observe`, in either mode. (A classic session's observation keeps the
+    first action's counts; Spark Connect's, the latest's.)
     """
 
     def __init__(self, spark: SparkSession) -> None:
@@ -265,26 +270,56 @@ class ScanMetrics:
         self.read_on_driver = False
         self.explain = ""
 
+    def observe(self, frame: DataFrame) -> DataFrame:
+        """``frame`` — the ``"pqsift"`` data source read with the option ``metrics`` —
+        without its counts column and rows, its counts collected here::
+
+            metrics = pqsift.spark.ScanMetrics(spark)
+            df = metrics.observe(spark.read.format("pqsift").option("metrics", True).load(path))
+            df.filter("amount > 900").count(); metrics.value
+        """
+        if METRICS_COLUMN not in frame.columns:
+            raise ValueError(f"ScanMetrics.observe: the DataFrame has no {METRICS_COLUMN} column; read the pqsift data source with .option('metrics', True)")
+        return self._observe(frame)
+
     def _observe(self, frame: DataFrame) -> DataFrame:
-        """Connect: ``frame`` (the reader's output with :data:`METRICS_COLUMN`) observed —
-        the tasks' count rows collected — and without those rows and that column."""
-        from pyspark.sql.connect import functions
-        from pyspark.sql.connect.observation import Observation
+        """``frame`` (the reader's output with :data:`METRICS_COLUMN`) observed — the tasks'
+        count rows collected — and without those rows and that column."""
+        if self.connect:
+            from pyspark.sql.connect import functions
+            from pyspark.sql.connect.observation import Observation
+        else:
+            from pyspark.sql import Observation, functions  # type: ignore[assignment]
 
         observation = Observation()
         self._observations.append(observation)
         observed = frame.observe(observation, functions.collect_list(functions.col(METRICS_COLUMN)).alias("tasks"))
         return observed.filter(functions.col(METRICS_COLUMN).isNull()).drop(METRICS_COLUMN)
 
+    def _observed(self) -> Iterable[dict[str, Any]]:
+        """Each count row the observations hold (none before their DataFrame's first
+        action: a classic observation would wait for it)."""
+        for observation in self._observations:
+            if self.connect:
+                if getattr(observation, "_result", None) is None:
+                    continue
+            elif observation._jo is None or not observation._jo.future().isCompleted():
+                continue
+            for text in observation.get.get("tasks") or []:
+                yield json.loads(text)
+
     def _reading(self) -> dict[str, Any]:
-        """The tasks' counts (and the driver's, for a small result read there), summed."""
+        """The tasks' counts (and the driver's, for a small result read there), summed; a
+        data source's planning counts (see :meth:`observe`) taken out of them."""
         totals: dict[str, Any] = {}
         _MetricsParam().addInPlace(totals, self._driver_reading)
         if self.accumulator is not None:
-            return _MetricsParam().addInPlace(totals, dict(self.accumulator.value))
-        for observation in self._observations:
-            for text in observation.get.get("tasks") or []:
-                _MetricsParam().addInPlace(totals, json.loads(text))
+            _MetricsParam().addInPlace(totals, dict(self.accumulator.value))
+        for counts in self._observed():
+            planning = counts.pop("planning", None)
+            if planning is not None:
+                self.planning, self.tasks, self.explain = planning["metrics"], planning["tasks"], planning["explain"]
+            _MetricsParam().addInPlace(totals, counts)
         return totals
 
     @property
@@ -561,8 +596,9 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     session's (``spark.sql.session.timeZone``, ``spark.sql.parquet.fieldId.read.*``) at
     registration. A user-given schema (``.schema("a int, b string")``) is the schema every
     file is read into, by Spark's rules (as ``schema=`` of :func:`pqsift.scan`; fields with
-    a ``parquet.field.id`` found by it when field ids are matched). Scan metrics are not
-    collected on this path (use :func:`read` with :class:`ScanMetrics` for them).
+    a ``parquet.field.id`` found by it when field ids are matched). With the option
+    ``metrics``, pass the DataFrame through :meth:`ScanMetrics.observe` to collect the
+    scan's counts (the option adds a column only ``observe`` removes).
 
     A relative path given to ``load`` (or option ``basePath``) is resolved against this
     process's working directory at registration: the source's methods run in Spark's Python

@@ -5,6 +5,12 @@ the executors' workers; both use the same planning and reader as :func:`pqsift.s
 ``pushFilters`` turns Spark's pushed filters into pqsift's Spark SQL: a filter pqsift
 translates is evaluated exactly (late materialization, Spark's semantics) and removed from
 Spark's plan; every other filter is returned to Spark, which then evaluates it.
+
+Spark 4.3 gives Python data sources no metrics of their own; with the option ``metrics``,
+the source's schema ends with the string column :data:`~pqsift.spark.reader.METRICS_COLUMN`
+and each task ends with one row of its counts there (the first task also carries the
+planning counts), which :meth:`pqsift.spark.ScanMetrics.observe` collects
+(``DataFrame.observe``: classic and Spark Connect alike) and filters out.
 """
 
 from __future__ import annotations
@@ -36,12 +42,12 @@ from pyspark.sql.datasource import (
     StringEndsWith,
     StringStartsWith,
 )
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from pqsift.expr import _datetime_text, _quote_identifier, lit
 from pqsift.scan import _OPTIONS, _READ_OPTIONS
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, absolute_path, absolute_source, plan_tasks
-from pqsift.spark.reader import read_pieces
+from pqsift.spark.reader import METRICS_COLUMN, read_pieces
 
 __all__ = ["data_source_class", "filter_to_sql"]
 
@@ -66,6 +72,8 @@ def filter_to_sql(pushed: Filter) -> str | None:
     >>> filter_to_sql(StringStartsWith(("name",), "50%"))   # exact: no LIKE wildcard to escape
     "startswith(`name`, '50%')"
     """
+    if METRICS_COLUMN in getattr(pushed, "attribute", ()):
+        return None  # the counts column (option `metrics`) is not in the files
     column = ".".join(_quote_identifier(part) for part in pushed.attribute) if hasattr(pushed, "attribute") else ""
     if isinstance(pushed, Not):
         inner = filter_to_sql(pushed.child)
@@ -126,7 +134,7 @@ _ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
 _PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output", "partition_values", "declared_schema", "deletion_vector")
 
 # Options the data source reads itself, besides those of pqsift.scan.
-_OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes")
+_OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes", "metrics")
 
 
 # Prefix of options passed to the object store one by one: ``storage.aws_endpoint``.
@@ -202,9 +210,10 @@ def _bool(key: str, text: str) -> bool:
 
 
 class _TaskPartition(InputPartition):  # type: ignore[misc]
-    """One planned task: ``value`` is ``(partition_schema, table, pieces)``, the pieces
-    ``(path, row_groups, partition_values, deletion_vector)`` and ``table`` a
-    :class:`~pqsift.spark.planning.TableContext`."""
+    """One planned task: ``value`` is ``(partition_schema, table, pieces, planning)``, the
+    pieces ``(path, row_groups, partition_values, deletion_vector)``, ``table`` a
+    :class:`~pqsift.spark.planning.TableContext` and ``planning`` the driver's counts, for
+    the first task of a read with the option ``metrics`` (else ``None``)."""
 
 
 class PqsiftReader(DataSourceReader):  # type: ignore[misc]
@@ -217,9 +226,14 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
         self.filters = [settings["filter"]] if settings.get("filter") else []
         self.ignore_corrupt_files = _bool("ignore_corrupt_files", settings.get("ignore_corrupt_files", "false"))
         self.target_task_bytes = int(settings.get("target_task_bytes", DEFAULT_TARGET_TASK_BYTES))
+        self.metrics = _metrics_wanted(settings)
+        if self.metrics and user_schema:
+            raise ValueError(f"pqsift data source: option 'metrics' adds the column {METRICS_COLUMN} to the source's schema; it does not go with a schema given by .schema(...)")
         self.options = _options_of(settings)
         self.schema = schema
         self.cast_to = pa_schema(schema) if user_schema else None
+        # With `metrics`: the output's Arrow schema without the counts column.
+        self.data_schema = pa_schema(StructType(schema.fields[:-1])) if self.metrics else None
         if user_schema:
             # Spark's `.schema(...)`: every file is read into it by Spark's rules (missing
             # columns null, Spark's widenings, SchemaMismatchError otherwise; fields with a
@@ -233,11 +247,18 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
     def partitions(self) -> list[InputPartition]:
         pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
         plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
-        return [_TaskPartition((plan.partition_schema, plan.table, task.to_rows())) for task in plan.tasks]
+        tasks = [task.to_rows() for task in plan.tasks]
+        planning = None
+        if self.metrics:
+            # The driver's counts travel with the first task (a task with nothing to read
+            # when every file was pruned).
+            planning = {"metrics": dict(plan.metrics), "tasks": len(tasks), "explain": plan.explain}
+            tasks = tasks or [[]]
+        return [_TaskPartition((plan.partition_schema, plan.table, rows, planning if i == 0 else None)) for i, rows in enumerate(tasks)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = {"threads": 1, **self.options}
-        partition_schema, table, pieces = partition.value
+        partition_schema, table, pieces, planning = partition.value
         batches = read_pieces(
             pieces,
             self.columns,
@@ -245,6 +266,8 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
             partition_schema=partition_schema,
             table=table,
             ignore_corrupt_files=self.ignore_corrupt_files,
+            metrics_schema=self.data_schema,
+            planning=planning,
             **options,
         )
         for batch in batches:
@@ -263,6 +286,10 @@ class PushdownReader(PqsiftReader):
                 yield pushed
             else:
                 self.filters.append(text)
+
+
+def _metrics_wanted(settings: dict[str, str]) -> bool:
+    return _bool("metrics", settings.get("metrics", "false"))
 
 
 def _path_of(settings: dict[str, str]) -> str | list[str]:
@@ -347,7 +374,10 @@ def data_source_class(
             options = _options_of(settings)
             table_options = {k: v for k, v in options.items() if k in _TABLE_OPTIONS}
             table_options.setdefault("session_time_zone", session_time_zone)
-            return schema(_path_of(settings), columns, **table_options)
+            table_schema = schema(_path_of(settings), columns, **table_options)
+            if _metrics_wanted(settings):
+                table_schema = StructType([*table_schema.fields, StructField(METRICS_COLUMN, StringType(), True)])
+            return table_schema
 
         def reader(self, schema: StructType) -> DataSourceReader:
             user_schema = "columns" not in _settings(self.options) and schema != self.schema()

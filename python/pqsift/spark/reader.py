@@ -154,15 +154,19 @@ def read_pieces(
     ignore_corrupt_files: bool = False,
     threads: int = 1,
     report: Callable[[dict[str, Any]], None] | None = None,
+    metrics_schema: pa.Schema | None = None,
+    planning: dict[str, Any] | None = None,
     **options: Any,
 ) -> Iterator[pa.RecordBatch]:
     """Reads planned ``(path, row_groups, partition_values, deletion_vector)`` pieces as
     :func:`reader` reads task rows (the data source's ``read``, which gets its pieces as
     Python values, not as a DataFrame, and the driver's read of a small result).
     ``report`` is given the reading counts (:data:`READ_METRICS`, ``files_skipped``) when
-    the read ends or is abandoned."""
+    the read ends or is abandoned; with ``metrics_schema`` they come in-band instead, as
+    :func:`planned_reader` sends them, with ``planning`` (the driver's counts, sent by one
+    task) under the key ``"planning"``."""
     options = {**options, "partition_schema": partition_schema or [], "table": table or TableContext()}
-    read_rows = _row_reader(columns, filter, ignore_corrupt_files, report, threads, options)
+    read_rows = _row_reader(columns, filter, ignore_corrupt_files, report, threads, options, metrics_schema, planning)
     return read_rows(_piece_row(piece) for piece in pieces)
 
 
@@ -182,10 +186,11 @@ def _row_reader(
     threads: int,
     options: dict[str, Any],
     metrics_schema: pa.Schema | None = None,
+    planning: dict[str, Any] | None = None,
 ) -> Callable[[Iterable[dict[str, Any]]], Iterator[pa.RecordBatch]]:
     """Reads task rows (``path`` and optionally ``row_groups`` or a byte range), handing
     what each task read to ``report`` (an accumulator's ``add``) when it ends (or, with
-    ``metrics_schema``, sending it in-band: see :func:`planned_reader`)."""
+    ``metrics_schema``, sending it in-band, ``planning`` too: see :func:`planned_reader`)."""
     settings = {**options, "threads": threads, "spark_output": True}
     partition_schema = settings.pop("partition_schema", None) or []
     table = settings.pop("table", None) or TableContext()
@@ -208,7 +213,7 @@ def _row_reader(
         if metrics_schema is not None:
             # Only a task that read all its rows: a failed one fails the job, and one whose
             # consumer stopped early (a LIMIT) is not asked for more output.
-            yield _metrics_row(metrics_schema, totals)
+            yield _metrics_row(metrics_schema, totals if planning is None else {**totals, "planning": planning})
 
     return read_rows
 
