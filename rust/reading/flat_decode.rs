@@ -716,8 +716,9 @@ impl<T: Native> Sink for Output<T> {
             // Every row of the page: its stored values decoded in one pass, then spread over
             // the null rows (if any).
             true => self.whole_page(values, valid, page.rows, stored, dictionary.as_deref()),
-            // Some rows: each selected row's value read where it lies.
-            false => self.selected_rows(values, valid, stored, selected, dictionary.as_deref()),
+            // Some rows: each selected row's value read where it lies (indices: unpacked
+            // in one pass first when the selection is dense).
+            false => self.selected_rows(values, valid, stored, selected, dense_selection(count, stored), dictionary.as_deref()),
         };
         self.dictionary = dictionary;
         result.map(|()| true)
@@ -792,13 +793,15 @@ impl<T: Native> Output<T> {
     }
 
     /// Appends the `selected` rows of a page (validity `valid`, `stored` values `values`:
-    /// PLAIN, or indices into `dictionary`), each value read where it lies.
+    /// PLAIN, or indices into `dictionary`), each value read where it lies — or, with
+    /// `dense`, the indices unpacked in one pass first.
     fn selected_rows(
         &mut self,
         values: &[u8],
         valid: Option<&BooleanBuffer>,
         stored: usize,
         selected: &BooleanBuffer,
+        dense: bool,
         dictionary: Option<&[T]>,
     ) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
@@ -806,6 +809,17 @@ impl<T: Native> Output<T> {
         };
         if stored == 0 {
             return self.pick(valid, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())));
+        }
+        if dense {
+            let mut indices = std::mem::take(&mut self.indices);
+            // Every index checked against the dictionary's length once decoded.
+            let result = decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| {
+                self.pick(valid, selected, |i| {
+                    indices.get(i).map(|&k| dictionary[k as usize]).ok_or_else(|| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}")))
+                })
+            });
+            self.indices = indices;
+            return result;
         }
         let mut cursor = indices_cursor(values)?;
         self.pick(valid, selected, |i| {
@@ -827,6 +841,14 @@ fn decode_indices(values: &[u8], stored: usize, dictionary_len: usize, indices: 
         true => Err(outside(indices.iter().copied().max().unwrap_or(0), dictionary_len)),
         false => Ok(()),
     }
+}
+
+/// Whether `selected` rows of a page of `stored` values are enough to unpack all its
+/// dictionary indices in one pass (under a nanosecond each, eight at a time) rather than
+/// read each selected one where it lies (a cursor: a few nanoseconds each). At ~25% of the
+/// rows selected the cursor took ~10% of a read's CPU.
+fn dense_selection(selected: usize, stored: usize) -> bool {
+    selected.saturating_mul(8) >= stored
 }
 
 /// A cursor over a page's dictionary indices (`values`: the bit width, then the RLE runs).
@@ -1028,7 +1050,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
     }
 
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
-    /// row is wanted, the indices are decoded in one pass).
+    /// row, or enough of them, is wanted: the indices are decoded in one pass).
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
         let dictionary = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
         let result = self.look_up(values, stored, whole, &dictionary);
@@ -1141,7 +1163,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         self.rows_left = self.rows_left.saturating_sub(count);
         match dictionary_encoded {
             false => self.plain(&mut page.values, stored),
-            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows),
+            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows || dense_selection(with_values, stored)),
         }
     }
 }
