@@ -610,21 +610,35 @@ impl<T: Native> Output<T> {
     }
 
     /// Appends the `selected` rows of `page`, the `i`-th stored (non-null) value being
-    /// `value(i)`, asked for in ascending order.
-    fn pick(
-        &mut self,
-        valid: Option<&BooleanBuffer>,
-        selected: &BooleanBuffer,
-        mut value: impl FnMut(usize) -> Result<T, DecodeError>,
-    ) -> Result<(), DecodeError> {
+    /// `value(i)`, asked for in ascending order; `Err(i)` when `value(i)` is `None` (the
+    /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
+    /// with the error's text is returned through memory, once per row.
+    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
         let Some(valid) = valid else {
+            let count = selected.count_set_bits();
             if let Some(validity) = &mut self.validity {
-                validity.append_n(selected.count_set_bits(), true);
+                validity.append_n(count, true);
             }
-            for row in selected.set_indices() {
-                self.values.push(value(row)?);
+            // Written straight into the reserved output, without a capacity check a row.
+            let start = self.values.len();
+            self.values.reserve(count);
+            let mut written = 0;
+            let mut missing = None;
+            for (slot, row) in self.values.spare_capacity_mut()[..count].iter_mut().zip(selected.set_indices()) {
+                match value(row) {
+                    Some(v) => {
+                        slot.write(v);
+                        written += 1;
+                    }
+                    None => {
+                        missing = Some(row);
+                        break;
+                    }
+                }
             }
-            return Ok(());
+            // SAFETY: the first `written` slots past `start` were written above.
+            unsafe { self.values.set_len(start + written) };
+            return missing.map_or(Ok(()), Err);
         };
         let validity = self.validity.as_mut().expect("levels only for an optional column");
         let rank = Rank::new(valid);
@@ -632,7 +646,7 @@ impl<T: Native> Output<T> {
             let stored = rank.stored_index(row);
             validity.append(stored.is_some());
             self.values.push(match stored {
-                Some(i) => value(i)?,
+                Some(i) => value(i).ok_or(i)?,
                 None => T::default(),
             });
         }
@@ -804,28 +818,35 @@ impl<T: Native> Output<T> {
         dense: bool,
         dictionary: Option<&[T]>,
     ) -> Result<(), DecodeError> {
+        let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
         let Some(dictionary) = dictionary else {
-            return self.pick(valid, selected, |i| Ok(T::from_le(&values[i * T::WIDTH..(i + 1) * T::WIDTH])));
+            let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
+            return self.pick(valid, selected, value).map_err(past_the_end);
         };
         if stored == 0 {
-            return self.pick(valid, selected, |_| Err(DecodeError::Corrupt("a null page asked for a value".into())));
+            return self.pick(valid, selected, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
         }
         if dense {
             let mut indices = std::mem::take(&mut self.indices);
             // Every index checked against the dictionary's length once decoded.
-            let result = decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| {
-                self.pick(valid, selected, |i| {
-                    indices.get(i).map(|&k| dictionary[k as usize]).ok_or_else(|| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}")))
-                })
-            });
+            let result = decode_indices(values, stored, dictionary.len(), &mut indices)
+                .and_then(|()| self.pick(valid, selected, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end));
             self.indices = indices;
             return result;
         }
         let mut cursor = indices_cursor(values)?;
-        self.pick(valid, selected, |i| {
-            let k = cursor.get(i).map_err(indices_error)?;
-            dictionary.get(k as usize).copied().ok_or_else(|| outside(k, dictionary.len()))
-        })
+        let mut failure = None;
+        let picked = self.pick(valid, selected, |i| match cursor.get(i) {
+            Ok(k) => dictionary.get(k as usize).copied().or_else(|| {
+                failure = Some(outside(k, dictionary.len()));
+                None
+            }),
+            Err(e) => {
+                failure = Some(indices_error(e));
+                None
+            }
+        });
+        picked.map_err(|i| failure.unwrap_or_else(|| past_the_end(i)))
     }
 }
 
