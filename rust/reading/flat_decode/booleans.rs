@@ -1,0 +1,55 @@
+//! The sink of booleans: PLAIN bit-packed values appended a selected run at a time.
+
+use super::*;
+
+/// Booleans: values and, for an optional column, validity, as bitmaps.
+pub(super) struct BitOutput {
+    values: BooleanBufferBuilder,
+    validity: Option<BooleanBufferBuilder>,
+}
+
+impl BitOutput {
+    pub(super) fn new(selected: usize, nullable: bool) -> Self {
+        let reserve = selected.min(MAX_RESERVED_VALUES);
+        Self { values: BooleanBufferBuilder::new(reserve), validity: nullable.then(|| BooleanBufferBuilder::new(reserve)) }
+    }
+
+    pub(super) fn finish(mut self) -> ArrayRef {
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        Arc::new(BooleanArray::new(self.values.finish(), nulls))
+    }
+}
+
+impl Sink for BitOutput {
+    fn dictionary(&mut self, _values: &[u8], _count: usize) -> Result<bool, DecodeError> {
+        Ok(false)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        if page.encoding != Encoding::PLAIN {
+            return Ok(false);
+        }
+        let stored = page.non_null();
+        let bits = page.values.prefix(stored.div_ceil(8))?;
+        if bits.len().saturating_mul(8) < stored {
+            return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} booleans", bits.len())));
+        }
+        let Some(valid) = &page.valid else {
+            if let Some(validity) = &mut self.validity {
+                validity.append_n(selected.count_set_bits(), true);
+            }
+            for (start, end) in selected.set_slices() {
+                self.values.append_packed_range(start..end, bits);
+            }
+            return Ok(true);
+        };
+        let validity = self.validity.as_mut().expect("levels only for an optional column");
+        let rank = Rank::new(valid);
+        for row in selected.set_indices() {
+            let stored = rank.stored_index(row);
+            validity.append(stored.is_some());
+            self.values.append(stored.is_some_and(|i| bits[i / 8] >> (i % 8) & 1 == 1));
+        }
+        Ok(true)
+    }
+}

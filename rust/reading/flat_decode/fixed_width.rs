@@ -1,0 +1,312 @@
+//! The sink of fixed-width values (integers, floats, dictionary keys): PLAIN values
+//! copied out of the page, dictionary indices unpacked or read where a selected row's
+//! lies, and looked up.
+
+use super::*;
+
+/// A fixed-width value, read from its little-endian bytes.
+pub(super) trait Native: Copy + Default + arrow::datatypes::ArrowNativeType {
+    const WIDTH: usize;
+    fn from_le(bytes: &[u8]) -> Self;
+}
+
+impl Native for u32 {
+    const WIDTH: usize = 4;
+    fn from_le(bytes: &[u8]) -> Self {
+        u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
+    }
+}
+
+impl Native for u64 {
+    const WIDTH: usize = 8;
+    fn from_le(bytes: &[u8]) -> Self {
+        u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+    }
+}
+
+/// Fixed-width values (their bits) and, for an optional column, their validity.
+pub(super) struct Output<T> {
+    values: Vec<T>,
+    validity: Option<BooleanBufferBuilder>,
+    dictionary: Option<Vec<T>>,
+    /// A page's dictionary indices, reused from page to page.
+    indices: Vec<u32>,
+    /// A page's stored values before they are spread over its null rows, reused.
+    scratch: Vec<T>,
+}
+
+impl<T: Native> Output<T> {
+    pub(super) fn new(selected: usize, nullable: bool) -> Self {
+        let reserve = selected.min(MAX_RESERVED_VALUES);
+        Self {
+            values: Vec::with_capacity(reserve),
+            validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
+            dictionary: None,
+            indices: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
+        let len = self.values.len();
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        let data = ArrayData::builder(arrow_type.clone())
+            .len(len)
+            .add_buffer(Buffer::from_vec(self.values))
+            .nulls(nulls)
+            .build()
+            .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+        Ok(make_array(data))
+    }
+
+    /// Appends the `selected` rows of `page`, the `i`-th stored (non-null) value being
+    /// `value(i)`, asked for in ascending order; `Err(i)` when `value(i)` is `None` (the
+    /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
+    /// with the error's text is returned through memory, once per row.
+    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
+        let Some(valid) = valid else {
+            let count = selected.count_set_bits();
+            if let Some(validity) = &mut self.validity {
+                validity.append_n(count, true);
+            }
+            // Written straight into the reserved output, without a capacity check a row.
+            let start = self.values.len();
+            self.values.reserve(count);
+            let mut written = 0;
+            let mut missing = None;
+            for (slot, row) in self.values.spare_capacity_mut()[..count].iter_mut().zip(selected.set_indices()) {
+                match value(row) {
+                    Some(v) => {
+                        slot.write(v);
+                        written += 1;
+                    }
+                    None => {
+                        missing = Some(row);
+                        break;
+                    }
+                }
+            }
+            // SAFETY: the first `written` slots past `start` were written above.
+            unsafe { self.values.set_len(start + written) };
+            return missing.map_or(Ok(()), Err);
+        };
+        let validity = self.validity.as_mut().expect("levels only for an optional column");
+        let rank = Rank::new(valid);
+        for row in selected.set_indices() {
+            let stored = rank.stored_index(row);
+            validity.append(stored.is_some());
+            self.values.push(match stored {
+                Some(i) => value(i).ok_or(i)?,
+                None => T::default(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<T: Native> Sink for Output<T> {
+    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
+        if values.len() / T::WIDTH < count {
+            return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
+        }
+        self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::from_le).collect());
+        Ok(true)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        let stored = page.non_null();
+        let count = selected.count_set_bits();
+        self.values.reserve(count);
+        if let Some(validity) = &mut self.validity {
+            validity.reserve(count);
+        }
+        let whole = count == page.rows;
+        let dictionary = match page.encoding {
+            Encoding::PLAIN => None,
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(
+                self.dictionary
+                    .take()
+                    .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?,
+            ),
+            _ => return Ok(false),
+        };
+        // A PLAIN page is needed up to its last selected value; indices, whole.
+        let needed = match &dictionary {
+            // (Searched from the end: a bit at a time, but the last row is usually near.)
+            None if !whole => selected.iter().rposition(|bit| bit).map_or(0, |last| page.stored_before(last + 1)),
+            None => stored,
+            Some(_) => usize::MAX / T::WIDTH,
+        };
+        let values = page.values.prefix(needed * T::WIDTH)?;
+        if dictionary.is_none() && values.len() / T::WIDTH < needed {
+            return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", values.len())));
+        }
+        let valid = page.valid.as_ref();
+        let result = match whole {
+            // Every row of the page: its stored values decoded in one pass, then spread over
+            // the null rows (if any).
+            true => self.whole_page(values, valid, page.rows, stored, dictionary.as_deref()),
+            // Some rows: each selected row's value read where it lies (indices: unpacked
+            // in one pass first when the selection is dense).
+            false => self.selected_rows(values, valid, stored, selected, dense_selection(count, stored), dictionary.as_deref()),
+        };
+        self.dictionary = dictionary;
+        result.map(|()| true)
+    }
+}
+
+impl<T: Native> Output<T> {
+    /// Appends every row of a page of `rows` rows whose validity is `valid` and whose
+    /// `stored` values are `values` (PLAIN, or indices into `dictionary`).
+    fn whole_page(
+        &mut self,
+        values: &[u8],
+        valid: Option<&BooleanBuffer>,
+        rows: usize,
+        stored: usize,
+        dictionary: Option<&[T]>,
+    ) -> Result<(), DecodeError> {
+        // Without nulls the values go straight to the output; with them, to a scratch
+        // buffer first.
+        let mut dense = match valid {
+            None => std::mem::take(&mut self.values),
+            Some(_) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                scratch
+            }
+        };
+        let decoded = self.dense_values(values, stored, dictionary, &mut dense);
+        let Some(valid) = valid else {
+            self.values = dense;
+            decoded?;
+            if let Some(validity) = &mut self.validity {
+                validity.append_n(rows, true);
+            }
+            return Ok(());
+        };
+        decoded?;
+        // Each row takes the next stored value and moves on by its validity bit, without a
+        // branch: a null row's slot holds a neighbour's value (any value is allowed under
+        // a null), and the one past the last is a default.
+        dense.push(T::default());
+        let start = self.values.len();
+        self.values.resize(start + rows, T::default());
+        let out = &mut self.values[start..];
+        let chunks = valid.bit_chunks();
+        let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
+        let mut next = 0;
+        for (rows, word) in out.chunks_mut(64).zip(words) {
+            for (bit, slot) in rows.iter_mut().enumerate() {
+                *slot = dense[next];
+                next += (word >> bit & 1) as usize;
+            }
+        }
+        self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
+        self.scratch = dense;
+        Ok(())
+    }
+
+    /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
+    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
+        let Some(dictionary) = dictionary else {
+            out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
+            return Ok(());
+        };
+        let mut indices = std::mem::take(&mut self.indices);
+        let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
+        if decoded.is_ok() {
+            out.extend(indices.iter().map(|&k| dictionary[k as usize]));
+        }
+        self.indices = indices;
+        decoded
+    }
+
+    /// Appends the `selected` rows of a page (validity `valid`, `stored` values `values`:
+    /// PLAIN, or indices into `dictionary`), each value read where it lies — or, with
+    /// `dense`, the indices unpacked in one pass first.
+    fn selected_rows(
+        &mut self,
+        values: &[u8],
+        valid: Option<&BooleanBuffer>,
+        stored: usize,
+        selected: &BooleanBuffer,
+        dense: bool,
+        dictionary: Option<&[T]>,
+    ) -> Result<(), DecodeError> {
+        let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
+        let Some(dictionary) = dictionary else {
+            let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
+            return self.pick(valid, selected, value).map_err(past_the_end);
+        };
+        if stored == 0 {
+            return self.pick(valid, selected, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
+        }
+        if dense {
+            let mut indices = std::mem::take(&mut self.indices);
+            // Every index checked against the dictionary's length once decoded.
+            let result = decode_indices(values, stored, dictionary.len(), &mut indices)
+                .and_then(|()| self.pick(valid, selected, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end));
+            self.indices = indices;
+            return result;
+        }
+        let mut cursor = indices_cursor(values)?;
+        let mut failure = None;
+        let picked = self.pick(valid, selected, |i| match cursor.get(i) {
+            Ok(k) => dictionary.get(k as usize).copied().or_else(|| {
+                failure = Some(outside(k, dictionary.len()));
+                None
+            }),
+            Err(e) => {
+                failure = Some(indices_error(e));
+                None
+            }
+        });
+        picked.map_err(|i| failure.unwrap_or_else(|| past_the_end(i)))
+    }
+}
+
+/// Dictionary keys of the selected rows, and the chunk's dictionary.
+pub(super) struct KeysOutput {
+    /// The keys, looked up in the identity dictionary `0..n` (which checks them).
+    keys: Output<u32>,
+    values: Option<ArrayRef>,
+    value_type: DataType,
+}
+
+impl KeysOutput {
+    pub(super) fn new(selected: usize, nullable: bool, value_type: &DataType) -> Self {
+        Self { keys: Output::new(selected, nullable), values: None, value_type: value_type.clone() }
+    }
+
+    pub(super) fn finish(self) -> Result<ArrayRef, DecodeError> {
+        let keys = self.keys.finish(&DataType::Int32)?;
+        let keys = keys.as_any().downcast_ref::<Int32Array>().expect("Int32 keys").clone();
+        let values = self.values.unwrap_or_else(|| new_empty_array(&self.value_type));
+        let dictionary = DictionaryArray::<Int32Type>::try_new(keys, values).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+        Ok(Arc::new(dictionary))
+    }
+}
+
+impl Sink for KeysOutput {
+    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
+        let values = match self.value_type {
+            DataType::Utf8 => byte_arrays::<i32>(values, count, true),
+            DataType::LargeUtf8 => byte_arrays::<i64>(values, count, true),
+            DataType::Binary => byte_arrays::<i32>(values, count, false),
+            _ => byte_arrays::<i64>(values, count, false),
+        };
+        let Some(values) = values? else { return Ok(false) };
+        let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
+        self.values = Some(values);
+        self.keys.dictionary = Some((0..count).collect());
+        Ok(true)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        match page.encoding {
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => self.keys.page(page, selected),
+            _ => Ok(false),
+        }
+    }
+}

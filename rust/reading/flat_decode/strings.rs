@@ -1,0 +1,264 @@
+//! The sink of strings and binaries: PLAIN pages walked by length up to the last
+//! selected value, dictionary pages looked up, one output buffer for the selection.
+
+use super::*;
+
+/// The `count` PLAIN byte arrays (each a 4-byte little-endian length, then the bytes) of a
+/// dictionary page, as a string array (UTF-8 checked) or a binary one. `None`: more bytes
+/// than `O` offsets reach (the crate decides what to do with them).
+pub(super) fn byte_arrays<O: OffsetSizeTrait>(page: &[u8], count: usize, utf8: bool) -> Result<Option<ArrayRef>, DecodeError> {
+    let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
+    if page.len() / 4 < count {
+        return Err(ends());
+    }
+    let mut offsets: Vec<O> = Vec::with_capacity(count + 1);
+    offsets.push(O::zero());
+    let mut values = Vec::with_capacity(page.len() - 4 * count);
+    let mut at = 0;
+    for _ in 0..count {
+        let length = page.get(at..at + 4).ok_or_else(ends)?;
+        let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+        let value = page.get(at + 4..at + 4 + length).ok_or_else(ends)?;
+        values.extend_from_slice(value);
+        let Some(end) = O::from_usize(values.len()) else { return Ok(None) };
+        offsets.push(end);
+        at += 4 + length;
+    }
+    // Offsets only grow: checked above, one value at a time.
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let values = Buffer::from_vec(values);
+    let array: ArrayRef = match utf8 {
+        true => Arc::new(
+            GenericStringArray::<O>::try_new(offsets, values, None)
+                .map_err(|e| DecodeError::Corrupt(format!("a dictionary value is not UTF-8: {e}")))?,
+        ),
+        false => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, None).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+    };
+    Ok(Some(array))
+}
+
+/// Strings or binaries: the selected rows' values copied into one buffer, from PLAIN
+/// pages (a value's bytes follow its 4-byte length: the page is walked up to the last
+/// selected value, and no further) or looked up in the chunk's dictionary.
+pub(super) struct BytesOutput<O> {
+    offsets: Vec<O>,
+    values: Vec<u8>,
+    validity: Option<BooleanBufferBuilder>,
+    /// The dictionary page's values (UTF-8 is checked on the output).
+    dictionary: Option<arrow::array::LargeBinaryArray>,
+    /// A page's dictionary indices, reused from page to page.
+    indices: Vec<u32>,
+    /// A page's selected rows: the stored index of each one's value, or [`NULL_ROW`].
+    wanted: Vec<u32>,
+    /// Selected rows not yet appended.
+    rows_left: usize,
+    arrow_type: DataType,
+}
+
+/// A selected row without a value.
+pub(super) const NULL_ROW: u32 = u32::MAX;
+
+/// The most string bytes reserved beyond the page at hand, for the rows still to come.
+pub(super) const RESERVE_AHEAD: usize = 64 << 20;
+
+impl<O: OffsetSizeTrait> BytesOutput<O> {
+    pub(super) fn new(selected: usize, nullable: bool, arrow_type: &DataType) -> Self {
+        let reserve = selected.min(MAX_RESERVED_VALUES);
+        let mut offsets = Vec::with_capacity(reserve + 1);
+        offsets.push(O::zero());
+        Self {
+            offsets,
+            values: Vec::new(),
+            validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
+            dictionary: None,
+            indices: Vec::new(),
+            wanted: Vec::new(),
+            rows_left: selected,
+            arrow_type: arrow_type.clone(),
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Result<ArrayRef, DecodeError> {
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        self.values.shrink_to_fit();
+        // Offsets only grow: each is the values' length after a row.
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
+        let values = Buffer::from_vec(self.values);
+        Ok(match self.arrow_type {
+            DataType::Utf8 | DataType::LargeUtf8 => Arc::new(
+                GenericStringArray::<O>::try_new(offsets, values, nulls)
+                    .map_err(|e| DecodeError::Corrupt(format!("a value is not UTF-8: {e}")))?,
+            ),
+            _ => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, nulls).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+        })
+    }
+
+    /// Ends the row just appended; `false`: the values outgrew `O` (left to the crate).
+    #[inline]
+    fn end_row(&mut self) -> bool {
+        match O::from_usize(self.values.len()) {
+            Some(end) => {
+                self.offsets.push(end);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The wanted rows from a PLAIN page's `stored` values.
+    fn plain(&mut self, values: &mut PageValues<'_>, stored: usize) -> Result<bool, DecodeError> {
+        let short = || DecodeError::Corrupt(format!("a page's {stored} values run past its end"));
+        let wanted = std::mem::take(&mut self.wanted);
+        let mut data = values.prefix(0)?;
+        // The value at `at` (its length first) is the `index`-th stored.
+        let (mut at, mut index) = (0usize, 0u32);
+        let mut fits = true;
+        for &want in &wanted {
+            if want != NULL_ROW {
+                if want as usize >= stored {
+                    return Err(short());
+                }
+                loop {
+                    if data.len() < at + 4 {
+                        data = values.prefix(at + 4)?;
+                    }
+                    let length = data.get(at..at + 4).ok_or_else(short)?;
+                    let end = at + 4 + u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+                    if index == want {
+                        if data.len() < end {
+                            data = values.prefix(end)?;
+                        }
+                        self.values.extend_from_slice(data.get(at + 4..end).ok_or_else(short)?);
+                        (at, index) = (end, index + 1);
+                        break;
+                    }
+                    (at, index) = (end, index + 1);
+                }
+            }
+            if !self.end_row() {
+                fits = false;
+                break;
+            }
+        }
+        self.wanted = wanted;
+        Ok(fits)
+    }
+
+    /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
+    /// row, or enough of them, is wanted: the indices are decoded in one pass).
+    fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
+        let dictionary = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
+        let result = self.look_up(values, stored, whole, &dictionary);
+        self.dictionary = Some(dictionary);
+        result
+    }
+
+    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, dictionary: &arrow::array::LargeBinaryArray) -> Result<bool, DecodeError> {
+        use arrow::array::Array;
+        let len = dictionary.len();
+        let wanted = std::mem::take(&mut self.wanted);
+        let mut indices = std::mem::take(&mut self.indices);
+        let mut cursor = match whole {
+            true => {
+                decode_indices(values, stored, len, &mut indices)?;
+                None
+            }
+            false if stored > 0 => Some(indices_cursor(values)?),
+            false => None,
+        };
+        let mut result = Ok(true);
+        for &want in &wanted {
+            if want != NULL_ROW {
+                let key = match &mut cursor {
+                    Some(cursor) => cursor.get(want as usize).map_err(indices_error),
+                    None => indices.get(want as usize).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into())),
+                };
+                let value = key.and_then(|k| match k as usize {
+                    k if k < len => Ok(dictionary.value(k)),
+                    _ => Err(outside(k, len)),
+                });
+                match value {
+                    Ok(value) => self.values.extend_from_slice(value),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            if !self.end_row() {
+                result = Ok(false);
+                break;
+            }
+        }
+        self.wanted = wanted;
+        self.indices = indices;
+        result
+    }
+}
+
+impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
+    fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
+        // 64-bit offsets always reach: never `None`.
+        let Some(values) = byte_arrays::<i64>(page, count, false)? else { return Ok(false) };
+        self.dictionary = Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
+        Ok(true)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        let dictionary_encoded = match page.encoding {
+            Encoding::PLAIN => false,
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => true,
+            _ => return Ok(false),
+        };
+        let count = selected.count_set_bits();
+        self.offsets.reserve(count);
+        self.wanted.clear();
+        // Selected rows with a value.
+        let with_values = match &page.valid {
+            None => {
+                if let Some(validity) = &mut self.validity {
+                    validity.append_n(count, true);
+                }
+                self.wanted.extend(selected.set_indices().map(|row| row as u32));
+                count
+            }
+            Some(valid) => {
+                let validity = self.validity.as_mut().expect("levels only for an optional column");
+                let rank = Rank::new(valid);
+                let mut with_values = 0;
+                for row in selected.set_indices() {
+                    let stored = rank.stored_index(row);
+                    validity.append(stored.is_some());
+                    with_values += usize::from(stored.is_some());
+                    self.wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
+                }
+                with_values
+            }
+        };
+        let stored = page.non_null();
+        // Sized from this page's average value for the rows still to come (one buffer for
+        // the whole selection, as a copy at the exact size would be), not doubled as it
+        // fills: doubling leaves up to half of it unused. At most RESERVE_AHEAD beyond this
+        // page's values: one long value must not reserve its length for every row.
+        let per_value = match (dictionary_encoded, &self.dictionary) {
+            (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
+            (true, Some(dictionary)) => dictionary.values().len() / arrow::array::Array::len(dictionary).max(1),
+            (true, None) => 0,
+        };
+        // (A PLAIN page's values are within the page; looked-up ones may repeat a long
+        // dictionary value: reserved up to RESERVE_AHEAD, grown if they are real.)
+        let this_page = match dictionary_encoded {
+            false => per_value.saturating_mul(with_values),
+            true => per_value.saturating_mul(with_values).min(RESERVE_AHEAD),
+        };
+        if self.values.capacity() - self.values.len() < this_page {
+            let ahead = per_value.saturating_mul(self.rows_left.max(count)).saturating_mul(17) / 16;
+            self.values.reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
+        }
+        self.rows_left = self.rows_left.saturating_sub(count);
+        match dictionary_encoded {
+            false => self.plain(&mut page.values, stored),
+            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows || dense_selection(with_values, stored)),
+        }
+    }
+}

@@ -1,0 +1,299 @@
+use super::*;
+use arrow::array::{Array, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, TimestampMicrosecondArray};
+use arrow::compute::filter;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::serialized_reader::SerializedPageReader;
+use proptest::prelude::*;
+
+/// One column of `kind` from `seeds` (`None`: null), values drawn from `distinct` (a
+/// small number makes dictionaries).
+fn column(kind: usize, seeds: &[Option<u32>], distinct: u32) -> ArrayRef {
+    let v = |s: &Option<u32>| s.map(|s| s % distinct);
+    match kind {
+        0 => Arc::new(Int32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as i32 - 7)))),
+        1 => Arc::new(Int64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i64::from(x) * 1_000_003 - 5)))),
+        2 => Arc::new(Float32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as f32 / 3.0)))),
+        3 => Arc::new(Float64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| f64::from(x) * -0.5)))),
+        4 => Arc::new(BooleanArray::from_iter(seeds.iter().map(|s| v(s).map(|x| x % 3 == 1)))),
+        _ => Arc::new(TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC")),
+    }
+}
+
+/// `batch` written with `properties` plus `v2` or v1 pages of at most `page_rows` rows
+/// and a page index.
+fn written(batch: &RecordBatch, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
+    let properties = properties
+        .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
+        .set_data_page_row_count_limit(page_rows)
+        .set_write_batch_size(page_rows.min(1024))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
+    let mut file = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
+    writer.write(&batch.clone()).unwrap();
+    writer.close().unwrap();
+    bytes::Bytes::from(file)
+}
+
+/// A file's one column: what decoding it here needs, and the crate's decode of its
+/// rows picked by `mask` (the oracle).
+struct CrateRead {
+    descriptor: parquet::schema::types::ColumnDescPtr,
+    arrow_type: DataType,
+    locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+    expected: ArrayRef,
+}
+
+fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead {
+    let reader = SerializedFileReader::new(file.clone()).unwrap();
+    let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
+    let arrow_type = builder.schema().field(0).data_type().clone();
+    let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
+    let whole = builder.with_batch_size(mask.len()).build().unwrap().next().unwrap().unwrap();
+    let expected = filter(whole.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
+    CrateRead { descriptor, arrow_type, locations, expected }
+}
+
+/// The pages of the file's one column chunk.
+fn pages(file: &bytes::Bytes, rows: usize, locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>) -> SerializedPageReader<bytes::Bytes> {
+    let reader = SerializedFileReader::new(file.clone()).unwrap();
+    SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations).unwrap()
+}
+
+/// The same pages handed over still compressed (`None` unless the chunk is zstd), and
+/// their uncompressed sizes (the dictionary page's first, if any), taken from a read
+/// that decompresses them.
+fn raw_pages(
+    file: &bytes::Bytes,
+    rows: usize,
+    locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+) -> Option<(SerializedPageReader<bytes::Bytes>, Vec<usize>)> {
+    use parquet::column::page::PageReader as _;
+    let reader = SerializedFileReader::new(file.clone()).unwrap();
+    let chunk = reader.metadata().row_group(0).column(0);
+    if !matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)) {
+        return None;
+    }
+    let mut sizes = Vec::new();
+    let mut decompressing = pages(file, rows, None);
+    while let Some(page) = decompressing.get_next_page().unwrap() {
+        sizes.push(page.buffer().len());
+    }
+    let raw = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().unwrap();
+    Some((SerializedPageReader::new(Arc::new(file.clone()), &raw, rows, locations).unwrap(), sizes))
+}
+
+/// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
+/// decompressed by the crate, and (zstd chunks) from pages read still compressed, sized
+/// by their frames and by their headers: all must give the same answer, which is
+/// returned.
+fn decoded_both_ways(
+    file: &bytes::Bytes,
+    read: &CrateRead,
+    selection: &RowSelection,
+    decode: fn(&mut (dyn PageReader + 'static), &ColumnDescriptor, &DataType, &RowSelection, Option<&mut ZstdPages<'_>>) -> Result<Option<ArrayRef>, DecodeError>,
+) -> Option<ArrayRef> {
+    let rows = selection.row_count();
+    let got = decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None).unwrap();
+    let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
+    for headers_only in [false, true] {
+        let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
+        let zstd = ZstdPages::new(usize::MAX, |at| {
+            Ok(match at {
+                PageAt::Dictionary => sizes[0],
+                PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
+            })
+        });
+        let mut zstd = if headers_only { zstd.from_headers_only() } else { zstd };
+        let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
+        assert_eq!(compressed.as_ref().map(|a| a.to_data()), got.as_ref().map(|a| a.to_data()), "read still compressed");
+    }
+    got
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// The rows a selection picks equal the crate's decode of every row, filtered: every
+    /// type, nullable or not, PLAIN or dictionary (with a fallback to PLAIN mid-chunk),
+    /// v1 and v2 pages, with and without the offset index.
+    #[test]
+    fn equals_the_crate_filtered(
+        kind in 0usize..6,
+        seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u32>()), 1..3000),
+        distinct in prop::sample::select(vec![1u32, 3, 50, 100_000]),
+        nullable in any::<bool>(),
+        dictionary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 64, 500, 10_000]),
+        small_dictionary in any::<bool>(),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 3000),
+        density in 0u8..4,
+        zstd in any::<bool>(),
+    ) {
+        let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
+        let values = column(kind, &seeds, distinct);
+        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+        let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
+        let properties = WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 })
+            .set_compression(codec(zstd));
+        let file = written(&batch, properties, v2, page_rows);
+
+        let rows = seeds.len();
+        // Dense, fragmented, sparse or nothing.
+        let mask: Vec<bool> = (0..rows).map(|i| match density {
+            0 => picks[i],
+            1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
+            2 => i % 97 == 3 || (i > rows / 2 && picks[i]),
+            _ => false,
+        }).collect();
+        let selection = RowSelection::from_bools(&mask);
+        // Run-backed selections are walked, mask-backed ones sliced.
+        let selection = if picks[0] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+
+        let read = crate_read(&file, &mask, use_index);
+        prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+        let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
+        // The writer's v2 pages encode booleans as RLE and integers outside a dictionary
+        // as DELTA_BINARY_PACKED: left to the crate.
+        let crate_only = v2 && (kind == 4 || (matches!(kind, 0 | 1 | 5) && (!dictionary || small_dictionary)));
+        prop_assert!(got.is_some() || crate_only);
+        if let Some(got) = got {
+            prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+    /// Strings and binaries of an all-dictionary-encoded chunk: the selected rows, as a
+    /// dictionary, equal the crate's decode filtered.
+    #[test]
+    fn dictionary_strings_equal_the_crate_filtered(
+        seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..40), 1..3000),
+        binary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 3000),
+        zstd in any::<bool>(),
+    ) {
+        let text = |s: &u32| format!("value {s} ünïcode {}", "x".repeat(*s as usize));
+        let values: ArrayRef = match binary {
+            true => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s).into_bytes())))),
+            false => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s))))),
+        };
+        let batch = RecordBatch::try_from_iter([("v", values)]).unwrap();
+        let file = written(&batch, WriterProperties::builder().set_compression(codec(zstd)), v2, page_rows);
+        let rows = seeds.len();
+        let mask = &picks[..rows];
+        let read = crate_read(&file, mask, use_index);
+        let chunk_metadata = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).clone();
+        prop_assert!(dictionary_decodable(&read.descriptor, &read.arrow_type, &chunk_metadata));
+        let selection = RowSelection::from_bools(mask);
+        let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+        let got = decoded_both_ways(&file, &read, &selection, decode_dictionary_selected::<dyn PageReader>).unwrap();
+        prop_assert_eq!(got.data_type(), &DataType::Dictionary(Box::new(DataType::Int32), Box::new(read.arrow_type.clone())));
+        let got = arrow::compute::cast(&got, &read.arrow_type).unwrap();
+        prop_assert_eq!(got.to_data(), read.expected.to_data());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
+    /// from one to the other — copied out for the selected rows: the crate's decode,
+    /// filtered, whether the pages come decompressed or still zstd-compressed.
+    #[test]
+    fn strings_equal_the_crate_filtered(
+        seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
+        binary in any::<bool>(),
+        nullable in any::<bool>(),
+        dictionary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 3000),
+        density in 0u8..4,
+        zstd in any::<bool>(),
+        large in any::<bool>(),
+    ) {
+        let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
+        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37) as usize));
+        let values: ArrayRef = match (binary, large) {
+            (true, false) => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
+            (true, true) => Arc::new(arrow::array::LargeBinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
+            (false, false) => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
+            (false, true) => Arc::new(arrow::array::LargeStringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
+        };
+        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+        let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
+        // A 600-byte dictionary limit: a chunk falls back to PLAIN part way.
+        let properties = WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .set_dictionary_page_size_limit(600)
+            .set_compression(codec(zstd));
+        let file = written(&batch, properties, v2, page_rows);
+        let rows = seeds.len();
+        let mask: Vec<bool> = (0..rows).map(|i| match density {
+            0 => picks[i],
+            1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
+            2 => i % 97 == 3,
+            _ => i + 1 == rows,
+        }).collect();
+        let read = crate_read(&file, &mask, use_index);
+        prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+        let selection = RowSelection::from_bools(&mask);
+        let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+        // The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY: the crate's.
+        let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
+        prop_assert!(got.is_some() || v2);
+        if let Some(got) = got {
+            prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+}
+
+fn codec(zstd: bool) -> parquet::basic::Compression {
+    match zstd {
+        true => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
+        false => parquet::basic::Compression::UNCOMPRESSED,
+    }
+}
+
+proptest! {
+    /// A row's stored index is the count of valid rows before it, at any offset.
+    #[test]
+    fn rank_counts_the_valid_rows_before(bits in prop::collection::vec(any::<bool>(), 0..300), offset in 0usize..70) {
+        let offset = offset.min(bits.len());
+        let valid = BooleanBuffer::from(bits.clone()).slice(offset, bits.len() - offset);
+        let rank = Rank::new(&valid);
+        let mut before = 0;
+        for (row, &is_valid) in bits[offset..].iter().enumerate() {
+            prop_assert_eq!(rank.stored_index(row), is_valid.then_some(before));
+            before += usize::from(is_valid);
+        }
+    }
+}
+
+#[test]
+fn types_the_crate_converts_are_left_to_it() {
+    let schema = parquet::schema::parser::parse_message_type(
+        "message m { optional int32 a (INTEGER(8, true)); optional int32 b (DATE); required int64 c; optional group s { optional int32 x; } }",
+    )
+    .unwrap();
+    let descriptor = parquet::schema::types::SchemaDescriptor::new(Arc::new(schema));
+    assert!(!decodable(&descriptor.column(0), &DataType::Int8));
+    assert!(decodable(&descriptor.column(1), &DataType::Date32));
+    assert!(!decodable(&descriptor.column(1), &DataType::Date64));
+    assert!(decodable(&descriptor.column(2), &DataType::Int64));
+    assert!(!decodable(&descriptor.column(3), &DataType::Int32));
+}
