@@ -36,7 +36,7 @@
 //! assert_eq!((refined.row_count(), refined.selected_count()), (200, 10));
 //! ```
 
-mod mask;
+pub(crate) mod mask;
 pub mod policy;
 mod runs;
 pub mod scan_ranges;

@@ -132,8 +132,7 @@ impl<T: Native> Sink for Output<T> {
         };
         // A PLAIN page is needed up to its last selected value; indices, whole.
         let needed = match &dictionary {
-            // (Searched from the end: a bit at a time, but the last row is usually near.)
-            None if !whole => selected.iter().rposition(|bit| bit).map_or(0, |last| page.stored_before(last + 1)),
+            None if !whole => crate::selection::mask::last_set(selected).map_or(0, |last| page.stored_before(last + 1)),
             None => stored,
             Some(_) => usize::MAX / T::WIDTH,
         };
