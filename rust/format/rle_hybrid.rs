@@ -253,20 +253,25 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn get(&mut self, i: usize) -> Result<u32, HybridError> {
         // Inline: a value of the current run; out of line: reading the runs up to `i`.
-        if i < self.end {
-            match &self.run {
-                Some(Run::Repeat { value, .. }) => return Ok(*value),
-                Some(Run::Packed { bytes, .. }) if (i - self.start + 1) * self.runs.width <= bytes.len() * 8 => {
-                    return Ok(value_at(bytes, self.runs.width, self.mask, i - self.start));
-                }
-                _ => {}
-            }
+        if i >= self.end {
+            self.advance_to(i)?;
         }
-        self.get_in_later_run(i)
+        match &self.run {
+            Some(Run::Repeat { value, .. }) => Ok(*value),
+            Some(Run::Packed { bytes, .. }) => {
+                let (at, width) = (i - self.start, self.runs.width);
+                if (at + 1) * width > bytes.len() * 8 {
+                    return Err(format!("bit-packed values end before value {i}"));
+                }
+                Ok(value_at(bytes, width, self.mask, at))
+            }
+            None => unreachable!("a run was read"),
+        }
     }
 
+    /// Reads runs until the current one holds position `i`.
     #[inline(never)]
-    fn get_in_later_run(&mut self, i: usize) -> Result<u32, HybridError> {
+    fn advance_to(&mut self, i: usize) -> Result<(), HybridError> {
         while i >= self.end {
             self.runs.decoded = self.end;
             self.runs.wanted = i + 1;
@@ -277,18 +282,7 @@ impl<'a> Cursor<'a> {
             (self.start, self.end) = (self.end, self.end + count);
             self.run = Some(run);
         }
-        match &self.run {
-            Some(Run::Repeat { value, .. }) => Ok(*value),
-            Some(Run::Packed { bytes, .. }) => {
-                let at = i - self.start;
-                let width = self.runs.width;
-                if (at * width + width).div_ceil(8) > bytes.len() {
-                    return Err(format!("bit-packed values end before value {i}"));
-                }
-                Ok(value_at(bytes, width, self.mask, at))
-            }
-            None => unreachable!("a run was read"),
-        }
+        Ok(())
     }
 }
 

@@ -44,10 +44,7 @@ impl Sink for BitOutput {
             return Ok(true);
         };
         let validity = self.validity.as_mut().expect("levels only for an optional column");
-        let rank = Rank::new(valid);
-        for row in selected.set_indices() {
-            let stored = rank.stored_index(row);
-            validity.append(stored.is_some());
+        for stored in selected_stored(valid, selected, validity) {
             self.values.append(stored.is_some_and(|i| bits[i / 8] >> (i % 8) & 1 == 1));
         }
         Ok(true)

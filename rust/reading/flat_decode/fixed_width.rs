@@ -62,10 +62,10 @@ impl<T: Native> Output<T> {
     /// Appends the `selected` rows of `page`, the `i`-th stored (non-null) value being
     /// `value(i)`, asked for in ascending order; `Err(i)` when `value(i)` is `None` (the
     /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
-    /// with the error's text is returned through memory, once per row.
-    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
+    /// with the error's text is returned through memory, once per row. `count`: the
+    /// selected rows.
+    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
         let Some(valid) = valid else {
-            let count = selected.count_set_bits();
             if let Some(validity) = &mut self.validity {
                 validity.append_n(count, true);
             }
@@ -91,10 +91,7 @@ impl<T: Native> Output<T> {
             return missing.map_or(Ok(()), Err);
         };
         let validity = self.validity.as_mut().expect("levels only for an optional column");
-        let rank = Rank::new(valid);
-        for row in selected.set_indices() {
-            let stored = rank.stored_index(row);
-            validity.append(stored.is_some());
+        for stored in selected_stored(valid, selected, validity) {
             self.values.push(match stored {
                 Some(i) => value(i).ok_or(i)?,
                 None => T::default(),
@@ -147,7 +144,7 @@ impl<T: Native> Sink for Output<T> {
             true => self.whole_page(values, valid, page.rows, stored, dictionary.as_deref()),
             // Some rows: each selected row's value read where it lies (indices: unpacked
             // in one pass first when the selection is dense).
-            false => self.selected_rows(values, valid, stored, selected, dense_selection(count, stored), dictionary.as_deref()),
+            false => self.selected_rows(values, valid, stored, selected, count, dictionary.as_deref()),
         };
         self.dictionary = dictionary;
         result.map(|()| true)
@@ -221,37 +218,37 @@ impl<T: Native> Output<T> {
         decoded
     }
 
-    /// Appends the `selected` rows of a page (validity `valid`, `stored` values `values`:
-    /// PLAIN, or indices into `dictionary`), each value read where it lies — or, with
-    /// `dense`, the indices unpacked in one pass first.
+    /// Appends the `selected` rows (`count` of them) of a page (validity `valid`, `stored`
+    /// values `values`: PLAIN, or indices into `dictionary`), each value read where it lies
+    /// — or, for a [dense](dense_selection) selection, the indices unpacked in one pass first.
     fn selected_rows(
         &mut self,
         values: &[u8],
         valid: Option<&BooleanBuffer>,
         stored: usize,
         selected: &BooleanBuffer,
-        dense: bool,
+        count: usize,
         dictionary: Option<&[T]>,
     ) -> Result<(), DecodeError> {
         let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
         let Some(dictionary) = dictionary else {
             let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
-            return self.pick(valid, selected, value).map_err(past_the_end);
+            return self.pick(valid, selected, count, value).map_err(past_the_end);
         };
         if stored == 0 {
-            return self.pick(valid, selected, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
+            return self.pick(valid, selected, count, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
         }
-        if dense {
+        if dense_selection(count, stored) {
             let mut indices = std::mem::take(&mut self.indices);
             // Every index checked against the dictionary's length once decoded.
             let result = decode_indices(values, stored, dictionary.len(), &mut indices)
-                .and_then(|()| self.pick(valid, selected, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end));
+                .and_then(|()| self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end));
             self.indices = indices;
             return result;
         }
         let mut cursor = indices_cursor(values)?;
         let mut failure = None;
-        let picked = self.pick(valid, selected, |i| match cursor.get(i) {
+        let picked = self.pick(valid, selected, count, |i| match cursor.get(i) {
             Ok(k) => dictionary.get(k as usize).copied().or_else(|| {
                 failure = Some(outside(k, dictionary.len()));
                 None

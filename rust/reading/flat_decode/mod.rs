@@ -496,6 +496,17 @@ fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeE
     Ok((bits.count_set_bits() < rows).then_some(bits))
 }
 
+/// The stored index of each `selected` row's value in a page whose validity is `valid`
+/// (`None`: a null row), the row's validity appended to `validity` as it is yielded.
+fn selected_stored<'a>(valid: &BooleanBuffer, selected: &'a BooleanBuffer, validity: &'a mut BooleanBufferBuilder) -> impl Iterator<Item = Option<usize>> + 'a {
+    let rank = Rank::new(valid);
+    selected.set_indices().map(move |row| {
+        let stored = rank.stored_index(row);
+        validity.append(stored.is_some());
+        stored
+    })
+}
+
 /// Where a page's rows' values are stored: the values skip null rows, so a valid row's
 /// value is the number of valid rows before it — counted in O(1) from the validity's
 /// 64-row words and their prefix sums, so that a partly selected page visits its selected

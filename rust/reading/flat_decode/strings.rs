@@ -224,11 +224,8 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
             }
             Some(valid) => {
                 let validity = self.validity.as_mut().expect("levels only for an optional column");
-                let rank = Rank::new(valid);
                 let mut with_values = 0;
-                for row in selected.set_indices() {
-                    let stored = rank.stored_index(row);
-                    validity.append(stored.is_some());
+                for stored in selected_stored(valid, selected, validity) {
                     with_values += usize::from(stored.is_some());
                     self.wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
                 }
