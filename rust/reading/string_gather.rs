@@ -79,22 +79,24 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
     // Per entry: where it starts in `source` (below) and its length.
     let starts: Vec<usize> = value_offsets[..entries].iter().map(|o| o.as_usize() - first).collect();
     let lengths: Vec<usize> = value_offsets.windows(2).map(|w| w[1].as_usize() - w[0].as_usize()).collect();
-    let check = |row: usize, key: i32| {
-        lengths.get(key as u32 as usize).copied().ok_or_else(|| {
-            ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
-        })
+    let length = |key: i32| lengths.get(key as u32 as usize).copied();
+    let outside = |row: usize, key: i32| {
+        ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
     };
-    let total = checked_total::<T, _>(keys.values(), keys.nulls(), check)?;
+    let total = checked_total::<T, _>(keys.values(), keys.nulls(), length, outside)?;
     // The dictionary's bytes, padded so that a 16-byte move from any value's start stays inside.
     let end = value_offsets[entries].as_usize();
     let mut source = Vec::with_capacity(end - first + SHORT);
     source.extend_from_slice(&values.value_data()[first..end]);
     source.resize(source.len() + SHORT, 0);
     let source = source.as_ptr();
+    // Slices, not the vectors: the loop's stores could alias a vector's fields, which
+    // would then be loaded again every row.
+    let (starts, lengths) = (&starts[..], &lengths[..]);
     // SAFETY: `checked_total` checked the key of every valid row, and summed `total` from
     // the same lengths; the source has 16 bytes past any value's start.
     Ok(unsafe {
-        write::<T, i32>(keys.values(), keys.nulls(), total, |&key, destination| {
+        write::<T, i32>(keys.values(), keys.nulls(), total, move |&key, destination| {
             let entry = key as u32 as usize;
             let length = *lengths.get_unchecked(entry);
             copy_value(source.add(*starts.get_unchecked(entry)), destination, length, true);
@@ -105,18 +107,19 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
 
 fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
     let buffers = views.data_buffers();
-    let check = |row: usize, view: u128| {
+    let length = |view: u128| {
         let length = view as u32 as usize;
         if length > MAX_INLINE_VIEW_LEN as usize {
             let view = ByteView::from(view);
             let fits = buffers.get(view.buffer_index as usize).is_some_and(|b| view.offset as usize + length <= b.len());
             if !fits {
-                return Err(ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers")));
+                return None;
             }
         }
-        Ok(length)
+        Some(length)
     };
-    let total = checked_total::<T, _>(views.views(), views.nulls(), check)?;
+    let outside = |row: usize, _: u128| ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers"));
+    let total = checked_total::<T, _>(views.views(), views.nulls(), length, outside)?;
     // SAFETY: `checked_total` checked every valid row's view, and summed `total` from the
     // same lengths.
     Ok(unsafe {
@@ -136,24 +139,38 @@ fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>
     })
 }
 
-/// The output's size: the sum of `length(row, item)` over the valid rows (a null row,
-/// whatever its item, is empty), `length` checking each item; an error if it exceeds `T`'s
-/// offsets.
+/// The output's size: the sum of `length(item)` over the valid rows (a null row, whatever
+/// its item, is empty); `invalid(row, item)` for the first valid row whose item `length`
+/// refuses (`None`), or an error if the size exceeds `T`'s offsets.
 fn checked_total<T: ByteArrayType, I: Copy>(
     items: &[I],
     nulls: Option<&NullBuffer>,
-    length: impl Fn(usize, I) -> Result<usize, ArrowError>,
+    length: impl Fn(I) -> Option<usize>,
+    invalid: impl Fn(usize, I) -> ArrowError,
 ) -> Result<usize, ArrowError> {
     let mut total = 0usize;
     match nulls.filter(|n| n.null_count() > 0) {
         None => {
-            for (row, &item) in items.iter().enumerate() {
-                total += length(row, item)?;
+            // Without the row in the loop (it is found again on failure): kept in a
+            // register, it spilled to memory every row.
+            let mut refused = false;
+            for &item in items {
+                match length(item) {
+                    Some(length) => total += length,
+                    None => {
+                        refused = true;
+                        break;
+                    }
+                }
+            }
+            if refused {
+                let row = items.iter().position(|&item| length(item).is_none()).expect("a refused item");
+                return Err(invalid(row, items[row]));
             }
         }
         Some(nulls) => {
             for row in nulls.valid_indices() {
-                total += length(row, items[row])?;
+                total += length(items[row]).ok_or_else(|| invalid(row, items[row]))?;
             }
         }
     }
@@ -176,20 +193,34 @@ unsafe fn write<T: ByteArrayType, I>(
     total: usize,
     copy: impl Fn(&I, *mut u8) -> usize,
 ) -> ArrayRef {
-    let has_nulls = nulls.is_some_and(|n| n.null_count() > 0);
     let mut out: Vec<u8> = Vec::with_capacity(total + SHORT);
     let destination = out.as_mut_ptr();
-    let mut at = 0usize;
     let mut offsets: Vec<T::Offset> = Vec::with_capacity(items.len() + 1);
     offsets.push(T::Offset::usize_as(0));
-    offsets.extend(items.iter().enumerate().map(|(row, item)| {
-        if !has_nulls || nulls.is_some_and(|n| n.is_valid(row)) {
-            // Rows are written in order: a 16-byte move's spill past its value is
-            // overwritten by the next value, and nothing past `total` is exposed.
-            at += copy(item, unsafe { destination.add(at) });
+    // Plain loops with the running offset in a local: through a closure's `&mut` it went
+    // to memory and back every row (a store-to-load wait a row, a third of the loop).
+    // Rows are written in order: a 16-byte move's spill past its value is overwritten by
+    // the next value, and nothing past `total` is exposed.
+    let slots = &mut offsets.spare_capacity_mut()[..items.len()];
+    let mut at = 0usize;
+    match nulls.filter(|n| n.null_count() > 0) {
+        None => {
+            for (item, slot) in items.iter().zip(slots.iter_mut()) {
+                at += copy(item, unsafe { destination.add(at) });
+                slot.write(T::Offset::usize_as(at));
+            }
         }
-        T::Offset::usize_as(at)
-    }));
+        Some(nulls) => {
+            for ((item, slot), valid) in items.iter().zip(slots.iter_mut()).zip(nulls.iter()) {
+                if valid {
+                    at += copy(item, unsafe { destination.add(at) });
+                }
+                slot.write(T::Offset::usize_as(at));
+            }
+        }
+    }
+    // SAFETY: a slot per item was written above.
+    unsafe { offsets.set_len(items.len() + 1) };
     assert_eq!(at, total, "the values written differ from the sizes summed");
     // SAFETY: every byte below `total` was written (the values tile it).
     unsafe { out.set_len(total) };

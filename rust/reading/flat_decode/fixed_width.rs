@@ -33,6 +33,8 @@ pub(super) struct Output<T> {
     indices: Vec<u32>,
     /// A page's stored values before they are spread over its null rows, reused.
     scratch: Vec<T>,
+    /// The selected rows' dictionary indices of a page, reused.
+    selected_indices: Vec<u32>,
 }
 
 impl<T: Native> Output<T> {
@@ -44,6 +46,7 @@ impl<T: Native> Output<T> {
             dictionary: None,
             indices: Vec::new(),
             scratch: Vec::new(),
+            selected_indices: Vec::new(),
         }
     }
 
@@ -232,6 +235,16 @@ impl<T: Native> Output<T> {
     ) -> Result<(), DecodeError> {
         let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
         let Some(dictionary) = dictionary else {
+            // Without nulls a row's value is its stored one: compressed out by the mask.
+            if valid.is_none() {
+                if let Some(validity) = &mut self.validity {
+                    validity.append_n(count, true);
+                }
+                return match compress::append_selected(values, selected, &mut self.values) {
+                    true => Ok(()),
+                    false => Err(past_the_end(stored)),
+                };
+            }
             let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
             return self.pick(valid, selected, count, value).map_err(past_the_end);
         };
@@ -241,8 +254,11 @@ impl<T: Native> Output<T> {
         if dense_selection(count, stored) {
             let mut indices = std::mem::take(&mut self.indices);
             // Every index checked against the dictionary's length once decoded.
-            let result = decode_indices(values, stored, dictionary.len(), &mut indices)
-                .and_then(|()| self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end));
+            let result = decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| match valid {
+                // Without nulls the selected rows' indices compressed out, then looked up.
+                None => self.look_up_selected(&indices, selected, count, dictionary).map_err(past_the_end),
+                Some(_) => self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end),
+            });
             self.indices = indices;
             return result;
         }
@@ -259,6 +275,27 @@ impl<T: Native> Output<T> {
             }
         });
         picked.map_err(|i| failure.unwrap_or_else(|| past_the_end(i)))
+    }
+}
+
+impl<T: Native> Output<T> {
+    /// Appends the values in `dictionary` of the rows `selected` (`count` of them) sets
+    /// in a page without nulls whose rows' indices (checked) are `indices`; `Err(i)`: row
+    /// `i` is past the indices.
+    fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
+        let mut keys = std::mem::take(&mut self.selected_indices);
+        keys.clear();
+        // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
+        let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
+        let complete = compress::append_selected(bytes, selected, &mut keys);
+        if complete {
+            if let Some(validity) = &mut self.validity {
+                validity.append_n(count, true);
+            }
+            self.values.extend(keys.iter().map(|&k| dictionary[k as usize]));
+        }
+        self.selected_indices = keys;
+        complete.then_some(()).ok_or(indices.len())
     }
 }
 

@@ -81,6 +81,7 @@ use crate::format::zstd_prefix::ZstdPrefix;
 use crate::selection::RowSelection;
 
 mod booleans;
+mod compress;
 mod dictionary_indices;
 mod fixed_width;
 mod strings;

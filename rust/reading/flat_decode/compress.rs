@@ -1,0 +1,166 @@
+//! The selected rows' values of a page, appended to the output a 64-row word of the
+//! selection at a time: a word's values compressed with AVX-512 (`vpcompressd` /
+//! `vpcompressq`, 16 or 8 values a step) where the CPU has it, else its set bits walked.
+//!
+//! At ~25% of the rows selected, reading each selected row's value where it lies (find
+//! the next set bit, bounds-check, load, store) was the largest part of a PLAIN column's
+//! decode after decompression; a compress moves 8 or 16 values in a few cycles whatever
+//! the mask. (Polars filters its plain pages the same way.) The compress is done in a
+//! register and stored whole (a compressing store to memory is microcoded on some AMD
+//! cores), so the output keeps a vector's room past its last value.
+
+use arrow::buffer::BooleanBuffer;
+
+use super::fixed_width::Native;
+
+/// Appends to `out` the values (`T::WIDTH` bytes each, little-endian, the `i`-th at `i *
+/// T::WIDTH` in `values`) of the rows `selected` sets, in order. `false`, with nothing
+/// appended, when `values` does not hold a selected row's value. (Rows 0, 3, 6 of a page
+/// of the values 0, 10, 20, ...: 0, 30, 60 appended.)
+pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) -> bool {
+    let Some(last) = crate::selection::mask::last_set(selected) else { return true };
+    if values.len() / T::WIDTH <= last {
+        return false;
+    }
+    // A vector's room past the last value: every step stores a whole vector.
+    out.reserve(selected.count_set_bits() + 16);
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F; `values` holds every selected row's value and `out`
+        // has room for the selected values plus a vector.
+        unsafe { append_selected_avx512::<T>(values, selected, out) };
+        return true;
+    }
+    append_selected_scalar(values, selected, out);
+    true
+}
+
+/// [`append_selected`] a set bit at a time.
+fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
+    out.extend(selected.set_indices().map(|row| T::from_le(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
+}
+
+/// [`append_selected`] with AVX-512: a word whose 64 rows' values all lie in `values` is
+/// compressed a vector at a time; a word reaching past them (the page's last), a set bit at
+/// a time.
+///
+/// # Safety
+/// The CPU has AVX-512F; `values` holds the value of every row `selected` sets; `out` has
+/// room for the selected values plus 16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
+    use std::arch::x86_64::*;
+    let stored = values.len() / T::WIDTH;
+    let mut len = out.len();
+    let base = out.as_mut_ptr();
+    for (index, word) in selected.bit_chunks().iter_padded().enumerate() {
+        if word == 0 {
+            continue;
+        }
+        let first = index * 64;
+        if first + 64 > stored {
+            // The last word: its rows past the page's values are not selected, but a
+            // vector load would read them.
+            for bit in 0..64 {
+                if word >> bit & 1 == 1 {
+                    let row = first + bit;
+                    // SAFETY: `row` is selected, so its value lies in `values`; `len` is
+                    // below the room reserved.
+                    unsafe { base.add(len).write(T::from_le(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
+                    len += 1;
+                }
+            }
+            continue;
+        }
+        // SAFETY (both arms): the word's 64 values lie in `values` (loads unaligned); each
+        // store writes one vector at `len`, below the room reserved (the selected values
+        // so far plus 16), and `len` advances by the values it kept.
+        unsafe {
+            let source = values.as_ptr().add(first * T::WIDTH);
+            let destination = base.add(len).cast::<u8>();
+            match T::WIDTH {
+                8 => {
+                    for step in 0..8 {
+                        let mask = (word >> (step * 8)) as u8;
+                        let kept = _mm512_maskz_compress_epi64(mask, _mm512_loadu_si512(source.add(step * 64).cast()));
+                        _mm512_storeu_si512(destination.add(len_bytes_before(word, step * 8, 8)).cast(), kept);
+                    }
+                }
+                _ => {
+                    for step in 0..4 {
+                        let mask = (word >> (step * 16)) as u16;
+                        let kept = _mm512_maskz_compress_epi32(mask, _mm512_loadu_si512(source.add(step * 64).cast()));
+                        _mm512_storeu_si512(destination.add(len_bytes_before(word, step * 16, 4)).cast(), kept);
+                    }
+                }
+            }
+        }
+        len += word.count_ones() as usize;
+    }
+    // SAFETY: every value below `len` was written above.
+    unsafe { out.set_len(len) };
+}
+
+/// The bytes taken by the values of the set bits of `word` below bit `bit`, `width` bytes
+/// each: where the step starting at `bit` stores within the word's output.
+#[inline(always)]
+fn len_bytes_before(word: u64, bit: usize, width: usize) -> usize {
+    let below = if bit == 0 { 0 } else { word << (64 - bit) };
+    below.count_ones() as usize * width
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bytes<T: Native>(values: &[T]) -> Vec<u8> {
+        use arrow::datatypes::ToByteSlice;
+        values.to_byte_slice().to_vec()
+    }
+
+    fn check<T: Native + std::fmt::Debug + PartialEq>(values: Vec<T>, mask: Vec<bool>, offset: usize) -> Result<(), TestCaseError> {
+        let page = bytes(&values);
+        let selected = BooleanBuffer::from(mask).slice(offset.min(values.len()), values.len() - offset.min(values.len()));
+        let shifted = &page[offset.min(values.len()) * T::WIDTH..];
+        let expected: Vec<T> = selected.set_indices().map(|row| values[offset + row]).collect();
+        let mut out = vec![T::default(); 3];
+        prop_assert!(append_selected(shifted, &selected, &mut out));
+        prop_assert_eq!(&out[3..], &expected[..]);
+        let mut scalar: Vec<T> = Vec::new();
+        append_selected_scalar(shifted, &selected, &mut scalar);
+        prop_assert_eq!(scalar, expected);
+        Ok(())
+    }
+
+    proptest! {
+        /// Whatever the mask, its offset and the page's length: the selected values, in
+        /// order, after what the output held — the same by AVX-512 and a bit at a time.
+        #[test]
+        fn the_selected_values_in_order(
+            values in proptest::collection::vec(any::<u64>(), 0..400),
+            density in 0u8..4,
+            seed in any::<u64>(),
+            offset in 0usize..70,
+        ) {
+            let mut state = seed | 1;
+            let mask: Vec<bool> = values.iter().map(|_| {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+                match density { 0 => state % 17 == 0, 1 => state % 4 == 0, 2 => state % 2 == 0, _ => state % 8 != 0 }
+            }).collect();
+            check(values.clone(), mask.clone(), offset)?;
+            let narrow: Vec<u32> = values.iter().map(|&v| v as u32 ^ (v >> 32) as u32).collect();
+            check(narrow, mask, offset)?;
+        }
+    }
+
+    #[test]
+    fn a_selected_row_past_the_values_is_refused() {
+        let page = bytes(&[1u64, 2, 3]);
+        let mut out: Vec<u64> = Vec::new();
+        assert!(!append_selected(&page, &BooleanBuffer::from(vec![false, false, false, true]), &mut out));
+        assert!(out.is_empty());
+        assert!(append_selected(&page, &BooleanBuffer::from(vec![false, false, false, false]), &mut out));
+    }
+}
