@@ -18,9 +18,12 @@ use super::fixed_width::Native;
 /// appended, when `values` does not hold a selected row's value. (Rows 0, 3, 6 of a page
 /// of the values 0, 10, 20, ...: 0, 30, 60 appended.)
 pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) -> bool {
-    let Some(last) = crate::selection::mask::last_set(selected) else { return true };
-    if values.len() / T::WIDTH <= last {
-        return false;
+    // Values for every row of the selection (a whole page) need no search for the last.
+    if values.len() / T::WIDTH < selected.len() {
+        let Some(last) = crate::selection::mask::last_set(selected) else { return true };
+        if values.len() / T::WIDTH <= last {
+            return false;
+        }
     }
     // A vector's room past the last value: every step stores a whole vector.
     out.reserve(selected.count_set_bits() + 16);

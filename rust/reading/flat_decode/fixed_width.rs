@@ -35,6 +35,9 @@ pub(super) struct Output<T> {
     scratch: Vec<T>,
     /// The selected rows' dictionary indices of a page, reused.
     selected_indices: Vec<u32>,
+    /// The dictionary is the indices `0..n` (the values are keys: `T` is `u32`), so an
+    /// index is its value, not looked up.
+    keys: bool,
 }
 
 impl<T: Native> Output<T> {
@@ -47,6 +50,7 @@ impl<T: Native> Output<T> {
             indices: Vec::new(),
             scratch: Vec::new(),
             selected_indices: Vec::new(),
+            keys: false,
         }
     }
 
@@ -214,8 +218,10 @@ impl<T: Native> Output<T> {
         };
         let mut indices = std::mem::take(&mut self.indices);
         let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
-        if decoded.is_ok() {
-            out.extend(indices.iter().map(|&k| dictionary[k as usize]));
+        match decoded.is_ok() {
+            true if self.keys => out.extend(indices.iter().map(|&k| T::from_le(&k.to_le_bytes()))),
+            true => out.extend(indices.iter().map(|&k| dictionary[k as usize])),
+            false => {}
         }
         self.indices = indices;
         decoded
@@ -287,12 +293,18 @@ impl<T: Native> Output<T> {
         keys.clear();
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
         let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
-        let complete = compress::append_selected(bytes, selected, &mut keys);
+        let complete = match self.keys {
+            // The indices are the values: compressed straight into the output.
+            true => compress::append_selected(bytes, selected, &mut self.values),
+            false => compress::append_selected(bytes, selected, &mut keys),
+        };
         if complete {
             if let Some(validity) = &mut self.validity {
                 validity.append_n(count, true);
             }
-            self.values.extend(keys.iter().map(|&k| dictionary[k as usize]));
+            if !self.keys {
+                self.values.extend(keys.iter().map(|&k| dictionary[k as usize]));
+            }
         }
         self.selected_indices = keys;
         complete.then_some(()).ok_or(indices.len())
@@ -316,8 +328,11 @@ impl KeysOutput {
         let keys = self.keys.finish(&DataType::Int32)?;
         let keys = keys.as_any().downcast_ref::<Int32Array>().expect("Int32 keys").clone();
         let values = self.values.unwrap_or_else(|| new_empty_array(&self.value_type));
-        let dictionary = DictionaryArray::<Int32Type>::try_new(keys, values).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
-        Ok(Arc::new(dictionary))
+        // Every valid row's key was checked below the dictionary's length as it was decoded.
+        debug_assert!(DictionaryArray::<Int32Type>::try_new(keys.clone(), values.clone()).is_ok());
+        // SAFETY: the keys of valid rows are below `values.len()` (the identity dictionary
+        // `0..values.len()` they were looked up or checked in); null rows' keys are 0.
+        Ok(Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, values) }))
     }
 }
 
@@ -333,6 +348,7 @@ impl Sink for KeysOutput {
         let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
         self.values = Some(values);
         self.keys.dictionary = Some((0..count).collect());
+        self.keys.keys = true;
         Ok(true)
     }
 
