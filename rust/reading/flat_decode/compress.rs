@@ -13,6 +13,11 @@ use arrow::buffer::BooleanBuffer;
 
 use super::fixed_width::Native;
 
+/// The values' room an output keeps past its last value for [`append_selected`] (a vector
+/// of the narrowest values): reserved with the output, so the last page's values do not
+/// regrow (and copy) it.
+pub(super) const SLACK: usize = 16;
+
 /// Appends to `out` the values (`T::WIDTH` bytes each, little-endian, the `i`-th at `i *
 /// T::WIDTH` in `values`) of the rows `selected` sets, in order. `false`, with nothing
 /// appended, when `values` does not hold a selected row's value. (Rows 0, 3, 6 of a page
@@ -26,7 +31,7 @@ pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer
         }
     }
     // A vector's room past the last value: every step stores a whole vector.
-    out.reserve(selected.count_set_bits() + 16);
+    out.reserve(selected.count_set_bits() + SLACK);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F; `values` holds every selected row's value and `out`
@@ -49,7 +54,7 @@ fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, ou
 ///
 /// # Safety
 /// The CPU has AVX-512F; `values` holds the value of every row `selected` sets; `out` has
-/// room for the selected values plus 16.
+/// room for the selected values plus [`SLACK`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
@@ -78,7 +83,7 @@ unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuf
         }
         // SAFETY (both arms): the word's 64 values lie in `values` (loads unaligned); each
         // store writes one vector at `len`, below the room reserved (the selected values
-        // so far plus 16), and `len` advances by the values it kept.
+        // so far plus SLACK), and `len` advances by the values it kept.
         unsafe {
             let source = values.as_ptr().add(first * T::WIDTH);
             let destination = base.add(len).cast::<u8>();

@@ -44,7 +44,7 @@ impl<T: Native> Output<T> {
     pub(super) fn new(selected: usize, nullable: bool) -> Self {
         let reserve = selected.min(MAX_RESERVED_VALUES);
         Self {
-            values: Vec::with_capacity(reserve),
+            values: Vec::with_capacity(reserve + compress::SLACK),
             validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
             dictionary: None,
             indices: Vec::new(),
