@@ -168,6 +168,18 @@ fn unpack(bytes: &[u8], width: usize, take: usize, out: &mut Vec<u32>) -> Result
 /// value near the end, they took ~20% of the decoding of 3-bit dictionary indices).
 #[inline(always)]
 fn unpack_run<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) {
+    #[cfg(target_arch = "x86_64")]
+    if W <= vbmi::WIDEST && take >= 16 && vbmi::available() {
+        // SAFETY: the CPU has the instructions; `bytes` holds the `take` values.
+        let done = unsafe { vbmi::unpack_sixteens::<W>(bytes, take, out) };
+        return unpack_run_scalar::<W>(&bytes[done * W / 8..], take - done, out);
+    }
+    unpack_run_scalar::<W>(bytes, take, out)
+}
+
+/// [`unpack_run`] eight values at a time.
+#[inline(always)]
+fn unpack_run_scalar<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) {
     let start = out.len();
     let fast = (take / 8).min(bytes.len().saturating_sub(8) / W);
     unpack_groups::<W>(bytes, fast, out);
@@ -181,6 +193,89 @@ fn unpack_run<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) {
         padded[..copied].copy_from_slice(&rest[..copied]);
         unpack_groups::<W>(&padded, groups, out);
         out.truncate(start + take);
+    }
+}
+
+/// Bit-packed values unpacked sixteen at a time with AVX-512 VBMI: one 64-byte load, a
+/// byte permutation putting each value's (up to) four bytes in its 32-bit lane, a shift
+/// per lane and a mask — a few instructions for 16 values where the scalar groups take
+/// one load, shift and mask each (dictionary indices of a ~25% filter's predicate column
+/// were ~10% of the read). Values up to [`WIDEST`](vbmi::WIDEST) bits: a wider one may
+/// span five bytes.
+#[cfg(target_arch = "x86_64")]
+mod vbmi {
+    use std::arch::x86_64::*;
+
+    /// The widest values unpacked here: 7 bits of offset plus the value fit in 32 bits.
+    pub(super) const WIDEST: usize = 25;
+
+    /// Whether the CPU has the instructions.
+    #[inline]
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("avx512vbmi") && std::is_x86_feature_detected!("avx512f")
+    }
+
+    /// Per width: the source byte of each lane's four bytes, and each lane's shift.
+    struct Table<const W: usize>;
+
+    impl<const W: usize> Table<W> {
+        const BYTES: [u8; 64] = {
+            let mut bytes = [0u8; 64];
+            let mut lane = 0;
+            while lane < 16 {
+                let mut byte = 0;
+                while byte < 4 {
+                    // At most (15 * 25) / 8 + 3 = 49: inside the 64 bytes loaded.
+                    bytes[lane * 4 + byte] = ((lane * W) / 8 + byte) as u8;
+                    byte += 1;
+                }
+                lane += 1;
+            }
+            bytes
+        };
+        const SHIFTS: [u32; 16] = {
+            let mut shifts = [0u32; 16];
+            let mut lane = 0;
+            while lane < 16 {
+                shifts[lane] = ((lane * W) % 8) as u32;
+                lane += 1;
+            }
+            shifts
+        };
+    }
+
+    /// Appends the first values of `take` `W`-bit values packed in `bytes` (which holds
+    /// them), sixteen at a time as long as a 64-byte load stays inside `bytes`; returns how
+    /// many (a multiple of 16: they end on a byte, `2 * W` bytes per 16).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and VBMI ([`available`]); `W` is at most [`WIDEST`].
+    #[target_feature(enable = "avx512f,avx512vbmi")]
+    pub(super) unsafe fn unpack_sixteens<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) -> usize {
+        let loads = match bytes.len() {
+            len if len >= 64 => (len - 64) / (2 * W) + 1,
+            _ => 0,
+        };
+        let sixteens = (take / 16).min(loads);
+        out.reserve(sixteens * 16);
+        let start = out.len();
+        // SAFETY (the block): each load reads 64 bytes from `16 * g * W / 8 = 2 * g * W`,
+        // inside `bytes` for `g < loads`; each store writes 16 values inside the room
+        // reserved.
+        unsafe {
+            let permutation = _mm512_loadu_si512(Table::<W>::BYTES.as_ptr().cast());
+            let shifts = _mm512_loadu_si512(Table::<W>::SHIFTS.as_ptr().cast());
+            let mask = _mm512_set1_epi32(((1u64 << W) - 1) as i32);
+            let destination = out.as_mut_ptr().add(start);
+            for g in 0..sixteens {
+                let packed = _mm512_loadu_si512(bytes.as_ptr().add(2 * g * W).cast());
+                let lanes = _mm512_permutexvar_epi8(permutation, packed);
+                let values = _mm512_and_si512(_mm512_srlv_epi32(lanes, shifts), mask);
+                _mm512_storeu_si512(destination.add(16 * g).cast(), values);
+            }
+            out.set_len(start + sixteens * 16);
+        }
+        sixteens * 16
     }
 }
 
@@ -416,6 +511,24 @@ mod tests {
                 decode_values(cut, width as u8, n, &mut out).unwrap();
                 assert_eq!(&out[1..], &all[..n], "width {width}, {n} values");
             }
+        }
+    }
+
+    proptest! {
+        /// Whatever the width, count and bytes: values unpacked sixteen at a time (AVX-512
+        /// VBMI, where the CPU has it) equal those unpacked eight at a time.
+        #[test]
+        fn unpacking_sixteen_at_a_time_agrees(width in 1usize..=32, take in 0usize..600, seed in any::<u64>(), spare in 0usize..80) {
+            let mut state = seed | 1;
+            let len = (take * width).div_ceil(8) + spare;
+            let bytes: Vec<u8> = (0..len).map(|_| { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state as u8 }).collect();
+            let (mut fast, mut scalar) = (vec![7u32], vec![7u32]);
+            unpack(&bytes, width, take, &mut fast).unwrap();
+            macro_rules! by_width {
+                ($($w:literal)*) => { match width { $($w => unpack_run_scalar::<$w>(&bytes, take, &mut scalar),)* _ => unreachable!() } };
+            }
+            by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+            prop_assert_eq!(fast, scalar);
         }
     }
 
