@@ -79,6 +79,9 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
     // Per entry: where it starts in `source` (below) and its length.
     let starts: Vec<usize> = value_offsets[..entries].iter().map(|o| o.as_usize() - first).collect();
     let lengths: Vec<usize> = value_offsets.windows(2).map(|w| w[1].as_usize() - w[0].as_usize()).collect();
+    if let Some(strings) = from_short_dictionary::<T>(dictionary, values, &starts, &lengths) {
+        return Ok(strings);
+    }
     let length = |key: i32| lengths.get(key as u32 as usize).copied();
     let outside = |row: usize, key: i32| {
         ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
@@ -103,6 +106,72 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
             length
         })
     })
+}
+
+/// [`from_dictionary`] in one pass, for a dictionary whose values are all at most 16 bytes
+/// and keys without nulls: the output sized for the longest value a row (at most 16 bytes
+/// a row) instead of summed first, each value one 16-byte move. `None` where that does not
+/// apply. (Two passes over the keys were most of the copy on two short-string columns of
+/// a ~25% filter.) A key outside the dictionary reads an empty value and, once the loop is
+/// done, sends the keys to the checked path (which names it).
+fn from_short_dictionary<T: ByteArrayType>(
+    dictionary: &DictionaryArray<Int32Type>,
+    values: &GenericByteArray<T>,
+    starts: &[usize],
+    lengths: &[usize],
+) -> Option<ArrayRef> {
+    let keys = dictionary.keys();
+    let longest = lengths.iter().copied().max().unwrap_or(0);
+    if keys.null_count() > 0 || longest > SHORT {
+        return None;
+    }
+    let capacity = keys.len().checked_mul(longest)?;
+    T::Offset::from_usize(capacity)?;
+    let value_offsets = values.value_offsets();
+    let (first, end) = (value_offsets[0].as_usize(), value_offsets[values.len()].as_usize());
+    // The dictionary's bytes padded for a 16-byte move from any value's start, and one
+    // more entry, empty, for a key outside.
+    let mut source = Vec::with_capacity(end - first + SHORT);
+    source.extend_from_slice(&values.value_data()[first..end]);
+    source.resize(source.len() + SHORT, 0);
+    u32::try_from(end - first).ok()?;
+    let outside = lengths.len();
+    let table: Vec<(u32, u32)> =
+        starts.iter().zip(lengths).map(|(&start, &length)| (start as u32, length as u32)).chain([(0, 0)]).collect();
+    let mut out: Vec<u8> = Vec::with_capacity(capacity + SHORT);
+    let mut offsets: Vec<T::Offset> = Vec::with_capacity(keys.len() + 1);
+    offsets.push(T::Offset::usize_as(0));
+    let (source, destination) = (source.as_ptr(), out.as_mut_ptr());
+    let mut at = 0usize;
+    let mut any_outside = false;
+    for (&key, slot) in keys.values().iter().zip(offsets.spare_capacity_mut()) {
+        any_outside |= key as u32 as usize >= outside;
+        let (start, length) = table[(key as u32 as usize).min(outside)];
+        // SAFETY: a start is inside the padded source (16 bytes readable from it); `at`
+        // grows by at most `longest` a row, so `at + 16` stays inside `capacity + 16`.
+        unsafe { destination.add(at).cast::<u128>().write_unaligned(source.add(start as usize).cast::<u128>().read_unaligned()) };
+        at += length as usize;
+        slot.write(T::Offset::usize_as(at));
+    }
+    if any_outside {
+        return None;
+    }
+    // SAFETY: a slot per key, and every byte below `at`, were written above.
+    unsafe {
+        offsets.set_len(keys.len() + 1);
+        out.set_len(at);
+    }
+    // Sized for the longest value: give back what the others left unused, when it matters.
+    if out.capacity() - at > at / 8 {
+        out.shrink_to_fit();
+    }
+    // SAFETY: the offsets start at 0, never decrease and end at the buffer's length; each
+    // value is a whole value of an array already validated as its type.
+    let array = unsafe {
+        let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
+        GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(out), None)
+    };
+    Some(Arc::new(array))
 }
 
 fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
@@ -354,6 +423,20 @@ mod tests {
             let rows: Vec<Option<String>> = picks.iter().map(|p| p.and_then(|p| entries[p % entries.len()].clone())).collect();
             let views: ArrayRef = Arc::new(StringViewArray::from(rows));
             assert_like_cast(&views, &DataType::Utf8);
+        }
+
+        /// Dictionaries of short values (at most 16 bytes) and keys without nulls: copied
+        /// in one pass, to the same array.
+        #[test]
+        fn short_values_equal_arrow_cast(
+            entries in proptest::collection::vec("\\PC{0,4}", 1..20),
+            picks in proptest::collection::vec(0usize..64, 0..300),
+        ) {
+            let keys: Vec<Option<i32>> = picks.iter().map(|p| Some((p % entries.len()) as i32)).collect();
+            let values: ArrayRef = Arc::new(StringArray::from(entries.clone()));
+            assert_like_cast(&dictionary(values, keys.clone()), &DataType::Utf8);
+            let values: ArrayRef = Arc::new(LargeStringArray::from(entries));
+            assert_like_cast(&dictionary(values, keys), &DataType::LargeUtf8);
         }
     }
 }

@@ -220,7 +220,8 @@ impl<T: Native> Output<T> {
         let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
         match decoded.is_ok() {
             true if self.keys => out.extend(indices.iter().map(|&k| T::from_le(&k.to_le_bytes()))),
-            true => out.extend(indices.iter().map(|&k| dictionary[k as usize])),
+            // SAFETY: `decode_indices` checked every index below the dictionary's length.
+            true => out.extend(indices.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) })),
             false => {}
         }
         self.indices = indices;
@@ -262,7 +263,8 @@ impl<T: Native> Output<T> {
             // Every index checked against the dictionary's length once decoded.
             let result = decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| match valid {
                 // Without nulls the selected rows' indices compressed out, then looked up.
-                None => self.look_up_selected(&indices, selected, count, dictionary).map_err(past_the_end),
+                // SAFETY: `decode_indices` checked every index below the dictionary's length.
+                None => unsafe { self.look_up_selected(&indices, selected, count, dictionary) }.map_err(past_the_end),
                 Some(_) => self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end),
             });
             self.indices = indices;
@@ -286,9 +288,12 @@ impl<T: Native> Output<T> {
 
 impl<T: Native> Output<T> {
     /// Appends the values in `dictionary` of the rows `selected` (`count` of them) sets
-    /// in a page without nulls whose rows' indices (checked) are `indices`; `Err(i)`: row
-    /// `i` is past the indices.
-    fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
+    /// in a page without nulls whose rows' indices are `indices`, each checked below the
+    /// dictionary's length (by `decode_indices`); `Err(i)`: row `i` is past the indices.
+    ///
+    /// # Safety
+    /// Every index in `indices` is below `dictionary.len()`.
+    unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
         let mut keys = std::mem::take(&mut self.selected_indices);
         keys.clear();
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
@@ -303,7 +308,8 @@ impl<T: Native> Output<T> {
                 validity.append_n(count, true);
             }
             if !self.keys {
-                self.values.extend(keys.iter().map(|&k| dictionary[k as usize]));
+                // SAFETY: the caller's guarantee.
+                self.values.extend(keys.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }));
             }
         }
         self.selected_indices = keys;
