@@ -16,7 +16,8 @@
 //! This module walks the pages ([`decode_selected`]: levels, encodings, the row
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
 //! dictionary keys), `strings`, `booleans` — with `dictionary_indices` shared by the
-//! first two, and `zstd_pages` hands pages over still compressed.
+//! first two, `compress` taking a page's selected values out a 64-row word at a time
+//! (AVX-512 where the CPU has it), and `zstd_pages` handing pages over still compressed.
 //!
 //! The crate's reader decompresses each page whole. Given [`ZstdPages`] (a zstd chunk with
 //! an offset index: the caller reads each page's size from its header), it hands pages
