@@ -87,11 +87,7 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
         ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
     };
     let total = checked_total::<T, _>(keys.values(), keys.nulls(), length, outside)?;
-    // The dictionary's bytes, padded so that a 16-byte move from any value's start stays inside.
-    let end = value_offsets[entries].as_usize();
-    let mut source = Vec::with_capacity(end - first + SHORT);
-    source.extend_from_slice(&values.value_data()[first..end]);
-    source.resize(source.len() + SHORT, 0);
+    let source = padded_bytes(values);
     let source = source.as_ptr();
     // Slices, not the vectors: the loop's stores could alias a vector's fields, which
     // would then be loaded again every row.
@@ -127,14 +123,9 @@ fn from_short_dictionary<T: ByteArrayType>(
     }
     let capacity = keys.len().checked_mul(longest)?;
     T::Offset::from_usize(capacity)?;
-    let value_offsets = values.value_offsets();
-    let (first, end) = (value_offsets[0].as_usize(), value_offsets[values.len()].as_usize());
-    // The dictionary's bytes padded for a 16-byte move from any value's start, and one
-    // more entry, empty, for a key outside.
-    let mut source = Vec::with_capacity(end - first + SHORT);
-    source.extend_from_slice(&values.value_data()[first..end]);
-    source.resize(source.len() + SHORT, 0);
-    u32::try_from(end - first).ok()?;
+    let source = padded_bytes(values);
+    u32::try_from(source.len()).ok()?;
+    // One more entry, empty, for a key outside.
     let outside = lengths.len();
     let table: Vec<(u32, u32)> =
         starts.iter().zip(lengths).map(|(&start, &length)| (start as u32, length as u32)).chain([(0, 0)]).collect();
@@ -172,6 +163,17 @@ fn from_short_dictionary<T: ByteArrayType>(
         GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(out), None)
     };
     Some(Arc::new(array))
+}
+
+/// The bytes of `values`' values, padded so that a 16-byte move from any value's start
+/// stays inside.
+fn padded_bytes<T: ByteArrayType>(values: &GenericByteArray<T>) -> Vec<u8> {
+    let value_offsets = values.value_offsets();
+    let (first, end) = (value_offsets[0].as_usize(), value_offsets[values.len()].as_usize());
+    let mut bytes = Vec::with_capacity(end - first + SHORT);
+    bytes.extend_from_slice(&values.value_data()[first..end]);
+    bytes.resize(bytes.len() + SHORT, 0);
+    bytes
 }
 
 fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
