@@ -157,12 +157,8 @@ fn from_short_dictionary<T: ByteArrayType>(
         out.shrink_to_fit();
     }
     // SAFETY: the offsets start at 0, never decrease and end at the buffer's length; each
-    // value is a whole value of an array already validated as its type.
-    let array = unsafe {
-        let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
-        GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(out), None)
-    };
-    Some(Arc::new(array))
+    // value is a whole value of the dictionary.
+    Some(unsafe { plain_array::<T>(offsets, out, None) })
 }
 
 /// The bytes of `values`' values, padded so that a 16-byte move from any value's start
@@ -296,11 +292,21 @@ unsafe fn write<T: ByteArrayType, I>(
     // SAFETY: every byte below `total` was written (the values tile it).
     unsafe { out.set_len(total) };
     // SAFETY: the offsets start at 0, never decrease and end at `total`, the buffer's
-    // length; each value is a whole value of an array already validated as its type (UTF-8
-    // for strings), so re-validating every byte would only cost time.
+    // length; each value is a whole value of the source array.
+    unsafe { plain_array::<T>(offsets, out, nulls.cloned()) }
+}
+
+/// The plain array of `offsets` into `bytes`, with `nulls`, not validated again.
+///
+/// # Safety
+/// The offsets start at 0, never decrease and end at `bytes.len()`; each value they bound
+/// is a whole value of an array already validated as `T` (UTF-8 for strings), so
+/// re-validating every byte would only cost time.
+unsafe fn plain_array<T: ByteArrayType>(offsets: Vec<T::Offset>, bytes: Vec<u8>, nulls: Option<NullBuffer>) -> ArrayRef {
+    // SAFETY: the caller's guarantee.
     let array = unsafe {
         let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
-        GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(out), nulls.cloned())
+        GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(bytes), nulls)
     };
     Arc::new(array)
 }

@@ -19,10 +19,11 @@ use super::fixed_width::Native;
 pub(super) const SLACK: usize = 16;
 
 /// Appends to `out` the values (`T::WIDTH` bytes each, little-endian, the `i`-th at `i *
-/// T::WIDTH` in `values`) of the rows `selected` sets, in order. `false`, with nothing
-/// appended, when `values` does not hold a selected row's value. (Rows 0, 3, 6 of a page
-/// of the values 0, 10, 20, ...: 0, 30, 60 appended.)
-pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) -> bool {
+/// T::WIDTH` in `values`) of the rows `selected` sets (`count` of them), in order.
+/// `false`, with nothing appended, when `values` does not hold a selected row's value.
+/// (Rows 0, 3, 6 of a page of the values 0, 10, 20, ...: 0, 30, 60 appended.)
+pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T>) -> bool {
+    debug_assert_eq!(count, selected.count_set_bits());
     // Values for every row of the selection (a whole page) need no search for the last.
     if values.len() / T::WIDTH < selected.len() {
         let Some(last) = crate::selection::mask::last_set(selected) else { return true };
@@ -31,7 +32,7 @@ pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer
         }
     }
     // A vector's room past the last value: every step stores a whole vector.
-    out.reserve(selected.count_set_bits() + SLACK);
+    out.reserve(count + SLACK);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F; `values` holds every selected row's value and `out`
@@ -134,7 +135,7 @@ mod tests {
         let shifted = &page[offset.min(values.len()) * T::WIDTH..];
         let expected: Vec<T> = selected.set_indices().map(|row| values[offset + row]).collect();
         let mut out = vec![T::default(); 3];
-        prop_assert!(append_selected(shifted, &selected, &mut out));
+        prop_assert!(append_selected(shifted, &selected, expected.len(), &mut out));
         prop_assert_eq!(&out[3..], &expected[..]);
         let mut scalar: Vec<T> = Vec::new();
         append_selected_scalar(shifted, &selected, &mut scalar);
@@ -167,8 +168,8 @@ mod tests {
     fn a_selected_row_past_the_values_is_refused() {
         let page = bytes(&[1u64, 2, 3]);
         let mut out: Vec<u64> = Vec::new();
-        assert!(!append_selected(&page, &BooleanBuffer::from(vec![false, false, false, true]), &mut out));
+        assert!(!append_selected(&page, &BooleanBuffer::from(vec![false, false, false, true]), 1, &mut out));
         assert!(out.is_empty());
-        assert!(append_selected(&page, &BooleanBuffer::from(vec![false, false, false, false]), &mut out));
+        assert!(append_selected(&page, &BooleanBuffer::from(vec![false, false, false, false]), 0, &mut out));
     }
 }

@@ -54,6 +54,13 @@ impl<T: Native> Output<T> {
         }
     }
 
+    /// Appends `rows` valid rows to the validity, if the column has one.
+    fn append_valid(&mut self, rows: usize) {
+        if let Some(validity) = &mut self.validity {
+            validity.append_n(rows, true);
+        }
+    }
+
     pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
         let len = self.values.len();
         let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
@@ -73,9 +80,7 @@ impl<T: Native> Output<T> {
     /// selected rows.
     fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
         let Some(valid) = valid else {
-            if let Some(validity) = &mut self.validity {
-                validity.append_n(count, true);
-            }
+            self.append_valid(count);
             // Written straight into the reserved output, without a capacity check a row.
             let start = self.values.len();
             self.values.reserve(count);
@@ -183,9 +188,7 @@ impl<T: Native> Output<T> {
         let Some(valid) = valid else {
             self.values = dense;
             decoded?;
-            if let Some(validity) = &mut self.validity {
-                validity.append_n(rows, true);
-            }
+            self.append_valid(rows);
             return Ok(());
         };
         decoded?;
@@ -244,10 +247,8 @@ impl<T: Native> Output<T> {
         let Some(dictionary) = dictionary else {
             // Without nulls a row's value is its stored one: compressed out by the mask.
             if valid.is_none() {
-                if let Some(validity) = &mut self.validity {
-                    validity.append_n(count, true);
-                }
-                return match compress::append_selected(values, selected, &mut self.values) {
+                self.append_valid(count);
+                return match compress::append_selected(values, selected, count, &mut self.values) {
                     true => Ok(()),
                     false => Err(past_the_end(stored)),
                 };
@@ -294,26 +295,28 @@ impl<T: Native> Output<T> {
     /// # Safety
     /// Every index in `indices` is below `dictionary.len()`.
     unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
-        let mut keys = std::mem::take(&mut self.selected_indices);
-        keys.clear();
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
         let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
-        let complete = match self.keys {
+        if self.keys {
             // The indices are the values: compressed straight into the output.
-            true => compress::append_selected(bytes, selected, &mut self.values),
-            false => compress::append_selected(bytes, selected, &mut keys),
-        };
-        if complete {
-            if let Some(validity) = &mut self.validity {
-                validity.append_n(count, true);
+            if !compress::append_selected(bytes, selected, count, &mut self.values) {
+                return Err(indices.len());
             }
-            if !self.keys {
+        } else {
+            let mut keys = std::mem::take(&mut self.selected_indices);
+            keys.clear();
+            let complete = compress::append_selected(bytes, selected, count, &mut keys);
+            if complete {
                 // SAFETY: the caller's guarantee.
                 self.values.extend(keys.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }));
             }
+            self.selected_indices = keys;
+            if !complete {
+                return Err(indices.len());
+            }
         }
-        self.selected_indices = keys;
-        complete.then_some(()).ok_or(indices.len())
+        self.append_valid(count);
+        Ok(())
     }
 }
 
