@@ -1,6 +1,6 @@
 //! Memory for large buffers: blocks of [`large_blocks::LARGE_FROM`] bytes or more mapped by
 //! the extension itself, offered transparent huge pages and kept a moment after they are
-//! freed; smaller blocks from the system allocator.
+//! freed; smaller blocks from jemalloc with one arena ([`small_blocks`]).
 //!
 //! Reading a column writes each of its decoded buffers — values, offsets, string bytes,
 //! decompressed pages — once, from start to end, into fresh memory. With 4 KiB pages the
@@ -13,7 +13,8 @@
 //!   (one of its size class, else the nearest, remapped), so a stream of row groups whose
 //!   batches are consumed and freed decodes into memory already mapped (the ten numeric
 //!   columns of the `events` benchmark: page faults were ~24% of the read). glibc gives
-//!   such blocks back to the kernel at once.
+//!   such blocks back to the kernel at once; small blocks are kept by jemalloc the same
+//!   moment ([`small_blocks`]).
 //! - A large block grows with `mremap` ([`large_blocks`]): pages move, bytes are not
 //!   copied (the parquet crate grows dictionary keys and string bytes a page at a time).
 //!
@@ -26,8 +27,11 @@
 
 pub mod large_blocks;
 pub mod retained;
+pub mod small_blocks;
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use small_blocks::Allocator as Small;
+
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static ADVISE: AtomicBool = AtomicBool::new(true);
@@ -62,7 +66,7 @@ pub fn advise_huge_pages(start: *const u8, len: usize) {
 
 /// The Python extension's global allocator: blocks a [`large_blocks::is_large`] layout
 /// asks for are mapped by [`large_blocks`] (and kept by [`retained`] when freed), the
-/// others come from the system allocator (see the module's documentation).
+/// others come from [`small_blocks`] (see the module's documentation).
 pub struct BufferAllocator;
 
 // SAFETY: whether a layout's block is a large block or the system's depends on the layout
@@ -73,14 +77,14 @@ unsafe impl GlobalAlloc for BufferAllocator {
         if large_blocks::is_large(layout) {
             return large_blocks::allocate(layout.size(), false);
         }
-        unsafe { System.alloc(layout) }
+        unsafe { Small.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if large_blocks::is_large(layout) {
             return large_blocks::allocate(layout.size(), true);
         }
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { Small.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
@@ -88,15 +92,18 @@ unsafe impl GlobalAlloc for BufferAllocator {
             // SAFETY: a large block of this size, freed by its owner.
             return unsafe { large_blocks::free(block, layout.size()) };
         }
-        unsafe { System.dealloc(block, layout) }
+        unsafe { Small.dealloc(block, layout) }
     }
 
     unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY (all arms): `block` is the caller's, allocated with `layout`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        match (large_blocks::is_large(layout), large_blocks::is_large(new_layout)) {
+        match (
+            large_blocks::is_large(layout),
+            large_blocks::is_large(new_layout),
+        ) {
             (true, true) => unsafe { large_blocks::resize(block, layout.size(), new_size) },
-            (false, false) => unsafe { System.realloc(block, layout, new_size) },
+            (false, false) => unsafe { Small.realloc(block, layout, new_size) },
             // Across the threshold: a new block, the bytes both hold copied, the old freed.
             _ => unsafe {
                 let moved = self.alloc(new_layout);

@@ -141,4 +141,3 @@ impl<'a> ThriftWalker<'a> {
         }
     }
 }
-
