@@ -11,7 +11,11 @@
 //!
 //! The blocks are decoded straight into the page's buffer, allocated once at the size its
 //! header gives (zstd's stable output buffer: no copy through the decoder's window, so a
-//! whole page costs what a one-shot decompression costs).
+//! whole page costs what a one-shot decompression costs), or the buffer of the page before
+//! it, handed on ([`ZstdPrefix::reusing`]): a page read for a prefix is dropped once its
+//! values are copied out, and a fresh buffer for each faulted its memory in again — on the
+//! `events` text-heavy projection a third of the read's page faults (the large blocks a
+//! freed page leaves are taken by the longer-lived output buffers allocated meanwhile).
 //!
 //! ```
 //! use pqsift::format::zstd_prefix::ZstdPrefix;
@@ -28,7 +32,7 @@
 //! ```
 
 use bytes::Bytes;
-use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
+use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective, WriteBuf};
 
 /// Output decompressed per step beyond what was asked for: a step's fixed cost is small
 /// against 64 KiB of output, and readers ask a value at a time.
@@ -41,10 +45,14 @@ pub struct ZstdPrefix<'a> {
     input: Bytes,
     /// Input bytes handed to the decoder so far.
     consumed: usize,
-    /// The page: its capacity is the uncompressed size and never changes (the decoder
-    /// writes into it across calls), its length what is decompressed.
+    /// The page: its length is what is decompressed; its capacity, at least `size`, never
+    /// changes (the decoder writes into it across calls).
     output: Vec<u8>,
+    /// The page's uncompressed size.
+    size: usize,
     finished: bool,
+    /// Where the buffer goes back to when the page is dropped ([`Self::reusing`]).
+    home: Option<&'a mut Vec<u8>>,
 }
 
 impl<'a> ZstdPrefix<'a> {
@@ -57,13 +65,57 @@ impl<'a> ZstdPrefix<'a> {
             input,
             consumed: 0,
             output: Vec::with_capacity(size),
+            size,
             finished: size == 0,
+            home: None,
+        }
+    }
+
+    /// The same, decompressed into the buffer `home` holds (allocated anew if it holds
+    /// less than `size`), which goes back to `home` when the page is dropped — unless
+    /// [`into_page`](Self::into_page) hands it over.
+    ///
+    /// ```
+    /// use pqsift::format::zstd_prefix::ZstdPrefix;
+    /// let page = vec![b'x'; 100_000];
+    /// let mut compressed = Vec::with_capacity(zstd_safe::compress_bound(page.len()));
+    /// zstd_safe::compress(&mut compressed, &page, 3).unwrap();
+    /// let compressed = bytes::Bytes::from(compressed);
+    ///
+    /// let (mut context, mut buffer) = (zstd_safe::DCtx::create(), Vec::new());
+    /// for _ in 0..2 {
+    ///     let mut prefix = ZstdPrefix::reusing(&mut context, compressed.clone(), page.len(), &mut buffer);
+    ///     assert_eq!(prefix.prefix(10).unwrap(), &page[..10]);
+    /// }
+    /// // The first page's buffer served the second and is back.
+    /// assert!(buffer.capacity() >= page.len());
+    /// ```
+    pub fn reusing(
+        context: &'a mut DCtx<'static>,
+        input: Bytes,
+        size: usize,
+        home: &'a mut Vec<u8>,
+    ) -> Self {
+        let mut output = std::mem::take(home);
+        output.clear();
+        if output.capacity() < size {
+            // Not `reserve`: the bytes it holds need no copy.
+            output = Vec::with_capacity(size);
+        }
+        Self {
+            context,
+            input,
+            consumed: 0,
+            output,
+            size,
+            finished: size == 0,
+            home: Some(home),
         }
     }
 
     /// The page's uncompressed size.
     pub fn size(&self) -> usize {
-        self.output.capacity()
+        self.size
     }
 
     /// Bytes decompressed so far.
@@ -89,7 +141,7 @@ impl<'a> ZstdPrefix<'a> {
                 .set_parameter(DParameter::StableOutBuffer(true))
                 .map_err(error)?;
         }
-        let capacity = self.output.capacity();
+        let capacity = self.size;
         let target = n.saturating_add(STEP_BYTES).min(capacity);
         while self.output.len() < n.min(capacity) && !self.finished {
             // Input in proportion to the output still wanted (the frame's ratio), with a
@@ -99,7 +151,8 @@ impl<'a> ZstdPrefix<'a> {
             let end = self.consumed.saturating_add(wanted).min(self.input.len());
             let mut input = InBuffer::around(&self.input[self.consumed..end]);
             let at = self.output.len();
-            let mut output = OutBuffer::around_pos(&mut self.output, at);
+            let mut page = PageBuffer::new(&mut self.output, capacity);
+            let mut output = OutBuffer::around_pos(&mut page, at);
             let hint = self
                 .context
                 .decompress_stream(&mut output, &mut input)
@@ -125,19 +178,65 @@ impl<'a> ZstdPrefix<'a> {
         if self.consumed == 0 && !self.finished {
             let written = self
                 .context
-                .decompress(&mut self.output, &self.input)
+                .decompress(
+                    &mut PageBuffer::new(&mut self.output, self.size),
+                    &self.input,
+                )
                 .map_err(error)?;
             (self.consumed, self.finished) = (self.input.len(), written == self.output.len());
         }
         self.prefix(usize::MAX)?;
-        if !self.finished || self.output.len() != self.output.capacity() {
+        if !self.finished || self.output.len() != self.size {
             return Err(format!(
                 "a page decompresses to {} bytes where its header says {}",
                 self.output.len(),
-                self.output.capacity()
+                self.size
             ));
         }
         Ok(Bytes::from(std::mem::take(&mut self.output)))
+    }
+}
+
+impl Drop for ZstdPrefix<'_> {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.take() {
+            *home = std::mem::take(&mut self.output);
+        }
+    }
+}
+
+/// The first `size` bytes of a buffer's capacity as zstd's output: a reused buffer may be
+/// longer than the page, and nothing may be decompressed past the page.
+struct PageBuffer<'v> {
+    buffer: &'v mut Vec<u8>,
+    size: usize,
+}
+
+impl<'v> PageBuffer<'v> {
+    fn new(buffer: &'v mut Vec<u8>, size: usize) -> Self {
+        assert!(size <= buffer.capacity(), "a page buffer holds its page");
+        Self { buffer, size }
+    }
+}
+
+// SAFETY: the buffer's first `len` bytes are initialised (a `Vec`'s), `capacity` is within
+// the `Vec`'s capacity (checked in `new`), and zstd marks as filled only bytes it wrote.
+unsafe impl WriteBuf for PageBuffer<'_> {
+    fn as_slice(&self) -> &[u8] {
+        self.buffer
+    }
+
+    fn capacity(&self) -> usize {
+        self.size
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.buffer.as_mut_ptr()
+    }
+
+    unsafe fn filled_until(&mut self, n: usize) {
+        // SAFETY: the caller's guarantee; `n <= size <= capacity`.
+        unsafe { self.buffer.set_len(n) }
     }
 }
 
@@ -185,6 +284,47 @@ mod tests {
                 prop_assert!(got.len() <= size);
             }
         }
+    }
+
+    proptest! {
+        /// Pages of any sizes, one after another through one reused buffer: each prefix
+        /// and each whole page is that page's, whatever the buffer held before.
+        #[test]
+        fn a_reused_buffer_holds_each_page(
+            pages in prop::collection::vec((0usize..200_000, 0u64..1000, any::<bool>()), 1..6),
+        ) {
+            let mut context = DCtx::create();
+            let mut buffer = Vec::new();
+            for (len, seed, whole) in pages {
+                let page: Vec<u8> = (0..len as u64)
+                    .map(|i| ((i ^ seed).wrapping_mul(2654435761) >> 13) as u8 % 16 + 65)
+                    .collect();
+                let mut prefix = ZstdPrefix::reusing(&mut context, compressed(&page, 3), len, &mut buffer);
+                match whole {
+                    true => prop_assert_eq!(prefix.into_page().unwrap(), Bytes::from(page)),
+                    false => {
+                        let got = prefix.prefix(len / 3).unwrap().to_vec();
+                        prop_assert_eq!(&got[..], &page[..len / 3]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_longer_than_the_page_is_not_written_past_it() {
+        let page = vec![7u8; 10_000];
+        let mut context = DCtx::create();
+        let mut buffer = Vec::with_capacity(1 << 20);
+        // Its header says one byte less than the frame holds: refused, in one call or in steps.
+        let short = ZstdPrefix::reusing(&mut context, compressed(&page, 3), 9_999, &mut buffer);
+        assert!(short.into_page().is_err());
+        let mut short = ZstdPrefix::reusing(&mut context, compressed(&page, 3), 9_999, &mut buffer);
+        if let Ok(got) = short.prefix(usize::MAX) {
+            assert!(got.len() <= 9_999);
+        }
+        drop(short);
+        assert!(buffer.capacity() >= 1 << 20, "the buffer came back");
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub enum PageAt {
 pub struct ZstdPages<'s> {
     /// Taken from, and given back to, the thread's [`CONTEXT`].
     context: Option<zstd_safe::DCtx<'static>>,
+    /// The buffer pages are decompressed into, handed from page to page (see
+    /// [`ZstdPrefix::reusing`]): taken from, and given back to, the thread's [`BUFFER`].
+    buffer: Vec<u8>,
     /// The most a page may take uncompressed (`max_page_bytes`).
     max_size: usize,
     sizes: Box<dyn FnMut(PageAt) -> Result<usize, DecodeError> + 's>,
@@ -30,6 +33,9 @@ thread_local! {
     /// A decompression context per thread, kept from chunk to chunk: making one (and its
     /// buffers) costs more than a small page's decompression.
     static CONTEXT: std::cell::RefCell<Option<zstd_safe::DCtx<'static>>> = const { std::cell::RefCell::new(None) };
+    /// A page buffer per thread, kept from chunk to chunk: at most the largest page the
+    /// thread decompressed (`max_page_bytes`), freed with the thread (a scan's reader).
+    static BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl<'s> ZstdPages<'s> {
@@ -44,6 +50,7 @@ impl<'s> ZstdPages<'s> {
             .unwrap_or_else(zstd_safe::DCtx::create);
         Self {
             context: Some(context),
+            buffer: BUFFER.take(),
             max_size,
             sizes: Box::new(sizes),
             declared: true,
@@ -95,10 +102,11 @@ impl<'s> ZstdPages<'s> {
                 ))
             })?,
         };
-        Ok(ZstdPrefix::new(
+        Ok(ZstdPrefix::reusing(
             self.context.as_mut().expect("given back on drop only"),
             compressed,
             size,
+            &mut self.buffer,
         ))
     }
 }
@@ -108,5 +116,6 @@ impl Drop for ZstdPages<'_> {
         if let Some(context) = self.context.take() {
             CONTEXT.with(|kept| *kept.borrow_mut() = Some(context));
         }
+        BUFFER.set(std::mem::take(&mut self.buffer));
     }
 }
