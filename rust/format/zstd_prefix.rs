@@ -172,9 +172,15 @@ impl<'a> ZstdPrefix<'a> {
         Ok(())
     }
 
+    /// The whole page, owned; an error unless it decompresses to exactly its size.
+    pub fn into_page(mut self) -> Result<Bytes, String> {
+        self.whole()?;
+        Ok(Bytes::from(std::mem::take(&mut self.output)))
+    }
+
     /// The whole page; an error unless it decompresses to exactly its size. Nothing
     /// decompressed yet: in one call, as the crate would (no streaming state).
-    pub fn into_page(mut self) -> Result<Bytes, String> {
+    pub fn whole(&mut self) -> Result<&[u8], String> {
         if self.consumed == 0 && !self.finished {
             let written = self
                 .context
@@ -193,7 +199,7 @@ impl<'a> ZstdPrefix<'a> {
                 self.size
             ));
         }
-        Ok(Bytes::from(std::mem::take(&mut self.output)))
+        Ok(&self.output)
     }
 }
 

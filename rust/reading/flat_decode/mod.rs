@@ -313,7 +313,13 @@ enum PageValues<'z> {
     },
 }
 
-impl PageValues<'_> {
+impl<'z> PageValues<'z> {
+    /// The page of `frame` decompressed whole now (in one call), into the buffer it reuses.
+    fn whole(mut frame: ZstdPrefix<'z>) -> Result<Self, DecodeError> {
+        frame.whole().map_err(DecodeError::Corrupt)?;
+        Ok(Self::Zstd { frame, start: 0 })
+    }
+
     /// At least the first `n` value bytes (all of them, if the page holds fewer; all that
     /// is decompressed so far, if more): `usize::MAX` asks for the whole page.
     fn prefix(&mut self, n: usize) -> Result<&[u8], DecodeError> {
@@ -514,16 +520,16 @@ fn load_dictionary<S: Sink>(
             num_values,
             encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY,
             ..
-        }) => {
-            let buf = match zstd {
-                Some(zstd) => zstd
-                    .page(PageAt::Dictionary, buf)?
-                    .into_page()
-                    .map_err(DecodeError::Corrupt)?,
-                None => buf,
-            };
-            sink.dictionary(&buf, num_values as usize)
-        }
+        }) => match zstd {
+            Some(zstd) => {
+                let mut page = zstd.page(PageAt::Dictionary, buf)?;
+                sink.dictionary(
+                    page.whole().map_err(DecodeError::Corrupt)?,
+                    num_values as usize,
+                )
+            }
+            None => sink.dictionary(&buf, num_values as usize),
+        },
         Some(Page::DictionaryPage { .. }) => Ok(false),
         _ => Err(DecodeError::Corrupt(
             "a dictionary page was announced but not found".into(),
@@ -560,11 +566,7 @@ fn data_page<'z>(
                     frame: zstd.page(at, buf)?,
                     start: 0,
                 },
-                Some((zstd, at, false)) => PageValues::Ready(
-                    zstd.page(at, buf)?
-                        .into_page()
-                        .map_err(DecodeError::Corrupt)?,
-                ),
+                Some((zstd, at, false)) => PageValues::whole(zstd.page(at, buf)?)?,
                 None => PageValues::Ready(buf),
             };
             if !nullable {
@@ -633,11 +635,9 @@ fn data_page<'z>(
                     frame: zstd.page_after(at, rest, end)?,
                     start: 0,
                 },
-                Some((zstd, at, false)) if is_compressed => PageValues::Ready(
-                    zstd.page_after(at, rest, end)?
-                        .into_page()
-                        .map_err(DecodeError::Corrupt)?,
-                ),
+                Some((zstd, at, false)) if is_compressed => {
+                    PageValues::whole(zstd.page_after(at, rest, end)?)?
+                }
                 _ => PageValues::Ready(rest),
             };
             Ok(Some(DataPage {
