@@ -31,12 +31,10 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use criterion::measurement::WallTime;
-use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main,
-};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-    RowSelection as CrateSelection, RowSelectionPolicy, RowSelector as CrateSelector,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection,
+    RowSelectionPolicy, RowSelector as CrateSelector,
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::file::metadata::PageIndexPolicy;
@@ -117,11 +115,7 @@ impl Shape {
     /// A run-backed selection of `rows` rows with average run length about `run_length`.
     fn selection(self, rows: usize, run_length: usize, seed: u64) -> RowSelection {
         let mut rng = XorShift::new(seed);
-        let mut runs = RunsUpTo {
-            rows,
-            total: 0,
-            runs: Vec::new(),
-        };
+        let mut runs = RunsUpTo { rows, total: 0, runs: Vec::new() };
         // Random shapes start with either kind, so two inputs of a case are out of phase.
         let mut skip = match self {
             Self::Uniform | Self::Clustered => false,
@@ -183,32 +177,21 @@ fn case_name(shape: Shape, run_length: usize) -> String {
 fn to_crate_selectors(selection: &RowSelection) -> CrateSelection {
     selection
         .iter_runs()
-        .map(|run| {
-            if run.skip {
-                CrateSelector::skip(run.row_count)
-            } else {
-                CrateSelector::select(run.row_count)
-            }
-        })
+        .map(|run| if run.skip { CrateSelector::skip(run.row_count) } else { CrateSelector::select(run.row_count) })
         .collect()
 }
 
 /// The parquet crate's selection as ours (for checking results).
 fn from_crate(selection: &CrateSelection) -> RowSelection {
-    RowSelection::from_runs(selection.iter().map(|s| RowSelector {
-        row_count: s.row_count,
-        skip: s.skip,
-    }))
-    .expect("row count fits")
+    RowSelection::from_runs(selection.iter().map(|s| RowSelector { row_count: s.row_count, skip: s.skip }))
+        .expect("row count fits")
 }
 
 /// `target/criterion/selection_cases.tsv`: the measured shape of each case's input (rows,
 /// runs, selected rows), from which the results give the average run length and selectivity.
 fn case_file() -> PathBuf {
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    PathBuf::from(target)
-        .join("criterion")
-        .join("selection_cases.tsv")
+    PathBuf::from(target).join("criterion").join("selection_cases.tsv")
 }
 
 /// Appends one case to the [`case_file`]. Best effort: the benchmark does not depend on it.
@@ -219,11 +202,7 @@ fn record_case(group: &str, case: &str, selection: &RowSelection) {
         selection.run_count(),
         selection.selected_count()
     );
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(case_file())
-    {
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(case_file()) {
         let _ = file.write_all(line.as_bytes());
     }
 }
@@ -244,24 +223,14 @@ impl Operands {
             left.clone().into_representation(Representation::Selectors),
             right.clone().into_representation(Representation::Selectors),
         );
-        let ours_mask = (
-            left.into_representation(Representation::Mask),
-            right.into_representation(Representation::Mask),
-        );
-        let crate_selectors = (
-            to_crate_selectors(&ours_runs.0),
-            to_crate_selectors(&ours_runs.1),
-        );
+        let ours_mask =
+            (left.into_representation(Representation::Mask), right.into_representation(Representation::Mask));
+        let crate_selectors = (to_crate_selectors(&ours_runs.0), to_crate_selectors(&ours_runs.1));
         let crate_mask = (
             CrateSelection::from_boolean_buffer(ours_mask.0.to_mask()),
             CrateSelection::from_boolean_buffer(ours_mask.1.to_mask()),
         );
-        Self {
-            ours_runs,
-            ours_mask,
-            crate_selectors,
-            crate_mask,
-        }
+        Self { ours_runs, ours_mask, crate_selectors, crate_mask }
     }
 }
 
@@ -287,20 +256,9 @@ fn bench_binary(
     theirs: fn(&CrateSelection, &CrateSelection) -> CrateSelection,
 ) {
     let expected = ours(&operands.ours_runs.0, &operands.ours_runs.1);
-    assert_eq!(
-        ours(&operands.ours_mask.0, &operands.ours_mask.1),
-        expected,
-        "{case}: ours mask vs runs"
-    );
-    for (name, (a, b)) in [
-        ("selectors", &operands.crate_selectors),
-        ("mask", &operands.crate_mask),
-    ] {
-        assert_eq!(
-            from_crate(&theirs(a, b)),
-            expected,
-            "{case}: crate {name} differs from ours"
-        );
+    assert_eq!(ours(&operands.ours_mask.0, &operands.ours_mask.1), expected, "{case}: ours mask vs runs");
+    for (name, (a, b)) in [("selectors", &operands.crate_selectors), ("mask", &operands.crate_mask)] {
+        assert_eq!(from_crate(&theirs(a, b)), expected, "{case}: crate {name} differs from ours");
     }
 
     group.bench_function(BenchmarkId::new("ours_runs", case), |b| {
@@ -331,13 +289,7 @@ fn bench_and_then(c: &mut Criterion) {
         let case = case_name(shape, run_length);
         record_case("and_then", &case, &outer);
         let operands = Operands::new(outer, inner);
-        bench_binary(
-            &mut group,
-            &case,
-            &operands,
-            |a, b| a.and_then(b).expect("lengths match"),
-            |a, b| a.and_then(b),
-        );
+        bench_binary(&mut group, &case, &operands, |a, b| a.and_then(b).expect("lengths match"), |a, b| a.and_then(b));
     }
     group.finish();
 }
@@ -371,13 +323,7 @@ fn bench_union(c: &mut Criterion) {
         let case = case_name(shape, run_length);
         record_case("union", &case, &left);
         let operands = Operands::new(left, right);
-        bench_binary(
-            &mut group,
-            &case,
-            &operands,
-            |a, b| a.union(b).expect("lengths match"),
-            |a, b| a.union(b),
-        );
+        bench_binary(&mut group, &case, &operands, |a, b| a.union(b).expect("lengths match"), |a, b| a.union(b));
     }
     group.finish();
 }
@@ -401,20 +347,13 @@ fn bench_from_filters(c: &mut Criterion) {
         let ours_mask = RowSelection::from_filters(&filters);
         assert!(ours_mask.is_mask());
         assert_eq!(ours_mask, selection, "{case}: ours from_filters");
-        assert_eq!(
-            from_crate(&CrateSelection::from_filters(&filters)),
-            selection,
-            "{case}: crate from_filters"
-        );
+        assert_eq!(from_crate(&CrateSelection::from_filters(&filters)), selection, "{case}: crate from_filters");
 
         group.bench_function(BenchmarkId::new("ours_mask", &case), |b| {
             b.iter(|| RowSelection::from_filters(black_box(&filters)))
         });
         group.bench_function(BenchmarkId::new("ours_runs", &case), |b| {
-            b.iter(|| {
-                RowSelection::from_filters(black_box(&filters))
-                    .into_representation(Representation::Selectors)
-            })
+            b.iter(|| RowSelection::from_filters(black_box(&filters)).into_representation(Representation::Selectors))
         });
         group.bench_function(BenchmarkId::new("crate_selectors", &case), |b| {
             b.iter(|| CrateSelection::from_filters(black_box(&filters)))
@@ -439,9 +378,7 @@ fn parquet_file() -> Bytes {
     let floats = Float64Array::from_iter_values((0..ROWS).map(|_| rng.next_unit() * 1e6));
     let strings = StringArray::from_iter_values((0..ROWS).map(|_| {
         let len = 10 + (rng.next_u64() % 11) as usize;
-        (0..len)
-            .map(|_| char::from(b'a' + (rng.next_u64() % 26) as u8))
-            .collect::<String>()
+        (0..len).map(|_| char::from(b'a' + (rng.next_u64() % 26) as u8)).collect::<String>()
     }));
     let schema = Arc::new(Schema::new(vec![
         Field::new(COLUMNS[0], DataType::Int32, false),
@@ -485,13 +422,7 @@ enum DecodeVariant {
 }
 
 impl DecodeVariant {
-    const ALL: [Self; 5] = [
-        Self::OursRuns,
-        Self::OursMask,
-        Self::OursMaskPlanned,
-        Self::CrateMask,
-        Self::CrateAuto32,
-    ];
+    const ALL: [Self; 5] = [Self::OursRuns, Self::OursMask, Self::OursMaskPlanned, Self::CrateMask, Self::CrateAuto32];
 
     fn name(self) -> &'static str {
         match self {
@@ -513,10 +444,7 @@ struct MaskRead {
 impl MaskRead {
     fn plan(selection: &RowSelection) -> Self {
         let plan = ReadPlan::new(selection, SelectionPolicy::Mask, None).expect("plan");
-        Self {
-            decoder_selection: to_crate_selectors(&plan.decoder_selection()),
-            post_filter: plan.post_filter(),
-        }
+        Self { decoder_selection: to_crate_selectors(&plan.decoder_selection()), post_filter: plan.post_filter() }
     }
 }
 
@@ -542,10 +470,7 @@ impl DecodeInput<'_> {
         selection: CrateSelection,
         policy: RowSelectionPolicy,
     ) -> parquet::arrow::arrow_reader::ParquetRecordBatchReader {
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.file.clone(),
-            self.metadata.clone(),
-        );
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone());
         let projection = ProjectionMask::leaves(builder.parquet_schema(), [self.column]);
         builder
             .with_projection(projection)
@@ -584,10 +509,7 @@ impl DecodeInput<'_> {
     fn decode(&self, variant: DecodeVariant, mut sink: impl FnMut(RecordBatch)) {
         match variant {
             DecodeVariant::OursRuns => {
-                let reader = self.reader(
-                    to_crate_selectors(&self.ours_runs),
-                    RowSelectionPolicy::Selectors,
-                );
+                let reader = self.reader(to_crate_selectors(&self.ours_runs), RowSelectionPolicy::Selectors);
                 reader.for_each(|batch| sink(batch.expect("decode")));
             }
             DecodeVariant::OursMask => {
@@ -596,21 +518,14 @@ impl DecodeInput<'_> {
             }
             DecodeVariant::OursMaskPlanned => {
                 let read = &self.ours_planned;
-                self.read_masked(
-                    read.decoder_selection.clone(),
-                    read.post_filter.as_ref(),
-                    &mut sink,
-                );
+                self.read_masked(read.decoder_selection.clone(), read.post_filter.as_ref(), &mut sink);
             }
             DecodeVariant::CrateMask => {
                 let reader = self.reader(self.crate_mask.clone(), RowSelectionPolicy::Mask);
                 reader.for_each(|batch| sink(batch.expect("decode")));
             }
             DecodeVariant::CrateAuto32 => {
-                let reader = self.reader(
-                    self.crate_selectors.clone(),
-                    RowSelectionPolicy::Auto { threshold: 32 },
-                );
+                let reader = self.reader(self.crate_selectors.clone(), RowSelectionPolicy::Auto { threshold: 32 });
                 reader.for_each(|batch| sink(batch.expect("decode")));
             }
         }
@@ -628,19 +543,9 @@ fn bench_decode(c: &mut Criterion) {
     let metadata = ArrowReaderMetadata::load(&file, options).expect("metadata");
     let page_index = metadata.metadata().page_index_for_row_group(0);
     let pages: Vec<usize> = (0..COLUMNS.len())
-        .map(|column| {
-            page_index
-                .offset_index(column)
-                .expect("the file has an offset index")
-                .page_locations()
-                .len()
-        })
+        .map(|column| page_index.offset_index(column).expect("the file has an offset index").page_locations().len())
         .collect();
-    eprintln!(
-        "decode: {} byte file, data pages per column {:?}",
-        file.len(),
-        pages
-    );
+    eprintln!("decode: {} byte file, data pages per column {:?}", file.len(), pages);
 
     let mut group = c.benchmark_group("decode");
     group
@@ -675,17 +580,10 @@ fn bench_decode(c: &mut Criterion) {
                 input.decode(variant, |batch| batches.push(batch));
                 let schema = batches.first().expect("some rows").schema();
                 let all = concat_batches(&schema, &batches).expect("concat");
-                assert_eq!(
-                    all.num_rows(),
-                    ours.selected_count(),
-                    "{case}: {} row count",
-                    variant.name()
-                );
+                assert_eq!(all.num_rows(), ours.selected_count(), "{case}: {} row count", variant.name());
                 match &reference {
                     None => reference = Some(all),
-                    Some(expected) => {
-                        assert_eq!(&all, expected, "{case}: {} rows differ", variant.name())
-                    }
+                    Some(expected) => assert_eq!(&all, expected, "{case}: {} rows differ", variant.name()),
                 }
             }
 

@@ -27,9 +27,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use bytes::Bytes;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::properties::WriterProperties;
 use pqsift::reading::string_gather::to_plain;
 
@@ -48,20 +46,14 @@ impl Random {
 
     fn text(&mut self, low: usize, high: usize) -> String {
         let length = low + (self.next() as usize) % (high - low + 1);
-        (0..length)
-            .map(|_| (b'a' + (self.next() % 26) as u8) as char)
-            .collect()
+        (0..length).map(|_| (b'a' + (self.next() % 26) as u8) as char).collect()
     }
 }
 
 /// One column `s` of `values` written as Parquet in memory, dictionary-encoded or plain.
 fn file(values: Vec<String>, dictionary: bool) -> Bytes {
     let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(StringArray::from(values)) as ArrayRef],
-    )
-    .unwrap();
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values)) as ArrayRef]).unwrap();
     let properties = WriterProperties::builder()
         .set_dictionary_enabled(dictionary)
         .set_dictionary_page_size_limit(1 << 30)
@@ -78,15 +70,11 @@ fn file(values: Vec<String>, dictionary: bool) -> Bytes {
 fn decode(file: &Bytes, as_type: Option<DataType>) -> ArrayRef {
     let mut options = ArrowReaderOptions::new();
     if let Some(data_type) = as_type {
-        options = options.with_schema(Arc::new(Schema::new(vec![Field::new(
-            "s", data_type, true,
-        )])));
+        options = options.with_schema(Arc::new(Schema::new(vec![Field::new("s", data_type, true)])));
     }
     let metadata = ArrowReaderMetadata::load(file, options).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), metadata)
-        .with_batch_size(ROWS)
-        .build()
-        .unwrap();
+    let reader =
+        ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), metadata).with_batch_size(ROWS).build().unwrap();
     let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
     assert_eq!(batches.len(), 1);
     batches[0].column(0).clone()
@@ -97,52 +85,21 @@ fn strings(c: &mut Criterion) {
     let words: Vec<String> = (0..16).map(|_| random.text(4, 10)).collect();
     let dictionary_type = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let columns = [
-        (
-            "dictionary",
-            file(
-                (0..ROWS)
-                    .map(|_| words[random.next() as usize % 16].clone())
-                    .collect(),
-                true,
-            ),
-            dictionary_type,
-        ),
-        (
-            "short",
-            file((0..ROWS).map(|_| random.text(6, 12)).collect(), false),
-            DataType::Utf8View,
-        ),
-        (
-            "long",
-            file((0..ROWS).map(|_| random.text(60, 140)).collect(), false),
-            DataType::Utf8View,
-        ),
+        ("dictionary", file((0..ROWS).map(|_| words[random.next() as usize % 16].clone()).collect(), true), dictionary_type),
+        ("short", file((0..ROWS).map(|_| random.text(6, 12)).collect(), false), DataType::Utf8View),
+        ("long", file((0..ROWS).map(|_| random.text(60, 140)).collect(), false), DataType::Utf8View),
     ];
     let mut group = c.benchmark_group("strings");
     group.measurement_time(Duration::from_secs(5));
     for (name, file, hinted) in &columns {
         let direct = decode(file, None);
-        assert_eq!(
-            to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8)
-                .unwrap()
-                .to_data(),
-            direct.to_data()
-        );
-        group.bench_with_input(BenchmarkId::new("crate_utf8", name), file, |b, file| {
-            b.iter(|| black_box(decode(file, None)))
-        });
+        assert_eq!(to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap().to_data(), direct.to_data());
+        group.bench_with_input(BenchmarkId::new("crate_utf8", name), file, |b, file| b.iter(|| black_box(decode(file, None))));
         group.bench_with_input(BenchmarkId::new("gather", name), file, |b, file| {
-            b.iter(|| {
-                black_box(to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap())
-            })
+            b.iter(|| black_box(to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap()))
         });
         group.bench_with_input(BenchmarkId::new("arrow_cast", name), file, |b, file| {
-            b.iter(|| {
-                black_box(
-                    arrow::compute::cast(&decode(file, Some(hinted.clone())), &DataType::Utf8)
-                        .unwrap(),
-                )
-            })
+            b.iter(|| black_box(arrow::compute::cast(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap()))
         });
     }
     group.finish();

@@ -98,10 +98,7 @@ unsafe impl GlobalAlloc for BufferAllocator {
     unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY (all arms): `block` is the caller's, allocated with `layout`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        match (
-            large_blocks::is_large(layout),
-            large_blocks::is_large(new_layout),
-        ) {
+        match (large_blocks::is_large(layout), large_blocks::is_large(new_layout)) {
             (true, true) => unsafe { large_blocks::resize(block, layout.size(), new_size) },
             (false, false) => unsafe { Small.realloc(block, layout, new_size) },
             // Across the threshold: a new block, the bytes both hold copied, the old freed.

@@ -153,24 +153,14 @@ impl PqsiftError {
 
     /// An I/O error on `path`.
     pub(crate) fn io(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        Self::Io {
-            path: path.subject(),
-            reason: error.to_string(),
-        }
+        Self::Io { path: path.subject(), reason: error.to_string() }
     }
 
     /// An I/O error on `location`: a local file's, or a store's.
-    pub(crate) fn io_at(
-        location: &crate::storage::Location,
-        error: impl std::fmt::Display,
-    ) -> Self {
+    pub(crate) fn io_at(location: &crate::storage::Location, error: impl std::fmt::Display) -> Self {
         match location {
             crate::storage::Location::Local(path) => Self::io(path, error),
-            remote => Self::Storage {
-                url: remote.to_string(),
-                reason: error.to_string(),
-                not_found: false,
-            },
+            remote => Self::Storage { url: remote.to_string(), reason: error.to_string(), not_found: false },
         }
     }
 
@@ -178,48 +168,25 @@ impl PqsiftError {
     /// `remote_reason`, for a local path the operating system's words.
     pub(crate) fn not_found_at(location: &crate::storage::Location, remote_reason: &str) -> Self {
         match location {
-            crate::storage::Location::Local(path) => {
-                Self::io(path, "No such file or directory (os error 2)")
-            }
-            remote => Self::Storage {
-                url: remote.to_string(),
-                reason: remote_reason.to_string(),
-                not_found: true,
-            },
+            crate::storage::Location::Local(path) => Self::io(path, "No such file or directory (os error 2)"),
+            remote => Self::Storage { url: remote.to_string(), reason: remote_reason.to_string(), not_found: true },
         }
     }
 
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        Self::Corrupt {
-            path: path.subject(),
-            what: "Parquet file",
-            reason: error.to_string(),
-        }
+        Self::Corrupt { path: path.subject(), what: "Parquet file", reason: error.to_string() }
     }
 
     /// A corrupt-file error on `path`, a file of a Delta table's log (a commit, a
     /// checkpoint's actions, a deletion vector).
-    pub(crate) fn corrupt_delta(
-        path: &(impl Subject + ?Sized),
-        error: impl std::fmt::Display,
-    ) -> Self {
-        Self::Corrupt {
-            path: path.subject(),
-            what: "Delta log",
-            reason: error.to_string(),
-        }
+    pub(crate) fn corrupt_delta(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
+        Self::Corrupt { path: path.subject(), what: "Delta log", reason: error.to_string() }
     }
 
     /// An unsupported-feature error on `path`.
-    pub(crate) fn unsupported(
-        path: &(impl Subject + ?Sized),
-        reason: impl std::fmt::Display,
-    ) -> Self {
-        Self::Unsupported {
-            path: path.subject(),
-            reason: reason.to_string(),
-        }
+    pub(crate) fn unsupported(path: &(impl Subject + ?Sized), reason: impl std::fmt::Display) -> Self {
+        Self::Unsupported { path: path.subject(), reason: reason.to_string() }
     }
 
     /// An error of the parquet crate while decoding `path`: [`PqsiftError::Unsupported`] for
@@ -227,14 +194,10 @@ impl PqsiftError {
     /// strings in one batch), [`PqsiftError::Corrupt`] otherwise.
     pub(crate) fn decoding(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
         let message = error.to_string();
-        if message.contains("index overflow decoding byte array")
-            || message.contains("offset overflow")
-        {
+        if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
             return Self::unsupported(
                 path,
-                format!(
-                    "a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"
-                ),
+                format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"),
             );
         }
         Self::corrupt(path, message)
@@ -243,25 +206,16 @@ impl PqsiftError {
     /// This error as met while working on `path`: statistics and Arrow compute errors
     /// come from inconsistent data in that file, so they become [`PqsiftError::Corrupt`]
     /// naming it (and `context`); every other error is already precise.
-    pub(crate) fn in_file(
-        self,
-        path: &(impl Subject + ?Sized),
-        context: impl std::fmt::Display,
-    ) -> Self {
+    pub(crate) fn in_file(self, path: &(impl Subject + ?Sized), context: impl std::fmt::Display) -> Self {
         match self {
-            Self::Statistics(reason) | Self::Compute(reason) => {
-                Self::corrupt(path, format!("{context}: {reason}"))
-            }
+            Self::Statistics(reason) | Self::Compute(reason) => Self::corrupt(path, format!("{context}: {reason}")),
             other => other,
         }
     }
 
     /// A table-level error on the table at `table`.
     pub(crate) fn table(table: &(impl Subject + ?Sized), reason: impl std::fmt::Display) -> Self {
-        Self::Table {
-            table: table.subject(),
-            reason: reason.to_string(),
-        }
+        Self::Table { table: table.subject(), reason: reason.to_string() }
     }
 
     /// Shorthand for [`PqsiftError::Filter`].

@@ -38,13 +38,7 @@ pub struct ByteLru<K, V> {
 impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
     /// An empty map holding at most `capacity` bytes (0: holds nothing).
     pub fn new(capacity: usize) -> Self {
-        Self {
-            capacity,
-            bytes: 0,
-            clock: 0,
-            entries: HashMap::new(),
-            by_use: BTreeMap::new(),
-        }
+        Self { capacity, bytes: 0, clock: 0, entries: HashMap::new(), by_use: BTreeMap::new() }
     }
 
     /// The bound.
@@ -92,9 +86,7 @@ impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
             return;
         }
         while self.bytes + size > self.capacity {
-            let Some((_, oldest)) = self.by_use.pop_first() else {
-                break;
-            };
+            let Some((_, oldest)) = self.by_use.pop_first() else { break };
             let (_, evicted, _) = self.entries.remove(&oldest).expect("indexed entries exist");
             self.bytes -= evicted;
         }

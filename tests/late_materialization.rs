@@ -6,19 +6,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray,
-};
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::compute::{concat_batches, filter_record_batch};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
 use pqsift::format::io::CountingFile;
 use pqsift::format::metadata;
-use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
 use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
@@ -31,16 +29,13 @@ const ROW_GROUPS: usize = 3;
 fn write_sample(dir: &Path) -> PathBuf {
     let rows = ROW_GROUP_ROWS * ROW_GROUPS;
     let id = Int64Array::from_iter_values(0..rows as i64);
-    let kind =
-        StringArray::from_iter_values((0..rows).map(|i| ["a", "b", "c", "d", "e"][(i * 7919) % 5]));
+    let kind = StringArray::from_iter_values((0..rows).map(|i| ["a", "b", "c", "d", "e"][(i * 7919) % 5]));
     let amount = Float64Array::from_iter((0..rows).map(|i| match i % 97 {
         0 => None,
         1 => Some(f64::NAN),
         _ => Some(((i * 37) % 1000) as f64),
     }));
-    let text = StringArray::from_iter_values(
-        (0..rows).map(|i| format!("row {i} {}", "lorem ipsum ".repeat(i % 8))),
-    );
+    let text = StringArray::from_iter_values((0..rows).map(|i| format!("row {i} {}", "lorem ipsum ".repeat(i % 8))));
     let batch = RecordBatch::try_from_iter([
         ("id", Arc::new(id) as ArrayRef),
         ("kind", Arc::new(kind) as ArrayRef),
@@ -57,12 +52,7 @@ fn write_sample(dir: &Path) -> PathBuf {
         .set_column_dictionary_enabled(ColumnPath::from("text"), false)
         .build();
     let path = dir.join("sample.parquet");
-    let mut writer = ArrowWriter::try_new(
-        std::fs::File::create(&path).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
+    let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
     path
@@ -76,95 +66,41 @@ struct Opened {
 
 fn open(path: &Path, filter_text: &str, reorder: bool) -> Opened {
     let meta = metadata::load(&Location::from(path)).unwrap();
-    let metadata = ArrowReaderMetadata::try_new(
-        meta,
-        ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional),
-    )
-    .unwrap();
+    let metadata = ArrowReaderMetadata::try_new(meta, ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)).unwrap();
     let expr = parse_filter(filter_text).unwrap();
     let options = BindOptions::default();
-    let filter = RowFilter::build(
-        Some(&expr),
-        metadata.schema(),
-        metadata.metadata(),
-        &options,
-        reorder,
-    )
-    .unwrap();
-    let reader = FileReader::new(
-        FileSource::Local(CountingFile::open(path).unwrap()),
-        metadata.clone(),
-        &filter,
-        &options,
-    )
-    .unwrap();
-    Opened {
-        reader,
-        filter,
-        metadata,
-    }
+    let filter = RowFilter::build(Some(&expr), metadata.schema(), metadata.metadata(), &options, reorder).unwrap();
+    let reader = FileReader::new(FileSource::Local(CountingFile::open(path).unwrap()), metadata.clone(), &filter, &options).unwrap();
+    Opened { reader, filter, metadata }
 }
 
 /// Decode everything, evaluate the whole filter, keep the projection.
 fn brute_force(path: &Path, filter_text: &str, projection: &[usize]) -> RecordBatch {
     let file = std::fs::File::open(path).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .unwrap()
-        .build()
-        .unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
     let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
     let all = concat_batches(&batches[0].schema(), &batches).unwrap();
-    let bound = bind(
-        &parse_filter(filter_text).unwrap(),
-        &all.schema(),
-        &BindOptions::default(),
-    )
-    .unwrap();
+    let bound = bind(&parse_filter(filter_text).unwrap(), &all.schema(), &BindOptions::default()).unwrap();
     let passed = evaluate(&bound, &all).unwrap();
     let passed = BooleanArray::new(RowSelection::from_filters(&[passed]).to_mask(), None);
-    filter_record_batch(&all, &passed)
-        .unwrap()
-        .project(projection)
-        .unwrap()
+    filter_record_batch(&all, &passed).unwrap().project(projection).unwrap()
 }
 
-fn read_all(
-    opened: &Opened,
-    projection: &[usize],
-    options: &ReadOptions,
-    cache: &SharedArrayCache,
-) -> (RecordBatch, ReadMetrics) {
+fn read_all(opened: &Opened, projection: &[usize], options: &ReadOptions, cache: &SharedArrayCache) -> (RecordBatch, ReadMetrics) {
     let mut batches = Vec::new();
     let mut metrics = ReadMetrics::default();
     for rg in 0..opened.metadata.metadata().num_row_groups() {
-        let (batch, m, parts) = opened
-            .reader
-            .read_row_group(
-                rg,
-                None,
-                projection,
-                &Default::default(),
-                &opened.filter,
-                options,
-                cache,
-            )
-            .unwrap();
+        let (batch, m, parts) = opened.reader.read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache).unwrap();
         metrics.add(&m);
         batches.push(batch);
         // The rows left in parts (more than `decode_bytes` passed), read in order.
         for part in parts {
-            let (batch, m) = opened
-                .reader
-                .read_rows(rg, &part, projection, &Default::default(), options, cache)
-                .unwrap();
+            let (batch, m) = opened.reader.read_rows(rg, &part, projection, &Default::default(), options, cache).unwrap();
             metrics.add(&m);
             batches.push(batch);
         }
     }
-    (
-        concat_batches(&batches[0].schema(), &batches).unwrap(),
-        metrics,
-    )
+    (concat_batches(&batches[0].schema(), &batches).unwrap(), metrics)
 }
 
 const FILTER: &str = "kind = 'c' AND amount > 500";
@@ -177,37 +113,20 @@ fn same_rows_as_brute_force_for_every_option() {
     let expected = brute_force(&path, FILTER, &projection);
     assert!(expected.num_rows() > 100, "the filter keeps some rows");
     for pushdown in [true, false] {
-        for policy in [
-            SelectionPolicy::default(),
-            SelectionPolicy::Mask,
-            SelectionPolicy::Selectors,
-        ] {
+        for policy in [SelectionPolicy::default(), SelectionPolicy::Mask, SelectionPolicy::Selectors] {
             for batch_size in [1000, 777, 100_000] {
                 for reorder in [true, false] {
                     let opened = open(&path, FILTER, reorder);
-                    let options = ReadOptions {
-                        pushdown_filters: pushdown,
-                        selection_policy: policy,
-                        batch_size,
-                        column_threads: 1,
-                        ..ReadOptions::default()
-                    };
+                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size, column_threads: 1, ..ReadOptions::default() };
                     let cache = SharedArrayCache::new(64 << 20);
                     let (got, _) = read_all(&opened, &projection, &options, &cache);
-                    assert_eq!(
-                        got, expected,
-                        "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}"
-                    );
+                    assert_eq!(got, expected, "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}");
                 }
             }
         }
     }
     // NaN amounts are greater than 500 in Spark: they are among the rows.
-    let amounts = expected
-        .column(2)
-        .as_any()
-        .downcast_ref::<Float64Array>()
-        .unwrap();
+    let amounts = expected.column(2).as_any().downcast_ref::<Float64Array>().unwrap();
     assert!(amounts.iter().any(|a| a.is_some_and(f64::is_nan)));
 }
 
@@ -218,10 +137,7 @@ fn metrics_prove_late_materialization() {
     let opened = open(&path, FILTER, false);
     let cache = SharedArrayCache::new(64 << 20);
     // Runs decode exactly the selected rows (a mask would decode whole stretches).
-    let runs = ReadOptions {
-        selection_policy: SelectionPolicy::Selectors,
-        ..ReadOptions::default()
-    };
+    let runs = ReadOptions { selection_policy: SelectionPolicy::Selectors, ..ReadOptions::default() };
     let (got, metrics) = read_all(&opened, &[0, 3, 2], &runs, &cache);
 
     let rows = (ROW_GROUP_ROWS * ROW_GROUPS) as u64;
@@ -234,33 +150,19 @@ fn metrics_prove_late_materialization() {
     // ... projected columns only for the survivors.
     assert_eq!(by_column["id"], got.num_rows() as u64);
     assert_eq!(by_column["text"], got.num_rows() as u64);
-    assert!(
-        metrics.cache_hits >= ROW_GROUPS as u64,
-        "amount comes from the cache in each row group"
-    );
+    assert!(metrics.cache_hits >= ROW_GROUPS as u64, "amount comes from the cache in each row group");
     assert_eq!(metrics.rows_out, got.num_rows() as u64);
 
     // With the adaptive policy, fragmented selections decode through masks: more values
     // decoded per column, but never more than the rows, and the same result.
     let opened = open(&path, FILTER, false);
-    let (same, auto) = read_all(
-        &opened,
-        &[0, 3, 2],
-        &ReadOptions::default(),
-        &SharedArrayCache::new(64 << 20),
-    );
+    let (same, auto) = read_all(&opened, &[0, 3, 2], &ReadOptions::default(), &SharedArrayCache::new(64 << 20));
     assert_eq!(same, got);
-    assert!(
-        auto.rows_decoded_by_column["amount"] >= kind_c
-            && auto.rows_decoded_by_column["amount"] <= rows
-    );
+    assert!(auto.rows_decoded_by_column["amount"] >= kind_c && auto.rows_decoded_by_column["amount"] <= rows);
 
     // Without pushdown, every needed column is decoded for every row.
     let opened = open(&path, FILTER, false);
-    let baseline = ReadOptions {
-        pushdown_filters: false,
-        ..ReadOptions::default()
-    };
+    let baseline = ReadOptions { pushdown_filters: false, ..ReadOptions::default() };
     let (same, metrics) = read_all(&opened, &[0, 3, 2], &baseline, &SharedArrayCache::new(0));
     assert_eq!(same, got);
     assert_eq!(metrics.rows_decoded_by_column["text"], rows);
@@ -274,53 +176,18 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     let cache = SharedArrayCache::new(0);
     // As if the page index had kept rows 2000..2500 of row group 1 only.
     let selection = RowSelection::from_ranges(&[2000..2500], ROW_GROUP_ROWS).unwrap();
-    let (batch, metrics, parts) = opened
-        .reader
-        .read_row_group(
-            1,
-            Some(&selection),
-            &[0, 3],
-            &Default::default(),
-            &opened.filter,
-            &ReadOptions::default(),
-            &cache,
-        )
-        .unwrap();
+    let (batch, metrics, parts) =
+        opened.reader.read_row_group(1, Some(&selection), &[0, 3], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).unwrap();
     assert!(parts.is_empty());
-    let ids = batch
-        .column(0)
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap();
-    assert!(
-        ids.values()
-            .iter()
-            .all(|&id| (12_000..12_500).contains(&id))
-    );
+    let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    assert!(ids.values().iter().all(|&id| (12_000..12_500).contains(&id)));
     assert_eq!(metrics.rows_decoded_by_column["amount"], 500);
     let file_size = std::fs::metadata(&path).unwrap().len();
-    assert!(
-        opened.reader.bytes_read() < file_size / 10,
-        "{} of {file_size} bytes read",
-        opened.reader.bytes_read()
-    );
+    assert!(opened.reader.bytes_read() < file_size / 10, "{} of {file_size} bytes read", opened.reader.bytes_read());
 
     // A selection of the wrong length is an error, not a panic.
     let wrong = RowSelection::select_all(5);
-    assert!(
-        opened
-            .reader
-            .read_row_group(
-                1,
-                Some(&wrong),
-                &[0],
-                &Default::default(),
-                &opened.filter,
-                &ReadOptions::default(),
-                &cache
-            )
-            .is_err()
-    );
+    assert!(opened.reader.read_row_group(1, Some(&wrong), &[0], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).is_err());
 }
 
 #[test]
@@ -333,47 +200,22 @@ fn observed_costs_reorder_predicates() {
     read_all(&opened, &[0], &ReadOptions::default(), &cache);
     let stats = opened.filter.stats();
     assert!(stats.iter().all(|s| s.rows_in > 0));
-    assert_eq!(
-        opened.filter.order(),
-        vec![1, 0],
-        "cost per row removed puts kind first: {stats:?}"
-    );
+    assert_eq!(opened.filter.order(), vec![1, 0], "cost per row removed puts kind first: {stats:?}");
 }
 
 fn tempdir() -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "pqsift-lm-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let dir = std::env::temp_dir().join(format!("pqsift-lm-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn scan_file(
-    path: &Path,
-    filter_text: &str,
-    projection: &[usize],
-) -> pqsift::reading::scan_stream::ScanFile {
+fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::reading::scan_stream::ScanFile {
     let opened = open(path, filter_text, true);
     let schema = opened.reader.schema();
-    let output = Arc::new(arrow::datatypes::Schema::new(
-        projection
-            .iter()
-            .map(|&r| schema.field(r).clone())
-            .collect::<Vec<_>>(),
-    ));
-    pqsift::reading::scan_stream::ScanFile {
-        reader: opened.reader,
-        filter: opened.filter,
-        projection: projection.to_vec(),
-        paths: vec![Vec::new(); projection.len()],
-        leaf_subsets: Default::default(),
-        output,
-        assembly: None,
-    }
+    let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
+    pqsift::reading::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, assembly: None }
 }
 
 #[test]
@@ -385,60 +227,27 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
     let expected = brute_force(&path, FILTER, &projection);
     let schema = expected.schema();
     for threads in [1, 3] {
-        let files = vec![
-            scan_file(&path, FILTER, &projection),
-            scan_file(&path, FILTER, &projection),
-        ];
-        let tasks: Vec<ScanTask> = (0..2)
-            .flat_map(|file| {
-                (0..ROW_GROUPS).map(move |row_group| ScanTask::new(file, row_group, None))
-            })
-            .collect();
+        let files = vec![scan_file(&path, FILTER, &projection), scan_file(&path, FILTER, &projection)];
+        let tasks: Vec<ScanTask> =
+            (0..2).flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask::new(file, row_group, None))).collect();
         let options = StreamOptions {
-            read: ReadOptions {
-                batch_size: 777,
-                ..ReadOptions::default()
-            },
+            read: ReadOptions { batch_size: 777, ..ReadOptions::default() },
             threads,
             limit: None,
             conform_to: None,
             sort: None,
         };
-        let stream = ScanStream::start(
-            schema.clone(),
-            files,
-            tasks,
-            options,
-            Arc::new(SharedArrayCache::new(1 << 20)),
-        );
+        let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(1 << 20)));
         let batches: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
         assert!(batches.iter().all(|b| b.num_rows() <= 777));
         let got = concat_batches(&schema, &batches).unwrap();
-        assert_eq!(
-            got,
-            concat_batches(&schema, &[expected.clone(), expected.clone()]).unwrap(),
-            "threads={threads}"
-        );
+        assert_eq!(got, concat_batches(&schema, &[expected.clone(), expected.clone()]).unwrap(), "threads={threads}");
     }
 
     let files = vec![scan_file(&path, FILTER, &projection)];
-    let tasks: Vec<ScanTask> = (0..ROW_GROUPS)
-        .map(|row_group| ScanTask::new(0, row_group, None))
-        .collect();
-    let options = StreamOptions {
-        read: ReadOptions::default(),
-        threads: 1,
-        limit: Some(50),
-        conform_to: None,
-        sort: None,
-    };
-    let stream = ScanStream::start(
-        schema.clone(),
-        files,
-        tasks,
-        options,
-        Arc::new(SharedArrayCache::new(0)),
-    );
+    let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
+    let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None, sort: None };
+    let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
     let got = concat_batches(&schema, &got).unwrap();
     assert_eq!(got, expected.slice(0, 50));

@@ -12,11 +12,11 @@ use arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, Strin
 use arrow::compute::{concat, filter};
 use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-    RowSelection as CrateSelection, RowSelectionPolicy, RowSelector as CrateSelector,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection,
+    RowSelectionPolicy, RowSelector as CrateSelector,
 };
+use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{ChunkReader, Length};
@@ -32,11 +32,7 @@ struct GuardedReader {
 
 impl GuardedReader {
     fn check(&self, range: Range<u64>) -> parquet::errors::Result<()> {
-        if let Some(bad) = self
-            .forbidden
-            .iter()
-            .find(|f| f.start < range.end && range.start < f.end)
-        {
+        if let Some(bad) = self.forbidden.iter().find(|f| f.start < range.end && range.start < f.end) {
             return Err(parquet::errors::ParquetError::General(format!(
                 "read of {range:?} touches the pruned page {bad:?}"
             )));
@@ -74,11 +70,8 @@ const PAGE_ROWS: usize = 100;
 fn sample_file() -> Bytes {
     let ids = Int32Array::from_iter_values(0..ROWS as i32);
     let tags = StringArray::from_iter_values((0..ROWS).map(|i| format!("tag-{}", i % 7)));
-    let batch = RecordBatch::try_from_iter([
-        ("id", Arc::new(ids) as ArrayRef),
-        ("tag", Arc::new(tags) as ArrayRef),
-    ])
-    .unwrap();
+    let batch = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef), ("tag", Arc::new(tags) as ArrayRef)])
+        .unwrap();
     let props = WriterProperties::builder()
         .set_data_page_row_count_limit(PAGE_ROWS)
         .set_write_batch_size(PAGE_ROWS)
@@ -97,29 +90,20 @@ fn metadata(bytes: &Bytes) -> ArrowReaderMetadata {
 }
 
 fn pages(meta: &ArrowReaderMetadata, column: usize) -> Vec<PageLocation> {
-    pqsift::format::metadata::page_locations(meta.metadata(), 0, column)
-        .expect("the file has an offset index")
+    pqsift::format::metadata::page_locations(meta.metadata(), 0, column).expect("the file has an offset index")
 }
 
 /// Every third row of pages 0..10 and 20..30; nothing on pages 10..20. Average run length
 /// is about 2, so the Auto policy wants a mask.
 fn fragmented_selection() -> RowSelection {
-    let rows: Vec<bool> = (0..ROWS)
-        .map(|i| i % 3 == 0 && !(1000..2000).contains(&i))
-        .collect();
+    let rows: Vec<bool> = (0..ROWS).map(|i| i % 3 == 0 && !(1000..2000).contains(&i)).collect();
     RowSelection::from_bools(&rows)
 }
 
 fn to_crate_selection(selection: &RowSelection) -> CrateSelection {
     selection
         .iter_runs()
-        .map(|r| {
-            if r.skip {
-                CrateSelector::skip(r.row_count)
-            } else {
-                CrateSelector::select(r.row_count)
-            }
-        })
+        .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
         .collect::<Vec<_>>()
         .into()
 }
@@ -133,8 +117,7 @@ fn read_column(
     decoder: &RowSelection,
     post_filter: Option<BooleanArray>,
 ) -> parquet::errors::Result<ArrayRef> {
-    let projection =
-        ProjectionMask::leaves(meta.metadata().file_metadata().schema_descr(), [column]);
+    let projection = ProjectionMask::leaves(meta.metadata().file_metadata().schema_descr(), [column]);
     let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta.clone())
         .with_projection(projection)
         .with_row_selection(to_crate_selection(decoder))
@@ -153,12 +136,7 @@ fn read_column(
 
 fn pruned_page_ranges(selection: &RowSelection, pages: &[PageLocation]) -> Vec<Range<u64>> {
     let kept = selection.selected_pages(pages).unwrap();
-    pages
-        .iter()
-        .zip(kept)
-        .filter(|(_, k)| !k)
-        .map(|(p, _)| p.offset..p.offset + p.compressed_size)
-        .collect()
+    pages.iter().zip(kept).filter(|(_, k)| !k).map(|(p, _)| p.offset..p.offset + p.compressed_size).collect()
 }
 
 #[test]
@@ -166,76 +144,38 @@ fn masked_read_plan_never_touches_pruned_pages() {
     let bytes = sample_file();
     let meta = metadata(&bytes);
     let selection = fragmented_selection();
-    assert_eq!(
-        SelectionPolicy::default().choose(&selection),
-        pqsift::selection::Representation::Mask
-    );
+    assert_eq!(SelectionPolicy::default().choose(&selection), pqsift::selection::Representation::Mask);
 
     for (column, name) in [(0, "id"), (1, "tag")] {
         let pages = pages(&meta, column);
-        assert_eq!(
-            pages.len(),
-            ROWS / PAGE_ROWS,
-            "{name}: one page per 100 rows"
-        );
+        assert_eq!(pages.len(), ROWS / PAGE_ROWS, "{name}: one page per 100 rows");
         let first_rows: Vec<usize> = pages.iter().map(|p| p.first_row_index as usize).collect();
-        let plan =
-            ReadPlan::new(&selection, SelectionPolicy::default(), Some(&first_rows)).unwrap();
-        assert_eq!(
-            plan.page_counts(),
-            (30, 10),
-            "{name}: pages 10..20 hold no selected row"
-        );
-        assert!(
-            plan.uses_mask(),
-            "{name}: the surviving stretches are fragmented enough for masks"
-        );
+        let plan = ReadPlan::new(&selection, SelectionPolicy::default(), Some(&first_rows)).unwrap();
+        assert_eq!(plan.page_counts(), (30, 10), "{name}: pages 10..20 hold no selected row");
+        assert!(plan.uses_mask(), "{name}: the surviving stretches are fragmented enough for masks");
         assert!(plan.segments().contains(&ReadSegment::SkipPages(1000)));
 
         let forbidden = pruned_page_ranges(&selection, &pages);
-        let reader = GuardedReader {
-            bytes: bytes.clone(),
-            forbidden,
-            reads: Default::default(),
-        };
+        let reader = GuardedReader { bytes: bytes.clone(), forbidden, reads: Default::default() };
         let post_filter = plan.post_filter().map(|m| BooleanArray::new(m, None));
-        let values = read_column(
-            reader.clone(),
-            &meta,
-            column,
-            &plan.decoder_selection(),
-            post_filter,
-        )
-        .unwrap();
+        let values = read_column(reader.clone(), &meta, column, &plan.decoder_selection(), post_filter).unwrap();
 
         // The values are exactly the selected rows.
         let expected: Vec<usize> = selection.selected_ranges().into_iter().flatten().collect();
         assert_eq!(values.len(), expected.len(), "{name}");
         if column == 0 {
             let ids = values.as_any().downcast_ref::<Int32Array>().unwrap();
-            assert!(
-                ids.values()
-                    .iter()
-                    .zip(&expected)
-                    .all(|(v, e)| *v as usize == *e)
-            );
+            assert!(ids.values().iter().zip(&expected).all(|(v, e)| *v as usize == *e));
         } else {
             let tags = values.as_any().downcast_ref::<StringArray>().unwrap();
-            assert!(
-                tags.iter()
-                    .zip(&expected)
-                    .all(|(v, e)| v == Some(format!("tag-{}", e % 7).as_str()))
-            );
+            assert!(tags.iter().zip(&expected).all(|(v, e)| v == Some(format!("tag-{}", e % 7).as_str())));
         }
 
         // The data pages read are exactly the scan ranges.
         let scan = selection.scan_ranges(&pages).unwrap();
         let reads = reader.reads.lock().unwrap().clone();
-        let data_reads: Vec<Range<u64>> = reads
-            .iter()
-            .filter(|r| pages.iter().any(|p| p.offset == r.start))
-            .cloned()
-            .collect();
+        let data_reads: Vec<Range<u64>> =
+            reads.iter().filter(|r| pages.iter().any(|p| p.offset == r.start)).cloned().collect();
         assert_eq!(data_reads, scan, "{name}");
     }
 }
@@ -249,15 +189,10 @@ fn whole_row_group_mask_hits_the_pruned_pages() {
     let selection = fragmented_selection();
     let pages = pages(&meta, 0);
     let forbidden = pruned_page_ranges(&selection, &pages);
-    let reader = GuardedReader {
-        bytes: bytes.clone(),
-        forbidden,
-        reads: Default::default(),
-    };
+    let reader = GuardedReader { bytes: bytes.clone(), forbidden, reads: Default::default() };
     let unaware = ReadPlan::new(&selection, SelectionPolicy::Mask, None).unwrap();
     let post_filter = unaware.post_filter().map(|m| BooleanArray::new(m, None));
-    let error =
-        read_column(reader, &meta, 0, &unaware.decoder_selection(), post_filter).unwrap_err();
+    let error = read_column(reader, &meta, 0, &unaware.decoder_selection(), post_filter).unwrap_err();
     assert!(error.to_string().contains("pruned page"), "{error}");
 }
 
@@ -269,53 +204,36 @@ fn scan_ranges_with_dictionary_and_coalescing_on_a_real_column() {
     let meta = metadata(&bytes);
     let pages = pages(&meta, 1);
     let chunk = meta.metadata().row_group(0).column(1);
-    let dictionary_start = chunk
-        .dictionary_page_offset()
-        .expect("tag is dictionary encoded") as u64;
+    let dictionary_start = chunk.dictionary_page_offset().expect("tag is dictionary encoded") as u64;
     let dictionary = dictionary_start..pages[0].offset;
 
     let selection = fragmented_selection();
-    let ranges = selection
-        .scan_ranges_with(&pages, Some(dictionary.clone()), None)
-        .unwrap();
+    let ranges = selection.scan_ranges_with(&pages, Some(dictionary.clone()), None).unwrap();
     assert_eq!(ranges[0], dictionary);
     assert_eq!(ranges.len(), 1 + 20);
     // Pages are contiguous in the file: with any gap they coalesce to two reads, one each
     // side of the pruned stretch.
-    let coalesced = selection
-        .scan_ranges_with(&pages, Some(dictionary.clone()), Some(0))
-        .unwrap();
+    let coalesced = selection.scan_ranges_with(&pages, Some(dictionary.clone()), Some(0)).unwrap();
     assert_eq!(coalesced.len(), 2);
     assert_eq!(coalesced[0].start, dictionary.start);
-    assert_eq!(
-        coalesced[1].end,
-        pages[29].offset + pages[29].compressed_size
-    );
+    assert_eq!(coalesced[1].end, pages[29].offset + pages[29].compressed_size);
 
     let nothing = RowSelection::skip_all(ROWS);
-    assert!(
-        nothing
-            .scan_ranges_with(&pages, Some(dictionary), None)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(nothing.scan_ranges_with(&pages, Some(dictionary), None).unwrap().is_empty());
 }
 
 /// The shared corpus file with tiny pages: page locations from a file written by another
 /// implementation, and a read through the plan that matches a plain full read.
 #[test]
 fn corpus_tiny_pages_read_plan_matches_full_read() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/parquet-testing/data/alltypes_tiny_pages.parquet");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data/alltypes_tiny_pages.parquet");
     let Ok(raw) = std::fs::read(&path) else {
         panic!("missing corpus file {}", path.display());
     };
     let bytes = Bytes::from(raw);
     let meta = metadata(&bytes);
     let schema = meta.metadata().file_metadata().schema_descr();
-    let column = (0..schema.num_columns())
-        .find(|&i| schema.column(i).name() == "int_col")
-        .unwrap();
+    let column = (0..schema.num_columns()).find(|&i| schema.column(i).name() == "int_col").unwrap();
     let rows = meta.metadata().row_group(0).num_rows() as usize;
     let pages = pages(&meta, column);
     assert!(pages.len() > 10);
@@ -330,27 +248,12 @@ fn corpus_tiny_pages_read_plan_matches_full_read() {
     let plan = ReadPlan::new(&selection, SelectionPolicy::default(), Some(&first_rows)).unwrap();
     let forbidden = pruned_page_ranges(&selection, &pages);
     assert!(!forbidden.is_empty());
-    let reader = GuardedReader {
-        bytes: bytes.clone(),
-        forbidden,
-        reads: Default::default(),
-    };
+    let reader = GuardedReader { bytes: bytes.clone(), forbidden, reads: Default::default() };
     let post_filter = plan.post_filter().map(|m| BooleanArray::new(m, None));
-    let planned = read_column(
-        reader,
-        &meta,
-        column,
-        &plan.decoder_selection(),
-        post_filter,
-    )
-    .unwrap();
+    let planned = read_column(reader, &meta, column, &plan.decoder_selection(), post_filter).unwrap();
 
     let everything = read_column(
-        GuardedReader {
-            bytes,
-            forbidden: vec![],
-            reads: Default::default(),
-        },
+        GuardedReader { bytes, forbidden: vec![], reads: Default::default() },
         &meta,
         column,
         &RowSelection::select_all(rows),
@@ -358,8 +261,5 @@ fn corpus_tiny_pages_read_plan_matches_full_read() {
     )
     .unwrap();
     let mask = BooleanArray::new(selection.to_mask(), None);
-    assert_eq!(
-        planned.as_ref(),
-        filter(&everything, &mask).unwrap().as_ref()
-    );
+    assert_eq!(planned.as_ref(), filter(&everything, &mask).unwrap().as_ref());
 }

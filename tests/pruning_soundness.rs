@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array,
-};
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use pqsift::filter::{BindOptions, BoundColumn, bind, evaluate, parse_filter};
@@ -19,31 +17,19 @@ fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("x", DataType::Int64, true),
         Field::new("f", DataType::Float64, true),
-        Field::new(
-            "t",
-            DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
-            true,
-        ),
+        Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())), true),
     ]))
 }
 
 /// `t`: nanoseconds 1,500 × x after the epoch, so that Spark's microseconds truncate.
 fn nanos_of(x: &ArrayRef) -> ArrayRef {
     let scaled = arrow::compute::kernels::numeric::mul(x, &Int64Array::new_scalar(1_500)).unwrap();
-    cast(
-        &scaled,
-        &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
-    )
-    .unwrap()
+    cast(&scaled, &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))).unwrap()
 }
 
 /// Zone maps of `t` from those of `x` (1,500 × x is increasing).
 fn nanos_zones(zones_x: &ZoneMaps) -> ZoneMaps {
-    ZoneMaps {
-        mins: nanos_of(&zones_x.mins),
-        maxes: nanos_of(&zones_x.maxes),
-        ..zones_x.clone()
-    }
+    ZoneMaps { mins: nanos_of(&zones_x.mins), maxes: nanos_of(&zones_x.maxes), ..zones_x.clone() }
 }
 
 /// Zone maps as a writer would record them, with pqsift's NaN rule (NaN max when present).
@@ -59,12 +45,7 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
             .iter()
             .map(|v| v.map(|v| v as f64))
             .collect(),
-        _ => column
-            .as_any()
-            .downcast_ref::<Float64Array>()
-            .unwrap()
-            .iter()
-            .collect(),
+        _ => column.as_any().downcast_ref::<Float64Array>().unwrap().iter().collect(),
     };
     for &size in sizes {
         let slice = &values[start..start + size];
@@ -83,22 +64,10 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
     }
     let (mins, maxes): (ArrayRef, ArrayRef) = match column.data_type() {
         DataType::Int64 => (
-            Arc::new(
-                mins.iter()
-                    .map(|v| v.map(|v| v as i64))
-                    .collect::<Int64Array>(),
-            ),
-            Arc::new(
-                maxes
-                    .iter()
-                    .map(|v| v.map(|v| v as i64))
-                    .collect::<Int64Array>(),
-            ),
+            Arc::new(mins.iter().map(|v| v.map(|v| v as i64)).collect::<Int64Array>()),
+            Arc::new(maxes.iter().map(|v| v.map(|v| v as i64)).collect::<Int64Array>()),
         ),
-        _ => (
-            Arc::new(Float64Array::from(mins)),
-            Arc::new(Float64Array::from(maxes)),
-        ),
+        _ => (Arc::new(Float64Array::from(mins)), Arc::new(Float64Array::from(maxes))),
     };
     let exact = BooleanArray::from(vec![false; sizes.len()]);
     ZoneMaps {
@@ -143,8 +112,7 @@ fn leaf() -> impl Strategy<Value = String> {
     ]);
     prop_oneof![
         (int_term.clone(), op.clone(), -12i64..12).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
-        (float_term.clone(), op.clone(), float_literal.clone())
-            .prop_map(|(t, o, v)| format!("{t} {o} {v}")),
+        (float_term.clone(), op.clone(), float_literal.clone()).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (
             int_term.clone(),
             // Past 8 values a list is pruned through a sorted set.
@@ -157,30 +125,16 @@ fn leaf() -> impl Strategy<Value = String> {
                 if null {
                     items.push("NULL".into());
                 }
-                format!(
-                    "{t} {}IN ({})",
-                    if neg { "NOT " } else { "" },
-                    items.join(", ")
-                )
+                format!("{t} {}IN ({})", if neg { "NOT " } else { "" }, items.join(", "))
             }),
-        (
-            float_term,
-            prop::collection::vec(float_literal, 1..14),
-            any::<bool>()
-        )
-            .prop_map(|(t, items, neg)| format!(
-                "{t} {}IN ({})",
-                if neg { "NOT " } else { "" },
-                items.join(", ")
-            )),
-        (
-            prop::sample::select(vec!["t", "CAST(t AS DATE)"]),
-            op.clone(),
-            timestamp_literal.clone()
-        )
+        (float_term, prop::collection::vec(float_literal, 1..14), any::<bool>()).prop_map(|(t, items, neg)| format!(
+            "{t} {}IN ({})",
+            if neg { "NOT " } else { "" },
+            items.join(", ")
+        )),
+        (prop::sample::select(vec!["t", "CAST(t AS DATE)"]), op.clone(), timestamp_literal.clone())
             .prop_map(|(t, o, v)| format!("{t} {o} {v}")),
-        (int_term.clone(), any::<bool>())
-            .prop_map(|(t, neg)| format!("{t} IS {}NULL", if neg { "NOT " } else { "" })),
+        (int_term.clone(), any::<bool>()).prop_map(|(t, neg)| format!("{t} IS {}NULL", if neg { "NOT " } else { "" })),
         (int_term, -12i64..12, -12i64..12).prop_map(|(t, a, b)| format!("{t} BETWEEN {a} AND {b}")),
         Just("TRUE".to_string()),
         Just("NULL".to_string()),
@@ -284,22 +238,12 @@ fn nan_rows_survive_greater_than() {
         Some(3.0),
     ]));
     let zones = zones_of(&f, &[2, 2]);
-    let filter = bind(
-        &parse_filter("f > 100").unwrap(),
-        &schema,
-        &BindOptions::default(),
-    )
-    .unwrap();
+    let filter = bind(&parse_filter("f > 100").unwrap(), &schema, &BindOptions::default()).unwrap();
     let source = |_: &BoundColumn| -> pqsift::Result<Option<ZoneMaps>> { Ok(Some(zones.clone())) };
     let possible = evaluate_on_zone_maps(&filter, 2, &source).unwrap();
     assert_eq!(possible.can_true, [true, false]);
     // A decreasing function of a column that may hold NaN decides nothing there.
-    let filter = bind(
-        &parse_filter("-f < -100").unwrap(),
-        &schema,
-        &BindOptions::default(),
-    )
-    .unwrap();
+    let filter = bind(&parse_filter("-f < -100").unwrap(), &schema, &BindOptions::default()).unwrap();
     assert_eq!(
         evaluate_on_zone_maps(&filter, 2, &source).unwrap().can_true,
         [true, false]
@@ -323,11 +267,6 @@ fn generated_texts_bind() {
         "t >= TIMESTAMP '1970-01-01 00:00:00.000003Z'",
         "CAST(t AS DATE) < TIMESTAMP '1969-12-31 23:59:59.999982Z'",
     ] {
-        bind(
-            &parse_filter(text).unwrap(),
-            &schema,
-            &BindOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("{text}: {e}"));
+        bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
     }
 }

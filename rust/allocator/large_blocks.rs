@@ -45,9 +45,7 @@ pub fn mapping_len(size: usize) -> usize {
 /// cleared); null when the system has no memory for it.
 pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
     let len = mapping_len(size);
-    let Some((kept, kept_len)) = retained::take(len) else {
-        return map(len);
-    };
+    let Some((kept, kept_len)) = retained::take(len) else { return map(len) };
     // SAFETY: the kept block maps `kept_len` bytes and is ours alone.
     let block = unsafe { remap(kept, kept_len, len) };
     let block = match block.is_null() {
@@ -97,8 +95,7 @@ pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
     // costs less than the fresh pages a remap adds (the crate reserves a row group's values
     // after a first small buffer: 1.1 -> 8 MiB, 7 MiB zeroed, five times a read of the
     // `events` projection). Smaller steps (page-at-a-time growth) remap.
-    if new_len > len
-        && size <= new_len - len
+    if new_len > len && size <= new_len - len
         && let Some(kept) = retained::take_exact(new_len)
     {
         // SAFETY: the kept block maps `new_len >= size` bytes and is ours alone; `block`
@@ -166,14 +163,7 @@ fn map(len: usize) -> *mut u8 {
     {
         // SAFETY: a new private anonymous mapping; nothing else refers to it.
         let block = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
         if block == libc::MAP_FAILED {
             return std::ptr::null_mut();
@@ -214,11 +204,7 @@ mod tests {
         assert!(!block.is_null());
         // SAFETY: the block maps at least each size used below; freed once at the end.
         unsafe {
-            assert!(
-                std::slice::from_raw_parts(block, size)
-                    .iter()
-                    .all(|&b| b == 0)
-            );
+            assert!(std::slice::from_raw_parts(block, size).iter().all(|&b| b == 0));
             for i in 0..size {
                 *block.add(i) = (i % 251) as u8;
             }

@@ -93,10 +93,7 @@ pub struct Released {
 
 impl Default for Released {
     fn default() -> Self {
-        Self {
-            blocks: [(0, 0); SLOTS + 1],
-            len: 0,
-        }
+        Self { blocks: [(0, 0); SLOTS + 1], len: 0 }
     }
 }
 
@@ -139,10 +136,7 @@ impl Default for Blocks {
 impl Blocks {
     /// No block kept.
     pub const fn new() -> Self {
-        Self {
-            slots: [None; SLOTS],
-            bytes: 0,
-        }
+        Self { slots: [None; SLOTS], bytes: 0 }
     }
 
     /// Bytes kept.
@@ -160,25 +154,10 @@ impl Blocks {
     /// (Leaving blocks more than twice as long to requests of their size raised the peak
     /// of streaming a filtered text column from 190 to 325 MiB above baseline.)
     pub fn take(&mut self, len: usize) -> Option<(usize, usize)> {
-        let kept = || {
-            self.slots
-                .iter()
-                .enumerate()
-                .filter_map(|(slot, block)| block.map(|b| (slot, b)))
-        };
-        let exact = kept()
-            .filter(|(_, b)| b.len == len)
-            .max_by_key(|(_, b)| b.freed_at);
-        let longer = || {
-            kept()
-                .filter(|(_, b)| b.len > len)
-                .min_by_key(|(_, b)| b.len)
-        };
-        let shorter = || {
-            kept()
-                .filter(|(_, b)| b.len < len)
-                .max_by_key(|(_, b)| b.len)
-        };
+        let kept = || self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
+        let exact = kept().filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at);
+        let longer = || kept().filter(|(_, b)| b.len > len).min_by_key(|(_, b)| b.len);
+        let shorter = || kept().filter(|(_, b)| b.len < len).max_by_key(|(_, b)| b.len);
         let (slot, _) = exact.or_else(longer).or_else(shorter)?;
         Some(self.remove(slot))
     }
@@ -187,14 +166,8 @@ impl Blocks {
     /// slots: for a block growing by more than it holds (see
     /// [`resize`](super::large_blocks::resize)).
     pub fn take_exact(&mut self, len: usize) -> Option<usize> {
-        let kept = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, block)| block.map(|b| (slot, b)));
-        let (slot, _) = kept
-            .filter(|(_, b)| b.len == len)
-            .max_by_key(|(_, b)| b.freed_at)?;
+        let kept = self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
+        let (slot, _) = kept.filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at)?;
         Some(self.remove(slot).0)
     }
 
@@ -211,16 +184,8 @@ impl Blocks {
         if self.slots.iter().all(Option::is_some) {
             self.give_back_oldest(&mut released);
         }
-        let free = self
-            .slots
-            .iter()
-            .position(Option::is_none)
-            .expect("a free slot");
-        self.slots[free] = Some(Block {
-            start,
-            len,
-            freed_at: now,
-        });
+        let free = self.slots.iter().position(Option::is_none).expect("a free slot");
+        self.slots[free] = Some(Block { start, len, freed_at: now });
         self.bytes += len;
         released
     }
@@ -229,9 +194,7 @@ impl Blocks {
     pub fn stale(&mut self, now: Instant) -> Released {
         let mut released = Released::default();
         for slot in 0..SLOTS {
-            if self.slots[slot]
-                .is_some_and(|b| now.saturating_duration_since(b.freed_at) >= RETAIN_FOR)
-            {
+            if self.slots[slot].is_some_and(|b| now.saturating_duration_since(b.freed_at) >= RETAIN_FOR) {
                 let (start, len) = self.remove(slot);
                 released.push(start, len);
             }
@@ -250,14 +213,8 @@ impl Blocks {
 
     /// Removes the oldest kept block (there is one) into `released`.
     fn give_back_oldest(&mut self, released: &mut Released) {
-        let kept = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, block)| block.map(|b| (slot, b)));
-        let (oldest, _) = kept
-            .min_by_key(|(_, b)| b.freed_at)
-            .expect("a kept block to give back");
+        let kept = self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
+        let (oldest, _) = kept.min_by_key(|(_, b)| b.freed_at).expect("a kept block to give back");
         let (start, len) = self.remove(oldest);
         released.push(start, len);
     }
@@ -301,9 +258,7 @@ pub(super) fn put(block: *mut u8, len: usize) -> bool {
     if cap == 0 {
         return false;
     }
-    let Ok(mut blocks) = BLOCKS.try_lock() else {
-        return false;
-    };
+    let Ok(mut blocks) = BLOCKS.try_lock() else { return false };
     let now = Instant::now();
     let stale = blocks.stale(now);
     let evicted = blocks.put(block as usize, len, now, cap);
@@ -315,9 +270,7 @@ pub(super) fn put(block: *mut u8, len: usize) -> bool {
 
 /// Unmaps the blocks kept longer than [`RETAIN_FOR`]; returns how many.
 pub fn release_stale() -> usize {
-    let Ok(mut blocks) = BLOCKS.lock() else {
-        return 0;
-    };
+    let Ok(mut blocks) = BLOCKS.lock() else { return 0 };
     let stale = blocks.stale(Instant::now());
     drop(blocks);
     stale.unmap();
@@ -330,15 +283,13 @@ pub fn release_stale() -> usize {
 pub fn release_in_background() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
-        let started = std::thread::Builder::new()
-            .name("pqsift-release".into())
-            .spawn(|| {
-                loop {
-                    std::thread::sleep(RETAIN_FOR / 4);
-                    release_stale();
-                    super::small_blocks::give_back_unused();
-                }
-            });
+        let started = std::thread::Builder::new().name("pqsift-release".into()).spawn(|| {
+            loop {
+                std::thread::sleep(RETAIN_FOR / 4);
+                release_stale();
+                super::small_blocks::give_back_unused();
+            }
+        });
         // Without the thread an idle process would hold what it kept: keep nothing.
         if started.is_err() {
             set_retain_bytes(0);
@@ -357,15 +308,8 @@ mod tests {
     fn the_block_of_the_length_is_taken_first_else_the_nearest() {
         let now = Instant::now();
         let mut blocks = Blocks::new();
-        for (i, (start, len)) in [(0x1000, 4 * MIB), (0x2000, 2 * MIB), (0x3000, 2 * MIB)]
-            .into_iter()
-            .enumerate()
-        {
-            assert!(
-                blocks
-                    .put(start, len, now + Duration::from_millis(i as u64), 64 * MIB)
-                    .is_empty()
-            );
+        for (i, (start, len)) in [(0x1000, 4 * MIB), (0x2000, 2 * MIB), (0x3000, 2 * MIB)].into_iter().enumerate() {
+            assert!(blocks.put(start, len, now + Duration::from_millis(i as u64), 64 * MIB).is_empty());
         }
         assert_eq!(blocks.take(2 * MIB), Some((0x3000, 2 * MIB)));
         // No 2 MiB block left: the smallest longer one, then the longest shorter one.
@@ -386,28 +330,15 @@ mod tests {
         let mut blocks = Blocks::new();
         blocks.put(0x1000, 4 * MIB, now, 8 * MIB);
         blocks.put(0x2000, 3 * MIB, now + Duration::from_millis(1), 8 * MIB);
-        assert_eq!(
-            blocks.put(0x3000, 2 * MIB, now + Duration::from_millis(2), 8 * MIB),
-            vec![(0x1000, 4 * MIB)]
-        );
-        assert_eq!(
-            blocks.put(0x4000, 9 * MIB, now, 8 * MIB),
-            vec![(0x4000, 9 * MIB)]
-        );
+        assert_eq!(blocks.put(0x3000, 2 * MIB, now + Duration::from_millis(2), 8 * MIB), vec![(0x1000, 4 * MIB)]);
+        assert_eq!(blocks.put(0x4000, 9 * MIB, now, 8 * MIB), vec![(0x4000, 9 * MIB)]);
         assert_eq!(blocks.bytes(), 5 * MIB);
         assert_eq!(blocks.over(2 * MIB), vec![(0x2000, 3 * MIB)]);
         let mut blocks = Blocks::new();
         for i in 0..SLOTS {
-            assert!(
-                blocks
-                    .put(i + 1, 1, now + Duration::from_micros(i as u64), usize::MAX)
-                    .is_empty()
-            );
+            assert!(blocks.put(i + 1, 1, now + Duration::from_micros(i as u64), usize::MAX).is_empty());
         }
-        assert_eq!(
-            blocks.put(0xffff, 1, now + Duration::from_secs(1), usize::MAX),
-            vec![(1, 1)]
-        );
+        assert_eq!(blocks.put(0xffff, 1, now + Duration::from_secs(1), usize::MAX), vec![(1, 1)]);
     }
 
     proptest! {

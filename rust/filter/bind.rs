@@ -232,9 +232,7 @@ impl BoundExpr {
             Self::Column(column) => column.data_type.clone(),
             Self::Literal(value) => value.data_type().clone(),
             Self::Cast { to, .. } => to.clone(),
-            Self::Arithmetic { data_type, .. } | Self::Function { data_type, .. } => {
-                data_type.clone()
-            }
+            Self::Arithmetic { data_type, .. } | Self::Function { data_type, .. } => data_type.clone(),
             Self::Case { otherwise, .. } => otherwise.data_type(),
             Self::Negate { expr, .. } | Self::Abs { expr, .. } => expr.data_type(),
             Self::Compare { .. }
@@ -267,17 +265,10 @@ impl BoundExpr {
                 Self::Arithmetic { .. } | Self::Negate { .. } | Self::Abs { .. } => true,
                 Self::Cast { expr, to, .. } => {
                     let from = expr.data_type();
-                    let strings = |t: &DataType| {
-                        matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-                    };
+                    let strings = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
                     let safe = is_order_preserving_widening(&from, to)
-                        || (strings(to)
-                            && (strings(&from) || matches!(from, DataType::Dictionary(..))))
-                        || matches!(
-                            (&from, to),
-                            (DataType::Date32, DataType::Timestamp(..))
-                                | (DataType::Timestamp(..), DataType::Date32)
-                        );
+                        || (strings(to) && (strings(&from) || matches!(from, DataType::Dictionary(..))))
+                        || matches!((&from, to), (DataType::Date32, DataType::Timestamp(..)) | (DataType::Timestamp(..), DataType::Date32));
                     !safe
                 }
                 Self::Function { function, .. } => matches!(
@@ -299,17 +290,9 @@ impl BoundExpr {
             }
             match expr {
                 Self::Column(_) | Self::Literal(_) => {}
-                Self::Cast { expr, .. }
-                | Self::Negate { expr, .. }
-                | Self::Abs { expr, .. }
-                | Self::Not(expr) => pending.push(expr),
-                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => {
-                    pending.push(expr)
-                }
-                Self::Compare { left, right, .. }
-                | Self::Arithmetic { left, right, .. }
-                | Self::And(left, right)
-                | Self::Or(left, right) => {
+                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => pending.push(expr),
+                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => pending.push(expr),
+                Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } | Self::And(left, right) | Self::Or(left, right) => {
                     pending.push(left);
                     pending.push(right);
                 }
@@ -318,10 +301,7 @@ impl BoundExpr {
                     pending.extend(list);
                 }
                 Self::Function { args, .. } => pending.extend(args),
-                Self::Case {
-                    branches,
-                    otherwise,
-                } => {
+                Self::Case { branches, otherwise } => {
                     pending.push(otherwise);
                     pending.extend(branches.iter().flat_map(|(c, v)| [c, v]));
                 }
@@ -351,13 +331,10 @@ impl BoundExpr {
                     }
                 }
                 Self::Literal(_) => {}
-                Self::Cast { expr, .. }
-                | Self::Negate { expr, .. }
-                | Self::Abs { expr, .. }
-                | Self::Not(expr) => pending.push(expr),
-                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => {
+                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => {
                     pending.push(expr)
                 }
+                Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => pending.push(expr),
                 Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } => {
                     pending.push(right);
                     pending.push(left);
@@ -371,10 +348,7 @@ impl BoundExpr {
                     pending.push(expr);
                 }
                 Self::Function { args, .. } => pending.extend(args.iter().rev()),
-                Self::Case {
-                    branches,
-                    otherwise,
-                } => {
+                Self::Case { branches, otherwise } => {
                     pending.push(otherwise);
                     for (condition, value) in branches.iter().rev() {
                         pending.push(value);
@@ -425,9 +399,7 @@ const SHARED_BINDS: usize = 8;
 fn list_items(expr: &Expr) -> usize {
     match expr {
         Expr::Literal(_) => 0,
-        Expr::InList { expr, list, .. } => {
-            list.len() + list_items(expr) + list.iter().map(list_items).sum::<usize>()
-        }
+        Expr::InList { expr, list, .. } => list.len() + list_items(expr) + list.iter().map(list_items).sum::<usize>(),
         _ => expr.children().into_iter().map(list_items).sum(),
     }
 }
@@ -440,11 +412,7 @@ fn list_items(expr: &Expr) -> usize {
 fn shared_bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
     type Entry = (Expr, Schema, BindOptions, BoundExpr);
     static RECENT: std::sync::Mutex<Vec<Entry>> = std::sync::Mutex::new(Vec::new());
-    let lock = || {
-        RECENT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    };
+    let lock = || RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let found = lock()
         .iter()
         .find(|(e, s, o, _)| o == options && s == schema && e == expr)
@@ -492,35 +460,14 @@ pub const SET_MIN_ITEMS: usize = 8;
 
 /// `expr IN (list)`, the list bound: a set when it is long and constant.
 fn in_list_or_set(expr: BoundExpr, list: Vec<BoundExpr>, negated: bool) -> Result<BoundExpr> {
-    let literals: Option<Vec<ArrayRef>> = list
-        .iter()
-        .map(|item| {
-            if let BoundExpr::Literal(v) = item {
-                Some(Arc::clone(v))
-            } else {
-                None
-            }
-        })
-        .collect();
+    let literals: Option<Vec<ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
     // A list of NULLs only has no type to make a set of; it answers NULL or false anyway.
-    let all_null = |literals: &[ArrayRef]| {
-        literals
-            .iter()
-            .all(|l| l.null_count() == l.len() || l.data_type() == &DataType::Null)
-    };
+    let all_null = |literals: &[ArrayRef]| literals.iter().all(|l| l.null_count() == l.len() || l.data_type() == &DataType::Null);
     match literals {
         Some(literals) if literals.len() > SET_MIN_ITEMS && !all_null(&literals) => {
-            Ok(BoundExpr::InSet {
-                expr: Box::new(expr),
-                set: Arc::new(InSet::new(&literals)?),
-                negated,
-            })
+            Ok(BoundExpr::InSet { expr: Box::new(expr), set: Arc::new(InSet::new(&literals)?), negated })
         }
-        _ => Ok(BoundExpr::InList {
-            expr: Box::new(expr),
-            list,
-            negated,
-        }),
+        _ => Ok(BoundExpr::InList { expr: Box::new(expr), list, negated }),
     }
 }
 
@@ -534,16 +481,8 @@ fn in_list_or_set(expr: BoundExpr, list: Vec<BoundExpr>, negated: bool) -> Resul
 /// let column = resolve_column(&schema, &ColumnPath::new(["price"]), &BindOptions::default()).unwrap();
 /// assert_eq!(column.indices, [0]);
 /// ```
-pub fn resolve_column(
-    schema: &Schema,
-    path: &ColumnPath,
-    options: &BindOptions,
-) -> Result<BoundColumn> {
-    let binder = Binder {
-        schema,
-        options,
-        time_zone: options.session_time_zone.as_str().into(),
-    };
+pub fn resolve_column(schema: &Schema, path: &ColumnPath, options: &BindOptions) -> Result<BoundColumn> {
+    let binder = Binder { schema, options, time_zone: options.session_time_zone.as_str().into() };
     binder.resolve(path)
 }
 
@@ -644,10 +583,7 @@ impl Binder<'_> {
             Expr::Cast { expr: inner, to } => self.bind_cast(inner, *to)?,
             Expr::Arithmetic { op, left, right } => self.bind_arithmetic(expr, *op, left, right)?,
             Expr::Function { name, args } => self.bind_function(expr, name, args)?,
-            Expr::Case {
-                branches,
-                otherwise,
-            } => self.bind_case(branches, otherwise.as_deref())?,
+            Expr::Case { branches, otherwise } => self.bind_case(branches, otherwise.as_deref())?,
             Expr::Negate(inner) | Expr::Abs(inner) => {
                 let operand = self.bind(inner)?;
                 match operand.sql_type {
@@ -785,11 +721,7 @@ impl Binder<'_> {
                 .map(|item| self.unwrap_literal(&value.expr, item.as_ref()?, &common.to_arrow()))
                 .collect();
             if let Some(unwrapped) = unwrapped {
-                return in_list_or_set(
-                    value.expr,
-                    unwrapped.into_iter().map(BoundExpr::Literal).collect(),
-                    negated,
-                );
+                return in_list_or_set(value.expr, unwrapped.into_iter().map(BoundExpr::Literal).collect(), negated);
             }
         }
         let bound_items = items

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, Date32Array, RecordBatch, RecordBatchOptions, new_null_array,
-};
+use arrow::array::{Array, ArrayRef, AsArray, Date32Array, RecordBatch, RecordBatchOptions, new_null_array};
 use arrow::datatypes::{DataType, Schema};
 
 use super::{Binder, BoundExpr, Typed, null_boolean};
@@ -37,10 +35,7 @@ impl Binder<'_> {
         if name == "current_date" {
             return self.current_date();
         }
-        let bound = args
-            .iter()
-            .map(|arg| self.bind(arg))
-            .collect::<Result<Vec<_>>>()?;
+        let bound = args.iter().map(|arg| self.bind(arg)).collect::<Result<Vec<_>>>()?;
         let mut bound = bound.into_iter().zip(args);
         // The next argument, brought to a type (a macro: the arms also take arguments whole).
         macro_rules! next {
@@ -56,20 +51,11 @@ impl Binder<'_> {
                     "upper" => ScalarFunction::Upper,
                     _ => ScalarFunction::Length,
                 };
-                (
-                    function,
-                    vec![next!(String)?],
-                    if name == "length" { Int } else { String },
-                )
+                (function, vec![next!(String)?], if name == "length" { Int } else { String })
             }
             "trim" | "ltrim" | "rtrim" => {
-                let function = ScalarFunction::Trim {
-                    leading: name != "rtrim",
-                    trailing: name != "ltrim",
-                };
-                let arguments = (0..args.len())
-                    .map(|_| next!(String))
-                    .collect::<Result<Vec<_>>>()?;
+                let function = ScalarFunction::Trim { leading: name != "rtrim", trailing: name != "ltrim" };
+                let arguments = (0..args.len()).map(|_| next!(String)).collect::<Result<Vec<_>>>()?;
                 (function, arguments, String)
             }
             "substring" => {
@@ -79,13 +65,7 @@ impl Binder<'_> {
                 }
                 (ScalarFunction::Substring, arguments, String)
             }
-            "concat" => (
-                ScalarFunction::Concat,
-                (0..args.len())
-                    .map(|_| next!(String))
-                    .collect::<Result<_>>()?,
-                String,
-            ),
+            "concat" => (ScalarFunction::Concat, (0..args.len()).map(|_| next!(String)).collect::<Result<_>>()?, String),
             "startswith" | "endswith" | "contains" => {
                 let function = match name {
                     "startswith" => ScalarFunction::StartsWith,
@@ -102,11 +82,7 @@ impl Binder<'_> {
                     }
                     _ => None,
                 };
-                (
-                    ScalarFunction::RLike(compiled),
-                    vec![text, pattern],
-                    Boolean,
-                )
+                (ScalarFunction::RLike(compiled), vec![text, pattern], Boolean)
             }
             "year" | "quarter" | "month" | "day" => {
                 let function = match name {
@@ -125,28 +101,16 @@ impl Binder<'_> {
                 };
                 // Both kinds of timestamp are read as they are (a wall clock stays one).
                 let (typed, source) = bound.next().expect("arity checked by the parser");
-                let target = if typed.sql_type == Some(TimestampNtz) {
-                    TimestampNtz
-                } else {
-                    Timestamp
-                };
-                (
-                    function,
-                    vec![self.argument(typed, target, source, name)?],
-                    Int,
-                )
+                let target = if typed.sql_type == Some(TimestampNtz) { TimestampNtz } else { Timestamp };
+                (function, vec![self.argument(typed, target, source, name)?], Int)
             }
             "date_trunc" => {
                 let (level, source) = bound.next().expect("arity checked by the parser");
                 let level = match &level.expr {
-                    BoundExpr::Literal(text)
-                        if level.sql_type == Some(String) || level.sql_type == Some(Null) =>
-                    {
+                    BoundExpr::Literal(text) if level.sql_type == Some(String) || level.sql_type == Some(Null) => {
                         let text = crate::filter::cast::cast_array(text, &DataType::Utf8, "UTC")?;
                         let text = text.as_string::<i32>();
-                        text.is_valid(0)
-                            .then(|| TruncLevel::parse(text.value(0)))
-                            .flatten()
+                        text.is_valid(0).then(|| TruncLevel::parse(text.value(0))).flatten()
                     }
                     _ => {
                         return Err(PqsiftError::filter(format!(
@@ -157,21 +121,12 @@ impl Binder<'_> {
                 let timestamp = next!(Timestamp)?;
                 match level {
                     // Spark gives NULL for a unit it does not know.
-                    None => {
-                        return Ok(Typed {
-                            expr: BoundExpr::Literal(new_null_array(&Timestamp.to_arrow(), 1)),
-                            sql_type: Some(Timestamp),
-                        });
-                    }
+                    None => return Ok(Typed { expr: BoundExpr::Literal(new_null_array(&Timestamp.to_arrow(), 1)), sql_type: Some(Timestamp) }),
                     Some(level) => (ScalarFunction::DateTrunc(level), vec![timestamp], Timestamp),
                 }
             }
             "date_add" | "date_sub" => {
-                let function = if name == "date_add" {
-                    ScalarFunction::DateAdd
-                } else {
-                    ScalarFunction::DateSub
-                };
+                let function = if name == "date_add" { ScalarFunction::DateAdd } else { ScalarFunction::DateSub };
                 let start = next!(Date)?;
                 let (days, source) = bound.next().expect("arity checked by the parser");
                 if !matches!(days.sql_type, Some(Byte | Short | Int | Null | String)) {
@@ -180,21 +135,12 @@ impl Binder<'_> {
                         days.type_name()
                     )));
                 }
-                (
-                    function,
-                    vec![start, self.argument(days, Int, source, name)?],
-                    Date,
-                )
+                (function, vec![start, self.argument(days, Int, source, name)?], Date)
             }
-            "datediff" => (
-                ScalarFunction::DateDiff,
-                vec![next!(Date)?, next!(Date)?],
-                Int,
-            ),
+            "datediff" => (ScalarFunction::DateDiff, vec![next!(Date)?, next!(Date)?], Int),
             "coalesce" => {
                 let bound: Vec<(Typed, &Expr)> = bound.collect();
-                let common =
-                    self.common_type(bound.iter().map(|(typed, source)| (typed, *source)), name)?;
+                let common = self.common_type(bound.iter().map(|(typed, source)| (typed, *source)), name)?;
                 let arguments = bound
                     .into_iter()
                     .map(|(typed, source)| self.coerce(typed, common, source))
@@ -206,30 +152,18 @@ impl Binder<'_> {
                 let value_type = self.numeric_argument(&value, source, name)?;
                 let scale = match bound.next() {
                     None => 0,
-                    Some((scale, scale_source)) => constant_int(&scale).ok_or_else(|| {
-                        PqsiftError::filter(format!(
-                            "round needs a constant INT scale, not {scale_source}"
-                        ))
-                    })?,
+                    Some((scale, scale_source)) => constant_int(&scale)
+                        .ok_or_else(|| PqsiftError::filter(format!("round needs a constant INT scale, not {scale_source}")))?,
                 };
                 let result = match value_type {
-                    Decimal {
-                        precision,
-                        scale: s,
-                    } => {
+                    Decimal { precision, scale: s } => {
                         let (p, s) = (i32::from(precision), i32::from(s));
                         let integral = p - s + 1;
                         if scale < 0 {
-                            Decimal {
-                                precision: integral.max(1 - scale).min(38) as u8,
-                                scale: 0,
-                            }
+                            Decimal { precision: integral.max(1 - scale).min(38) as u8, scale: 0 }
                         } else {
                             let new_scale = s.min(scale);
-                            Decimal {
-                                precision: (integral + new_scale).min(38) as u8,
-                                scale: new_scale as i8,
-                            }
+                            Decimal { precision: (integral + new_scale).min(38) as u8, scale: new_scale as i8 }
                         }
                     }
                     Null => Int,
@@ -240,70 +174,36 @@ impl Binder<'_> {
                         "round of an integer to a negative scale ({whole}) is not supported; write it as a DECIMAL: round(CAST(... AS DECIMAL(20,0)), {scale})"
                     )));
                 }
-                let operand = self.coerce(
-                    value,
-                    if value_type == Null { Int } else { value_type },
-                    source,
-                )?;
+                let operand = self.coerce(value, if value_type == Null { Int } else { value_type }, source)?;
                 (ScalarFunction::Round { scale }, vec![operand], result)
             }
             "floor" | "ceil" => {
-                let function = if name == "floor" {
-                    ScalarFunction::Floor
-                } else {
-                    ScalarFunction::Ceil
-                };
+                let function = if name == "floor" { ScalarFunction::Floor } else { ScalarFunction::Ceil };
                 let (value, source) = bound.next().expect("arity checked by the parser");
                 let value_type = self.numeric_argument(&value, source, name)?;
                 let (operand_type, result) = match value_type {
-                    Decimal {
-                        precision,
-                        scale: 0,
-                    } => (
-                        value_type,
-                        Decimal {
-                            precision,
-                            scale: 0,
-                        },
-                    ),
-                    Decimal { precision, scale } => (
-                        value_type,
-                        Decimal {
-                            precision: (i32::from(precision) - i32::from(scale) + 1).min(38) as u8,
-                            scale: 0,
-                        },
-                    ),
+                    Decimal { precision, scale: 0 } => (value_type, Decimal { precision, scale: 0 }),
+                    Decimal { precision, scale } => {
+                        (value_type, Decimal { precision: (i32::from(precision) - i32::from(scale) + 1).min(38) as u8, scale: 0 })
+                    }
                     Float | Double => (Double, Long),
                     _ => (Long, Long),
                 };
-                (
-                    function,
-                    vec![self.coerce(value, operand_type, source)?],
-                    result,
-                )
+                (function, vec![self.coerce(value, operand_type, source)?], result)
             }
             "mod" | "pmod" => {
-                let function = if name == "mod" {
-                    ScalarFunction::Mod
-                } else {
-                    ScalarFunction::Pmod
-                };
+                let function = if name == "mod" { ScalarFunction::Mod } else { ScalarFunction::Pmod };
                 let (left, left_source) = bound.next().expect("arity checked by the parser");
                 let (right, right_source) = bound.next().expect("arity checked by the parser");
                 let left_type = self.numeric_argument(&left, left_source, name)?;
                 let right_type = self.numeric_argument(&right, right_source, name)?;
                 let (operand, result) = remainder_types(left_type, right_type);
-                let arguments = vec![
-                    self.coerce(left, operand, left_source)?,
-                    self.coerce(right, operand, right_source)?,
-                ];
+                let arguments = vec![self.coerce(left, operand, left_source)?, self.coerce(right, operand, right_source)?];
                 (function, arguments, result)
             }
             "isnan" => (ScalarFunction::IsNan, vec![next!(Double)?], Boolean),
             other => {
-                return Err(PqsiftError::filter(format!(
-                    "unsupported function \"{other}\" in filter"
-                )));
+                return Err(PqsiftError::filter(format!("unsupported function \"{other}\" in filter")));
             }
         };
         let call = BoundExpr::Function {
@@ -313,32 +213,18 @@ impl Binder<'_> {
             session_time_zone: self.time_zone.clone(),
             text: whole.to_string(),
         };
-        Ok(Typed {
-            expr: fold_constant(call),
-            sql_type: Some(result),
-        })
+        Ok(Typed { expr: fold_constant(call), sql_type: Some(result) })
     }
 
     /// Binds `CASE WHEN ... END`: conditions BOOLEAN, values brought to their common type.
-    pub(super) fn bind_case(
-        &self,
-        branches: &[(Expr, Expr)],
-        otherwise: Option<&Expr>,
-    ) -> Result<Typed> {
+    pub(super) fn bind_case(&self, branches: &[(Expr, Expr)], otherwise: Option<&Expr>) -> Result<Typed> {
         let conditions = branches
             .iter()
             .map(|(condition, _)| self.bind_boolean(condition, "CASE WHEN"))
             .collect::<Result<Vec<_>>>()?;
         let null = Expr::Literal(crate::filter::Literal::Null);
-        let value_sources: Vec<&Expr> = branches
-            .iter()
-            .map(|(_, value)| value)
-            .chain([otherwise.unwrap_or(&null)])
-            .collect();
-        let values = value_sources
-            .iter()
-            .map(|value| self.bind(value))
-            .collect::<Result<Vec<_>>>()?;
+        let value_sources: Vec<&Expr> = branches.iter().map(|(_, value)| value).chain([otherwise.unwrap_or(&null)]).collect();
+        let values = value_sources.iter().map(|value| self.bind(value)).collect::<Result<Vec<_>>>()?;
         let common = self.common_type(values.iter().zip(value_sources.iter().copied()), "CASE")?;
         let mut values = values
             .into_iter()
@@ -346,32 +232,14 @@ impl Binder<'_> {
             .map(|(value, source)| self.coerce(value, common, source))
             .collect::<Result<Vec<_>>>()?;
         let otherwise = values.pop().expect("the ELSE value is always there");
-        let expr = BoundExpr::Case {
-            branches: conditions.into_iter().zip(values).collect(),
-            otherwise: Box::new(otherwise),
-        };
-        let sql_type = if common == SqlType::Null {
-            SqlType::Boolean
-        } else {
-            common
-        };
-        Ok(Typed {
-            expr: if common == SqlType::Null {
-                null_boolean()
-            } else {
-                fold_constant(expr)
-            },
-            sql_type: Some(sql_type),
-        })
+        let expr = BoundExpr::Case { branches: conditions.into_iter().zip(values).collect(), otherwise: Box::new(otherwise) };
+        let sql_type = if common == SqlType::Null { SqlType::Boolean } else { common };
+        Ok(Typed { expr: if common == SqlType::Null { null_boolean() } else { fold_constant(expr) }, sql_type: Some(sql_type) })
     }
 
     /// The type all of `values` meet at (Spark's wider common type), or an error naming the
     /// two that do not.
-    fn common_type<'e>(
-        &self,
-        values: impl Iterator<Item = (&'e Typed, &'e Expr)>,
-        context: &str,
-    ) -> Result<SqlType>
+    fn common_type<'e>(&self, values: impl Iterator<Item = (&'e Typed, &'e Expr)>, context: &str) -> Result<SqlType>
     where
         Self: 'e,
     {
@@ -394,18 +262,9 @@ impl Binder<'_> {
     }
 
     /// An argument brought to `to`, as Spark's implicit casts would, or an error naming it.
-    fn argument(
-        &self,
-        typed: Typed,
-        to: SqlType,
-        source: &Expr,
-        function: &str,
-    ) -> Result<BoundExpr> {
+    fn argument(&self, typed: Typed, to: SqlType, source: &Expr, function: &str) -> Result<BoundExpr> {
         let from = typed.sql_type.ok_or_else(|| {
-            PqsiftError::filter(format!(
-                "{function} cannot take {source}, of type {}",
-                typed.type_name()
-            ))
+            PqsiftError::filter(format!("{function} cannot take {source}, of type {}", typed.type_name()))
         })?;
         if !implicit_cast(from, to) || !can_cast(from, to) {
             return Err(PqsiftError::filter(format!(
@@ -432,10 +291,7 @@ impl Binder<'_> {
         let tz = crate::filter::parse_time_zone(&self.options.session_time_zone)?;
         let today = chrono::Utc::now().with_timezone(&tz).date_naive();
         let days = crate::filter::spark_cast::epoch_days(today);
-        Ok(Typed {
-            expr: BoundExpr::Literal(Arc::new(Date32Array::from(vec![days]))),
-            sql_type: Some(SqlType::Date),
-        })
+        Ok(Typed { expr: BoundExpr::Literal(Arc::new(Date32Array::from(vec![days]))), sql_type: Some(SqlType::Date) })
     }
 }
 
@@ -449,26 +305,12 @@ fn remainder_types(left: SqlType, right: SqlType) -> (SqlType, SqlType) {
         pair => pair,
     };
     let common = wider_numeric(left, right);
-    let Decimal { .. } = common else {
-        return (common, common);
-    };
+    let Decimal { .. } = common else { return (common, common) };
     match (left.integral_as_decimal(), right.integral_as_decimal()) {
-        (
-            Some(Decimal {
-                precision: p1,
-                scale: s1,
-            }),
-            Some(Decimal {
-                precision: p2,
-                scale: s2,
-            }),
-        ) => {
+        (Some(Decimal { precision: p1, scale: s1 }), Some(Decimal { precision: p2, scale: s2 })) => {
             let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
             let scale = s1.max(s2);
-            let result = Decimal {
-                precision: ((p1 - s1).min(p2 - s2) + scale).min(38) as u8,
-                scale: scale as i8,
-            };
+            let result = Decimal { precision: ((p1 - s1).min(p2 - s2) + scale).min(38) as u8, scale: scale as i8 };
             (common, result)
         }
         _ => (common, common),
@@ -477,9 +319,7 @@ fn remainder_types(left: SqlType, right: SqlType) -> (SqlType, SqlType) {
 
 /// A constant INT argument's value.
 fn constant_int(typed: &Typed) -> Option<i32> {
-    let BoundExpr::Literal(literal) = &typed.expr else {
-        return None;
-    };
+    let BoundExpr::Literal(literal) = &typed.expr else { return None };
     let value = arrow::compute::cast(literal, &DataType::Int32).ok()?;
     let value = value.as_primitive_opt::<arrow::datatypes::Int32Type>()?;
     value.is_valid(0).then(|| value.value(0))
@@ -491,14 +331,8 @@ pub(super) fn fold_constant(expr: BoundExpr) -> BoundExpr {
     if !expr.columns().is_empty() {
         return expr;
     }
-    let one_row = RecordBatch::try_new_with_options(
-        Arc::new(Schema::empty()),
-        vec![],
-        &RecordBatchOptions::new().with_row_count(Some(1)),
-    );
-    let folded: Option<ArrayRef> = one_row
-        .ok()
-        .and_then(|batch| crate::filter::evaluate::evaluate_value(&expr, &batch).ok());
+    let one_row = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &RecordBatchOptions::new().with_row_count(Some(1)));
+    let folded: Option<ArrayRef> = one_row.ok().and_then(|batch| crate::filter::evaluate::evaluate_value(&expr, &batch).ok());
     match folded {
         Some(value) if value.len() == 1 => BoundExpr::Literal(value),
         _ => expr,

@@ -265,9 +265,7 @@ impl Display for Expr {
             Self::Abs(inner) => write!(f, "abs({inner})"),
             // The characters to remove are the second argument of `trim`; Spark's own
             // syntax for them is the one every dialect reads alike.
-            Self::Function { name, args }
-                if args.len() == 2 && ["trim", "ltrim", "rtrim"].contains(&name.as_str()) =>
-            {
+            Self::Function { name, args } if args.len() == 2 && ["trim", "ltrim", "rtrim"].contains(&name.as_str()) => {
                 let side = match name.as_str() {
                     "trim" => "BOTH",
                     "ltrim" => "LEADING",
@@ -287,10 +285,7 @@ impl Display for Expr {
                 }
                 f.write_char(')')
             }
-            Self::Case {
-                branches,
-                otherwise,
-            } => {
+            Self::Case { branches, otherwise } => {
                 f.write_str("CASE")?;
                 for (condition, value) in branches {
                     write!(f, " WHEN {condition} THEN {value}")?;

@@ -21,8 +21,8 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array, new_null_array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
-use arrow::compute::kernels::zip::zip;
 use arrow::compute::kernels::{boolean, cmp, numeric};
+use arrow::compute::kernels::zip::zip;
 use arrow::compute::{like, nlike, nullif, take};
 use arrow::datatypes::{
     DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
@@ -38,6 +38,7 @@ use super::function_kernels;
 use super::functions::ScalarFunction;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
+
 
 /// Evaluates a bound filter on `batch` (which must have the schema the filter was bound
 /// to). Returns one boolean per row; NULL means unknown, which a filter treats as not
@@ -78,9 +79,7 @@ pub fn evaluate(expr: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
 /// Evaluates any bound expression on `batch`: one value per row (a constant expression on a
 /// one-row batch gives its value).
 pub(crate) fn evaluate_value(expr: &BoundExpr, batch: &RecordBatch) -> Result<ArrayRef> {
-    Evaluator { batch }
-        .eval(expr, None)?
-        .into_array(batch.num_rows())
+    Evaluator { batch }.eval(expr, None)?.into_array(batch.num_rows())
 }
 
 /// An evaluated sub-expression: one value per row, or one value for all rows.
@@ -164,12 +163,8 @@ impl Evaluator<'_> {
             BoundExpr::Compare { op, left, right } => {
                 let (left, right) = (self.eval(left, active)?, self.eval(right, active)?);
                 let direct = match (&left, &right) {
-                    (Value::Array(column), Value::Scalar(literal)) => {
-                        compare_with_literal(*op, column, literal, false)
-                    }
-                    (Value::Scalar(literal), Value::Array(column)) => {
-                        compare_with_literal(*op, column, literal, true)
-                    }
+                    (Value::Array(column), Value::Scalar(literal)) => compare_with_literal(*op, column, literal, false),
+                    (Value::Scalar(literal), Value::Array(column)) => compare_with_literal(*op, column, literal, true),
                     _ => None,
                 };
                 if let Some(result) = direct {
@@ -212,18 +207,10 @@ impl Evaluator<'_> {
                 Ok(Value::Array(Arc::new(result)))
             }
             // One set look-up per row (the set normalises floats itself).
-            BoundExpr::InSet {
-                expr: tested,
-                set,
-                negated,
-            } => {
+            BoundExpr::InSet { expr: tested, set, negated } => {
                 let value = self.eval(tested, active)?;
                 let found = set.contains(&value.into_array(self.rows())?)?;
-                let result = if *negated {
-                    boolean::not(&found).map_err(internal)?
-                } else {
-                    found
-                };
+                let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
                 Ok(Value::Array(Arc::new(result)))
             }
             BoundExpr::IsNull {
@@ -307,44 +294,23 @@ impl Evaluator<'_> {
                 let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
-            BoundExpr::Function {
-                function: ScalarFunction::Coalesce,
-                args,
-                ..
-            } => self.coalesce(args, active),
-            BoundExpr::Function {
-                function,
-                args,
-                data_type,
-                session_time_zone,
-                text,
-            } => {
-                let values = args
-                    .iter()
-                    .map(|arg| self.eval(arg, active))
-                    .collect::<Result<Vec<_>>>()?;
+            BoundExpr::Function { function: ScalarFunction::Coalesce, args, .. } => self.coalesce(args, active),
+            BoundExpr::Function { function, args, data_type, session_time_zone, text } => {
+                let values = args.iter().map(|arg| self.eval(arg, active)).collect::<Result<Vec<_>>>()?;
                 let scalar = values.iter().all(Value::is_scalar);
                 // Constants meet columns at full length: the kernels see arrays of one length.
                 let inputs = values
                     .into_iter()
                     .map(|value| {
-                        let value = if scalar {
-                            value
-                        } else {
-                            Value::Array(value.into_array(self.rows())?)
-                        };
+                        let value = if scalar { value } else { Value::Array(value.into_array(self.rows())?) };
                         Ok(self.mask(value, active)?.array().clone())
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let result =
-                    function_kernels::call(function, &inputs, data_type, session_time_zone, text);
+                let result = function_kernels::call(function, &inputs, data_type, session_time_zone, text);
                 let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
-            BoundExpr::Case {
-                branches,
-                otherwise,
-            } => self.case(branches, otherwise, active),
+            BoundExpr::Case { branches, otherwise } => self.case(branches, otherwise, active),
             BoundExpr::Negate { expr: inner, text } | BoundExpr::Abs { expr: inner, text } => {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
@@ -377,14 +343,7 @@ impl Evaluator<'_> {
             if missing.count_set_bits() == 0 {
                 break;
             }
-            let next = self.eval(
-                arg,
-                if result.is_scalar() {
-                    active
-                } else {
-                    Some(&missing)
-                },
-            )?;
+            let next = self.eval(arg, if result.is_scalar() { active } else { Some(&missing) })?;
             result = if result.is_scalar() {
                 // NULL constant so far: the next argument is the answer.
                 next
@@ -399,26 +358,17 @@ impl Evaluator<'_> {
 
     /// `CASE`: each condition evaluated for the rows no earlier branch took, each value for
     /// the rows its branch takes (so a branch's errors only count where it is taken).
-    fn case(
-        &self,
-        branches: &[(BoundExpr, BoundExpr)],
-        otherwise: &BoundExpr,
-        active: Option<&BooleanBuffer>,
-    ) -> Result<Value> {
+    fn case(&self, branches: &[(BoundExpr, BoundExpr)], otherwise: &BoundExpr, active: Option<&BooleanBuffer>) -> Result<Value> {
         let rows = self.rows();
-        let mut remaining = active
-            .cloned()
-            .unwrap_or_else(|| BooleanBuffer::new_set(rows));
+        let mut remaining = active.cloned().unwrap_or_else(|| BooleanBuffer::new_set(rows));
         let mut result = new_null_array(&otherwise.data_type(), rows);
-        let take =
-            |result: &mut ArrayRef, rows_taken: &BooleanBuffer, value: &BoundExpr| -> Result<()> {
-                if rows_taken.count_set_bits() > 0 {
-                    let value = self.eval(value, Some(rows_taken))?.into_array(rows)?;
-                    *result = zip(&BooleanArray::new(rows_taken.clone(), None), &value, result)
-                        .map_err(internal)?;
-                }
-                Ok(())
-            };
+        let take = |result: &mut ArrayRef, rows_taken: &BooleanBuffer, value: &BoundExpr| -> Result<()> {
+            if rows_taken.count_set_bits() > 0 {
+                let value = self.eval(value, Some(rows_taken))?.into_array(rows)?;
+                *result = zip(&BooleanArray::new(rows_taken.clone(), None), &value, result).map_err(internal)?;
+            }
+            Ok(())
+        };
         for (condition, value) in branches {
             if remaining.count_set_bits() == 0 {
                 break;
@@ -539,11 +489,7 @@ pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
             // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
             // Checked a block at a time without a branch per value (which a short-circuiting
             // `any` over single values compiles to), stopping at the first block that has one.
-            let unusual = values.values().chunks(1024).any(|block| {
-                block
-                    .iter()
-                    .fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0))
-            });
+            let unusual = values.values().chunks(1024).any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
             match unusual {
                 false => Arc::clone(array),
                 true => Arc::new(values.unary::<_, $arrow>(|v: $native| {

@@ -35,14 +35,8 @@ use super::CompareOp;
 /// for a Float32 or Float64 `column` and a one-row, non-null `literal` of the same type;
 /// `None` for anything else (the caller takes the general path). A null row is null,
 /// except for `<=>`, where it is false.
-pub fn compare_with_literal(
-    op: CompareOp,
-    column: &ArrayRef,
-    literal: &ArrayRef,
-    literal_on_left: bool,
-) -> Option<BooleanArray> {
-    if literal.len() != 1 || literal.null_count() != 0 || literal.data_type() != column.data_type()
-    {
+pub fn compare_with_literal(op: CompareOp, column: &ArrayRef, literal: &ArrayRef, literal_on_left: bool) -> Option<BooleanArray> {
+    if literal.len() != 1 || literal.null_count() != 0 || literal.data_type() != column.data_type() {
         return None;
     }
     let op = if literal_on_left { mirrored(op) } else { op };
@@ -100,12 +94,7 @@ where
 /// `test` of every value, packed 64 to a word without a branch per value.
 fn pack<V: Copy>(values: &[V], test: impl Fn(V) -> bool) -> BooleanBuffer {
     let mut words: Vec<u64> = Vec::with_capacity(values.len().div_ceil(64));
-    let word = |chunk: &[V]| {
-        chunk
-            .iter()
-            .enumerate()
-            .fold(0u64, |word, (bit, &v)| word | (u64::from(test(v)) << bit))
-    };
+    let word = |chunk: &[V]| chunk.iter().enumerate().fold(0u64, |word, (bit, &v)| word | (u64::from(test(v)) << bit));
     let chunks = values.chunks_exact(64);
     let tail = chunks.remainder();
     words.extend(chunks.map(word));
@@ -125,15 +114,8 @@ mod tests {
 
     use super::*;
 
-    const OPS: [CompareOp; 7] = [
-        CompareOp::Eq,
-        CompareOp::NotEq,
-        CompareOp::Lt,
-        CompareOp::LtEq,
-        CompareOp::Gt,
-        CompareOp::GtEq,
-        CompareOp::NullSafeEq,
-    ];
+    const OPS: [CompareOp; 7] =
+        [CompareOp::Eq, CompareOp::NotEq, CompareOp::Lt, CompareOp::LtEq, CompareOp::Gt, CompareOp::GtEq, CompareOp::NullSafeEq];
 
     /// Spark's order of doubles, written out: NaN (of any sign) equal to NaN and above
     /// everything, -0.0 equal to 0.0.
@@ -147,9 +129,7 @@ mod tests {
     }
 
     fn model(op: CompareOp, row: Option<f64>, literal: f64, literal_on_left: bool) -> Option<bool> {
-        let Some(row) = row else {
-            return (op == CompareOp::NullSafeEq).then_some(false);
-        };
+        let Some(row) = row else { return (op == CompareOp::NullSafeEq).then_some(false) };
         let order = match literal_on_left {
             false => spark_order(row, literal),
             true => spark_order(literal, row),

@@ -8,17 +8,15 @@ use std::sync::Arc;
 
 use arrow::array::timezone::Tz;
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Int32Array, Int64Array,
-    PrimitiveArray, StringArray, TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array,
+    Int32Array, Int64Array, PrimitiveArray, StringArray, TimestampMicrosecondArray,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type,
-    Int64Type, TimestampMicrosecondType,
+    ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
+    TimestampMicrosecondType,
 };
-use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike,
-};
+use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike};
 
 use super::functions::{ScalarFunction, TruncLevel};
 use super::java_regex::JavaRegex;
@@ -47,12 +45,7 @@ pub(super) fn call(
         F::Upper => map_strings(strings(0), str::to_uppercase),
         F::Length => {
             let values = strings(0);
-            Arc::new(
-                values
-                    .iter()
-                    .map(|v| v.map(|s| s.chars().count() as i32))
-                    .collect::<Int32Array>(),
-            )
+            Arc::new(values.iter().map(|v| v.map(|s| s.chars().count() as i32)).collect::<Int32Array>())
         }
         F::Trim { leading, trailing } => trim(args, *leading, *trailing),
         F::Substring => substring(args),
@@ -64,13 +57,7 @@ pub(super) fn call(
                 _ => |s, p| s.contains(p),
             };
             let (values, parts) = (strings(0), strings(1));
-            Arc::new(
-                values
-                    .iter()
-                    .zip(parts.iter())
-                    .map(|(s, p)| Some(test(s?, p?)))
-                    .collect::<BooleanArray>(),
-            )
+            Arc::new(values.iter().zip(parts.iter()).map(|(s, p)| Some(test(s?, p?))).collect::<BooleanArray>())
         }
         F::RLike(compiled) => rlike(strings(0), strings(1), compiled.as_ref())?,
         F::Year | F::Quarter | F::Month | F::Day => {
@@ -81,11 +68,7 @@ pub(super) fn call(
                 _ => |d| d.day() as i32,
             };
             let days = args[0].as_primitive::<Date32Type>();
-            Arc::new(
-                days.iter()
-                    .map(|d| date_of(d?).map(part))
-                    .collect::<Int32Array>(),
-            )
+            Arc::new(days.iter().map(|d| date_of(d?).map(part)).collect::<Int32Array>())
         }
         F::Hour | F::Minute | F::Second => {
             let part: fn(&NaiveDateTime) -> i32 = match function {
@@ -101,11 +84,7 @@ pub(super) fn call(
                     .iter()
                     .map(|m| {
                         let m = m?;
-                        let wall = if is_instant {
-                            local_of(m, &tz)?
-                        } else {
-                            DateTime::from_timestamp_micros(m)?.naive_utc()
-                        };
+                        let wall = if is_instant { local_of(m, &tz)? } else { DateTime::from_timestamp_micros(m)?.naive_utc() };
                         Some(part(&wall))
                     })
                     .collect::<Int32Array>(),
@@ -114,37 +93,24 @@ pub(super) fn call(
         F::DateTrunc(level) => {
             let tz = crate::filter::parse_time_zone(session_time_zone)?;
             let micros = args[0].as_primitive::<TimestampMicrosecondType>();
-            let truncated: TimestampMicrosecondArray =
-                micros.iter().map(|m| truncate(m?, *level, &tz)).collect();
+            let truncated: TimestampMicrosecondArray = micros.iter().map(|m| truncate(m?, *level, &tz)).collect();
             Arc::new(truncated.with_timezone(UTC))
         }
         F::DateAdd | F::DateSub => {
-            let (days, counts) = (
-                args[0].as_primitive::<Date32Type>(),
-                args[1].as_primitive::<Int32Type>(),
-            );
+            let (days, counts) = (args[0].as_primitive::<Date32Type>(), args[1].as_primitive::<Int32Type>());
             let add = matches!(function, F::DateAdd);
             let shifted: Date32Array = days
                 .iter()
                 .zip(counts.iter())
                 .map(|(d, n)| match (d, n) {
-                    (Some(d), Some(n)) => (if add {
-                        d.checked_add(n)
-                    } else {
-                        d.checked_sub(n)
-                    })
-                    .map(Some)
-                    .ok_or_else(|| overflow(text)),
+                    (Some(d), Some(n)) => (if add { d.checked_add(n) } else { d.checked_sub(n) }).map(Some).ok_or_else(|| overflow(text)),
                     _ => Ok(None),
                 })
                 .collect::<Result<_>>()?;
             Arc::new(shifted)
         }
         F::DateDiff => {
-            let (end, start) = (
-                args[0].as_primitive::<Date32Type>(),
-                args[1].as_primitive::<Date32Type>(),
-            );
+            let (end, start) = (args[0].as_primitive::<Date32Type>(), args[1].as_primitive::<Date32Type>());
             let days: Int32Array = end
                 .iter()
                 .zip(start.iter())
@@ -156,22 +122,12 @@ pub(super) fn call(
             Arc::new(days)
         }
         F::Round { scale } => round(&args[0], *scale, data_type, text)?,
-        F::Floor | F::Ceil => {
-            floor_or_ceil(&args[0], matches!(function, F::Ceil), data_type, text)?
-        }
-        F::Mod | F::Pmod => remainder(
-            &args[0],
-            &args[1],
-            matches!(function, F::Pmod),
-            data_type,
-            text,
-        )?,
+        F::Floor | F::Ceil => floor_or_ceil(&args[0], matches!(function, F::Ceil), data_type, text)?,
+        F::Mod | F::Pmod => remainder(&args[0], &args[1], matches!(function, F::Pmod), data_type, text)?,
         F::IsNan => {
             let values = args[0].as_primitive::<Float64Type>();
             // isnan(NULL) is FALSE, not NULL.
-            Arc::new(BooleanArray::from_iter(
-                values.iter().map(|v| Some(v.is_some_and(f64::is_nan))),
-            ))
+            Arc::new(BooleanArray::from_iter(values.iter().map(|v| Some(v.is_some_and(f64::is_nan)))))
         }
         F::Coalesce => unreachable!("coalesce is evaluated lazily by the evaluator"),
     })
@@ -184,26 +140,13 @@ fn map_strings(values: &StringArray, f: impl Fn(&str) -> String) -> ArrayRef {
 fn trim(args: &[ArrayRef], leading: bool, trailing: bool) -> ArrayRef {
     let values = args[0].as_string::<i32>();
     let strip = |s: &str, chars: &dyn Fn(char) -> bool| -> String {
-        let s = if leading {
-            s.trim_start_matches(chars)
-        } else {
-            s
-        };
-        let s = if trailing {
-            s.trim_end_matches(chars)
-        } else {
-            s
-        };
+        let s = if leading { s.trim_start_matches(chars) } else { s };
+        let s = if trailing { s.trim_end_matches(chars) } else { s };
         s.to_string()
     };
     match args.get(1) {
         // Spark's one-argument trims remove spaces only (not tabs or other white space).
-        None => Arc::new(
-            values
-                .iter()
-                .map(|v| v.map(|s| strip(s, &|c| c == ' ')))
-                .collect::<StringArray>(),
-        ),
+        None => Arc::new(values.iter().map(|v| v.map(|s| strip(s, &|c| c == ' '))).collect::<StringArray>()),
         Some(chars) => {
             let chars = chars.as_string::<i32>();
             Arc::new(
@@ -234,11 +177,7 @@ fn substring(args: &[ArrayRef]) -> ArrayRef {
             None => Some(i32::MAX),
         };
         match (values.is_valid(row), positions.is_valid(row), length) {
-            (true, true, Some(length)) => out.append_value(substring_sql(
-                values.value(row),
-                positions.value(row),
-                length,
-            )),
+            (true, true, Some(length)) => out.append_value(substring_sql(values.value(row), positions.value(row), length)),
             _ => out.append_null(),
         }
     }
@@ -257,11 +196,7 @@ fn substring_sql(text: &str, pos: i32, length: i32) -> &str {
     if start >= end {
         return "";
     }
-    let byte_at = |index: i64| {
-        text.char_indices()
-            .nth(index as usize)
-            .map_or(text.len(), |(i, _)| i)
-    };
+    let byte_at = |index: i64| text.char_indices().nth(index as usize).map_or(text.len(), |(i, _)| i);
     &text[byte_at(start)..byte_at(end)]
 }
 
@@ -282,18 +217,9 @@ fn concat(args: &[ArrayRef]) -> ArrayRef {
     Arc::new(out.finish())
 }
 
-fn rlike(
-    values: &StringArray,
-    patterns: &StringArray,
-    compiled: Option<&JavaRegex>,
-) -> Result<ArrayRef> {
+fn rlike(values: &StringArray, patterns: &StringArray, compiled: Option<&JavaRegex>) -> Result<ArrayRef> {
     if let Some(regex) = compiled {
-        return Ok(Arc::new(
-            values
-                .iter()
-                .map(|v| v.map(|s| regex.is_match(s)))
-                .collect::<BooleanArray>(),
-        ));
+        return Ok(Arc::new(values.iter().map(|v| v.map(|s| regex.is_match(s))).collect::<BooleanArray>()));
     }
     // A pattern per row: each distinct one compiled once.
     let mut cache: std::collections::HashMap<&str, JavaRegex> = std::collections::HashMap::new();
@@ -317,11 +243,7 @@ fn date_of(days: i32) -> Option<NaiveDate> {
 
 /// The wall clock of an instant in `tz`.
 fn local_of(micros: i64, tz: &Tz) -> Option<NaiveDateTime> {
-    Some(
-        DateTime::from_timestamp_micros(micros)?
-            .with_timezone(tz)
-            .naive_local(),
-    )
+    Some(DateTime::from_timestamp_micros(micros)?.with_timezone(tz).naive_local())
 }
 
 /// Java's `ZonedDateTime.ofLocal(local, zone, preferred)` as an instant: in an overlap the
@@ -336,13 +258,7 @@ fn resolve_local(local: NaiveDateTime, tz: &Tz, preferred: Option<FixedOffset>) 
             match preferred {
                 Some(p) if p == a || p == b => p,
                 // The earlier instant has the larger offset.
-                _ => {
-                    if a.local_minus_utc() >= b.local_minus_utc() {
-                        a
-                    } else {
-                        b
-                    }
-                }
+                _ => if a.local_minus_utc() >= b.local_minus_utc() { a } else { b },
             }
         }
         LocalResult::None => {
@@ -350,11 +266,7 @@ fn resolve_local(local: NaiveDateTime, tz: &Tz, preferred: Option<FixedOffset>) 
             tz.offset_from_utc_datetime(&before).fix()
         }
     };
-    Some(
-        (local - Duration::seconds(offset.local_minus_utc().into()))
-            .and_utc()
-            .timestamp_micros(),
-    )
+    Some((local - Duration::seconds(offset.local_minus_utc().into())).and_utc().timestamp_micros())
 }
 
 /// Spark's `DateTimeUtils.truncTimestamp`: units up to a second on the instant line, up to a
@@ -378,13 +290,9 @@ fn truncate(micros: i64, level: TruncLevel, tz: &Tz) -> Option<i64> {
         TruncLevel::Week | TruncLevel::Month | TruncLevel::Quarter | TruncLevel::Year => {
             let date = local_of(micros, tz)?.date();
             let first = match level {
-                TruncLevel::Week => {
-                    date - Duration::days(date.weekday().num_days_from_monday().into())
-                }
+                TruncLevel::Week => date - Duration::days(date.weekday().num_days_from_monday().into()),
                 TruncLevel::Month => date.with_day(1)?,
-                TruncLevel::Quarter => {
-                    NaiveDate::from_ymd_opt(date.year(), date.month0() / 3 * 3 + 1, 1)?
-                }
+                TruncLevel::Quarter => NaiveDate::from_ymd_opt(date.year(), date.month0() / 3 * 3 + 1, 1)?,
                 _ => NaiveDate::from_ymd_opt(date.year(), 1, 1)?,
             };
             resolve_local(first.and_hms_opt(0, 0, 0)?, tz, None)?
@@ -393,15 +301,11 @@ fn truncate(micros: i64, level: TruncLevel, tz: &Tz) -> Option<i64> {
 }
 
 fn overflow(text: &str) -> PqsiftError {
-    PqsiftError::filter(format!(
-        "arithmetic overflow in {text} (Spark's ANSI mode raises it)"
-    ))
+    PqsiftError::filter(format!("arithmetic overflow in {text} (Spark's ANSI mode raises it)"))
 }
 
 fn division_by_zero(text: &str) -> PqsiftError {
-    PqsiftError::filter(format!(
-        "division by zero in {text} (Spark's ANSI mode raises it)"
-    ))
+    PqsiftError::filter(format!("division by zero in {text} (Spark's ANSI mode raises it)"))
 }
 
 /// 10^n as an i128 (n ≤ 38).
@@ -424,9 +328,7 @@ fn shift_right(value: i128, digits: u32, mode: Rounding) -> i128 {
     let divisor = power_of_ten(digits);
     let (quotient, remainder) = (value / divisor, value % divisor);
     match mode {
-        Rounding::HalfUp if remainder.unsigned_abs() * 2 >= divisor.unsigned_abs() => {
-            quotient + value.signum()
-        }
+        Rounding::HalfUp if remainder.unsigned_abs() * 2 >= divisor.unsigned_abs() => quotient + value.signum(),
         Rounding::Floor if remainder < 0 => quotient - 1,
         Rounding::Ceiling if remainder > 0 => quotient + 1,
         _ => quotient,
@@ -442,14 +344,7 @@ enum Rounding {
 
 /// A decimal's unscaled values rescaled from `from_scale` to `to_scale` with `mode`, then
 /// checked against `precision` digits.
-fn rescale(
-    values: &Decimal128Array,
-    from_scale: i8,
-    to_scale: i32,
-    precision: u8,
-    mode: Rounding,
-    text: &str,
-) -> Result<Decimal128Array> {
+fn rescale(values: &Decimal128Array, from_scale: i8, to_scale: i32, precision: u8, mode: Rounding, text: &str) -> Result<Decimal128Array> {
     let limit = power_of_ten(u32::from(precision));
     let mut out = Vec::with_capacity(values.len());
     for value in values.iter() {
@@ -460,8 +355,7 @@ fn rescale(
                 let scaled = if shift >= 0 {
                     shift_right(v, shift as u32, mode)
                 } else {
-                    v.checked_mul(power_of_ten((-shift) as u32))
-                        .ok_or_else(|| overflow(text))?
+                    v.checked_mul(power_of_ten((-shift) as u32)).ok_or_else(|| overflow(text))?
                 };
                 if scaled.unsigned_abs() >= limit.unsigned_abs() {
                     return Err(overflow(text));
@@ -478,40 +372,16 @@ fn rescale(
 /// little below 2.675.
 fn round(value: &ArrayRef, scale: i32, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     Ok(match (value.data_type(), data_type) {
-        (DataType::Float64, _) => Arc::new(
-            value
-                .as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(|v| round_double(v, scale)),
-        ),
-        (DataType::Float32, _) => Arc::new(
-            value
-                .as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(|v| round_double(f64::from(v), scale) as f32),
-        ),
+        (DataType::Float64, _) => Arc::new(value.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| round_double(v, scale))),
+        (DataType::Float32, _) => {
+            Arc::new(value.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| round_double(f64::from(v), scale) as f32))
+        }
         (DataType::Decimal128(_, from_scale), DataType::Decimal128(precision, to_scale)) => {
             let values = value.as_primitive::<Decimal128Type>();
             // Round to `scale` digits, then express at the result's scale (0 when negative).
-            let rounded = rescale(
-                values,
-                *from_scale,
-                scale.min(i32::from(*from_scale)),
-                38,
-                Rounding::HalfUp,
-                text,
-            )?;
-            let at_result = rescale(
-                &rounded,
-                scale.min(i32::from(*from_scale)) as i8,
-                i32::from(*to_scale),
-                *precision,
-                Rounding::HalfUp,
-                text,
-            )?;
-            Arc::new(
-                at_result
-                    .with_precision_and_scale(*precision, *to_scale)
-                    .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?,
-            )
+            let rounded = rescale(values, *from_scale, scale.min(i32::from(*from_scale)), 38, Rounding::HalfUp, text)?;
+            let at_result = rescale(&rounded, scale.min(i32::from(*from_scale)) as i8, i32::from(*to_scale), *precision, Rounding::HalfUp, text)?;
+            Arc::new(at_result.with_precision_and_scale(*precision, *to_scale).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?)
         }
         // Integers rounded to a non-negative scale are unchanged.
         _ => value.clone(),
@@ -534,22 +404,13 @@ fn round_double(value: f64, scale: i32) -> f64 {
     if drop <= 0 {
         return value;
     }
-    let Ok(unscaled) = digits.parse::<i128>() else {
-        return value;
-    };
+    let Ok(unscaled) = digits.parse::<i128>() else { return value };
     let rounded = shift_right(unscaled, drop as u32, Rounding::HalfUp);
     let sign = if negative { "-" } else { "" };
-    format!("{sign}{rounded}e{}", -scale)
-        .parse()
-        .unwrap_or(value)
+    format!("{sign}{rounded}e{}", -scale).parse().unwrap_or(value)
 }
 
-fn floor_or_ceil(
-    value: &ArrayRef,
-    ceiling: bool,
-    data_type: &DataType,
-    text: &str,
-) -> Result<ArrayRef> {
+fn floor_or_ceil(value: &ArrayRef, ceiling: bool, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     Ok(match value.data_type() {
         // Spark's `MathUtils.doubleToLong`: a value outside BIGINT (NaN and infinities too)
         // is an overflow error under ANSI.
@@ -558,51 +419,26 @@ fn floor_or_ceil(
             let values = value.as_primitive::<Float64Type>();
             let whole: Int64Array = values
                 .iter()
-                .map(
-                    |v| match v.map(|v| if ceiling { v.ceil() } else { v.floor() }) {
-                        None => Ok(None),
-                        Some(w) if (-TWO_TO_63..TWO_TO_63).contains(&w) => Ok(Some(w as i64)),
-                        Some(_) => Err(overflow(text)),
-                    },
-                )
+                .map(|v| match v.map(|v| if ceiling { v.ceil() } else { v.floor() }) {
+                    None => Ok(None),
+                    Some(w) if (-TWO_TO_63..TWO_TO_63).contains(&w) => Ok(Some(w as i64)),
+                    Some(_) => Err(overflow(text)),
+                })
                 .collect::<Result<_>>()?;
             Arc::new(whole)
         }
         DataType::Decimal128(_, from_scale) => {
-            let DataType::Decimal128(precision, _) = data_type else {
-                return Ok(value.clone());
-            };
-            let mode = if ceiling {
-                Rounding::Ceiling
-            } else {
-                Rounding::Floor
-            };
-            let values = rescale(
-                value.as_primitive::<Decimal128Type>(),
-                *from_scale,
-                0,
-                *precision,
-                mode,
-                text,
-            )?;
-            Arc::new(
-                values
-                    .with_precision_and_scale(*precision, 0)
-                    .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?,
-            )
+            let DataType::Decimal128(precision, _) = data_type else { return Ok(value.clone()) };
+            let mode = if ceiling { Rounding::Ceiling } else { Rounding::Floor };
+            let values = rescale(value.as_primitive::<Decimal128Type>(), *from_scale, 0, *precision, mode, text)?;
+            Arc::new(values.with_precision_and_scale(*precision, 0).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?)
         }
         _ => value.clone(),
     })
 }
 
 /// `a % b` (`positive`: Spark's `pmod`) on operands of one type.
-fn remainder(
-    left: &ArrayRef,
-    right: &ArrayRef,
-    positive: bool,
-    data_type: &DataType,
-    text: &str,
-) -> Result<ArrayRef> {
+fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     fn each<T: ArrowPrimitiveType>(
         left: &PrimitiveArray<T>,
         right: &PrimitiveArray<T>,
@@ -621,68 +457,32 @@ fn remainder(
     }
     Ok(match left.data_type() {
         DataType::Float64 | DataType::Float32 => {
-            let (a, b) = (
-                cast(left, &DataType::Float64)?,
-                cast(right, &DataType::Float64)?,
-            );
-            let (a, b) = (
-                a.as_primitive::<Float64Type>(),
-                b.as_primitive::<Float64Type>(),
-            );
-            let result = each(
-                a,
-                b,
-                |b| b == 0.0,
-                |a, b| {
-                    let r = a % b;
-                    if positive && r < 0.0 { (r + b) % b } else { r }
-                },
-                text,
-            )?;
+            let (a, b) = (cast(left, &DataType::Float64)?, cast(right, &DataType::Float64)?);
+            let (a, b) = (a.as_primitive::<Float64Type>(), b.as_primitive::<Float64Type>());
+            let result = each(a, b, |b| b == 0.0, |a, b| {
+                let r = a % b;
+                if positive && r < 0.0 { (r + b) % b } else { r }
+            }, text)?;
             cast(&(Arc::new(result) as ArrayRef), data_type)?
         }
         DataType::Decimal128(precision, scale) => {
-            let (a, b) = (
-                left.as_primitive::<Decimal128Type>(),
-                right.as_primitive::<Decimal128Type>(),
-            );
-            let result = each(
-                a,
-                b,
-                |b| b == 0,
-                |a, b| {
-                    let r = a % b;
-                    if positive && r < 0 { (r + b) % b } else { r }
-                },
-                text,
-            )?;
-            let result = result
-                .with_precision_and_scale(*precision, *scale)
-                .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?;
+            let (a, b) = (left.as_primitive::<Decimal128Type>(), right.as_primitive::<Decimal128Type>());
+            let result = each(a, b, |b| b == 0, |a, b| {
+                let r = a % b;
+                if positive && r < 0 { (r + b) % b } else { r }
+            }, text)?;
+            let result = result.with_precision_and_scale(*precision, *scale).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?;
             crate::filter::cast::cast_array(&(Arc::new(result) as ArrayRef), data_type, "UTC")?
         }
         _ => {
             // Integers of any width, computed as 64-bit (a remainder always fits back).
-            let (a, b) = (
-                cast(left, &DataType::Int64)?,
-                cast(right, &DataType::Int64)?,
-            );
+            let (a, b) = (cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?);
             let (a, b) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
-            let result: Int64Array = each(
-                a,
-                b,
-                |b| b == 0,
-                |a, b| {
-                    // Java's MIN % -1 is 0, not an overflow.
-                    let r = a.wrapping_rem(b);
-                    if positive && r < 0 {
-                        r.wrapping_add(b).wrapping_rem(b)
-                    } else {
-                        r
-                    }
-                },
-                text,
-            )?;
+            let result: Int64Array = each(a, b, |b| b == 0, |a, b| {
+                // Java's MIN % -1 is 0, not an overflow.
+                let r = a.wrapping_rem(b);
+                if positive && r < 0 { r.wrapping_add(b).wrapping_rem(b) } else { r }
+            }, text)?;
             cast(&(Arc::new(result) as ArrayRef), data_type)?
         }
     })
@@ -719,22 +519,11 @@ mod tests {
     fn truncation_keeps_the_offset_in_an_overlap() {
         let tz: Tz = "America/New_York".parse().unwrap();
         // 2024-11-03 01:30 EST (the second 01:30) is 06:30 UTC; its hour starts at 06:00 UTC.
-        let second = chrono::NaiveDate::from_ymd_opt(2024, 11, 3)
-            .unwrap()
-            .and_hms_opt(6, 30, 0)
-            .unwrap()
-            .and_utc()
-            .timestamp_micros();
+        let second = chrono::NaiveDate::from_ymd_opt(2024, 11, 3).unwrap().and_hms_opt(6, 30, 0).unwrap().and_utc().timestamp_micros();
         let hour = truncate(second, TruncLevel::Hour, &tz).unwrap();
         assert_eq!(second - hour, 30 * 60 * 1_000_000);
         // Its day starts at 00:00 EDT, 04:00 UTC.
         let day = truncate(second, TruncLevel::Day, &tz).unwrap();
-        assert_eq!(
-            DateTime::from_timestamp_micros(day)
-                .unwrap()
-                .naive_utc()
-                .hour(),
-            4
-        );
+        assert_eq!(DateTime::from_timestamp_micros(day).unwrap().naive_utc().hour(), 4);
     }
 }

@@ -30,18 +30,8 @@ struct Entry {
     max_args: usize,
 }
 
-const fn entry(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    min_args: usize,
-    max_args: usize,
-) -> Entry {
-    Entry {
-        name,
-        aliases,
-        min_args,
-        max_args,
-    }
+const fn entry(name: &'static str, aliases: &'static [&'static str], min_args: usize, max_args: usize) -> Entry {
+    Entry { name, aliases, min_args, max_args }
 }
 
 /// Every function the parser reads (`date`, `to_date`, `isnull`, `isnotnull`, `if`,
@@ -237,10 +227,7 @@ impl ScalarFunction {
         match self {
             Self::Lower => "lower",
             Self::Upper => "upper",
-            Self::Trim {
-                leading: true,
-                trailing: true,
-            } => "trim",
+            Self::Trim { leading: true, trailing: true } => "trim",
             Self::Trim { leading: true, .. } => "ltrim",
             Self::Trim { .. } => "rtrim",
             Self::Length => "length",

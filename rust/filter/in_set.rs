@@ -61,10 +61,7 @@ impl PartialEq for InSet {
 
 impl std::fmt::Debug for InSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InSet")
-            .field("values", &self.values.len())
-            .field("has_null", &self.has_null)
-            .finish()
+        f.debug_struct("InSet").field("values", &self.values.len()).field("has_null", &self.has_null).finish()
     }
 }
 
@@ -75,43 +72,24 @@ fn internal(error: arrow::error::ArrowError) -> PqsiftError {
 impl InSet {
     /// The set of `items`, one-element arrays of one type (NULL items may be `NullArray`).
     pub fn new(items: &[ArrayRef]) -> Result<Self> {
-        let typed: Vec<&dyn Array> = items
-            .iter()
-            .filter(|item| item.data_type() != &DataType::Null && item.null_count() < item.len())
-            .map(|i| i.as_ref())
-            .collect();
-        let has_null = items
-            .iter()
-            .any(|item| item.data_type() == &DataType::Null || item.null_count() > 0);
-        let data_type = typed
-            .first()
-            .map_or(DataType::Null, |item| item.data_type().clone());
+        let typed: Vec<&dyn Array> =
+            items.iter().filter(|item| item.data_type() != &DataType::Null && item.null_count() < item.len()).map(|i| i.as_ref()).collect();
+        let has_null = items.iter().any(|item| item.data_type() == &DataType::Null || item.null_count() > 0);
+        let data_type = typed.first().map_or(DataType::Null, |item| item.data_type().clone());
         let all = match typed.is_empty() {
             true => arrow::array::new_empty_array(&data_type),
             false => spark_float_order(&concat(&typed).map_err(internal)?),
         };
-        let converter =
-            RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
-        let rows = converter
-            .convert_columns(&[Arc::clone(&all)])
-            .map_err(internal)?;
+        let converter = RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
+        let rows = converter.convert_columns(&[Arc::clone(&all)]).map_err(internal)?;
         let mut order: Vec<usize> = (0..rows.num_rows()).collect();
         order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
         order.dedup_by(|a, b| rows.row(*a) == rows.row(*b));
         let indices = arrow::array::UInt32Array::from_iter_values(order.iter().map(|&i| i as u32));
         let values = arrow::compute::take(all.as_ref(), &indices, None).map_err(internal)?;
-        let sorted = converter
-            .convert_columns(&[Arc::clone(&values)])
-            .map_err(internal)?;
+        let sorted = converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
         let members = Members::of(&values, &sorted);
-        Ok(Self {
-            converter,
-            sorted,
-            members,
-            values,
-            items: Default::default(),
-            has_null,
-        })
+        Ok(Self { converter, sorted, members, values, items: Default::default(), has_null })
     }
 
     /// [`InSet::new`], shared with the previous calls on the same items: the bloom-filter
@@ -122,15 +100,8 @@ impl InSet {
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
         type Entry = (Vec<ArrayRef>, Arc<InSet>);
         static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-        let same_items = |kept: &[ArrayRef]| {
-            kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b))
-        };
-        if let Some((_, set)) = RECENT
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(kept, _)| same_items(kept))
-        {
+        let same_items = |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
+        if let Some((_, set)) = RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept)) {
             return Ok(Arc::clone(set));
         }
         let set = Arc::new(Self::new(items)?);
@@ -175,11 +146,7 @@ impl InSet {
     }
 
     fn shared_items(&self) -> &Arc<[ArrayRef]> {
-        self.items.get_or_init(|| {
-            (0..self.values.len())
-                .map(|i| self.values.slice(i, 1))
-                .collect()
-        })
+        self.items.get_or_init(|| (0..self.values.len()).map(|i| self.values.slice(i, 1)).collect())
     }
 
     /// `values IN (list)` per row, three-valued.
@@ -187,76 +154,37 @@ impl InSet {
         if self.values.is_empty() {
             // Only NULLs (or nothing) listed: no value is found, and there is no type to
             // bring the values to.
-            return Ok(three_valued(
-                values.len(),
-                |_| false,
-                values.logical_nulls(),
-                self.has_null,
-            ));
+            return Ok(three_valued(values.len(), |_| false, values.logical_nulls(), self.has_null));
         }
         let values = match values.data_type() == self.values.data_type() {
             true => spark_float_order(values),
-            false => spark_float_order(
-                &arrow::compute::cast(values, self.values.data_type()).map_err(internal)?,
-            ),
+            false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
         };
         let nulls = values.logical_nulls();
         let data = aligned(&values);
         let has_null = self.has_null;
-        Ok(
-            match (&self.members, values.data_type().primitive_width()) {
-                (Members::Dense(_) | Members::Bits64(_), Some(1)) => {
-                    self.members
-                        .test(fixed::<i8>(&data), |v| v as u64, nulls, has_null)
-                }
-                (Members::Dense(_) | Members::Bits64(_), Some(2)) => {
-                    self.members
-                        .test(fixed::<i16>(&data), |v| v as u64, nulls, has_null)
-                }
-                (Members::Dense(_) | Members::Bits64(_), Some(4)) => {
-                    self.members
-                        .test(fixed::<i32>(&data), |v| v as u64, nulls, has_null)
-                }
-                (Members::Dense(_) | Members::Bits64(_), Some(8)) => {
-                    self.members
-                        .test(fixed::<u64>(&data), |v| v, nulls, has_null)
-                }
-                (Members::Bits128(set), Some(16)) => {
-                    let v = fixed::<u128>(&data);
-                    three_valued(v.len(), |i| set.contains(&v[i]), nulls, has_null)
-                }
-                (Members::Rows(set), _) => {
-                    let rows = self
-                        .converter
-                        .convert_columns(&[Arc::clone(&values)])
-                        .map_err(internal)?;
-                    three_valued(
-                        values.len(),
-                        |i| set.contains(rows.row(i).as_ref()),
-                        nulls,
-                        has_null,
-                    )
-                }
-                _ => {
-                    return Err(PqsiftError::Compute(format!(
-                        "IN list: {} values tested against a set of another width",
-                        values.data_type()
-                    )));
-                }
-            },
-        )
+        Ok(match (&self.members, values.data_type().primitive_width()) {
+            (Members::Dense(_) | Members::Bits64(_), Some(1)) => self.members.test(fixed::<i8>(&data), |v| v as u64, nulls, has_null),
+            (Members::Dense(_) | Members::Bits64(_), Some(2)) => self.members.test(fixed::<i16>(&data), |v| v as u64, nulls, has_null),
+            (Members::Dense(_) | Members::Bits64(_), Some(4)) => self.members.test(fixed::<i32>(&data), |v| v as u64, nulls, has_null),
+            (Members::Dense(_) | Members::Bits64(_), Some(8)) => self.members.test(fixed::<u64>(&data), |v| v, nulls, has_null),
+            (Members::Bits128(set), Some(16)) => {
+                let v = fixed::<u128>(&data);
+                three_valued(v.len(), |i| set.contains(&v[i]), nulls, has_null)
+            }
+            (Members::Rows(set), _) => {
+                let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
+                three_valued(values.len(), |i| set.contains(rows.row(i).as_ref()), nulls, has_null)
+            }
+            _ => return Err(PqsiftError::Compute(format!("IN list: {} values tested against a set of another width", values.data_type()))),
+        })
     }
 
     /// Per pair of bounds (`lows[i]`, `highs[i]`, of the list's type; null: unbounded on that
     /// side), whether some value of the list lies between them, inclusive — a binary search
     /// each. `None` where the bounds do not convert.
     pub fn any_between(&self, lows: &ArrayRef, highs: &ArrayRef) -> Option<Vec<bool>> {
-        Some(
-            self.ranges_between(lows, highs)?
-                .into_iter()
-                .map(|range| !range.is_empty())
-                .collect(),
-        )
+        Some(self.ranges_between(lows, highs)?.into_iter().map(|range| !range.is_empty()).collect())
     }
 
     /// Per pair of bounds (as in [`InSet::any_between`]), the positions in [`InSet::values`]
@@ -272,11 +200,7 @@ impl InSet {
     /// let highs: ArrayRef = Arc::new(Int64Array::from(vec![Some(7), Some(4), None]));
     /// assert_eq!(set.ranges_between(&lows, &highs).unwrap(), [1..3, 0..1, 4..4]);
     /// ```
-    pub fn ranges_between(
-        &self,
-        lows: &ArrayRef,
-        highs: &ArrayRef,
-    ) -> Option<Vec<std::ops::Range<usize>>> {
+    pub fn ranges_between(&self, lows: &ArrayRef, highs: &ArrayRef) -> Option<Vec<std::ops::Range<usize>>> {
         let convert = |bounds: &ArrayRef| -> Option<ArrayRef> {
             let bounds = match bounds.data_type() == self.values.data_type() {
                 true => Arc::clone(bounds),
@@ -328,26 +252,10 @@ enum Members {
 impl Members {
     /// Per value of `values` (their bits sign-extended by `widen`), the three-valued
     /// answer (see [`three_valued`]); for [`Members::Dense`] and [`Members::Bits64`] only.
-    fn test<T: Copy>(
-        &self,
-        values: &[T],
-        widen: impl Fn(T) -> u64,
-        nulls: Option<NullBuffer>,
-        has_null: bool,
-    ) -> BooleanArray {
+    fn test<T: Copy>(&self, values: &[T], widen: impl Fn(T) -> u64, nulls: Option<NullBuffer>, has_null: bool) -> BooleanArray {
         match self {
-            Self::Dense(bitmap) => three_valued(
-                values.len(),
-                |i| bitmap.contains(widen(values[i])),
-                nulls,
-                has_null,
-            ),
-            Self::Bits64(set) => three_valued(
-                values.len(),
-                |i| set.contains(&widen(values[i])),
-                nulls,
-                has_null,
-            ),
+            Self::Dense(bitmap) => three_valued(values.len(), |i| bitmap.contains(widen(values[i])), nulls, has_null),
+            Self::Bits64(set) => three_valued(values.len(), |i| set.contains(&widen(values[i])), nulls, has_null),
             Self::Bits128(_) | Self::Rows(_) => unreachable!("tested by their own arms"),
         }
     }
@@ -365,12 +273,7 @@ impl Members {
             Some(4) => bits64(fixed::<i32>(&data).iter().map(|&v| v as u64).collect()),
             Some(8) => bits64(fixed::<u64>(&data).to_vec()),
             Some(16) => Self::Bits128(fixed::<u128>(&data).iter().copied().collect()),
-            _ => Self::Rows(
-                sorted
-                    .iter()
-                    .map(|row| Box::<[u8]>::from(row.as_ref()))
-                    .collect(),
-            ),
+            _ => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
         }
     }
 }
@@ -407,9 +310,7 @@ impl DenseBits {
             }
         }
         let span = last.wrapping_sub(first).checked_add(1)?;
-        if span > DENSE_SMALL_SPAN
-            && span > DENSE_BITS_PER_VALUE.saturating_mul(values.len() as u64)
-        {
+        if span > DENSE_SMALL_SPAN && span > DENSE_BITS_PER_VALUE.saturating_mul(values.len() as u64) {
             return None;
         }
         let mut bits = arrow::array::BooleanBufferBuilder::new(usize::try_from(span).ok()?);
@@ -417,10 +318,7 @@ impl DenseBits {
         for &v in values {
             bits.set_bit(v.wrapping_sub(first) as usize, true);
         }
-        Some(Self {
-            first,
-            bits: bits.finish(),
-        })
+        Some(Self { first, bits: bits.finish() })
     }
 
     fn contains(&self, value: u64) -> bool {
@@ -446,12 +344,7 @@ fn fixed<T: arrow::datatypes::ArrowNativeType>(data: &arrow::array::ArrayData) -
 /// Per row of `len`, the three-valued answer: true for a member (`is_member(row)`); for
 /// the others false, or NULL when the list holds NULL (`has_null`); NULL where the value is
 /// (`nulls`). The answers are collected 64 to a word, not row by row through a builder.
-fn three_valued(
-    len: usize,
-    is_member: impl Fn(usize) -> bool,
-    nulls: Option<NullBuffer>,
-    has_null: bool,
-) -> BooleanArray {
+fn three_valued(len: usize, is_member: impl Fn(usize) -> bool, nulls: Option<NullBuffer>, has_null: bool) -> BooleanArray {
     let found = BooleanBuffer::collect_bool(len, is_member);
     let nulls = match has_null {
         true => NullBuffer::union(nulls.as_ref(), Some(&NullBuffer::new(found.clone()))),
@@ -481,51 +374,25 @@ mod tests {
 
     #[test]
     fn sliced_arrays_are_tested_over_their_own_rows_only() {
-        let items: Vec<ArrayRef> = [3i64, 7]
-            .into_iter()
-            .map(|v| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef)
-            .collect();
+        let items: Vec<ArrayRef> = [3i64, 7].into_iter().map(|v| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
         let whole: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![1, 3, 5, 7, 9, 3]));
         let found = set.contains(&whole.slice(1, 3)).unwrap();
-        assert_eq!(
-            found.iter().collect::<Vec<_>>(),
-            [Some(true), Some(false), Some(true)]
-        );
+        assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         let set = InSet::new(&[whole.slice(2, 1), whole.slice(3, 1)]).unwrap(); // {5, 7}, from slices
-        assert_eq!(
-            set.contains(&whole)
-                .unwrap()
-                .iter()
-                .filter(|v| *v == Some(true))
-                .count(),
-            2
-        );
+        assert_eq!(set.contains(&whole).unwrap().iter().filter(|v| *v == Some(true)).count(), 2);
     }
 
     #[test]
     fn floats_compare_as_spark_does() {
-        let items: Vec<ArrayRef> = [f64::NAN, 0.0, 2.5]
-            .into_iter()
-            .map(|v| Arc::new(Float64Array::from(vec![v])) as ArrayRef)
-            .collect();
+        let items: Vec<ArrayRef> = [f64::NAN, 0.0, 2.5].into_iter().map(|v| Arc::new(Float64Array::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
         let values: ArrayRef = Arc::new(Float64Array::from(vec![-f64::NAN, -0.0, 2.5, 1.0]));
-        assert_eq!(
-            set.contains(&values).unwrap().iter().collect::<Vec<_>>(),
-            [Some(true), Some(true), Some(true), Some(false)]
-        );
+        assert_eq!(set.contains(&values).unwrap().iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(true), Some(false)]);
         // NaN is the greatest value: a container whose max is NaN may hold it.
         let lows: ArrayRef = Arc::new(Float64Array::from(vec![Some(3.0), Some(0.5), None]));
-        let highs: ArrayRef = Arc::new(Float64Array::from(vec![
-            Some(f64::NAN),
-            Some(2.0),
-            Some(-1.0),
-        ]));
-        assert_eq!(
-            set.any_between(&lows, &highs).unwrap(),
-            [true, false, false]
-        );
+        let highs: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), Some(-1.0)]));
+        assert_eq!(set.any_between(&lows, &highs).unwrap(), [true, false, false]);
     }
 
     proptest::proptest! {
@@ -565,28 +432,10 @@ mod tests {
 
     #[test]
     fn strings_between_bounds() {
-        let items: Vec<ArrayRef> = ["b", "d", "f"]
-            .into_iter()
-            .map(|v| Arc::new(StringArray::from(vec![v])) as ArrayRef)
-            .collect();
+        let items: Vec<ArrayRef> = ["b", "d", "f"].into_iter().map(|v| Arc::new(StringArray::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
-        let lows: ArrayRef = Arc::new(StringArray::from(vec![
-            Some("a"),
-            Some("c"),
-            Some("g"),
-            Some("d"),
-            None,
-        ]));
-        let highs: ArrayRef = Arc::new(StringArray::from(vec![
-            Some("a"),
-            Some("c9"),
-            Some("z"),
-            Some("d"),
-            None,
-        ]));
-        assert_eq!(
-            set.any_between(&lows, &highs).unwrap(),
-            [false, false, false, true, true]
-        );
+        let lows: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c"), Some("g"), Some("d"), None]));
+        let highs: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c9"), Some("z"), Some("d"), None]));
+        assert_eq!(set.any_between(&lows, &highs).unwrap(), [false, false, false, true, true]);
     }
 }

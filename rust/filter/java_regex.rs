@@ -34,11 +34,7 @@ impl JavaRegex {
             .size_limit(SIZE_LIMIT)
             .build()
             .map(Self)
-            .map_err(|e| {
-                PqsiftError::filter(format!(
-                    "invalid regular expression '{pattern}' in RLIKE: {e}"
-                ))
-            })
+            .map_err(|e| PqsiftError::filter(format!("invalid regular expression '{pattern}' in RLIKE: {e}")))
     }
 
     /// Whether the pattern matches somewhere in `text` (Java's `Matcher.find`).
@@ -129,9 +125,7 @@ fn translate(pattern: &str) -> Result<String> {
                 let mut lookahead = chars.clone();
                 lookahead.next();
                 match (lookahead.next(), lookahead.next()) {
-                    (Some('=' | '!'), _) | (Some('<'), Some('=' | '!')) => {
-                        return Err(unsupported("a look-around"));
-                    }
+                    (Some('=' | '!'), _) | (Some('<'), Some('=' | '!')) => return Err(unsupported("a look-around")),
                     (Some('>'), _) => return Err(unsupported("an atomic group")),
                     (Some('<'), _) => {
                         // Java's named group `(?<name>...)` is the crate's `(?P<name>...)`.
@@ -199,11 +193,6 @@ mod tests {
             let error = JavaRegex::new(pattern).unwrap_err().to_string();
             assert!(error.contains(pattern), "{error}");
         }
-        assert!(
-            JavaRegex::new("a(")
-                .unwrap_err()
-                .to_string()
-                .contains("invalid regular expression 'a('")
-        );
+        assert!(JavaRegex::new("a(").unwrap_err().to_string().contains("invalid regular expression 'a('"));
     }
 }

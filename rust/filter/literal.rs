@@ -117,50 +117,29 @@ impl Literal {
             DataType::UInt8 => Self::Short(value.as_primitive::<UInt8Type>().value(0).into()),
             DataType::UInt16 => Self::Int(value.as_primitive::<UInt16Type>().value(0).into()),
             DataType::UInt32 => Self::Long(value.as_primitive::<UInt32Type>().value(0).into()),
-            DataType::UInt64 => Self::Decimal {
-                unscaled: value.as_primitive::<UInt64Type>().value(0).into(),
-                scale: 0,
-            },
+            DataType::UInt64 => Self::Decimal { unscaled: value.as_primitive::<UInt64Type>().value(0).into(), scale: 0 },
             DataType::Float32 => Self::Float(value.as_primitive::<Float32Type>().value(0)),
             DataType::Float64 => Self::Double(value.as_primitive::<Float64Type>().value(0)),
-            DataType::Decimal128(_, scale) if *scale >= 0 => Self::Decimal {
-                unscaled: value.as_primitive::<Decimal128Type>().value(0),
-                scale: *scale,
-            },
+            DataType::Decimal128(_, scale) if *scale >= 0 => {
+                Self::Decimal { unscaled: value.as_primitive::<Decimal128Type>().value(0), scale: *scale }
+            }
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                 let text = arrow::compute::cast(value, &DataType::Utf8).ok()?;
                 Self::String(text.as_string::<i32>().value(0).to_string())
             }
-            DataType::Binary
-            | DataType::LargeBinary
-            | DataType::BinaryView
-            | DataType::FixedSizeBinary(_) => {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
                 let bytes = arrow::compute::cast(value, &DataType::Binary).ok()?;
                 Self::Binary(bytes.as_binary::<i32>().value(0).to_vec())
             }
             DataType::Date32 => Self::Date(value.as_primitive::<Date32Type>().value(0)),
-            DataType::Date64 => Self::Date(
-                value
-                    .as_primitive::<Date64Type>()
-                    .value(0)
-                    .div_euclid(86_400_000)
-                    .try_into()
-                    .ok()?,
-            ),
+            DataType::Date64 => Self::Date(value.as_primitive::<Date64Type>().value(0).div_euclid(86_400_000).try_into().ok()?),
             DataType::Timestamp(_, Some(_)) => {
-                let micros =
-                    arrow::compute::cast(value, &DataType::Timestamp(TimeUnit::Microsecond, None))
-                        .ok()?;
+                let micros = arrow::compute::cast(value, &DataType::Timestamp(TimeUnit::Microsecond, None)).ok()?;
                 let micros = micros.as_primitive::<TimestampMicrosecondType>().value(0);
                 let local = chrono::DateTime::from_timestamp_micros(micros)?.naive_utc();
-                Self::Timestamp(TimestampLiteral {
-                    local,
-                    zone: Some(LiteralZone::Offset(0)),
-                })
+                Self::Timestamp(TimestampLiteral { local, zone: Some(LiteralZone::Offset(0)) })
             }
-            DataType::Dictionary(_, values) => {
-                return Self::from_arrow(&arrow::compute::cast(value, values).ok()?);
-            }
+            DataType::Dictionary(_, values) => return Self::from_arrow(&arrow::compute::cast(value, values).ok()?),
             _ => return None,
         })
     }

@@ -47,12 +47,12 @@ mod tests;
 
 use std::sync::Arc;
 
-pub(crate) use bind::fixed_offset_seconds;
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
+pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
-pub(crate) use evaluate::spark_float_order;
 pub use functions::ScalarFunction;
+pub(crate) use evaluate::spark_float_order;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
 pub use parse::parse_filter;
@@ -355,10 +355,7 @@ impl Expr {
             | Self::Negate(expr)
             | Self::Abs(expr) => vec![expr],
             Self::Function { args, .. } => args.iter().collect(),
-            Self::Case {
-                branches,
-                otherwise,
-            } => branches
+            Self::Case { branches, otherwise } => branches
                 .iter()
                 .flat_map(|(condition, value)| [condition, value])
                 .chain(otherwise.as_deref())

@@ -10,8 +10,8 @@
 //! `sqlparser` reads it as the SQL-standard escaped quote (`a'b`).
 
 use sqlparser::ast::{
-    self, BinaryOperator, CastKind, CeilFloorKind, DataType, ExactNumberInfo, FunctionArg,
-    FunctionArgExpr, FunctionArguments, ObjectNamePart, TimezoneInfo, UnaryOperator, Value,
+    self, BinaryOperator, CastKind, CeilFloorKind, DataType, ExactNumberInfo, FunctionArg, FunctionArgExpr,
+    FunctionArguments, ObjectNamePart, TimezoneInfo, UnaryOperator, Value,
 };
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
@@ -62,11 +62,7 @@ const SHARED_PARSES: usize = 4;
 /// binding them later finds the shared binding by pointer.
 fn shared_parse(sql: &str) -> Result<Expr> {
     static RECENT: std::sync::Mutex<Vec<(String, Expr)>> = std::sync::Mutex::new(Vec::new());
-    let lock = || {
-        RECENT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    };
+    let lock = || RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((_, expr)) = lock().iter().find(|(text, _)| text == sql) {
         return Ok(expr.clone());
     }
@@ -86,11 +82,7 @@ fn parse(sql: &str, take_lists: bool) -> Result<Expr> {
         .tokenize_with_location()
         .map_err(|e| PqsiftError::filter(format!("cannot parse filter {sql:?}: {e}")))?;
     let tokens = join_numeric_suffixes(tokens);
-    let (tokens, lists) = if take_lists {
-        take_literal_lists(tokens)?
-    } else {
-        (tokens, Vec::new())
-    };
+    let (tokens, lists) = if take_lists { take_literal_lists(tokens)? } else { (tokens, Vec::new()) };
     check_operator_count(sql, &tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let parsed = parser.parse_expr().map_err(|e| parse_error(sql, e))?;
@@ -143,18 +135,13 @@ fn take_literal_lists(tokens: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>,
         if !is_in(&token.token) {
             continue;
         }
-        let Some((literals, open, end)) = literal_list(&tokens, position)? else {
-            continue;
-        };
+        let Some((literals, open, end)) = literal_list(&tokens, position)? else { continue };
         if literals.len() < LITERAL_LIST_MIN {
             continue;
         }
         out.push(tokens[open].clone());
         let placeholder = Token::Placeholder(format!("{LIST_PLACEHOLDER}{}", lists.len()));
-        out.push(TokenWithSpan::new(
-            placeholder,
-            tokens[open + 1].span.union(&tokens[end - 1].span),
-        ));
+        out.push(TokenWithSpan::new(placeholder, tokens[open + 1].span.union(&tokens[end - 1].span)));
         out.push(tokens[end].clone());
         lists.push(literals);
         position = end + 1;
@@ -164,10 +151,7 @@ fn take_literal_lists(tokens: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>,
 
 /// The literals of the list that opens at or after `start` (whitespace first), with the
 /// positions of its `(` and `)`; None when it is not a list of plain literals.
-fn literal_list(
-    tokens: &[TokenWithSpan],
-    start: usize,
-) -> Result<Option<(Vec<Expr>, usize, usize)>> {
+fn literal_list(tokens: &[TokenWithSpan], start: usize) -> Result<Option<(Vec<Expr>, usize, usize)>> {
     let skip_space = |mut at: usize| {
         while matches!(tokens.get(at).map(|t| &t.token), Some(Token::Whitespace(_))) {
             at += 1;
@@ -188,17 +172,9 @@ fn literal_list(
             at = skip_space(at + 1);
         }
         let literal = match tokens.get(at).map(|t| &t.token) {
-            Some(Token::Number(text, long)) => {
-                convert_value(&Value::Number(text.clone(), *long), negative)?
-            }
+            Some(Token::Number(text, long)) => convert_value(&Value::Number(text.clone(), *long), negative)?,
             Some(Token::SingleQuotedString(text)) if !negative => Literal::String(text.clone()),
-            Some(Token::Word(word))
-                if !negative
-                    && word.quote_style.is_none()
-                    && word.value.eq_ignore_ascii_case("NULL") =>
-            {
-                Literal::Null
-            }
+            Some(Token::Word(word)) if !negative && word.quote_style.is_none() && word.value.eq_ignore_ascii_case("NULL") => Literal::Null,
             _ => return Ok(None),
         };
         literals.push(Expr::Literal(literal));
@@ -213,15 +189,7 @@ fn literal_list(
 
 /// The literals of a list [`take_literal_lists`] took, when `list` is its placeholder.
 fn taken_list(list: &[ast::Expr]) -> Option<Vec<Expr>> {
-    let [
-        ast::Expr::Value(ast::ValueWithSpan {
-            value: Value::Placeholder(name),
-            ..
-        }),
-    ] = list
-    else {
-        return None;
-    };
+    let [ast::Expr::Value(ast::ValueWithSpan { value: Value::Placeholder(name), .. })] = list else { return None };
     let number: usize = name.strip_prefix(LIST_PLACEHOLDER)?.parse().ok()?;
     LITERAL_LISTS.with(|taken| taken.borrow_mut().get_mut(number).map(std::mem::take))
 }
@@ -364,25 +332,14 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
         ast::Expr::Nested(inner) => convert(inner)?,
         ast::Expr::Value(value) => Expr::Literal(convert_value(&value.value, false)?),
         // `TIMESTAMP_NTZ '...'` is the local date-time the text says: a cast of the text.
-        ast::Expr::TypedString(typed)
-            if matches!(typed.data_type, DataType::TimestampNtz(None)) =>
-        {
-            let ast::ValueWithSpan {
-                value: Value::SingleQuotedString(text),
-                ..
-            } = &typed.value
-            else {
+        ast::Expr::TypedString(typed) if matches!(typed.data_type, DataType::TimestampNtz(None)) => {
+            let ast::ValueWithSpan { value: Value::SingleQuotedString(text), .. } = &typed.value else {
                 return Err(unsupported("literal", &typed.value.value));
             };
             if parse_timestamp_text(text).is_none() {
-                return Err(PqsiftError::filter(format!(
-                    "invalid TIMESTAMP_NTZ literal '{text}'"
-                )));
+                return Err(PqsiftError::filter(format!("invalid TIMESTAMP_NTZ literal '{text}'")));
             }
-            Expr::Cast {
-                expr: Box::new(Expr::Literal(Literal::String(text.clone()))),
-                to: SqlType::TimestampNtz,
-            }
+            Expr::Cast { expr: Box::new(Expr::Literal(Literal::String(text.clone()))), to: SqlType::TimestampNtz }
         }
         ast::Expr::TypedString(typed) => Expr::Literal(convert_typed_string(typed)?),
         ast::Expr::UnaryOp { op, expr: operand } => match op {
@@ -475,96 +432,43 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
         } => convert_cast(operand, data_type)?,
         ast::Expr::Function(function) => convert_function(function)?,
         // Spark's `ILike` is `lower(s) LIKE lower(pattern)`.
-        ast::Expr::ILike {
-            negated,
-            any,
-            expr: tested,
-            pattern,
-            escape_char,
-        } => {
+        ast::Expr::ILike { negated, any, expr: tested, pattern, escape_char } => {
             if *any {
                 return Err(unsupported("operator", "ILIKE ANY"));
             }
             Expr::Like {
-                expr: Box::new(Expr::Function {
-                    name: "lower".to_string(),
-                    args: vec![convert(tested)?],
-                }),
-                pattern: super::function_kernels::spark_lower(&string_literal(
-                    pattern,
-                    "ILIKE pattern",
-                )?),
+                expr: Box::new(Expr::Function { name: "lower".to_string(), args: vec![convert(tested)?] }),
+                pattern: super::function_kernels::spark_lower(&string_literal(pattern, "ILIKE pattern")?),
                 escape: escape_char.as_deref().map(escape_character).transpose()?,
                 negated: *negated,
             }
         }
-        ast::Expr::RLike {
-            negated,
-            expr: tested,
-            pattern,
-            ..
-        } => {
-            let matched = Expr::Function {
-                name: "rlike".to_string(),
-                args: vec![convert(tested)?, convert(pattern)?],
-            };
-            if *negated {
-                Expr::Not(Box::new(matched))
-            } else {
-                matched
-            }
+        ast::Expr::RLike { negated, expr: tested, pattern, .. } => {
+            let matched = Expr::Function { name: "rlike".to_string(), args: vec![convert(tested)?, convert(pattern)?] };
+            if *negated { Expr::Not(Box::new(matched)) } else { matched }
         }
-        ast::Expr::Case {
-            operand,
-            conditions,
-            else_result,
-            ..
-        } => convert_case(operand.as_deref(), conditions, else_result.as_deref())?,
-        ast::Expr::Trim {
-            trim_where,
-            trim_what,
-            expr: trimmed,
-            trim_characters,
-        } => convert_trim(
-            trim_where.as_ref(),
-            trim_what.as_deref(),
-            trimmed,
-            trim_characters.as_ref(),
-        )?,
-        ast::Expr::Substring {
-            expr: whole,
-            substring_from,
-            substring_for,
-            ..
-        } => {
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            convert_case(operand.as_deref(), conditions, else_result.as_deref())?
+        }
+        ast::Expr::Trim { trim_where, trim_what, expr: trimmed, trim_characters } => {
+            convert_trim(trim_where.as_ref(), trim_what.as_deref(), trimmed, trim_characters.as_ref())?
+        }
+        ast::Expr::Substring { expr: whole, substring_from, substring_for, .. } => {
             let Some(from) = substring_from else {
-                return Err(PqsiftError::filter(format!(
-                    "substring takes 2 to 3 argument(s), got 1 in \"{expr}\""
-                )));
+                return Err(PqsiftError::filter(format!("substring takes 2 to 3 argument(s), got 1 in \"{expr}\"")));
             };
             let mut args = vec![convert(whole)?, convert(from)?];
             if let Some(length) = substring_for {
                 args.push(convert(length)?);
             }
-            Expr::Function {
-                name: "substring".to_string(),
-                args,
-            }
+            Expr::Function { name: "substring".to_string(), args }
         }
-        ast::Expr::Ceil {
-            expr: operand,
-            field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
-        } => Expr::Function {
-            name: "ceil".to_string(),
-            args: vec![convert(operand)?],
-        },
-        ast::Expr::Floor {
-            expr: operand,
-            field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
-        } => Expr::Function {
-            name: "floor".to_string(),
-            args: vec![convert(operand)?],
-        },
+        ast::Expr::Ceil { expr: operand, field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+            Expr::Function { name: "ceil".to_string(), args: vec![convert(operand)?] }
+        }
+        ast::Expr::Floor { expr: operand, field: CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+            Expr::Function { name: "floor".to_string(), args: vec![convert(operand)?] }
+        }
         other => return Err(unsupported("expression", other)),
     })
 }
@@ -596,10 +500,7 @@ fn convert_binary(left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr) -> R
         BinaryOperator::Minus => arithmetic(ArithmeticOp::Subtract),
         BinaryOperator::Multiply => arithmetic(ArithmeticOp::Multiply),
         BinaryOperator::Divide => arithmetic(ArithmeticOp::Divide),
-        BinaryOperator::Modulo => Ok(Expr::Function {
-            name: "mod".to_string(),
-            args: vec![convert(left)?, convert(right)?],
-        }),
+        BinaryOperator::Modulo => Ok(Expr::Function { name: "mod".to_string(), args: vec![convert(left)?, convert(right)?] }),
         BinaryOperator::And => Ok(Expr::And(boxed(left)?, boxed(right)?)),
         BinaryOperator::Or => Ok(Expr::Or(boxed(left)?, boxed(right)?)),
         other => Err(unsupported("operator", other)),
@@ -923,83 +824,44 @@ fn function_call(name: &str, args: Vec<Expr>) -> Result<Expr> {
     Ok(match name {
         "abs" => Expr::Abs(next()),
         // `date(x)` and `to_date(x)` are `CAST(x AS DATE)` in Spark.
-        "date" => Expr::Cast {
-            expr: next(),
-            to: SqlType::Date,
-        },
-        "isnull" => Expr::IsNull {
-            expr: next(),
-            negated: false,
-        },
-        "isnotnull" => Expr::IsNull {
-            expr: next(),
-            negated: true,
-        },
+        "date" => Expr::Cast { expr: next(), to: SqlType::Date },
+        "isnull" => Expr::IsNull { expr: next(), negated: false },
+        "isnotnull" => Expr::IsNull { expr: next(), negated: true },
         "if" => {
             let (condition, then, otherwise) = (next(), next(), next());
-            Expr::Case {
-                branches: vec![(*condition, *then)],
-                otherwise: Some(otherwise),
-            }
+            Expr::Case { branches: vec![(*condition, *then)], otherwise: Some(otherwise) }
         }
         // Spark's `NullIf` is `if(a = b, NULL, a)`, `Nvl2` is `if(a IS NOT NULL, b, c)`.
         "nullif" => {
             let (left, right) = (next(), next());
-            let equal = Expr::Compare {
-                op: CompareOp::Eq,
-                left: left.clone(),
-                right,
-            };
-            Expr::Case {
-                branches: vec![(equal, Expr::Literal(Literal::Null))],
-                otherwise: Some(left),
-            }
+            let equal = Expr::Compare { op: CompareOp::Eq, left: left.clone(), right };
+            Expr::Case { branches: vec![(equal, Expr::Literal(Literal::Null))], otherwise: Some(left) }
         }
         "nvl2" => {
             let (tested, present, absent) = (next(), next(), next());
-            let not_null = Expr::IsNull {
-                expr: tested,
-                negated: true,
-            };
-            Expr::Case {
-                branches: vec![(not_null, *present)],
-                otherwise: Some(absent),
-            }
+            let not_null = Expr::IsNull { expr: tested, negated: true };
+            Expr::Case { branches: vec![(not_null, *present)], otherwise: Some(absent) }
         }
-        _ => Expr::Function {
-            name: name.to_string(),
-            args: args.collect(),
-        },
+        _ => Expr::Function { name: name.to_string(), args: args.collect() },
     })
 }
 
 /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`; with an operand, each `WHEN v` is the
 /// condition `operand = v`.
-fn convert_case(
-    operand: Option<&ast::Expr>,
-    conditions: &[ast::CaseWhen],
-    else_result: Option<&ast::Expr>,
-) -> Result<Expr> {
+fn convert_case(operand: Option<&ast::Expr>, conditions: &[ast::CaseWhen], else_result: Option<&ast::Expr>) -> Result<Expr> {
     let operand = operand.map(convert).transpose()?;
     let branches = conditions
         .iter()
         .map(|when| {
             let condition = convert(&when.condition)?;
             let condition = match &operand {
-                Some(tested) => Expr::Compare {
-                    op: CompareOp::Eq,
-                    left: Box::new(tested.clone()),
-                    right: Box::new(condition),
-                },
+                Some(tested) => Expr::Compare { op: CompareOp::Eq, left: Box::new(tested.clone()), right: Box::new(condition) },
                 None => condition,
             };
             Ok((condition, convert(&when.result)?))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Expr::Case {
-        branches,
-        otherwise: else_result.map(boxed).transpose()?,
-    })
+    Ok(Expr::Case { branches, otherwise: else_result.map(boxed).transpose()? })
 }
 
 /// `TRIM([BOTH | LEADING | TRAILING] [chars FROM] s)` as `trim`, `ltrim` or `rtrim` of
@@ -1021,17 +883,9 @@ fn convert_trim(
         (None, None) => {}
         // `TRIM(s, chars)`: Spark reads the second argument as the characters to remove.
         (None, Some([chars])) => args.push(convert(chars)?),
-        _ => {
-            return Err(unsupported(
-                "expression",
-                "TRIM with several character lists",
-            ));
-        }
+        _ => return Err(unsupported("expression", "TRIM with several character lists")),
     }
-    Ok(Expr::Function {
-        name: name.to_string(),
-        args,
-    })
+    Ok(Expr::Function { name: name.to_string(), args })
 }
 
 #[cfg(test)]
@@ -1041,15 +895,9 @@ mod tests {
     /// Long literal lists taken out of the tokens parse to what `sqlparser` makes of them.
     #[test]
     fn taken_literal_lists_parse_as_sqlparser_parses_them() {
-        let numbers = (0..40)
-            .map(|i| format!("{}{i}", if i % 3 == 0 { "-" } else { "" }))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let numbers = (0..40).map(|i| format!("{}{i}", if i % 3 == 0 { "-" } else { "" })).collect::<Vec<_>>().join(", ");
         let mixed = "1, -2, + 3, 4L, 5Y, -128Y, 6.5, 7e3, 1.5BD, 2147483648, -9223372036854775808, NULL, null, 0, -0.0, 9, 10";
-        let strings = (0..20)
-            .map(|i| format!("'s{i} it''s \\'q\\''"))
-            .collect::<Vec<_>>()
-            .join(",");
+        let strings = (0..20).map(|i| format!("'s{i} it''s \\'q\\''")).collect::<Vec<_>>().join(",");
         for sql in [
             format!("a IN ({numbers})"),
             format!("a NOT IN ({numbers}) AND b IN ({strings}) OR c IN({mixed})"),
@@ -1061,30 +909,14 @@ mod tests {
             format!("a IN ({numbers}, -'x')"),
             format!("a IN ({numbers}, 5::int)"),
         ] {
-            assert_eq!(
-                parse(&sql, true).unwrap(),
-                parse(&sql, false).unwrap(),
-                "{sql}"
-            );
+            assert_eq!(parse(&sql, true).unwrap(), parse(&sql, false).unwrap(), "{sql}");
         }
         let out_of_range = format!("a IN ({numbers}, 128Y)");
-        assert_eq!(
-            parse(&out_of_range, true).unwrap_err().to_string(),
-            parse(&out_of_range, false).unwrap_err().to_string()
-        );
+        assert_eq!(parse(&out_of_range, true).unwrap_err().to_string(), parse(&out_of_range, false).unwrap_err().to_string());
         // Signs in a long list are not operators: 2,000 negative numbers parse.
-        let negatives = (0..2000)
-            .map(|i| format!("-{i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let Expr::InList { list, .. } = parse_filter(&format!("a IN ({negatives})")).unwrap()
-        else {
-            panic!()
-        };
-        assert_eq!(
-            (list.len(), &list[5]),
-            (2000, &Expr::Literal(Literal::Int(-5)))
-        );
+        let negatives = (0..2000).map(|i| format!("-{i}")).collect::<Vec<_>>().join(", ");
+        let Expr::InList { list, .. } = parse_filter(&format!("a IN ({negatives})")).unwrap() else { panic!() };
+        assert_eq!((list.len(), &list[5]), (2000, &Expr::Literal(Literal::Int(-5))));
         // A placeholder written in the text is not a taken list.
         assert!(parse_filter("a IN ($0pqsift_list0)").is_err());
     }

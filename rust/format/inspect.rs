@@ -42,6 +42,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -52,9 +53,9 @@ use parquet::file::statistics::Statistics;
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{PqsiftError, Result};
-use crate::format::metadata;
 use crate::storage::Location;
 use crate::storage::source::{Entry, stat};
+use crate::format::metadata;
 
 /// The metadata of one Parquet file, summarised.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,12 +189,7 @@ pub struct StatisticsSummary {
 pub fn inspect(location: &Location) -> Result<FileSummary> {
     let version = match stat(location)? {
         Some(Entry::File(version)) => version,
-        Some(Entry::Directory) => {
-            return Err(PqsiftError::io_at(
-                location,
-                "is a directory, not a Parquet file",
-            ));
-        }
+        Some(Entry::Directory) => return Err(PqsiftError::io_at(location, "is a directory, not a Parquet file")),
         None => return Err(PqsiftError::not_found_at(location, "no such object")),
     };
     let size = version.size;
@@ -205,19 +201,14 @@ pub fn inspect(location: &Location) -> Result<FileSummary> {
 pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<FileSummary> {
     let file = meta.file_metadata();
     let schema = file.schema_descr();
-    let arrow = crate::format::opener::readable_arrow_schema(file)
-        .map_err(|e| PqsiftError::corrupt(path, e))?;
-    let leaves: Vec<Option<&Field>> = (0..schema.num_columns())
-        .map(|i| top_level_field(schema, &arrow, i))
-        .collect();
+    let arrow = crate::format::opener::readable_arrow_schema(file).map_err(|e| PqsiftError::corrupt(path, e))?;
+    let leaves: Vec<Option<&Field>> = (0..schema.num_columns()).map(|i| top_level_field(schema, &arrow, i)).collect();
 
     let columns = (0..schema.num_columns())
         .map(|i| {
             let c = schema.column(i);
             let physical = match c.physical_type() {
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => {
-                    format!("FIXED_LEN_BYTE_ARRAY({})", c.type_length())
-                }
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => format!("FIXED_LEN_BYTE_ARRAY({})", c.type_length()),
                 other => other.to_string(),
             };
             let converted = c.converted_type();
@@ -225,15 +216,10 @@ pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<F
                 path: c.path().string(),
                 physical_type: physical,
                 logical_type: c.logical_type_ref().map(logical_type_name),
-                converted_type: (converted != parquet::basic::ConvertedType::NONE)
-                    .then(|| converted.to_string()),
+                converted_type: (converted != parquet::basic::ConvertedType::NONE).then(|| converted.to_string()),
                 repetition: {
                     let info = c.self_type().get_basic_info();
-                    if info.has_repetition() {
-                        info.repetition().to_string()
-                    } else {
-                        "REQUIRED".to_string()
-                    }
+                    if info.has_repetition() { info.repetition().to_string() } else { "REQUIRED".to_string() }
                 },
                 max_def_level: c.max_def_level(),
                 max_rep_level: c.max_rep_level(),
@@ -243,11 +229,8 @@ pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<F
         .collect();
 
     // Per leaf, per row group: min and max rendered in the Arrow type, where that works.
-    let typed: Vec<Option<(Vec<Option<String>>, Vec<Option<String>>)>> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, field)| field.and_then(|f| typed_bounds(meta, schema, i, f)))
-        .collect();
+    let typed: Vec<Option<(Vec<Option<String>>, Vec<Option<String>>)>> =
+        leaves.iter().enumerate().map(|(i, field)| field.and_then(|f| typed_bounds(meta, schema, i, f))).collect();
 
     let page_index = meta.page_index();
     let mut has_page_index = false;
@@ -318,11 +301,7 @@ pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<F
         created_by: file.created_by().map(str::to_string),
         key_value_metadata: file
             .key_value_metadata()
-            .map(|kv| {
-                kv.iter()
-                    .map(|e| (e.key.clone(), e.value.clone()))
-                    .collect()
-            })
+            .map(|kv| kv.iter().map(|e| (e.key.clone(), e.value.clone())).collect())
             .unwrap_or_default(),
         arrow_schema: arrow
             .fields()
@@ -345,15 +324,9 @@ pub fn logical_type_name(logical: &LogicalType) -> String {
     match logical {
         LogicalType::Decimal(d) => format!("DECIMAL({},{})", d.precision, d.scale),
         LogicalType::Integer(i) => {
-            format!(
-                "INTEGER({},{})",
-                i.bit_width,
-                if i.is_signed { "signed" } else { "unsigned" }
-            )
+            format!("INTEGER({},{})", i.bit_width, if i.is_signed { "signed" } else { "unsigned" })
         }
-        LogicalType::Timestamp(t) => {
-            format!("TIMESTAMP({:?},utc={})", t.unit, t.is_adjusted_to_u_t_c)
-        }
+        LogicalType::Timestamp(t) => format!("TIMESTAMP({:?},utc={})", t.unit, t.is_adjusted_to_u_t_c),
         LogicalType::Time(t) => format!("TIME({:?},utc={})", t.unit, t.is_adjusted_to_u_t_c),
         LogicalType::_Unknown { field_id } => format!("UNKNOWN_LOGICAL_TYPE({field_id})"),
         other => {
@@ -366,11 +339,7 @@ pub fn logical_type_name(logical: &LogicalType) -> String {
 }
 
 /// The Arrow field of leaf `leaf` when the leaf is a whole top-level primitive column.
-fn top_level_field<'a>(
-    schema: &SchemaDescriptor,
-    arrow: &'a Schema,
-    leaf: usize,
-) -> Option<&'a Field> {
+fn top_level_field<'a>(schema: &SchemaDescriptor, arrow: &'a Schema, leaf: usize) -> Option<&'a Field> {
     let column = schema.column(leaf);
     let parts = column.path().parts();
     if parts.len() != 1 {
@@ -401,22 +370,12 @@ fn typed_bounds(
 fn render(values: &ArrayRef) -> Option<Vec<Option<String>>> {
     // Binary bounds read better as text when they are UTF-8 (the physical fallback does
     // that); Arrow would print them as hex.
-    if matches!(
-        values.data_type(),
-        DataType::Binary
-            | DataType::LargeBinary
-            | DataType::BinaryView
-            | DataType::FixedSizeBinary(_)
-    ) {
+    if matches!(values.data_type(), DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)) {
         return None;
     }
     let options = FormatOptions::default();
     let formatter = ArrayFormatter::try_new(values.as_ref(), &options).ok()?;
-    Some(
-        (0..values.len())
-            .map(|i| values.is_valid(i).then(|| formatter.value(i).to_string()))
-            .collect(),
-    )
+    Some((0..values.len()).map(|i| values.is_valid(i).then(|| formatter.value(i).to_string())).collect())
 }
 
 /// A bound from its PLAIN-encoded bytes and the physical type.

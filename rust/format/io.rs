@@ -41,15 +41,7 @@ impl CountingFile {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| PqsiftError::io(path, e))?;
         let len = file.metadata().map_err(|e| PqsiftError::io(path, e))?.len();
-        Ok(Self {
-            inner: Arc::new(Inner {
-                file,
-                path: path.to_path_buf(),
-                len,
-                bytes_read: AtomicU64::new(0),
-                reads: AtomicU64::new(0),
-            }),
-        })
+        Ok(Self { inner: Arc::new(Inner { file, path: path.to_path_buf(), len, bytes_read: AtomicU64::new(0), reads: AtomicU64::new(0) }) })
     }
 
     /// The path the file was opened at.
@@ -80,10 +72,7 @@ impl ChunkReader for CountingFile {
     /// A reader from `start` on, reading on demand (the crate reads page headers through
     /// it when a chunk has no offset index).
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(PositionedReader {
-            inner: Arc::clone(&self.inner),
-            position: start,
-        })
+        Ok(PositionedReader { inner: Arc::clone(&self.inner), position: start })
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
@@ -94,11 +83,8 @@ impl ChunkReader for CountingFile {
                 self.inner.len
             ))
         })?;
-        let buffer = read_exact_at(&self.inner.file, start, (end - start) as usize)
-            .map_err(|e| ParquetError::External(Box::new(e)))?;
-        self.inner
-            .bytes_read
-            .fetch_add(length as u64, Ordering::Relaxed);
+        let buffer = read_exact_at(&self.inner.file, start, (end - start) as usize).map_err(|e| ParquetError::External(Box::new(e)))?;
+        self.inner.bytes_read.fetch_add(length as u64, Ordering::Relaxed);
         self.inner.reads.fetch_add(1, Ordering::Relaxed);
         Ok(Bytes::from(buffer))
     }
@@ -115,14 +101,7 @@ fn read_exact_at(file: &File, offset: u64, length: usize) -> std::io::Result<Vec
     while filled < length {
         let at = libc::off_t::try_from(offset + filled as u64).map_err(std::io::Error::other)?;
         // SAFETY: the destination is the unfilled part of the buffer's capacity.
-        let read = unsafe {
-            libc::pread(
-                file.as_raw_fd(),
-                buffer.as_mut_ptr().add(filled).cast(),
-                length - filled,
-                at,
-            )
-        };
+        let read = unsafe { libc::pread(file.as_raw_fd(), buffer.as_mut_ptr().add(filled).cast(), length - filled, at) };
         match read {
             0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             n if n > 0 => filled += n as usize,
@@ -151,10 +130,7 @@ impl std::io::Read for PositionedReader {
         if wanted == 0 {
             return Ok(0);
         }
-        let n = self
-            .inner
-            .file
-            .read_at(&mut buffer[..wanted], self.position)?;
+        let n = self.inner.file.read_at(&mut buffer[..wanted], self.position)?;
         self.position += n as u64;
         self.inner.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
         self.inner.reads.fetch_add(1, Ordering::Relaxed);

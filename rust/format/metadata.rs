@@ -15,15 +15,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::file::metadata::{
-    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
-    RowGroupMetaData,
+    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader, RowGroupMetaData,
 };
 use parquet::file::reader::Length;
 
 use crate::error::{PqsiftError, Result};
 use crate::format::thrift_walk::ThriftWalker;
-use crate::selection::PageLocation;
 use crate::storage::{FileSource, Location};
+use crate::selection::PageLocation;
 
 /// Default of the `metadata_size_hint` read option: the last 512 KiB of a file are read in
 /// one I/O, enough for the footer and page index of files with a few hundred columns × row
@@ -81,9 +80,7 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
     let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
     let len = file.len();
     if len < 4 + FOOTER_TAIL {
-        return Err(corrupt(format!(
-            "{len} bytes is too small for a Parquet file (at least 12)"
-        )));
+        return Err(corrupt(format!("{len} bytes is too small for a Parquet file (at least 12)")));
     }
     let first = (size_hint as u64).clamp(FOOTER_TAIL, len);
     let mut tail = Tail::read(file, len - first..len)?;
@@ -97,16 +94,9 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
                 "the footer is encrypted (magic PARE); pqsift does not decrypt Parquet files",
             ));
         }
-        _ => {
-            return Err(corrupt(
-                "the file does not end with the Parquet magic PAR1 (not Parquet, or truncated)"
-                    .into(),
-            ));
-        }
+        _ => return Err(corrupt("the file does not end with the Parquet magic PAR1 (not Parquet, or truncated)".into())),
     }
-    let metadata_len = u64::from(u32::from_le_bytes(
-        footer_tail[..4].try_into().expect("4 bytes"),
-    ));
+    let metadata_len = u64::from(u32::from_le_bytes(footer_tail[..4].try_into().expect("4 bytes")));
     if metadata_len + FOOTER_TAIL + 4 > len {
         return Err(corrupt(format!(
             "the footer claims {metadata_len} bytes of metadata but the file has only {len} bytes"
@@ -126,9 +116,7 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
 
     let footer_only = |tail: &Tail| -> Result<ParquetMetaData> {
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Skip);
-        reader
-            .try_parse_sized(&tail.bytes, len)
-            .map_err(|e| corrupt(e.to_string()))?;
+        reader.try_parse_sized(&tail.bytes, len).map_err(|e| corrupt(e.to_string()))?;
         reader.finish().map_err(|e| corrupt(e.to_string()))
     };
     let metadata = normalise(check(footer_only(&tail)?, path, data_end)?);
@@ -144,12 +132,8 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
         .read_page_index_sized_and_finish(&tail.bytes, len);
     match with_index {
         Ok((metadata, index)) => {
-            let index = index.map(|i| {
-                Arc::new(i) as Arc<dyn parquet::file::metadata::page_index::PageIndexProvider>
-            });
-            Ok(ParquetMetaDataBuilder::new_from_metadata(metadata)
-                .set_page_index(index)
-                .build())
+            let index = index.map(|i| Arc::new(i) as Arc<dyn parquet::file::metadata::page_index::PageIndexProvider>);
+            Ok(ParquetMetaDataBuilder::new_from_metadata(metadata).set_page_index(index).build())
         }
         // An undecodable page index (inside the file: checked above) is ignored. The
         // metadata went into the failed reader: parse the footer again, from memory.
@@ -171,9 +155,7 @@ impl Tail {
 
     /// File bytes `range`, which must lie inside this tail.
     fn slice(&self, range: Range<u64>) -> Bytes {
-        self.bytes.slice(
-            (range.start - self.range.start) as usize..(range.end - self.range.start) as usize,
-        )
+        self.bytes.slice((range.start - self.range.start) as usize..(range.end - self.range.start) as usize)
     }
 }
 
@@ -182,16 +164,11 @@ impl Tail {
 fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<ParquetMetaData> {
     let corrupt = |reason: String| Err(PqsiftError::corrupt(path, reason));
     let inside = |offset: i64, length: i64| -> bool {
-        u64::try_from(offset).is_ok_and(|o| {
-            u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end))
-        })
+        u64::try_from(offset).is_ok_and(|o| u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end)))
     };
     for (r, row_group) in metadata.row_groups().iter().enumerate() {
         if row_group.num_rows() < 0 {
-            return corrupt(format!(
-                "row group {r} claims {} rows",
-                row_group.num_rows()
-            ));
+            return corrupt(format!("row group {r} claims {} rows", row_group.num_rows()));
         }
         for chunk in row_group.columns() {
             let name = chunk.column_path().string();
@@ -199,18 +176,13 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
             if let Some(other) = chunk.file_path().filter(|p| !p.is_empty()) {
                 return Err(PqsiftError::unsupported(
                     path,
-                    format!(
-                        "{at} is stored in another file ({other}); pqsift reads single-file column chunks only"
-                    ),
+                    format!("{at} is stored in another file ({other}); pqsift reads single-file column chunks only"),
                 ));
             }
             if chunk.num_values() < 0 {
                 return corrupt(format!("{at} claims {} values", chunk.num_values()));
             }
-            let start = chunk
-                .dictionary_page_offset()
-                .filter(|&o| o >= 4)
-                .unwrap_or(chunk.data_page_offset());
+            let start = chunk.dictionary_page_offset().filter(|&o| o >= 4).unwrap_or(chunk.data_page_offset());
             let size = chunk.compressed_size();
             if start < 4 || !inside(start, size) {
                 return corrupt(format!(
@@ -226,16 +198,8 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
                 }
             }
             for (what, offset, length) in [
-                (
-                    "column index",
-                    chunk.column_index_offset(),
-                    chunk.column_index_length(),
-                ),
-                (
-                    "offset index",
-                    chunk.offset_index_offset(),
-                    chunk.offset_index_length(),
-                ),
+                ("column index", chunk.column_index_offset(), chunk.column_index_length()),
+                ("offset index", chunk.offset_index_offset(), chunk.offset_index_length()),
             ] {
                 if let (Some(offset), Some(length)) = (offset, length)
                     && !inside(offset, i64::from(length))
@@ -255,16 +219,9 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
 /// batches at it and read nothing), and a dictionary page offset inside the leading magic
 /// (parquet-mr wrote 0 for "no dictionary page").
 fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
-    let rows: i64 = metadata
-        .row_groups()
-        .iter()
-        .map(RowGroupMetaData::num_rows)
-        .fold(0, i64::saturating_add);
-    let bad_dictionary_offset = |rg: &RowGroupMetaData| {
-        rg.columns()
-            .iter()
-            .any(|c| c.dictionary_page_offset().is_some_and(|o| o < 4))
-    };
+    let rows: i64 = metadata.row_groups().iter().map(RowGroupMetaData::num_rows).fold(0, i64::saturating_add);
+    let bad_dictionary_offset =
+        |rg: &RowGroupMetaData| rg.columns().iter().any(|c| c.dictionary_page_offset().is_some_and(|o| o < 4));
     let fix_rows = metadata.file_metadata().num_rows() != rows;
     let fix_dictionaries = metadata.row_groups().iter().any(bad_dictionary_offset);
     if !fix_rows && !fix_dictionaries {
@@ -296,41 +253,25 @@ fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
                     if !c.dictionary_page_offset().is_some_and(|o| o < 4) {
                         return c;
                     }
-                    let fixed = c
-                        .clone()
-                        .into_builder()
-                        .set_dictionary_page_offset(None)
-                        .build();
+                    let fixed = c.clone().into_builder().set_dictionary_page_offset(None).build();
                     fixed.unwrap_or(c)
                 })
                 .collect();
-            rg_builder
-                .set_column_metadata(columns)
-                .build()
-                .unwrap_or(rg)
+            rg_builder.set_column_metadata(columns).build().unwrap_or(rg)
         })
         .collect();
-    ParquetMetaDataBuilder::new(file_metadata)
-        .set_row_groups(row_groups)
-        .set_page_index(page_index)
-        .build()
+    ParquetMetaDataBuilder::new(file_metadata).set_row_groups(row_groups).set_page_index(page_index).build()
 }
 
 /// The bytes holding every column and offset index of the file, `None` when it has none.
 fn page_index_range(metadata: &ParquetMetaData) -> Option<Range<u64>> {
     let mut range: Option<Range<u64>> = None;
-    for chunk in metadata
-        .row_groups()
-        .iter()
-        .flat_map(RowGroupMetaData::columns)
-    {
+    for chunk in metadata.row_groups().iter().flat_map(RowGroupMetaData::columns) {
         for (offset, length) in [
             (chunk.column_index_offset(), chunk.column_index_length()),
             (chunk.offset_index_offset(), chunk.offset_index_length()),
         ] {
-            let (Some(offset), Some(length)) = (offset, length) else {
-                continue;
-            };
+            let (Some(offset), Some(length)) = (offset, length) else { continue };
             // Checked non-negative and inside the file by `check`.
             let (start, end) = (offset as u64, offset as u64 + length as u64);
             range = Some(match range {
@@ -365,11 +306,7 @@ fn footer_declares_encryption(footer: &[u8]) -> bool {
 
 /// The data pages of one column chunk, from the offset index; `None` when the file has no
 /// offset index for it.
-pub fn page_locations(
-    metadata: &ParquetMetaData,
-    row_group: usize,
-    column: usize,
-) -> Option<Vec<PageLocation>> {
+pub fn page_locations(metadata: &ParquetMetaData, row_group: usize, column: usize) -> Option<Vec<PageLocation>> {
     let index = metadata.page_index_for_row_group(row_group);
     let locations = index.page_locations(column)?;
     Some(
@@ -388,11 +325,7 @@ pub fn page_locations(
 
 /// The byte range of a column chunk's dictionary page (from the chunk's start to its first
 /// data page), if it has one.
-pub fn dictionary_page_range(
-    metadata: &ParquetMetaData,
-    row_group: usize,
-    column: usize,
-) -> Option<Range<u64>> {
+pub fn dictionary_page_range(metadata: &ParquetMetaData, row_group: usize, column: usize) -> Option<Range<u64>> {
     let chunk = metadata.row_group(row_group).column(column);
     let start = u64::try_from(chunk.dictionary_page_offset()?).ok()?;
     let first_data_page = u64::try_from(chunk.data_page_offset()).ok()?;
@@ -411,9 +344,7 @@ mod tests {
         let plain = [0x15, 0x02, 0x00];
         assert!(!footer_declares_encryption(&plain));
         // A list claiming 2^60 elements, a truncated binary, deep nesting: no panic, no hang.
-        assert!(!footer_declares_encryption(&[
-            0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f
-        ]));
+        assert!(!footer_declares_encryption(&[0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]));
         assert!(!footer_declares_encryption(&[0x18, 0xff, 0x01, 0x41]));
         assert!(!footer_declares_encryption(&[0x1c; 10_000]));
     }

@@ -35,12 +35,7 @@ struct Version {
 
 impl Version {
     fn remote(version: &ObjectVersion) -> Self {
-        Self {
-            size: version.size,
-            modified: None,
-            e_tag: version.e_tag.clone(),
-            modified_ns: version.last_modified_ns,
-        }
+        Self { size: version.size, modified: None, e_tag: version.e_tag.clone(), modified_ns: version.last_modified_ns }
     }
 }
 
@@ -63,13 +58,7 @@ pub struct MetadataCache {
 impl MetadataCache {
     /// A cache bounded to `capacity_bytes`.
     pub fn new(capacity_bytes: usize) -> Self {
-        Self {
-            state: Mutex::new(State {
-                entries: ByteLru::new(capacity_bytes),
-                hits: 0,
-                misses: 0,
-            }),
-        }
+        Self { state: Mutex::new(State { entries: ByteLru::new(capacity_bytes), hits: 0, misses: 0 }) }
     }
 
     /// The process-wide cache.
@@ -104,45 +93,24 @@ impl MetadataCache {
 
     /// [`MetadataCache::load`], reading the last `size_hint` bytes of the file first on a
     /// miss (see [`metadata::read_metadata`]). The hint changes the I/O, never the result.
-    pub fn load_with_hint(
-        &self,
-        location: &Location,
-        size_hint: usize,
-    ) -> Result<Arc<ParquetMetaData>> {
-        self.load_versioned(location, size_hint)
-            .map(|(metadata, _)| metadata)
+    pub fn load_with_hint(&self, location: &Location, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
+        self.load_versioned(location, size_hint).map(|(metadata, _)| metadata)
     }
 
     /// [`MetadataCache::load_with_hint`], and `location` with the size and version of the
     /// object the metadata is of (so that reading it needs no `HEAD`).
-    pub fn load_versioned(
-        &self,
-        location: &Location,
-        size_hint: usize,
-    ) -> Result<(Arc<ParquetMetaData>, Location)> {
+    pub fn load_versioned(&self, location: &Location, size_hint: usize) -> Result<(Arc<ParquetMetaData>, Location)> {
         let (version, source) = match location {
             Location::Local(path) => {
                 let stat = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
-                (
-                    Version {
-                        size: stat.len(),
-                        modified: stat.modified().ok(),
-                        e_tag: None,
-                        modified_ns: 0,
-                    },
-                    None,
-                )
+                (Version { size: stat.len(), modified: stat.modified().ok(), e_tag: None, modified_ns: 0 }, None)
             }
             Location::Object(object) => match object.version() {
                 Some(version) => (Version::remote(version), None),
                 None => {
                     let (file, range, tail) = RemoteFile::tail(object, (size_hint as u64).max(8))?;
-                    let version =
-                        Version::remote(file.version().expect("a tail read knows the version"));
-                    (
-                        version,
-                        Some(FileSource::Fetched(file.fetched_from(range.start, tail))),
-                    )
+                    let version = Version::remote(file.version().expect("a tail read knows the version"));
+                    (version, Some(FileSource::Fetched(file.fetched_from(range.start, tail))))
                 }
             },
         };
@@ -164,19 +132,13 @@ impl MetadataCache {
         let metadata = Arc::new(metadata::read_metadata(&source, size_hint)?);
         let size = metadata.memory_size();
         // Replaces the entry of an older version of the file, if any.
-        self.lock()
-            .entries
-            .insert(location.clone(), (version, Arc::clone(&metadata)), size);
+        self.lock().entries.insert(location.clone(), (version, Arc::clone(&metadata)), size);
         Ok((metadata, versioned))
     }
 
     fn lookup(&self, location: &Location, version: &Version) -> Option<Arc<ParquetMetaData>> {
         let mut state = self.lock();
-        let found = state
-            .entries
-            .get(location)
-            .filter(|(held, _)| held == version)
-            .map(|(_, metadata)| Arc::clone(metadata));
+        let found = state.entries.get(location).filter(|(held, _)| held == version).map(|(_, metadata)| Arc::clone(metadata));
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,
@@ -192,11 +154,7 @@ mod tests {
     use super::*;
 
     fn corpus(name: &str) -> Location {
-        Location::Local(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/parquet-testing/data")
-                .join(name),
-        )
+        Location::Local(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data").join(name))
     }
 
     #[test]
@@ -225,10 +183,7 @@ mod tests {
         let first = cache.load(&Location::Local(path.clone())).unwrap();
         std::fs::copy(source("alltypes_tiny_pages.parquet"), &path).unwrap();
         let second = cache.load(&Location::Local(path.clone())).unwrap();
-        assert_ne!(
-            first.file_metadata().num_rows(),
-            second.file_metadata().num_rows()
-        );
+        assert_ne!(first.file_metadata().num_rows(), second.file_metadata().num_rows());
         assert_eq!(cache.stats(), (0, 2));
     }
 }

@@ -18,5 +18,5 @@ pub mod metadata_cache;
 pub mod opener;
 pub mod page_headers;
 pub mod rle_hybrid;
-pub(crate) mod thrift_walk;
 pub mod zstd_prefix;
+pub(crate) mod thrift_walk;

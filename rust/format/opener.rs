@@ -60,63 +60,37 @@ use crate::storage::Location;
 /// assert_eq!(schema.field(0).data_type(), &DataType::Decimal128(20, 2));
 /// ```
 pub fn readable_arrow_schema(file_metadata: &FileMetaData) -> parquet::errors::Result<Schema> {
-    let schema = parquet_to_arrow_schema(
-        file_metadata.schema_descr(),
-        file_metadata.key_value_metadata(),
-    )?;
+    let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())?;
     Ok(without_undecodable_dictionaries(file_metadata, &schema).unwrap_or(schema))
 }
 
 /// The schema to hand the crate's reader instead of the one it derives, when
 /// [`readable_arrow_schema`] differs from it.
-pub(crate) fn reader_schema_override(
-    file_metadata: &FileMetaData,
-) -> parquet::errors::Result<Option<Schema>> {
+pub(crate) fn reader_schema_override(file_metadata: &FileMetaData) -> parquet::errors::Result<Option<Schema>> {
     // Only a FIXED_LEN_BYTE_ARRAY root can need it: most files skip a second conversion.
     let roots = file_metadata.schema_descr().root_schema().get_fields();
-    if !roots
-        .iter()
-        .any(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY)
-    {
+    if !roots.iter().any(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY) {
         return Ok(None);
     }
-    let schema = parquet_to_arrow_schema(
-        file_metadata.schema_descr(),
-        file_metadata.key_value_metadata(),
-    )?;
+    let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())?;
     Ok(without_undecodable_dictionaries(file_metadata, &schema))
 }
 
-fn without_undecodable_dictionaries(
-    file_metadata: &FileMetaData,
-    schema: &Schema,
-) -> Option<Schema> {
+fn without_undecodable_dictionaries(file_metadata: &FileMetaData, schema: &Schema) -> Option<Schema> {
     let roots = file_metadata.schema_descr().root_schema().get_fields();
     let undecodable = |root: usize, data_type: &DataType| -> bool {
-        let DataType::Dictionary(_, values) = data_type else {
-            return false;
-        };
+        let DataType::Dictionary(_, values) = data_type else { return false };
         let byte_values = matches!(
             values.as_ref(),
-            DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-                | DataType::FixedSizeBinary(_)
-                | DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::Utf8View
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
+                | DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
         );
-        let fixed_len = roots.get(root).is_some_and(|t| {
-            t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY
-        });
+        let fixed_len = roots
+            .get(root)
+            .is_some_and(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY);
         fixed_len && !byte_values
     };
-    if !schema
-        .fields()
-        .iter()
-        .enumerate()
-        .any(|(i, f)| undecodable(i, f.data_type()))
-    {
+    if !schema.fields().iter().enumerate().any(|(i, f)| undecodable(i, f.data_type())) {
         return None;
     }
     let fields: Vec<FieldRef> = schema
@@ -124,12 +98,9 @@ fn without_undecodable_dictionaries(
         .iter()
         .enumerate()
         .map(|(i, field)| match field.data_type() {
-            DataType::Dictionary(_, values) if undecodable(i, field.data_type()) => Arc::new(
-                field
-                    .as_ref()
-                    .clone()
-                    .with_data_type(values.as_ref().clone()),
-            ),
+            DataType::Dictionary(_, values) if undecodable(i, field.data_type()) => {
+                Arc::new(field.as_ref().clone().with_data_type(values.as_ref().clone()))
+            }
             _ => field.clone(),
         })
         .collect();
@@ -151,19 +122,14 @@ impl OpenedFile {
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
     pub fn open(location: &Location) -> Result<Self> {
-        Self::open_with_hint(
-            location,
-            crate::format::metadata::DEFAULT_METADATA_SIZE_HINT,
-        )
+        Self::open_with_hint(location, crate::format::metadata::DEFAULT_METADATA_SIZE_HINT)
     }
 
     /// [`OpenedFile::open`], reading the last `metadata_size_hint` bytes first on a cache miss.
     pub fn open_with_hint(location: &Location, metadata_size_hint: usize) -> Result<Self> {
-        let (metadata, location) =
-            MetadataCache::global().load_versioned(location, metadata_size_hint)?;
+        let (metadata, location) = MetadataCache::global().load_versioned(location, metadata_size_hint)?;
         let file_metadata = metadata.file_metadata();
-        let schema =
-            readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
+        let schema = readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
         Ok(Self {
             location,
             metadata,
@@ -230,9 +196,7 @@ impl OpenedFile {
         };
         match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
             Ok(zones) => Ok(in_type(zones, &column.data_type)),
-            Err(PqsiftError::Statistics(reason)) => {
-                Err(PqsiftError::corrupt(&self.location, reason))
-            }
+            Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.location, reason)),
             Err(other) => Err(other),
         }
     }
@@ -267,11 +231,7 @@ pub fn in_type(zones: ZoneMaps, data_type: &DataType) -> Option<ZoneMaps> {
         DataType::Dictionary(_, values) if zones.mins.data_type() == values.as_ref() => {
             let mins = arrow::compute::cast(&zones.mins, data_type).ok()?;
             let maxes = arrow::compute::cast(&zones.maxes, data_type).ok()?;
-            Some(ZoneMaps {
-                mins,
-                maxes,
-                ..zones
-            })
+            Some(ZoneMaps { mins, maxes, ..zones })
         }
         _ => None,
     }

@@ -55,20 +55,14 @@ pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
 /// Whether the pages of `chunk` need their headers checked before the crate decodes them:
 /// its codec pre-fills buffers, or its pages may exceed `max_page_bytes`.
 fn needs_check(chunk: &ColumnChunkMetaData, max_page_bytes: u64) -> bool {
-    max_uncompressed_size(chunk.compression(), 0).is_some()
-        || chunk.uncompressed_size().max(0) as u64 > max_page_bytes
+    max_uncompressed_size(chunk.compression(), 0).is_some() || chunk.uncompressed_size().max(0) as u64 > max_page_bytes
 }
 
 /// Checks every page header of column chunk `chunk` (when its codec is one the crate
 /// pre-fills for, or its uncompressed total exceeds `max_page_bytes`), whose byte range
 /// the footer check has already placed inside the file. Errors name the row group, column
 /// and page.
-pub fn check_column_chunk(
-    file: &FileSource,
-    chunk: &ColumnChunkMetaData,
-    row_group: usize,
-    max_page_bytes: u64,
-) -> Result<()> {
+pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, max_page_bytes: u64) -> Result<()> {
     if !needs_check(chunk, max_page_bytes) {
         return Ok(()); // the crate checks the rest itself
     }
@@ -86,68 +80,31 @@ pub fn check_column_chunk(
 /// Checks the headers of the pages of `chunk` at `pages` only (the byte ranges the offset
 /// index gives, the dictionary page's included): the pages a selective read fetches from
 /// a store, without walking the others.
-pub fn check_pages(
-    file: &FileSource,
-    chunk: &ColumnChunkMetaData,
-    row_group: usize,
-    pages: &[Range<u64>],
-    max_page_bytes: u64,
-) -> Result<()> {
+pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, pages: &[Range<u64>], max_page_bytes: u64) -> Result<()> {
     if !needs_check(chunk, max_page_bytes) {
         return Ok(());
     }
     for (page, range) in pages.iter().enumerate() {
-        check_page(
-            file,
-            chunk,
-            row_group,
-            page,
-            range.start,
-            range.end,
-            max_page_bytes,
-        )?;
+        check_page(file, chunk, row_group, page, range.start, range.end, max_page_bytes)?;
     }
     Ok(())
 }
 
 /// Checks the header of the page at `position`, which must end by `end`; returns where
 /// the page ends.
-fn check_page(
-    file: &FileSource,
-    chunk: &ColumnChunkMetaData,
-    row_group: usize,
-    page: usize,
-    position: u64,
-    end: u64,
-    max_page_bytes: u64,
-) -> Result<u64> {
+fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64, max_page_bytes: u64) -> Result<u64> {
     let column = chunk.column_path().string();
     let name = file.name();
-    let corrupt = |reason: String| {
-        PqsiftError::corrupt(
-            &name,
-            format!("row group {row_group}, column {column}, page {page}: {reason}"),
-        )
-    };
+    let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
     let Some((header, header_len)) = read_header(file, position, end)? else {
-        return Err(corrupt(format!(
-            "no valid page header at offset {position}"
-        )));
+        return Err(corrupt(format!("no valid page header at offset {position}")));
     };
-    let (Ok(compressed), Ok(uncompressed)) = (
-        u64::try_from(header.compressed),
-        u64::try_from(header.uncompressed),
-    ) else {
-        return Err(corrupt(format!(
-            "negative page size ({} compressed, {} uncompressed)",
-            header.compressed, header.uncompressed
-        )));
+    let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
+        return Err(corrupt(format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
     };
     let page_end = position + header_len as u64 + compressed;
     if page_end > end {
-        return Err(corrupt(format!(
-            "{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})"
-        )));
+        return Err(corrupt(format!("{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})")));
     }
     if let Some(max) = max_uncompressed_size(chunk.compression(), compressed)
         && uncompressed > max
@@ -180,9 +137,7 @@ fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(Pag
         let bytes = file.read(position..position + probe)?;
         match PageSizes::read(&bytes) {
             Some(found) => return Ok(Some(found)),
-            None if probe < (end - position).min(MAX_HEADER) => {
-                probe = (probe * 16).min(end - position).min(MAX_HEADER)
-            }
+            None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
             None => return Ok(None),
         }
     }
@@ -192,27 +147,15 @@ fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(Pag
 /// bytes uncompressed) as its header says: the size of the buffer a page read still
 /// compressed is decompressed into (see [`zstd_prefix`](crate::format::zstd_prefix)).
 /// `None`: no valid header, or a size that is negative or above `limit`.
-pub(crate) fn uncompressed_page_size(
-    file: &FileSource,
-    position: u64,
-    end: u64,
-    limit: u64,
-) -> Result<Option<usize>> {
-    let Some((header, _)) = read_header(file, position, end)? else {
-        return Ok(None);
-    };
-    Ok(u64::try_from(header.uncompressed)
-        .ok()
-        .filter(|&size| size <= limit)
-        .map(|size| size as usize))
+pub(crate) fn uncompressed_page_size(file: &FileSource, position: u64, end: u64, limit: u64) -> Result<Option<usize>> {
+    let Some((header, _)) = read_header(file, position, end)? else { return Ok(None) };
+    Ok(u64::try_from(header.uncompressed).ok().filter(|&size| size <= limit).map(|size| size as usize))
 }
 
 /// The chunk's byte range as the crate reads it (start checked non-negative by the footer
 /// check, dictionary offsets inside the magic normalised away).
 pub(crate) fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
-    let start = chunk
-        .dictionary_page_offset()
-        .unwrap_or(chunk.data_page_offset());
+    let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset());
     (start.max(0) as u64, chunk.compressed_size().max(0) as u64)
 }
 
@@ -245,12 +188,6 @@ impl PageSizes {
             }
             last_id = id;
         }
-        Some((
-            Self {
-                uncompressed: uncompressed?,
-                compressed: compressed?,
-            },
-            walker.position(),
-        ))
+        Some((Self { uncompressed: uncompressed?, compressed: compressed? }, walker.position()))
     }
 }

@@ -27,24 +27,13 @@ pub type HybridError = String;
 
 /// Decodes the first `n` values of hybrid-encoded `data` of `bit_width` bits (at most 32),
 /// appending them to `out`.
-pub fn decode_values(
-    data: &[u8],
-    bit_width: u8,
-    n: usize,
-    out: &mut Vec<u32>,
-) -> Result<(), HybridError> {
+pub fn decode_values(data: &[u8], bit_width: u8, n: usize, out: &mut Vec<u32>) -> Result<(), HybridError> {
     if bit_width > 32 {
         return Err(format!("bit width {bit_width} is over 32"));
     }
     let width = usize::from(bit_width);
     out.reserve(n);
-    let mut runs = Runs {
-        data,
-        pos: 0,
-        width,
-        decoded: 0,
-        wanted: n,
-    };
+    let mut runs = Runs { data, pos: 0, width, decoded: 0, wanted: n };
     while runs.decoded < n {
         match runs.next()? {
             Run::Repeat { count, value } => {
@@ -65,18 +54,8 @@ pub fn decode_values(
 /// Decodes the first `n` values of hybrid-encoded 1-bit `data` (the definition levels of a
 /// flat optional column) as bits appended to `out`: set where the value is 1. A value
 /// above 1 is an error.
-pub fn decode_bits(
-    data: &[u8],
-    n: usize,
-    out: &mut BooleanBufferBuilder,
-) -> Result<(), HybridError> {
-    let mut runs = Runs {
-        data,
-        pos: 0,
-        width: 1,
-        decoded: 0,
-        wanted: n,
-    };
+pub fn decode_bits(data: &[u8], n: usize, out: &mut BooleanBufferBuilder) -> Result<(), HybridError> {
+    let mut runs = Runs { data, pos: 0, width: 1, decoded: 0, wanted: n };
     while runs.decoded < n {
         match runs.next()? {
             Run::Repeat { count, value } => {
@@ -90,10 +69,7 @@ pub fn decode_bits(
             Run::Packed { bytes, count } => {
                 let take = count.min(n - runs.decoded);
                 if take.div_ceil(8) > bytes.len() {
-                    return Err(format!(
-                        "bit-packed levels end after {} of {n} values",
-                        runs.decoded + bytes.len() * 8
-                    ));
+                    return Err(format!("bit-packed levels end after {} of {n} values", runs.decoded + bytes.len() * 8));
                 }
                 out.append_packed_range(0..take, bytes);
                 runs.decoded += take;
@@ -135,17 +111,11 @@ impl<'a> Runs<'a> {
         } else {
             let count = (header >> 1) as usize;
             let length = self.width.div_ceil(8);
-            let bytes = self
-                .data
-                .get(self.pos..self.pos + length)
-                .ok_or_else(|| self.ended())?;
+            let bytes = self.data.get(self.pos..self.pos + length).ok_or_else(|| self.ended())?;
             self.pos += length;
             let mut value = [0u8; 4];
             value[..length].copy_from_slice(bytes);
-            Ok(Run::Repeat {
-                count,
-                value: u32::from_le_bytes(value),
-            })
+            Ok(Run::Repeat { count, value: u32::from_le_bytes(value) })
         }
     }
 
@@ -164,10 +134,7 @@ impl<'a> Runs<'a> {
     }
 
     fn ended(&self) -> HybridError {
-        format!(
-            "hybrid-encoded data ends after {} of {} values",
-            self.decoded, self.wanted
-        )
+        format!("hybrid-encoded data ends after {} of {} values", self.decoded, self.wanted)
     }
 }
 
@@ -178,10 +145,7 @@ fn unpack(bytes: &[u8], width: usize, take: usize, out: &mut Vec<u32>) -> Result
         return Ok(());
     }
     if (take * width).div_ceil(8) > bytes.len() {
-        return Err(format!(
-            "bit-packed values end after {} of {take} values in a run",
-            bytes.len() * 8 / width
-        ));
+        return Err(format!("bit-packed values end after {} of {take} values in a run", bytes.len() * 8 / width));
     }
     let start = out.len();
     macro_rules! by_width {
@@ -287,11 +251,7 @@ mod vbmi {
     /// # Safety
     /// The CPU has AVX-512F and VBMI ([`available`]); `W` is at most [`WIDEST`].
     #[target_feature(enable = "avx512f,avx512vbmi")]
-    pub(super) unsafe fn unpack_sixteens<const W: usize>(
-        bytes: &[u8],
-        take: usize,
-        out: &mut Vec<u32>,
-    ) -> usize {
+    pub(super) unsafe fn unpack_sixteens<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) -> usize {
         let loads = match bytes.len() {
             len if len >= 64 => (len - 64) / (2 * W) + 1,
             _ => 0,
@@ -329,8 +289,7 @@ fn unpack_groups<const W: usize>(bytes: &[u8], groups: usize, out: &mut Vec<u32>
         let mut values = [0u32; 8];
         for (i, value) in values.iter_mut().enumerate() {
             let bit = i * W;
-            let window =
-                u64::from_le_bytes(group[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+            let window = u64::from_le_bytes(group[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
             *value = (window >> (bit % 8)) as u32 & mask;
         }
         out.extend_from_slice(&values);
@@ -381,24 +340,8 @@ impl<'a> Cursor<'a> {
             return Err(format!("bit width {bit_width} is over 32"));
         }
         let width = usize::from(bit_width);
-        let mask = if width == 32 {
-            u32::MAX
-        } else {
-            (1u32 << width) - 1
-        };
-        Ok(Self {
-            runs: Runs {
-                data,
-                pos: 0,
-                width,
-                decoded: 0,
-                wanted: 0,
-            },
-            mask,
-            start: 0,
-            end: 0,
-            run: None,
-        })
+        let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+        Ok(Self { runs: Runs { data, pos: 0, width, decoded: 0, wanted: 0 }, mask, start: 0, end: 0, run: None })
     }
 
     /// The value at position `i`, no smaller than the position asked for before.
@@ -483,13 +426,7 @@ mod tests {
         let mask = ((1u64 << width) - 1) as u32;
         runs.iter()
             .flat_map(|&(value, count, packed)| {
-                (0..count).map(move |i| {
-                    if packed {
-                        value.wrapping_add(i as u32) & mask
-                    } else {
-                        value & mask
-                    }
-                })
+                (0..count).map(move |i| if packed { value.wrapping_add(i as u32) & mask } else { value & mask })
             })
             .collect()
     }
@@ -555,22 +492,10 @@ mod tests {
     #[test]
     fn short_data_is_an_error() {
         let mut out = Vec::new();
-        assert!(
-            decode_values(&[6], 3, 3, &mut out)
-                .unwrap_err()
-                .contains("ends after 0 of 3")
-        );
-        assert!(
-            decode_values(&[3, 0xff], 8, 8, &mut out)
-                .unwrap_err()
-                .contains("bit-packed values end")
-        );
+        assert!(decode_values(&[6], 3, 3, &mut out).unwrap_err().contains("ends after 0 of 3"));
+        assert!(decode_values(&[3, 0xff], 8, 8, &mut out).unwrap_err().contains("bit-packed values end"));
         let mut bits = BooleanBufferBuilder::new(0);
-        assert!(
-            decode_bits(&[2, 2], 1, &mut bits)
-                .unwrap_err()
-                .contains("level 2")
-        );
+        assert!(decode_bits(&[2, 2], 1, &mut bits).unwrap_err().contains("level 2"));
     }
 
     #[test]

@@ -141,3 +141,4 @@ impl<'a> ThriftWalker<'a> {
         }
     }
 }
+

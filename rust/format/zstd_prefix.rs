@@ -60,15 +60,7 @@ impl<'a> ZstdPrefix<'a> {
     /// header says: bounded by the caller), to be decompressed with `context`.
     pub fn new(context: &'a mut DCtx<'static>, input: Bytes, size: usize) -> Self {
         // An empty page has nothing to decompress (writers may leave its frame out).
-        Self {
-            context,
-            input,
-            consumed: 0,
-            output: Vec::with_capacity(size),
-            size,
-            finished: size == 0,
-            home: None,
-        }
+        Self { context, input, consumed: 0, output: Vec::with_capacity(size), size, finished: size == 0, home: None }
     }
 
     /// The same, decompressed into the buffer `home` holds (allocated anew if it holds
@@ -90,27 +82,14 @@ impl<'a> ZstdPrefix<'a> {
     /// // The first page's buffer served the second and is back.
     /// assert!(buffer.capacity() >= page.len());
     /// ```
-    pub fn reusing(
-        context: &'a mut DCtx<'static>,
-        input: Bytes,
-        size: usize,
-        home: &'a mut Vec<u8>,
-    ) -> Self {
+    pub fn reusing(context: &'a mut DCtx<'static>, input: Bytes, size: usize, home: &'a mut Vec<u8>) -> Self {
         let mut output = std::mem::take(home);
         output.clear();
         if output.capacity() < size {
             // Not `reserve`: the bytes it holds need no copy.
             output = Vec::with_capacity(size);
         }
-        Self {
-            context,
-            input,
-            consumed: 0,
-            output,
-            size,
-            finished: size == 0,
-            home: Some(home),
-        }
+        Self { context, input, consumed: 0, output, size, finished: size == 0, home: Some(home) }
     }
 
     /// The page's uncompressed size.
@@ -134,12 +113,8 @@ impl<'a> ZstdPrefix<'a> {
 
     fn decompress_to(&mut self, n: usize) -> Result<(), String> {
         if self.consumed == 0 {
-            self.context
-                .reset(ResetDirective::SessionOnly)
-                .map_err(error)?;
-            self.context
-                .set_parameter(DParameter::StableOutBuffer(true))
-                .map_err(error)?;
+            self.context.reset(ResetDirective::SessionOnly).map_err(error)?;
+            self.context.set_parameter(DParameter::StableOutBuffer(true)).map_err(error)?;
         }
         let capacity = self.size;
         let target = n.saturating_add(STEP_BYTES).min(capacity);
@@ -153,20 +128,14 @@ impl<'a> ZstdPrefix<'a> {
             let at = self.output.len();
             let mut page = PageBuffer::new(&mut self.output, capacity);
             let mut output = OutBuffer::around_pos(&mut page, at);
-            let hint = self
-                .context
-                .decompress_stream(&mut output, &mut input)
-                .map_err(error)?;
+            let hint = self.context.decompress_stream(&mut output, &mut input).map_err(error)?;
             let progress = input.pos() > 0 || output.pos() > at;
             self.consumed += input.pos();
             // A frame ended: the page ends with it, or the next frame follows.
             if hint == 0 && self.consumed == self.input.len() {
                 self.finished = true;
             } else if !progress && end == self.input.len() {
-                return Err(format!(
-                    "the zstd frame ends after {} of its {capacity} bytes",
-                    self.output.len()
-                ));
+                return Err(format!("the zstd frame ends after {} of its {capacity} bytes", self.output.len()));
             }
         }
         Ok(())
@@ -182,22 +151,13 @@ impl<'a> ZstdPrefix<'a> {
     /// decompressed yet: in one call, as the crate would (no streaming state).
     pub fn whole(&mut self) -> Result<&[u8], String> {
         if self.consumed == 0 && !self.finished {
-            let written = self
-                .context
-                .decompress(
-                    &mut PageBuffer::new(&mut self.output, self.size),
-                    &self.input,
-                )
-                .map_err(error)?;
+            let written =
+                self.context.decompress(&mut PageBuffer::new(&mut self.output, self.size), &self.input).map_err(error)?;
             (self.consumed, self.finished) = (self.input.len(), written == self.output.len());
         }
         self.prefix(usize::MAX)?;
         if !self.finished || self.output.len() != self.size {
-            return Err(format!(
-                "a page decompresses to {} bytes where its header says {}",
-                self.output.len(),
-                self.size
-            ));
+            return Err(format!("a page decompresses to {} bytes where its header says {}", self.output.len(), self.size));
         }
         Ok(&self.output)
     }
@@ -337,30 +297,15 @@ mod tests {
     fn a_short_header_size_is_an_error() {
         let page = vec![7u8; 10_000];
         let mut context = DCtx::create();
-        assert!(
-            ZstdPrefix::new(&mut context, compressed(&page, 3), 9_999)
-                .into_page()
-                .is_err()
-        );
-        assert!(
-            ZstdPrefix::new(&mut context, compressed(&page, 3), 10_001)
-                .into_page()
-                .is_err()
-        );
+        assert!(ZstdPrefix::new(&mut context, compressed(&page, 3), 9_999).into_page().is_err());
+        assert!(ZstdPrefix::new(&mut context, compressed(&page, 3), 10_001).into_page().is_err());
         // The context is reusable after an error.
-        assert_eq!(
-            ZstdPrefix::new(&mut context, compressed(&page, 3), 10_000)
-                .into_page()
-                .unwrap(),
-            Bytes::from(page)
-        );
+        assert_eq!(ZstdPrefix::new(&mut context, compressed(&page, 3), 10_000).into_page().unwrap(), Bytes::from(page));
     }
 
     #[test]
     fn a_page_of_two_frames_reads_through_both() {
-        let page: Vec<u8> = (0..300_000u64)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 % 64 + 32)
-            .collect();
+        let page: Vec<u8> = (0..300_000u64).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 % 64 + 32).collect();
         let (first, second) = page.split_at(170_000);
         let mut frames = compressed(first, 3).to_vec();
         frames.extend_from_slice(&compressed(second, 3));
@@ -369,27 +314,15 @@ mod tests {
         let mut prefix = ZstdPrefix::new(&mut context, frames.clone(), page.len());
         assert_eq!(prefix.prefix(200_000).unwrap(), &page[..200_000]);
         assert_eq!(prefix.into_page().unwrap(), Bytes::from(page.clone()));
-        assert_eq!(
-            ZstdPrefix::new(&mut context, frames, page.len())
-                .into_page()
-                .unwrap(),
-            Bytes::from(page)
-        );
+        assert_eq!(ZstdPrefix::new(&mut context, frames, page.len()).into_page().unwrap(), Bytes::from(page));
     }
 
     #[test]
     fn a_prefix_leaves_the_rest_compressed() {
-        let page: Vec<u8> = (0..1_600_000u64)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 % 64 + 32)
-            .collect();
+        let page: Vec<u8> = (0..1_600_000u64).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 % 64 + 32).collect();
         let mut context = DCtx::create();
         let mut prefix = ZstdPrefix::new(&mut context, compressed(&page, 3), page.len());
         prefix.prefix(1000).unwrap();
-        assert!(
-            prefix.decompressed() < page.len() / 2,
-            "{} of {}",
-            prefix.decompressed(),
-            page.len()
-        );
+        assert!(prefix.decompressed() < page.len() / 2, "{} of {}", prefix.decompressed(), page.len());
     }
 }

@@ -120,10 +120,7 @@ impl FileAccessPlan {
     /// assert_eq!(plan.explain(), "file day=1/f.parquet: skipped by partition values day=1\n");
     /// ```
     pub fn skipped(path: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            skipped: Some(reason.into()),
-            ..Self::scan_all(path, &[])
-        }
+        Self { skipped: Some(reason.into()), ..Self::scan_all(path, &[]) }
     }
 
     /// Marks row group `index` skipped by `stage` because of `reason`.
@@ -146,13 +143,7 @@ impl FileAccessPlan {
     /// assert_eq!(plan.selected_rows(), 20);
     /// assert!(plan.explain().contains("row group 0: select 20 of 100 rows: 2 of 10 pages kept"));
     /// ```
-    pub fn set(
-        &mut self,
-        index: usize,
-        access: RowGroupAccess,
-        stage: &str,
-        reason: impl Into<String>,
-    ) {
+    pub fn set(&mut self, index: usize, access: RowGroupAccess, stage: &str, reason: impl Into<String>) {
         if let Some(row_group) = self.row_groups.get_mut(index) {
             row_group.access = access;
             row_group.stage = Some(stage.to_string());
@@ -186,10 +177,7 @@ impl FileAccessPlan {
 
     /// Rows the plan reads.
     pub fn selected_rows(&self) -> usize {
-        self.row_groups
-            .iter()
-            .map(RowGroupPlan::selected_rows)
-            .sum()
+        self.row_groups.iter().map(RowGroupPlan::selected_rows).sum()
     }
 
     /// The plan in words, one line per row group.
@@ -222,9 +210,7 @@ impl FileAccessPlan {
                 (RowGroupAccess::Skip, Some(stage)) => format!("skipped by {stage}"),
                 (RowGroupAccess::Skip, None) => "skipped".to_string(),
                 (RowGroupAccess::Scan, _) => format!("scan all {} rows", rg.rows),
-                (RowGroupAccess::Selection(s), _) => {
-                    format!("select {} of {} rows", s.selected_count(), rg.rows)
-                }
+                (RowGroupAccess::Selection(s), _) => format!("select {} of {} rows", s.selected_count(), rg.rows),
             };
             if rg.reason.is_empty() {
                 let _ = writeln!(text, "  row group {}: {what}", rg.index);

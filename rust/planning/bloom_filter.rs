@@ -40,9 +40,9 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
-    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
@@ -87,11 +87,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             right,
         } => {
             let preimage = match (left.as_ref(), right.as_ref()) {
-                (BoundExpr::Literal(l), value) | (value, BoundExpr::Literal(l))
-                    if !is_null_literal(l) =>
-                {
-                    preimage(value, l)
-                }
+                (BoundExpr::Literal(l), value) | (value, BoundExpr::Literal(l)) if !is_null_literal(l) => preimage(value, l),
                 _ => Preimage::Unknown,
             };
             if let Preimage::Value(column, literal) = preimage
@@ -111,16 +107,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             list,
             negated: false,
         } => {
-            let literals: Option<Vec<&ArrayRef>> = list
-                .iter()
-                .map(|item| {
-                    if let BoundExpr::Literal(v) = item {
-                        Some(v)
-                    } else {
-                        None
-                    }
-                })
-                .collect();
+            let literals: Option<Vec<&ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(v) } else { None }).collect();
             if let Some(literals) = literals {
                 insert_list_guarantee(&mut out, expr, literals);
             }
@@ -130,26 +117,15 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             set,
             negated: false,
         } => {
-            let Some(column) = peel_injective_casts(expr) else {
-                return out;
-            };
+            let Some(column) = peel_injective_casts(expr) else { return out };
             let value_type = match &column.data_type {
                 DataType::Dictionary(_, values) => values.as_ref(),
                 other => other,
             };
-            let floats = matches!(
-                value_type,
-                DataType::Float16 | DataType::Float32 | DataType::Float64
-            );
+            let floats = matches!(value_type, DataType::Float16 | DataType::Float32 | DataType::Float64);
             if set.values().data_type() == value_type && !floats {
                 // Already the column's values, distinct, none NULL: nothing to convert.
-                out.insert(
-                    key(column),
-                    LiteralGuarantee {
-                        column: column.clone(),
-                        values: set.shared_value_items(),
-                    },
-                );
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: set.shared_value_items() });
             } else {
                 insert_list_guarantee(&mut out, expr, set.value_items().iter().collect());
             }
@@ -158,10 +134,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             out = derive(left);
             for (name, guarantee) in derive(right) {
                 match out.get_mut(&name) {
-                    Some(existing) => {
-                        existing.values =
-                            intersection(existing.values.to_vec(), &guarantee.values).into()
-                    }
+                    Some(existing) => existing.values = intersection(existing.values.to_vec(), &guarantee.values).into(),
                     None => {
                         out.insert(name, guarantee);
                     }
@@ -172,12 +145,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             let (left, right) = (derive(left), derive(right));
             for (name, mut guarantee) in left {
                 if let Some(other) = right.get(&name) {
-                    let values = guarantee
-                        .values
-                        .iter()
-                        .chain(other.values.iter())
-                        .cloned()
-                        .collect();
+                    let values = guarantee.values.iter().chain(other.values.iter()).cloned().collect();
                     guarantee.values = distinct(values).into();
                     out.insert(name, guarantee);
                 }
@@ -191,9 +159,7 @@ fn derive(expr: &BoundExpr) -> Guarantees {
 /// The guarantee of `value IN (literals)`: the literals brought to the stored column's
 /// values (none when some cannot be, or the value is not a stored column).
 fn insert_list_guarantee(out: &mut Guarantees, value: &BoundExpr, literals: Vec<&ArrayRef>) {
-    let Some(column) = peel_injective_casts(value) else {
-        return;
-    };
+    let Some(column) = peel_injective_casts(value) else { return };
     let mut values: Vec<ArrayRef> = Vec::with_capacity(literals.len());
     for literal in literals {
         if is_null_literal(literal) {
@@ -210,13 +176,7 @@ fn insert_list_guarantee(out: &mut Guarantees, value: &BoundExpr, literals: Vec<
         }
         values.push(literal);
     }
-    out.insert(
-        key(column),
-        LiteralGuarantee {
-            column: column.clone(),
-            values: distinct(values).into(),
-        },
-    );
+    out.insert(key(column), LiteralGuarantee { column: column.clone(), values: distinct(values).into() });
 }
 
 /// What `value = literal` says about a stored column.
@@ -234,9 +194,7 @@ enum Preimage<'a> {
 /// string and binary containers, fixed-size to variable binary), with the literal brought
 /// back to the column's value type.
 fn preimage<'a>(value: &'a BoundExpr, literal: &ArrayRef) -> Preimage<'a> {
-    let Some(column) = peel_injective_casts(value) else {
-        return Preimage::Unknown;
-    };
+    let Some(column) = peel_injective_casts(value) else { return Preimage::Unknown };
     let value_type = match &column.data_type {
         DataType::Dictionary(_, values) => values.as_ref(),
         other => other,
@@ -246,16 +204,11 @@ fn preimage<'a>(value: &'a BoundExpr, literal: &ArrayRef) -> Preimage<'a> {
     }
     // Lenient casts: a value out of the narrower type's range becomes null.
     let lenient = CastOptions::default();
-    let (Ok(narrowed), true) = (
-        cast_with_options(literal, value_type, &lenient),
-        literal.null_count() == 0,
-    ) else {
+    let (Ok(narrowed), true) = (cast_with_options(literal, value_type, &lenient), literal.null_count() == 0) else {
         return Preimage::Unknown;
     };
     match cast_with_options(&narrowed, literal.data_type(), &lenient) {
-        Ok(back) if narrowed.null_count() == 0 && back.to_data() == literal.to_data() => {
-            Preimage::Value(column, narrowed)
-        }
+        Ok(back) if narrowed.null_count() == 0 && back.to_data() == literal.to_data() => Preimage::Value(column, narrowed),
         Ok(_) => Preimage::Impossible,
         Err(_) => Preimage::Unknown,
     }
@@ -272,18 +225,8 @@ fn peel_injective_casts(value: &BoundExpr) -> Option<&BoundColumn> {
                 other => other,
             };
             let injective = is_order_preserving_widening(from, to)
-                || matches!(
-                    (from, to),
-                    (
-                        DataType::FixedSizeBinary(_),
-                        DataType::Binary | DataType::LargeBinary
-                    )
-                );
-            if injective {
-                peel_injective_casts(expr)
-            } else {
-                None
-            }
+                || matches!((from, to), (DataType::FixedSizeBinary(_), DataType::Binary | DataType::LargeBinary));
+            if injective { peel_injective_casts(expr) } else { None }
         }
         _ => None,
     }
@@ -337,26 +280,13 @@ fn distinct(values: Vec<ArrayRef>) -> Vec<ArrayRef> {
 /// The values of `left` that are in `right`.
 fn intersection(left: Vec<ArrayRef>, right: &[ArrayRef]) -> Vec<ArrayRef> {
     if left.len() <= SHORT_LIST && right.len() <= SHORT_LIST {
-        return left
-            .into_iter()
-            .filter(|v| right.iter().any(|w| same(v, w)))
-            .collect();
+        return left.into_iter().filter(|v| right.iter().any(|w| same(v, w))).collect();
     }
-    let Ok(set) = InSet::new(right) else {
-        return left;
-    };
+    let Ok(set) = InSet::new(right) else { return left };
     let refs: Vec<&dyn Array> = left.iter().map(|v| v.as_ref()).collect();
-    let Ok(all) = arrow::compute::concat(&refs) else {
-        return left;
-    };
-    let Ok(found) = set.contains(&all) else {
-        return left;
-    };
-    left.into_iter()
-        .zip(found.iter())
-        .filter(|(_, found)| *found == Some(true))
-        .map(|(v, _)| v)
-        .collect()
+    let Ok(all) = arrow::compute::concat(&refs) else { return left };
+    let Ok(found) = set.contains(&all) else { return left };
+    left.into_iter().zip(found.iter()).filter(|(_, found)| *found == Some(true)).map(|(v, _)| v).collect()
 }
 
 /// The PLAIN encoding of `value` as column `descriptor` stores it, `None` when it cannot be
@@ -409,10 +339,7 @@ pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Ve
                 return None;
             };
             let width = usize::try_from(descriptor.type_length()).ok()?;
-            let bytes = value
-                .as_primitive::<Decimal128Type>()
-                .value(0)
-                .to_be_bytes();
+            let bytes = value.as_primitive::<Decimal128Type>().value(0).to_be_bytes();
             if width == 0 || width > 16 {
                 return None;
             }
@@ -431,23 +358,15 @@ pub fn plain_bytes(value: &ArrayRef, descriptor: &ColumnDescriptor) -> Option<Ve
             _ => None,
         },
         PhysicalType::FLOAT => match value.data_type() {
-            DataType::Float32 if usable(value) => Some(
-                value
-                    .as_primitive::<Float32Type>()
-                    .value(0)
-                    .to_le_bytes()
-                    .to_vec(),
-            ),
+            DataType::Float32 if usable(value) => {
+                Some(value.as_primitive::<Float32Type>().value(0).to_le_bytes().to_vec())
+            }
             _ => None,
         },
         PhysicalType::DOUBLE => match value.data_type() {
-            DataType::Float64 if usable(value) => Some(
-                value
-                    .as_primitive::<Float64Type>()
-                    .value(0)
-                    .to_le_bytes()
-                    .to_vec(),
-            ),
+            DataType::Float64 if usable(value) => {
+                Some(value.as_primitive::<Float64Type>().value(0).to_le_bytes().to_vec())
+            }
             _ => None,
         },
         PhysicalType::BOOLEAN | PhysicalType::INT96 => None,
@@ -465,31 +384,20 @@ fn integer_value(value: &ArrayRef) -> Option<i128> {
         DataType::UInt16 => value.as_primitive::<UInt16Type>().value(0).into(),
         DataType::Date32 => value.as_primitive::<Date32Type>().value(0).into(),
         DataType::Decimal128(..) => value.as_primitive::<Decimal128Type>().value(0),
-        DataType::Timestamp(TimeUnit::Second, _) => {
-            value.as_primitive::<TimestampSecondType>().value(0).into()
+        DataType::Timestamp(TimeUnit::Second, _) => value.as_primitive::<TimestampSecondType>().value(0).into(),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            value.as_primitive::<TimestampMillisecondType>().value(0).into()
         }
-        DataType::Timestamp(TimeUnit::Millisecond, _) => value
-            .as_primitive::<TimestampMillisecondType>()
-            .value(0)
-            .into(),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => value
-            .as_primitive::<TimestampMicrosecondType>()
-            .value(0)
-            .into(),
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => value
-            .as_primitive::<TimestampNanosecondType>()
-            .value(0)
-            .into(),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            value.as_primitive::<TimestampMicrosecondType>().value(0).into()
+        }
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => value.as_primitive::<TimestampNanosecondType>().value(0).into(),
         _ => return None,
     })
 }
 
 /// A timestamp literal in the unit the file stores, when it converts exactly.
-fn timestamp_in_file_unit(
-    value: i128,
-    unit: &TimeUnit,
-    descriptor: &ColumnDescriptor,
-) -> Option<i64> {
+fn timestamp_in_file_unit(value: i128, unit: &TimeUnit, descriptor: &ColumnDescriptor) -> Option<i64> {
     let per_second = |unit: &TimeUnit| -> i128 {
         match unit {
             TimeUnit::Second => 1,
@@ -541,30 +449,19 @@ impl Probe {
     /// values per file up front cost more than the probes. A value that cannot be encoded
     /// is assumed present.
     fn may_hold_any(&self, bloom: &Sbbf, values: &[ArrayRef]) -> bool {
-        values.iter().any(|value| {
-            plain_bytes(value, &self.descriptor).is_none_or(|bytes| bloom.check(bytes.as_slice()))
-        })
+        values.iter().any(|value| plain_bytes(value, &self.descriptor).is_none_or(|bytes| bloom.check(bytes.as_slice())))
     }
 }
 
 /// `values` (a literal guarantee's) to probe in the leaf `leaf` with Arrow field `field`,
 /// and, for a long list with statistics, per row group the positions of the values inside
 /// the row group's bounds (the values then sorted: a binary search per bound).
-fn values_in_bounds(
-    file: &OpenedFile,
-    leaf: usize,
-    field: &arrow::datatypes::Field,
-    values: &Arc<[ArrayRef]>,
-) -> (Arc<[ArrayRef]>, Option<Vec<std::ops::Range<usize>>>) {
+fn values_in_bounds(file: &OpenedFile, leaf: usize, field: &arrow::datatypes::Field, values: &Arc<[ArrayRef]>) -> (Arc<[ArrayRef]>, Option<Vec<std::ops::Range<usize>>>) {
     if values.len() <= SHORT_LIST {
         return (Arc::clone(values), None);
     }
-    let Ok(set) = InSet::shared(values) else {
-        return (Arc::clone(values), None);
-    };
-    let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field)
-        .ok()
-        .and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
+    let Ok(set) = InSet::shared(values) else { return (Arc::clone(values), None) };
+    let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field).ok().and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
     (set.shared_value_items(), ranges)
 }
 
@@ -586,67 +483,31 @@ pub fn prune_by_bloom_filters(
     let mut probes: Vec<Probe> = Vec::new();
     for g in guarantees.iter_mut().filter(|g| !g.values.is_empty()) {
         let name = g.column.path.parts().join(".");
-        let probe = file
-            .leaf(&g.column)
-            .filter(|(_, field)| field.data_type() == &g.column.data_type)
-            .and_then(|(leaf, field)| {
-                // Values are encoded only for a column with bloom filters to probe: a long
-                // list costs as many encodings per file.
-                let descriptor = schema.column(leaf);
-                if !surviving.iter().any(|&index| {
-                    file.metadata
-                        .row_group(index)
-                        .column(leaf)
-                        .bloom_filter_offset()
-                        .is_some()
-                }) {
-                    return Some(Probe {
-                        leaf,
-                        name: name.clone(),
-                        values: Arc::new([]),
-                        descriptor,
-                        in_bounds: None,
-                    });
+        let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, field)| {
+            // Values are encoded only for a column with bloom filters to probe: a long
+            // list costs as many encodings per file.
+            let descriptor = schema.column(leaf);
+            if !surviving.iter().any(|&index| file.metadata.row_group(index).column(leaf).bloom_filter_offset().is_some()) {
+                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
+            }
+            // Values outside the column's AND-ed bounds cannot match: no need to probe them.
+            if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
+                let inside = range.contains_each(&g.values);
+                if inside.contains(&Some(false)) {
+                    g.values = g.values.iter().zip(inside).filter(|(_, inside)| *inside != Some(false)).map(|(v, _)| Arc::clone(v)).collect();
                 }
-                // Values outside the column's AND-ed bounds cannot match: no need to probe them.
-                if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
-                    let inside = range.contains_each(&g.values);
-                    if inside.contains(&Some(false)) {
-                        g.values = g
-                            .values
-                            .iter()
-                            .zip(inside)
-                            .filter(|(_, inside)| *inside != Some(false))
-                            .map(|(v, _)| Arc::clone(v))
-                            .collect();
-                    }
-                }
-                if g.values.is_empty() {
-                    return Some(Probe {
-                        leaf,
-                        name: name.clone(),
-                        values: Arc::new([]),
-                        descriptor,
-                        in_bounds: None,
-                    });
-                }
-                // Values of a type the column does not store cannot be probed (the first tells).
-                plain_bytes(&g.values[0], &descriptor)?;
-                let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
-                Some(Probe {
-                    leaf,
-                    name: name.clone(),
-                    values,
-                    descriptor,
-                    in_bounds,
-                })
-            });
+            }
+            if g.values.is_empty() {
+                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
+            }
+            // Values of a type the column does not store cannot be probed (the first tells).
+            plain_bytes(&g.values[0], &descriptor)?;
+            let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
+            Some(Probe { leaf, name: name.clone(), values, descriptor, in_bounds })
+        });
         match probe {
             Some(probe) => probes.push(probe),
-            None => unprobed.push(format!(
-                "bloom filter: values of {name} ({}) cannot be probed",
-                g.column.data_type
-            )),
+            None => unprobed.push(format!("bloom filter: values of {name} ({}) cannot be probed", g.column.data_type)),
         }
     }
     for &index in &surviving {
@@ -670,11 +531,7 @@ pub fn prune_by_bloom_filters(
     let reader = FileSource::open(&file.location)?;
     let wanted: Vec<std::ops::Range<u64>> = surviving
         .iter()
-        .flat_map(|&index| {
-            probes
-                .iter()
-                .map(move |probe| file.metadata.row_group(index).column(probe.leaf))
-        })
+        .flat_map(|&index| probes.iter().map(move |probe| file.metadata.row_group(index).column(probe.leaf)))
         .filter_map(|chunk| {
             let start = u64::try_from(chunk.bloom_filter_offset()?).ok()?;
             let end = start.checked_add(u64::try_from(chunk.bloom_filter_length()?).ok()?)?;
@@ -682,35 +539,24 @@ pub fn prune_by_bloom_filters(
         })
         .collect();
     let reader = reader.prefetch(&wanted, DEFAULT_REMOTE_COALESCE_GAP)?;
-    let corrupt = |e: parquet::errors::ParquetError| {
-        reader
-            .take_error()
-            .unwrap_or_else(|| PqsiftError::corrupt(&file.location, e))
-    };
+    let corrupt = |e: parquet::errors::ParquetError| reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e));
     for index in surviving {
         let row_group = file.metadata.row_group(index);
-        for probe @ Probe {
-            leaf,
-            name,
-            values,
-            in_bounds,
-            ..
-        } in &probes
-        {
+        for probe @ Probe { leaf, name, values, in_bounds, .. } in &probes {
             let chunk = row_group.column(*leaf);
             if chunk.bloom_filter_offset().is_none() {
                 continue;
             }
-            let Some(bloom) = Sbbf::read_from_column_chunk(chunk, &reader).map_err(corrupt)? else {
+            let Some(bloom) =
+                Sbbf::read_from_column_chunk(chunk, &reader).map_err(corrupt)?
+            else {
                 continue;
             };
             // The crate indexes block 0 of an empty bitset: a filter needs at least one block.
             if bloom.num_blocks() == 0 {
                 return Err(PqsiftError::corrupt(
                     &file.location,
-                    format!(
-                        "row group {index}, column {name}: bloom filter of less than one 32-byte block"
-                    ),
+                    format!("row group {index}, column {name}: bloom filter of less than one 32-byte block"),
                 ));
             }
             metrics.bloom_filters_checked += 1;
@@ -742,20 +588,12 @@ mod tests {
 
     fn guarantees(text: &str, data_type: DataType) -> Vec<LiteralGuarantee> {
         let schema = Schema::new(vec![Field::new("c", data_type, true)]);
-        literal_guarantees(
-            &bind(
-                &parse_filter(text).unwrap(),
-                &schema,
-                &BindOptions::default(),
-            )
-            .unwrap(),
-        )
+        literal_guarantees(&bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap())
     }
 
     #[test]
     fn guarantees_see_through_casts_that_keep_values_distinct() {
-        let dictionary =
-            |values: DataType| DataType::Dictionary(Box::new(DataType::Int32), Box::new(values));
+        let dictionary = |values: DataType| DataType::Dictionary(Box::new(DataType::Int32), Box::new(values));
         // Dictionary columns are compared through a cast to their values.
         let found = guarantees("c = 'x'", dictionary(DataType::LargeUtf8));
         assert_eq!(found[0].values[0].data_type(), &DataType::LargeUtf8);
@@ -767,10 +605,7 @@ mod tests {
         assert_eq!(found[0].values.len(), 1);
         let found = guarantees("c IN (X'0102', X'01')", DataType::FixedSizeBinary(2));
         assert_eq!(found[0].values.len(), 1);
-        assert_eq!(
-            found[0].values[0].data_type(),
-            &DataType::FixedSizeBinary(2)
-        );
+        assert_eq!(found[0].values[0].data_type(), &DataType::FixedSizeBinary(2));
         // Truncating casts give no guarantee: many nanosecond values share a microsecond.
         let nanos = DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, Some("UTC".into()));
         assert!(guarantees("c = TIMESTAMP '2024-01-01 00:00:00'", nanos).is_empty());

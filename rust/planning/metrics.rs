@@ -63,18 +63,9 @@ impl PruningMetrics {
             ("files_pruned_partition", self.files_pruned_partition),
             ("row_groups_total", self.row_groups_total),
             ("row_groups_pruned_range", self.row_groups_pruned_range),
-            (
-                "row_groups_pruned_statistics",
-                self.row_groups_pruned_statistics,
-            ),
-            (
-                "row_groups_pruned_bloom_filter",
-                self.row_groups_pruned_bloom_filter,
-            ),
-            (
-                "row_groups_pruned_page_index",
-                self.row_groups_pruned_page_index,
-            ),
+            ("row_groups_pruned_statistics", self.row_groups_pruned_statistics),
+            ("row_groups_pruned_bloom_filter", self.row_groups_pruned_bloom_filter),
+            ("row_groups_pruned_page_index", self.row_groups_pruned_page_index),
             ("row_groups_selected", self.row_groups_selected),
             ("bloom_filters_checked", self.bloom_filters_checked),
             ("pages_total", self.pages_total),
@@ -83,10 +74,7 @@ impl PruningMetrics {
             ("rows_total", self.rows_total),
             ("rows_selected", self.rows_selected),
             ("rows_deleted", self.rows_deleted),
-            (
-                "row_groups_pruned_deletion_vector",
-                self.row_groups_pruned_deletion_vector,
-            ),
+            ("row_groups_pruned_deletion_vector", self.row_groups_pruned_deletion_vector),
             ("files_pruned_log_stats", self.files_pruned_log_stats),
             ("row_groups_pruned_topn", self.row_groups_pruned_topn),
             ("topn_rows_pruned", self.topn_rows_pruned),

@@ -49,27 +49,11 @@ impl ColumnRange {
     /// Whether `value` lies inside the range (`None`: cannot tell).
     pub fn contains(&self, value: &ArrayRef) -> Option<bool> {
         let above = match &self.lower {
-            Some((low, inclusive)) => compare(
-                if *inclusive {
-                    CompareOp::GtEq
-                } else {
-                    CompareOp::Gt
-                },
-                value,
-                low,
-            )?,
+            Some((low, inclusive)) => compare(if *inclusive { CompareOp::GtEq } else { CompareOp::Gt }, value, low)?,
             None => true,
         };
         let below = match &self.upper {
-            Some((high, inclusive)) => compare(
-                if *inclusive {
-                    CompareOp::LtEq
-                } else {
-                    CompareOp::Lt
-                },
-                value,
-                high,
-            )?,
+            Some((high, inclusive)) => compare(if *inclusive { CompareOp::LtEq } else { CompareOp::Lt }, value, high)?,
             None => true,
         };
         Some(above && below)
@@ -79,30 +63,14 @@ impl ColumnRange {
     /// one evaluation per bound rather than one per value.
     pub fn contains_each(&self, values: &[ArrayRef]) -> Vec<Option<bool>> {
         let refs: Vec<&dyn Array> = values.iter().map(|v| v.as_ref()).collect();
-        let Ok(all) = arrow::compute::concat(&refs) else {
-            return values.iter().map(|v| self.contains(v)).collect();
-        };
-        let side = |bound: &Option<Bound>,
-                    inclusive_op: CompareOp,
-                    exclusive_op: CompareOp|
-         -> Option<Vec<Option<bool>>> {
+        let Ok(all) = arrow::compute::concat(&refs) else { return values.iter().map(|v| self.contains(v)).collect() };
+        let side = |bound: &Option<Bound>, inclusive_op: CompareOp, exclusive_op: CompareOp| -> Option<Vec<Option<bool>>> {
             match bound {
-                Some((limit, inclusive)) => compare_each(
-                    if *inclusive {
-                        inclusive_op
-                    } else {
-                        exclusive_op
-                    },
-                    &all,
-                    limit,
-                ),
+                Some((limit, inclusive)) => compare_each(if *inclusive { inclusive_op } else { exclusive_op }, &all, limit),
                 None => Some(vec![Some(true); all.len()]),
             }
         };
-        match (
-            side(&self.lower, CompareOp::GtEq, CompareOp::Gt),
-            side(&self.upper, CompareOp::LtEq, CompareOp::Lt),
-        ) {
+        match (side(&self.lower, CompareOp::GtEq, CompareOp::Gt), side(&self.upper, CompareOp::LtEq, CompareOp::Lt)) {
             (Some(above), Some(below)) => above
                 .into_iter()
                 .zip(below)
@@ -118,8 +86,7 @@ impl ColumnRange {
 
     /// Whether no value fits (`None`: cannot tell).
     pub fn is_empty(&self) -> Option<bool> {
-        let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper)
-        else {
+        let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper) else {
             return Some(false);
         };
         let op = if *low_inclusive && *high_inclusive {
@@ -152,18 +119,10 @@ fn compare(op: CompareOp, left: &ArrayRef, right: &ArrayRef) -> Option<bool> {
 fn compare_each(op: CompareOp, values: &ArrayRef, literal: &ArrayRef) -> Option<Vec<Option<bool>>> {
     let test = BoundExpr::Compare {
         op,
-        left: Box::new(BoundExpr::Column(BoundColumn {
-            path: crate::filter::ColumnPath::new(["value"]),
-            indices: vec![0],
-            data_type: values.data_type().clone(),
-        })),
+        left: Box::new(BoundExpr::Column(BoundColumn { path: crate::filter::ColumnPath::new(["value"]), indices: vec![0], data_type: values.data_type().clone() })),
         right: Box::new(BoundExpr::Literal(literal.clone())),
     };
-    let schema = Arc::new(Schema::new(vec![arrow::datatypes::Field::new(
-        "value",
-        values.data_type().clone(),
-        true,
-    )]));
+    let schema = Arc::new(Schema::new(vec![arrow::datatypes::Field::new("value", values.data_type().clone(), true)]));
     let batch = RecordBatch::try_new(schema, vec![Arc::clone(values)]).ok()?;
     Some(evaluate(&test, &batch).ok()?.iter().collect())
 }
@@ -190,9 +149,7 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
             CompareOp::GtEq => (Some((literal, true)), None),
             CompareOp::Lt => (None, Some((literal, false))),
             CompareOp::LtEq => (None, Some((literal, true))),
-            CompareOp::Eq | CompareOp::NullSafeEq => {
-                (Some((literal.clone(), true)), Some((literal, true)))
-            }
+            CompareOp::Eq | CompareOp::NullSafeEq => (Some((literal.clone(), true)), Some((literal, true))),
             CompareOp::NotEq => continue,
         };
         let range = ranges
@@ -207,9 +164,7 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
                 // Keep the greater bound; on a tie the exclusive one.
                 Some(old) => match compare(CompareOp::Gt, &new.0, &old.0) {
                     Some(true) => new,
-                    Some(false) if compare(CompareOp::Eq, &new.0, &old.0) == Some(true) => {
-                        (old.0, old.1 && new.1)
-                    }
+                    Some(false) if compare(CompareOp::Eq, &new.0, &old.0) == Some(true) => (old.0, old.1 && new.1),
                     _ => old,
                 },
                 None => new,
@@ -219,9 +174,7 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
             range.upper = Some(match range.upper.take() {
                 Some(old) => match compare(CompareOp::Lt, &new.0, &old.0) {
                     Some(true) => new,
-                    Some(false) if compare(CompareOp::Eq, &new.0, &old.0) == Some(true) => {
-                        (old.0, old.1 && new.1)
-                    }
+                    Some(false) if compare(CompareOp::Eq, &new.0, &old.0) == Some(true) => (old.0, old.1 && new.1),
                     _ => old,
                 },
                 None => new,
@@ -245,15 +198,9 @@ pub fn contradiction(filter: &BoundExpr) -> Option<String> {
     }
     for guarantee in literal_guarantees(filter) {
         let name = guarantee.column.path.parts().join(".");
-        let range = ranges
-            .iter()
-            .find(|r| r.column.path == guarantee.column.path);
+        let range = ranges.iter().find(|r| r.column.path == guarantee.column.path);
         let inside = match range {
-            Some(range) => range
-                .contains_each(&guarantee.values)
-                .into_iter()
-                .filter(|v| *v != Some(false))
-                .count(),
+            Some(range) => range.contains_each(&guarantee.values).into_iter().filter(|v| *v != Some(false)).count(),
             None => guarantee.values.len(),
         };
         if inside == 0 {

@@ -76,9 +76,7 @@ pub fn prune_by_page_index(
             {
                 Some((column, (leaf_index, field))) => {
                     match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
-                        Ok(Some(zones)) => {
-                            in_type(zones, &column.data_type).map(|zones| (leaf_index, zones))
-                        }
+                        Ok(Some(zones)) => in_type(zones, &column.data_type).map(|zones| (leaf_index, zones)),
                         Ok(None) => None,
                         Err(e) => return Err(PqsiftError::corrupt(&file.location, e)),
                     }
@@ -119,10 +117,9 @@ pub fn prune_by_page_index(
             Ok(result)
         })
         .map_err(|e| match e {
-            PqsiftError::InvalidSelection(reason) => PqsiftError::corrupt(
-                &file.location,
-                format!("inconsistent offset index: {reason}"),
-            ),
+            PqsiftError::InvalidSelection(reason) => {
+                PqsiftError::corrupt(&file.location, format!("inconsistent offset index: {reason}"))
+            }
             other => other,
         })?;
         plan.note(index, notes);
@@ -134,10 +131,7 @@ pub fn prune_by_page_index(
         for (_, ranges) in &page_ranges {
             for range in ranges {
                 pages += 1;
-                if selection
-                    .slice(range.start, range.end - range.start)?
-                    .selects_any()
-                {
+                if selection.slice(range.start, range.end - range.start)?.selects_any() {
                     kept += 1;
                 }
             }
@@ -146,20 +140,14 @@ pub fn prune_by_page_index(
         metrics.pages_pruned += (pages - kept) as u64;
         let selected = selection.selected_count();
         metrics.page_index_rows_pruned += (rows - selected) as u64;
-        let reason =
-            format!("{kept} of {pages} pages kept (page index), {selected} of {rows} rows");
+        let reason = format!("{kept} of {pages} pages kept (page index), {selected} of {rows} rows");
         if selected == 0 {
             plan.skip(index, "page index", format!("no page can match: {reason}"));
             metrics.row_groups_pruned_page_index += 1;
         } else if selected == rows {
             plan.set(index, RowGroupAccess::Scan, "page index", reason);
         } else {
-            plan.set(
-                index,
-                RowGroupAccess::Selection(selection),
-                "page index",
-                reason,
-            );
+            plan.set(index, RowGroupAccess::Selection(selection), "page index", reason);
         }
     }
     Ok(())

@@ -60,8 +60,8 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
 use crate::Result;
-use crate::filter::functions::TruncLevel;
 use crate::filter::in_set::InSet;
+use crate::filter::functions::TruncLevel;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate};
 use crate::planning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
@@ -267,16 +267,14 @@ impl LeafPredicate {
     pub fn analyse(expr: &BoundExpr) -> Self {
         match expr {
             BoundExpr::Compare { op, left, right } => {
-                if let (Some(term), BoundExpr::Literal(literal)) = (monotone(left), right.as_ref())
-                {
+                if let (Some(term), BoundExpr::Literal(literal)) = (monotone(left), right.as_ref()) {
                     return Self::Compare {
                         term,
                         op: *op,
                         literal: literal.clone(),
                     };
                 }
-                if let (BoundExpr::Literal(literal), Some(term)) = (left.as_ref(), monotone(right))
-                {
+                if let (BoundExpr::Literal(literal), Some(term)) = (left.as_ref(), monotone(right)) {
                     return Self::Compare {
                         term,
                         op: op.swapped(),
@@ -285,11 +283,7 @@ impl LeafPredicate {
                 }
                 Self::Unknown
             }
-            BoundExpr::InList {
-                expr,
-                list,
-                negated,
-            } => {
+            BoundExpr::InList { expr, list, negated } => {
                 let items: Option<Vec<ArrayRef>> = list
                     .iter()
                     .map(|item| {
@@ -310,11 +304,7 @@ impl LeafPredicate {
                 }
             }
             BoundExpr::InSet { expr, set, negated } => match monotone(expr) {
-                Some(term) => Self::InSet {
-                    term,
-                    set: Arc::clone(set),
-                    negated: *negated,
-                },
+                Some(term) => Self::InSet { term, set: Arc::clone(set), negated: *negated },
                 None => Self::Unknown,
             },
             BoundExpr::IsNull { expr, negated } => match monotone(expr) {
@@ -324,13 +314,11 @@ impl LeafPredicate {
                 },
                 None => Self::Unknown,
             },
-            BoundExpr::Like {
-                expr,
-                pattern,
-                negated,
-            } => match (monotone(expr), parse_like_prefix(pattern)) {
+            BoundExpr::Like { expr, pattern, negated } => match (monotone(expr), parse_like_prefix(pattern)) {
                 (Some(term), Some((prefix, prefix_only, exact)))
-                    if term.increasing && is_string(&term.function.data_type()) =>
+                    if term.increasing
+                        && is_string(&term.function.data_type())
+                        =>
                 {
                     Self::Like {
                         term,
@@ -343,16 +331,9 @@ impl LeafPredicate {
                 _ => Self::Unknown,
             },
             // `startswith(s, 'abc')` is `s LIKE 'abc%'` with nothing to escape.
-            BoundExpr::Function {
-                function: ScalarFunction::StartsWith,
-                args,
-                ..
-            } => match (monotone(&args[0]), &args[1]) {
+            BoundExpr::Function { function: ScalarFunction::StartsWith, args, .. } => match (monotone(&args[0]), &args[1]) {
                 (Some(term), BoundExpr::Literal(prefix))
-                    if term.increasing
-                        && is_string(&term.function.data_type())
-                        && prefix.is_valid(0)
-                        && prefix.data_type() == &DataType::Utf8 =>
+                    if term.increasing && is_string(&term.function.data_type()) && prefix.is_valid(0) && prefix.data_type() == &DataType::Utf8 =>
                 {
                     Self::Like {
                         term,
@@ -364,15 +345,11 @@ impl LeafPredicate {
                 }
                 _ => Self::Unknown,
             },
-            BoundExpr::Column(column) if column.data_type == DataType::Boolean => {
-                Self::BooleanColumn(column.clone())
-            }
+            BoundExpr::Column(column) if column.data_type == DataType::Boolean => Self::BooleanColumn(column.clone()),
             BoundExpr::Literal(value) if value.data_type() == &DataType::Boolean => {
                 Self::Constant(value.as_boolean().iter().next().flatten())
             }
-            BoundExpr::Literal(value) if value.data_type() == &DataType::Null => {
-                Self::Constant(None)
-            }
+            BoundExpr::Literal(value) if value.data_type() == &DataType::Null => Self::Constant(None),
             _ => Self::Unknown,
         }
     }
@@ -398,66 +375,37 @@ impl LeafPredicate {
                 can_false: vec![*value == Some(false); containers],
             };
         }
-        let Some(zones) = zones else {
-            return unknown(containers);
-        };
+        let Some(zones) = zones else { return unknown(containers) };
         let counts = Counts::new(zones);
         let possible = match self {
             Self::Unknown | Self::Constant(_) => unknown(containers),
             // IS NULL is never NULL: no masking by null rows below.
             Self::IsNull { negated, .. } => return mask_empty(is_null(&counts, *negated), &counts),
             Self::BooleanColumn(_) => boolean_column(zones, containers),
-            Self::Compare { term, op, literal } => {
-                match compare(term, *op, literal, zones, &counts) {
-                    Decided::Final(result) => return result,
-                    Decided::MaskNulls(result) => result,
-                }
-            }
-            Self::InList {
-                term,
-                items,
-                negated,
-            } => in_list(term, items, *negated, zones, containers),
+            Self::Compare { term, op, literal } => match compare(term, *op, literal, zones, &counts) {
+                Decided::Final(result) => return result,
+                Decided::MaskNulls(result) => result,
+            },
+            Self::InList { term, items, negated } => in_list(term, items, *negated, zones, containers),
             Self::InSet { term, set, negated } => {
                 let result = in_set(term, set, zones, containers);
                 if *negated { result.negated() } else { result }
             }
-            Self::Like {
-                term,
-                prefix,
-                prefix_only,
-                exact,
-                negated,
-            } => like(
-                term,
-                prefix,
-                *prefix_only,
-                *exact,
-                *negated,
-                zones,
-                containers,
-            ),
+            Self::Like { term, prefix, prefix_only, exact, negated } => {
+                like(term, prefix, *prefix_only, *exact, *negated, zones, containers)
+            }
         };
         // NULL rows give NULL: neither true nor false; containers with no value decide nothing.
         Possible {
-            can_true: possible
-                .can_true
-                .intersect(&counts.has_values)
-                .unwrap_or_default(),
-            can_false: possible
-                .can_false
-                .intersect(&counts.has_values)
-                .unwrap_or_default(),
+            can_true: possible.can_true.intersect(&counts.has_values).unwrap_or_default(),
+            can_false: possible.can_false.intersect(&counts.has_values).unwrap_or_default(),
         }
     }
 }
 
 /// Every container may be true and may be false.
 fn unknown(containers: usize) -> Possible<Vec<bool>> {
-    Possible {
-        can_true: vec![true; containers],
-        can_false: vec![true; containers],
-    }
+    Possible { can_true: vec![true; containers], can_false: vec![true; containers] }
 }
 
 /// A leaf's result: final, or still to be masked by the containers' null rows.
@@ -468,47 +416,30 @@ enum Decided {
 
 /// `x IS [NOT] NULL` from the null and row counts.
 fn is_null(counts: &Counts, negated: bool) -> Possible<Vec<bool>> {
-    let is_null = Possible {
-        can_true: counts.has_nulls.clone(),
-        can_false: counts.has_values.clone(),
-    };
+    let is_null = Possible { can_true: counts.has_nulls.clone(), can_false: counts.has_values.clone() };
     if negated { is_null.negated() } else { is_null }
 }
 
 /// A boolean column used as a predicate: true somewhere unless its max is false, false
 /// somewhere unless its min is true.
 fn boolean_column(zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
-    let (Some(mins), Some(maxes)) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt())
-    else {
+    let (Some(mins), Some(maxes)) = (zones.mins.as_boolean_opt(), zones.maxes.as_boolean_opt()) else {
         return unknown(containers);
     };
     Possible {
-        can_true: (0..containers)
-            .map(|i| !maxes.is_valid(i) || maxes.value(i))
-            .collect(),
-        can_false: (0..containers)
-            .map(|i| !(mins.is_valid(i) && mins.value(i)))
-            .collect(),
+        can_true: (0..containers).map(|i| !maxes.is_valid(i) || maxes.value(i)).collect(),
+        can_false: (0..containers).map(|i| !(mins.is_valid(i) && mins.value(i))).collect(),
     }
 }
 
 /// `term op literal`, `<=>` included (NULL rows are false there, not NULL).
-fn compare(
-    term: &MonotoneTerm,
-    op: CompareOp,
-    literal: &ArrayRef,
-    zones: &ZoneMaps,
-    counts: &Counts,
-) -> Decided {
+fn compare(term: &MonotoneTerm, op: CompareOp, literal: &ArrayRef, zones: &ZoneMaps, counts: &Counts) -> Decided {
     let containers = zones.len();
     if is_null_literal(literal) {
         return Decided::Final(match op {
             // `x <=> NULL` is `x IS NULL`.
             CompareOp::NullSafeEq => mask_empty(is_null(counts, false), counts),
-            _ => Possible {
-                can_true: vec![false; containers],
-                can_false: vec![false; containers],
-            },
+            _ => Possible { can_true: vec![false; containers], can_false: vec![false; containers] },
         });
     }
     let result = Bounds::new(term, zones).compare(op, literal);
@@ -516,31 +447,15 @@ fn compare(
         return Decided::MaskNulls(result);
     }
     let result = Possible {
-        can_true: result
-            .can_true
-            .iter()
-            .zip(&counts.has_values)
-            .map(|(a, b)| *a && *b)
-            .collect(),
-        can_false: result
-            .can_false
-            .iter()
-            .zip(&counts.has_nulls)
-            .map(|(a, b)| *a || *b)
-            .collect(),
+        can_true: result.can_true.iter().zip(&counts.has_values).map(|(a, b)| *a && *b).collect(),
+        can_false: result.can_false.iter().zip(&counts.has_nulls).map(|(a, b)| *a || *b).collect(),
     };
     Decided::Final(mask_empty(result, counts))
 }
 
 /// `term [NOT] IN (items)`: true where some item can equal, false where every item can
 /// differ (a NULL item makes the non-matching rows NULL rather than false).
-fn in_list(
-    term: &MonotoneTerm,
-    items: &[ArrayRef],
-    negated: bool,
-    zones: &ZoneMaps,
-    containers: usize,
-) -> Possible<Vec<bool>> {
+fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
     let bounds = Bounds::new(term, zones);
     let mut can_true = vec![false; containers];
     let null_item = items.iter().any(is_null_literal);
@@ -550,86 +465,44 @@ fn in_list(
         can_true = can_true.unite(&equal.can_true).unwrap_or_default();
         can_false = can_false.intersect(&equal.can_false).unwrap_or_default();
     }
-    let result = Possible {
-        can_true,
-        can_false,
-    };
+    let result = Possible { can_true, can_false };
     if negated { result.negated() } else { result }
 }
 
 /// `term IN (set)`: on a plain column, a container can be true iff some value lies within
 /// its bounds (a binary search in the sorted values) and can be false unless all its values
 /// equal one list value; on a function of a column, only the list's range is used.
-fn in_set(
-    term: &MonotoneTerm,
-    set: &InSet,
-    zones: &ZoneMaps,
-    containers: usize,
-) -> Possible<Vec<bool>> {
+fn in_set(term: &MonotoneTerm, set: &InSet, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
     if set.is_empty() {
         // Only NULLs: never true, never false.
-        return Possible {
-            can_true: vec![false; containers],
-            can_false: vec![false; containers],
-        };
+        return Possible { can_true: vec![false; containers], can_false: vec![false; containers] };
     }
     if term.is_plain_column()
         && let Some(can_true) = set.any_between(&zones.mins, &zones.maxes)
     {
-        let single = |i: usize| {
-            zones.mins.is_valid(i)
-                && zones.maxes.is_valid(i)
-                && zones.mins.slice(i, 1).to_data() == zones.maxes.slice(i, 1).to_data()
-        };
-        let can_false = (0..containers)
-            .map(|i| !set.has_null() && !(single(i) && can_true[i]))
-            .collect();
-        return Possible {
-            can_true,
-            can_false,
-        };
+        let single = |i: usize| zones.mins.is_valid(i) && zones.maxes.is_valid(i) && zones.mins.slice(i, 1).to_data() == zones.maxes.slice(i, 1).to_data();
+        let can_false = (0..containers).map(|i| !set.has_null() && !(single(i) && can_true[i])).collect();
+        return Possible { can_true, can_false };
     }
     let values = set.values();
     let (lowest, highest) = (values.slice(0, 1), values.slice(values.len() - 1, 1));
     let bounds = Bounds::new(term, zones);
-    let in_range = bounds
-        .compare(CompareOp::GtEq, &lowest)
-        .and(&bounds.compare(CompareOp::LtEq, &highest));
-    Possible {
-        can_true: in_range.map_or_else(|_| vec![true; containers], |r| r.can_true),
-        can_false: vec![!set.has_null(); containers],
-    }
+    let in_range = bounds.compare(CompareOp::GtEq, &lowest).and(&bounds.compare(CompareOp::LtEq, &highest));
+    Possible { can_true: in_range.map_or_else(|_| vec![true; containers], |r| r.can_true), can_false: vec![!set.has_null(); containers] }
 }
 
 /// `term [NOT] LIKE 'prefix%...'`: the range of strings with the prefix.
-fn like(
-    term: &MonotoneTerm,
-    prefix: &str,
-    prefix_only: bool,
-    exact: bool,
-    negated: bool,
-    zones: &ZoneMaps,
-    containers: usize,
-) -> Possible<Vec<bool>> {
+fn like(term: &MonotoneTerm, prefix: &str, prefix_only: bool, exact: bool, negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
     let bounds = Bounds::new(term, zones);
     let literal = |text: &str| -> Option<ArrayRef> {
-        cast(
-            &(Arc::new(StringArray::from(vec![text])) as ArrayRef),
-            &term.function.data_type(),
-        )
-        .ok()
+        cast(&(Arc::new(StringArray::from(vec![text])) as ArrayRef), &term.function.data_type()).ok()
     };
-    let result = match (
-        literal(prefix),
-        next_prefix(prefix).and_then(|next| literal(&next)),
-    ) {
+    let result = match (literal(prefix), next_prefix(prefix).and_then(|next| literal(&next))) {
         (Some(low), _) if exact => bounds.compare(CompareOp::Eq, &low),
         (Some(low), high) => {
             let at_least = bounds.compare(CompareOp::GtEq, &low);
             let mut result = match high {
-                Some(high) => at_least
-                    .and(&bounds.compare(CompareOp::Lt, &high))
-                    .unwrap_or_else(|_| unknown(containers)),
+                Some(high) => at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown(containers)),
                 None => at_least,
             };
             if !prefix_only {
@@ -646,14 +519,8 @@ fn like(
 /// Drops containers without rows.
 fn mask_empty(possible: Possible<Vec<bool>>, counts: &Counts) -> Possible<Vec<bool>> {
     Possible {
-        can_true: possible
-            .can_true
-            .intersect(&counts.has_rows)
-            .unwrap_or_default(),
-        can_false: possible
-            .can_false
-            .intersect(&counts.has_rows)
-            .unwrap_or_default(),
+        can_true: possible.can_true.intersect(&counts.has_rows).unwrap_or_default(),
+        can_false: possible.can_false.intersect(&counts.has_rows).unwrap_or_default(),
     }
 }
 
@@ -668,17 +535,10 @@ impl Counts {
     fn new(zones: &ZoneMaps) -> Self {
         let n = zones.len();
         let rows = |i: usize| zones.row_counts.value(i);
-        let nulls = |i: usize| {
-            zones
-                .null_counts
-                .is_valid(i)
-                .then(|| zones.null_counts.value(i))
-        };
+        let nulls = |i: usize| zones.null_counts.is_valid(i).then(|| zones.null_counts.value(i));
         Self {
             has_rows: (0..n).map(|i| rows(i) > 0).collect(),
-            has_nulls: (0..n)
-                .map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c > 0))
-                .collect(),
+            has_nulls: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c > 0)).collect(),
             has_values: (0..n)
                 .map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i)))
                 .collect(),
@@ -737,11 +597,7 @@ impl<'a> Bounds<'a> {
             left: Box::new(self.term.function.clone()),
             right: Box::new(BoundExpr::Literal(literal.clone())),
         };
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "bound",
-            column.data_type().clone(),
-            true,
-        )]));
+        let schema = Arc::new(Schema::new(vec![Field::new("bound", column.data_type().clone(), true)]));
         let run = |values: ArrayRef| -> Option<BooleanArray> {
             let batch = RecordBatch::try_new(schema.clone(), vec![values]).ok()?;
             evaluate(&test, &batch).ok()
@@ -765,9 +621,7 @@ impl<'a> Bounds<'a> {
     fn compare(&self, op: CompareOp, literal: &ArrayRef) -> Possible<Vec<bool>> {
         use CompareOp::*;
         let definitely = |v: &Option<bool>| *v == Some(true);
-        let not_if = |values: Vec<Option<bool>>| -> Vec<bool> {
-            values.iter().map(|v| !definitely(v)).collect()
-        };
+        let not_if = |values: Vec<Option<bool>>| -> Vec<bool> { values.iter().map(|v| !definitely(v)).collect() };
         let not_if_both = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
             a.iter()
                 .zip(&b)
@@ -800,14 +654,8 @@ impl<'a> Bounds<'a> {
             },
             Eq | NullSafeEq | NotEq => {
                 let equal = Possible {
-                    can_true: not_if_either(
-                        self.holds(low, Gt, literal),
-                        self.holds(high, Lt, literal),
-                    ),
-                    can_false: not_if_both(
-                        self.holds(low, GtEq, literal),
-                        self.holds(high, LtEq, literal),
-                    ),
+                    can_true: not_if_either(self.holds(low, Gt, literal), self.holds(high, Lt, literal)),
+                    can_false: not_if_both(self.holds(low, GtEq, literal), self.holds(high, LtEq, literal)),
                 };
                 if op == NotEq { equal.negated() } else { equal }
             }
@@ -879,9 +727,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                     let sign = finite_sign(literal)?;
                     let increasing = match op {
                         ArithmeticOp::Add | ArithmeticOp::Subtract => term.increasing,
-                        ArithmeticOp::Multiply | ArithmeticOp::Divide if sign != 0 => {
-                            term.increasing == (sign > 0)
-                        }
+                        ArithmeticOp::Multiply | ArithmeticOp::Divide if sign != 0 => term.increasing == (sign > 0),
                         _ => return None,
                     };
                     Some(MonotoneTerm {
@@ -908,30 +754,16 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 _ => None,
             }
         }
-        BoundExpr::Function {
-            function,
-            args,
-            data_type,
-            session_time_zone,
-            text,
-        } => {
+        BoundExpr::Function { function, args, data_type, session_time_zone, text } => {
             // One argument varies; the others are constants.
-            let mut varying = args
-                .iter()
-                .enumerate()
-                .filter(|(_, arg)| !matches!(arg, BoundExpr::Literal(_)));
+            let mut varying = args.iter().enumerate().filter(|(_, arg)| !matches!(arg, BoundExpr::Literal(_)));
             let (position, argument) = varying.next()?;
             if varying.next().is_some() {
                 return None;
             }
             let constants: Vec<Option<i64>> = args.iter().map(constant_integer).collect();
-            let float_input = matches!(
-                argument.data_type(),
-                DataType::Float16 | DataType::Float32 | DataType::Float64
-            );
-            if !function.monotone_with(&constants)
-                || !wall_clock_is_monotone(function, argument, session_time_zone)
-            {
+            let float_input = matches!(argument.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
+            if !function.monotone_with(&constants) || !wall_clock_is_monotone(function, argument, session_time_zone) {
                 return None;
             }
             let increasing = function.monotone_in(position, float_input)?;
@@ -957,15 +789,9 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
 /// Whether a function of an instant's wall clock keeps order in the session time zone:
 /// truncating an instant to a minute or longer goes through the wall clock, which a
 /// daylight-saving change (or a zone's change at midnight) moves backwards.
-fn wall_clock_is_monotone(
-    function: &ScalarFunction,
-    argument: &BoundExpr,
-    session_time_zone: &str,
-) -> bool {
+fn wall_clock_is_monotone(function: &ScalarFunction, argument: &BoundExpr, session_time_zone: &str) -> bool {
     match function {
-        ScalarFunction::DateTrunc(
-            TruncLevel::Microsecond | TruncLevel::Millisecond | TruncLevel::Second,
-        ) => true,
+        ScalarFunction::DateTrunc(TruncLevel::Microsecond | TruncLevel::Millisecond | TruncLevel::Second) => true,
         ScalarFunction::DateTrunc(_) => {
             !matches!(argument.data_type(), DataType::Timestamp(_, Some(_)))
                 || crate::filter::fixed_offset_seconds(session_time_zone).is_some()
@@ -976,9 +802,7 @@ fn wall_clock_is_monotone(
 
 /// The value of an integer constant argument (`None` for anything else).
 fn constant_integer(arg: &BoundExpr) -> Option<i64> {
-    let BoundExpr::Literal(literal) = arg else {
-        return None;
-    };
+    let BoundExpr::Literal(literal) = arg else { return None };
     let value = cast(literal, &DataType::Int64).ok()?;
     let value = value.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
     value.is_valid(0).then(|| value.value(0))
@@ -999,11 +823,7 @@ pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
     let mut pending = vec![expr];
     while let Some(next) = pending.pop() {
         let breaks = match next {
-            BoundExpr::Function { function, .. }
-                if monotone(next).is_none() && !next.columns().is_empty() =>
-            {
-                Some(function.name().to_string())
-            }
+            BoundExpr::Function { function, .. } if monotone(next).is_none() && !next.columns().is_empty() => Some(function.name().to_string()),
             BoundExpr::Case { .. } if !next.columns().is_empty() => Some("CASE".to_string()),
             BoundExpr::Abs { .. } if !next.columns().is_empty() => Some("abs".to_string()),
             _ => None,
@@ -1013,14 +833,8 @@ pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
         }
         match next {
             BoundExpr::Function { args, .. } => pending.extend(args),
-            BoundExpr::Compare { left, right, .. } | BoundExpr::Arithmetic { left, right, .. } => {
-                pending.extend([left.as_ref(), right.as_ref()])
-            }
-            BoundExpr::Cast { expr, .. }
-            | BoundExpr::Negate { expr, .. }
-            | BoundExpr::IsNull { expr, .. }
-            | BoundExpr::Like { expr, .. }
-            | BoundExpr::InSet { expr, .. } => pending.push(expr),
+            BoundExpr::Compare { left, right, .. } | BoundExpr::Arithmetic { left, right, .. } => pending.extend([left.as_ref(), right.as_ref()]),
+            BoundExpr::Cast { expr, .. } | BoundExpr::Negate { expr, .. } | BoundExpr::IsNull { expr, .. } | BoundExpr::Like { expr, .. } | BoundExpr::InSet { expr, .. } => pending.push(expr),
             BoundExpr::InList { expr, list, .. } => {
                 pending.push(expr);
                 pending.extend(list);
@@ -1034,11 +848,7 @@ pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
 /// The sign of a finite numeric literal (`None` for NULL, NaN, infinities, non-numbers).
 fn finite_sign(literal: &ArrayRef) -> Option<i8> {
     let value = cast(literal, &DataType::Float64).ok()?;
-    let value = value
-        .as_primitive_opt::<Float64Type>()?
-        .iter()
-        .next()
-        .flatten()?;
+    let value = value.as_primitive_opt::<Float64Type>()?.iter().next().flatten()?;
     if !value.is_finite() {
         return None;
     }
@@ -1060,9 +870,7 @@ fn finite_sign(literal: &ArrayRef) -> Option<i8> {
 /// 03:00 of the instant line.
 fn is_monotone_cast(from: &DataType, to: &DataType, session_time_zone: &str) -> bool {
     use DataType::{Date32, Date64, Timestamp};
-    let numeric = |t: &DataType| {
-        t.is_numeric() || matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..))
-    };
+    let numeric = |t: &DataType| t.is_numeric() || matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
     let fixed_zone = || crate::filter::fixed_offset_seconds(session_time_zone).is_some();
     match (from, to) {
         _ if from == to => true,
@@ -1084,19 +892,13 @@ fn is_monotone_cast(from: &DataType, to: &DataType, session_time_zone: &str) -> 
 }
 
 fn is_string(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    )
+    matches!(data_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
 fn is_binary(data_type: &DataType) -> bool {
     matches!(
         data_type,
-        DataType::Binary
-            | DataType::LargeBinary
-            | DataType::BinaryView
-            | DataType::FixedSizeBinary(_)
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
     )
 }
 
@@ -1160,66 +962,29 @@ mod tests {
 
     fn leaf(text: &str, field: Field, session_time_zone: &str) -> LeafPredicate {
         let schema = Schema::new(vec![field]);
-        let options = BindOptions {
-            session_time_zone: session_time_zone.to_string(),
-            ..BindOptions::default()
-        };
+        let options = BindOptions { session_time_zone: session_time_zone.to_string(), ..BindOptions::default() };
         LeafPredicate::analyse(&bind(&parse_filter(text).unwrap(), &schema, &options).unwrap())
     }
 
     #[test]
     fn casts_of_other_units_and_containers_are_monotone() {
-        let nanos = |tz: Option<&str>| {
-            Field::new(
-                "t",
-                DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)),
-                true,
-            )
-        };
+        let nanos = |tz: Option<&str>| Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)), true);
         let instant = "t < TIMESTAMP '2024-01-01 01:00:00'";
-        assert!(matches!(
-            leaf(instant, nanos(Some("UTC")), "UTC"),
-            LeafPredicate::Compare { .. }
-        ));
-        assert!(matches!(
-            leaf(instant, nanos(None), "+02:00"),
-            LeafPredicate::Compare { .. }
-        ));
+        assert!(matches!(leaf(instant, nanos(Some("UTC")), "UTC"), LeafPredicate::Compare { .. }));
+        assert!(matches!(leaf(instant, nanos(None), "+02:00"), LeafPredicate::Compare { .. }));
         // A wall clock read as an instant in a zone with daylight saving: not monotone.
+        assert!(matches!(leaf(instant, nanos(None), "America/Los_Angeles"), LeafPredicate::Unknown));
         assert!(matches!(
-            leaf(instant, nanos(None), "America/Los_Angeles"),
+            leaf("CAST(t AS DATE) = DATE '2024-01-01'", nanos(Some("UTC")), "Europe/Paris"),
             LeafPredicate::Unknown
         ));
+        assert!(matches!(leaf("d < DATE '2020-02-01'", Field::new("d", DataType::Date64, true), "UTC"), LeafPredicate::Compare { .. }));
         assert!(matches!(
-            leaf(
-                "CAST(t AS DATE) = DATE '2024-01-01'",
-                nanos(Some("UTC")),
-                "Europe/Paris"
-            ),
-            LeafPredicate::Unknown
-        ));
-        assert!(matches!(
-            leaf(
-                "d < DATE '2020-02-01'",
-                Field::new("d", DataType::Date64, true),
-                "UTC"
-            ),
+            leaf("b < X'0100'", Field::new("b", DataType::FixedSizeBinary(2), true), "UTC"),
             LeafPredicate::Compare { .. }
         ));
-        assert!(matches!(
-            leaf(
-                "b < X'0100'",
-                Field::new("b", DataType::FixedSizeBinary(2), true),
-                "UTC"
-            ),
-            LeafPredicate::Compare { .. }
-        ));
-        let dictionary =
-            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::LargeBinary));
-        assert!(matches!(
-            leaf("b = X'0100'", Field::new("b", dictionary, true), "UTC"),
-            LeafPredicate::Compare { .. }
-        ));
+        let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::LargeBinary));
+        assert!(matches!(leaf("b = X'0100'", Field::new("b", dictionary, true), "UTC"), LeafPredicate::Compare { .. }));
     }
 
     #[test]

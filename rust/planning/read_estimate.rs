@@ -48,20 +48,8 @@ use crate::selection::PageLocation;
 
 /// The compressed bytes reading `row_group` (as planned) of the leaf columns `leaves` can
 /// take (see the module documentation).
-pub fn row_group_bytes(
-    metadata: &ParquetMetaData,
-    row_group: &RowGroupPlan,
-    leaves: &[usize],
-) -> u64 {
-    let chunk_size = |leaf: usize| {
-        u64::try_from(
-            metadata
-                .row_group(row_group.index)
-                .column(leaf)
-                .compressed_size(),
-        )
-        .unwrap_or(0)
-    };
+pub fn row_group_bytes(metadata: &ParquetMetaData, row_group: &RowGroupPlan, leaves: &[usize]) -> u64 {
+    let chunk_size = |leaf: usize| u64::try_from(metadata.row_group(row_group.index).column(leaf).compressed_size()).unwrap_or(0);
     match &row_group.access {
         RowGroupAccess::Skip => 0,
         RowGroupAccess::Scan => leaves.iter().map(|&leaf| chunk_size(leaf)).sum(),
@@ -69,20 +57,14 @@ pub fn row_group_bytes(
             let selected = selection.selected_ranges();
             leaves
                 .iter()
-                .map(
-                    |&leaf| match page_locations(metadata, row_group.index, leaf) {
-                        Some(pages) => {
-                            let dictionary = dictionary_page_range(metadata, row_group.index, leaf)
-                                .map_or(0, |r| r.end - r.start);
-                            dictionary + pages_holding(&pages, row_group.rows as u64, &selected)
-                        }
-                        // No page index: the chunk in proportion to the rows selected.
-                        None => {
-                            chunk_size(leaf) * selection.selected_count() as u64
-                                / row_group.rows.max(1) as u64
-                        }
-                    },
-                )
+                .map(|&leaf| match page_locations(metadata, row_group.index, leaf) {
+                    Some(pages) => {
+                        let dictionary = dictionary_page_range(metadata, row_group.index, leaf).map_or(0, |r| r.end - r.start);
+                        dictionary + pages_holding(&pages, row_group.rows as u64, &selected)
+                    }
+                    // No page index: the chunk in proportion to the rows selected.
+                    None => chunk_size(leaf) * selection.selected_count() as u64 / row_group.rows.max(1) as u64,
+                })
                 .sum()
         }
     }
@@ -96,10 +78,7 @@ fn pages_holding(pages: &[PageLocation], rows: u64, selected: &[Range<usize>]) -
     for (i, page) in pages.iter().enumerate() {
         let end = pages.get(i + 1).map_or(rows, |next| next.first_row_index);
         // Ranges that end before this page hold none of its rows, nor of the pages after.
-        while ranges
-            .peek()
-            .is_some_and(|r| r.end as u64 <= page.first_row_index)
-        {
+        while ranges.peek().is_some_and(|r| r.end as u64 <= page.first_row_index) {
             ranges.next();
         }
         if ranges.peek().is_some_and(|r| (r.start as u64) < end) {

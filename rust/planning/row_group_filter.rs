@@ -44,21 +44,11 @@ use crate::planning::zone_map::ZoneMaps;
 /// Skips the row groups whose midpoint (first column chunk's start plus half the
 /// compressed size) is outside `[offset, offset + length)`, so that byte-range splits of
 /// one file read each row group exactly once.
-pub fn prune_by_range(
-    file: &OpenedFile,
-    range: (u64, u64),
-    plan: &mut FileAccessPlan,
-    metrics: &mut PruningMetrics,
-) {
+pub fn prune_by_range(file: &OpenedFile, range: (u64, u64), plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) {
     let (offset, length) = range;
     let end = offset.saturating_add(length);
     for (index, row_group) in file.metadata.row_groups().iter().enumerate() {
-        let start = row_group
-            .columns()
-            .iter()
-            .map(|c| c.byte_range().0)
-            .min()
-            .unwrap_or(0);
+        let start = row_group.columns().iter().map(|c| c.byte_range().0).min().unwrap_or(0);
         let size: u64 = row_group.columns().iter().map(|c| c.byte_range().1).sum();
         let midpoint = start.saturating_add(size / 2);
         if !(offset..end).contains(&midpoint) && plan.row_groups[index].decision() != "skip" {
@@ -93,11 +83,7 @@ pub fn prune_by_row_group_list(
     }
     for (index, kept) in kept.into_iter().enumerate() {
         if !kept && plan.row_groups[index].decision() != "skip" {
-            plan.skip(
-                index,
-                "file range",
-                "not one of this task's row groups".to_string(),
-            );
+            plan.skip(index, "file range", "not one of this task's row groups".to_string());
             metrics.row_groups_pruned_range += 1;
         }
     }
@@ -147,9 +133,7 @@ pub fn prune_by_statistics(
             .iter()
             .filter_map(|column| {
                 let key = column.path.parts().join(".");
-                zone_maps[&key]
-                    .as_ref()
-                    .map(|zones| describe_zone(&key, zones, index))
+                zone_maps[&key].as_ref().map(|zones| describe_zone(&key, zones, index))
             })
             .collect();
         let reason = if let Some(reason) = leaf_reason(filter, &zone_maps, index) {
@@ -171,11 +155,7 @@ const SHOWN_VALUES: usize = 5;
 /// A short reason in the terms of one comparison, e.g. `max(age)=35 <= 50`, when a
 /// top-level conjunct that is a plain comparison, IN list or null test rules container
 /// `index` out on its own.
-fn leaf_reason(
-    filter: &BoundExpr,
-    zone_maps: &BTreeMap<String, Option<ZoneMaps>>,
-    index: usize,
-) -> Option<String> {
+fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>>, index: usize) -> Option<String> {
     let mut pending = vec![filter];
     let mut conjuncts = Vec::new();
     while let Some(next) = pending.pop() {
@@ -189,13 +169,8 @@ fn leaf_reason(
     }
     for conjunct in conjuncts {
         let leaf = LeafPredicate::analyse(conjunct);
-        let Some(column) = leaf.column() else {
-            continue;
-        };
-        let Some(zones) = zone_maps
-            .get(&column.path.parts().join("."))
-            .and_then(Option::as_ref)
-        else {
+        let Some(column) = leaf.column() else { continue };
+        let Some(zones) = zone_maps.get(&column.path.parts().join(".")).and_then(Option::as_ref) else {
             continue;
         };
         if index >= zones.len() || leaf.evaluate(Some(zones), zones.len()).can_true[index] {
@@ -208,18 +183,15 @@ fn leaf_reason(
                 .map(|f| f.value(i).to_string())
                 .unwrap_or_else(|_| "?".to_string())
         };
-        let all_null = zones.null_counts.is_valid(index)
-            && zones.null_counts.value(index) == zones.row_counts.value(index);
+        let all_null =
+            zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
         if all_null {
             return Some(format!(
                 "all {} values of {name} are NULL",
                 zones.row_counts.value(index)
             ));
         }
-        let (min, max) = (
-            value(zones.mins.as_ref(), index),
-            value(zones.maxes.as_ref(), index),
-        );
+        let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
         return Some(match &leaf {
             LeafPredicate::Compare { term, op, literal } if term.is_plain_column() => {
                 let literal = value(literal.as_ref(), 0);
@@ -228,9 +200,7 @@ fn leaf_reason(
                     CompareOp::GtEq => format!("max({name})={max} < {literal}"),
                     CompareOp::Lt => format!("min({name})={min} >= {literal}"),
                     CompareOp::LtEq => format!("min({name})={min} > {literal}"),
-                    CompareOp::NotEq => {
-                        format!("every {name} equals {literal} (min={min}, max={max})")
-                    }
+                    CompareOp::NotEq => format!("every {name} equals {literal} (min={min}, max={max})"),
                     _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
                 }
             }
@@ -240,11 +210,7 @@ fn leaf_reason(
                 negated: false,
             } if term.is_plain_column() => {
                 // A long list is named by its first values and its length.
-                let mut shown: Vec<String> = items
-                    .iter()
-                    .take(SHOWN_VALUES)
-                    .map(|item| value(item.as_ref(), 0))
-                    .collect();
+                let mut shown: Vec<String> = items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
                 if items.len() > SHOWN_VALUES {
                     shown.push(format!("... {} values in all", items.len()));
                 }
@@ -259,9 +225,7 @@ fn leaf_reason(
                 negated: false,
             } if term.is_plain_column() => {
                 let values = set.values();
-                let mut shown: Vec<String> = (0..values.len().min(SHOWN_VALUES))
-                    .map(|i| value(values.as_ref(), i))
-                    .collect();
+                let mut shown: Vec<String> = (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
                 if values.len() > SHOWN_VALUES {
                     shown.push(format!("... {} values in all", values.len()));
                 }
@@ -271,9 +235,7 @@ fn leaf_reason(
                 )
             }
             LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
-            _ => format!(
-                "a condition on {name} cannot hold for min({name})={min}, max({name})={max}"
-            ),
+            _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
         });
     }
     None

@@ -31,19 +31,17 @@ use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
+use crate::planning::read_estimate::row_group_bytes;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
-use crate::planning::read_estimate::row_group_bytes;
-use crate::planning::row_group_filter::{
-    prune_by_range, prune_by_row_group_list, prune_by_statistics,
-};
 use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
+use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 use crate::reading::projection::resolve_projection;
-use crate::storage::Location;
-use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
 use crate::table::delta::log_statistics::prune_by_log_statistics;
-use crate::table::delta::schema::ColumnMappingMode;
+use crate::storage::Location;
 use crate::table::file_pruning::{prune_files, specialise};
+use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
+use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
 use crate::table::source::{Table, merge_schemas};
@@ -138,20 +136,11 @@ impl ScanPlan {
         );
         if m.files_pruned_log_stats > 0 {
             // Appended to the header line: files the log's statistics ruled out.
-            text.insert_str(
-                text.len() - 1,
-                &format!(
-                    "; {} file(s) skipped on the Delta log's statistics",
-                    m.files_pruned_log_stats
-                ),
-            );
+            text.insert_str(text.len() - 1, &format!("; {} file(s) skipped on the Delta log's statistics", m.files_pruned_log_stats));
         }
         if m.row_groups_pruned_topn > 0 || m.topn_rows_pruned > 0 {
             // Appended to the header line: what ORDER BY ... LIMIT let planning skip.
-            let topn = format!(
-                "; TopN: {} row group(s) and {} more rows skipped",
-                m.row_groups_pruned_topn, m.topn_rows_pruned
-            );
+            let topn = format!("; TopN: {} row group(s) and {} more rows skipped", m.row_groups_pruned_topn, m.topn_rows_pruned);
             text.insert_str(text.len() - 1, &topn);
         }
         if let Some(note) = &self.table_note {
@@ -194,64 +183,27 @@ impl Scan {
         filter: Option<&str>,
         options: ScanOptions,
     ) -> Result<Self> {
-        Self::of_table(
-            Table::of_files(files.into_iter().map(Into::into).collect()),
-            columns,
-            filter,
-            options,
-        )
+        Self::of_table(Table::of_files(files.into_iter().map(Into::into).collect()), columns, filter, options)
     }
 
     /// A scan of `table`: as [`Scan::new`], with the table's partition columns part of the
     /// schema the filter and the projection resolve against (see [`crate::table`]).
-    pub fn of_table(
-        table: Table,
-        columns: Option<Vec<String>>,
-        filter: Option<&str>,
-        options: ScanOptions,
-    ) -> Result<Self> {
+    pub fn of_table(table: Table, columns: Option<Vec<String>>, filter: Option<&str>, options: ScanOptions) -> Result<Self> {
         let filter = filter.map(parse_filter).transpose()?;
-        for (name, given) in [
-            ("file_range", options.file_range.is_some()),
-            ("row_groups", options.row_groups.is_some()),
-        ] {
+        for (name, given) in [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())] {
             if given && table.files.len() != 1 {
-                return Err(PqsiftError::filter(format!(
-                    "{name} needs a scan of exactly one file, not {}",
-                    table.files.len()
-                )));
+                return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", table.files.len())));
             }
         }
         let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
-        let mut scan = Self {
-            table,
-            columns,
-            filter,
-            options,
-            opened,
-            evolved: Default::default(),
-        };
+        let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
-                return Err(PqsiftError::table(
-                    &scan.table.name,
-                    "a schema cannot be given for a Delta table: it declares its own",
-                ));
+                return Err(PqsiftError::table(&scan.table.name, "a schema cannot be given for a Delta table: it declares its own"));
             }
-            let schema = merge_schemas(
-                given,
-                &scan.table.partition_schema(),
-                scan.options.bind.case_sensitive,
-            )
-            .0;
-            scan.table.declared = Some(Arc::new(
-                DeclaredSchema::new(schema, ColumnMappingMode::None)
-                    .with_field_ids(scan.options.field_ids),
-            ));
-        } else if scan.options.merge_schema
-            && scan.table.declared.is_none()
-            && scan.table.files.len() > 1
-        {
+            let schema = merge_schemas(given, &scan.table.partition_schema(), scan.options.bind.case_sensitive).0;
+            scan.table.declared = Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::None).with_field_ids(scan.options.field_ids)));
+        } else if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
         }
         if scan.filter.is_none() && scan.columns.is_none() {
@@ -281,18 +233,13 @@ impl Scan {
         let projection = match &scan.columns {
             // Resolved as filters resolve names (Spark's matching, ambiguity errors),
             // paths into structs included.
-            Some(columns) => Some(
-                resolve_projection(&schema, Some(columns), &scan.options.bind)
-                    .map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?,
-            ),
+            Some(columns) => Some(resolve_projection(&schema, Some(columns), &scan.options.bind).map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?),
             None => None,
         };
         if let Some(declared) = &scan.table.declared {
             // Only the columns read must be found by id (see DeclaredSchema::requested).
             let roots = projection.as_ref().map(|p| p.roots.as_slice());
-            if let Cow::Owned(requested) =
-                declared.requested_by(roots, scan.filter.as_ref(), &scan.options.bind)?
-            {
+            if let Cow::Owned(requested) = declared.requested_by(roots, scan.filter.as_ref(), &scan.options.bind)? {
                 scan.table.declared = Some(Arc::new(requested));
             }
         }
@@ -312,10 +259,7 @@ impl Scan {
     /// The table schema as seen with `file`'s columns: the file's schema with the
     /// partition columns merged in, and per field the partition column it comes from.
     /// With a declared schema (Delta) that schema, whatever the file holds.
-    pub fn table_schema(
-        &self,
-        file: &OpenedFile,
-    ) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
+    pub fn table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
         match self.declared() {
             Some(_) => self.declared_schema().expect("a declared schema"),
             None => self.file_table_schema(file),
@@ -339,47 +283,25 @@ impl Scan {
             return Ok(None);
         }
         let first = self.open(0)?;
-        Ok(Some(Arc::new(DeclaredSchema::new(
-            self.file_table_schema(&first).0,
-            ColumnMappingMode::None,
-        ))))
+        Ok(Some(Arc::new(DeclaredSchema::new(self.file_table_schema(&first).0, ColumnMappingMode::None))))
     }
 
     /// The union of every file's schema, partition columns merged in, in Spark's
     /// `mergeSchema` order (see [`merge_file_schemas`]).
     fn merged_schema(&self) -> Result<DeclaredSchema> {
         self.open_concurrently(&(0..self.table.files.len()).collect::<Vec<_>>());
-        let opened = (0..self.table.files.len())
-            .map(|position| self.open(position))
-            .collect::<Result<Vec<_>>>()?;
+        let opened = (0..self.table.files.len()).map(|position| self.open(position)).collect::<Result<Vec<_>>>()?;
         let names: Vec<String> = opened.iter().map(|file| file.name()).collect();
-        let schemas: Vec<_> = opened
-            .iter()
-            .map(|file| self.file_table_schema(file).0)
-            .collect();
-        let files: Vec<(&str, &arrow::datatypes::Schema)> = names
-            .iter()
-            .map(String::as_str)
-            .zip(schemas.iter().map(|s| s.as_ref()))
-            .collect();
+        let schemas: Vec<_> = opened.iter().map(|file| self.file_table_schema(file).0).collect();
+        let files: Vec<(&str, &arrow::datatypes::Schema)> = names.iter().map(String::as_str).zip(schemas.iter().map(|s| s.as_ref())).collect();
         let merged = merge_file_schemas(&files, self.options.bind.case_sensitive)?;
-        Ok(DeclaredSchema::new(
-            Arc::new(merged),
-            ColumnMappingMode::None,
-        ))
+        Ok(DeclaredSchema::new(Arc::new(merged), ColumnMappingMode::None))
     }
 
     /// A file's own columns with the table's partition columns merged in, and per field
     /// the partition column it comes from.
-    fn file_table_schema(
-        &self,
-        file: &OpenedFile,
-    ) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
-        merge_schemas(
-            &file.schema,
-            &self.table.partition_schema(),
-            self.options.bind.case_sensitive,
-        )
+    fn file_table_schema(&self, file: &OpenedFile) -> (arrow::datatypes::SchemaRef, Vec<Option<usize>>) {
+        merge_schemas(&file.schema, &self.table.partition_schema(), self.options.bind.case_sensitive)
     }
 
     /// For files of one table (no declared schema): when `file` (at `position`) differs
@@ -390,13 +312,7 @@ impl Scan {
         if let (Some(_), Some(declared)) = (&self.options.schema, &self.table.declared) {
             // The caller's schema: every file, the first too, must be readable into it.
             let case_sensitive = self.options.bind.case_sensitive;
-            return check_readable(
-                &file.name(),
-                &file.schema,
-                "the given schema",
-                &declared.schema,
-                |root| declared.matcher_for(root, case_sensitive),
-            );
+            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, |root| declared.matcher_for(root, case_sensitive));
         }
         if position == 0 || self.table.declared.is_some() {
             return Ok(());
@@ -406,40 +322,20 @@ impl Scan {
             return Ok(());
         }
         let scan_schema = self.file_table_schema(&first).0;
-        let by_name = ColumnMatcher {
-            case_sensitive: self.options.bind.case_sensitive,
-            ..Default::default()
-        };
-        check_readable(
-            &file.name(),
-            &file.schema,
-            &first.name(),
-            &scan_schema,
-            |_| by_name,
-        )?;
+        let by_name = ColumnMatcher { case_sensitive: self.options.bind.case_sensitive, ..Default::default() };
+        check_readable(&file.name(), &file.schema, &first.name(), &scan_schema, |_| by_name)?;
         // Nullable: a column the first file declares NOT NULL may be null (or missing) in
         // another (Spark reads every column as nullable).
-        let nullable: Vec<_> = scan_schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone().with_nullable(true))
-            .collect();
-        let scan_schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
-            nullable,
-            scan_schema.metadata().clone(),
-        ));
-        self.evolved
-            .get_or_init(|| Arc::new(DeclaredSchema::new(scan_schema, ColumnMappingMode::None)));
+        let nullable: Vec<_> = scan_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
+        let scan_schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(nullable, scan_schema.metadata().clone()));
+        self.evolved.get_or_init(|| Arc::new(DeclaredSchema::new(scan_schema, ColumnMappingMode::None)));
         Ok(())
     }
 
     /// The declared schema and, per field, the partition column it is (Delta tables).
     fn declared_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Vec<Option<usize>>)> {
         let declared = self.declared()?;
-        let from_partition = declared.from_partition(
-            &self.table.partition_schema(),
-            self.options.bind.case_sensitive,
-        );
+        let from_partition = declared.from_partition(&self.table.partition_schema(), self.options.bind.case_sensitive);
         Some((Arc::clone(&declared.schema), from_partition))
     }
 
@@ -460,30 +356,20 @@ impl Scan {
 
     /// The footer of file `position` when it has been read.
     pub fn opened(&self, position: usize) -> Option<Arc<OpenedFile>> {
-        self.opened
-            .get(position)?
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The footer of file `position`, read once and cached. Comparing a file with the
     /// first opens the first: its slot is another, so that cannot wait on itself.
     pub fn open(&self, position: usize) -> Result<Arc<OpenedFile>> {
-        let (Some(slot), Some(path)) = (self.opened.get(position), self.table.files.get(position))
-        else {
-            return Err(PqsiftError::filter(format!(
-                "no file at position {position}"
-            )));
+        let (Some(slot), Some(path)) = (self.opened.get(position), self.table.files.get(position)) else {
+            return Err(PqsiftError::filter(format!("no file at position {position}")));
         };
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(file) = slot.as_ref() {
             return Ok(Arc::clone(file));
         }
-        let file = Arc::new(OpenedFile::open_with_hint(
-            path,
-            self.options.metadata_size_hint,
-        )?);
+        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
         self.check_against_first(position, &file)?;
         *slot = Some(Arc::clone(&file));
         Ok(file)
@@ -494,11 +380,7 @@ impl Scan {
     /// other, a thousand footers would take most of a minute). Local files are left to be
     /// read in order; errors are left to [`Scan::open`] to raise in file order.
     fn open_concurrently(&self, positions: &[usize]) {
-        let remote: Vec<usize> = positions
-            .iter()
-            .copied()
-            .filter(|&p| self.table.files[p].is_remote())
-            .collect();
+        let remote: Vec<usize> = positions.iter().copied().filter(|&p| self.table.files[p].is_remote()).collect();
         if remote.len() < 2 {
             return;
         }
@@ -506,9 +388,7 @@ impl Scan {
         std::thread::scope(|scope| {
             for _ in 0..FOOTERS_IN_FLIGHT.min(remote.len()) {
                 scope.spawn(|| {
-                    while let Some(&position) =
-                        remote.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
+                    while let Some(&position) = remote.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                         let _ = self.open(position);
                     }
                 });
@@ -520,12 +400,7 @@ impl Scan {
     /// file's values (see [`specialise`]).
     pub fn file_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<Expr>> {
         if let (Some(filter), Some(declared)) = (&self.filter, self.declared()) {
-            let view = declared.view(
-                &file.schema,
-                self.table.partitions.as_ref(),
-                position,
-                &self.options.bind,
-            )?;
+            let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
             return declared
                 .file_filter(filter, &view, &self.options.bind)
                 .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())));
@@ -534,38 +409,17 @@ impl Scan {
             return Ok(self.filter.clone());
         };
         let (schema, from_partition) = self.table_schema(file);
-        specialise(
-            filter,
-            &schema,
-            &from_partition,
-            partitions,
-            position,
-            &self.options.bind,
-        )
-        .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
+        specialise(filter, &schema, &from_partition, partitions, position, &self.options.bind)
+            .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
     }
 
     /// The filter's columns the file at `position` lacks (read as NULL there), by their
     /// names in the scan schema; empty for a table without a declared or evolved schema.
     fn missing_filter_columns(&self, position: usize, file: &OpenedFile) -> Result<Vec<String>> {
-        let (Some(filter), Some(declared)) = (&self.filter, self.declared()) else {
-            return Ok(Vec::new());
-        };
-        let view = declared.view(
-            &file.schema,
-            self.table.partitions.as_ref(),
-            position,
-            &self.options.bind,
-        )?;
-        let partitions = self
-            .table
-            .partitions
-            .as_ref()
-            .map(|p| declared.from_partition(&p.schema, self.options.bind.case_sensitive));
-        let referenced: Vec<String> = crate::filter::columns(filter)
-            .iter()
-            .map(|path| path.parts()[0].to_lowercase())
-            .collect();
+        let (Some(filter), Some(declared)) = (&self.filter, self.declared()) else { return Ok(Vec::new()) };
+        let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
+        let partitions = self.table.partitions.as_ref().map(|p| declared.from_partition(&p.schema, self.options.bind.case_sensitive));
+        let referenced: Vec<String> = crate::filter::columns(filter).iter().map(|path| path.parts()[0].to_lowercase()).collect();
         Ok(declared
             .schema
             .fields()
@@ -582,34 +436,17 @@ impl Scan {
 
     /// Says, in the reason of each row group the statistics stage skipped, which filter
     /// columns the file lacks: what made "the filter cannot be true" there.
-    fn name_missing_columns(
-        &self,
-        position: usize,
-        file: &OpenedFile,
-        plan: &mut FileAccessPlan,
-    ) -> Result<()> {
-        if !plan
-            .row_groups
-            .iter()
-            .any(|rg| rg.stage.as_deref() == Some("statistics"))
-        {
+    fn name_missing_columns(&self, position: usize, file: &OpenedFile, plan: &mut FileAccessPlan) -> Result<()> {
+        if !plan.row_groups.iter().any(|rg| rg.stage.as_deref() == Some("statistics")) {
             return Ok(());
         }
         let missing = self.missing_filter_columns(position, file)?;
         if missing.is_empty() {
             return Ok(());
         }
-        let names = missing
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let names = missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
         let lacks = format!("the file has no column {names} (NULL in all its rows)");
-        for row_group in plan
-            .row_groups
-            .iter_mut()
-            .filter(|rg| rg.stage.as_deref() == Some("statistics"))
-        {
+        for row_group in plan.row_groups.iter_mut().filter(|rg| rg.stage.as_deref() == Some("statistics")) {
             row_group.reason = if row_group.reason == "the filter cannot be true" {
                 format!("the filter cannot be true: {lacks}")
             } else {
@@ -643,13 +480,7 @@ impl Scan {
             Some(declared) => declared,
             None => self.table_schema(&*self.open(0)?),
         };
-        prune_files(
-            filter,
-            &schema,
-            &from_partition,
-            partitions,
-            &self.options.bind,
-        )
+        prune_files(filter, &schema, &from_partition, partitions, &self.options.bind)
     }
 
     /// Per file, whether the Delta log's statistics (with its partition values) let the
@@ -657,29 +488,15 @@ impl Scan {
     /// tables, without a filter, or with the statistics stage off.
     fn files_by_log_statistics(&self, by_partition: &[bool]) -> Result<Vec<bool>> {
         let all = vec![true; self.table.files.len()];
-        let (Some(filter), Some(declared), Some(delta)) =
-            (&self.filter, &self.table.declared, &self.table.delta)
-        else {
+        let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta) else {
             return Ok(all);
         };
         if !self.options.statistics || !by_partition.contains(&true) {
             return Ok(all);
         }
         let (_, from_partition) = self.declared_schema().expect("a declared schema");
-        prune_by_log_statistics(
-            filter,
-            declared,
-            &from_partition,
-            self.table.partitions.as_ref(),
-            delta,
-            &self.options.bind,
-        )
-        .map_err(|e| {
-            PqsiftError::table(
-                &delta.table_root,
-                format!("pruning on the log's statistics: {e}"),
-            )
-        })
+        prune_by_log_statistics(filter, declared, &from_partition, self.table.partitions.as_ref(), delta, &self.options.bind)
+            .map_err(|e| PqsiftError::table(&delta.table_root, format!("pruning on the log's statistics: {e}")))
     }
 
     /// The files left once partition values and a Delta log's statistics have pruned, with
@@ -711,10 +528,7 @@ impl Scan {
     pub fn files_to_read(&self) -> Result<(Vec<(usize, u64)>, PruningMetrics)> {
         let by_partition = self.files_by_partition()?;
         let by_log = self.files_by_log_statistics(&by_partition)?;
-        let mut metrics = PruningMetrics {
-            files_total: self.table.files.len() as u64,
-            ..PruningMetrics::default()
-        };
+        let mut metrics = PruningMetrics { files_total: self.table.files.len() as u64, ..PruningMetrics::default() };
         let mut files = Vec::new();
         for position in 0..self.table.files.len() {
             match (by_partition[position], by_log[position]) {
@@ -724,9 +538,7 @@ impl Scan {
                     let location = &self.table.files[position];
                     let size = match location.known_version() {
                         Some(version) => version.size,
-                        None => parquet::file::reader::Length::len(
-                            &crate::storage::FileSource::open(location)?,
-                        ),
+                        None => parquet::file::reader::Length::len(&crate::storage::FileSource::open(location)?),
                     };
                     files.push((position, size));
                 }
@@ -757,21 +569,14 @@ impl Scan {
         let mut files = Vec::with_capacity(self.table.files.len());
         let by_partition = self.files_by_partition()?;
         let by_log = self.files_by_log_statistics(&by_partition)?;
-        let surviving: Vec<usize> = (0..self.table.files.len())
-            .filter(|&p| by_partition[p] && by_log[p])
-            .collect();
+        let surviving: Vec<usize> = (0..self.table.files.len()).filter(|&p| by_partition[p] && by_log[p]).collect();
         self.open_concurrently(&surviving);
         for position in 0..self.table.files.len() {
             if !by_partition[position] || !by_log[position] {
                 let path = self.table.files[position].to_string();
                 let reason = if !by_partition[position] {
                     metrics.files_pruned_partition += 1;
-                    let partitions = self
-                        .table
-                        .partitions
-                        .as_ref()
-                        .map(|p| p.describe(position))
-                        .unwrap_or_default();
+                    let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
                     format!("partition values ({partitions}): the filter cannot be true")
                 } else {
                     metrics.files_pruned_log_stats += 1;
@@ -783,9 +588,7 @@ impl Scan {
                 continue;
             }
             let file = self.open(position)?;
-            let mut plan = self
-                .plan_file(position, &file, &mut metrics)
-                .map_err(|e| e.in_file(&file.location, "planning"))?;
+            let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
             self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;
@@ -795,11 +598,7 @@ impl Scan {
         if let Some(top_n) = &self.options.top_n {
             self.prune_top_n(top_n, &by_partition, &by_log, &mut files, &mut metrics)?;
         }
-        for (position, plan) in files
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, plan)| plan.skipped.is_none())
-        {
+        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| plan.skipped.is_none()) {
             let file = self.open(position)?;
             let leaves = self.leaves_read(&file);
             for row_group in &mut plan.row_groups {
@@ -814,11 +613,7 @@ impl Scan {
             metrics.row_groups_selected += plan.surviving().count() as u64;
             metrics.rows_selected += plan.selected_rows() as u64;
         }
-        Ok(ScanPlan {
-            files,
-            metrics,
-            table_note: self.table.delta.as_ref().map(|d| d.explain()),
-        })
+        Ok(ScanPlan { files, metrics, table_note: self.table.delta.as_ref().map(|d| d.explain()) })
     }
 
     /// The leaf columns of `file` a read of this scan decodes: those under the projected
@@ -830,60 +625,35 @@ impl Scan {
     fn leaves_read(&self, file: &OpenedFile) -> Vec<usize> {
         let schema = file.metadata.file_metadata().schema_descr();
         let all = || (0..schema.num_columns()).collect();
-        let Some(columns) = &self.columns else {
-            return all();
-        };
+        let Some(columns) = &self.columns else { return all() };
         let case_sensitive = self.options.bind.case_sensitive;
         let partition_schema = self.table.partition_schema();
-        let filtered = self
-            .filter
-            .iter()
-            .flat_map(crate::filter::columns)
-            .map(|path| path.parts()[0].clone());
+        let filtered = self.filter.iter().flat_map(crate::filter::columns).map(|path| path.parts()[0].clone());
         let mut roots = Vec::new();
         for name in columns.iter().cloned().chain(filtered) {
             if find_field(partition_schema.fields(), &name, case_sensitive).is_some() {
                 continue;
             }
             // A projected `s.x` names its root `s` (unless a column is called `s.x`).
-            let root = find_field(file.schema.fields(), &name, case_sensitive).or_else(|| {
-                find_field(
-                    file.schema.fields(),
-                    name.split('.').next()?,
-                    case_sensitive,
-                )
-            });
+            let root = find_field(file.schema.fields(), &name, case_sensitive)
+                .or_else(|| find_field(file.schema.fields(), name.split('.').next()?, case_sensitive));
             match root {
                 Some(root) => roots.push(root),
                 None => return all(),
             }
         }
-        (0..schema.num_columns())
-            .filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf)))
-            .collect()
+        (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect()
     }
 
     /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).
-    fn prune_top_n(
-        &self,
-        top_n: &TopN,
-        by_partition: &[bool],
-        by_log: &[bool],
-        files: &mut [FileAccessPlan],
-        metrics: &mut PruningMetrics,
-    ) -> Result<()> {
+    fn prune_top_n(&self, top_n: &TopN, by_partition: &[bool], by_log: &[bool], files: &mut [FileAccessPlan], metrics: &mut PruningMetrics) -> Result<()> {
         // Footer statistics describe the file's own columns. A partition column (which
         // replaces a file column of its name) and a Delta table's declared columns (mapped
         // names, widened types) are not what they describe: no pruning on those keys.
-        let Some(key) = top_n.keys.first() else {
-            return Ok(());
-        };
+        let Some(key) = top_n.keys.first() else { return Ok(()) };
         let first = &key.column.parts()[0];
         let is_partition = self.table.partitions.as_ref().is_some_and(|p| {
-            p.schema.fields().iter().any(|f| {
-                f.name() == first
-                    || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first))
-            })
+            p.schema.fields().iter().any(|f| f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first)))
         });
         if is_partition || self.declared().is_some() {
             return Ok(());
@@ -903,42 +673,23 @@ impl Scan {
         if self.declared().is_some() {
             return Ok(()); // a file differed from the first: statistics are per file schema
         }
-        let input = TopNInput {
-            files: opened,
-            filters,
-            bind: &self.options.bind,
-            page_index: self.options.page_index,
-        };
+        let input = TopNInput { files: opened, filters, bind: &self.options.bind, page_index: self.options.page_index };
         prune_top_n(top_n, &input, files, metrics)
     }
 
     /// Leaves the rows a Delta deletion vector deletes out of the plan: each surviving row
     /// group's selection is intersected with the rows the vector keeps, so deleted rows are
     /// never decoded; a row group left without rows is skipped.
-    fn apply_deletion_vector(
-        &self,
-        position: usize,
-        file: &OpenedFile,
-        plan: &mut FileAccessPlan,
-        metrics: &mut PruningMetrics,
-    ) -> Result<()> {
-        let Some(delta) = &self.table.delta else {
-            return Ok(());
-        };
-        let Some(kept) = delta.kept_rows(position, &file.row_group_rows())? else {
-            return Ok(());
-        };
+    fn apply_deletion_vector(&self, position: usize, file: &OpenedFile, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+        let Some(delta) = &self.table.delta else { return Ok(()) };
+        let Some(kept) = delta.kept_rows(position, &file.row_group_rows())? else { return Ok(()) };
         for (index, kept) in kept.into_iter().enumerate() {
-            let Some(row_group) = plan.row_groups.get(index) else {
-                continue;
-            };
+            let Some(row_group) = plan.row_groups.get(index) else { continue };
             let rows = row_group.rows;
             let (access, before) = match &row_group.access {
                 RowGroupAccess::Skip => continue,
                 RowGroupAccess::Scan => (kept, rows),
-                RowGroupAccess::Selection(selection) => {
-                    (selection.intersection(&kept)?, selection.selected_count())
-                }
+                RowGroupAccess::Selection(selection) => (selection.intersection(&kept)?, selection.selected_count()),
             };
             let deleted = before - access.selected_count();
             if deleted == 0 {
@@ -947,12 +698,7 @@ impl Scan {
             metrics.rows_deleted += deleted as u64;
             let reason = format!("{deleted} of its rows deleted");
             match access.selects_any() {
-                true => plan.set(
-                    index,
-                    RowGroupAccess::Selection(access),
-                    "deletion vector",
-                    reason,
-                ),
+                true => plan.set(index, RowGroupAccess::Selection(access), "deletion vector", reason),
                 false => {
                     plan.skip(index, "deletion vector", reason);
                     metrics.row_groups_pruned_deletion_vector += 1;
@@ -962,12 +708,7 @@ impl Scan {
         Ok(())
     }
 
-    fn plan_file(
-        &self,
-        position: usize,
-        file: &OpenedFile,
-        metrics: &mut PruningMetrics,
-    ) -> Result<FileAccessPlan> {
+    fn plan_file(&self, position: usize, file: &OpenedFile, metrics: &mut PruningMetrics) -> Result<FileAccessPlan> {
         let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
         if let Some(range) = self.options.file_range {
             prune_by_range(file, range, &mut plan, metrics);

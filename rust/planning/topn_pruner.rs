@@ -78,18 +78,11 @@ impl SortKey {
     /// fields, back-quotes quote names).
     pub fn parse(column: &str, descending: bool, nulls_first: bool) -> Result<Self> {
         let parts = split_column_name(column).map_err(crate::PqsiftError::filter)?;
-        Ok(Self {
-            column: ColumnPath::new(parts),
-            descending,
-            nulls_first,
-        })
+        Ok(Self { column: ColumnPath::new(parts), descending, nulls_first })
     }
 
     fn options(&self) -> SortOptions {
-        SortOptions {
-            descending: self.descending,
-            nulls_first: self.nulls_first,
-        }
+        SortOptions { descending: self.descending, nulls_first: self.nulls_first }
     }
 }
 
@@ -128,33 +121,16 @@ pub struct TopNInput<'a> {
 }
 
 /// Skips the row groups, then the pages, of `plans` that cannot hold any of the top rows.
-pub fn prune_top_n(
-    top_n: &TopN,
-    input: &TopNInput<'_>,
-    plans: &mut [FileAccessPlan],
-    metrics: &mut PruningMetrics,
-) -> Result<()> {
-    let Some(key) = top_n.keys.first() else {
-        return Ok(());
-    };
+pub fn prune_top_n(top_n: &TopN, input: &TopNInput<'_>, plans: &mut [FileAccessPlan], metrics: &mut PruningMetrics) -> Result<()> {
+    let Some(key) = top_n.keys.first() else { return Ok(()) };
     if top_n.limit == 0 {
         return Ok(());
     }
     let mut containers = Vec::new();
     let mut key_types = Vec::new();
     for (position, plan) in plans.iter().enumerate() {
-        let (Some(file), Some(filter)) = (&input.files[position], input.filters.get(position))
-        else {
-            continue;
-        };
-        containers.extend(describe_file(
-            position,
-            file,
-            filter.as_ref(),
-            key,
-            input.bind,
-            plan,
-        )?);
+        let (Some(file), Some(filter)) = (&input.files[position], input.filters.get(position)) else { continue };
+        containers.extend(describe_file(position, file, filter.as_ref(), key, input.bind, plan)?);
         if let Ok(column) = resolve_column(&file.schema, &key.column, input.bind) {
             key_types.push(column.data_type);
         }
@@ -163,15 +139,11 @@ pub fn prune_top_n(
     if key_types.windows(2).any(|pair| pair[0] != pair[1]) {
         return Ok(());
     }
-    let Some((threshold, from)) = threshold(&containers, top_n.limit, key) else {
-        return Ok(());
-    };
+    let Some((threshold, from)) = threshold(&containers, top_n.limit, key) else { return Ok(()) };
     let shown = display(&threshold);
     let name = key.column.parts().join(".");
     for container in &containers {
-        let Some(best) = &container.best else {
-            continue;
-        };
+        let Some(best) = &container.best else { continue };
         if worse(best, &threshold, key) {
             let reason = format!(
                 "best {name} {} is worse than {shown}, the worst of {} rows guaranteed by {from} row group(s)",
@@ -206,42 +178,20 @@ fn prune_pages(
         if plan.row_groups[container.row_group].access == RowGroupAccess::Skip {
             continue;
         }
-        let file = input.files[container.file]
-            .as_ref()
-            .expect("a planned file is open");
-        units.push((
-            container,
-            page_containers(
-                file,
-                container,
-                key,
-                input.bind,
-                &plan.row_groups[container.row_group].access,
-            )?,
-        ));
+        let file = input.files[container.file].as_ref().expect("a planned file is open");
+        units.push((container, page_containers(file, container, key, input.bind, &plan.row_groups[container.row_group].access)?));
     }
-    let candidates = units
-        .iter()
-        .flat_map(|(row_group, pages)| match pages.is_empty() {
-            true => vec![*row_group],
-            false => pages.iter().map(|(page, _)| page).collect(),
-        });
-    let Some((threshold, from)) = threshold(candidates, limit, key) else {
-        return Ok(());
-    };
+    let candidates = units.iter().flat_map(|(row_group, pages)| match pages.is_empty() {
+        true => vec![*row_group],
+        false => pages.iter().map(|(page, _)| page).collect(),
+    });
+    let Some((threshold, from)) = threshold(candidates, limit, key) else { return Ok(()) };
     let name = key.column.parts().join(".");
     for (row_group, pages) in &units {
         let plan = &mut plans[row_group.file];
         if pages.is_empty() {
-            if row_group
-                .best
-                .as_ref()
-                .is_some_and(|best| worse(best, &threshold, key))
-            {
-                let reason = format!(
-                    "best {name} is worse than {}, the worst of {limit} rows guaranteed by {from} page(s)",
-                    display(&threshold)
-                );
+            if row_group.best.as_ref().is_some_and(|best| worse(best, &threshold, key)) {
+                let reason = format!("best {name} is worse than {}, the worst of {limit} rows guaranteed by {from} page(s)", display(&threshold));
                 plan.skip(row_group.row_group, "topn", reason);
                 metrics.row_groups_pruned_topn += 1;
             }
@@ -250,12 +200,7 @@ fn prune_pages(
         let rows = plan.row_groups[row_group.row_group].rows;
         let kept: Vec<std::ops::Range<usize>> = pages
             .iter()
-            .filter(|(page, _)| {
-                !page
-                    .best
-                    .as_ref()
-                    .is_some_and(|best| worse(best, &threshold, key))
-            })
+            .filter(|(page, _)| !page.best.as_ref().is_some_and(|best| worse(best, &threshold, key)))
             .map(|(_, range)| range.clone())
             .collect();
         if kept.len() == pages.len() {
@@ -265,9 +210,7 @@ fn prune_pages(
         let (selection, before) = match &plan.row_groups[row_group.row_group].access {
             RowGroupAccess::Skip => continue,
             RowGroupAccess::Scan => (selection, rows),
-            RowGroupAccess::Selection(current) => {
-                (current.intersection(&selection)?, current.selected_count())
-            }
+            RowGroupAccess::Selection(current) => (current.intersection(&selection)?, current.selected_count()),
         };
         let after = selection.selected_count();
         metrics.topn_rows_pruned += (before - after) as u64;
@@ -281,12 +224,7 @@ fn prune_pages(
             plan.skip(row_group.row_group, "topn", reason);
             metrics.row_groups_pruned_topn += 1;
         } else if after < before {
-            plan.set(
-                row_group.row_group,
-                RowGroupAccess::Selection(selection),
-                "topn",
-                reason,
-            );
+            plan.set(row_group.row_group, RowGroupAccess::Selection(selection), "topn", reason);
         }
     }
     Ok(())
@@ -301,12 +239,8 @@ fn page_containers(
     bind: &BindOptions,
     access: &RowGroupAccess,
 ) -> Result<Vec<(Container, std::ops::Range<usize>)>> {
-    let Ok(column) = resolve_column(&file.schema, &key.column, bind) else {
-        return Ok(Vec::new());
-    };
-    let Some((leaf, field)) = file.leaf(&column) else {
-        return Ok(Vec::new());
-    };
+    let Ok(column) = resolve_column(&file.schema, &key.column, bind) else { return Ok(Vec::new()) };
+    let Some((leaf, field)) = file.leaf(&column) else { return Ok(Vec::new()) };
     let index = row_group.row_group;
     let Some(zones) = ZoneMaps::for_pages(&file.metadata, index, leaf, &field)
         .ok()
@@ -317,28 +251,15 @@ fn page_containers(
     };
     let zones = in_spark_order(zones);
     let rows = file.metadata.row_group(index).num_rows().max(0) as usize;
-    let Ok(ranges) = page_row_ranges(&zones, rows) else {
-        return Ok(Vec::new());
-    };
+    let Ok(ranges) = page_row_ranges(&zones, rows) else { return Ok(Vec::new()) };
     let whole = row_group.accepts_all && *access == RowGroupAccess::Scan;
     Ok(ranges
         .into_iter()
         .enumerate()
         .map(|(page, range)| {
             let (best, worst) = bounds(&zones, page, key);
-            let guaranteed = if whole && worst.is_some() {
-                range.len()
-            } else {
-                0
-            };
-            let container = Container {
-                file: row_group.file,
-                row_group: index,
-                best,
-                guaranteed,
-                worst,
-                accepts_all: row_group.accepts_all,
-            };
+            let guaranteed = if whole && worst.is_some() { range.len() } else { 0 };
+            let container = Container { file: row_group.file, row_group: index, best, guaranteed, worst, accepts_all: row_group.accepts_all };
             (container, range)
         })
         .collect())
@@ -354,14 +275,7 @@ fn describe_file(
     plan: &FileAccessPlan,
 ) -> Result<Vec<Container>> {
     let surviving: Vec<usize> = plan.surviving().collect();
-    let unknown = |row_group| Container {
-        file: position,
-        row_group,
-        best: None,
-        guaranteed: 0,
-        worst: None,
-        accepts_all: false,
-    };
+    let unknown = |row_group| Container { file: position, row_group, best: None, guaranteed: 0, worst: None, accepts_all: false };
     let Ok(column) = resolve_column(&file.schema, &key.column, bind) else {
         return Ok(surviving.into_iter().map(unknown).collect());
     };
@@ -380,19 +294,14 @@ fn describe_file(
                 sources.push((column.path.clone(), file.row_group_zone_maps(column)?));
             }
             let source = |c: &crate::filter::BoundColumn| -> Result<Option<ZoneMaps>> {
-                Ok(sources
-                    .iter()
-                    .find(|(path, _)| *path == c.path)
-                    .and_then(|(_, zones)| zones.clone()))
+                Ok(sources.iter().find(|(path, _)| *path == c.path).and_then(|(_, zones)| zones.clone()))
             };
             let possible = evaluate_on_zone_maps(filter, zones.len(), &source)?;
             (0..zones.len())
                 .map(|i| {
                     !possible.can_false[i]
                         && sources.iter().all(|(_, z)| {
-                            z.as_ref().is_some_and(|z| {
-                                z.null_counts.is_valid(i) && z.null_counts.value(i) == 0
-                            })
+                            z.as_ref().is_some_and(|z| z.null_counts.is_valid(i) && z.null_counts.value(i) == 0)
                         })
                 })
                 .collect()
@@ -403,19 +312,8 @@ fn describe_file(
         .map(|row_group| {
             let (best, worst) = bounds(&zones, row_group, key);
             let rows = plan.row_groups[row_group].selected_rows();
-            let guaranteed = if accepts_all[row_group] && worst.is_some() {
-                rows
-            } else {
-                0
-            };
-            Container {
-                file: position,
-                row_group,
-                best,
-                guaranteed,
-                worst,
-                accepts_all: accepts_all[row_group],
-            }
+            let guaranteed = if accepts_all[row_group] && worst.is_some() { rows } else { 0 };
+            Container { file: position, row_group, best, guaranteed, worst, accepts_all: accepts_all[row_group] }
         })
         .collect())
 }
@@ -425,18 +323,11 @@ fn describe_file(
 fn bounds(zones: &ZoneMaps, i: usize, key: &SortKey) -> (Option<ArrayRef>, Option<ArrayRef>) {
     let null = || new_null_array(zones.mins.data_type(), 1);
     let rows = zones.row_counts.value(i);
-    let nulls = zones
-        .null_counts
-        .is_valid(i)
-        .then(|| zones.null_counts.value(i));
+    let nulls = zones.null_counts.is_valid(i).then(|| zones.null_counts.value(i));
     if nulls == Some(rows) {
         return (Some(null()), Some(null()));
     }
-    let (best, worst) = if key.descending {
-        (&zones.maxes, &zones.mins)
-    } else {
-        (&zones.mins, &zones.maxes)
-    };
+    let (best, worst) = if key.descending { (&zones.maxes, &zones.mins) } else { (&zones.mins, &zones.maxes) };
     let value = |bounds: &ArrayRef| bounds.is_valid(i).then(|| bounds.slice(i, 1));
     match nulls {
         Some(0) => (value(best), value(worst)),
@@ -449,11 +340,7 @@ fn bounds(zones: &ZoneMaps, i: usize, key: &SortKey) -> (Option<ArrayRef>, Optio
 }
 
 /// The worst value of the best `limit` guaranteed rows, and how many row groups gave it.
-fn threshold<'a>(
-    containers: impl IntoIterator<Item = &'a Container>,
-    limit: usize,
-    key: &SortKey,
-) -> Option<(ArrayRef, usize)> {
+fn threshold<'a>(containers: impl IntoIterator<Item = &'a Container>, limit: usize, key: &SortKey) -> Option<(ArrayRef, usize)> {
     let mut guaranteed: Vec<(&ArrayRef, usize)> = containers
         .into_iter()
         .filter(|c| c.guaranteed > 0)
@@ -485,15 +372,10 @@ fn worse(a: &ArrayRef, b: &ArrayRef, key: &SortKey) -> bool {
 
 /// Bounds in Spark's order under Arrow's total order (-0.0 as 0.0, one NaN).
 fn in_spark_order(zones: ZoneMaps) -> ZoneMaps {
-    ZoneMaps {
-        mins: spark_float_order(&zones.mins),
-        maxes: spark_float_order(&zones.maxes),
-        ..zones
-    }
+    ZoneMaps { mins: spark_float_order(&zones.mins), maxes: spark_float_order(&zones.maxes), ..zones }
 }
 
 fn display(value: &ArrayRef) -> String {
     let options = FormatOptions::default().with_null("NULL");
-    ArrayFormatter::try_new(value.as_ref(), &options)
-        .map_or_else(|_| "?".to_string(), |f| f.value(0).to_string())
+    ArrayFormatter::try_new(value.as_ref(), &options).map_or_else(|_| "?".to_string(), |f| f.value(0).to_string())
 }

@@ -78,27 +78,14 @@ pub(crate) struct StatisticsNotes<'a> {
 }
 
 impl<'a> StatisticsNotes<'a> {
-    pub(crate) fn new(
-        file: &'a OpenedFile,
-        filter: &'a BoundExpr,
-        zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>,
-    ) -> Self {
-        let leaves: Vec<(&BoundExpr, LeafPredicate)> = leaves(filter)
-            .into_iter()
-            .map(|expr| (expr, LeafPredicate::analyse(expr)))
-            .collect();
+    pub(crate) fn new(file: &'a OpenedFile, filter: &'a BoundExpr, zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>) -> Self {
+        let leaves: Vec<(&BoundExpr, LeafPredicate)> = leaves(filter).into_iter().map(|expr| (expr, LeafPredicate::analyse(expr))).collect();
         let nan_inferred = zone_maps
             .iter()
             .filter_map(|(name, zones)| Some((name.clone(), nan_inferred(zones.as_ref()?))))
             .collect();
         let without_nan = vec![None; leaves.len()];
-        Self {
-            file,
-            zone_maps,
-            leaves,
-            nan_inferred,
-            without_nan,
-        }
+        Self { file, zone_maps, leaves, nan_inferred, without_nan }
     }
 
     /// The notes for row group `index`.
@@ -130,38 +117,25 @@ impl<'a> StatisticsNotes<'a> {
             match self.zone_maps.get(&column_name) {
                 None => {}
                 Some(None) => add(match self.file.leaf(column) {
-                    None => format!(
-                        "no statistics for {column_name} (not a primitive column outside lists)"
-                    ),
-                    Some((_, field)) => format!(
-                        "no statistics usable for {column_name} (type {})",
-                        field.data_type()
-                    ),
+                    None => format!("no statistics for {column_name} (not a primitive column outside lists)"),
+                    Some((_, field)) => format!("no statistics usable for {column_name} (type {})", field.data_type()),
                 }),
                 Some(Some(zones)) if index < zones.len() => {
                     let has_values = !(zones.null_counts.is_valid(index)
                         && zones.null_counts.value(index) == zones.row_counts.value(index));
                     // A float max made NaN because NaN may hide says nothing of the real max.
-                    let inferred = self
-                        .nan_inferred
-                        .get(&column_name)
-                        .is_some_and(|flags| flags[index]);
+                    let inferred = self.nan_inferred.get(&column_name).is_some_and(|flags| flags[index]);
                     let no_max = zones.maxes.is_null(index) || inferred;
                     if has_values && zones.mins.is_null(index) && no_max {
                         add(format!("no min/max for {column_name}"));
                     } else if inferred && self.ruled_out_without_nan(position, index) {
-                        add(format!(
-                            "NaN may hide in {column_name} (its statistics have no nan_count)"
-                        ));
+                        add(format!("NaN may hide in {column_name} (its statistics have no nan_count)"));
                     }
                 }
                 Some(Some(_)) => {}
             }
         }
-        notes
-            .into_iter()
-            .map(|note| format!("statistics: {note}"))
-            .collect()
+        notes.into_iter().map(|note| format!("statistics: {note}")).collect()
     }
 
     /// Whether leaf `position` would rule row group `index` out if its column were known to
@@ -171,43 +145,23 @@ impl<'a> StatisticsNotes<'a> {
             let (_, leaf) = &self.leaves[position];
             let ruled_out = leaf.column().and_then(|column| {
                 let (leaf_index, field) = self.file.leaf(column)?;
-                let zones = ZoneMaps::for_row_groups_assuming_no_nan(
-                    &self.file.metadata,
-                    leaf_index,
-                    &field,
-                )
-                .ok()?;
+                let zones = ZoneMaps::for_row_groups_assuming_no_nan(&self.file.metadata, leaf_index, &field).ok()?;
                 let zones = in_type(zones, &column.data_type)?;
-                Some(
-                    leaf.evaluate(Some(&zones), zones.len())
-                        .can_true
-                        .iter()
-                        .map(|can| !can)
-                        .collect(),
-                )
+                Some(leaf.evaluate(Some(&zones), zones.len()).can_true.iter().map(|can| !can).collect())
             });
             self.without_nan[position] = Some(ruled_out.unwrap_or_default());
         }
-        self.without_nan[position]
-            .as_ref()
-            .is_some_and(|flags| flags.get(index) == Some(&true))
+        self.without_nan[position].as_ref().is_some_and(|flags| flags.get(index) == Some(&true))
     }
 }
 
 /// Per container: its max is NaN because the writer did not say whether it holds NaN.
 fn nan_inferred(zones: &ZoneMaps) -> Vec<bool> {
     let none = vec![false; zones.len()];
-    if !matches!(
-        zones.maxes.data_type(),
-        DataType::Float16 | DataType::Float32 | DataType::Float64
-    ) {
+    if !matches!(zones.maxes.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
         return none;
     }
-    let Ok(maxes) = arrow::compute::cast(&zones.maxes, &DataType::Float64) else {
-        return none;
-    };
+    let Ok(maxes) = arrow::compute::cast(&zones.maxes, &DataType::Float64) else { return none };
     let maxes = maxes.as_primitive::<Float64Type>();
-    (0..zones.len())
-        .map(|i| maxes.is_valid(i) && maxes.value(i).is_nan() && !zones.max_exact.value(i))
-        .collect()
+    (0..zones.len()).map(|i| maxes.is_valid(i) && maxes.value(i).is_nan() && !zones.max_exact.value(i)).collect()
 }

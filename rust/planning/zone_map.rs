@@ -19,9 +19,7 @@
 //!   its max; a bound that is itself NaN (old writers) makes both bounds unknown.
 //! * **All-null containers** have null bounds and `null_count == row_count`.
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Float64Array, Scalar, UInt64Array, new_null_array,
-};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, Scalar, UInt64Array, new_null_array};
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Field, Float64Type};
@@ -97,47 +95,25 @@ impl ZoneMaps {
     /// [`ZoneMaps::for_row_groups`] as if the writer had recorded that no value is NaN:
     /// what the bounds alone would decide (explain uses it to tell when a possible NaN is
     /// all that kept a row group). Never for pruning.
-    pub fn for_row_groups_assuming_no_nan(
-        metadata: &ParquetMetaData,
-        leaf: usize,
-        field: &Field,
-    ) -> Result<Self> {
+    pub fn for_row_groups_assuming_no_nan(metadata: &ParquetMetaData, leaf: usize, field: &Field) -> Result<Self> {
         Self::row_groups(metadata, leaf, field, true)
     }
 
-    fn row_groups(
-        metadata: &ParquetMetaData,
-        leaf: usize,
-        field: &Field,
-        assume_no_nan: bool,
-    ) -> Result<Self> {
+    fn row_groups(metadata: &ParquetMetaData, leaf: usize, field: &Field, assume_no_nan: bool) -> Result<Self> {
         let converter = converter(metadata, leaf, field)?;
         let row_groups = metadata.row_groups();
         let stats_error = |e: parquet::errors::ParquetError| PqsiftError::Statistics(e.to_string());
 
-        let mut mins = converter
-            .row_group_mins(row_groups.iter())
-            .map_err(stats_error)?;
-        let mut maxes = converter
-            .row_group_maxes(row_groups.iter())
-            .map_err(stats_error)?;
-        let mut min_exact = converter
-            .row_group_is_min_value_exact(row_groups.iter())
-            .map_err(stats_error)?;
-        let mut max_exact = converter
-            .row_group_is_max_value_exact(row_groups.iter())
-            .map_err(stats_error)?;
-        let null_counts = converter
-            .row_group_null_counts(row_groups.iter())
-            .map_err(stats_error)?;
-        let row_counts =
-            UInt64Array::from_iter_values(row_groups.iter().map(|rg| rg.num_rows().max(0) as u64));
+        let mut mins = converter.row_group_mins(row_groups.iter()).map_err(stats_error)?;
+        let mut maxes = converter.row_group_maxes(row_groups.iter()).map_err(stats_error)?;
+        let mut min_exact = converter.row_group_is_min_value_exact(row_groups.iter()).map_err(stats_error)?;
+        let mut max_exact = converter.row_group_is_max_value_exact(row_groups.iter()).map_err(stats_error)?;
+        let null_counts = converter.row_group_null_counts(row_groups.iter()).map_err(stats_error)?;
+        let row_counts = UInt64Array::from_iter_values(row_groups.iter().map(|rg| rg.num_rows().max(0) as u64));
         let nan_counts = if assume_no_nan {
             UInt64Array::from(vec![0; row_groups.len()])
         } else {
-            converter
-                .row_group_nan_counts(row_groups.iter())
-                .map_err(stats_error)?
+            converter.row_group_nan_counts(row_groups.iter()).map_err(stats_error)?
         };
 
         // Deprecated min/max of an unsigned-ordered column were compared as signed bytes.
@@ -145,13 +121,7 @@ impl ZoneMaps {
         if descriptor.sort_order() != SortOrder::SIGNED {
             let deprecated: BooleanArray = row_groups
                 .iter()
-                .map(|rg| {
-                    Some(
-                        rg.column(leaf)
-                            .statistics()
-                            .is_some_and(|s| s.is_min_max_deprecated()),
-                    )
-                })
+                .map(|rg| Some(rg.column(leaf).statistics().is_some_and(|s| s.is_min_max_deprecated())))
                 .collect();
             if deprecated.true_count() > 0 {
                 mins = null_where(&mins, &deprecated)?;
@@ -161,14 +131,7 @@ impl ZoneMaps {
         min_exact = false_where_null(&min_exact);
         max_exact = false_where_null(&max_exact);
         let null_counts = plausible_null_counts(&null_counts, &row_counts);
-        let mut zones = Self {
-            mins,
-            maxes,
-            min_exact,
-            max_exact,
-            null_counts,
-            row_counts,
-        };
+        let mut zones = Self { mins, maxes, min_exact, max_exact, null_counts, row_counts };
         zones.apply_nan_rules(&nan_counts)?;
         Ok(zones)
     }
@@ -176,35 +139,20 @@ impl ZoneMaps {
     /// Zone maps of the leaf column `leaf` for every data page of row group `row_group`,
     /// from the page index; `None` when the file has no column index or offset index for
     /// this column chunk.
-    pub fn for_pages(
-        metadata: &ParquetMetaData,
-        row_group: usize,
-        leaf: usize,
-        field: &Field,
-    ) -> Result<Option<Self>> {
+    pub fn for_pages(metadata: &ParquetMetaData, row_group: usize, leaf: usize, field: &Field) -> Result<Option<Self>> {
         let Some(page_index) = metadata.page_index() else {
             return Ok(None);
         };
-        if page_index.column_index(row_group, leaf).is_none()
-            || page_index.offset_index(row_group, leaf).is_none()
-        {
+        if page_index.column_index(row_group, leaf).is_none() || page_index.offset_index(row_group, leaf).is_none() {
             return Ok(None);
         }
         let converter = converter(metadata, leaf, field)?;
         let stats_error = |e: parquet::errors::ParquetError| PqsiftError::Statistics(e.to_string());
         let groups = [row_group];
-        let mins = converter
-            .data_page_mins(page_index.as_ref(), groups.iter())
-            .map_err(stats_error)?;
-        let maxes = converter
-            .data_page_maxes(page_index.as_ref(), groups.iter())
-            .map_err(stats_error)?;
-        let null_counts = converter
-            .data_page_null_counts(page_index.as_ref(), groups.iter())
-            .map_err(stats_error)?;
-        let nan_counts = converter
-            .data_page_nan_counts(page_index.as_ref(), groups.iter())
-            .map_err(stats_error)?;
+        let mins = converter.data_page_mins(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
+        let maxes = converter.data_page_maxes(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
+        let null_counts = converter.data_page_null_counts(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
+        let nan_counts = converter.data_page_nan_counts(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
         let Some(row_counts) = converter
             .data_page_row_counts(page_index.as_ref(), metadata.row_groups(), groups.iter())
             .map_err(stats_error)?
@@ -221,48 +169,25 @@ impl ZoneMaps {
         // The column index carries no exactness flag and may truncate byte arrays.
         let exact = !matches!(
             field.data_type(),
-            DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::Utf8View
-                | DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-                | DataType::FixedSizeBinary(_)
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Binary | DataType::LargeBinary
+                | DataType::BinaryView | DataType::FixedSizeBinary(_)
         );
-        let known = |values: &ArrayRef| -> BooleanArray {
-            (0..values.len())
-                .map(|i| Some(exact && values.is_valid(i)))
-                .collect()
-        };
+        let known = |values: &ArrayRef| -> BooleanArray { (0..values.len()).map(|i| Some(exact && values.is_valid(i))).collect() };
         let (min_exact, max_exact) = (known(&mins), known(&maxes));
         let null_counts = plausible_null_counts(&null_counts, &row_counts);
-        let mut zones = Self {
-            mins,
-            maxes,
-            min_exact,
-            max_exact,
-            null_counts,
-            row_counts,
-        };
+        let mut zones = Self { mins, maxes, min_exact, max_exact, null_counts, row_counts };
         zones.apply_nan_rules(&nan_counts)?;
         Ok(Some(zones))
     }
 
     /// Spark orders NaN above every number; Parquet bounds leave NaN out.
     fn apply_nan_rules(&mut self, nan_counts: &UInt64Array) -> Result<()> {
-        if !matches!(
-            self.mins.data_type(),
-            DataType::Float16 | DataType::Float32 | DataType::Float64
-        ) {
+        if !matches!(self.mins.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
             return Ok(());
         }
         // A NaN bound (old writers) says nothing about the other values: both unknown.
         let (nan_min, nan_max) = (is_nan(&self.mins)?, is_nan(&self.maxes)?);
-        let nan_bound: BooleanArray = nan_min
-            .iter()
-            .zip(&nan_max)
-            .map(|(a, b)| Some(*a || *b))
-            .collect();
+        let nan_bound: BooleanArray = nan_min.iter().zip(&nan_max).map(|(a, b)| Some(*a || *b)).collect();
         if nan_bound.true_count() > 0 {
             self.mins = null_where(&self.mins, &nan_bound)?;
             self.maxes = null_where(&self.maxes, &nan_bound)?;
@@ -273,24 +198,15 @@ impl ZoneMaps {
         let mut may_hold_nan = Vec::with_capacity(self.len());
         let mut max_exact = Vec::with_capacity(self.len());
         for i in 0..self.len() {
-            let all_null = self.null_counts.is_valid(i)
-                && self.null_counts.value(i) == self.row_counts.value(i);
+            let all_null = self.null_counts.is_valid(i) && self.null_counts.value(i) == self.row_counts.value(i);
             let nan_known = nan_counts.is_valid(i) && nan_counts.value(i) > 0;
             let nan_possible = (!nan_counts.is_valid(i) || nan_known) && !all_null;
             may_hold_nan.push(Some(nan_possible));
             // NaN is a held value when known present; otherwise only an upper bound.
-            max_exact.push(Some(if nan_possible {
-                nan_known
-            } else {
-                self.max_exact.value(i)
-            }));
+            max_exact.push(Some(if nan_possible { nan_known } else { self.max_exact.value(i) }));
         }
-        let nan = Scalar::new(
-            cast(&Float64Array::from(vec![f64::NAN]), self.maxes.data_type())
-                .map_err(arrow_error)?,
-        );
-        self.maxes =
-            zip(&BooleanArray::from(may_hold_nan), &nan, &self.maxes).map_err(arrow_error)?;
+        let nan = Scalar::new(cast(&Float64Array::from(vec![f64::NAN]), self.maxes.data_type()).map_err(arrow_error)?);
+        self.maxes = zip(&BooleanArray::from(may_hold_nan), &nan, &self.maxes).map_err(arrow_error)?;
         self.max_exact = BooleanArray::from(max_exact);
         Ok(())
     }
@@ -311,33 +227,20 @@ fn plausible_null_counts(null_counts: &UInt64Array, row_counts: &UInt64Array) ->
         .collect()
 }
 
-fn converter<'a>(
-    metadata: &'a ParquetMetaData,
-    leaf: usize,
-    field: &'a Field,
-) -> Result<StatisticsConverter<'a>> {
+fn converter<'a>(metadata: &'a ParquetMetaData, leaf: usize, field: &'a Field) -> Result<StatisticsConverter<'a>> {
     let schema = metadata.file_metadata().schema_descr();
     let converter = StatisticsConverter::from_column_index(leaf, field, schema)
         .map_err(|e| PqsiftError::Statistics(e.to_string()))?
         // A missing null count is unknown, not zero.
         .with_missing_null_counts_as_zero(false)
-        .with_column_orders(
-            metadata
-                .file_metadata()
-                .column_orders()
-                .map(|o| o.as_slice()),
-        );
+        .with_column_orders(metadata.file_metadata().column_orders().map(|o| o.as_slice()));
     Ok(converter)
 }
 
 /// Per entry: a float value that is NaN (null entries are not NaN).
 fn is_nan(values: &ArrayRef) -> Result<Vec<bool>> {
     let as_f64 = cast(values, &DataType::Float64).map_err(arrow_error)?;
-    Ok(as_f64
-        .as_primitive::<Float64Type>()
-        .iter()
-        .map(|v| v.is_some_and(f64::is_nan))
-        .collect())
+    Ok(as_f64.as_primitive::<Float64Type>().iter().map(|v| v.is_some_and(f64::is_nan)).collect())
 }
 
 /// `values` with the entries where `mask` is true replaced by null.
@@ -351,9 +254,5 @@ fn false_where_null(flags: &BooleanArray) -> BooleanArray {
 }
 
 fn and_not(flags: &BooleanArray, mask: &BooleanArray) -> BooleanArray {
-    flags
-        .iter()
-        .zip(mask.iter())
-        .map(|(f, m)| Some(f == Some(true) && m != Some(true)))
-        .collect()
+    flags.iter().zip(mask.iter()).map(|(f, m)| Some(f == Some(true) && m != Some(true))).collect()
 }

@@ -25,16 +25,12 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
-        PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => {
-            (&CORRUPT_FILE_ERROR, "CorruptFileError")
-        }
+        PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
         PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
         PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
         PqsiftError::Table { .. } => (&TABLE_ERROR, "TableError"),
         PqsiftError::SchemaMismatch(_) => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
-        PqsiftError::Storage {
-            not_found: true, ..
-        } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
+        PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
         PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
     };

@@ -24,15 +24,11 @@ pub(crate) fn column_pages(
     path: PathBuf,
     column: &str,
 ) -> PyResult<Vec<(i64, Vec<(u64, u64, u64)>, Option<(u64, u64)>)>> {
-    let meta = py
-        .detach(|| metadata::load(&Location::Local(path.clone())))
-        .map_err(py_err(py))?;
+    let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
     let schema = meta.file_metadata().schema_descr();
     let index = (0..schema.num_columns())
         .find(|&i| schema.column(i).path().string() == column)
-        .ok_or_else(|| {
-            PyKeyError::new_err(format!("{}: no leaf column {column:?}", path.display()))
-        })?;
+        .ok_or_else(|| PyKeyError::new_err(format!("{}: no leaf column {column:?}", path.display())))?;
     Ok((0..meta.num_row_groups())
         .map(|rg| {
             let pages = metadata::page_locations(&meta, rg, index)
@@ -40,8 +36,7 @@ pub(crate) fn column_pages(
                 .into_iter()
                 .map(|p| (p.offset, p.compressed_size, p.first_row_index))
                 .collect();
-            let dictionary = metadata::dictionary_page_range(&meta, rg, index)
-                .map(|r| (r.start, r.end - r.start));
+            let dictionary = metadata::dictionary_page_range(&meta, rg, index).map(|r| (r.start, r.end - r.start));
             (meta.row_group(rg).num_rows(), pages, dictionary)
         })
         .collect())
@@ -56,12 +51,8 @@ pub(crate) fn inspect_py<'py>(
     path: PathBuf,
     storage_options: Option<BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let storage = Storage::new(StorageOptions::from_pairs(
-        storage_options.unwrap_or_default(),
-    ));
-    let summary = py
-        .detach(|| inspect::inspect(&Location::from_user(&path, &storage)?))
-        .map_err(py_err(py))?;
+    let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
+    let summary = py.detach(|| inspect::inspect(&Location::from_user(&path, &storage)?)).map_err(py_err(py))?;
     file_dict(py, &summary)
 }
 
@@ -112,11 +103,7 @@ fn file_dict<'py>(py: Python<'py>, s: &FileSummary) -> PyResult<Bound<'py, PyDic
             d.set_item("num_rows", rg.num_rows)?;
             d.set_item("compressed_bytes", rg.compressed_bytes)?;
             d.set_item("uncompressed_bytes", rg.uncompressed_bytes)?;
-            let chunks = rg
-                .columns
-                .iter()
-                .map(|c| chunk_dict(py, c))
-                .collect::<PyResult<Vec<_>>>()?;
+            let chunks = rg.columns.iter().map(|c| chunk_dict(py, c)).collect::<PyResult<Vec<_>>>()?;
             d.set_item("columns", chunks)?;
             Ok(d)
         })

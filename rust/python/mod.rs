@@ -21,10 +21,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     if std::env::var_os("PQSIFT_HUGE_PAGES").is_some_and(|v| v == "0") {
         crate::allocator::set_huge_pages(false);
     }
-    if let Some(mib) = std::env::var("PQSIFT_RETAIN_MIB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-    {
+    if let Some(mib) = std::env::var("PQSIFT_RETAIN_MIB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
         crate::allocator::retained::set_retain_bytes(mib.saturating_mul(1 << 20));
     }
     crate::allocator::retained::release_in_background();

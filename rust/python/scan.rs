@@ -81,18 +81,14 @@ impl PyScan {
             (Some(keys), Some(limit)) => Some(TopN {
                 keys: keys
                     .iter()
-                    .map(|(column, descending, nulls_first)| {
-                        SortKey::parse(column, *descending, *nulls_first)
-                    })
+                    .map(|(column, descending, nulls_first)| SortKey::parse(column, *descending, *nulls_first))
                     .collect::<crate::Result<Vec<_>>>()
                     .map_err(py_err(py))?,
                 limit,
             }),
             _ => None,
         };
-        let storage = Storage::new(StorageOptions::from_pairs(
-            storage_options.unwrap_or_default(),
-        ));
+        let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
         let options = ScanOptions {
             statistics,
             bloom_filter,
@@ -106,41 +102,22 @@ impl PyScan {
             metadata_size_hint,
             top_n,
             merge_schema,
-            schema: schema
-                .map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema))
-                .transpose()
-                .map_err(py_err(py))?,
+            schema: schema.map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema)).transpose().map_err(py_err(py))?,
             field_ids: FieldIds::from_flags(match_field_ids, ignore_missing_field_ids),
         };
         let inner = py
             .detach(|| {
-                let sources = sources
-                    .iter()
-                    .map(|s| Location::from_user(s, &storage))
-                    .collect::<crate::Result<Vec<_>>>()?;
-                let base_path = base_path
-                    .map(|b| Location::from_user(&b, &storage))
-                    .transpose()?;
-                let deletion_vector = deletion_vector
-                    .map(|(root, descriptor)| {
-                        Ok::<_, crate::PqsiftError>((
-                            Location::from_user(&root, &storage)?,
-                            descriptor,
-                        ))
-                    })
-                    .transpose()?;
+                let sources = sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
+                let base_path = base_path.map(|b| Location::from_user(&b, &storage)).transpose()?;
+                let deletion_vector =
+                    deletion_vector.map(|(root, descriptor)| Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))).transpose()?;
                 let table = match (partition_values, declared_schema) {
                     // Files planned elsewhere (a Spark task), with their partition values and,
                     // for a Delta table, its declared schema and their deletion vector.
-                    (partition_values @ Some(_), declared)
-                    | (partition_values, declared @ Some(_)) => {
+                    (partition_values @ Some(_), declared) | (partition_values, declared @ Some(_)) => {
                         let partitions = match partition_values {
                             Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
-                            None => PartitionValues::with_rows(
-                                Arc::new(Schema::empty()),
-                                Vec::new(),
-                                sources.len(),
-                            )?,
+                            None => PartitionValues::with_rows(Arc::new(Schema::empty()), Vec::new(), sources.len())?,
                         };
                         let table = Table::with_partitions(sources, partitions)?;
                         match declared {
@@ -149,22 +126,10 @@ impl PyScan {
                         }
                     }
                     (None, None) => {
-                        let snapshot = snapshot_spec(
-                            version,
-                            timestamp.as_deref(),
-                            &options.bind.session_time_zone,
-                        )?;
-                        let table_options = TableOptions {
-                            partitioning,
-                            infer_partition_types: partition_type_inference,
-                            base_path,
-                            snapshot,
-                        };
-                        Table::resolve(
-                            &sources,
-                            &table_options,
-                            &HiveOptions::from_bind(&options.bind, partition_type_inference),
-                        )?
+                        let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
+                        let table_options =
+                            TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot };
+                        Table::resolve(&sources, &table_options, &HiveOptions::from_bind(&options.bind, partition_type_inference))?
                     }
                 };
                 Scan::of_table(table, columns, filter.as_deref(), options)
@@ -190,12 +155,8 @@ impl PyScan {
         (0..self.inner.files().len())
             .map(|position| {
                 let opened = self.inner.opened(position);
-                let location = opened
-                    .as_ref()
-                    .map_or(&self.inner.files()[position], |o| &o.location);
-                location
-                    .known_version()
-                    .map(|v| (v.size, v.e_tag.clone(), v.last_modified_ns))
+                let location = opened.as_ref().map_or(&self.inner.files()[position], |o| &o.location);
+                location.known_version().map(|v| (v.size, v.e_tag.clone(), v.last_modified_ns))
             })
             .collect()
     }
@@ -225,11 +186,7 @@ impl PyScan {
     /// A Delta table's root directory, or None.
     #[getter]
     fn table_root(&self) -> Option<String> {
-        self.inner
-            .table()
-            .delta
-            .as_ref()
-            .map(|d| d.table_root.to_string())
+        self.inner.table().delta.as_ref().map(|d| d.table_root.to_string())
     }
 
     /// Per file, its Delta deletion vector descriptor as JSON (None: none, or not Delta).
@@ -239,11 +196,7 @@ impl PyScan {
             Some(delta) => delta
                 .files
                 .iter()
-                .map(|f| {
-                    f.deletion_vector
-                        .as_ref()
-                        .and_then(|dv| serde_json::to_string(dv).ok())
-                })
+                .map(|f| f.deletion_vector.as_ref().and_then(|dv| serde_json::to_string(dv).ok()))
                 .collect(),
             None => vec![None; self.inner.files().len()],
         }
@@ -266,21 +219,14 @@ impl PyScan {
     /// The partition columns as `(name, Spark type name)` pairs (empty without).
     #[getter]
     fn partition_schema(&self) -> Vec<(String, String)> {
-        self.inner
-            .table()
-            .partitions
-            .as_ref()
-            .map(PartitionValues::type_names)
-            .unwrap_or_default()
+        self.inner.table().partitions.as_ref().map(PartitionValues::type_names).unwrap_or_default()
     }
 
     /// Per file, its partition values as canonical text (see `PartitionValues::row_text`).
     #[getter]
     fn partition_values(&self) -> Vec<Vec<Option<String>>> {
         match &self.inner.table().partitions {
-            Some(partitions) => (0..partitions.len())
-                .map(|row| partitions.row_text(row))
-                .collect(),
+            Some(partitions) => (0..partitions.len()).map(|row| partitions.row_text(row)).collect(),
             None => vec![Vec::new(); self.inner.files().len()],
         }
     }
@@ -339,13 +285,8 @@ impl PyScan {
 
     /// The files left by partition values and a Delta log's statistics, without reading
     /// footers: `([(position, size in bytes)], metrics)`.
-    fn files_to_read<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Vec<(usize, u64)>, Bound<'py, PyDict>)> {
-        let (files, metrics) = py
-            .detach(|| self.inner.files_to_read())
-            .map_err(py_err(py))?;
+    fn files_to_read<'py>(&self, py: Python<'py>) -> PyResult<(Vec<(usize, u64)>, Bound<'py, PyDict>)> {
+        let (files, metrics) = py.detach(|| self.inner.files_to_read()).map_err(py_err(py))?;
         let dict = PyDict::new(py);
         for (name, value) in metrics.as_pairs() {
             dict.set_item(name, value)?;
@@ -395,11 +336,7 @@ impl PyScan {
     }
 }
 
-fn file_dict<'py>(
-    py: Python<'py>,
-    file: &FileAccessPlan,
-    metadata: Option<&ParquetMetaData>,
-) -> PyResult<Bound<'py, PyDict>> {
+fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&ParquetMetaData>) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
@@ -409,12 +346,7 @@ fn file_dict<'py>(
         let entry = PyDict::new(py);
         entry.set_item("index", rg.index)?;
         entry.set_item("rows", rg.rows)?;
-        entry.set_item(
-            "compressed_bytes",
-            metadata
-                .and_then(|m| m.row_groups().get(rg.index))
-                .map_or(0, |m| m.compressed_size()),
-        )?;
+        entry.set_item("compressed_bytes", metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()))?;
         entry.set_item("read_bytes", rg.read_bytes)?;
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
@@ -435,23 +367,14 @@ fn file_dict<'py>(
 
 /// The snapshot `version` or `timestamp` (Spark timestamp text, read in
 /// `session_time_zone` when it has no zone) name, if any.
-fn snapshot_spec(
-    version: Option<u64>,
-    timestamp: Option<&str>,
-    session_time_zone: &str,
-) -> crate::Result<Option<SnapshotSpec>> {
+fn snapshot_spec(version: Option<u64>, timestamp: Option<&str>, session_time_zone: &str) -> crate::Result<Option<SnapshotSpec>> {
     match (version, timestamp) {
-        (Some(_), Some(_)) => Err(crate::PqsiftError::filter(
-            "give a version or a timestamp, not both",
-        )),
+        (Some(_), Some(_)) => Err(crate::PqsiftError::filter("give a version or a timestamp, not both")),
         (Some(version), None) => Ok(Some(SnapshotSpec::Version(version))),
         (None, Some(text)) => {
-            let literal = crate::filter::TimestampLiteral::parse(text).ok_or_else(|| {
-                crate::PqsiftError::filter(format!("timestamp {text:?} is not a timestamp"))
-            })?;
-            Ok(Some(SnapshotSpec::Timestamp(
-                literal.instant_micros(session_time_zone)?.div_euclid(1000),
-            )))
+            let literal = crate::filter::TimestampLiteral::parse(text)
+                .ok_or_else(|| crate::PqsiftError::filter(format!("timestamp {text:?} is not a timestamp")))?;
+            Ok(Some(SnapshotSpec::Timestamp(literal.instant_micros(session_time_zone)?.div_euclid(1000))))
         }
         (None, None) => Ok(None),
     }

@@ -33,9 +33,7 @@ fn count(value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
     }
     let index = value.call_method0("__index__")?;
     if index.lt(0)? {
-        return Err(PyValueError::new_err(format!(
-            "{what} must not be negative, got {index}"
-        )));
+        return Err(PyValueError::new_err(format!("{what} must not be negative, got {index}")));
     }
     index
         .extract::<u64>()
@@ -45,23 +43,12 @@ fn count(value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
 }
 
 fn parse_run(item: &Bound<'_, PyAny>, position: usize) -> PyResult<RowSelector> {
-    let pair = item
-        .cast::<PyTuple>()
-        .ok()
-        .filter(|t| t.len() == 2)
-        .ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "run {position}: expected a (\"skip\"|\"select\", count) tuple, got {item}"
-            ))
-        })?;
+    let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| {
+        PyTypeError::new_err(format!("run {position}: expected a (\"skip\"|\"select\", count) tuple, got {item}"))
+    })?;
     let label = pair.get_item(0)?;
     let n = count(&pair.get_item(1)?, &format!("run {position} count"))?;
-    match label
-        .cast::<PyString>()
-        .ok()
-        .map(|s| s.to_string())
-        .as_deref()
-    {
+    match label.cast::<PyString>().ok().map(|s| s.to_string()).as_deref() {
         Some("select") => Ok(RowSelector::select(n)),
         Some("skip") => Ok(RowSelector::skip(n)),
         _ => Err(PyValueError::new_err(format!(
@@ -82,10 +69,7 @@ fn mask_from_iterable(values: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let value = item.extract::<bool>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "mask item {i}: expected a bool or None, got {} {}",
-                item.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
+                item.get_type().name().map(|n| n.to_string()).unwrap_or_default(),
                 item.repr().map(|r| r.to_string()).unwrap_or_default()
             ))
         })?;
@@ -122,9 +106,7 @@ impl PyRowSelection {
         for (i, item) in runs.try_iter()?.enumerate() {
             parsed.push(parse_run(&item?, i)?);
         }
-        RowSelection::from_runs(parsed)
-            .map(Self::from)
-            .map_err(py_err(py))
+        RowSelection::from_runs(parsed).map(Self::from).map_err(py_err(py))
     }
 
     #[staticmethod]
@@ -137,11 +119,7 @@ impl PyRowSelection {
     }
 
     #[staticmethod]
-    fn from_ranges(
-        py: Python<'_>,
-        ranges: &Bound<'_, PyAny>,
-        row_count: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
+    fn from_ranges(py: Python<'_>, ranges: &Bound<'_, PyAny>, row_count: &Bound<'_, PyAny>) -> PyResult<Self> {
         let rows = count(row_count, "row_count")?;
         let mut parsed = Vec::new();
         for (i, item) in ranges.try_iter()?.enumerate() {
@@ -150,18 +128,12 @@ impl PyRowSelection {
                 .cast::<PyTuple>()
                 .ok()
                 .filter(|t| t.len() == 2)
-                .ok_or_else(|| {
-                    PyTypeError::new_err(format!(
-                        "range {i}: expected a (start, end) tuple, got {item}"
-                    ))
-                })?;
+                .ok_or_else(|| PyTypeError::new_err(format!("range {i}: expected a (start, end) tuple, got {item}")))?;
             let start = count(&pair.get_item(0)?, &format!("range {i} start"))?;
             let end = count(&pair.get_item(1)?, &format!("range {i} end"))?;
             parsed.push(start..end);
         }
-        RowSelection::from_ranges(&parsed, rows)
-            .map(Self::from)
-            .map_err(py_err(py))
+        RowSelection::from_ranges(&parsed, rows).map(Self::from).map_err(py_err(py))
     }
 
     #[staticmethod]
@@ -175,10 +147,7 @@ impl PyRowSelection {
     }
 
     fn runs(&self) -> Vec<(&'static str, usize)> {
-        self.inner
-            .iter_runs()
-            .map(|r| (label(&r), r.row_count))
-            .collect()
+        self.inner.iter_runs().map(|r| (label(&r), r.row_count)).collect()
     }
 
     fn to_mask(&self) -> Vec<bool> {
@@ -186,11 +155,7 @@ impl PyRowSelection {
     }
 
     fn selected_ranges(&self) -> Vec<(usize, usize)> {
-        self.inner
-            .selected_ranges()
-            .into_iter()
-            .map(|r| (r.start, r.end))
-            .collect()
+        self.inner.selected_ranges().into_iter().map(|r| (r.start, r.end)).collect()
     }
 
     #[getter]
@@ -218,24 +183,15 @@ impl PyRowSelection {
     }
 
     fn and_then(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
-        self.inner
-            .and_then(&other.inner)
-            .map(Self::from)
-            .map_err(py_err(py))
+        self.inner.and_then(&other.inner).map(Self::from).map_err(py_err(py))
     }
 
     fn intersection(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
-        self.inner
-            .intersection(&other.inner)
-            .map(Self::from)
-            .map_err(py_err(py))
+        self.inner.intersection(&other.inner).map(Self::from).map_err(py_err(py))
     }
 
     fn union(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
-        self.inner
-            .union(&other.inner)
-            .map(Self::from)
-            .map_err(py_err(py))
+        self.inner.union(&other.inner).map(Self::from).map_err(py_err(py))
     }
 
     fn split_off(&self, n: &Bound<'_, PyAny>) -> PyResult<(Self, Self)> {
@@ -255,16 +211,9 @@ impl PyRowSelection {
         self.inner.trim().into()
     }
 
-    fn expand_to_batch_boundaries(
-        &self,
-        py: Python<'_>,
-        batch_size: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
+    fn expand_to_batch_boundaries(&self, py: Python<'_>, batch_size: &Bound<'_, PyAny>) -> PyResult<Self> {
         let batch_size = count(batch_size, "batch_size")?;
-        self.inner
-            .expand_to_batch_boundaries(batch_size)
-            .map(Self::from)
-            .map_err(py_err(py))
+        self.inner.expand_to_batch_boundaries(batch_size).map(Self::from).map_err(py_err(py))
     }
 
     #[pyo3(signature = (pages, *, dictionary_page=None, coalesce_gap=None))]
@@ -281,38 +230,26 @@ impl PyRowSelection {
         }
         let dictionary = match dictionary_page {
             Some(pair) => {
-                let (offset, length): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                    pair.extract().map_err(|_| {
-                        PyTypeError::new_err("dictionary_page must be an (offset, length) tuple")
-                    })?;
+                let (offset, length): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract().map_err(|_| {
+                    PyTypeError::new_err("dictionary_page must be an (offset, length) tuple")
+                })?;
                 let offset = count(&offset, "dictionary_page offset")? as u64;
                 let length = count(&length, "dictionary_page length")? as u64;
-                let end = offset.checked_add(length).ok_or_else(|| {
-                    PyValueError::new_err("dictionary_page passes the largest file offset")
-                })?;
+                let end = offset
+                    .checked_add(length)
+                    .ok_or_else(|| PyValueError::new_err("dictionary_page passes the largest file offset"))?;
                 Some(offset..end)
             }
             None => None,
         };
-        let gap = coalesce_gap
-            .map(|g| count(g, "coalesce_gap"))
-            .transpose()?
-            .map(|g| g as u64);
-        let ranges = self
-            .inner
-            .scan_ranges_with(&locations, dictionary, gap)
-            .map_err(py_err(py))?;
-        Ok(ranges
-            .into_iter()
-            .map(|r| (r.start, r.end - r.start))
-            .collect())
+        let gap = coalesce_gap.map(|g| count(g, "coalesce_gap")).transpose()?.map(|g| g as u64);
+        let ranges = self.inner.scan_ranges_with(&locations, dictionary, gap).map_err(py_err(py))?;
+        Ok(ranges.into_iter().map(|r| (r.start, r.end - r.start)).collect())
     }
 
     #[pyo3(signature = (threshold=SelectionPolicy::DEFAULT_THRESHOLD))]
     fn policy(&self, threshold: usize) -> &'static str {
-        SelectionPolicy::Auto { threshold }
-            .choose(&self.inner)
-            .name()
+        SelectionPolicy::Auto { threshold }.choose(&self.inner).name()
     }
 
     #[pyo3(signature = (policy="auto", threshold=SelectionPolicy::DEFAULT_THRESHOLD))]

@@ -18,9 +18,7 @@ use super::selection::PyRowSelection;
 use crate::filter::{BindOptions, parse_filter};
 use crate::format::metadata_cache::MetadataCache;
 use crate::planning::topn_pruner::SortKey;
-use crate::reading::reader::{
-    OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema,
-};
+use crate::reading::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::row_group_reader::ReadOptions;
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
@@ -47,10 +45,7 @@ pub(crate) fn store_metrics(dict: &Bound<'_, PyDict>, storage: &Storage) -> PyRe
     for (name, value) in storage.metrics().as_pairs() {
         dict.set_item(name, value)?;
     }
-    dict.set_item(
-        "time_store_wait_s",
-        storage.metrics().wait_time().as_secs_f64(),
-    )
+    dict.set_item("time_store_wait_s", storage.metrics().wait_time().as_secs_f64())
 }
 
 /// One record batch, exported through `__arrow_c_array__` (as a struct array).
@@ -82,9 +77,7 @@ impl PyScanStream {
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
         let Some(stream) = self.stream.as_mut() else {
             if self.exported {
-                return Err(PyRuntimeError::new_err(
-                    "this stream was handed off through __arrow_c_stream__",
-                ));
+                return Err(PyRuntimeError::new_err("this stream was handed off through __arrow_c_stream__"));
             }
             return Ok(None);
         };
@@ -112,9 +105,10 @@ impl PyScanStream {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let stream = self.stream.take().ok_or_else(|| {
-            PyRuntimeError::new_err("the stream was already consumed or exported")
-        })?;
+        let stream = self
+            .stream
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream was already consumed or exported"))?;
         self.exported = true;
         let ffi = FFI_ArrowArrayStream::new(Box::new(stream));
         PyCapsule::new_with_value(py, ffi, c"arrow_array_stream")
@@ -126,10 +120,7 @@ impl PyScanStream {
         let metrics = self.metrics.metrics();
         out.set_item("rows_out", metrics.rows_out)?;
         out.set_item("rows_decoded", metrics.rows_decoded)?;
-        out.set_item(
-            "rows_decoded_by_column",
-            metrics.rows_decoded_by_column.clone(),
-        )?;
+        out.set_item("rows_decoded_by_column", metrics.rows_decoded_by_column.clone())?;
         out.set_item("bytes_read", self.metrics.bytes_read())?;
         out.set_item("cache_hits", metrics.cache_hits)?;
         out.set_item("row_group_windows", metrics.windows)?;
@@ -192,8 +183,7 @@ pub(crate) fn read(
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads must be positive"));
     }
-    let policy =
-        SelectionPolicy::parse(selection_policy, selection_threshold).map_err(py_err(py))?;
+    let policy = SelectionPolicy::parse(selection_policy, selection_threshold).map_err(py_err(py))?;
     let order_by = order_by
         .unwrap_or_default()
         .iter()
@@ -205,37 +195,23 @@ pub(crate) fn read(
         .into_iter()
         .map(|(file, row_group, selection)| {
             if file >= files.len() {
-                return Err(PyValueError::new_err(format!(
-                    "task refers to file {file} of {}",
-                    files.len()
-                )));
+                return Err(PyValueError::new_err(format!("task refers to file {file} of {}", files.len())));
             }
-            Ok(ScanTask::new(
-                file,
-                row_group,
-                selection.map(|s| s.inner.clone()),
-            ))
+            Ok(ScanTask::new(file, row_group, selection.map(|s| s.inner.clone())))
         })
         .collect::<PyResult<_>>()?;
     let partitions = match (partition_schema, partition_values) {
-        (Some(schema), Some(rows)) if !schema.is_empty() => {
-            Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?)
-        }
+        (Some(schema), Some(rows)) if !schema.is_empty() => Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?),
         _ => None,
     };
     let declared = declared_schema
-        .map(|text| {
-            DeclaredSchema::from_text(table_name.unwrap_or("the table"), text).map(Arc::new)
-        })
+        .map(|text| DeclaredSchema::from_text(table_name.unwrap_or("the table"), text).map(Arc::new))
         .transpose()
         .map_err(py_err(py))?;
     let config = ReaderConfig {
         columns,
         filter,
-        bind: BindOptions {
-            session_time_zone: session_time_zone.to_string(),
-            case_sensitive,
-        },
+        bind: BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive },
         // column_threads: the stream sets it from the threads it has left over.
         read: ReadOptions {
             pushdown_filters,
@@ -248,8 +224,7 @@ pub(crate) fn read(
             ..ReadOptions::default()
         },
         reorder_filters,
-        threads: threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         limit,
         cache_bytes,
         spark_output,
@@ -257,53 +232,39 @@ pub(crate) fn read(
         declared,
         order_by,
     };
-    let storage = Storage::new(StorageOptions::from_pairs(
-        storage_options.unwrap_or_default(),
-    ));
-    let opened = py.detach(
-        || -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
-            let mut locations = files
-                .iter()
-                .map(|f| Location::from_user(f, &storage))
-                .collect::<crate::Result<Vec<_>>>()?;
-            // Sizes and versions the planning learnt: the metadata cache answers without a request.
-            for (location, version) in locations
-                .iter_mut()
-                .zip(file_versions.into_iter().flatten())
-            {
-                if let Some((size, e_tag, last_modified_ns)) = version {
-                    *location = location.clone().with_version(ObjectVersion {
-                        size,
-                        e_tag,
-                        last_modified_ns,
-                    });
-                }
+    let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
+    let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
+        let mut locations = files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
+        // Sizes and versions the planning learnt: the metadata cache answers without a request.
+        for (location, version) in locations.iter_mut().zip(file_versions.into_iter().flatten()) {
+            if let Some((size, e_tag, last_modified_ns)) = version {
+                *location = location.clone().with_version(ObjectVersion { size, e_tag, last_modified_ns });
             }
-            let open_files: Vec<OpenFile> = locations
-                .into_iter()
-                .map(|location| {
-                    let (metadata, location) =
-                        MetadataCache::global().load_versioned(&location, metadata_size_hint)?;
-                    Ok(OpenFile { location, metadata })
-                })
-                .collect::<crate::Result<_>>()?;
-            for task in &tasks {
-                let groups = open_files[task.file].metadata.num_row_groups();
-                if task.row_group >= groups {
-                    return Err(crate::PqsiftError::selection(format!(
-                        "{}: row group {} of {groups}",
-                        open_files[task.file].location, task.row_group
-                    )));
-                }
+        }
+        let open_files: Vec<OpenFile> = locations
+            .into_iter()
+            .map(|location| {
+                let (metadata, location) = MetadataCache::global().load_versioned(&location, metadata_size_hint)?;
+                Ok(OpenFile { location, metadata })
+            })
+            .collect::<crate::Result<_>>()?;
+        for task in &tasks {
+            let groups = open_files[task.file].metadata.num_row_groups();
+            if task.row_group >= groups {
+                return Err(crate::PqsiftError::selection(format!(
+                    "{}: row group {} of {groups}",
+                    open_files[task.file].location,
+                    task.row_group
+                )));
             }
-            let schema = match (declared_output_schema(&config), open_files.first()) {
-                (Some(declared), _) => declared?,
-                (None, Some(first)) => output_schema(first, &config)?,
-                (None, None) => Arc::new(arrow::datatypes::Schema::empty()),
-            };
-            Ok((schema, open_stream(&open_files, tasks, &config)?))
-        },
-    );
+        }
+        let schema = match (declared_output_schema(&config), open_files.first()) {
+            (Some(declared), _) => declared?,
+            (None, Some(first)) => output_schema(first, &config)?,
+            (None, None) => Arc::new(arrow::datatypes::Schema::empty()),
+        };
+        Ok((schema, open_stream(&open_files, tasks, &config)?))
+    });
     let (schema, stream) = opened.map_err(py_err(py))?;
     // As the stream outputs them: `string_view` turns strings into views.
     let schema = match string_view {
@@ -311,11 +272,5 @@ pub(crate) fn read(
         false => schema,
     };
     let metrics = stream.metrics_handle();
-    Ok(PyScanStream {
-        stream: Some(stream),
-        schema,
-        metrics,
-        storage,
-        exported: false,
-    })
+    Ok(PyScanStream { stream: Some(stream), schema, metrics, storage, exported: false })
 }

@@ -65,9 +65,7 @@ impl CachedColumn {
     /// ```
     pub fn restrict(&self, wanted: &RowSelection) -> Result<ArrayRef> {
         if wanted.row_count() != self.selection.row_count() {
-            return Err(PqsiftError::selection(
-                "cached column and request cover different row counts",
-            ));
+            return Err(PqsiftError::selection("cached column and request cover different row counts"));
         }
         if *wanted == self.selection {
             return Ok(self.values.clone());
@@ -75,17 +73,11 @@ impl CachedColumn {
         // `wanted` seen through the cached selection: one bit per cached value.
         let wanted_mask = BooleanArray::new(wanted.to_mask(), None);
         let cached_mask = BooleanArray::new(self.selection.to_mask(), None);
-        let relative = filter(&wanted_mask, &cached_mask)
-            .map_err(|e| PqsiftError::selection(e.to_string()))?;
-        let relative = relative
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .expect("filter keeps the type");
+        let relative = filter(&wanted_mask, &cached_mask).map_err(|e| PqsiftError::selection(e.to_string()))?;
+        let relative = relative.as_any().downcast_ref::<BooleanArray>().expect("filter keeps the type");
         // A wanted row the cache does not hold would be silently lost: refuse instead.
         if relative.true_count() != wanted.selected_count() {
-            return Err(PqsiftError::selection(
-                "the request selects rows the cached column does not hold",
-            ));
+            return Err(PqsiftError::selection("the request selects rows the cached column does not hold"));
         }
         filter(self.values.as_ref(), relative).map_err(|e| PqsiftError::selection(e.to_string()))
     }
@@ -105,9 +97,7 @@ pub struct SharedArrayCache {
 impl SharedArrayCache {
     /// A cache holding at most `capacity_bytes` of decoded arrays (0 disables it).
     pub fn new(capacity_bytes: usize) -> Self {
-        Self {
-            state: Mutex::new(ByteLru::new(capacity_bytes)),
-        }
+        Self { state: Mutex::new(ByteLru::new(capacity_bytes)) }
     }
 
     /// The configured capacity.
@@ -123,9 +113,7 @@ impl SharedArrayCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, ByteLru<CacheKey, CachedColumn>> {
         // A panic while holding the lock leaves consistent data (every update is one
         // statement), so a poisoned lock is still usable.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The entry for `key`, marking it recently used.
@@ -163,29 +151,16 @@ pub struct CachedArrayReader<'a> {
 impl<'a> CachedArrayReader<'a> {
     /// A reader for row group `row_group` of `file`.
     pub fn new(shared: &'a SharedArrayCache, file: Arc<str>, row_group: usize) -> Self {
-        Self {
-            shared,
-            file,
-            row_group,
-            local: HashMap::new(),
-        }
+        Self { shared, file, row_group, local: HashMap::new() }
     }
 
     fn key(&self, column: usize) -> CacheKey {
-        CacheKey {
-            file: self.file.clone(),
-            row_group: self.row_group,
-            column,
-        }
+        CacheKey { file: self.file.clone(), row_group: self.row_group, column }
     }
 
     /// The cached values of root column `column` for the rows of `wanted`, if a tier holds
     /// them for a superset of those rows.
-    pub fn get(
-        &mut self,
-        column: usize,
-        wanted: &RowSelection,
-    ) -> Result<Option<(ArrayRef, CacheTier)>> {
+    pub fn get(&mut self, column: usize, wanted: &RowSelection) -> Result<Option<(ArrayRef, CacheTier)>> {
         if let Some(cached) = self.local.get(&column)
             && covers(&cached.selection, wanted)?
         {
@@ -223,18 +198,11 @@ mod tests {
     use arrow::array::Int64Array;
 
     fn column(n: i64) -> CachedColumn {
-        CachedColumn {
-            values: Arc::new(Int64Array::from_iter_values(0..n)),
-            selection: RowSelection::select_all(n as usize),
-        }
+        CachedColumn { values: Arc::new(Int64Array::from_iter_values(0..n)), selection: RowSelection::select_all(n as usize) }
     }
 
     fn key(column: usize) -> CacheKey {
-        CacheKey {
-            file: Arc::from("f"),
-            row_group: 0,
-            column,
-        }
+        CacheKey { file: Arc::from("f"), row_group: 0, column }
     }
 
     #[test]
@@ -245,10 +213,7 @@ mod tests {
         cache.insert(key(1), column(1000));
         assert!(cache.get(&key(0)).is_some()); // 0 is now more recent than 1
         cache.insert(key(2), column(1000));
-        assert!(
-            cache.get(&key(1)).is_none(),
-            "the least recently used entry is evicted"
-        );
+        assert!(cache.get(&key(1)).is_none(), "the least recently used entry is evicted");
         assert!(cache.get(&key(0)).is_some() && cache.get(&key(2)).is_some());
         assert!(cache.bytes() <= cache.capacity_bytes());
         // Too large to ever fit: not kept, nothing evicted for it.
@@ -264,14 +229,7 @@ mod tests {
         let all = RowSelection::select_all(100);
         reader.insert(0, column(100).values, all.clone());
         // Another reader fills the shared cache, evicting column 0 there.
-        shared.insert(
-            CacheKey {
-                file: Arc::from("g"),
-                row_group: 0,
-                column: 0,
-            },
-            column(100),
-        );
+        shared.insert(CacheKey { file: Arc::from("g"), row_group: 0, column: 0 }, column(100));
         assert!(shared.get(&key(0)).is_none());
         let (values, tier) = reader.get(0, &all).unwrap().unwrap();
         assert_eq!((values.len(), tier), (100, CacheTier::Local));
@@ -288,22 +246,11 @@ mod tests {
         let shared = SharedArrayCache::new(1 << 20);
         let mut reader = CachedArrayReader::new(&shared, Arc::from("f"), 0);
         let values: ArrayRef = Arc::new(Int64Array::from(vec![1, 3]));
-        reader.insert(
-            0,
-            values,
-            RowSelection::from_bools(&[false, true, false, true]),
-        );
+        reader.insert(0, values, RowSelection::from_bools(&[false, true, false, true]));
         let wider = RowSelection::from_bools(&[true, true, false, true]);
         assert!(reader.get(0, &wider).unwrap().is_none());
         let narrower = RowSelection::from_bools(&[false, false, false, true]);
         let (values, _) = reader.get(0, &narrower).unwrap().unwrap();
-        assert_eq!(
-            values
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap()
-                .values(),
-            &[3]
-        );
+        assert_eq!(values.as_any().downcast_ref::<Int64Array>().unwrap().values(), &[3]);
     }
 }

@@ -22,6 +22,7 @@
 
 pub mod cached_reader;
 pub mod flat_decode;
+pub mod string_gather;
 pub mod projection;
 pub mod reader;
 pub mod row_filter;
@@ -29,6 +30,5 @@ pub mod row_group_reader;
 pub mod row_windows;
 pub mod scan_stream;
 pub mod spark_output;
-pub mod string_gather;
 pub mod string_views;
 pub mod top_rows;

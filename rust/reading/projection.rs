@@ -52,18 +52,10 @@ pub struct Projection {
 /// Resolves `columns` (all when `None`) in `schema` with the filter's name matching. A name
 /// that is a top-level column is that column; otherwise it is read as a path (`a.b`,
 /// `` `a.b`.c ``) into nested structs, and the output column is that field.
-pub fn resolve_projection(
-    schema: &SchemaRef,
-    columns: Option<&[String]>,
-    options: &BindOptions,
-) -> Result<Projection> {
+pub fn resolve_projection(schema: &SchemaRef, columns: Option<&[String]>, options: &BindOptions) -> Result<Projection> {
     let Some(columns) = columns else {
         let roots: Vec<usize> = (0..schema.fields().len()).collect();
-        return Ok(Projection {
-            paths: vec![Vec::new(); roots.len()],
-            roots,
-            schema: Arc::clone(schema),
-        });
+        return Ok(Projection { paths: vec![Vec::new(); roots.len()], roots, schema: Arc::clone(schema) });
     };
     let mut roots = Vec::with_capacity(columns.len());
     let mut paths = Vec::with_capacity(columns.len());
@@ -76,12 +68,7 @@ pub fn resolve_projection(
                 if parts.len() == 1 && parts[0] == *name {
                     return Err(whole_name_error);
                 }
-                resolve_column(
-                    schema,
-                    &ColumnPath::new(parts.iter().map(String::as_str)),
-                    options,
-                )?
-                .indices
+                resolve_column(schema, &ColumnPath::new(parts.iter().map(String::as_str)), options)?.indices
             }
         };
         let mut field = schema.field(indices[0]).clone();
@@ -99,11 +86,7 @@ pub fn resolve_projection(
         roots.push(indices[0]);
         paths.push(names);
     }
-    Ok(Projection {
-        roots,
-        paths,
-        schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
-    })
+    Ok(Projection { roots, paths, schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())) })
 }
 
 /// Per root read only through paths, the Parquet leaf columns under those paths: the
@@ -112,18 +95,9 @@ pub fn resolve_projection(
 ///
 /// A leaf is under a path when its column path starts with the root's and the path's
 /// names (Arrow's struct fields are the Parquet groups of the same names).
-pub fn leaf_subsets(
-    projection: &Projection,
-    parquet: &SchemaDescriptor,
-) -> BTreeMap<usize, Vec<usize>> {
+pub fn leaf_subsets(projection: &Projection, parquet: &SchemaDescriptor) -> BTreeMap<usize, Vec<usize>> {
     let mut subsets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    let whole: Vec<usize> = projection
-        .roots
-        .iter()
-        .zip(&projection.paths)
-        .filter(|(_, p)| p.is_empty())
-        .map(|(r, _)| *r)
-        .collect();
+    let whole: Vec<usize> = projection.roots.iter().zip(&projection.paths).filter(|(_, p)| p.is_empty()).map(|(r, _)| *r).collect();
     for (&root, path) in projection.roots.iter().zip(&projection.paths) {
         if path.is_empty() || whole.contains(&root) {
             continue;
@@ -134,10 +108,7 @@ pub fn leaf_subsets(
                 continue;
             }
             let parts = parquet.column(leaf).path().parts().to_vec();
-            if parts.len() > path.len()
-                && parts[1..=path.len()] == path[..]
-                && !leaves.contains(&leaf)
-            {
+            if parts.len() > path.len() && parts[1..=path.len()] == path[..] && !leaves.contains(&leaf) {
                 leaves.push(leaf);
             }
         }
@@ -148,11 +119,7 @@ pub fn leaf_subsets(
 
 /// `batch` (one root column per output column, whole or pruned to the path's leaves) with each column replaced by the
 /// field at its path, nulls of the structs above it included.
-pub fn extract_fields(
-    batch: RecordBatch,
-    paths: &[Vec<String>],
-    schema: &SchemaRef,
-) -> Result<RecordBatch> {
+pub fn extract_fields(batch: RecordBatch, paths: &[Vec<String>], schema: &SchemaRef) -> Result<RecordBatch> {
     if paths.iter().all(Vec::is_empty) {
         return Ok(batch);
     }
@@ -163,11 +130,7 @@ pub fn extract_fields(
         .map(|(column, path)| extract_field(column, path))
         .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(
-        Arc::clone(schema),
-        columns,
-        &options,
-    )?)
+    Ok(RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)?)
 }
 
 /// The field at `path` (by name: the struct may be whole or pruned to the path's leaves).
@@ -179,9 +142,7 @@ fn extract_field(column: &ArrayRef, path: &[String]) -> Result<ArrayRef> {
             .as_any()
             .downcast_ref::<StructArray>()
             .and_then(|structs| Some((structs.column_by_name(name)?, structs.nulls())))
-            .ok_or_else(|| {
-                PqsiftError::Compute(format!("no field `{name}` in {}", current.data_type()))
-            })?;
+            .ok_or_else(|| PqsiftError::Compute(format!("no field `{name}` in {}", current.data_type())))?;
         nulls = NullBuffer::union(nulls.as_ref(), child.1);
         current = Arc::clone(child.0);
     }
@@ -249,10 +210,7 @@ mod tests {
     use arrow::datatypes::{Field, Fields};
 
     fn inner_fields() -> Fields {
-        Fields::from(vec![
-            Field::new("u", DataType::Int32, false),
-            Field::new("v", DataType::Utf8, true),
-        ])
+        Fields::from(vec![Field::new("u", DataType::Int32, false), Field::new("v", DataType::Utf8, true)])
     }
 
     fn nested() -> SchemaRef {
@@ -270,31 +228,17 @@ mod tests {
     fn paths_name_fields_and_quotes_keep_dots() {
         let schema = nested();
         let options = BindOptions::default();
-        let columns = [
-            "s.b.u".to_string(),
-            "`dotted.name`".to_string(),
-            "S.A".to_string(),
-            "s".to_string(),
-        ];
+        let columns = ["s.b.u".to_string(), "`dotted.name`".to_string(), "S.A".to_string(), "s".to_string()];
         let projection = resolve_projection(&schema, Some(&columns), &options).unwrap();
         assert_eq!(projection.roots, [0, 1, 0, 0]);
         let path = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            projection.paths,
-            [path(&["b", "u"]), vec![], path(&["a"]), vec![]]
-        );
-        let names: Vec<&str> = projection
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
+        assert_eq!(projection.paths, [path(&["b", "u"]), vec![], path(&["a"]), vec![]]);
+        let names: Vec<&str> = projection.schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names, ["u", "dotted.name", "a", "s"]);
         // `u` is required in its struct, but its struct may be null.
         assert!(projection.schema.field(0).is_nullable());
         // A top-level name with a dot is still that column.
-        let whole =
-            resolve_projection(&schema, Some(&["dotted.name".to_string()]), &options).unwrap();
+        let whole = resolve_projection(&schema, Some(&["dotted.name".to_string()]), &options).unwrap();
         assert_eq!((whole.roots, whole.paths), (vec![1], vec![vec![]]));
     }
 
@@ -302,9 +246,7 @@ mod tests {
     fn bad_paths_name_the_column() {
         let schema = nested();
         for bad in ["s.nope", "s.a.deeper", "s..a", "`s", "nope"] {
-            let error =
-                resolve_projection(&schema, Some(&[bad.to_string()]), &BindOptions::default())
-                    .unwrap_err();
+            let error = resolve_projection(&schema, Some(&[bad.to_string()]), &BindOptions::default()).unwrap_err();
             assert!(matches!(error, PqsiftError::Filter(_)), "{bad}: {error}");
         }
     }
@@ -314,16 +256,11 @@ mod tests {
         let schema = nested();
         let inner = StructArray::try_new(
             inner_fields(),
-            vec![
-                Arc::new(Int32Array::from(vec![1, 2, 3])),
-                Arc::new(StringArray::from(vec![Some("x"), None, Some("z")])),
-            ],
+            vec![Arc::new(Int32Array::from(vec![1, 2, 3])), Arc::new(StringArray::from(vec![Some("x"), None, Some("z")]))],
             Some(NullBuffer::from(vec![true, true, false])),
         )
         .unwrap();
-        let DataType::Struct(outer) = schema.field(0).data_type().clone() else {
-            panic!()
-        };
+        let DataType::Struct(outer) = schema.field(0).data_type().clone() else { panic!() };
         let s = StructArray::try_new(
             outer,
             vec![Arc::new(Int32Array::from(vec![7, 8, 9])), Arc::new(inner)],
@@ -331,24 +268,16 @@ mod tests {
         )
         .unwrap();
         let columns = ["s.b.u".to_string(), "s.b.v".to_string()];
-        let projection =
-            resolve_projection(&schema, Some(&columns), &BindOptions::default()).unwrap();
+        let projection = resolve_projection(&schema, Some(&columns), &BindOptions::default()).unwrap();
         let decoded = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                schema.field(0).clone(),
-                schema.field(0).clone(),
-            ])),
+            Arc::new(Schema::new(vec![schema.field(0).clone(), schema.field(0).clone()])),
             vec![Arc::new(s.clone()), Arc::new(s)],
         )
         .unwrap();
         let out = extract_fields(decoded, &projection.paths, &projection.schema).unwrap();
         let u = out.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
         assert_eq!(u.iter().collect::<Vec<_>>(), [None, Some(2), None]);
-        let v = out
-            .column(1)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
+        let v = out.column(1).as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(v.iter().collect::<Vec<_>>(), [None, None, None]);
     }
 }

@@ -12,20 +12,18 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, ColumnPath, CompareOp, Expr, Literal};
-use crate::planning::topn_pruner::SortKey;
+use crate::storage::{FileSource, Location};
 use crate::reading::cached_reader::SharedArrayCache;
+use crate::planning::topn_pruner::SortKey;
 use crate::reading::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
-use crate::reading::scan_stream::{
-    OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
-};
+use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions};
 use crate::reading::spark_output::spark_schema;
-use crate::storage::{FileSource, Location};
-use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
+use crate::table::column_matching::has_field_ids;
 use crate::table::source::merge_schemas;
 
 /// What to read and how.
@@ -98,14 +96,9 @@ pub fn output_schema(file: &OpenFile, config: &ReaderConfig) -> Result<SchemaRef
 pub fn declared_output_schema(config: &ReaderConfig) -> Option<Result<SchemaRef>> {
     let declared = config.declared.as_ref()?;
     Some((|| {
-        let projection =
-            resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind)?;
+        let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind)?;
         match config.spark_output {
-            true => spark_schema(
-                &projection.schema,
-                &vec![false; projection.schema.fields().len()],
-                "the table",
-            ),
+            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], "the table"),
             false => Ok(projection.schema),
         }
     })())
@@ -139,31 +132,17 @@ impl FileLayout {
             return Self::of_declared(file, metadata, position, config, declared);
         }
         let Some(partitions) = &config.partitions else {
-            let file_projection =
-                resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
+            let file_projection = resolve_projection(metadata.schema(), config.columns.as_deref(), &config.bind)?;
             let output_schema = match config.spark_output {
                 true => spark_schema_of(file, &file_projection.schema, &file_projection.roots)?,
                 false => Arc::clone(&file_projection.schema),
             };
             let assembled_schema = Arc::clone(&file_projection.schema);
             let filter = config.filter.clone();
-            return Ok(Self {
-                metadata,
-                file_projection,
-                columns: None,
-                partition_row: None,
-                output_schema,
-                assembled_schema,
-                filter,
-            });
+            return Ok(Self { metadata, file_projection, columns: None, partition_row: None, output_schema, assembled_schema, filter });
         };
-        let (table_schema, from_partition) = merge_schemas(
-            metadata.schema(),
-            &partitions.schema,
-            config.bind.case_sensitive,
-        );
-        let projection =
-            resolve_projection(&table_schema, config.columns.as_deref(), &config.bind)?;
+        let (table_schema, from_partition) = merge_schemas(metadata.schema(), &partitions.schema, config.bind.case_sensitive);
+        let projection = resolve_projection(&table_schema, config.columns.as_deref(), &config.bind)?;
         // The table schema keeps every file field at its index, so a file column's table
         // root is its file root.
         let mut columns = Vec::with_capacity(projection.roots.len());
@@ -179,25 +158,13 @@ impl FileLayout {
                 }
             }
         }
-        let file_schema = Arc::new(Schema::new_with_metadata(
-            fields,
-            projection.schema.metadata().clone(),
-        ));
-        let file_projection = Projection {
-            roots,
-            paths,
-            schema: file_schema,
-        };
+        let file_schema = Arc::new(Schema::new_with_metadata(fields, projection.schema.metadata().clone()));
+        let file_projection = Projection { roots, paths, schema: file_schema };
         let output_schema = match config.spark_output {
             false => Arc::clone(&projection.schema),
             true => {
-                let file_part =
-                    spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
-                let partition_part = spark_schema(
-                    &partitions.schema,
-                    &vec![false; partitions.schema.fields().len()],
-                    &file.location.to_string(),
-                )?;
+                let file_part = spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
+                let partition_part = spark_schema(&partitions.schema, &vec![false; partitions.schema.fields().len()], &file.location.to_string())?;
                 let fields: Vec<_> = projection
                     .schema
                     .fields()
@@ -206,100 +173,46 @@ impl FileLayout {
                     .map(|(field, source)| {
                         let typed = match source {
                             OutputColumn::File(j) => file_part.field(*j).data_type().clone(),
-                            OutputColumn::Partition(k) => {
-                                partition_part.field(*k).data_type().clone()
-                            }
+                            OutputColumn::Partition(k) => partition_part.field(*k).data_type().clone(),
                             // Only declared schemas have null columns.
                             OutputColumn::Null => field.data_type().clone(),
                         };
-                        field
-                            .as_ref()
-                            .clone()
-                            .with_data_type(typed)
-                            .with_nullable(true)
+                        field.as_ref().clone().with_data_type(typed).with_nullable(true)
                     })
                     .collect();
                 Arc::new(Schema::new(fields))
             }
         };
         let filter = match &config.filter {
-            Some(filter) => specialise(
-                filter,
-                &table_schema,
-                &from_partition,
-                partitions,
-                position,
-                &config.bind,
-            )
-            .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.location)))?,
+            Some(filter) => specialise(filter, &table_schema, &from_partition, partitions, position, &config.bind)
+                .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.location)))?,
             None => None,
         };
         let partition_row = Some(partitions.select(&[position])?);
         let assembled_schema = projection.schema;
-        Ok(Self {
-            metadata,
-            file_projection,
-            columns: Some(columns),
-            partition_row,
-            output_schema,
-            assembled_schema,
-            filter,
-        })
+        Ok(Self { metadata, file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema, filter })
     }
 
     /// The layout of a file of a table with a declared schema: every output column is a
     /// declared column (or a struct field of one), read from the file under its physical
     /// name, or a constant of the file (partition value, null where the file lacks it).
-    fn of_declared(
-        file: &OpenFile,
-        metadata: ArrowReaderMetadata,
-        position: usize,
-        config: &ReaderConfig,
-        declared: &DeclaredSchema,
-    ) -> Result<Self> {
+    fn of_declared(file: &OpenFile, metadata: ArrowReaderMetadata, position: usize, config: &ReaderConfig, declared: &DeclaredSchema) -> Result<Self> {
         let file_schema = Arc::clone(metadata.schema());
         let named = |e: PqsiftError| match e {
-            PqsiftError::SchemaMismatch(reason) => {
-                PqsiftError::SchemaMismatch(format!("{}: {reason}", file.location))
-            }
+            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{}: {reason}", file.location)),
             e => PqsiftError::filter(format!("{}: {e}", file.location)),
         };
-        let projection =
-            resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind)
-                .map_err(named)?;
-        let declared = &declared
-            .requested_by(
-                config.columns.as_ref().map(|_| projection.roots.as_slice()),
-                config.filter.as_ref(),
-                &config.bind,
-            )
-            .map_err(named)?;
-        let view = declared
-            .view(
-                &file_schema,
-                config.partitions.as_ref(),
-                position,
-                &config.bind,
-            )
-            .map_err(named)?;
+        let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
+        let declared = &declared.requested_by(config.columns.as_ref().map(|_| projection.roots.as_slice()), config.filter.as_ref(), &config.bind).map_err(named)?;
+        let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
         let mut columns = Vec::with_capacity(projection.roots.len());
         let (mut roots, mut paths, mut fields) = (Vec::new(), Vec::new(), Vec::new());
         for (i, &root) in projection.roots.iter().enumerate() {
             let Some(file_root) = view.file_roots[root] else {
-                columns.push(OutputColumn::Partition(
-                    view.from_constant[root].expect("a constant column"),
-                ));
+                columns.push(OutputColumn::Partition(view.from_constant[root].expect("a constant column")));
                 continue;
             };
-            let physical = declared
-                .file_field_path(
-                    root,
-                    file_root,
-                    &projection.paths[i],
-                    &view,
-                    config.bind.case_sensitive,
-                )
-                .map_err(named)?;
+            let physical = declared.file_field_path(root, file_root, &projection.paths[i], &view, config.bind.case_sensitive).map_err(named)?;
             if physical.len() < projection.paths[i].len() {
                 columns.push(OutputColumn::Null); // a struct field the file lacks
                 continue;
@@ -314,23 +227,13 @@ impl FileLayout {
                 None => columns.push(OutputColumn::Null),
             }
         }
-        let file_projection = Projection {
-            roots,
-            paths,
-            schema: Arc::new(Schema::new(fields)),
-        };
+        let file_projection = Projection { roots, paths, schema: Arc::new(Schema::new(fields)) };
         let output_schema = match config.spark_output {
-            true => spark_schema(
-                &projection.schema,
-                &vec![false; projection.schema.fields().len()],
-                &file.location.to_string(),
-            )?,
+            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], &file.location.to_string())?,
             false => Arc::clone(&projection.schema),
         };
         let filter = match &config.filter {
-            Some(filter) => declared
-                .file_filter(filter, &view, &config.bind)
-                .map_err(named)?,
+            Some(filter) => declared.file_filter(filter, &view, &config.bind).map_err(named)?,
             None => None,
         };
         Ok(Self {
@@ -346,26 +249,18 @@ impl FileLayout {
 
     /// `true` when the file's filter is the constant FALSE: no row of it can match.
     fn matches_nothing(&self) -> bool {
-        matches!(
-            &self.filter,
-            Some(Expr::Literal(crate::filter::Literal::Boolean(false)))
-        )
+        matches!(&self.filter, Some(Expr::Literal(crate::filter::Literal::Boolean(false))))
     }
 }
 
 /// The field at `path` (struct field names, matched exactly, else case-insensitively)
 /// below `root`: the names as the file spells them, and the field as the projection
 /// outputs it (the whole root, or the field named by its last part, nullable).
-fn field_at(
-    root: &arrow::datatypes::Field,
-    path: &[String],
-) -> Option<(Vec<String>, arrow::datatypes::Field)> {
+fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<String>, arrow::datatypes::Field)> {
     let mut field = root;
     let mut names = Vec::with_capacity(path.len());
     for name in path {
-        let arrow::datatypes::DataType::Struct(children) = field.data_type() else {
-            return None;
-        };
+        let arrow::datatypes::DataType::Struct(children) = field.data_type() else { return None };
         let child = &children[find_field(children, name, false)?];
         names.push(child.name().clone());
         field = child.as_ref();
@@ -378,18 +273,11 @@ fn field_at(
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
 fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
-    let parquet_roots = file
-        .metadata
-        .file_metadata()
-        .schema_descr()
-        .root_schema()
-        .get_fields();
+    let parquet_roots = file.metadata.file_metadata().schema_descr().root_schema().get_fields();
     let int96: Vec<bool> = roots
         .iter()
         .map(|&r| {
-            parquet_roots.get(r).is_some_and(|t| {
-                t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96
-            })
+            parquet_roots.get(r).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
         })
         .collect();
     spark_schema(schema, &int96, &file.location.to_string())
@@ -399,11 +287,7 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
 ///
 /// Every file's projection and filter are resolved before any data is read, so an unknown
 /// column or a bad filter fails here.
-pub fn open_stream(
-    files: &[OpenFile],
-    tasks: Vec<ScanTask>,
-    config: &ReaderConfig,
-) -> Result<ScanStream> {
+pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
     let (narrowed, first_pass) = narrow_to_top_rows(files, &tasks, config)?;
     let config = narrowed.as_ref().unwrap_or(config);
     let (sorting, sort) = sort_columns(files, config)?;
@@ -411,11 +295,7 @@ pub fn open_stream(
     if let Some(partitions) = &config.partitions
         && partitions.len() != files.len()
     {
-        return Err(PqsiftError::filter(format!(
-            "{} files but partition values for {}",
-            files.len(),
-            partitions.len()
-        )));
+        return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
     }
     let mut scan_files = Vec::with_capacity(files.len());
     let mut schema: Option<SchemaRef> = None;
@@ -431,10 +311,7 @@ pub fn open_stream(
             Some(first) if first.fields() != projection.schema.fields() => {
                 return Err(PqsiftError::corrupt(
                     &file.location,
-                    format!(
-                        "its columns {} differ from the scan's first file {first}",
-                        projection.schema
-                    ),
+                    format!("its columns {} differ from the scan's first file {first}", projection.schema),
                 ));
             }
             Some(_) => {}
@@ -447,29 +324,16 @@ pub fn open_stream(
         }
         let metadata = layout.metadata;
         let file_has_ids = has_field_ids(metadata.schema().fields());
-        let filter = RowFilter::build(
-            layout.filter.as_ref(),
-            metadata.schema(),
-            metadata.metadata(),
-            &config.bind,
-            config.reorder_filters,
-        )?;
+        let filter =
+            RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
-        let reader = FileReader::new(
-            FileSource::open(&file.location)?,
-            metadata,
-            &filter,
-            &config.bind,
-        )?;
+        let reader = FileReader::new(FileSource::open(&file.location)?, metadata, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {
             (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,
                 values,
                 output: Arc::clone(&layout.assembled_schema),
-                declared: config
-                    .declared
-                    .as_ref()
-                    .map(|d| (d.matcher(config.bind.case_sensitive), file_has_ids)),
+                declared: config.declared.as_ref().map(|d| (d.matcher(config.bind.case_sensitive), file_has_ids)),
             }),
             _ => None,
         };
@@ -485,25 +349,10 @@ pub fn open_stream(
     }
     let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
     let conform_to = config.spark_output.then(|| Arc::clone(&schema));
-    let tasks: Vec<ScanTask> = tasks
-        .into_iter()
-        .filter(|t| !empty_files.contains(&t.file))
-        .collect();
+    let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
-    let options = StreamOptions {
-        read: config.read.clone(),
-        threads: config.threads,
-        limit: config.limit,
-        conform_to,
-        sort,
-    };
-    let stream = ScanStream::start(
-        schema,
-        scan_files,
-        tasks,
-        options,
-        Arc::new(SharedArrayCache::new(config.cache_bytes)),
-    );
+    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
+    let stream = ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
     if let Some(metrics) = first_pass {
         stream.add_metrics(&metrics);
     }
@@ -516,31 +365,16 @@ pub fn open_stream(
 /// so that the other columns are decoded only for rows that can make the top k (ties
 /// included). Returns that config and what the first pass read; `None` where it cannot
 /// help or `T` has no literal form.
-fn narrow_to_top_rows(
-    files: &[OpenFile],
-    tasks: &[ScanTask],
-    config: &ReaderConfig,
-) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
-    let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else {
-        return Ok((None, None));
-    };
+fn narrow_to_top_rows(files: &[OpenFile], tasks: &[ScanTask], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
+    let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
     let key_text = key.column.to_string();
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
-        columns.iter().all(|c| {
-            config
-                .order_by
-                .iter()
-                .any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts()))
-        })
+        columns.iter().all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
     });
     if limit == 0 || files.is_empty() || tasks.is_empty() || only_keys {
         return Ok((None, None));
     }
-    let first = ReaderConfig {
-        columns: Some(vec![key_text]),
-        order_by: vec![key.clone()],
-        ..config.clone()
-    };
+    let first = ReaderConfig { columns: Some(vec![key_text]), order_by: vec![key.clone()], ..config.clone() };
     let mut stream = open_stream(files, tasks.to_vec(), &first)?;
     let mut last = None;
     while let Some(batch) = stream.next_batch_checked() {
@@ -551,47 +385,26 @@ fn narrow_to_top_rows(
     }
     let metrics = stream.metrics();
     let rows = metrics.rows_out;
-    let Some(threshold) = last.filter(|_| rows >= limit as u64) else {
-        return Ok((None, Some(metrics)));
-    };
-    let Some(predicate) = at_least_as_good(key, &threshold) else {
-        return Ok((None, Some(metrics)));
-    };
+    let Some(threshold) = last.filter(|_| rows >= limit as u64) else { return Ok((None, Some(metrics))) };
+    let Some(predicate) = at_least_as_good(key, &threshold) else { return Ok((None, Some(metrics))) };
     let filter = match &config.filter {
         Some(filter) => Expr::And(Box::new(filter.clone()), Box::new(predicate)),
         None => predicate,
     };
-    Ok((
-        Some(ReaderConfig {
-            filter: Some(filter),
-            ..config.clone()
-        }),
-        Some(metrics),
-    ))
+    Ok((Some(ReaderConfig { filter: Some(filter), ..config.clone() }), Some(metrics)))
 }
 
 /// `key` comes no later than `threshold` (a one-element array) in the key's order.
 fn at_least_as_good(key: &SortKey, threshold: &arrow::array::ArrayRef) -> Option<Expr> {
     let column = Expr::Column(key.column.clone());
-    let is_null = Expr::IsNull {
-        expr: Box::new(column.clone()),
-        negated: false,
-    };
+    let is_null = Expr::IsNull { expr: Box::new(column.clone()), negated: false };
     if threshold.is_null(0) {
         // The k-th row's key is NULL: with NULLs first every top row's is; else no bound.
         return key.nulls_first.then_some(is_null);
     }
     let literal = Literal::from_arrow(threshold)?;
-    let op = if key.descending {
-        CompareOp::GtEq
-    } else {
-        CompareOp::LtEq
-    };
-    let compare = Expr::Compare {
-        op,
-        left: Box::new(column),
-        right: Box::new(Expr::Literal(literal)),
-    };
+    let op = if key.descending { CompareOp::GtEq } else { CompareOp::LtEq };
+    let compare = Expr::Compare { op, left: Box::new(column), right: Box::new(Expr::Literal(literal)) };
     Some(match key.nulls_first {
         true => Expr::Or(Box::new(is_null), Box::new(compare)),
         false => compare,
@@ -600,10 +413,7 @@ fn at_least_as_good(key: &SortKey, threshold: &arrow::array::ArrayRef) -> Option
 
 /// With `ORDER BY`: the config that reads the sort keys too (appended to the columns when
 /// not among them) and no row limit, and how the stream sorts.
-fn sort_columns(
-    files: &[OpenFile],
-    config: &ReaderConfig,
-) -> Result<(Option<ReaderConfig>, Option<SortSpec>)> {
+fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<SortSpec>)> {
     if config.order_by.is_empty() || files.is_empty() {
         return Ok((None, None));
     }
@@ -614,67 +424,33 @@ fn sort_columns(
                 Some(schema) => schema?,
                 None => output_schema(&files[0], config)?,
             };
-            schema
-                .fields()
-                .iter()
-                .map(|f| ColumnPath::new([f.name()]).to_string())
-                .collect()
+            schema.fields().iter().map(|f| ColumnPath::new([f.name()]).to_string()).collect()
         }
     };
     let keep_columns = columns.len();
     let same = |a: &[String], b: &[String]| {
         a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| {
-                if config.bind.case_sensitive {
-                    x == y
-                } else {
-                    x.eq_ignore_ascii_case(y)
-                }
-            })
+            && a.iter().zip(b).all(|(x, y)| if config.bind.case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
     };
     let mut keys = Vec::with_capacity(config.order_by.len());
     for key in &config.order_by {
         let wanted = key.column.parts();
-        let index = match columns
-            .iter()
-            .position(|c| split_column_name(c).is_ok_and(|parts| same(&parts, wanted)))
-        {
+        let index = match columns.iter().position(|c| split_column_name(c).is_ok_and(|parts| same(&parts, wanted))) {
             Some(index) => index,
             None => {
                 columns.push(key.column.to_string());
                 columns.len() - 1
             }
         };
-        keys.push((
-            index,
-            SortOptions {
-                descending: key.descending,
-                nulls_first: key.nulls_first,
-            },
-        ));
+        keys.push((index, SortOptions { descending: key.descending, nulls_first: key.nulls_first }));
     }
-    let sorting = ReaderConfig {
-        columns: Some(columns),
-        limit: None,
-        ..config.clone()
-    };
-    Ok((
-        Some(sorting),
-        Some(SortSpec {
-            keys,
-            limit: config.limit,
-            keep_columns,
-        }),
-    ))
+    let sorting = ReaderConfig { columns: Some(columns), limit: None, ..config.clone() };
+    Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
 }
 
 /// Seed 003's limit pruner: without a filter every planned row is output, so the row
 /// groups past the first `limit` planned rows are never needed.
-fn prune_for_limit(
-    files: &[OpenFile],
-    tasks: Vec<ScanTask>,
-    config: &ReaderConfig,
-) -> Vec<ScanTask> {
+fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Vec<ScanTask> {
     let (Some(limit), None) = (config.limit, &config.filter) else {
         return tasks;
     };
@@ -686,11 +462,7 @@ fn prune_for_limit(
         }
         rows += match &task.selection {
             Some(selection) => selection.selected_count(),
-            None => files[task.file]
-                .metadata
-                .row_group(task.row_group)
-                .num_rows()
-                .max(0) as usize,
+            None => files[task.file].metadata.row_group(task.row_group).num_rows().max(0) as usize,
         };
         kept.push(task);
     }
@@ -700,11 +472,9 @@ fn prune_for_limit(
 fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
     let mut options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    if let Some(schema) =
-        crate::format::opener::reader_schema_override(file.metadata.file_metadata())
-            .map_err(corrupt)?
-    {
+    if let Some(schema) = crate::format::opener::reader_schema_override(file.metadata.file_metadata()).map_err(corrupt)? {
         options = options.with_schema(Arc::new(schema));
     }
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(corrupt)
 }
+

@@ -107,26 +107,14 @@ impl RowFilter {
             let required_bytes = metadata
                 .row_groups()
                 .iter()
-                .flat_map(|rg| {
-                    leaves
-                        .iter()
-                        .map(move |&leaf| rg.column(leaf).compressed_size().max(0) as u64)
-                })
+                .flat_map(|rg| leaves.iter().map(move |&leaf| rg.column(leaf).compressed_size().max(0) as u64))
                 .sum();
             let uses_page_index = metadata.num_row_groups() > 0
                 && !leaves.is_empty()
                 && leaves.iter().all(|&leaf| {
-                    metadata
-                        .page_index()
-                        .is_some_and(|index| index.column_index(0, leaf).is_some())
+                    metadata.page_index().is_some_and(|index| index.column_index(0, leaf).is_some())
                 });
-            predicates.push(Predicate {
-                expr: conjunct.clone(),
-                roots,
-                required_bytes,
-                uses_page_index,
-                can_raise,
-            });
+            predicates.push(Predicate { expr: conjunct.clone(), roots, required_bytes, uses_page_index, can_raise });
         }
         Ok(Self::new(predicates, reorder))
     }
@@ -134,11 +122,7 @@ impl RowFilter {
     /// The filter made of `predicates` (in text order); `reorder` enables cost ordering.
     pub fn new(predicates: Vec<Predicate>, reorder: bool) -> Self {
         let stats = Mutex::new(vec![PredicateStats::default(); predicates.len()]);
-        Self {
-            predicates,
-            reorder,
-            stats,
-        }
+        Self { predicates, reorder, stats }
     }
 
     /// The predicates, in text order.
@@ -162,21 +146,13 @@ impl RowFilter {
         let all_observed = stats.iter().all(|s| s.rows_in > 0);
         if all_observed {
             order.sort_by(|&a, &b| {
-                let (ca, cb) = (
-                    stats[a].cost_per_row_removed(),
-                    stats[b].cost_per_row_removed(),
-                );
+                let (ca, cb) = (stats[a].cost_per_row_removed(), stats[b].cost_per_row_removed());
                 ca.partial_cmp(&cb).unwrap_or(std::cmp::Ordering::Equal)
             });
         } else {
             // Static order: page-index-capable first, then fewest bytes (stable: text order
             // breaks ties).
-            order.sort_by_key(|&i| {
-                (
-                    !self.predicates[i].uses_page_index,
-                    self.predicates[i].required_bytes,
-                )
-            });
+            order.sort_by_key(|&i| (!self.predicates[i].uses_page_index, self.predicates[i].required_bytes));
         }
         order
     }
@@ -202,41 +178,22 @@ mod tests {
     use crate::filter::parse_filter;
 
     fn predicate(text: &str, bytes: u64, page_index: bool) -> Predicate {
-        Predicate {
-            expr: parse_filter(text).unwrap(),
-            roots: vec![0],
-            required_bytes: bytes,
-            uses_page_index: page_index,
-            can_raise: false,
-        }
+        Predicate { expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: page_index, can_raise: false }
     }
 
     #[test]
     fn static_order_prefers_page_index_then_bytes() {
         let filter = RowFilter::new(
-            vec![
-                predicate("a = 1", 100, false),
-                predicate("b = 1", 500, true),
-                predicate("c = 1", 50, false),
-            ],
+            vec![predicate("a = 1", 100, false), predicate("b = 1", 500, true), predicate("c = 1", 50, false)],
             true,
         );
         assert_eq!(filter.order(), vec![1, 2, 0]);
-        assert_eq!(
-            RowFilter::new(filter.predicates().to_vec(), false).order(),
-            vec![0, 1, 2]
-        );
+        assert_eq!(RowFilter::new(filter.predicates().to_vec(), false).order(), vec![0, 1, 2]);
     }
 
     #[test]
     fn observed_cost_per_row_removed_reranks() {
-        let filter = RowFilter::new(
-            vec![
-                predicate("a = 1", 10, false),
-                predicate("b = 1", 1000, false),
-            ],
-            true,
-        );
+        let filter = RowFilter::new(vec![predicate("a = 1", 10, false), predicate("b = 1", 1000, false)], true);
         assert_eq!(filter.order(), vec![0, 1]);
         // `a` is cheap but removes almost nothing; `b` costs more and removes 90%.
         filter.record(0, 10_000, 9_990, Duration::from_micros(100));

@@ -23,8 +23,8 @@ use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection,
-    RowSelectionPolicy, RowSelector as CrateSelector,
+    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection, RowSelectionPolicy,
+    RowSelector as CrateSelector,
 };
 use parquet::basic::Type as PhysicalType;
 
@@ -150,18 +150,12 @@ pub struct FileReader {
     /// The metadata decoding strings as dictionaries or views (see
     /// [`FileReader::decode_metadata`]), per set of all-dictionary-encoded chunks and
     /// choice of views.
-    decode_metadata:
-        std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
+    decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
 impl FileReader {
     /// Opens a file for reading with `filter`'s predicates bound to its schema.
-    pub fn new(
-        file: FileSource,
-        metadata: ArrowReaderMetadata,
-        filter: &RowFilter,
-        options: &BindOptions,
-    ) -> Result<Self> {
+    pub fn new(file: FileSource, metadata: ArrowReaderMetadata, filter: &RowFilter, options: &BindOptions) -> Result<Self> {
         let key: Arc<str> = Arc::from(file.name());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
@@ -169,9 +163,7 @@ impl FileReader {
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
         let probe = match &file {
-            FileSource::Local(local) => {
-                FileSource::Local(crate::format::io::CountingFile::open(local.path())?)
-            }
+            FileSource::Local(local) => FileSource::Local(crate::format::io::CountingFile::open(local.path())?),
             remote => remote.clone(),
         };
         Ok(Self {
@@ -232,12 +224,7 @@ impl FileReader {
         options: &ReadOptions,
         cache: &SharedArrayCache,
     ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
-        let rows = self
-            .metadata
-            .metadata()
-            .row_group(row_group)
-            .num_rows()
-            .max(0) as usize;
+        let rows = self.metadata.metadata().row_group(row_group).num_rows().max(0) as usize;
         let selection = match selection {
             Some(s) if s.row_count() == rows => s.clone(),
             Some(s) => {
@@ -249,18 +236,9 @@ impl FileReader {
             None => RowSelection::select_all(rows),
         };
         match options.pushdown_filters {
-            true => self.read_late_materialized(
-                row_group,
-                selection,
-                projection,
-                leaf_subsets,
-                filter,
-                options,
-                cache,
-            ),
+            true => self.read_late_materialized(row_group, selection, projection, leaf_subsets, filter, options, cache),
             false => {
-                let (batch, metrics) =
-                    self.read_then_filter(row_group, &selection, projection, filter, options)?;
+                let (batch, metrics) = self.read_then_filter(row_group, &selection, projection, filter, options)?;
                 Ok((batch, metrics, Vec::new()))
             }
         }
@@ -281,16 +259,7 @@ impl FileReader {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         let started = Instant::now();
-        let out = self.columns(
-            row_group,
-            projection,
-            leaf_subsets,
-            selection,
-            options,
-            &mut cache,
-            &mut metrics,
-            Decode::Output,
-        )?;
+        let out = self.columns(row_group, projection, leaf_subsets, selection, options, &mut cache, &mut metrics, Decode::Output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
@@ -327,26 +296,9 @@ impl FileReader {
                 1 => Decode::Dictionaries,
                 _ => Decode::FileTypes,
             };
-            let batch = self.columns(
-                row_group,
-                &predicate.roots,
-                &whole,
-                &selection,
-                options,
-                &mut cache,
-                &mut metrics,
-                decode,
-            )?;
-            let file_types: Vec<&DataType> = predicate
-                .roots
-                .iter()
-                .map(|&r| self.metadata.schema().field(r).data_type())
-                .collect();
-            let passed = crate::reading::string_views::evaluate_by_dictionary(
-                &self.bound[index],
-                &batch,
-                &file_types,
-            )?;
+            let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, decode)?;
+            let file_types: Vec<&DataType> = predicate.roots.iter().map(|&r| self.metadata.schema().field(r).data_type()).collect();
+            let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
             selection = selection.and_then(&refinement)?;
@@ -367,13 +319,7 @@ impl FileReader {
             false => {
                 let leaves = self.leaves_of(projection, leaf_subsets);
                 // Half the budget a part: the stream holds a few at once (see scan_stream).
-                crate::reading::row_windows::parts(
-                    self.metadata.metadata(),
-                    row_group,
-                    &leaves,
-                    &selection,
-                    options.decode_bytes / 2,
-                )?
+                crate::reading::row_windows::parts(self.metadata.metadata(), row_group, &leaves, &selection, options.decode_bytes / 2)?
             }
         }
         .into_iter();
@@ -383,16 +329,7 @@ impl FileReader {
             1 => parts.next().expect("one part"),
             _ => RowSelection::from_ranges(&[], selection_rows)?,
         };
-        let out = self.columns(
-            row_group,
-            projection,
-            leaf_subsets,
-            &first,
-            options,
-            &mut cache,
-            &mut metrics,
-            output,
-        )?;
+        let out = self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics, parts.collect()))
@@ -405,10 +342,7 @@ impl FileReader {
         (0..parquet_schema.num_columns())
             .filter(|&leaf| {
                 let root = parquet_schema.get_column_root_idx(leaf);
-                roots.contains(&root)
-                    && leaf_subsets
-                        .get(&root)
-                        .is_none_or(|subset| subset.contains(&leaf))
+                roots.contains(&root) && leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
             })
             .collect()
     }
@@ -431,15 +365,7 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(
-            row_group,
-            &needed,
-            &LeafSubsets::new(),
-            selection,
-            options,
-            &mut metrics,
-            Decode::FileTypes,
-        )?;
+        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
@@ -451,12 +377,9 @@ impl FileReader {
                     let reached = filter_record_batch(&columns, kept)?;
                     let passed = evaluate(&self.bound[index], &reached)?;
                     let kept = RowSelection::from_filters(std::slice::from_ref(kept));
-                    kept.and_then(&RowSelection::from_filters(&[passed]))?
-                        .to_mask()
+                    kept.and_then(&RowSelection::from_filters(&[passed]))?.to_mask()
                 }
-                _ => {
-                    RowSelection::from_filters(&[evaluate(&self.bound[index], &columns)?]).to_mask()
-                }
+                _ => RowSelection::from_filters(&[evaluate(&self.bound[index], &columns)?]).to_mask(),
             };
             let passed = BooleanArray::new(passed, None);
             keep = Some(match keep {
@@ -506,15 +429,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(
-            row_group,
-            &missing,
-            leaf_subsets,
-            selection,
-            options,
-            metrics,
-            decode,
-        )? {
+        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -525,21 +440,10 @@ impl FileReader {
         let fields: Vec<_> = roots
             .iter()
             .zip(&columns)
-            .map(|(&r, c)| {
-                self.metadata
-                    .schema()
-                    .field(r)
-                    .clone()
-                    .with_data_type(c.data_type().clone())
-            })
+            .map(|(&r, c)| self.metadata.schema().field(r).clone().with_data_type(c.data_type().clone()))
             .collect();
-        let batch_options =
-            RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
-        let batch = RecordBatch::try_new_with_options(
-            Arc::new(Schema::new(fields)),
-            columns,
-            &batch_options,
-        )?;
+        let batch_options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
+        let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?;
         // Dictionaries and views (decoded so, or cached so by a predicate) back to the
         // file's types, unless the caller takes them.
         match decode {
@@ -568,69 +472,39 @@ impl FileReader {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(
-                row_group,
-                roots,
-                leaf_subsets,
-                selection,
-                options,
-                metrics,
-                decode,
-            )?;
-            return Ok(roots
-                .iter()
-                .copied()
-                .zip(decoded.columns().iter().cloned())
-                .collect());
+            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, decode)?;
+            return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
-        let mut by_size: Vec<(u64, usize)> = roots
-            .iter()
-            .map(|&r| (self.compressed_bytes(row_group, r), r))
-            .collect();
+        let mut by_size: Vec<(u64, usize)> = roots.iter().map(|&r| (self.compressed_bytes(row_group, r), r)).collect();
         by_size.sort_unstable_by(|a, b| b.cmp(a));
         for (size, root) in by_size {
-            let lightest = groups
-                .iter_mut()
-                .min_by_key(|(load, _)| *load)
-                .expect("threads >= 1");
+            let lightest = groups.iter_mut().min_by_key(|(load, _)| *load).expect("threads >= 1");
             lightest.0 += size;
             lightest.1.push(root);
         }
-        let results: Vec<Result<(Vec<usize>, RecordBatch, ReadMetrics)>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = groups
-                    .into_iter()
-                    .filter(|(_, group)| !group.is_empty())
-                    .map(|(_, mut group)| {
-                        group.sort_unstable();
-                        scope.spawn(move || {
-                            let mut local = ReadMetrics::default();
-                            let decoded = self.decode(
-                                row_group,
-                                &group,
-                                leaf_subsets,
-                                selection,
-                                options,
-                                &mut local,
-                                decode,
-                            )?;
-                            Ok((group, decoded, local))
-                        })
+        let results: Vec<Result<(Vec<usize>, RecordBatch, ReadMetrics)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .filter(|(_, group)| !group.is_empty())
+                .map(|(_, mut group)| {
+                    group.sort_unstable();
+                    scope.spawn(move || {
+                        let mut local = ReadMetrics::default();
+                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
+                        Ok((group, decoded, local))
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|handle| {
-                        handle.join().unwrap_or_else(|panic| {
-                            Err(PqsiftError::corrupt(
-                                self.name(),
-                                format!("row group {row_group}: {}", panic_message(&panic)),
-                            ))
-                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|panic| {
+                        Err(PqsiftError::corrupt(self.name(), format!("row group {row_group}: {}", panic_message(&panic))))
                     })
-                    .collect()
-            });
+                })
+                .collect()
+        });
         let mut out = Vec::with_capacity(roots.len());
         for result in results {
             let (group, decoded, local) = result?;
@@ -679,35 +553,23 @@ impl FileReader {
             let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
             let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
             // No row: the crate's reader, built over no row, still says the (pruned) types.
-            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
-                self.file.clone(),
-                self.metadata.clone(),
-            )
-            .with_row_groups(vec![row_group])
-            .with_projection(mask)
-            .with_row_selection(CrateSelection::from(vec![CrateSelector::skip(
-                selection.row_count(),
-            )]))
-            .build()
-            .map_err(corrupt)?;
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+                .with_row_groups(vec![row_group])
+                .with_projection(mask)
+                .with_row_selection(CrateSelection::from(vec![CrateSelector::skip(selection.row_count())]))
+                .build()
+                .map_err(corrupt)?;
             return Ok(RecordBatch::new_empty(reader.schema()));
         }
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
-        let variable_width = leaves
-            .iter()
-            .any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
+        let variable_width =
+            leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
         let policy = options.selection_policy.for_columns(variable_width);
         let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
         let decoder_selection = plan.decoder_selection();
         let decoder: Vec<CrateSelector> = decoder_selection
             .iter_runs()
-            .map(|r| {
-                if r.skip {
-                    CrateSelector::skip(r.row_count)
-                } else {
-                    CrateSelector::select(r.row_count)
-                }
-            })
+            .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
         let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
         // Flat fixed-width columns, and flat dictionary-encoded strings, are decoded for the
@@ -715,30 +577,14 @@ impl FileReader {
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) =
-                self.decode_directly(&source, row_group, root, leaf_subsets, selection, options)?
-            {
+            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection, options)? {
                 direct.insert(root, values);
             }
         }
-        let rest: Vec<usize> = roots
-            .iter()
-            .copied()
-            .filter(|root| !direct.contains_key(root))
-            .collect();
+        let rest: Vec<usize> = roots.iter().copied().filter(|root| !direct.contains_key(root)).collect();
         let decoded = match rest.is_empty() {
             true => None,
-            false => Some(self.decode_with_crate(
-                &source,
-                row_group,
-                &rest,
-                leaf_subsets,
-                &plan,
-                decoder,
-                selection,
-                options,
-                decode,
-            )?),
+            false => Some(self.decode_with_crate(&source, row_group, &rest, leaf_subsets, &plan, decoder, selection, options, decode)?),
         };
         let by_crate = decoded.map(|batch| (rest, batch, plan.decoded_rows() as u64));
         self.assemble(roots, direct, by_crate, selection, metrics)
@@ -761,41 +607,20 @@ impl FileReader {
             let field = self.metadata.schema().field(root);
             let (field, column, rows) = match direct.remove(&root) {
                 // A dictionary-encoded string column comes as a dictionary, as from the crate.
-                Some(values) => (
-                    field.clone().with_data_type(values.data_type().clone()),
-                    values,
-                    selection.selected_count() as u64,
-                ),
+                Some(values) => (field.clone().with_data_type(values.data_type().clone()), values, selection.selected_count() as u64),
                 None => {
-                    let (rest, batch, rows) = by_crate
-                        .as_ref()
-                        .expect("the other roots decoded by the crate");
-                    let at = rest
-                        .iter()
-                        .position(|&r| r == root)
-                        .expect("a root the crate decoded");
-                    (
-                        batch.schema().field(at).clone(),
-                        batch.column(at).clone(),
-                        *rows,
-                    )
+                    let (rest, batch, rows) = by_crate.as_ref().expect("the other roots decoded by the crate");
+                    let at = rest.iter().position(|&r| r == root).expect("a root the crate decoded");
+                    (batch.schema().field(at).clone(), batch.column(at).clone(), *rows)
                 }
             };
             metrics.rows_decoded += rows;
-            *metrics
-                .rows_decoded_by_column
-                .entry(field.name().clone())
-                .or_default() += rows;
+            *metrics.rows_decoded_by_column.entry(field.name().clone()).or_default() += rows;
             fields.push(field);
             columns.push(column);
         }
-        let batch_options =
-            RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
-        Ok(RecordBatch::try_new_with_options(
-            Arc::new(Schema::new(fields)),
-            columns,
-            &batch_options,
-        )?)
+        let batch_options = RecordBatchOptions::new().with_row_count(Some(selection.selected_count()));
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?)
     }
 
     /// Root `root` of `row_group` for the rows of `selection`, decoded by
@@ -810,10 +635,7 @@ impl FileReader {
         selection: &RowSelection,
         options: &ReadOptions,
     ) -> Result<Option<ArrayRef>> {
-        use crate::reading::flat_decode::{
-            DecodeError, decodable, decode_dictionary_selected, decode_selected,
-            dictionary_decodable,
-        };
+        use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
         // A root read through a leaf subset is a pruned struct, never flat.
@@ -827,9 +649,7 @@ impl FileReader {
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
         let decode = if dictionary_decodable(&column, arrow_type, chunk) {
             decode_dictionary_selected::<dyn parquet::column::page::PageReader>
-        } else if decodable(&column, arrow_type)
-            && !(options.keep_views && column.physical_type() == PhysicalType::BYTE_ARRAY)
-        {
+        } else if decodable(&column, arrow_type) && !(options.keep_views && column.physical_type() == PhysicalType::BYTE_ARRAY) {
             // (Strings kept as views are the crate's: views into its pages.)
             decode_selected::<dyn parquet::column::page::PageReader>
         } else {
@@ -837,38 +657,20 @@ impl FileReader {
         };
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
-        let locations = metadata
-            .page_index_for_row_group(row_group)
-            .page_locations(leaf)
-            .cloned();
+        let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
         // zstd pages with an offset index (which says where each page's header is, for its
         // size) are read still compressed and decompressed only as far as needed.
-        let zstd_locations = locations
-            .as_deref()
-            .filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
+        let zstd_locations = locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
         let header_error = std::cell::RefCell::new(None);
-        let mut zstd = zstd_locations.map(|locations| {
-            zstd_pages(
-                source,
-                chunk_range(chunk).0,
-                locations,
-                options.max_page_bytes,
-                &header_error,
-            )
-        });
+        let mut zstd = zstd_locations.map(|locations| zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error));
         let mut pages = self.page_reader(source, chunk, rows, locations.clone(), zstd.is_some())?;
         let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
         drop(zstd);
         decoded.map_err(|e| match e {
-            DecodeError::Parquet(e) => source
-                .take_error()
-                .unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
+            DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
                 let column = self.metadata.schema().field(root).name();
-                PqsiftError::corrupt(
-                    self.name(),
-                    format!("row group {row_group}, column {column}: {reason}"),
-                )
+                PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
             }),
         })
     }
@@ -888,23 +690,12 @@ impl FileReader {
         let as_stored;
         let chunk = match compressed {
             true => {
-                as_stored = chunk
-                    .clone()
-                    .into_builder()
-                    .set_compression(parquet::basic::Compression::UNCOMPRESSED)
-                    .build()
-                    .map_err(decoding)?;
+                as_stored = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().map_err(decoding)?;
                 &as_stored
             }
             false => chunk,
         };
-        parquet::file::serialized_reader::SerializedPageReader::new(
-            Arc::new(source.clone()),
-            chunk,
-            rows,
-            locations,
-        )
-        .map_err(decoding)
+        parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations).map_err(decoding)
     }
 
     /// The crate's decode of the roots `roots` (ascending) of `row_group` from `source`,
@@ -923,22 +714,11 @@ impl FileReader {
         options: &ReadOptions,
         decode: Decode,
     ) -> Result<RecordBatch> {
-        let mask = ProjectionMask::leaves(
-            self.metadata.parquet_schema(),
-            self.leaves_of(roots, leaf_subsets),
-        );
-        let views =
-            plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
+        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(roots, leaf_subsets));
+        let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
         let recast = self.decode_metadata(row_group, views);
         let decoded = self
-            .decode_runs(
-                source,
-                recast.as_ref().unwrap_or(&self.metadata),
-                row_group,
-                mask,
-                decoder,
-                plan.decoded_rows(),
-            )
+            .decode_runs(source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, plan.decoded_rows())
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
@@ -978,22 +758,14 @@ impl FileReader {
     fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
         use crate::reading::string_views::{decode_schema, dictionary_columns};
         let schema = self.metadata.schema();
-        let mut key = dictionary_columns(
-            schema,
-            self.metadata.parquet_schema(),
-            self.metadata.metadata().row_group(row_group),
-        );
+        let mut key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
         key.push(views);
-        let mut cached = self
-            .decode_metadata
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .entry(key)
             .or_insert_with_key(|key| {
                 let hinted = decode_schema(schema, &key[..key.len() - 1], views)?;
-                let options =
-                    parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
+                let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })
             .clone()
@@ -1003,12 +775,7 @@ impl FileReader {
     /// the cache) with its view columns, and its dictionary columns unless
     /// `keep_dictionaries`, turned back into the file's types (see
     /// [`string_gather`](crate::reading::string_gather)).
-    fn to_file_types(
-        &self,
-        batch: RecordBatch,
-        roots: &[usize],
-        keep_dictionaries: bool,
-    ) -> Result<RecordBatch> {
+    fn to_file_types(&self, batch: RecordBatch, roots: &[usize], keep_dictionaries: bool) -> Result<RecordBatch> {
         let schema = self.metadata.schema();
         let mut fields = Vec::with_capacity(roots.len());
         let mut columns = Vec::with_capacity(roots.len());
@@ -1016,32 +783,20 @@ impl FileReader {
             let field = schema.field(root);
             let column = match column.data_type() {
                 DataType::Dictionary(..) if keep_dictionaries => column.clone(),
-                DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..)
-                    if column.data_type() != field.data_type() =>
-                {
-                    crate::reading::string_gather::to_plain(column, field.data_type()).map_err(
-                        |e| match e {
-                            // More than 2 GiB of strings in one decode unit.
-                            ArrowError::OffsetOverflowError(_) => {
-                                PqsiftError::unsupported(self.name(), e)
-                            }
-                            _ => PqsiftError::corrupt(self.name(), e),
-                        },
-                    )?
+                DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..) if column.data_type() != field.data_type() => {
+                    crate::reading::string_gather::to_plain(column, field.data_type()).map_err(|e| match e {
+                        // More than 2 GiB of strings in one decode unit.
+                        ArrowError::OffsetOverflowError(_) => PqsiftError::unsupported(self.name(), e),
+                        _ => PqsiftError::corrupt(self.name(), e),
+                    })?
                 }
                 _ => column.clone(),
             };
-            fields.push(Arc::new(
-                field.clone().with_data_type(column.data_type().clone()),
-            ));
+            fields.push(Arc::new(field.clone().with_data_type(column.data_type().clone())));
             columns.push(column);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        Ok(RecordBatch::try_new_with_options(
-            Arc::new(Schema::new(fields)),
-            columns,
-            &options,
-        )?)
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?)
     }
 
     /// The crate's decoder over `row_group`'s leaves `mask` with `metadata` (the file's,
@@ -1056,19 +811,18 @@ impl FileReader {
         decoder: Vec<CrateSelector>,
         rows: usize,
     ) -> Result<RecordBatch> {
-        let reader =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
-                .with_row_groups(vec![row_group])
-                .with_projection(mask)
-                .with_row_selection(CrateSelection::from(decoder))
-                .with_row_selection_policy(RowSelectionPolicy::Selectors)
-                // One batch for the whole selection: the row group is assembled whole anyway, and
-                // decoding in batch_size pieces would cost a concatenation (a copy of every value).
-                // Capped: the crate reserves the batch size up front, and a hostile footer can
-                // claim billions of rows.
-                .with_batch_size(rows.clamp(1, MAX_DECODE_BATCH_ROWS))
-                .build()
-                .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(mask)
+            .with_row_selection(CrateSelection::from(decoder))
+            .with_row_selection_policy(RowSelectionPolicy::Selectors)
+            // One batch for the whole selection: the row group is assembled whole anyway, and
+            // decoding in batch_size pieces would cost a concatenation (a copy of every value).
+            // Capped: the crate reserves the batch size up front, and a hostile footer can
+            // claim billions of rows.
+            .with_batch_size(rows.clamp(1, MAX_DECODE_BATCH_ROWS))
+            .build()
+            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
         let schema = reader.schema();
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -1082,66 +836,30 @@ impl FileReader {
     /// once. From a store, the pages holding a selected row and their dictionary pages (a
     /// chunk without offset index: all of it) are fetched first, in few concurrent
     /// requests, and the headers of those pages checked in memory.
-    fn source_for(
-        &self,
-        row_group: usize,
-        leaves: &[usize],
-        selection: &RowSelection,
-        options: &ReadOptions,
-    ) -> Result<FileSource> {
+    fn source_for(&self, row_group: usize, leaves: &[usize], selection: &RowSelection, options: &ReadOptions) -> Result<FileSource> {
         let chunks = self.metadata.metadata().row_group(row_group);
         if let FileSource::Local(_) = &self.file {
             let unchecked: Vec<usize> = {
                 let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-                leaves
-                    .iter()
-                    .copied()
-                    .filter(|&leaf| !checked.contains(&(row_group, leaf)))
-                    .collect()
+                leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
             };
             for leaf in unchecked {
-                check_column_chunk(
-                    &self.probe,
-                    chunks.column(leaf),
-                    row_group,
-                    options.max_page_bytes,
-                )?;
-                self.checked
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert((row_group, leaf));
+                check_column_chunk(&self.probe, chunks.column(leaf), row_group, options.max_page_bytes)?;
+                self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
             }
             return Ok(self.file.clone());
         }
         let pages = self.pages_read(row_group, leaves, selection)?;
         let ranges = ranges_of(&pages, chunks);
-        let earlier = self
-            .prefetched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&row_group)
-            .cloned();
+        let earlier = self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).get(&row_group).cloned();
         let fetched = match earlier {
-            Some(FileSource::Fetched(fetched)) if fetched.covers(&ranges) => {
-                FileSource::Fetched(fetched)
-            }
+            Some(FileSource::Fetched(fetched)) if fetched.covers(&ranges) => FileSource::Fetched(fetched),
             _ => self.file.prefetch(&ranges, options.coalesce_gap)?,
         };
         for (leaf, read) in &pages {
             match read {
-                Some(read) => check_pages(
-                    &fetched,
-                    chunks.column(*leaf),
-                    row_group,
-                    read,
-                    options.max_page_bytes,
-                )?,
-                None => check_column_chunk(
-                    &fetched,
-                    chunks.column(*leaf),
-                    row_group,
-                    options.max_page_bytes,
-                )?,
+                Some(read) => check_pages(&fetched, chunks.column(*leaf), row_group, read, options.max_page_bytes)?,
+                None => check_column_chunk(&fetched, chunks.column(*leaf), row_group, options.max_page_bytes)?,
             }
         }
         Ok(fetched)
@@ -1152,20 +870,14 @@ impl FileReader {
     /// Per leaf of `leaves` in `row_group`, the byte ranges decoding `selection` reads: the
     /// pages holding a selected row and the dictionary page (`None`: the whole chunk, when
     /// the leaf has no offset index).
-    fn pages_read(
-        &self,
-        row_group: usize,
-        leaves: &[usize],
-        selection: &RowSelection,
-    ) -> Result<Vec<(usize, Option<Vec<Range<u64>>>)>> {
+    fn pages_read(&self, row_group: usize, leaves: &[usize], selection: &RowSelection) -> Result<Vec<(usize, Option<Vec<Range<u64>>>)>> {
         let chunks = self.metadata.metadata().row_group(row_group);
         let mut pages = Vec::with_capacity(leaves.len());
         for &leaf in leaves {
             let (start, _) = chunk_range(chunks.column(leaf));
             let read = match metadata::page_locations(self.metadata.metadata(), row_group, leaf) {
                 Some(locations) if !locations.is_empty() => {
-                    let dictionary =
-                        (start < locations[0].offset).then(|| start..locations[0].offset);
+                    let dictionary = (start < locations[0].offset).then(|| start..locations[0].offset);
                     Some(selection.scan_ranges_with(&locations, dictionary, None)?)
                 }
                 _ => None,
@@ -1180,38 +892,20 @@ impl FileReader {
     /// drops them when the row group is done). A later predicate then costs no round trip;
     /// its pages are fetched even when an earlier one leaves no row, a few pages against
     /// tens of milliseconds.
-    fn prefetch_predicates(
-        &self,
-        row_group: usize,
-        filter: &RowFilter,
-        selection: &RowSelection,
-        options: &ReadOptions,
-    ) -> Result<Option<PrefetchGuard<'_>>> {
+    fn prefetch_predicates(&self, row_group: usize, filter: &RowFilter, selection: &RowSelection, options: &ReadOptions) -> Result<Option<PrefetchGuard<'_>>> {
         if !self.is_remote() || filter.predicates().len() < 2 || !selection.selects_any() {
             return Ok(None);
         }
         let schema = self.metadata.parquet_schema();
-        let mut roots: Vec<usize> = filter
-            .predicates()
-            .iter()
-            .flat_map(|p| p.roots.iter().copied())
-            .collect();
+        let mut roots: Vec<usize> = filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
         roots.sort_unstable();
         roots.dedup();
-        let leaves: Vec<usize> = (0..schema.num_columns())
-            .filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf)))
-            .collect();
+        let leaves: Vec<usize> = (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect();
         let pages = self.pages_read(row_group, &leaves, selection)?;
         let ranges = ranges_of(&pages, self.metadata.metadata().row_group(row_group));
         let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
-        self.prefetched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(row_group, fetched);
-        Ok(Some(PrefetchGuard {
-            reader: self,
-            row_group,
-        }))
+        self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).insert(row_group, fetched);
+        Ok(Some(PrefetchGuard { reader: self, row_group }))
     }
 }
 
@@ -1223,19 +917,12 @@ struct PrefetchGuard<'a> {
 
 impl Drop for PrefetchGuard<'_> {
     fn drop(&mut self) {
-        self.reader
-            .prefetched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.row_group);
+        self.reader.prefetched.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.row_group);
     }
 }
 
 /// The byte ranges of `pages` (see `FileReader::pages_read`) in the row group `chunks`.
-fn ranges_of(
-    pages: &[(usize, Option<Vec<Range<u64>>>)],
-    chunks: &parquet::file::metadata::RowGroupMetaData,
-) -> Vec<Range<u64>> {
+fn ranges_of(pages: &[(usize, Option<Vec<Range<u64>>>)], chunks: &parquet::file::metadata::RowGroupMetaData) -> Vec<Range<u64>> {
     pages
         .iter()
         .flat_map(|(leaf, read)| match read {
@@ -1283,32 +970,18 @@ const MAX_DECODE_BATCH_ROWS: usize = 1 << 20;
 /// The schema of the root columns `roots`, in that order (ascending when the crate
 /// decodes them).
 pub(crate) fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
-    Arc::new(Schema::new(
-        roots
-            .iter()
-            .map(|&r| schema.field(r).clone())
-            .collect::<Vec<_>>(),
-    ))
+    Arc::new(Schema::new(roots.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()))
 }
 
 /// The columns `wanted` (root indices) of a batch holding the roots `have`, in order.
 fn pick(batch: &RecordBatch, have: &[usize], wanted: &[usize]) -> Result<RecordBatch> {
     let positions: Vec<usize> = wanted
         .iter()
-        .map(|w| {
-            have.iter()
-                .position(|h| h == w)
-                .expect("decoded with every needed column")
-        })
+        .map(|w| have.iter().position(|h| h == w).expect("decoded with every needed column"))
         .collect();
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     let schema = batch.schema();
-    let projected = Arc::new(Schema::new(
-        positions
-            .iter()
-            .map(|&p| schema.field(p).clone())
-            .collect::<Vec<_>>(),
-    ));
+    let projected = Arc::new(Schema::new(positions.iter().map(|&p| schema.field(p).clone()).collect::<Vec<_>>()));
     Ok(RecordBatch::try_new_with_options(
         projected,
         positions.iter().map(|&p| batch.column(p).clone()).collect(),
@@ -1319,11 +992,7 @@ fn pick(batch: &RecordBatch, have: &[usize], wanted: &[usize]) -> Result<RecordB
 /// The first rows of the pages of `leaves`, merged: a stretch between two consecutive
 /// boundaries lies inside one page of every leaf. `None` when a leaf has no offset index
 /// (its pages are then read in sequence, none skipped).
-fn page_boundaries(
-    metadata: &parquet::file::metadata::ParquetMetaData,
-    row_group: usize,
-    leaves: &[usize],
-) -> Option<Vec<usize>> {
+fn page_boundaries(metadata: &parquet::file::metadata::ParquetMetaData, row_group: usize, leaves: &[usize]) -> Option<Vec<usize>> {
     let mut boundaries = Vec::new();
     for &leaf in leaves {
         for page in metadata::page_locations(metadata, row_group, leaf)? {
@@ -1350,39 +1019,25 @@ fn zstd_pages<'a>(
     failure: &'a std::cell::RefCell<Option<PqsiftError>>,
 ) -> crate::reading::flat_decode::ZstdPages<'a> {
     use crate::reading::flat_decode::{DecodeError, PageAt};
-    crate::reading::flat_decode::ZstdPages::new(
-        usize::try_from(limit).unwrap_or(usize::MAX),
-        move |at| {
-            let offset = |n: usize| {
-                locations
-                    .get(n)
-                    .map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64))
-            };
-            let (start, end) = match at {
-                PageAt::Dictionary => (
-                    chunk_start,
-                    offset(0).map_or(chunk_start, |(start, _)| start),
-                ),
-                PageAt::Data(n) => {
-                    let (start, length) = offset(n).ok_or_else(|| {
-                        DecodeError::Corrupt(format!("data page {n} is not in the offset index"))
-                    })?;
-                    (start, start + length)
-                }
-            };
-            match crate::format::page_headers::uncompressed_page_size(source, start, end, limit) {
-                Ok(Some(size)) => Ok(size),
-                Ok(None) => Err(DecodeError::Corrupt(format!(
-                    "no page header with a size of at most {limit} bytes at offset {start}"
-                ))),
-                Err(e) => {
-                    let reason = e.to_string();
-                    *failure.borrow_mut() = Some(e);
-                    Err(DecodeError::Corrupt(reason))
-                }
+    crate::reading::flat_decode::ZstdPages::new(usize::try_from(limit).unwrap_or(usize::MAX), move |at| {
+        let offset = |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
+        let (start, end) = match at {
+            PageAt::Dictionary => (chunk_start, offset(0).map_or(chunk_start, |(start, _)| start)),
+            PageAt::Data(n) => {
+                let (start, length) = offset(n).ok_or_else(|| DecodeError::Corrupt(format!("data page {n} is not in the offset index")))?;
+                (start, start + length)
             }
-        },
-    )
+        };
+        match crate::format::page_headers::uncompressed_page_size(source, start, end, limit) {
+            Ok(Some(size)) => Ok(size),
+            Ok(None) => Err(DecodeError::Corrupt(format!("no page header with a size of at most {limit} bytes at offset {start}"))),
+            Err(e) => {
+                let reason = e.to_string();
+                *failure.borrow_mut() = Some(e);
+                Err(DecodeError::Corrupt(reason))
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -1391,23 +1046,11 @@ mod tests {
 
     #[test]
     fn metrics_add_up() {
-        let mut a = ReadMetrics {
-            rows_decoded: 3,
-            cache_hits: 1,
-            ..Default::default()
-        };
+        let mut a = ReadMetrics { rows_decoded: 3, cache_hits: 1, ..Default::default() };
         a.rows_decoded_by_column.insert("x".into(), 3);
         let mut b = a.clone();
         b.rows_out = 2;
         a.add(&b);
-        assert_eq!(
-            (
-                a.rows_decoded,
-                a.cache_hits,
-                a.rows_out,
-                a.rows_decoded_by_column["x"]
-            ),
-            (6, 2, 2, 6)
-        );
+        assert_eq!((a.rows_decoded, a.cache_hits, a.rows_out, a.rows_decoded_by_column["x"]), (6, 2, 2, 6));
     }
 }

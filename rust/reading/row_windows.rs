@@ -30,9 +30,9 @@ use std::ops::Range;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::error::Result;
 use crate::format::metadata::page_locations;
 use crate::reading::string_views::all_dictionary_encoded;
+use crate::error::Result;
 use crate::selection::RowSelection;
 
 /// Default of the read option `decode_bytes`: a row group estimated to decode to more than
@@ -46,12 +46,7 @@ pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
 /// chunk not all dictionary-encoded counts twice plus 16 bytes a value: it is decoded as
 /// views into its pages, which stay in memory until the strings are copied out (see
 /// [`string_gather`](crate::reading::string_gather)).
-pub fn decoded_bytes_per_row(
-    metadata: &ParquetMetaData,
-    row_group: usize,
-    leaves: &[usize],
-    views: bool,
-) -> f64 {
+pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], views: bool) -> f64 {
     let chunks = metadata.row_group(row_group);
     let rows = chunks.num_rows().max(1) as f64;
     leaves
@@ -65,21 +60,12 @@ pub fn decoded_bytes_per_row(
                 PhysicalType::INT64 | PhysicalType::DOUBLE => 8.0,
                 PhysicalType::INT96 => 16.0,
                 PhysicalType::BYTE_ARRAY => 4.0,
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => {
-                    chunk.column_descr().type_length().max(0) as f64
-                }
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as f64,
             };
-            let strings = chunk
-                .unencoded_byte_array_data_bytes()
-                .map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
-            let decoded = (chunk.uncompressed_size().max(0) as f64)
-                .max(strings)
-                .max(width * values);
+            let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
+            let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
             let top_level = chunk.column_descr().path().parts().len() == 1;
-            let as_views = views
-                && chunk.column_type() == PhysicalType::BYTE_ARRAY
-                && top_level
-                && !all_dictionary_encoded(chunk);
+            let as_views = views && chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
             match as_views {
                 true => (2.0 * decoded + 16.0 * values) / rows,
                 false => decoded / rows,
@@ -91,12 +77,7 @@ pub fn decoded_bytes_per_row(
 /// Consecutive row ranges covering `0..rows`, each of about `decode_bytes` at
 /// `bytes_per_row`, ending on a start of `page_starts` (ascending, from 0) where one
 /// falls inside the window; `[0..rows]` when the whole fits.
-pub fn windows(
-    rows: usize,
-    bytes_per_row: f64,
-    page_starts: Option<&[usize]>,
-    decode_bytes: u64,
-) -> Vec<Range<usize>> {
+pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, decode_bytes: u64) -> Vec<Range<usize>> {
     let target = rows_within(decode_bytes, bytes_per_row);
     if target >= rows {
         return vec![0..rows];
@@ -149,33 +130,21 @@ pub fn plan(
         if locations.is_none() && (remote || schema.column(leaf).max_rep_level() > 0) {
             return None;
         }
-        let size = metadata
-            .row_group(row_group)
-            .column(leaf)
-            .uncompressed_size();
+        let size = metadata.row_group(row_group).column(leaf).uncompressed_size();
         if let Some(locations) = locations
             && largest.as_ref().is_none_or(|(biggest, _)| size > *biggest)
         {
-            let starts = locations
-                .iter()
-                .map(|p| usize::try_from(p.first_row_index).unwrap_or(usize::MAX))
-                .collect();
+            let starts = locations.iter().map(|p| usize::try_from(p.first_row_index).unwrap_or(usize::MAX)).collect();
             largest = Some((size, starts));
         }
     }
-    let starts = largest
-        .map(|(_, starts)| starts)
-        .filter(|s: &Vec<usize>| s.is_sorted());
+    let starts = largest.map(|(_, starts)| starts).filter(|s: &Vec<usize>| s.is_sorted());
     let all = windows(rows, bytes_per_row, starts.as_deref(), decode_bytes);
     let kept: Vec<Range<usize>> = match selection {
         None => all,
         Some(selection) => all
             .into_iter()
-            .filter(|w| {
-                selection
-                    .slice(w.start, w.len())
-                    .is_ok_and(|s| s.selects_any())
-            })
+            .filter(|w| selection.slice(w.start, w.len()).is_ok_and(|s| s.selects_any()))
             .collect(),
     };
     (kept.len() > 1).then_some(kept)
@@ -202,13 +171,7 @@ pub fn plan(
 /// assert_eq!(counts, vec![4, 4, 4, 4, 4]);
 /// assert!(parts.iter().all(|p| p.row_count() == 40));
 /// ```
-pub fn parts(
-    metadata: &ParquetMetaData,
-    row_group: usize,
-    leaves: &[usize],
-    selection: &RowSelection,
-    decode_bytes: u64,
-) -> Result<Vec<RowSelection>> {
+pub fn parts(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], selection: &RowSelection, decode_bytes: u64) -> Result<Vec<RowSelection>> {
     let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, false);
     split_selected(selection, rows_within(decode_bytes, bytes_per_row))
 }
@@ -250,8 +213,7 @@ pub fn split_selected(selection: &RowSelection, per_part: usize) -> Result<Vec<R
     }
     let mut parts = Vec::with_capacity(cuts.len());
     for range in cuts.windows(2) {
-        let part =
-            selection.intersection(&RowSelection::from_ranges(&[range[0]..range[1]], rows)?)?;
+        let part = selection.intersection(&RowSelection::from_ranges(&[range[0]..range[1]], rows)?)?;
         if part.selects_any() {
             parts.push(part);
         }
@@ -326,9 +288,6 @@ mod tests {
         let starts = [0, 30, 60, 90];
         assert_eq!(windows(120, 1.0, Some(&starts), 70), vec![0..60, 60..120]);
         // Pages larger than a window: cut inside them.
-        assert_eq!(
-            windows(120, 1.0, Some(&[0, 100]), 40),
-            vec![0..40, 40..80, 80..120]
-        );
+        assert_eq!(windows(120, 1.0, Some(&[0, 100]), 40), vec![0..40, 40..80, 80..120]);
     }
 }

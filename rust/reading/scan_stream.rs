@@ -83,12 +83,9 @@ impl OutputAssembly {
             .zip(self.output.fields())
             .map(|(source, field)| match source {
                 OutputColumn::File(i) => match self.declared {
-                    Some((matcher, file_has_ids)) => crate::table::schema_adapter::to_logical(
-                        batch.column(*i),
-                        field.data_type(),
-                        &matcher,
-                        file_has_ids,
-                    ),
+                    Some((matcher, file_has_ids)) => {
+                        crate::table::schema_adapter::to_logical(batch.column(*i), field.data_type(), &matcher, file_has_ids)
+                    }
                     None => Ok(Arc::clone(batch.column(*i))),
                 },
                 OutputColumn::Partition(k) => self.values.repeated(*k, 0, rows),
@@ -96,11 +93,7 @@ impl OutputAssembly {
             })
             .collect::<Result<Vec<_>>>()?;
         let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(rows));
-        Ok(RecordBatch::try_new_with_options(
-            Arc::clone(&self.output),
-            columns,
-            &options,
-        )?)
+        Ok(RecordBatch::try_new_with_options(Arc::clone(&self.output), columns, &options)?)
     }
 }
 
@@ -121,19 +114,12 @@ pub struct ScanTask {
 impl ScanTask {
     /// The task reading row group `row_group` of file `file`, the rows of `selection`.
     pub fn new(file: usize, row_group: usize, selection: Option<RowSelection>) -> Self {
-        Self {
-            file,
-            row_group,
-            selection,
-            window: None,
-        }
+        Self { file, row_group, selection, window: None }
     }
 
     /// The selection to read: the plan's, limited to the window.
     fn rows(&self, row_count: usize) -> Result<Option<RowSelection>> {
-        let Some(window) = &self.window else {
-            return Ok(self.selection.clone());
-        };
+        let Some(window) = &self.window else { return Ok(self.selection.clone()) };
         let in_window = RowSelection::from_ranges(std::slice::from_ref(window), row_count)?;
         Ok(Some(match &self.selection {
             Some(selection) => selection.intersection(&in_window)?,
@@ -145,12 +131,7 @@ impl ScanTask {
 /// `tasks` with each row group too large to decode at once (see
 /// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
 /// order.
-fn split_into_windows(
-    files: &[ScanFile],
-    tasks: Vec<ScanTask>,
-    decode_bytes: u64,
-    pushdown: bool,
-) -> Vec<ScanTask> {
+fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64, pushdown: bool) -> Vec<ScanTask> {
     let leaves: Vec<Vec<usize>> = files.iter().map(|f| f.leaves_windowed(pushdown)).collect();
     let mut out = Vec::with_capacity(tasks.len());
     for task in tasks {
@@ -159,19 +140,8 @@ fn split_into_windows(
         let remote = file.reader.is_remote();
         // A read without row filter outputs every decoded row: its plain strings come as views.
         let views = file.filter.predicates().is_empty();
-        match crate::reading::row_windows::plan(
-            metadata,
-            task.row_group,
-            &leaves[task.file],
-            task.selection.as_ref(),
-            remote,
-            decode_bytes,
-            views,
-        ) {
-            Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask {
-                window: Some(window),
-                ..task.clone()
-            })),
+        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves[task.file], task.selection.as_ref(), remote, decode_bytes, views) {
+            Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() })),
             None => out.push(task),
         }
     }
@@ -186,12 +156,7 @@ impl ScanFile {
     /// [`parts`](crate::reading::row_windows::parts)).
     fn leaves_windowed(&self, pushdown: bool) -> Vec<usize> {
         let schema = self.reader.metadata().file_metadata().schema_descr();
-        let predicate_roots: Vec<usize> = self
-            .filter
-            .predicates()
-            .iter()
-            .flat_map(|p| p.roots.iter().copied())
-            .collect();
+        let predicate_roots: Vec<usize> = self.filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
         let projection_too = !pushdown || predicate_roots.is_empty();
         (0..schema.num_columns())
             .filter(|&leaf| {
@@ -199,10 +164,7 @@ impl ScanFile {
                 predicate_roots.contains(&root)
                     || (projection_too
                         && self.projection.contains(&root)
-                        && self
-                            .leaf_subsets
-                            .get(&root)
-                            .is_none_or(|subset| subset.contains(&leaf)))
+                        && self.leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf)))
             })
             .collect()
     }
@@ -306,13 +268,8 @@ impl Shared {
                     // at 2 threads with whole-budget parts: 0.6 s and 190 MiB on the filtered
                     // 1 GiB row groups; 2 ahead with half-budget parts: 0.4 s and 165 MiB).
                     let ahead = self.options.threads.max(1);
-                    if progress
-                        .part_jobs
-                        .front()
-                        .is_some_and(|&(_, number, _)| number < progress.parts_consumed + ahead)
-                    {
-                        let (task, number, part) =
-                            progress.part_jobs.pop_front().expect("a part job");
+                    if progress.part_jobs.front().is_some_and(|&(_, number, _)| number < progress.parts_consumed + ahead) {
+                        let (task, number, part) = progress.part_jobs.pop_front().expect("a part job");
                         break Job::Part(task, number, part);
                     }
                     let tasks_left = progress.next_task < self.tasks.len();
@@ -322,16 +279,10 @@ impl Shared {
                     }
                     // Every task taken and consumed, no part left: done. (Until then the
                     // consumer may still hand out parts.)
-                    if !tasks_left
-                        && progress.next_emit >= self.tasks.len()
-                        && progress.part_jobs.is_empty()
-                    {
+                    if !tasks_left && progress.next_emit >= self.tasks.len() && progress.part_jobs.is_empty() {
                         return;
                     }
-                    progress = self
-                        .changed
-                        .wait(progress)
-                        .unwrap_or_else(|p| p.into_inner());
+                    progress = self.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
                 }
             };
             match job {
@@ -351,12 +302,7 @@ impl Shared {
     fn run(&self, index: usize) -> Result<TaskOutput> {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
-        let row_count = file
-            .reader
-            .metadata()
-            .row_group(task.row_group)
-            .num_rows()
-            .max(0) as usize;
+        let row_count = file.reader.metadata().row_group(task.row_group).num_rows().max(0) as usize;
         let selection = task.rows(row_count)?;
         let (batch, mut metrics, parts) = self.guarded(index, || {
             file.reader.read_row_group(
@@ -370,14 +316,8 @@ impl Shared {
             )
         })?;
         metrics.windows = u64::from(task.window.is_some());
-        self.metrics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(&metrics);
-        Ok(TaskOutput {
-            batch: self.output_batch(index, batch)?,
-            parts,
-        })
+        self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        Ok(TaskOutput { batch: self.output_batch(index, batch)?, parts })
     }
 
     /// The rows of `part` (a part task `index` left) of its row group, as an output batch.
@@ -385,20 +325,10 @@ impl Shared {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         let (batch, mut metrics) = self.guarded(index, || {
-            file.reader.read_rows(
-                task.row_group,
-                part,
-                &file.projection,
-                &file.leaf_subsets,
-                &self.options.read,
-                &self.cache,
-            )
+            file.reader.read_rows(task.row_group, part, &file.projection, &file.leaf_subsets, &self.options.read, &self.cache)
         })?;
         metrics.projection_parts = 1;
-        self.metrics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(&metrics);
+        self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
         self.output_batch(index, batch)
     }
 
@@ -408,18 +338,10 @@ impl Shared {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
-            Ok(result) => result.map_err(|e| {
-                e.in_file(file.reader.name(), format!("row group {}", task.row_group))
-            }),
+            Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group))),
             Err(panic) => {
                 let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
-                Err(PqsiftError::corrupt(
-                    file.reader.name(),
-                    format!(
-                        "row group {}: the decoder failed: {message}",
-                        task.row_group
-                    ),
-                ))
+                Err(PqsiftError::corrupt(file.reader.name(), format!("row group {}: the decoder failed: {message}", task.row_group)))
             }
         }
     }
@@ -428,8 +350,7 @@ impl Shared {
     /// partition columns put in place, cast as the options say.
     fn output_batch(&self, index: usize, batch: RecordBatch) -> Result<RecordBatch> {
         let file = &self.files[self.tasks[index].file];
-        let mut batch =
-            crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
+        let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
         if let Some(assembly) = &file.assembly {
             batch = assembly.assemble(batch)?;
         }
@@ -454,23 +375,14 @@ impl MetricsHandle {
     /// What reading has done so far, summed over row groups; `rows_out` counts the rows
     /// handed to the consumer.
     pub fn metrics(&self) -> ReadMetrics {
-        let mut metrics = self
-            .shared
-            .metrics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let mut metrics = self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone();
         metrics.rows_out = self.shared.rows_emitted.load(Ordering::Relaxed);
         metrics
     }
 
     /// Bytes read from the files so far.
     pub fn bytes_read(&self) -> u64 {
-        self.shared
-            .files
-            .iter()
-            .map(|f| f.reader.bytes_read())
-            .sum()
+        self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
     }
 }
 
@@ -505,17 +417,8 @@ impl ScanStream {
         // more row groups in flight hide the latency (the next ones are fetched while these
         // decode). Decoding stays bounded by the window of row groups held.
         let remote = files.iter().any(|f| f.reader.is_remote());
-        let wanted = if remote {
-            options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT)
-        } else {
-            options.threads
-        };
-        let tasks = split_into_windows(
-            &files,
-            tasks,
-            options.read.decode_bytes,
-            options.read.pushdown_filters,
-        );
+        let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
+        let tasks = split_into_windows(&files, tasks, options.read.decode_bytes, options.read.pushdown_filters);
         let mut options = options;
         let schema = match options.read.string_view {
             true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
@@ -523,19 +426,15 @@ impl ScanStream {
         };
         // Key columns read only to sort by are not output.
         let schema = match &options.sort {
-            Some(sort) if sort.keep_columns < schema.fields().len() => Arc::new(
-                schema
-                    .project(&(0..sort.keep_columns).collect::<Vec<_>>())
-                    .unwrap_or_else(|_| schema.as_ref().clone()),
-            ),
+            Some(sort) if sort.keep_columns < schema.fields().len() => {
+                Arc::new(schema.project(&(0..sort.keep_columns).collect::<Vec<_>>()).unwrap_or_else(|_| schema.as_ref().clone()))
+            }
             _ => schema,
         };
         // Decoded views go out as they are unless the file's batches are reshaped first.
         options.read.keep_views = options.read.string_view
             && options.conform_to.is_none()
-            && files
-                .iter()
-                .all(|f| f.assembly.is_none() && f.paths.iter().all(Vec::is_empty));
+            && files.iter().all(|f| f.assembly.is_none() && f.paths.iter().all(Vec::is_empty));
         let threads = wanted.max(1).min(tasks.len().max(1));
         // Fewer row groups than threads: the spare threads decode columns instead.
         options.read.column_threads = (options.threads.max(1) / threads).max(1);
@@ -560,16 +459,7 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self {
-            schema,
-            shared,
-            pending: VecDeque::new(),
-            rows_out: 0,
-            finished: false,
-            sorted: false,
-            parts_left: 0,
-            next_part: 0,
-        }
+        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false, parts_left: 0, next_part: 0 }
     }
 
     /// What reading has done so far, summed over row groups.
@@ -579,11 +469,7 @@ impl ScanStream {
 
     /// Counts work done for this stream elsewhere (a first pass over the same files).
     pub fn add_metrics(&self, metrics: &ReadMetrics) {
-        self.shared
-            .metrics
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(metrics);
+        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(metrics);
     }
 
     /// Bytes read from the files so far.
@@ -593,9 +479,7 @@ impl ScanStream {
 
     /// A handle that reads the metrics even after the stream was handed to a consumer.
     pub fn metrics_handle(&self) -> MetricsHandle {
-        MetricsHandle {
-            shared: Arc::clone(&self.shared),
-        }
+        MetricsHandle { shared: Arc::clone(&self.shared) }
     }
 
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
@@ -612,9 +496,7 @@ impl ScanStream {
         }
         loop {
             if let Some(batch) = self.pending.pop_front() {
-                self.shared
-                    .rows_emitted
-                    .fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+                self.shared.rows_emitted.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
                 return Some(Ok(batch));
             }
             if self.finished {
@@ -679,22 +561,13 @@ impl ScanStream {
                     self.next_part = 0;
                     progress.parts_consumed = 0;
                     progress.parts_done.clear();
-                    progress.part_jobs = output
-                        .parts
-                        .into_iter()
-                        .enumerate()
-                        .map(|(number, part)| (index, number, part))
-                        .collect();
+                    progress.part_jobs = output.parts.into_iter().enumerate().map(|(number, part)| (index, number, part)).collect();
                     output.batch
                 });
                 self.shared.changed.notify_all();
                 return Some(result);
             }
-            progress = self
-                .shared
-                .changed
-                .wait(progress)
-                .unwrap_or_else(|p| p.into_inner());
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
         }
     }
 
@@ -707,22 +580,14 @@ impl ScanStream {
             if let Some(result) = progress.parts_done.remove(&number) {
                 break result;
             }
-            if progress
-                .part_jobs
-                .front()
-                .is_some_and(|&(_, n, _)| n == number)
-            {
+            if progress.part_jobs.front().is_some_and(|&(_, n, _)| n == number) {
                 let (index, _, part) = progress.part_jobs.pop_front().expect("a part job");
                 drop(progress);
                 let result = self.shared.run_part(index, &part);
                 progress = self.shared.lock();
                 break result;
             }
-            progress = self
-                .shared
-                .changed
-                .wait(progress)
-                .unwrap_or_else(|p| p.into_inner());
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
         };
         progress.parts_consumed += 1;
         self.next_part += 1;
@@ -760,8 +625,7 @@ impl Iterator for ScanStream {
     type Item = std::result::Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_batch_checked()
-            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        self.next_batch_checked().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
     }
 }
 

@@ -79,10 +79,7 @@ pub fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
         return Ok(batch);
     }
     // Safe casts: a value that does not fit is an error, never a silent null.
-    let options = CastOptions {
-        safe: false,
-        ..CastOptions::default()
-    };
+    let options = CastOptions { safe: false, ..CastOptions::default() };
     let columns = batch
         .columns()
         .iter()
@@ -92,21 +89,13 @@ pub fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
                 Ok(Arc::clone(column))
             } else {
                 cast_with_options(column, field.data_type(), &options).map_err(|e| {
-                    PqsiftError::Compute(format!(
-                        "column `{}` to Spark type {}: {e}",
-                        field.name(),
-                        field.data_type()
-                    ))
+                    PqsiftError::Compute(format!("column `{}` to Spark type {}: {e}", field.name(), field.data_type()))
                 })
             }
         })
         .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(
-        Arc::clone(target),
-        columns,
-        &options,
-    )?)
+    Ok(RecordBatch::try_new_with_options(Arc::clone(target), columns, &options)?)
 }
 
 fn utc_micros() -> DataType {
@@ -117,8 +106,9 @@ fn utc_micros() -> DataType {
 fn spark_type(data_type: &DataType) -> Result<DataType, String> {
     use DataType::*;
     Ok(match data_type {
-        Null | Boolean | Int8 | Int16 | Int32 | Int64 | Float32 | Float64 | Utf8 | Binary
-        | Date32 => data_type.clone(),
+        Null | Boolean | Int8 | Int16 | Int32 | Int64 | Float32 | Float64 | Utf8 | Binary | Date32 => {
+            data_type.clone()
+        }
         UInt8 => Int16,
         UInt16 => Int32,
         UInt32 => Int64,
@@ -132,28 +122,17 @@ fn spark_type(data_type: &DataType) -> Result<DataType, String> {
         Timestamp(_, Some(_)) => utc_micros(),
         Timestamp(_, None) => Timestamp(TimeUnit::Microsecond, None),
         Dictionary(_, values) => spark_type(values)?,
-        List(item)
-        | LargeList(item)
-        | ListView(item)
-        | LargeListView(item)
-        | FixedSizeList(item, _) => List(nullable_field(item)?),
-        Struct(fields) => Struct(
-            fields
-                .iter()
-                .map(nullable_field)
-                .collect::<Result<Fields, String>>()?,
-        ),
+        List(item) | LargeList(item) | ListView(item) | LargeListView(item) | FixedSizeList(item, _) => {
+            List(nullable_field(item)?)
+        }
+        Struct(fields) => Struct(fields.iter().map(nullable_field).collect::<Result<Fields, String>>()?),
         Map(entries, sorted) => Map(map_entries(entries)?, *sorted),
         other => return Err(format!("type {other} has no Spark equivalent")),
     })
 }
 
 fn nullable_field(field: &FieldRef) -> Result<FieldRef, String> {
-    Ok(Arc::new(Field::new(
-        field.name(),
-        spark_type(field.data_type())?,
-        true,
-    )))
+    Ok(Arc::new(Field::new(field.name(), spark_type(field.data_type())?, true)))
 }
 
 /// Map entries keep a non-null key, as Spark's `MapType` requires.
@@ -166,82 +145,45 @@ fn map_entries(entries: &FieldRef) -> Result<FieldRef, String> {
     };
     let key = Field::new(key.name(), spark_type(key.data_type())?, false);
     let value = Field::new(value.name(), spark_type(value.data_type())?, true);
-    Ok(Arc::new(Field::new(
-        entries.name(),
-        DataType::Struct(Fields::from(vec![key, value])),
-        false,
-    )))
+    Ok(Arc::new(Field::new(entries.name(), DataType::Struct(Fields::from(vec![key, value])), false)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{
-        Array, DictionaryArray, Int32Array, StringArray, TimestampNanosecondArray, UInt64Array,
-    };
+    use arrow::array::{Array, DictionaryArray, Int32Array, StringArray, TimestampNanosecondArray, UInt64Array};
     use arrow::datatypes::Int32Type;
 
     #[test]
     fn conform_casts_each_column_to_the_spark_type() {
         let keys = Int32Array::from(vec![0, 1, 0]);
-        let dict = DictionaryArray::<Int32Type>::try_new(
-            keys,
-            Arc::new(StringArray::from(vec!["a", "b"])),
-        )
-        .unwrap();
+        let dict = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(StringArray::from(vec!["a", "b"]))).unwrap();
         let batch = RecordBatch::try_from_iter([
-            (
-                "u",
-                Arc::new(UInt64Array::from(vec![u64::MAX, 0, 7])) as ArrayRef,
-            ),
+            ("u", Arc::new(UInt64Array::from(vec![u64::MAX, 0, 7])) as ArrayRef),
             ("s", Arc::new(dict) as ArrayRef),
-            (
-                "t",
-                Arc::new(
-                    TimestampNanosecondArray::from(vec![1_999, 2_000, -1_000])
-                        .with_timezone("+00:00"),
-                ) as ArrayRef,
-            ),
+            ("t", Arc::new(TimestampNanosecondArray::from(vec![1_999, 2_000, -1_000]).with_timezone("+00:00")) as ArrayRef),
         ])
         .unwrap();
         let target = spark_schema(&batch.schema(), &[false; 3], "x").unwrap();
         let out = conform(batch, &target).unwrap();
         assert_eq!(out.schema(), target);
         assert_eq!(out.column(0).data_type(), &DataType::Decimal128(20, 0));
-        let strings = out
-            .column(1)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .unwrap();
-        assert_eq!(
-            strings.iter().collect::<Vec<_>>(),
-            [Some("a"), Some("b"), Some("a")]
-        );
+        let strings = out.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(strings.iter().collect::<Vec<_>>(), [Some("a"), Some("b"), Some("a")]);
         assert_eq!(out.column(2).len(), 3);
     }
 
     #[test]
     fn types_without_a_spark_equivalent_name_the_column() {
-        let schema = Schema::new(vec![Field::new(
-            "t",
-            DataType::Time64(TimeUnit::Microsecond),
-            true,
-        )]);
+        let schema = Schema::new(vec![Field::new("t", DataType::Time64(TimeUnit::Microsecond), true)]);
         let error = spark_schema(&schema, &[false], "f.parquet").unwrap_err();
         assert!(matches!(error, PqsiftError::Unsupported { .. }));
-        assert!(
-            error.to_string().contains("f.parquet") && error.to_string().contains("`t`"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("f.parquet") && error.to_string().contains("`t`"), "{error}");
     }
 
     #[test]
     fn int96_roots_become_utc_timestamps() {
-        let schema = Schema::new(vec![Field::new(
-            "t",
-            DataType::Timestamp(TimeUnit::Nanosecond, None),
-            true,
-        )]);
+        let schema = Schema::new(vec![Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, None), true)]);
         let spark = spark_schema(&schema, &[true], "f").unwrap();
         assert_eq!(spark.field(0).data_type(), &utc_micros());
     }

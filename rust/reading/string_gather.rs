@@ -33,14 +33,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, ByteView, DictionaryArray, GenericByteArray, GenericByteViewArray,
-    MAX_INLINE_VIEW_LEN,
-};
+use arrow::array::{Array, ArrayRef, AsArray, ByteView, DictionaryArray, GenericByteArray, GenericByteViewArray, MAX_INLINE_VIEW_LEN};
 use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{
-    ArrowNativeType, BinaryType, BinaryViewType, ByteArrayType, ByteViewType, DataType, Int32Type,
-    LargeBinaryType, LargeUtf8Type, StringViewType, Utf8Type,
+    ArrowNativeType, BinaryType, BinaryViewType, ByteArrayType, ByteViewType, DataType, Int32Type, LargeBinaryType,
+    LargeUtf8Type, StringViewType, Utf8Type,
 };
 use arrow::error::ArrowError;
 
@@ -57,64 +54,37 @@ pub fn to_plain(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, ArrowError>
         // A Parquet dictionary page never holds a null value.
         if values.data_type() == to && values.null_count() == 0 {
             return match to {
-                DataType::Utf8 => {
-                    from_dictionary::<Utf8Type>(dictionary, values.as_string::<i32>())
-                }
-                DataType::LargeUtf8 => {
-                    from_dictionary::<LargeUtf8Type>(dictionary, values.as_string::<i64>())
-                }
-                DataType::Binary => {
-                    from_dictionary::<BinaryType>(dictionary, values.as_binary::<i32>())
-                }
-                DataType::LargeBinary => {
-                    from_dictionary::<LargeBinaryType>(dictionary, values.as_binary::<i64>())
-                }
+                DataType::Utf8 => from_dictionary::<Utf8Type>(dictionary, values.as_string::<i32>()),
+                DataType::LargeUtf8 => from_dictionary::<LargeUtf8Type>(dictionary, values.as_string::<i64>()),
+                DataType::Binary => from_dictionary::<BinaryType>(dictionary, values.as_binary::<i32>()),
+                DataType::LargeBinary => from_dictionary::<LargeBinaryType>(dictionary, values.as_binary::<i64>()),
                 _ => arrow::compute::cast(array, to),
             };
         }
     }
     match (array.data_type(), to) {
-        (DataType::Utf8View, DataType::Utf8) => {
-            from_views::<StringViewType, Utf8Type>(array.as_string_view())
-        }
-        (DataType::Utf8View, DataType::LargeUtf8) => {
-            from_views::<StringViewType, LargeUtf8Type>(array.as_string_view())
-        }
-        (DataType::BinaryView, DataType::Binary) => {
-            from_views::<BinaryViewType, BinaryType>(array.as_binary_view())
-        }
-        (DataType::BinaryView, DataType::LargeBinary) => {
-            from_views::<BinaryViewType, LargeBinaryType>(array.as_binary_view())
-        }
+        (DataType::Utf8View, DataType::Utf8) => from_views::<StringViewType, Utf8Type>(array.as_string_view()),
+        (DataType::Utf8View, DataType::LargeUtf8) => from_views::<StringViewType, LargeUtf8Type>(array.as_string_view()),
+        (DataType::BinaryView, DataType::Binary) => from_views::<BinaryViewType, BinaryType>(array.as_binary_view()),
+        (DataType::BinaryView, DataType::LargeBinary) => from_views::<BinaryViewType, LargeBinaryType>(array.as_binary_view()),
         _ => arrow::compute::cast(array, to),
     }
 }
 
-fn from_dictionary<T: ByteArrayType>(
-    dictionary: &DictionaryArray<Int32Type>,
-    values: &GenericByteArray<T>,
-) -> Result<ArrayRef, ArrowError> {
+fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, values: &GenericByteArray<T>) -> Result<ArrayRef, ArrowError> {
     let keys = dictionary.keys();
     let entries = values.len();
     let value_offsets = values.value_offsets();
     let first = value_offsets[0].as_usize();
     // Per entry: where it starts in `source` (below) and its length.
-    let starts: Vec<usize> = value_offsets[..entries]
-        .iter()
-        .map(|o| o.as_usize() - first)
-        .collect();
-    let lengths: Vec<usize> = value_offsets
-        .windows(2)
-        .map(|w| w[1].as_usize() - w[0].as_usize())
-        .collect();
+    let starts: Vec<usize> = value_offsets[..entries].iter().map(|o| o.as_usize() - first).collect();
+    let lengths: Vec<usize> = value_offsets.windows(2).map(|w| w[1].as_usize() - w[0].as_usize()).collect();
     if let Some(strings) = from_short_dictionary::<T>(dictionary, values, &starts, &lengths) {
         return Ok(strings);
     }
     let length = |key: i32| lengths.get(key as u32 as usize).copied();
     let outside = |row: usize, key: i32| {
-        ArrowError::InvalidArgumentError(format!(
-            "dictionary key {key} at row {row} is outside its {entries} values"
-        ))
+        ArrowError::InvalidArgumentError(format!("dictionary key {key} at row {row} is outside its {entries} values"))
     };
     let total = checked_total::<T, _>(keys.values(), keys.nulls(), length, outside)?;
     let source = padded_bytes(values);
@@ -125,22 +95,12 @@ fn from_dictionary<T: ByteArrayType>(
     // SAFETY: `checked_total` checked the key of every valid row, and summed `total` from
     // the same lengths; the source has 16 bytes past any value's start.
     Ok(unsafe {
-        write::<T, i32>(
-            keys.values(),
-            keys.nulls(),
-            total,
-            move |&key, destination| {
-                let entry = key as u32 as usize;
-                let length = *lengths.get_unchecked(entry);
-                copy_value(
-                    source.add(*starts.get_unchecked(entry)),
-                    destination,
-                    length,
-                    true,
-                );
-                length
-            },
-        )
+        write::<T, i32>(keys.values(), keys.nulls(), total, move |&key, destination| {
+            let entry = key as u32 as usize;
+            let length = *lengths.get_unchecked(entry);
+            copy_value(source.add(*starts.get_unchecked(entry)), destination, length, true);
+            length
+        })
     })
 }
 
@@ -167,12 +127,8 @@ fn from_short_dictionary<T: ByteArrayType>(
     u32::try_from(source.len()).ok()?;
     // One more entry, empty, for a key outside.
     let outside = lengths.len();
-    let table: Vec<(u32, u32)> = starts
-        .iter()
-        .zip(lengths)
-        .map(|(&start, &length)| (start as u32, length as u32))
-        .chain([(0, 0)])
-        .collect();
+    let table: Vec<(u32, u32)> =
+        starts.iter().zip(lengths).map(|(&start, &length)| (start as u32, length as u32)).chain([(0, 0)]).collect();
     let mut out: Vec<u8> = Vec::with_capacity(capacity + SHORT);
     let mut offsets: Vec<T::Offset> = Vec::with_capacity(keys.len() + 1);
     offsets.push(T::Offset::usize_as(0));
@@ -184,12 +140,7 @@ fn from_short_dictionary<T: ByteArrayType>(
         let (start, length) = table[(key as u32 as usize).min(outside)];
         // SAFETY: a start is inside the padded source (16 bytes readable from it); `at`
         // grows by at most `longest` a row, so `at + 16` stays inside `capacity + 16`.
-        unsafe {
-            destination
-                .add(at)
-                .cast::<u128>()
-                .write_unaligned(source.add(start as usize).cast::<u128>().read_unaligned())
-        };
+        unsafe { destination.add(at).cast::<u128>().write_unaligned(source.add(start as usize).cast::<u128>().read_unaligned()) };
         at += length as usize;
         slot.write(T::Offset::usize_as(at));
     }
@@ -214,38 +165,27 @@ fn from_short_dictionary<T: ByteArrayType>(
 /// stays inside.
 fn padded_bytes<T: ByteArrayType>(values: &GenericByteArray<T>) -> Vec<u8> {
     let value_offsets = values.value_offsets();
-    let (first, end) = (
-        value_offsets[0].as_usize(),
-        value_offsets[values.len()].as_usize(),
-    );
+    let (first, end) = (value_offsets[0].as_usize(), value_offsets[values.len()].as_usize());
     let mut bytes = Vec::with_capacity(end - first + SHORT);
     bytes.extend_from_slice(&values.value_data()[first..end]);
     bytes.resize(bytes.len() + SHORT, 0);
     bytes
 }
 
-fn from_views<V: ByteViewType, T: ByteArrayType>(
-    views: &GenericByteViewArray<V>,
-) -> Result<ArrayRef, ArrowError> {
+fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>) -> Result<ArrayRef, ArrowError> {
     let buffers = views.data_buffers();
     let length = |view: u128| {
         let length = view as u32 as usize;
         if length > MAX_INLINE_VIEW_LEN as usize {
             let view = ByteView::from(view);
-            let fits = buffers
-                .get(view.buffer_index as usize)
-                .is_some_and(|b| view.offset as usize + length <= b.len());
+            let fits = buffers.get(view.buffer_index as usize).is_some_and(|b| view.offset as usize + length <= b.len());
             if !fits {
                 return None;
             }
         }
         Some(length)
     };
-    let outside = |row: usize, _: u128| {
-        ArrowError::InvalidArgumentError(format!(
-            "the view at row {row} points outside its buffers"
-        ))
-    };
+    let outside = |row: usize, _: u128| ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers"));
     let total = checked_total::<T, _>(views.views(), views.nulls(), length, outside)?;
     // SAFETY: `checked_total` checked every valid row's view, and summed `total` from the
     // same lengths.
@@ -259,12 +199,7 @@ fn from_views<V: ByteViewType, T: ByteArrayType>(
                 let view = ByteView::from(view);
                 let buffer = buffers.get_unchecked(view.buffer_index as usize);
                 let offset = view.offset as usize;
-                copy_value(
-                    buffer.as_ptr().add(offset),
-                    destination,
-                    length,
-                    offset + SHORT <= buffer.len(),
-                );
+                copy_value(buffer.as_ptr().add(offset), destination, length, offset + SHORT <= buffer.len());
             }
             length
         })
@@ -296,10 +231,7 @@ fn checked_total<T: ByteArrayType, I: Copy>(
                 }
             }
             if refused {
-                let row = items
-                    .iter()
-                    .position(|&item| length(item).is_none())
-                    .expect("a refused item");
+                let row = items.iter().position(|&item| length(item).is_none()).expect("a refused item");
                 return Err(invalid(row, items[row]));
             }
         }
@@ -370,11 +302,7 @@ unsafe fn write<T: ByteArrayType, I>(
 /// The offsets start at 0, never decrease and end at `bytes.len()`; each value they bound
 /// is a whole value of an array already validated as `T` (UTF-8 for strings), so
 /// re-validating every byte would only cost time.
-unsafe fn plain_array<T: ByteArrayType>(
-    offsets: Vec<T::Offset>,
-    bytes: Vec<u8>,
-    nulls: Option<NullBuffer>,
-) -> ArrayRef {
+unsafe fn plain_array<T: ByteArrayType>(offsets: Vec<T::Offset>, bytes: Vec<u8>, nulls: Option<NullBuffer>) -> ArrayRef {
     // SAFETY: the caller's guarantee.
     let array = unsafe {
         let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
@@ -395,9 +323,7 @@ unsafe fn copy_value(source: *const u8, destination: *mut u8, length: usize, pad
         if length <= SHORT && padded {
             // One unaligned 16-byte load and store: as a `copy_nonoverlapping` of 16 the
             // compiler merges both branches into one `memcpy` of variable size.
-            destination
-                .cast::<u128>()
-                .write_unaligned(source.cast::<u128>().read_unaligned());
+            destination.cast::<u128>().write_unaligned(source.cast::<u128>().read_unaligned());
         } else {
             std::ptr::copy_nonoverlapping(source, destination, length);
         }
@@ -407,9 +333,7 @@ unsafe fn copy_value(source: *const u8, destination: *mut u8, length: usize, pad
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{
-        BinaryArray, BinaryViewArray, Int32Array, LargeStringArray, StringArray, StringViewArray,
-    };
+    use arrow::array::{BinaryArray, BinaryViewArray, Int32Array, LargeStringArray, StringArray, StringViewArray};
     use proptest::prelude::*;
 
     fn dictionary(values: ArrayRef, keys: Vec<Option<i32>>) -> ArrayRef {
@@ -420,12 +344,7 @@ mod tests {
     fn assert_like_cast(array: &ArrayRef, to: &DataType) {
         let ours = to_plain(array, to).unwrap();
         let arrow = arrow::compute::cast(array, to).unwrap();
-        assert_eq!(
-            ours.to_data(),
-            arrow.to_data(),
-            "{:?} to {to:?}",
-            array.data_type()
-        );
+        assert_eq!(ours.to_data(), arrow.to_data(), "{:?} to {to:?}", array.data_type());
     }
 
     const LONG: &str = "a value of more than sixteen bytes, ünïcode";
@@ -436,12 +355,7 @@ mod tests {
         let arrays: Vec<ArrayRef> = vec![
             Arc::new(StringArray::from(vec!["a", "", LONG, "bc"])),
             Arc::new(LargeStringArray::from(vec!["a", "", LONG, "bc"])),
-            Arc::new(BinaryArray::from(vec![
-                &b"\0\xff"[..],
-                b"",
-                LONG.as_bytes(),
-                b"x",
-            ])),
+            Arc::new(BinaryArray::from(vec![&b"\0\xff"[..], b"", LONG.as_bytes(), b"x"])),
         ];
         for values in arrays {
             let to = values.data_type().clone();
@@ -451,20 +365,11 @@ mod tests {
 
     #[test]
     fn views_equal_arrow_cast_for_each_target() {
-        let strings: ArrayRef = Arc::new(StringViewArray::from(vec![
-            Some("twelve bytes"),
-            None,
-            Some(LONG),
-            Some(""),
-            Some("thirteen byte"),
-        ]));
+        let strings: ArrayRef =
+            Arc::new(StringViewArray::from(vec![Some("twelve bytes"), None, Some(LONG), Some(""), Some("thirteen byte")]));
         assert_like_cast(&strings, &DataType::Utf8);
         assert_like_cast(&strings, &DataType::LargeUtf8);
-        let binaries: ArrayRef = Arc::new(BinaryViewArray::from(vec![
-            Some(&b"\0\xff"[..]),
-            None,
-            Some(LONG.as_bytes()),
-        ]));
+        let binaries: ArrayRef = Arc::new(BinaryViewArray::from(vec![Some(&b"\0\xff"[..]), None, Some(LONG.as_bytes())]));
         assert_like_cast(&binaries, &DataType::Binary);
         assert_like_cast(&binaries, &DataType::LargeBinary);
     }
@@ -474,11 +379,8 @@ mod tests {
         let values: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
         let keys = Int32Array::from(vec![0, -1]);
         // Built without the bounds check, as a decoder could.
-        let dictionary: ArrayRef =
-            Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, values) });
-        let error = to_plain(&dictionary, &DataType::Utf8)
-            .unwrap_err()
-            .to_string();
+        let dictionary: ArrayRef = Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, values) });
+        let error = to_plain(&dictionary, &DataType::Utf8).unwrap_err().to_string();
         assert!(error.contains("dictionary key -1 at row 1"), "{error}");
     }
 
@@ -489,26 +391,16 @@ mod tests {
         view.offset += 1;
         let views = vec![valid.views()[0], view.as_u128()];
         // SAFETY (of the test): the view is read only through `to_plain`, which checks it.
-        let broken = unsafe {
-            StringViewArray::new_unchecked(views.into(), valid.data_buffers().to_vec().into(), None)
-        };
-        let error = to_plain(&(Arc::new(broken) as ArrayRef), &DataType::Utf8)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("the view at row 1 points outside its buffers"),
-            "{error}"
-        );
+        let broken = unsafe { StringViewArray::new_unchecked(views.into(), valid.data_buffers().to_vec().into(), None) };
+        let error = to_plain(&(Arc::new(broken) as ArrayRef), &DataType::Utf8).unwrap_err().to_string();
+        assert!(error.contains("the view at row 1 points outside its buffers"), "{error}");
     }
 
     #[test]
     fn null_values_are_left_to_arrow() {
         let values: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None]));
         let ours = to_plain(&dictionary(values, vec![Some(1), Some(0)]), &DataType::Utf8).unwrap();
-        assert_eq!(
-            ours.as_string::<i32>(),
-            &StringArray::from(vec![None, Some("a")])
-        );
+        assert_eq!(ours.as_string::<i32>(), &StringArray::from(vec![None, Some("a")]));
     }
 
     #[test]
@@ -516,25 +408,14 @@ mod tests {
         let values = StringArray::from(vec!["skipped", "kept value longer than sixteen", "k"]);
         let values: ArrayRef = Arc::new(values.slice(1, 2));
         let ours = to_plain(&dictionary(values, vec![Some(1), Some(0)]), &DataType::Utf8).unwrap();
-        assert_eq!(
-            ours.as_string::<i32>(),
-            &StringArray::from(vec!["k", "kept value longer than sixteen"])
-        );
+        assert_eq!(ours.as_string::<i32>(), &StringArray::from(vec!["k", "kept value longer than sixteen"]));
     }
 
     #[test]
     fn sliced_views_and_keys_keep_their_rows() {
-        let views: ArrayRef = Arc::new(StringViewArray::from(vec![
-            Some("skipped"),
-            None,
-            Some(LONG),
-            Some("k"),
-        ]));
+        let views: ArrayRef = Arc::new(StringViewArray::from(vec![Some("skipped"), None, Some(LONG), Some("k")]));
         assert_like_cast(&views.slice(1, 3), &DataType::Utf8);
-        let dictionary = dictionary(
-            Arc::new(StringArray::from(vec!["a", LONG])),
-            vec![Some(0), None, Some(1), Some(0)],
-        );
+        let dictionary = dictionary(Arc::new(StringArray::from(vec!["a", LONG])), vec![Some(0), None, Some(1), Some(0)]);
         assert_like_cast(&dictionary.slice(1, 3), &DataType::Utf8);
     }
 

@@ -65,8 +65,7 @@ pub fn view_schema(schema: &Schema) -> Option<SchemaRef> {
 /// Whether every data page of `chunk` is dictionary-encoded, as its page encoding
 /// statistics say (`false` without them).
 pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
-    let dictionary =
-        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    let dictionary = |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
     if chunk.dictionary_page_offset().is_none() {
         return false;
     }
@@ -76,9 +75,7 @@ pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
     chunk.page_encoding_stats().is_some_and(|stats| {
         stats
             .iter()
-            .filter(|s| {
-                matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2) && s.count > 0
-            })
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2) && s.count > 0)
             .all(|s| dictionary(s.encoding))
     })
 }
@@ -86,11 +83,7 @@ pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
 /// Per top-level string or binary column of `schema` (a file's Arrow schema), in order,
 /// whether its chunk in `row_group` is all dictionary-encoded (a column of several leaves
 /// never is). One pass over the leaves: it runs for every decode.
-pub fn dictionary_columns(
-    schema: &Schema,
-    parquet: &SchemaDescriptor,
-    row_group: &RowGroupMetaData,
-) -> Vec<bool> {
+pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Vec<bool> {
     // Per root: its only leaf, or `None` once a second one is seen.
     let mut only_leaf: Vec<Option<Option<usize>>> = vec![None; schema.fields().len()];
     for leaf in 0..parquet.num_columns() {
@@ -106,10 +99,7 @@ pub fn dictionary_columns(
         .iter()
         .zip(only_leaf)
         .filter(|(field, _)| view_type(field.data_type()).is_some())
-        .map(|(_, leaf)| {
-            leaf.flatten()
-                .is_some_and(|leaf| all_dictionary_encoded(row_group.column(leaf)))
-        })
+        .map(|(_, leaf)| leaf.flatten().is_some_and(|leaf| all_dictionary_encoded(row_group.column(leaf))))
         .collect()
 }
 
@@ -125,24 +115,16 @@ pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Opt
         .fields()
         .iter()
         .map(|field| {
-            let Some(view) = view_type(field.data_type()) else {
-                return field.clone();
-            };
+            let Some(view) = view_type(field.data_type()) else { return field.clone() };
             let decoded = match (dictionaries.next() == Some(&true), views) {
-                (true, _) => DataType::Dictionary(
-                    Box::new(DataType::Int32),
-                    Box::new(field.data_type().clone()),
-                ),
+                (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
                 (false, true) => view,
                 (false, false) => return field.clone(),
             };
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })
         .collect();
-    Some(Arc::new(Schema::new_with_metadata(
-        fields,
-        schema.metadata().clone(),
-    )))
+    Some(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
 /// Evaluates `predicate`, bound to columns of the file's types `file_types`, on `batch`.
@@ -158,43 +140,22 @@ pub fn evaluate_by_dictionary(
     use arrow::array::{Array, AsArray, UInt32Array};
     use arrow::datatypes::Int32Type;
     let dictionary = match (batch.columns(), file_types) {
-        ([column], [file_type]) if column.data_type() != *file_type => {
-            column.as_dictionary_opt::<Int32Type>()
-        }
+        ([column], [file_type]) if column.data_type() != *file_type => column.as_dictionary_opt::<Int32Type>(),
         _ => None,
     };
     let Some(dictionary) = dictionary else {
         return crate::filter::evaluate(predicate, batch);
     };
     let values = dictionary.values();
-    let with_null = arrow::compute::concat(&[
-        values.as_ref(),
-        arrow::array::new_null_array(values.data_type(), 1).as_ref(),
-    ])?;
-    let field = batch
-        .schema()
-        .field(0)
-        .clone()
-        .with_data_type(values.data_type().clone())
-        .with_nullable(true);
+    let with_null = arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()])?;
+    let field = batch.schema().field(0).clone().with_data_type(values.data_type().clone()).with_nullable(true);
     let entries = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![with_null])?;
     let answers = crate::filter::evaluate(predicate, &entries)?;
     let null_entry = values.len() as u32;
     let keys = dictionary.keys();
     let indices: UInt32Array = match keys.nulls() {
-        None => keys
-            .values()
-            .iter()
-            .map(|&k| k as u32)
-            .collect::<Vec<_>>()
-            .into(),
-        Some(nulls) => keys
-            .values()
-            .iter()
-            .zip(nulls.iter())
-            .map(|(&k, valid)| if valid { k as u32 } else { null_entry })
-            .collect::<Vec<_>>()
-            .into(),
+        None => keys.values().iter().map(|&k| k as u32).collect::<Vec<_>>().into(),
+        Some(nulls) => keys.values().iter().zip(nulls.iter()).map(|(&k, valid)| if valid { k as u32 } else { null_entry }).collect::<Vec<_>>().into(),
     };
     let taken = arrow::compute::take(&answers, &indices, None)?;
     Ok(taken.as_boolean().clone())
@@ -211,19 +172,13 @@ pub fn cast_to(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
         .columns()
         .iter()
         .zip(schema.fields())
-        .map(
-            |(column, field)| match column.data_type() == field.data_type() {
-                true => Ok(column.clone()),
-                false => Ok(arrow::compute::cast(column, field.data_type())?),
-            },
-        )
+        .map(|(column, field)| match column.data_type() == field.data_type() {
+            true => Ok(column.clone()),
+            false => Ok(arrow::compute::cast(column, field.data_type())?),
+        })
         .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        columns,
-        &options,
-    )?)
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
 }
 
 #[cfg(test)]
@@ -235,27 +190,13 @@ mod tests {
     #[test]
     fn strings_to_views_and_back_keep_values_and_nulls() {
         let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
-        let values = StringArray::from(vec![
-            Some("short"),
-            None,
-            Some("a string longer than twelve bytes"),
-        ]);
+        let values = StringArray::from(vec![Some("short"), None, Some("a string longer than twelve bytes")]);
         let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values.clone())]).unwrap();
         let views = cast_to(batch, &view_schema(&schema).unwrap()).unwrap();
-        let column = views
-            .column(0)
-            .as_any()
-            .downcast_ref::<StringViewArray>()
-            .unwrap();
+        let column = views.column(0).as_any().downcast_ref::<StringViewArray>().unwrap();
         assert_eq!(column.value(2), "a string longer than twelve bytes");
         assert!(column.is_null(1));
         let back = cast_to(views, &schema).unwrap();
-        assert_eq!(
-            back.column(0)
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .unwrap(),
-            &values
-        );
+        assert_eq!(back.column(0).as_any().downcast_ref::<StringArray>().unwrap(), &values);
     }
 }

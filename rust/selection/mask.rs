@@ -39,12 +39,7 @@ pub(crate) struct RunIter<'a> {
 
 impl<'a> RunIter<'a> {
     pub(crate) fn new(mask: &'a BooleanBuffer) -> Self {
-        Self {
-            slices: mask.set_slices(),
-            position: 0,
-            len: mask.len(),
-            pending: None,
-        }
+        Self { slices: mask.set_slices(), position: 0, len: mask.len(), pending: None }
     }
 }
 
@@ -96,11 +91,7 @@ struct BitStream<I: Iterator<Item = u64>> {
 
 impl<I: Iterator<Item = u64>> BitStream<I> {
     fn new(words: I) -> Self {
-        Self {
-            words,
-            buffered: 0,
-            available: 0,
-        }
+        Self { words, buffered: 0, available: 0 }
     }
 
     /// The next `k` bits (1..=64), in the low bits of the result.
@@ -141,11 +132,7 @@ fn deposit_portable(mut source: u64, mut mask: u64) -> u64 {
 }
 
 #[inline(always)]
-fn and_then_words(
-    outer: &BooleanBuffer,
-    inner: &BooleanBuffer,
-    deposit: impl Fn(u64, u64) -> u64,
-) -> BooleanBuffer {
+fn and_then_words(outer: &BooleanBuffer, inner: &BooleanBuffer, deposit: impl Fn(u64, u64) -> u64) -> BooleanBuffer {
     let len = outer.len();
     let mut words: Vec<u64> = Vec::with_capacity(len.div_ceil(64));
     let mut stream = BitStream::new(inner.bit_chunks().iter_padded());
@@ -162,9 +149,7 @@ fn and_then_words(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
 fn and_then_bmi2(outer: &BooleanBuffer, inner: &BooleanBuffer) -> BooleanBuffer {
-    and_then_words(outer, inner, |source, mask| {
-        std::arch::x86_64::_pdep_u64(source, mask)
-    })
+    and_then_words(outer, inner, |source, mask| std::arch::x86_64::_pdep_u64(source, mask))
 }
 
 /// `outer.and_then(inner)` on masks: `inner` has one bit per set bit of `outer`.
@@ -196,11 +181,7 @@ pub(crate) fn and_then_runs_mask(outer: &[RowSelector], inner: &BooleanBuffer) -
 }
 
 /// Intersection (`union == false`) or union of a mask with runs of the same length.
-pub(crate) fn combine_with_runs(
-    mask: &BooleanBuffer,
-    runs: &[RowSelector],
-    union: bool,
-) -> BooleanBuffer {
+pub(crate) fn combine_with_runs(mask: &BooleanBuffer, runs: &[RowSelector], union: bool) -> BooleanBuffer {
     let mut builder = BooleanBufferBuilder::new(mask.len());
     let mut position = mask.offset();
     for run in runs {
@@ -239,10 +220,7 @@ pub(crate) fn offset(mask: &BooleanBuffer, n: usize) -> BooleanBuffer {
     let cut = after_nth_set(mask, n).unwrap_or(mask.len());
     let mut builder = BooleanBufferBuilder::new(mask.len());
     builder.append_n(cut, false);
-    builder.append_packed_range(
-        mask.offset() + cut..mask.offset() + mask.len(),
-        mask.values(),
-    );
+    builder.append_packed_range(mask.offset() + cut..mask.offset() + mask.len(), mask.values());
     builder.finish()
 }
 
@@ -287,11 +265,7 @@ pub(crate) fn has_at_least_runs(mask: &BooleanBuffer, n: usize) -> bool {
     let mut starts = |word: u64, bits: usize| {
         let changed = word ^ ((word << 1) | carry);
         carry = (word >> (bits - 1)) & 1;
-        let valid = if bits == 64 {
-            u64::MAX
-        } else {
-            (1 << bits) - 1
-        };
+        let valid = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
         (changed & valid).count_ones() as usize
     };
     let chunks = mask.bit_chunks();
@@ -355,9 +329,6 @@ mod tests {
         let inner_full = BooleanBuffer::from((0..200).map(|i| i % 3 == 0).collect::<Vec<_>>());
         let inner = inner_full.slice(5, 150);
         let out = and_then(&outer, &inner);
-        assert_eq!(
-            out.iter().collect::<Vec<_>>(),
-            inner.iter().collect::<Vec<_>>()
-        );
+        assert_eq!(out.iter().collect::<Vec<_>>(), inner.iter().collect::<Vec<_>>());
     }
 }

@@ -45,8 +45,8 @@ mod tests;
 
 use std::ops::Range;
 
-use arrow::array::BooleanBufferBuilder;
 use arrow::array::{Array, BooleanArray};
+use arrow::array::BooleanBufferBuilder;
 use arrow::buffer::BooleanBuffer;
 
 use crate::error::{PqsiftError, Result};
@@ -73,18 +73,12 @@ pub struct RowSelector {
 impl RowSelector {
     /// A run of `row_count` selected rows.
     pub const fn select(row_count: usize) -> Self {
-        Self {
-            row_count,
-            skip: false,
-        }
+        Self { row_count, skip: false }
     }
 
     /// A run of `row_count` skipped rows.
     pub const fn skip(row_count: usize) -> Self {
-        Self {
-            row_count,
-            skip: true,
-        }
+        Self { row_count, skip: true }
     }
 
     /// `true` when the run selects its rows.
@@ -163,16 +157,12 @@ impl RowSelection {
     /// Wraps runs that are already normalised (internal constructor).
     pub(crate) fn from_normalised_runs(runs: Vec<RowSelector>) -> Self {
         debug_assert!(runs::is_normalised(&runs), "runs not normalised: {runs:?}");
-        Self {
-            inner: Inner::Runs(runs),
-        }
+        Self { inner: Inner::Runs(runs) }
     }
 
     /// Builds a mask-backed selection, one bit per row (set = selected).
     pub fn from_mask(mask: BooleanBuffer) -> Self {
-        Self {
-            inner: Inner::Mask(mask),
-        }
+        Self { inner: Inner::Mask(mask) }
     }
 
     /// Builds a mask-backed selection from booleans.
@@ -283,9 +273,7 @@ impl RowSelection {
     pub fn into_representation(self, representation: Representation) -> Self {
         match (representation, self.inner) {
             (Representation::Mask, Inner::Runs(r)) => Self::from_mask(runs::to_mask(&r)),
-            (Representation::Selectors, Inner::Mask(m)) => {
-                Self::from_normalised_runs(mask::to_runs(&m))
-            }
+            (Representation::Selectors, Inner::Mask(m)) => Self::from_normalised_runs(mask::to_runs(&m)),
             (_, inner) => Self { inner },
         }
     }
@@ -448,9 +436,7 @@ impl RowSelection {
             (Inner::Runs(a), Inner::Runs(b)) => Self::from_normalised_runs(runs::and_then(a, b)),
             (Inner::Runs(a), Inner::Mask(b)) => Self::from_mask(mask::and_then_runs_mask(a, b)),
             (Inner::Mask(a), Inner::Mask(b)) => Self::from_mask(mask::and_then(a, b)),
-            (Inner::Mask(a), Inner::Runs(b)) => {
-                Self::from_mask(mask::and_then(a, &runs::to_mask(b)))
-            }
+            (Inner::Mask(a), Inner::Runs(b)) => Self::from_mask(mask::and_then(a, &runs::to_mask(b))),
         })
     }
 
@@ -465,9 +451,7 @@ impl RowSelection {
     pub fn intersection(&self, other: &Self) -> Result<Self> {
         self.check_same_rows(other, "intersection")?;
         Ok(match (&self.inner, &other.inner) {
-            (Inner::Runs(a), Inner::Runs(b)) => {
-                Self::from_normalised_runs(runs::combine(a, b, |x, y| x && y))
-            }
+            (Inner::Runs(a), Inner::Runs(b)) => Self::from_normalised_runs(runs::combine(a, b, |x, y| x && y)),
             (Inner::Mask(a), Inner::Mask(b)) => Self::from_mask(a & b),
             (Inner::Runs(a), Inner::Mask(b)) | (Inner::Mask(b), Inner::Runs(a)) => {
                 Self::from_mask(mask::combine_with_runs(b, a, false))
@@ -486,9 +470,7 @@ impl RowSelection {
     pub fn union(&self, other: &Self) -> Result<Self> {
         self.check_same_rows(other, "union")?;
         Ok(match (&self.inner, &other.inner) {
-            (Inner::Runs(a), Inner::Runs(b)) => {
-                Self::from_normalised_runs(runs::combine(a, b, |x, y| x || y))
-            }
+            (Inner::Runs(a), Inner::Runs(b)) => Self::from_normalised_runs(runs::combine(a, b, |x, y| x || y)),
             (Inner::Mask(a), Inner::Mask(b)) => Self::from_mask(a | b),
             (Inner::Runs(a), Inner::Mask(b)) | (Inner::Mask(b), Inner::Runs(a)) => {
                 Self::from_mask(mask::combine_with_runs(b, a, true))
@@ -525,17 +507,11 @@ impl RowSelection {
         match &self.inner {
             Inner::Runs(r) => {
                 let (head, tail) = runs::split_off(r, row_count);
-                (
-                    Self::from_normalised_runs(head),
-                    Self::from_normalised_runs(tail),
-                )
+                (Self::from_normalised_runs(head), Self::from_normalised_runs(tail))
             }
             Inner::Mask(m) => {
                 let at = row_count.min(m.len());
-                (
-                    Self::from_mask(m.slice(0, at)),
-                    Self::from_mask(m.slice(at, m.len() - at)),
-                )
+                (Self::from_mask(m.slice(0, at)), Self::from_mask(m.slice(at, m.len() - at)))
             }
         }
     }
@@ -629,22 +605,14 @@ impl RowSelection {
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for range in self.selected_ranges() {
             let start = range.start / batch_size * batch_size;
-            let end = range
-                .end
-                .div_ceil(batch_size)
-                .saturating_mul(batch_size)
-                .min(rows);
+            let end = range.end.div_ceil(batch_size).saturating_mul(batch_size).min(rows);
             match ranges.last_mut() {
                 Some(last) if last.end >= start => last.end = last.end.max(end),
                 _ => ranges.push(start..end),
             }
         }
         let expanded = Self::from_ranges(&ranges, rows)?;
-        Ok(if self.is_mask() {
-            expanded.into_representation(Representation::Mask)
-        } else {
-            expanded
-        })
+        Ok(if self.is_mask() { expanded.into_representation(Representation::Mask) } else { expanded })
     }
 }
 

@@ -100,9 +100,9 @@ impl SelectionPolicy {
     /// ```
     pub fn for_columns(self, variable_width: bool) -> Self {
         match self {
-            Self::Auto { threshold } if variable_width => Self::Auto {
-                threshold: (threshold / Self::VARIABLE_WIDTH_FACTOR).max(1),
-            },
+            Self::Auto { threshold } if variable_width => {
+                Self::Auto { threshold: (threshold / Self::VARIABLE_WIDTH_FACTOR).max(1) }
+            }
             other => other,
         }
     }
@@ -128,9 +128,7 @@ impl SelectionPolicy {
 
 impl Default for SelectionPolicy {
     fn default() -> Self {
-        Self::Auto {
-            threshold: Self::DEFAULT_THRESHOLD,
-        }
+        Self::Auto { threshold: Self::DEFAULT_THRESHOLD }
     }
 }
 
@@ -191,17 +189,9 @@ impl ReadPlan {
     ///
     /// `page_first_rows` must start at 0 and never decrease; pages starting at or after the
     /// selection's end hold no selected row.
-    pub fn new(
-        selection: &RowSelection,
-        policy: SelectionPolicy,
-        page_first_rows: Option<&[usize]>,
-    ) -> Result<Self> {
+    pub fn new(selection: &RowSelection, policy: SelectionPolicy, page_first_rows: Option<&[usize]>) -> Result<Self> {
         let rows = selection.row_count();
-        let mut plan = Self {
-            segments: Vec::new(),
-            pages_total: 0,
-            pages_pruned: 0,
-        };
+        let mut plan = Self { segments: Vec::new(), pages_total: 0, pages_pruned: 0 };
         let Some(first_rows) = page_first_rows else {
             plan.push_region(selection, policy);
             return Ok(plan);
@@ -280,9 +270,7 @@ impl ReadPlan {
 
     /// `true` when some segment decodes through a mask.
     pub fn uses_mask(&self) -> bool {
-        self.segments
-            .iter()
-            .any(|s| matches!(s, ReadSegment::Mask(_)))
+        self.segments.iter().any(|s| matches!(s, ReadSegment::Mask(_)))
     }
 
     /// The rows the decoder produces: runs segments as they are, mask segments whole,
@@ -305,11 +293,7 @@ impl ReadPlan {
             .iter()
             .map(|segment| match segment {
                 ReadSegment::SkipPages(_) => 0,
-                ReadSegment::Runs(r) => r
-                    .iter()
-                    .filter(|run| run.selects())
-                    .map(|run| run.row_count)
-                    .sum(),
+                ReadSegment::Runs(r) => r.iter().filter(|run| run.selects()).map(|run| run.row_count).sum(),
                 ReadSegment::Mask(m) => m.len(),
             })
             .sum()
@@ -326,11 +310,7 @@ impl ReadPlan {
             match segment {
                 ReadSegment::SkipPages(_) => {}
                 ReadSegment::Runs(r) => {
-                    let selected = r
-                        .iter()
-                        .filter(|run| run.selects())
-                        .map(|run| run.row_count)
-                        .sum();
+                    let selected = r.iter().filter(|run| run.selects()).map(|run| run.row_count).sum();
                     builder.append_n(selected, true);
                 }
                 ReadSegment::Mask(m) => builder.append_buffer(m),

@@ -46,19 +46,13 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(runs: &'a [RowSelector]) -> Self {
-        Self {
-            runs,
-            index: 0,
-            used: 0,
-        }
+        Self { runs, index: 0, used: 0 }
     }
 
     /// The current run's kind and remaining length, if any.
     #[inline]
     fn peek(&self) -> Option<(bool, usize)> {
-        self.runs
-            .get(self.index)
-            .map(|r| (r.skip, r.row_count - self.used))
+        self.runs.get(self.index).map(|r| (r.skip, r.row_count - self.used))
     }
 
     /// Consumes `n` rows of the current run (`n` at most its remaining length).
@@ -112,17 +106,10 @@ pub(crate) fn and_then(first: &[RowSelector], second: &[RowSelector]) -> Vec<Row
 ///
 /// One pass with plain indices and remaining counts: this loop runs once per output
 /// piece, so it avoids the cursor abstraction of [`and_then`].
-pub(crate) fn combine(
-    a: &[RowSelector],
-    b: &[RowSelector],
-    selects: impl Fn(bool, bool) -> bool,
-) -> Vec<RowSelector> {
+pub(crate) fn combine(a: &[RowSelector], b: &[RowSelector], selects: impl Fn(bool, bool) -> bool) -> Vec<RowSelector> {
     let mut out: Vec<RowSelector> = Vec::with_capacity(a.len().max(b.len()));
     let (mut i, mut j) = (0, 0);
-    let (mut left, mut right) = (
-        a.first().map_or(0, |r| r.row_count),
-        b.first().map_or(0, |r| r.row_count),
-    );
+    let (mut left, mut right) = (a.first().map_or(0, |r| r.row_count), b.first().map_or(0, |r| r.row_count));
     while i < a.len() && j < b.len() {
         let n = left.min(right);
         let skip = !selects(!a[i].skip, !b[j].skip);
@@ -155,21 +142,9 @@ pub(crate) fn split_off(runs: &[RowSelector], at: usize) -> (Vec<RowSelector>, V
             continue;
         }
         let in_head = at - position;
-        push_run(
-            &mut head,
-            RowSelector {
-                row_count: in_head,
-                skip: run.skip,
-            },
-        );
+        push_run(&mut head, RowSelector { row_count: in_head, skip: run.skip });
         let mut tail = Vec::with_capacity(runs.len() - i);
-        push_run(
-            &mut tail,
-            RowSelector {
-                row_count: run.row_count - in_head,
-                skip: run.skip,
-            },
-        );
+        push_run(&mut tail, RowSelector { row_count: run.row_count - in_head, skip: run.skip });
         tail.extend_from_slice(&runs[i + 1..]);
         return (head, tail);
     }
@@ -191,13 +166,7 @@ pub(crate) fn slice(runs: &[RowSelector], start: usize, len: usize) -> Vec<RowSe
             break;
         }
         let n = run_end.min(end) - run_start.max(start);
-        push_run(
-            &mut out,
-            RowSelector {
-                row_count: n,
-                skip: run.skip,
-            },
-        );
+        push_run(&mut out, RowSelector { row_count: n, skip: run.skip });
     }
     out
 }

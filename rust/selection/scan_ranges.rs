@@ -37,15 +37,12 @@ pub struct PageLocation {
 impl PageLocation {
     /// The page's byte range, or an error when `offset + compressed_size` overflows.
     fn byte_range(&self) -> Result<Range<u64>> {
-        let end = self
-            .offset
-            .checked_add(self.compressed_size)
-            .ok_or_else(|| {
-                PqsiftError::selection(format!(
-                    "page at offset {} with size {} passes the largest file offset",
-                    self.offset, self.compressed_size
-                ))
-            })?;
+        let end = self.offset.checked_add(self.compressed_size).ok_or_else(|| {
+            PqsiftError::selection(format!(
+                "page at offset {} with size {} passes the largest file offset",
+                self.offset, self.compressed_size
+            ))
+        })?;
         Ok(self.offset..end)
     }
 }
@@ -53,19 +50,10 @@ impl PageLocation {
 /// For each page (given by its first row), whether it holds a selected row.
 ///
 /// Fails unless the first rows start at 0 and never decrease.
-pub(crate) fn pages_with_selected_rows(
-    selection: &RowSelection,
-    first_rows: &[usize],
-) -> Result<Vec<bool>> {
+pub(crate) fn pages_with_selected_rows(selection: &RowSelection, first_rows: &[usize]) -> Result<Vec<bool>> {
     validate_first_rows(first_rows)?;
     let rows = selection.row_count();
-    let page_end = |i: usize| {
-        first_rows
-            .get(i + 1)
-            .copied()
-            .unwrap_or(usize::MAX)
-            .min(rows)
-    };
+    let page_end = |i: usize| first_rows.get(i + 1).copied().unwrap_or(usize::MAX).min(rows);
     match &selection.inner {
         Inner::Mask(mask) => Ok((0..first_rows.len())
             .map(|i| {
@@ -94,9 +82,7 @@ fn validate_first_rows(first_rows: &[usize]) -> Result<()> {
     if let Some(&first) = first_rows.first()
         && first != 0
     {
-        return Err(PqsiftError::selection(format!(
-            "the first page must start at row 0, not {first}"
-        )));
+        return Err(PqsiftError::selection(format!("the first page must start at row 0, not {first}")));
     }
     if let Some(i) = first_rows.windows(2).position(|w| w[1] < w[0]) {
         return Err(PqsiftError::selection(format!(
@@ -113,12 +99,8 @@ fn first_rows_of(pages: &[PageLocation]) -> Result<Vec<usize>> {
     pages
         .iter()
         .map(|p| {
-            usize::try_from(p.first_row_index).map_err(|_| {
-                PqsiftError::selection(format!(
-                    "page first row index {} is too large",
-                    p.first_row_index
-                ))
-            })
+            usize::try_from(p.first_row_index)
+                .map_err(|_| PqsiftError::selection(format!("page first row index {} is too large", p.first_row_index)))
         })
         .collect()
 }
@@ -213,9 +195,7 @@ pub fn coalesce_ranges(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
     let mut out: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
     for range in sorted {
         match out.last_mut() {
-            Some(last) if range.start <= last.end.saturating_add(gap) => {
-                last.end = last.end.max(range.end)
-            }
+            Some(last) if range.start <= last.end.saturating_add(gap) => last.end = last.end.max(range.end),
             _ => out.push(range),
         }
     }

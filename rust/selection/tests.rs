@@ -7,34 +7,23 @@ use super::*;
 
 /// Bools made of runs of random length, so both short and long runs occur.
 fn bools(max_len: usize) -> impl Strategy<Value = Vec<bool>> {
-    prop::collection::vec(
-        (
-            any::<bool>(),
-            prop_oneof![1usize..4, 1usize..40, 1usize..200],
-        ),
-        0..12,
+    prop::collection::vec((any::<bool>(), prop_oneof![1usize..4, 1usize..40, 1usize..200]), 0..12).prop_map(
+        move |runs| {
+            let mut out = Vec::new();
+            for (value, len) in runs {
+                out.extend(std::iter::repeat_n(value, len));
+            }
+            out.truncate(max_len);
+            out
+        },
     )
-    .prop_map(move |runs| {
-        let mut out = Vec::new();
-        for (value, len) in runs {
-            out.extend(std::iter::repeat_n(value, len));
-        }
-        out.truncate(max_len);
-        out
-    })
 }
 
 /// Builds a selection of `bools` in the requested representation, sometimes from a sliced
 /// buffer (bit offset not 0) to exercise offset handling.
 fn build(bools: &[bool], as_mask: bool, sliced: bool) -> RowSelection {
     if !as_mask {
-        let runs = bools.iter().map(|&b| {
-            if b {
-                RowSelector::select(1)
-            } else {
-                RowSelector::skip(1)
-            }
-        });
+        let runs = bools.iter().map(|&b| if b { RowSelector::select(1) } else { RowSelector::skip(1) });
         return RowSelection::from_runs(runs).unwrap();
     }
     if sliced {
@@ -55,21 +44,14 @@ fn selection(max_len: usize) -> impl Strategy<Value = (Vec<bool>, RowSelection)>
 
 /// Two selections over the same number of rows.
 fn same_length_pair() -> impl Strategy<Value = (Vec<bool>, RowSelection, Vec<bool>, RowSelection)> {
-    bools(600)
-        .prop_flat_map(|a| {
-            let len = a.len();
-            (
-                Just(a),
-                prop::collection::vec(any::<bool>(), len),
-                any::<bool>(),
-                any::<bool>(),
-                any::<bool>(),
-            )
-        })
-        .prop_map(|(a, b, mask_a, mask_b, sliced)| {
-            let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, !sliced));
-            (a, sa, b, sb)
-        })
+    bools(600).prop_flat_map(|a| {
+        let len = a.len();
+        (Just(a), prop::collection::vec(any::<bool>(), len), any::<bool>(), any::<bool>(), any::<bool>())
+    })
+    .prop_map(|(a, b, mask_a, mask_b, sliced)| {
+        let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, !sliced));
+        (a, sa, b, sb)
+    })
 }
 
 /// A selection and a second selection over its selected rows.
@@ -77,16 +59,10 @@ fn and_then_pair() -> impl Strategy<Value = (Vec<bool>, RowSelection, Vec<bool>,
     bools(600)
         .prop_flat_map(|a| {
             let selected = a.iter().filter(|x| **x).count();
-            (
-                Just(a),
-                bools(usize::MAX).prop_map(move |mut b| {
-                    b.resize(selected, true);
-                    b
-                }),
-                any::<bool>(),
-                any::<bool>(),
-                any::<bool>(),
-            )
+            (Just(a), bools(usize::MAX).prop_map(move |mut b| {
+                b.resize(selected, true);
+                b
+            }), any::<bool>(), any::<bool>(), any::<bool>())
         })
         .prop_map(|(a, b, mask_a, mask_b, sliced)| {
             let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, sliced));
@@ -99,10 +75,7 @@ fn model_runs(bools: &[bool]) -> Vec<RowSelector> {
     for &b in bools {
         match runs.last_mut() {
             Some(last) if last.skip != b => last.row_count += 1,
-            _ => runs.push(RowSelector {
-                row_count: 1,
-                skip: !b,
-            }),
+            _ => runs.push(RowSelector { row_count: 1, skip: !b }),
         }
     }
     runs
@@ -111,25 +84,13 @@ fn model_runs(bools: &[bool]) -> Vec<RowSelector> {
 fn check(selection: &RowSelection, expected: &[bool]) -> Result<(), TestCaseError> {
     prop_assert_eq!(selection.to_bools(), expected.to_vec());
     prop_assert_eq!(selection.row_count(), expected.len());
-    prop_assert_eq!(
-        selection.selected_count(),
-        expected.iter().filter(|b| **b).count()
-    );
+    prop_assert_eq!(selection.selected_count(), expected.iter().filter(|b| **b).count());
     prop_assert_eq!(selection.runs(), model_runs(expected));
-    prop_assert_eq!(
-        selection.iter_runs().collect::<Vec<_>>(),
-        model_runs(expected)
-    );
+    prop_assert_eq!(selection.iter_runs().collect::<Vec<_>>(), model_runs(expected));
     let runs = model_runs(expected).len();
     prop_assert_eq!(selection.run_count(), runs);
     for n in [0, 1, runs.saturating_sub(1), runs, runs + 1] {
-        prop_assert_eq!(
-            selection.has_at_least_runs(n),
-            runs >= n,
-            "at least {} runs of {}",
-            n,
-            runs
-        );
+        prop_assert_eq!(selection.has_at_least_runs(n), runs >= n, "at least {} runs of {}", n, runs);
     }
     Ok(())
 }
@@ -322,9 +283,7 @@ fn from_runs_normalises_and_checks_overflow() {
     ])
     .unwrap();
     assert_eq!(s.runs(), vec![RowSelector::select(5), RowSelector::skip(1)]);
-    assert!(
-        RowSelection::from_runs([RowSelector::select(usize::MAX), RowSelector::skip(1)]).is_err()
-    );
+    assert!(RowSelection::from_runs([RowSelector::select(usize::MAX), RowSelector::skip(1)]).is_err());
 }
 
 #[test]
@@ -337,39 +296,17 @@ fn intersection_rejects_different_lengths() {
 
 #[test]
 fn seed_001_worked_examples() {
-    let a = RowSelection::from_runs([
-        RowSelector::skip(100),
-        RowSelector::select(50),
-        RowSelector::skip(50),
-    ])
-    .unwrap();
+    let a = RowSelection::from_runs([RowSelector::skip(100), RowSelector::select(50), RowSelector::skip(50)]).unwrap();
     let b = RowSelection::from_runs([RowSelector::select(10), RowSelector::skip(40)]).unwrap();
     assert_eq!(
         a.and_then(&b).unwrap().runs(),
-        vec![
-            RowSelector::skip(100),
-            RowSelector::select(10),
-            RowSelector::skip(90)
-        ]
+        vec![RowSelector::skip(100), RowSelector::select(10), RowSelector::skip(90)]
     );
     let pages = [
-        PageLocation {
-            offset: 0,
-            compressed_size: 10,
-            first_row_index: 0,
-        },
-        PageLocation {
-            offset: 10,
-            compressed_size: 10,
-            first_row_index: 100,
-        },
+        PageLocation { offset: 0, compressed_size: 10, first_row_index: 0 },
+        PageLocation { offset: 10, compressed_size: 10, first_row_index: 100 },
     ];
-    let s = RowSelection::from_runs([
-        RowSelector::skip(150),
-        RowSelector::select(10),
-        RowSelector::skip(40),
-    ])
-    .unwrap();
+    let s = RowSelection::from_runs([RowSelector::skip(150), RowSelector::select(10), RowSelector::skip(40)]).unwrap();
     assert_eq!(s.scan_ranges(&pages).unwrap(), vec![10..20]);
 }
 
@@ -383,14 +320,8 @@ fn mask_never_spans_a_pruned_page() {
     assert_eq!(plan.page_counts(), (3, 1));
     assert!(plan.segments().contains(&ReadSegment::SkipPages(2)));
     let decoder = plan.decoder_selection();
-    assert!(
-        decoder.to_bools()[2..4].iter().all(|x| !x),
-        "the pruned page's rows are never decoded"
-    );
-    assert_eq!(
-        s.selected_count(),
-        plan.post_filter().unwrap().count_set_bits()
-    );
+    assert!(decoder.to_bools()[2..4].iter().all(|x| !x), "the pruned page's rows are never decoded");
+    assert_eq!(s.selected_count(), plan.post_filter().unwrap().count_set_bits());
 }
 
 #[test]
@@ -403,10 +334,6 @@ fn read_plan_rejects_bad_page_starts() {
 #[test]
 fn scan_ranges_rejects_overflowing_pages() {
     let s = RowSelection::select_all(10);
-    let pages = [PageLocation {
-        offset: u64::MAX - 1,
-        compressed_size: 5,
-        first_row_index: 0,
-    }];
+    let pages = [PageLocation { offset: u64::MAX - 1, compressed_size: 5, first_row_index: 0 }];
     assert!(s.scan_ranges(&pages).is_err());
 }

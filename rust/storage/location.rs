@@ -54,15 +54,8 @@ pub struct StorageOptions {
 
 impl StorageOptions {
     /// Options from `(key, value)` pairs; keys are matched case-insensitively.
-    pub fn from_pairs<K: AsRef<str>, V: Into<String>>(
-        pairs: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        Self {
-            values: pairs
-                .into_iter()
-                .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()))
-                .collect(),
-        }
+    pub fn from_pairs<K: AsRef<str>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        Self { values: pairs.into_iter().map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into())).collect() }
     }
 
     /// The value of `key`.
@@ -79,12 +72,7 @@ impl StorageOptions {
     /// four characters or more (shorter ones are flags and numbers, and would blank out
     /// unrelated text), longest first.
     pub fn redact(&self, text: &str) -> String {
-        let mut secrets: Vec<&str> = self
-            .values
-            .values()
-            .map(String::as_str)
-            .filter(|v| v.len() >= 4)
-            .collect();
+        let mut secrets: Vec<&str> = self.values.values().map(String::as_str).filter(|v| v.len() >= 4).collect();
         secrets.sort_by_key(|v| std::cmp::Reverse(v.len()));
         let mut out = text.to_string();
         for secret in secrets {
@@ -113,10 +101,7 @@ pub struct Storage {
 impl Storage {
     /// A context with `options` and fresh metrics.
     pub fn new(options: StorageOptions) -> Self {
-        Self {
-            options: Arc::new(options),
-            metrics: Arc::default(),
-        }
+        Self { options: Arc::new(options), metrics: Arc::default() }
     }
 
     /// The options.
@@ -153,8 +138,7 @@ impl From<&object_store::ObjectMeta> for ObjectVersion {
 }
 
 /// Characters of a key written percent-encoded in its URL.
-const URL_RESERVED: &percent_encoding::AsciiSet =
-    &percent_encoding::CONTROLS.add(b'%').add(b'#').add(b'?');
+const URL_RESERVED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%').add(b'#').add(b'?');
 
 /// An object in a store: the store's root URL (`s3://bucket`), the object's key, and the
 /// client and context to reach it with.
@@ -197,12 +181,7 @@ impl ObjectLocation {
 
     /// The object at `key` in the same store.
     pub(crate) fn with_key(&self, key: ObjectPath, version: Option<ObjectVersion>) -> Self {
-        Self {
-            key,
-            version,
-            prefix: false,
-            ..self.clone()
-        }
+        Self { key, version, prefix: false, ..self.clone() }
     }
 
     /// `root/key`, with the characters a URL reads otherwise (`%`, `#`, `?`, controls)
@@ -235,54 +214,27 @@ impl Location {
         let Some((scheme, _)) = text.split_once("://") else {
             return Ok(Self::Local(PathBuf::from(text)));
         };
-        let bad = |reason: String| PqsiftError::Storage {
-            url: text.to_string(),
-            reason,
-            not_found: false,
-        };
-        if !scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        {
+        let bad = |reason: String| PqsiftError::Storage { url: text.to_string(), reason, not_found: false };
+        if !scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
             return Ok(Self::Local(PathBuf::from(text)));
         }
         let url = Url::parse(text).map_err(|e| bad(format!("not a valid URL ({e})")))?;
-        let (kind, key) = ObjectStoreScheme::parse(&url).map_err(|_| {
-            bad(format!(
-                "unknown scheme {scheme:?}: use s3://, gs://, az://, abfss:// or file://"
-            ))
-        })?;
+        let (kind, key) = ObjectStoreScheme::parse(&url)
+            .map_err(|_| bad(format!("unknown scheme {scheme:?}: use s3://, gs://, az://, abfss:// or file://")))?;
         match kind {
             ObjectStoreScheme::Local => {
-                let path = url
-                    .to_file_path()
-                    .map_err(|_| bad("not a local file URL".into()))?;
+                let path = url.to_file_path().map_err(|_| bad("not a local file URL".into()))?;
                 Ok(Self::Local(path))
             }
-            ObjectStoreScheme::AmazonS3
-            | ObjectStoreScheme::GoogleCloudStorage
-            | ObjectStoreScheme::MicrosoftAzure => {
+            ObjectStoreScheme::AmazonS3 | ObjectStoreScheme::GoogleCloudStorage | ObjectStoreScheme::MicrosoftAzure => {
                 let root = store_root(&url, &key);
-                let store = registry::store_for(&url, kind, storage.options())
-                    .map_err(|e| bad(storage.options().redact(&e)))?;
+                let store = registry::store_for(&url, kind, storage.options()).map_err(|e| bad(storage.options().redact(&e)))?;
                 // `s3a://` (Hadoop's name) is the same store as `s3://`.
-                let root = root
-                    .strip_prefix("s3a://")
-                    .map(|rest| format!("s3://{rest}"))
-                    .unwrap_or(root);
+                let root = root.strip_prefix("s3a://").map(|rest| format!("s3://{rest}")).unwrap_or(root);
                 let prefix = url.path().ends_with('/');
-                Ok(Self::Object(ObjectLocation {
-                    root: root.into(),
-                    key,
-                    store,
-                    storage: storage.clone(),
-                    version: None,
-                    prefix,
-                }))
+                Ok(Self::Object(ObjectLocation { root: root.into(), key, store, storage: storage.clone(), version: None, prefix }))
             }
-            _ => Err(bad(format!(
-                "unknown scheme {scheme:?}: use s3://, gs://, az://, abfss:// or file://"
-            ))),
+            _ => Err(bad(format!("unknown scheme {scheme:?}: use s3://, gs://, az://, abfss:// or file://"))),
         }
     }
 
@@ -342,10 +294,7 @@ impl Location {
             Self::Object(object) => {
                 let parts: Vec<_> = object.key.parts().collect();
                 let (_, above) = parts.split_last()?;
-                Some(Self::Object(object.with_key(
-                    ObjectPath::from_iter(above.iter().cloned()),
-                    None,
-                )))
+                Some(Self::Object(object.with_key(ObjectPath::from_iter(above.iter().cloned()), None)))
             }
         }
     }
@@ -362,19 +311,11 @@ impl Location {
     pub fn components_below(&self, base: &Location) -> Option<Vec<String>> {
         match (self, base) {
             (Self::Local(path), Self::Local(base)) => Some(
-                path.strip_prefix(base)
-                    .ok()?
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect(),
+                path.strip_prefix(base).ok()?.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect(),
             ),
-            (Self::Object(object), Self::Object(base)) if object.root == base.root => Some(
-                object
-                    .key
-                    .prefix_match(&base.key)?
-                    .map(|p| p.as_ref().to_string())
-                    .collect(),
-            ),
+            (Self::Object(object), Self::Object(base)) if object.root == base.root => {
+                Some(object.key.prefix_match(&base.key)?.map(|p| p.as_ref().to_string()).collect())
+            }
             _ => None,
         }
     }
@@ -392,10 +333,7 @@ impl Location {
     /// This location with its object's size and version known (a listing gave them).
     pub fn with_version(self, version: ObjectVersion) -> Location {
         match self {
-            Self::Object(object) => Self::Object(ObjectLocation {
-                version: Some(version),
-                ..object
-            }),
+            Self::Object(object) => Self::Object(ObjectLocation { version: Some(version), ..object }),
             local => local,
         }
     }

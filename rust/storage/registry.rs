@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use http_body_util::BodyExt;
 use object_store::client::{
-    ClientOptions, HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse,
-    HttpResponseBody, HttpService, ReqwestConnector,
+    ClientOptions, HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpResponseBody, HttpService,
+    ReqwestConnector,
 };
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use tokio::runtime::Runtime;
@@ -60,11 +60,7 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> std::result::Result<T, Stri
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the I/O runtime: {e}"))?;
-        *guard = Some(State {
-            pid,
-            runtime: Arc::new(runtime),
-            stores: HashMap::new(),
-        });
+        *guard = Some(State { pid, runtime: Arc::new(runtime), stores: HashMap::new() });
     }
     Ok(f(guard.as_mut().expect("built above")))
 }
@@ -72,10 +68,7 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> std::result::Result<T, Stri
 /// Runs `future` to completion on the I/O runtime, its requests counted into `metrics`
 /// and the time the calling thread waits added to them. Called from reading threads,
 /// never from inside the runtime. Fails only when the runtime cannot be started.
-pub(crate) fn block_on<F: Future>(
-    metrics: &Arc<StoreMetrics>,
-    future: F,
-) -> std::result::Result<F::Output, String> {
+pub(crate) fn block_on<F: Future>(metrics: &Arc<StoreMetrics>, future: F) -> std::result::Result<F::Output, String> {
     let runtime = with_state(|s| Arc::clone(&s.runtime))?;
     let started = Instant::now();
     let output = runtime.block_on(CURRENT.scope(Arc::clone(metrics), future));
@@ -85,11 +78,7 @@ pub(crate) fn block_on<F: Future>(
 
 /// The client for `url`'s store (scheme and bucket) with `options`, built on first use.
 /// Errors are the builder's (an unknown option key, a malformed value), as text.
-pub(crate) fn store_for(
-    url: &Url,
-    scheme: ObjectStoreScheme,
-    options: &StorageOptions,
-) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+pub(crate) fn store_for(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     let root = url[..url::Position::BeforePath].to_string();
     let key = (root, options.clone());
     if let Some(store) = with_state(|s| s.stores.get(&key).cloned())? {
@@ -99,26 +88,15 @@ pub(crate) fn store_for(
     with_state(|s| Arc::clone(s.stores.entry(key).or_insert(store)))
 }
 
-fn build_store(
-    url: &Url,
-    scheme: ObjectStoreScheme,
-    options: &StorageOptions,
-) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     let mut retry = RetryConfig::default();
     let mut store_options: Vec<(&str, &str)> = Vec::new();
     for (key, value) in options.iter() {
         match key {
-            "max_retries" => {
-                retry.max_retries = value
-                    .parse()
-                    .map_err(|_| format!("option max_retries: {value:?} is not a count"))?
-            }
+            "max_retries" => retry.max_retries = value.parse().map_err(|_| format!("option max_retries: {value:?} is not a count"))?,
             "retry_timeout" => {
-                let seconds: f64 = value.parse().map_err(|_| {
-                    format!("option retry_timeout: {value:?} is not a number of seconds")
-                })?;
-                retry.retry_timeout = Duration::try_from_secs_f64(seconds)
-                    .map_err(|e| format!("option retry_timeout: {e}"))?;
+                let seconds: f64 = value.parse().map_err(|_| format!("option retry_timeout: {value:?} is not a number of seconds"))?;
+                retry.retry_timeout = Duration::try_from_secs_f64(seconds).map_err(|e| format!("option retry_timeout: {e}"))?;
             }
             _ => store_options.push((key, value)),
         }
@@ -128,25 +106,15 @@ fn build_store(
         ($builder:ty) => {{
             let mut builder = <$builder>::from_env().with_url(url.as_str());
             for (key, value) in store_options {
-                let parsed = key
-                    .parse()
-                    .map_err(|e| format!("unknown or invalid storage option {key:?} ({e})"))?;
+                let parsed = key.parse().map_err(|e| format!("unknown or invalid storage option {key:?} ({e})"))?;
                 builder = builder.with_config(parsed, value);
             }
-            Arc::new(
-                builder
-                    .with_retry(retry)
-                    .with_http_connector(CountingConnector)
-                    .build()
-                    .map_err(|e| e.to_string())?,
-            )
+            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
         }};
     }
     let store: Arc<dyn ObjectStore> = match scheme {
         ObjectStoreScheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder),
-        ObjectStoreScheme::GoogleCloudStorage => {
-            build!(object_store::gcp::GoogleCloudStorageBuilder)
-        }
+        ObjectStoreScheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder),
         ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder),
         _ => return Err(format!("no object store for {url}")),
     };

@@ -81,20 +81,10 @@ impl RemoteFile {
     pub fn open(object: &ObjectLocation) -> Result<Self> {
         let url: Arc<str> = super::Location::Object(object.clone()).to_string().into();
         if let Some(version) = object.version() {
-            return Ok(Self {
-                object: object.clone(),
-                url,
-                size: version.size,
-                fetched: Arc::default(),
-            });
+            return Ok(Self { object: object.clone(), url, size: version.size, fetched: Arc::default() });
         }
         let version = head(object, &url)?;
-        Ok(Self {
-            size: version.size,
-            object: object.with_key(object.key().clone(), Some(version)),
-            url,
-            fetched: Arc::default(),
-        })
+        Ok(Self { size: version.size, object: object.with_key(object.key().clone(), Some(version)), url, fetched: Arc::default() })
     }
 
     /// The object's URL.
@@ -117,8 +107,7 @@ impl RemoteFile {
         self.check_range(&range)?;
         let metrics = self.object.storage().metrics();
         metrics.add_bytes_requested(range.end - range.start);
-        self.fetched
-            .fetch_add(range.end - range.start, Ordering::Relaxed);
+        self.fetched.fetch_add(range.end - range.start, Ordering::Relaxed);
         let future = self.object.store().get_range(self.object.key(), range);
         run(&self.object, &self.url, future)
     }
@@ -145,11 +134,7 @@ impl RemoteFile {
             .try_collect::<Vec<Bytes>>();
         let pieces = run(&self.object, &self.url, future)?;
         let buffers = requests.into_iter().map(|r| r.start).zip(pieces).collect();
-        Ok(FetchedRanges {
-            file: self.clone(),
-            buffers: Arc::new(buffers),
-            error: Arc::default(),
-        })
+        Ok(FetchedRanges { file: self.clone(), buffers: Arc::new(buffers), error: Arc::default() })
     }
 
     /// The last `length` bytes of the object in one request, with the object's version;
@@ -160,44 +145,28 @@ impl RemoteFile {
         let key = object.key().clone();
         object.storage().metrics().add_bytes_requested(length);
         let future = async move {
-            let options = GetOptions {
-                range: Some(GetRange::Suffix(length)),
-                ..Default::default()
-            };
+            let options = GetOptions { range: Some(GetRange::Suffix(length)), ..Default::default() };
             let result = store.get_opts(&key, options).await?;
             let (meta, range) = (result.meta.clone(), result.range.clone());
             Ok::<_, object_store::Error>((meta, range, result.bytes().await?))
         };
         let (meta, range, bytes) = run(object, &url, future)?;
         let version = ObjectVersion::from(&meta);
-        let file = RemoteFile {
-            size: version.size,
-            object: object.with_key(object.key().clone(), Some(version)),
-            url,
-            fetched: Arc::default(),
-        };
-        file.fetched
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let file = RemoteFile { size: version.size, object: object.with_key(object.key().clone(), Some(version)), url, fetched: Arc::default() };
+        file.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok((file, range, bytes))
     }
 
     /// Already-fetched `bytes` at `start` of this object, served as [`FetchedRanges`].
     pub fn fetched_from(&self, start: u64, bytes: Bytes) -> FetchedRanges {
-        FetchedRanges {
-            file: self.clone(),
-            buffers: Arc::new(vec![(start, bytes)]),
-            error: Arc::default(),
-        }
+        FetchedRanges { file: self.clone(), buffers: Arc::new(vec![(start, bytes)]), error: Arc::default() }
     }
 
     fn check_range(&self, range: &Range<u64>) -> Result<()> {
         if range.start > range.end || range.end > self.size {
             return Err(PqsiftError::Storage {
                 url: self.url.to_string(),
-                reason: format!(
-                    "read of bytes {}..{} passes the end of the object ({} bytes)",
-                    range.start, range.end, self.size
-                ),
+                reason: format!("read of bytes {}..{} passes the end of the object ({} bytes)", range.start, range.end, self.size),
                 not_found: false,
             });
         }
@@ -206,18 +175,10 @@ impl RemoteFile {
 }
 
 /// Runs a store request on the I/O runtime, its errors named by `url`.
-pub(crate) fn run<T>(
-    object: &ObjectLocation,
-    url: &str,
-    future: impl Future<Output = object_store::Result<T>>,
-) -> Result<T> {
+pub(crate) fn run<T>(object: &ObjectLocation, url: &str, future: impl Future<Output = object_store::Result<T>>) -> Result<T> {
     let storage = object.storage();
     registry::block_on(storage.metrics(), future)
-        .map_err(|reason| PqsiftError::Storage {
-            url: url.to_string(),
-            reason,
-            not_found: false,
-        })?
+        .map_err(|reason| PqsiftError::Storage { url: url.to_string(), reason, not_found: false })?
         .map_err(|e| store_error(url, storage.options(), e))
 }
 
@@ -231,26 +192,14 @@ pub(crate) fn head(object: &ObjectLocation, url: &str) -> Result<ObjectVersion> 
 
 /// An `object_store` error as a [`PqsiftError::Storage`] naming `url`, with every option
 /// value that could be a credential blanked out.
-pub(crate) fn store_error(
-    url: &str,
-    options: &super::StorageOptions,
-    error: object_store::Error,
-) -> PqsiftError {
+pub(crate) fn store_error(url: &str, options: &super::StorageOptions, error: object_store::Error) -> PqsiftError {
     let (reason, not_found) = match &error {
         object_store::Error::NotFound { .. } => ("no such object".to_string(), true),
-        object_store::Error::PermissionDenied { source, .. } => {
-            (format!("access denied ({source})"), false)
-        }
-        object_store::Error::Unauthenticated { source, .. } => {
-            (format!("not authenticated ({source})"), false)
-        }
+        object_store::Error::PermissionDenied { source, .. } => (format!("access denied ({source})"), false),
+        object_store::Error::Unauthenticated { source, .. } => (format!("not authenticated ({source})"), false),
         other => (other.to_string(), false),
     };
-    PqsiftError::Storage {
-        url: url.to_string(),
-        reason: options.redact(&reason),
-        not_found,
-    }
+    PqsiftError::Storage { url: url.to_string(), reason: options.redact(&reason), not_found }
 }
 
 /// Byte ranges of one object, fetched: the parquet crate's reads inside them are served
@@ -267,12 +216,7 @@ pub struct FetchedRanges {
 
 impl std::fmt::Debug for FetchedRanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "FetchedRanges({}, {} buffers)",
-            self.file.url,
-            self.buffers.len()
-        )
+        write!(f, "FetchedRanges({}, {} buffers)", self.file.url, self.buffers.len())
     }
 }
 
@@ -281,9 +225,7 @@ impl FetchedRanges {
     /// (copied only when the range spans two requests' pieces).
     fn read(&self, start: u64, length: usize) -> Result<Bytes> {
         let end = start + length as u64;
-        let first = self
-            .buffers
-            .partition_point(|(s, b)| s + b.len() as u64 <= start);
+        let first = self.buffers.partition_point(|(s, b)| s + b.len() as u64 <= start);
         if let Some((s, bytes)) = self.buffers.get(first)
             && *s <= start
         {
@@ -324,9 +266,7 @@ impl FetchedRanges {
     pub fn covers(&self, ranges: &[Range<u64>]) -> bool {
         ranges.iter().all(|range| {
             let mut position = range.start;
-            let first = self
-                .buffers
-                .partition_point(|(s, b)| s + b.len() as u64 <= position);
+            let first = self.buffers.partition_point(|(s, b)| s + b.len() as u64 <= position);
             for (s, bytes) in &self.buffers[first..] {
                 if *s > position || position >= range.end {
                     break;
@@ -344,10 +284,7 @@ impl FetchedRanges {
 
     fn record(&self, error: PqsiftError) -> ParquetError {
         let message = error.to_string();
-        self.error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(error);
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(error);
         ParquetError::General(message)
     }
 }
@@ -371,16 +308,12 @@ impl ChunkReader for FetchedRanges {
     /// page header through it); one request up to the end of the chunk when no piece does.
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         use bytes::Buf;
-        let index = self
-            .buffers
-            .partition_point(|(s, b)| s + b.len() as u64 <= start);
+        let index = self.buffers.partition_point(|(s, b)| s + b.len() as u64 <= start);
         let bytes = match self.buffers.get(index) {
             Some((s, bytes)) if *s <= start => bytes.slice((start - s) as usize..),
             _ => {
                 let end = (start + DEFAULT_REMOTE_COALESCE_GAP).min(self.file.size);
-                self.file
-                    .get_range(start..end)
-                    .map_err(|e| self.record(e))?
+                self.file.get_range(start..end).map_err(|e| self.record(e))?
             }
         };
         Ok(bytes.reader())

@@ -84,26 +84,14 @@ impl FileSource {
     /// error as the store reported it).
     pub fn read(&self, range: Range<u64>) -> Result<Bytes> {
         if range.start > range.end || range.end > self.len() {
-            let reason = format!(
-                "bytes {}..{} pass the end of the file ({} bytes)",
-                range.start,
-                range.end,
-                self.len()
-            );
+            let reason = format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, self.len());
             return Err(match self {
                 Self::Local(_) => PqsiftError::io(&self.name(), reason),
-                _ => PqsiftError::Storage {
-                    url: self.name(),
-                    reason,
-                    not_found: false,
-                },
+                _ => PqsiftError::Storage { url: self.name(), reason, not_found: false },
             });
         }
         self.get_bytes(range.start, (range.end - range.start) as usize)
-            .map_err(|e| {
-                self.take_error()
-                    .unwrap_or_else(|| read_error(&self.name(), e))
-            })
+            .map_err(|e| self.take_error().unwrap_or_else(|| read_error(&self.name(), e)))
     }
 
     /// The store error a read met, when the parquet crate reported it as text.
@@ -151,9 +139,7 @@ impl ChunkReader for FileSource {
             Self::Remote(file) => {
                 use bytes::Buf;
                 let end = (start + super::remote_file::DEFAULT_REMOTE_COALESCE_GAP).min(file.len());
-                let bytes = file
-                    .get_range(start..end.max(start))
-                    .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+                let bytes = file.get_range(start..end.max(start)).map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
                 Ok(SourceRead::Bytes(bytes.reader()))
             }
             Self::Fetched(fetched) => fetched.get_read(start).map(SourceRead::Bytes),
@@ -195,31 +181,22 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
         Location::Local(path) => {
             let entry = match std::fs::metadata(path) {
                 Ok(metadata) if metadata.is_dir() => Some(Entry::Directory),
-                Ok(metadata) => Some(Entry::File(ObjectVersion {
-                    size: metadata.len(),
-                    e_tag: None,
-                    last_modified_ns: 0,
-                })),
+                Ok(metadata) => Some(Entry::File(ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns: 0 })),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(PqsiftError::io(path, e)),
             };
-            let has_child =
-                entry == Some(Entry::Directory) && child.is_some_and(|c| path.join(c).is_dir());
+            let has_child = entry == Some(Entry::Directory) && child.is_some_and(|c| path.join(c).is_dir());
             Ok((entry, has_child))
         }
         Location::Object(object) => {
             let url = location.to_string();
             let store = Arc::clone(object.store());
             let key = object.key().clone();
-            let child_key = child
-                .map(|c| location.join(c))
-                .and_then(|l| l.as_object().map(|o| o.key().clone()));
+            let child_key = child.map(|c| location.join(c)).and_then(|l| l.as_object().map(|o| o.key().clone()));
             if !key.as_ref().is_empty() && !object.is_prefix() {
                 match super::remote_file::head(object, &url) {
                     Ok(version) => return Ok((Some(Entry::File(version)), false)),
-                    Err(PqsiftError::Storage {
-                        not_found: true, ..
-                    }) => {}
+                    Err(PqsiftError::Storage { not_found: true, .. }) => {}
                     Err(other) => return Err(other),
                 }
             }
@@ -227,10 +204,7 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
                 let below = store.list_with_delimiter(Some(&key));
                 let child = async {
                     match &child_key {
-                        Some(child) => store
-                            .list_with_delimiter(Some(child))
-                            .await
-                            .map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
+                        Some(child) => store.list_with_delimiter(Some(child)).await.map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
                         None => Ok(false),
                     }
                 };
@@ -238,8 +212,7 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
                 Ok::<_, object_store::Error>((below?, child?))
             };
             let (below, has_child) = run(object, &url, future)?;
-            let entry = (!below.objects.is_empty() || !below.common_prefixes.is_empty())
-                .then_some(Entry::Directory);
+            let entry = (!below.objects.is_empty() || !below.common_prefixes.is_empty()).then_some(Entry::Directory);
             let is_dir = entry == Some(Entry::Directory);
             Ok((entry, has_child && is_dir))
         }
@@ -262,8 +235,7 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
                         continue;
                     }
                     let path = entry.path();
-                    let metadata =
-                        std::fs::metadata(&path).map_err(|e| PqsiftError::io(&path, e))?;
+                    let metadata = std::fs::metadata(&path).map_err(|e| PqsiftError::io(&path, e))?;
                     if metadata.is_dir() {
                         pending.push(path);
                     } else {
@@ -276,18 +248,10 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
             let store = Arc::clone(object.store());
             let key = object.key().clone();
             let prefix = (!key.as_ref().is_empty()).then_some(key);
-            let metas = run(object, &dir.to_string(), async move {
-                store.list(prefix.as_ref()).try_collect::<Vec<_>>().await
-            })?;
-            found.extend(
-                metas
-                    .iter()
-                    .map(|meta| remote(object, meta))
-                    .filter(|file| {
-                        file.components_below(dir)
-                            .is_some_and(|parts| !parts.iter().any(|part| left_out(part)))
-                    }),
-            );
+            let metas = run(object, &dir.to_string(), async move { store.list(prefix.as_ref()).try_collect::<Vec<_>>().await })?;
+            found.extend(metas.iter().map(|meta| remote(object, meta)).filter(|file| {
+                file.components_below(dir).is_some_and(|parts| !parts.iter().any(|part| left_out(part)))
+            }));
         }
     }
     found.sort();
@@ -303,38 +267,19 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
         Location::Local(path) => {
             for entry in std::fs::read_dir(path).map_err(|e| PqsiftError::io(path, e))? {
                 let entry = entry.map_err(|e| PqsiftError::io(path, e))?;
-                let metadata = std::fs::metadata(entry.path())
-                    .map_err(|e| PqsiftError::io(&entry.path(), e))?;
+                let metadata = std::fs::metadata(entry.path()).map_err(|e| PqsiftError::io(&entry.path(), e))?;
                 if metadata.is_file() {
-                    let modified = metadata
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                    let last_modified_ns =
-                        modified.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-                    found.push((
-                        Location::Local(entry.path()),
-                        ObjectVersion {
-                            size: metadata.len(),
-                            e_tag: None,
-                            last_modified_ns,
-                        },
-                    ));
+                    let modified = metadata.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    let last_modified_ns = modified.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+                    found.push((Location::Local(entry.path()), ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns }));
                 }
             }
         }
         Location::Object(object) => {
             let store = Arc::clone(object.store());
             let key = object.key().clone();
-            let listing = run(object, &dir.to_string(), async move {
-                store.list_with_delimiter(Some(&key)).await
-            })?;
-            found.extend(
-                listing
-                    .objects
-                    .iter()
-                    .map(|meta| (remote(object, meta), ObjectVersion::from(meta))),
-            );
+            let listing = run(object, &dir.to_string(), async move { store.list_with_delimiter(Some(&key)).await })?;
+            found.extend(listing.objects.iter().map(|meta| (remote(object, meta), ObjectVersion::from(meta))));
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -344,19 +289,12 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
 /// The whole file at `location`.
 pub fn read_all(location: &Location) -> Result<Bytes> {
     match location {
-        Location::Local(path) => std::fs::read(path)
-            .map(Bytes::from)
-            .map_err(|e| PqsiftError::io(path, e)),
+        Location::Local(path) => std::fs::read(path).map(Bytes::from).map_err(|e| PqsiftError::io(path, e)),
         Location::Object(object) => {
             let store = Arc::clone(object.store());
             let key = object.key().clone();
-            let bytes = run(object, &location.to_string(), async move {
-                store.get(&key).await?.bytes().await
-            })?;
-            object
-                .storage()
-                .metrics()
-                .add_bytes_requested(bytes.len() as u64);
+            let bytes = run(object, &location.to_string(), async move { store.get(&key).await?.bytes().await })?;
+            object.storage().metrics().add_bytes_requested(bytes.len() as u64);
             Ok(bytes)
         }
     }
@@ -372,30 +310,17 @@ pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
         async move {
             match &location {
                 Location::Object(object) => {
-                    let result =
-                        async { object.store().get(object.key()).await?.bytes().await }.await;
-                    result.map_err(|e| {
-                        store_error(&location.to_string(), object.storage().options(), e)
-                    })
+                    let result = async { object.store().get(object.key()).await?.bytes().await }.await;
+                    result.map_err(|e| store_error(&location.to_string(), object.storage().options(), e))
                 }
                 Location::Local(_) => read_all(&location),
             }
         }
     });
-    let stream = futures_util::stream::iter(futures)
-        .buffered(super::remote_file::MAX_IN_FLIGHT)
-        .try_collect::<Vec<Bytes>>();
-    let bytes = registry::block_on(object.storage().metrics(), stream).map_err(|reason| {
-        PqsiftError::Storage {
-            url: locations[0].to_string(),
-            reason,
-            not_found: false,
-        }
-    })??;
-    object
-        .storage()
-        .metrics()
-        .add_bytes_requested(bytes.iter().map(|b| b.len() as u64).sum());
+    let stream = futures_util::stream::iter(futures).buffered(super::remote_file::MAX_IN_FLIGHT).try_collect::<Vec<Bytes>>();
+    let bytes = registry::block_on(object.storage().metrics(), stream)
+        .map_err(|reason| PqsiftError::Storage { url: locations[0].to_string(), reason, not_found: false })??;
+    object.storage().metrics().add_bytes_requested(bytes.iter().map(|b| b.len() as u64).sum());
     Ok(bytes)
 }
 

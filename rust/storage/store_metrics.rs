@@ -59,10 +59,7 @@ impl StoreMetrics {
 
     /// Time a reading thread was blocked on the store.
     pub(crate) fn add_wait(&self, waited: Duration) {
-        self.wait_nanos.fetch_add(
-            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        self.wait_nanos.fetch_add(u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// HTTP requests sent, retries included.
@@ -86,18 +83,9 @@ impl StoreMetrics {
         vec![
             ("requests", self.requests()),
             ("retries", self.retries()),
-            (
-                "bytes_requested",
-                self.bytes_requested.load(Ordering::Relaxed),
-            ),
-            (
-                "bytes_received",
-                self.bytes_received.load(Ordering::Relaxed),
-            ),
-            (
-                "max_requests_in_flight",
-                self.max_in_flight.load(Ordering::Relaxed),
-            ),
+            ("bytes_requested", self.bytes_requested.load(Ordering::Relaxed)),
+            ("bytes_received", self.bytes_received.load(Ordering::Relaxed)),
+            ("max_requests_in_flight", self.max_in_flight.load(Ordering::Relaxed)),
         ]
     }
 }

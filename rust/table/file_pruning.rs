@@ -41,10 +41,7 @@ use arrow::datatypes::Schema;
 
 use super::partition_values::PartitionValues;
 use crate::error::Result;
-use crate::filter::{
-    BindOptions, BoundColumn, Expr, Literal, bind, columns, evaluate, resolve_column,
-    split_conjunction,
-};
+use crate::filter::{BindOptions, BoundColumn, Expr, Literal, bind, columns, evaluate, resolve_column, split_conjunction};
 use crate::planning::pruning_predicate::evaluate_on_zone_maps;
 
 /// Per file, whether `filter` can be true on it judging by its partition values alone.
@@ -57,16 +54,10 @@ pub fn prune_files(
 ) -> Result<Vec<bool>> {
     let bound = bind(filter, table_schema, options)?;
     let source = |column: &BoundColumn| -> Result<Option<crate::planning::zone_map::ZoneMaps>> {
-        Ok(
-            match (column.indices.as_slice(), column.data_type.is_null()) {
-                ([index], false) => from_partition
-                    .get(*index)
-                    .copied()
-                    .flatten()
-                    .map(|k| partitions.zone_maps(k)),
-                _ => None,
-            },
-        )
+        Ok(match (column.indices.as_slice(), column.data_type.is_null()) {
+            ([index], false) => from_partition.get(*index).copied().flatten().map(|k| partitions.zone_maps(k)),
+            _ => None,
+        })
     };
     Ok(evaluate_on_zone_maps(&bound, partitions.len(), &source)?.can_true)
 }
@@ -83,16 +74,10 @@ pub fn specialise(
     options: &BindOptions,
 ) -> Result<Option<Expr>> {
     let replaced = replace_columns(filter, &mut |expr| {
-        let Expr::Column(path) = expr else {
-            return Ok(None);
-        };
+        let Expr::Column(path) = expr else { return Ok(None) };
         let column = resolve_column(table_schema, path, options)?;
         Ok(match column.indices.as_slice() {
-            [index] => from_partition
-                .get(*index)
-                .copied()
-                .flatten()
-                .map(|k| partitions.literal(k, row)),
+            [index] => from_partition.get(*index).copied().flatten().map(|k| partitions.literal(k, row)),
             _ => None,
         })
     })?;
@@ -106,46 +91,29 @@ pub fn specialise(
             return Ok(Some(Expr::Literal(Literal::Boolean(false))));
         }
     }
-    Ok(kept
-        .into_iter()
-        .reduce(|left, right| Expr::And(Box::new(left), Box::new(right))))
+    Ok(kept.into_iter().reduce(|left, right| Expr::And(Box::new(left), Box::new(right))))
 }
 
 /// Whether a filter without columns is TRUE (not FALSE, not NULL).
 fn is_true(constant: &Expr, options: &BindOptions) -> Result<bool> {
     let empty = Arc::new(Schema::empty());
     let bound = bind(constant, &empty, options)?;
-    let one_row = RecordBatch::try_new_with_options(
-        empty,
-        vec![],
-        &RecordBatchOptions::new().with_row_count(Some(1)),
-    )?;
+    let one_row = RecordBatch::try_new_with_options(empty, vec![], &RecordBatchOptions::new().with_row_count(Some(1)))?;
     let result = evaluate(&bound, &one_row)?;
     Ok(result.len() == 1 && result.is_valid(0) && result.value(0))
 }
 
 /// `expr` with every node `f` returns a replacement for replaced (children are not visited
 /// then); other nodes rebuilt from their replaced children.
-pub fn replace_columns(
-    expr: &Expr,
-    f: &mut dyn FnMut(&Expr) -> Result<Option<Expr>>,
-) -> Result<Expr> {
+pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Expr>>) -> Result<Expr> {
     if let Some(replacement) = f(expr)? {
         return Ok(replacement);
     }
     let mut go = |e: &Expr| -> Result<Box<Expr>> { Ok(Box::new(replace_columns(e, f)?)) };
     Ok(match expr {
         Expr::Column(_) | Expr::Literal(_) => expr.clone(),
-        Expr::Compare { op, left, right } => Expr::Compare {
-            op: *op,
-            left: go(left)?,
-            right: go(right)?,
-        },
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => {
+        Expr::Compare { op, left, right } => Expr::Compare { op: *op, left: go(left)?, right: go(right)? },
+        Expr::InList { expr, list, negated } => {
             let mut kept = true;
             for item in list.iter().filter(|item| matches!(item, Expr::Literal(_))) {
                 kept &= f(item)?.is_none();
@@ -154,72 +122,25 @@ pub fn replace_columns(
             // A list of literals left as they are is shared, not copied (it may be long).
             let list = match kept && list.iter().all(|item| matches!(item, Expr::Literal(_))) {
                 true => list.clone(),
-                false => list
-                    .iter()
-                    .map(|e| replace_columns(e, f))
-                    .collect::<Result<_>>()?,
+                false => list.iter().map(|e| replace_columns(e, f)).collect::<Result<_>>()?,
             };
-            Expr::InList {
-                expr,
-                list,
-                negated: *negated,
-            }
+            Expr::InList { expr, list, negated: *negated }
         }
-        Expr::IsNull { expr, negated } => Expr::IsNull {
-            expr: go(expr)?,
-            negated: *negated,
-        },
-        Expr::Between {
-            expr,
-            low,
-            high,
-            negated,
-        } => Expr::Between {
-            expr: go(expr)?,
-            low: go(low)?,
-            high: go(high)?,
-            negated: *negated,
-        },
-        Expr::Like {
-            expr,
-            pattern,
-            escape,
-            negated,
-        } => Expr::Like {
-            expr: go(expr)?,
-            pattern: pattern.clone(),
-            escape: *escape,
-            negated: *negated,
-        },
+        Expr::IsNull { expr, negated } => Expr::IsNull { expr: go(expr)?, negated: *negated },
+        Expr::Between { expr, low, high, negated } => Expr::Between { expr: go(expr)?, low: go(low)?, high: go(high)?, negated: *negated },
+        Expr::Like { expr, pattern, escape, negated } => Expr::Like { expr: go(expr)?, pattern: pattern.clone(), escape: *escape, negated: *negated },
         Expr::And(left, right) => Expr::And(go(left)?, go(right)?),
         Expr::Or(left, right) => Expr::Or(go(left)?, go(right)?),
         Expr::Not(inner) => Expr::Not(go(inner)?),
-        Expr::Cast { expr, to } => Expr::Cast {
-            expr: go(expr)?,
-            to: *to,
-        },
-        Expr::Arithmetic { op, left, right } => Expr::Arithmetic {
-            op: *op,
-            left: go(left)?,
-            right: go(right)?,
-        },
+        Expr::Cast { expr, to } => Expr::Cast { expr: go(expr)?, to: *to },
+        Expr::Arithmetic { op, left, right } => Expr::Arithmetic { op: *op, left: go(left)?, right: go(right)? },
         Expr::Negate(inner) => Expr::Negate(go(inner)?),
         Expr::Abs(inner) => Expr::Abs(go(inner)?),
-        Expr::Function { name, args } => Expr::Function {
-            name: name.clone(),
-            args: args
-                .iter()
-                .map(|e| go(e).map(|b| *b))
-                .collect::<Result<_>>()?,
-        },
-        Expr::Case {
-            branches,
-            otherwise,
-        } => Expr::Case {
-            branches: branches
-                .iter()
-                .map(|(c, v)| Ok((*go(c)?, *go(v)?)))
-                .collect::<Result<_>>()?,
+        Expr::Function { name, args } => {
+            Expr::Function { name: name.clone(), args: args.iter().map(|e| go(e).map(|b| *b)).collect::<Result<_>>()? }
+        }
+        Expr::Case { branches, otherwise } => Expr::Case {
+            branches: branches.iter().map(|(c, v)| Ok((*go(c)?, *go(v)?))).collect::<Result<_>>()?,
             otherwise: otherwise.as_deref().map(&mut go).transpose()?,
         },
     })

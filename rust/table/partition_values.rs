@@ -25,15 +25,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, StringArray,
-    UInt32Array, UInt64Array, new_null_array,
-};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, StringArray, UInt32Array, UInt64Array, new_null_array};
 use arrow::compute::{cast, take};
-use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type,
-    Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
-};
+use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType};
 use chrono::DateTime;
 
 use crate::error::{PqsiftError, Result};
@@ -76,12 +70,7 @@ impl PartitionValues {
     /// The values of the files at `rows`, in that order.
     pub fn select(&self, rows: &[usize]) -> Result<Self> {
         let indices = UInt32Array::from(rows.iter().map(|&r| r as u32).collect::<Vec<_>>());
-        let columns = self
-            .values
-            .columns()
-            .iter()
-            .map(|c| take(c, &indices, None))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let columns = self.values.columns().iter().map(|c| take(c, &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
         Self::with_rows(Arc::clone(&self.schema), columns, rows.len())
     }
 
@@ -96,9 +85,7 @@ impl PartitionValues {
     pub fn zone_maps(&self, column: usize) -> ZoneMaps {
         let values = Arc::clone(self.values.column(column));
         let rows = values.len();
-        let nulls = (0..rows)
-            .map(|i| u64::from(values.is_null(i)))
-            .collect::<Vec<_>>();
+        let nulls = (0..rows).map(|i| u64::from(values.is_null(i))).collect::<Vec<_>>();
         let exact = BooleanArray::from((0..rows).map(|i| values.is_valid(i)).collect::<Vec<_>>());
         // A `void` column has no bounds to compare: nulls of a comparable type would do, but
         // every row of it is null, which the null counts already say.
@@ -122,8 +109,7 @@ impl PartitionValues {
                 let value = if column.is_null(row) {
                     "null".to_string()
                 } else {
-                    arrow::util::display::array_value_to_string(column, row)
-                        .unwrap_or_else(|_| "?".into())
+                    arrow::util::display::array_value_to_string(column, row).unwrap_or_else(|_| "?".into())
                 };
                 format!("{}={value}", field.name())
             })
@@ -138,10 +124,7 @@ impl PartitionValues {
         let array = self.values.column(column);
         let data_type = array.data_type();
         let typed = |literal: Literal| match SqlType::of_arrow(data_type) {
-            Some(to) if literal.sql_type() != to => Expr::Cast {
-                expr: Box::new(Expr::Literal(literal)),
-                to,
-            },
+            Some(to) if literal.sql_type() != to => Expr::Cast { expr: Box::new(Expr::Literal(literal)), to },
             _ => Expr::Literal(literal),
         };
         if array.is_null(row) {
@@ -155,22 +138,16 @@ impl PartitionValues {
             DataType::Int64 => Literal::Long(array.as_primitive::<Int64Type>().value(row)),
             DataType::Float32 => Literal::Float(array.as_primitive::<Float32Type>().value(row)),
             DataType::Float64 => Literal::Double(array.as_primitive::<Float64Type>().value(row)),
-            DataType::Decimal128(_, scale) => Literal::Decimal {
-                unscaled: array.as_primitive::<Decimal128Type>().value(row),
-                scale: *scale,
-            },
+            DataType::Decimal128(_, scale) => Literal::Decimal { unscaled: array.as_primitive::<Decimal128Type>().value(row), scale: *scale },
             DataType::Date32 => Literal::Date(array.as_primitive::<Date32Type>().value(row)),
             DataType::Timestamp(TimeUnit::Microsecond, zone) => {
                 let micros = array.as_primitive::<TimestampMicrosecondType>().value(row);
                 match DateTime::from_timestamp_micros(micros) {
-                    Some(utc) if zone.is_some() => Literal::Timestamp(TimestampLiteral {
-                        local: utc.naive_utc(),
-                        zone: Some(LiteralZone::Offset(0)),
-                    }),
-                    // A wall clock: TIMESTAMP_NTZ from its text.
-                    Some(utc) => {
-                        Literal::String(utc.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string())
+                    Some(utc) if zone.is_some() => {
+                        Literal::Timestamp(TimestampLiteral { local: utc.naive_utc(), zone: Some(LiteralZone::Offset(0)) })
                     }
+                    // A wall clock: TIMESTAMP_NTZ from its text.
+                    Some(utc) => Literal::String(utc.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()),
                     None => Literal::Null,
                 }
             }
@@ -191,26 +168,12 @@ impl PartitionValues {
                     return None;
                 }
                 Some(match column.data_type() {
-                    DataType::Float32 => {
-                        column.as_primitive::<Float32Type>().value(row).to_string()
-                    }
-                    DataType::Float64 => {
-                        column.as_primitive::<Float64Type>().value(row).to_string()
-                    }
+                    DataType::Float32 => column.as_primitive::<Float32Type>().value(row).to_string(),
+                    DataType::Float64 => column.as_primitive::<Float64Type>().value(row).to_string(),
                     DataType::Date32 => column.as_primitive::<Date32Type>().value(row).to_string(),
-                    DataType::Timestamp(TimeUnit::Microsecond, _) => column
-                        .as_primitive::<TimestampMicrosecondType>()
-                        .value(row)
-                        .to_string(),
-                    DataType::Binary => column
-                        .as_binary::<i32>()
-                        .value(row)
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect(),
-                    _ => {
-                        arrow::util::display::array_value_to_string(column, row).unwrap_or_default()
-                    }
+                    DataType::Timestamp(TimeUnit::Microsecond, _) => column.as_primitive::<TimestampMicrosecondType>().value(row).to_string(),
+                    DataType::Binary => column.as_binary::<i32>().value(row).iter().map(|b| format!("{b:02x}")).collect(),
+                    _ => arrow::util::display::array_value_to_string(column, row).unwrap_or_default(),
                 })
             })
             .collect()
@@ -218,11 +181,7 @@ impl PartitionValues {
 
     /// The schema as `(name, Spark type name)` pairs.
     pub fn type_names(&self) -> Vec<(String, String)> {
-        self.schema
-            .fields()
-            .iter()
-            .map(|f| (f.name().clone(), spark_type_name(f.data_type())))
-            .collect()
+        self.schema.fields().iter().map(|f| (f.name().clone(), spark_type_name(f.data_type()))).collect()
     }
 
     /// Values from canonical text: `rows` are files, each with one entry per column of
@@ -231,26 +190,16 @@ impl PartitionValues {
         let mut fields = Vec::with_capacity(schema.len());
         let mut columns = Vec::with_capacity(schema.len());
         for (position, (name, type_name)) in schema.iter().enumerate() {
-            let data_type = parse_spark_type_name(type_name).ok_or_else(|| {
-                PqsiftError::filter(format!(
-                    "partition column `{name}`: unknown type `{type_name}`"
-                ))
-            })?;
+            let data_type = parse_spark_type_name(type_name)
+                .ok_or_else(|| PqsiftError::filter(format!("partition column `{name}`: unknown type `{type_name}`")))?;
             let mut text = Vec::with_capacity(rows.len());
             for row in rows {
                 let value = row.get(position).ok_or_else(|| {
-                    PqsiftError::filter(format!(
-                        "partition values: {} given, {} columns",
-                        row.len(),
-                        schema.len()
-                    ))
+                    PqsiftError::filter(format!("partition values: {} given, {} columns", row.len(), schema.len()))
                 })?;
                 text.push(value.clone());
             }
-            columns.push(
-                column_from_text(&data_type, &text)
-                    .map_err(|e| PqsiftError::filter(format!("partition column `{name}`: {e}")))?,
-            );
+            columns.push(column_from_text(&data_type, &text).map_err(|e| PqsiftError::filter(format!("partition column `{name}`: {e}")))?);
             fields.push(Field::new(name, data_type, true));
         }
         Self::with_rows(Arc::new(Schema::new(fields)), columns, rows.len())
@@ -262,53 +211,27 @@ fn column_from_text(data_type: &DataType, text: &[Option<String>]) -> Result<Arr
     Ok(match data_type {
         DataType::Null => new_null_array(data_type, text.len()),
         DataType::Float32 | DataType::Float64 => {
-            let parsed = text
-                .iter()
-                .map(|v| {
-                    v.as_deref()
-                        .map(|s| s.parse::<f64>().map_err(|_| bad(s)))
-                        .transpose()
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let parsed = text.iter().map(|v| v.as_deref().map(|s| s.parse::<f64>().map_err(|_| bad(s))).transpose()).collect::<Result<Vec<_>>>()?;
             cast(&arrow::array::Float64Array::from(parsed), data_type)?
         }
         DataType::Date32 | DataType::Timestamp(_, _) => {
-            let parsed = text
-                .iter()
-                .map(|v| {
-                    v.as_deref()
-                        .map(|s| s.parse::<i64>().map_err(|_| bad(s)))
-                        .transpose()
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let parsed = text.iter().map(|v| v.as_deref().map(|s| s.parse::<i64>().map_err(|_| bad(s))).transpose()).collect::<Result<Vec<_>>>()?;
             let numbers = arrow::array::Int64Array::from(parsed);
             match data_type {
                 DataType::Date32 => cast(&cast(&numbers, &DataType::Int32)?, data_type)?,
-                _ => Arc::new(
-                    arrow::array::TimestampMicrosecondArray::from(
-                        numbers.iter().collect::<Vec<_>>(),
-                    )
-                    .with_data_type(data_type.clone()),
-                ),
+                _ => Arc::new(arrow::array::TimestampMicrosecondArray::from(numbers.iter().collect::<Vec<_>>()).with_data_type(data_type.clone())),
             }
         }
         DataType::Binary => {
             let parsed = text
                 .iter()
-                .map(|v| {
-                    v.as_deref()
-                        .map(|s| decode_hex(s).ok_or_else(|| bad(s)))
-                        .transpose()
-                })
+                .map(|v| v.as_deref().map(|s| decode_hex(s).ok_or_else(|| bad(s))).transpose())
                 .collect::<Result<Vec<_>>>()?;
             Arc::new(arrow::array::BinaryArray::from_iter(parsed))
         }
         _ => {
             let strings: ArrayRef = Arc::new(StringArray::from(text.to_vec()));
-            let options = arrow::compute::CastOptions {
-                safe: false,
-                ..Default::default()
-            };
+            let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
             arrow::compute::cast_with_options(&strings, data_type, &options)?
         }
     })
@@ -318,10 +241,7 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// The Spark SQL name of an Arrow type as a partition column has it (`int`, `bigint`,

@@ -95,13 +95,7 @@ pub struct FileView {
 impl DeclaredSchema {
     /// A declared schema whose files name columns as `mode` says.
     pub fn new(schema: SchemaRef, mode: ColumnMappingMode) -> Self {
-        Self {
-            schema,
-            mode,
-            field_ids: FieldIds::Off,
-            schema_string: String::new(),
-            requested: Vec::new(),
-        }
+        Self { schema, mode, field_ids: FieldIds::Off, schema_string: String::new(), requested: Vec::new() }
     }
 
     /// The schema with fields matched by Parquet field id as `field_ids` says.
@@ -112,11 +106,7 @@ impl DeclaredSchema {
     /// How this schema's fields find a file's columns, names compared as `case_sensitive`
     /// says.
     pub fn matcher(&self, case_sensitive: bool) -> ColumnMatcher {
-        ColumnMatcher {
-            mode: self.mode,
-            field_ids: self.field_ids,
-            case_sensitive,
-        }
+        ColumnMatcher { mode: self.mode, field_ids: self.field_ids, case_sensitive }
     }
 
     /// The schema with only the top-level fields `roots` read by the scan (see
@@ -133,25 +123,10 @@ impl DeclaredSchema {
     /// [`DeclaredSchema::requested`] the `projection_roots` (`None`: every field) and the
     /// fields `filter` reads; otherwise this schema itself, borrowed (a reader asks once
     /// per file).
-    pub fn requested_by(
-        &self,
-        projection_roots: Option<&[usize]>,
-        filter: Option<&Expr>,
-        options: &BindOptions,
-    ) -> Result<Cow<'_, Self>> {
-        let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else {
-            return Ok(Cow::Borrowed(self));
-        };
-        let filtered = filter
-            .into_iter()
-            .flat_map(columns)
-            .map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
-        let roots = roots
-            .iter()
-            .copied()
-            .map(Ok)
-            .chain(filtered)
-            .collect::<Result<Vec<_>>>()?;
+    pub fn requested_by(&self, projection_roots: Option<&[usize]>, filter: Option<&Expr>, options: &BindOptions) -> Result<Cow<'_, Self>> {
+        let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else { return Ok(Cow::Borrowed(self)) };
+        let filtered = filter.into_iter().flat_map(columns).map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
+        let roots = roots.iter().copied().map(Ok).chain(filtered).collect::<Result<Vec<_>>>()?;
         Ok(Cow::Owned(self.clone().requesting(roots)))
     }
 
@@ -172,13 +147,7 @@ impl DeclaredSchema {
         let schema = parse_schema(table, schema_string)?;
         let fields: Vec<Field> = schema.fields().iter().map(|f| nullable_field(f)).collect();
         let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-        Ok(Self {
-            schema,
-            mode,
-            field_ids: FieldIds::Off,
-            schema_string: schema_string.to_string(),
-            requested: Vec::new(),
-        })
+        Ok(Self { schema, mode, field_ids: FieldIds::Off, schema_string: schema_string.to_string(), requested: Vec::new() })
     }
 
     /// The schema as text for another process (see [`DeclaredSchema::from_text`]):
@@ -200,10 +169,7 @@ impl DeclaredSchema {
                 FieldIds::Off => String::new(),
                 setting => format!(" {FIELD_IDS_TEXT}{setting}"),
             };
-            return format!(
-                "{ARROW_TEXT}{field_ids}\n{}",
-                arrow_schema_hex(&self.schema)
-            );
+            return format!("{ARROW_TEXT}{field_ids}\n{}", arrow_schema_hex(&self.schema));
         }
         let mode = match self.mode {
             ColumnMappingMode::None => "none",
@@ -219,29 +185,16 @@ impl DeclaredSchema {
         if let Some(settings) = mode.strip_prefix(ARROW_TEXT) {
             let field_ids = match settings.trim() {
                 "" => Some(FieldIds::Off),
-                setting => setting
-                    .strip_prefix(FIELD_IDS_TEXT)
-                    .and_then(FieldIds::parse),
+                setting => setting.strip_prefix(FIELD_IDS_TEXT).and_then(FieldIds::parse),
             };
             let Some(field_ids) = field_ids else {
-                return Err(PqsiftError::table(
-                    table,
-                    format!("invalid scan schema text: unknown setting {settings:?}"),
-                ));
+                return Err(PqsiftError::table(table, format!("invalid scan schema text: unknown setting {settings:?}")));
             };
             let schema = Arc::new(arrow_schema_from_hex(table, schema_string)?);
             return Ok(Self::new(schema, ColumnMappingMode::None).with_field_ids(field_ids));
         }
-        let configuration = [(
-            super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(),
-            mode.to_string(),
-        )]
-        .into();
-        Self::from_delta(
-            table,
-            schema_string,
-            ColumnMappingMode::from_configuration(table, &configuration)?,
-        )
+        let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
+        Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)
     }
 
     /// The physical name of a logical field.
@@ -251,13 +204,7 @@ impl DeclaredSchema {
 
     /// The view of a file with schema `file`; `partitions` (the table's partition values,
     /// row `position` this file's) supply the partition columns.
-    pub fn view(
-        &self,
-        file: &Schema,
-        partitions: Option<&PartitionValues>,
-        position: usize,
-        options: &BindOptions,
-    ) -> Result<FileView> {
+    pub fn view(&self, file: &Schema, partitions: Option<&PartitionValues>, position: usize, options: &BindOptions) -> Result<FileView> {
         let mut file_roots = Vec::with_capacity(self.schema.fields().len());
         let mut from_constant = Vec::with_capacity(file_roots.capacity());
         let mut constant_fields: Vec<FieldRef> = Vec::new();
@@ -267,8 +214,7 @@ impl DeclaredSchema {
             Some(p) => self.from_partition(&p.schema, options.case_sensitive),
             None => vec![None; self.schema.fields().len()],
         };
-        for (root, (field, partition)) in self.schema.fields().iter().zip(partition_of).enumerate()
-        {
+        for (root, (field, partition)) in self.schema.fields().iter().zip(partition_of).enumerate() {
             if let (Some(k), Some(partitions)) = (partition, partitions) {
                 file_roots.push(None);
                 from_constant.push(Some(constant_fields.len()));
@@ -276,11 +222,7 @@ impl DeclaredSchema {
                 constant_columns.push(partitions.values.column(k).slice(position, 1));
                 continue;
             }
-            match self.matcher_for(root, options.case_sensitive).find(
-                file.fields(),
-                field,
-                file_has_ids,
-            )? {
+            match self.matcher_for(root, options.case_sensitive).find(file.fields(), field, file_has_ids)? {
                 Some(file_root) => {
                     file_roots.push(Some(file_root));
                     from_constant.push(None);
@@ -293,61 +235,25 @@ impl DeclaredSchema {
                 }
             }
         }
-        let constants = PartitionValues::with_rows(
-            Arc::new(Schema::new(constant_fields)),
-            constant_columns,
-            1,
-        )?;
-        Ok(FileView {
-            file_roots,
-            from_constant,
-            constants,
-            file_fields: file.fields().clone(),
-            file_has_ids,
-        })
+        let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
+        Ok(FileView { file_roots, from_constant, constants, file_fields: file.fields().clone(), file_has_ids })
     }
 
     /// Per declared field, the partition column of `partitions` it is (by name).
     pub fn from_partition(&self, partitions: &Schema, case_sensitive: bool) -> Vec<Option<usize>> {
-        self.schema
-            .fields()
-            .iter()
-            .map(|field| {
-                partitions
-                    .fields()
-                    .iter()
-                    .position(|p| names_match(p.name(), field.name(), case_sensitive))
-            })
-            .collect()
+        self.schema.fields().iter().map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive))).collect()
     }
 
     /// The filter for a file's rows, in the file's names: constants folded (see
     /// [`specialise`]), the remaining column references renamed. `None`: every row
     /// matches; `Some(FALSE)`: none can.
-    pub fn file_filter(
-        &self,
-        filter: &Expr,
-        view: &FileView,
-        options: &BindOptions,
-    ) -> Result<Option<Expr>> {
-        let Some(specialised) = specialise(
-            filter,
-            &self.schema,
-            &view.from_constant,
-            &view.constants,
-            0,
-            options,
-        )?
-        else {
+    pub fn file_filter(&self, filter: &Expr, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
+        let Some(specialised) = specialise(filter, &self.schema, &view.from_constant, &view.constants, 0, options)? else {
             return Ok(None);
         };
         let renamed = replace_columns(&specialised, &mut |expr| {
-            let Expr::Column(path) = expr else {
-                return Ok(None);
-            };
-            Ok(Some(Expr::Column(ColumnPath::new(
-                self.file_column_path(path, view, options)?,
-            ))))
+            let Expr::Column(path) = expr else { return Ok(None) };
+            Ok(Some(Expr::Column(ColumnPath::new(self.file_column_path(path, view, options)?))))
         })?;
         Ok(Some(renamed))
     }
@@ -355,47 +261,28 @@ impl DeclaredSchema {
     /// The file's names along a scan column path (struct fields below the root included);
     /// a struct field the file lacks keeps its physical name (and binding it to the file
     /// fails).
-    fn file_column_path(
-        &self,
-        path: &ColumnPath,
-        view: &FileView,
-        options: &BindOptions,
-    ) -> Result<Vec<String>> {
+    fn file_column_path(&self, path: &ColumnPath, view: &FileView, options: &BindOptions) -> Result<Vec<String>> {
         let column = resolve_column(&self.schema, path, options)?;
         let root = column.indices[0];
         let Some(file_root) = view.file_roots[root] else {
-            return Err(PqsiftError::filter(format!(
-                "column {path}: not in the file"
-            )));
+            return Err(PqsiftError::filter(format!("column {path}: not in the file")));
         };
         let mut field = self.schema.field(root);
         let mut logical = Vec::with_capacity(column.indices.len() - 1);
         for &index in &column.indices[1..] {
             let DataType::Struct(children) = field.data_type() else {
-                return Err(PqsiftError::filter(format!(
-                    "column {path}: not a struct path"
-                )));
+                return Err(PqsiftError::filter(format!("column {path}: not a struct path")));
             };
             field = children[index].as_ref();
             logical.push(field.name().clone());
         }
         let mut names = vec![view.file_fields[file_root].name().clone()];
-        names.extend(self.file_field_path(
-            root,
-            file_root,
-            &logical,
-            view,
-            options.case_sensitive,
-        )?);
+        names.extend(self.file_field_path(root, file_root, &logical, view, options.case_sensitive)?);
         // Levels the file lacks keep their physical names.
         let mut field = self.schema.field(root);
         for (level, name) in logical.iter().enumerate() {
-            let DataType::Struct(children) = field.data_type() else {
-                break;
-            };
-            let Some(child) = children.iter().find(|c| c.name() == name) else {
-                break;
-            };
+            let DataType::Struct(children) = field.data_type() else { break };
+            let Some(child) = children.iter().find(|c| c.name() == name) else { break };
             field = child.as_ref();
             if level + 1 >= names.len() {
                 names.push(self.physical_name(field).to_string());
@@ -407,20 +294,8 @@ impl DeclaredSchema {
     /// The file's names of the struct fields along `logical` (names below the scan's
     /// column `root`, read from the file's field `file_root` of `view`), as far as the
     /// file has them.
-    pub fn file_field_path(
-        &self,
-        root: usize,
-        file_root: usize,
-        logical: &[String],
-        view: &FileView,
-        case_sensitive: bool,
-    ) -> Result<Vec<String>> {
-        self.matcher(case_sensitive).file_path(
-            self.schema.field(root),
-            &view.file_fields[file_root],
-            logical,
-            view.file_has_ids,
-        )
+    pub fn file_field_path(&self, root: usize, file_root: usize, logical: &[String], view: &FileView, case_sensitive: bool) -> Result<Vec<String>> {
+        self.matcher(case_sensitive).file_path(self.schema.field(root), &view.file_fields[file_root], logical, view.file_has_ids)
     }
 }
 
@@ -443,20 +318,12 @@ fn arrow_schema_hex(schema: &Schema) -> String {
 
 /// The schema [`arrow_schema_hex`] wrote (of the table `table`, named in errors).
 fn arrow_schema_from_hex(table: &str, hex: &str) -> Result<Schema> {
-    let invalid = |reason: String| PqsiftError::Table {
-        table: table.to_string(),
-        reason: format!("invalid scan schema text: {reason}"),
-    };
+    let invalid = |reason: String| PqsiftError::Table { table: table.to_string(), reason: format!("invalid scan schema text: {reason}") };
     let bytes = (0..hex.len())
         .step_by(2)
-        .map(|i| {
-            hex.get(i..i + 2)
-                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                .ok_or_else(|| invalid("not hexadecimal".into()))
-        })
+        .map(|i| hex.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()).ok_or_else(|| invalid("not hexadecimal".into())))
         .collect::<Result<Vec<u8>>>()?;
-    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)
-        .map_err(|e| invalid(e.to_string()))?;
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).map_err(|e| invalid(e.to_string()))?;
     Ok(reader.schema().as_ref().clone())
 }
 
@@ -464,21 +331,14 @@ fn arrow_schema_from_hex(table: &str, hex: &str) -> Result<Schema> {
 /// Arrow requires non-null).
 fn nullable_field(field: &Field) -> Field {
     let data_type = match field.data_type() {
-        DataType::Struct(children) => {
-            DataType::Struct(children.iter().map(|c| nullable_field(c)).collect())
-        }
+        DataType::Struct(children) => DataType::Struct(children.iter().map(|c| nullable_field(c)).collect()),
         DataType::List(element) => DataType::List(Arc::new(nullable_field(element))),
         DataType::Map(entries, sorted) => match entries.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {
                 let key = kv[0].as_ref().clone();
                 let value = nullable_field(&kv[1]);
-                let key = key
-                    .clone()
-                    .with_data_type(nullable_field(&key).data_type().clone());
-                let entries = entries
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::Struct(Fields::from(vec![key, value])));
+                let key = key.clone().with_data_type(nullable_field(&key).data_type().clone());
+                let entries = entries.as_ref().clone().with_data_type(DataType::Struct(Fields::from(vec![key, value])));
                 DataType::Map(Arc::new(entries), *sorted)
             }
             _ => field.data_type().clone(),
@@ -489,79 +349,40 @@ fn nullable_field(field: &Field) -> Field {
 }
 
 fn names_match(a: &str, b: &str, case_sensitive: bool) -> bool {
-    if case_sensitive {
-        a == b
-    } else {
-        a.eq_ignore_ascii_case(b)
-    }
+    if case_sensitive { a == b } else { a.eq_ignore_ascii_case(b) }
 }
 
 pub(crate) use super::column_matching::find_field;
 
 /// `array` as `logical`, matching struct fields as `matcher` says, in a file holding field
 /// ids or not (`file_has_ids`; see the module documentation).
-pub fn to_logical(
-    array: &ArrayRef,
-    logical: &DataType,
-    matcher: &ColumnMatcher,
-    file_has_ids: bool,
-) -> Result<ArrayRef> {
+pub fn to_logical(array: &ArrayRef, logical: &DataType, matcher: &ColumnMatcher, file_has_ids: bool) -> Result<ArrayRef> {
     if array.data_type() == logical {
         return Ok(Arc::clone(array));
     }
     match (array.data_type(), logical) {
         (DataType::Struct(_), DataType::Struct(fields)) => {
-            let source = array
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .expect("a struct array");
+            let source = array.as_any().downcast_ref::<StructArray>().expect("a struct array");
             let columns = fields
                 .iter()
-                .map(
-                    |field| match matcher.find(source.fields(), field, file_has_ids)? {
-                        Some(i) => {
-                            to_logical(source.column(i), field.data_type(), matcher, file_has_ids)
-                        }
-                        None => Ok(new_null_array(field.data_type(), source.len())),
-                    },
-                )
+                .map(|field| match matcher.find(source.fields(), field, file_has_ids)? {
+                    Some(i) => to_logical(source.column(i), field.data_type(), matcher, file_has_ids),
+                    None => Ok(new_null_array(field.data_type(), source.len())),
+                })
                 .collect::<Result<Vec<_>>>()?;
             let fields = relax_nullability(fields, &columns);
-            Ok(Arc::new(StructArray::try_new(
-                fields,
-                columns,
-                source.nulls().cloned(),
-            )?))
+            Ok(Arc::new(StructArray::try_new(fields, columns, source.nulls().cloned())?))
         }
         (DataType::List(_), DataType::List(element)) => {
-            let source = array
-                .as_any()
-                .downcast_ref::<ListArray>()
-                .expect("a list array");
+            let source = array.as_any().downcast_ref::<ListArray>().expect("a list array");
             let values = to_logical(source.values(), element.data_type(), matcher, file_has_ids)?;
-            let element = Arc::new(
-                element
-                    .as_ref()
-                    .clone()
-                    .with_nullable(element.is_nullable() || values.null_count() > 0),
-            );
-            Ok(Arc::new(ListArray::try_new(
-                element,
-                source.offsets().clone(),
-                values,
-                source.nulls().cloned(),
-            )?))
+            let element = Arc::new(element.as_ref().clone().with_nullable(element.is_nullable() || values.null_count() > 0));
+            Ok(Arc::new(ListArray::try_new(element, source.offsets().clone(), values, source.nulls().cloned())?))
         }
         (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
-            let source = array
-                .as_any()
-                .downcast_ref::<MapArray>()
-                .expect("a map array");
+            let source = array.as_any().downcast_ref::<MapArray>().expect("a map array");
             let DataType::Struct(entry_fields) = entries.data_type() else {
-                return Err(PqsiftError::filter(format!(
-                    "map entries of type {}",
-                    entries.data_type()
-                )));
+                return Err(PqsiftError::filter(format!("map entries of type {}", entries.data_type())));
             };
             // Map keys and values match by position: their names are not mapped.
             let source_entries = source.entries();
@@ -572,15 +393,8 @@ pub fn to_logical(
                 .collect::<Result<Vec<_>>>()?;
             let fields = relax_nullability(entry_fields, &columns);
             let entries_array = StructArray::try_new(fields.clone(), columns, None)?;
-            let entries_field =
-                Arc::new(Field::new(entries.name(), DataType::Struct(fields), false));
-            Ok(Arc::new(MapArray::try_new(
-                entries_field,
-                source.offsets().clone(),
-                entries_array,
-                source.nulls().cloned(),
-                *sorted,
-            )?))
+            let entries_field = Arc::new(Field::new(entries.name(), DataType::Struct(fields), false));
+            Ok(Arc::new(MapArray::try_new(entries_field, source.offsets().clone(), entries_array, source.nulls().cloned(), *sorted)?))
         }
         _ => Ok(cast(array, logical)?),
     }
@@ -592,12 +406,10 @@ fn relax_nullability(fields: &Fields, columns: &[ArrayRef]) -> Fields {
     fields
         .iter()
         .zip(columns)
-        .map(
-            |(field, column)| match !field.is_nullable() && column.null_count() > 0 {
-                true => Arc::new(field.as_ref().clone().with_nullable(true)),
-                false => Arc::clone(field),
-            },
-        )
+        .map(|(field, column)| match !field.is_nullable() && column.null_count() > 0 {
+            true => Arc::new(field.as_ref().clone().with_nullable(true)),
+            false => Arc::clone(field),
+        })
         .collect()
 }
 
@@ -610,33 +422,18 @@ mod tests {
     fn a_schema_given_as_arrow_travels_as_text() {
         let schema = Schema::new(vec![
             Field::new("id", DataType::UInt64, false),
-            Field::new(
-                "s",
-                DataType::Struct(Fields::from(vec![Field::new(
-                    "a",
-                    DataType::LargeUtf8,
-                    true,
-                )])),
-                true,
-            ),
+            Field::new("s", DataType::Struct(Fields::from(vec![Field::new("a", DataType::LargeUtf8, true)])), true),
         ]);
         let declared = DeclaredSchema::new(Arc::new(schema), ColumnMappingMode::None);
         let text = declared.to_text();
         assert!(text.starts_with("arrow\n"));
         assert_eq!(DeclaredSchema::from_text("t", &text).unwrap(), declared);
-        assert!(
-            DeclaredSchema::from_text("t", "arrow\nzz")
-                .unwrap_err()
-                .to_string()
-                .contains("not hexadecimal")
-        );
+        assert!(DeclaredSchema::from_text("t", "arrow\nzz").unwrap_err().to_string().contains("not hexadecimal"));
     }
 
     fn mapped(name: &str, physical: &str, data_type: DataType) -> Field {
-        Field::new(name, data_type, true).with_metadata(std::collections::HashMap::from([(
-            super::super::delta::schema::PHYSICAL_NAME_KEY.to_string(),
-            physical.to_string(),
-        )]))
+        Field::new(name, data_type, true)
+            .with_metadata(std::collections::HashMap::from([(super::super::delta::schema::PHYSICAL_NAME_KEY.to_string(), physical.to_string())]))
     }
 
     #[test]
@@ -649,21 +446,11 @@ mod tests {
             Arc::new(Field::new("col-a", DataType::Int32, true)),
             Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
         )]));
-        let matcher = ColumnMatcher {
-            mode: ColumnMappingMode::Name,
-            ..Default::default()
-        };
+        let matcher = ColumnMatcher { mode: ColumnMappingMode::Name, ..Default::default() };
         let out = to_logical(&source, &logical, &matcher, false).unwrap();
         let out = out.as_any().downcast_ref::<StructArray>().unwrap();
         assert_eq!(out.column_names(), ["a", "b"]);
-        assert_eq!(
-            out.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap()
-                .values(),
-            &[1, 2]
-        );
+        assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values(), &[1, 2]);
         assert_eq!(out.column(1).null_count(), 2);
     }
 
@@ -684,24 +471,12 @@ mod tests {
         .unwrap();
         let file = Schema::new(vec![Field::new("X", DataType::Int64, true)]);
         let options = BindOptions::default();
-        let view = declared
-            .view(&file, Some(&partitions), 1, &options)
-            .unwrap();
+        let view = declared.view(&file, Some(&partitions), 1, &options).unwrap();
         assert_eq!(view.file_roots, [Some(0), None, None]);
         assert_eq!(view.from_constant, [None, Some(0), Some(1)]);
         let filter = crate::filter::parse_filter("p = 'a' OR y IS NULL").unwrap();
-        assert_eq!(
-            declared.file_filter(&filter, &view, &options).unwrap(),
-            None
-        );
+        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap(), None);
         let filter = crate::filter::parse_filter("p = 'a' AND x > 1").unwrap();
-        assert_eq!(
-            declared
-                .file_filter(&filter, &view, &options)
-                .unwrap()
-                .unwrap()
-                .to_string(),
-            "false"
-        );
+        assert_eq!(declared.file_filter(&filter, &view, &options).unwrap().unwrap().to_string(), "false");
     }
 }

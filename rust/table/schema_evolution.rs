@@ -47,12 +47,7 @@ pub fn reads_as(file: &DataType, scan: &DataType) -> bool {
 
 /// [`reads_as`] with struct fields matched as `matcher` says in a file holding field ids
 /// or not (`file_has_ids`); a matching error reads as `false`.
-fn reads_as_matched(
-    file: &DataType,
-    scan: &DataType,
-    matcher: &ColumnMatcher,
-    file_has_ids: bool,
-) -> bool {
+fn reads_as_matched(file: &DataType, scan: &DataType, matcher: &ColumnMatcher, file_has_ids: bool) -> bool {
     use DataType::*;
     let integer_digits = |t: &DataType| match t {
         Int8 => Some(3),
@@ -72,31 +67,16 @@ fn reads_as_matched(
         _ if file == scan => true,
         (Int8 | Int16 | Int32 | Int64, Int8 | Int16 | Int32 | Int64) => rank(file) < rank(scan),
         (Int8 | Int16 | Int32 | Float32, Float64) => true,
-        (Decimal128(p1, s1), Decimal128(p2, s2)) => {
-            s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16)
-        }
-        (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => {
-            integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits)
-        }
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16),
+        (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits),
         (Date32, Timestamp(TimeUnit::Microsecond, None)) => true,
-        (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| {
-            match matcher.find(file_fields, scan_field, file_has_ids) {
-                Ok(Some(i)) => reads_as_matched(
-                    file_fields[i].data_type(),
-                    scan_field.data_type(),
-                    matcher,
-                    file_has_ids,
-                ),
-                Ok(None) => true, // a field the file lacks is null
-                Err(_) => false,
-            }
+        (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| match matcher.find(file_fields, scan_field, file_has_ids) {
+            Ok(Some(i)) => reads_as_matched(file_fields[i].data_type(), scan_field.data_type(), matcher, file_has_ids),
+            Ok(None) => true, // a field the file lacks is null
+            Err(_) => false,
         }),
-        (List(a), List(b)) | (LargeList(a), LargeList(b)) => {
-            reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids)
-        }
-        (Map(a, _), Map(b, _)) => {
-            reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids)
-        }
+        (List(a), List(b)) | (LargeList(a), LargeList(b)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
+        (Map(a, _), Map(b, _)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
         _ => false,
     }
 }
@@ -105,34 +85,20 @@ fn reads_as_matched(
 /// (field metadata aside).
 pub fn same_columns(a: &Schema, b: &Schema) -> bool {
     a.fields().len() == b.fields().len()
-        && a.fields().iter().zip(b.fields()).all(|(x, y)| {
-            x.name() == y.name()
-                && x.data_type() == y.data_type()
-                && x.is_nullable() == y.is_nullable()
-        })
+        && a.fields().iter().zip(b.fields()).all(|(x, y)| x.name() == y.name() && x.data_type() == y.data_type() && x.is_nullable() == y.is_nullable())
 }
 
 /// Checks that every column of `file` (the schema of file `file_name`) the scan schema
 /// `scan` (taken from `scan_source`) has, matched as `matcher_for` says for each
 /// top-level field, is readable as the scan's type ([`reads_as`]).
-pub fn check_readable(
-    file_name: &str,
-    file: &Schema,
-    scan_source: &str,
-    scan: &Schema,
-    matcher_for: impl Fn(usize) -> ColumnMatcher,
-) -> Result<()> {
+pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &Schema, matcher_for: impl Fn(usize) -> ColumnMatcher) -> Result<()> {
     let file_has_ids = has_field_ids(file.fields());
     for (root, scan_field) in scan.fields().iter().enumerate() {
         let matcher = &matcher_for(root);
-        let found = matcher
-            .find(file.fields(), scan_field, file_has_ids)
-            .map_err(|e| match e {
-                PqsiftError::SchemaMismatch(reason) => {
-                    PqsiftError::SchemaMismatch(format!("{file_name}: {reason}"))
-                }
-                other => other,
-            })?;
+        let found = matcher.find(file.fields(), scan_field, file_has_ids).map_err(|e| match e {
+            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{file_name}: {reason}")),
+            other => other,
+        })?;
         let Some(i) = found else { continue };
         let file_type = file.field(i).data_type();
         if !reads_as_matched(file_type, scan_field.data_type(), matcher, file_has_ids) {
@@ -216,60 +182,25 @@ mod tests {
     #[test]
     fn widening_follows_spark() {
         use DataType::*;
-        for (file, scan) in [
-            (Int32, Int64),
-            (Int8, Int32),
-            (Float32, Float64),
-            (Int32, Float64),
-            (Decimal128(5, 1), Decimal128(10, 2)),
-            (Int32, Decimal128(12, 2)),
-            (Date32, Timestamp(TimeUnit::Microsecond, None)),
-        ] {
+        for (file, scan) in [(Int32, Int64), (Int8, Int32), (Float32, Float64), (Int32, Float64), (Decimal128(5, 1), Decimal128(10, 2)), (Int32, Decimal128(12, 2)), (Date32, Timestamp(TimeUnit::Microsecond, None))] {
             assert!(reads_as(&file, &scan), "{file} as {scan}");
         }
-        for (file, scan) in [
-            (Int64, Int32),
-            (Float64, Float32),
-            (Int32, Utf8),
-            (Decimal128(10, 2), Decimal128(5, 1)),
-            (Decimal128(10, 2), Decimal128(10, 3)),
-            (Int64, Float64),
-            (Int32, Decimal128(10, 2)),
-            (Date32, Timestamp(TimeUnit::Microsecond, Some("UTC".into()))),
-        ] {
+        for (file, scan) in [(Int64, Int32), (Float64, Float32), (Int32, Utf8), (Decimal128(10, 2), Decimal128(5, 1)), (Decimal128(10, 2), Decimal128(10, 3)), (Int64, Float64), (Int32, Decimal128(10, 2)), (Date32, Timestamp(TimeUnit::Microsecond, Some("UTC".into())))] {
             assert!(!reads_as(&file, &scan), "{file} as {scan}");
         }
     }
 
     #[test]
     fn merging_needs_equal_types_and_keeps_first_spelling() {
-        let a = Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("X", DataType::Int64, true),
-        ]);
-        let b = Schema::new(vec![
-            Field::new("x", DataType::Int64, true),
-            Field::new("y", DataType::Utf8, true),
-        ]);
+        let a = Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("X", DataType::Int64, true)]);
+        let b = Schema::new(vec![Field::new("x", DataType::Int64, true), Field::new("y", DataType::Utf8, true)]);
         let merged = merge_file_schemas(&[("a", &a), ("b", &b)], false).unwrap();
-        assert_eq!(
-            merged
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>(),
-            ["id", "X", "y"]
-        );
+        assert_eq!(merged.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["id", "X", "y"]);
         assert!(merged.fields().iter().all(|f| f.is_nullable()));
         let case_sensitive = merge_file_schemas(&[("a", &a), ("b", &b)], true).unwrap();
         assert_eq!(case_sensitive.fields().len(), 4);
         let c = Schema::new(vec![Field::new("id", DataType::Int32, true)]);
-        let error = merge_file_schemas(&[("a", &a), ("c", &c)], false)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("column id is BIGINT in a but INT in c"),
-            "{error}"
-        );
+        let error = merge_file_schemas(&[("a", &a), ("c", &c)], false).unwrap_err().to_string();
+        assert!(error.contains("column id is BIGINT in a but INT in c"), "{error}");
     }
 }

@@ -46,12 +46,7 @@ pub struct TableOptions {
 
 impl Default for TableOptions {
     fn default() -> Self {
-        Self {
-            partitioning: true,
-            infer_partition_types: true,
-            base_path: None,
-            snapshot: None,
-        }
+        Self { partitioning: true, infer_partition_types: true, base_path: None, snapshot: None }
     }
 }
 
@@ -88,25 +83,14 @@ impl Table {
     /// A table of plain files.
     pub fn of_files(files: Vec<Location>) -> Self {
         let name = files.first().map(|f| f.to_string()).unwrap_or_default();
-        Self {
-            name,
-            format: TableFormat::Files,
-            files,
-            partitions: None,
-            declared: None,
-            delta: None,
-        }
+        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
     }
 
     /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
     /// driver): one row of `partitions` per file.
     pub fn with_partitions(files: Vec<Location>, partitions: PartitionValues) -> Result<Self> {
         if partitions.len() != files.len() {
-            return Err(PqsiftError::filter(format!(
-                "{} files but partition values for {}",
-                files.len(),
-                partitions.len()
-            )));
+            return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
         }
         let mut table = Self::of_files(files);
         if !partitions.schema.fields().is_empty() {
@@ -120,11 +104,7 @@ impl Table {
     /// [`super::listing`]) and, with `options.partitioning`, their `key=value`
     /// directories become partition columns (see [`super::hive`]). The base of a directory
     /// is itself, of a file its directory, unless `options.base_path` is given.
-    pub fn resolve(
-        sources: &[Location],
-        options: &TableOptions,
-        hive: &HiveOptions,
-    ) -> Result<Self> {
+    pub fn resolve(sources: &[Location], options: &TableOptions, hive: &HiveOptions) -> Result<Self> {
         let mut files = Vec::new();
         let mut bases: Vec<Location> = Vec::new();
         for source in sources {
@@ -132,46 +112,26 @@ impl Table {
             let (is_dir, known) = match entry {
                 Some(Entry::Directory) => (true, None),
                 Some(Entry::File(version)) => (false, Some(version)),
-                None => {
-                    return Err(PqsiftError::not_found_at(
-                        source,
-                        "no such object or prefix",
-                    ));
-                }
+                None => return Err(PqsiftError::not_found_at(source, "no such object or prefix")),
             };
             if has_delta_log {
                 if sources.len() != 1 {
-                    return Err(PqsiftError::table(
-                        source,
-                        "a Delta table is read alone, not in a list of sources",
-                    ));
+                    return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
                 }
-                return open_delta_table(
-                    source,
-                    options.snapshot.unwrap_or(SnapshotSpec::Latest),
-                    &hive.session_time_zone,
-                );
+                return open_delta_table(source, options.snapshot.unwrap_or(SnapshotSpec::Latest), &hive.session_time_zone);
             }
             if options.snapshot.is_some() {
-                return Err(PqsiftError::table(
-                    source,
-                    "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)",
-                ));
+                return Err(PqsiftError::table(source, "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)"));
             }
             let base = match &options.base_path {
                 Some(base) => {
                     if !source.starts_with(base) {
-                        return Err(PqsiftError::table(
-                            source,
-                            format!("base_path {base} is not a parent of it"),
-                        ));
+                        return Err(PqsiftError::table(source, format!("base_path {base} is not a parent of it")));
                     }
                     base.clone()
                 }
                 None if is_dir => source.clone(),
-                None => source
-                    .parent()
-                    .unwrap_or_else(|| Location::Local(Default::default())),
+                None => source.parent().unwrap_or_else(|| Location::Local(Default::default())),
             };
             if is_dir {
                 files.extend(list_data_files(source)?);
@@ -186,24 +146,10 @@ impl Table {
                 bases.push(base);
             }
         }
-        let name = sources
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut table = Self {
-            name: name.clone(),
-            format: TableFormat::Files,
-            files,
-            partitions: None,
-            declared: None,
-            delta: None,
-        };
+        let name = sources.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
+        let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None, declared: None, delta: None };
         if options.partitioning {
-            let hive = HiveOptions {
-                infer_types: options.infer_partition_types,
-                ..hive.clone()
-            };
+            let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };
             if let Some(partitions) = discover_partitions(&name, &bases, &table.files, &hive)? {
                 table.format = TableFormat::Hive;
                 table.partitions = Some(partitions);
@@ -214,9 +160,7 @@ impl Table {
 
     /// The partition columns' schema (empty without partitions).
     pub fn partition_schema(&self) -> SchemaRef {
-        self.partitions
-            .as_ref()
-            .map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
+        self.partitions.as_ref().map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
     }
 
     /// The table of the files at `positions` only.
@@ -225,11 +169,7 @@ impl Table {
             name: self.name.clone(),
             format: self.format,
             files: positions.iter().map(|&p| self.files[p].clone()).collect(),
-            partitions: self
-                .partitions
-                .as_ref()
-                .map(|p| p.select(positions))
-                .transpose()?,
+            partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
             declared: self.declared.clone(),
             delta: self.delta.as_ref().map(|d| Arc::new(d.select(positions))),
         })
@@ -238,36 +178,15 @@ impl Table {
 
 /// The table schema of files with schema `data` and partition columns `partitions` (see
 /// the module documentation), and per table field the partition column it comes from.
-pub fn merge_schemas(
-    data: &Schema,
-    partitions: &Schema,
-    case_sensitive: bool,
-) -> (SchemaRef, Vec<Option<usize>>) {
-    let key = |name: &str| {
-        if case_sensitive {
-            name.to_string()
-        } else {
-            name.to_lowercase()
-        }
-    };
-    let partition_of = |name: &str| {
-        partitions
-            .fields()
-            .iter()
-            .position(|p| key(p.name()) == key(name))
-    };
+pub fn merge_schemas(data: &Schema, partitions: &Schema, case_sensitive: bool) -> (SchemaRef, Vec<Option<usize>>) {
+    let key = |name: &str| if case_sensitive { name.to_string() } else { name.to_lowercase() };
+    let partition_of = |name: &str| partitions.fields().iter().position(|p| key(p.name()) == key(name));
     let mut fields = Vec::with_capacity(data.fields().len() + partitions.fields().len());
     let mut from_partition = Vec::with_capacity(fields.capacity());
     for field in data.fields() {
         match partition_of(field.name()) {
             Some(k) => {
-                fields.push(Arc::new(
-                    field
-                        .as_ref()
-                        .clone()
-                        .with_data_type(partitions.field(k).data_type().clone())
-                        .with_nullable(true),
-                ));
+                fields.push(Arc::new(field.as_ref().clone().with_data_type(partitions.field(k).data_type().clone()).with_nullable(true)));
                 from_partition.push(Some(k));
             }
             None => {
@@ -282,8 +201,5 @@ pub fn merge_schemas(
             from_partition.push(Some(k));
         }
     }
-    (
-        Arc::new(Schema::new_with_metadata(fields, data.metadata().clone())),
-        from_partition,
-    )
+    (Arc::new(Schema::new_with_metadata(fields, data.metadata().clone())), from_partition)
 }

@@ -11,18 +11,11 @@ pub(super) struct BitOutput {
 impl BitOutput {
     pub(super) fn new(selected: usize, nullable: bool) -> Self {
         let reserve = selected.min(MAX_RESERVED_VALUES);
-        Self {
-            values: BooleanBufferBuilder::new(reserve),
-            validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
-        }
+        Self { values: BooleanBufferBuilder::new(reserve), validity: nullable.then(|| BooleanBufferBuilder::new(reserve)) }
     }
 
     pub(super) fn finish(mut self) -> ArrayRef {
-        let nulls = self
-            .validity
-            .as_mut()
-            .map(|v| NullBuffer::new(v.finish()))
-            .filter(|n| n.null_count() > 0);
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         Arc::new(BooleanArray::new(self.values.finish(), nulls))
     }
 }
@@ -32,21 +25,14 @@ impl Sink for BitOutput {
         Ok(false)
     }
 
-    fn page(
-        &mut self,
-        page: &mut DataPage<'_>,
-        selected: &BooleanBuffer,
-    ) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         if page.encoding != Encoding::PLAIN {
             return Ok(false);
         }
         let stored = page.non_null();
         let bits = page.values.prefix(stored.div_ceil(8))?;
         if bits.len().saturating_mul(8) < stored {
-            return Err(DecodeError::Corrupt(format!(
-                "a page of {} value bytes holds {stored} booleans",
-                bits.len()
-            )));
+            return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} booleans", bits.len())));
         }
         let Some(valid) = &page.valid else {
             if let Some(validity) = &mut self.validity {
@@ -57,13 +43,9 @@ impl Sink for BitOutput {
             }
             return Ok(true);
         };
-        let validity = self
-            .validity
-            .as_mut()
-            .expect("levels only for an optional column");
+        let validity = self.validity.as_mut().expect("levels only for an optional column");
         for stored in selected_stored(valid, selected, validity) {
-            self.values
-                .append(stored.is_some_and(|i| bits[i / 8] >> (i % 8) & 1 == 1));
+            self.values.append(stored.is_some_and(|i| bits[i / 8] >> (i % 8) & 1 == 1));
         }
         Ok(true)
     }

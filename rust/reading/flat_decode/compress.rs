@@ -22,18 +22,11 @@ pub(super) const SLACK: usize = 16;
 /// T::WIDTH` in `values`) of the rows `selected` sets (`count` of them), in order.
 /// `false`, with nothing appended, when `values` does not hold a selected row's value.
 /// (Rows 0, 3, 6 of a page of the values 0, 10, 20, ...: 0, 30, 60 appended.)
-pub(super) fn append_selected<T: Native>(
-    values: &[u8],
-    selected: &BooleanBuffer,
-    count: usize,
-    out: &mut Vec<T>,
-) -> bool {
+pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T>) -> bool {
     debug_assert_eq!(count, selected.count_set_bits());
     // Values for every row of the selection (a whole page) need no search for the last.
     if values.len() / T::WIDTH < selected.len() {
-        let Some(last) = crate::selection::mask::last_set(selected) else {
-            return true;
-        };
+        let Some(last) = crate::selection::mask::last_set(selected) else { return true };
         if values.len() / T::WIDTH <= last {
             return false;
         }
@@ -53,11 +46,7 @@ pub(super) fn append_selected<T: Native>(
 
 /// [`append_selected`] a set bit at a time.
 fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
-    out.extend(
-        selected
-            .set_indices()
-            .map(|row| T::from_le(&values[row * T::WIDTH..(row + 1) * T::WIDTH])),
-    );
+    out.extend(selected.set_indices().map(|row| T::from_le(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
 }
 
 /// [`append_selected`] with AVX-512: a word whose 64 rows' values all lie in `values` is
@@ -69,11 +58,7 @@ fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, ou
 /// room for the selected values plus [`SLACK`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn append_selected_avx512<T: Native>(
-    values: &[u8],
-    selected: &BooleanBuffer,
-    out: &mut Vec<T>,
-) {
+unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
     use std::arch::x86_64::*;
     let stored = values.len() / T::WIDTH;
     let mut len = out.len();
@@ -91,11 +76,7 @@ unsafe fn append_selected_avx512<T: Native>(
                     let row = first + bit;
                     // SAFETY: `row` is selected, so its value lies in `values`; `len` is
                     // below the room reserved.
-                    unsafe {
-                        base.add(len).write(T::from_le(
-                            values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH),
-                        ))
-                    };
+                    unsafe { base.add(len).write(T::from_le(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
                     len += 1;
                 }
             }
@@ -111,27 +92,15 @@ unsafe fn append_selected_avx512<T: Native>(
                 8 => {
                     for step in 0..8 {
                         let mask = (word >> (step * 8)) as u8;
-                        let kept = _mm512_maskz_compress_epi64(
-                            mask,
-                            _mm512_loadu_si512(source.add(step * 64).cast()),
-                        );
-                        _mm512_storeu_si512(
-                            destination.add(len_bytes_before(word, step * 8, 8)).cast(),
-                            kept,
-                        );
+                        let kept = _mm512_maskz_compress_epi64(mask, _mm512_loadu_si512(source.add(step * 64).cast()));
+                        _mm512_storeu_si512(destination.add(len_bytes_before(word, step * 8, 8)).cast(), kept);
                     }
                 }
                 _ => {
                     for step in 0..4 {
                         let mask = (word >> (step * 16)) as u16;
-                        let kept = _mm512_maskz_compress_epi32(
-                            mask,
-                            _mm512_loadu_si512(source.add(step * 64).cast()),
-                        );
-                        _mm512_storeu_si512(
-                            destination.add(len_bytes_before(word, step * 16, 4)).cast(),
-                            kept,
-                        );
+                        let kept = _mm512_maskz_compress_epi32(mask, _mm512_loadu_si512(source.add(step * 64).cast()));
+                        _mm512_storeu_si512(destination.add(len_bytes_before(word, step * 16, 4)).cast(), kept);
                     }
                 }
             }
@@ -160,28 +129,13 @@ mod tests {
         values.to_byte_slice().to_vec()
     }
 
-    fn check<T: Native + std::fmt::Debug + PartialEq>(
-        values: Vec<T>,
-        mask: Vec<bool>,
-        offset: usize,
-    ) -> Result<(), TestCaseError> {
+    fn check<T: Native + std::fmt::Debug + PartialEq>(values: Vec<T>, mask: Vec<bool>, offset: usize) -> Result<(), TestCaseError> {
         let page = bytes(&values);
-        let selected = BooleanBuffer::from(mask).slice(
-            offset.min(values.len()),
-            values.len() - offset.min(values.len()),
-        );
+        let selected = BooleanBuffer::from(mask).slice(offset.min(values.len()), values.len() - offset.min(values.len()));
         let shifted = &page[offset.min(values.len()) * T::WIDTH..];
-        let expected: Vec<T> = selected
-            .set_indices()
-            .map(|row| values[offset + row])
-            .collect();
+        let expected: Vec<T> = selected.set_indices().map(|row| values[offset + row]).collect();
         let mut out = vec![T::default(); 3];
-        prop_assert!(append_selected(
-            shifted,
-            &selected,
-            expected.len(),
-            &mut out
-        ));
+        prop_assert!(append_selected(shifted, &selected, expected.len(), &mut out));
         prop_assert_eq!(&out[3..], &expected[..]);
         let mut scalar: Vec<T> = Vec::new();
         append_selected_scalar(shifted, &selected, &mut scalar);
@@ -214,18 +168,8 @@ mod tests {
     fn a_selected_row_past_the_values_is_refused() {
         let page = bytes(&[1u64, 2, 3]);
         let mut out: Vec<u64> = Vec::new();
-        assert!(!append_selected(
-            &page,
-            &BooleanBuffer::from(vec![false, false, false, true]),
-            1,
-            &mut out
-        ));
+        assert!(!append_selected(&page, &BooleanBuffer::from(vec![false, false, false, true]), 1, &mut out));
         assert!(out.is_empty());
-        assert!(append_selected(
-            &page,
-            &BooleanBuffer::from(vec![false, false, false, false]),
-            0,
-            &mut out
-        ));
+        assert!(append_selected(&page, &BooleanBuffer::from(vec![false, false, false, false]), 0, &mut out));
     }
 }

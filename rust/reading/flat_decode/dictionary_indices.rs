@@ -5,25 +5,14 @@ use super::*;
 
 /// Decodes a page's `stored` dictionary indices (`values`: the bit width, then the RLE
 /// runs) into `indices`, each checked to be below `dictionary_len`.
-pub(super) fn decode_indices(
-    values: &[u8],
-    stored: usize,
-    dictionary_len: usize,
-    indices: &mut Vec<u32>,
-) -> Result<(), DecodeError> {
+pub(super) fn decode_indices(values: &[u8], stored: usize, dictionary_len: usize, indices: &mut Vec<u32>) -> Result<(), DecodeError> {
     indices.clear();
     let (&width, data) = values.split_first().unwrap_or((&0, &[]));
     rle_hybrid::decode_values(data, width, stored, indices).map_err(indices_error)?;
     // An or of comparisons (vectorized), not a max (a branch per index without SSE4.1).
     let len = u32::try_from(dictionary_len).unwrap_or(u32::MAX);
-    match indices
-        .iter()
-        .fold(false, |outside, &k| outside | (k >= len))
-    {
-        true => Err(outside(
-            indices.iter().copied().max().unwrap_or(0),
-            dictionary_len,
-        )),
+    match indices.iter().fold(false, |outside, &k| outside | (k >= len)) {
+        true => Err(outside(indices.iter().copied().max().unwrap_or(0), dictionary_len)),
         false => Ok(()),
     }
 }

@@ -63,11 +63,7 @@ impl<T: Native> Output<T> {
 
     pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
         let len = self.values.len();
-        let nulls = self
-            .validity
-            .as_mut()
-            .map(|v| NullBuffer::new(v.finish()))
-            .filter(|n| n.null_count() > 0);
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         let data = ArrayData::builder(arrow_type.clone())
             .len(len)
             .add_buffer(Buffer::from_vec(self.values))
@@ -82,13 +78,7 @@ impl<T: Native> Output<T> {
     /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
     /// with the error's text is returned through memory, once per row. `count`: the
     /// selected rows.
-    fn pick(
-        &mut self,
-        valid: Option<&BooleanBuffer>,
-        selected: &BooleanBuffer,
-        count: usize,
-        mut value: impl FnMut(usize) -> Option<T>,
-    ) -> Result<(), usize> {
+    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
         let Some(valid) = valid else {
             self.append_valid(count);
             // Written straight into the reserved output, without a capacity check a row.
@@ -96,10 +86,7 @@ impl<T: Native> Output<T> {
             self.values.reserve(count);
             let mut written = 0;
             let mut missing = None;
-            for (slot, row) in self.values.spare_capacity_mut()[..count]
-                .iter_mut()
-                .zip(selected.set_indices())
-            {
+            for (slot, row) in self.values.spare_capacity_mut()[..count].iter_mut().zip(selected.set_indices()) {
                 match value(row) {
                     Some(v) => {
                         slot.write(v);
@@ -115,10 +102,7 @@ impl<T: Native> Output<T> {
             unsafe { self.values.set_len(start + written) };
             return missing.map_or(Ok(()), Err);
         };
-        let validity = self
-            .validity
-            .as_mut()
-            .expect("levels only for an optional column");
+        let validity = self.validity.as_mut().expect("levels only for an optional column");
         for stored in selected_stored(valid, selected, validity) {
             self.values.push(match stored {
                 Some(i) => value(i).ok_or(i)?,
@@ -132,26 +116,13 @@ impl<T: Native> Output<T> {
 impl<T: Native> Sink for Output<T> {
     fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
         if values.len() / T::WIDTH < count {
-            return Err(DecodeError::Corrupt(format!(
-                "a dictionary page of {} bytes claims {count} values",
-                values.len()
-            )));
+            return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
         }
-        self.dictionary = Some(
-            values
-                .chunks_exact(T::WIDTH)
-                .take(count)
-                .map(T::from_le)
-                .collect(),
-        );
+        self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::from_le).collect());
         Ok(true)
     }
 
-    fn page(
-        &mut self,
-        page: &mut DataPage<'_>,
-        selected: &BooleanBuffer,
-    ) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let stored = page.non_null();
         let count = selected.count_set_bits();
         self.values.reserve(count);
@@ -161,28 +132,22 @@ impl<T: Native> Sink for Output<T> {
         let whole = count == page.rows;
         let dictionary = match page.encoding {
             Encoding::PLAIN => None,
-            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
-                Some(self.dictionary.take().ok_or_else(|| {
-                    DecodeError::Corrupt(
-                        "a dictionary-encoded page without a dictionary page".into(),
-                    )
-                })?)
-            }
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(
+                self.dictionary
+                    .take()
+                    .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?,
+            ),
             _ => return Ok(false),
         };
         // A PLAIN page is needed up to its last selected value; indices, whole.
         let needed = match &dictionary {
-            None if !whole => crate::selection::mask::last_set(selected)
-                .map_or(0, |last| page.stored_before(last + 1)),
+            None if !whole => crate::selection::mask::last_set(selected).map_or(0, |last| page.stored_before(last + 1)),
             None => stored,
             Some(_) => usize::MAX / T::WIDTH,
         };
         let values = page.values.prefix(needed * T::WIDTH)?;
         if dictionary.is_none() && values.len() / T::WIDTH < needed {
-            return Err(DecodeError::Corrupt(format!(
-                "a page of {} value bytes holds {stored} values",
-                values.len()
-            )));
+            return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", values.len())));
         }
         let valid = page.valid.as_ref();
         let result = match whole {
@@ -191,14 +156,7 @@ impl<T: Native> Sink for Output<T> {
             true => self.whole_page(values, valid, page.rows, stored, dictionary.as_deref()),
             // Some rows: each selected row's value read where it lies (indices: unpacked
             // in one pass first when the selection is dense).
-            false => self.selected_rows(
-                values,
-                valid,
-                stored,
-                selected,
-                count,
-                dictionary.as_deref(),
-            ),
+            false => self.selected_rows(values, valid, stored, selected, count, dictionary.as_deref()),
         };
         self.dictionary = dictionary;
         result.map(|()| true)
@@ -242,9 +200,7 @@ impl<T: Native> Output<T> {
         self.values.resize(start + rows, T::default());
         let out = &mut self.values[start..];
         let chunks = valid.bit_chunks();
-        let words = chunks
-            .iter()
-            .chain(std::iter::once(chunks.remainder_bits()));
+        let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
         let mut next = 0;
         for (rows, word) in out.chunks_mut(64).zip(words) {
             for (bit, slot) in rows.iter_mut().enumerate() {
@@ -252,28 +208,15 @@ impl<T: Native> Output<T> {
                 next += (word >> bit & 1) as usize;
             }
         }
-        self.validity
-            .as_mut()
-            .expect("levels only for an optional column")
-            .append_buffer(valid);
+        self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
         self.scratch = dense;
         Ok(())
     }
 
     /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
-    fn dense_values(
-        &mut self,
-        values: &[u8],
-        stored: usize,
-        dictionary: Option<&[T]>,
-        out: &mut Vec<T>,
-    ) -> Result<(), DecodeError> {
+    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
-            out.extend(
-                values[..stored * T::WIDTH]
-                    .chunks_exact(T::WIDTH)
-                    .map(T::from_le),
-            );
+            out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
             return Ok(());
         };
         let mut indices = std::mem::take(&mut self.indices);
@@ -281,11 +224,7 @@ impl<T: Native> Output<T> {
         match decoded.is_ok() {
             true if self.keys => out.extend(indices.iter().map(|&k| T::from_le(&k.to_le_bytes()))),
             // SAFETY: `decode_indices` checked every index below the dictionary's length.
-            true => out.extend(
-                indices
-                    .iter()
-                    .map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }),
-            ),
+            true => out.extend(indices.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) })),
             false => {}
         }
         self.indices = indices;
@@ -304,9 +243,7 @@ impl<T: Native> Output<T> {
         count: usize,
         dictionary: Option<&[T]>,
     ) -> Result<(), DecodeError> {
-        let past_the_end = |i: usize| {
-            DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"))
-        };
+        let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
         let Some(dictionary) = dictionary else {
             // Without nulls a row's value is its stored one: compressed out by the mask.
             if valid.is_none() {
@@ -317,34 +254,20 @@ impl<T: Native> Output<T> {
                 };
             }
             let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
-            return self
-                .pick(valid, selected, count, value)
-                .map_err(past_the_end);
+            return self.pick(valid, selected, count, value).map_err(past_the_end);
         };
         if stored == 0 {
-            return self
-                .pick(valid, selected, count, |_| None)
-                .map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
+            return self.pick(valid, selected, count, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
         }
         if dense_selection(count, stored) {
             let mut indices = std::mem::take(&mut self.indices);
             // Every index checked against the dictionary's length once decoded.
-            let result =
-                decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| {
-                    match valid {
-                        // Without nulls the selected rows' indices compressed out, then looked up.
-                        // SAFETY: `decode_indices` checked every index below the dictionary's length.
-                        None => {
-                            unsafe { self.look_up_selected(&indices, selected, count, dictionary) }
-                                .map_err(past_the_end)
-                        }
-                        Some(_) => self
-                            .pick(valid, selected, count, |i| {
-                                indices.get(i).map(|&k| dictionary[k as usize])
-                            })
-                            .map_err(past_the_end),
-                    }
-                });
+            let result = decode_indices(values, stored, dictionary.len(), &mut indices).and_then(|()| match valid {
+                // Without nulls the selected rows' indices compressed out, then looked up.
+                // SAFETY: `decode_indices` checked every index below the dictionary's length.
+                None => unsafe { self.look_up_selected(&indices, selected, count, dictionary) }.map_err(past_the_end),
+                Some(_) => self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end),
+            });
             self.indices = indices;
             return result;
         }
@@ -371,20 +294,9 @@ impl<T: Native> Output<T> {
     ///
     /// # Safety
     /// Every index in `indices` is below `dictionary.len()`.
-    unsafe fn look_up_selected(
-        &mut self,
-        indices: &[u32],
-        selected: &BooleanBuffer,
-        count: usize,
-        dictionary: &[T],
-    ) -> Result<(), usize> {
+    unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
-        let bytes = unsafe {
-            std::slice::from_raw_parts(
-                indices.as_ptr().cast::<u8>(),
-                std::mem::size_of_val(indices),
-            )
-        };
+        let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
         if self.keys {
             // The indices are the values: compressed straight into the output.
             if !compress::append_selected(bytes, selected, count, &mut self.values) {
@@ -396,10 +308,7 @@ impl<T: Native> Output<T> {
             let complete = compress::append_selected(bytes, selected, count, &mut keys);
             if complete {
                 // SAFETY: the caller's guarantee.
-                self.values.extend(
-                    keys.iter()
-                        .map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }),
-                );
+                self.values.extend(keys.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }));
             }
             self.selected_indices = keys;
             if !complete {
@@ -421,30 +330,18 @@ pub(super) struct KeysOutput {
 
 impl KeysOutput {
     pub(super) fn new(selected: usize, nullable: bool, value_type: &DataType) -> Self {
-        Self {
-            keys: Output::new(selected, nullable),
-            values: None,
-            value_type: value_type.clone(),
-        }
+        Self { keys: Output::new(selected, nullable), values: None, value_type: value_type.clone() }
     }
 
     pub(super) fn finish(self) -> Result<ArrayRef, DecodeError> {
         let keys = self.keys.finish(&DataType::Int32)?;
-        let keys = keys
-            .as_any()
-            .downcast_ref::<Int32Array>()
-            .expect("Int32 keys")
-            .clone();
-        let values = self
-            .values
-            .unwrap_or_else(|| new_empty_array(&self.value_type));
+        let keys = keys.as_any().downcast_ref::<Int32Array>().expect("Int32 keys").clone();
+        let values = self.values.unwrap_or_else(|| new_empty_array(&self.value_type));
         // Every valid row's key was checked below the dictionary's length as it was decoded.
         debug_assert!(DictionaryArray::<Int32Type>::try_new(keys.clone(), values.clone()).is_ok());
         // SAFETY: the keys of valid rows are below `values.len()` (the identity dictionary
         // `0..values.len()` they were looked up or checked in); null rows' keys are 0.
-        Ok(Arc::new(unsafe {
-            DictionaryArray::<Int32Type>::new_unchecked(keys, values)
-        }))
+        Ok(Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, values) }))
     }
 }
 
@@ -456,22 +353,15 @@ impl Sink for KeysOutput {
             DataType::Binary => byte_arrays::<i32>(values, count, false),
             _ => byte_arrays::<i64>(values, count, false),
         };
-        let Some(values) = values? else {
-            return Ok(false);
-        };
-        let count = u32::try_from(values.len())
-            .map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
+        let Some(values) = values? else { return Ok(false) };
+        let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
         self.values = Some(values);
         self.keys.dictionary = Some((0..count).collect());
         self.keys.keys = true;
         Ok(true)
     }
 
-    fn page(
-        &mut self,
-        page: &mut DataPage<'_>,
-        selected: &BooleanBuffer,
-    ) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         match page.encoding {
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => self.keys.page(page, selected),
             _ => Ok(false),

@@ -66,8 +66,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericBinaryArray,
-    GenericStringArray, Int32Array, OffsetSizeTrait, make_array, new_empty_array,
+    ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericBinaryArray, GenericStringArray, Int32Array,
+    OffsetSizeTrait, make_array, new_empty_array,
 };
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Int32Type};
@@ -133,26 +133,15 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
         return false;
     }
     match column.physical_type() {
-        PhysicalType::INT32 => matches!(
-            arrow_type,
-            DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_)
-        ),
+        PhysicalType::INT32 => matches!(arrow_type, DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_)),
         PhysicalType::INT64 => matches!(
             arrow_type,
-            DataType::Int64
-                | DataType::UInt64
-                | DataType::Date64
-                | DataType::Time64(_)
-                | DataType::Duration(_)
-                | DataType::Timestamp(..)
+            DataType::Int64 | DataType::UInt64 | DataType::Date64 | DataType::Time64(_) | DataType::Duration(_) | DataType::Timestamp(..)
         ),
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
-        PhysicalType::BYTE_ARRAY => matches!(
-            arrow_type,
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
-        ),
+        PhysicalType::BYTE_ARRAY => matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary),
         _ => false,
     }
 }
@@ -167,17 +156,10 @@ fn is_flat(column: &ColumnDescriptor) -> bool {
 /// dictionary-encoded (the chunk's page encoding statistics say so), the type the crate
 /// is asked to decode such chunks in (see
 /// [`decode_schema`](crate::reading::string_views::decode_schema)).
-pub fn dictionary_decodable(
-    column: &ColumnDescriptor,
-    arrow_type: &DataType,
-    chunk: &ColumnChunkMetaData,
-) -> bool {
+pub fn dictionary_decodable(column: &ColumnDescriptor, arrow_type: &DataType, chunk: &ColumnChunkMetaData) -> bool {
     is_flat(column)
         && column.physical_type() == PhysicalType::BYTE_ARRAY
-        && matches!(
-            arrow_type,
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
-        )
+        && matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary)
         && crate::reading::string_views::all_dictionary_encoded(chunk)
 }
 
@@ -194,9 +176,7 @@ pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
 ) -> Result<Option<ArrayRef>, DecodeError> {
     let nullable = column.max_def_level() == 1;
     let sink = KeysOutput::new(selection.selected_count(), nullable, arrow_type);
-    decode_pages(pages, nullable, selection, sink, zstd)?
-        .map(KeysOutput::finish)
-        .transpose()
+    decode_pages(pages, nullable, selection, sink, zstd)?.map(KeysOutput::finish).transpose()
 }
 
 /// Decodes the rows of `selection` (over the whole column chunk) from `pages`, a page
@@ -219,58 +199,26 @@ pub fn decode_selected<R: PageReader + ?Sized>(
     let selected = selection.selected_count();
     match (column.physical_type(), arrow_type) {
         (PhysicalType::INT32 | PhysicalType::FLOAT, _) => {
-            let out = decode_pages(
-                pages,
-                nullable,
-                selection,
-                Output::<u32>::new(selected, nullable),
-                zstd,
-            )?;
+            let out = decode_pages(pages, nullable, selection, Output::<u32>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
         (PhysicalType::INT64 | PhysicalType::DOUBLE, _) => {
-            let out = decode_pages(
-                pages,
-                nullable,
-                selection,
-                Output::<u64>::new(selected, nullable),
-                zstd,
-            )?;
+            let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
         (PhysicalType::BOOLEAN, _) => {
-            let out = decode_pages(
-                pages,
-                nullable,
-                selection,
-                BitOutput::new(selected, nullable),
-                zstd,
-            )?;
+            let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), zstd)?;
             Ok(out.map(BitOutput::finish))
         }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
-            let out = decode_pages(
-                pages,
-                nullable,
-                selection,
-                BytesOutput::<i32>::new(selected, nullable, arrow_type),
-                zstd,
-            )?;
+            let out = decode_pages(pages, nullable, selection, BytesOutput::<i32>::new(selected, nullable, arrow_type), zstd)?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
         (PhysicalType::BYTE_ARRAY, DataType::LargeUtf8 | DataType::LargeBinary) => {
-            let out = decode_pages(
-                pages,
-                nullable,
-                selection,
-                BytesOutput::<i64>::new(selected, nullable, arrow_type),
-                zstd,
-            )?;
+            let out = decode_pages(pages, nullable, selection, BytesOutput::<i64>::new(selected, nullable, arrow_type), zstd)?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
-        (other, _) => Err(DecodeError::Corrupt(format!(
-            "{other} as {arrow_type} is not decoded here"
-        ))),
+        (other, _) => Err(DecodeError::Corrupt(format!("{other} as {arrow_type} is not decoded here"))),
     }
 }
 
@@ -290,16 +238,12 @@ struct DataPage<'z> {
 
 impl DataPage<'_> {
     fn non_null(&self) -> usize {
-        self.valid
-            .as_ref()
-            .map_or(self.rows, BooleanBuffer::count_set_bits)
+        self.valid.as_ref().map_or(self.rows, BooleanBuffer::count_set_bits)
     }
 
     /// The number of values stored before row `row` (the rows before it that are valid).
     fn stored_before(&self, row: usize) -> usize {
-        self.valid
-            .as_ref()
-            .map_or(row, |valid| valid.slice(0, row).count_set_bits())
+        self.valid.as_ref().map_or(row, |valid| valid.slice(0, row).count_set_bits())
     }
 }
 
@@ -307,10 +251,7 @@ impl DataPage<'_> {
 enum PageValues<'z> {
     Ready(bytes::Bytes),
     /// The frame's output from byte `start` on (a v1 page's levels come first).
-    Zstd {
-        frame: ZstdPrefix<'z>,
-        start: usize,
-    },
+    Zstd { frame: ZstdPrefix<'z>, start: usize },
 }
 
 impl<'z> PageValues<'z> {
@@ -327,9 +268,7 @@ impl<'z> PageValues<'z> {
             Self::Ready(bytes) => Ok(bytes),
             Self::Zstd { frame, start } => {
                 let start = *start;
-                let bytes = frame
-                    .prefix(start.saturating_add(n))
-                    .map_err(DecodeError::Corrupt)?;
+                let bytes = frame.prefix(start.saturating_add(n)).map_err(DecodeError::Corrupt)?;
                 Ok(&bytes[start.min(bytes.len())..])
             }
         }
@@ -358,11 +297,7 @@ trait Sink {
     fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError>;
     /// Appends `page`'s rows that `selected` (page-relative) selects; `false`: the page's
     /// encoding is not decoded here.
-    fn page(
-        &mut self,
-        page: &mut DataPage<'_>,
-        selected: &BooleanBuffer,
-    ) -> Result<bool, DecodeError>;
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError>;
 }
 
 /// Reads `pages` for the rows of `selection` into `sink`.
@@ -388,9 +323,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
     let mut data_pages = 0;
     while row < end {
         let Some(next) = pages.peek_next_page()? else {
-            return Err(DecodeError::Corrupt(format!(
-                "the column chunk's pages hold {row} of its {total} rows"
-            )));
+            return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
         };
         if next.is_dict {
             if pages.supports_deferred_dictionary() {
@@ -408,9 +341,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         let mut selected = None;
         if let Some(rows) = rows {
             if rows > total - row {
-                return Err(DecodeError::Corrupt(format!(
-                    "the column chunk's pages hold more than its {total} rows"
-                )));
+                return Err(DecodeError::Corrupt(format!("the column chunk's pages hold more than its {total} rows")));
             }
             // Levels and masks are built a page at a time: a page claiming more rows than a
             // decode batch is left to the crate, which decodes it in bounded batches.
@@ -426,35 +357,22 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
             selected = Some(window);
         }
         let Some(page) = pages.get_next_page()? else {
-            return Err(DecodeError::Corrupt(format!(
-                "the column chunk's pages hold {row} of its {total} rows"
-            )));
+            return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {row} of its {total} rows")));
         };
         if !plausible_rows(&page, total - row, rows)? {
             return Ok(None);
         }
         if deferred && page_encoding(&page).is_some_and(is_dictionary_encoding) {
             deferred = false;
-            if !load_dictionary(
-                pages.take_deferred_dictionary()?,
-                &mut sink,
-                zstd.as_deref_mut(),
-            )? {
+            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink, zstd.as_deref_mut())? {
                 return Ok(None);
             }
         }
         // Decompressed as far as needed only where that can stop short: a PLAIN page whose
         // last row is not selected. (Indices are decoded whole.)
         let lazy = page_encoding(&page) == Some(Encoding::PLAIN)
-            && selected
-                .as_ref()
-                .is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
-        let Some(mut page) = data_page(
-            page,
-            nullable,
-            zstd.as_deref_mut().map(|zstd| (zstd, at, lazy)),
-        )?
-        else {
+            && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
+        let Some(mut page) = data_page(page, nullable, zstd.as_deref_mut().map(|zstd| (zstd, at, lazy)))? else {
             return Ok(None);
         };
         let selected = selected.unwrap_or_else(|| windows.next(page.rows));
@@ -473,21 +391,15 @@ fn plausible_rows(page: &Page, left: usize, expected: Option<usize>) -> Result<b
     let rows = match page {
         Page::DataPage { num_values, .. } => *num_values as usize,
         Page::DataPageV2 { num_rows, .. } => *num_rows as usize,
-        Page::DictionaryPage { .. } => {
-            return Err(DecodeError::Corrupt("a second dictionary page".into()));
-        }
+        Page::DictionaryPage { .. } => return Err(DecodeError::Corrupt("a second dictionary page".into())),
     };
     if rows > left {
-        return Err(DecodeError::Corrupt(format!(
-            "the column chunk's pages hold {rows} rows where {left} are left"
-        )));
+        return Err(DecodeError::Corrupt(format!("the column chunk's pages hold {rows} rows where {left} are left")));
     }
     if let Some(expected) = expected
         && expected != rows
     {
-        return Err(DecodeError::Corrupt(format!(
-            "a page holds {rows} rows where the offset index says {expected}"
-        )));
+        return Err(DecodeError::Corrupt(format!("a page holds {rows} rows where the offset index says {expected}")));
     }
     Ok(rows <= MAX_PAGE_ROWS)
 }
@@ -501,39 +413,22 @@ fn page_encoding(page: &Page) -> Option<Encoding> {
 }
 
 fn is_dictionary_encoding(encoding: Encoding) -> bool {
-    matches!(
-        encoding,
-        Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY
-    )
+    matches!(encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY)
 }
 
 /// Hands the dictionary page `page` (still compressed when `zstd` is given) to `sink`;
 /// `false`: not decoded here.
-fn load_dictionary<S: Sink>(
-    page: Option<Page>,
-    sink: &mut S,
-    zstd: Option<&mut ZstdPages<'_>>,
-) -> Result<bool, DecodeError> {
+fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S, zstd: Option<&mut ZstdPages<'_>>) -> Result<bool, DecodeError> {
     match page {
-        Some(Page::DictionaryPage {
-            buf,
-            num_values,
-            encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY,
-            ..
-        }) => match zstd {
+        Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => match zstd {
             Some(zstd) => {
                 let mut page = zstd.page(PageAt::Dictionary, buf)?;
-                sink.dictionary(
-                    page.whole().map_err(DecodeError::Corrupt)?,
-                    num_values as usize,
-                )
+                sink.dictionary(page.whole().map_err(DecodeError::Corrupt)?, num_values as usize)
             }
             None => sink.dictionary(&buf, num_values as usize),
         },
         Some(Page::DictionaryPage { .. }) => Ok(false),
-        _ => Err(DecodeError::Corrupt(
-            "a dictionary page was announced but not found".into(),
-        )),
+        _ => Err(DecodeError::Corrupt("a dictionary page was announced but not found".into())),
     }
 }
 
@@ -545,78 +440,36 @@ const MAX_PAGE_ROWS: usize = 1 << 20;
 /// its chunk, decompressed as far as asked if `lazy`, else at once); `None`: levels in an
 /// encoding not decoded here. The column has no repetition levels and at most one
 /// definition level.
-fn data_page<'z>(
-    page: Page,
-    nullable: bool,
-    zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>,
-) -> Result<Option<DataPage<'z>>, DecodeError> {
-    let corrupt =
-        |what: &str| DecodeError::Corrupt(format!("a data page's {what} run past its end"));
+fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>) -> Result<Option<DataPage<'z>>, DecodeError> {
+    let corrupt = |what: &str| DecodeError::Corrupt(format!("a data page's {what} run past its end"));
     match page {
-        Page::DataPage {
-            buf,
-            num_values,
-            encoding,
-            def_level_encoding,
-            ..
-        } => {
+        Page::DataPage { buf, num_values, encoding, def_level_encoding, .. } => {
             let rows = num_values as usize;
             let mut values = match zstd {
-                Some((zstd, at, true)) => PageValues::Zstd {
-                    frame: zstd.page(at, buf)?,
-                    start: 0,
-                },
+                Some((zstd, at, true)) => PageValues::Zstd { frame: zstd.page(at, buf)?, start: 0 },
                 Some((zstd, at, false)) => PageValues::whole(zstd.page(at, buf)?)?,
                 None => PageValues::Ready(buf),
             };
             if !nullable {
-                return Ok(Some(DataPage {
-                    rows,
-                    valid: None,
-                    encoding,
-                    values,
-                }));
+                return Ok(Some(DataPage { rows, valid: None, encoding, values }));
             }
             if def_level_encoding != Encoding::RLE {
                 return Ok(None);
             }
             // The levels: their length (4 bytes), then the RLE runs.
-            let length = values
-                .prefix(4)?
-                .get(..4)
-                .ok_or_else(|| corrupt("definition levels"))?;
+            let length = values.prefix(4)?.get(..4).ok_or_else(|| corrupt("definition levels"))?;
             let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
-            let end = length
-                .checked_add(4)
-                .ok_or_else(|| corrupt("definition levels"))?;
-            let levels = values
-                .prefix(end)?
-                .get(4..end)
-                .ok_or_else(|| corrupt("definition levels"))?;
+            let end = length.checked_add(4).ok_or_else(|| corrupt("definition levels"))?;
+            let levels = values.prefix(end)?.get(4..end).ok_or_else(|| corrupt("definition levels"))?;
             let valid = validity(levels, rows)?;
             values.advance(end);
-            Ok(Some(DataPage {
-                rows,
-                valid,
-                encoding,
-                values,
-            }))
+            Ok(Some(DataPage { rows, valid, encoding, values }))
         }
         Page::DataPageV2 {
-            buf,
-            num_values,
-            encoding,
-            num_nulls,
-            num_rows,
-            def_levels_byte_len,
-            rep_levels_byte_len,
-            is_compressed,
-            ..
+            buf, num_values, encoding, num_nulls, num_rows, def_levels_byte_len, rep_levels_byte_len, is_compressed, ..
         } => {
             if num_values != num_rows {
-                return Err(DecodeError::Corrupt(format!(
-                    "a page of a flat column holds {num_values} values in {num_rows} rows"
-                )));
+                return Err(DecodeError::Corrupt(format!("a page of a flat column holds {num_values} values in {num_rows} rows")));
             }
             let rows = num_rows as usize;
             // Levels come first, never compressed.
@@ -631,21 +484,13 @@ fn data_page<'z>(
             };
             let rest = buf.slice(end..);
             let values = match zstd {
-                Some((zstd, at, true)) if is_compressed => PageValues::Zstd {
-                    frame: zstd.page_after(at, rest, end)?,
-                    start: 0,
-                },
+                Some((zstd, at, true)) if is_compressed => PageValues::Zstd { frame: zstd.page_after(at, rest, end)?, start: 0 },
                 Some((zstd, at, false)) if is_compressed => {
                     PageValues::whole(zstd.page_after(at, rest, end)?)?
                 }
                 _ => PageValues::Ready(rest),
             };
-            Ok(Some(DataPage {
-                rows,
-                valid,
-                encoding,
-                values,
-            }))
+            Ok(Some(DataPage { rows, valid, encoding, values }))
         }
         Page::DictionaryPage { .. } => Err(DecodeError::Corrupt("a second dictionary page".into())),
     }
@@ -654,19 +499,14 @@ fn data_page<'z>(
 /// The validity of a page's `rows` from its RLE definition levels (`None`: every row valid).
 fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeError> {
     let mut bits = BooleanBufferBuilder::new(rows);
-    rle_hybrid::decode_bits(levels, rows, &mut bits)
-        .map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
+    rle_hybrid::decode_bits(levels, rows, &mut bits).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
     let bits = bits.finish();
     Ok((bits.count_set_bits() < rows).then_some(bits))
 }
 
 /// The stored index of each `selected` row's value in a page whose validity is `valid`
 /// (`None`: a null row), the row's validity appended to `validity` as it is yielded.
-fn selected_stored<'a>(
-    valid: &BooleanBuffer,
-    selected: &'a BooleanBuffer,
-    validity: &'a mut BooleanBufferBuilder,
-) -> impl Iterator<Item = Option<usize>> + 'a {
+fn selected_stored<'a>(valid: &BooleanBuffer, selected: &'a BooleanBuffer, validity: &'a mut BooleanBufferBuilder) -> impl Iterator<Item = Option<usize>> + 'a {
     let rank = Rank::new(valid);
     selected.set_indices().map(move |row| {
         let stored = rank.stored_index(row);
@@ -688,10 +528,7 @@ struct Rank {
 impl Rank {
     fn new(valid: &BooleanBuffer) -> Self {
         let chunks = valid.bit_chunks();
-        let words: Vec<u64> = chunks
-            .iter()
-            .chain(std::iter::once(chunks.remainder_bits()))
-            .collect();
+        let words: Vec<u64> = chunks.iter().chain(std::iter::once(chunks.remainder_bits())).collect();
         let mut sum = 0;
         let before = words
             .iter()
@@ -708,8 +545,6 @@ impl Rank {
     #[inline]
     fn stored_index(&self, row: usize) -> Option<usize> {
         let (word, bit) = (self.words[row / 64], row % 64);
-        (word >> bit & 1 == 1).then(|| {
-            self.before[row / 64] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize
-        })
+        (word >> bit & 1 == 1).then(|| self.before[row / 64] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize)
     }
 }

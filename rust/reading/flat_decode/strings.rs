@@ -6,17 +6,8 @@ use super::*;
 /// The `count` PLAIN byte arrays (each a 4-byte little-endian length, then the bytes) of a
 /// dictionary page, as a string array (UTF-8 checked) or a binary one. `None`: more bytes
 /// than `O` offsets reach (the crate decides what to do with them).
-pub(super) fn byte_arrays<O: OffsetSizeTrait>(
-    page: &[u8],
-    count: usize,
-    utf8: bool,
-) -> Result<Option<ArrayRef>, DecodeError> {
-    let ends = || {
-        DecodeError::Corrupt(format!(
-            "a dictionary page of {} bytes ends before its {count} values",
-            page.len()
-        ))
-    };
+pub(super) fn byte_arrays<O: OffsetSizeTrait>(page: &[u8], count: usize, utf8: bool) -> Result<Option<ArrayRef>, DecodeError> {
+    let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
     if page.len() / 4 < count {
         return Err(ends());
     }
@@ -29,9 +20,7 @@ pub(super) fn byte_arrays<O: OffsetSizeTrait>(
         let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
         let value = page.get(at + 4..at + 4 + length).ok_or_else(ends)?;
         values.extend_from_slice(value);
-        let Some(end) = O::from_usize(values.len()) else {
-            return Ok(None);
-        };
+        let Some(end) = O::from_usize(values.len()) else { return Ok(None) };
         offsets.push(end);
         at += 4 + length;
     }
@@ -40,14 +29,10 @@ pub(super) fn byte_arrays<O: OffsetSizeTrait>(
     let values = Buffer::from_vec(values);
     let array: ArrayRef = match utf8 {
         true => Arc::new(
-            GenericStringArray::<O>::try_new(offsets, values, None).map_err(|e| {
-                DecodeError::Corrupt(format!("a dictionary value is not UTF-8: {e}"))
-            })?,
+            GenericStringArray::<O>::try_new(offsets, values, None)
+                .map_err(|e| DecodeError::Corrupt(format!("a dictionary value is not UTF-8: {e}")))?,
         ),
-        false => Arc::new(
-            GenericBinaryArray::<O>::try_new(offsets, values, None)
-                .map_err(|e| DecodeError::Corrupt(e.to_string()))?,
-        ),
+        false => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, None).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
     };
     Ok(Some(array))
 }
@@ -94,11 +79,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
     }
 
     pub(super) fn finish(mut self) -> Result<ArrayRef, DecodeError> {
-        let nulls = self
-            .validity
-            .as_mut()
-            .map(|v| NullBuffer::new(v.finish()))
-            .filter(|n| n.null_count() > 0);
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         self.values.shrink_to_fit();
         // Offsets only grow: each is the values' length after a row.
         let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
@@ -108,10 +89,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                 GenericStringArray::<O>::try_new(offsets, values, nulls)
                     .map_err(|e| DecodeError::Corrupt(format!("a value is not UTF-8: {e}")))?,
             ),
-            _ => Arc::new(
-                GenericBinaryArray::<O>::try_new(offsets, values, nulls)
-                    .map_err(|e| DecodeError::Corrupt(e.to_string()))?,
-            ),
+            _ => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, nulls).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
         })
     }
 
@@ -145,14 +123,12 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                         data = values.prefix(at + 4)?;
                     }
                     let length = data.get(at..at + 4).ok_or_else(short)?;
-                    let end =
-                        at + 4 + u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+                    let end = at + 4 + u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
                     if index == want {
                         if data.len() < end {
                             data = values.prefix(end)?;
                         }
-                        self.values
-                            .extend_from_slice(data.get(at + 4..end).ok_or_else(short)?);
+                        self.values.extend_from_slice(data.get(at + 4..end).ok_or_else(short)?);
                         (at, index) = (end, index + 1);
                         break;
                     }
@@ -170,27 +146,14 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
 
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
     /// row, or enough of them, is wanted: the indices are decoded in one pass).
-    fn looked_up(
-        &mut self,
-        values: &[u8],
-        stored: usize,
-        whole: bool,
-    ) -> Result<bool, DecodeError> {
-        let dictionary = self.dictionary.take().ok_or_else(|| {
-            DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into())
-        })?;
+    fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
+        let dictionary = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
         let result = self.look_up(values, stored, whole, &dictionary);
         self.dictionary = Some(dictionary);
         result
     }
 
-    fn look_up(
-        &mut self,
-        values: &[u8],
-        stored: usize,
-        whole: bool,
-        dictionary: &arrow::array::LargeBinaryArray,
-    ) -> Result<bool, DecodeError> {
+    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, dictionary: &arrow::array::LargeBinaryArray) -> Result<bool, DecodeError> {
         use arrow::array::Array;
         let len = dictionary.len();
         let wanted = std::mem::take(&mut self.wanted);
@@ -208,9 +171,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
             if want != NULL_ROW {
                 let key = match &mut cursor {
                     Some(cursor) => cursor.get(want as usize).map_err(indices_error),
-                    None => indices.get(want as usize).copied().ok_or_else(|| {
-                        DecodeError::Corrupt("a null page asked for a value".into())
-                    }),
+                    None => indices.get(want as usize).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into())),
                 };
                 let value = key.and_then(|k| match k as usize {
                     k if k < len => Ok(dictionary.value(k)),
@@ -238,24 +199,12 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
 impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
     fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
         // 64-bit offsets always reach: never `None`.
-        let Some(values) = byte_arrays::<i64>(page, count, false)? else {
-            return Ok(false);
-        };
-        self.dictionary = Some(
-            values
-                .as_any()
-                .downcast_ref::<arrow::array::LargeBinaryArray>()
-                .expect("large binary")
-                .clone(),
-        );
+        let Some(values) = byte_arrays::<i64>(page, count, false)? else { return Ok(false) };
+        self.dictionary = Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
         Ok(true)
     }
 
-    fn page(
-        &mut self,
-        page: &mut DataPage<'_>,
-        selected: &BooleanBuffer,
-    ) -> Result<bool, DecodeError> {
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let dictionary_encoded = match page.encoding {
             Encoding::PLAIN => false,
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => true,
@@ -270,15 +219,11 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
                 if let Some(validity) = &mut self.validity {
                     validity.append_n(count, true);
                 }
-                self.wanted
-                    .extend(selected.set_indices().map(|row| row as u32));
+                self.wanted.extend(selected.set_indices().map(|row| row as u32));
                 count
             }
             Some(valid) => {
-                let validity = self
-                    .validity
-                    .as_mut()
-                    .expect("levels only for an optional column");
+                let validity = self.validity.as_mut().expect("levels only for an optional column");
                 let mut with_values = 0;
                 for stored in selected_stored(valid, selected, validity) {
                     with_values += usize::from(stored.is_some());
@@ -294,9 +239,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         // page's values: one long value must not reserve its length for every row.
         let per_value = match (dictionary_encoded, &self.dictionary) {
             (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
-            (true, Some(dictionary)) => {
-                dictionary.values().len() / arrow::array::Array::len(dictionary).max(1)
-            }
+            (true, Some(dictionary)) => dictionary.values().len() / arrow::array::Array::len(dictionary).max(1),
             (true, None) => 0,
         };
         // (A PLAIN page's values are within the page; looked-up ones may repeat a long
@@ -306,21 +249,13 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
             true => per_value.saturating_mul(with_values).min(RESERVE_AHEAD),
         };
         if self.values.capacity() - self.values.len() < this_page {
-            let ahead = per_value
-                .saturating_mul(self.rows_left.max(count))
-                .saturating_mul(17)
-                / 16;
-            self.values
-                .reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
+            let ahead = per_value.saturating_mul(self.rows_left.max(count)).saturating_mul(17) / 16;
+            self.values.reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
         }
         self.rows_left = self.rows_left.saturating_sub(count);
         match dictionary_encoded {
             false => self.plain(&mut page.values, stored),
-            true => self.looked_up(
-                page.values.prefix(usize::MAX)?,
-                stored,
-                count == page.rows || dense_selection(with_values, stored),
-            ),
+            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows || dense_selection(with_values, stored)),
         }
     }
 }

@@ -1,8 +1,5 @@
 use super::*;
-use arrow::array::{
-    Array, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
-    TimestampMicrosecondArray,
-};
+use arrow::array::{Array, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, TimestampMicrosecondArray};
 use arrow::compute::filter;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -16,44 +13,20 @@ use proptest::prelude::*;
 fn column(kind: usize, seeds: &[Option<u32>], distinct: u32) -> ArrayRef {
     let v = |s: &Option<u32>| s.map(|s| s % distinct);
     match kind {
-        0 => Arc::new(Int32Array::from_iter(
-            seeds.iter().map(|s| v(s).map(|x| x as i32 - 7)),
-        )),
-        1 => Arc::new(Int64Array::from_iter(
-            seeds
-                .iter()
-                .map(|s| v(s).map(|x| i64::from(x) * 1_000_003 - 5)),
-        )),
-        2 => Arc::new(Float32Array::from_iter(
-            seeds.iter().map(|s| v(s).map(|x| x as f32 / 3.0)),
-        )),
-        3 => Arc::new(Float64Array::from_iter(
-            seeds.iter().map(|s| v(s).map(|x| f64::from(x) * -0.5)),
-        )),
-        4 => Arc::new(BooleanArray::from_iter(
-            seeds.iter().map(|s| v(s).map(|x| x % 3 == 1)),
-        )),
-        _ => Arc::new(
-            TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from)))
-                .with_timezone("UTC"),
-        ),
+        0 => Arc::new(Int32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as i32 - 7)))),
+        1 => Arc::new(Int64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i64::from(x) * 1_000_003 - 5)))),
+        2 => Arc::new(Float32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as f32 / 3.0)))),
+        3 => Arc::new(Float64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| f64::from(x) * -0.5)))),
+        4 => Arc::new(BooleanArray::from_iter(seeds.iter().map(|s| v(s).map(|x| x % 3 == 1)))),
+        _ => Arc::new(TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC")),
     }
 }
 
 /// `batch` written with `properties` plus `v2` or v1 pages of at most `page_rows` rows
 /// and a page index.
-fn written(
-    batch: &RecordBatch,
-    properties: parquet::file::properties::WriterPropertiesBuilder,
-    v2: bool,
-    page_rows: usize,
-) -> bytes::Bytes {
+fn written(batch: &RecordBatch, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
     let properties = properties
-        .set_writer_version(if v2 {
-            WriterVersion::PARQUET_2_0
-        } else {
-            WriterVersion::PARQUET_1_0
-        })
+        .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
         .set_data_page_row_count_limit(page_rows)
         .set_write_batch_size(page_rows.min(1024))
         .set_statistics_enabled(EnabledStatistics::Page)
@@ -79,48 +52,18 @@ fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead 
     let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
     let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
         .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
     let arrow_type = builder.schema().field(0).data_type().clone();
-    let locations = use_index
-        .then(|| {
-            builder
-                .metadata()
-                .page_index_for_row_group(0)
-                .page_locations(0)
-                .cloned()
-        })
-        .flatten();
-    let whole = builder
-        .with_batch_size(mask.len())
-        .build()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
+    let whole = builder.with_batch_size(mask.len()).build().unwrap().next().unwrap().unwrap();
     let expected = filter(whole.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
-    CrateRead {
-        descriptor,
-        arrow_type,
-        locations,
-        expected,
-    }
+    CrateRead { descriptor, arrow_type, locations, expected }
 }
 
 /// The pages of the file's one column chunk.
-fn pages(
-    file: &bytes::Bytes,
-    rows: usize,
-    locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
-) -> SerializedPageReader<bytes::Bytes> {
+fn pages(file: &bytes::Bytes, rows: usize, locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>) -> SerializedPageReader<bytes::Bytes> {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
-    SerializedPageReader::new(
-        Arc::new(file.clone()),
-        reader.metadata().row_group(0).column(0),
-        rows,
-        locations,
-    )
-    .unwrap()
+    SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations).unwrap()
 }
 
 /// The same pages handed over still compressed (`None` unless the chunk is zstd), and
@@ -142,16 +85,8 @@ fn raw_pages(
     while let Some(page) = decompressing.get_next_page().unwrap() {
         sizes.push(page.buffer().len());
     }
-    let raw = chunk
-        .clone()
-        .into_builder()
-        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
-        .build()
-        .unwrap();
-    Some((
-        SerializedPageReader::new(Arc::new(file.clone()), &raw, rows, locations).unwrap(),
-        sizes,
-    ))
+    let raw = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().unwrap();
+    Some((SerializedPageReader::new(Arc::new(file.clone()), &raw, rows, locations).unwrap(), sizes))
 }
 
 /// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
@@ -162,58 +97,22 @@ fn decoded_both_ways(
     file: &bytes::Bytes,
     read: &CrateRead,
     selection: &RowSelection,
-    decode: fn(
-        &mut (dyn PageReader + 'static),
-        &ColumnDescriptor,
-        &DataType,
-        &RowSelection,
-        Option<&mut ZstdPages<'_>>,
-    ) -> Result<Option<ArrayRef>, DecodeError>,
+    decode: fn(&mut (dyn PageReader + 'static), &ColumnDescriptor, &DataType, &RowSelection, Option<&mut ZstdPages<'_>>) -> Result<Option<ArrayRef>, DecodeError>,
 ) -> Option<ArrayRef> {
     let rows = selection.row_count();
-    let got = decode(
-        &mut pages(file, rows, read.locations.clone()),
-        &read.descriptor,
-        &read.arrow_type,
-        selection,
-        None,
-    )
-    .unwrap();
-    let has_dictionary = SerializedFileReader::new(file.clone())
-        .unwrap()
-        .metadata()
-        .row_group(0)
-        .column(0)
-        .dictionary_page_offset()
-        .is_some();
+    let got = decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None).unwrap();
+    let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
     for headers_only in [false, true] {
-        let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else {
-            break;
-        };
+        let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
         let zstd = ZstdPages::new(usize::MAX, |at| {
             Ok(match at {
                 PageAt::Dictionary => sizes[0],
                 PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
             })
         });
-        let mut zstd = if headers_only {
-            zstd.from_headers_only()
-        } else {
-            zstd
-        };
-        let compressed = decode(
-            &mut raw,
-            &read.descriptor,
-            &read.arrow_type,
-            selection,
-            Some(&mut zstd),
-        )
-        .unwrap();
-        assert_eq!(
-            compressed.as_ref().map(|a| a.to_data()),
-            got.as_ref().map(|a| a.to_data()),
-            "read still compressed"
-        );
+        let mut zstd = if headers_only { zstd.from_headers_only() } else { zstd };
+        let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
+        assert_eq!(compressed.as_ref().map(|a| a.to_data()), got.as_ref().map(|a| a.to_data()), "read still compressed");
     }
     got
 }

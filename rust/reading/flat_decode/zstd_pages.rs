@@ -41,20 +41,9 @@ thread_local! {
 impl<'s> ZstdPages<'s> {
     /// Pages of at most `max_size` bytes uncompressed; `sizes` gives the size of a page
     /// whose frames do not declare it (a frame declaring more is refused).
-    pub fn new(
-        max_size: usize,
-        sizes: impl FnMut(PageAt) -> Result<usize, DecodeError> + 's,
-    ) -> Self {
-        let context = CONTEXT
-            .with(|kept| kept.borrow_mut().take())
-            .unwrap_or_else(zstd_safe::DCtx::create);
-        Self {
-            context: Some(context),
-            buffer: BUFFER.take(),
-            max_size,
-            sizes: Box::new(sizes),
-            declared: true,
-        }
+    pub fn new(max_size: usize, sizes: impl FnMut(PageAt) -> Result<usize, DecodeError> + 's) -> Self {
+        let context = CONTEXT.with(|kept| kept.borrow_mut().take()).unwrap_or_else(zstd_safe::DCtx::create);
+        Self { context: Some(context), buffer: BUFFER.take(), max_size, sizes: Box::new(sizes), declared: true }
     }
 
     #[cfg(test)]
@@ -64,22 +53,13 @@ impl<'s> ZstdPages<'s> {
     }
 
     /// The page at `at`, still compressed as `compressed`, to be decompressed on demand.
-    pub(super) fn page(
-        &mut self,
-        at: PageAt,
-        compressed: bytes::Bytes,
-    ) -> Result<ZstdPrefix<'_>, DecodeError> {
+    pub(super) fn page(&mut self, at: PageAt, compressed: bytes::Bytes) -> Result<ZstdPrefix<'_>, DecodeError> {
         self.page_after(at, compressed, 0)
     }
 
     /// The same for a page whose first `skipped` uncompressed bytes (a v2 page's levels)
     /// are not in `compressed`.
-    pub(super) fn page_after(
-        &mut self,
-        at: PageAt,
-        compressed: bytes::Bytes,
-        skipped: usize,
-    ) -> Result<ZstdPrefix<'_>, DecodeError> {
+    pub(super) fn page_after(&mut self, at: PageAt, compressed: bytes::Bytes, skipped: usize) -> Result<ZstdPrefix<'_>, DecodeError> {
         // The frames' declared sizes summed (their block headers walked, no byte decoded):
         // no read of the page's header.
         let declared = match self.declared {
@@ -90,24 +70,12 @@ impl<'s> ZstdPages<'s> {
             Ok(Some(size)) => usize::try_from(size)
                 .ok()
                 .filter(|&size| size <= self.max_size)
-                .ok_or_else(|| {
-                    DecodeError::Corrupt(format!(
-                        "a zstd page declares {size} bytes, more than {}",
-                        self.max_size
-                    ))
-                })?,
-            _ => (self.sizes)(at)?.checked_sub(skipped).ok_or_else(|| {
-                DecodeError::Corrupt(format!(
-                    "a page's levels ({skipped} bytes) exceed its uncompressed size"
-                ))
-            })?,
+                .ok_or_else(|| DecodeError::Corrupt(format!("a zstd page declares {size} bytes, more than {}", self.max_size)))?,
+            _ => (self.sizes)(at)?
+                .checked_sub(skipped)
+                .ok_or_else(|| DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size")))?,
         };
-        Ok(ZstdPrefix::reusing(
-            self.context.as_mut().expect("given back on drop only"),
-            compressed,
-            size,
-            &mut self.buffer,
-        ))
+        Ok(ZstdPrefix::reusing(self.context.as_mut().expect("given back on drop only"), compressed, size, &mut self.buffer))
     }
 }
 

@@ -23,10 +23,7 @@
 //! ```
 
 use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::datatypes::{
-    DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
-    UInt16Type, UInt32Type, UInt64Type,
-};
+use arrow::datatypes::{DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::{Map, Number, Value};
 
@@ -49,70 +46,28 @@ fn convert(array: &dyn Array, depth: usize) -> Result<Vec<Value>> {
     }
     let mut values: Vec<Value> = match array.data_type() {
         DataType::Null => vec![Value::Null; len],
-        DataType::Boolean => array
-            .as_boolean()
-            .iter()
-            .map(|v| v.map_or(Value::Null, Value::Bool))
-            .collect(),
-        DataType::Int8 => ints(
-            array
-                .as_primitive::<Int8Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
-        DataType::Int16 => ints(
-            array
-                .as_primitive::<Int16Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
-        DataType::Int32 => ints(
-            array
-                .as_primitive::<Int32Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
+        DataType::Boolean => array.as_boolean().iter().map(|v| v.map_or(Value::Null, Value::Bool)).collect(),
+        DataType::Int8 => ints(array.as_primitive::<Int8Type>().iter().map(|v| v.map(i64::from))),
+        DataType::Int16 => ints(array.as_primitive::<Int16Type>().iter().map(|v| v.map(i64::from))),
+        DataType::Int32 => ints(array.as_primitive::<Int32Type>().iter().map(|v| v.map(i64::from))),
         DataType::Int64 => ints(array.as_primitive::<Int64Type>().iter()),
-        DataType::UInt8 => ints(
-            array
-                .as_primitive::<UInt8Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
-        DataType::UInt16 => ints(
-            array
-                .as_primitive::<UInt16Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
-        DataType::UInt32 => ints(
-            array
-                .as_primitive::<UInt32Type>()
-                .iter()
-                .map(|v| v.map(i64::from)),
-        ),
+        DataType::UInt8 => ints(array.as_primitive::<UInt8Type>().iter().map(|v| v.map(i64::from))),
+        DataType::UInt16 => ints(array.as_primitive::<UInt16Type>().iter().map(|v| v.map(i64::from))),
+        DataType::UInt32 => ints(array.as_primitive::<UInt32Type>().iter().map(|v| v.map(i64::from))),
         DataType::UInt64 => array
             .as_primitive::<UInt64Type>()
             .iter()
             .map(|v| v.map_or(Value::Null, |v| Value::Number(Number::from(v))))
             .collect(),
-        DataType::Float32 => floats(
-            array
-                .as_primitive::<Float32Type>()
-                .iter()
-                .map(|v| v.map(f64::from)),
-        ),
+        DataType::Float32 => floats(array.as_primitive::<Float32Type>().iter().map(|v| v.map(f64::from))),
         DataType::Float64 => floats(array.as_primitive::<Float64Type>().iter()),
         DataType::Utf8 => strings(array.as_string::<i32>().iter()),
         DataType::LargeUtf8 => strings(array.as_string::<i64>().iter()),
         DataType::Utf8View => strings(array.as_string_view().iter()),
         DataType::Struct(fields) => {
             let structs = array.as_struct();
-            let columns = structs
-                .columns()
-                .iter()
-                .map(|c| convert(c.as_ref(), depth + 1))
-                .collect::<Result<Vec<_>>>()?;
+            let columns =
+                structs.columns().iter().map(|c| convert(c.as_ref(), depth + 1)).collect::<Result<Vec<_>>>()?;
             (0..len)
                 .map(|row| {
                     let mut object = Map::new();
@@ -130,17 +85,13 @@ fn convert(array: &dyn Array, depth: usize) -> Result<Vec<Value>> {
             let list = array.as_list::<i32>();
             let items = convert(list.values().as_ref(), depth + 1)?;
             let offsets = list.value_offsets();
-            (0..len)
-                .map(|row| slice(&items, offsets[row] as usize, offsets[row + 1] as usize))
-                .collect()
+            (0..len).map(|row| slice(&items, offsets[row] as usize, offsets[row + 1] as usize)).collect()
         }
         DataType::LargeList(_) => {
             let list = array.as_list::<i64>();
             let items = convert(list.values().as_ref(), depth + 1)?;
             let offsets = list.value_offsets();
-            (0..len)
-                .map(|row| slice(&items, offsets[row] as usize, offsets[row + 1] as usize))
-                .collect()
+            (0..len).map(|row| slice(&items, offsets[row] as usize, offsets[row + 1] as usize)).collect()
         }
         DataType::Map(_, _) => {
             let map = array.as_map();
@@ -167,23 +118,16 @@ fn convert(array: &dyn Array, depth: usize) -> Result<Vec<Value>> {
             let plain = arrow::compute::cast(array, value_type)?;
             return convert(plain.as_ref(), depth);
         }
-        DataType::Decimal32(_, _)
-        | DataType::Decimal64(_, _)
-        | DataType::Decimal128(_, _)
-        | DataType::Decimal256(_, _) => display(array)?
-            .into_iter()
-            .map(|text| match text {
-                Some(text) => text
-                    .parse::<Number>()
-                    .map(Value::Number)
-                    .unwrap_or(Value::String(text)),
-                None => Value::Null,
-            })
-            .collect(),
-        _ => display(array)?
-            .into_iter()
-            .map(|t| t.map_or(Value::Null, Value::String))
-            .collect(),
+        DataType::Decimal32(_, _) | DataType::Decimal64(_, _) | DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => {
+            display(array)?
+                .into_iter()
+                .map(|text| match text {
+                    Some(text) => text.parse::<Number>().map(Value::Number).unwrap_or(Value::String(text)),
+                    None => Value::Null,
+                })
+                .collect()
+        }
+        _ => display(array)?.into_iter().map(|t| t.map_or(Value::Null, Value::String)).collect(),
     };
     // Null rows of nested types were built as empty objects/arrays above.
     if array.null_count() > 0 {
@@ -197,46 +141,26 @@ fn convert(array: &dyn Array, depth: usize) -> Result<Vec<Value>> {
 }
 
 fn ints(values: impl Iterator<Item = Option<i64>>) -> Vec<Value> {
-    values
-        .map(|v| v.map_or(Value::Null, |v| Value::Number(Number::from(v))))
-        .collect()
+    values.map(|v| v.map_or(Value::Null, |v| Value::Number(Number::from(v)))).collect()
 }
 
 fn floats(values: impl Iterator<Item = Option<f64>>) -> Vec<Value> {
-    values
-        .map(|v| {
-            v.and_then(Number::from_f64)
-                .map_or(Value::Null, Value::Number)
-        })
-        .collect()
+    values.map(|v| v.and_then(Number::from_f64).map_or(Value::Null, Value::Number)).collect()
 }
 
 fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> Vec<Value> {
-    values
-        .map(|v| v.map_or(Value::Null, |s| Value::String(s.to_string())))
-        .collect()
+    values.map(|v| v.map_or(Value::Null, |s| Value::String(s.to_string()))).collect()
 }
 
 fn slice(items: &[Value], start: usize, end: usize) -> Value {
-    Value::Array(
-        items
-            .get(start..end)
-            .map(<[Value]>::to_vec)
-            .unwrap_or_default(),
-    )
+    Value::Array(items.get(start..end).map(<[Value]>::to_vec).unwrap_or_default())
 }
 
 /// The display text of every row (`None` for null).
 fn display(array: &dyn Array) -> Result<Vec<Option<String>>> {
     let options = FormatOptions::default();
     let formatter = ArrayFormatter::try_new(array, &options)?;
-    Ok((0..array.len())
-        .map(|row| {
-            array
-                .is_valid(row)
-                .then(|| formatter.value(row).to_string())
-        })
-        .collect())
+    Ok((0..array.len()).map(|row| array.is_valid(row).then(|| formatter.value(row).to_string())).collect())
 }
 
 /// The `add` actions of a checkpoint's `add` column read straight from its typed
@@ -283,11 +207,7 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
         },
     };
     let long = |column: &Option<ArrayRef>, row: usize| {
-        column.as_ref().and_then(|c| {
-            c.as_primitive::<Int64Type>()
-                .is_valid(row)
-                .then(|| c.as_primitive::<Int64Type>().value(row))
-        })
+        column.as_ref().and_then(|c| c.as_primitive::<Int64Type>().is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
     };
     let mut adds = Vec::new();
     for row in 0..add.len() {
@@ -300,24 +220,12 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
         };
         adds.push(Add {
             path: paths.value(row).to_string(),
-            partition_values: partitions
-                .as_ref()
-                .map(|p| p[row].clone())
-                .unwrap_or_default(),
+            partition_values: partitions.as_ref().map(|p| p[row].clone()).unwrap_or_default(),
             size: long(&sizes, row).unwrap_or(0),
             modification_time: long(&times, row).unwrap_or(0),
-            data_change: changes
-                .as_ref()
-                .is_some_and(|c| c.as_boolean().is_valid(row) && c.as_boolean().value(row)),
-            stats: stats.as_ref().and_then(|c| {
-                c.as_string::<i32>()
-                    .is_valid(row)
-                    .then(|| c.as_string::<i32>().value(row).to_string())
-            }),
-            stats_parsed: stats_parsed
-                .as_ref()
-                .map(|v| v[row].clone())
-                .filter(|v| !v.is_null()),
+            data_change: changes.as_ref().is_some_and(|c| c.as_boolean().is_valid(row) && c.as_boolean().value(row)),
+            stats: stats.as_ref().and_then(|c| c.as_string::<i32>().is_valid(row).then(|| c.as_string::<i32>().value(row).to_string())),
+            stats_parsed: stats_parsed.as_ref().map(|v| v[row].clone()).filter(|v| !v.is_null()),
             tags: None,
             deletion_vector,
             base_row_id: None,
@@ -330,11 +238,7 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
 
 /// The child `name` of `parent` cast to `to`: `Some(None)` when there is no such child,
 /// `None` when it does not cast (a layout the typed reading does not know).
-fn child_as(
-    parent: &arrow::array::StructArray,
-    name: &str,
-    to: &DataType,
-) -> Option<Option<ArrayRef>> {
+fn child_as(parent: &arrow::array::StructArray, name: &str, to: &DataType) -> Option<Option<ArrayRef>> {
     match parent.column_by_name(name) {
         None => Some(None),
         Some(column) => arrow::compute::cast(column, to).ok().map(Some),
@@ -353,12 +257,7 @@ fn string_map(array: &dyn Array) -> Option<Vec<PartitionValueMap>> {
             .map(|row| {
                 (offsets[row] as usize..offsets[row + 1] as usize)
                     .filter(|&i| keys.is_valid(i))
-                    .map(|i| {
-                        (
-                            keys.value(i).to_string(),
-                            values.is_valid(i).then(|| values.value(i).to_string()),
-                        )
-                    })
+                    .map(|i| (keys.value(i).to_string(), values.is_valid(i).then(|| values.value(i).to_string())))
                     .collect()
             })
             .collect(),
@@ -399,28 +298,16 @@ impl DeletionVectors {
                 "add row {row}: a deletionVector without storageType or pathOrInlineDv"
             )));
         }
-        let int = |c: &Option<ArrayRef>| {
-            c.as_ref().and_then(|c| {
-                c.is_valid(row)
-                    .then(|| c.as_primitive::<Int32Type>().value(row))
-            })
-        };
+        let int = |c: &Option<ArrayRef>| c.as_ref().and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int32Type>().value(row)));
         Ok(Some(DeletionVectorDescriptor {
             storage_type: self.storage_type.as_string::<i32>().value(row).to_string(),
-            path_or_inline_dv: self
-                .path_or_inline
-                .as_string::<i32>()
-                .value(row)
-                .to_string(),
+            path_or_inline_dv: self.path_or_inline.as_string::<i32>().value(row).to_string(),
             offset: int(&self.offset),
             size_in_bytes: int(&self.size).unwrap_or(0),
             cardinality: self
                 .cardinality
                 .as_ref()
-                .and_then(|c| {
-                    c.is_valid(row)
-                        .then(|| c.as_primitive::<Int64Type>().value(row))
-                })
+                .and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
                 .unwrap_or(0),
         }))
     }

@@ -344,17 +344,12 @@ pub struct DomainMetadata {
 }
 
 /// A field that may be `null` in the log: `null` becomes the type's default.
-fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
-    d: D,
-) -> Result<T, D::Error> {
+fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 /// A string map whose values may be `null` (dropped).
 fn string_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
     let map = Option::<BTreeMap<String, Option<String>>>::deserialize(d)?.unwrap_or_default();
-    Ok(map
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)))
-        .collect())
+    Ok(map.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
 }

@@ -20,6 +20,7 @@
 //! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
 //! ```
 
+
 use arrow::array::RecordBatch;
 
 use super::action_rows::{adds_from_array, array_to_json};
@@ -27,13 +28,13 @@ use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{Entry, read_all, stat};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanOptions};
 use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
 use crate::reading::scan_stream::ScanTask;
-use crate::storage::Location;
-use crate::storage::source::{Entry, read_all, stat};
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
 ///
@@ -97,10 +98,7 @@ pub struct CheckpointActions {
 }
 
 /// Reads `checkpoint` of the table at `table_root`: its adds, protocol and metadata.
-pub fn read_checkpoint(
-    table_root: &Location,
-    checkpoint: &Checkpoint,
-) -> Result<CheckpointActions> {
+pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result<CheckpointActions> {
     let mut out = CheckpointActions::default();
     let mut sidecars = Vec::new();
     for part in &checkpoint.parts {
@@ -128,10 +126,7 @@ pub fn read_checkpoint(
         if !matches!(stat(&path)?, Some(Entry::File(_))) {
             return Err(PqsiftError::table(
                 table_root,
-                format!(
-                    "sidecar {path} of the checkpoint at version {} is missing",
-                    checkpoint.version
-                ),
+                format!("sidecar {path} of the checkpoint at version {} is missing", checkpoint.version),
             ));
         }
         if path.file_name().is_some_and(|name| name.ends_with(".json")) {
@@ -150,20 +145,15 @@ pub fn read_checkpoint(
 }
 
 /// The actions of a JSON checkpoint (or JSON sidecar) that replay needs.
-fn read_json_checkpoint(
-    path: &Location,
-    out: &mut CheckpointActions,
-    sidecars: &mut Vec<Sidecar>,
-) -> Result<()> {
+fn read_json_checkpoint(path: &Location, out: &mut CheckpointActions, sidecars: &mut Vec<Sidecar>) -> Result<()> {
     let bytes = read_all(path)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| PqsiftError::corrupt_delta(path, format!("not UTF-8 text: {e}")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(path, format!("not UTF-8 text: {e}")))?;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let action = Action::parse_line(line)
-            .map_err(|e| PqsiftError::corrupt_delta(path, format!("line {}: {e}", number + 1)))?;
+        let action =
+            Action::parse_line(line).map_err(|e| PqsiftError::corrupt_delta(path, format!("line {}: {e}", number + 1)))?;
         if let Some(add) = action.add {
             out.adds.push(add);
         }
@@ -184,17 +174,13 @@ fn read_json_checkpoint(
 /// `add` column only, `add.path IS NOT NULL` pushed down), and what the read pruned.
 pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
     let opened = OpenedFile::open(path)?;
-    let mut metrics = CheckpointReadMetrics {
-        files: 1,
-        ..Default::default()
-    };
+    let mut metrics = CheckpointReadMetrics { files: 1, ..Default::default() };
     if opened.schema.field_with_name("add").is_err() {
         // A checkpoint holding no add at all may leave the column out.
         metrics.rows_total = opened.metadata.file_metadata().num_rows().max(0) as u64;
         return Ok((Vec::new(), metrics));
     }
-    let (batches, plan_metrics, read) =
-        scan_columns(path, vec!["add".into()], "add.path IS NOT NULL")?;
+    let (batches, plan_metrics, read) = scan_columns(path, vec!["add".into()], "add.path IS NOT NULL")?;
     metrics.row_groups_total = plan_metrics.row_groups_total;
     metrics.row_groups_pruned = plan_metrics.row_groups_total - plan_metrics.row_groups_selected;
     metrics.pages_total = plan_metrics.pages_total;
@@ -205,22 +191,17 @@ pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetr
     metrics.bytes_read = read.bytes_read;
     let mut adds = Vec::new();
     for batch in &batches {
-        let column = batch
-            .column_by_name("add")
-            .ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
+        let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
         if let Some(typed) = adds_from_array(column.as_ref()) {
             adds.extend(typed.map_err(|e| e.in_file(path, "checkpoint add column"))?);
             continue;
         }
-        for value in
-            array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint add column"))?
-        {
+        for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint add column"))? {
             if value.is_null() {
                 continue;
             }
-            let add: Add = serde_json::from_value(value).map_err(|e| {
-                PqsiftError::corrupt_delta(path, format!("checkpoint add action: {e}"))
-            })?;
+            let add: Add =
+                serde_json::from_value(value).map_err(|e| PqsiftError::corrupt_delta(path, format!("checkpoint add action: {e}")))?;
             adds.push(add);
         }
     }
@@ -240,50 +221,29 @@ struct OtherActions {
 /// the rows where one of them is set.
 fn read_other_actions(path: &Location) -> Result<OtherActions> {
     let opened = OpenedFile::open(path)?;
-    let candidates = [
-        ("protocol", "protocol.minReaderVersion"),
-        ("metaData", "metaData.id"),
-        ("sidecar", "sidecar.path"),
-    ];
-    let present: Vec<(&str, &str)> = candidates
-        .into_iter()
-        .filter(|(name, _)| opened.schema.field_with_name(name).is_ok())
-        .collect();
+    let candidates =
+        [("protocol", "protocol.minReaderVersion"), ("metaData", "metaData.id"), ("sidecar", "sidecar.path")];
+    let present: Vec<(&str, &str)> =
+        candidates.into_iter().filter(|(name, _)| opened.schema.field_with_name(name).is_ok()).collect();
     let mut out = OtherActions::default();
     if present.is_empty() {
         return Ok(out);
     }
     let columns = present.iter().map(|(name, _)| name.to_string()).collect();
-    let filter = present
-        .iter()
-        .map(|(_, leaf)| format!("{leaf} IS NOT NULL"))
-        .collect::<Vec<_>>()
-        .join(" OR ");
+    let filter = present.iter().map(|(_, leaf)| format!("{leaf} IS NOT NULL")).collect::<Vec<_>>().join(" OR ");
     let (batches, _, _) = scan_columns(path, columns, &filter)?;
     for batch in &batches {
         for (name, _) in &present {
-            let Some(column) = batch.column_by_name(name) else {
-                continue;
-            };
-            for value in
-                array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint"))?
-            {
+            let Some(column) = batch.column_by_name(name) else { continue };
+            for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint"))? {
                 if value.is_null() {
                     continue;
                 }
-                let bad = |e: serde_json::Error| {
-                    PqsiftError::corrupt_delta(path, format!("checkpoint {name} action: {e}"))
-                };
+                let bad = |e: serde_json::Error| PqsiftError::corrupt_delta(path, format!("checkpoint {name} action: {e}"));
                 match *name {
-                    "protocol" if out.protocol.is_none() => {
-                        out.protocol = Some(serde_json::from_value(value).map_err(bad)?)
-                    }
-                    "metaData" if out.meta_data.is_none() => {
-                        out.meta_data = Some(serde_json::from_value(value).map_err(bad)?)
-                    }
-                    "sidecar" => out
-                        .sidecars
-                        .push(serde_json::from_value(value).map_err(bad)?),
+                    "protocol" if out.protocol.is_none() => out.protocol = Some(serde_json::from_value(value).map_err(bad)?),
+                    "metaData" if out.meta_data.is_none() => out.meta_data = Some(serde_json::from_value(value).map_err(bad)?),
+                    "sidecar" => out.sidecars.push(serde_json::from_value(value).map_err(bad)?),
                     _ => {}
                 }
             }
@@ -304,17 +264,8 @@ pub(crate) fn scan_columns(
     path: &Location,
     columns: Vec<String>,
     filter: &str,
-) -> Result<(
-    Vec<RecordBatch>,
-    crate::planning::metrics::PruningMetrics,
-    ReadCounts,
-)> {
-    let scan = Scan::new(
-        vec![path.clone()],
-        Some(columns.clone()),
-        Some(filter),
-        ScanOptions::default(),
-    )?;
+) -> Result<(Vec<RecordBatch>, crate::planning::metrics::PruningMetrics, ReadCounts)> {
+    let scan = Scan::new(vec![path.clone()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
     let plan = scan.plan()?;
     let mut tasks = Vec::new();
     for (position, file) in plan.files.iter().enumerate() {
@@ -328,26 +279,15 @@ pub(crate) fn scan_columns(
         }
     }
     let opened = scan.open(0)?;
-    let files = vec![OpenFile {
-        location: opened.location.clone(),
-        metadata: opened.metadata.clone(),
-    }];
-    let config = ReaderConfig {
-        columns: Some(columns),
-        filter: scan.filter().cloned(),
-        threads: 1,
-        ..ReaderConfig::default()
-    };
+    let files = vec![OpenFile { location: opened.location.clone(), metadata: opened.metadata.clone() }];
+    let config = ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
     let mut stream = open_stream(&files, tasks, &config)?;
     let mut batches = Vec::new();
     while let Some(batch) = stream.next_batch_checked() {
         batches.push(batch?);
     }
     let read = stream.metrics();
-    let counts = ReadCounts {
-        rows_decoded: read.rows_decoded,
-        bytes_read: stream.bytes_read(),
-    };
+    let counts = ReadCounts { rows_decoded: read.rows_decoded, bytes_read: stream.bytes_read() };
     Ok((batches, plan.metrics, counts))
 }
 
@@ -356,3 +296,4 @@ pub fn parquet_row_count(path: &Location) -> Result<u64> {
     let opened = OpenedFile::open(path)?;
     Ok(opened.metadata.file_metadata().num_rows().max(0) as u64)
 }
+

@@ -18,6 +18,7 @@
 //! assert_eq!(dv.load(&std::path::Path::new("/table").into()).unwrap(), vec![3, 5]);
 //! ```
 
+
 use parquet::file::reader::Length;
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
@@ -77,37 +78,19 @@ impl DeletionVectorDescriptor {
             "i" => Ok(None),
             "u" => {
                 let bytes = self.path_or_inline_dv.as_bytes();
-                if bytes.len() < ENCODED_UUID_LEN
-                    || !self
-                        .path_or_inline_dv
-                        .is_char_boundary(bytes.len() - ENCODED_UUID_LEN)
-                {
-                    return Err(self.corrupt(
-                        table_root,
-                        "a relative deletion vector path is shorter than its 20-character UUID",
-                    ));
+                if bytes.len() < ENCODED_UUID_LEN || !self.path_or_inline_dv.is_char_boundary(bytes.len() - ENCODED_UUID_LEN) {
+                    return Err(self.corrupt(table_root, "a relative deletion vector path is shorter than its 20-character UUID"));
                 }
-                let (prefix, encoded) = self
-                    .path_or_inline_dv
-                    .split_at(bytes.len() - ENCODED_UUID_LEN);
-                let uuid = z85::decode(encoded)
-                    .map_err(|e| self.corrupt(table_root, format!("its UUID is not Z85: {e:?}")))?;
-                let uuid: [u8; 16] = uuid.try_into().map_err(|_| {
-                    self.corrupt(table_root, "its UUID does not decode to 16 bytes")
-                })?;
+                let (prefix, encoded) = self.path_or_inline_dv.split_at(bytes.len() - ENCODED_UUID_LEN);
+                let uuid = z85::decode(encoded).map_err(|e| self.corrupt(table_root, format!("its UUID is not Z85: {e:?}")))?;
+                let uuid: [u8; 16] =
+                    uuid.try_into().map_err(|_| self.corrupt(table_root, "its UUID does not decode to 16 bytes"))?;
                 let name = format!("deletion_vector_{}.bin", format_uuid(&uuid));
-                let relative = if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}/{name}")
-                };
+                let relative = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
                 Ok(Some(table_root.join(&relative)))
             }
             "p" => super::paths::resolve_path(table_root, &self.path_or_inline_dv).map(Some),
-            other => Err(PqsiftError::unsupported(
-                table_root,
-                format!("deletion vector storage type {other:?}"),
-            )),
+            other => Err(PqsiftError::unsupported(table_root, format!("deletion vector storage type {other:?}"))),
         }
     }
 
@@ -120,18 +103,10 @@ impl DeletionVectorDescriptor {
     pub fn load_treemap(&self, table_root: &Location) -> Result<RoaringTreemap> {
         let treemap = match self.absolute_path(table_root)? {
             None => {
-                let bytes = z85::decode(&self.path_or_inline_dv).map_err(|e| {
-                    self.corrupt(
-                        table_root,
-                        format!("an inline deletion vector is not Z85: {e:?}"),
-                    )
-                })?;
+                let bytes = z85::decode(&self.path_or_inline_dv)
+                    .map_err(|e| self.corrupt(table_root, format!("an inline deletion vector is not Z85: {e:?}")))?;
                 let declared = usize::try_from(self.size_in_bytes).unwrap_or(0);
-                let bytes = if declared > 0 && declared <= bytes.len() {
-                    &bytes[..declared]
-                } else {
-                    &bytes[..]
-                };
+                let bytes = if declared > 0 && declared <= bytes.len() { &bytes[..declared] } else { &bytes[..] };
                 parse_bitmap(bytes).map_err(|e| self.corrupt(table_root, e))?
             }
             Some(path) => read_from_file(&path, self.offset, self.size_in_bytes)?,
@@ -139,21 +114,14 @@ impl DeletionVectorDescriptor {
         if treemap.len() != u64::try_from(self.cardinality).unwrap_or(u64::MAX) {
             return Err(self.corrupt(
                 table_root,
-                format!(
-                    "the deletion vector holds {} rows but its descriptor says {}",
-                    treemap.len(),
-                    self.cardinality
-                ),
+                format!("the deletion vector holds {} rows but its descriptor says {}", treemap.len(), self.cardinality),
             ));
         }
         Ok(treemap)
     }
 
     fn corrupt(&self, table_root: &Location, reason: impl std::fmt::Display) -> PqsiftError {
-        PqsiftError::corrupt_delta(
-            table_root,
-            format!("deletion vector {}: {reason}", self.unique_id()),
-        )
+        PqsiftError::corrupt_delta(table_root, format!("deletion vector {}: {reason}", self.unique_id()))
     }
 }
 
@@ -161,84 +129,49 @@ impl DeletionVectorDescriptor {
 fn parse_bitmap(bytes: &[u8]) -> std::result::Result<RoaringTreemap, String> {
     let magic = bytes.get(..4).ok_or("shorter than its magic number")?;
     match u32::from_le_bytes([magic[0], magic[1], magic[2], magic[3]]) {
-        PORTABLE_MAGIC => {
-            RoaringTreemap::deserialize_from(&bytes[4..]).map_err(|e| format!("bad bitmap: {e}"))
-        }
+        PORTABLE_MAGIC => RoaringTreemap::deserialize_from(&bytes[4..]).map_err(|e| format!("bad bitmap: {e}")),
         NATIVE_MAGIC => Err("the native RoaringBitmap serialization is not supported".into()),
         other => Err(format!("bad magic number {other}")),
     }
 }
 
 /// Reads the DV at `offset` of `path`: size, bitmap, CRC.
-fn read_from_file(
-    path: &Location,
-    offset: Option<i32>,
-    size_in_bytes: i32,
-) -> Result<RoaringTreemap> {
+fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> Result<RoaringTreemap> {
     // Opened once: from a store, its size (one `HEAD`) serves both reads.
     let file = FileSource::open(path)?;
     let length = file.len();
-    let offset = u64::try_from(offset.unwrap_or(1))
-        .map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
-    let size = u64::try_from(size_in_bytes)
-        .map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
+    let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
+    let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
     // 4 bytes of size, the bitmap, 4 bytes of CRC, after the format version byte.
-    if length == 0
-        || offset
-            .checked_add(size)
-            .and_then(|end| end.checked_add(8))
-            .is_none_or(|end| end > length)
-    {
+    if length == 0 || offset.checked_add(size).and_then(|end| end.checked_add(8)).is_none_or(|end| end > length) {
         return Err(PqsiftError::corrupt_delta(
             path,
-            format!(
-                "a deletion vector of {size} bytes at offset {offset} does not fit in the file's {length} bytes"
-            ),
+            format!("a deletion vector of {size} bytes at offset {offset} does not fit in the file's {length} bytes"),
         ));
     }
     let version = file.read(0..1)?;
     if version[0] != 1 {
-        return Err(PqsiftError::corrupt_delta(
-            path,
-            format!(
-                "deletion vector file format version {} (1 expected)",
-                version[0]
-            ),
-        ));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
     }
     let buffer = file.read(offset..offset + size + 8)?;
     let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
     if stored_size != size {
-        return Err(PqsiftError::corrupt_delta(
-            path,
-            format!("deletion vector size {stored_size} in the file, {size} in the log"),
-        ));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));
     }
     let bitmap = &buffer[4..4 + size as usize];
     let crc_bytes = &buffer[4 + size as usize..];
     let stored_crc = u32::from_be_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
     let crc = crc32fast::hash(bitmap);
     if crc != stored_crc {
-        return Err(PqsiftError::corrupt_delta(
-            path,
-            format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored"),
-        ));
+        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored")));
     }
-    parse_bitmap(bitmap)
-        .map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
+    parse_bitmap(bitmap).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
 }
 
 /// A UUID in its canonical text form.
 fn format_uuid(bytes: &[u8; 16]) -> String {
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
 /// `rows` as an inline deletion vector (`pathOrInlineDv` of storage type `i`): the magic

@@ -85,39 +85,25 @@ pub struct Replayed {
 /// Replays `segment`.
 pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     let root = &segment.table_root;
-    let mut metrics = LogReplayMetrics {
-        last_checkpoint_hint_used: segment.hint_used.is_some(),
-        ..Default::default()
-    };
+    let mut metrics = LogReplayMetrics { last_checkpoint_hint_used: segment.hint_used.is_some(), ..Default::default() };
     let mut seen: HashSet<(Location, Option<String>)> = HashSet::new();
     let mut files = Vec::new();
     let mut protocol = None;
     let mut metadata = None;
     let mut latest_commit_info = None;
     // From a store, the commits are fetched at once.
-    let commit_paths: Vec<Location> = segment
-        .commits
-        .iter()
-        .rev()
-        .map(|c| c.path.clone())
-        .collect();
+    let commit_paths: Vec<Location> = segment.commits.iter().rev().map(|c| c.path.clone()).collect();
     let texts = read_many(&commit_paths)?;
     for (index, (commit, bytes)) in segment.commits.iter().rev().zip(texts).enumerate() {
-        let text = std::str::from_utf8(&bytes).map_err(|e| {
-            PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}"))
-        })?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}")))?;
         metrics.commits_read += 1;
         let mut actions = Vec::new();
         for (number, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let action = Action::parse_line(line).map_err(|e| {
-                PqsiftError::corrupt_delta(
-                    &commit.path,
-                    format!("line {} is not a Delta action: {e}", number + 1),
-                )
-            })?;
+            let action = Action::parse_line(line)
+                .map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("line {} is not a Delta action: {e}", number + 1)))?;
             actions.push(action);
         }
         for action in actions.into_iter().rev() {
@@ -132,19 +118,13 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
             }
             if let Some(remove) = action.remove {
                 metrics.commit_removes += 1;
-                let key = (
-                    resolve_path(root, &remove.path)?,
-                    remove.deletion_vector.as_ref().map(|dv| dv.unique_id()),
-                );
+                let key = (resolve_path(root, &remove.path)?, remove.deletion_vector.as_ref().map(|dv| dv.unique_id()));
                 seen.insert(key);
             }
             if let Some(add) = action.add {
                 metrics.commit_adds += 1;
                 let path = located(root, &add)?;
-                let key = (
-                    path.clone(),
-                    add.deletion_vector.as_ref().map(|dv| dv.unique_id()),
-                );
+                let key = (path.clone(), add.deletion_vector.as_ref().map(|dv| dv.unique_id()));
                 if seen.insert(key) {
                     files.push(ActiveFile { path, add });
                 } else {
@@ -168,10 +148,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
         }
         for add in actions.adds {
             let path = located(root, &add)?;
-            let key = (
-                path.clone(),
-                add.deletion_vector.as_ref().map(|dv| dv.unique_id()),
-            );
+            let key = (path.clone(), add.deletion_vector.as_ref().map(|dv| dv.unique_id()));
             if seen.contains(&key) {
                 metrics.adds_superseded += 1;
             } else {
@@ -180,13 +157,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
         }
     }
     metrics.active_files = files.len() as u64;
-    Ok(Replayed {
-        protocol,
-        metadata,
-        files,
-        latest_commit_info,
-        metrics,
-    })
+    Ok(Replayed { protocol, metadata, files, latest_commit_info, metrics })
 }
 
 /// The location of `add`'s file, with its size and modification time.

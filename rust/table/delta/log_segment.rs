@@ -67,9 +67,7 @@ pub struct LogFile {
 impl LogFile {
     /// `true` for a JSON file (commits, JSON v2 checkpoints).
     pub fn is_json(&self) -> bool {
-        self.path
-            .file_name()
-            .is_some_and(|name| name.ends_with(".json"))
+        self.path.file_name().is_some_and(|name| name.ends_with(".json"))
     }
 }
 
@@ -85,9 +83,7 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// `true` for a v2 (UUID-named) checkpoint.
     pub fn is_v2(&self) -> bool {
-        self.parts
-            .iter()
-            .any(|p| matches!(p.kind, LogFileKind::V2Checkpoint { .. }))
+        self.parts.iter().any(|p| matches!(p.kind, LogFileKind::V2Checkpoint { .. }))
     }
 }
 
@@ -145,39 +141,23 @@ impl LogListing {
     pub fn list(table_root: &Location) -> Result<Self> {
         let log_dir = table_root.join("_delta_log");
         if log_dir.as_local().is_some_and(|dir| !dir.is_dir()) {
-            return Err(PqsiftError::table(
-                table_root,
-                "no _delta_log directory: not a Delta table",
-            ));
+            return Err(PqsiftError::table(table_root, "no _delta_log directory: not a Delta table"));
         }
         let entries = list_files(&log_dir)?;
         if entries.is_empty() && log_dir.is_remote() {
-            return Err(PqsiftError::table(
-                table_root,
-                "no _delta_log directory: not a Delta table",
-            ));
+            return Err(PqsiftError::table(table_root, "no _delta_log directory: not a Delta table"));
         }
         let mut commits = BTreeMap::new();
         let mut checkpoint_files: BTreeMap<u64, Vec<LogFile>> = BTreeMap::new();
         let mut hint_file = None;
         for (path, version_info) in entries {
-            let Some(name) = path.file_name() else {
-                continue;
-            };
+            let Some(name) = path.file_name() else { continue };
             if name == "_last_checkpoint" {
                 hint_file = Some(path.clone());
             }
-            let Some((version, kind)) = parse_name(&name) else {
-                continue;
-            };
+            let Some((version, kind)) = parse_name(&name) else { continue };
             let modified_ms = version_info.last_modified_ns / 1_000_000;
-            let file = LogFile {
-                path,
-                version,
-                kind,
-                size: version_info.size,
-                modified_ms,
-            };
+            let file = LogFile { path, version, kind, size: version_info.size, modified_ms };
             match file.kind {
                 LogFileKind::Commit => {
                     commits.insert(version, file);
@@ -188,19 +168,11 @@ impl LogListing {
         }
         let checkpoints = checkpoint_files
             .into_iter()
-            .filter_map(|(version, files)| {
-                complete_checkpoint(version, files).map(|c| (version, c))
-            })
+            .filter_map(|(version, files)| complete_checkpoint(version, files).map(|c| (version, c)))
             .collect();
         // Read only when listed: a store answers a missing object with an error after retries.
         let hint = hint_file.as_ref().and_then(read_hint);
-        Ok(Self {
-            table_root: table_root.clone(),
-            log_dir,
-            commits,
-            checkpoints,
-            hint,
-        })
+        Ok(Self { table_root: table_root.clone(), log_dir, commits, checkpoints, hint })
     }
 
     /// The newest version the log holds (a commit's or a checkpoint's).
@@ -214,27 +186,17 @@ impl LogListing {
     /// (commits missing between the checkpoint and it).
     pub fn segment(&self, spec: VersionSpec) -> Result<LogSegment> {
         let root = &self.table_root;
-        let latest = self.latest_version().ok_or_else(|| {
-            PqsiftError::table(
-                root,
-                "the _delta_log directory holds no commit and no checkpoint",
-            )
-        })?;
+        let latest = self
+            .latest_version()
+            .ok_or_else(|| PqsiftError::table(root, "the _delta_log directory holds no commit and no checkpoint"))?;
         let version = match spec {
             VersionSpec::Latest => latest,
             VersionSpec::Version(v) if v > latest => {
-                return Err(PqsiftError::table(
-                    root,
-                    format!("version {v} does not exist (the latest version is {latest})"),
-                ));
+                return Err(PqsiftError::table(root, format!("version {v} does not exist (the latest version is {latest})")));
             }
             VersionSpec::Version(v) => v,
         };
-        let checkpoint = self
-            .checkpoints
-            .range(..=version)
-            .next_back()
-            .map(|(_, c)| c.clone());
+        let checkpoint = self.checkpoints.range(..=version).next_back().map(|(_, c)| c.clone());
         let first = checkpoint.as_ref().map_or(0, |c| c.version + 1);
         let mut commits = Vec::new();
         for v in first..=version {
@@ -250,9 +212,7 @@ impl LogListing {
                             "versions are not contiguous: commit {v} is missing {around}, so version {version} cannot be reconstructed"
                         )
                     } else {
-                        format!(
-                            "version {version} cannot be reconstructed: commit {v} is missing {around}"
-                        )
+                        format!("version {version} cannot be reconstructed: commit {v} is missing {around}")
                     };
                     return Err(PqsiftError::table(root, reason));
                 }
@@ -262,13 +222,7 @@ impl LogListing {
             (Some(hint), Some(c)) if hint.version == c.version => Some(hint.version),
             _ => None,
         };
-        Ok(LogSegment {
-            table_root: root.clone(),
-            version,
-            checkpoint,
-            commits,
-            hint_used,
-        })
+        Ok(LogSegment { table_root: root.clone(), version, checkpoint, commits, hint_used })
     }
 }
 
@@ -305,42 +259,24 @@ pub fn parse_name(name: &str) -> Option<(u64, LogFileKind)> {
         [part, total, "parquet"] if part.len() == 10 && total.len() == 10 => {
             let part: u32 = part.parse().ok()?;
             let parts: u32 = total.parse().ok()?;
-            (part >= 1 && part <= parts)
-                .then_some((version, LogFileKind::MultiPartCheckpoint { part, parts }))
+            (part >= 1 && part <= parts).then_some((version, LogFileKind::MultiPartCheckpoint { part, parts }))
         }
-        [uuid, "json" | "parquet"] if is_uuid(uuid) => Some((
-            version,
-            LogFileKind::V2Checkpoint {
-                uuid: uuid.to_string(),
-            },
-        )),
+        [uuid, "json" | "parquet"] if is_uuid(uuid) => Some((version, LogFileKind::V2Checkpoint { uuid: uuid.to_string() })),
         _ => None,
     }
 }
 
 fn is_uuid(text: &str) -> bool {
     text.len() == 36
-        && text.char_indices().all(|(i, c)| {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                c == '-'
-            } else {
-                c.is_ascii_hexdigit()
-            }
-        })
+        && text.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
 }
 
 /// The complete checkpoint among `files` (all of `version`), if any: a v2 one first, then
 /// the multi-part one with the most parts, then a classic one.
 fn complete_checkpoint(version: u64, mut files: Vec<LogFile>) -> Option<Checkpoint> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    if let Some(v2) = files
-        .iter()
-        .find(|f| matches!(f.kind, LogFileKind::V2Checkpoint { .. }))
-    {
-        return Some(Checkpoint {
-            version,
-            parts: vec![v2.clone()],
-        });
+    if let Some(v2) = files.iter().find(|f| matches!(f.kind, LogFileKind::V2Checkpoint { .. })) {
+        return Some(Checkpoint { version, parts: vec![v2.clone()] });
     }
     let mut multi: BTreeMap<u32, BTreeMap<u32, LogFile>> = BTreeMap::new();
     for file in &files {
@@ -350,19 +286,13 @@ fn complete_checkpoint(version: u64, mut files: Vec<LogFile>) -> Option<Checkpoi
     }
     for (parts, found) in multi.into_iter().rev() {
         if found.len() == parts as usize && (1..=parts).all(|p| found.contains_key(&p)) {
-            return Some(Checkpoint {
-                version,
-                parts: found.into_values().collect(),
-            });
+            return Some(Checkpoint { version, parts: found.into_values().collect() });
         }
     }
     files
         .into_iter()
         .find(|f| f.kind == LogFileKind::ClassicCheckpoint)
-        .map(|file| Checkpoint {
-            version,
-            parts: vec![file],
-        })
+        .map(|file| Checkpoint { version, parts: vec![file] })
 }
 
 /// `_last_checkpoint`, leniently: anything unreadable is no hint.

@@ -73,12 +73,7 @@ pub fn prune_by_log_statistics(
             return Ok(Some(partitions.zone_maps(k)));
         }
         let path = physical_path(declared, &column.indices);
-        Ok(Some(column_zone_maps(
-            &stats,
-            &path,
-            &column.data_type,
-            delta.string_prefix_length,
-        )))
+        Ok(Some(column_zone_maps(&stats, &path, &column.data_type, delta.string_prefix_length)))
     };
     Ok(evaluate_on_zone_maps(&bound, delta.files.len(), &source)?.can_true)
 }
@@ -100,53 +95,22 @@ fn physical_path(declared: &DeclaredSchema, indices: &[usize]) -> Vec<String> {
 
 /// Zone maps of the column at `path` (physical names) of type `data_type`, one container
 /// per file of `stats` (see the module documentation for how bounds are made safe).
-pub fn column_zone_maps(
-    stats: &[Option<FileStats>],
-    path: &[String],
-    data_type: &DataType,
-    string_prefix_length: usize,
-) -> ZoneMaps {
+pub fn column_zone_maps(stats: &[Option<FileStats>], path: &[String], data_type: &DataType, string_prefix_length: usize) -> ZoneMaps {
     fn at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
         path.iter().try_fold(value, |v, name| v.get(name))
     }
-    let mins: Vec<Option<&Value>> = stats
-        .iter()
-        .map(|s| s.as_ref().and_then(|s| at(&s.min_values, path)))
-        .collect();
-    let maxes: Vec<Option<&Value>> = stats
-        .iter()
-        .map(|s| s.as_ref().and_then(|s| at(&s.max_values, path)))
-        .collect();
+    let mins: Vec<Option<&Value>> = stats.iter().map(|s| s.as_ref().and_then(|s| at(&s.min_values, path))).collect();
+    let maxes: Vec<Option<&Value>> = stats.iter().map(|s| s.as_ref().and_then(|s| at(&s.max_values, path))).collect();
     let mins = bounds(&mins, data_type, Bound::Min, string_prefix_length);
     let maxes = bounds(&maxes, data_type, Bound::Max, string_prefix_length);
-    let null_counts: UInt64Array = stats
-        .iter()
-        .map(|s| {
-            s.as_ref()
-                .and_then(|s| at(&s.null_count, path))
-                .and_then(Value::as_u64)
-        })
-        .collect();
+    let null_counts: UInt64Array =
+        stats.iter().map(|s| s.as_ref().and_then(|s| at(&s.null_count, path)).and_then(Value::as_u64)).collect();
     let row_counts: UInt64Array = stats
         .iter()
-        .map(|s| {
-            Some(
-                s.as_ref()
-                    .and_then(|s| s.num_records)
-                    .and_then(|n| u64::try_from(n).ok())
-                    .unwrap_or(u64::MAX),
-            )
-        })
+        .map(|s| Some(s.as_ref().and_then(|s| s.num_records).and_then(|n| u64::try_from(n).ok()).unwrap_or(u64::MAX)))
         .collect();
     let inexact = BooleanArray::from(vec![false; stats.len()]);
-    ZoneMaps {
-        mins,
-        maxes,
-        min_exact: inexact.clone(),
-        max_exact: inexact,
-        null_counts,
-        row_counts,
-    }
+    ZoneMaps { mins, maxes, min_exact: inexact.clone(), max_exact: inexact, null_counts, row_counts }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,34 +121,23 @@ enum Bound {
 
 /// One bound per file as an array of `data_type` (null where unknown or unsafe). Timestamp
 /// statistics carry their zone (`Z`); TIMESTAMP_NTZ ones are wall clocks.
-fn bounds(
-    values: &[Option<&Value>],
-    data_type: &DataType,
-    bound: Bound,
-    string_prefix_length: usize,
-) -> ArrayRef {
+fn bounds(values: &[Option<&Value>], data_type: &DataType, bound: Bound, string_prefix_length: usize) -> ArrayRef {
     let unknown = || new_null_array(data_type, values.len());
     let text: Vec<Option<String>> = values
         .iter()
         .map(|value| {
             let value = (*value)?;
             match (data_type, value) {
-                (DataType::Utf8, Value::String(s)) => (bound == Bound::Min
-                    || s.chars().count() < string_prefix_length)
-                    .then(|| s.clone()),
-                (
-                    DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64,
-                    Value::Number(n),
-                ) => n.as_i64().map(|n| n.to_string()),
-                (DataType::Float32 | DataType::Float64, Value::Number(n))
-                    if bound == Bound::Min =>
-                {
+                (DataType::Utf8, Value::String(s)) => {
+                    (bound == Bound::Min || s.chars().count() < string_prefix_length).then(|| s.clone())
+                }
+                (DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64, Value::Number(n)) => {
+                    n.as_i64().map(|n| n.to_string())
+                }
+                (DataType::Float32 | DataType::Float64, Value::Number(n)) if bound == Bound::Min => {
                     n.as_f64().map(|n| n.to_string())
                 }
-                (DataType::Decimal128(_, _), Value::Number(n)) => n
-                    .as_f64()
-                    .filter(|f| exact_in_f64(*f))
-                    .map(|f| f.to_string()),
+                (DataType::Decimal128(_, _), Value::Number(n)) => n.as_f64().filter(|f| exact_in_f64(*f)).map(|f| f.to_string()),
                 (DataType::Date32 | DataType::Timestamp(_, _), Value::String(s)) => Some(s.clone()),
                 (DataType::Boolean, Value::Bool(b)) => Some(b.to_string()),
                 _ => None,
@@ -199,18 +152,12 @@ fn bounds(
     // A value that does not parse makes its file unknown, not the whole column.
     let parsed: Vec<ArrayRef> = refs
         .iter()
-        .map(|t| {
-            typed_column(data_type, &[*t], "UTC").unwrap_or_else(|_| new_null_array(data_type, 1))
-        })
+        .map(|t| typed_column(data_type, &[*t], "UTC").unwrap_or_else(|_| new_null_array(data_type, 1)))
         .collect();
     let parts: Vec<&dyn Array> = parsed.iter().map(|a| a.as_ref()).collect();
-    let Ok(array) = arrow::compute::concat(&parts) else {
-        return unknown();
-    };
+    let Ok(array) = arrow::compute::concat(&parts) else { return unknown() };
     match (data_type, bound) {
-        (DataType::Timestamp(TimeUnit::Microsecond, _), Bound::Max) => {
-            widen_by_a_millisecond(&array).unwrap_or_else(unknown)
-        }
+        (DataType::Timestamp(TimeUnit::Microsecond, _), Bound::Max) => widen_by_a_millisecond(&array).unwrap_or_else(unknown),
         _ => array,
     }
 }
@@ -219,23 +166,14 @@ fn bounds(
 /// significant digits, no exponent).
 fn exact_in_f64(f: f64) -> bool {
     let text = f.to_string();
-    !text.contains(['e', 'E'])
-        && text
-            .chars()
-            .filter(char::is_ascii_digit)
-            .skip_while(|c| *c == '0')
-            .count()
-            <= 15
+    !text.contains(['e', 'E']) && text.chars().filter(char::is_ascii_digit).skip_while(|c| *c == '0').count() <= 15
 }
 
 /// Timestamp maxima written to the millisecond: the true maximum is up to 999 µs later.
 fn widen_by_a_millisecond(maxes: &ArrayRef) -> Option<ArrayRef> {
     let micros = cast(maxes, &DataType::Int64).ok()?;
     let micros = micros.as_any().downcast_ref::<arrow::array::Int64Array>()?;
-    let widened: arrow::array::Int64Array = micros
-        .iter()
-        .map(|v| v.and_then(|v| v.checked_add(999)))
-        .collect();
+    let widened: arrow::array::Int64Array = micros.iter().map(|v| v.and_then(|v| v.checked_add(999))).collect();
     cast(&widened, maxes.data_type()).ok()
 }
 
@@ -258,25 +196,14 @@ mod tests {
         )];
         let s = column_zone_maps(&files, &["s".to_string()], &DataType::Utf8, 32);
         assert_eq!(s.mins.as_string::<i32>().value(0).len(), 36);
-        assert!(
-            s.maxes.is_null(0),
-            "a maximum as long as the prefix length may be cut"
-        );
+        assert!(s.maxes.is_null(0), "a maximum as long as the prefix length may be cut");
         let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
         let t = column_zone_maps(&files, &["t".to_string()], &utc, 32);
-        assert_eq!(
-            t.maxes.as_primitive::<TimestampMicrosecondType>().value(0),
-            1_609_459_200_001_999
-        );
+        assert_eq!(t.maxes.as_primitive::<TimestampMicrosecondType>().value(0), 1_609_459_200_001_999);
         let f = column_zone_maps(&files, &["f".to_string()], &DataType::Float64, 32);
         assert_eq!(f.mins.as_primitive::<Float64Type>().value(0), 1.5);
         assert!(f.maxes.as_primitive::<Float64Type>().value(0).is_nan());
-        let nested = column_zone_maps(
-            &files,
-            &["n".to_string(), "x".to_string()],
-            &DataType::Utf8,
-            32,
-        );
+        let nested = column_zone_maps(&files, &["n".to_string(), "x".to_string()], &DataType::Utf8, 32);
         assert_eq!(nested.maxes.as_string::<i32>().value(0), "c");
         assert_eq!(nested.null_counts.value(0), 1);
     }
@@ -285,16 +212,9 @@ mod tests {
     fn decimals_beyond_f64_are_unknown() {
         assert!(exact_in_f64(123.45));
         assert!(!exact_in_f64(12345678901234567890.0));
-        let files = vec![stats(
-            r#"{"minValues":{"d":1.25},"maxValues":{"d":12345678901234567.5}}"#,
-        )];
+        let files = vec![stats(r#"{"minValues":{"d":1.25},"maxValues":{"d":12345678901234567.5}}"#)];
         let d = column_zone_maps(&files, &["d".to_string()], &DataType::Decimal128(20, 2), 32);
-        assert_eq!(
-            d.mins
-                .as_primitive::<arrow::datatypes::Decimal128Type>()
-                .value(0),
-            125
-        );
+        assert_eq!(d.mins.as_primitive::<arrow::datatypes::Decimal128Type>().value(0), 125);
         assert!(d.maxes.is_null(0));
     }
 }

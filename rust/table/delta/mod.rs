@@ -37,8 +37,8 @@ pub mod actions;
 pub mod checkpoint;
 pub mod deletion_vector;
 pub mod log_replay;
-pub mod log_segment;
 pub mod log_statistics;
+pub mod log_segment;
 pub mod paths;
 pub mod protocol;
 pub mod schema;
@@ -48,6 +48,4 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
-pub use snapshot::{
-    DeltaFile, DeltaSnapshot, FileStats, LogStats, SnapshotSpec, is_delta_table, load_snapshot,
-};
+pub use snapshot::{DeltaFile, DeltaSnapshot, FileStats, LogStats, SnapshotSpec, is_delta_table, load_snapshot};

@@ -34,18 +34,8 @@ pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
             // file:/x, file:///x, file://localhost/x
             let rest = match rest.strip_prefix("//") {
                 Some(after) => match after.find('/') {
-                    Some(slash)
-                        if after[..slash].is_empty()
-                            || after[..slash].eq_ignore_ascii_case("localhost") =>
-                    {
-                        &after[slash..]
-                    }
-                    _ => {
-                        return Err(PqsiftError::unsupported(
-                            base,
-                            format!("file URI with a host: {uri}"),
-                        ));
-                    }
+                    Some(slash) if after[..slash].is_empty() || after[..slash].eq_ignore_ascii_case("localhost") => &after[slash..],
+                    _ => return Err(PqsiftError::unsupported(base, format!("file URI with a host: {uri}"))),
                 },
                 None => rest,
             };
@@ -54,32 +44,24 @@ pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
         Some((scheme, _)) => {
             return match base {
                 Location::Object(object) => Location::parse(uri, object.storage()),
-                Location::Local(_) => Err(PqsiftError::unsupported(
-                    base,
-                    format!("{scheme}: URIs in a local table (its files are local): {uri}"),
-                )),
+                Location::Local(_) => {
+                    Err(PqsiftError::unsupported(base, format!("{scheme}: URIs in a local table (its files are local): {uri}")))
+                }
             };
         }
         None => (uri.starts_with('/'), uri),
     };
     let decoded = percent_encoding::percent_decode_str(rest)
         .decode_utf8()
-        .map_err(|e| {
-            PqsiftError::corrupt_delta(base, format!("path {uri:?} does not decode to UTF-8: {e}"))
-        })?;
+        .map_err(|e| PqsiftError::corrupt_delta(base, format!("path {uri:?} does not decode to UTF-8: {e}")))?;
     match base {
         Location::Local(base) => {
-            let joined = if is_absolute {
-                PathBuf::from(decoded.as_ref())
-            } else {
-                base.join(decoded.as_ref())
-            };
+            let joined = if is_absolute { PathBuf::from(decoded.as_ref()) } else { base.join(decoded.as_ref()) };
             Ok(Location::Local(normalise(&joined)))
         }
-        Location::Object(_) if is_absolute => Err(PqsiftError::unsupported(
-            base,
-            format!("a local path in a table in an object store: {uri}"),
-        )),
+        Location::Object(_) if is_absolute => {
+            Err(PqsiftError::unsupported(base, format!("a local path in a table in an object store: {uri}")))
+        }
         Location::Object(_) => {
             let mut out = base.clone();
             for part in decoded.split('/') {
@@ -101,9 +83,7 @@ fn split_scheme(uri: &str) -> Option<(&str, &str)> {
     let scheme = &uri[..colon];
     let valid = scheme.len() >= 2
         && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     valid.then(|| (scheme, &uri[colon + 1..]))
 }
 

@@ -19,6 +19,7 @@
 //! assert!(error.contains("variantType") && error.contains("/t"), "{error}");
 //! ```
 
+
 use super::actions::Protocol;
 use crate::error::{PqsiftError, Result};
 
@@ -85,15 +86,10 @@ pub fn check_protocol(table: &str, protocol: &Protocol) -> Result<ReaderFeatures
     if !(1..=MAX_READER_VERSION).contains(&version) {
         return Err(PqsiftError::unsupported(
             table,
-            format!(
-                "Delta reader version {version} (this reader supports versions 1 to {MAX_READER_VERSION})"
-            ),
+            format!("Delta reader version {version} (this reader supports versions 1 to {MAX_READER_VERSION})"),
         ));
     }
-    let mut features = ReaderFeatures {
-        column_mapping: version >= 2,
-        ..ReaderFeatures::default()
-    };
+    let mut features = ReaderFeatures { column_mapping: version >= 2, ..ReaderFeatures::default() };
     if version < 3 {
         return Ok(features);
     }
@@ -107,10 +103,7 @@ pub fn check_protocol(table: &str, protocol: &Protocol) -> Result<ReaderFeatures
             "vacuumProtocolCheck" => {}
             other if WRITER_ONLY_FEATURES.contains(&other) => {}
             other => {
-                return Err(PqsiftError::unsupported(
-                    table,
-                    format!("Delta reader feature {other:?} is not supported"),
-                ));
+                return Err(PqsiftError::unsupported(table, format!("Delta reader feature {other:?} is not supported")));
             }
         }
     }

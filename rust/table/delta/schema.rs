@@ -60,22 +60,12 @@ pub enum ColumnMappingMode {
 
 impl ColumnMappingMode {
     /// The mode set in a table's configuration (`none` when absent).
-    pub fn from_configuration(
-        table: &str,
-        configuration: &BTreeMap<String, String>,
-    ) -> Result<Self> {
-        match configuration
-            .get(COLUMN_MAPPING_MODE_KEY)
-            .map(|m| m.to_ascii_lowercase())
-            .as_deref()
-        {
+    pub fn from_configuration(table: &str, configuration: &BTreeMap<String, String>) -> Result<Self> {
+        match configuration.get(COLUMN_MAPPING_MODE_KEY).map(|m| m.to_ascii_lowercase()).as_deref() {
             None | Some("none") => Ok(Self::None),
             Some("name") => Ok(Self::Name),
             Some("id") => Ok(Self::Id),
-            Some(other) => Err(PqsiftError::unsupported(
-                table,
-                format!("column mapping mode {other:?}"),
-            )),
+            Some(other) => Err(PqsiftError::unsupported(table, format!("column mapping mode {other:?}"))),
         }
     }
 }
@@ -88,15 +78,11 @@ pub fn parse_schema(table: &str, schema_string: &str) -> Result<SchemaRef> {
     if schema_string.trim().is_empty() {
         return Ok(Arc::new(Schema::empty()));
     }
-    let value: Value = serde_json::from_str(schema_string).map_err(|e| {
-        PqsiftError::table(table, format!("metaData.schemaString is not JSON: {e}"))
-    })?;
+    let value: Value = serde_json::from_str(schema_string)
+        .map_err(|e| PqsiftError::table(table, format!("metaData.schemaString is not JSON: {e}")))?;
     match parse_type(table, &value, 0)? {
         DataType::Struct(fields) => Ok(Arc::new(Schema::new(fields))),
-        other => Err(PqsiftError::table(
-            table,
-            format!("metaData.schemaString is a {other}, not a struct"),
-        )),
+        other => Err(PqsiftError::table(table, format!("metaData.schemaString is a {other}, not a struct"))),
     }
 }
 
@@ -113,11 +99,9 @@ pub fn parse_schema(table: &str, schema_string: &str) -> Result<SchemaRef> {
 pub fn physical_name(field: &Field, mode: ColumnMappingMode) -> &str {
     match mode {
         ColumnMappingMode::None => field.name(),
-        ColumnMappingMode::Name | ColumnMappingMode::Id => field
-            .metadata()
-            .get(PHYSICAL_NAME_KEY)
-            .map(String::as_str)
-            .unwrap_or(field.name()),
+        ColumnMappingMode::Name | ColumnMappingMode::Id => {
+            field.metadata().get(PHYSICAL_NAME_KEY).map(String::as_str).unwrap_or(field.name())
+        }
     }
 }
 
@@ -126,75 +110,34 @@ const MAX_DEPTH: usize = 64;
 
 fn parse_type(table: &str, value: &Value, depth: usize) -> Result<DataType> {
     if depth > MAX_DEPTH {
-        return Err(PqsiftError::table(
-            table,
-            "metaData.schemaString nests too deeply",
-        ));
+        return Err(PqsiftError::table(table, "metaData.schemaString nests too deeply"));
     }
     let bad = |what: &str| PqsiftError::table(table, format!("metaData.schemaString: {what}"));
     match value {
         Value::String(name) => primitive(table, name),
         Value::Object(object) => match object.get("type").and_then(Value::as_str) {
             Some("struct") => {
-                let fields = object
-                    .get("fields")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| bad("a struct without fields"))?;
-                let fields = fields
-                    .iter()
-                    .map(|f| parse_field(table, f, depth + 1))
-                    .collect::<Result<Vec<_>>>()?;
+                let fields = object.get("fields").and_then(Value::as_array).ok_or_else(|| bad("a struct without fields"))?;
+                let fields = fields.iter().map(|f| parse_field(table, f, depth + 1)).collect::<Result<Vec<_>>>()?;
                 Ok(DataType::Struct(Fields::from(fields)))
             }
             Some("array") => {
-                let element = parse_type(
-                    table,
-                    object
-                        .get("elementType")
-                        .ok_or_else(|| bad("an array without elementType"))?,
-                    depth + 1,
-                )?;
-                let nullable = object
-                    .get("containsNull")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
-                Ok(DataType::List(Arc::new(Field::new(
-                    "element", element, nullable,
-                ))))
+                let element = parse_type(table, object.get("elementType").ok_or_else(|| bad("an array without elementType"))?, depth + 1)?;
+                let nullable = object.get("containsNull").and_then(Value::as_bool).unwrap_or(true);
+                Ok(DataType::List(Arc::new(Field::new("element", element, nullable))))
             }
             Some("map") => {
-                let key = parse_type(
-                    table,
-                    object
-                        .get("keyType")
-                        .ok_or_else(|| bad("a map without keyType"))?,
-                    depth + 1,
-                )?;
-                let value = parse_type(
-                    table,
-                    object
-                        .get("valueType")
-                        .ok_or_else(|| bad("a map without valueType"))?,
-                    depth + 1,
-                )?;
-                let nullable = object
-                    .get("valueContainsNull")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
+                let key = parse_type(table, object.get("keyType").ok_or_else(|| bad("a map without keyType"))?, depth + 1)?;
+                let value = parse_type(table, object.get("valueType").ok_or_else(|| bad("a map without valueType"))?, depth + 1)?;
+                let nullable = object.get("valueContainsNull").and_then(Value::as_bool).unwrap_or(true);
                 let entries = Field::new(
                     "key_value",
-                    DataType::Struct(Fields::from(vec![
-                        Field::new("key", key, false),
-                        Field::new("value", value, nullable),
-                    ])),
+                    DataType::Struct(Fields::from(vec![Field::new("key", key, false), Field::new("value", value, nullable)])),
                     false,
                 );
                 Ok(DataType::Map(Arc::new(entries), false))
             }
-            Some(other) => Err(PqsiftError::unsupported(
-                table,
-                format!("Delta type {other:?}"),
-            )),
+            Some(other) => Err(PqsiftError::unsupported(table, format!("Delta type {other:?}"))),
             None => Err(bad("a type object without \"type\"")),
         },
         other => Err(bad(&format!("unexpected type {other}"))),
@@ -203,21 +146,9 @@ fn parse_type(table: &str, value: &Value, depth: usize) -> Result<DataType> {
 
 fn parse_field(table: &str, value: &Value, depth: usize) -> Result<Field> {
     let bad = |what: &str| PqsiftError::table(table, format!("metaData.schemaString: {what}"));
-    let name = value
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("a field without a name"))?;
-    let data_type = parse_type(
-        table,
-        value
-            .get("type")
-            .ok_or_else(|| bad(&format!("field {name:?} has no type")))?,
-        depth,
-    )?;
-    let nullable = value
-        .get("nullable")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
+    let name = value.get("name").and_then(Value::as_str).ok_or_else(|| bad("a field without a name"))?;
+    let data_type = parse_type(table, value.get("type").ok_or_else(|| bad(&format!("field {name:?} has no type")))?, depth)?;
+    let nullable = value.get("nullable").and_then(Value::as_bool).unwrap_or(true);
     let mut metadata = HashMap::new();
     if let Some(Value::Object(entries)) = value.get("metadata") {
         for (key, value) in entries {
@@ -229,9 +160,7 @@ fn parse_field(table: &str, value: &Value, depth: usize) -> Result<Field> {
         }
     }
     if let Some(id) = metadata.get(COLUMN_ID_KEY).cloned() {
-        metadata
-            .entry(parquet::arrow::PARQUET_FIELD_ID_META_KEY.to_string())
-            .or_insert(id);
+        metadata.entry(parquet::arrow::PARQUET_FIELD_ID_META_KEY.to_string()).or_insert(id);
     }
     Ok(Field::new(name, data_type, nullable).with_metadata(metadata))
 }
@@ -251,18 +180,9 @@ fn primitive(table: &str, name: &str) -> Result<DataType> {
         "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
         "void" => DataType::Null,
-        decimal if decimal.starts_with("decimal") => parse_decimal(decimal).ok_or_else(|| {
-            PqsiftError::table(
-                table,
-                format!("metaData.schemaString: bad decimal type {decimal:?}"),
-            )
-        })?,
-        other => {
-            return Err(PqsiftError::unsupported(
-                table,
-                format!("Delta type {other:?}"),
-            ));
-        }
+        decimal if decimal.starts_with("decimal") => parse_decimal(decimal)
+            .ok_or_else(|| PqsiftError::table(table, format!("metaData.schemaString: bad decimal type {decimal:?}")))?,
+        other => return Err(PqsiftError::unsupported(table, format!("Delta type {other:?}"))),
     })
 }
 
@@ -276,7 +196,5 @@ fn parse_decimal(text: &str) -> Option<DataType> {
     let (p, s) = inner.split_once(',')?;
     let (p, s): (u8, i8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
     (1..=38).contains(&p).then_some(())?;
-    (0..=p as i8)
-        .contains(&s)
-        .then_some(DataType::Decimal128(p, s))
+    (0..=p as i8).contains(&s).then_some(DataType::Decimal128(p, s))
 }

@@ -82,6 +82,7 @@ impl FileStats {
             tight_bounds: object.get("tightBounds").and_then(Value::as_bool),
         })
     }
+
 }
 
 /// A file's statistics as the log holds them (`stats` JSON text, or a checkpoint's
@@ -103,25 +104,16 @@ pub struct LogStats {
 impl LogStats {
     /// Statistics written as JSON text (an `add`'s `stats`).
     pub fn from_json(text: &str) -> Self {
-        Self {
-            json: Some(text.to_string()),
-            parsed: None,
-        }
+        Self { json: Some(text.to_string()), parsed: None }
     }
 
     fn of_add(add: &mut Add) -> Self {
-        Self {
-            json: add.stats.take(),
-            parsed: add.stats_parsed.take(),
-        }
+        Self { json: add.stats.take(), parsed: add.stats_parsed.take() }
     }
 
     /// The statistics (`None` when the log has none, or they do not parse).
     pub fn parse(&self) -> Option<FileStats> {
-        self.json
-            .as_deref()
-            .and_then(FileStats::from_json)
-            .or_else(|| self.parsed.as_ref().and_then(FileStats::from_value))
+        self.json.as_deref().and_then(FileStats::from_json).or_else(|| self.parsed.as_ref().and_then(FileStats::from_value))
     }
 }
 
@@ -170,11 +162,7 @@ pub struct DeltaSnapshot {
 impl DeltaSnapshot {
     /// Rows deleted by deletion vectors, summed over the files (from the descriptors).
     pub fn deleted_rows(&self) -> u64 {
-        self.files
-            .iter()
-            .filter_map(|f| f.deletion_vector.as_ref())
-            .map(|dv| dv.cardinality.max(0) as u64)
-            .sum()
+        self.files.iter().filter_map(|f| f.deletion_vector.as_ref()).map(|dv| dv.cardinality.max(0) as u64).sum()
     }
 }
 
@@ -202,39 +190,19 @@ pub fn load_snapshot(root: &Location, spec: SnapshotSpec) -> Result<DeltaSnapsho
     };
     let segment = listing.segment(version)?;
     let replayed = replay(&segment)?;
-    let protocol = replayed.protocol.ok_or_else(|| {
-        PqsiftError::table(
-            root,
-            format!(
-                "no protocol action in the log up to version {}",
-                segment.version
-            ),
-        )
-    })?;
-    let metadata = replayed.metadata.ok_or_else(|| {
-        PqsiftError::table(
-            root,
-            format!(
-                "no metaData action in the log up to version {}",
-                segment.version
-            ),
-        )
-    })?;
+    let protocol = replayed
+        .protocol
+        .ok_or_else(|| PqsiftError::table(root, format!("no protocol action in the log up to version {}", segment.version)))?;
+    let metadata = replayed
+        .metadata
+        .ok_or_else(|| PqsiftError::table(root, format!("no metaData action in the log up to version {}", segment.version)))?;
     let name = root.to_string();
     let reader_features = check_protocol(&name, &protocol)?;
     let schema = parse_schema(&name, &metadata.schema_string)?;
-    let column_mapping_mode =
-        ColumnMappingMode::from_configuration(&name, &metadata.configuration)?;
+    let column_mapping_mode = ColumnMappingMode::from_configuration(&name, &metadata.configuration)?;
     for column in &metadata.partition_columns {
-        if !schema
-            .fields()
-            .iter()
-            .any(|f| f.name().eq_ignore_ascii_case(column))
-        {
-            return Err(PqsiftError::table(
-                root,
-                format!("partition column {column:?} is not in the schema"),
-            ));
+        if !schema.fields().iter().any(|f| f.name().eq_ignore_ascii_case(column)) {
+            return Err(PqsiftError::table(root, format!("partition column {column:?} is not in the schema")));
         }
     }
     let files = replayed
@@ -290,10 +258,7 @@ fn version_at(listing: &LogListing, ms: i64) -> Result<u64> {
     }
     let first = listing.commits.first_key_value();
     best.ok_or_else(|| match first {
-        Some((v, _)) => PqsiftError::table(
-            root,
-            format!("timestamp {ms} is before the earliest available commit (version {v})"),
-        ),
+        Some((v, _)) => PqsiftError::table(root, format!("timestamp {ms} is before the earliest available commit (version {v})")),
         None => PqsiftError::table(root, "the log holds no commit to travel to"),
     })
 }

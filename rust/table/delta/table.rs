@@ -19,9 +19,9 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use super::log_replay::LogReplayMetrics;
 use super::snapshot::{DeltaFile, DeltaSnapshot, SnapshotSpec, load_snapshot};
 use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
-use crate::storage::Location;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
 use crate::table::source::{Table, TableFormat};
@@ -45,25 +45,13 @@ pub struct DeltaTable {
 impl DeltaTable {
     /// Rows deleted by deletion vectors, over the table's files.
     pub fn deleted_rows(&self) -> u64 {
-        self.files
-            .iter()
-            .filter_map(|f| f.deletion_vector.as_ref())
-            .map(|dv| dv.cardinality.max(0) as u64)
-            .sum()
+        self.files.iter().filter_map(|f| f.deletion_vector.as_ref()).map(|dv| dv.cardinality.max(0) as u64).sum()
     }
 
     /// The rows of file `position` its deletion vector keeps, per row group of `row_group_rows`
     /// rows (`None`: the file has no deletion vector).
-    pub fn kept_rows(
-        &self,
-        position: usize,
-        row_group_rows: &[usize],
-    ) -> Result<Option<Vec<RowSelection>>> {
-        let Some(dv) = self
-            .files
-            .get(position)
-            .and_then(|f| f.deletion_vector.as_ref())
-        else {
+    pub fn kept_rows(&self, position: usize, row_group_rows: &[usize]) -> Result<Option<Vec<RowSelection>>> {
+        let Some(dv) = self.files.get(position).and_then(|f| f.deletion_vector.as_ref()) else {
             return Ok(None);
         };
         let deleted = dv.load_treemap(&self.table_root)?;
@@ -74,10 +62,7 @@ impl DeltaTable {
             let path = &self.files[position].path;
             return Err(PqsiftError::table(
                 &self.table_root,
-                format!(
-                    "the deletion vector of {} deletes row {max}, but the file has {total} rows",
-                    path
-                ),
+                format!("the deletion vector of {} deletes row {max}, but the file has {total} rows", path),
             ));
         }
         let mut selections = Vec::with_capacity(row_group_rows.len());
@@ -132,7 +117,10 @@ impl DeltaTable {
         let c = &r.checkpoint_read;
         let mut text = format!(
             "delta table {} at version {}: {} active file(s), {} commit(s) replayed",
-            self.table_root, self.version, r.active_files, r.commits_read
+            self.table_root,
+            self.version,
+            r.active_files,
+            r.commits_read
         );
         if let Some(version) = r.checkpoint_version {
             text.push_str(&format!(
@@ -159,10 +147,7 @@ impl DeltaTable {
 
     /// The entries of the files at `positions`.
     pub fn select(&self, positions: &[usize]) -> Self {
-        Self {
-            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
-            ..self.clone()
-        }
+        Self { files: positions.iter().map(|&p| self.files[p].clone()).collect(), ..self.clone() }
     }
 }
 
@@ -170,11 +155,7 @@ impl DeltaTable {
 /// partition values) read with the declared schema of
 /// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
 /// (the table's root, the log's descriptor as JSON).
-pub fn planned_delta_table(
-    mut table: Table,
-    declared_schema: &str,
-    deletion_vector: Option<(Location, String)>,
-) -> Result<Table> {
+pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(Location, String)>) -> Result<Table> {
     let declared = DeclaredSchema::from_text(&table.name, declared_schema)?;
     if !declared.schema_string.is_empty() {
         table.format = TableFormat::Delta; // not the scan schema of plain files
@@ -182,17 +163,10 @@ pub fn planned_delta_table(
     table.declared = Some(Arc::new(declared));
     if let Some((table_root, descriptor)) = deletion_vector {
         let [path] = table.files.as_slice() else {
-            return Err(PqsiftError::filter(format!(
-                "a deletion vector is given for one file, the scan has {}",
-                table.files.len()
-            )));
+            return Err(PqsiftError::filter(format!("a deletion vector is given for one file, the scan has {}", table.files.len())));
         };
-        let descriptor = serde_json::from_str(&descriptor).map_err(|e| {
-            PqsiftError::table(
-                &table_root,
-                format!("a deletion vector descriptor that does not parse: {e}"),
-            )
-        })?;
+        let descriptor = serde_json::from_str(&descriptor)
+            .map_err(|e| PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}")))?;
         let file = DeltaFile {
             path: path.clone(),
             size: 0,
@@ -201,13 +175,7 @@ pub fn planned_delta_table(
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
-        table.delta = Some(Arc::new(DeltaTable {
-            table_root,
-            version: 0,
-            files: vec![file],
-            replay: LogReplayMetrics::default(),
-            string_prefix_length: 32,
-        }));
+        table.delta = Some(Arc::new(DeltaTable { table_root, version: 0, files: vec![file], replay: LogReplayMetrics::default(), string_prefix_length: 32 }));
     }
     Ok(table)
 }
@@ -215,27 +183,13 @@ pub fn planned_delta_table(
 /// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`]. Timestamp
 /// partition values written without a zone are wall clocks in `session_time_zone`, as
 /// Spark reads them.
-pub fn open_delta_table(
-    root: &Location,
-    spec: SnapshotSpec,
-    session_time_zone: &str,
-) -> Result<Table> {
+pub fn open_delta_table(root: &Location, spec: SnapshotSpec, session_time_zone: &str) -> Result<Table> {
     let snapshot = load_snapshot(root, spec)?;
     if snapshot.metadata.schema_string.trim().is_empty() {
-        return Err(PqsiftError::table(
-            root,
-            format!(
-                "the metaData of version {} has no schemaString: the table's columns are unknown",
-                snapshot.version
-            ),
-        ));
+        return Err(PqsiftError::table(root, format!("the metaData of version {} has no schemaString: the table's columns are unknown", snapshot.version)));
     }
     let partitions = partition_values(&snapshot, session_time_zone)?;
-    let declared = DeclaredSchema::from_delta(
-        &root.to_string(),
-        &snapshot.metadata.schema_string,
-        snapshot.column_mapping_mode,
-    )?;
+    let declared = DeclaredSchema::from_delta(&root.to_string(), &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
     let string_prefix_length = snapshot
         .metadata
         .configuration
@@ -261,10 +215,7 @@ pub fn open_delta_table(
 /// The partition columns, typed from the schema, one row per active file (`None` for an
 /// unpartitioned table). The log writes values as strings keyed by physical name; an empty
 /// string, like a missing or JSON-null value, is null.
-fn partition_values(
-    snapshot: &DeltaSnapshot,
-    session_time_zone: &str,
-) -> Result<Option<PartitionValues>> {
+fn partition_values(snapshot: &DeltaSnapshot, session_time_zone: &str) -> Result<Option<PartitionValues>> {
     if snapshot.partition_columns.is_empty() {
         return Ok(None);
     }
@@ -272,12 +223,8 @@ fn partition_values(
     let mut fields = Vec::with_capacity(snapshot.partition_columns.len());
     let mut columns = Vec::with_capacity(fields.capacity());
     for name in &snapshot.partition_columns {
-        let position = find_field(snapshot.schema.fields(), name, false).ok_or_else(|| {
-            PqsiftError::table(
-                root,
-                format!("partition column {name:?} is not in the schema"),
-            )
-        })?;
+        let position = find_field(snapshot.schema.fields(), name, false)
+            .ok_or_else(|| PqsiftError::table(root, format!("partition column {name:?} is not in the schema")))?;
         let field = snapshot.schema.field(position);
         let physical = super::schema::physical_name(field, snapshot.column_mapping_mode);
         let text: Vec<Option<&str>> = snapshot
@@ -291,16 +238,13 @@ fn partition_values(
                     .filter(|v| !v.is_empty())
             })
             .collect();
-        let column = typed_column(field.data_type(), &text, session_time_zone)
-            .map_err(|e| PqsiftError::table(root, format!("partition column {name:?}: {e}")))?;
+        let column = typed_column(field.data_type(), &text, session_time_zone).map_err(|e| {
+            PqsiftError::table(root, format!("partition column {name:?}: {e}"))
+        })?;
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
         columns.push(column);
     }
-    Ok(Some(PartitionValues::with_rows(
-        Arc::new(Schema::new(fields)),
-        columns,
-        snapshot.files.len(),
-    )?))
+    Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, snapshot.files.len())?))
 }
 
 /// Partition values as the log serializes them (the Delta protocol's "Partition Value
@@ -308,33 +252,16 @@ fn partition_values(
 /// `2020-01-01 10:00:00[.123456]` (a wall clock in `session_time_zone`, as Spark writes
 /// and reads them) or ISO 8601 with a zone, binary as the string's characters taken as
 /// bytes. Log statistics use the same parsing.
-pub fn typed_column(
-    data_type: &DataType,
-    text: &[Option<&str>],
-    session_time_zone: &str,
-) -> std::result::Result<ArrayRef, String> {
+pub fn typed_column(data_type: &DataType, text: &[Option<&str>], session_time_zone: &str) -> std::result::Result<ArrayRef, String> {
     let strings = StringArray::from(text.to_vec());
-    let strict = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
+    let strict = CastOptions { safe: false, ..Default::default() };
     match data_type {
         DataType::Null => Ok(new_null_array(data_type, text.len())),
         DataType::Utf8 => Ok(Arc::new(strings)),
         DataType::Binary => {
             let bytes: Vec<Option<Vec<u8>>> = text
                 .iter()
-                .map(|v| {
-                    v.map(|s| {
-                        s.chars()
-                            .map(|c| {
-                                u8::try_from(u32::from(c))
-                                    .map_err(|_| format!("{s:?} is not a binary value"))
-                            })
-                            .collect()
-                    })
-                    .transpose()
-                })
+                .map(|v| v.map(|s| s.chars().map(|c| u8::try_from(u32::from(c)).map_err(|_| format!("{s:?} is not a binary value"))).collect()).transpose())
                 .collect::<std::result::Result<_, _>>()?;
             Ok(Arc::new(BinaryArray::from_iter(bytes)))
         }
@@ -343,8 +270,7 @@ pub fn typed_column(
                 .iter()
                 .map(|v| {
                     v.map(|s| {
-                        let literal = TimestampLiteral::parse(s.trim())
-                            .ok_or_else(|| format!("{s:?} is not a timestamp"))?;
+                        let literal = TimestampLiteral::parse(s.trim()).ok_or_else(|| format!("{s:?} is not a timestamp"))?;
                         match zone {
                             Some(_) => literal.instant_micros(session_time_zone),
                             None => literal.wall_clock_micros(session_time_zone),
@@ -354,9 +280,7 @@ pub fn typed_column(
                     .transpose()
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()?;
-            Ok(Arc::new(
-                TimestampMicrosecondArray::from(micros).with_data_type(data_type.clone()),
-            ))
+            Ok(Arc::new(TimestampMicrosecondArray::from(micros).with_data_type(data_type.clone())))
         }
         _ => cast_with_options(&strings, data_type, &strict).map_err(|e| e.to_string()),
     }
@@ -374,29 +298,10 @@ mod tests {
         assert_eq!(ints.as_primitive::<Int32Type>().value(0), 7);
         assert!(ints.is_null(1));
         let utc = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
-        let times = typed_column(
-            &utc,
-            &[
-                Some("1970-01-01 00:00:01.5"),
-                Some("1970-01-01T00:00:02.000001Z"),
-            ],
-            "UTC",
-        )
-        .unwrap();
-        assert_eq!(
-            times.as_primitive::<TimestampMicrosecondType>().values(),
-            &[1_500_000, 2_000_001]
-        );
-        let pacific = typed_column(
-            &utc,
-            &[Some("1970-01-01 00:00:00"), Some("1970-01-01T00:00:00Z")],
-            "America/Los_Angeles",
-        )
-        .unwrap();
-        assert_eq!(
-            pacific.as_primitive::<TimestampMicrosecondType>().values(),
-            &[8 * 3_600_000_000, 0]
-        );
+        let times = typed_column(&utc, &[Some("1970-01-01 00:00:01.5"), Some("1970-01-01T00:00:02.000001Z")], "UTC").unwrap();
+        assert_eq!(times.as_primitive::<TimestampMicrosecondType>().values(), &[1_500_000, 2_000_001]);
+        let pacific = typed_column(&utc, &[Some("1970-01-01 00:00:00"), Some("1970-01-01T00:00:00Z")], "America/Los_Angeles").unwrap();
+        assert_eq!(pacific.as_primitive::<TimestampMicrosecondType>().values(), &[8 * 3_600_000_000, 0]);
         let binary = typed_column(&DataType::Binary, &[Some("\u{1}\u{2}")], "UTC").unwrap();
         assert_eq!(binary.as_binary::<i32>().value(0), &[1, 2]);
         assert!(typed_column(&DataType::Int32, &[Some("x")], "UTC").is_err());
@@ -405,11 +310,10 @@ mod tests {
     #[test]
     fn kept_rows_split_a_deletion_vector_by_row_group() {
         let dv = super::super::deletion_vector::encode_inline(&[0, 4, 5, 9]);
-        let descriptor: super::super::deletion_vector::DeletionVectorDescriptor =
-            serde_json::from_str(&format!(
-                r#"{{"storageType":"i","pathOrInlineDv":"{dv}","sizeInBytes":0,"cardinality":4}}"#
-            ))
-            .unwrap();
+        let descriptor: super::super::deletion_vector::DeletionVectorDescriptor = serde_json::from_str(&format!(
+            r#"{{"storageType":"i","pathOrInlineDv":"{dv}","sizeInBytes":0,"cardinality":4}}"#
+        ))
+        .unwrap();
         let file = DeltaFile {
             path: Location::from(std::path::Path::new("/t/f.parquet")),
             size: 1,
@@ -418,13 +322,7 @@ mod tests {
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
-        let table = DeltaTable {
-            table_root: Location::from(std::path::Path::new("/t")),
-            version: 0,
-            files: vec![file],
-            replay: Default::default(),
-            string_prefix_length: 32,
-        };
+        let table = DeltaTable { table_root: Location::from(std::path::Path::new("/t")), version: 0, files: vec![file], replay: Default::default(), string_prefix_length: 32 };
         let kept = table.kept_rows(0, &[5, 5]).unwrap().unwrap();
         assert_eq!(kept[0].to_bools(), [false, true, true, true, false]);
         assert_eq!(kept[1].to_bools(), [false, true, true, true, false]);
