@@ -12,10 +12,12 @@
 //! The blocks are decoded straight into the page's buffer, allocated once at the size its
 //! header gives (zstd's stable output buffer: no copy through the decoder's window, so a
 //! whole page costs what a one-shot decompression costs), or the buffer of the page before
-//! it, handed on ([`ZstdPrefix::reusing`]): a page read for a prefix is dropped once its
+//! it, handed on ([`ZstdPrefix::reusing`]): a page, whole or a prefix, is dropped once its
 //! values are copied out, and a fresh buffer for each faulted its memory in again — on the
-//! `events` text-heavy projection a third of the read's page faults (the large blocks a
-//! freed page leaves are taken by the longer-lived output buffers allocated meanwhile).
+//! `events` text-heavy projection (pages read whole) a third of the read's page faults, the
+//! large blocks a freed page leaves being taken by the longer-lived output buffers
+//! allocated meanwhile. ([`ZstdPrefix::into_page`] hands the buffer over: the reader keeps
+//! pages in [`ZstdPrefix::whole`] instead.)
 //!
 //! ```
 //! use pqsift::format::zstd_prefix::ZstdPrefix;
