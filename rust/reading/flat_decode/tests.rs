@@ -222,12 +222,13 @@ proptest! {
         page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 3000),
-        density in 0u8..4,
+        density in 0u8..5,
         zstd in any::<bool>(),
         large in any::<bool>(),
     ) {
         let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
-        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37) as usize));
+        // 6 to ~120 bytes: values shorter and longer than a move of a whole page's copy.
+        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37 * (1 + s % 3)) as usize));
         let values: ArrayRef = match (binary, large) {
             (true, false) => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
             (true, true) => Arc::new(arrow::array::LargeBinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
@@ -247,7 +248,9 @@ proptest! {
             0 => picks[i],
             1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
             2 => i % 97 == 3,
-            _ => i + 1 == rows,
+            3 => i + 1 == rows,
+            // Every row: each page's values copied whole, in one pass.
+            _ => true,
         }).collect();
         let read = crate_read(&file, &mask, use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
@@ -258,6 +261,71 @@ proptest! {
         prop_assert!(got.is_some() || v2);
         if let Some(got) = got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+}
+
+/// A PLAIN string column whose values are the byte strings `values`, written as they are
+/// (Arrow's writer does not check them), read back as strings for every row.
+fn strings_read_back(values: &[&[u8]], zstd: bool) -> Result<Option<ArrayRef>, DecodeError> {
+    let offsets: Vec<i32> = std::iter::once(0).chain(values.iter().scan(0, |end, v| {
+        *end += v.len() as i32;
+        Some(*end)
+    })).collect();
+    let bytes: Vec<u8> = values.concat();
+    // SAFETY (of the test): the array is only written out, never read as strings.
+    let strings = unsafe {
+        arrow::array::StringArray::new_unchecked(OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes), None)
+    };
+    let field = arrow::datatypes::Field::new("v", DataType::Utf8, false);
+    let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(strings)]).unwrap();
+    let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
+    let file = written(&batch, properties, false, 10_000);
+    let reader = SerializedFileReader::new(file.clone()).unwrap();
+    let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
+    let selection = RowSelection::from_bools(&vec![true; values.len()]);
+    decode_selected::<dyn PageReader>(&mut pages(&file, values.len(), None), &descriptor, &DataType::Utf8, &selection, None)
+}
+
+/// Strings are checked as UTF-8 as they are copied out: bytes that are not UTF-8, and a
+/// value starting inside a character (two values that are valid only together), are
+/// errors naming what is wrong, not arrays handed on unchecked.
+#[test]
+fn strings_that_are_not_utf8_are_refused() {
+    let good: &[&[u8]] = &["plain".as_bytes(), "ünïcode".as_bytes(), b"", "a longer value of more than thirty-two bytes".as_bytes()];
+    for zstd in [false, true] {
+        let read = strings_read_back(good, zstd).unwrap().expect("decoded here");
+        let read = read.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
+        assert_eq!(read.iter().flatten().collect::<Vec<_>>(), ["plain", "ünïcode", "", "a longer value of more than thirty-two bytes"]);
+        let not_utf8 = strings_read_back(&[b"fine", b"bad \xff byte"], zstd).unwrap_err().to_string();
+        assert!(not_utf8.contains("not UTF-8") && not_utf8.contains("byte 8"), "{not_utf8}");
+        // "é" is 0xC3 0xA9: split over two values, the second starts inside it.
+        let split = strings_read_back(&[b"caf\xc3", b"\xa9", b"ok"], zstd).unwrap_err().to_string();
+        assert!(split.contains("row 1") && split.contains("inside a UTF-8 character"), "{split}");
+    }
+}
+
+/// A PLAIN page said to hold 20 values whose first length claims the whole page: 200
+/// bytes, where 20 values leave 124 (the page less 20 lengths) and that much is reserved.
+/// Refused before it is copied, not written past the reservation; as the only value of
+/// a page of one, read.
+#[test]
+fn a_length_longer_than_the_values_is_refused() {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&200u32.to_le_bytes());
+    bytes.extend_from_slice(&[b'x'; 200]);
+    let page = bytes::Bytes::from(bytes);
+    for stored in [20, 1] {
+        let mut output = strings::BytesOutput::<i32>::new(stored, false, &DataType::Utf8);
+        let mut data_page = DataPage { rows: stored, valid: None, encoding: Encoding::PLAIN, values: PageValues::Ready(page.clone()) };
+        let selected = BooleanBuffer::new_set(stored);
+        match stored {
+            20 => assert!(output.page(&mut data_page, &selected).unwrap_err().to_string().contains("run past its end")),
+            _ => {
+                assert!(output.page(&mut data_page, &selected).unwrap());
+                let strings = output.finish().unwrap();
+                assert_eq!(strings.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0), "x".repeat(200));
+            }
         }
     }
 }
