@@ -1,7 +1,8 @@
 //! Flat columns decoded straight into Arrow buffers, for the selected rows only.
 //!
 //! A top-level column of INT32, INT64, FLOAT, DOUBLE or BOOLEAN values, not repeated, whose
-//! Arrow type holds the same bits, or of strings or binaries ([`decodable`]), is decoded
+//! Arrow type holds the same bits or is converted from them value by value (`converted`:
+//! narrower integers, decimals), or of strings or binaries ([`decodable`]), is decoded
 //! here instead of by the parquet crate's array reader; a string column whose chunk is all
 //! dictionary-encoded ([`dictionary_decodable`]) as an Arrow dictionary: the selected
 //! rows' keys and the chunk's dictionary. The pages holding a selected row are read with
@@ -83,6 +84,7 @@ use crate::selection::RowSelection;
 
 mod booleans;
 mod compress;
+mod converted;
 mod dictionary_indices;
 mod fixed_width;
 mod strings;
@@ -124,15 +126,17 @@ impl std::fmt::Display for DecodeError {
 /// `arrow_type`: a top-level, non-repeated column whose Arrow type is its physical values'
 /// bits reinterpreted, as the crate's array reader does it (INT32 as Int32, UInt32, Date32,
 /// Time32; INT64 as Int64, UInt64, Date64, Time64, Duration, Timestamp; FLOAT as Float32;
-/// DOUBLE as Float64; BOOLEAN as Boolean), or a BYTE_ARRAY column as strings or binaries
-/// (copied out of PLAIN pages, or looked up in the dictionary for dictionary-encoded ones).
-/// Types the crate converts value by value (Int8, decimals, Date64 from INT32, ...) are
-/// left to it.
+/// DOUBLE as Float64; BOOLEAN as Boolean), converted from them as the crate converts them
+/// (INT32 as Int8, UInt8, Int16, UInt16, Date64, Timestamp, decimals; INT64 as decimals),
+/// or a BYTE_ARRAY column as strings or binaries (copied out of PLAIN pages, or looked up
+/// in the dictionary for dictionary-encoded ones). Other types (decimals stored as
+/// FIXED_LEN_BYTE_ARRAY, INT96 timestamps, ...) are left to the crate.
 pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
     if !is_flat(column) {
         return false;
     }
     match column.physical_type() {
+        physical @ (PhysicalType::INT32 | PhysicalType::INT64) if converted::is_converted(physical, arrow_type) => true,
         PhysicalType::INT32 => matches!(arrow_type, DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_)),
         PhysicalType::INT64 => matches!(
             arrow_type,
@@ -198,6 +202,14 @@ pub fn decode_selected<R: PageReader + ?Sized>(
     let nullable = column.max_def_level() == 1;
     let selected = selection.selected_count();
     match (column.physical_type(), arrow_type) {
+        // Decoded as the stored integers, then converted.
+        (physical @ (PhysicalType::INT32 | PhysicalType::INT64), to) if converted::is_converted(physical, to) => {
+            let stored = match physical {
+                PhysicalType::INT32 => decode_selected(pages, column, &DataType::Int32, selection, zstd)?,
+                _ => decode_selected(pages, column, &DataType::Int64, selection, zstd)?,
+            };
+            stored.map(|stored| converted::convert(&stored, to)).transpose()
+        }
         (PhysicalType::INT32 | PhysicalType::FLOAT, _) => {
             let out = decode_pages(pages, nullable, selection, Output::<u32>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)

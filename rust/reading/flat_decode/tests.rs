@@ -18,7 +18,21 @@ fn column(kind: usize, seeds: &[Option<u32>], distinct: u32) -> ArrayRef {
         2 => Arc::new(Float32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as f32 / 3.0)))),
         3 => Arc::new(Float64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| f64::from(x) * -0.5)))),
         4 => Arc::new(BooleanArray::from_iter(seeds.iter().map(|s| v(s).map(|x| x % 3 == 1)))),
-        _ => Arc::new(TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC")),
+        5 => Arc::new(TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC")),
+        // Converted from the stored INT32 / INT64 (`converted`).
+        6 => Arc::new(arrow::array::Int8Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as i8)))),
+        7 => Arc::new(arrow::array::UInt16Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as u16)))),
+        8 => Arc::new(
+            arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i128::from(x % 1_000_000_000) - 5)))
+                .with_precision_and_scale(9, 2)
+                .unwrap(),
+        ),
+        9 => Arc::new(
+            arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i128::from(x) * 100_003 - 9)))
+                .with_precision_and_scale(18, 4)
+                .unwrap(),
+        ),
+        _ => Arc::new(arrow::array::Date64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i64::from(x % 100_000) * 86_400_000)))),
     }
 }
 
@@ -124,7 +138,7 @@ proptest! {
     /// v1 and v2 pages, with and without the offset index.
     #[test]
     fn equals_the_crate_filtered(
-        kind in 0usize..6,
+        kind in 0usize..11,
         seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u32>()), 1..3000),
         distinct in prop::sample::select(vec![1u32, 3, 50, 100_000]),
         nullable in any::<bool>(),
@@ -164,7 +178,7 @@ proptest! {
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
         // The writer's v2 pages encode booleans as RLE and integers outside a dictionary
         // as DELTA_BINARY_PACKED: left to the crate.
-        let crate_only = v2 && (kind == 4 || (matches!(kind, 0 | 1 | 5) && (!dictionary || small_dictionary)));
+        let crate_only = v2 && (kind == 4 || (!matches!(kind, 2 | 3) && (!dictionary || small_dictionary)));
         prop_assert!(got.is_some() || crate_only);
         if let Some(got) = got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
@@ -352,16 +366,24 @@ proptest! {
     }
 }
 
+/// Integers converted value by value are decoded here; what is stored in other physical
+/// types (decimals in FIXED_LEN_BYTE_ARRAY, INT96 timestamps) and nested columns are the
+/// crate's.
 #[test]
-fn types_the_crate_converts_are_left_to_it() {
+fn types_decoded_here_and_left_to_the_crate() {
     let schema = parquet::schema::parser::parse_message_type(
-        "message m { optional int32 a (INTEGER(8, true)); optional int32 b (DATE); required int64 c; optional group s { optional int32 x; } }",
+        "message m { optional int32 a (INTEGER(8, true)); optional int32 b (DATE); required int64 c (DECIMAL(18, 2));
+         optional group s { optional int32 x; } optional fixed_len_byte_array(16) d (DECIMAL(38, 4)); optional int96 t; }",
     )
     .unwrap();
     let descriptor = parquet::schema::types::SchemaDescriptor::new(Arc::new(schema));
-    assert!(!decodable(&descriptor.column(0), &DataType::Int8));
+    assert!(decodable(&descriptor.column(0), &DataType::Int8));
     assert!(decodable(&descriptor.column(1), &DataType::Date32));
-    assert!(!decodable(&descriptor.column(1), &DataType::Date64));
+    assert!(decodable(&descriptor.column(1), &DataType::Date64));
+    assert!(decodable(&descriptor.column(2), &DataType::Decimal128(18, 2)));
     assert!(decodable(&descriptor.column(2), &DataType::Int64));
+    assert!(!decodable(&descriptor.column(2), &DataType::Int8));
     assert!(!decodable(&descriptor.column(3), &DataType::Int32));
+    assert!(!decodable(&descriptor.column(4), &DataType::Decimal128(38, 4)));
+    assert!(!decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)));
 }

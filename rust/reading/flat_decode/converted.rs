@@ -1,0 +1,78 @@
+//! Arrow types whose values are converted from the stored INT32 or INT64, not the same
+//! bits: narrower integers (`INTEGER(8|16, _)`), `Date64` from INT32 days, timestamps from
+//! INT32, and decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32 and `p ≤ 18` as INT64).
+//! The selected rows are decoded here as the stored integers, then converted value by value
+//! exactly as the crate's primitive array reader converts them (`coerce_i32` /
+//! `coerce_i64`: truncating casts, days × 86,400,000, precision and scale set, not
+//! checked against the values), so the rows equal the crate's: an INT64 12345 read as
+//! `Decimal128(18, 2)` is 123.45.
+
+use super::*;
+use arrow::array::{AsArray, PrimitiveArray};
+use arrow::datatypes::{
+    ArrowPrimitiveType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType, Int8Type, Int16Type,
+    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type,
+    UInt16Type, i256,
+};
+
+/// Whether a column stored as `physical` is read as `arrow_type` through a conversion here.
+pub(super) fn is_converted(physical: PhysicalType, arrow_type: &DataType) -> bool {
+    match physical {
+        PhysicalType::INT32 => matches!(
+            arrow_type,
+            DataType::Int8
+                | DataType::UInt8
+                | DataType::Int16
+                | DataType::UInt16
+                | DataType::Date64
+                | DataType::Timestamp(..)
+                | DataType::Decimal32(..)
+                | DataType::Decimal64(..)
+                | DataType::Decimal128(..)
+                | DataType::Decimal256(..)
+        ),
+        PhysicalType::INT64 => matches!(arrow_type, DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..)),
+        _ => false,
+    }
+}
+
+/// The stored integers `stored` (an `Int32Array` or an `Int64Array`) as `to`, one of the
+/// types [`is_converted`] names for them.
+pub(super) fn convert(stored: &ArrayRef, to: &DataType) -> Result<ArrayRef, DecodeError> {
+    let unsupported = || DecodeError::Corrupt(format!("{} as {to} is not decoded here", stored.data_type()));
+    if let Some(ints) = stored.as_primitive_opt::<Int32Type>() {
+        let as_i64 = |x: i32| x as i64;
+        return Ok(match to {
+            DataType::Int8 => Arc::new(ints.unary::<_, Int8Type>(|x| x as i8)),
+            DataType::UInt8 => Arc::new(ints.unary::<_, UInt8Type>(|x| x as u8)),
+            DataType::Int16 => Arc::new(ints.unary::<_, Int16Type>(|x| x as i16)),
+            DataType::UInt16 => Arc::new(ints.unary::<_, UInt16Type>(|x| x as u16)),
+            DataType::Date64 => Arc::new(ints.unary::<_, Date64Type>(|days| days as i64 * 86_400_000)),
+            DataType::Timestamp(unit, zone) => match unit {
+                TimeUnit::Second => Arc::new(ints.unary::<_, TimestampSecondType>(as_i64).with_timezone_opt(zone.clone())),
+                TimeUnit::Millisecond => Arc::new(ints.unary::<_, TimestampMillisecondType>(as_i64).with_timezone_opt(zone.clone())),
+                TimeUnit::Microsecond => Arc::new(ints.unary::<_, TimestampMicrosecondType>(as_i64).with_timezone_opt(zone.clone())),
+                TimeUnit::Nanosecond => Arc::new(ints.unary::<_, TimestampNanosecondType>(as_i64).with_timezone_opt(zone.clone())),
+            },
+            DataType::Decimal32(p, s) => decimal(ints.reinterpret_cast::<Decimal32Type>(), *p, *s)?,
+            DataType::Decimal64(p, s) => decimal(ints.unary::<_, Decimal64Type>(as_i64), *p, *s)?,
+            DataType::Decimal128(p, s) => decimal(ints.unary::<_, Decimal128Type>(|x| x as i128), *p, *s)?,
+            DataType::Decimal256(p, s) => decimal(ints.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?,
+            _ => return Err(unsupported()),
+        });
+    }
+    let longs = stored.as_primitive_opt::<Int64Type>().ok_or_else(unsupported)?;
+    Ok(match to {
+        DataType::Decimal64(p, s) => decimal(longs.reinterpret_cast::<Decimal64Type>(), *p, *s)?,
+        DataType::Decimal128(p, s) => decimal(longs.unary::<_, Decimal128Type>(|x| x as i128), *p, *s)?,
+        DataType::Decimal256(p, s) => decimal(longs.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?,
+        _ => return Err(unsupported()),
+    })
+}
+
+/// `values` with the decimal type's precision and scale (refused when they are not a
+/// decimal's: the file's schema is wrong).
+fn decimal<T: DecimalType + ArrowPrimitiveType>(values: PrimitiveArray<T>, precision: u8, scale: i8) -> Result<ArrayRef, DecodeError> {
+    let values = values.with_precision_and_scale(precision, scale).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+    Ok(Arc::new(values))
+}
