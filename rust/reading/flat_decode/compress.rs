@@ -34,7 +34,7 @@ pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer
     // A vector's room past the last value: every step stores a whole vector.
     out.reserve(count + SLACK);
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
+    if T::SAME_BITS && std::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F; `values` holds every selected row's value and `out`
         // has room for the selected values plus a vector.
         unsafe { append_selected_avx512::<T>(values, selected, out) };
@@ -54,8 +54,9 @@ fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, ou
 /// a time.
 ///
 /// # Safety
-/// The CPU has AVX-512F; `values` holds the value of every row `selected` sets; `out` has
-/// room for the selected values plus [`SLACK`].
+/// The CPU has AVX-512F; `T` is 4 or 8 bytes, its stored bits ([`Native::SAME_BITS`]);
+/// `values` holds the value of every row `selected` sets; `out` has room for the selected
+/// values plus [`SLACK`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {

@@ -1,6 +1,7 @@
-//! Arrow types whose values are converted from the stored INT32 or INT64, not the same
-//! bits: narrower integers (`INTEGER(8|16, _)`), `Date64` from INT32 days, timestamps from
-//! INT32, and decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32 and `p ≤ 18` as INT64).
+//! Arrow types whose values are converted from the stored INT32, INT64 or INT96, not the
+//! same bits: narrower integers (`INTEGER(8|16, _)`), `Date64` from INT32 days, timestamps
+//! from INT32, decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32 and `p ≤ 18` as INT64), and
+//! INT96 timestamps (Spark's default: [`int96_timestamps`]).
 //! The selected rows are decoded here as the stored integers, then converted value by value
 //! exactly as the crate's primitive array reader converts them (`coerce_i32` /
 //! `coerce_i64`: truncating casts, days × 86,400,000, precision and scale set, not
@@ -10,9 +11,9 @@
 use super::*;
 use arrow::array::{AsArray, PrimitiveArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType, Int8Type, Int16Type,
-    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type,
-    UInt16Type, i256,
+    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType, Int8Type, Int16Type,
+    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+    UInt8Type, UInt16Type, i256,
 };
 
 /// Whether a column stored as `physical` is read as `arrow_type` through a conversion here.
@@ -75,4 +76,37 @@ pub(super) fn convert(stored: &ArrayRef, to: &DataType) -> Result<ArrayRef, Deco
 fn decimal<T: DecimalType + ArrowPrimitiveType>(values: PrimitiveArray<T>, precision: u8, scale: i8) -> Result<ArrayRef, DecodeError> {
     let values = values.with_precision_and_scale(precision, scale).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
     Ok(Arc::new(values))
+}
+
+/// INT96 timestamps `values` (each its day in the high 64 bits, its nanoseconds in the low
+/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`, computed and wrapping
+/// on overflow as the crate's `Int96::to_seconds` ... `to_nanos` compute them: the day
+/// from the Julian day of the epoch, times the unit's day, plus the nanoseconds in it.
+pub(super) fn int96_timestamps(values: &[i128], nulls: Option<NullBuffer>, unit: TimeUnit, zone: Option<Arc<str>>) -> ArrayRef {
+    // The unit's constants are the function's, not variables: a division by a variable
+    // was most of the conversion.
+    match unit {
+        TimeUnit::Second => timestamps::<TimestampSecondType, 86_400, 1_000_000_000>(values, nulls, zone),
+        TimeUnit::Millisecond => timestamps::<TimestampMillisecondType, 86_400_000, 1_000_000>(values, nulls, zone),
+        TimeUnit::Microsecond => timestamps::<TimestampMicrosecondType, 86_400_000_000, 1_000>(values, nulls, zone),
+        TimeUnit::Nanosecond => timestamps::<TimestampNanosecondType, 86_400_000_000_000, 1>(values, nulls, zone),
+    }
+}
+
+/// [`int96_timestamps`] in the unit of `T`: `PER_DAY` of them in a day, `PER_UNIT`
+/// nanoseconds in one.
+fn timestamps<T: ArrowTimestampType, const PER_DAY: i64, const PER_UNIT: i64>(
+    values: &[i128],
+    nulls: Option<NullBuffer>,
+    zone: Option<Arc<str>>,
+) -> ArrayRef {
+    const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
+    let timestamps: Vec<i64> = values
+        .iter()
+        .map(|&v| {
+            let (day, nanos) = ((v >> 64) as i64, v as u64 as i64);
+            (day - JULIAN_DAY_OF_EPOCH).wrapping_mul(PER_DAY).wrapping_add(nanos / PER_UNIT)
+        })
+        .collect();
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone))
 }

@@ -4,9 +4,11 @@
 
 use super::*;
 
-/// A fixed-width value, read from its little-endian bytes.
+/// A fixed-width value, read from its `WIDTH` little-endian bytes.
 pub(super) trait Native: Copy + Default + arrow::datatypes::ArrowNativeType {
     const WIDTH: usize;
+    /// The value is its stored bytes (so they can be moved without reading them).
+    const SAME_BITS: bool = true;
     fn from_le(bytes: &[u8]) -> Self;
 }
 
@@ -21,6 +23,20 @@ impl Native for u64 {
     const WIDTH: usize = 8;
     fn from_le(bytes: &[u8]) -> Self {
         u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+    }
+}
+
+/// An INT96 timestamp (Spark's default timestamp: 8 bytes of nanoseconds in the day, then
+/// 4 of the Julian day) as its day (the high 64 bits) and nanoseconds (the low 64), each as
+/// the crate reads it; [`converted`](super::converted) makes them a timestamp. (`i128` is
+/// no column's bits here: free to stand for this.)
+impl Native for i128 {
+    const WIDTH: usize = 12;
+    const SAME_BITS: bool = false;
+    fn from_le(bytes: &[u8]) -> Self {
+        let nanos = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        let day = i32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        (i128::from(day) << 64) | i128::from(nanos)
     }
 }
 
@@ -71,6 +87,12 @@ impl<T: Native> Output<T> {
             .build()
             .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
         Ok(make_array(data))
+    }
+
+    /// The values and, where a row is null, their validity.
+    pub(super) fn into_parts(mut self) -> (Vec<T>, Option<NullBuffer>) {
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        (self.values, nulls)
     }
 
     /// Appends the `selected` rows of `page`, the `i`-th stored (non-null) value being

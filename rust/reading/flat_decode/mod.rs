@@ -2,7 +2,8 @@
 //!
 //! A top-level column of INT32, INT64, FLOAT, DOUBLE or BOOLEAN values, not repeated, whose
 //! Arrow type holds the same bits or is converted from them value by value (`converted`:
-//! narrower integers, decimals), or of strings or binaries ([`decodable`]), is decoded
+//! narrower integers, decimals, INT96 timestamps), or of strings or
+//! binaries ([`decodable`]), is decoded
 //! here instead of by the parquet crate's array reader; a string column whose chunk is all
 //! dictionary-encoded ([`dictionary_decodable`]) as an Arrow dictionary: the selected
 //! rows' keys and the chunk's dictionary. The pages holding a selected row are read with
@@ -127,10 +128,10 @@ impl std::fmt::Display for DecodeError {
 /// bits reinterpreted, as the crate's array reader does it (INT32 as Int32, UInt32, Date32,
 /// Time32; INT64 as Int64, UInt64, Date64, Time64, Duration, Timestamp; FLOAT as Float32;
 /// DOUBLE as Float64; BOOLEAN as Boolean), converted from them as the crate converts them
-/// (INT32 as Int8, UInt8, Int16, UInt16, Date64, Timestamp, decimals; INT64 as decimals),
-/// or a BYTE_ARRAY column as strings or binaries (copied out of PLAIN pages, or looked up
-/// in the dictionary for dictionary-encoded ones). Other types (decimals stored as
-/// FIXED_LEN_BYTE_ARRAY, INT96 timestamps, ...) are left to the crate.
+/// (INT32 as Int8, UInt8, Int16, UInt16, Date64, Timestamp, decimals; INT64 as decimals;
+/// INT96 as timestamps), or a BYTE_ARRAY column as strings or binaries (copied out of
+/// PLAIN pages, or looked up in the dictionary for dictionary-encoded ones). Other types
+/// (decimals stored as FIXED_LEN_BYTE_ARRAY, ...) are left to the crate.
 pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
     if !is_flat(column) {
         return false;
@@ -142,6 +143,7 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
             arrow_type,
             DataType::Int64 | DataType::UInt64 | DataType::Date64 | DataType::Time64(_) | DataType::Duration(_) | DataType::Timestamp(..)
         ),
+        PhysicalType::INT96 => matches!(arrow_type, DataType::Timestamp(..)),
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
@@ -217,6 +219,14 @@ pub fn decode_selected<R: PageReader + ?Sized>(
         (PhysicalType::INT64 | PhysicalType::DOUBLE, _) => {
             let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
+        }
+        // INT96 timestamps: days and nanoseconds (`i128` is their `Native`), then the unit.
+        (PhysicalType::INT96, DataType::Timestamp(unit, zone)) => {
+            let out = decode_pages(pages, nullable, selection, Output::<i128>::new(selected, nullable), zstd)?;
+            Ok(out.map(|out| {
+                let (values, nulls) = out.into_parts();
+                converted::int96_timestamps(&values, nulls, *unit, zone.clone())
+            }))
         }
         (PhysicalType::BOOLEAN, _) => {
             let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), zstd)?;

@@ -61,6 +61,19 @@ struct CrateRead {
     expected: ArrayRef,
 }
 
+/// [`crate_read`] of a one-column file as `arrow_type` (a supplied Arrow schema: what a
+/// file's embedded one asks for).
+fn crate_read_as(file: &bytes::Bytes, mask: &[bool], use_index: bool, arrow_type: DataType, nullable: bool) -> CrateRead {
+    let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("t", arrow_type.clone(), nullable)]));
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional)
+        .with_schema(schema);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
+    let whole = builder.with_batch_size(mask.len()).build().unwrap().next().unwrap().unwrap();
+    let expected = filter(whole.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
+    CrateRead { arrow_type, expected, ..crate_read(file, mask, use_index) }
+}
+
 fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
@@ -344,6 +357,93 @@ fn a_length_longer_than_the_values_is_refused() {
     }
 }
 
+/// A file of one INT96 column holding `values`, written the way Spark writes its
+/// timestamps (the crate's low-level writer: Arrow's writes timestamps as INT64).
+fn int96_written(values: &[Option<parquet::data_type::Int96>], nullable: bool, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
+    let repetition = if nullable { "optional" } else { "required" };
+    let schema = parquet::schema::parser::parse_message_type(&format!("message spark {{ {repetition} int96 t; }}")).unwrap();
+    let properties = properties
+        .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
+        .set_data_page_row_count_limit(page_rows)
+        .set_write_batch_size(page_rows.min(1024))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
+    let mut file = Vec::new();
+    let mut writer = parquet::file::writer::SerializedFileWriter::new(&mut file, Arc::new(schema), Arc::new(properties)).unwrap();
+    let mut row_group = writer.next_row_group().unwrap();
+    let mut column = row_group.next_column().unwrap().unwrap();
+    let present: Vec<parquet::data_type::Int96> = values.iter().flatten().cloned().collect();
+    let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
+    column.typed::<parquet::data_type::Int96Type>().write_batch(&present, nullable.then_some(&levels[..]), None).unwrap();
+    column.close().unwrap();
+    row_group.close().unwrap();
+    writer.close().unwrap();
+    bytes::Bytes::from(file)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    /// INT96 timestamps equal the crate's decode, filtered, in every unit (the file's Arrow
+    /// schema may ask for any): PLAIN or dictionary-encoded, v1 or v2 pages, nulls or not,
+    /// compressed or not — days near the epoch, and days so far from it that the
+    /// timestamps wrap (as the crate's do).
+    #[test]
+    fn int96_equals_the_crate_filtered(
+        seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u32>()), 1..2000),
+        distinct in prop::sample::select(vec![1u32, 7, 100_000]),
+        nullable in any::<bool>(),
+        dictionary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 2000),
+        density in 0u8..4,
+        zstd in any::<bool>(),
+        unit in prop::sample::select(vec![
+            arrow::datatypes::TimeUnit::Second,
+            arrow::datatypes::TimeUnit::Millisecond,
+            arrow::datatypes::TimeUnit::Microsecond,
+            arrow::datatypes::TimeUnit::Nanosecond,
+        ]),
+    ) {
+        let timestamp = |seed: u32| {
+            let k = u64::from(seed % distinct);
+            let day = match k % 13 {
+                0 => (k * 104_729 % 5_000_000) as u32,
+                _ => (2_440_588 - 20_000 + k * 7_919 % 40_000) as u32,
+            };
+            let nanos = k * 86_399_999_999_917 % 86_400_000_000_000;
+            let mut value = parquet::data_type::Int96::new();
+            value.set_data(nanos as u32, (nanos >> 32) as u32, day);
+            value
+        };
+        let values: Vec<_> = seeds.iter().map(|s| match (s, nullable) {
+            (None, true) => None,
+            (s, _) => Some(timestamp(s.unwrap_or(1))),
+        }).collect();
+        let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
+        let file = int96_written(&values, nullable, properties, v2, page_rows);
+        let rows = values.len();
+        let mask: Vec<bool> = (0..rows).map(|i| match density {
+            0 => picks[i],
+            1 => i % 97 == 3,
+            2 => i + 1 == rows,
+            _ => true,
+        }).collect();
+        let mut read = crate_read(&file, &mask, use_index);
+        prop_assert_eq!(&read.arrow_type, &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None));
+        // Another unit: the crate's decode of it, as a file whose Arrow schema asks for it.
+        if unit != arrow::datatypes::TimeUnit::Nanosecond {
+            read = crate_read_as(&file, &mask, use_index, DataType::Timestamp(unit, Some("UTC".into())), nullable);
+        }
+        prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+        let selection = RowSelection::from_bools(&mask);
+        let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
+        prop_assert!(got.is_some());
+        prop_assert_eq!(got.unwrap().to_data(), read.expected.to_data());
+    }
+}
+
 fn codec(zstd: bool) -> parquet::basic::Compression {
     match zstd {
         true => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
@@ -366,9 +466,8 @@ proptest! {
     }
 }
 
-/// Integers converted value by value are decoded here; what is stored in other physical
-/// types (decimals in FIXED_LEN_BYTE_ARRAY, INT96 timestamps) and nested columns are the
-/// crate's.
+/// Integers converted value by value and INT96 timestamps are decoded here; decimals in
+/// FIXED_LEN_BYTE_ARRAY and nested columns are the crate's.
 #[test]
 fn types_decoded_here_and_left_to_the_crate() {
     let schema = parquet::schema::parser::parse_message_type(
@@ -385,5 +484,6 @@ fn types_decoded_here_and_left_to_the_crate() {
     assert!(!decodable(&descriptor.column(2), &DataType::Int8));
     assert!(!decodable(&descriptor.column(3), &DataType::Int32));
     assert!(!decodable(&descriptor.column(4), &DataType::Decimal128(38, 4)));
-    assert!(!decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)));
+    assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)));
+    assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()))));
 }
