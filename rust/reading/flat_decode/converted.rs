@@ -11,9 +11,9 @@
 use super::*;
 use arrow::array::{AsArray, PrimitiveArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType, Int8Type, Int16Type,
-    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
-    UInt8Type, UInt16Type, i256,
+    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType,
+    Int8Type, Int16Type, Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt8Type, UInt16Type, i256,
 };
 
 /// Whether a column stored as `physical` is read as `arrow_type` through a conversion here.

@@ -1,12 +1,11 @@
 //! Flat columns decoded straight into Arrow buffers, for the selected rows only.
 //!
-//! A top-level column of INT32, INT64, FLOAT, DOUBLE or BOOLEAN values, not repeated, whose
-//! Arrow type holds the same bits or is converted from them value by value (`converted`:
-//! narrower integers, decimals, INT96 timestamps), or of strings or
-//! binaries ([`decodable`]), is decoded
-//! here instead of by the parquet crate's array reader; a string column whose chunk is all
-//! dictionary-encoded ([`dictionary_decodable`]) as an Arrow dictionary: the selected
-//! rows' keys and the chunk's dictionary. The pages holding a selected row are read with
+//! A top-level column of INT32, INT64, INT96, FLOAT, DOUBLE or BOOLEAN values, not repeated,
+//! whose Arrow type holds the same bits or is converted from them value by value
+//! (`converted`: narrower integers, decimals, INT96 timestamps), or of strings or binaries
+//! ([`decodable`]), is decoded here instead of by the parquet crate's array reader; a
+//! string column whose chunk is all dictionary-encoded ([`dictionary_decodable`]) as an
+//! Arrow dictionary: the selected rows' keys and the chunk's dictionary. The pages holding a selected row are read with
 //! the crate's page reader (the others are skipped unread), their definition levels
 //! decoded into a validity bitmap, and their values written to the output for the
 //! selected rows only: fixed-width PLAIN values copied out of the page, PLAIN strings found

@@ -189,6 +189,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         let wanted = std::mem::take(&mut self.wanted);
         self.offsets.reserve(wanted.len());
         let slots = &mut self.offsets.spare_capacity_mut()[..wanted.len()];
+        // SAFETY: `start` is the values' length, inside their allocation.
         let (source, destination) = (data.as_ptr(), unsafe { self.values.as_mut_ptr().add(start) });
         // `at`: the next value's length in `data`; `written`: its place in the output.
         let (mut at, mut written) = (0usize, 0usize);
