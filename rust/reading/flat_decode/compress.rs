@@ -22,7 +22,7 @@ pub(super) const SLACK: usize = 16;
 /// T::WIDTH` in `values`) of the rows `selected` sets (`count` of them), in order.
 /// `false`, with nothing appended, when `values` does not hold a selected row's value.
 /// (Rows 0, 3, 6 of a page of the values 0, 10, 20, ...: 0, 30, 60 appended.)
-pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T>) -> bool {
+pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T::Out>) -> bool {
     debug_assert_eq!(count, selected.count_set_bits());
     // Values for every row of the selection (a whole page) need no search for the last.
     if values.len() / T::WIDTH < selected.len() {
@@ -40,12 +40,12 @@ pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer
         unsafe { append_selected_avx512::<T>(values, selected, out) };
         return true;
     }
-    append_selected_scalar(values, selected, out);
+    append_selected_scalar::<T>(values, selected, out);
     true
 }
 
 /// [`append_selected`] a set bit at a time.
-fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
+fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
     out.extend(selected.set_indices().map(|row| T::from_le(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
 }
 
@@ -59,7 +59,7 @@ fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, ou
 /// values plus [`SLACK`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T>) {
+unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
     use std::arch::x86_64::*;
     let stored = values.len() / T::WIDTH;
     let mut len = out.len();
@@ -125,21 +125,21 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn bytes<T: Native>(values: &[T]) -> Vec<u8> {
+    fn bytes<T: Native<Out = T> + arrow::datatypes::ArrowNativeType>(values: &[T]) -> Vec<u8> {
         use arrow::datatypes::ToByteSlice;
         values.to_byte_slice().to_vec()
     }
 
-    fn check<T: Native + std::fmt::Debug + PartialEq>(values: Vec<T>, mask: Vec<bool>, offset: usize) -> Result<(), TestCaseError> {
+    fn check<T: Native<Out = T> + arrow::datatypes::ArrowNativeType + std::fmt::Debug + PartialEq>(values: Vec<T>, mask: Vec<bool>, offset: usize) -> Result<(), TestCaseError> {
         let page = bytes(&values);
         let selected = BooleanBuffer::from(mask).slice(offset.min(values.len()), values.len() - offset.min(values.len()));
         let shifted = &page[offset.min(values.len()) * T::WIDTH..];
         let expected: Vec<T> = selected.set_indices().map(|row| values[offset + row]).collect();
         let mut out = vec![T::default(); 3];
-        prop_assert!(append_selected(shifted, &selected, expected.len(), &mut out));
+        prop_assert!(append_selected::<T>(shifted, &selected, expected.len(), &mut out));
         prop_assert_eq!(&out[3..], &expected[..]);
         let mut scalar: Vec<T> = Vec::new();
-        append_selected_scalar(shifted, &selected, &mut scalar);
+        append_selected_scalar::<T>(shifted, &selected, &mut scalar);
         prop_assert_eq!(scalar, expected);
         Ok(())
     }
@@ -169,8 +169,8 @@ mod tests {
     fn a_selected_row_past_the_values_is_refused() {
         let page = bytes(&[1u64, 2, 3]);
         let mut out: Vec<u64> = Vec::new();
-        assert!(!append_selected(&page, &BooleanBuffer::from(vec![false, false, false, true]), 1, &mut out));
+        assert!(!append_selected::<u64>(&page, &BooleanBuffer::from(vec![false, false, false, true]), 1, &mut out));
         assert!(out.is_empty());
-        assert!(append_selected(&page, &BooleanBuffer::from(vec![false, false, false, false]), 0, &mut out));
+        assert!(append_selected::<u64>(&page, &BooleanBuffer::from(vec![false, false, false, false]), 0, &mut out));
     }
 }

@@ -1,7 +1,8 @@
 //! Arrow types whose values are converted from the stored INT32, INT64 or INT96, not the
 //! same bits: narrower integers (`INTEGER(8|16, _)`), `Date64` from INT32 days, timestamps
-//! from INT32, decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32 and `p ≤ 18` as INT64), and
-//! INT96 timestamps (Spark's default: [`int96_timestamps`]).
+//! from INT32, decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32, `p ≤ 18` as INT64, wider
+//! ones as FIXED_LEN_BYTE_ARRAY: [`decimals`]), and INT96 timestamps (Spark's default:
+//! [`int96_timestamps`]).
 //! The selected rows are decoded here as the stored integers, then converted value by value
 //! exactly as the crate's primitive array reader converts them (`coerce_i32` /
 //! `coerce_i64`: truncating casts, days × 86,400,000, precision and scale set, not
@@ -69,6 +70,12 @@ pub(super) fn convert(stored: &ArrayRef, to: &DataType) -> Result<ArrayRef, Deco
         DataType::Decimal256(p, s) => decimal(longs.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?,
         _ => return Err(unsupported()),
     })
+}
+
+/// Decimals stored as FIXED_LEN_BYTE_ARRAY (`values`: each sign-extended from its
+/// big-endian bytes) as `Decimal128(precision, scale)`.
+pub(super) fn decimals(values: Vec<i128>, nulls: Option<NullBuffer>, precision: u8, scale: i8) -> Result<ArrayRef, DecodeError> {
+    decimal(PrimitiveArray::<Decimal128Type>::new(ScalarBuffer::from(values), nulls), precision, scale)
 }
 
 /// `values` with the decimal type's precision and scale (refused when they are not a

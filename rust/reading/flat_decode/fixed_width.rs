@@ -4,51 +4,74 @@
 
 use super::*;
 
-/// A fixed-width value, read from its `WIDTH` little-endian bytes.
-pub(super) trait Native: Copy + Default + arrow::datatypes::ArrowNativeType {
+/// How a fixed-width value is stored: `WIDTH` bytes a value, read as an `Out` (the Arrow
+/// buffer's element).
+pub(super) trait Native {
+    type Out: Copy + Default + arrow::datatypes::ArrowNativeType;
     const WIDTH: usize;
-    /// The value is its stored bytes (so they can be moved without reading them).
+    /// The value is its stored bytes, little-endian (so they can be moved without reading
+    /// them): `Out` is `WIDTH` bytes.
     const SAME_BITS: bool = true;
-    fn from_le(bytes: &[u8]) -> Self;
+    fn from_le(bytes: &[u8]) -> Self::Out;
 }
 
 impl Native for u32 {
+    type Out = u32;
     const WIDTH: usize = 4;
-    fn from_le(bytes: &[u8]) -> Self {
+    fn from_le(bytes: &[u8]) -> u32 {
         u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
     }
 }
 
 impl Native for u64 {
+    type Out = u64;
     const WIDTH: usize = 8;
-    fn from_le(bytes: &[u8]) -> Self {
+    fn from_le(bytes: &[u8]) -> u64 {
         u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
     }
 }
 
 /// An INT96 timestamp (Spark's default timestamp: 8 bytes of nanoseconds in the day, then
-/// 4 of the Julian day) as its day (the high 64 bits) and nanoseconds (the low 64), each as
-/// the crate reads it; [`converted`](super::converted) makes them a timestamp. (`i128` is
-/// no column's bits here: free to stand for this.)
-impl Native for i128 {
+/// 4 of the Julian day), read as its day (the high 64 bits) and nanoseconds (the low 64),
+/// each as the crate reads it; [`converted`](super::converted) makes them a timestamp.
+pub(super) struct Int96;
+
+impl Native for Int96 {
+    type Out = i128;
     const WIDTH: usize = 12;
     const SAME_BITS: bool = false;
-    fn from_le(bytes: &[u8]) -> Self {
+    fn from_le(bytes: &[u8]) -> i128 {
         let nanos = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
         let day = i32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
         (i128::from(day) << 64) | i128::from(nanos)
     }
 }
 
+/// A decimal stored as a FIXED_LEN_BYTE_ARRAY of `N` bytes (1 to 16): a big-endian two's
+/// complement integer, sign-extended to an `i128` as the crate's `sign_extend_be` does.
+pub(super) struct BigEndian<const N: usize>;
+
+impl<const N: usize> Native for BigEndian<N> {
+    type Out = i128;
+    const WIDTH: usize = N;
+    const SAME_BITS: bool = false;
+    fn from_le(bytes: &[u8]) -> i128 {
+        let bytes: &[u8; N] = bytes.try_into().expect("N bytes");
+        let mut extended = if bytes[0] & 0x80 != 0 { [0xff; 16] } else { [0; 16] };
+        extended[16 - N..].copy_from_slice(bytes);
+        i128::from_be_bytes(extended)
+    }
+}
+
 /// Fixed-width values (their bits) and, for an optional column, their validity.
-pub(super) struct Output<T> {
-    values: Vec<T>,
+pub(super) struct Output<T: Native> {
+    values: Vec<T::Out>,
     validity: Option<BooleanBufferBuilder>,
-    dictionary: Option<Vec<T>>,
+    dictionary: Option<Vec<T::Out>>,
     /// A page's dictionary indices, reused from page to page.
     indices: Vec<u32>,
     /// A page's stored values before they are spread over its null rows, reused.
-    scratch: Vec<T>,
+    scratch: Vec<T::Out>,
     /// The selected rows' dictionary indices of a page, reused.
     selected_indices: Vec<u32>,
     /// The dictionary is the indices `0..n` (the values are keys: `T` is `u32`), so an
@@ -90,7 +113,7 @@ impl<T: Native> Output<T> {
     }
 
     /// The values and, where a row is null, their validity.
-    pub(super) fn into_parts(mut self) -> (Vec<T>, Option<NullBuffer>) {
+    pub(super) fn into_parts(mut self) -> (Vec<T::Out>, Option<NullBuffer>) {
         let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         (self.values, nulls)
     }
@@ -100,7 +123,7 @@ impl<T: Native> Output<T> {
     /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
     /// with the error's text is returned through memory, once per row. `count`: the
     /// selected rows.
-    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T>) -> Result<(), usize> {
+    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T::Out>) -> Result<(), usize> {
         let Some(valid) = valid else {
             self.append_valid(count);
             // Written straight into the reserved output, without a capacity check a row.
@@ -128,7 +151,7 @@ impl<T: Native> Output<T> {
         for stored in selected_stored(valid, selected, validity) {
             self.values.push(match stored {
                 Some(i) => value(i).ok_or(i)?,
-                None => T::default(),
+                None => T::Out::default(),
             });
         }
         Ok(())
@@ -194,7 +217,7 @@ impl<T: Native> Output<T> {
         valid: Option<&BooleanBuffer>,
         rows: usize,
         stored: usize,
-        dictionary: Option<&[T]>,
+        dictionary: Option<&[T::Out]>,
     ) -> Result<(), DecodeError> {
         // Without nulls the values go straight to the output; with them, to a scratch
         // buffer first.
@@ -217,9 +240,9 @@ impl<T: Native> Output<T> {
         // Each row takes the next stored value and moves on by its validity bit, without a
         // branch: a null row's slot holds a neighbour's value (any value is allowed under
         // a null), and the one past the last is a default.
-        dense.push(T::default());
+        dense.push(T::Out::default());
         let start = self.values.len();
-        self.values.resize(start + rows, T::default());
+        self.values.resize(start + rows, T::Out::default());
         let out = &mut self.values[start..];
         let chunks = valid.bit_chunks();
         let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
@@ -236,7 +259,7 @@ impl<T: Native> Output<T> {
     }
 
     /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
-    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T]>, out: &mut Vec<T>) -> Result<(), DecodeError> {
+    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T::Out]>, out: &mut Vec<T::Out>) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
             out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
             return Ok(());
@@ -263,14 +286,14 @@ impl<T: Native> Output<T> {
         stored: usize,
         selected: &BooleanBuffer,
         count: usize,
-        dictionary: Option<&[T]>,
+        dictionary: Option<&[T::Out]>,
     ) -> Result<(), DecodeError> {
         let past_the_end = |i: usize| DecodeError::Corrupt(format!("a page of {stored} values asked for value {i}"));
         let Some(dictionary) = dictionary else {
             // Without nulls a row's value is its stored one: compressed out by the mask.
             if valid.is_none() {
                 self.append_valid(count);
-                return match compress::append_selected(values, selected, count, &mut self.values) {
+                return match compress::append_selected::<T>(values, selected, count, &mut self.values) {
                     true => Ok(()),
                     false => Err(past_the_end(stored)),
                 };
@@ -316,18 +339,18 @@ impl<T: Native> Output<T> {
     ///
     /// # Safety
     /// Every index in `indices` is below `dictionary.len()`.
-    unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T]) -> Result<(), usize> {
+    unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T::Out]) -> Result<(), usize> {
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
         let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
         if self.keys {
             // The indices are the values: compressed straight into the output.
-            if !compress::append_selected(bytes, selected, count, &mut self.values) {
+            if !compress::append_selected::<T>(bytes, selected, count, &mut self.values) {
                 return Err(indices.len());
             }
         } else {
             let mut keys = std::mem::take(&mut self.selected_indices);
             keys.clear();
-            let complete = compress::append_selected(bytes, selected, count, &mut keys);
+            let complete = compress::append_selected::<u32>(bytes, selected, count, &mut keys);
             if complete {
                 // SAFETY: the caller's guarantee.
                 self.values.extend(keys.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) }));

@@ -1,8 +1,9 @@
 //! Flat columns decoded straight into Arrow buffers, for the selected rows only.
 //!
-//! A top-level column of INT32, INT64, INT96, FLOAT, DOUBLE or BOOLEAN values, not repeated,
-//! whose Arrow type holds the same bits or is converted from them value by value
-//! (`converted`: narrower integers, decimals, INT96 timestamps), or of strings or binaries
+//! A top-level column of INT32, INT64, INT96, FLOAT, DOUBLE, BOOLEAN or decimal
+//! FIXED_LEN_BYTE_ARRAY values, not repeated, whose Arrow type holds the same bits or is
+//! converted from them value by value (`converted`: narrower integers, decimals, INT96
+//! timestamps), or of strings or binaries
 //! ([`decodable`]), is decoded here instead of by the parquet crate's array reader; a
 //! string column whose chunk is all dictionary-encoded ([`dictionary_decodable`]) as an
 //! Arrow dictionary: the selected rows' keys and the chunk's dictionary. The pages holding a selected row are read with
@@ -94,7 +95,7 @@ mod zstd_pages;
 
 use booleans::BitOutput;
 use dictionary_indices::{decode_indices, dense_selection, indices_cursor, indices_error, outside};
-use fixed_width::{KeysOutput, Output};
+use fixed_width::{BigEndian, Int96, KeysOutput, Output};
 use strings::{BytesOutput, byte_arrays};
 pub use zstd_pages::{PageAt, ZstdPages};
 
@@ -128,9 +129,10 @@ impl std::fmt::Display for DecodeError {
 /// Time32; INT64 as Int64, UInt64, Date64, Time64, Duration, Timestamp; FLOAT as Float32;
 /// DOUBLE as Float64; BOOLEAN as Boolean), converted from them as the crate converts them
 /// (INT32 as Int8, UInt8, Int16, UInt16, Date64, Timestamp, decimals; INT64 as decimals;
-/// INT96 as timestamps), or a BYTE_ARRAY column as strings or binaries (copied out of
-/// PLAIN pages, or looked up in the dictionary for dictionary-encoded ones). Other types
-/// (decimals stored as FIXED_LEN_BYTE_ARRAY, ...) are left to the crate.
+/// INT96 as timestamps; FIXED_LEN_BYTE_ARRAY of up to 16 bytes as Decimal128), or a
+/// BYTE_ARRAY column as strings or binaries (copied out of PLAIN pages, or looked up in the
+/// dictionary for dictionary-encoded ones). Other types (Decimal256, float16, intervals,
+/// ...) are left to the crate.
 pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
     if !is_flat(column) {
         return false;
@@ -143,11 +145,11 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
             DataType::Int64 | DataType::UInt64 | DataType::Date64 | DataType::Time64(_) | DataType::Duration(_) | DataType::Timestamp(..)
         ),
         PhysicalType::INT96 => matches!(arrow_type, DataType::Timestamp(..)),
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => matches!(arrow_type, DataType::Decimal128(..)) && (1..=16).contains(&column.type_length()),
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
         PhysicalType::BYTE_ARRAY => matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary),
-        _ => false,
     }
 }
 
@@ -219,13 +221,26 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
-        // INT96 timestamps: days and nanoseconds (`i128` is their `Native`), then the unit.
+        // INT96 timestamps: days and nanoseconds, then the unit.
         (PhysicalType::INT96, DataType::Timestamp(unit, zone)) => {
-            let out = decode_pages(pages, nullable, selection, Output::<i128>::new(selected, nullable), zstd)?;
+            let out = decode_pages(pages, nullable, selection, Output::<Int96>::new(selected, nullable), zstd)?;
             Ok(out.map(|out| {
                 let (values, nulls) = out.into_parts();
                 converted::int96_timestamps(&values, nulls, *unit, zone.clone())
             }))
+        }
+        // Decimals of 1 to 16 big-endian bytes (Spark's DECIMAL(p > 18), or any in its legacy
+        // format): a sink per width, the width known at compile time.
+        (PhysicalType::FIXED_LEN_BYTE_ARRAY, &DataType::Decimal128(precision, scale)) => {
+            macro_rules! by_width {
+                ($($n:literal)*) => {
+                    match column.type_length() {
+                        $($n => decode_decimals::<BigEndian<$n>, R>(pages, nullable, selection, precision, scale, zstd),)*
+                        other => Err(DecodeError::Corrupt(format!("a decimal of {other} bytes is not decoded here"))),
+                    }
+                };
+            }
+            by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
         }
         (PhysicalType::BOOLEAN, _) => {
             let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), zstd)?;
@@ -403,6 +418,24 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         row += page.rows;
     }
     Ok(Some(sink))
+}
+
+/// The decimals of `selection`, stored as `W`'s big-endian bytes, as `Decimal128(precision,
+/// scale)`.
+fn decode_decimals<W: fixed_width::Native<Out = i128>, R: PageReader + ?Sized>(
+    pages: &mut R,
+    nullable: bool,
+    selection: &RowSelection,
+    precision: u8,
+    scale: i8,
+    zstd: Option<&mut ZstdPages<'_>>,
+) -> Result<Option<ArrayRef>, DecodeError> {
+    let out = decode_pages(pages, nullable, selection, Output::<W>::new(selection.selected_count(), nullable), zstd)?;
+    out.map(|out| {
+        let (values, nulls) = out.into_parts();
+        converted::decimals(values, nulls, precision, scale)
+    })
+    .transpose()
 }
 
 /// Whether data page `page` holds no more rows than the `left` of its chunk and, where the

@@ -444,6 +444,64 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    /// Decimals of any precision, negative and positive, equal the crate's decode, filtered:
+    /// Arrow's writer stores precisions 19 to 38 as FIXED_LEN_BYTE_ARRAY of 9 to 16 bytes (up
+    /// to 18 as INT32 / INT64; the narrower fixed widths of Spark's legacy format are read in
+    /// `tests/test_delta.py`'s golden tables); PLAIN or dictionary-encoded, v1 or v2 pages,
+    /// nulls or not, compressed or not.
+    #[test]
+    fn fixed_len_decimals_equal_the_crate_filtered(
+        seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u64>()), 1..2000),
+        precision in 1u8..=38,
+        distinct in prop::sample::select(vec![1u64, 7, u64::MAX]),
+        nullable in any::<bool>(),
+        dictionary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 2000),
+        density in 0u8..4,
+        zstd in any::<bool>(),
+    ) {
+        // Values within the precision, both signs: a seed spread over 10^precision.
+        let bound = 10i128.pow(u32::from(precision));
+        let value = |seed: u64| {
+            let k = i128::from(seed % distinct);
+            (k * 0x9E37_79B9_7F4A_7C15 % bound) * if k % 2 == 0 { 1 } else { -1 }
+        };
+        let values = arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| match (s, nullable) {
+            (None, true) => None,
+            (s, _) => Some(value(s.unwrap_or(1))),
+        }))
+        .with_precision_and_scale(precision, (precision / 3) as i8)
+        .unwrap();
+        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+        let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(values)]).unwrap();
+        let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
+        let file = written(&batch, properties, v2, page_rows);
+        let rows = seeds.len();
+        let mask: Vec<bool> = (0..rows).map(|i| match density {
+            0 => picks[i],
+            1 => i % 97 == 3,
+            2 => i + 1 == rows,
+            _ => true,
+        }).collect();
+        let read = crate_read(&file, &mask, use_index);
+        prop_assert!(decodable(&read.descriptor, &read.arrow_type));
+        let stored_as = read.descriptor.physical_type();
+        let selection = RowSelection::from_bools(&mask);
+        let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
+        // (Arrow's writer stores precisions up to 18 as INT32 / INT64, and v2 pages outside a
+        // dictionary in DELTA encodings: the crate's.)
+        prop_assert!(got.is_some() || v2, "{stored_as:?}");
+        if let Some(got) = got {
+            prop_assert_eq!(got.to_data(), read.expected.to_data());
+        }
+    }
+}
+
 fn codec(zstd: bool) -> parquet::basic::Compression {
     match zstd {
         true => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
@@ -466,8 +524,8 @@ proptest! {
     }
 }
 
-/// Integers converted value by value and INT96 timestamps are decoded here; decimals in
-/// FIXED_LEN_BYTE_ARRAY and nested columns are the crate's.
+/// Integers converted value by value, INT96 timestamps and decimals in FIXED_LEN_BYTE_ARRAY
+/// are decoded here; other fixed-length bytes and nested columns are the crate's.
 #[test]
 fn types_decoded_here_and_left_to_the_crate() {
     let schema = parquet::schema::parser::parse_message_type(
@@ -483,7 +541,8 @@ fn types_decoded_here_and_left_to_the_crate() {
     assert!(decodable(&descriptor.column(2), &DataType::Int64));
     assert!(!decodable(&descriptor.column(2), &DataType::Int8));
     assert!(!decodable(&descriptor.column(3), &DataType::Int32));
-    assert!(!decodable(&descriptor.column(4), &DataType::Decimal128(38, 4)));
+    assert!(decodable(&descriptor.column(4), &DataType::Decimal128(38, 4)));
+    assert!(!decodable(&descriptor.column(4), &DataType::FixedSizeBinary(16)));
     assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)));
     assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()))));
 }
