@@ -287,9 +287,8 @@ def test_auto_policy_is_per_column_type(tmp_path: Path) -> None:
     of the span), but above 32 / 8 = 4, so a string column the crate decodes
     (DELTA_BYTE_ARRAY) goes through runs (only the selected rows): the crossover for
     strings is far lower (benches/results/selection.md). Flat columns pqsift decodes
-    itself (int64, int16
-    converted from INT32, 38-digit decimals, PLAIN strings) read only the selected rows
-    whatever the policy."""
+    itself (int64, int16 converted from INT32, 38-digit decimals, PLAIN strings) read only
+    the selected rows whatever the policy."""
     rows = 20_000
     flag = (np.arange(rows) // 10) % 2 == 0
     path = tmp_path / "runs.parquet"
