@@ -469,7 +469,7 @@ proptest! {
         let bound = 10i128.pow(u32::from(precision));
         let value = |seed: u64| {
             let k = i128::from(seed % distinct);
-            (k * 0x9E37_79B9_7F4A_7C15 % bound) * if k % 2 == 0 { 1 } else { -1 }
+            k.wrapping_mul(0x9E37_79B9_7F4A_7C15).rem_euclid(bound) * if k % 2 == 0 { 1 } else { -1 }
         };
         let values = arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| match (s, nullable) {
             (None, true) => None,
