@@ -3,17 +3,16 @@
 //! A top-level column of INT32, INT64, INT96, FLOAT, DOUBLE, BOOLEAN or decimal
 //! FIXED_LEN_BYTE_ARRAY values, not repeated, whose Arrow type holds the same bits or is
 //! converted from them value by value (`converted`: narrower integers, decimals, INT96
-//! timestamps), or of strings or binaries
-//! ([`decodable`]), is decoded here instead of by the parquet crate's array reader; a
-//! string column whose chunk is all dictionary-encoded ([`dictionary_decodable`]) as an
-//! Arrow dictionary: the selected rows' keys and the chunk's dictionary. The pages holding a selected row are read with
-//! the crate's page reader (the others are skipped unread), their definition levels
-//! decoded into a validity bitmap, and their values written to the output for the
-//! selected rows only: fixed-width PLAIN values copied out of the page, PLAIN strings found
-//! by walking the page's lengths up to the last selected one, dictionary indices decoded (a
-//! whole page, or one with at least an eighth of its values selected) or read where a
-//! selected row's lies, and looked up. The output is allocated once, at the selected
-//! count, and never zero-filled.
+//! timestamps), or of strings or binaries ([`decodable`]), is decoded here instead of by
+//! the parquet crate's array reader; a string column whose chunk is all dictionary-encoded
+//! ([`dictionary_decodable`]) as an Arrow dictionary: the selected rows' keys and the
+//! chunk's dictionary. The pages holding a selected row are read with the crate's page
+//! reader (the others are skipped unread), their definition levels decoded into a validity
+//! bitmap, and their values written to the output for the selected rows only: fixed-width
+//! PLAIN values copied out of the page, PLAIN strings found by walking the page's lengths
+//! up to the last selected one, dictionary indices decoded (a whole page, or one with at
+//! least an eighth of its values selected) or read where a selected row's lies, and looked
+//! up. The output is allocated once, at the selected count, and never zero-filled.
 //!
 //! This module walks the pages ([`decode_selected`]: levels, encodings, the row
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
