@@ -46,7 +46,7 @@ pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer
 
 /// [`append_selected`] a set bit at a time.
 fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
-    out.extend(selected.set_indices().map(|row| T::from_le(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
+    out.extend(selected.set_indices().map(|row| T::read(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
 }
 
 /// [`append_selected`] with AVX-512: a word whose 64 rows' values all lie in `values` is
@@ -77,7 +77,7 @@ unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuf
                     let row = first + bit;
                     // SAFETY: `row` is selected, so its value lies in `values`; `len` is
                     // below the room reserved.
-                    unsafe { base.add(len).write(T::from_le(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
+                    unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
                     len += 1;
                 }
             }

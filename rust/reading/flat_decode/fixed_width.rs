@@ -4,21 +4,23 @@
 
 use super::*;
 
-/// How a fixed-width value is stored: `WIDTH` bytes a value, read as an `Out` (the Arrow
-/// buffer's element).
+/// How a fixed-width value is stored: `WIDTH` bytes a value (little-endian, but for
+/// [`BigEndian`] decimals), each [`read`](Native::read) as an `Out` (the Arrow buffer's
+/// element).
 pub(super) trait Native {
     type Out: Copy + Default + arrow::datatypes::ArrowNativeType;
     const WIDTH: usize;
     /// The value is its stored bytes, little-endian (so they can be moved without reading
     /// them): `Out` is `WIDTH` bytes.
     const SAME_BITS: bool = true;
-    fn from_le(bytes: &[u8]) -> Self::Out;
+    /// The value stored in `bytes` (`WIDTH` of them).
+    fn read(bytes: &[u8]) -> Self::Out;
 }
 
 impl Native for u32 {
     type Out = u32;
     const WIDTH: usize = 4;
-    fn from_le(bytes: &[u8]) -> u32 {
+    fn read(bytes: &[u8]) -> u32 {
         u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
     }
 }
@@ -26,7 +28,7 @@ impl Native for u32 {
 impl Native for u64 {
     type Out = u64;
     const WIDTH: usize = 8;
-    fn from_le(bytes: &[u8]) -> u64 {
+    fn read(bytes: &[u8]) -> u64 {
         u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
     }
 }
@@ -40,7 +42,7 @@ impl Native for Int96 {
     type Out = i128;
     const WIDTH: usize = 12;
     const SAME_BITS: bool = false;
-    fn from_le(bytes: &[u8]) -> i128 {
+    fn read(bytes: &[u8]) -> i128 {
         let nanos = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
         let day = i32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
         (i128::from(day) << 64) | i128::from(nanos)
@@ -55,7 +57,7 @@ impl<const N: usize> Native for BigEndian<N> {
     type Out = i128;
     const WIDTH: usize = N;
     const SAME_BITS: bool = false;
-    fn from_le(bytes: &[u8]) -> i128 {
+    fn read(bytes: &[u8]) -> i128 {
         let bytes: &[u8; N] = bytes.try_into().expect("N bytes");
         let mut extended = if bytes[0] & 0x80 != 0 { [0xff; 16] } else { [0; 16] };
         extended[16 - N..].copy_from_slice(bytes);
@@ -163,7 +165,7 @@ impl<T: Native> Sink for Output<T> {
         if values.len() / T::WIDTH < count {
             return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
         }
-        self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::from_le).collect());
+        self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::read).collect());
         Ok(true)
     }
 
@@ -261,13 +263,13 @@ impl<T: Native> Output<T> {
     /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
     fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T::Out]>, out: &mut Vec<T::Out>) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
-            out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::from_le));
+            out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::read));
             return Ok(());
         };
         let mut indices = std::mem::take(&mut self.indices);
         let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
         match decoded.is_ok() {
-            true if self.keys => out.extend(indices.iter().map(|&k| T::from_le(&k.to_le_bytes()))),
+            true if self.keys => out.extend(indices.iter().map(|&k| T::read(&k.to_le_bytes()))),
             // SAFETY: `decode_indices` checked every index below the dictionary's length.
             true => out.extend(indices.iter().map(|&k| unsafe { *dictionary.get_unchecked(k as usize) })),
             false => {}
@@ -298,7 +300,7 @@ impl<T: Native> Output<T> {
                     false => Err(past_the_end(stored)),
                 };
             }
-            let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::from_le);
+            let value = |i: usize| values.get(i * T::WIDTH..(i + 1) * T::WIDTH).map(T::read);
             return self.pick(valid, selected, count, value).map_err(past_the_end);
         };
         if stored == 0 {
