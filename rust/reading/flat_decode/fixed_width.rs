@@ -102,12 +102,11 @@ impl<T: Native> Output<T> {
         }
     }
 
-    pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
-        let len = self.values.len();
-        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+    pub(super) fn finish(self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
+        let (values, nulls) = self.into_parts();
         let data = ArrayData::builder(arrow_type.clone())
-            .len(len)
-            .add_buffer(Buffer::from_vec(self.values))
+            .len(values.len())
+            .add_buffer(Buffer::from_vec(values))
             .nulls(nulls)
             .build()
             .map_err(|e| DecodeError::Corrupt(e.to_string()))?;

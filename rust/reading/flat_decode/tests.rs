@@ -234,6 +234,20 @@ proptest! {
     }
 }
 
+/// Which of `rows` rows a selection picks, by `density`: dense (`picks`), fragmented,
+/// sparse, only the last row, or every row (each page's values decoded whole, in one pass).
+fn selection_mask(density: u8, rows: usize, picks: &[bool]) -> Vec<bool> {
+    (0..rows)
+        .map(|i| match density {
+            0 => picks[i],
+            1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
+            2 => i % 97 == 3,
+            3 => i + 1 == rows,
+            _ => true,
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
@@ -271,14 +285,7 @@ proptest! {
             .set_compression(codec(zstd));
         let file = written(&batch, properties, v2, page_rows);
         let rows = seeds.len();
-        let mask: Vec<bool> = (0..rows).map(|i| match density {
-            0 => picks[i],
-            1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
-            2 => i % 97 == 3,
-            3 => i + 1 == rows,
-            // Every row: each page's values copied whole, in one pass.
-            _ => true,
-        }).collect();
+        let mask = selection_mask(density, rows, &picks);
         let read = crate_read(&file, &mask, use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
@@ -397,7 +404,7 @@ proptest! {
         page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 2000),
-        density in 0u8..4,
+        density in 0u8..5,
         zstd in any::<bool>(),
         unit in prop::sample::select(vec![
             arrow::datatypes::TimeUnit::Second,
@@ -424,12 +431,7 @@ proptest! {
         let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
         let file = int96_written(&values, nullable, properties, v2, page_rows);
         let rows = values.len();
-        let mask: Vec<bool> = (0..rows).map(|i| match density {
-            0 => picks[i],
-            1 => i % 97 == 3,
-            2 => i + 1 == rows,
-            _ => true,
-        }).collect();
+        let mask = selection_mask(density, rows, &picks);
         let mut read = crate_read(&file, &mask, use_index);
         prop_assert_eq!(&read.arrow_type, &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None));
         // Another unit: the crate's decode of it, as a file whose Arrow schema asks for it.
@@ -462,7 +464,7 @@ proptest! {
         page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 2000),
-        density in 0u8..4,
+        density in 0u8..5,
         zstd in any::<bool>(),
     ) {
         // Values within the precision, both signs: a seed spread over 10^precision.
@@ -482,12 +484,7 @@ proptest! {
         let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
         let file = written(&batch, properties, v2, page_rows);
         let rows = seeds.len();
-        let mask: Vec<bool> = (0..rows).map(|i| match density {
-            0 => picks[i],
-            1 => i % 97 == 3,
-            2 => i + 1 == rows,
-            _ => true,
-        }).collect();
+        let mask = selection_mask(density, rows, &picks);
         let read = crate_read(&file, &mask, use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let stored_as = read.descriptor.physical_type();
