@@ -9,7 +9,7 @@
 //! integer column. Three things answer it:
 //! - Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so blocks of at
 //!   least [`HUGE_PAGES_FROM`] bytes are advised so (`MADV_HUGEPAGE`): one fault per 2 MiB.
-//! - A freed large block is kept a moment ([`retained`]) and handed to the next allocation
+//! - A freed large block is kept a while ([`retained`]) and handed to the next allocation
 //!   (one of its size class, else the nearest, remapped), so a stream of row groups whose
 //!   batches are consumed and freed decodes into memory already mapped (the ten numeric
 //!   columns of the `events` benchmark: page faults were ~24% of the read). glibc gives
@@ -39,6 +39,32 @@ static ADVISE: AtomicBool = AtomicBool::new(true);
 /// Turns the advice on or off for blocks allocated from now on.
 pub fn set_huge_pages(on: bool) {
     ADVISE.store(on, Ordering::Relaxed);
+}
+
+/// Configures memory from the environment, then starts the thread that gives kept blocks
+/// back ([`retained::release_in_background`]); the Python module runs this when imported.
+///
+/// - `PQSIFT_HUGE_PAGES=0`: no huge-page advice ([`set_huge_pages`]).
+/// - `PQSIFT_RETAIN_MIB`: the most freed memory kept for reuse, in MiB (0: none); by
+///   default a quarter of what the process may use ([`retained::memory_limit`]), or
+///   [`retained::DEFAULT_RETAIN_BYTES`] where that is not known.
+/// - `PQSIFT_RETAIN_MS`: how long a freed block is kept, in ms (default 10 s).
+///
+/// A value that is not a whole number is ignored.
+pub fn configure_from_environment() {
+    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
+    if std::env::var_os("PQSIFT_HUGE_PAGES").is_some_and(|v| v == "0") {
+        set_huge_pages(false);
+    }
+    let retain_bytes = match number("PQSIFT_RETAIN_MIB") {
+        Some(mib) => usize::try_from(mib).unwrap_or(usize::MAX).saturating_mul(1 << 20),
+        None => retained::memory_limit().map_or(retained::DEFAULT_RETAIN_BYTES, |limit| limit / 4),
+    };
+    retained::set_retain_bytes(retain_bytes);
+    if let Some(ms) = number("PQSIFT_RETAIN_MS") {
+        retained::set_retain_for(std::time::Duration::from_millis(ms));
+    }
+    retained::release_in_background();
 }
 
 /// Blocks from this size on are offered huge pages.

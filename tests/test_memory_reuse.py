@@ -4,8 +4,9 @@ Each case runs in a fresh subprocess (huge pages off, so that every 4 KiB page f
 touched counts one minor fault) that reads a 32 MiB-decoded file three times with
 ``to_table()``, dropping each table before the next read, and counts the page faults of
 each read (``ru_minflt``): the second read decodes into the buffers the first one freed;
-the third, after more than ``RETAIN_FOR`` (1 s) idle, into fresh memory again, since the
-kept blocks were given back. With ``PQSIFT_RETAIN_MIB=0`` nothing is kept.
+the third comes after 1.6 s idle: into the same buffers again with the default retention
+(10 s), into fresh memory with ``PQSIFT_RETAIN_MS=1000``, since the kept blocks were given
+back. With ``PQSIFT_RETAIN_MIB=0`` nothing is kept.
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ def numeric_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def read_three_times(path: Path, retain_mib: int | None) -> dict[str, list[int]]:
+def read_three_times(path: Path, retain_mib: int | None = None, retain_ms: int | None = None) -> dict[str, list[int]]:
     env = dict(os.environ, PQSIFT_HUGE_PAGES="0")
-    env.pop("PQSIFT_RETAIN_MIB", None)
-    if retain_mib is not None:
-        env["PQSIFT_RETAIN_MIB"] = str(retain_mib)
+    for name, value in (("PQSIFT_RETAIN_MIB", retain_mib), ("PQSIFT_RETAIN_MS", retain_ms)):
+        env.pop(name, None)
+        if value is not None:
+            env[name] = str(value)
     done = subprocess.run([sys.executable, "-c", _READ_THREE_TIMES, str(path)], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
@@ -69,7 +71,7 @@ def read_three_times(path: Path, retain_mib: int | None) -> dict[str, list[int]]
 
 
 def test_freed_buffers_are_reused_then_given_back(numeric_file: Path) -> None:
-    first, second, after_pause = read_three_times(numeric_file, None)["faults"]
+    first, second, after_pause = read_three_times(numeric_file, retain_ms=1000)["faults"]
     # 32 MiB of output alone is 8,192 pages: the first read faults nearly all of them (the
     # pages a block grown by `mremap` adds are populated by one madvise, which counts none).
     assert first >= 7_000, (first, second, after_pause)
@@ -77,6 +79,13 @@ def test_freed_buffers_are_reused_then_given_back(numeric_file: Path) -> None:
     assert after_pause > first / 2, f"kept blocks should be given back after 1 s idle: {(first, second, after_pause)}"
 
 
+def test_freed_buffers_are_kept_through_a_pause_by_default(numeric_file: Path) -> None:
+    first, second, after_pause = read_three_times(numeric_file)["faults"]
+    assert first >= 7_000, (first, second, after_pause)
+    assert second < first / 4, (first, second, after_pause)
+    assert after_pause < first / 4, f"kept blocks should outlive a 1.6 s pause by default: {(first, second, after_pause)}"
+
+
 def test_nothing_is_kept_when_retention_is_off(numeric_file: Path) -> None:
-    first, second, _ = read_three_times(numeric_file, 0)["faults"]
+    first, second, _ = read_three_times(numeric_file, retain_mib=0)["faults"]
     assert second > first / 2, (first, second)

@@ -9,49 +9,69 @@
 //! extension's [large blocks](super::large_blocks) only, so Python's and pyarrow's memory
 //! keep the system's behaviour.
 //!
-//! A freed large block is kept in one of a few hundred slots, up to [`retain_bytes`] bytes in
+//! A freed large block is kept in one of a few thousand slots, up to [`retain_bytes`] bytes in
 //! all (the oldest given back first), and handed to the next allocation: one of its mapping
 //! length if there is one, else another resized with `mremap`, whose pages stay mapped as
 //! far as both lengths go. So every allocation consumes what is kept: mapped memory grows
 //! only by what no kept block covers, and keeping blocks does not raise a read's peak. (Blocks kept
 //! only for their own size piled up in sizes no later request asked: streaming a filtered
 //! text column peaked 513 MiB above baseline, against 172 with glibc and 151 so.) A block
-//! not reused within [`RETAIN_FOR`] is unmapped at the next large allocation or free, or
-//! when [`release_stale`] runs (the Python module runs it from a background
-//! thread). The slots are taken with `try_lock` only: a thread that finds them busy, or a
+//! not reused within [`retain_for`] (10 s, as jemalloc's decay) is unmapped at the next
+//! large allocation or free, or when [`release_stale`] runs (the Python module runs it
+//! from a background thread). Both bounds are the reader's to set (see
+//! [`configure_from_environment`](super::configure_from_environment)): the Python module
+//! keeps up to a quarter of the memory the process may use ([`memory_limit`]).
+//!
+//! Why that long and that much: a scan's output is freed when its consumer drops it, and the
+//! next scan allocates its own over the whole of its run. The `events` text-heavy projection
+//! frees 3.4 GB a scan in ~900 blocks and takes 2–3.5 s to allocate as much again: kept for
+//! 1 s, at most 512 MiB in 256 slots, nearly all of it was unmapped before the next scan
+//! asked, which then had the kernel fault in and zero 1.9 GB (1.3 s of system time a scan).
+//! Kept 10 s, up to the quarter, it decodes into the pages the scan before freed: system
+//! time 1.3 → 0.55 s a scan. (Marking kept blocks `MADV_FREE`, so that the kernel could take
+//! them back under pressure, cost 0.4 s of system time a scan: not done.) The slots are taken with `try_lock` only: a thread that finds them busy, or a
 //! process forked while they were held, maps and unmaps as if nothing were kept.
 //!
 //! ```
-//! use pqsift::allocator::retained::{Blocks, RETAIN_FOR};
-//! use std::time::Instant;
+//! use pqsift::allocator::retained::Blocks;
+//! use std::time::{Duration, Instant};
 //! let now = Instant::now();
+//! let keep_for = Duration::from_secs(10);
 //! let mut blocks = Blocks::new();
 //! // A freed 1 MiB block at 0x10000 is kept (cap 8 MiB) and handed to the next request,
 //! // here of 2 MiB (the caller remaps it to that length).
 //! assert!(blocks.put(0x10000, 1 << 20, now, 8 << 20).is_empty());
 //! assert_eq!(blocks.take(2 << 20), Some((0x10000, 1 << 20)));
 //! assert_eq!(blocks.take(2 << 20), None);
-//! // A block kept longer than RETAIN_FOR is given back.
+//! // A block kept longer than `keep_for` is given back.
 //! blocks.put(0x10000, 1 << 20, now, 8 << 20);
-//! assert_eq!(blocks.stale(now + RETAIN_FOR * 2), vec![(0x10000, 1 << 20)]);
+//! assert!(blocks.stale(now + keep_for / 2, keep_for).is_empty());
+//! assert_eq!(blocks.stale(now + keep_for, keep_for), vec![(0x10000, 1 << 20)]);
 //! ```
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::large_blocks::unmap;
 
-/// How long a freed block is kept before it is unmapped.
-pub const RETAIN_FOR: Duration = Duration::from_secs(1);
+/// The default of [`retain_for`].
+pub const DEFAULT_RETAIN_FOR: Duration = Duration::from_secs(10);
 
-/// The default of [`retain_bytes`].
+/// The default of [`retain_bytes`] in the Rust library (the Python module sets a quarter of
+/// [`memory_limit`]).
 pub const DEFAULT_RETAIN_BYTES: usize = 512 << 20;
 
 /// Blocks kept at most at once.
-const SLOTS: usize = 256;
+const SLOTS: usize = 2048;
+
+/// Blocks given back at most per [`Released`]: it lives on the stack of whichever thread
+/// frees memory, so it stays small; callers with more to give back take it in turns.
+const RELEASE_BATCH: usize = 64;
 
 static RETAIN_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_RETAIN_BYTES);
+
+static RETAIN_FOR_MS: AtomicU64 = AtomicU64::new(DEFAULT_RETAIN_FOR.as_millis() as u64);
 
 /// The most freed bytes kept at once (0: none kept).
 pub fn retain_bytes() -> usize {
@@ -61,10 +81,49 @@ pub fn retain_bytes() -> usize {
 /// Sets [`retain_bytes`]; blocks already kept beyond it are unmapped.
 pub fn set_retain_bytes(bytes: usize) {
     RETAIN_BYTES.store(bytes, Ordering::Relaxed);
-    if let Ok(mut blocks) = BLOCKS.lock() {
+    loop {
+        let Ok(mut blocks) = BLOCKS.lock() else { return };
         let over = blocks.over(bytes);
         drop(blocks);
         over.unmap();
+        if !over.is_full() {
+            return;
+        }
+    }
+}
+
+/// How long a freed block is kept for reuse before it is unmapped.
+pub fn retain_for() -> Duration {
+    Duration::from_millis(RETAIN_FOR_MS.load(Ordering::Relaxed))
+}
+
+/// Sets [`retain_for`] (to the millisecond); kept blocks older than it go at the next
+/// allocation, free or [`release_stale`].
+pub fn set_retain_for(keep_for: Duration) {
+    RETAIN_FOR_MS.store(u64::try_from(keep_for.as_millis()).unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// The memory this process may use, in bytes: the machine's physical memory, or the limit of
+/// its control group (v2 `memory.max`, v1 `memory.limit_in_bytes`) where that is lower.
+/// `None` where neither is known.
+pub fn memory_limit() -> Option<usize> {
+    #[cfg(unix)]
+    let physical = {
+        // SAFETY: `sysconf` only reads configuration.
+        let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        (pages > 0 && page > 0).then(|| (pages as usize).saturating_mul(page as usize))
+    };
+    #[cfg(not(unix))]
+    let physical = None;
+    // "max" (v2) or a huge number (v1) when the group sets no limit: not a number, or more
+    // than the machine has.
+    let group = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok()?.trim().parse::<usize>().ok())
+        .min();
+    match (physical, group) {
+        (Some(physical), Some(group)) => Some(physical.min(group)),
+        (physical, group) => physical.or(group),
     }
 }
 
@@ -76,24 +135,28 @@ struct Block {
     freed_at: Instant,
 }
 
-/// The kept blocks. A fixed array: keeping a block must not allocate. What is given back
-/// is returned to the caller ([`Released`]) to unmap outside the lock.
+/// The kept blocks. A fixed array, the kept ones first: keeping a block must not allocate,
+/// and a lookup costs what is kept, not the slots. What is given back is returned to the
+/// caller ([`Released`]) to unmap outside the lock.
 #[derive(Debug)]
 pub struct Blocks {
     slots: [Option<Block>; SLOTS],
+    /// Kept blocks: `slots[..kept]`.
+    kept: usize,
     bytes: usize,
 }
 
-/// Blocks to unmap, as (start, length): at most [`SLOTS`] + 1, held without allocating.
+/// Blocks to unmap, as (start, length): at most [`RELEASE_BATCH`], held without
+/// allocating.
 #[derive(Debug)]
 pub struct Released {
-    blocks: [(usize, usize); SLOTS + 1],
+    blocks: [(usize, usize); RELEASE_BATCH],
     len: usize,
 }
 
 impl Default for Released {
     fn default() -> Self {
-        Self { blocks: [(0, 0); SLOTS + 1], len: 0 }
+        Self { blocks: [(0, 0); RELEASE_BATCH], len: 0 }
     }
 }
 
@@ -111,6 +174,11 @@ impl Released {
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Whether it holds all it can: there may be more to give back.
+    pub fn is_full(&self) -> bool {
+        self.len == RELEASE_BATCH
     }
 
     fn unmap(&self) {
@@ -136,12 +204,17 @@ impl Default for Blocks {
 impl Blocks {
     /// No block kept.
     pub const fn new() -> Self {
-        Self { slots: [None; SLOTS], bytes: 0 }
+        Self { slots: [None; SLOTS], kept: 0, bytes: 0 }
     }
 
     /// Bytes kept.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The kept blocks, with their slots.
+    fn kept(&self) -> impl Iterator<Item = (usize, Block)> + '_ {
+        self.slots[..self.kept].iter().enumerate().map(|(slot, block)| (slot, block.expect("a kept block")))
     }
 
     /// The kept block to serve a mapping of `len` bytes, removed from the slots, as (start,
@@ -154,10 +227,9 @@ impl Blocks {
     /// (Leaving blocks more than twice as long to requests of their size raised the peak
     /// of streaming a filtered text column from 190 to 325 MiB above baseline.)
     pub fn take(&mut self, len: usize) -> Option<(usize, usize)> {
-        let kept = || self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
-        let exact = kept().filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at);
-        let longer = || kept().filter(|(_, b)| b.len > len).min_by_key(|(_, b)| b.len);
-        let shorter = || kept().filter(|(_, b)| b.len < len).max_by_key(|(_, b)| b.len);
+        let exact = self.kept().filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at);
+        let longer = || self.kept().filter(|(_, b)| b.len > len).min_by_key(|(_, b)| b.len);
+        let shorter = || self.kept().filter(|(_, b)| b.len < len).max_by_key(|(_, b)| b.len);
         let (slot, _) = exact.or_else(longer).or_else(shorter)?;
         Some(self.remove(slot))
     }
@@ -166,61 +238,73 @@ impl Blocks {
     /// slots: for a block growing by more than it holds (see
     /// [`resize`](super::large_blocks::resize)).
     pub fn take_exact(&mut self, len: usize) -> Option<usize> {
-        let kept = self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
-        let (slot, _) = kept.filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at)?;
+        let (slot, _) = self.kept().filter(|(_, b)| b.len == len).max_by_key(|(_, b)| b.freed_at)?;
         Some(self.remove(slot).0)
     }
 
     /// Keeps the freed block at `start` mapping `len` bytes, giving back the oldest blocks
     /// as needed to stay within `cap` bytes and the slots; returns what to unmap (the block
-    /// itself when it is larger than `cap`).
+    /// itself when it is larger than `cap`, or when more blocks than a [`Released`] holds
+    /// would have to make room for it).
     pub fn put(&mut self, start: usize, len: usize, now: Instant, cap: usize) -> Released {
-        if len > cap {
-            let mut released = Released::default();
+        let mut released = Released::default();
+        // One place left in `released` for the block itself, should it not fit.
+        while len <= cap && self.bytes > cap - len && released.len < RELEASE_BATCH - 1 {
+            self.give_back_oldest(&mut released);
+        }
+        if len > cap || self.bytes > cap - len {
             released.push(start, len);
             return released;
         }
-        let mut released = self.over(cap - len);
-        if self.slots.iter().all(Option::is_some) {
+        if self.kept == SLOTS {
             self.give_back_oldest(&mut released);
         }
-        let free = self.slots.iter().position(Option::is_none).expect("a free slot");
-        self.slots[free] = Some(Block { start, len, freed_at: now });
+        self.slots[self.kept] = Some(Block { start, len, freed_at: now });
+        self.kept += 1;
         self.bytes += len;
         released
     }
 
-    /// Removes the blocks kept longer than [`RETAIN_FOR`] at `now`.
-    pub fn stale(&mut self, now: Instant) -> Released {
+    /// Removes the blocks kept `keep_for` or longer at `now` (at most a [`Released`]'s
+    /// worth: [`Released::is_full`] says there may be more).
+    pub fn stale(&mut self, now: Instant, keep_for: Duration) -> Released {
         let mut released = Released::default();
-        for slot in 0..SLOTS {
-            if self.slots[slot].is_some_and(|b| now.saturating_duration_since(b.freed_at) >= RETAIN_FOR) {
-                let (start, len) = self.remove(slot);
-                released.push(start, len);
+        let mut slot = 0;
+        while slot < self.kept && !released.is_full() {
+            match self.slots[slot].is_some_and(|b| now.saturating_duration_since(b.freed_at) >= keep_for) {
+                // The last kept block moves into `slot`: look at it next.
+                true => {
+                    let (start, len) = self.remove(slot);
+                    released.push(start, len);
+                }
+                false => slot += 1,
             }
         }
         released
     }
 
-    /// Removes the oldest blocks until at most `cap` bytes are kept.
+    /// Removes the oldest blocks until at most `cap` bytes are kept (at most a
+    /// [`Released`]'s worth).
     fn over(&mut self, cap: usize) -> Released {
         let mut released = Released::default();
-        while self.bytes > cap {
+        while self.bytes > cap && !released.is_full() {
             self.give_back_oldest(&mut released);
         }
         released
     }
 
-    /// Removes the oldest kept block (there is one) into `released`.
+    /// Removes the oldest kept block (there is one) into `released` (not full).
     fn give_back_oldest(&mut self, released: &mut Released) {
-        let kept = self.slots.iter().enumerate().filter_map(|(slot, block)| block.map(|b| (slot, b)));
-        let (oldest, _) = kept.min_by_key(|(_, b)| b.freed_at).expect("a kept block to give back");
+        let (oldest, _) = self.kept().min_by_key(|(_, b)| b.freed_at).expect("a kept block to give back");
         let (start, len) = self.remove(oldest);
         released.push(start, len);
     }
 
+    /// The slot's block, removed; the last kept block takes its slot.
     fn remove(&mut self, slot: usize) -> (usize, usize) {
         let block = self.slots[slot].take().expect("an occupied slot");
+        self.kept -= 1;
+        self.slots.swap(slot, self.kept);
         self.bytes -= block.len;
         (block.start, block.len)
     }
@@ -235,7 +319,7 @@ pub(super) fn take(len: usize) -> Option<(*mut u8, usize)> {
         return None;
     }
     let mut blocks = BLOCKS.try_lock().ok()?;
-    let stale = blocks.stale(Instant::now());
+    let stale = blocks.stale(Instant::now(), retain_for());
     let taken = blocks.take(len);
     drop(blocks);
     stale.unmap();
@@ -260,7 +344,7 @@ pub(super) fn put(block: *mut u8, len: usize) -> bool {
     }
     let Ok(mut blocks) = BLOCKS.try_lock() else { return false };
     let now = Instant::now();
-    let stale = blocks.stale(now);
+    let stale = blocks.stale(now, retain_for());
     let evicted = blocks.put(block as usize, len, now, cap);
     drop(blocks);
     stale.unmap();
@@ -268,24 +352,31 @@ pub(super) fn put(block: *mut u8, len: usize) -> bool {
     true
 }
 
-/// Unmaps the blocks kept longer than [`RETAIN_FOR`]; returns how many.
+/// Unmaps the blocks kept longer than [`retain_for`]; returns how many.
 pub fn release_stale() -> usize {
-    let Ok(mut blocks) = BLOCKS.lock() else { return 0 };
-    let stale = blocks.stale(Instant::now());
-    drop(blocks);
-    stale.unmap();
-    stale.len
+    let mut count = 0;
+    loop {
+        let Ok(mut blocks) = BLOCKS.lock() else { return count };
+        let stale = blocks.stale(Instant::now(), retain_for());
+        drop(blocks);
+        stale.unmap();
+        count += stale.len;
+        if !stale.is_full() {
+            return count;
+        }
+    }
 }
 
 /// Starts (once per process) a thread that runs [`release_stale`] (and gives back the
 /// small blocks' unused pages, [`give_back_unused`](super::small_blocks::give_back_unused))
-/// every quarter of [`RETAIN_FOR`], so that an idle process soon holds no kept block.
+/// every quarter second, so that an idle process soon holds no block kept past
+/// [`retain_for`].
 pub fn release_in_background() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let started = std::thread::Builder::new().name("pqsift-release".into()).spawn(|| {
             loop {
-                std::thread::sleep(RETAIN_FOR / 4);
+                std::thread::sleep(Duration::from_millis(250));
                 release_stale();
                 super::small_blocks::give_back_unused();
             }
@@ -303,6 +394,7 @@ mod tests {
     use proptest::prelude::*;
 
     const MIB: usize = 1 << 20;
+    const KEEP_FOR: Duration = Duration::from_secs(1);
 
     #[test]
     fn the_block_of_the_length_is_taken_first_else_the_nearest() {
@@ -341,6 +433,46 @@ mod tests {
         assert_eq!(blocks.put(0xffff, 1, now + Duration::from_secs(1), usize::MAX), vec![(1, 1)]);
     }
 
+    #[test]
+    fn stale_blocks_are_given_back_a_batch_at_a_time() {
+        let now = Instant::now();
+        let mut blocks = Blocks::new();
+        for i in 0..200 {
+            blocks.put(i + 1, 1, now + Duration::from_millis(i as u64 % 2), usize::MAX);
+        }
+        // Kept for less than `keep_for`: nothing goes.
+        assert!(blocks.stale(now + KEEP_FOR / 2, KEEP_FOR).is_empty());
+        let batches: Vec<usize> = std::iter::from_fn(|| Some(blocks.stale(now + KEEP_FOR * 2, KEEP_FOR).len)).take(5).collect();
+        assert_eq!(batches, [RELEASE_BATCH, RELEASE_BATCH, RELEASE_BATCH, 200 - 3 * RELEASE_BATCH, 0]);
+        assert_eq!(blocks.bytes(), 0);
+    }
+
+    #[test]
+    fn a_block_that_would_give_back_more_than_a_batch_is_not_kept() {
+        let now = Instant::now();
+        let mut blocks = Blocks::new();
+        for i in 0..100 {
+            blocks.put(i + 1, 1, now + Duration::from_millis(i as u64), 100);
+        }
+        // Room for a block of 100 bytes means giving back all 100: the oldest go, up to a
+        // batch less one, and the block itself.
+        let released = blocks.put(0xffff, 100, now + Duration::from_secs(1), 100);
+        let expected: Vec<(usize, usize)> = (1..RELEASE_BATCH).map(|start| (start, 1)).chain([(0xffff, 100)]).collect();
+        assert_eq!(released, expected);
+        assert_eq!(blocks.bytes(), 100 - (RELEASE_BATCH - 1));
+        // A block that fits is kept.
+        assert!(blocks.put(0xfff0, RELEASE_BATCH - 1, now, 100).is_empty());
+        assert_eq!(blocks.bytes(), 100);
+    }
+
+    #[test]
+    fn the_memory_limit_is_known_here() {
+        let limit = memory_limit();
+        if cfg!(target_os = "linux") {
+            assert!(limit.is_some_and(|bytes| bytes >= 64 << 20), "{limit:?}");
+        }
+    }
+
     proptest! {
         /// Whatever the sequence of frees, takes and clocks: the kept bytes are the sum of
         /// the kept blocks and never over the cap, every block put is taken, given back or
@@ -373,9 +505,12 @@ mod tests {
                         }
                     }
                     _ => {
-                        for (released, released_len) in blocks.stale(now).iter() {
+                        let stale = blocks.stale(now, KEEP_FOR);
+                        for (released, released_len) in stale.iter() {
                             prop_assert_eq!(kept.remove(released), Some(*released_len));
                         }
+                        // All of them, unless a batch's worth came back.
+                        prop_assert!(stale.is_full() || blocks.stale(now, KEEP_FOR).is_empty());
                     }
                 }
                 prop_assert!(blocks.bytes() <= cap);

@@ -18,13 +18,7 @@ use pyo3::prelude::*;
 /// The native module `pqsift._core`.
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    if std::env::var_os("PQSIFT_HUGE_PAGES").is_some_and(|v| v == "0") {
-        crate::allocator::set_huge_pages(false);
-    }
-    if let Some(mib) = std::env::var("PQSIFT_RETAIN_MIB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
-        crate::allocator::retained::set_retain_bytes(mib.saturating_mul(1 << 20));
-    }
-    crate::allocator::retained::release_in_background();
+    crate::allocator::configure_from_environment();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
     module.add_class::<scan::PyScan>()?;
