@@ -315,6 +315,34 @@ def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypat
     assert metrics.value["rows_out"] == 300 + metrics._driver_reading["rows_out"]  # the abandoned read counts too
 
 
+def test_the_driver_streams_its_planned_scan_and_falls_back_to_pieces(spark: Any, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read on the driver is the driver's planned scan as one stream (no scan per
+    piece); with ``ignore_corrupt_files``, a file that cannot be read sends it back to the
+    pieces, which skip that file."""
+    from pqsift.spark import driver_read
+
+    piece_reads: list[int] = []
+    read_pieces = driver_read.read_pieces
+    monkeypatch.setattr(driver_read, "read_pieces", lambda *args, **kwargs: piece_reads.append(1) or read_pieces(*args, **kwargs))
+    columns, where = ["id", "note", "kind"], "kind = 'refund'"
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, where, driver_read_bytes=READ_BY["driver"], metrics=metrics)
+    assert _rows(df.toArrow()) == _rows(_native(spark, dataset, where, columns))
+    assert metrics.read_on_driver and piece_reads == []
+    assert metrics.value["rows_out"] == df.count() and metrics.value["row_groups_read"] > 1
+    for part in dataset.glob("*.parquet"):
+        (tmp_path / part.name).write_bytes(part.read_bytes())
+    broken = bytearray((tmp_path / "part-1.parquet").read_bytes())
+    for offset in range(4, min(len(broken) - 4096, 60_000), 7):
+        broken[offset] ^= 0x5A
+    (tmp_path / "part-1.parquet").write_bytes(bytes(broken))
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, tmp_path, columns, ignore_corrupt_files=True, driver_read_bytes=READ_BY["driver"], metrics=metrics)
+    assert metrics.read_on_driver and piece_reads == [1]
+    assert {row.id for row in df.select("id").collect()} == set(range(ROWS))
+    assert [Path(p).name for p in metrics.value["files_skipped"]] == ["part-1.parquet"]
+
+
 def test_local_master_reads_on_the_driver_whatever_the_bytes(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a local master the tasks would run on the driver's cores: the plan's bound on the
     bytes to read is lifted by default (one given still holds); the bound on the output

@@ -274,6 +274,17 @@ class Scan:
 
     # ----- reading ---------------------------------------------------------------------
 
+    def _with_read_options(self, **options: Any) -> Scan:
+        """This scan (its files, filter and planning) read with ``options`` — read options
+        of :func:`scan` — instead of its own; checked as :func:`scan` checks them."""
+        unknown = sorted(set(options) - set(_READ_OPTIONS))
+        if unknown:
+            raise TypeError(f"not read option(s): {', '.join(unknown)}")
+        read_options = {**self._read_options, **options}
+        _check_read_options(read_options)
+        read_options["order_by"] = _order_by(read_options["order_by"])
+        return Scan(self._core, read_options, self._storage_options)
+
     def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
         """Plans, then starts reading the row groups the plan keeps; ``whole_batches``:
         batches as decoded (a row group or a window of one), not cut to ``batch_size``."""

@@ -499,6 +499,7 @@ def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame 
         table=request.plan.table,
         ignore_corrupt_files=request.ignore_corrupt_files,
         threads=None,
+        planned_scan=request.plan.scan,
         **request.options,
     )
     if metrics is not None:

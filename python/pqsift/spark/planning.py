@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqsift.expr import Expr
-from pqsift.scan import scan
+from pqsift.scan import Scan, scan
 
 __all__ = [
     "DEFAULT_TARGET_TASK_BYTES",
@@ -141,6 +141,9 @@ class TaskPlan:
     partition_schema: list[tuple[str, str]] = field(default_factory=list)
     partition_values: list[list[str | None]] = field(default_factory=list)
     table: TableContext = field(default_factory=lambda: TableContext())
+    #: The scan the driver planned, footers read (None for a lazy plan): a read on the
+    #: driver streams it whole (:mod:`pqsift.spark.driver_read`).
+    scan: Scan | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,7 @@ def plan_tasks(
         partition_schema=planned.partition_schema,
         partition_values=values,
         table=TableContext(planned._core.declared_schema, planned._core.table_root, planned._core.table_name),
+        scan=planned,
     )
 
 
