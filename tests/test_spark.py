@@ -295,8 +295,15 @@ def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypat
     plan = pqsift.spark.plan_tasks(dataset, columns, where)
     assert plan.selected_bytes is not None and 0 < plan.selected_bytes <= driver_read.DRIVER_READ_BYTES
     metrics = pqsift.spark.ScanMetrics(spark)
-    df = pqsift.spark.read(spark, dataset, columns, where, metrics=metrics)
+    records = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    spark.conf.set(records, "100")  # a partition of each 100 rows, but for this read
+    try:
+        df = pqsift.spark.read(spark, dataset, columns, where, metrics=metrics)
+        assert spark.conf.get(records) == "100"
+    finally:
+        spark.conf.unset(records)
     assert spark.conf.get(threshold, None) == before
+    assert df.rdd.getNumPartitions() == 1  # 300 rows: one task, not one per Arrow batch
     assert "MapInArrow" not in _physical_plan(df)
     assert _rows(df.toArrow()) == _rows(_native(spark, dataset, where, columns))
     value = metrics.value

@@ -515,28 +515,38 @@ def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame 
 
 #: Spark's threshold under which ``createDataFrame`` of Arrow data builds a local relation.
 _LOCAL_RELATION_THRESHOLD = "spark.sql.execution.arrow.localRelationThreshold"
+#: Spark's rows per Arrow batch; ``createDataFrame`` of Arrow data makes a partition of each.
+_ARROW_RECORDS_PER_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> DataFrame:
-    """A DataFrame of ``rows``. On a classic session, the Arrow batches are parallelized as
-    they are (Spark's path for data above the local-relation threshold) rather than turned
-    into a local relation of JVM rows: measured on 21,600 rows with text, a noop write of
-    it takes 66 ms against 179 ms, ``toArrow`` 67 against 148, no slower on one row. The
-    threshold is read when the DataFrame is made, so it is lowered for that call only."""
+    """A DataFrame of ``rows``, in one partition. On a classic session, the Arrow batches
+    are parallelized as they are (Spark's path for data above the local-relation
+    threshold) rather than turned into a local relation of JVM rows: measured on 21,600
+    rows with text, a noop write of it takes 66 ms against 179 ms, ``toArrow`` 67 against
+    148, no slower on one row. One partition, not one per 10,000 rows (Spark's batch
+    size): the rows are few (at most ``DRIVER_RESULT_BYTES``) and each task costs more than
+    it spreads — the same noop write 64 ms in three partitions, 53 in one. Both settings
+    are read when the DataFrame is made, so they are changed for that call only."""
     if is_connect(spark):
         return spark.createDataFrame(rows, struct)
-    previous = spark.conf.get(_LOCAL_RELATION_THRESHOLD, None)
+    settings = {_LOCAL_RELATION_THRESHOLD: "0", _ARROW_RECORDS_PER_BATCH: str(max(rows.num_rows, 1))}
+    previous = {name: spark.conf.get(name, None) for name in settings}
+    changed = []
     try:
-        spark.conf.set(_LOCAL_RELATION_THRESHOLD, "0")
-    except Exception:  # noqa: BLE001 - a platform that fixes the setting: a local relation then
-        return spark.createDataFrame(rows, struct)
-    try:
+        for name, value in settings.items():
+            try:
+                spark.conf.set(name, value)
+            except Exception:  # noqa: BLE001, S112 - a platform that fixes the setting: its value then
+                continue
+            changed.append(name)
         return spark.createDataFrame(rows, struct)
     finally:
-        if previous is None:
-            spark.conf.unset(_LOCAL_RELATION_THRESHOLD)
-        else:
-            spark.conf.set(_LOCAL_RELATION_THRESHOLD, previous)
+        for name in changed:
+            if previous[name] is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, previous[name])
 
 
 def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> DataFrame:
