@@ -200,7 +200,7 @@ def test_pushed_filters_translate_exactly_or_stay_with_spark() -> None:
         pqsift.parse_filter(text)
 
 
-def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path) -> None:
+def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # One large file (many row groups) and several small ones.
     pq.write_table(_table(7, 20000), tmp_path / "big.parquet", row_group_size=1000)
     for i in range(5):
@@ -212,12 +212,18 @@ def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path) ->
     assert sorted(covered) == sorted(sizes)  # every row group exactly once
     small_plan = pqsift.spark.plan_tasks(tmp_path, target_task_bytes=150_000)
     assert len(small_plan.tasks) > 3
+    total, largest = sum(sizes.values()), max(sizes.values())
+    assert len(small_plan.tasks) == -(-total // 150_000)  # as many as the target asks, no remainder task
     for task in small_plan.tasks:
-        largest = max(sizes[(p.path, rg)] for p in task.pieces for rg in p.row_groups)
-        assert task.compressed_bytes <= max(150_000, largest)
+        # Equal shares, give or take the row groups at each end (in by their middle byte).
+        assert abs(task.compressed_bytes - total / len(small_plan.tasks)) <= largest
     assert any(len(task.pieces) > 1 for task in small_plan.tasks)  # small files share a task
     assert any(len(p.row_groups) < 20 for t in small_plan.tasks for p in t.pieces if p.path.endswith("big.parquet"))
     assert target > 0
+    # Spread over two cores: two tasks of about half each (tasks this small allowed).
+    monkeypatch.setattr(pqsift.spark.planning, "MIN_TASK_BYTES", 1)
+    halves = pqsift.spark.plan_tasks(tmp_path, target_task_bytes=1 << 30, parallelism=2)
+    assert len(halves.tasks) == 2 and all(abs(t.compressed_bytes - total / 2) <= largest for t in halves.tasks)
     df = pqsift.spark.read(spark, tmp_path, ["id"], target_task_bytes=150_000, driver_read_bytes=0)
     per_partition = df.rdd.glom().map(len).collect()
     assert len(per_partition) == len(small_plan.tasks)

@@ -54,7 +54,7 @@ import pyarrow as pa
 from pqsift.errors import CorruptFileError, UnsupportedError
 from pqsift.scan import _READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
-from pqsift.spark.reader import READ_METRICS, read_pieces
+from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
 
 __all__ = ["DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "read_on_driver"]
 
@@ -193,6 +193,8 @@ def _read_whole_scan(
     or is on course to (see :func:`read_on_driver`). Fills ``read`` with what was read."""
     read_options = {name: value for name, value in options.items() if name in _READ_OPTIONS}
     whole = planned._with_read_options(**read_options, threads=threads, spark_output=True)
+    # The driver's planning counts are its own; what planning this read adds is the read's.
+    planned_before = planned._core.metrics()
     batches: list[pa.RecordBatch] = []
     output_bytes = 0
     try:
@@ -206,7 +208,13 @@ def _read_whole_scan(
                 return None
     finally:
         # Counted so far, an abandoned read too (its stream stops when dropped, on return).
-        counts = whole.metrics if whole._last_stream is not None else {}
-        for name in READ_METRICS:
-            read[name] += int(counts.get("row_groups_selected" if name == "row_groups_read" else name, 0))
+        if whole._last_stream is not None:
+            streamed, planning = whole._last_stream.metrics(), planned._core.metrics()
+            for name in READ_METRICS:
+                if name == "row_groups_read":
+                    read[name] += int(planning.get("row_groups_selected", 0))
+                elif name in STORE_METRICS:
+                    read[name] += int(streamed.get(name, 0)) + int(planning.get(name, 0)) - int(planned_before.get(name, 0))
+                else:
+                    read[name] += int(streamed.get(name, 0))
     return pa.Table.from_batches(batches, schema)
