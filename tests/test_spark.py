@@ -328,6 +328,25 @@ def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypat
     assert metrics.value["rows_out"] == 300 + metrics._driver_reading["rows_out"]  # the abandoned read counts too
 
 
+def test_output_floor_counts_values_and_offsets() -> None:
+    from pqsift.spark import driver_read
+
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("flag", pa.bool_()),
+            ("price", pa.decimal128(10, 2)),
+            ("note", pa.string()),
+            ("blob", pa.large_binary()),
+            ("tags", pa.list_(pa.string())),
+            ("day", pa.date32()),
+        ]
+    )
+    # 8 + 1/8 + 16 + 4 + 8 + 0 (nested) + 4 bytes a row.
+    assert driver_read.output_floor(8_000, schema) == 8_000 * 40 + 1_000
+    assert driver_read.output_floor(0, schema) == 0
+
+
 def test_the_driver_streams_its_planned_scan_and_falls_back_to_pieces(spark: Any, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read on the driver is the driver's planned scan as one stream (no scan per
     piece); with ``ignore_corrupt_files``, a file that cannot be read sends it back to the
@@ -377,10 +396,19 @@ def test_local_master_reads_on_the_driver_whatever_the_bytes(spark: Any, dataset
     whole = pqsift.scan(dataset, columns).to_table()
     monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", whole.nbytes // 4)
     metrics = pqsift.spark.ScanMetrics(spark)
-    df = pqsift.spark.read(spark, dataset, columns, metrics=metrics)
+    df = pqsift.spark.read(spark, dataset, columns, "id >= 0", metrics=metrics)
     assert "MapInArrow" in _physical_plan(df) and not metrics.read_on_driver
     assert df.count() == whole.num_rows
     assert 0 < metrics._driver_reading["rows_out"] < whole.num_rows / 4
+    # Without a filter the plan says as much (every selected row is output, at least its
+    # fixed-width values and string offsets): no read on the driver is begun.
+    assert driver_read.output_floor(whole.num_rows, whole.schema) > driver_read.DRIVER_RESULT_BYTES
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, dataset, columns, metrics=metrics)
+    assert "MapInArrow" in _physical_plan(df) and not metrics.read_on_driver
+    assert df.count() == whole.num_rows and metrics._driver_reading.get("rows_out", 0) == 0
+    monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", whole.nbytes * 2)
+    assert "MapInArrow" not in _physical_plan(pqsift.spark.read(spark, dataset, columns))
 
 
 @pytest.mark.parametrize("read_by", list(READ_BY))

@@ -49,7 +49,7 @@ from pqsift import _core
 from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr, _split_column_name
 from pqsift.scan import _OPTIONS, _order_by, scan
-from pqsift.spark.driver_read import DRIVER_READ_BYTES, read_on_driver
+from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Piece, TableContext, Task, TaskPiece, TaskPlan, absolute_path, absolute_source, plan_tasks
 from pqsift.spark.reader import METRICS_COLUMN, READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
@@ -456,7 +456,7 @@ def read(
     frame = None
     if driver_read_bytes is None:
         driver_read_bytes = (1 << 62) if runs_in_the_driver(spark) else DRIVER_READ_BYTES
-    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes:
+    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes and not _too_large_for_the_driver(request):
         frame = _read_small_result(spark, request)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)
@@ -484,6 +484,17 @@ class _PlannedRead:
     ignore_corrupt_files: bool
     metrics: ScanMetrics | None
     options: dict[str, Any]
+
+
+def _too_large_for_the_driver(request: _PlannedRead) -> bool:
+    """Whether the plan alone shows the output passing what the driver takes: without a
+    filter (or deletion vectors) every row the plan selects is output."""
+    if request.filter is not None or any(piece[3] is not None for task in request.planned for piece in task):
+        return False
+    rows = sum(task.rows for task in request.plan.tasks)
+    if request.options.get("limit") is not None:
+        rows = min(rows, request.options["limit"])
+    return output_passes_the_bound(rows, request.arrow_schema)
 
 
 def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame | None:

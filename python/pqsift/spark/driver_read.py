@@ -56,7 +56,7 @@ from pqsift.scan import _READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
 
-__all__ = ["DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "read_on_driver"]
+__all__ = ["DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "output_floor", "output_passes_the_bound", "read_on_driver"]
 
 #: At most this many compressed bytes left by the driver's plan are read on the driver.
 #: The estimate counts every column of a kept row group, an upper bound of what late
@@ -72,6 +72,40 @@ DRIVER_READ_BYTES = 8 << 20
 #: this many bytes of Arrow data: the crossover of the same measurement, and a bound on
 #: what goes through the driver's memory.
 DRIVER_RESULT_BYTES = 16 << 20
+
+
+def output_floor(rows: int, schema: pa.Schema) -> int:
+    """The fewest bytes ``rows`` rows of ``schema`` take as Arrow data: the fixed-width
+    columns' values and the strings' offsets (their bytes, and nested columns, counted as
+    nothing). A read without a filter outputs every row its plan selects: when this
+    passes :data:`DRIVER_RESULT_BYTES`, a read on the driver would be abandoned, so none
+    is begun (a plain projection of 4M rows of two 8-byte columns: 64 MB).
+
+    >>> output_floor(4_000_000, pa.schema([("id", pa.int64()), ("amount", pa.float64()), ("note", pa.string())]))
+    80000000
+    """
+    width = 0.0
+    for field in schema:
+        kind = field.type
+        if pa.types.is_boolean(kind):
+            width += 1 / 8
+        elif pa.types.is_string(kind) or pa.types.is_binary(kind):
+            width += 4
+        elif pa.types.is_large_string(kind) or pa.types.is_large_binary(kind):
+            width += 8
+        elif pa.types.is_string_view(kind) or pa.types.is_binary_view(kind):
+            width += 16
+        else:
+            try:
+                width += kind.byte_width
+            except ValueError:  # nested: nothing counted
+                pass
+    return int(rows * width)
+
+
+def output_passes_the_bound(rows: int, schema: pa.Schema) -> bool:
+    """Whether ``rows`` rows of ``schema`` certainly take more than :data:`DRIVER_RESULT_BYTES`."""
+    return output_floor(rows, schema) > DRIVER_RESULT_BYTES
 
 
 def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
