@@ -18,24 +18,25 @@ and the rows read come to at most :data:`DRIVER_RESULT_BYTES` of Arrow data. The
 is of compressed bytes before the filter: a filter that keeps more than the estimate
 suggests (text that compresses well) is caught by the second bound, where the read is
 abandoned and the tasks read instead, so a large result never moves through the driver
-and the work thrown away is bounded: the pieces are read a few row groups at a time (the
-first alone), and once the output so far, scaled to all the row groups, would pass that
-bound the read stops (a ~25% filter over the benchmark's 32 row groups stops after the
-first: 3–13 ms before the tasks start). A lazy plan (no footer read on the driver) has no
-estimate and always runs as tasks.
+and the work thrown away is bounded: once the output so far, scaled to all the row groups,
+would pass that bound the read stops (a ~25% filter over the benchmark's 32 row groups
+stops after its first batches, a few ms before the tasks start); without a filter, a plan
+whose selected rows certainly pass it (:func:`output_floor`) begins none. A lazy plan (no
+footer read on the driver) has no estimate and always runs as tasks.
 
 How: the driver's own planned scan (:attr:`~pqsift.spark.planning.TaskPlan.scan`) is read
 whole, as one stream over every file with all the cores, so no thread waits at the end of
 one piece for the next to start and nothing is planned twice (read as the tasks' pieces,
 one after another, the selective benchmark shape took 281 ms on the driver against 223 ms
 in one stream). With ``ignore_corrupt_files``, a file that cannot be read sends the read
-back to the pieces, one scan each, which skip it as the tasks would.
+back to the pieces, one scan each (a few row groups at a time, the first alone), which
+skip it as the tasks would.
 
 On a local master (``local[N]``: the tasks would run on the driver's own cores) the first
 bound is lifted by default: a selective filter over a wide text column leaves ~150 MiB of
 pages to decompress but 1,893 rows, and read here with every core it skips the job's
 Python workers and the hand-off to the JVM (``benches/spark_bench.py``: the peers
-selective shape 2.77–3.17× Spark's native reader, 2.65–2.89× by tasks).
+selective shape 3.32–3.75× Spark's native reader, 2.89–3.20× by tasks).
 
 >>> pqsift.spark.read(spark, "events/", ["id", "note"], "id = 42")   # doctest: +SKIP
 DataFrame[id: bigint, note: string]      # read on the driver: no MapInArrow in its plan
