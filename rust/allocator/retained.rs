@@ -29,8 +29,10 @@
 //! asked, which then had the kernel fault in and zero 1.9 GB (1.3 s of system time a scan).
 //! Kept 10 s, up to the quarter, it decodes into the pages the scan before freed: system
 //! time 1.3 → 0.55 s a scan. (Marking kept blocks `MADV_FREE`, so that the kernel could take
-//! them back under pressure, cost 0.4 s of system time a scan: not done.) The slots are taken with `try_lock` only: a thread that finds them busy, or a
-//! process forked while they were held, maps and unmaps as if nothing were kept.
+//! them back under pressure, cost 0.4 s of system time a scan: not done.)
+//!
+//! The slots are taken with `try_lock` only: a thread that finds them busy, or a process
+//! forked while they were held, maps and unmaps as if nothing were kept.
 //!
 //! ```
 //! use pqsift::allocator::retained::Blocks;

@@ -146,31 +146,36 @@ def read_on_driver(
     read."""
     limit = DRIVER_RESULT_BYTES if result_bytes is None else result_bytes
     pieces = list(pieces)
-    if planned_scan is not None:
-        row_groups = sum(1 if piece[1] is None else len(piece[1]) for piece in pieces)
-        read = dict.fromkeys(READ_METRICS, 0)
-        try:
-            return _read_whole_scan(planned_scan, schema, row_groups, limit, threads, options, read), read
-        except (CorruptFileError, UnsupportedError):
-            if not ignore_corrupt_files:
-                raise
-        # Read again piece by piece, skipping what cannot be read; what was read counts.
-        spent = read
-        rows, read = read_on_driver(
-            pieces,
-            columns,
-            filter,
-            schema=schema,
-            partition_schema=partition_schema,
-            table=table,
-            ignore_corrupt_files=ignore_corrupt_files,
-            threads=threads,
-            result_bytes=result_bytes,
-            **options,
-        )
-        for name in READ_METRICS:
-            read[name] = read.get(name, 0) + spent[name]
-        return rows, read
+    if planned_scan is None:
+        return _read_piece_by_piece(pieces, columns, filter, schema, partition_schema, table, ignore_corrupt_files, threads, limit, options)
+    row_groups = sum(1 if piece[1] is None else len(piece[1]) for piece in pieces)
+    spent = dict.fromkeys(READ_METRICS, 0)
+    try:
+        return _read_whole_scan(planned_scan, schema, row_groups, limit, threads, options, spent), spent
+    except (CorruptFileError, UnsupportedError):
+        if not ignore_corrupt_files:
+            raise
+    # Read again piece by piece, skipping what cannot be read; what was read counts too.
+    rows, read = _read_piece_by_piece(pieces, columns, filter, schema, partition_schema, table, ignore_corrupt_files, threads, limit, options)
+    for name in READ_METRICS:
+        read[name] = read.get(name, 0) + spent[name]
+    return rows, read
+
+
+def _read_piece_by_piece(
+    pieces: list[Piece],
+    columns: list[str] | None,
+    filter: str | None,  # noqa: A002 - the public name
+    schema: pa.Schema,
+    partition_schema: list[tuple[str, str]],
+    table: TableContext,
+    ignore_corrupt_files: bool,
+    threads: int | None,
+    limit: int,
+    options: dict[str, Any],
+) -> tuple[pa.Table | None, dict[str, Any]]:
+    """:func:`read_on_driver` of ``pieces`` one after another, a scan each (as the tasks
+    read them, :func:`~pqsift.spark.reader.read_pieces`)."""
     read: dict[str, Any] = {}
     batches: list[pa.RecordBatch] = []
     output_bytes = 0
