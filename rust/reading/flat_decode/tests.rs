@@ -248,6 +248,44 @@ fn selection_mask(density: u8, rows: usize, picks: &[bool]) -> Vec<bool> {
         .collect()
 }
 
+/// How a proptest writes a column and selects its rows: nulls or not, dictionary or PLAIN,
+/// v1 or v2 pages of `page_rows` rows, with or without the offset index, zstd or not, and
+/// the selection (`density` and `picks`, see [`selection_mask`]).
+#[derive(Debug, Clone)]
+struct Layout {
+    nullable: bool,
+    dictionary: bool,
+    v2: bool,
+    page_rows: usize,
+    use_index: bool,
+    picks: Vec<bool>,
+    density: u8,
+    zstd: bool,
+}
+
+impl Layout {
+    /// The selection of `rows` rows, as a mask.
+    fn mask(&self, rows: usize) -> Vec<bool> {
+        selection_mask(self.density, rows, &self.picks)
+    }
+}
+
+prop_compose! {
+    /// A [`Layout`] for columns of up to `rows` rows.
+    fn layout(rows: usize)(
+        nullable in any::<bool>(),
+        dictionary in any::<bool>(),
+        v2 in any::<bool>(),
+        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
+        use_index in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), rows),
+        density in 0u8..5,
+        zstd in any::<bool>(),
+    ) -> Layout {
+        Layout { nullable, dictionary, v2, page_rows, use_index, picks, density, zstd }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
@@ -257,17 +295,10 @@ proptest! {
     fn strings_equal_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
         binary in any::<bool>(),
-        nullable in any::<bool>(),
-        dictionary in any::<bool>(),
-        v2 in any::<bool>(),
-        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
-        use_index in any::<bool>(),
-        picks in prop::collection::vec(any::<bool>(), 3000),
-        density in 0u8..5,
-        zstd in any::<bool>(),
         large in any::<bool>(),
+        layout in layout(3000),
     ) {
-        let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
+        let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if layout.nullable { s } else { s.or(Some(1)) }).collect();
         // 6 to ~120 bytes: values shorter and longer than a move of a whole page's copy.
         let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37 * (1 + s % 3)) as usize));
         let values: ArrayRef = match (binary, large) {
@@ -276,23 +307,22 @@ proptest! {
             (false, false) => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
             (false, true) => Arc::new(arrow::array::LargeStringArray::from_iter(seeds.iter().map(|s| s.map(text)))),
         };
-        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), layout.nullable);
         let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![values]).unwrap();
         // A 600-byte dictionary limit: a chunk falls back to PLAIN part way.
         let properties = WriterProperties::builder()
-            .set_dictionary_enabled(dictionary)
+            .set_dictionary_enabled(layout.dictionary)
             .set_dictionary_page_size_limit(600)
-            .set_compression(codec(zstd));
-        let file = written(&batch, properties, v2, page_rows);
-        let rows = seeds.len();
-        let mask = selection_mask(density, rows, &picks);
-        let read = crate_read(&file, &mask, use_index);
+            .set_compression(codec(layout.zstd));
+        let file = written(&batch, properties, layout.v2, layout.page_rows);
+        let mask = layout.mask(seeds.len());
+        let read = crate_read(&file, &mask, layout.use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
-        let selection = if picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
+        let selection = if layout.picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
         // The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY: the crate's.
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
-        prop_assert!(got.is_some() || v2);
+        prop_assert!(got.is_some() || layout.v2);
         if let Some(got) = got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
         }
@@ -398,14 +428,7 @@ proptest! {
     fn int96_equals_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u32>()), 1..2000),
         distinct in prop::sample::select(vec![1u32, 7, 100_000]),
-        nullable in any::<bool>(),
-        dictionary in any::<bool>(),
-        v2 in any::<bool>(),
-        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
-        use_index in any::<bool>(),
-        picks in prop::collection::vec(any::<bool>(), 2000),
-        density in 0u8..5,
-        zstd in any::<bool>(),
+        layout in layout(2000),
         unit in prop::sample::select(vec![
             arrow::datatypes::TimeUnit::Second,
             arrow::datatypes::TimeUnit::Millisecond,
@@ -424,19 +447,18 @@ proptest! {
             value.set_data(nanos as u32, (nanos >> 32) as u32, day);
             value
         };
-        let values: Vec<_> = seeds.iter().map(|s| match (s, nullable) {
+        let values: Vec<_> = seeds.iter().map(|s| match (s, layout.nullable) {
             (None, true) => None,
             (s, _) => Some(timestamp(s.unwrap_or(1))),
         }).collect();
-        let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
-        let file = int96_written(&values, nullable, properties, v2, page_rows);
-        let rows = values.len();
-        let mask = selection_mask(density, rows, &picks);
-        let mut read = crate_read(&file, &mask, use_index);
+        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.zstd));
+        let file = int96_written(&values, layout.nullable, properties, layout.v2, layout.page_rows);
+        let mask = layout.mask(values.len());
+        let mut read = crate_read(&file, &mask, layout.use_index);
         prop_assert_eq!(&read.arrow_type, &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None));
         // Another unit: the crate's decode of it, as a file whose Arrow schema asks for it.
         if unit != arrow::datatypes::TimeUnit::Nanosecond {
-            read = crate_read_as(&file, &mask, use_index, DataType::Timestamp(unit, Some("UTC".into())), nullable);
+            read = crate_read_as(&file, &mask, layout.use_index, DataType::Timestamp(unit, Some("UTC".into())), layout.nullable);
         }
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
@@ -458,14 +480,7 @@ proptest! {
         seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u64>()), 1..2000),
         precision in 1u8..=38,
         distinct in prop::sample::select(vec![1u64, 7, u64::MAX]),
-        nullable in any::<bool>(),
-        dictionary in any::<bool>(),
-        v2 in any::<bool>(),
-        page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
-        use_index in any::<bool>(),
-        picks in prop::collection::vec(any::<bool>(), 2000),
-        density in 0u8..5,
-        zstd in any::<bool>(),
+        layout in layout(2000),
     ) {
         // Values within the precision, both signs: a seed spread over 10^precision.
         let bound = 10i128.pow(u32::from(precision));
@@ -473,26 +488,25 @@ proptest! {
             let k = i128::from(seed % distinct);
             k.wrapping_mul(0x9E37_79B9_7F4A_7C15).rem_euclid(bound) * if k % 2 == 0 { 1 } else { -1 }
         };
-        let values = arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| match (s, nullable) {
+        let values = arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| match (s, layout.nullable) {
             (None, true) => None,
             (s, _) => Some(value(s.unwrap_or(1))),
         }))
         .with_precision_and_scale(precision, (precision / 3) as i8)
         .unwrap();
-        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), nullable);
+        let field = arrow::datatypes::Field::new("v", values.data_type().clone(), layout.nullable);
         let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(values)]).unwrap();
-        let properties = WriterProperties::builder().set_dictionary_enabled(dictionary).set_compression(codec(zstd));
-        let file = written(&batch, properties, v2, page_rows);
-        let rows = seeds.len();
-        let mask = selection_mask(density, rows, &picks);
-        let read = crate_read(&file, &mask, use_index);
+        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.zstd));
+        let file = written(&batch, properties, layout.v2, layout.page_rows);
+        let mask = layout.mask(seeds.len());
+        let read = crate_read(&file, &mask, layout.use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let stored_as = read.descriptor.physical_type();
         let selection = RowSelection::from_bools(&mask);
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
         // (Arrow's writer stores precisions up to 18 as INT32 / INT64, and v2 pages outside a
         // dictionary in DELTA encodings: the crate's.)
-        prop_assert!(got.is_some() || v2, "{stored_as:?}");
+        prop_assert!(got.is_some() || layout.v2, "{stored_as:?}");
         if let Some(got) = got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
         }
