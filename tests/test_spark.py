@@ -378,7 +378,8 @@ def test_the_driver_streams_its_planned_scan_and_falls_back_to_pieces(spark: Any
 def test_local_master_reads_on_the_driver_whatever_the_bytes(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a local master the tasks would run on the driver's cores: the plan's bound on the
     bytes to read is lifted by default (one given still holds); the bound on the output
-    stays, and a read on course to pass it stops after its first row groups."""
+    stays, a read on course to pass it stops after its first row groups, and a read without
+    a filter whose plan already passes it is not begun."""
     from pqsift.spark import driver_read
 
     assert pqsift.spark.runs_in_the_driver(spark)
