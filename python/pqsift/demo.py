@@ -157,9 +157,10 @@ def main(argv: list[str] | None = None) -> None:
         f" {value['row_groups_pruned_bloom_filter']} by bloom filters,"
         f" {value['row_groups_pruned_page_index']} by the page index;"
         f" pages pruned {value['pages_pruned']} of {value['pages_total']};"
-        f" rows selected {value['rows_selected']:,} of {value['rows_total']:,}; tasks {value['tasks']}"
+        f" rows selected {value['rows_selected']:,} of {value['rows_total']:,};"
+        + (" read on the driver (a small result: no Python task)" if metrics.read_on_driver else f" tasks {value['tasks']}")
     )
-    print("pqsift reading (summed over tasks, per run):")
+    print("pqsift reading (on the driver, per run):" if metrics.read_on_driver else "pqsift reading (summed over tasks, per run):")
     print(
         f"  values decoded {value['rows_decoded'] // runs:,} (late materialization: text only for survivors);"
         f" bytes read {value['bytes_read'] // runs:,}; rows out {value['rows_out'] // runs:,}"
