@@ -146,36 +146,16 @@ def read_on_driver(
     read."""
     limit = DRIVER_RESULT_BYTES if result_bytes is None else result_bytes
     pieces = list(pieces)
-    if planned_scan is None:
-        return _read_piece_by_piece(pieces, columns, filter, schema, partition_schema, table, ignore_corrupt_files, threads, limit, options)
-    row_groups = sum(1 if piece[1] is None else len(piece[1]) for piece in pieces)
+    # What a read of the whole scan counted before it was given up for the pieces.
     spent = dict.fromkeys(READ_METRICS, 0)
-    try:
-        return _read_whole_scan(planned_scan, schema, row_groups, limit, threads, options, spent), spent
-    except (CorruptFileError, UnsupportedError):
-        if not ignore_corrupt_files:
-            raise
-    # Read again piece by piece, skipping what cannot be read; what was read counts too.
-    rows, read = _read_piece_by_piece(pieces, columns, filter, schema, partition_schema, table, ignore_corrupt_files, threads, limit, options)
-    for name in READ_METRICS:
-        read[name] = read.get(name, 0) + spent[name]
-    return rows, read
-
-
-def _read_piece_by_piece(
-    pieces: list[Piece],
-    columns: list[str] | None,
-    filter: str | None,  # noqa: A002 - the public name
-    schema: pa.Schema,
-    partition_schema: list[tuple[str, str]],
-    table: TableContext,
-    ignore_corrupt_files: bool,
-    threads: int | None,
-    limit: int,
-    options: dict[str, Any],
-) -> tuple[pa.Table | None, dict[str, Any]]:
-    """:func:`read_on_driver` of ``pieces`` one after another, a scan each (as the tasks
-    read them, :func:`~pqsift.spark.reader.read_pieces`)."""
+    if planned_scan is not None:
+        row_groups = sum(1 if piece[1] is None else len(piece[1]) for piece in pieces)
+        try:
+            return _read_whole_scan(planned_scan, schema, row_groups, limit, threads, options, spent), spent
+        except (CorruptFileError, UnsupportedError):
+            if not ignore_corrupt_files:
+                raise
+        # Read again below, piece by piece, skipping what cannot be read.
     read: dict[str, Any] = {}
     batches: list[pa.RecordBatch] = []
     output_bytes = 0
@@ -216,6 +196,8 @@ def _read_piece_by_piece(
             batches.append(batch)
     finally:
         stream.close()  # runs the reader's finally: the counts are reported
+        for name in READ_METRICS:
+            read[name] = read.get(name, 0) + spent[name]
     return pa.Table.from_batches(batches, schema), read
 
 
