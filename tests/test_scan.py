@@ -530,3 +530,19 @@ def test_read_bytes_count_the_pages_of_the_columns_read(tmp_path: Path) -> None:
     from pqsift.spark.planning import plan_tasks
 
     assert plan_tasks(path, ["id", "c3"], "id = 150000").selected_bytes == rg.read_bytes
+
+
+def test_a_scan_read_with_other_read_options_keeps_its_own(tmp_path: Path) -> None:
+    """``Scan._with_read_options`` (how the Spark driver reads the scan it planned): the
+    options given are checked and used, the scan's own (an ORDER BY already settled into
+    triples among them) kept."""
+    pq.write_table(pa.table({"id": list(range(100, 0, -1))}), tmp_path / "t.parquet", row_group_size=10)
+    planned = pqsift.scan(tmp_path / "t.parquet", ["id"], order_by="id", limit=3)
+    again = planned._with_read_options(threads=1, batch_size=2)
+    assert again.to_table().column("id").to_pylist() == [1, 2, 3]
+    descending = planned._with_read_options(order_by=("id", "desc"))
+    assert descending._read_options["order_by"] == [("id", True, False)]
+    with pytest.raises(TypeError, match="not read option"):
+        planned._with_read_options(statistics=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        planned._with_read_options(batch_size=0)

@@ -282,7 +282,8 @@ class Scan:
             raise TypeError(f"not read option(s): {', '.join(unknown)}")
         read_options = {**self._read_options, **options}
         _check_read_options(read_options)
-        read_options["order_by"] = _order_by(read_options["order_by"])
+        if "order_by" in options:  # its own is already in triples
+            read_options["order_by"] = _order_by(options["order_by"])
         return Scan(self._core, read_options, self._storage_options)
 
     def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
