@@ -127,6 +127,18 @@ def test_every_corpus_file_reads_like_pyarrow_or_fails_cleanly(name: str) -> Non
     assert_same(got, oracle, name)
 
 
+@pytest.mark.parametrize("name", [name for name in FILES if name not in EXPECTED_ERRORS])
+def test_every_corpus_file_reads_the_same_as_string_views(name: str) -> None:
+    """``string_view=True``: the top-level strings and binaries out as views (decoded as views
+    where the read decodes them itself), the same values as the plain read."""
+    path = ROOT / name
+    plain = pqsift.scan(path).to_table()
+    views = pqsift.scan(path, string_view=True).to_table()
+    as_views = {pa.string(): pa.string_view(), pa.large_string(): pa.string_view(), pa.binary(): pa.binary_view(), pa.large_binary(): pa.binary_view()}
+    assert [f.type for f in views.schema] == [as_views.get(f.type, f.type) for f in plain.schema], name
+    assert_same(views.cast(plain.schema), plain, name)
+
+
 def test_the_corpus_is_all_there() -> None:
     assert len(FILES) >= 220
     assert sum(name.startswith("bad_data/") for name in FILES) == 8

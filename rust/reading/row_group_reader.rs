@@ -577,7 +577,7 @@ impl FileReader {
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection, options)? {
+            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection, options, decode)? {
                 direct.insert(root, values);
             }
         }
@@ -625,7 +625,10 @@ impl FileReader {
 
     /// Root `root` of `row_group` for the rows of `selection`, decoded by
     /// [`flat_decode`](crate::reading::flat_decode) from `source`; `None` when it is not a
-    /// flat column decoded there, or a page of it needs the crate.
+    /// flat column decoded there, or a page of it needs the crate. Strings output as views
+    /// (`keep_views`) are decoded as views, pointing into the pages, unless their chunk is
+    /// all dictionary-encoded (a dictionary, as for other decodes).
+    #[allow(clippy::too_many_arguments)]
     fn decode_directly(
         &self,
         source: &FileSource,
@@ -634,6 +637,7 @@ impl FileReader {
         leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
         options: &ReadOptions,
+        decode: Decode,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
         let parquet_schema = self.metadata.parquet_schema();
@@ -647,10 +651,18 @@ impl FileReader {
         };
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
-        let decode = if dictionary_decodable(&column, arrow_type, chunk) {
+        let view_type = match options.keep_views && decode.is_output() {
+            true => crate::reading::string_views::view_type(arrow_type),
+            false => None,
+        };
+        let dictionary = dictionary_decodable(&column, arrow_type, chunk);
+        let arrow_type = match &view_type {
+            Some(view_type) if !dictionary => view_type,
+            _ => arrow_type,
+        };
+        let decode = if dictionary {
             decode_dictionary_selected::<dyn parquet::column::page::PageReader>
-        } else if decodable(&column, arrow_type) && !(options.keep_views && column.physical_type() == PhysicalType::BYTE_ARRAY) {
-            // (Strings kept as views are the crate's: views into its pages.)
+        } else if decodable(&column, arrow_type) {
             decode_selected::<dyn parquet::column::page::PageReader>
         } else {
             return Ok(None);

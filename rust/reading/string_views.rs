@@ -36,7 +36,7 @@ use parquet::schema::types::SchemaDescriptor;
 use crate::error::Result;
 
 /// The view type standing for `data_type` at the top level, if it is a string or binary.
-fn view_type(data_type: &DataType) -> Option<DataType> {
+pub fn view_type(data_type: &DataType) -> Option<DataType> {
     match data_type {
         DataType::Utf8 | DataType::LargeUtf8 => Some(DataType::Utf8View),
         DataType::Binary | DataType::LargeBinary => Some(DataType::BinaryView),

@@ -90,12 +90,14 @@ mod fixed_width;
 mod strings;
 #[cfg(test)]
 mod tests;
+mod views;
 mod zstd_pages;
 
 use booleans::BitOutput;
 use dictionary_indices::{decode_indices, dense_selection, indices_cursor, indices_error, outside};
 use fixed_width::{BigEndian, Int96, KeysOutput, Output};
 use strings::{BytesOutput, byte_arrays};
+use views::ViewsOutput;
 pub use zstd_pages::{PageAt, ZstdPages};
 
 /// Why a column could not be decoded here.
@@ -148,7 +150,10 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
-        PhysicalType::BYTE_ARRAY => matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary),
+        PhysicalType::BYTE_ARRAY => matches!(
+            arrow_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary | DataType::Utf8View | DataType::BinaryView
+        ),
     }
 }
 
@@ -253,6 +258,10 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             let out = decode_pages(pages, nullable, selection, BytesOutput::<i64>::new(selected, nullable, arrow_type), zstd)?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
+        (PhysicalType::BYTE_ARRAY, DataType::Utf8View | DataType::BinaryView) => {
+            let out = decode_pages(pages, nullable, selection, ViewsOutput::new(selected, nullable, arrow_type), zstd)?;
+            Ok(out.map(ViewsOutput::finish))
+        }
         (other, _) => Err(DecodeError::Corrupt(format!("{other} as {arrow_type} is not decoded here"))),
     }
 }
@@ -317,6 +326,18 @@ impl<'z> PageValues<'z> {
         }
     }
 
+    /// The value bytes, owned: a zstd page decompressed whole into a buffer it hands over
+    /// (not the one pages reuse).
+    fn into_owned(self) -> Result<bytes::Bytes, DecodeError> {
+        match self {
+            Self::Ready(bytes) => Ok(bytes),
+            Self::Zstd { frame, start } => {
+                let page = frame.into_page().map_err(DecodeError::Corrupt)?;
+                Ok(page.slice(start.min(page.len())..))
+            }
+        }
+    }
+
     /// Drops the first `n` bytes (the page's levels, once decoded).
     fn advance(&mut self, n: usize) {
         match self {
@@ -330,6 +351,10 @@ impl<'z> PageValues<'z> {
 trait Sink {
     /// Takes the dictionary page's PLAIN values; `false`: not decoded here.
     fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError>;
+    /// The same, given the page (a sink that keeps it takes it over).
+    fn dictionary_page(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
+        self.dictionary(page.prefix(usize::MAX)?, count)
+    }
     /// Appends `page`'s rows that `selected` (page-relative) selects; `false`: the page's
     /// encoding is not decoded here.
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError>;
@@ -473,13 +498,13 @@ fn is_dictionary_encoding(encoding: Encoding) -> bool {
 /// `false`: not decoded here.
 fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S, zstd: Option<&mut ZstdPages<'_>>) -> Result<bool, DecodeError> {
     match page {
-        Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => match zstd {
-            Some(zstd) => {
-                let mut page = zstd.page(PageAt::Dictionary, buf)?;
-                sink.dictionary(page.whole().map_err(DecodeError::Corrupt)?, num_values as usize)
-            }
-            None => sink.dictionary(&buf, num_values as usize),
-        },
+        Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => {
+            let page = match zstd {
+                Some(zstd) => PageValues::whole(zstd.page(PageAt::Dictionary, buf)?)?,
+                None => PageValues::Ready(buf),
+            };
+            sink.dictionary_page(page, num_values as usize)
+        }
         Some(Page::DictionaryPage { .. }) => Ok(false),
         _ => Err(DecodeError::Corrupt("a dictionary page was announced but not found".into())),
     }

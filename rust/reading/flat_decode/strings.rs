@@ -61,6 +61,37 @@ pub(super) struct BytesOutput<O> {
 /// A selected row without a value.
 pub(super) const NULL_ROW: u32 = u32::MAX;
 
+/// The stored index of each of `page`'s `count` rows that `selected` selects, in `wanted`
+/// (replacing what it held; [`NULL_ROW`] for a null row), their validity appended to
+/// `validity`; answers how many have a value.
+pub(super) fn wanted_rows(
+    page: &DataPage<'_>,
+    selected: &BooleanBuffer,
+    count: usize,
+    validity: &mut Option<BooleanBufferBuilder>,
+    wanted: &mut Vec<u32>,
+) -> usize {
+    wanted.clear();
+    match &page.valid {
+        None => {
+            if let Some(validity) = validity {
+                validity.append_n(count, true);
+            }
+            wanted.extend(selected.set_indices().map(|row| row as u32));
+            count
+        }
+        Some(valid) => {
+            let validity = validity.as_mut().expect("levels only for an optional column");
+            let mut with_values = 0;
+            for stored in selected_stored(valid, selected, validity) {
+                with_values += usize::from(stored.is_some());
+                wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
+            }
+            with_values
+        }
+    }
+}
+
 /// The most string bytes reserved beyond the page at hand, for the rows still to come.
 pub(super) const RESERVE_AHEAD: usize = 64 << 20;
 
@@ -307,26 +338,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         };
         let count = selected.count_set_bits();
         self.offsets.reserve(count);
-        self.wanted.clear();
-        // Selected rows with a value.
-        let with_values = match &page.valid {
-            None => {
-                if let Some(validity) = &mut self.validity {
-                    validity.append_n(count, true);
-                }
-                self.wanted.extend(selected.set_indices().map(|row| row as u32));
-                count
-            }
-            Some(valid) => {
-                let validity = self.validity.as_mut().expect("levels only for an optional column");
-                let mut with_values = 0;
-                for stored in selected_stored(valid, selected, validity) {
-                    with_values += usize::from(stored.is_some());
-                    self.wanted.push(stored.map_or(NULL_ROW, |i| i as u32));
-                }
-                with_values
-            }
-        };
+        let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
         let stored = page.non_null();
         // Sized from this page's average value for the rows still to come (one buffer for
         // the whole selection, as a copy at the exact size would be), not doubled as it

@@ -289,8 +289,8 @@ prop_compose! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
-    /// from one to the other — copied out for the selected rows: the crate's decode,
-    /// filtered, whether the pages come decompressed or still zstd-compressed.
+    /// from one to the other — copied out for the selected rows, and as views: the crate's
+    /// decode, filtered, whether the pages come decompressed or still zstd-compressed.
     #[test]
     fn strings_equal_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
@@ -299,8 +299,9 @@ proptest! {
         layout in layout(3000),
     ) {
         let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if layout.nullable { s } else { s.or(Some(1)) }).collect();
-        // 6 to ~120 bytes: values shorter and longer than a move of a whole page's copy.
-        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37 * (1 + s % 3)) as usize));
+        // 6 to ~150 bytes: values inline in a view or not, shorter and longer than a move
+        // of a whole page's copy, lengths below 128 (ASCII) and above.
+        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37 * (1 + s % 4)) as usize));
         let values: ArrayRef = match (binary, large) {
             (true, false) => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
             (true, true) => Arc::new(arrow::array::LargeBinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
@@ -323,15 +324,62 @@ proptest! {
         // The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY: the crate's.
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
         prop_assert!(got.is_some() || layout.v2);
-        if let Some(got) = got {
+        if let Some(got) = &got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
         }
+        let view_type = if binary { DataType::BinaryView } else { DataType::Utf8View };
+        prop_assert!(decodable(&read.descriptor, &view_type));
+        let as_views = CrateRead { arrow_type: view_type.clone(), descriptor: read.descriptor.clone(), locations: read.locations.clone(), expected: read.expected.clone() };
+        let views = decoded_both_ways(&file, &as_views, &selection, decode_selected::<dyn PageReader>);
+        prop_assert_eq!(views.is_some(), got.is_some());
+        if let Some(views) = views {
+            prop_assert_eq!(views.data_type(), &view_type);
+            let plain = arrow::compute::cast(&views, read.expected.data_type()).unwrap();
+            prop_assert_eq!(plain.to_data(), read.expected.to_data());
+        }
     }
+}
+
+/// Views of a page few of whose values are selected hold those values only (copied out),
+/// not the page; of a page read whole, the page itself (one buffer, no copy). Values of up
+/// to 12 bytes are inline: no buffer.
+#[test]
+fn views_keep_a_page_only_where_most_of_it_is_selected() {
+    let rows = 10_000;
+    let text: Vec<String> = (0..rows).map(|i| format!("{i:0>100}")).collect();
+    let batch = RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(text.clone())) as ArrayRef)]).unwrap();
+    for zstd in [false, true] {
+        let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
+        let file = written(&batch, properties, false, rows);
+        let descriptor = SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
+        let decode = |selection: &RowSelection| {
+            let views = decode_selected::<dyn PageReader>(&mut pages(&file, rows, None), &descriptor, &DataType::Utf8View, selection, None).unwrap().unwrap();
+            views.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap().clone()
+        };
+        let few = decode(&RowSelection::from_ranges(&[17..20, 9_000..9_002], rows).unwrap());
+        assert_eq!(few.iter().flatten().collect::<Vec<_>>(), [17, 18, 19, 9_000, 9_001].map(|i| text[i].as_str()));
+        assert_eq!(few.data_buffers().iter().map(|b| b.len()).sum::<usize>(), 500, "zstd {zstd}");
+        let all = decode(&RowSelection::from_ranges(&[0..rows], rows).unwrap());
+        assert_eq!(all.data_buffers().len(), 1);
+        assert_eq!(all.data_buffers()[0].len(), rows * 104, "the page's values, lengths and all");
+        assert_eq!(all.value(rows - 1), text[rows - 1]);
+    }
+    let short = RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(vec!["twelve bytes"; 50])) as ArrayRef)]).unwrap();
+    let file = written(&short, WriterProperties::builder().set_dictionary_enabled(false), false, 50);
+    let descriptor = SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
+    let views = decode_selected::<dyn PageReader>(&mut pages(&file, 50, None), &descriptor, &DataType::Utf8View, &RowSelection::from_ranges(&[0..50], 50).unwrap(), None).unwrap().unwrap();
+    let views = views.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap();
+    assert!(views.data_buffers().is_empty() && views.value(49) == "twelve bytes");
 }
 
 /// A PLAIN string column whose values are the byte strings `values`, written as they are
 /// (Arrow's writer does not check them), read back as strings for every row.
 fn strings_read_back(values: &[&[u8]], zstd: bool) -> Result<Option<ArrayRef>, DecodeError> {
+    strings_read_back_as(values, zstd, &DataType::Utf8)
+}
+
+/// The same, read back as `arrow_type`.
+fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> Result<Option<ArrayRef>, DecodeError> {
     let offsets: Vec<i32> = std::iter::once(0).chain(values.iter().scan(0, |end, v| {
         *end += v.len() as i32;
         Some(*end)
@@ -348,7 +396,7 @@ fn strings_read_back(values: &[&[u8]], zstd: bool) -> Result<Option<ArrayRef>, D
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
     let selection = RowSelection::from_bools(&vec![true; values.len()]);
-    decode_selected::<dyn PageReader>(&mut pages(&file, values.len(), None), &descriptor, &DataType::Utf8, &selection, None)
+    decode_selected::<dyn PageReader>(&mut pages(&file, values.len(), None), &descriptor, arrow_type, &selection, None)
 }
 
 /// Strings are checked as UTF-8 as they are copied out: bytes that are not UTF-8, and a
@@ -366,6 +414,34 @@ fn strings_that_are_not_utf8_are_refused() {
         // "é" is 0xC3 0xA9: split over two values, the second starts inside it.
         let split = strings_read_back(&[b"caf\xc3", b"\xa9", b"ok"], zstd).unwrap_err().to_string();
         assert!(split.contains("row 1") && split.contains("inside a UTF-8 character"), "{split}");
+    }
+}
+
+/// The same as views, checked where the values lie (a run of values with lengths below
+/// 128 at once): bytes that are not UTF-8, a character split over two values, on either
+/// side of a value of 128 bytes or more, are refused.
+#[test]
+fn strings_that_are_not_utf8_are_refused_as_views() {
+    let long = "a value of well over a hundred and twenty-eight bytes, ".repeat(3);
+    let good: Vec<&[u8]> = vec!["plain".as_bytes(), "ünïcode".as_bytes(), b"", long.as_bytes(), "twelve bytes".as_bytes()];
+    let long_then_split = [long.as_bytes(), &b"\xc3"[..]].concat();
+    let split_then_long = [&b"\xa9"[..], long.as_bytes()].concat();
+    for zstd in [false, true] {
+        let read = strings_read_back_as(&good, zstd, &DataType::Utf8View).unwrap().expect("decoded here");
+        let read = read.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap();
+        assert_eq!(read.iter().flatten().collect::<Vec<_>>(), ["plain", "ünïcode", "", long.as_str(), "twelve bytes"]);
+        let bad: [&[&[u8]]; 4] = [
+            &[b"fine", b"bad \xff byte"],
+            &[b"caf\xc3", b"\xa9", b"ok"],
+            &[&long_then_split, b"\xa9"],
+            &[b"caf\xc3", &split_then_long],
+        ];
+        for values in bad {
+            let error = strings_read_back_as(values, zstd, &DataType::Utf8View).unwrap_err().to_string();
+            assert!(error.contains("not UTF-8"), "{error}");
+        }
+        // Binaries are not checked.
+        assert!(strings_read_back_as(&[b"caf\xc3", b"\xff"], zstd, &DataType::BinaryView).unwrap().is_some());
     }
 }
 
