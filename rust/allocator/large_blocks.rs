@@ -126,26 +126,14 @@ unsafe fn populate(start: *mut u8, len: usize) {
     let _ = (start, len);
 }
 
-/// The mapping of `len` bytes at `block` made `new_len` bytes long; null, with the
-/// mapping untouched, when the system refuses.
-///
-/// Shorter: the tail is kept ([`retained`]) or, under [`LARGE_FROM`], unmapped; the block
-/// stays where it is. (Shrunk with `mremap`, its pages went back to the kernel: a kept
-/// block longer than the request it served, or a buffer shrunk to fit, gave ~770 MiB a scan
-/// of the `events` text-heavy projection back, and as much was faulted in afresh.) Longer:
-/// `mremap` (moved if need be: pages move, bytes are not copied), the new pages populated
-/// at once. (Not filled with kept blocks' pages moved in place: a block would then span
-/// several mappings, which a later `mremap` refuses.)
+/// The mapping of `len` bytes at `block` made `new_len` bytes long with `mremap` (moved
+/// if need be: pages move, bytes are not copied; pages past `len` are fresh, populated
+/// at once); null, with the mapping untouched, when the system refuses.
 ///
 /// # Safety
 /// `block` maps `len` bytes and is the caller's alone.
 unsafe fn remap(block: *mut u8, len: usize, new_len: usize) -> *mut u8 {
     if len == new_len {
-        return block;
-    }
-    if new_len < len {
-        // SAFETY: the tail is the caller's and no longer used.
-        unsafe { let_go(block.add(new_len), len - new_len) };
         return block;
     }
     #[cfg(target_os = "linux")]
@@ -157,25 +145,15 @@ unsafe fn remap(block: *mut u8, len: usize, new_len: usize) -> *mut u8 {
             return std::ptr::null_mut();
         }
         let moved = moved.cast::<u8>();
-        advise_huge_pages(moved, new_len);
-        // SAFETY: the block now maps `new_len` bytes.
-        unsafe { populate(moved.add(len), new_len - len) };
+        if new_len > len {
+            advise_huge_pages(moved, new_len);
+            // SAFETY: the block now maps `new_len` bytes.
+            unsafe { populate(moved.add(len), new_len - len) };
+        }
         moved
     }
     #[cfg(not(target_os = "linux"))]
     unreachable!("no block is large off Linux")
-}
-
-/// Keeps the `len` unused bytes mapped at `start` ([`retained`]), or unmaps them when
-/// shorter than a large block or not kept.
-///
-/// # Safety
-/// `start` maps `len` bytes (a multiple of the page) that nothing uses any more.
-unsafe fn let_go(start: *mut u8, len: usize) {
-    if len < LARGE_FROM || !retained::put(start, len) {
-        // SAFETY: the caller's guarantee.
-        unsafe { unmap(start as usize, len) };
-    }
 }
 
 /// A fresh anonymous mapping of `len` bytes (zero-filled by the kernel), advised to huge

@@ -266,15 +266,18 @@ impl Sink for ViewsOutput {
         }
         let mut utf8 = Utf8Runs::new(self.utf8);
         let mut views = Vec::with_capacity(count);
-        let mut at = 0;
+        let (mut at, mut pointed) = (0, false);
         for _ in 0..count {
             let (start, length) = value_at(&data, at).ok_or_else(ends)?;
             utf8.length(&data, at, length)?;
             views.push(view_of(&data, start, length, buffer, start));
+            pointed |= length > 12;
             at = start + length;
         }
         utf8.finish(&data, at)?;
-        self.buffers.push(Buffer::from(data));
+        if pointed {
+            self.buffers.push(Buffer::from(data));
+        }
         self.dictionary = Some(views);
         Ok(true)
     }
