@@ -448,8 +448,11 @@ def scan(
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
     ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point
     into the decompressed pages instead of being copied; pyarrow, Polars and DuckDB read
-    views, and Spark's Arrow path accepts them for ``string``). Off by default: not every
-    consumer of Arrow reads views, and it is not yet faster on the benchmarks.
+    views, and Spark's Arrow path accepts them for ``string``; a page with few selected
+    values has those copied instead, so that no whole page is kept for a few rows). Off by
+    default: not every consumer of Arrow reads views, pyarrow's compute functions cover them
+    only in part, and on the benchmarks they cost as much CPU as plain strings (views save
+    the copy of the bytes but take 16 bytes a row where offsets take 4).
 
     Files with different columns (a table that grew a column): by default the scan schema
     is the first file's, as Spark's: every other file is read into it by name — a column
