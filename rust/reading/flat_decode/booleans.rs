@@ -1,4 +1,5 @@
-//! The sink of booleans: PLAIN bit-packed values appended a selected run at a time.
+//! The sink of booleans: PLAIN bit-packed values appended a selected run at a time; RLE
+//! ones (v2 pages: a 4-byte length, then 1-bit hybrid runs) unpacked into bits first.
 
 use super::*;
 
@@ -26,11 +27,16 @@ impl Sink for BitOutput {
     }
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
-        if page.encoding != Encoding::PLAIN {
-            return Ok(false);
-        }
         let stored = page.non_null();
-        let bits = page.values.prefix(stored.div_ceil(8))?;
+        let unpacked;
+        let bits = match page.encoding {
+            Encoding::PLAIN => page.values.prefix(stored.div_ceil(8))?,
+            Encoding::RLE => {
+                unpacked = rle_booleans(page.values.prefix(usize::MAX)?, stored)?;
+                unpacked.values()
+            }
+            _ => return Ok(false),
+        };
         if bits.len().saturating_mul(8) < stored {
             return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} booleans", bits.len())));
         }
@@ -49,4 +55,16 @@ impl Sink for BitOutput {
         }
         Ok(true)
     }
+}
+
+/// A page's `stored` RLE-encoded booleans (`values`: their length in 4 bytes, then the
+/// 1-bit hybrid runs), as bits.
+fn rle_booleans(values: &[u8], stored: usize) -> Result<BooleanBuffer, DecodeError> {
+    let corrupt = |reason: String| DecodeError::Corrupt(format!("RLE booleans: {reason}"));
+    let length = values.get(..4).ok_or_else(|| corrupt("no length".into()))?;
+    let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+    let runs = values.get(4..4usize.saturating_add(length)).ok_or_else(|| corrupt(format!("{length} bytes past the page's end")))?;
+    let mut bits = BooleanBufferBuilder::new(stored);
+    rle_hybrid::decode_bits(runs, stored, &mut bits).map_err(corrupt)?;
+    Ok(bits.finish())
 }

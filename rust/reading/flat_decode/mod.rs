@@ -29,10 +29,11 @@
 //! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is
 //! then filtered by pqsift: at ~25% selectivity three quarters of that work is thrown
 //! away. Its booleans go through a `Vec<bool>` packed bit by bit; here a PLAIN boolean page
-//! is appended to the output bitmap a selected run at a time.
+//! is appended to the output bitmap a selected run at a time (an RLE one, as v2 pages hold
+//! them, unpacked to bits first).
 //!
-//! A page in another encoding (DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, RLE booleans,
-//! BIT_PACKED levels) makes [`decode_selected`] answer `None`, and the caller decodes the
+//! A page in another encoding (DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, BIT_PACKED levels)
+//! makes [`decode_selected`] answer `None`, and the caller decodes the
 //! column with the crate.
 //!
 //! ```
