@@ -61,6 +61,16 @@ pub(super) struct BytesOutput<O> {
 /// A selected row without a value.
 pub(super) const NULL_ROW: u32 = u32::MAX;
 
+/// Whether a string page in `encoding` is dictionary-encoded (`false`: PLAIN); `None`: an
+/// encoding decoded only by the crate.
+pub(super) fn dictionary_encoded(encoding: Encoding) -> Option<bool> {
+    match encoding {
+        Encoding::PLAIN => Some(false),
+        Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(true),
+        _ => None,
+    }
+}
+
 /// The stored index of each of `page`'s `count` rows that `selected` selects, in `wanted`
 /// (replacing what it held; [`NULL_ROW`] for a null row), their validity appended to
 /// `validity`; answers how many have a value.
@@ -338,11 +348,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
     }
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
-        let dictionary_encoded = match page.encoding {
-            Encoding::PLAIN => false,
-            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => true,
-            _ => return Ok(false),
-        };
+        let Some(dictionary_encoded) = dictionary_encoded(page.encoding) else { return Ok(false) };
         let count = selected.count_set_bits();
         self.offsets.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);

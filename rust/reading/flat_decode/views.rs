@@ -17,7 +17,7 @@
 use arrow::array::builder::make_view;
 use arrow::array::{BinaryViewArray, StringViewArray};
 
-use super::strings::{NULL_ROW, wanted_rows};
+use super::strings::{NULL_ROW, dictionary_encoded, wanted_rows};
 use super::*;
 
 /// A view of a value of `length` bytes at `start` in a page's `data`: for a value longer
@@ -133,31 +133,12 @@ impl ViewsOutput {
     /// than a view's offset reaches.
     fn point_into(&mut self, data: bytes::Bytes, stored: usize) -> Result<bool, DecodeError> {
         let (Some(buffer), true) = (self.next_buffer(), u32::try_from(data.len()).is_ok()) else { return Ok(false) };
-        let short = || DecodeError::Corrupt(format!("a page's {stored} values run past its end"));
-        let mut utf8 = Utf8Runs::new(self.utf8);
-        // The value at `at` (its length first) is the `index`-th stored.
-        let (mut at, mut index) = (0usize, 0u32);
         let mut pointed = false;
-        for &want in &self.wanted {
-            if want == NULL_ROW {
-                self.views.push(0);
-                continue;
-            }
-            if want as usize >= stored {
-                return Err(short());
-            }
-            let view = loop {
-                let (start, length) = value_at(&data, at).ok_or_else(short)?;
-                utf8.length(&data, at, length)?;
-                (at, index) = (start + length, index + 1);
-                if index - 1 == want {
-                    pointed |= length > 12;
-                    break view_of(&data, start, length, buffer, start);
-                }
-            };
-            self.views.push(view);
-        }
-        utf8.finish(&data, at)?;
+        let mut page = PageValues::Ready(data.clone());
+        walk(&self.wanted, &mut self.views, &mut page, stored, self.utf8, |_, start, length, data| {
+            pointed |= length > 12;
+            view_of(data, start, length, buffer, start)
+        })?;
         if pointed {
             self.buffers.push(Buffer::from(data));
         }
@@ -169,46 +150,17 @@ impl ViewsOutput {
     /// buffer holding just them.
     fn copy_out(&mut self, values: &mut PageValues<'_>, stored: usize) -> Result<bool, DecodeError> {
         let Some(buffer) = self.next_buffer() else { return Ok(false) };
-        let short = || DecodeError::Corrupt(format!("a page's {stored} values run past its end"));
-        let mut utf8 = Utf8Runs::new(self.utf8);
-        let mut data = values.prefix(0)?;
-        let (mut at, mut index) = (0usize, 0u32);
         let mut bytes = 0usize;
-        self.copied.clear();
-        for &want in &self.wanted {
-            if want == NULL_ROW {
-                self.views.push(0);
-                continue;
-            }
-            if want as usize >= stored {
-                return Err(short());
-            }
-            let (start, length) = loop {
-                if data.len() < at + 4 {
-                    data = values.prefix(at + 4)?;
-                }
-                let length = data.get(at..at + 4).ok_or_else(short)?;
-                let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
-                let end = (at + 4).checked_add(length).ok_or_else(short)?;
-                if data.len() < end {
-                    data = values.prefix(end)?;
-                }
-                if data.len() < end {
-                    return Err(short());
-                }
-                utf8.length(data, at, length)?;
-                (at, index) = (end, index + 1);
-                if index - 1 == want {
-                    break (end - length, length);
-                }
-            };
+        let copied = &mut self.copied;
+        copied.clear();
+        let at = walk(&self.wanted, &mut self.views, values, stored, self.utf8, |slot, start, length, data| {
             if length > 12 {
-                self.copied.push((self.views.len(), start, length));
+                copied.push((slot, start, length));
                 bytes += length;
             }
-            self.views.push(view_of(data, start, length, 0, 0));
-        }
-        utf8.finish(data, at)?;
+            // (Pointed at the copy below.)
+            view_of(data, start, length, 0, 0)
+        })?;
         if bytes > 0 {
             // (The walk above ended at the last wanted value: nothing is decompressed here.)
             let data = values.prefix(at)?;
@@ -251,6 +203,56 @@ impl ViewsOutput {
     }
 }
 
+/// Walks a PLAIN page's `stored` values (`values`, decompressed as far as the walk goes) to
+/// each `wanted` row's, checked as UTF-8 on the way when `utf8` ([`Utf8Runs`]): a null row's
+/// view is empty, a value's is `view(its slot in views, start, length, the page so far)`.
+/// Answers where the walk ended (after the last wanted value).
+fn walk(
+    wanted: &[u32],
+    views: &mut Vec<u128>,
+    values: &mut PageValues<'_>,
+    stored: usize,
+    utf8: bool,
+    mut view: impl FnMut(usize, usize, usize, &[u8]) -> u128,
+) -> Result<usize, DecodeError> {
+    let short = || DecodeError::Corrupt(format!("a page's {stored} values run past its end"));
+    let mut utf8 = Utf8Runs::new(utf8);
+    let mut data = values.prefix(0)?;
+    // The value at `at` (its length first) is the `index`-th stored.
+    let (mut at, mut index) = (0usize, 0u32);
+    for &want in wanted {
+        if want == NULL_ROW {
+            views.push(0);
+            continue;
+        }
+        if want as usize >= stored {
+            return Err(short());
+        }
+        let (start, length) = loop {
+            if data.len() < at + 4 {
+                data = values.prefix(at + 4)?;
+            }
+            let length = data.get(at..at + 4).ok_or_else(short)?;
+            let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
+            let end = (at + 4).checked_add(length).ok_or_else(short)?;
+            if data.len() < end {
+                data = values.prefix(end)?;
+            }
+            if data.len() < end {
+                return Err(short());
+            }
+            utf8.length(data, at, length)?;
+            (at, index) = (end, index + 1);
+            if index - 1 == want {
+                break (end - length, length);
+            }
+        };
+        views.push(view(views.len(), start, length, data));
+    }
+    utf8.finish(data, at)?;
+    Ok(at)
+}
+
 impl Sink for ViewsOutput {
     fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
         self.dictionary_page(PageValues::Ready(bytes::Bytes::copy_from_slice(page)), count)
@@ -283,11 +285,7 @@ impl Sink for ViewsOutput {
     }
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
-        let dictionary_encoded = match page.encoding {
-            Encoding::PLAIN => false,
-            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => true,
-            _ => return Ok(false),
-        };
+        let Some(dictionary_encoded) = dictionary_encoded(page.encoding) else { return Ok(false) };
         let count = selected.count_set_bits();
         self.views.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
