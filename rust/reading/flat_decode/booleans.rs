@@ -22,7 +22,7 @@ impl BitOutput {
 }
 
 impl Sink for BitOutput {
-    fn dictionary(&mut self, _values: &[u8], _count: usize) -> Result<bool, DecodeError> {
+    fn dictionary(&mut self, _page: PageValues<'_>, _count: usize) -> Result<bool, DecodeError> {
         Ok(false)
     }
 

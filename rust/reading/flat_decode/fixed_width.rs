@@ -160,7 +160,8 @@ impl<T: Native> Output<T> {
 }
 
 impl<T: Native> Sink for Output<T> {
-    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
+    fn dictionary(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
+        let values = page.prefix(usize::MAX)?;
         if values.len() / T::WIDTH < count {
             return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
         }
@@ -392,7 +393,8 @@ impl KeysOutput {
 }
 
 impl Sink for KeysOutput {
-    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError> {
+    fn dictionary(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
+        let values = page.prefix(usize::MAX)?;
         let values = match self.value_type {
             DataType::Utf8 => byte_arrays::<i32>(values, count, true),
             DataType::LargeUtf8 => byte_arrays::<i64>(values, count, true),

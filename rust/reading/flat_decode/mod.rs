@@ -95,7 +95,7 @@ mod views;
 mod zstd_pages;
 
 use booleans::BitOutput;
-use dictionary_indices::{decode_indices, dense_selection, indices_cursor, indices_error, outside};
+use dictionary_indices::{PageKeys, decode_indices, dense_selection, indices_cursor, indices_error, outside};
 use fixed_width::{BigEndian, Int96, KeysOutput, Output};
 use strings::{BytesOutput, byte_arrays};
 use views::ViewsOutput;
@@ -350,12 +350,9 @@ impl<'z> PageValues<'z> {
 
 /// Where decoded values go: fixed-width values or bits.
 trait Sink {
-    /// Takes the dictionary page's PLAIN values; `false`: not decoded here.
-    fn dictionary(&mut self, values: &[u8], count: usize) -> Result<bool, DecodeError>;
-    /// The same, given the page (a sink that keeps it takes it over).
-    fn dictionary_page(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
-        self.dictionary(page.prefix(usize::MAX)?, count)
-    }
+    /// Takes the dictionary page (its `count` PLAIN values; a sink that keeps the page
+    /// takes it over); `false`: not decoded here.
+    fn dictionary(&mut self, page: PageValues<'_>, count: usize) -> Result<bool, DecodeError>;
     /// Appends `page`'s rows that `selected` (page-relative) selects; `false`: the page's
     /// encoding is not decoded here.
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError>;
@@ -504,7 +501,7 @@ fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S, zstd: Option<&mut 
                 Some(zstd) => PageValues::whole(zstd.page(PageAt::Dictionary, buf)?)?,
                 None => PageValues::Ready(buf),
             };
-            sink.dictionary_page(page, num_values as usize)
+            sink.dictionary(page, num_values as usize)
         }
         Some(Page::DictionaryPage { .. }) => Ok(false),
         _ => Err(DecodeError::Corrupt("a dictionary page was announced but not found".into())),

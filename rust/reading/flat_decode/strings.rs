@@ -301,27 +301,12 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         let len = dictionary.len();
         let wanted = std::mem::take(&mut self.wanted);
         let mut indices = std::mem::take(&mut self.indices);
-        let mut cursor = match whole {
-            true => {
-                decode_indices(values, stored, len, &mut indices)?;
-                None
-            }
-            false if stored > 0 => Some(indices_cursor(values)?),
-            false => None,
-        };
+        let mut keys = PageKeys::new(values, stored, len, whole, &mut indices)?;
         let mut result = Ok(true);
         for &want in &wanted {
             if want != NULL_ROW {
-                let key = match &mut cursor {
-                    Some(cursor) => cursor.get(want as usize).map_err(indices_error),
-                    None => indices.get(want as usize).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into())),
-                };
-                let value = key.and_then(|k| match k as usize {
-                    k if k < len => Ok(dictionary.value(k)),
-                    _ => Err(outside(k, len)),
-                });
-                match value {
-                    Ok(value) => self.values.extend_from_slice(value),
+                match keys.get(want as usize, len) {
+                    Ok(key) => self.values.extend_from_slice(dictionary.value(key as usize)),
                     Err(e) => {
                         result = Err(e);
                         break;
@@ -333,6 +318,7 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                 break;
             }
         }
+        drop(keys);
         self.wanted = wanted;
         self.indices = indices;
         result
@@ -340,9 +326,9 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
 }
 
 impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
-    fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
+    fn dictionary(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
         // 64-bit offsets always reach: never `None`.
-        let Some(values) = byte_arrays::<i64>(page, count, false)? else { return Ok(false) };
+        let Some(values) = byte_arrays::<i64>(page.prefix(usize::MAX)?, count, false)? else { return Ok(false) };
         self.dictionary = Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
         Ok(true)
     }

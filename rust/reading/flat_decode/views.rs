@@ -180,24 +180,13 @@ impl ViewsOutput {
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<(), DecodeError> {
         let dictionary = self.dictionary.as_deref().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
         let len = dictionary.len();
-        let mut cursor = match whole {
-            true => {
-                decode_indices(values, stored, len, &mut self.indices)?;
-                None
-            }
-            false if stored > 0 => Some(indices_cursor(values)?),
-            false => None,
-        };
+        let mut keys = PageKeys::new(values, stored, len, whole, &mut self.indices)?;
         for &want in &self.wanted {
-            if want == NULL_ROW {
-                self.views.push(0);
-                continue;
-            }
-            let key = match &mut cursor {
-                Some(cursor) => cursor.get(want as usize).map_err(indices_error)?,
-                None => *self.indices.get(want as usize).ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into()))?,
+            let view = match want {
+                NULL_ROW => 0,
+                _ => dictionary[keys.get(want as usize, len)? as usize],
             };
-            self.views.push(*dictionary.get(key as usize).ok_or_else(|| outside(key, len))?);
+            self.views.push(view);
         }
         Ok(())
     }
@@ -254,12 +243,8 @@ fn walk(
 }
 
 impl Sink for ViewsOutput {
-    fn dictionary(&mut self, page: &[u8], count: usize) -> Result<bool, DecodeError> {
-        self.dictionary_page(PageValues::Ready(bytes::Bytes::copy_from_slice(page)), count)
-    }
-
     /// The dictionary page kept as one of the buffers, its entries' views made once.
-    fn dictionary_page(&mut self, page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
+    fn dictionary(&mut self, page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
         let data = page.into_owned()?;
         let (Some(buffer), true) = (self.next_buffer(), u32::try_from(data.len()).is_ok()) else { return Ok(false) };
         let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", data.len()));
