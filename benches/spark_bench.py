@@ -19,6 +19,12 @@ and writes ``benches/results/spark.md``.
 
 ``--driver-sweep`` adds the measurement behind ``DRIVER_READ_BYTES``: the range shape's
 window widened from 1 to 384 hours, read on the driver and by tasks.
+
+``--connect`` runs the same readers as a Spark Connect client (Spark 4's default client) of
+a local Connect server (``local[*]``, the same settings, in a child process:
+``tests/connect_harness.py``), and writes ``benches/results/spark_connect.md``. There the
+client is not the driver: a small result is read in the client's process and sent to the
+server as a local relation (the 8 MiB bound of a remote cluster), the rest by tasks.
 """
 
 from __future__ import annotations
@@ -45,38 +51,62 @@ def needed(shape) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def interleaved_times(runs: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
-    """Each run once to warm up, then ``rounds`` rounds of each in turn: wall seconds."""
+    """Each run once to warm up, then ``rounds`` rounds of each in turn, each round starting
+    one further along (a run that leaves the JVM garbage to collect does not always charge
+    it to the same next one): wall seconds."""
     for run in runs.values():
         run()
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
+    names = list(runs)
+    for round_ in range(rounds):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             started = time.perf_counter()
-            run()
+            runs[name]()
             times[name].append(time.perf_counter() - started)
     return times
 
 
+#: The benchmark session's settings: no UI or progress bars, UTC, a 4 GiB driver.
+SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "4g",
+}
+
+
 def local_spark() -> Any:
-    """A local Spark session for the benchmarks (``local[*]``, no UI or progress bars, UTC,
-    4 GiB driver, quiet), with the ``pqsift`` data source registered."""
+    """A local Spark session for the benchmarks (``local[*]``, :data:`SETTINGS`, quiet),
+    with the ``pqsift`` data source registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import pqsift.spark
 
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .appName("pqsift-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "4g")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.master("local[*]").appName("pqsift-bench")
+    for key, value in SETTINGS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     pqsift.spark.register(spark)
     return spark
+
+
+def connect_spark() -> tuple[Any, Any]:
+    """A Spark Connect client session of a local Connect server (``local[*]``,
+    :data:`SETTINGS`) started here, with the ``pqsift`` data source registered; and the
+    server, to stop."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from connect_harness import ConnectServer, missing_modules
+
+    import pqsift.spark
+
+    if missing := missing_modules():
+        raise SystemExit(f"--connect needs the [connect] extra's modules: {', '.join(missing)} missing")
+    server = ConnectServer(SETTINGS, master="local[*]").start()
+    spark = server.session()
+    pqsift.spark.register(spark)
+    return spark, server
 
 
 def noop(df: Any) -> None:
@@ -89,8 +119,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("data/bench"))
     parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
     parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
-    parser.add_argument("--out", type=Path, default=Path("benches/results/spark.md"))
+    parser.add_argument("--connect", action="store_true", help="run as a Spark Connect client of a local server")
+    parser.add_argument("--out", type=Path, default=None, help="default: benches/results/spark.md (spark_connect.md with --connect)")
     args = parser.parse_args()
+    if args.out is None:
+        args.out = Path("benches/results/spark_connect.md" if args.connect else "benches/results/spark.md")
     if not list(args.data.glob("*.parquet")):
         print(f"writing {args.data} ...", flush=True)
         write_dataset(args.data)
@@ -98,8 +131,10 @@ def main() -> None:
     import pqsift.spark
     from pqsift.spark.planning import plan_tasks
 
-    spark = local_spark()
-    path = str(args.data)
+    spark, server = connect_spark() if args.connect else (local_spark(), None)
+    # Absolute: over Connect a relative path would be resolved by the server for the native
+    # reader (pqsift resolves it on the client).
+    path = str(args.data.resolve())
 
     readers = {
         "spark native": lambda s: spark.read.parquet(path).filter(s.where or "true").select(*s.columns),
@@ -171,12 +206,17 @@ def main() -> None:
             print(row, flush=True)
             sweep.append(row)
     spark.stop()
+    if server is not None:
+        server.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     header = (
-        f"# pqsift in Spark vs Spark's native reader\n\nDataset: `{args.data}` (benches/peers.py), local[*] on"
-        f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns, {args.repeat} rounds;"
+        f"# pqsift in Spark{' over Spark Connect' if args.connect else ''} vs Spark's native reader\n\n"
+        f"Dataset: `{args.data}` (benches/peers.py), local[*] on"
+        f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns (each round starting one reader further along), {args.repeat} rounds;"
         " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster)."
-        " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks).\n\n"
+        " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks"
+        + ("; over Connect, `driver` is the client's process, its rows sent as a local relation" if args.connect else "")
+        + ").\n\n"
     )
     args.out.write_text(header + "\n".join(lines + sweep) + "\n")
     print(f"\nwritten {args.out}")

@@ -151,6 +151,27 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
         pqsift.spark.reader(["id"], metrics=metrics)
 
 
+def test_connect_abandons_a_driver_read_at_its_own_bound(connect: Any, spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over Connect a result read by the client reaches Spark as a local relation, dearer a
+    byte than a classic session's Arrow batches: its bound is lower. An output between the
+    two bounds is read on a classic driver and by tasks over Connect, the same rows."""
+    from pqsift.spark import driver_read
+
+    where, columns = "id >= 0", ["id", "note"]
+    output = pqsift.scan(dataset, columns, where, spark_output=True).to_table().nbytes
+    monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", output * 2)
+    monkeypatch.setattr(driver_read, "CONNECT_RESULT_BYTES", output // 2)
+    classic, remote = pqsift.spark.ScanMetrics(spark), pqsift.spark.ScanMetrics(connect)
+    on_classic = pqsift.spark.read(spark, dataset, columns, where, driver_read_bytes=1 << 40, metrics=classic)
+    over_connect = pqsift.spark.read(connect, dataset, columns, where, driver_read_bytes=1 << 40, metrics=remote)
+    assert classic.read_on_driver and not remote.read_on_driver
+    assert _rows(over_connect.toArrow()) == _rows(on_classic.toArrow())
+    monkeypatch.setattr(driver_read, "CONNECT_RESULT_BYTES", output * 2)
+    remote = pqsift.spark.ScanMetrics(connect)
+    pqsift.spark.read(connect, dataset, columns, where, driver_read_bytes=1 << 40, metrics=remote)
+    assert remote.read_on_driver
+
+
 def test_data_source_metrics_travel_as_in_classic(connect: Any, spark: Any, dataset: Path) -> None:
     where = "id BETWEEN 100 AND 199"
 

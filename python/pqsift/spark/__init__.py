@@ -34,6 +34,7 @@ only :mod:`pqsift.spark.reader`, which does not either).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -49,7 +50,7 @@ from pqsift import _core
 from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr, _split_column_name
 from pqsift.scan import _OPTIONS, _order_by, scan
-from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver
+from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Piece, TableContext, Task, TaskPiece, TaskPlan, absolute_path, absolute_source, plan_tasks
 from pqsift.spark.reader import METRICS_COLUMN, READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
 
@@ -107,14 +108,9 @@ def default_parallelism(spark: SparkSession) -> int:
     """
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-    conf = spark.conf
 
     def setting(name: str) -> str | None:
-        try:
-            value = conf.get(name, None)
-        except Exception:  # noqa: BLE001 - a server may refuse to show a configuration
-            return None
-        return value if value not in (None, "") else None
+        return _connect_setting(spark, name)
 
     for name in ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
         value = setting(name)
@@ -130,14 +126,42 @@ def default_parallelism(spark: SparkSession) -> int:
 
 
 def runs_in_the_driver(spark: Any) -> bool:
-    """Whether ``spark``'s tasks run on the driver's own machine and cores: a classic
-    session on a local master (``local``, ``local[N]``, ``local[*]``; not
-    ``local-cluster``, whose executors are processes of their own). On Spark Connect the
-    client may be anywhere: False."""
+    """Whether ``spark``'s tasks run on this process's machine and cores: a classic session
+    on a local master (``local``, ``local[N]``, ``local[*]``; not ``local-cluster``, whose
+    executors are processes of their own), or a Spark Connect client of a server reached
+    over the loopback (``sc://localhost``, as ``SparkSession.builder.remote("local[2]")``
+    starts one) whose master is local. Any other Connect server may be anywhere: False."""
     if is_connect(spark):
-        return False
-    master = str(spark.sparkContext.master).strip()
+        return _loopback_host(spark) and _is_local_master(_connect_setting(spark, "spark.master") or "")
+    return _is_local_master(str(spark.sparkContext.master))
+
+
+def _is_local_master(master: str) -> bool:
+    master = master.strip()
     return master == "local" or re.fullmatch(r"local\[[^]]*\]", master) is not None
+
+
+def _loopback_host(spark: Any) -> bool:
+    """Whether a Connect client reaches its server over the loopback interface."""
+    try:
+        host = str(spark.client.host).strip("[]")
+    except Exception:  # noqa: BLE001 - a client without the attribute: assume elsewhere
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _connect_setting(spark: Any, name: str) -> str | None:
+    """A configuration of a Connect session's server, None if unset or not shown."""
+    try:
+        value = spark.conf.get(name, None)
+    except Exception:  # noqa: BLE001 - a server may refuse to show a configuration
+        return None
+    return value if value not in (None, "") else None
 
 
 def _master_cores(master: str) -> int | None:
@@ -395,8 +419,10 @@ def read(
     the plan leaves at most ``driver_read_bytes`` compressed bytes to read (default
     :data:`DRIVER_READ_BYTES`, and no bound on a local master, whose tasks would run on
     the driver's cores anyway: see :func:`runs_in_the_driver`; 0: never) and the rows come
-    to at most :data:`~pqsift.spark.driver_read.DRIVER_RESULT_BYTES`, the DataFrame is a
-    local relation of them and no Python task runs.
+    to at most :data:`~pqsift.spark.driver_read.DRIVER_RESULT_BYTES` (over Spark Connect,
+    where the rows are read by the client and sent to the server,
+    :data:`~pqsift.spark.driver_read.CONNECT_RESULT_BYTES`), the DataFrame is made of them
+    and no Python task runs.
 
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
     plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
@@ -456,8 +482,9 @@ def read(
     frame = None
     if driver_read_bytes is None:
         driver_read_bytes = (1 << 62) if runs_in_the_driver(spark) else DRIVER_READ_BYTES
-    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes and not _too_large_for_the_driver(request):
-        frame = _read_small_result(spark, request)
+    result_bytes = result_bound(is_connect(spark))
+    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes and not _too_large_for_the_driver(request, result_bytes):
+        frame = _read_small_result(spark, request, result_bytes)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)
     if not order_by:
@@ -486,20 +513,20 @@ class _PlannedRead:
     options: dict[str, Any]
 
 
-def _too_large_for_the_driver(request: _PlannedRead) -> bool:
-    """Whether the plan alone shows the output passing what the driver takes: without a
-    filter (or deletion vectors) every row the plan selects is output."""
+def _too_large_for_the_driver(request: _PlannedRead, result_bytes: int) -> bool:
+    """Whether the plan alone shows the output passing ``result_bytes``, what the driver
+    takes: without a filter (or deletion vectors) every row the plan selects is output."""
     if request.filter is not None or any(piece[3] is not None for task in request.planned for piece in task):
         return False
     rows = sum(task.rows for task in request.plan.tasks)
     if request.options.get("limit") is not None:
         rows = min(rows, request.options["limit"])
-    return output_passes_the_bound(rows, request.arrow_schema)
+    return output_passes_the_bound(rows, request.arrow_schema, result_bytes)
 
 
-def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame | None:
+def _read_small_result(spark: SparkSession, request: _PlannedRead, result_bytes: int) -> DataFrame | None:
     """The rows of the plan read here, handed to Spark as Arrow batches; None when they
-    came to more than the driver takes (the tasks read them instead)."""
+    came to more than ``result_bytes`` (the tasks read them instead)."""
     metrics = request.metrics
     rows, read = read_on_driver(
         [piece for task in request.planned for piece in task],
@@ -510,6 +537,7 @@ def _read_small_result(spark: SparkSession, request: _PlannedRead) -> DataFrame 
         table=request.plan.table,
         ignore_corrupt_files=request.ignore_corrupt_files,
         threads=None,
+        result_bytes=result_bytes,
         planned_scan=request.plan.scan,
         **request.options,
     )

@@ -57,7 +57,7 @@ from pqsift.scan import _READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
 
-__all__ = ["DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "output_floor", "output_passes_the_bound", "read_on_driver"]
+__all__ = ["CONNECT_RESULT_BYTES", "DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "output_floor", "output_passes_the_bound", "read_on_driver", "result_bound"]
 
 #: At most this many compressed bytes left by the driver's plan are read on the driver.
 #: The estimate counts every column of a kept row group, an upper bound of what late
@@ -74,13 +74,22 @@ DRIVER_READ_BYTES = 8 << 20
 #: what goes through the driver's memory.
 DRIVER_RESULT_BYTES = 16 << 20
 
+#: The same bound for a Spark Connect client, whose rows reach Spark another way: sent to
+#: the server, which makes them a local relation of JVM rows and ships those inside its
+#: tasks, ~9 ms a MiB against ~2 ms for a classic session's parallelized Arrow batches.
+#: Measured (``benches/spark_bench.py --connect --driver-sweep``, local server, 2 cores):
+#: the client's read is faster up to ~5 MiB of output (the range's 4.8 MiB: 84 ms against
+#: 87 by tasks), slower above (9.6 MiB: 134 against 99); an abandoned read adds what it
+#: read (~2 ms a MiB of output) to the tasks' time.
+CONNECT_RESULT_BYTES = 6 << 20
+
 
 def output_floor(rows: int, schema: pa.Schema) -> int:
     """The fewest bytes ``rows`` rows of ``schema`` take as Arrow data: the fixed-width
     columns' values and the strings' offsets (their bytes, and nested columns, counted as
     nothing). A read without a filter outputs every row its plan selects: when this
-    passes :data:`DRIVER_RESULT_BYTES`, a read on the driver would be abandoned, so none
-    is begun (a plain projection of 4M rows of two 8-byte columns: 64 MB).
+    passes the output bound (:func:`result_bound`), a read on the driver would be
+    abandoned, so none is begun (a plain projection of 4M rows of two 8-byte columns: 64 MB).
 
     >>> output_floor(4_000_000, pa.schema([("id", pa.int64()), ("amount", pa.float64()), ("note", pa.string())]))
     80000000
@@ -104,9 +113,16 @@ def output_floor(rows: int, schema: pa.Schema) -> int:
     return int(rows * width)
 
 
-def output_passes_the_bound(rows: int, schema: pa.Schema) -> bool:
-    """Whether ``rows`` rows of ``schema`` certainly take more than :data:`DRIVER_RESULT_BYTES`."""
-    return output_floor(rows, schema) > DRIVER_RESULT_BYTES
+def result_bound(connect: bool) -> int:
+    """The output, in bytes of Arrow data, past which a read on the driver is abandoned:
+    :data:`CONNECT_RESULT_BYTES` for a Spark Connect client, else :data:`DRIVER_RESULT_BYTES`."""
+    return CONNECT_RESULT_BYTES if connect else DRIVER_RESULT_BYTES
+
+
+def output_passes_the_bound(rows: int, schema: pa.Schema, bound: int | None = None) -> bool:
+    """Whether ``rows`` rows of ``schema`` certainly take more than ``bound`` bytes
+    (default :data:`DRIVER_RESULT_BYTES`)."""
+    return output_floor(rows, schema) > (DRIVER_RESULT_BYTES if bound is None else bound)
 
 
 def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
