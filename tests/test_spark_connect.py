@@ -172,6 +172,35 @@ def test_connect_abandons_a_driver_read_at_its_own_bound(connect: Any, spark: An
     assert remote.read_on_driver
 
 
+def test_session_settings_are_read_in_one_request(connect: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read takes the session's settings it follows (case sensitivity, the time zone, the
+    cores) from one listing of them, not a round trip each (~1.5 ms a request; a read asked
+    ten); a setting changed on the session is followed by the next read."""
+    listings, asked = [], []
+    config = connect.client.config
+
+    def counted(operation: Any) -> Any:
+        kind = operation.WhichOneof("op_type")
+        if kind == "get_all":
+            listings.append(kind)
+        else:  # pyspark's own createDataFrame asks a few of its settings
+            request = getattr(operation, kind)
+            fields = {field.name for field, _ in request.ListFields()}
+            asked.extend(list(request.keys) if "keys" in fields else [pair.key for pair in request.pairs] if "pairs" in fields else [])
+        return config(operation)
+
+    monkeypatch.setattr(connect.client, "config", counted)
+    assert pqsift.spark.read(connect, dataset, ["ID"], "ID < 5").count() == 15  # case-insensitive, as Spark
+    assert len(listings) == 1
+    assert not {"spark.sql.caseSensitive", "spark.sql.parquet.mergeSchema", "spark.master", "spark.default.parallelism"} & set(asked)
+    connect.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        with pytest.raises(Exception, match="ID"):
+            pqsift.spark.read(connect, dataset, ["ID"], "ID < 5")
+    finally:
+        connect.conf.unset("spark.sql.caseSensitive")
+
+
 def test_data_source_metrics_travel_as_in_classic(connect: Any, spark: Any, dataset: Path) -> None:
     where = "id BETWEEN 100 AND 199"
 

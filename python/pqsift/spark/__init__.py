@@ -92,6 +92,44 @@ def is_connect(spark: Any) -> bool:
     return module is not None and isinstance(spark, module.SparkSession)
 
 
+class _SessionConf:
+    """A session's configurations, as one read consults them. Over Spark Connect each
+    ``spark.conf.get`` is a round trip to the server (~1.5 ms; a read asked ten, 16 ms of a
+    point lookup's 56), so there one ``getAll`` (~3 ms) is taken first: it lists every
+    configuration that is set, so one it does not list is unset. The session time zone,
+    whose default is the server JVM's zone, is asked alone when not listed. A classic
+    session is asked directly (the JVM is in this process)."""
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+        self._listed: dict[str, str] | None = None
+        if is_connect(spark):
+            try:
+                self._listed = dict(spark.conf.getAll)
+            except Exception:  # noqa: BLE001 - a server that will not list them: asked one by one
+                self._listed = None
+
+    def get(self, name: str) -> str | None:
+        """The configuration's value, None if unset or not shown."""
+        if self._listed is not None:
+            value = self._listed.get(name)
+        else:
+            try:
+                value = self._spark.conf.get(name, None)
+            except Exception:  # noqa: BLE001 - a server may refuse to show a configuration
+                return None
+        return value if value not in (None, "") else None
+
+    def flag(self, name: str) -> bool:
+        """A boolean SQL configuration (unset: false, as these are in Spark)."""
+        return (self.get(name) or "false").lower() == "true"
+
+    def time_zone(self) -> str:
+        """``spark.sql.session.timeZone``, which is never unset (its default: the JVM's zone)."""
+        listed = self.get("spark.sql.session.timeZone")
+        return listed or self._spark.conf.get("spark.sql.session.timeZone") or "UTC"
+
+
 def default_parallelism(spark: SparkSession) -> int:
     """How many tasks a scan is spread over at least (the cluster's cores), as
     :func:`plan_tasks` takes it.
@@ -106,12 +144,13 @@ def default_parallelism(spark: SparkSession) -> int:
     ``spark.executor.cores``; else :data:`CONNECT_DEFAULT_PARALLELISM`. Erring high costs
     little (tasks are never smaller than 4 MiB), erring low leaves cores idle.
     """
+    return _default_parallelism(spark, _SessionConf(spark))
+
+
+def _default_parallelism(spark: Any, conf: _SessionConf) -> int:
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-
-    def setting(name: str) -> str | None:
-        return _connect_setting(spark, name)
-
+    setting = conf.get
     for name in ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
         value = setting(name)
         if value is not None and value.strip().isdigit() and int(value) > 0:
@@ -131,8 +170,12 @@ def runs_in_the_driver(spark: Any) -> bool:
     executors are processes of their own), or a Spark Connect client of a server reached
     over the loopback (``sc://localhost``, as ``SparkSession.builder.remote("local[2]")``
     starts one) whose master is local. Any other Connect server may be anywhere: False."""
+    return _runs_in_the_driver(spark, _SessionConf(spark))
+
+
+def _runs_in_the_driver(spark: Any, conf: _SessionConf) -> bool:
     if is_connect(spark):
-        return _loopback_host(spark) and _is_local_master(_connect_setting(spark, "spark.master") or "")
+        return _loopback_host(spark) and _is_local_master(conf.get("spark.master") or "")
     return _is_local_master(str(spark.sparkContext.master))
 
 
@@ -153,15 +196,6 @@ def _loopback_host(spark: Any) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _connect_setting(spark: Any, name: str) -> str | None:
-    """A configuration of a Connect session's server, None if unset or not shown."""
-    try:
-        value = spark.conf.get(name, None)
-    except Exception:  # noqa: BLE001 - a server may refuse to show a configuration
-        return None
-    return value if value not in (None, "") else None
 
 
 def _master_cores(master: str) -> int | None:
@@ -440,11 +474,13 @@ def read(
     source = absolute_source(source)
     if options.get("base_path") is not None:
         options["base_path"] = absolute_path(options["base_path"])
-    options.setdefault("session_time_zone", spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    options.setdefault("case_sensitive", _conf_flag(spark, "spark.sql.caseSensitive"))
-    options.setdefault("merge_schema", _conf_flag(spark, "spark.sql.parquet.mergeSchema"))
-    options.setdefault("match_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.enabled"))
-    options.setdefault("ignore_missing_field_ids", _conf_flag(spark, "spark.sql.parquet.fieldId.read.ignoreMissing"))
+    conf = _SessionConf(spark)
+    if "session_time_zone" not in options:
+        options["session_time_zone"] = conf.time_zone()
+    options.setdefault("case_sensitive", conf.flag("spark.sql.caseSensitive"))
+    options.setdefault("merge_schema", conf.flag("spark.sql.parquet.mergeSchema"))
+    options.setdefault("match_field_ids", conf.flag("spark.sql.parquet.fieldId.read.enabled"))
+    options.setdefault("ignore_missing_field_ids", conf.flag("spark.sql.parquet.fieldId.read.ignoreMissing"))
     if options.get("schema") is not None and not isinstance(options["schema"], pa.Schema):
         from pqsift.spark.datasource import scan_schema_of
 
@@ -462,7 +498,7 @@ def read(
         column_list,
         filter,
         target_task_bytes=target_task_bytes,
-        parallelism=default_parallelism(spark) if parallelism is None else parallelism,
+        parallelism=_default_parallelism(spark, conf) if parallelism is None else parallelism,
         lazy=lazy,
         **pruning,
     )
@@ -481,7 +517,7 @@ def read(
     request = _PlannedRead(planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options)
     frame = None
     if driver_read_bytes is None:
-        driver_read_bytes = (1 << 62) if runs_in_the_driver(spark) else DRIVER_READ_BYTES
+        driver_read_bytes = (1 << 62) if _runs_in_the_driver(spark, conf) else DRIVER_READ_BYTES
     result_bytes = result_bound(is_connect(spark))
     if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes and not _too_large_for_the_driver(request, result_bytes):
         frame = _read_small_result(spark, request, result_bytes)
@@ -665,11 +701,7 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
 
     if filter_pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    time_zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    field_ids = (_conf_flag(spark, "spark.sql.parquet.fieldId.read.enabled"), _conf_flag(spark, "spark.sql.parquet.fieldId.read.ignoreMissing"))
-    spark.dataSource.register(data_source_class(filter_pushdown, time_zone, base_directory=os.getcwd(), field_ids=field_ids))
+    conf = _SessionConf(spark)
+    field_ids = (conf.flag("spark.sql.parquet.fieldId.read.enabled"), conf.flag("spark.sql.parquet.fieldId.read.ignoreMissing"))
+    spark.dataSource.register(data_source_class(filter_pushdown, conf.time_zone(), base_directory=os.getcwd(), field_ids=field_ids))
 
-
-def _conf_flag(spark: SparkSession, key: str) -> bool:
-    """A boolean SQL configuration of the session (unset: false, as these are in Spark)."""
-    return (spark.conf.get(key, "false") or "false").lower() == "true"

@@ -76,11 +76,11 @@ DRIVER_RESULT_BYTES = 16 << 20
 
 #: The same bound for a Spark Connect client, whose rows reach Spark another way: sent to
 #: the server, which makes them a local relation of JVM rows and ships those inside its
-#: tasks, ~9 ms a MiB against ~2 ms for a classic session's parallelized Arrow batches.
-#: Measured (``benches/spark_bench.py --connect --driver-sweep``, local server, 2 cores):
-#: the client's read is faster up to ~5 MiB of output (the range's 4.8 MiB: 84 ms against
-#: 87 by tasks), slower above (9.6 MiB: 134 against 99); an abandoned read adds what it
-#: read (~2 ms a MiB of output) to the tasks' time.
+#: tasks (the range's 4.8 MiB: 101 ms to write to ``noop``, 41 ms for one row). Measured
+#: (``benches/spark_bench.py --connect --driver-sweep``, local server, 2 cores): the
+#: client's read is faster up to ~5 MiB of output (4.8 MiB: 75 ms against 90 by tasks),
+#: slower above (9.6 MiB: 102 against 93); an abandoned read adds what it read to the
+#: tasks' time.
 CONNECT_RESULT_BYTES = 6 << 20
 
 
