@@ -75,6 +75,7 @@ def test_the_session_is_connect_and_its_workers_run_elsewhere(connect: Any) -> N
     with pytest.raises(Exception, match="JVM_ATTRIBUTE_NOT_SUPPORTED"):
         connect.sparkContext  # noqa: B018 - what the Connect path must not touch
     assert pqsift.spark.default_parallelism(connect) == 2  # from the master, local[2]
+    assert pqsift.spark.runs_in_the_driver(connect)  # sc://localhost, local[2]: this machine's cores
 
     def cwd(batches: Iterator[Any]) -> Iterator[Any]:
         import os
@@ -87,6 +88,17 @@ def test_the_session_is_connect_and_its_workers_run_elsewhere(connect: Any) -> N
     # What makes the relative-path tests below mean something.
     (worker_cwd,) = {row.cwd for row in connect.range(2).mapInArrow(cwd, "cwd string").collect()}
     assert Path(worker_cwd).resolve() != Path.cwd().resolve()
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("localhost", True), ("127.0.0.1", True), ("127.8.0.1", True), ("[::1]", True), ("10.0.0.5", False), ("spark.example.com", False)])
+def test_only_a_loopback_server_may_count_as_local(host: str, loopback: bool) -> None:
+    """A Connect server elsewhere keeps the plan's byte bound whatever its master: the
+    client would read across the network what the server's tasks read next to the data."""
+    from types import SimpleNamespace
+
+    from pqsift.spark import _loopback_host
+
+    assert _loopback_host(SimpleNamespace(client=SimpleNamespace(host=host))) == loopback
 
 
 # A few of test_spark.py's filters (the reading is the classic path's; what Connect changes

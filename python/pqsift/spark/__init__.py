@@ -150,15 +150,14 @@ def default_parallelism(spark: SparkSession) -> int:
 def _default_parallelism(spark: Any, conf: _SessionConf) -> int:
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-    setting = conf.get
     for name in ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
-        value = setting(name)
+        value = conf.get(name)
         if value is not None and value.strip().isdigit() and int(value) > 0:
             return int(value)
-    cores = _master_cores(setting("spark.master") or "")
+    cores = _master_cores(conf.get("spark.master") or "")
     if cores:
         return cores
-    instances, executor_cores = setting("spark.executor.instances"), setting("spark.executor.cores")
+    instances, executor_cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
     if instances and executor_cores and instances.isdigit() and executor_cores.isdigit() and int(instances) * int(executor_cores) > 0:
         return int(instances) * int(executor_cores)
     return CONNECT_DEFAULT_PARALLELISM
