@@ -155,8 +155,8 @@ fn from_short_dictionary<T: ByteArrayType>(
     // Sized for the longest value, at most 16 bytes a row (what a string view takes) and
     // not shrunk: a shrink moved the freed buffer into a smaller size class, so the next
     // read's reservation found no kept block of its own and grew one with fresh pages, and
-    // the `mremap` that shrank it cost the other reading threads a TLB flush (events ~25%:
-    // 59.4 -> 55.5 ms CPU a scan at 1 thread, 62.3 -> 60.5 at 2).
+    // the `mremap` that shrank it cost the other reading threads a TLB flush (events ~25%,
+    // A/B: 59.5 -> 55.8 ms CPU a scan at 1 thread, 61.3 -> 58.3 at 2).
     // SAFETY: the offsets start at 0, never decrease and end at the buffer's length; each
     // value is a whole value of the dictionary.
     Some(unsafe { plain_array::<T>(offsets, out, None) })
