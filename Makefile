@@ -60,8 +60,11 @@ bench-object-store: build $(STAMPS)/bench-deps
 plot-peers: $(STAMPS)/bench-deps
 	$(BIN)/python benches/plot_peers.py
 
+# Spark's native reader against pqsift in Spark (benches/results/spark.md). Options
+# through ARGS, e.g. as a Spark Connect client of a local server (spark_connect.md):
+#   make bench-spark ARGS="--connect --driver-sweep"
 bench-spark: build
-	$(BIN)/python benches/spark_bench.py
+	$(BIN)/python benches/spark_bench.py $(ARGS)
 
 $(STAMPS)/bench-deps: requirements-bench.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
