@@ -119,10 +119,10 @@ def result_bound(connect: bool) -> int:
     return CONNECT_RESULT_BYTES if connect else DRIVER_RESULT_BYTES
 
 
-def output_passes_the_bound(rows: int, schema: pa.Schema, bound: int | None = None) -> bool:
+def output_passes_the_bound(rows: int, schema: pa.Schema, bound: int) -> bool:
     """Whether ``rows`` rows of ``schema`` certainly take more than ``bound`` bytes
-    (default :data:`DRIVER_RESULT_BYTES`)."""
-    return output_floor(rows, schema) > (DRIVER_RESULT_BYTES if bound is None else bound)
+    (:func:`result_bound`)."""
+    return output_floor(rows, schema) > bound
 
 
 def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
