@@ -10,7 +10,7 @@
 //! - Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so blocks of at
 //!   least [`HUGE_PAGES_FROM`] bytes are advised so (`MADV_HUGEPAGE`): one fault per 2 MiB.
 //! - A freed large block is kept a while ([`retained`]) and handed to the next allocation
-//!   (one of its size class, else the nearest, remapped), so a stream of row groups whose
+//!   (one of its size class, else a longer one whole, else the nearest remapped), so a stream of row groups whose
 //!   batches are consumed and freed decodes into memory already mapped (the ten numeric
 //!   columns of the `events` benchmark: page faults were ~24% of the read). glibc gives
 //!   such blocks back to the kernel at once; small blocks are kept by jemalloc the same
@@ -26,6 +26,7 @@
 //! ```
 
 pub mod large_blocks;
+pub mod oversized;
 pub mod retained;
 pub mod small_blocks;
 

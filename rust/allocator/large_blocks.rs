@@ -5,8 +5,9 @@
 //! two (at most 12.5% more address space; the pages past the request are touched only by a
 //! later, larger request of the same class). Equal row groups ask equal sizes, so a freed
 //! block is mostly found again in its own class, and the class of a layout's size says how
-//! long the mapping is when it is freed (a kept block of another class is remapped to the
-//! new request's length before it is handed out). Off Linux no block is large: the system allocator
+//! long the mapping is when it is freed — unless it was a longer kept block handed out whole,
+//! listed in [`oversized`](super::oversized); a shorter kept block is remapped to the new
+//! request's length before it is handed out. Off Linux no block is large: the system allocator
 //! serves all.
 //!
 //! ```
@@ -20,7 +21,7 @@
 
 use std::alloc::Layout;
 
-use super::{advise_huge_pages, retained};
+use super::{advise_huge_pages, oversized, retained};
 
 /// Blocks from this size on are large blocks.
 pub const LARGE_FROM: usize = 256 << 10;
@@ -41,13 +42,23 @@ pub fn mapping_len(size: usize) -> usize {
     size.div_ceil(step).saturating_mul(step)
 }
 
+/// A kept block at most this many times longer than a request is handed out whole
+/// ([`oversized`]); a longer one is shrunk to the request.
+pub const WHOLE_UP_TO: usize = 8;
+
 /// A large block of `size` bytes, zeroed if `zeroed` (a fresh mapping is; a kept one is
 /// cleared); null when the system has no memory for it.
+///
+/// A kept block of the request's class is taken first, else the shortest longer one —
+/// handed out whole if at most [`WHOLE_UP_TO`] times the request's class (listed as
+/// [`oversized`]: its pages stay for the next request of its own class), else shrunk —
+/// else the longest shorter one, grown.
 pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
     let len = mapping_len(size);
     let Some((kept, kept_len)) = retained::take(len) else { return map(len) };
+    let whole = kept_len > len && kept_len / WHOLE_UP_TO <= len && oversized::list(kept as usize, kept_len);
     // SAFETY: the kept block maps `kept_len` bytes and is ours alone.
-    let block = unsafe { remap(kept, kept_len, len) };
+    let block = if whole { kept } else { unsafe { remap(kept, kept_len, len) } };
     let block = match block.is_null() {
         // Refused: the kept block goes back to the system, a fresh one is mapped.
         true => {
@@ -64,12 +75,18 @@ pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
     block
 }
 
+/// The length of the mapping of the large block `block` allocated (or last resized) for
+/// `size` bytes: its class's, unless it was handed out whole ([`oversized`]).
+fn current_len(block: *mut u8, size: usize) -> usize {
+    oversized::mapping_len(block as usize).unwrap_or_else(|| mapping_len(size))
+}
+
 /// Frees the large block `block` allocated for `size` bytes: kept for reuse, or unmapped.
 ///
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes and is no longer used.
 pub unsafe fn free(block: *mut u8, size: usize) {
-    let len = mapping_len(size);
+    let len = oversized::unlist(block as usize).unwrap_or_else(|| mapping_len(size));
     if !retained::put(block, len) {
         // SAFETY: the caller's guarantee.
         unsafe { unmap(block as usize, len) };
@@ -90,7 +107,15 @@ pub unsafe fn free(block: *mut u8, size: usize) {
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes.
 pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
-    let (len, new_len) = (mapping_len(size), mapping_len(new_size));
+    let (len, new_len) = (current_len(block, size), mapping_len(new_size));
+    // A block handed out whole that still holds the new size stays as it is (listed while
+    // its mapping is longer than the new size's class).
+    if len != mapping_len(size) && new_len <= len && new_size >= size {
+        if new_len == len {
+            oversized::unlist(block as usize);
+        }
+        return block;
+    }
     // Growing by more than the bytes held: copying them into a kept block of the new class
     // costs less than the fresh pages a remap adds (the crate reserves a row group's values
     // after a first small buffer: 1.1 -> 8 MiB, 7 MiB zeroed, five times a read of the
@@ -106,8 +131,17 @@ pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
         }
         return kept;
     }
-    // SAFETY: the caller's guarantee; `remap` leaves a block of an unchanged class alone.
-    unsafe { remap(block, len, new_len) }
+    // Remapped (or shrunk: the caller gives memory back), the block is its class's length:
+    // unlisted first, as its address may be mapped afresh once it moves.
+    let listed = len != new_len && oversized::unlist(block as usize).is_some();
+    // SAFETY: the caller's guarantee; `remap` leaves a block of an unchanged length alone.
+    let resized = unsafe { remap(block, len, new_len) };
+    if resized.is_null() && listed {
+        // Refused, the block is as it was: listed again (with no slot left, its tail past
+        // its class would stay mapped when it is freed: only when memory ran out).
+        oversized::list(block as usize, len);
+    }
+    resized
 }
 
 /// Asks the kernel to back the `len` bytes at `start` with zeroed pages now, in one call,
@@ -234,6 +268,37 @@ mod tests {
             assert!((0..small).all(|i| *grown.add(i) == (i % 253) as u8));
             std::ptr::write_bytes(grown, 7, large);
             free(grown, large);
+        }
+    }
+
+    #[test]
+    fn a_longer_kept_block_is_handed_out_whole_and_freed_whole() {
+        let (short, long) = (600 << 10, 3 << 20);
+        // SAFETY: each block is used within its size and freed once.
+        unsafe {
+            free(allocate(long, false), long);
+            let block = allocate(short, true);
+            assert!(!block.is_null());
+            // Taken whole (unless another test took the kept block first): listed with its
+            // length, the whole mapping ours.
+            let whole = oversized::mapping_len(block as usize);
+            if let Some(len) = whole {
+                assert_eq!(len, mapping_len(long));
+                std::ptr::write_bytes(block, 1, len);
+            }
+            assert!(std::slice::from_raw_parts(block, short).iter().all(|&b| b <= 1));
+            // Grown within its mapping: the same block, listed until it reaches its length.
+            let grown = resize(block, short, 2 << 20);
+            assert!(!grown.is_null());
+            if whole.is_some() {
+                assert_eq!(grown, block);
+                assert_eq!(oversized::mapping_len(grown as usize), whole);
+            }
+            // Shrunk: given back to its class's length, no longer listed.
+            let shrunk = resize(grown, 2 << 20, LARGE_FROM);
+            assert_eq!(oversized::mapping_len(shrunk as usize), None);
+            *shrunk.add(LARGE_FROM - 1) = 9;
+            free(shrunk, LARGE_FROM);
         }
     }
 

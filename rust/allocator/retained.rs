@@ -227,8 +227,9 @@ impl Blocks {
     /// The kept block to serve a mapping of `len` bytes, removed from the slots, as (start,
     /// its length): one of exactly `len` (the most recently freed: its pages are the
     /// likeliest to be in the caches), else the smallest longer one, else the longest
-    /// shorter one. The caller resizes a block of another length with `mremap`: its pages
-    /// stay mapped as far as both lengths go, so an allocation consumes what is kept
+    /// shorter one. The caller hands a longer block out whole or resizes it with `mremap`
+    /// (see [`allocate`](super::large_blocks::allocate)): its pages stay mapped as far as
+    /// both lengths go, so an allocation consumes what is kept
     /// whatever its size, and keeping blocks never raises the peak of mapped memory by more
     /// than what was kept when a request found none (see the module's documentation).
     /// (Leaving blocks more than twice as long to requests of their size raised the peak
