@@ -69,7 +69,9 @@ impl<const N: usize> Native for BigEndian<N> {
 pub(super) struct Output<T: Native> {
     values: Vec<T::Out>,
     validity: Option<BooleanBufferBuilder>,
-    dictionary: Option<Vec<T::Out>>,
+    /// The chunk's dictionary: its page itself where the page's bytes are the values
+    /// (see [`Sink::dictionary`]), else the values read out of it.
+    dictionary: Option<ScalarBuffer<T::Out>>,
     /// A page's dictionary indices, reused from page to page.
     indices: Vec<u32>,
     /// A page's stored values before they are spread over its null rows, reused.
@@ -164,6 +166,15 @@ impl<T: Native> Sink for Output<T> {
         let values = page.prefix(usize::MAX)?;
         if values.len() / T::WIDTH < count {
             return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
+        }
+        // Values that are their stored bits, on an aligned page: the page becomes the
+        // dictionary, not copied (a 125,000-entry int64 dictionary a row group in the `peers`
+        // ~25% shape: the copy, its stores into memory not in the caches, was 3% of the CPU).
+        let aligned = values.as_ptr().align_offset(align_of::<T::Out>()) == 0;
+        if T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little") && aligned {
+            let page = Buffer::from(page.into_owned()?);
+            self.dictionary = Some(ScalarBuffer::new(page, 0, count));
+            return Ok(true);
         }
         self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::read).collect());
         Ok(true)
@@ -404,7 +415,7 @@ impl Sink for KeysOutput {
         let Some(values) = values? else { return Ok(false) };
         let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
         self.values = Some(values);
-        self.keys.dictionary = Some((0..count).collect());
+        self.keys.dictionary = Some(ScalarBuffer::from_iter(0..count));
         self.keys.keys = true;
         Ok(true)
     }
