@@ -29,8 +29,9 @@ timed runs and the median CPU time of a pass's runs, in the engine's best pass: 
 load from outside the process (other tenants of a shared host: a shape's CPU time moved
 10-30% between minutes on the benchmark machine) that spans one engine's runs of a pass
 does not decide its figure, while each engine's runs still follow each other (taking turns
-run by run made each engine pay for the memory the one before it freed). The ratios of pqsift to the best peer for both, and the
-CPU/wall ratio of each engine (which shows whether an engine kept to its threads).
+run by run made each engine pay for the memory the one before it freed). It reports too
+the ratios of pqsift to the best peer for both, and the CPU/wall ratio of each engine
+(which shows whether an engine kept to its threads).
 ``pqsift (no pushdown)`` is pqsift with ``pushdown_filters=False``, timed on the shapes
 that have a filter; ``pqsift (string_view)`` with ``string_view=True`` (strings out as
 Arrow views). Row counts are cross-checked: every engine must return the same rows.

@@ -10,11 +10,11 @@
 //! - Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so blocks of at
 //!   least [`HUGE_PAGES_FROM`] bytes are advised so (`MADV_HUGEPAGE`): one fault per 2 MiB.
 //! - A freed large block is kept a while ([`retained`]) and handed to the next allocation
-//!   (one of its size class, else a longer one whole, else the nearest remapped), so a stream of row groups whose
-//!   batches are consumed and freed decodes into memory already mapped (the ten numeric
-//!   columns of the `events` benchmark: page faults were ~24% of the read). glibc gives
-//!   such blocks back to the kernel at once; small blocks are kept by jemalloc the same
-//!   moment ([`small_blocks`]).
+//!   (one of its size class, else a longer one whole, else the nearest remapped), so a
+//!   stream of row groups whose batches are consumed and freed decodes into memory already
+//!   mapped (the ten numeric columns of the `events` benchmark: page faults were ~24% of
+//!   the read). glibc gives such blocks back to the kernel at once; small blocks are kept
+//!   by jemalloc the same moment ([`small_blocks`]).
 //! - A large block grows with `mremap` ([`large_blocks`]): pages move, bytes are not
 //!   copied (the parquet crate grows dictionary keys and string bytes a page at a time).
 //!

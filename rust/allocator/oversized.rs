@@ -6,10 +6,11 @@
 //! with `mremap`, keeps its pages: shrunk, a block moved down a class, the next request of
 //! its old class found none kept and grew a shorter one onto fresh pages that the kernel
 //! zeroes. Reads settled into that cycle — the `events` projection of two 8 MB columns
-//! shrank two 8 MiB blocks to 1.1 MiB a scan and grew two back, ~35 MB zeroed a scan, 10%
-//! of its CPU time in `clear_page` — because a class's kept blocks never grew back to what
-//! its requests needed at once. Whole blocks return to their own class when freed, so the
-//! kept blocks come to match the read's peak in every class and nothing is remapped.
+//! shrank two 8 MiB blocks to 1.1 MiB a scan and grew two back (~15 MB zeroed a scan; every
+//! benchmark shape shrank 4–55 blocks a scan) — because a class's kept blocks never grew
+//! back to what its requests needed at once. Whole blocks return to their own class when
+//! freed, so the kept blocks come to match the read's peak in every class: after a scan's
+//! first run nothing is shrunk or grown (CPU −1 to −6% on most shapes, A/B).
 //!
 //! A fixed table without a lock, as the allocator needs (no allocation, no waiting: a
 //! process forked while another thread held a lock would wait for ever): a block is
