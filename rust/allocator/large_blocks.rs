@@ -75,12 +75,6 @@ pub fn allocate(size: usize, zeroed: bool) -> *mut u8 {
     block
 }
 
-/// The length of the mapping of the large block `block` allocated (or last resized) for
-/// `size` bytes: its class's, unless it was handed out whole ([`oversized`]).
-fn current_len(block: *mut u8, size: usize) -> usize {
-    oversized::mapping_len(block as usize).unwrap_or_else(|| mapping_len(size))
-}
-
 /// Frees the large block `block` allocated for `size` bytes: kept for reuse, or unmapped.
 ///
 /// # Safety
@@ -107,10 +101,12 @@ pub unsafe fn free(block: *mut u8, size: usize) {
 /// # Safety
 /// `block` came from [`allocate`] or [`resize`] for `size` bytes.
 pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
-    let (len, new_len) = (current_len(block, size), mapping_len(new_size));
+    // The mapping's length: its class's, unless the block was handed out whole.
+    let listed = oversized::mapping_len(block as usize);
+    let (len, new_len) = (listed.unwrap_or_else(|| mapping_len(size)), mapping_len(new_size));
     // A block handed out whole that still holds the new size stays as it is (listed while
     // its mapping is longer than the new size's class).
-    if len != mapping_len(size) && new_len <= len && new_size >= size {
+    if listed.is_some() && new_len <= len && new_size >= size {
         if new_len == len {
             oversized::unlist(block as usize);
         }
@@ -133,10 +129,10 @@ pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
     }
     // Remapped (or shrunk: the caller gives memory back), the block is its class's length:
     // unlisted first, as its address may be mapped afresh once it moves.
-    let listed = len != new_len && oversized::unlist(block as usize).is_some();
+    let unlisted = listed.is_some() && len != new_len && oversized::unlist(block as usize).is_some();
     // SAFETY: the caller's guarantee; `remap` leaves a block of an unchanged length alone.
     let resized = unsafe { remap(block, len, new_len) };
-    if resized.is_null() && listed {
+    if resized.is_null() && unlisted {
         // Refused, the block is as it was: listed again (with no slot left, its tail past
         // its class would stay mapped when it is freed: only when memory ran out).
         oversized::list(block as usize, len);
