@@ -20,7 +20,7 @@
 //! which carries no semver promise and brings the Variant crates. This one also writes
 //! 1-bit levels straight into an Arrow bitmap (a bit-packed run of levels *is* one).
 
-use arrow::array::BooleanBufferBuilder;
+use arrow::buffer::{BooleanBuffer, Buffer};
 
 /// Why hybrid-encoded data could not be decoded (the data is corrupt).
 pub type HybridError = String;
@@ -52,10 +52,19 @@ pub fn decode_values(data: &[u8], bit_width: u8, n: usize, out: &mut Vec<u32>) -
 }
 
 /// Decodes the first `n` values of hybrid-encoded 1-bit `data` (the definition levels of a
-/// flat optional column) as bits appended to `out`: set where the value is 1. A value
-/// above 1 is an error.
-pub fn decode_bits(data: &[u8], n: usize, out: &mut BooleanBufferBuilder) -> Result<(), HybridError> {
+/// flat optional column) as `n` bits: set where the value is 1. A value above 1 is an
+/// error.
+///
+/// ```
+/// use pqsift::format::rle_hybrid::decode_bits;
+/// // 3 repeats of 1 (header 3 << 1, value 1), then one bit-packed group (header 1 << 1 |
+/// // 1) of 8 levels: 0, 1, 0, 1, 1, 1, 1, 1.
+/// let bits = decode_bits(&[6, 1, 3, 0b1111_1010], 11).unwrap();
+/// assert_eq!(bits.iter().map(u8::from).collect::<Vec<_>>(), [1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1]);
+/// ```
+pub fn decode_bits(data: &[u8], n: usize) -> Result<BooleanBuffer, HybridError> {
     let mut runs = Runs { data, pos: 0, width: 1, decoded: 0, wanted: n };
+    let mut out = BitWriter::with_capacity(n);
     while runs.decoded < n {
         match runs.next()? {
             Run::Repeat { count, value } => {
@@ -63,7 +72,7 @@ pub fn decode_bits(data: &[u8], n: usize, out: &mut BooleanBufferBuilder) -> Res
                     return Err(format!("level {value} where at most 1 is allowed"));
                 }
                 let take = count.min(n - runs.decoded);
-                out.append_n(take, value == 1);
+                out.push_repeat(value == 1, take);
                 runs.decoded += take;
             }
             Run::Packed { bytes, count } => {
@@ -71,12 +80,87 @@ pub fn decode_bits(data: &[u8], n: usize, out: &mut BooleanBufferBuilder) -> Res
                 if take.div_ceil(8) > bytes.len() {
                     return Err(format!("bit-packed levels end after {} of {n} values", runs.decoded + bytes.len() * 8));
                 }
-                out.append_packed_range(0..take, bytes);
+                out.push_packed(bytes, take);
                 runs.decoded += take;
             }
         }
     }
-    Ok(())
+    Ok(out.finish())
+}
+
+/// Bits appended to 64-bit words through a word being filled. Levels come in short runs
+/// (a column with 5% nulls averages one every ~10 rows), so the per-run cost is what
+/// counts: a run is a shift and an OR into the word, where Arrow's builder resizes its
+/// buffer and walks bytes for each.
+struct BitWriter {
+    words: Vec<u64>,
+    /// The word being filled: its low `filled` bits are set, the rest zero.
+    word: u64,
+    filled: usize,
+}
+
+impl BitWriter {
+    fn with_capacity(bits: usize) -> Self {
+        Self { words: Vec::with_capacity(bits.div_ceil(64)), word: 0, filled: 0 }
+    }
+
+    /// Appends the low `count` bits (at most 64) of `bits`, whose higher bits are zero.
+    #[inline]
+    fn push(&mut self, bits: u64, count: usize) {
+        debug_assert!(count <= 64 && (count == 64 || bits >> count == 0));
+        self.word |= bits << self.filled;
+        let filled = self.filled + count;
+        if filled >= 64 {
+            self.words.push(self.word);
+            // The bits that did not fit (none when the word was empty).
+            self.word = if self.filled == 0 { 0 } else { bits >> (64 - self.filled) };
+            self.filled = filled - 64;
+        } else {
+            self.filled = filled;
+        }
+    }
+
+    /// Appends `count` copies of `bit`.
+    fn push_repeat(&mut self, bit: bool, mut count: usize) {
+        let pattern = if bit { u64::MAX } else { 0 };
+        let room = 64 - self.filled;
+        if count < room {
+            self.push(pattern & low_bits(count), count);
+            return;
+        }
+        self.push(pattern & low_bits(room), room);
+        count -= room;
+        self.words.extend(std::iter::repeat_n(pattern, count / 64));
+        self.push(pattern & low_bits(count % 64), count % 64);
+    }
+
+    /// Appends the first `count` bits of `bytes` (LSB first), which holds at least them.
+    fn push_packed(&mut self, bytes: &[u8], count: usize) {
+        let mut chunks = bytes[..count.div_ceil(8)].chunks(8);
+        let mut left = count;
+        while left > 0 {
+            let chunk = chunks.next().expect("the bytes hold every bit");
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let take = left.min(64);
+            self.push(u64::from_le_bytes(word) & low_bits(take), take);
+            left -= take;
+        }
+    }
+
+    fn finish(mut self) -> BooleanBuffer {
+        let len = self.words.len() * 64 + self.filled;
+        if self.filled > 0 {
+            self.words.push(self.word);
+        }
+        BooleanBuffer::new(Buffer::from_vec(self.words), 0, len)
+    }
+}
+
+/// A word whose low `count` bits (at most 64) are set.
+#[inline]
+fn low_bits(count: usize) -> u64 {
+    if count >= 64 { u64::MAX } else { (1u64 << count) - 1 }
 }
 
 /// One run of hybrid data.
@@ -465,7 +549,7 @@ mod tests {
         }
 
         #[test]
-        fn bits_round_trip(runs in prop::collection::vec((0u32..2, 1usize..70, any::<bool>()), 1..12)) {
+        fn bits_round_trip(runs in prop::collection::vec((0u32..2, 1usize..200, any::<bool>()), 1..12), cut in 0usize..100) {
             let mut runs = runs;
             let last = runs.len() - 1;
             for run in &mut runs[..last] {
@@ -473,10 +557,13 @@ mod tests {
             }
             let data = encode(&runs, 1);
             let all = expected(&runs, 1);
-            let mut bits = BooleanBufferBuilder::new(0);
-            decode_bits(&data, all.len(), &mut bits).unwrap();
-            let bits = bits.finish();
-            prop_assert_eq!(bits.iter().map(u32::from).collect::<Vec<_>>(), all);
+            let bits = decode_bits(&data, all.len()).unwrap();
+            prop_assert_eq!(bits.len(), all.len());
+            prop_assert_eq!(bits.iter().map(u32::from).collect::<Vec<_>>(), all.clone());
+            // The first values only: a page's levels may stop mid-run.
+            let n = all.len().saturating_sub(cut);
+            let bits = decode_bits(&data, n).unwrap();
+            prop_assert_eq!(bits.iter().map(u32::from).collect::<Vec<_>>(), &all[..n]);
         }
 
         #[test]
@@ -484,8 +571,9 @@ mod tests {
             let mut out = Vec::new();
             let _ = decode_values(&data, width, n, &mut out);
             prop_assert!(out.len() <= n);
-            let mut bits = BooleanBufferBuilder::new(0);
-            let _ = decode_bits(&data, n, &mut bits);
+            if let Ok(bits) = decode_bits(&data, n) {
+                prop_assert_eq!(bits.len(), n);
+            }
         }
     }
 
@@ -494,8 +582,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(decode_values(&[6], 3, 3, &mut out).unwrap_err().contains("ends after 0 of 3"));
         assert!(decode_values(&[3, 0xff], 8, 8, &mut out).unwrap_err().contains("bit-packed values end"));
-        let mut bits = BooleanBufferBuilder::new(0);
-        assert!(decode_bits(&[2, 2], 1, &mut bits).unwrap_err().contains("level 2"));
+        assert!(decode_bits(&[2, 2], 1).unwrap_err().contains("level 2"));
     }
 
     #[test]

@@ -64,7 +64,5 @@ fn rle_booleans(values: &[u8], stored: usize) -> Result<BooleanBuffer, DecodeErr
     let length = values.get(..4).ok_or_else(|| corrupt("no length".into()))?;
     let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
     let runs = values.get(4..4usize.saturating_add(length)).ok_or_else(|| corrupt(format!("{length} bytes past the page's end")))?;
-    let mut bits = BooleanBufferBuilder::new(stored);
-    rle_hybrid::decode_bits(runs, stored, &mut bits).map_err(corrupt)?;
-    Ok(bits.finish())
+    rle_hybrid::decode_bits(runs, stored).map_err(corrupt)
 }

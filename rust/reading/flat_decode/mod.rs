@@ -574,9 +574,7 @@ fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>
 
 /// The validity of a page's `rows` from its RLE definition levels (`None`: every row valid).
 fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeError> {
-    let mut bits = BooleanBufferBuilder::new(rows);
-    rle_hybrid::decode_bits(levels, rows, &mut bits).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
-    let bits = bits.finish();
+    let bits = rle_hybrid::decode_bits(levels, rows).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
     Ok((bits.count_set_bits() < rows).then_some(bits))
 }
 
