@@ -19,12 +19,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, ArrayRef, BooleanArray};
-use arrow::compute::filter;
+use arrow::array::{Array, ArrayRef};
 
 use crate::error::{PqsiftError, Result};
 use crate::lru::ByteLru;
-use crate::selection::RowSelection;
+use super::select_rows::select_rows;
+use crate::selection::{mask, RowSelection};
 
 /// Identifies a decoded column: file, row group, root column index.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -71,15 +71,15 @@ impl CachedColumn {
             return Ok(self.values.clone());
         }
         // `wanted` seen through the cached selection: one bit per cached value.
-        let wanted_mask = BooleanArray::new(wanted.to_mask(), None);
-        let cached_mask = BooleanArray::new(self.selection.to_mask(), None);
-        let relative = filter(&wanted_mask, &cached_mask).map_err(|e| PqsiftError::selection(e.to_string()))?;
-        let relative = relative.as_any().downcast_ref::<BooleanArray>().expect("filter keeps the type");
+        let relative = match self.selection.selected_count() == self.selection.row_count() {
+            true => wanted.to_mask(),
+            false => mask::compress(&wanted.to_mask(), &self.selection.to_mask()),
+        };
         // A wanted row the cache does not hold would be silently lost: refuse instead.
-        if relative.true_count() != wanted.selected_count() {
+        if relative.count_set_bits() != wanted.selected_count() {
             return Err(PqsiftError::selection("the request selects rows the cached column does not hold"));
         }
-        filter(self.values.as_ref(), relative).map_err(|e| PqsiftError::selection(e.to_string()))
+        select_rows(&self.values, &relative).map_err(|e| PqsiftError::selection(e.to_string()))
     }
 
     fn memory_size(&self) -> usize {

@@ -9,6 +9,8 @@
 //! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
 //! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
 //!   the selected rows only, straight into Arrow buffers.
+//! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
+//!   moved by AVX-512 compress).
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (seed 001 §2).
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
@@ -28,6 +30,7 @@ pub mod reader;
 pub mod row_filter;
 pub mod row_group_reader;
 pub mod row_windows;
+pub mod select_rows;
 pub mod scan_stream;
 pub mod spark_output;
 pub mod string_views;

@@ -11,7 +11,7 @@
 
 use arrow::buffer::BooleanBuffer;
 
-use super::fixed_width::Native;
+pub(crate) use super::fixed_width::Native;
 
 /// The values' room an output keeps past its last value for [`append_selected`] (a vector
 /// of the narrowest values): reserved with the output, so the last page's values do not
@@ -22,7 +22,7 @@ pub(super) const SLACK: usize = 16;
 /// T::WIDTH` in `values`) of the rows `selected` sets (`count` of them), in order.
 /// `false`, with nothing appended, when `values` does not hold a selected row's value.
 /// (Rows 0, 3, 6 of a page of the values 0, 10, 20, ...: 0, 30, 60 appended.)
-pub(super) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T::Out>) -> bool {
+pub(crate) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T::Out>) -> bool {
     debug_assert_eq!(count, selected.count_set_bits());
     // Values for every row of the selection (a whole page) need no search for the last.
     if values.len() / T::WIDTH < selected.len() {

@@ -7,7 +7,7 @@ use super::*;
 /// How a fixed-width value is stored: `WIDTH` bytes a value (little-endian, but for
 /// [`BigEndian`] decimals), each [`read`](Native::read) as an `Out` (the Arrow buffer's
 /// element).
-pub(super) trait Native {
+pub(crate) trait Native {
     type Out: Copy + Default + arrow::datatypes::ArrowNativeType;
     const WIDTH: usize;
     /// The value is its stored bytes, little-endian (so they can be moved without reading

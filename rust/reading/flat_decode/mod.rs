@@ -84,7 +84,7 @@ use crate::format::zstd_prefix::ZstdPrefix;
 use crate::selection::RowSelection;
 
 mod booleans;
-mod compress;
+pub(crate) mod compress;
 mod converted;
 mod dictionary_indices;
 mod fixed_width;
