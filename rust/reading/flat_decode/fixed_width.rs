@@ -232,43 +232,72 @@ impl<T: Native> Output<T> {
         stored: usize,
         dictionary: Option<&[T::Out]>,
     ) -> Result<(), DecodeError> {
-        // Without nulls the values go straight to the output; with them, to a scratch
-        // buffer first.
-        let mut dense = match valid {
-            None => std::mem::take(&mut self.values),
-            Some(_) => {
-                let mut scratch = std::mem::take(&mut self.scratch);
-                scratch.clear();
-                scratch
-            }
-        };
-        let decoded = self.dense_values(values, stored, dictionary, &mut dense);
+        // Without nulls the values go straight to the output.
         let Some(valid) = valid else {
-            self.values = dense;
+            let mut out = std::mem::take(&mut self.values);
+            let decoded = self.dense_values(values, stored, dictionary, &mut out);
+            self.values = out;
             decoded?;
             self.append_valid(rows);
             return Ok(());
         };
-        decoded?;
-        // Each row takes the next stored value and moves on by its validity bit, without a
-        // branch: a null row's slot holds a neighbour's value (any value is allowed under
-        // a null), and the one past the last is a default.
-        dense.push(T::Out::default());
-        let start = self.values.len();
-        self.values.resize(start + rows, T::Out::default());
-        let out = &mut self.values[start..];
+        if valid.len() != rows {
+            return Err(DecodeError::Corrupt(format!("{} levels for a page of {rows} rows", valid.len())));
+        }
+        match dictionary {
+            // The indices looked up as they are spread over the rows: one pass, where the
+            // values first gathered densely would be written and read once more.
+            Some(dictionary) if !self.keys && !dictionary.is_empty() => {
+                let mut indices = std::mem::take(&mut self.indices);
+                let decoded = decode_indices(values, stored, dictionary.len(), &mut indices);
+                if decoded.is_ok() {
+                    // The slot past the last valid row's: any entry.
+                    indices.push(0);
+                    // SAFETY: `decode_indices` checked every index below the dictionary's
+                    // length, and the one pushed is 0, below a dictionary that is not empty.
+                    self.spread(valid, |next| unsafe { *dictionary.get_unchecked(indices[next] as usize) });
+                }
+                self.indices = indices;
+                decoded?;
+            }
+            _ => {
+                let mut dense = std::mem::take(&mut self.scratch);
+                dense.clear();
+                let decoded = self.dense_values(values, stored, dictionary, &mut dense);
+                if decoded.is_ok() {
+                    // The slot past the last valid row's: a default.
+                    dense.push(T::Out::default());
+                    self.spread(valid, |next| dense[next]);
+                }
+                self.scratch = dense;
+                decoded?;
+            }
+        }
+        self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
+        Ok(())
+    }
+
+    /// Appends a row for each bit of `valid`: the `i`-th valid row takes `value(i)`, a null
+    /// row that of the next valid one (any value is allowed under a null), without a branch:
+    /// each row takes the next value and moves on by its validity bit. `value` answers for
+    /// every index up to the valid rows' count (the slot past the last).
+    fn spread(&mut self, valid: &BooleanBuffer, value: impl Fn(usize) -> T::Out) {
+        let (start, rows) = (self.values.len(), valid.len());
+        self.values.reserve(rows);
+        // Written in place, not zeroed first by a `resize`.
+        let out = &mut self.values.spare_capacity_mut()[..rows];
         let chunks = valid.bit_chunks();
         let words = chunks.iter().chain(std::iter::once(chunks.remainder_bits()));
         let mut next = 0;
         for (rows, word) in out.chunks_mut(64).zip(words) {
             for (bit, slot) in rows.iter_mut().enumerate() {
-                *slot = dense[next];
+                slot.write(value(next));
                 next += (word >> bit & 1) as usize;
             }
         }
-        self.validity.as_mut().expect("levels only for an optional column").append_buffer(valid);
-        self.scratch = dense;
-        Ok(())
+        // SAFETY: the words cover every one of the `rows` slots (`chunks_mut(64)` and the
+        // bit chunks with their remainder both split `rows` the same way): each was written.
+        unsafe { self.values.set_len(start + rows) };
     }
 
     /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
