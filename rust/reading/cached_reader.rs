@@ -23,7 +23,7 @@ use arrow::array::{Array, ArrayRef};
 
 use crate::error::{PqsiftError, Result};
 use crate::lru::ByteLru;
-use super::select_rows::select_rows;
+use crate::reading::select_rows::select_rows;
 use crate::selection::{mask, RowSelection};
 
 /// Identifies a decoded column: file, row group, root column index.

@@ -22,7 +22,7 @@ use arrow::array::{make_array, Array, ArrayData, ArrayRef, BooleanArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::error::ArrowError;
 
-use super::flat_decode::compress::{append_selected, Native};
+use crate::reading::flat_decode::compress::{append_selected, Native};
 use crate::selection::mask;
 
 /// The rows of `values` whose bit of `mask` (as long as `values`) is set, in order.
