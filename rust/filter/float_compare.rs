@@ -125,11 +125,12 @@ trait Float: Copy + PartialOrd {
     fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>>;
 }
 
-/// Implements [`Float`] for `$float` with the AVX-512 compare `$compare`. Its predicates
-/// are IEEE's with NaN's answer chosen: `_UQ` ones answer true for a NaN value, `_OQ`
-/// ones false, so `Gt` (`x > c || x is NaN`) is "not less or equal", unordered true.
+/// Implements [`Float`] for `$float` with AVX-512: `$compare` compares `$lanes` values a
+/// step (`$set1`, `$load` and `$cmp` the type's intrinsics). Its predicates are IEEE's with
+/// NaN's answer chosen: `_UQ` ones answer true for a NaN value, `_OQ` ones false, so `Gt`
+/// (`x > c || x is NaN`) is "not less or equal", unordered true.
 macro_rules! float_vectors {
-    ($float:ty, $compare:ident) => {
+    ($float:ty, $compare:ident, $lanes:literal, $set1:ident, $load:ident, $cmp:ident) => {
         impl Float for $float {
             #[allow(unreachable_code)]
             fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>> {
@@ -154,57 +155,33 @@ macro_rules! float_vectors {
                 None
             }
         }
+
+        /// The words of `values[i] PREDICATE c` for the whole 64-value words of `values`
+        /// (the tail left to the caller).
+        ///
+        /// # Safety
+        /// The CPU has AVX-512F.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $compare<const PREDICATE: i32>(values: &[$float], c: $float) -> Vec<u64> {
+            use std::arch::x86_64::*;
+            let c = $set1(c);
+            let mut words = Vec::with_capacity(values.len().div_ceil(64));
+            words.extend(values.chunks_exact(64).map(|chunk| {
+                let mut word = 0u64;
+                for step in 0..64 / $lanes {
+                    // SAFETY: the chunk holds 64 values; the load is unaligned.
+                    let lanes = unsafe { $load(chunk.as_ptr().add(step * $lanes)) };
+                    word |= u64::from($cmp::<PREDICATE>(lanes, c)) << (step * $lanes);
+                }
+                word
+            }));
+            words
+        }
     };
 }
-float_vectors!(f64, compare_f64_avx512);
-float_vectors!(f32, compare_f32_avx512);
-
-/// The words of `values[i] PREDICATE c` for the whole 64-value words of `values` (the
-/// tail left to the caller), 8 doubles a compare.
-///
-/// # Safety
-/// The CPU has AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn compare_f64_avx512<const PREDICATE: i32>(values: &[f64], c: f64) -> Vec<u64> {
-    use std::arch::x86_64::*;
-    let c = _mm512_set1_pd(c);
-    let chunks = values.chunks_exact(64);
-    let mut words = Vec::with_capacity(values.len().div_ceil(64));
-    words.extend(chunks.map(|chunk| {
-        let mut word = 0u64;
-        for step in 0..8 {
-            // SAFETY: the chunk holds 64 doubles; the load is unaligned.
-            let lanes = unsafe { _mm512_loadu_pd(chunk.as_ptr().add(step * 8)) };
-            word |= u64::from(_mm512_cmp_pd_mask::<PREDICATE>(lanes, c)) << (step * 8);
-        }
-        word
-    }));
-    words
-}
-
-/// [`compare_f64_avx512`] for floats, 16 a compare.
-///
-/// # Safety
-/// The CPU has AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn compare_f32_avx512<const PREDICATE: i32>(values: &[f32], c: f32) -> Vec<u64> {
-    use std::arch::x86_64::*;
-    let c = _mm512_set1_ps(c);
-    let chunks = values.chunks_exact(64);
-    let mut words = Vec::with_capacity(values.len().div_ceil(64));
-    words.extend(chunks.map(|chunk| {
-        let mut word = 0u64;
-        for step in 0..4 {
-            // SAFETY: the chunk holds 64 floats; the load is unaligned.
-            let lanes = unsafe { _mm512_loadu_ps(chunk.as_ptr().add(step * 16)) };
-            word |= u64::from(_mm512_cmp_ps_mask::<PREDICATE>(lanes, c)) << (step * 16);
-        }
-        word
-    }));
-    words
-}
+float_vectors!(f64, compare_f64_avx512, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_cmp_pd_mask);
+float_vectors!(f32, compare_f32_avx512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_cmp_ps_mask);
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,9 @@
 //! which carries no semver promise and brings the Variant crates. This one also writes
 //! 1-bit levels straight into an Arrow bitmap (a bit-packed run of levels *is* one).
 
-use arrow::buffer::{BooleanBuffer, Buffer};
+use arrow::buffer::BooleanBuffer;
+
+use crate::selection::mask::{BitWriter, low_bits};
 
 /// Why hybrid-encoded data could not be decoded (the data is corrupt).
 pub type HybridError = String;
@@ -125,80 +127,6 @@ fn short_run(data: &[u8], pos: usize, left: usize, out: &mut BitWriter) -> Optio
     // The header, then the groups' bytes (a page's last run may be cut short) or the value.
     let length = 1 + if packed == 1 { usize::from(header >> 1).min(data.len() - pos - 1) } else { 1 };
     Some(Ok((take, length)))
-}
-
-/// Bits appended to 64-bit words through a word being filled. Levels come in short runs
-/// (a column with 5% nulls averages one every ~10 rows), so the per-run cost is what
-/// counts: a run is a shift and an OR into the word, where Arrow's builder resizes its
-/// buffer and walks bytes for each; the word is stored after every run, so that filling
-/// one up is not a branch either.
-struct BitWriter {
-    /// Room for every bit, plus a word: the word being filled is stored at `index`.
-    words: Vec<u64>,
-    index: usize,
-    /// The word being filled: its low `filled` bits are set, the rest zero.
-    word: u64,
-    filled: usize,
-}
-
-impl BitWriter {
-    /// A writer of at most `bits` bits.
-    fn new(bits: usize) -> Self {
-        Self { words: vec![0; bits / 64 + 1], index: 0, word: 0, filled: 0 }
-    }
-
-    /// Appends the low `count` bits (at most 64) of `bits`, whose higher bits are zero.
-    #[inline]
-    fn push(&mut self, bits: u64, count: usize) {
-        debug_assert!(count <= 64 && (count == 64 || bits >> count == 0));
-        self.word |= bits << self.filled;
-        self.words[self.index] = self.word;
-        let filled = self.filled + count;
-        let full = filled >= 64;
-        // The bits that did not fit: `bits >> (64 - filled)`, none when the word was empty.
-        let rest = (bits >> 1) >> (63 - self.filled);
-        self.word = if full { rest } else { self.word };
-        self.index += usize::from(full);
-        self.filled = filled % 64;
-    }
-
-    /// Appends `count` copies of `bit`.
-    fn push_repeat(&mut self, bit: bool, mut count: usize) {
-        let pattern = if bit { u64::MAX } else { 0 };
-        while count > 0 {
-            let take = count.min(64);
-            self.push(pattern & low_bits(take), take);
-            count -= take;
-        }
-    }
-
-    /// Appends the first `count` bits of `bytes` (LSB first), which holds at least them.
-    fn push_packed(&mut self, bytes: &[u8], count: usize) {
-        let mut chunks = bytes[..count.div_ceil(8)].chunks(8);
-        let mut left = count;
-        while left > 0 {
-            let chunk = chunks.next().expect("the bytes hold every bit");
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            let take = left.min(64);
-            self.push(u64::from_le_bytes(word) & low_bits(take), take);
-            left -= take;
-        }
-    }
-
-    fn finish(mut self) -> BooleanBuffer {
-        // The bits past the last full word, not stored when that word filled up.
-        self.words[self.index] = self.word;
-        let len = self.index * 64 + self.filled;
-        self.words.truncate(len.div_ceil(64));
-        BooleanBuffer::new(Buffer::from_vec(self.words), 0, len)
-    }
-}
-
-/// A word whose low `count` bits (at most 64) are set.
-#[inline]
-fn low_bits(count: usize) -> u64 {
-    if count >= 64 { u64::MAX } else { (1u64 << count) - 1 }
 }
 
 /// One run of hybrid data.

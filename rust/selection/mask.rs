@@ -102,7 +102,7 @@ impl<I: Iterator<Item = u64>> BitStream<I> {
             self.buffered |= u128::from(next) << self.available;
             self.available += 64;
         }
-        let bits = (self.buffered as u64) & low_bits(k);
+        let bits = (self.buffered as u64) & low_bits(k as usize);
         self.buffered >>= k;
         self.available -= k;
         bits
@@ -111,8 +111,77 @@ impl<I: Iterator<Item = u64>> BitStream<I> {
 
 /// A word with the low `k` bits set (`k` in 0..=64).
 #[inline(always)]
-fn low_bits(k: u32) -> u64 {
+pub(crate) fn low_bits(k: usize) -> u64 {
     if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
+}
+
+/// Writes a bitmap a run of bits at a time, through a word being filled (what
+/// [`BitStream`] reads). Runs are short (definition levels: a column with 5% nulls averages one
+/// every ~10 rows; [`compress`]: a word's kept bits), so the per-run cost is what counts:
+/// a run is a shift and an OR into the word, where Arrow's builder resizes its buffer and
+/// walks bytes for each; the word is stored after every run, so that filling one up is not
+/// a branch either.
+pub(crate) struct BitWriter {
+    /// Room for every bit, plus a word: the word being filled is stored at `index`.
+    words: Vec<u64>,
+    index: usize,
+    /// The word being filled: its low `filled` bits are set, the rest zero.
+    word: u64,
+    filled: usize,
+}
+
+impl BitWriter {
+    /// A writer of at most `bits` bits.
+    pub(crate) fn new(bits: usize) -> Self {
+        Self { words: vec![0; bits / 64 + 1], index: 0, word: 0, filled: 0 }
+    }
+
+    /// Appends the low `count` bits (at most 64) of `bits`, whose higher bits are zero.
+    #[inline]
+    pub(crate) fn push(&mut self, bits: u64, count: usize) {
+        debug_assert!(count <= 64 && (count == 64 || bits >> count == 0));
+        self.word |= bits << self.filled;
+        self.words[self.index] = self.word;
+        let filled = self.filled + count;
+        let full = filled >= 64;
+        // The bits that did not fit: `bits >> (64 - filled)`, none when the word was empty.
+        let rest = (bits >> 1) >> (63 - self.filled);
+        self.word = if full { rest } else { self.word };
+        self.index += usize::from(full);
+        self.filled = filled % 64;
+    }
+
+    /// Appends `count` copies of `bit`.
+    pub(crate) fn push_repeat(&mut self, bit: bool, mut count: usize) {
+        let pattern = if bit { u64::MAX } else { 0 };
+        while count > 0 {
+            let take = count.min(64);
+            self.push(pattern & low_bits(take), take);
+            count -= take;
+        }
+    }
+
+    /// Appends the first `count` bits of `bytes` (LSB first), which holds at least them.
+    pub(crate) fn push_packed(&mut self, bytes: &[u8], count: usize) {
+        let mut chunks = bytes[..count.div_ceil(8)].chunks(8);
+        let mut left = count;
+        while left > 0 {
+            let chunk = chunks.next().expect("the bytes hold every bit");
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let take = left.min(64);
+            self.push(u64::from_le_bytes(word) & low_bits(take), take);
+            left -= take;
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> BooleanBuffer {
+        // The bits past the last full word, not stored when that word filled up.
+        self.words[self.index] = self.word;
+        let len = self.index * 64 + self.filled;
+        self.words.truncate(len.div_ceil(64));
+        BooleanBuffer::new(Buffer::from_vec(self.words), 0, len)
+    }
 }
 
 /// Portable parallel bit deposit: the low bits of `source` go, in order, to the set bits of
@@ -185,31 +254,13 @@ fn compress_bmi2(bits: &BooleanBuffer, mask: &BooleanBuffer) -> BooleanBuffer {
 
 #[inline(always)]
 fn compress_words(bits: &BooleanBuffer, mask: &BooleanBuffer, extract: impl Fn(u64, u64) -> u64) -> BooleanBuffer {
-    let len = mask.count_set_bits();
-    let mut words: Vec<u64> = Vec::with_capacity(len.div_ceil(64));
-    // The word being filled: its low `filled` bits hold kept bits, the rest are zero.
-    let (mut current, mut filled) = (0u64, 0u32);
+    let mut out = BitWriter::new(mask.count_set_bits());
     for (source, word) in bits.bit_chunks().iter_padded().zip(mask.bit_chunks().iter_padded()) {
-        if word == 0 {
-            continue;
-        }
-        let kept = extract(source, word);
-        current |= kept << filled;
-        let total = filled + word.count_ones();
-        if total >= 64 {
-            words.push(current);
-            // The kept bits that did not fit: `kept >> (64 - filled)`, none when the word
-            // was empty.
-            current = (kept >> 1) >> (63 - filled);
-            filled = total - 64;
-        } else {
-            filled = total;
+        if word != 0 {
+            out.push(extract(source, word), word.count_ones() as usize);
         }
     }
-    if filled > 0 {
-        words.push(current);
-    }
-    BooleanBuffer::new(Buffer::from_vec(words), 0, len)
+    out.finish()
 }
 
 /// `outer.and_then(inner)` for run-backed `outer`: skip runs become zeros, select runs copy
