@@ -98,6 +98,12 @@ pub enum PqsiftError {
     /// `pqsift.PqsiftError`.
     #[error("arrow: {0}")]
     Compute(String),
+
+    /// pqsift itself failed: code that must not panic did (caught where Python calls in,
+    /// so that it is an exception an `except Exception` sees, not a `PanicException`). A
+    /// bug, whatever the input. Maps to `pqsift.PqsiftError`.
+    #[error("internal error (a bug in pqsift, please report it): {0}")]
+    Internal(String),
 }
 
 impl From<arrow::error::ArrowError> for PqsiftError {
@@ -109,7 +115,67 @@ impl From<arrow::error::ArrowError> for PqsiftError {
 /// `Result` with [`PqsiftError`].
 pub type Result<T, E = PqsiftError> = std::result::Result<T, E>;
 
-/// What an error is about: a path, a location or a name, shown as text.
+/// The most characters of a whole message: one quoting more than this is cut (see
+/// [`bounded_message`]).
+pub const MAX_MESSAGE_CHARS: usize = 4096;
+
+/// `message` cut to about [`MAX_MESSAGE_CHARS`], as [`quoted`] cuts a value: the last line
+/// of defence for messages that quote more than one value, or a value not yet quoted.
+///
+/// ```
+/// let message = pqsift::error::bounded_message(format!("cannot parse {}", "x".repeat(1 << 20)));
+/// assert!(message.len() < 4200 && message.starts_with("cannot parse xx"));
+/// ```
+pub fn bounded_message(message: String) -> String {
+    if message.len() <= MAX_MESSAGE_CHARS {
+        return message;
+    }
+    let head_end = floor_char_boundary(&message, MAX_MESSAGE_CHARS * 3 / 4);
+    let tail_start = ceil_char_boundary(&message, message.len() - MAX_MESSAGE_CHARS / 4);
+    format!("{}…[{} bytes left out]…{}", &message[..head_end], tail_start - head_end, &message[tail_start..])
+}
+
+/// The most characters a message quotes of one value: a path, a URL, a filter, a token.
+pub const MAX_QUOTED_CHARS: usize = 512;
+
+/// `text` as a message quotes it: whole when at most [`MAX_QUOTED_CHARS`] characters,
+/// else its start and its end around the count of bytes left out. Values come from files
+/// and users (a 200 MB `add.path` in a Delta log, a 1 MB filter): a message stays short
+/// whatever they hold.
+///
+/// ```
+/// use pqsift::error::quoted;
+/// assert_eq!(quoted("/t/part-0.parquet"), "/t/part-0.parquet");
+/// let long = format!("/t/{}/part-0.parquet", "x".repeat(100_000));
+/// let short = quoted(&long);
+/// assert!(short.len() < 600 && short.starts_with("/t/xx") && short.ends_with("x/part-0.parquet"));
+/// assert!(short.contains(&format!("[{} bytes left out]", long.len() - 341 - 170)), "{short}");
+/// ```
+pub fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_QUOTED_CHARS {
+        return text.into();
+    }
+    // The start tells which value it is, the end a path's file name.
+    let head_end = floor_char_boundary(text, MAX_QUOTED_CHARS * 2 / 3);
+    let tail_start = ceil_char_boundary(text, text.len() - MAX_QUOTED_CHARS / 3);
+    format!("{}…[{} bytes left out]…{}", &text[..head_end], tail_start - head_end, &text[tail_start..]).into()
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+fn ceil_char_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index += 1;
+    }
+    index
+}
+
+/// What an error is about: a path, a location or a name, shown as text (see [`quoted`]).
 pub trait Subject {
     /// The subject as it appears in messages.
     fn subject(&self) -> String;
@@ -117,31 +183,31 @@ pub trait Subject {
 
 impl Subject for std::path::Path {
     fn subject(&self) -> String {
-        self.display().to_string()
+        quoted(&self.display().to_string()).into_owned()
     }
 }
 
 impl Subject for std::path::PathBuf {
     fn subject(&self) -> String {
-        self.display().to_string()
+        self.as_path().subject()
     }
 }
 
 impl Subject for crate::storage::Location {
     fn subject(&self) -> String {
-        self.to_string()
+        quoted(&self.to_string()).into_owned()
     }
 }
 
 impl Subject for str {
     fn subject(&self) -> String {
-        self.to_string()
+        quoted(self).into_owned()
     }
 }
 
 impl Subject for String {
     fn subject(&self) -> String {
-        self.clone()
+        self.as_str().subject()
     }
 }
 
@@ -218,8 +284,19 @@ impl PqsiftError {
         Self::Table { table: table.subject(), reason: reason.to_string() }
     }
 
-    /// Shorthand for [`PqsiftError::Filter`].
+    /// Shorthand for [`PqsiftError::Filter`], the message bounded: filters echo the text
+    /// they could not use.
     pub(crate) fn filter(message: impl Into<String>) -> Self {
-        Self::Filter(message.into())
+        Self::Filter(bounded_message(message.into()))
+    }
+
+    /// A panic caught where Python calls in, as [`PqsiftError::Internal`].
+    pub fn from_panic(panic: &(dyn std::any::Any + Send)) -> Self {
+        let text = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Self::Internal(bounded_message(text))
     }
 }

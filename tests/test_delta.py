@@ -419,8 +419,11 @@ def _check_canonicalized(golden: Golden, tmp_path: Path) -> None:
     table = scan.to_table()
     assert table.num_rows == 0 and table.schema.names == ["id"] and table.schema.field("id").type == pa.int32()
     assert scan.metrics["delta_version"] == 1
-    # At version 0 the one file (absent: only listed, never read), its path decoded.
-    before = pqsift.scan(str(golden.path), version=0)
+    # At version 0 the one file (absent: only listed, never read), its path decoded: an
+    # absolute path outside the table, refused unless allowed.
+    with pytest.raises(pqsift.TableError, match="outside its root"):
+        pqsift.scan(str(golden.path), version=0)
+    before = pqsift.scan(str(golden.path), version=0, allowed_locations="any")
     name = "/some/unqualified/with space/p@#h" if "special" in golden.name else "/some/unqualified/absolute/path"
     assert [os.path.normpath(p) for p in before.files] == [name]
 

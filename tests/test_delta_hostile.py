@@ -65,7 +65,9 @@ DEEP = '{"type":"struct","fields":[{"name":"a","type":' + '{"type":"array","elem
 # (case, damage, exception, text the message must hold besides the path)
 FAILING: list[tuple[str, Callable[[Path], None], type[Exception], str]] = [
     ("garbage line", lambda t: (t / SECOND).open("a").write("{not json\n"), pqsift.CorruptFileError, "corrupt Delta log: line 4 is not a Delta action"),
-    ("deletion vector larger than its file", _deletion_vector("sizeInBytes", 2**31 - 1), pqsift.CorruptFileError, "does not fit in the file's 45 bytes"),
+    ("deletion vector larger than its file", _deletion_vector("sizeInBytes", 8000), pqsift.CorruptFileError, "does not fit in the file's 45 bytes"),
+    ("deletion vector larger than its data file's rows allow", _deletion_vector("sizeInBytes", 2**31 - 1), pqsift.CorruptFileError, "more than a vector over the file's 10 rows takes"),
+    ("deletion vector deleting more rows than the file has", _deletion_vector("cardinality", 11), pqsift.CorruptFileError, "it deletes 11 rows of a file of 10"),
     ("negative deletion vector offset", _deletion_vector("offset", -5), pqsift.CorruptFileError, "negative deletion vector offset"),
     ("cardinality disagrees", _deletion_vector("cardinality", 3), pqsift.CorruptFileError, "holds 2 rows but its descriptor says 3"),
     ("unknown deletion vector storage", _deletion_vector("storageType", "x"), pqsift.UnsupportedError, "deletion vector storage type"),

@@ -331,8 +331,10 @@ class Scan:
         schema: str | None = None,
         match_field_ids: bool = False,
         ignore_missing_field_ids: bool = False,
+        allowed_locations: list[str] | str | None = None,
     ) -> None:
-        """``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
+        """``allowed_locations``: prefixes a table's metadata may name outside its root, or
+        ``"any"``. ``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
         pruning of the row groups and pages that cannot hold one of the first rows.
         ``merge_schema``: the scan schema is the union of every file's (Spark's
         ``mergeSchema``), else the first file's; ``schema`` (``declared_schema`` text of a

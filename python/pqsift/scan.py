@@ -54,6 +54,9 @@ _OPTIONS: dict[str, Any] = {
     # Delta time travel: a snapshot version, or the newest commit at or before a timestamp.
     "version": None,
     "timestamp": None,
+    # Where a table's metadata (a Delta log's file and deletion vector paths) may make the
+    # scan read besides below the table's root: a list of path or URL prefixes, or "any".
+    "allowed_locations": None,
     # One file of a Delta table planned elsewhere: the table's declared schema (text of
     # _core.Scan.declared_schema) and the file's deletion vector ((table root, descriptor
     # JSON)). Set by the Spark reader, not by users.
@@ -416,7 +419,11 @@ def scan(
     it) read an earlier snapshot. Files are pruned on partition values and on the log's
     statistics (``files_pruned_log_stats``) before any footer is read; ``metrics`` has the
     log replay's counts (``delta_*``). A Delta feature pqsift cannot read raises
-    :class:`pqsift.UnsupportedError`; a broken log :class:`pqsift.TableError`.
+    :class:`pqsift.UnsupportedError`; a broken log :class:`pqsift.TableError`. A table
+    reads only below its root: a data file or deletion vector the log names elsewhere (an
+    absolute path, ``../``, another bucket) raises :class:`pqsift.TableError` naming the
+    table and the path, unless ``allowed_locations`` allows it — a list of path or URL
+    prefixes (a shallow clone's source table), or ``"any"``.
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``
@@ -500,6 +507,7 @@ def scan(
     if settings["base_path"] is not None:
         settings["base_path"] = os.fspath(settings["base_path"])
     settings["storage_options"] = _storage_options(settings["storage_options"])
+    settings["allowed_locations"] = _allowed_locations(settings["allowed_locations"])
     settings["schema"] = _schema_text(settings["schema"])
     _check_snapshot(settings)
     if not isinstance(settings["session_time_zone"], str):
@@ -608,6 +616,21 @@ def _storage_options(options: Any) -> dict[str, str] | None:
         else:
             raise TypeError(f"storage option {key!r} must be a str, bool or number, not {type(value).__name__}")
     return out
+
+
+def _allowed_locations(allowed: Any) -> list[str] | str | None:
+    """``allowed_locations`` as the core takes it: ``"any"``, or a list of path or URL
+    prefixes."""
+    if allowed is None or allowed == "any":
+        return allowed  # type: ignore[no-any-return]
+    if isinstance(allowed, (str, bytes, os.PathLike)):
+        raise ValueError(f'option allowed_locations must be a list of path or URL prefixes, or "any"; not {allowed!r:.200}')
+    if not isinstance(allowed, Iterable):
+        raise TypeError(f"option allowed_locations must be a list of path or URL prefixes, not {type(allowed).__name__}")
+    prefixes = [os.fspath(p) for p in allowed]
+    if not all(isinstance(p, str) for p in prefixes):
+        raise TypeError("option allowed_locations must be a list of path or URL prefixes (str)")
+    return prefixes
 
 
 def _check_snapshot(settings: dict[str, Any]) -> None:

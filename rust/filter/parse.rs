@@ -80,7 +80,7 @@ fn parse(sql: &str, take_lists: bool) -> Result<Expr> {
     let dialect = SparkFilterDialect;
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
-        .map_err(|e| PqsiftError::filter(format!("cannot parse filter {sql:?}: {e}")))?;
+        .map_err(|e| PqsiftError::filter(format!("cannot parse filter {:?}: {e}", crate::error::quoted(sql))))?;
     let tokens = join_numeric_suffixes(tokens);
     let (tokens, lists) = if take_lists { take_literal_lists(tokens)? } else { (tokens, Vec::new()) };
     check_operator_count(sql, &tokens)?;
@@ -247,7 +247,7 @@ fn parse_error(sql: &str, error: ParserError) -> PqsiftError {
         ParserError::RecursionLimitExceeded => "expression nested too deeply".to_string(),
         ParserError::ParserError(message) | ParserError::TokenizerError(message) => message,
     };
-    PqsiftError::filter(format!("cannot parse filter {sql:?}: {detail}"))
+    PqsiftError::filter(format!("cannot parse filter {:?}: {detail}", crate::error::quoted(sql)))
 }
 
 /// `sqlparser`'s Spark dialect plus Spark's string escapes (see the module docs).

@@ -15,6 +15,46 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{PqsiftError, Result};
 
+/// Opens `path` for reading if it is a regular file (links followed), with its length.
+///
+/// Opened non-blocking, then checked: opening a FIFO blocks until a writer comes (forever,
+/// for a scan), a character device may stream without end, a directory reads nothing. Such
+/// a path is an error naming it, at once.
+///
+/// ```
+/// let error = pqsift::format::io::open_regular_file(std::path::Path::new("/dev/zero")).unwrap_err();
+/// assert!(error.to_string().contains("not a regular file (a character device)"), "{error}");
+/// ```
+pub fn open_regular_file(path: &Path) -> Result<(File, u64)> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| PqsiftError::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| PqsiftError::io(path, e))?;
+    let kind = metadata.file_type();
+    let special = if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else {
+        Some("a special file")
+    };
+    match special {
+        Some(what) => Err(PqsiftError::io(path, format!("not a regular file ({what})"))),
+        None => Ok((file, metadata.len())),
+    }
+}
+
 /// A shared, read-only Parquet file that counts the bytes read through it.
 ///
 /// ```no_run
@@ -37,10 +77,9 @@ struct Inner {
 }
 
 impl CountingFile {
-    /// Opens `path`.
+    /// Opens `path`, a regular file (see [`open_regular_file`]).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| PqsiftError::io(path, e))?;
-        let len = file.metadata().map_err(|e| PqsiftError::io(path, e))?.len();
+        let (file, len) = open_regular_file(path)?;
         Ok(Self { inner: Arc::new(Inner { file, path: path.to_path_buf(), len, bytes_read: AtomicU64::new(0), reads: AtomicU64::new(0) }) })
     }
 

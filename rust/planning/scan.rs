@@ -206,6 +206,11 @@ impl Scan {
         } else if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
         }
+        if scan.table.files.is_empty() && scan.table.declared.is_none() {
+            // As Spark (UNABLE_TO_INFER_SCHEMA): no file, no schema, not zero columns.
+            let name = if scan.table.name.is_empty() { "the scan" } else { scan.table.name.as_str() };
+            return Err(PqsiftError::table(name, "no Parquet file to infer the schema from; give the schema (option schema)"));
+        }
         if scan.filter.is_none() && scan.columns.is_none() {
             return Ok(scan);
         }

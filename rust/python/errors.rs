@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-use crate::error::PqsiftError;
+use crate::error::{PqsiftError, bounded_message};
 
 static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -32,13 +32,22 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::SchemaMismatch(_) => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
         PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
-        PqsiftError::Compute(_) => (&BASE_ERROR, "PqsiftError"),
+        PqsiftError::Compute(_) | PqsiftError::Internal(_) => (&BASE_ERROR, "PqsiftError"),
     };
+    let message = bounded_message(error.to_string());
     match cell.import(py, "pqsift.errors", name) {
-        Ok(class) => PyErr::from_type(class.clone(), error.to_string()),
+        Ok(class) => PyErr::from_type(class.clone(), message),
         // The Python package is broken or not importable: still raise something clear.
-        Err(_) => pyo3::exceptions::PyValueError::new_err(error.to_string()),
+        Err(_) => pyo3::exceptions::PyValueError::new_err(message),
     }
+}
+
+/// `f` run without the GIL (`py.detach`), a panic in it caught as
+/// [`PqsiftError::Internal`]: every call from Python into the core goes through here, so
+/// that a bug surfaces as a `pqsift.PqsiftError` rather than a `PanicException`, which
+/// `except Exception` does not catch.
+pub(crate) fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> crate::Result<T> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(PqsiftError::from_panic(panic.as_ref()))))
 }
 
 /// `Result::map_err` helper: `result.map_err(py_err(py))`.

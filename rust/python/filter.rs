@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::format::opener::readable_arrow_schema;
 use pyo3::prelude::*;
 
-use super::errors::py_err;
+use super::errors::{detached, py_err};
 use crate::error::PqsiftError;
 use crate::filter::{BindOptions, bind, parse_filter};
 use crate::format::metadata;
@@ -25,7 +25,7 @@ pub(crate) fn parse_filter_py(
 ) -> PyResult<String> {
     let expr = parse_filter(text).map_err(py_err(py))?;
     if let Some(path) = path {
-        let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
+        let meta = detached(py, || metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
         let file = meta.file_metadata();
         let schema = readable_arrow_schema(file)
             .map_err(|e| PqsiftError::corrupt(&path, e))

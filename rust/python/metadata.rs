@@ -8,7 +8,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::errors::py_err;
+use super::errors::{detached, py_err};
 use crate::format::inspect::{self, ColumnChunkSummary, FileSummary, StatisticsSummary};
 use crate::format::metadata;
 use crate::storage::{Location, Storage, StorageOptions};
@@ -24,7 +24,7 @@ pub(crate) fn column_pages(
     path: PathBuf,
     column: &str,
 ) -> PyResult<Vec<(i64, Vec<(u64, u64, u64)>, Option<(u64, u64)>)>> {
-    let meta = py.detach(|| metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
+    let meta = detached(py, || metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
     let schema = meta.file_metadata().schema_descr();
     let index = (0..schema.num_columns())
         .find(|&i| schema.column(i).path().string() == column)
@@ -52,7 +52,7 @@ pub(crate) fn inspect_py<'py>(
     storage_options: Option<BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
-    let summary = py.detach(|| inspect::inspect(&Location::from_user(&path, &storage)?)).map_err(py_err(py))?;
+    let summary = detached(py, || inspect::inspect(&Location::from_user(&path, &storage)?)).map_err(py_err(py))?;
     file_dict(py, &summary)
 }
 

@@ -10,7 +10,7 @@ use arrow::datatypes::Schema;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::errors::py_err;
+use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -20,12 +20,20 @@ use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::topn_pruner::{SortKey, TopN};
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::column_matching::FieldIds;
+use crate::table::allowed_locations::AllowedLocations;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::source::{Table, TableFormat, TableOptions};
+
+/// `allowed_locations`: prefixes, or the word `"any"`.
+#[derive(FromPyObject)]
+enum AllowedLocationsArg {
+    Prefixes(Vec<PathBuf>),
+    Word(String),
+}
 
 /// A scan; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
@@ -46,7 +54,7 @@ impl PyScan {
                         partition_type_inference=true, base_path=None, partition_values=None, version=None,
                         timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
                         order_by=None, top_n_limit=None, merge_schema=false, schema=None,
-                        match_field_ids=false, ignore_missing_field_ids=false))]
+                        match_field_ids=false, ignore_missing_field_ids=false, allowed_locations=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -76,6 +84,7 @@ impl PyScan {
         schema: Option<String>,
         match_field_ids: bool,
         ignore_missing_field_ids: bool,
+        allowed_locations: Option<AllowedLocationsArg>,
     ) -> PyResult<Self> {
         let top_n = match (order_by, top_n_limit) {
             (Some(keys), Some(limit)) => Some(TopN {
@@ -105,10 +114,22 @@ impl PyScan {
             schema: schema.map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema)).transpose().map_err(py_err(py))?,
             field_ids: FieldIds::from_flags(match_field_ids, ignore_missing_field_ids),
         };
-        let inner = py
-            .detach(|| {
+        let inner = detached(py, || {
                 let sources = sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
                 let base_path = base_path.map(|b| Location::from_user(&b, &storage)).transpose()?;
+                let allowed_locations = match allowed_locations {
+                    None => AllowedLocations::default(),
+                    Some(AllowedLocationsArg::Word(word)) if word == "any" => AllowedLocations::Any,
+                    Some(AllowedLocationsArg::Word(word)) => {
+                        return Err(crate::PqsiftError::filter(format!(
+                            "option allowed_locations: a list of path or URL prefixes, or \"any\"; not {:?}",
+                            crate::error::quoted(&word)
+                        )));
+                    }
+                    Some(AllowedLocationsArg::Prefixes(prefixes)) => AllowedLocations::Below(
+                        prefixes.iter().map(|p| Location::from_user(p, &storage)).collect::<crate::Result<Vec<_>>>()?,
+                    ),
+                };
                 let deletion_vector =
                     deletion_vector.map(|(root, descriptor)| Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))).transpose()?;
                 let table = match (partition_values, declared_schema) {
@@ -128,7 +149,7 @@ impl PyScan {
                     (None, None) => {
                         let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
                         let table_options =
-                            TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot };
+                            TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot, allowed_locations };
                         Table::resolve(&sources, &table_options, &HiveOptions::from_bind(&options.bind, partition_type_inference))?
                     }
                 };
@@ -212,7 +233,7 @@ impl PyScan {
     /// else the first file's (what tasks planning their own files are given, so that each
     /// reads its files into the same schema). None without files.
     fn scan_schema(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let schema = py.detach(|| self.inner.scan_schema()).map_err(py_err(py))?;
+        let schema = detached(py, || self.inner.scan_schema()).map_err(py_err(py))?;
         Ok(schema.map(|s| s.to_text()))
     }
 
@@ -263,7 +284,7 @@ impl PyScan {
 
     /// Plans the scan: a list of per-file dicts.
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let plan = py.detach(|| self.inner.plan()).map_err(py_err(py))?;
+        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
         let files = plan
             .files
             .iter()
@@ -286,7 +307,7 @@ impl PyScan {
     /// The files left by partition values and a Delta log's statistics, without reading
     /// footers: `([(position, size in bytes)], metrics)`.
     fn files_to_read<'py>(&self, py: Python<'py>) -> PyResult<(Vec<(usize, u64)>, Bound<'py, PyDict>)> {
-        let (files, metrics) = py.detach(|| self.inner.files_to_read()).map_err(py_err(py))?;
+        let (files, metrics) = detached(py, || self.inner.files_to_read()).map_err(py_err(py))?;
         let dict = PyDict::new(py);
         for (name, value) in metrics.as_pairs() {
             dict.set_item(name, value)?;

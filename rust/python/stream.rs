@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use super::arrow_ffi;
-use super::errors::py_err;
+use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
 use crate::filter::{BindOptions, parse_filter};
 use crate::format::metadata_cache::MetadataCache;
@@ -82,7 +82,7 @@ impl PyScanStream {
             return Ok(None);
         };
         // Reading happens on worker threads; waiting for them needs no GIL.
-        let next = py.detach(|| stream.next_batch_checked());
+        let next = detached(py, || stream.next_batch_checked().transpose()).transpose();
         match next {
             Some(Ok(batch)) => Ok(Some(PyBatch { batch })),
             Some(Err(error)) => Err(py_err(py)(error)),
@@ -110,7 +110,7 @@ impl PyScanStream {
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the stream was already consumed or exported"))?;
         self.exported = true;
-        let ffi = FFI_ArrowArrayStream::new(Box::new(stream));
+        let ffi = FFI_ArrowArrayStream::new(Box::new(CatchPanics(stream)));
         PyCapsule::new_with_value(py, ffi, c"arrow_array_stream")
     }
 
@@ -233,7 +233,7 @@ pub(crate) fn read(
         order_by,
     };
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
-    let opened = py.detach(|| -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
+    let opened = detached(py, || -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
         let mut locations = files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
         // Sizes and versions the planning learnt: the metadata cache answers without a request.
         for (location, version) in locations.iter_mut().zip(file_versions.into_iter().flatten()) {
@@ -273,4 +273,24 @@ pub(crate) fn read(
     };
     let metrics = stream.metrics_handle();
     Ok(PyScanStream { stream: Some(stream), schema, metrics, storage, exported: false })
+}
+
+/// A reader whose panics become errors: a consumer pulls its batches through the C stream
+/// interface, where a panic unwinding out of `get_next` would abort the process.
+struct CatchPanics<R>(R);
+
+impl<R: Iterator<Item = Result<RecordBatch, arrow::error::ArrowError>>> Iterator for CatchPanics<R> {
+    type Item = Result<RecordBatch, arrow::error::ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.next())).unwrap_or_else(|panic| {
+            Some(Err(arrow::error::ArrowError::ExternalError(Box::new(crate::PqsiftError::from_panic(panic.as_ref())))))
+        })
+    }
+}
+
+impl<R: arrow::record_batch::RecordBatchReader> arrow::record_batch::RecordBatchReader for CatchPanics<R> {
+    fn schema(&self) -> arrow::datatypes::SchemaRef {
+        self.0.schema()
+    }
 }

@@ -684,6 +684,10 @@ impl FileReader {
                 let column = self.metadata.schema().field(root).name();
                 PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
             }),
+            DecodeError::OutOfRange(reason) => {
+                let column = self.metadata.schema().field(root).name();
+                PqsiftError::unsupported(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+            }
         })
     }
 

@@ -98,7 +98,14 @@ fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -
                 let seconds: f64 = value.parse().map_err(|_| format!("option retry_timeout: {value:?} is not a number of seconds"))?;
                 retry.retry_timeout = Duration::try_from_secs_f64(seconds).map_err(|e| format!("option retry_timeout: {e}"))?;
             }
-            _ => store_options.push((key, value)),
+            _ => {
+                // URLs, not flags such as `azure_use_fabric_endpoint`.
+                let key_lower = key.to_ascii_lowercase();
+                if key_lower.contains("endpoint") && !key_lower.contains("use_") {
+                    check_endpoint(key, value)?;
+                }
+                store_options.push((key, value))
+            }
         }
     }
     // The three builders share their methods but no trait: one body for each.
@@ -119,6 +126,15 @@ fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -
         _ => return Err(format!("no object store for {url}")),
     };
     Ok(store)
+}
+
+/// An endpoint option's value must be an absolute `http(s)` URL the HTTP stack accepts:
+/// the crate takes any text and, once signing a request for it, panics on one it cannot
+/// make a request of (`ht!tp://x`). The value is not quoted: options are not shown.
+fn check_endpoint(key: &str, value: &str) -> std::result::Result<(), String> {
+    let valid = Url::parse(value).is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+        && value.parse::<http::Uri>().is_ok();
+    if valid { Ok(()) } else { Err(format!("storage option {key:?} is not an http:// or https:// URL")) }
 }
 
 /// Builds the `object_store` crate's own HTTP client, wrapped in a [`CountingService`].

@@ -289,7 +289,12 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
 /// The whole file at `location`.
 pub fn read_all(location: &Location) -> Result<Bytes> {
     match location {
-        Location::Local(path) => std::fs::read(path).map(Bytes::from).map_err(|e| PqsiftError::io(path, e)),
+        Location::Local(path) => {
+            let (mut file, len) = crate::format::io::open_regular_file(path)?;
+            let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            file.read_to_end(&mut bytes).map_err(|e| PqsiftError::io(path, e))?;
+            Ok(Bytes::from(bytes))
+        }
         Location::Object(object) => {
             let store = Arc::clone(object.store());
             let key = object.key().clone();

@@ -7,6 +7,8 @@
 //! partition columns' schema. Pruning on partition values (and, for Delta, on the log's
 //! file statistics) runs on that list before a data file is opened.
 //!
+//! * [`allowed_locations`] — what a table's metadata may make a scan read: locations below
+//!   its root, or below prefixes the user allowed.
 //! * [`listing`] — the files of a directory, with the names Spark ignores left out.
 //! * [`hive`] — Spark's partition discovery: `key=value` directories, type inference,
 //!   escaping, `basePath`.
@@ -22,6 +24,7 @@
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
+pub mod allowed_locations;
 pub mod column_matching;
 pub mod delta;
 pub mod file_pruning;

@@ -70,6 +70,8 @@ fn reads_as_matched(file: &DataType, scan: &DataType, matcher: &ColumnMatcher, f
         (Decimal128(p1, s1), Decimal128(p2, s2)) => s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16),
         (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits),
         (Date32, Timestamp(TimeUnit::Microsecond, None)) => true,
+        // Instants (Spark's TIMESTAMP): the zone a writer recorded only names how to show them.
+        (Timestamp(file_unit, Some(_)), Timestamp(scan_unit, Some(_))) => file_unit == scan_unit,
         (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| match matcher.find(file_fields, scan_field, file_has_ids) {
             Ok(Some(i)) => reads_as_matched(file_fields[i].data_type(), scan_field.data_type(), matcher, file_has_ids),
             Ok(None) => true, // a field the file lacks is null
@@ -111,8 +113,8 @@ pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &
                  Spark's reader widens a column (int to bigint, float to double, a larger decimal, ...), never narrows or \
                  converts it",
                 scan_field.name(),
-                describe(file_type),
-                describe(scan_field.data_type())
+                describe_apart(file_type, scan_field.data_type()),
+                describe_apart(scan_field.data_type(), file_type)
             )));
         }
     }
@@ -140,9 +142,9 @@ pub fn merge_file_schemas(files: &[(&str, &Schema)], case_sensitive: bool) -> Re
                             "column {} is {} in {} but {} in {name}: merging schemas (merge_schema, Spark's mergeSchema) needs \
                              the same type in every file",
                             merged[i].name(),
-                            describe(merged[i].data_type()),
+                            describe_apart(merged[i].data_type(), field.data_type()),
                             source[i],
-                            describe(field.data_type())
+                            describe_apart(field.data_type(), merged[i].data_type())
                         ))
                     })?;
                     merged[i] = Arc::new(merged[i].as_ref().clone().with_data_type(data_type));
@@ -153,11 +155,20 @@ pub fn merge_file_schemas(files: &[(&str, &Schema)], case_sensitive: bool) -> Re
     Ok(Schema::new(merged))
 }
 
+/// `data_type` in Spark's words, with Arrow's too when Spark's do not tell it from `other`
+/// (`TIMESTAMP (Timestamp(Millisecond, Some("UTC")))` beside a microsecond one).
+fn describe_apart(data_type: &DataType, other: &DataType) -> String {
+    let text = describe(data_type);
+    if data_type != other && text == describe(other) { format!("{text} ({data_type:?})") } else { text }
+}
+
 /// Spark's `StructType.merge` of two column types: equal types, or structs merged field by
 /// field (a field only one has is added); `None`: they conflict.
 fn merge_types(a: &DataType, b: &DataType) -> Option<DataType> {
     match (a, b) {
         _ if a == b => Some(a.clone()),
+        // Both Spark's TIMESTAMP (instants): the first file's zone names them.
+        (DataType::Timestamp(unit_a, Some(_)), DataType::Timestamp(unit_b, Some(_))) if unit_a == unit_b => Some(a.clone()),
         (DataType::Struct(left), DataType::Struct(right)) => {
             let mut fields: Vec<Field> = left.iter().map(|f| f.as_ref().clone()).collect();
             for field in right.iter() {
@@ -185,6 +196,9 @@ mod tests {
         for (file, scan) in [(Int32, Int64), (Int8, Int32), (Float32, Float64), (Int32, Float64), (Decimal128(5, 1), Decimal128(10, 2)), (Int32, Decimal128(12, 2)), (Date32, Timestamp(TimeUnit::Microsecond, None))] {
             assert!(reads_as(&file, &scan), "{file} as {scan}");
         }
+        let zoned = |unit, zone: &str| Timestamp(unit, Some(zone.into()));
+        assert!(reads_as(&zoned(TimeUnit::Microsecond, "Europe/Berlin"), &zoned(TimeUnit::Microsecond, "UTC")));
+        assert!(!reads_as(&zoned(TimeUnit::Millisecond, "UTC"), &zoned(TimeUnit::Microsecond, "UTC")));
         for (file, scan) in [(Int64, Int32), (Float64, Float32), (Int32, Utf8), (Decimal128(10, 2), Decimal128(5, 1)), (Decimal128(10, 2), Decimal128(10, 3)), (Int64, Float64), (Int32, Decimal128(10, 2)), (Date32, Timestamp(TimeUnit::Microsecond, Some("UTC".into())))] {
             assert!(!reads_as(&file, &scan), "{file} as {scan}");
         }
@@ -202,5 +216,12 @@ mod tests {
         let c = Schema::new(vec![Field::new("id", DataType::Int32, true)]);
         let error = merge_file_schemas(&[("a", &a), ("c", &c)], false).unwrap_err().to_string();
         assert!(error.contains("column id is BIGINT in a but INT in c"), "{error}");
+        // Zones apart, one TIMESTAMP (the first file's zone); units apart, told apart.
+        let zoned = |unit, zone: &str| Schema::new(vec![Field::new("t", DataType::Timestamp(unit, Some(zone.into())), true)]);
+        let (utc, berlin) = (zoned(TimeUnit::Microsecond, "UTC"), zoned(TimeUnit::Microsecond, "Europe/Berlin"));
+        assert_eq!(merge_file_schemas(&[("a", &utc), ("b", &berlin)], false).unwrap().field(0).data_type(), utc.field(0).data_type());
+        let millis = zoned(TimeUnit::Millisecond, "UTC");
+        let error = merge_file_schemas(&[("a", &utc), ("m", &millis)], false).unwrap_err().to_string();
+        assert!(error.contains("TIMESTAMP (Timestamp(Microsecond, Some(\"UTC\"))) in a but TIMESTAMP (Timestamp(Millisecond"), "{error}");
     }
 }

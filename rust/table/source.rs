@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
 
+use super::allowed_locations::AllowedLocations;
 use super::delta::SnapshotSpec;
 use super::delta::table::{DeltaTable, open_delta_table};
 use super::hive::{HiveOptions, discover_partitions};
@@ -42,11 +43,13 @@ pub struct TableOptions {
     /// Which snapshot of a Delta table to read (`None`: the latest). Given for a source
     /// that is not a Delta table, an error.
     pub snapshot: Option<SnapshotSpec>,
+    /// Where a table's metadata may make the scan read (a Delta log's paths).
+    pub allowed_locations: AllowedLocations,
 }
 
 impl Default for TableOptions {
     fn default() -> Self {
-        Self { partitioning: true, infer_partition_types: true, base_path: None, snapshot: None }
+        Self { partitioning: true, infer_partition_types: true, base_path: None, snapshot: None, allowed_locations: AllowedLocations::default() }
     }
 }
 
@@ -118,7 +121,12 @@ impl Table {
                 if sources.len() != 1 {
                     return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
                 }
-                return open_delta_table(source, options.snapshot.unwrap_or(SnapshotSpec::Latest), &hive.session_time_zone);
+                return open_delta_table(
+                    source,
+                    options.snapshot.unwrap_or(SnapshotSpec::Latest),
+                    &hive.session_time_zone,
+                    &options.allowed_locations,
+                );
             }
             if options.snapshot.is_some() {
                 return Err(PqsiftError::table(source, "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)"));

@@ -125,6 +125,7 @@ _TABLE_OPTIONS = (
     "version",
     "timestamp",
     "merge_schema",
+    "allowed_locations",
 )
 
 # Delta's own names for time travel (``spark.read.format("delta").option("versionAsOf", 3)``).
@@ -186,6 +187,10 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
             if not isinstance(parsed, dict):
                 raise ValueError("pqsift data source: option 'storage_options' must be a JSON object")
             storage.update({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()})
+            continue
+        if name == "allowed_locations":
+            # "any", a JSON list, or prefixes separated by commas.
+            out[name] = text if text == "any" else json.loads(text) if text.lstrip().startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
             continue
         if name in _PLANNER_OPTIONS:
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")

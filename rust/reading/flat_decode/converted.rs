@@ -86,10 +86,16 @@ fn decimal<T: DecimalType + ArrowPrimitiveType>(values: PrimitiveArray<T>, preci
 }
 
 /// INT96 timestamps `values` (each its day in the high 64 bits, its nanoseconds in the low
-/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`, computed and wrapping
-/// on overflow as the crate's `Int96::to_seconds` ... `to_nanos` compute them: the day
-/// from the Julian day of the epoch, times the unit's day, plus the nanoseconds in it.
-pub(super) fn int96_timestamps(values: &[i128], nulls: Option<NullBuffer>, unit: TimeUnit, zone: Option<Arc<str>>) -> ArrayRef {
+/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`, computed as the crate's
+/// `Int96::to_seconds` ... `to_nanos` compute them — the day from the Julian day of the
+/// epoch, times the unit's day, plus the nanoseconds in it — but where the crate wraps on
+/// overflow, an error ([`DecodeError::OutOfRange`]).
+pub(super) fn int96_timestamps(
+    values: &[i128],
+    nulls: Option<NullBuffer>,
+    unit: TimeUnit,
+    zone: Option<Arc<str>>,
+) -> Result<ArrayRef, DecodeError> {
     // The unit's constants are the function's, not variables: a division by a variable
     // was most of the conversion.
     match unit {
@@ -101,13 +107,20 @@ pub(super) fn int96_timestamps(values: &[i128], nulls: Option<NullBuffer>, unit:
 }
 
 /// [`int96_timestamps`] in the unit of `T`: `PER_DAY` of them in a day, `PER_UNIT`
-/// nanoseconds in one.
+/// nanoseconds in one. A value the unit's 64 bits cannot hold (Spark writes instants up to
+/// year 294,247 as INT96; nanoseconds end in 2262) is an error, never a wrapped instant.
 fn timestamps<T: ArrowTimestampType, const PER_DAY: i64, const PER_UNIT: i64>(
     values: &[i128],
     nulls: Option<NullBuffer>,
     zone: Option<Arc<str>>,
-) -> ArrayRef {
+) -> Result<ArrayRef, DecodeError> {
     const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
+    let convert = |v: i128| {
+        let (day, nanos) = ((v >> 64) as i64, v as u64 as i64);
+        (day - JULIAN_DAY_OF_EPOCH).checked_mul(PER_DAY).and_then(|t| t.checked_add(nanos / PER_UNIT))
+    };
+    // Wrapping in the loop keeps it branch-free; a second pass finds a value that wrapped
+    // only when the days are outside the range no value can wrap in.
     let timestamps: Vec<i64> = values
         .iter()
         .map(|&v| {
@@ -115,5 +128,17 @@ fn timestamps<T: ArrowTimestampType, const PER_DAY: i64, const PER_UNIT: i64>(
             (day - JULIAN_DAY_OF_EPOCH).wrapping_mul(PER_DAY).wrapping_add(nanos / PER_UNIT)
         })
         .collect();
-    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone))
+    // Days whose every nanosecond of the day fits the unit's i64 (with a day of margin).
+    let safe_days = i64::MAX / PER_DAY - 2;
+    let suspect = |v: &i128| ((v >> 64) as i64 - JULIAN_DAY_OF_EPOCH).abs() > safe_days || (*v as u64) >= 86_400_000_000_000;
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    if let Some(i) = values.iter().enumerate().position(|(i, v)| valid(i) && suspect(v) && convert(*v).is_none()) {
+        let day = (values[i] >> 64) as i64 - JULIAN_DAY_OF_EPOCH;
+        return Err(DecodeError::OutOfRange(format!(
+            "an INT96 timestamp {day} days from 1970-01-01 is outside the range of {}, which would wrap it into another \
+             instant",
+            T::DATA_TYPE
+        )));
+    }
+    Ok(Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone)))
 }

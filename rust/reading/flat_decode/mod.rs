@@ -108,6 +108,8 @@ pub enum DecodeError {
     Parquet(ParquetError),
     /// The pages' contents are inconsistent.
     Corrupt(String),
+    /// A value the output type cannot hold (an INT96 instant beyond nanoseconds' range).
+    OutOfRange(String),
 }
 
 impl From<ParquetError> for DecodeError {
@@ -120,7 +122,7 @@ impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Parquet(e) => e.fmt(f),
-            Self::Corrupt(reason) => f.write_str(reason),
+            Self::Corrupt(reason) | Self::OutOfRange(reason) => f.write_str(reason),
         }
     }
 }
@@ -229,10 +231,11 @@ pub fn decode_selected<R: PageReader + ?Sized>(
         // INT96 timestamps: days and nanoseconds, then the unit.
         (PhysicalType::INT96, DataType::Timestamp(unit, zone)) => {
             let out = decode_pages(pages, nullable, selection, Output::<Int96>::new(selected, nullable), zstd)?;
-            Ok(out.map(|out| {
+            out.map(|out| {
                 let (values, nulls) = out.into_parts();
                 converted::int96_timestamps(&values, nulls, *unit, zone.clone())
-            }))
+            })
+            .transpose()
         }
         // Decimals of 1 to 16 big-endian bytes (Spark's DECIMAL(p > 18), or any in its legacy
         // format): a sink per width, the width known at compile time.

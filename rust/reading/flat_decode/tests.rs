@@ -498,8 +498,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     /// INT96 timestamps equal the crate's decode, filtered, in every unit (the file's Arrow
     /// schema may ask for any): PLAIN or dictionary-encoded, v1 or v2 pages, nulls or not,
-    /// compressed or not — days near the epoch, and days so far from it that the
-    /// timestamps wrap (as the crate's do).
+    /// compressed or not — days near the epoch; days so far from it that the crate wraps
+    /// the timestamps are an error instead.
     #[test]
     fn int96_equals_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.85, any::<u32>()), 1..2000),
@@ -538,6 +538,22 @@ proptest! {
         }
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
+        // A selected value the unit's 64 bits cannot hold: an error, where the crate wraps.
+        let (per_day, per_unit): (i64, i64) = match unit {
+            arrow::datatypes::TimeUnit::Second => (86_400, 1_000_000_000),
+            arrow::datatypes::TimeUnit::Millisecond => (86_400_000, 1_000_000),
+            arrow::datatypes::TimeUnit::Microsecond => (86_400_000_000, 1_000),
+            arrow::datatypes::TimeUnit::Nanosecond => (86_400_000_000_000, 1),
+        };
+        let wraps = |v: &parquet::data_type::Int96| {
+            let nanos = (u64::from(v.data()[1]) << 32 | u64::from(v.data()[0])) as i64;
+            (i64::from(v.data()[2]) - 2_440_588).checked_mul(per_day).and_then(|t| t.checked_add(nanos / per_unit)).is_none()
+        };
+        if values.iter().zip(&mask).any(|(v, &kept)| kept && v.as_ref().is_some_and(wraps)) {
+            let got = decode_selected::<dyn PageReader>(&mut pages(&file, selection.row_count(), read.locations.clone()), &read.descriptor, &read.arrow_type, &selection, None);
+            prop_assert!(matches!(got, Err(DecodeError::OutOfRange(_))), "{:?}", got.map(|a| a.map(|a| a.len())));
+            return Ok(());
+        }
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
         prop_assert!(got.is_some());
         prop_assert_eq!(got.unwrap().to_data(), read.expected.to_data());

@@ -96,11 +96,23 @@ impl DeletionVectorDescriptor {
 
     /// The deleted row indexes, ascending, checked against [`Self::cardinality`].
     pub fn load(&self, table_root: &Location) -> Result<Vec<u64>> {
-        Ok(self.load_treemap(table_root)?.into_iter().collect())
+        Ok(self.load_treemap(table_root, u64::MAX)?.into_iter().collect())
     }
 
-    /// The deleted row indexes as a treemap, checked against [`Self::cardinality`].
-    pub fn load_treemap(&self, table_root: &Location) -> Result<RoaringTreemap> {
+    /// The deleted row indexes of a data file of `file_rows` rows as a treemap, checked
+    /// against [`Self::cardinality`]. The descriptor's size and cardinality are checked
+    /// against what a vector over that many rows can be before anything is read.
+    pub fn load_treemap(&self, table_root: &Location, file_rows: u64) -> Result<RoaringTreemap> {
+        if u64::try_from(self.cardinality).is_ok_and(|deleted| deleted > file_rows) {
+            return Err(self.corrupt(table_root, format!("it deletes {} rows of a file of {file_rows}", self.cardinality)));
+        }
+        let most = max_serialized_bytes(file_rows);
+        if u64::try_from(self.size_in_bytes).is_ok_and(|size| size > most) {
+            return Err(self.corrupt(
+                table_root,
+                format!("its {} bytes are more than a vector over the file's {file_rows} rows takes (at most {most})", self.size_in_bytes),
+            ));
+        }
         let treemap = match self.absolute_path(table_root)? {
             None => {
                 let bytes = z85::decode(&self.path_or_inline_dv)
@@ -123,6 +135,17 @@ impl DeletionVectorDescriptor {
     fn corrupt(&self, table_root: &Location, reason: impl std::fmt::Display) -> PqsiftError {
         PqsiftError::corrupt_delta(table_root, format!("deletion vector {}: {reason}", self.unique_id()))
     }
+}
+
+/// The most bytes a serialized vector (magic number and portable treemap) over `rows` rows
+/// takes: per 2^32 rows a bitmap's key and header, per 2^16 rows a container of at most
+/// 8 KiB (an array of 4,096 values, a bitmap, or 2,048 runs) with its descriptors.
+fn max_serialized_bytes(rows: u64) -> u64 {
+    let bitmaps = rows.div_ceil(1 << 32).max(1);
+    let containers = rows.div_ceil(1 << 16).max(1);
+    let per_bitmap = 4 + 8; // key, cookie and container count
+    let per_container = 8 + 8 + 8192; // key and cardinality, offset and run flag (rounded up), payload
+    (4 + 8 + 64u64).saturating_add(bitmaps.saturating_mul(per_bitmap)).saturating_add(containers.saturating_mul(per_container))
 }
 
 /// A bitmap: the magic number, then a portable `RoaringTreemap`.
@@ -191,4 +214,25 @@ pub fn encode_inline(rows: &[u64]) -> String {
         bytes.push(0);
     }
     z85::encode(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every vector over a file's rows, sparse or dense, fits the bound its size is
+        /// checked against: the check refuses damage, never a real vector.
+        #[test]
+        fn a_vector_over_a_file_fits_the_size_bound(rows in 1u64..400_000, picks in proptest::collection::vec(any::<u64>(), 0..3000), every in 0u64..4) {
+            let deleted: RoaringTreemap = match every {
+                0 => picks.iter().map(|p| p % rows).collect(),
+                step => (0..rows).filter(|r| r % (step + 1) != 0).collect(),
+            };
+            let mut bytes = PORTABLE_MAGIC.to_le_bytes().to_vec();
+            deleted.serialize_into(&mut bytes).unwrap();
+            prop_assert!(bytes.len() as u64 <= max_serialized_bytes(rows), "{} bytes for {} rows", bytes.len(), rows);
+        }
+    }
 }

@@ -106,6 +106,11 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
                 .map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("line {} is not a Delta action: {e}", number + 1)))?;
             actions.push(action);
         }
+        // A commit is a file of actions; one without any (empty, or only whitespace) is damage,
+        // not a commit that changes nothing.
+        if actions.is_empty() {
+            return Err(PqsiftError::corrupt_delta(&commit.path, format!("commit {} holds no action", commit.version)));
+        }
         for action in actions.into_iter().rev() {
             if protocol.is_none() && action.protocol.is_some() {
                 protocol = action.protocol;

@@ -27,7 +27,7 @@
 //! use pqsift::table::delta::{is_delta_table, load_snapshot, SnapshotSpec};
 //! let root = Location::from(std::path::Path::new("/data/events"));
 //! if is_delta_table(&root) {
-//!     let snapshot = load_snapshot(&root, SnapshotSpec::Version(3)).unwrap();
+//!     let snapshot = load_snapshot(&root, SnapshotSpec::Version(3), &Default::default()).unwrap();
 //!     assert_eq!(snapshot.version, 3);
 //! }
 //! ```

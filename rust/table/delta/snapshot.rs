@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::{load_snapshot, SnapshotSpec};
-//! let snapshot = load_snapshot(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest).unwrap();
+//! let snapshot = load_snapshot(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, &Default::default()).unwrap();
 //! println!("version {}: {} files, schema {}", snapshot.version, snapshot.files.len(), snapshot.schema);
 //! for file in &snapshot.files {
 //!     let rows = file.stats.parse().and_then(|s| s.num_records);
@@ -26,6 +26,7 @@ use super::schema::{ColumnMappingMode, parse_schema};
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::storage::source::{Entry, read_many, stat};
+use crate::table::allowed_locations::AllowedLocations;
 
 /// Which snapshot to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,13 +176,15 @@ pub fn is_delta_table(root: &Location) -> bool {
     matches!(stat(&root.join("_delta_log")), Ok(Some(Entry::Directory)))
 }
 
-/// Loads the snapshot `spec` of the table at `root`.
+/// Loads the snapshot `spec` of the table at `root`; every data file and deletion vector
+/// it names must be where `allowed` lets the table read.
 ///
 /// Errors: [`PqsiftError::Table`] when `root` has no `_delta_log`, the version does not exist
 /// or cannot be rebuilt (commits missing), or the log has no protocol or no metadata;
+/// a data file or deletion vector outside the table's root that `allowed` does not allow;
 /// [`PqsiftError::Unsupported`] for a reader version or feature this reader does not
 /// implement; [`PqsiftError::Corrupt`] / [`PqsiftError::Io`] for unreadable log files.
-pub fn load_snapshot(root: &Location, spec: SnapshotSpec) -> Result<DeltaSnapshot> {
+pub fn load_snapshot(root: &Location, spec: SnapshotSpec, allowed: &AllowedLocations) -> Result<DeltaSnapshot> {
     let listing = LogListing::list(root)?;
     let version = match spec {
         SnapshotSpec::Latest => VersionSpec::Latest,
@@ -203,6 +206,14 @@ pub fn load_snapshot(root: &Location, spec: SnapshotSpec) -> Result<DeltaSnapsho
     for column in &metadata.partition_columns {
         if !schema.fields().iter().any(|f| f.name().eq_ignore_ascii_case(column)) {
             return Err(PqsiftError::table(root, format!("partition column {column:?} is not in the schema")));
+        }
+    }
+    for file in &replayed.files {
+        allowed.check(root, &file.path, "data file")?;
+        if let Some(dv) = &file.add.deletion_vector
+            && let Some(path) = dv.absolute_path(root)?
+        {
+            allowed.check(root, &path, "deletion vector")?;
         }
     }
     let files = replayed

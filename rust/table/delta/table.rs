@@ -5,7 +5,8 @@
 //!
 //! ```no_run
 //! use pqsift::table::delta::{SnapshotSpec, table::open_delta_table};
-//! let table = open_delta_table(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, "UTC").unwrap();
+//! let allowed = pqsift::table::allowed_locations::AllowedLocations::default();
+//! let table = open_delta_table(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, "UTC", &allowed).unwrap();
 //! let delta = table.delta.as_ref().unwrap();
 //! println!("version {}: {} files, {} rows deleted", delta.version, table.files.len(), delta.deleted_rows());
 //! ```
@@ -22,6 +23,7 @@ use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
+use crate::table::allowed_locations::AllowedLocations;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
 use crate::table::source::{Table, TableFormat};
@@ -54,8 +56,8 @@ impl DeltaTable {
         let Some(dv) = self.files.get(position).and_then(|f| f.deletion_vector.as_ref()) else {
             return Ok(None);
         };
-        let deleted = dv.load_treemap(&self.table_root)?;
         let total: u64 = row_group_rows.iter().map(|&r| r as u64).sum();
+        let deleted = dv.load_treemap(&self.table_root, total)?;
         if let Some(max) = deleted.max()
             && max >= total
         {
@@ -180,11 +182,12 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
     Ok(table)
 }
 
-/// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`]. Timestamp
+/// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`], reading only
+/// where `allowed` lets it (see [`AllowedLocations`]). Timestamp
 /// partition values written without a zone are wall clocks in `session_time_zone`, as
 /// Spark reads them.
-pub fn open_delta_table(root: &Location, spec: SnapshotSpec, session_time_zone: &str) -> Result<Table> {
-    let snapshot = load_snapshot(root, spec)?;
+pub fn open_delta_table(root: &Location, spec: SnapshotSpec, session_time_zone: &str, allowed: &AllowedLocations) -> Result<Table> {
+    let snapshot = load_snapshot(root, spec, allowed)?;
     if snapshot.metadata.schema_string.trim().is_empty() {
         return Err(PqsiftError::table(root, format!("the metaData of version {} has no schemaString: the table's columns are unknown", snapshot.version)));
     }

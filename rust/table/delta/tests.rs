@@ -15,6 +15,7 @@ use super::log_replay::replay;
 use super::log_segment::{LogListing, LogSegment, VersionSpec};
 use super::*;
 use crate::error::PqsiftError;
+use crate::table::allowed_locations::AllowedLocations;
 use crate::format::opener::OpenedFile;
 use crate::storage::Location;
 
@@ -180,7 +181,7 @@ fn every_golden_table_loads_or_fails_as_documented() {
     let (mut compared, mut order_differs) = (0, Vec::new());
     for (name, table, expected) in &tables {
         let leaf = name.rsplit('/').next().unwrap();
-        let result = load_snapshot(&local(&table), SnapshotSpec::Latest);
+        let result = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default());
         if let Err(failure) = check_outcome(name, &result, expectation(leaf)) {
             failures.push(failure);
             continue;
@@ -216,7 +217,7 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
     assert!(tables.len() >= 35, "{} kernel tables", tables.len());
     let mut failures = Vec::new();
     for (name, table) in &tables {
-        let result = load_snapshot(&local(&table), SnapshotSpec::Latest);
+        let result = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default());
         if let Err(failure) = check_outcome(name, &result, expectation(name)) {
             failures.push(failure);
             continue;
@@ -240,15 +241,19 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
 fn structural_golden_tables() {
     let Some(root) = testing_root() else { return };
     let golden = root.join("golden");
-    let checkpoint = load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest).unwrap();
+    let checkpoint = load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(checkpoint.version, 14);
     assert_eq!(checkpoint.metrics.checkpoint_version, Some(10));
     assert_eq!(checkpoint.metrics.commits_read, 4);
     assert!(checkpoint.metrics.last_checkpoint_hint_used);
     for name in ["normal-a", "normal-b", "special-a", "special-b"] {
-        let snapshot = load_snapshot(&local(&golden.join(format!("canonicalized-paths-{name}/delta"))), SnapshotSpec::Latest).unwrap();
+        let root = local(&golden.join(format!("canonicalized-paths-{name}/delta")));
+        let snapshot = load_snapshot(&root, SnapshotSpec::Latest, &Default::default()).unwrap();
         assert_eq!((snapshot.version, snapshot.files.len()), (1, 0), "canonicalized-paths-{name}");
-        let before = load_snapshot(&local(&golden.join(format!("canonicalized-paths-{name}/delta"))), SnapshotSpec::Version(0)).unwrap();
+        // Version 0's one file is an absolute path outside the table: read only when allowed.
+        let refused = load_snapshot(&root, SnapshotSpec::Version(0), &Default::default()).unwrap_err();
+        assert!(matches!(&refused, PqsiftError::Table { reason, .. } if reason.contains("outside its root")), "{refused}");
+        let before = load_snapshot(&root, SnapshotSpec::Version(0), &AllowedLocations::Any).unwrap();
         assert_eq!(before.files.len(), 1, "canonicalized-paths-{name} at version 0");
     }
     // Escaped characters: `bar%2Dbar` in the log is `bar-bar` on disk.
@@ -257,14 +262,14 @@ fn structural_golden_tables() {
     assert!(escaped.metadata.is_none());
     assert!(escaped.files.iter().any(|f| path_of(&f.path).ends_with("bar-bar.snappy.parquet")), "{:?}", escaped.files);
     // The last-checkpoint hint is corrupt: the listing still finds the checkpoint.
-    let corrupt = load_snapshot(&local(&golden.join("corrupted-last-checkpoint-kernel/delta")), SnapshotSpec::Latest).unwrap();
+    let corrupt = load_snapshot(&local(&golden.join("corrupted-last-checkpoint-kernel/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!((corrupt.version, corrupt.metrics.checkpoint_version), (11, Some(10)));
     // Protocol and metadata come from the newest commit that has them.
-    let latest = load_snapshot(&local(&golden.join("log-replay-latest-metadata-protocol/delta")), SnapshotSpec::Latest).unwrap();
+    let latest = load_snapshot(&local(&golden.join("log-replay-latest-metadata-protocol/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(latest.protocol.min_reader_version, 3);
-    let multi = load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest).unwrap();
+    let multi = load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!((multi.metrics.checkpoint_version, multi.metrics.checkpoint_parts), (Some(1), 2));
-    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest).unwrap();
+    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(v2.metrics.checkpoint_version, Some(2));
     assert!(v2.reader_features.v2_checkpoint);
 }
@@ -273,7 +278,7 @@ fn structural_golden_tables() {
 fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/table-with-dv-small");
-    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(snapshot.files.len(), 1);
     let file = &snapshot.files[0];
     let dv = file.deletion_vector.as_ref().expect("a deletion vector");
@@ -295,7 +300,7 @@ fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     assert_eq!(deleted, positions);
     assert_eq!(snapshot_rows(&snapshot).unwrap(), 8);
     // Version 0, before the delete: no deletion vector.
-    let before = load_snapshot(&local(&table), SnapshotSpec::Version(0)).unwrap();
+    let before = load_snapshot(&local(&table), SnapshotSpec::Version(0), &Default::default()).unwrap();
     assert!(before.files[0].deletion_vector.is_none());
     // A corrupted descriptor is refused, not read.
     let mut wrong = dv.clone();
@@ -386,12 +391,12 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
 fn v2_checkpoints_read_their_sidecars() {
     let Some(root) = testing_root() else { return };
     for name in ["v2-checkpoints-json-with-sidecars", "v2-checkpoints-parquet-with-last-checkpoint", "v2-json-sidecars-struct-stats-only", "v2-parquet-sidecars-struct-stats-only"] {
-        let snapshot = load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest).unwrap();
+        let snapshot = load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
         assert!(snapshot.metrics.sidecars_read > 0, "{name}: {:?}", snapshot.metrics);
         assert!(!snapshot.files.is_empty(), "{name}");
     }
     // Without `_last_checkpoint` the listing finds the checkpoint all the same.
-    let snapshot = load_snapshot(&local(&root.join("tables/with_checkpoint_no_last_checkpoint")), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&root.join("tables/with_checkpoint_no_last_checkpoint")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!((snapshot.version, snapshot.metrics.checkpoint_version), (3, Some(2)));
     assert!(!snapshot.metrics.last_checkpoint_hint_used);
 }
@@ -400,7 +405,7 @@ fn v2_checkpoints_read_their_sidecars() {
 fn stats_parsed_fill_file_stats() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/v2-parquet-sidecars-struct-stats-only");
-    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert!(snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())), "{:?}", snapshot.files);
 }
 
@@ -410,7 +415,7 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     let golden = root.join("golden");
     let full = golden.join("snapshot-data3/delta");
     for version in 0..=3u64 {
-        let snapshot = load_snapshot(&local(&full), SnapshotSpec::Version(version)).unwrap();
+        let snapshot = load_snapshot(&local(&full), SnapshotSpec::Version(version), &Default::default()).unwrap();
         assert_eq!(snapshot.version, version);
         let expected: u64 = parquet_files(&golden.join(format!("snapshot-data{version}/expected")))
             .iter()
@@ -418,25 +423,25 @@ fn time_travel_by_version_matches_the_shorter_tables() {
             .sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "snapshot-data3 at version {version}");
         let names = |s: &DeltaSnapshot| s.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect::<HashSet<_>>();
-        let shorter = load_snapshot(&local(&golden.join(format!("snapshot-data{version}/delta"))), SnapshotSpec::Latest).unwrap();
+        let shorter = load_snapshot(&local(&golden.join(format!("snapshot-data{version}/delta"))), SnapshotSpec::Latest, &Default::default()).unwrap();
         assert_eq!(names(&snapshot), names(&shorter), "version {version}");
     }
     let travel = golden.join("time-travel-start-start20-start40/delta");
     for (version, name) in [(0, "time-travel-start"), (1, "time-travel-start-start20"), (2, "time-travel-start-start20-start40")] {
-        let snapshot = load_snapshot(&local(&travel), SnapshotSpec::Version(version)).unwrap();
+        let snapshot = load_snapshot(&local(&travel), SnapshotSpec::Version(version), &Default::default()).unwrap();
         let expected: u64 =
             parquet_files(&golden.join(name).join("expected")).iter().map(|f| parquet_row_count(&local(f)).unwrap()).sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "{name}");
     }
-    let error = load_snapshot(&local(&full), SnapshotSpec::Version(4)).unwrap_err();
+    let error = load_snapshot(&local(&full), SnapshotSpec::Version(4), &Default::default()).unwrap_err();
     assert!(matches!(&error, PqsiftError::Table { reason, .. } if reason.contains("version 4 does not exist")), "{error:?}");
     // Through a checkpoint: versions before it replay from the commits.
     let checkpointed = golden.join("checkpoint/delta");
-    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9)).unwrap().metrics.checkpoint_version, None);
-    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12)).unwrap().metrics.checkpoint_version, Some(10));
+    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9), &Default::default()).unwrap().metrics.checkpoint_version, None);
+    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12), &Default::default()).unwrap().metrics.checkpoint_version, Some(10));
     // Timestamps: far future is the latest; before the first commit is an error.
-    assert_eq!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX)).unwrap().version, 3);
-    assert!(matches!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(0)), Err(PqsiftError::Table { .. })));
+    assert_eq!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX), &Default::default()).unwrap().version, 3);
+    assert!(matches!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(0), &Default::default()), Err(PqsiftError::Table { .. })));
 }
 
 #[test]
@@ -527,7 +532,7 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
 fn schema_of_column_mapped_tables_carries_physical_names() {
     let Some(root) = testing_root() else { return };
     for (name, mode) in [("id", schema::ColumnMappingMode::Id), ("name", schema::ColumnMappingMode::Name)] {
-        let snapshot = load_snapshot(&local(&root.join("tables/partition_cm").join(name)), SnapshotSpec::Latest).unwrap();
+        let snapshot = load_snapshot(&local(&root.join("tables/partition_cm").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
         assert_eq!(snapshot.column_mapping_mode, mode);
         for field in snapshot.schema.fields() {
             assert!(field.metadata().contains_key(schema::PHYSICAL_NAME_KEY), "{name}: {field:?}");
@@ -540,18 +545,18 @@ fn schema_of_column_mapped_tables_carries_physical_names() {
             assert!(file.partition_values.keys().all(|k| physical.contains(k.as_str())), "{name}: {:?}", file.partition_values);
         }
     }
-    let ntz = load_snapshot(&local(&root.join("golden/data-reader-timestamp_ntz/delta")), SnapshotSpec::Latest).unwrap();
+    let ntz = load_snapshot(&local(&root.join("golden/data-reader-timestamp_ntz/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert!(ntz.schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Timestamp(_, None))));
 }
 
 #[test]
 fn partition_values_keep_nulls_and_decode_paths() {
     let Some(root) = testing_root() else { return };
-    let snapshot = load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest).unwrap();
+    let snapshot = load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(snapshot.partition_columns, ["letter"]);
     assert!(snapshot.files.iter().any(|f| f.partition_values.get("letter") == Some(&None)), "{:?}", snapshot.files);
     assert!(snapshot.files.iter().all(|f| path_of(&f.path).is_file()));
-    let ntz = load_snapshot(&local(&root.join("tables/data-reader-timestamp_ntz")), SnapshotSpec::Latest).unwrap();
+    let ntz = load_snapshot(&local(&root.join("tables/data-reader-timestamp_ntz")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert!(ntz.files.iter().all(|f| path_of(&f.path).is_file()), "{:?}", ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>());
 }
 
