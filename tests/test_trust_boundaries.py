@@ -344,3 +344,38 @@ def test_spark_reads_honour_the_table_root(spark: Any, tmp_path: Path) -> None:
     for allowed in ("any", json.dumps([str(directory)]), f"{tmp_path / 'elsewhere'}, {directory}"):
         rows = spark.read.format("pqsift").option("allowed_locations", allowed).load(str(table)).collect()
         assert sorted(r.value for r in rows) == KEPT, allowed
+
+
+# ----- INT96 instants beyond nanoseconds ----------------------------------------------
+
+INT96_FILE = Path(__file__).resolve().parents[1] / ".." / "shared" / "parquet-testing" / "data" / "int96_from_spark.parquet"
+# From the corpus' int96_from_spark.md: microseconds since the epoch, as Spark wrote them
+# (9999-12-31 and year 290,000 among them).
+INT96_MICROS = [1704141296123456, 1704070800000000, 253402225200000000, 1735599600000000, None, 9089380393200000000]
+
+
+def _micros(table: pa.Table) -> list[int | None]:
+    return table.column(0).cast(pa.int64()).to_pylist()
+
+
+def test_int96_beyond_nanoseconds_reads_right_in_microseconds_or_raises() -> None:
+    with pytest.raises(pqsift.UnsupportedError, match=r"column a: an INT96 timestamp of 253402225200000000 µs from 1970-01-01 \(as Spark reads it\) is outside the range of timestamp\[ns\]"):
+        pqsift.scan(INT96_FILE).to_table()
+    table = pqsift.scan(INT96_FILE, coerce_int96_timestamp_unit="us").to_table()
+    assert table.schema.field("a").type == pa.timestamp("us") and _micros(table) == INT96_MICROS
+    spark_typed = pqsift.scan(INT96_FILE, spark_output=True).to_table()
+    assert spark_typed.schema.field("a").type == pa.timestamp("us", tz="UTC") and _micros(spark_typed) == INT96_MICROS
+    # Milliseconds hold them too; a filter on the column reads in the same unit.
+    millis = pqsift.scan(INT96_FILE, coerce_int96_timestamp_unit="ms", filter="a > TIMESTAMP '9000-01-01 00:00:00'").to_table()
+    assert _micros(millis) == [v // 1000 for v in (INT96_MICROS[2], INT96_MICROS[5])]
+    with pytest.raises(ValueError, match="coerce_int96_timestamp_unit"):
+        pqsift.scan(INT96_FILE, coerce_int96_timestamp_unit="days")
+
+
+def test_int96_beyond_nanoseconds_equals_spark(spark: Any) -> None:
+    import pqsift.spark
+
+    expected = [row.m for row in spark.read.parquet(str(INT96_FILE)).selectExpr("unix_micros(a) AS m").collect()]
+    assert expected == INT96_MICROS
+    got = pqsift.spark.read(spark, str(INT96_FILE)).selectExpr("unix_micros(a) AS m").collect()
+    assert [row.m for row in got] == INT96_MICROS

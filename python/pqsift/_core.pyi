@@ -445,6 +445,7 @@ def read(
     decode_bytes: int = 32 << 20,
     string_view: bool = False,
     order_by: list[tuple[str, bool, bool]] | None = None,
+    coerce_int96_timestamp_unit: str | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
     order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and

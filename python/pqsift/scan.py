@@ -104,6 +104,9 @@ _READ_OPTIONS: dict[str, Any] = {
     # ORDER BY: (column, descending, nulls_first) triples, see _order_by.
     "order_by": None,
     "spark_output": False,
+    # The unit INT96 timestamps are read in (pyarrow's name): None is nanoseconds, or
+    # microseconds as Spark reads them with spark_output or a Delta table's schema.
+    "coerce_int96_timestamp_unit": None,
 }
 
 
@@ -452,6 +455,13 @@ def scan(
     MiB: a page whose header claims more uncompressed bytes raises
     :class:`pqsift.UnsupportedError` before it is decompressed).
 
+    ``coerce_int96_timestamp_unit`` (``None``; ``"s"``, ``"ms"``, ``"us"``, ``"ns"``, as
+    pyarrow names it): the unit INT96 timestamps (Spark's and Impala's legacy type) are read
+    in. By default nanoseconds, as pyarrow and Polars read them — but microseconds, as Spark
+    does, with ``spark_output`` or a Delta table's declared ``timestamp``. Spark writes INT96
+    instants up to year 294,247: one the unit cannot hold raises
+    :class:`pqsift.UnsupportedError` (pyarrow wraps it into another instant).
+
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
     ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point
     into the decompressed pages instead of being copied; pyarrow, Polars and DuckDB read
@@ -657,6 +667,8 @@ def _check_read_options(options: dict[str, Any]) -> None:
     for name in ("pushdown_filters", "reorder_filters", "spark_output", "string_view"):
         if not isinstance(options[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
+    if options["coerce_int96_timestamp_unit"] not in (None, "s", "ms", "us", "ns"):
+        raise ValueError(f"option coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {options['coerce_int96_timestamp_unit']!r}")
     if options["selection_policy"] not in ("auto", "selectors", "mask"):
         raise ValueError(f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}")
     for name, minimum in (

@@ -145,6 +145,7 @@ impl PyScanStream {
     coalesce_gap=crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
     max_page_bytes=crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,
     decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES, string_view=false, order_by=None,
+    coerce_int96_timestamp_unit=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read(
@@ -176,7 +177,16 @@ pub(crate) fn read(
     decode_bytes: u64,
     string_view: bool,
     order_by: Option<Vec<(String, bool, bool)>>,
+    coerce_int96_timestamp_unit: Option<&str>,
 ) -> PyResult<PyScanStream> {
+    let int96_unit = match coerce_int96_timestamp_unit {
+        None => None,
+        Some("s") => Some(arrow::datatypes::TimeUnit::Second),
+        Some("ms") => Some(arrow::datatypes::TimeUnit::Millisecond),
+        Some("us") => Some(arrow::datatypes::TimeUnit::Microsecond),
+        Some("ns") => Some(arrow::datatypes::TimeUnit::Nanosecond),
+        Some(other) => return Err(PyValueError::new_err(format!("coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {other:?}"))),
+    };
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
     }
@@ -231,6 +241,7 @@ pub(crate) fn read(
         partitions,
         declared,
         order_by,
+        int96_unit,
     };
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
     let opened = detached(py, || -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {

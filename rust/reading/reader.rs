@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::Array;
 use arrow::compute::SortOptions;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
@@ -55,6 +55,18 @@ pub struct ReaderConfig {
     pub declared: Option<Arc<DeclaredSchema>>,
     /// `ORDER BY` (empty: file order); with `limit`, the first `limit` rows in this order.
     pub order_by: Vec<SortKey>,
+    /// The unit top-level INT96 timestamps are read in (pyarrow's
+    /// `coerce_int96_timestamp_unit`); `None`: microseconds, as Spark reads them, for
+    /// Spark's output and a declared (Delta) schema, else nanoseconds as the file's Arrow
+    /// schema says. A value the unit cannot hold is an error, never a wrapped instant.
+    pub int96_unit: Option<TimeUnit>,
+}
+
+impl ReaderConfig {
+    /// The unit INT96 roots are decoded in, when not the file schema's nanoseconds.
+    fn int96_read_unit(&self) -> Option<TimeUnit> {
+        self.int96_unit.or((self.spark_output || self.declared.is_some()).then_some(TimeUnit::Microsecond))
+    }
 }
 
 impl Default for ReaderConfig {
@@ -72,6 +84,7 @@ impl Default for ReaderConfig {
             partitions: None,
             declared: None,
             order_by: Vec::new(),
+            int96_unit: None,
         }
     }
 }
@@ -127,7 +140,7 @@ struct FileLayout {
 impl FileLayout {
     /// The layout of the file at `position` of the scan's files.
     fn of(file: &OpenFile, position: usize, config: &ReaderConfig) -> Result<Self> {
-        let metadata = arrow_metadata(file)?;
+        let metadata = arrow_metadata(file, config.int96_read_unit())?;
         if let Some(declared) = &config.declared {
             return Self::of_declared(file, metadata, position, config, declared);
         }
@@ -469,10 +482,36 @@ fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     kept
 }
 
-fn arrow_metadata(file: &OpenFile) -> Result<ArrowReaderMetadata> {
+/// The file's reader metadata: its Arrow schema as [`readable_arrow_schema`] gives it,
+/// with top-level INT96 timestamps in `int96_unit` when given.
+///
+/// [`readable_arrow_schema`]: crate::format::opener::readable_arrow_schema
+fn arrow_metadata(file: &OpenFile, int96_unit: Option<TimeUnit>) -> Result<ArrowReaderMetadata> {
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
+    let file_metadata = file.metadata.file_metadata();
+    let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
+    let roots = file_metadata.schema_descr().root_schema().get_fields();
+    let is_int96 = |root: usize| roots.get(root).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96);
+    if let Some(unit) = int96_unit
+        && (0..roots.len()).any(is_int96)
+    {
+        let readable = match schema.take() {
+            Some(schema) => schema,
+            None => crate::format::opener::readable_arrow_schema(file_metadata).map_err(corrupt)?,
+        };
+        let fields: Vec<_> = readable
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(root, field)| match field.data_type() {
+                DataType::Timestamp(_, zone) if is_int96(root) => Arc::new(field.as_ref().clone().with_data_type(DataType::Timestamp(unit, zone.clone()))),
+                _ => Arc::clone(field),
+            })
+            .collect();
+        schema = Some(Schema::new_with_metadata(fields, readable.metadata().clone()));
+    }
     let mut options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    if let Some(schema) = crate::format::opener::reader_schema_override(file.metadata.file_metadata()).map_err(corrupt)? {
+    if let Some(schema) = schema {
         options = options.with_schema(Arc::new(schema));
     }
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(corrupt)

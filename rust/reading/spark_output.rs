@@ -87,6 +87,11 @@ pub fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
         .map(|(column, field)| -> Result<ArrayRef> {
             if column.data_type() == field.data_type() {
                 Ok(Arc::clone(column))
+            } else if let (DataType::Timestamp(unit, None), DataType::Timestamp(target_unit, Some(zone))) = (column.data_type(), field.data_type())
+                && unit == target_unit
+            {
+                // An INT96 root, already Spark's instants in Spark's unit: only the zone is named.
+                Ok(arrow::array::make_array(column.to_data().into_builder().data_type(DataType::Timestamp(*unit, Some(Arc::clone(zone)))).build()?))
             } else {
                 cast_with_options(column, field.data_type(), &options).map_err(|e| {
                     PqsiftError::Compute(format!("column `{}` to Spark type {}: {e}", field.name(), field.data_type()))

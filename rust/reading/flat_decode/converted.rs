@@ -86,10 +86,15 @@ fn decimal<T: DecimalType + ArrowPrimitiveType>(values: PrimitiveArray<T>, preci
 }
 
 /// INT96 timestamps `values` (each its day in the high 64 bits, its nanoseconds in the low
-/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`, computed as the crate's
-/// `Int96::to_seconds` ... `to_nanos` compute them — the day from the Julian day of the
-/// epoch, times the unit's day, plus the nanoseconds in it — but where the crate wraps on
-/// overflow, an error ([`DecodeError::OutOfRange`]).
+/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`.
+///
+/// First Spark's microseconds, computed as Spark's `fromJulianDay` computes them, wrapping
+/// in 64 bits: Spark's writer wraps the same way for instants past year ~290,000 (its
+/// Julian day offset overflows), so the pair gives back the instant written — where the
+/// crate, computing in the unit directly, gives another. Then the unit: milliseconds and
+/// seconds rounded down (as the crate rounds), nanoseconds with the microseconds'
+/// nanoseconds added back — an instant the nanoseconds' 64 bits cannot hold (after year
+/// 2262) is an error ([`DecodeError::OutOfRange`]), never a wrapped one.
 pub(super) fn int96_timestamps(
     values: &[i128],
     nulls: Option<NullBuffer>,
@@ -99,46 +104,43 @@ pub(super) fn int96_timestamps(
     // The unit's constants are the function's, not variables: a division by a variable
     // was most of the conversion.
     match unit {
-        TimeUnit::Second => timestamps::<TimestampSecondType, 86_400, 1_000_000_000>(values, nulls, zone),
-        TimeUnit::Millisecond => timestamps::<TimestampMillisecondType, 86_400_000, 1_000_000>(values, nulls, zone),
-        TimeUnit::Microsecond => timestamps::<TimestampMicrosecondType, 86_400_000_000, 1_000>(values, nulls, zone),
-        TimeUnit::Nanosecond => timestamps::<TimestampNanosecondType, 86_400_000_000_000, 1>(values, nulls, zone),
+        TimeUnit::Second => Ok(timestamps::<TimestampSecondType, 1_000_000>(values, nulls, zone)),
+        TimeUnit::Millisecond => Ok(timestamps::<TimestampMillisecondType, 1_000>(values, nulls, zone)),
+        TimeUnit::Microsecond => Ok(timestamps::<TimestampMicrosecondType, 1>(values, nulls, zone)),
+        TimeUnit::Nanosecond => {
+            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            if let Some(i) = values.iter().enumerate().position(|(i, &v)| valid(i) && int96_nanos(v).is_none()) {
+                return Err(DecodeError::OutOfRange(format!(
+                    "an INT96 timestamp of {} µs from 1970-01-01 (as Spark reads it) is outside the range of timestamp[ns], \
+                     which would wrap it into another instant; read it in microseconds (option coerce_int96_timestamp_unit)",
+                    int96_micros(values[i])
+                )));
+            }
+            let nanos = values.iter().map(|&v| int96_nanos(v).unwrap_or(0)).collect::<Vec<i64>>();
+            Ok(Arc::new(PrimitiveArray::<TimestampNanosecondType>::new(ScalarBuffer::from(nanos), nulls).with_timezone_opt(zone)))
+        }
     }
 }
 
-/// [`int96_timestamps`] in the unit of `T`: `PER_DAY` of them in a day, `PER_UNIT`
-/// nanoseconds in one. A value the unit's 64 bits cannot hold (Spark writes instants up to
-/// year 294,247 as INT96; nanoseconds end in 2262) is an error, never a wrapped instant.
-fn timestamps<T: ArrowTimestampType, const PER_DAY: i64, const PER_UNIT: i64>(
-    values: &[i128],
-    nulls: Option<NullBuffer>,
-    zone: Option<Arc<str>>,
-) -> Result<ArrayRef, DecodeError> {
-    const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
-    let convert = |v: i128| {
-        let (day, nanos) = ((v >> 64) as i64, v as u64 as i64);
-        (day - JULIAN_DAY_OF_EPOCH).checked_mul(PER_DAY).and_then(|t| t.checked_add(nanos / PER_UNIT))
-    };
-    // Wrapping in the loop keeps it branch-free; a second pass finds a value that wrapped
-    // only when the days are outside the range no value can wrap in.
-    let timestamps: Vec<i64> = values
-        .iter()
-        .map(|&v| {
-            let (day, nanos) = ((v >> 64) as i64, v as u64 as i64);
-            (day - JULIAN_DAY_OF_EPOCH).wrapping_mul(PER_DAY).wrapping_add(nanos / PER_UNIT)
-        })
-        .collect();
-    // Days whose every nanosecond of the day fits the unit's i64 (with a day of margin).
-    let safe_days = i64::MAX / PER_DAY - 2;
-    let suspect = |v: &i128| ((v >> 64) as i64 - JULIAN_DAY_OF_EPOCH).abs() > safe_days || (*v as u64) >= 86_400_000_000_000;
-    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-    if let Some(i) = values.iter().enumerate().position(|(i, v)| valid(i) && suspect(v) && convert(*v).is_none()) {
-        let day = (values[i] >> 64) as i64 - JULIAN_DAY_OF_EPOCH;
-        return Err(DecodeError::OutOfRange(format!(
-            "an INT96 timestamp {day} days from 1970-01-01 is outside the range of {}, which would wrap it into another \
-             instant",
-            T::DATA_TYPE
-        )));
-    }
-    Ok(Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone)))
+const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// Spark's `DateTimeUtils.fromJulianDay`: the microseconds since the epoch of an INT96
+/// (day, nanoseconds), in wrapping 64-bit arithmetic as Spark's.
+fn int96_micros(value: i128) -> i64 {
+    let (day, nanos) = ((value >> 64) as i64, value as u64 as i64);
+    day.wrapping_mul(MICROS_PER_DAY).wrapping_add(nanos / 1_000).wrapping_sub(JULIAN_DAY_OF_EPOCH.wrapping_mul(MICROS_PER_DAY))
+}
+
+/// The nanoseconds since the epoch of an INT96: Spark's microseconds, and the nanoseconds
+/// below them; `None` beyond 64 bits.
+fn int96_nanos(value: i128) -> Option<i64> {
+    let nanos = value as u64 as i64;
+    int96_micros(value).checked_mul(1_000)?.checked_add(nanos % 1_000)
+}
+
+/// [`int96_timestamps`] in the unit of `T`, `PER_UNIT` microseconds in one (1 or more).
+fn timestamps<T: ArrowTimestampType, const PER_UNIT: i64>(values: &[i128], nulls: Option<NullBuffer>, zone: Option<Arc<str>>) -> ArrayRef {
+    let timestamps: Vec<i64> = values.iter().map(|&v| int96_micros(v).div_euclid(PER_UNIT)).collect();
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone))
 }

@@ -538,16 +538,11 @@ proptest! {
         }
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
-        // A selected value the unit's 64 bits cannot hold: an error, where the crate wraps.
-        let (per_day, per_unit): (i64, i64) = match unit {
-            arrow::datatypes::TimeUnit::Second => (86_400, 1_000_000_000),
-            arrow::datatypes::TimeUnit::Millisecond => (86_400_000, 1_000_000),
-            arrow::datatypes::TimeUnit::Microsecond => (86_400_000_000, 1_000),
-            arrow::datatypes::TimeUnit::Nanosecond => (86_400_000_000_000, 1),
-        };
+        // A selected instant nanoseconds cannot hold: an error, where the crate wraps.
         let wraps = |v: &parquet::data_type::Int96| {
-            let nanos = (u64::from(v.data()[1]) << 32 | u64::from(v.data()[0])) as i64;
-            (i64::from(v.data()[2]) - 2_440_588).checked_mul(per_day).and_then(|t| t.checked_add(nanos / per_unit)).is_none()
+            let nanos = i128::from(u64::from(v.data()[1]) << 32 | u64::from(v.data()[0]));
+            let exact = (i128::from(v.data()[2]) - 2_440_588) * 86_400_000_000_000 + nanos;
+            unit == arrow::datatypes::TimeUnit::Nanosecond && i64::try_from(exact).is_err()
         };
         if values.iter().zip(&mask).any(|(v, &kept)| kept && v.as_ref().is_some_and(wraps)) {
             let got = decode_selected::<dyn PageReader>(&mut pages(&file, selection.row_count(), read.locations.clone()), &read.descriptor, &read.arrow_type, &selection, None);
