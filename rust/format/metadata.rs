@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::file::metadata::{
-    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader, RowGroupMetaData,
+    ColumnChunkMetaData, FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
+    RowGroupMetaData,
 };
 use parquet::file::reader::Length;
 
@@ -119,7 +120,7 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
         reader.try_parse_sized(&tail.bytes, len).map_err(|e| corrupt(e.to_string()))?;
         reader.finish().map_err(|e| corrupt(e.to_string()))
     };
-    let metadata = normalise(check(footer_only(&tail)?, path, data_end)?);
+    let metadata = normalise(check(footer_only(&tail)?, path, data_end)?, data_end);
 
     let Some(index_range) = page_index_range(&metadata) else {
         return Ok(metadata);
@@ -137,7 +138,7 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
         }
         // An undecodable page index (inside the file: checked above) is ignored. The
         // metadata went into the failed reader: parse the footer again, from memory.
-        Err(_) => Ok(normalise(check(footer_only(&tail)?, path, data_end)?)),
+        Err(_) => Ok(normalise(check(footer_only(&tail)?, path, data_end)?, data_end)),
     }
 }
 
@@ -214,19 +215,29 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
     Ok(metadata)
 }
 
-/// Fixes two harmless inconsistencies old writers left, as pyarrow does: a file row count
+/// Fixes three harmless inconsistencies old writers left, as pyarrow does: a file row count
 /// that is not the sum of its row groups' (parquet-rs 0.3 wrote 0; the crate would cap its
-/// batches at it and read nothing), and a dictionary page offset inside the leading magic
-/// (parquet-mr wrote 0 for "no dictionary page").
-fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
+/// batches at it and read nothing), a dictionary page offset inside the leading magic
+/// (parquet-mr wrote 0 for "no dictionary page"), and chunk sizes that leave out the
+/// dictionary page's header (parquet-mr before 1.2.9, PARQUET-816 / IMPALA-694: the last
+/// page overruns the chunk), padded as Arrow C++ pads them — by up to 100 bytes, never
+/// past `data_end`, the end of the data part the footer check holds every chunk to.
+fn normalise(metadata: ParquetMetaData, data_end: u64) -> ParquetMetaData {
     let rows: i64 = metadata.row_groups().iter().map(RowGroupMetaData::num_rows).fold(0, i64::saturating_add);
     let bad_dictionary_offset =
         |rg: &RowGroupMetaData| rg.columns().iter().any(|c| c.dictionary_page_offset().is_some_and(|o| o < 4));
     let fix_rows = metadata.file_metadata().num_rows() != rows;
     let fix_dictionaries = metadata.row_groups().iter().any(bad_dictionary_offset);
-    if !fix_rows && !fix_dictionaries {
+    let pad_chunks = writes_short_chunk_sizes(metadata.file_metadata().created_by());
+    if !fix_rows && !fix_dictionaries && !pad_chunks {
         return metadata;
     }
+    let padded = |c: ColumnChunkMetaData| -> ColumnChunkMetaData {
+        let start = c.dictionary_page_offset().filter(|&o| o >= 4).unwrap_or(c.data_page_offset());
+        let end = start.saturating_add(c.compressed_size()).max(0) as u64;
+        let padding = data_end.saturating_sub(end).min(MAX_DICTIONARY_HEADER_PADDING) as i64;
+        c.clone().into_builder().set_total_compressed_size(c.compressed_size() + padding).build().unwrap_or(c)
+    };
     let file = metadata.file_metadata();
     let file_metadata = FileMetaData::new(
         file.version(),
@@ -242,7 +253,7 @@ fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
         .take_row_groups()
         .into_iter()
         .map(|rg| {
-            if !bad_dictionary_offset(&rg) {
+            if !bad_dictionary_offset(&rg) && !pad_chunks {
                 return rg;
             }
             let mut rg_builder = rg.clone().into_builder();
@@ -250,6 +261,7 @@ fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
                 .take_columns()
                 .into_iter()
                 .map(|c| {
+                    let c = if pad_chunks { padded(c) } else { c };
                     if !c.dictionary_page_offset().is_some_and(|o| o < 4) {
                         return c;
                     }
@@ -261,6 +273,36 @@ fn normalise(metadata: ParquetMetaData) -> ParquetMetaData {
         })
         .collect();
     ParquetMetaDataBuilder::new(file_metadata).set_row_groups(row_groups).set_page_index(page_index).build()
+}
+
+/// The most a chunk of a file with [`writes_short_chunk_sizes`] is padded by: the largest
+/// dictionary page header, as Arrow C++ takes it (`kMaxDictHeaderSize`).
+const MAX_DICTIONARY_HEADER_PADDING: u64 = 100;
+
+/// Whether the writer `created_by` left dictionary page headers out of chunk sizes:
+/// parquet-mr before 1.2.9, or parquet-mr naming no version (as Arrow C++ reads it).
+///
+/// ```
+/// # use pqsift::format::metadata::writes_short_chunk_sizes;
+/// assert!(writes_short_chunk_sizes(Some("parquet-mr")));
+/// assert!(writes_short_chunk_sizes(Some("parquet-mr version 1.2.8 (build 1)")));
+/// assert!(!writes_short_chunk_sizes(Some("parquet-mr version 1.2.9 (build 1)")));
+/// assert!(!writes_short_chunk_sizes(Some("parquet-mr version 1.13.1 (build db41831)")));
+/// assert!(!writes_short_chunk_sizes(Some("parquet-cpp-arrow version 26.0.1")));
+/// assert!(!writes_short_chunk_sizes(None));
+/// ```
+pub fn writes_short_chunk_sizes(created_by: Option<&str>) -> bool {
+    let Some(rest) = created_by.and_then(|c| c.strip_prefix("parquet-mr")) else { return false };
+    let Some(version) = rest.trim_start().strip_prefix("version ") else { return true };
+    let numbers: Vec<u64> = version
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .map(|part| part.parse().unwrap_or(0))
+        .collect();
+    let part = |i: usize| numbers.get(i).copied().unwrap_or(0);
+    (part(0), part(1), part(2)) < (1, 2, 9)
 }
 
 /// The bytes holding every column and offset index of the file, `None` when it has none.

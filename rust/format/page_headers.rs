@@ -70,8 +70,12 @@ pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_gr
     let end = start + length;
     let mut position = start;
     let mut page = 0usize;
-    while position < end {
-        position = check_page(file, chunk, row_group, page, position, end, max_page_bytes)?;
+    // The pages end with the chunk's last value, as the crate reads them: bytes after it
+    // (an old parquet-mr file's chunk padded by `metadata`) are not pages.
+    let (mut values, wanted) = (0i64, chunk.num_values());
+    while position < end && (wanted <= 0 || values < wanted) {
+        let (page_end, page_values) = check_page(file, chunk, row_group, page, position, end, max_page_bytes)?;
+        (position, values) = (page_end, values.saturating_add(page_values.unwrap_or(0)));
         page += 1;
     }
     Ok(())
@@ -91,8 +95,8 @@ pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: us
 }
 
 /// Checks the header of the page at `position`, which must end by `end`; returns where
-/// the page ends.
-fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64, max_page_bytes: u64) -> Result<u64> {
+/// the page ends and, for a data page, its values.
+fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64, max_page_bytes: u64) -> Result<(u64, Option<i64>)> {
     let column = chunk.column_path().string();
     let name = file.name();
     let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
@@ -123,7 +127,7 @@ fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, 
             ),
         ));
     }
-    Ok(page_end)
+    Ok((page_end, header.values))
 }
 
 /// The sizes of the page header at `position` (the page ending by `end`) and the header's
@@ -159,17 +163,20 @@ pub(crate) fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
     (start.max(0) as u64, chunk.compressed_size().max(0) as u64)
 }
 
-/// The sizes of a page header (PageHeader fields 2 and 3).
+/// The sizes of a page header (PageHeader fields 2 and 3), and a data page's value count
+/// (field 1 of its `DataPageHeader`, field 5, or `DataPageHeaderV2`, field 8).
 struct PageSizes {
     uncompressed: i64,
     compressed: i64,
+    values: Option<i64>,
 }
 
 impl PageSizes {
     /// The sizes and the header's length, `None` when `bytes` do not hold a whole header.
     fn read(bytes: &[u8]) -> Option<(Self, usize)> {
         let mut walker = ThriftWalker::new(bytes);
-        let (mut uncompressed, mut compressed) = (None, None);
+        const STRUCT: u8 = 12;
+        let (mut uncompressed, mut compressed, mut values) = (None, None, None);
         let mut last_id = 0i16;
         loop {
             let before = walker.position();
@@ -184,10 +191,20 @@ impl PageSizes {
             match id {
                 2 => uncompressed = Some(walker.integer(field_type)?),
                 3 => compressed = Some(walker.integer(field_type)?),
+                5 | 8 if field_type == STRUCT => {
+                    let mut inner_id = 0i16;
+                    while let Some((inner_type, id)) = walker.field_header(inner_id) {
+                        match id {
+                            1 => values = Some(walker.integer(inner_type)?),
+                            _ => walker.skip(inner_type, 1)?,
+                        }
+                        inner_id = id;
+                    }
+                }
                 _ => walker.skip(field_type, 0)?,
             }
             last_id = id;
         }
-        Some((Self { uncompressed: uncompressed?, compressed: compressed? }, walker.position()))
+        Some((Self { uncompressed: uncompressed?, compressed: compressed?, values }, walker.position()))
     }
 }
