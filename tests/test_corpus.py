@@ -46,10 +46,6 @@ EXPECTED_ERRORS: dict[str, tuple[type[Exception], str]] = {
     "bad_data/ARROW-RS-GH-6229-DICTHEADER.parquet": (pqsift.CorruptFileError, "not inside the data part"),
     "bad_data/ARROW-RS-GH-6229-LEVELS.parquet": (pqsift.CorruptFileError, "repetition levels"),
     "bad_data/PARQUET-1481.parquet": (pqsift.CorruptFileError, "Type"),
-    # Written by a pre-release parquet-format: ColumnMetaData field 15, bloom_filter_length
-    # (i32) today, holds a list of structs. The crate's Thrift decoder rejects the type;
-    # pyarrow's skips the field (README "Reliability").
-    "data/dict-page-offset-zero.parquet": (pqsift.CorruptFileError, "Expected list element type"),
     # 2 x 1 GiB strings in one column chunk: more than Arrow's 32-bit offsets hold in one
     # batch (pyarrow cannot read it either).
     # 2 x 1 GiB strings in pages of 1 GiB: refused from the page headers, before any is

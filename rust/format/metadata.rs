@@ -117,8 +117,13 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
 
     let footer_only = |tail: &Tail| -> Result<ParquetMetaData> {
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Skip);
-        reader.try_parse_sized(&tail.bytes, len).map_err(|e| corrupt(e.to_string()))?;
-        reader.finish().map_err(|e| corrupt(e.to_string()))
+        let parsed = reader.try_parse_sized(&tail.bytes, len).and_then(|()| reader.finish());
+        parsed.or_else(|error| {
+            // A field of another type than the format's (a pre-release writer): skipped, as
+            // Thrift decoders skip it; otherwise the crate's error stands.
+            let repaired = super::footer_repair::without_mistyped_fields(&tail.slice(data_end..len - FOOTER_TAIL));
+            repaired.and_then(|footer| ParquetMetaDataReader::decode_metadata(&footer).ok()).ok_or_else(|| corrupt(error.to_string()))
+        })
     };
     let metadata = normalise(check(footer_only(&tail)?, path, data_end)?, data_end);
 

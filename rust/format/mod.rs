@@ -6,11 +6,14 @@
 //!   (ParquetOpener step 1 of seed 000), with hostile metadata checked before it is trusted.
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
 //! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
+//! * [`footer_repair`] — footers with a column metadata field of another type than the
+//!   format's, that field dropped (as Thrift decoders skip it).
 //! * [`page_headers`] — page headers read without decoding pages.
 //! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
 //! * [`zstd_prefix`] — a zstd page decompressed only as far as a selective read needs.
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
+pub mod footer_repair;
 pub mod inspect;
 pub mod io;
 pub mod metadata;

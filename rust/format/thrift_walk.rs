@@ -75,6 +75,21 @@ impl<'a> ThriftWalker<'a> {
         Some((field_type, id))
     }
 
+    /// `(element type, size)` of the list or set header at the cursor.
+    pub(crate) fn list_header(&mut self) -> Option<(u8, u64)> {
+        let header = self.byte()?;
+        let size = match header >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        Some((header & 0x0f, size))
+    }
+
+    /// The bytes between `start` and the cursor.
+    pub(crate) fn since(&self, start: usize) -> &'a [u8] {
+        &self.bytes[start..self.position]
+    }
+
     pub(crate) fn skip(&mut self, field_type: u8, depth: usize) -> Option<()> {
         if depth > Self::MAX_DEPTH {
             return None;
