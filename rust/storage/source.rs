@@ -200,11 +200,14 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
                     Err(other) => return Err(other),
                 }
             }
+            let attempts = listing_attempts(object);
             let future = async move {
-                let below = store.list_with_delimiter(Some(&key));
+                let below = retried(attempts, || store.list_with_delimiter(Some(&key)));
                 let child = async {
                     match &child_key {
-                        Some(child) => store.list_with_delimiter(Some(child)).await.map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
+                        Some(child) => retried(attempts, || store.list_with_delimiter(Some(child)))
+                            .await
+                            .map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
                         None => Ok(false),
                     }
                 };
@@ -248,7 +251,10 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
             let store = Arc::clone(object.store());
             let key = object.key().clone();
             let prefix = (!key.as_ref().is_empty()).then_some(key);
-            let metas = run(object, &dir.to_string(), async move { store.list(prefix.as_ref()).try_collect::<Vec<_>>().await })?;
+            let attempts = listing_attempts(object);
+            let metas = run(object, &dir.to_string(), async move {
+                retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>()).await
+            })?;
             found.extend(metas.iter().map(|meta| remote(object, meta)).filter(|file| {
                 file.components_below(dir).is_some_and(|parts| !parts.iter().any(|part| left_out(part)))
             }));
@@ -278,7 +284,8 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
         Location::Object(object) => {
             let store = Arc::clone(object.store());
             let key = object.key().clone();
-            let listing = run(object, &dir.to_string(), async move { store.list_with_delimiter(Some(&key)).await })?;
+            let attempts = listing_attempts(object);
+            let listing = run(object, &dir.to_string(), async move { retried(attempts, || store.list_with_delimiter(Some(&key))).await })?;
             found.extend(listing.objects.iter().map(|meta| (remote(object, meta), ObjectVersion::from(meta))));
         }
     }
@@ -327,6 +334,48 @@ pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
         .map_err(|reason| PqsiftError::Storage { url: locations[0].to_string(), reason, not_found: false })??;
     object.storage().metrics().add_bytes_requested(bytes.iter().map(|b| b.len() as u64).sum());
     Ok(bytes)
+}
+
+/// How many times a listing is tried: the store's `max_retries` (10 by default) and one.
+fn listing_attempts(object: &ObjectLocation) -> u32 {
+    object.storage().options().get("max_retries").and_then(|v| v.parse::<u32>().ok()).unwrap_or(10).saturating_add(1)
+}
+
+/// `list()` run to completion, again (after a backoff from 50 ms, doubling, at most 2 s)
+/// while its response broke off, up to `attempts` times in all. The object store crate
+/// retries a LIST whose request fails (5xx, a reset before the response) but not one whose
+/// body is cut short after a `200`; a listing is idempotent, so it is asked again whole.
+async fn retried<T, F, Fut>(attempts: u32, mut list: F) -> object_store::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = object_store::Result<T>>,
+{
+    let mut backoff = std::time::Duration::from_millis(50);
+    let mut attempt = 1;
+    loop {
+        match list().await {
+            Err(error) if attempt < attempts && cut_short(&error) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(2));
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether `error` is a response that broke off: an HTTP error of the kinds the crate
+/// retries on an idempotent request (the connection closed or reset mid-body, a timeout).
+fn cut_short(error: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if let Some(http) = current.downcast_ref::<HttpError>() {
+            return matches!(http.kind(), HttpErrorKind::Request | HttpErrorKind::Interrupted | HttpErrorKind::Timeout);
+        }
+        source = current.source();
+    }
+    false
 }
 
 /// A read error of [`FileSource`] as the [`PqsiftError`] it carries (a store's), or as an
