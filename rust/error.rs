@@ -104,6 +104,11 @@ pub enum PqsiftError {
     /// bug, whatever the input. Maps to `pqsift.PqsiftError`.
     #[error("internal error (a bug in pqsift, please report it): {0}")]
     Internal(String),
+
+    /// The caller asked to stop (see [`crate::interrupt`]): Ctrl-C in Python, which raises
+    /// its `KeyboardInterrupt`.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl From<arrow::error::ArrowError> for PqsiftError {

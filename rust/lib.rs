@@ -25,6 +25,7 @@
 //! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
 //!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
 //!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
+//! * [`interrupt`] — letting a long call be interrupted between units of work (Ctrl-C).
 //! * [`lru`] — the bounded LRU behind both caches.
 //! * [`allocator`] — the extension's global allocator: large blocks mapped in size
 //!   classes, offered transparent huge pages, grown by `mremap` and kept a moment for reuse
@@ -36,6 +37,7 @@ pub mod allocator;
 pub mod error;
 pub mod filter;
 pub mod format;
+pub mod interrupt;
 pub mod lru;
 pub mod planning;
 pub mod reading;

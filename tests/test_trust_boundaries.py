@@ -379,3 +379,39 @@ def test_int96_beyond_nanoseconds_equals_spark(spark: Any) -> None:
     assert expected == INT96_MICROS
     got = pqsift.spark.read(spark, str(INT96_FILE)).selectExpr("unix_micros(a) AS m").collect()
     assert [row.m for row in got] == INT96_MICROS
+
+
+# ----- Ctrl-C --------------------------------------------------------------------------
+
+
+def test_a_long_read_stops_at_ctrl_c(tmp_path: Path) -> None:
+    """A read whose filter keeps nothing returns to Python only at its end; Ctrl-C (SIGINT)
+    must still stop it with Python's KeyboardInterrupt, between row groups, as a Python
+    loop would stop."""
+    import signal
+    import threading
+    import time
+
+    path = tmp_path / "many_row_groups.parquet"
+    pq.write_table(pa.table({"x": pa.array(range(12_000_000), pa.int64())}), path, row_group_size=500)
+    where = "pmod(x, 7) = 9"  # never true, and no statistic can prove it
+
+    def scan() -> pqsift.Scan:
+        return pqsift.scan(path, filter=where, threads=1, statistics=False, page_index=False)
+
+    whole = scan()
+    started = time.perf_counter()
+    assert whole.to_table().num_rows == 0
+    elapsed = time.perf_counter() - started
+    total = whole.metrics["rows_decoded"]
+    if elapsed < 0.5:
+        pytest.skip(f"the read takes {elapsed:.2f} s here: too short to interrupt in the middle")
+    interrupted = scan()
+    timer = threading.Timer(elapsed / 4, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            interrupted.to_table()
+    finally:
+        timer.cancel()
+    assert interrupted.metrics.get("rows_decoded", 0) < total, (interrupted.metrics.get("rows_decoded"), total)

@@ -577,6 +577,7 @@ impl Scan {
         let surviving: Vec<usize> = (0..self.table.files.len()).filter(|&p| by_partition[p] && by_log[p]).collect();
         self.open_concurrently(&surviving);
         for position in 0..self.table.files.len() {
+            crate::interrupt::check()?;
             if !by_partition[position] || !by_log[position] {
                 let path = self.table.files[position].to_string();
                 let reason = if !by_partition[position] {
@@ -666,6 +667,7 @@ impl Scan {
         let mut opened = Vec::with_capacity(files.len());
         let mut filters = Vec::with_capacity(files.len());
         for position in 0..files.len() {
+            crate::interrupt::check()?;
             if !by_partition[position] || !by_log[position] {
                 opened.push(None);
                 filters.push(None);

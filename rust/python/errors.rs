@@ -22,6 +22,10 @@ static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Converts a core error into the Python exception for it.
 pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
+    if matches!(error, PqsiftError::Interrupted) {
+        // The KeyboardInterrupt (or whatever a signal handler raised) the check caught.
+        return PENDING_SIGNAL.with(|pending| pending.borrow_mut().take()).unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(()));
+    }
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
@@ -32,7 +36,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::SchemaMismatch(_) => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
         PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
-        PqsiftError::Compute(_) | PqsiftError::Internal(_) => (&BASE_ERROR, "PqsiftError"),
+        PqsiftError::Compute(_) | PqsiftError::Internal(_) | PqsiftError::Interrupted => (&BASE_ERROR, "PqsiftError"),
     };
     let message = bounded_message(error.to_string());
     match cell.import(py, "pqsift.errors", name) {
@@ -46,8 +50,29 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
 /// [`PqsiftError::Internal`]: every call from Python into the core goes through here, so
 /// that a bug surfaces as a `pqsift.PqsiftError` rather than a `PanicException`, which
 /// `except Exception` does not catch.
+///
+/// While `f` runs, Python's signal handlers are run between its units of work (see
+/// [`crate::interrupt`]): Ctrl-C stops a long plan or read with Python's
+/// `KeyboardInterrupt`, as a pure-Python loop would stop.
 pub(crate) fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> crate::Result<T> {
-    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(PqsiftError::from_panic(panic.as_ref()))))
+    py.detach(|| {
+        let check = || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(raised) => {
+                    PENDING_SIGNAL.with(|pending| *pending.borrow_mut() = Some(raised));
+                    true
+                }
+            })
+        };
+        let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(PqsiftError::from_panic(panic.as_ref())));
+        crate::interrupt::with_check(check, run)
+    })
+}
+
+thread_local! {
+    /// The exception a signal handler raised during [`detached`], raised by [`to_py_err`].
+    static PENDING_SIGNAL: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
 }
 
 /// `Result::map_err` helper: `result.map_err(py_err(py))`.

@@ -495,6 +495,10 @@ impl ScanStream {
             }
         }
         loop {
+            if let Err(error) = crate::interrupt::check() {
+                self.finish();
+                return Some(Err(error));
+            }
             if let Some(batch) = self.pending.pop_front() {
                 self.shared.rows_emitted.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
                 return Some(Ok(batch));
@@ -567,7 +571,11 @@ impl ScanStream {
                 self.shared.changed.notify_all();
                 return Some(result);
             }
-            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+            // Waited in slices, so that the caller can interrupt a long row group.
+            if crate::interrupt::interrupted() {
+                return Some(Err(PqsiftError::Interrupted));
+            }
+            progress = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -587,7 +595,10 @@ impl ScanStream {
                 progress = self.shared.lock();
                 break result;
             }
-            progress = self.shared.changed.wait(progress).unwrap_or_else(|p| p.into_inner());
+            if crate::interrupt::interrupted() {
+                break Err(PqsiftError::Interrupted);
+            }
+            progress = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner()).0;
         };
         progress.parts_consumed += 1;
         self.next_part += 1;

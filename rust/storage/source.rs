@@ -232,6 +232,7 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
         Location::Local(path) => {
             let mut pending = vec![path.clone()];
             while let Some(next) = pending.pop() {
+                crate::interrupt::check()?;
                 for entry in std::fs::read_dir(&next).map_err(|e| PqsiftError::io(&next, e))? {
                     let entry = entry.map_err(|e| PqsiftError::io(&next, e))?;
                     if left_out(&entry.file_name().to_string_lossy()) {

@@ -95,6 +95,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     let commit_paths: Vec<Location> = segment.commits.iter().rev().map(|c| c.path.clone()).collect();
     let texts = read_many(&commit_paths)?;
     for (index, (commit, bytes)) in segment.commits.iter().rev().zip(texts).enumerate() {
+        crate::interrupt::check()?;
         let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}")))?;
         metrics.commits_read += 1;
         let mut actions = Vec::new();
