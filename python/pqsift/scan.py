@@ -459,8 +459,9 @@ def scan(
     pyarrow names it): the unit INT96 timestamps (Spark's and Impala's legacy type) are read
     in. By default nanoseconds, as pyarrow and Polars read them — but microseconds, as Spark
     does, with ``spark_output`` or a Delta table's declared ``timestamp``. Spark writes INT96
-    instants up to year 294,247: one the unit cannot hold raises
-    :class:`pqsift.UnsupportedError` (pyarrow wraps it into another instant).
+    instants far beyond nanoseconds' year 2262 (year 290,000 in the Apache corpus): one the
+    unit cannot hold raises :class:`pqsift.UnsupportedError` naming this option (pyarrow
+    wraps it into another instant).
 
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
     ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point

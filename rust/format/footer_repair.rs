@@ -73,7 +73,12 @@ struct Rewrite<'a> {
 impl Rewrite<'_> {
     fn copy_struct(&mut self, kind: Struct) -> Option<()> {
         let (mut read_id, mut written_id) = (0i16, 0i16);
-        while let Some((field_type, id)) = self.walker.field_header(read_id) {
+        loop {
+            // The end of the bytes is not a stop byte: a cut footer does not walk.
+            if self.walker.remaining() == 0 {
+                return None;
+            }
+            let Some((field_type, id)) = self.walker.field_header(read_id) else { break };
             read_id = id;
             if kind == Struct::ColumnMetaData && column_metadata_type(id).is_some_and(|expected| expected != field_type) {
                 self.walker.skip(field_type, 1)?;
@@ -87,7 +92,8 @@ impl Rewrite<'_> {
                     let start = self.walker.position();
                     let (element, size) = self.walker.list_header()?;
                     self.out.extend_from_slice(self.walker.since(start));
-                    if element != STRUCT {
+                    // Every struct takes at least its stop byte: a longer list is damage.
+                    if element != STRUCT || size > self.walker.remaining() as u64 {
                         return None;
                     }
                     for _ in 0..size {
@@ -167,5 +173,17 @@ mod tests {
         }
         assert!(walked > 200, "{walked}");
         assert_eq!(repaired, ["dict-page-offset-zero.parquet"]);
+    }
+
+    /// Cut or lying footers end the walk (no repair), in bounded work and memory.
+    #[test]
+    fn damaged_footers_do_not_walk() {
+        let footer = [0x49, 0x1c, 0x19, 0x1c, 0x3c, 0x56, 0x0e, 0xa9, 0x1c, 0x00, 0x00, 0x00, 0x00, 0x00];
+        for cut in 0..footer.len() {
+            assert!(without_mistyped_fields(&footer[..cut]).is_none(), "cut at {cut}");
+        }
+        // A list of row groups claiming 2^60 elements.
+        let lying = [0x49, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00];
+        assert!(without_mistyped_fields(&lying).is_none());
     }
 }

@@ -85,6 +85,11 @@ impl<'a> ThriftWalker<'a> {
         Some((header & 0x0f, size))
     }
 
+    /// Bytes left after the cursor.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.position
+    }
+
     /// The bytes between `start` and the cursor.
     pub(crate) fn since(&self, start: usize) -> &'a [u8] {
         &self.bytes[start..self.position]

@@ -57,7 +57,7 @@ pub struct ReaderConfig {
     pub order_by: Vec<SortKey>,
     /// The unit top-level INT96 timestamps are read in (pyarrow's
     /// `coerce_int96_timestamp_unit`); `None`: microseconds, as Spark reads them, for
-    /// Spark's output and a declared (Delta) schema, else nanoseconds as the file's Arrow
+    /// Spark's output and a Delta table's schema, else nanoseconds as the file's Arrow
     /// schema says. A value the unit cannot hold is an error, never a wrapped instant.
     pub int96_unit: Option<TimeUnit>,
 }
@@ -65,7 +65,9 @@ pub struct ReaderConfig {
 impl ReaderConfig {
     /// The unit INT96 roots are decoded in, when not the file schema's nanoseconds.
     fn int96_read_unit(&self) -> Option<TimeUnit> {
-        self.int96_unit.or((self.spark_output || self.declared.is_some()).then_some(TimeUnit::Microsecond))
+        // A Delta schema's `timestamp` is microseconds; a merged or given schema keeps the files'.
+        let delta = self.declared.as_ref().is_some_and(|d| !d.schema_string.is_empty());
+        self.int96_unit.or((self.spark_output || delta).then_some(TimeUnit::Microsecond))
     }
 }
 
