@@ -103,14 +103,14 @@ def test_a_data_file_outside_the_table_is_refused_unless_allowed(tmp_path: Path,
     _refused(str(table), outside, allowed_locations=[str(tmp_path / "elsewhere")])
 
 
-def test_paths_inside_the_table_written_in_any_form_still_read(tmp_path: Path) -> None:
+def test_paths_inside_the_table_written_in_any_form_still_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table = _table(tmp_path)
     _rewrite_adds(table / SECOND, lambda add: add.__setitem__("path", f"x/../{DATA_FILE}"))
     assert _values(pqsift.scan(table)) == KEPT
     _rewrite_adds(table / SECOND, lambda add: add.__setitem__("path", f"file://{table / DATA_FILE}"))
     assert _values(pqsift.scan(table)) == KEPT
     # A relative table root: the absolute path in the log is still below it.
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     assert _values(pqsift.scan("lake/t")) == KEPT
 
 
