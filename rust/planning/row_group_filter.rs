@@ -107,20 +107,20 @@ pub fn prune_by_statistics(
         }
         return Ok(());
     }
-    // Zone maps are read once per column.
-    let mut zone_maps: BTreeMap<String, Option<ZoneMaps>> = BTreeMap::new();
+    // Zone maps are read once per column, keyed by its field indices: names joined with dots
+    // would make a top-level `a.b` and the field `b` of a struct `a` one column.
+    let mut zone_maps: BTreeMap<Vec<usize>, Option<ZoneMaps>> = BTreeMap::new();
     let mut columns: Vec<BoundColumn> = Vec::new();
     let possible = evaluate_tree(filter, &mut |leaf: &BoundExpr| {
         let leaf = LeafPredicate::analyse(leaf);
         let Some(column) = leaf.column() else {
             return Ok(leaf.evaluate(None, containers));
         };
-        let key = column.path.parts().join(".");
-        if !zone_maps.contains_key(&key) {
-            zone_maps.insert(key.clone(), file.row_group_zone_maps(column)?);
+        if !zone_maps.contains_key(&column.indices) {
+            zone_maps.insert(column.indices.clone(), file.row_group_zone_maps(column)?);
             columns.push(column.clone());
         }
-        Ok(leaf.evaluate(zone_maps[&key].as_ref(), containers))
+        Ok(leaf.evaluate(zone_maps[&column.indices].as_ref(), containers))
     })?;
     let surviving: Vec<usize> = plan.surviving().collect();
     let mut notes = StatisticsNotes::new(file, filter, &zone_maps);
@@ -132,8 +132,7 @@ pub fn prune_by_statistics(
         let evidence: Vec<String> = columns
             .iter()
             .filter_map(|column| {
-                let key = column.path.parts().join(".");
-                zone_maps[&key].as_ref().map(|zones| describe_zone(&key, zones, index))
+                zone_maps[&column.indices].as_ref().map(|zones| describe_zone(&column.path.parts().join("."), zones, index))
             })
             .collect();
         let reason = if let Some(reason) = leaf_reason(filter, &zone_maps, index) {
@@ -155,7 +154,7 @@ const SHOWN_VALUES: usize = 5;
 /// A short reason in the terms of one comparison, e.g. `max(age)=35 <= 50`, when a
 /// top-level conjunct that is a plain comparison, IN list or null test rules container
 /// `index` out on its own.
-fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>>, index: usize) -> Option<String> {
+fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<Vec<usize>, Option<ZoneMaps>>, index: usize) -> Option<String> {
     let mut pending = vec![filter];
     let mut conjuncts = Vec::new();
     while let Some(next) = pending.pop() {
@@ -170,7 +169,7 @@ fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<String, Option<ZoneMaps>
     for conjunct in conjuncts {
         let leaf = LeafPredicate::analyse(conjunct);
         let Some(column) = leaf.column() else { continue };
-        let Some(zones) = zone_maps.get(&column.path.parts().join(".")).and_then(Option::as_ref) else {
+        let Some(zones) = zone_maps.get(&column.indices).and_then(Option::as_ref) else {
             continue;
         };
         if index >= zones.len() || leaf.evaluate(Some(zones), zones.len()).can_true[index] {

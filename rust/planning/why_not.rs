@@ -63,26 +63,26 @@ fn name(column: &BoundColumn) -> String {
 }
 
 /// Why the statistics stage could not rule row groups out, from the zone maps it read
-/// (`zone_maps`, keyed by column name; `None`: the column has none). Made once per file:
+/// (`zone_maps`, keyed by column field indices; `None`: the column has none). Made once per file:
 /// the leaves, where a float max is an inferred NaN and what the bounds alone would
 /// decide are derived once and serve every row group.
 pub(crate) struct StatisticsNotes<'a> {
     file: &'a OpenedFile,
-    zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>,
+    zone_maps: &'a BTreeMap<Vec<usize>, Option<ZoneMaps>>,
     leaves: Vec<(&'a BoundExpr, LeafPredicate)>,
     /// Per column: which containers' max is NaN only because NaN may hide.
-    nan_inferred: BTreeMap<String, Vec<bool>>,
+    nan_inferred: BTreeMap<Vec<usize>, Vec<bool>>,
     /// Per leaf: which containers its bounds alone rule out, were NaN known absent
     /// (computed on first need).
     without_nan: Vec<Option<Vec<bool>>>,
 }
 
 impl<'a> StatisticsNotes<'a> {
-    pub(crate) fn new(file: &'a OpenedFile, filter: &'a BoundExpr, zone_maps: &'a BTreeMap<String, Option<ZoneMaps>>) -> Self {
+    pub(crate) fn new(file: &'a OpenedFile, filter: &'a BoundExpr, zone_maps: &'a BTreeMap<Vec<usize>, Option<ZoneMaps>>) -> Self {
         let leaves: Vec<(&BoundExpr, LeafPredicate)> = leaves(filter).into_iter().map(|expr| (expr, LeafPredicate::analyse(expr))).collect();
         let nan_inferred = zone_maps
             .iter()
-            .filter_map(|(name, zones)| Some((name.clone(), nan_inferred(zones.as_ref()?))))
+            .filter_map(|(indices, zones)| Some((indices.clone(), nan_inferred(zones.as_ref()?))))
             .collect();
         let without_nan = vec![None; leaves.len()];
         Self { file, zone_maps, leaves, nan_inferred, without_nan }
@@ -114,7 +114,7 @@ impl<'a> StatisticsNotes<'a> {
                 continue;
             };
             let column_name = name(column);
-            match self.zone_maps.get(&column_name) {
+            match self.zone_maps.get(&column.indices) {
                 None => {}
                 Some(None) => add(match self.file.leaf(column) {
                     None => format!("no statistics for {column_name} (not a primitive column outside lists)"),
@@ -124,7 +124,7 @@ impl<'a> StatisticsNotes<'a> {
                     let has_values = !(zones.null_counts.is_valid(index)
                         && zones.null_counts.value(index) == zones.row_counts.value(index));
                     // A float max made NaN because NaN may hide says nothing of the real max.
-                    let inferred = self.nan_inferred.get(&column_name).is_some_and(|flags| flags[index]);
+                    let inferred = self.nan_inferred.get(&column.indices).is_some_and(|flags| flags[index]);
                     let no_max = zones.maxes.is_null(index) || inferred;
                     if has_values && zones.mins.is_null(index) && no_max {
                         add(format!("no min/max for {column_name}"));
