@@ -571,11 +571,17 @@ impl ScanStream {
                 self.shared.changed.notify_all();
                 return Some(result);
             }
-            // Waited in slices, so that the caller can interrupt a long row group.
-            if crate::interrupt::interrupted() {
-                return Some(Err(PqsiftError::Interrupted));
+            // Waited in slices, so that the caller can interrupt a long row group; the check
+            // (which may wait for Python's lock) is made with the progress lock released.
+            let (guard, waited) = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner());
+            progress = guard;
+            if waited.timed_out() {
+                drop(progress);
+                if crate::interrupt::interrupted() {
+                    return Some(Err(PqsiftError::Interrupted));
+                }
+                progress = self.shared.lock();
             }
-            progress = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -595,10 +601,16 @@ impl ScanStream {
                 progress = self.shared.lock();
                 break result;
             }
-            if crate::interrupt::interrupted() {
-                break Err(PqsiftError::Interrupted);
+            let (guard, waited) = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner());
+            progress = guard;
+            if waited.timed_out() {
+                drop(progress);
+                let interrupted = crate::interrupt::interrupted();
+                progress = self.shared.lock();
+                if interrupted {
+                    break Err(PqsiftError::Interrupted);
+                }
             }
-            progress = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner()).0;
         };
         progress.parts_consumed += 1;
         self.next_part += 1;
