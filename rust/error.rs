@@ -135,9 +135,24 @@ pub fn bounded_message(message: String) -> String {
     if message.len() <= MAX_MESSAGE_CHARS {
         return message;
     }
-    let head_end = floor_char_boundary(&message, MAX_MESSAGE_CHARS * 3 / 4);
-    let tail_start = ceil_char_boundary(&message, message.len() - MAX_MESSAGE_CHARS / 4);
-    format!("{}…[{} bytes left out]…{}", &message[..head_end], tail_start - head_end, &message[tail_start..])
+    cut(&message, MAX_MESSAGE_CHARS * 3 / 4, MAX_MESSAGE_CHARS / 4)
+}
+
+/// `text` (longer than `head + tail` bytes) as its first `head` and last `tail` bytes
+/// (moved to character boundaries) around the count of bytes left out.
+fn cut(text: &str, head: usize, tail: usize) -> String {
+    let head_end = floor_char_boundary(text, head);
+    let tail_start = ceil_char_boundary(text, text.len() - tail);
+    format!("{}…[{} bytes left out]…{}", &text[..head_end], tail_start - head_end, &text[tail_start..])
+}
+
+/// The text of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 /// The most characters a message quotes of one value: a path, a URL, a filter, a token.
@@ -161,9 +176,7 @@ pub fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
         return text.into();
     }
     // The start tells which value it is, the end a path's file name.
-    let head_end = floor_char_boundary(text, MAX_QUOTED_CHARS * 2 / 3);
-    let tail_start = ceil_char_boundary(text, text.len() - MAX_QUOTED_CHARS / 3);
-    format!("{}…[{} bytes left out]…{}", &text[..head_end], tail_start - head_end, &text[tail_start..]).into()
+    cut(text, MAX_QUOTED_CHARS * 2 / 3, MAX_QUOTED_CHARS / 3).into()
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {
@@ -297,11 +310,6 @@ impl PqsiftError {
 
     /// A panic caught where Python calls in, as [`PqsiftError::Internal`].
     pub fn from_panic(panic: &(dyn std::any::Any + Send)) -> Self {
-        let text = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".to_string());
-        Self::Internal(bounded_message(text))
+        Self::Internal(bounded_message(panic_message(panic)))
     }
 }

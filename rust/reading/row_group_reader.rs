@@ -500,7 +500,7 @@ impl FileReader {
                 .into_iter()
                 .map(|handle| {
                     handle.join().unwrap_or_else(|panic| {
-                        Err(PqsiftError::corrupt(self.name(), format!("row group {row_group}: {}", panic_message(&panic))))
+                        Err(PqsiftError::corrupt(self.name(), format!("row group {row_group}: {}", crate::error::panic_message(&panic))))
                     })
                 })
                 .collect()
@@ -951,14 +951,6 @@ fn ranges_of(pages: &[(usize, Option<Vec<Range<u64>>>)], chunks: &parquet::file:
         .collect()
 }
 
-/// The text of a caught panic.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "unknown panic".to_string())
-}
 
 /// What a decode is for, which says the types strings may come back in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

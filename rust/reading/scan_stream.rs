@@ -340,7 +340,7 @@ impl Shared {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
             Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group))),
             Err(panic) => {
-                let message = crate::reading::row_group_reader::panic_message(panic.as_ref());
+                let message = crate::error::panic_message(panic.as_ref());
                 Err(PqsiftError::corrupt(file.reader.name(), format!("row group {}: the decoder failed: {message}", task.row_group)))
             }
         }

@@ -93,7 +93,7 @@ fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -
     let mut store_options: Vec<(&str, &str)> = Vec::new();
     for (key, value) in options.iter() {
         match key {
-            "max_retries" => retry.max_retries = value.parse().map_err(|_| format!("option max_retries: {value:?} is not a count"))?,
+            "max_retries" => retry.max_retries = max_retries(options)?,
             "retry_timeout" => {
                 let seconds: f64 = value.parse().map_err(|_| format!("option retry_timeout: {value:?} is not a number of seconds"))?;
                 retry.retry_timeout = Duration::try_from_secs_f64(seconds).map_err(|e| format!("option retry_timeout: {e}"))?;
@@ -135,6 +135,15 @@ fn check_endpoint(key: &str, value: &str) -> std::result::Result<(), String> {
     let valid = Url::parse(value).is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
         && value.parse::<http::Uri>().is_ok();
     if valid { Ok(()) } else { Err(format!("storage option {key:?} is not an http:// or https:// URL")) }
+}
+
+/// The `max_retries` storage option: how many times a failed request is tried again (the
+/// crate's default, 10, when unset).
+pub(crate) fn max_retries(options: &StorageOptions) -> std::result::Result<usize, String> {
+    match options.get("max_retries") {
+        None => Ok(RetryConfig::default().max_retries),
+        Some(value) => value.parse().map_err(|_| format!("option max_retries: {value:?} is not a count")),
+    }
 }
 
 /// Builds the `object_store` crate's own HTTP client, wrapped in a [`CountingService`].

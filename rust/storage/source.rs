@@ -337,9 +337,11 @@ pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
     Ok(bytes)
 }
 
-/// How many times a listing is tried: the store's `max_retries` (10 by default) and one.
+/// How many times a listing is tried: the store's `max_retries`, and once.
 fn listing_attempts(object: &ObjectLocation) -> u32 {
-    object.storage().options().get("max_retries").and_then(|v| v.parse::<u32>().ok()).unwrap_or(10).saturating_add(1)
+    // The store was built with these options: they parse.
+    let retries = registry::max_retries(object.storage().options()).unwrap_or_default();
+    u32::try_from(retries).unwrap_or(u32::MAX).saturating_add(1)
 }
 
 /// `list()` run to completion, again (after a backoff from 50 ms, doubling, at most 2 s)

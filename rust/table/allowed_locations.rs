@@ -68,7 +68,7 @@ impl AllowedLocations {
 
 /// Whether `location` is `base` or below it, after `.` and `..` are resolved in both (local
 /// paths made absolute against the working directory; no link is followed).
-fn is_below(location: &Location, base: &Location) -> bool {
+pub(crate) fn is_below(location: &Location, base: &Location) -> bool {
     match (location, base) {
         (Location::Local(path), Location::Local(base)) => lexically_absolute(path).starts_with(lexically_absolute(base)),
         // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
