@@ -73,8 +73,10 @@ fn decode(file: &Bytes, as_type: Option<DataType>) -> ArrayRef {
         options = options.with_schema(Arc::new(Schema::new(vec![Field::new("s", data_type, true)])));
     }
     let metadata = ArrowReaderMetadata::load(file, options).unwrap();
-    let reader =
-        ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), metadata).with_batch_size(ROWS).build().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), metadata)
+        .with_batch_size(ROWS)
+        .build()
+        .unwrap();
     let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
     assert_eq!(batches.len(), 1);
     batches[0].column(0).clone()
@@ -85,7 +87,11 @@ fn strings(c: &mut Criterion) {
     let words: Vec<String> = (0..16).map(|_| random.text(4, 10)).collect();
     let dictionary_type = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let columns = [
-        ("dictionary", file((0..ROWS).map(|_| words[random.next() as usize % 16].clone()).collect(), true), dictionary_type),
+        (
+            "dictionary",
+            file((0..ROWS).map(|_| words[random.next() as usize % 16].clone()).collect(), true),
+            dictionary_type,
+        ),
         ("short", file((0..ROWS).map(|_| random.text(6, 12)).collect(), false), DataType::Utf8View),
         ("long", file((0..ROWS).map(|_| random.text(60, 140)).collect(), false), DataType::Utf8View),
     ];
@@ -94,7 +100,9 @@ fn strings(c: &mut Criterion) {
     for (name, file, hinted) in &columns {
         let direct = decode(file, None);
         assert_eq!(to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap().to_data(), direct.to_data());
-        group.bench_with_input(BenchmarkId::new("crate_utf8", name), file, |b, file| b.iter(|| black_box(decode(file, None))));
+        group.bench_with_input(BenchmarkId::new("crate_utf8", name), file, |b, file| {
+            b.iter(|| black_box(decode(file, None)))
+        });
         group.bench_with_input(BenchmarkId::new("gather", name), file, |b, file| {
             b.iter(|| black_box(to_plain(&decode(file, Some(hinted.clone())), &DataType::Utf8).unwrap()))
         });

@@ -281,7 +281,9 @@ impl PqsiftError {
         if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
             return Self::unsupported(
                 path,
-                format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"),
+                format!(
+                    "a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"
+                ),
             );
         }
         Self::corrupt(path, message)

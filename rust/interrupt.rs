@@ -38,7 +38,8 @@ pub fn with_check<T>(check: impl Fn() -> bool + 'static, f: impl FnOnce() -> T) 
             CHECK.with(|slot| *slot.borrow_mut() = self.0.take());
         }
     }
-    let previous = CHECK.with(|slot| slot.borrow_mut().replace(Installed { check: Box::new(check), last: None, fired: false }));
+    let previous =
+        CHECK.with(|slot| slot.borrow_mut().replace(Installed { check: Box::new(check), last: None, fired: false }));
     let _restore = Restore(previous);
     f()
 }

@@ -13,10 +13,10 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
 use pqsift::format::io::CountingFile;
 use pqsift::format::metadata;
+use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
 use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
@@ -66,11 +66,15 @@ struct Opened {
 
 fn open(path: &Path, filter_text: &str, reorder: bool) -> Opened {
     let meta = metadata::load(&Location::from(path)).unwrap();
-    let metadata = ArrowReaderMetadata::try_new(meta, ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)).unwrap();
+    let metadata =
+        ArrowReaderMetadata::try_new(meta, ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional))
+            .unwrap();
     let expr = parse_filter(filter_text).unwrap();
     let options = BindOptions::default();
     let filter = RowFilter::build(Some(&expr), metadata.schema(), metadata.metadata(), &options, reorder).unwrap();
-    let reader = FileReader::new(FileSource::Local(CountingFile::open(path).unwrap()), metadata.clone(), &filter, &options).unwrap();
+    let reader =
+        FileReader::new(FileSource::Local(CountingFile::open(path).unwrap()), metadata.clone(), &filter, &options)
+            .unwrap();
     Opened { reader, filter, metadata }
 }
 
@@ -86,16 +90,25 @@ fn brute_force(path: &Path, filter_text: &str, projection: &[usize]) -> RecordBa
     filter_record_batch(&all, &passed).unwrap().project(projection).unwrap()
 }
 
-fn read_all(opened: &Opened, projection: &[usize], options: &ReadOptions, cache: &SharedArrayCache) -> (RecordBatch, ReadMetrics) {
+fn read_all(
+    opened: &Opened,
+    projection: &[usize],
+    options: &ReadOptions,
+    cache: &SharedArrayCache,
+) -> (RecordBatch, ReadMetrics) {
     let mut batches = Vec::new();
     let mut metrics = ReadMetrics::default();
     for rg in 0..opened.metadata.metadata().num_row_groups() {
-        let (batch, m, parts) = opened.reader.read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache).unwrap();
+        let (batch, m, parts) = opened
+            .reader
+            .read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache)
+            .unwrap();
         metrics.add(&m);
         batches.push(batch);
         // The rows left in parts (more than `decode_bytes` passed), read in order.
         for part in parts {
-            let (batch, m) = opened.reader.read_rows(rg, &part, projection, &Default::default(), options, cache).unwrap();
+            let (batch, m) =
+                opened.reader.read_rows(rg, &part, projection, &Default::default(), options, cache).unwrap();
             metrics.add(&m);
             batches.push(batch);
         }
@@ -117,10 +130,19 @@ fn same_rows_as_brute_force_for_every_option() {
             for batch_size in [1000, 777, 100_000] {
                 for reorder in [true, false] {
                     let opened = open(&path, FILTER, reorder);
-                    let options = ReadOptions { pushdown_filters: pushdown, selection_policy: policy, batch_size, column_threads: 1, ..ReadOptions::default() };
+                    let options = ReadOptions {
+                        pushdown_filters: pushdown,
+                        selection_policy: policy,
+                        batch_size,
+                        column_threads: 1,
+                        ..ReadOptions::default()
+                    };
                     let cache = SharedArrayCache::new(64 << 20);
                     let (got, _) = read_all(&opened, &projection, &options, &cache);
-                    assert_eq!(got, expected, "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}");
+                    assert_eq!(
+                        got, expected,
+                        "pushdown={pushdown} policy={policy:?} batch={batch_size} reorder={reorder}"
+                    );
                 }
             }
         }
@@ -176,8 +198,18 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     let cache = SharedArrayCache::new(0);
     // As if the page index had kept rows 2000..2500 of row group 1 only.
     let selection = RowSelection::from_ranges(&[2000..2500], ROW_GROUP_ROWS).unwrap();
-    let (batch, metrics, parts) =
-        opened.reader.read_row_group(1, Some(&selection), &[0, 3], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).unwrap();
+    let (batch, metrics, parts) = opened
+        .reader
+        .read_row_group(
+            1,
+            Some(&selection),
+            &[0, 3],
+            &Default::default(),
+            &opened.filter,
+            &ReadOptions::default(),
+            &cache,
+        )
+        .unwrap();
     assert!(parts.is_empty());
     let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
     assert!(ids.values().iter().all(|&id| (12_000..12_500).contains(&id)));
@@ -187,7 +219,12 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
 
     // A selection of the wrong length is an error, not a panic.
     let wrong = RowSelection::select_all(5);
-    assert!(opened.reader.read_row_group(1, Some(&wrong), &[0], &Default::default(), &opened.filter, &ReadOptions::default(), &cache).is_err());
+    assert!(
+        opened
+            .reader
+            .read_row_group(1, Some(&wrong), &[0], &Default::default(), &opened.filter, &ReadOptions::default(), &cache)
+            .is_err()
+    );
 }
 
 #[test]
@@ -206,7 +243,11 @@ fn observed_costs_reorder_predicates() {
 fn tempdir() -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("pqsift-lm-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let dir = std::env::temp_dir().join(format!(
+        "pqsift-lm-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -214,8 +255,18 @@ fn tempdir() -> PathBuf {
 fn scan_file(path: &Path, filter_text: &str, projection: &[usize]) -> pqsift::reading::scan_stream::ScanFile {
     let opened = open(path, filter_text, true);
     let schema = opened.reader.schema();
-    let output = Arc::new(arrow::datatypes::Schema::new(projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()));
-    pqsift::reading::scan_stream::ScanFile { reader: opened.reader, filter: opened.filter, projection: projection.to_vec(), paths: vec![Vec::new(); projection.len()], leaf_subsets: Default::default(), output, assembly: None }
+    let output = Arc::new(arrow::datatypes::Schema::new(
+        projection.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>(),
+    ));
+    pqsift::reading::scan_stream::ScanFile {
+        reader: opened.reader,
+        filter: opened.filter,
+        projection: projection.to_vec(),
+        paths: vec![Vec::new(); projection.len()],
+        leaf_subsets: Default::default(),
+        output,
+        assembly: None,
+    }
 }
 
 #[test]
@@ -228,8 +279,9 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
     let schema = expected.schema();
     for threads in [1, 3] {
         let files = vec![scan_file(&path, FILTER, &projection), scan_file(&path, FILTER, &projection)];
-        let tasks: Vec<ScanTask> =
-            (0..2).flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask::new(file, row_group, None))).collect();
+        let tasks: Vec<ScanTask> = (0..2)
+            .flat_map(|file| (0..ROW_GROUPS).map(move |row_group| ScanTask::new(file, row_group, None)))
+            .collect();
         let options = StreamOptions {
             read: ReadOptions { batch_size: 777, ..ReadOptions::default() },
             threads,
@@ -246,7 +298,8 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
 
     let files = vec![scan_file(&path, FILTER, &projection)];
     let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
-    let options = StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None, sort: None };
+    let options =
+        StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None, sort: None };
     let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
     let got = concat_batches(&schema, &got).unwrap();

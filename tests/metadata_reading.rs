@@ -82,7 +82,9 @@ fn one_read_when_footer_and_page_index_fit_the_hint() {
 
     // (hint, reads): larger than the file, exactly footer + page index, one byte less,
     // exactly the footer (the page index needs a second read), the 8-byte tail only.
-    for (hint, reads) in [(usize::MAX, 1), (whole_tail, 1), (whole_tail - 1, 2), (footer_only, 2), (footer_only - 1, 3), (0, 3)] {
+    for (hint, reads) in
+        [(usize::MAX, 1), (whole_tail, 1), (whole_tail - 1, 2), (footer_only, 2), (footer_only - 1, 3), (0, 3)]
+    {
         let file = CountingFile::open(&path).unwrap();
         let metadata = read_metadata(&source(&file), hint).unwrap();
         assert_eq!(summary(&metadata), expected, "hint {hint}");
@@ -111,12 +113,15 @@ fn hostile_footers_are_rejected_before_reading_what_they_claim() {
 
     let mut encrypted = good.clone();
     encrypted[n - 4..].copy_from_slice(b"PARE");
-    let error = read_metadata(&source(&CountingFile::open(&write("e.parquet", &encrypted)).unwrap()), 1 << 20).unwrap_err();
+    let error =
+        read_metadata(&source(&CountingFile::open(&write("e.parquet", &encrypted)).unwrap()), 1 << 20).unwrap_err();
     assert!(matches!(error, PqsiftError::Unsupported { .. }), "{error}");
 
-    let error = read_metadata(&source(&CountingFile::open(&write("short.parquet", b"PAR1PAR1")).unwrap()), 1 << 20).unwrap_err();
+    let error = read_metadata(&source(&CountingFile::open(&write("short.parquet", b"PAR1PAR1")).unwrap()), 1 << 20)
+        .unwrap_err();
     assert!(error.to_string().contains("too small"), "{error}");
-    let error = read_metadata(&source(&CountingFile::open(&write("junk.parquet", &[7u8; 100])).unwrap()), 1 << 20).unwrap_err();
+    let error =
+        read_metadata(&source(&CountingFile::open(&write("junk.parquet", &[7u8; 100])).unwrap()), 1 << 20).unwrap_err();
     assert!(error.to_string().contains("PAR1"), "{error}");
 }
 

@@ -1,5 +1,5 @@
 //! RowSelection end to end on real Parquet files: page locations from the offset index,
-//! `scan_ranges`, and the bitmask hazard of seed 001 §3.1.2 — a mask must never make the
+//! `scan_ranges`, and the bitmask hazard — a mask must never make the
 //! decoder read a page that page pruning removed.
 //!
 //! The files are read through a `ChunkReader` that refuses to hand out any byte of a
@@ -12,11 +12,11 @@ use arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, Strin
 use arrow::compute::{concat, filter};
 use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection as CrateSelection,
     RowSelectionPolicy, RowSelector as CrateSelector,
 };
-use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{ChunkReader, Length};
@@ -70,8 +70,8 @@ const PAGE_ROWS: usize = 100;
 fn sample_file() -> Bytes {
     let ids = Int32Array::from_iter_values(0..ROWS as i32);
     let tags = StringArray::from_iter_values((0..ROWS).map(|i| format!("tag-{}", i % 7)));
-    let batch = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef), ("tag", Arc::new(tags) as ArrayRef)])
-        .unwrap();
+    let batch =
+        RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef), ("tag", Arc::new(tags) as ArrayRef)]).unwrap();
     let props = WriterProperties::builder()
         .set_data_page_row_count_limit(PAGE_ROWS)
         .set_write_batch_size(PAGE_ROWS)
@@ -226,7 +226,8 @@ fn scan_ranges_with_dictionary_and_coalescing_on_a_real_column() {
 /// implementation, and a read through the plan that matches a plain full read.
 #[test]
 fn corpus_tiny_pages_read_plan_matches_full_read() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data/alltypes_tiny_pages.parquet");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/parquet-testing/data/alltypes_tiny_pages.parquet");
     let Ok(raw) = std::fs::read(&path) else {
         panic!("missing corpus file {}", path.display());
     };
@@ -242,7 +243,7 @@ fn corpus_tiny_pages_read_plan_matches_full_read() {
     // Every other row on pages 2..4 and 7.., nothing elsewhere.
     let selected = |i: usize| {
         let page = first_rows.partition_point(|&f| f <= i) - 1;
-        i % 2 == 0 && ((2..4).contains(&page) || page >= 7)
+        i.is_multiple_of(2) && ((2..4).contains(&page) || page >= 7)
     };
     let selection = RowSelection::from_bools(&(0..rows).map(selected).collect::<Vec<_>>());
     let plan = ReadPlan::new(&selection, SelectionPolicy::default(), Some(&first_rows)).unwrap();

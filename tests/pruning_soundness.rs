@@ -38,13 +38,9 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
     let (mut mins, mut maxes): (Vec<Option<f64>>, Vec<Option<f64>>) = Default::default();
     let (mut nulls, mut rows): (Vec<u64>, Vec<u64>) = Default::default();
     let values: Vec<Option<f64>> = match column.data_type() {
-        DataType::Int64 => column
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .unwrap()
-            .iter()
-            .map(|v| v.map(|v| v as f64))
-            .collect(),
+        DataType::Int64 => {
+            column.as_any().downcast_ref::<Int64Array>().unwrap().iter().map(|v| v.map(|v| v as f64)).collect()
+        }
         _ => column.as_any().downcast_ref::<Float64Array>().unwrap().iter().collect(),
     };
     for &size in sizes {
@@ -53,11 +49,7 @@ fn zones_of(column: &ArrayRef, sizes: &[usize]) -> ZoneMaps {
         let numbers: Vec<f64> = present.iter().copied().filter(|v| !v.is_nan()).collect();
         let has_nan = present.iter().any(|v| v.is_nan());
         mins.push(numbers.iter().copied().reduce(f64::min));
-        maxes.push(if has_nan {
-            Some(f64::NAN)
-        } else {
-            numbers.iter().copied().reduce(f64::max)
-        });
+        maxes.push(if has_nan { Some(f64::NAN) } else { numbers.iter().copied().reduce(f64::max) });
         nulls.push((size - present.len()) as u64);
         rows.push(size as u64);
         start += size;
@@ -231,12 +223,7 @@ proptest! {
 #[test]
 fn nan_rows_survive_greater_than() {
     let schema = schema();
-    let f: ArrayRef = Arc::new(Float64Array::from(vec![
-        Some(1.0),
-        Some(f64::NAN),
-        Some(2.0),
-        Some(3.0),
-    ]));
+    let f: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), Some(f64::NAN), Some(2.0), Some(3.0)]));
     let zones = zones_of(&f, &[2, 2]);
     let filter = bind(&parse_filter("f > 100").unwrap(), &schema, &BindOptions::default()).unwrap();
     let source = |_: &BoundColumn| -> pqsift::Result<Option<ZoneMaps>> { Ok(Some(zones.clone())) };
@@ -244,10 +231,7 @@ fn nan_rows_survive_greater_than() {
     assert_eq!(possible.can_true, [true, false]);
     // A decreasing function of a column that may hold NaN decides nothing there.
     let filter = bind(&parse_filter("-f < -100").unwrap(), &schema, &BindOptions::default()).unwrap();
-    assert_eq!(
-        evaluate_on_zone_maps(&filter, 2, &source).unwrap().can_true,
-        [true, false]
-    );
+    assert_eq!(evaluate_on_zone_maps(&filter, 2, &source).unwrap().can_true, [true, false]);
     let _ = f.len();
 }
 

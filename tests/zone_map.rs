@@ -8,7 +8,7 @@ use arrow::array::{Array, AsArray, Float64Array, Int32Array, RecordBatch, String
 use arrow::datatypes::{Field, Float32Type, Float64Type, Int32Type, Schema};
 use bytes::Bytes;
 use parquet::arrow::{ArrowWriter, parquet_to_arrow_schema};
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader, PageIndexPolicy};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use pqsift::planning::zone_map::ZoneMaps;
 
@@ -107,7 +107,10 @@ fn null_pages_have_no_bounds() {
             assert!(zones.mins.is_null(page) && zones.maxes.is_null(page), "page {page}");
             assert_eq!(zones.null_counts.value(page), zones.row_counts.value(page), "page {page}");
         } else {
-            assert!(zones.mins.as_primitive::<Int32Type>().value(page) <= zones.maxes.as_primitive::<Int32Type>().value(page));
+            assert!(
+                zones.mins.as_primitive::<Int32Type>().value(page)
+                    <= zones.maxes.as_primitive::<Int32Type>().value(page)
+            );
         }
     }
     assert!(null_pages > 0, "the file is made to contain a null page");
@@ -127,7 +130,8 @@ fn missing_null_counts_are_unknown_and_string_pages_inexact() {
     let x = Int32Array::from_iter((0..1000).map(|i| (i % 10 != 0).then_some(i)));
     let s = StringArray::from_iter_values((0..1000).map(|i| format!("value {i:04}")));
     let d = Float64Array::from_iter_values((0..1000).map(|i| i as f64));
-    let batch = RecordBatch::try_from_iter([("x", Arc::new(x) as _), ("s", Arc::new(s) as _), ("d", Arc::new(d) as _)]).unwrap();
+    let batch = RecordBatch::try_from_iter([("x", Arc::new(x) as _), ("s", Arc::new(s) as _), ("d", Arc::new(d) as _)])
+        .unwrap();
     let props = WriterProperties::builder()
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_data_page_row_count_limit(100)

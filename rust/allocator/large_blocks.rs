@@ -116,7 +116,8 @@ pub unsafe fn resize(block: *mut u8, size: usize, new_size: usize) -> *mut u8 {
     // costs less than the fresh pages a remap adds (the crate reserves a row group's values
     // after a first small buffer: 1.1 -> 8 MiB, 7 MiB zeroed, five times a read of the
     // `events` projection). Smaller steps (page-at-a-time growth) remap.
-    if new_len > len && size <= new_len - len
+    if new_len > len
+        && size <= new_len - len
         && let Some(kept) = retained::take_exact(new_len)
     {
         // SAFETY: the kept block maps `new_len >= size` bytes and is ours alone; `block`
@@ -193,7 +194,14 @@ fn map(len: usize) -> *mut u8 {
     {
         // SAFETY: a new private anonymous mapping; nothing else refers to it.
         let block = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if block == libc::MAP_FAILED {
             return std::ptr::null_mut();

@@ -105,7 +105,8 @@ mod tests {
         // (fewer fit when real blocks of this test binary hold some of those slots).
         let base = address(1, 0);
         let first = slots(base).next();
-        let same: Vec<usize> = (0..1 << 24).map(|i| base + (i << 12)).filter(|&a| slots(a).next() == first).take(PROBES + 1).collect();
+        let same: Vec<usize> =
+            (0..1 << 24).map(|i| base + (i << 12)).filter(|&a| slots(a).next() == first).take(PROBES + 1).collect();
         assert_eq!(same.len(), PROBES + 1);
         let listed: Vec<bool> = same.iter().map(|&a| list(a, 1 << 20)).collect();
         assert!(listed.iter().any(|&l| !l));

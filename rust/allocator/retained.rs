@@ -467,7 +467,8 @@ mod tests {
         }
         // Kept for less than `keep_for`: nothing goes.
         assert!(blocks.stale(now + KEEP_FOR / 2, KEEP_FOR).is_empty());
-        let batches: Vec<usize> = std::iter::from_fn(|| Some(blocks.stale(now + KEEP_FOR * 2, KEEP_FOR).len)).take(5).collect();
+        let batches: Vec<usize> =
+            std::iter::from_fn(|| Some(blocks.stale(now + KEEP_FOR * 2, KEEP_FOR).len)).take(5).collect();
         assert_eq!(batches, [RELEASE_BATCH, RELEASE_BATCH, RELEASE_BATCH, 200 - 3 * RELEASE_BATCH, 0]);
         assert_eq!(blocks.bytes(), 0);
     }

@@ -63,7 +63,13 @@ mod jemalloc {
     pub fn run(name: &std::ffi::CStr) {
         // SAFETY: a control without input or output; an unknown name returns an error code.
         unsafe {
-            tikv_jemalloc_sys::mallctl(name.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0);
+            tikv_jemalloc_sys::mallctl(
+                name.as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            );
         }
     }
 }

@@ -13,9 +13,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
-    Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, NullArray,
-    StringArray, TimestampMicrosecondArray, new_null_array,
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray, new_null_array,
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType};
@@ -50,10 +49,7 @@ pub struct BindOptions {
 
 impl Default for BindOptions {
     fn default() -> Self {
-        Self {
-            session_time_zone: "UTC".to_string(),
-            case_sensitive: false,
-        }
+        Self { session_time_zone: "UTC".to_string(), case_sensitive: false }
     }
 }
 
@@ -268,7 +264,10 @@ impl BoundExpr {
                     let strings = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
                     let safe = is_order_preserving_widening(&from, to)
                         || (strings(to) && (strings(&from) || matches!(from, DataType::Dictionary(..))))
-                        || matches!((&from, to), (DataType::Date32, DataType::Timestamp(..)) | (DataType::Timestamp(..), DataType::Date32));
+                        || matches!(
+                            (&from, to),
+                            (DataType::Date32, DataType::Timestamp(..)) | (DataType::Timestamp(..), DataType::Date32)
+                        );
                     !safe
                 }
                 Self::Function { function, .. } => matches!(
@@ -290,9 +289,14 @@ impl BoundExpr {
             }
             match expr {
                 Self::Column(_) | Self::Literal(_) => {}
-                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => pending.push(expr),
+                Self::Cast { expr, .. } | Self::Negate { expr, .. } | Self::Abs { expr, .. } | Self::Not(expr) => {
+                    pending.push(expr)
+                }
                 Self::IsNull { expr, .. } | Self::Like { expr, .. } | Self::InSet { expr, .. } => pending.push(expr),
-                Self::Compare { left, right, .. } | Self::Arithmetic { left, right, .. } | Self::And(left, right) | Self::Or(left, right) => {
+                Self::Compare { left, right, .. }
+                | Self::Arithmetic { left, right, .. }
+                | Self::And(left, right)
+                | Self::Or(left, right) => {
                     pending.push(left);
                     pending.push(right);
                 }
@@ -406,8 +410,8 @@ fn list_items(expr: &Expr) -> usize {
 
 /// [`bind`] of a filter with long IN lists, shared with the previous calls on an equal
 /// filter, schema and options: planning binds the filter once per file and reading again
-/// per file, and every file of a table usually has one schema. Binding 100,000 literals
-/// (and sorting them into a set) costs ~40 ms, comparing the parsed filters ~1 ms, and a
+/// per file, and every file of a table usually has one schema. Binding a long list (and
+/// sorting it into a set) costs far more than comparing the parsed filters, and a
 /// bound filter is cheap to clone (its long lists are sets behind an `Arc`).
 fn shared_bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
     type Entry = (Expr, Schema, BindOptions, BoundExpr);
@@ -434,15 +438,9 @@ fn bind_now(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
     // Binding and evaluation recurse on the tree: refuse trees deeper than any parsed one.
     let nesting = super::depth(expr);
     if nesting > MAX_DEPTH {
-        return Err(PqsiftError::filter(format!(
-            "filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})"
-        )));
+        return Err(PqsiftError::filter(format!("filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})")));
     }
-    let binder = Binder {
-        schema,
-        options,
-        time_zone: options.session_time_zone.as_str().into(),
-    };
+    let binder = Binder { schema, options, time_zone: options.session_time_zone.as_str().into() };
     let bound = binder.bind(expr)?;
     match bound.sql_type {
         Some(SqlType::Boolean) => Ok(bound.expr),
@@ -460,9 +458,11 @@ pub const SET_MIN_ITEMS: usize = 8;
 
 /// `expr IN (list)`, the list bound: a set when it is long and constant.
 fn in_list_or_set(expr: BoundExpr, list: Vec<BoundExpr>, negated: bool) -> Result<BoundExpr> {
-    let literals: Option<Vec<ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
+    let literals: Option<Vec<ArrayRef>> =
+        list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(Arc::clone(v)) } else { None }).collect();
     // A list of NULLs only has no type to make a set of; it answers NULL or false anyway.
-    let all_null = |literals: &[ArrayRef]| literals.iter().all(|l| l.null_count() == l.len() || l.data_type() == &DataType::Null);
+    let all_null =
+        |literals: &[ArrayRef]| literals.iter().all(|l| l.null_count() == l.len() || l.data_type() == &DataType::Null);
     match literals {
         Some(literals) if literals.len() > SET_MIN_ITEMS && !all_null(&literals) => {
             Ok(BoundExpr::InSet { expr: Box::new(expr), set: Arc::new(InSet::new(&literals)?), negated })
@@ -499,8 +499,7 @@ struct Typed {
 
 impl Typed {
     fn type_name(&self) -> String {
-        self.sql_type
-            .map_or_else(|| describe(&self.expr.data_type()), |t| t.to_string())
+        self.sql_type.map_or_else(|| describe(&self.expr.data_type()), |t| t.to_string())
     }
 }
 
@@ -520,57 +519,27 @@ impl Binder<'_> {
             Expr::Column(path) => {
                 let column = self.resolve(path)?;
                 let sql_type = SqlType::of_arrow(&column.data_type);
-                Typed {
-                    expr: BoundExpr::Column(column),
-                    sql_type,
-                }
+                Typed { expr: BoundExpr::Column(column), sql_type }
             }
-            Expr::Literal(literal) => Typed {
-                expr: BoundExpr::Literal(self.literal_array(literal)?),
-                sql_type: Some(literal.sql_type()),
-            },
+            Expr::Literal(literal) => {
+                Typed { expr: BoundExpr::Literal(self.literal_array(literal)?), sql_type: Some(literal.sql_type()) }
+            }
             Expr::Compare { op, left, right } => boolean(self.bind_compare(*op, left, right)?),
-            Expr::InList {
-                expr: tested,
-                list,
-                negated,
-            } => boolean(self.bind_in_list(tested, list, *negated)?),
-            Expr::IsNull {
-                expr: tested,
-                negated,
-            } => boolean(BoundExpr::IsNull {
-                expr: Box::new(self.bind(tested)?.expr),
-                negated: *negated,
-            }),
-            Expr::Between {
-                expr: tested,
-                low,
-                high,
-                negated,
-            } => {
-                // Spark rewrites BETWEEN so: each bound coerces with the value on its own.
-                let compare = |op, bound: &Expr| Expr::Compare {
-                    op,
-                    left: tested.clone(),
-                    right: Box::new(bound.clone()),
-                };
-                let both = Expr::And(
-                    Box::new(compare(CompareOp::GtEq, low)),
-                    Box::new(compare(CompareOp::LtEq, high)),
-                );
-                let bound = self.bind(&both)?.expr;
-                boolean(if *negated {
-                    BoundExpr::Not(Box::new(bound))
-                } else {
-                    bound
-                })
+            Expr::InList { expr: tested, list, negated } => boolean(self.bind_in_list(tested, list, *negated)?),
+            Expr::IsNull { expr: tested, negated } => {
+                boolean(BoundExpr::IsNull { expr: Box::new(self.bind(tested)?.expr), negated: *negated })
             }
-            Expr::Like {
-                expr: tested,
-                pattern,
-                escape,
-                negated,
-            } => boolean(self.bind_like(tested, pattern, *escape, *negated)?),
+            Expr::Between { expr: tested, low, high, negated } => {
+                // Spark rewrites BETWEEN so: each bound coerces with the value on its own.
+                let compare =
+                    |op, bound: &Expr| Expr::Compare { op, left: tested.clone(), right: Box::new(bound.clone()) };
+                let both = Expr::And(Box::new(compare(CompareOp::GtEq, low)), Box::new(compare(CompareOp::LtEq, high)));
+                let bound = self.bind(&both)?.expr;
+                boolean(if *negated { BoundExpr::Not(Box::new(bound)) } else { bound })
+            }
+            Expr::Like { expr: tested, pattern, escape, negated } => {
+                boolean(self.bind_like(tested, pattern, *escape, *negated)?)
+            }
             Expr::And(left, right) => boolean(BoundExpr::And(
                 Box::new(self.bind_boolean(left, "AND")?),
                 Box::new(self.bind_boolean(right, "AND")?),
@@ -593,20 +562,11 @@ impl Binder<'_> {
                         let operand = Box::new(self.coerce(operand, t, inner)?);
                         let text = expr.to_string();
                         let bound = if matches!(expr, Expr::Negate(_)) {
-                            BoundExpr::Negate {
-                                expr: operand,
-                                text,
-                            }
+                            BoundExpr::Negate { expr: operand, text }
                         } else {
-                            BoundExpr::Abs {
-                                expr: operand,
-                                text,
-                            }
+                            BoundExpr::Abs { expr: operand, text }
                         };
-                        Typed {
-                            expr: bound,
-                            sql_type: Some(t),
-                        }
+                        Typed { expr: bound, sql_type: Some(t) }
                     }
                     _ => {
                         return Err(PqsiftError::filter(format!(
@@ -635,44 +595,33 @@ impl Binder<'_> {
     /// The Spark type of a bound operand, or an error naming it.
     fn comparable_type(&self, typed: &Typed, source: &Expr) -> Result<SqlType> {
         typed.sql_type.ok_or_else(|| {
-            PqsiftError::filter(format!(
-                "{source} has type {}, which filters cannot compare",
-                typed.type_name()
-            ))
+            PqsiftError::filter(format!("{source} has type {}, which filters cannot compare", typed.type_name()))
         })
     }
 
     fn bind_compare(&self, op: CompareOp, left: &Expr, right: &Expr) -> Result<BoundExpr> {
         let (left_bound, right_bound) = (self.bind(left)?, self.bind(right)?);
-        let (left_type, right_type) = (
-            self.comparable_type(&left_bound, left)?,
-            self.comparable_type(&right_bound, right)?,
-        );
+        let (left_type, right_type) =
+            (self.comparable_type(&left_bound, left)?, self.comparable_type(&right_bound, right)?);
         let common = comparison_type(left_type, right_type).ok_or_else(|| {
             PqsiftError::filter(format!(
                 "cannot compare {left} ({left_type}) with {} ({right_type})",
                 operand_text(right)
             ))
         })?;
-        let common = if common == SqlType::Null {
-            SqlType::Boolean
-        } else {
-            common
-        };
+        let common = if common == SqlType::Null { SqlType::Boolean } else { common };
         let describe_pair = || format!("{left} {op} {right}");
         let left_coerced = self.coerce_literal(&left_bound, common, &describe_pair)?;
         let right_coerced = self.coerce_literal(&right_bound, common, &describe_pair)?;
         // A column (or any value) against a literal: compare in the value's own type when
         // the literal converts to it exactly.
         if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
-            && let Some(unwrapped) =
-                self.unwrap_literal(&left_bound.expr, literal, &common.to_arrow())
+            && let Some(unwrapped) = self.unwrap_literal(&left_bound.expr, literal, &common.to_arrow())
         {
             return Ok(compare(op, left_bound.expr, BoundExpr::Literal(unwrapped)));
         }
         if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
-            && let Some(unwrapped) =
-                self.unwrap_literal(&right_bound.expr, literal, &common.to_arrow())
+            && let Some(unwrapped) = self.unwrap_literal(&right_bound.expr, literal, &common.to_arrow())
         {
             return Ok(compare(op, BoundExpr::Literal(unwrapped), right_bound.expr));
         }
@@ -690,10 +639,7 @@ impl Binder<'_> {
     fn bind_in_list(&self, tested: &Expr, list: &[Expr], negated: bool) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
         let value_type = self.comparable_type(&value, tested)?;
-        let items = list
-            .iter()
-            .map(|item| self.bind(item))
-            .collect::<Result<Vec<_>>>()?;
+        let items = list.iter().map(|item| self.bind(item)).collect::<Result<Vec<_>>>()?;
         let mut common = value_type;
         for (item, source) in items.iter().zip(list) {
             let item_type = self.comparable_type(item, source)?;
@@ -704,16 +650,10 @@ impl Binder<'_> {
                 ))
             })?;
         }
-        let common = if common == SqlType::Null {
-            SqlType::Boolean
-        } else {
-            common
-        };
+        let common = if common == SqlType::Null { SqlType::Boolean } else { common };
         let describe_in = || format!("{tested} IN (...)");
-        let coerced_items = items
-            .iter()
-            .map(|item| self.coerce_literal(item, common, &describe_in))
-            .collect::<Result<Vec<_>>>()?;
+        let coerced_items =
+            items.iter().map(|item| self.coerce_literal(item, common, &describe_in)).collect::<Result<Vec<_>>>()?;
         // All candidates constant and exact in the value's own type: stay in that type.
         if !is_literal(&value.expr) {
             let unwrapped: Option<Vec<ArrayRef>> = coerced_items
@@ -736,13 +676,7 @@ impl Binder<'_> {
         in_list_or_set(self.coerce(value, common, tested)?, bound_items, negated)
     }
 
-    fn bind_like(
-        &self,
-        tested: &Expr,
-        pattern: &str,
-        escape: Option<char>,
-        negated: bool,
-    ) -> Result<BoundExpr> {
+    fn bind_like(&self, tested: &Expr, pattern: &str, escape: Option<char>, negated: bool) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
         let input = match value.sql_type {
             Some(SqlType::Null) => return Ok(null_boolean()),
@@ -768,9 +702,7 @@ impl Binder<'_> {
         let value = self.bind(inner)?;
         let from = self.comparable_type(&value, inner)?;
         if !can_cast(from, to) {
-            return Err(PqsiftError::filter(format!(
-                "cannot cast {inner} ({from}) to {to}"
-            )));
+            return Err(PqsiftError::filter(format!("cannot cast {inner} ({from}) to {to}")));
         }
         let expr = match &value.expr {
             BoundExpr::Literal(literal) => BoundExpr::Literal(
@@ -779,31 +711,19 @@ impl Binder<'_> {
             ),
             _ => self.cast_node(value.expr, to.to_arrow()),
         };
-        Ok(Typed {
-            expr,
-            sql_type: Some(to),
-        })
+        Ok(Typed { expr, sql_type: Some(to) })
     }
 
-    fn bind_arithmetic(
-        &self,
-        whole: &Expr,
-        op: ArithmeticOp,
-        left: &Expr,
-        right: &Expr,
-    ) -> Result<Typed> {
+    fn bind_arithmetic(&self, whole: &Expr, op: ArithmeticOp, left: &Expr, right: &Expr) -> Result<Typed> {
         let (left_bound, right_bound) = (self.bind(left)?, self.bind(right)?);
-        let (left_type, right_type) = (
-            self.comparable_type(&left_bound, left)?,
-            self.comparable_type(&right_bound, right)?,
-        );
-        let (left_operand, right_operand, result) = arithmetic_types(op, left_type, right_type)
-            .ok_or_else(|| {
-                PqsiftError::filter(format!(
-                    "cannot apply {op} to {left} ({left_type}) and {} ({right_type})",
-                    operand_text(right)
-                ))
-            })?;
+        let (left_type, right_type) =
+            (self.comparable_type(&left_bound, left)?, self.comparable_type(&right_bound, right)?);
+        let (left_operand, right_operand, result) = arithmetic_types(op, left_type, right_type).ok_or_else(|| {
+            PqsiftError::filter(format!(
+                "cannot apply {op} to {left} ({left_type}) and {} ({right_type})",
+                operand_text(right)
+            ))
+        })?;
         if left_type == SqlType::Null || right_type == SqlType::Null {
             return Ok(Typed {
                 expr: BoundExpr::Literal(new_null_array(&result.to_arrow(), 1)),
@@ -845,11 +765,9 @@ impl Binder<'_> {
             return Ok(typed.expr);
         }
         match &typed.expr {
-            BoundExpr::Literal(literal) => {
-                cast_array(literal, &to, &self.options.session_time_zone)
-                    .map(BoundExpr::Literal)
-                    .map_err(|e| PqsiftError::filter(format!("in {source}: {e}")))
-            }
+            BoundExpr::Literal(literal) => cast_array(literal, &to, &self.options.session_time_zone)
+                .map(BoundExpr::Literal)
+                .map_err(|e| PqsiftError::filter(format!("in {source}: {e}"))),
             _ => Ok(self.cast_node(typed.expr, to)),
         }
     }
@@ -857,44 +775,22 @@ impl Binder<'_> {
     /// As [`unwrap_literal`], and for a TIMESTAMP_NTZ value against a TIMESTAMP literal
     /// when the session time zone has a fixed offset: the NTZ → TIMESTAMP cast is then a
     /// constant shift, so the literal's wall clock compares with the value directly.
-    fn unwrap_literal(
-        &self,
-        value: &BoundExpr,
-        literal: &ArrayRef,
-        common: &DataType,
-    ) -> Option<ArrayRef> {
+    fn unwrap_literal(&self, value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> Option<ArrayRef> {
         let own_type = value.data_type();
-        if !matches!(
-            (&own_type, common),
-            (
-                DataType::Timestamp(_, None),
-                DataType::Timestamp(_, Some(_))
-            )
-        ) {
+        if !matches!((&own_type, common), (DataType::Timestamp(_, None), DataType::Timestamp(_, Some(_)))) {
             return unwrap_literal(value, literal, common);
         }
-        let offset_micros =
-            i64::from(fixed_offset_seconds(&self.options.session_time_zone)?) * 1_000_000;
+        let offset_micros = i64::from(fixed_offset_seconds(&self.options.session_time_zone)?) * 1_000_000;
         let instant = literal.as_primitive_opt::<TimestampMicrosecondType>()?;
         let wall = match instant.is_null(0) {
             true => TimestampMicrosecondArray::from(vec![None::<i64>]),
-            false => {
-                TimestampMicrosecondArray::from(vec![instant.value(0).checked_add(offset_micros)?])
-            }
+            false => TimestampMicrosecondArray::from(vec![instant.value(0).checked_add(offset_micros)?]),
         };
-        unwrap_literal(
-            value,
-            &(Arc::new(wall) as ArrayRef),
-            &SqlType::TimestampNtz.to_arrow(),
-        )
+        unwrap_literal(value, &(Arc::new(wall) as ArrayRef), &SqlType::TimestampNtz.to_arrow())
     }
 
     fn cast_node(&self, expr: BoundExpr, to: DataType) -> BoundExpr {
-        BoundExpr::Cast {
-            expr: Box::new(expr),
-            to,
-            session_time_zone: self.time_zone.clone(),
-        }
+        BoundExpr::Cast { expr: Box::new(expr), to, session_time_zone: self.time_zone.clone() }
     }
 
     /// A one-element array of the literal in its own type.
@@ -915,19 +811,15 @@ impl Binder<'_> {
                 Arc::new(
                     Decimal128Array::from(vec![*unscaled])
                         .with_precision_and_scale(precision, scale)
-                        .map_err(|e| {
-                            PqsiftError::filter(format!("invalid literal {literal}: {e}"))
-                        })?,
+                        .map_err(|e| PqsiftError::filter(format!("invalid literal {literal}: {e}")))?,
                 )
             }
             Literal::String(v) => Arc::new(StringArray::from(vec![v.as_str()])),
             Literal::Binary(v) => Arc::new(BinaryArray::from_vec(vec![v.as_slice()])),
             Literal::Date(v) => Arc::new(Date32Array::from(vec![*v])),
             Literal::Timestamp(v) => Arc::new(
-                TimestampMicrosecondArray::from(vec![
-                    v.instant_micros(&self.options.session_time_zone)?,
-                ])
-                .with_timezone(UTC),
+                TimestampMicrosecondArray::from(vec![v.instant_micros(&self.options.session_time_zone)?])
+                    .with_timezone(UTC),
             ),
         })
     }
@@ -958,11 +850,7 @@ impl Binder<'_> {
                 };
             }
         }
-        Ok(BoundColumn {
-            path: ColumnPath::new(names),
-            indices,
-            data_type,
-        })
+        Ok(BoundColumn { path: ColumnPath::new(names), indices, data_type })
     }
 
     fn find_field<'f>(
@@ -983,30 +871,16 @@ impl Binder<'_> {
             [] => Err(self.unknown_column(fields, name, path, depth)),
             several => Err(PqsiftError::filter(format!(
                 "column {path} is ambiguous: it matches {}",
-                several
-                    .iter()
-                    .map(|(_, f)| format!("`{}`", f.name()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                several.iter().map(|(_, f)| format!("`{}`", f.name())).collect::<Vec<_>>().join(", ")
             ))),
         }
     }
 
     fn names_match(&self, actual: &str, wanted: &str) -> bool {
-        if self.options.case_sensitive {
-            actual == wanted
-        } else {
-            actual.to_lowercase() == wanted.to_lowercase()
-        }
+        if self.options.case_sensitive { actual == wanted } else { actual.to_lowercase() == wanted.to_lowercase() }
     }
 
-    fn unknown_column(
-        &self,
-        fields: &Fields,
-        name: &str,
-        path: &ColumnPath,
-        depth: usize,
-    ) -> PqsiftError {
+    fn unknown_column(&self, fields: &Fields, name: &str, path: &ColumnPath, depth: usize) -> PqsiftError {
         let wanted = name.to_lowercase();
         let dotted = path.parts()[depth..].join(".");
         let mut hints: Vec<String> = Vec::new();
@@ -1014,10 +888,7 @@ impl Binder<'_> {
             let actual = field.name();
             if depth + 1 < path.parts().len() && self.names_match(actual, &dotted) {
                 // Spark reads `a.b` as field b of a; a column named "a.b" needs back-quotes.
-                hints.push(format!(
-                    "`{}` (a name with dots needs back-quotes)",
-                    actual.replace('`', "``")
-                ));
+                hints.push(format!("`{}` (a name with dots needs back-quotes)", actual.replace('`', "``")));
             } else if edit_distance(&actual.to_lowercase(), &wanted) <= 2 {
                 hints.push(ColumnPath::new([actual.clone()]).to_string());
             }
@@ -1025,10 +896,7 @@ impl Binder<'_> {
         let place = if depth == 0 {
             String::new()
         } else {
-            format!(
-                " in struct {}",
-                ColumnPath::new(path.parts()[..depth].to_vec())
-            )
+            format!(" in struct {}", ColumnPath::new(path.parts()[..depth].to_vec()))
         };
         let mut message = format!("unknown column {path}: no field `{name}`{place}");
         if !hints.is_empty() {
@@ -1039,18 +907,11 @@ impl Binder<'_> {
 }
 
 fn boolean(expr: BoundExpr) -> Typed {
-    Typed {
-        expr,
-        sql_type: Some(SqlType::Boolean),
-    }
+    Typed { expr, sql_type: Some(SqlType::Boolean) }
 }
 
 fn compare(op: CompareOp, left: BoundExpr, right: BoundExpr) -> BoundExpr {
-    BoundExpr::Compare {
-        op,
-        left: Box::new(left),
-        right: Box::new(right),
-    }
+    BoundExpr::Compare { op, left: Box::new(left), right: Box::new(right) }
 }
 
 fn is_literal(expr: &BoundExpr) -> bool {
@@ -1079,8 +940,7 @@ fn unwrap_literal(value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> O
     let lenient = CastOptions::default();
     let narrowed = cast_with_options(literal, &own_type, &lenient).ok()?;
     let back = cast_with_options(&narrowed, common, &lenient).ok()?;
-    (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data())
-        .then_some(narrowed)
+    (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data()).then_some(narrowed)
 }
 
 /// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.
@@ -1155,14 +1015,8 @@ mod tests {
     #[test]
     fn like_patterns_translate_to_backslash_escapes() {
         assert_eq!(like_pattern_with_backslash("a\\%b", '\\').unwrap(), "a\\%b");
-        assert_eq!(
-            like_pattern_with_backslash("a\\\\b", '\\').unwrap(),
-            "a\\\\b"
-        );
-        assert_eq!(
-            like_pattern_with_backslash("a!%b\\", '!').unwrap(),
-            "a\\%b\\\\"
-        );
+        assert_eq!(like_pattern_with_backslash("a\\\\b", '\\').unwrap(), "a\\\\b");
+        assert_eq!(like_pattern_with_backslash("a!%b\\", '!').unwrap(), "a\\%b\\\\");
         assert_eq!(like_pattern_with_backslash("a!!", '!').unwrap(), "a!");
         let error = like_pattern_with_backslash("a\\x", '\\').unwrap_err();
         assert!(error.to_string().contains("not 'x'"), "{error}");

@@ -65,7 +65,9 @@ impl Binder<'_> {
                 }
                 (ScalarFunction::Substring, arguments, String)
             }
-            "concat" => (ScalarFunction::Concat, (0..args.len()).map(|_| next!(String)).collect::<Result<_>>()?, String),
+            "concat" => {
+                (ScalarFunction::Concat, (0..args.len()).map(|_| next!(String)).collect::<Result<_>>()?, String)
+            }
             "startswith" | "endswith" | "contains" => {
                 let function = match name {
                     "startswith" => ScalarFunction::StartsWith,
@@ -121,7 +123,12 @@ impl Binder<'_> {
                 let timestamp = next!(Timestamp)?;
                 match level {
                     // Spark gives NULL for a unit it does not know.
-                    None => return Ok(Typed { expr: BoundExpr::Literal(new_null_array(&Timestamp.to_arrow(), 1)), sql_type: Some(Timestamp) }),
+                    None => {
+                        return Ok(Typed {
+                            expr: BoundExpr::Literal(new_null_array(&Timestamp.to_arrow(), 1)),
+                            sql_type: Some(Timestamp),
+                        });
+                    }
                     Some(level) => (ScalarFunction::DateTrunc(level), vec![timestamp], Timestamp),
                 }
             }
@@ -152,8 +159,9 @@ impl Binder<'_> {
                 let value_type = self.numeric_argument(&value, source, name)?;
                 let scale = match bound.next() {
                     None => 0,
-                    Some((scale, scale_source)) => constant_int(&scale)
-                        .ok_or_else(|| PqsiftError::filter(format!("round needs a constant INT scale, not {scale_source}")))?,
+                    Some((scale, scale_source)) => constant_int(&scale).ok_or_else(|| {
+                        PqsiftError::filter(format!("round needs a constant INT scale, not {scale_source}"))
+                    })?,
                 };
                 let result = match value_type {
                     Decimal { precision, scale: s } => {
@@ -183,9 +191,10 @@ impl Binder<'_> {
                 let value_type = self.numeric_argument(&value, source, name)?;
                 let (operand_type, result) = match value_type {
                     Decimal { precision, scale: 0 } => (value_type, Decimal { precision, scale: 0 }),
-                    Decimal { precision, scale } => {
-                        (value_type, Decimal { precision: (i32::from(precision) - i32::from(scale) + 1).min(38) as u8, scale: 0 })
-                    }
+                    Decimal { precision, scale } => (
+                        value_type,
+                        Decimal { precision: (i32::from(precision) - i32::from(scale) + 1).min(38) as u8, scale: 0 },
+                    ),
                     Float | Double => (Double, Long),
                     _ => (Long, Long),
                 };
@@ -198,7 +207,8 @@ impl Binder<'_> {
                 let left_type = self.numeric_argument(&left, left_source, name)?;
                 let right_type = self.numeric_argument(&right, right_source, name)?;
                 let (operand, result) = remainder_types(left_type, right_type);
-                let arguments = vec![self.coerce(left, operand, left_source)?, self.coerce(right, operand, right_source)?];
+                let arguments =
+                    vec![self.coerce(left, operand, left_source)?, self.coerce(right, operand, right_source)?];
                 (function, arguments, result)
             }
             "isnan" => (ScalarFunction::IsNan, vec![next!(Double)?], Boolean),
@@ -223,7 +233,8 @@ impl Binder<'_> {
             .map(|(condition, _)| self.bind_boolean(condition, "CASE WHEN"))
             .collect::<Result<Vec<_>>>()?;
         let null = Expr::Literal(crate::filter::Literal::Null);
-        let value_sources: Vec<&Expr> = branches.iter().map(|(_, value)| value).chain([otherwise.unwrap_or(&null)]).collect();
+        let value_sources: Vec<&Expr> =
+            branches.iter().map(|(_, value)| value).chain([otherwise.unwrap_or(&null)]).collect();
         let values = value_sources.iter().map(|value| self.bind(value)).collect::<Result<Vec<_>>>()?;
         let common = self.common_type(values.iter().zip(value_sources.iter().copied()), "CASE")?;
         let mut values = values
@@ -232,9 +243,13 @@ impl Binder<'_> {
             .map(|(value, source)| self.coerce(value, common, source))
             .collect::<Result<Vec<_>>>()?;
         let otherwise = values.pop().expect("the ELSE value is always there");
-        let expr = BoundExpr::Case { branches: conditions.into_iter().zip(values).collect(), otherwise: Box::new(otherwise) };
+        let expr =
+            BoundExpr::Case { branches: conditions.into_iter().zip(values).collect(), otherwise: Box::new(otherwise) };
         let sql_type = if common == SqlType::Null { SqlType::Boolean } else { common };
-        Ok(Typed { expr: if common == SqlType::Null { null_boolean() } else { fold_constant(expr) }, sql_type: Some(sql_type) })
+        Ok(Typed {
+            expr: if common == SqlType::Null { null_boolean() } else { fold_constant(expr) },
+            sql_type: Some(sql_type),
+        })
     }
 
     /// The type all of `values` meet at (Spark's wider common type), or an error naming the
@@ -267,9 +282,7 @@ impl Binder<'_> {
             PqsiftError::filter(format!("{function} cannot take {source}, of type {}", typed.type_name()))
         })?;
         if !implicit_cast(from, to) || !can_cast(from, to) {
-            return Err(PqsiftError::filter(format!(
-                "{function} needs a {to} argument, but {source} is {from}"
-            )));
+            return Err(PqsiftError::filter(format!("{function} needs a {to} argument, but {source} is {from}")));
         }
         // String functions read every string encoding as plain UTF-8.
         self.coerce(typed, to, source)
@@ -331,8 +344,13 @@ pub(super) fn fold_constant(expr: BoundExpr) -> BoundExpr {
     if !expr.columns().is_empty() {
         return expr;
     }
-    let one_row = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &RecordBatchOptions::new().with_row_count(Some(1)));
-    let folded: Option<ArrayRef> = one_row.ok().and_then(|batch| crate::filter::evaluate::evaluate_value(&expr, &batch).ok());
+    let one_row = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    );
+    let folded: Option<ArrayRef> =
+        one_row.ok().and_then(|batch| crate::filter::evaluate::evaluate_value(&expr, &batch).ok());
     match folded {
         Some(value) if value.len() == 1 => BoundExpr::Literal(value),
         _ => expr,

@@ -11,9 +11,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
-    Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array,
-    TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int8Array, Int16Array, Int32Array, Int64Array, TimestampMicrosecondArray,
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, TimeUnit};
@@ -22,8 +21,7 @@ use chrono::{DateTime, NaiveDate, Offset, TimeZone};
 use super::SqlType;
 use super::literal::{local_to_utc, parse_time_zone};
 use super::spark_cast::{
-    parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long,
-    parse_timestamp_text,
+    parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long, parse_timestamp_text,
 };
 use super::sql_type::UTC;
 use crate::{PqsiftError, Result};
@@ -46,10 +44,7 @@ pub(crate) fn can_cast(from: SqlType, to: SqlType) -> bool {
 }
 
 fn checked_options() -> CastOptions<'static> {
-    CastOptions {
-        safe: false,
-        ..Default::default()
-    }
+    CastOptions { safe: false, ..Default::default() }
 }
 
 fn arrow_cast(array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
@@ -69,11 +64,7 @@ pub(crate) fn describe(data_type: &DataType) -> String {
 
 /// Casts `array` to the Arrow type `to` with Spark's ANSI semantics. Timestamps are read in
 /// and written for `session_time_zone` where the conversion depends on it.
-pub(crate) fn cast_array(
-    array: &ArrayRef,
-    to: &DataType,
-    session_time_zone: &str,
-) -> Result<ArrayRef> {
+pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &str) -> Result<ArrayRef> {
     if array.data_type() == to {
         return Ok(array.clone());
     }
@@ -83,11 +74,7 @@ pub(crate) fn cast_array(
         return cast_array(&values, to, session_time_zone);
     }
     let unsupported = || {
-        PqsiftError::filter(format!(
-            "CAST from {} to {} is not supported",
-            describe(array.data_type()),
-            describe(to)
-        ))
+        PqsiftError::filter(format!("CAST from {} to {} is not supported", describe(array.data_type()), describe(to)))
     };
     let from_type = SqlType::of_arrow(array.data_type()).ok_or_else(unsupported)?;
     let to_type = SqlType::of_arrow(to).ok_or_else(unsupported)?;
@@ -112,21 +99,15 @@ pub(crate) fn cast_array(
             let days = arrow_cast(array, &DataType::Date32)?;
             let micros: TimestampMicrosecondArray = days
                 .as_primitive::<arrow::datatypes::Date32Type>()
-                .try_unary(
-                    |day| -> std::result::Result<i64, arrow::error::ArrowError> {
-                        let midnight = day
-                            .checked_add(719_163)
-                            .and_then(NaiveDate::from_num_days_from_ce_opt)
-                            .and_then(|d| d.and_hms_opt(0, 0, 0))
-                            .and_then(|local| local_to_utc(&local, &tz))
-                            .ok_or_else(|| {
-                                arrow::error::ArrowError::ComputeError(format!(
-                                    "date {day} out of range"
-                                ))
-                            })?;
-                        Ok(midnight.and_utc().timestamp_micros())
-                    },
-                )
+                .try_unary(|day| -> std::result::Result<i64, arrow::error::ArrowError> {
+                    let midnight = day
+                        .checked_add(719_163)
+                        .and_then(NaiveDate::from_num_days_from_ce_opt)
+                        .and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .and_then(|local| local_to_utc(&local, &tz))
+                        .ok_or_else(|| arrow::error::ArrowError::ComputeError(format!("date {day} out of range")))?;
+                    Ok(midnight.and_utc().timestamp_micros())
+                })
                 .map_err(|e| PqsiftError::filter(format!("cannot cast DATE to TIMESTAMP: {e}")))?;
             arrow_cast(&(Arc::new(micros.with_timezone(UTC)) as ArrayRef), to)
         }
@@ -135,40 +116,28 @@ pub(crate) fn cast_array(
             let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
             let tz = parse_time_zone(session_time_zone)?;
             let shifted: TimestampMicrosecondArray = micros
-                .try_unary(
-                    |value| -> std::result::Result<i64, arrow::error::ArrowError> {
-                        let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
-                        let converted = if from_type == TimestampNtz {
-                            // Wall clock in the session zone → instant.
-                            utc.and_then(|local| local_to_utc(&local, &tz))
-                        } else {
-                            utc.and_then(|instant| {
-                                let offset = tz
-                                    .offset_from_utc_datetime(&instant)
-                                    .fix()
-                                    .local_minus_utc();
-                                super::literal::shift(&instant, offset.into())
-                            })
-                        };
-                        converted
-                            .map(|t| t.and_utc().timestamp_micros())
-                            .ok_or_else(|| {
-                                arrow::error::ArrowError::ComputeError(format!(
-                                    "timestamp {value} out of range"
-                                ))
-                            })
-                    },
-                )
+                .try_unary(|value| -> std::result::Result<i64, arrow::error::ArrowError> {
+                    let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
+                    let converted = if from_type == TimestampNtz {
+                        // Wall clock in the session zone → instant.
+                        utc.and_then(|local| local_to_utc(&local, &tz))
+                    } else {
+                        utc.and_then(|instant| {
+                            let offset = tz.offset_from_utc_datetime(&instant).fix().local_minus_utc();
+                            super::literal::shift(&instant, offset.into())
+                        })
+                    };
+                    converted.map(|t| t.and_utc().timestamp_micros()).ok_or_else(|| {
+                        arrow::error::ArrowError::ComputeError(format!("timestamp {value} out of range"))
+                    })
+                })
                 .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;
             let shifted: ArrayRef = Arc::new(shifted);
             match to_type {
                 Date => ntz_to_date(&shifted),
                 Timestamp => arrow_cast(
                     &(Arc::new(
-                        shifted
-                            .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
-                            .clone()
-                            .with_timezone(UTC),
+                        shifted.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().clone().with_timezone(UTC),
                     ) as ArrayRef),
                     to,
                 ),
@@ -181,9 +150,8 @@ pub(crate) fn cast_array(
         }
         (Date, TimestampNtz) => {
             let days = arrow_cast(array, &DataType::Date32)?;
-            let micros: TimestampMicrosecondArray = days
-                .as_primitive::<arrow::datatypes::Date32Type>()
-                .unary(|day| i64::from(day) * MICROS_PER_DAY);
+            let micros: TimestampMicrosecondArray =
+                days.as_primitive::<arrow::datatypes::Date32Type>().unary(|day| i64::from(day) * MICROS_PER_DAY);
             arrow_cast(&(Arc::new(micros) as ArrayRef), to)
         }
         (Timestamp | TimestampNtz, Timestamp | TimestampNtz) => {
@@ -198,12 +166,10 @@ pub(crate) fn cast_array(
 fn ntz_to_date(micros: &ArrayRef) -> Result<ArrayRef> {
     let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
     let days: Date32Array = micros
-        .try_unary(
-            |value| -> std::result::Result<i32, arrow::error::ArrowError> {
-                i32::try_from(value.div_euclid(MICROS_PER_DAY))
-                    .map_err(|_| arrow::error::ArrowError::ComputeError("date out of range".into()))
-            },
-        )
+        .try_unary(|value| -> std::result::Result<i32, arrow::error::ArrowError> {
+            i32::try_from(value.div_euclid(MICROS_PER_DAY))
+                .map_err(|_| arrow::error::ArrowError::ComputeError("date out of range".into()))
+        })
         .map_err(|e| PqsiftError::filter(format!("cannot cast to DATE: {e}")))?;
     Ok(Arc::new(days))
 }
@@ -231,24 +197,12 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
             Arc::new(<$array_type>::from(values)) as ArrayRef
         }};
     }
-    let in_range =
-        |text: &str, min: i64, max: i64| parse_long(text).filter(|v| (min..=max).contains(v));
+    let in_range = |text: &str, min: i64, max: i64| parse_long(text).filter(|v| (min..=max).contains(v));
     Ok(match to {
         SqlType::Boolean => parse_each!(BooleanArray, parse_boolean),
-        SqlType::Byte => parse_each!(Int8Array, |t| in_range(t, i8::MIN.into(), i8::MAX.into())
-            .map(|v| v as i8)),
-        SqlType::Short => parse_each!(Int16Array, |t| in_range(
-            t,
-            i16::MIN.into(),
-            i16::MAX.into()
-        )
-        .map(|v| v as i16)),
-        SqlType::Int => parse_each!(Int32Array, |t| in_range(
-            t,
-            i32::MIN.into(),
-            i32::MAX.into()
-        )
-        .map(|v| v as i32)),
+        SqlType::Byte => parse_each!(Int8Array, |t| in_range(t, i8::MIN.into(), i8::MAX.into()).map(|v| v as i8)),
+        SqlType::Short => parse_each!(Int16Array, |t| in_range(t, i16::MIN.into(), i16::MAX.into()).map(|v| v as i16)),
+        SqlType::Int => parse_each!(Int32Array, |t| in_range(t, i32::MIN.into(), i32::MAX.into()).map(|v| v as i32)),
         SqlType::Long => parse_each!(Int64Array, parse_long),
         SqlType::Float => parse_each!(Float32Array, parse_float),
         SqlType::Double => parse_each!(Float64Array, parse_double),
@@ -296,9 +250,7 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
                 Arc::new(array) as ArrayRef
             }
         }
-        SqlType::Binary => Arc::new(BinaryArray::from_iter(
-            strings.iter().map(|s| s.map(str::as_bytes)),
-        )) as ArrayRef,
+        SqlType::Binary => Arc::new(BinaryArray::from_iter(strings.iter().map(|s| s.map(str::as_bytes)))) as ArrayRef,
         SqlType::String => utf8.clone(),
         SqlType::Null => return Err(invalid("")),
     })
@@ -323,10 +275,8 @@ pub(crate) fn is_order_preserving_widening(from: &DataType, to: &DataType) -> bo
     match (from, to) {
         _ if from == to => true,
         (a, b) if integral_bits(a).is_some() && integral_bits(b).is_some() => {
-            let ((from_bits, from_signed), (to_bits, to_signed)) = (
-                integral_bits(a).unwrap_or_default(),
-                integral_bits(b).unwrap_or_default(),
-            );
+            let ((from_bits, from_signed), (to_bits, to_signed)) =
+                (integral_bits(a).unwrap_or_default(), integral_bits(b).unwrap_or_default());
             to_signed && (to_bits > from_bits || (from_signed && to_bits == from_bits))
         }
         (a, Decimal128(p, s)) if integral_bits(a).is_some() => {
@@ -347,10 +297,7 @@ pub(crate) fn is_order_preserving_widening(from: &DataType, to: &DataType) -> bo
         (Date64, Date32) => false,
         (Timestamp(from_unit, from_tz), Timestamp(TimeUnit::Microsecond, to_tz)) => {
             from_tz.is_some() == to_tz.is_some()
-                && matches!(
-                    from_unit,
-                    TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond
-                )
+                && matches!(from_unit, TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond)
         }
         _ => false,
     }

@@ -53,12 +53,10 @@ pub(crate) fn wider_numeric(left: SqlType, right: SqlType) -> SqlType {
     };
     match (left, right) {
         (Decimal { .. }, Float | Double) | (Float | Double, Decimal { .. }) => Double,
-        (Decimal { .. }, _) | (_, Decimal { .. }) => {
-            match (left.integral_as_decimal(), right.integral_as_decimal()) {
-                (Some(a), Some(b)) => wider_decimal(a, b),
-                _ => Double,
-            }
-        }
+        (Decimal { .. }, _) | (_, Decimal { .. }) => match (left.integral_as_decimal(), right.integral_as_decimal()) {
+            (Some(a), Some(b)) => wider_decimal(a, b),
+            _ => Double,
+        },
         _ if rank(left) >= rank(right) => left,
         _ => right,
     }
@@ -67,16 +65,7 @@ pub(crate) fn wider_numeric(left: SqlType, right: SqlType) -> SqlType {
 /// The decimal holding every value of both (Spark's `DecimalPrecision.widerDecimalType`,
 /// bounded to 38 digits).
 fn wider_decimal(left: SqlType, right: SqlType) -> SqlType {
-    let (
-        SqlType::Decimal {
-            precision: p1,
-            scale: s1,
-        },
-        SqlType::Decimal {
-            precision: p2,
-            scale: s2,
-        },
-    ) = (left, right)
+    let (SqlType::Decimal { precision: p1, scale: s1 }, SqlType::Decimal { precision: p2, scale: s2 }) = (left, right)
     else {
         return SqlType::Double;
     };
@@ -98,20 +87,13 @@ fn decimal(precision: i32, scale: i32, adjust: bool) -> SqlType {
     } else {
         (38, scale.min(38))
     };
-    SqlType::Decimal {
-        precision: precision as u8,
-        scale: scale as i8,
-    }
+    SqlType::Decimal { precision: precision as u8, scale: scale as i8 }
 }
 
 /// The operand and result types of an arithmetic operation: `(left operand, right
 /// operand, result)`, or `None` when Spark rejects it. Strings are not accepted (Spark
 /// would read them as numbers; write a CAST).
-pub(crate) fn arithmetic_types(
-    op: ArithmeticOp,
-    left: SqlType,
-    right: SqlType,
-) -> Option<(SqlType, SqlType, SqlType)> {
+pub(crate) fn arithmetic_types(op: ArithmeticOp, left: SqlType, right: SqlType) -> Option<(SqlType, SqlType, SqlType)> {
     use SqlType::*;
     let (left, right) = match (left, right) {
         (Null, Null) => (Int, Int),
@@ -131,17 +113,7 @@ pub(crate) fn arithmetic_types(
         return Some((common, common, common));
     }
     let (left, right) = (left.integral_as_decimal()?, right.integral_as_decimal()?);
-    let (
-        Decimal {
-            precision: p1,
-            scale: s1,
-        },
-        Decimal {
-            precision: p2,
-            scale: s2,
-        },
-    ) = (left, right)
-    else {
+    let (Decimal { precision: p1, scale: s1 }, Decimal { precision: p2, scale: s2 }) = (left, right) else {
         return None;
     };
     let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
@@ -195,18 +167,9 @@ mod tests {
 
     #[test]
     fn arithmetic_result_types() {
-        assert_eq!(
-            arithmetic_types(ArithmeticOp::Add, Byte, Byte),
-            Some((Byte, Byte, Byte))
-        );
-        assert_eq!(
-            arithmetic_types(ArithmeticOp::Divide, Int, Int),
-            Some((Double, Double, Double))
-        );
-        assert_eq!(
-            arithmetic_types(ArithmeticOp::Add, dec(5, 2), Int),
-            Some((dec(5, 2), dec(10, 0), dec(13, 2)))
-        );
+        assert_eq!(arithmetic_types(ArithmeticOp::Add, Byte, Byte), Some((Byte, Byte, Byte)));
+        assert_eq!(arithmetic_types(ArithmeticOp::Divide, Int, Int), Some((Double, Double, Double)));
+        assert_eq!(arithmetic_types(ArithmeticOp::Add, dec(5, 2), Int), Some((dec(5, 2), dec(10, 0), dec(13, 2))));
         assert_eq!(
             arithmetic_types(ArithmeticOp::Multiply, dec(38, 10), dec(38, 10)),
             Some((dec(38, 10), dec(38, 10), dec(38, 6)))

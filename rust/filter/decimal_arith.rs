@@ -30,11 +30,8 @@ fn divide_half_up(numerator: i256, denominator: i256) -> Option<i256> {
     let (quotient, remainder) = numerator.checked_div_rem(denominator)?;
     let twice_remainder = remainder.checked_abs()?.checked_mul(i256::from_i128(2))?;
     if twice_remainder >= denominator.checked_abs()? {
-        let away = if numerator.is_negative() != denominator.is_negative() {
-            i256::from_i128(-1)
-        } else {
-            i256::from_i128(1)
-        };
+        let away =
+            if numerator.is_negative() != denominator.is_negative() { i256::from_i128(-1) } else { i256::from_i128(1) };
         quotient.checked_add(away)
     } else {
         Some(quotient)
@@ -65,16 +62,10 @@ fn apply(
             let scale = left_scale.max(right_scale);
             let a = rescale(a, left_scale, scale).ok_or(Failure::Overflow)?;
             let b = rescale(b, right_scale, scale).ok_or(Failure::Overflow)?;
-            let exact = if op == ArithmeticOp::Add {
-                a.checked_add(b)
-            } else {
-                a.checked_sub(b)
-            };
+            let exact = if op == ArithmeticOp::Add { a.checked_add(b) } else { a.checked_sub(b) };
             exact.and_then(|v| rescale(v, scale, result_scale))
         }
-        ArithmeticOp::Multiply => a
-            .checked_mul(b)
-            .and_then(|v| rescale(v, left_scale + right_scale, result_scale)),
+        ArithmeticOp::Multiply => a.checked_mul(b).and_then(|v| rescale(v, left_scale + right_scale, result_scale)),
         ArithmeticOp::Divide => {
             if right == 0 {
                 return Err(Failure::DivideByZero);
@@ -82,13 +73,9 @@ fn apply(
             // a/10^s1 ÷ b/10^s2 at scale s = (a × 10^(s - s1 + s2)) / b.
             let shift = result_scale - left_scale + right_scale;
             if shift >= 0 {
-                pow10(shift as u32)
-                    .and_then(|p| a.checked_mul(p))
-                    .and_then(|n| divide_half_up(n, b))
+                pow10(shift as u32).and_then(|p| a.checked_mul(p)).and_then(|n| divide_half_up(n, b))
             } else {
-                pow10((-shift) as u32)
-                    .and_then(|p| b.checked_mul(p))
-                    .and_then(|d| divide_half_up(a, d))
+                pow10((-shift) as u32).and_then(|p| b.checked_mul(p)).and_then(|d| divide_half_up(a, d))
             }
         }
     };
@@ -108,11 +95,9 @@ pub(crate) fn decimal_arithmetic(
         DataType::Decimal128(_, s) => Some(i32::from(*s)),
         _ => None,
     };
-    let (Some(left_scale), Some(right_scale), DataType::Decimal128(precision, result_scale)) = (
-        scale_of(left.data_type()),
-        scale_of(right.data_type()),
-        result,
-    ) else {
+    let (Some(left_scale), Some(right_scale), DataType::Decimal128(precision, result_scale)) =
+        (scale_of(left.data_type()), scale_of(right.data_type()), result)
+    else {
         return Err(PqsiftError::filter(format!(
             "internal error: decimal arithmetic on {} and {} in {context}",
             left.data_type(),
@@ -147,9 +132,8 @@ pub(crate) fn decimal_arithmetic(
             super::cast::describe(result)
         )),
     })?;
-    let values = values
-        .with_precision_and_scale(*precision, *result_scale)
-        .map_err(|e| PqsiftError::filter(e.to_string()))?;
+    let values =
+        values.with_precision_and_scale(*precision, *result_scale).map_err(|e| PqsiftError::filter(e.to_string()))?;
     Ok(Arc::new(values))
 }
 
@@ -158,19 +142,10 @@ mod tests {
     use super::*;
 
     fn decimals(values: &[i128], precision: u8, scale: i8) -> ArrayRef {
-        Arc::new(
-            Decimal128Array::from(values.to_vec())
-                .with_precision_and_scale(precision, scale)
-                .unwrap(),
-        )
+        Arc::new(Decimal128Array::from(values.to_vec()).with_precision_and_scale(precision, scale).unwrap())
     }
 
-    fn run(
-        op: ArithmeticOp,
-        l: (&[i128], u8, i8),
-        r: (&[i128], u8, i8),
-        result: (u8, i8),
-    ) -> Result<Vec<i128>> {
+    fn run(op: ArithmeticOp, l: (&[i128], u8, i8), r: (&[i128], u8, i8), result: (u8, i8)) -> Result<Vec<i128>> {
         let out = decimal_arithmetic(
             op,
             &decimals(l.0, l.1, l.2),
@@ -184,35 +159,22 @@ mod tests {
     #[test]
     fn add_aligns_scales() {
         // 1.5 + 0.25 = 1.75 as DECIMAL(4,2)
-        assert_eq!(
-            run(ArithmeticOp::Add, (&[15], 2, 1), (&[25], 3, 2), (4, 2)).unwrap(),
-            [175]
-        );
+        assert_eq!(run(ArithmeticOp::Add, (&[15], 2, 1), (&[25], 3, 2), (4, 2)).unwrap(), [175]);
     }
 
     #[test]
     fn divide_rounds_half_up() {
         // 1 / 3 at scale 6 = 0.333333; 2 / 3 = 0.666667; -2 / 3 = -0.666667
         assert_eq!(
-            run(
-                ArithmeticOp::Divide,
-                (&[1, 2, -2], 1, 0),
-                (&[3, 3, 3], 1, 0),
-                (8, 6)
-            )
-            .unwrap(),
+            run(ArithmeticOp::Divide, (&[1, 2, -2], 1, 0), (&[3, 3, 3], 1, 0), (8, 6)).unwrap(),
             [333_333, 666_667, -666_667]
         );
     }
 
     #[test]
     fn overflow_and_zero_are_errors() {
-        let overflow =
-            run(ArithmeticOp::Multiply, (&[99], 2, 0), (&[99], 2, 0), (3, 0)).unwrap_err();
-        assert!(
-            overflow.to_string().contains("NUMERIC_VALUE_OUT_OF_RANGE"),
-            "{overflow}"
-        );
+        let overflow = run(ArithmeticOp::Multiply, (&[99], 2, 0), (&[99], 2, 0), (3, 0)).unwrap_err();
+        assert!(overflow.to_string().contains("NUMERIC_VALUE_OUT_OF_RANGE"), "{overflow}");
         let zero = run(ArithmeticOp::Divide, (&[1], 1, 0), (&[0], 1, 0), (8, 6)).unwrap_err();
         assert!(zero.to_string().contains("DIVIDE_BY_ZERO"), "{zero}");
     }

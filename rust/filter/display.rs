@@ -97,10 +97,7 @@ pub(crate) fn decimal_text(unscaled: i128, scale: i8) -> String {
 pub(crate) fn date_text(days: i32) -> String {
     NaiveDate::from_ymd_opt(1970, 1, 1)
         .and_then(|epoch| epoch.checked_add_signed(Duration::days(days.into())))
-        .map_or_else(
-            || format!("<invalid date {days}>"),
-            |d| d.format("%Y-%m-%d").to_string(),
-        )
+        .map_or_else(|| format!("<invalid date {days}>"), |d| d.format("%Y-%m-%d").to_string())
 }
 
 impl Display for Literal {
@@ -145,15 +142,10 @@ fn precedence(expr: &Expr) -> u8 {
         Expr::Or(..) => 1,
         Expr::And(..) => 2,
         Expr::Not(_) => 3,
-        Expr::Compare { .. }
-        | Expr::InList { .. }
-        | Expr::IsNull { .. }
-        | Expr::Between { .. }
-        | Expr::Like { .. } => 4,
-        Expr::Arithmetic {
-            op: ArithmeticOp::Add | ArithmeticOp::Subtract,
-            ..
-        } => 5,
+        Expr::Compare { .. } | Expr::InList { .. } | Expr::IsNull { .. } | Expr::Between { .. } | Expr::Like { .. } => {
+            4
+        }
+        Expr::Arithmetic { op: ArithmeticOp::Add | ArithmeticOp::Subtract, .. } => 5,
         Expr::Arithmetic { .. } => 6,
         // A negative numeric literal starts with a minus sign: it binds like unary minus.
         Expr::Negate(_) => 7,
@@ -168,11 +160,7 @@ fn precedence(expr: &Expr) -> u8 {
 
 /// Writes `expr`, parenthesised unless it binds tighter than `min_precedence - 1`.
 fn write_operand(f: &mut Formatter<'_>, expr: &Expr, min_precedence: u8) -> fmt::Result {
-    if precedence(expr) >= min_precedence {
-        write!(f, "{expr}")
-    } else {
-        write!(f, "({expr})")
-    }
+    if precedence(expr) >= min_precedence { write!(f, "{expr}") } else { write!(f, "({expr})") }
 }
 
 impl Display for Expr {
@@ -202,11 +190,7 @@ impl Display for Expr {
                 write!(f, " {op} ")?;
                 write_operand(f, right, PREDICATE_OPERAND)
             }
-            Self::InList {
-                expr,
-                list,
-                negated,
-            } => {
+            Self::InList { expr, list, negated } => {
                 write_operand(f, expr, PREDICATE_OPERAND)?;
                 f.write_str(if *negated { " NOT IN (" } else { " IN (" })?;
                 for (i, item) in list.iter().enumerate() {
@@ -221,28 +205,14 @@ impl Display for Expr {
                 write_operand(f, expr, PREDICATE_OPERAND)?;
                 f.write_str(if *negated { " IS NOT NULL" } else { " IS NULL" })
             }
-            Self::Between {
-                expr,
-                low,
-                high,
-                negated,
-            } => {
+            Self::Between { expr, low, high, negated } => {
                 write_operand(f, expr, PREDICATE_OPERAND)?;
-                f.write_str(if *negated {
-                    " NOT BETWEEN "
-                } else {
-                    " BETWEEN "
-                })?;
+                f.write_str(if *negated { " NOT BETWEEN " } else { " BETWEEN " })?;
                 write_operand(f, low, PREDICATE_OPERAND)?;
                 f.write_str(" AND ")?;
                 write_operand(f, high, PREDICATE_OPERAND)
             }
-            Self::Like {
-                expr,
-                pattern,
-                escape,
-                negated,
-            } => {
+            Self::Like { expr, pattern, escape, negated } => {
                 write_operand(f, expr, PREDICATE_OPERAND)?;
                 f.write_str(if *negated { " NOT LIKE " } else { " LIKE " })?;
                 write_string_literal(f, pattern)?;

@@ -17,16 +17,12 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array, new_null_array,
-};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array, new_null_array};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
-use arrow::compute::kernels::{boolean, cmp, numeric};
 use arrow::compute::kernels::zip::zip;
+use arrow::compute::kernels::{boolean, cmp, numeric};
 use arrow::compute::{like, nlike, nullif, take};
-use arrow::datatypes::{
-    DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
-};
+use arrow::datatypes::{DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
@@ -38,7 +34,6 @@ use super::function_kernels;
 use super::functions::ScalarFunction;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
-
 
 /// Evaluates a bound filter on `batch` (which must have the schema the filter was bound
 /// to). Returns one boolean per row; NULL means unknown, which a filter treats as not
@@ -119,11 +114,7 @@ impl Value {
 
     /// The same shape (array or scalar) as `self` and `other` imply for a result.
     fn wrap_like(self_scalar: bool, other_scalar: bool, result: ArrayRef) -> Self {
-        if self_scalar && other_scalar {
-            Self::Scalar(result)
-        } else {
-            Self::Array(result)
-        }
+        if self_scalar && other_scalar { Self::Scalar(result) } else { Self::Array(result) }
     }
 }
 
@@ -144,20 +135,12 @@ impl Evaluator<'_> {
         match expr {
             BoundExpr::Column(column) => Ok(Value::Array(self.column(column)?)),
             BoundExpr::Literal(value) => Ok(Value::Scalar(value.clone())),
-            BoundExpr::Cast {
-                expr: inner,
-                to,
-                session_time_zone,
-            } => {
+            BoundExpr::Cast { expr: inner, to, session_time_zone } => {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
                 let input = self.mask(value, active)?;
-                let cast = self.unless_no_row_reaches(
-                    cast_array(input.array(), to, session_time_zone),
-                    scalar,
-                    to,
-                    active,
-                )?;
+                let cast =
+                    self.unless_no_row_reaches(cast_array(input.array(), to, session_time_zone), scalar, to, active)?;
                 Ok(Value::wrap_like(scalar, true, cast))
             }
             BoundExpr::Compare { op, left, right } => {
@@ -172,38 +155,24 @@ impl Evaluator<'_> {
                 }
                 let (left, right) = (normalise_floats(left)?, normalise_floats(right)?);
                 let result = compare(*op, &left, &right)?;
-                Ok(Value::wrap_like(
-                    left.is_scalar(),
-                    right.is_scalar(),
-                    Arc::new(result),
-                ))
+                Ok(Value::wrap_like(left.is_scalar(), right.is_scalar(), Arc::new(result)))
             }
-            BoundExpr::InList {
-                expr: tested,
-                list,
-                negated,
-            } => {
+            BoundExpr::InList { expr: tested, list, negated } => {
                 let value = normalise_floats(self.eval(tested, active)?)?;
                 let mut any_equal: Option<BooleanArray> = None;
                 for item in list {
                     let item = normalise_floats(self.eval(item, active)?)?;
                     let equal = compare(CompareOp::Eq, &value, &item)?;
-                    let equal =
-                        Value::wrap_like(value.is_scalar(), item.is_scalar(), Arc::new(equal))
-                            .into_array(self.rows())?;
+                    let equal = Value::wrap_like(value.is_scalar(), item.is_scalar(), Arc::new(equal))
+                        .into_array(self.rows())?;
                     let equal = equal.as_boolean().clone();
                     any_equal = Some(match any_equal {
                         None => equal,
                         Some(so_far) => boolean::or_kleene(&so_far, &equal).map_err(internal)?,
                     });
                 }
-                let result =
-                    any_equal.unwrap_or_else(|| BooleanArray::from(vec![false; self.rows()]));
-                let result = if *negated {
-                    boolean::not(&result).map_err(internal)?
-                } else {
-                    result
-                };
+                let result = any_equal.unwrap_or_else(|| BooleanArray::from(vec![false; self.rows()]));
+                let result = if *negated { boolean::not(&result).map_err(internal)? } else { result };
                 Ok(Value::Array(Arc::new(result)))
             }
             // One set look-up per row (the set normalises floats itself).
@@ -213,10 +182,7 @@ impl Evaluator<'_> {
                 let result = if *negated { boolean::not(&found).map_err(internal)? } else { found };
                 Ok(Value::Array(Arc::new(result)))
             }
-            BoundExpr::IsNull {
-                expr: tested,
-                negated,
-            } => {
+            BoundExpr::IsNull { expr: tested, negated } => {
                 let value = self.eval(tested, active)?;
                 let result = if *negated {
                     boolean::is_not_null(value.array().as_ref())
@@ -226,23 +192,14 @@ impl Evaluator<'_> {
                 .map_err(internal)?;
                 Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)))
             }
-            BoundExpr::Like {
-                expr: tested,
-                pattern,
-                negated,
-            } => {
+            BoundExpr::Like { expr: tested, pattern, negated } => {
                 let value = self.eval(tested, active)?;
-                let pattern: ArrayRef =
-                    Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
+                let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;
                 let pattern = Scalar::new(pattern);
                 let datum = value.datum();
-                let result = if *negated {
-                    nlike(datum.as_ref(), &pattern)
-                } else {
-                    like(datum.as_ref(), &pattern)
-                }
-                .map_err(internal)?;
+                let result = if *negated { nlike(datum.as_ref(), &pattern) } else { like(datum.as_ref(), &pattern) }
+                    .map_err(internal)?;
                 Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)))
             }
             BoundExpr::And(left, right) | BoundExpr::Or(left, right) => {
@@ -266,12 +223,8 @@ impl Evaluator<'_> {
                 }
                 let right = self.eval(right, Some(&needed))?.into_array(self.rows())?;
                 let right = right.as_boolean();
-                let result = if is_and {
-                    boolean::and_kleene(left, right)
-                } else {
-                    boolean::or_kleene(left, right)
-                }
-                .map_err(internal)?;
+                let result = if is_and { boolean::and_kleene(left, right) } else { boolean::or_kleene(left, right) }
+                    .map_err(internal)?;
                 Ok(Value::Array(Arc::new(result)))
             }
             BoundExpr::Not(inner) => {
@@ -279,13 +232,7 @@ impl Evaluator<'_> {
                 let result = boolean::not(value.array().as_boolean()).map_err(internal)?;
                 Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)))
             }
-            BoundExpr::Arithmetic {
-                op,
-                left,
-                right,
-                data_type,
-                text,
-            } => {
+            BoundExpr::Arithmetic { op, left, right, data_type, text } => {
                 let left = self.eval(left, active)?;
                 let right = self.eval(right, active)?;
                 let scalar = left.is_scalar() && right.is_scalar();
@@ -320,8 +267,7 @@ impl Evaluator<'_> {
                 } else {
                     absolute(input.array(), text)
                 };
-                let result =
-                    self.unless_no_row_reaches(result, scalar, &expr.data_type(), active)?;
+                let result = self.unless_no_row_reaches(result, scalar, &expr.data_type(), active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }
         }
@@ -358,7 +304,12 @@ impl Evaluator<'_> {
 
     /// `CASE`: each condition evaluated for the rows no earlier branch took, each value for
     /// the rows its branch takes (so a branch's errors only count where it is taken).
-    fn case(&self, branches: &[(BoundExpr, BoundExpr)], otherwise: &BoundExpr, active: Option<&BooleanBuffer>) -> Result<Value> {
+    fn case(
+        &self,
+        branches: &[(BoundExpr, BoundExpr)],
+        otherwise: &BoundExpr,
+        active: Option<&BooleanBuffer>,
+    ) -> Result<Value> {
         let rows = self.rows();
         let mut remaining = active.cloned().unwrap_or_else(|| BooleanBuffer::new_set(rows));
         let mut result = new_null_array(&otherwise.data_type(), rows);
@@ -416,9 +367,7 @@ impl Evaluator<'_> {
             return Ok(value);
         }
         let inactive = BooleanArray::new(!active, None);
-        Ok(Value::Array(
-            nullif(array.as_ref(), &inactive).map_err(internal)?,
-        ))
+        Ok(Value::Array(nullif(array.as_ref(), &inactive).map_err(internal)?))
     }
 
     /// The column's values; a struct field is NULL where any enclosing struct is.
@@ -429,36 +378,17 @@ impl Evaluator<'_> {
                 column.path, column.data_type
             ))
         };
-        let (first, rest) = column
-            .indices
-            .split_first()
-            .ok_or_else(|| PqsiftError::filter("internal error: empty column path"))?;
-        let mut array = self
-            .batch
-            .columns()
-            .get(*first)
-            .cloned()
-            .ok_or_else(|| mismatch(&DataType::Null))?;
+        let (first, rest) =
+            column.indices.split_first().ok_or_else(|| PqsiftError::filter("internal error: empty column path"))?;
+        let mut array = self.batch.columns().get(*first).cloned().ok_or_else(|| mismatch(&DataType::Null))?;
         for index in rest {
-            let parent = array
-                .as_struct_opt()
-                .ok_or_else(|| mismatch(array.data_type()))?;
-            let child = parent
-                .columns()
-                .get(*index)
-                .cloned()
-                .ok_or_else(|| mismatch(array.data_type()))?;
+            let parent = array.as_struct_opt().ok_or_else(|| mismatch(array.data_type()))?;
+            let child = parent.columns().get(*index).cloned().ok_or_else(|| mismatch(array.data_type()))?;
             array = match parent.nulls() {
                 None => child,
                 Some(parent_nulls) => {
-                    let nulls =
-                        NullBuffer::union(Some(parent_nulls), child.logical_nulls().as_ref());
-                    let data = child
-                        .to_data()
-                        .into_builder()
-                        .nulls(nulls)
-                        .build()
-                        .map_err(internal)?;
+                    let nulls = NullBuffer::union(Some(parent_nulls), child.logical_nulls().as_ref());
+                    let data = child.to_data().into_builder().nulls(nulls).build().map_err(internal)?;
                     make_array(data)
                 }
             };
@@ -489,7 +419,10 @@ pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
             // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
             // Checked a block at a time without a branch per value (which a short-circuiting
             // `any` over single values compiles to), stopping at the first block that has one.
-            let unusual = values.values().chunks(1024).any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
+            let unusual = values
+                .values()
+                .chunks(1024)
+                .any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
             match unusual {
                 false => Arc::clone(array),
                 true => Arc::new(values.unary::<_, $arrow>(|v: $native| {
@@ -577,8 +510,7 @@ fn check_nonzero_divisors(dividend: &ArrayRef, divisor: &ArrayRef, text: &str) -
             _ => false,
         }
     };
-    let found =
-        (0..divisor.len()).any(|i| divisor.is_valid(i) && dividend.is_valid(i) && zero_at(i));
+    let found = (0..divisor.len()).any(|i| divisor.is_valid(i) && dividend.is_valid(i) && zero_at(i));
     if found {
         return Err(PqsiftError::filter(format!(
             "division by zero in {text} (Spark's ANSI mode raises DIVIDE_BY_ZERO)"
@@ -610,31 +542,18 @@ fn absolute(array: &ArrayRef, text: &str) -> Result<ArrayRef> {
         DataType::Int32 => checked_abs!(Int32Type),
         DataType::Int64 => checked_abs!(Int64Type),
         DataType::Decimal128(..) => checked_abs!(Decimal128Type).and_then(|a| {
-            let DataType::Decimal128(p, s) = array.data_type() else {
-                unreachable!()
-            };
-            Ok(Arc::new(
-                a.as_primitive::<Decimal128Type>()
-                    .clone()
-                    .with_precision_and_scale(*p, *s)?,
-            ) as ArrayRef)
+            let DataType::Decimal128(p, s) = array.data_type() else { unreachable!() };
+            Ok(Arc::new(a.as_primitive::<Decimal128Type>().clone().with_precision_and_scale(*p, *s)?) as ArrayRef)
         }),
-        DataType::Float32 => Ok(Arc::new(
-            array
-                .as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(f32::abs),
-        ) as ArrayRef),
-        DataType::Float64 => Ok(Arc::new(
-            array
-                .as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(f64::abs),
-        ) as ArrayRef),
+        DataType::Float32 => {
+            Ok(Arc::new(array.as_primitive::<Float32Type>().unary::<_, Float32Type>(f32::abs)) as ArrayRef)
+        }
+        DataType::Float64 => {
+            Ok(Arc::new(array.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::abs)) as ArrayRef)
+        }
         DataType::Null => Ok(new_null_array(&DataType::Null, array.len())),
         other => {
-            return Err(PqsiftError::filter(format!(
-                "abs is not defined for {} in {text}",
-                describe(other)
-            )));
+            return Err(PqsiftError::filter(format!("abs is not defined for {} in {text}", describe(other))));
         }
     };
     result.map_err(|error| match error {

@@ -3,14 +3,13 @@
 //! Spark orders NaN above every number and equal to itself, and -0.0 equal to 0.0. The
 //! general path gets there by normalising the column (every NaN made one positive NaN,
 //! -0.0 made 0.0: a copy of the column as soon as it holds a zero) and then comparing in
-//! Arrow's total order, which does not vectorise: on the ~25% shape of the `events`
-//! benchmark (`amount > 45.0` over 8M doubles) the two were 12% of the read. Against a
+//! Arrow's total order, which does not vectorise: on a float predicate over millions of
+//! doubles the two showed in profiles. Against a
 //! literal the same answers follow from IEEE comparisons plus a NaN test: `x > c` is
 //! `x > c || x is NaN` for a literal `c` that is a number; against a NaN literal only the
 //! NaN test is left. With AVX-512 one compare answers eight doubles (or sixteen floats)
 //! straight into a mask, NaN's answer chosen by the predicate; elsewhere a portable loop
-//! packs each test's bit into a word (2.1% of the peers ~25% shape's CPU, against 0.35%
-//! for the AVX-512 compare).
+//! packs each test's bit into a word (several times the AVX-512 compare's cost).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -38,7 +37,12 @@ use super::CompareOp;
 /// for a Float32 or Float64 `column` and a one-row, non-null `literal` of the same type;
 /// `None` for anything else (the caller takes the general path). A null row is null,
 /// except for `<=>`, where it is false.
-pub fn compare_with_literal(op: CompareOp, column: &ArrayRef, literal: &ArrayRef, literal_on_left: bool) -> Option<BooleanArray> {
+pub fn compare_with_literal(
+    op: CompareOp,
+    column: &ArrayRef,
+    literal: &ArrayRef,
+    literal_on_left: bool,
+) -> Option<BooleanArray> {
     if literal.len() != 1 || literal.null_count() != 0 || literal.data_type() != column.data_type() {
         return None;
     }
@@ -193,8 +197,15 @@ mod tests {
 
     use super::*;
 
-    const OPS: [CompareOp; 7] =
-        [CompareOp::Eq, CompareOp::NotEq, CompareOp::Lt, CompareOp::LtEq, CompareOp::Gt, CompareOp::GtEq, CompareOp::NullSafeEq];
+    const OPS: [CompareOp; 7] = [
+        CompareOp::Eq,
+        CompareOp::NotEq,
+        CompareOp::Lt,
+        CompareOp::LtEq,
+        CompareOp::Gt,
+        CompareOp::GtEq,
+        CompareOp::NullSafeEq,
+    ];
 
     /// Spark's order of doubles, written out: NaN (of any sign) equal to NaN and above
     /// everything, -0.0 equal to 0.0.

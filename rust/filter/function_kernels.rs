@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use arrow::array::timezone::Tz;
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array,
-    Int32Array, Int64Array, PrimitiveArray, StringArray, TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Int32Array, Int64Array, PrimitiveArray,
+    StringArray, TimestampMicrosecondArray,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
@@ -84,7 +84,11 @@ pub(super) fn call(
                     .iter()
                     .map(|m| {
                         let m = m?;
-                        let wall = if is_instant { local_of(m, &tz)? } else { DateTime::from_timestamp_micros(m)?.naive_utc() };
+                        let wall = if is_instant {
+                            local_of(m, &tz)?
+                        } else {
+                            DateTime::from_timestamp_micros(m)?.naive_utc()
+                        };
                         Some(part(&wall))
                     })
                     .collect::<Int32Array>(),
@@ -103,7 +107,9 @@ pub(super) fn call(
                 .iter()
                 .zip(counts.iter())
                 .map(|(d, n)| match (d, n) {
-                    (Some(d), Some(n)) => (if add { d.checked_add(n) } else { d.checked_sub(n) }).map(Some).ok_or_else(|| overflow(text)),
+                    (Some(d), Some(n)) => {
+                        (if add { d.checked_add(n) } else { d.checked_sub(n) }).map(Some).ok_or_else(|| overflow(text))
+                    }
                     _ => Ok(None),
                 })
                 .collect::<Result<_>>()?;
@@ -177,7 +183,9 @@ fn substring(args: &[ArrayRef]) -> ArrayRef {
             None => Some(i32::MAX),
         };
         match (values.is_valid(row), positions.is_valid(row), length) {
-            (true, true, Some(length)) => out.append_value(substring_sql(values.value(row), positions.value(row), length)),
+            (true, true, Some(length)) => {
+                out.append_value(substring_sql(values.value(row), positions.value(row), length))
+            }
             _ => out.append_null(),
         }
     }
@@ -258,7 +266,13 @@ fn resolve_local(local: NaiveDateTime, tz: &Tz, preferred: Option<FixedOffset>) 
             match preferred {
                 Some(p) if p == a || p == b => p,
                 // The earlier instant has the larger offset.
-                _ => if a.local_minus_utc() >= b.local_minus_utc() { a } else { b },
+                _ => {
+                    if a.local_minus_utc() >= b.local_minus_utc() {
+                        a
+                    } else {
+                        b
+                    }
+                }
             }
         }
         LocalResult::None => {
@@ -344,7 +358,14 @@ enum Rounding {
 
 /// A decimal's unscaled values rescaled from `from_scale` to `to_scale` with `mode`, then
 /// checked against `precision` digits.
-fn rescale(values: &Decimal128Array, from_scale: i8, to_scale: i32, precision: u8, mode: Rounding, text: &str) -> Result<Decimal128Array> {
+fn rescale(
+    values: &Decimal128Array,
+    from_scale: i8,
+    to_scale: i32,
+    precision: u8,
+    mode: Rounding,
+    text: &str,
+) -> Result<Decimal128Array> {
     let limit = power_of_ten(u32::from(precision));
     let mut out = Vec::with_capacity(values.len());
     for value in values.iter() {
@@ -372,16 +393,29 @@ fn rescale(values: &Decimal128Array, from_scale: i8, to_scale: i32, precision: u
 /// little below 2.675.
 fn round(value: &ArrayRef, scale: i32, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     Ok(match (value.data_type(), data_type) {
-        (DataType::Float64, _) => Arc::new(value.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| round_double(v, scale))),
-        (DataType::Float32, _) => {
-            Arc::new(value.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| round_double(f64::from(v), scale) as f32))
+        (DataType::Float64, _) => {
+            Arc::new(value.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| round_double(v, scale)))
         }
+        (DataType::Float32, _) => Arc::new(
+            value.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| round_double(f64::from(v), scale) as f32),
+        ),
         (DataType::Decimal128(_, from_scale), DataType::Decimal128(precision, to_scale)) => {
             let values = value.as_primitive::<Decimal128Type>();
             // Round to `scale` digits, then express at the result's scale (0 when negative).
             let rounded = rescale(values, *from_scale, scale.min(i32::from(*from_scale)), 38, Rounding::HalfUp, text)?;
-            let at_result = rescale(&rounded, scale.min(i32::from(*from_scale)) as i8, i32::from(*to_scale), *precision, Rounding::HalfUp, text)?;
-            Arc::new(at_result.with_precision_and_scale(*precision, *to_scale).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?)
+            let at_result = rescale(
+                &rounded,
+                scale.min(i32::from(*from_scale)) as i8,
+                i32::from(*to_scale),
+                *precision,
+                Rounding::HalfUp,
+                text,
+            )?;
+            Arc::new(
+                at_result
+                    .with_precision_and_scale(*precision, *to_scale)
+                    .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?,
+            )
         }
         // Integers rounded to a non-negative scale are unchanged.
         _ => value.clone(),
@@ -431,7 +465,11 @@ fn floor_or_ceil(value: &ArrayRef, ceiling: bool, data_type: &DataType, text: &s
             let DataType::Decimal128(precision, _) = data_type else { return Ok(value.clone()) };
             let mode = if ceiling { Rounding::Ceiling } else { Rounding::Floor };
             let values = rescale(value.as_primitive::<Decimal128Type>(), *from_scale, 0, *precision, mode, text)?;
-            Arc::new(values.with_precision_and_scale(*precision, 0).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?)
+            Arc::new(
+                values
+                    .with_precision_and_scale(*precision, 0)
+                    .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?,
+            )
         }
         _ => value.clone(),
     })
@@ -459,30 +497,50 @@ fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &Data
         DataType::Float64 | DataType::Float32 => {
             let (a, b) = (cast(left, &DataType::Float64)?, cast(right, &DataType::Float64)?);
             let (a, b) = (a.as_primitive::<Float64Type>(), b.as_primitive::<Float64Type>());
-            let result = each(a, b, |b| b == 0.0, |a, b| {
-                let r = a % b;
-                if positive && r < 0.0 { (r + b) % b } else { r }
-            }, text)?;
+            let result = each(
+                a,
+                b,
+                |b| b == 0.0,
+                |a, b| {
+                    let r = a % b;
+                    if positive && r < 0.0 { (r + b) % b } else { r }
+                },
+                text,
+            )?;
             cast(&(Arc::new(result) as ArrayRef), data_type)?
         }
         DataType::Decimal128(precision, scale) => {
             let (a, b) = (left.as_primitive::<Decimal128Type>(), right.as_primitive::<Decimal128Type>());
-            let result = each(a, b, |b| b == 0, |a, b| {
-                let r = a % b;
-                if positive && r < 0 { (r + b) % b } else { r }
-            }, text)?;
-            let result = result.with_precision_and_scale(*precision, *scale).map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?;
+            let result = each(
+                a,
+                b,
+                |b| b == 0,
+                |a, b| {
+                    let r = a % b;
+                    if positive && r < 0 { (r + b) % b } else { r }
+                },
+                text,
+            )?;
+            let result = result
+                .with_precision_and_scale(*precision, *scale)
+                .map_err(|e| PqsiftError::filter(format!("in {text}: {e}")))?;
             crate::filter::cast::cast_array(&(Arc::new(result) as ArrayRef), data_type, "UTC")?
         }
         _ => {
             // Integers of any width, computed as 64-bit (a remainder always fits back).
             let (a, b) = (cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?);
             let (a, b) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
-            let result: Int64Array = each(a, b, |b| b == 0, |a, b| {
-                // Java's MIN % -1 is 0, not an overflow.
-                let r = a.wrapping_rem(b);
-                if positive && r < 0 { r.wrapping_add(b).wrapping_rem(b) } else { r }
-            }, text)?;
+            let result: Int64Array = each(
+                a,
+                b,
+                |b| b == 0,
+                |a, b| {
+                    // Java's MIN % -1 is 0, not an overflow.
+                    let r = a.wrapping_rem(b);
+                    if positive && r < 0 { r.wrapping_add(b).wrapping_rem(b) } else { r }
+                },
+                text,
+            )?;
             cast(&(Arc::new(result) as ArrayRef), data_type)?
         }
     })
@@ -519,7 +577,12 @@ mod tests {
     fn truncation_keeps_the_offset_in_an_overlap() {
         let tz: Tz = "America/New_York".parse().unwrap();
         // 2024-11-03 01:30 EST (the second 01:30) is 06:30 UTC; its hour starts at 06:00 UTC.
-        let second = chrono::NaiveDate::from_ymd_opt(2024, 11, 3).unwrap().and_hms_opt(6, 30, 0).unwrap().and_utc().timestamp_micros();
+        let second = chrono::NaiveDate::from_ymd_opt(2024, 11, 3)
+            .unwrap()
+            .and_hms_opt(6, 30, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp_micros();
         let hour = truncate(second, TruncLevel::Hour, &tz).unwrap();
         assert_eq!(second - hour, 30 * 60 * 1_000_000);
         // Its day starts at 00:00 EDT, 04:00 UTC.

@@ -23,7 +23,11 @@ fn batch() -> RecordBatch {
         ("d", Arc::new(Float64Array::from(vec![Some(2.675), Some(f64::NAN), None, Some(-2.5), Some(-0.0)]))),
         (
             "dec",
-            Arc::new(Decimal128Array::from(vec![Some(12345), Some(-12355), None, Some(5), Some(0)]).with_precision_and_scale(10, 2).unwrap()),
+            Arc::new(
+                Decimal128Array::from(vec![Some(12345), Some(-12355), None, Some(5), Some(0)])
+                    .with_precision_and_scale(10, 2)
+                    .unwrap(),
+            ),
         ),
         ("day", Arc::new(Date32Array::from(vec![Some(0), Some(11016), None, Some(-1), Some(19783)]))),
         (
@@ -54,7 +58,8 @@ fn rows(filter: &str) -> Vec<usize> {
 
 fn rows_in(filter: &str, zone: &str) -> Vec<usize> {
     let batch = batch();
-    let bound = bind(&parse_filter(filter).unwrap(), &batch.schema(), &options(zone)).unwrap_or_else(|e| panic!("{filter}: {e}"));
+    let bound = bind(&parse_filter(filter).unwrap(), &batch.schema(), &options(zone))
+        .unwrap_or_else(|e| panic!("{filter}: {e}"));
     let result = evaluate(&bound, &batch).unwrap_or_else(|e| panic!("{filter}: {e}"));
     (0..result.len()).filter(|&i| result.is_valid(i) && result.value(i)).collect()
 }

@@ -72,8 +72,11 @@ fn internal(error: arrow::error::ArrowError) -> PqsiftError {
 impl InSet {
     /// The set of `items`, one-element arrays of one type (NULL items may be `NullArray`).
     pub fn new(items: &[ArrayRef]) -> Result<Self> {
-        let typed: Vec<&dyn Array> =
-            items.iter().filter(|item| item.data_type() != &DataType::Null && item.null_count() < item.len()).map(|i| i.as_ref()).collect();
+        let typed: Vec<&dyn Array> = items
+            .iter()
+            .filter(|item| item.data_type() != &DataType::Null && item.null_count() < item.len())
+            .map(|i| i.as_ref())
+            .collect();
         let has_null = items.iter().any(|item| item.data_type() == &DataType::Null || item.null_count() > 0);
         let data_type = typed.first().map_or(DataType::Null, |item| item.data_type().clone());
         let all = match typed.is_empty() {
@@ -100,8 +103,11 @@ impl InSet {
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
         type Entry = (Vec<ArrayRef>, Arc<InSet>);
         static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-        let same_items = |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
-        if let Some((_, set)) = RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept)) {
+        let same_items =
+            |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
+        if let Some((_, set)) =
+            RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept))
+        {
             return Ok(Arc::clone(set));
         }
         let set = Arc::new(Self::new(items)?);
@@ -164,10 +170,18 @@ impl InSet {
         let data = aligned(&values);
         let has_null = self.has_null;
         Ok(match (&self.members, values.data_type().primitive_width()) {
-            (Members::Dense(_) | Members::Bits64(_), Some(1)) => self.members.test(fixed::<i8>(&data), |v| v as u64, nulls, has_null),
-            (Members::Dense(_) | Members::Bits64(_), Some(2)) => self.members.test(fixed::<i16>(&data), |v| v as u64, nulls, has_null),
-            (Members::Dense(_) | Members::Bits64(_), Some(4)) => self.members.test(fixed::<i32>(&data), |v| v as u64, nulls, has_null),
-            (Members::Dense(_) | Members::Bits64(_), Some(8)) => self.members.test(fixed::<u64>(&data), |v| v, nulls, has_null),
+            (Members::Dense(_) | Members::Bits64(_), Some(1)) => {
+                self.members.test(fixed::<i8>(&data), |v| v as u64, nulls, has_null)
+            }
+            (Members::Dense(_) | Members::Bits64(_), Some(2)) => {
+                self.members.test(fixed::<i16>(&data), |v| v as u64, nulls, has_null)
+            }
+            (Members::Dense(_) | Members::Bits64(_), Some(4)) => {
+                self.members.test(fixed::<i32>(&data), |v| v as u64, nulls, has_null)
+            }
+            (Members::Dense(_) | Members::Bits64(_), Some(8)) => {
+                self.members.test(fixed::<u64>(&data), |v| v, nulls, has_null)
+            }
             (Members::Bits128(set), Some(16)) => {
                 let v = fixed::<u128>(&data);
                 three_valued(v.len(), |i| set.contains(&v[i]), nulls, has_null)
@@ -176,7 +190,12 @@ impl InSet {
                 let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
                 three_valued(values.len(), |i| set.contains(rows.row(i).as_ref()), nulls, has_null)
             }
-            _ => return Err(PqsiftError::Compute(format!("IN list: {} values tested against a set of another width", values.data_type()))),
+            _ => {
+                return Err(PqsiftError::Compute(format!(
+                    "IN list: {} values tested against a set of another width",
+                    values.data_type()
+                )));
+            }
         })
     }
 
@@ -252,7 +271,13 @@ enum Members {
 impl Members {
     /// Per value of `values` (their bits sign-extended by `widen`), the three-valued
     /// answer (see [`three_valued`]); for [`Members::Dense`] and [`Members::Bits64`] only.
-    fn test<T: Copy>(&self, values: &[T], widen: impl Fn(T) -> u64, nulls: Option<NullBuffer>, has_null: bool) -> BooleanArray {
+    fn test<T: Copy>(
+        &self,
+        values: &[T],
+        widen: impl Fn(T) -> u64,
+        nulls: Option<NullBuffer>,
+        has_null: bool,
+    ) -> BooleanArray {
         match self {
             Self::Dense(bitmap) => three_valued(values.len(), |i| bitmap.contains(widen(values[i])), nulls, has_null),
             Self::Bits64(set) => three_valued(values.len(), |i| set.contains(&widen(values[i])), nulls, has_null),
@@ -344,7 +369,12 @@ fn fixed<T: arrow::datatypes::ArrowNativeType>(data: &arrow::array::ArrayData) -
 /// Per row of `len`, the three-valued answer: true for a member (`is_member(row)`); for
 /// the others false, or NULL when the list holds NULL (`has_null`); NULL where the value is
 /// (`nulls`). The answers are collected 64 to a word, not row by row through a builder.
-fn three_valued(len: usize, is_member: impl Fn(usize) -> bool, nulls: Option<NullBuffer>, has_null: bool) -> BooleanArray {
+fn three_valued(
+    len: usize,
+    is_member: impl Fn(usize) -> bool,
+    nulls: Option<NullBuffer>,
+    has_null: bool,
+) -> BooleanArray {
     let found = BooleanBuffer::collect_bool(len, is_member);
     let nulls = match has_null {
         true => NullBuffer::union(nulls.as_ref(), Some(&NullBuffer::new(found.clone()))),
@@ -374,7 +404,8 @@ mod tests {
 
     #[test]
     fn sliced_arrays_are_tested_over_their_own_rows_only() {
-        let items: Vec<ArrayRef> = [3i64, 7].into_iter().map(|v| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef).collect();
+        let items: Vec<ArrayRef> =
+            [3i64, 7].into_iter().map(|v| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
         let whole: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![1, 3, 5, 7, 9, 3]));
         let found = set.contains(&whole.slice(1, 3)).unwrap();
@@ -385,10 +416,14 @@ mod tests {
 
     #[test]
     fn floats_compare_as_spark_does() {
-        let items: Vec<ArrayRef> = [f64::NAN, 0.0, 2.5].into_iter().map(|v| Arc::new(Float64Array::from(vec![v])) as ArrayRef).collect();
+        let items: Vec<ArrayRef> =
+            [f64::NAN, 0.0, 2.5].into_iter().map(|v| Arc::new(Float64Array::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
         let values: ArrayRef = Arc::new(Float64Array::from(vec![-f64::NAN, -0.0, 2.5, 1.0]));
-        assert_eq!(set.contains(&values).unwrap().iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(true), Some(false)]);
+        assert_eq!(
+            set.contains(&values).unwrap().iter().collect::<Vec<_>>(),
+            [Some(true), Some(true), Some(true), Some(false)]
+        );
         // NaN is the greatest value: a container whose max is NaN may hold it.
         let lows: ArrayRef = Arc::new(Float64Array::from(vec![Some(3.0), Some(0.5), None]));
         let highs: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), Some(-1.0)]));
@@ -432,7 +467,8 @@ mod tests {
 
     #[test]
     fn strings_between_bounds() {
-        let items: Vec<ArrayRef> = ["b", "d", "f"].into_iter().map(|v| Arc::new(StringArray::from(vec![v])) as ArrayRef).collect();
+        let items: Vec<ArrayRef> =
+            ["b", "d", "f"].into_iter().map(|v| Arc::new(StringArray::from(vec![v])) as ArrayRef).collect();
         let set = InSet::new(&items).unwrap();
         let lows: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c"), Some("g"), Some("d"), None]));
         let highs: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("c9"), Some("z"), Some("d"), None]));

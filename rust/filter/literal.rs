@@ -76,10 +76,9 @@ impl Literal {
             Self::Long(_) => SqlType::Long,
             Self::Float(_) => SqlType::Float,
             Self::Double(_) => SqlType::Double,
-            Self::Decimal { unscaled, scale } => SqlType::Decimal {
-                precision: decimal_precision(*unscaled, *scale),
-                scale: *scale,
-            },
+            Self::Decimal { unscaled, scale } => {
+                SqlType::Decimal { precision: decimal_precision(*unscaled, *scale), scale: *scale }
+            }
             Self::String(_) => SqlType::String,
             Self::Binary(_) => SqlType::Binary,
             Self::Date(_) => SqlType::Date,
@@ -117,7 +116,9 @@ impl Literal {
             DataType::UInt8 => Self::Short(value.as_primitive::<UInt8Type>().value(0).into()),
             DataType::UInt16 => Self::Int(value.as_primitive::<UInt16Type>().value(0).into()),
             DataType::UInt32 => Self::Long(value.as_primitive::<UInt32Type>().value(0).into()),
-            DataType::UInt64 => Self::Decimal { unscaled: value.as_primitive::<UInt64Type>().value(0).into(), scale: 0 },
+            DataType::UInt64 => {
+                Self::Decimal { unscaled: value.as_primitive::<UInt64Type>().value(0).into(), scale: 0 }
+            }
             DataType::Float32 => Self::Float(value.as_primitive::<Float32Type>().value(0)),
             DataType::Float64 => Self::Double(value.as_primitive::<Float64Type>().value(0)),
             DataType::Decimal128(_, scale) if *scale >= 0 => {
@@ -132,7 +133,9 @@ impl Literal {
                 Self::Binary(bytes.as_binary::<i32>().value(0).to_vec())
             }
             DataType::Date32 => Self::Date(value.as_primitive::<Date32Type>().value(0)),
-            DataType::Date64 => Self::Date(value.as_primitive::<Date64Type>().value(0).div_euclid(86_400_000).try_into().ok()?),
+            DataType::Date64 => {
+                Self::Date(value.as_primitive::<Date64Type>().value(0).div_euclid(86_400_000).try_into().ok()?)
+            }
             DataType::Timestamp(_, Some(_)) => {
                 let micros = arrow::compute::cast(value, &DataType::Timestamp(TimeUnit::Microsecond, None)).ok()?;
                 let micros = micros.as_primitive::<TimestampMicrosecondType>().value(0);
@@ -173,16 +176,7 @@ impl PartialEq for Literal {
             (Self::Short(a), Self::Short(b)) => a == b,
             (Self::Int(a), Self::Int(b)) => a == b,
             (Self::Long(a), Self::Long(b)) => a == b,
-            (
-                Self::Decimal {
-                    unscaled: a,
-                    scale: sa,
-                },
-                Self::Decimal {
-                    unscaled: b,
-                    scale: sb,
-                },
-            ) => a == b && sa == sb,
+            (Self::Decimal { unscaled: a, scale: sa }, Self::Decimal { unscaled: b, scale: sb }) => a == b && sa == sb,
             (Self::String(a), Self::String(b)) => a == b,
             (Self::Binary(a), Self::Binary(b)) => a == b,
             (Self::Date(a), Self::Date(b)) => a == b,
@@ -213,8 +207,7 @@ impl fmt::Display for LiteralZone {
             Self::Offset(seconds) => {
                 let sign = if *seconds < 0 { '-' } else { '+' };
                 let magnitude = seconds.unsigned_abs();
-                let (hours, minutes, secs) =
-                    (magnitude / 3600, magnitude / 60 % 60, magnitude % 60);
+                let (hours, minutes, secs) = (magnitude / 3600, magnitude / 60 % 60, magnitude % 60);
                 write!(f, "{sign}{hours:02}:{minutes:02}")?;
                 if secs != 0 {
                     write!(f, ":{secs:02}")?;
@@ -274,8 +267,7 @@ impl TimestampLiteral {
     pub fn instant_micros(&self, session_time_zone: &str) -> crate::Result<i64> {
         let zone_text = match &self.zone {
             Some(LiteralZone::Offset(seconds)) => {
-                let utc =
-                    shift(&self.local, -i64::from(*seconds)).ok_or_else(|| out_of_range(self))?;
+                let utc = shift(&self.local, -i64::from(*seconds)).ok_or_else(|| out_of_range(self))?;
                 return Ok(utc.and_utc().timestamp_micros());
             }
             Some(LiteralZone::Named(name)) => name.as_str(),
@@ -301,9 +293,7 @@ impl TimestampLiteral {
         }
         let instant = self.instant_micros(session_time_zone)?;
         let tz = parse_time_zone(session_time_zone)?;
-        let utc = chrono::DateTime::from_timestamp_micros(instant)
-            .ok_or_else(|| out_of_range(self))?
-            .naive_utc();
+        let utc = chrono::DateTime::from_timestamp_micros(instant).ok_or_else(|| out_of_range(self))?.naive_utc();
         let offset = tz.offset_from_utc_datetime(&utc).fix().local_minus_utc();
         let wall = shift(&utc, i64::from(offset)).ok_or_else(|| out_of_range(self))?;
         Ok(wall.and_utc().timestamp_micros())
@@ -329,8 +319,7 @@ impl fmt::Display for TimestampLiteral {
 
 /// Parses a session or literal time zone: a tz database name or a `±hh:mm` offset.
 pub(crate) fn parse_time_zone(name: &str) -> crate::Result<Tz> {
-    name.parse::<Tz>()
-        .map_err(|_| crate::PqsiftError::filter(format!("unknown time zone \"{name}\"")))
+    name.parse::<Tz>().map_err(|_| crate::PqsiftError::filter(format!("unknown time zone \"{name}\"")))
 }
 
 /// The UTC date-time of a wall clock in `tz`, resolving DST gaps and overlaps like Java;

@@ -47,12 +47,12 @@ mod tests;
 
 use std::sync::Arc;
 
-pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use bind::fixed_offset_seconds;
+pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
-pub use functions::ScalarFunction;
 pub(crate) use evaluate::spark_float_order;
+pub use functions::ScalarFunction;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
 pub use parse::parse_filter;
@@ -160,8 +160,8 @@ pub enum ArithmeticOp {
 
 /// The items of an `IN` list, shared: a semi-join pushed into a scan brings lists of
 /// 100,000 literals, and planning and reading handle the filter once per file (folding
-/// partition values into it, binding it) — each clone of a `Vec` of them cost ~10 ms, each
-/// comparison as much. Clones share the items, and equal pointers compare equal at once.
+/// partition values into it, binding it) — each clone of a `Vec` of them would copy every
+/// literal, each comparison compare them all. Clones share the items, and equal pointers compare equal at once.
 ///
 /// ```
 /// use pqsift::filter::{Expr, ExprList, parse_filter};
@@ -342,12 +342,8 @@ impl Expr {
             | Self::Arithmetic { left, right, .. }
             | Self::And(left, right)
             | Self::Or(left, right) => vec![left, right],
-            Self::InList { expr, list, .. } => {
-                std::iter::once(expr.as_ref()).chain(list.iter()).collect()
-            }
-            Self::Between {
-                expr, low, high, ..
-            } => vec![expr, low, high],
+            Self::InList { expr, list, .. } => std::iter::once(expr.as_ref()).chain(list.iter()).collect(),
+            Self::Between { expr, low, high, .. } => vec![expr, low, high],
             Self::IsNull { expr, .. }
             | Self::Like { expr, .. }
             | Self::Not(expr)
@@ -355,11 +351,9 @@ impl Expr {
             | Self::Negate(expr)
             | Self::Abs(expr) => vec![expr],
             Self::Function { args, .. } => args.iter().collect(),
-            Self::Case { branches, otherwise } => branches
-                .iter()
-                .flat_map(|(condition, value)| [condition, value])
-                .chain(otherwise.as_deref())
-                .collect(),
+            Self::Case { branches, otherwise } => {
+                branches.iter().flat_map(|(condition, value)| [condition, value]).chain(otherwise.as_deref()).collect()
+            }
         }
     }
 }

@@ -55,8 +55,8 @@ const SHARED_PARSE_BYTES: usize = 4096;
 /// How many recent long texts [`shared_parse`] keeps.
 const SHARED_PARSES: usize = 4;
 
-/// [`parse`] of a long filter (an `IN` list of thousands of values: 700 KB of text for
-/// 100,000 numbers, ~40 ms to tokenize), shared with the previous calls on the same text:
+/// [`parse`] of a long filter (an `IN` list of thousands of values, slow to tokenize),
+/// shared with the previous calls on the same text:
 /// a scan parses its filter when made and its reader again, and every Spark task of a
 /// query gets the same text. The copies share their lists ([`super::ExprList`]), so
 /// binding them later finds the shared binding by pointer.
@@ -115,13 +115,14 @@ thread_local! {
 /// Takes each `IN (...)` list of [`LITERAL_LIST_MIN`] or more plain literals (numbers,
 /// optionally signed, quoted strings, `NULL`) out of `tokens`, leaving a placeholder, and
 /// converts its literals directly. `sqlparser` parses every list item as a full expression,
-/// trying a typed literal (`DATE '...'`) first: ~1 µs and several allocations per item,
-/// 120 ms for an `IN` list of 100,000 numbers, the most common shape of a semi-join pushed
+/// trying a typed literal (`DATE '...'`) first, with several allocations per item; a long
+/// `IN` list of numbers is the most common shape of a semi-join pushed
 /// into a scan. Lists with anything else (a column, an expression, a typed literal) are
 /// left to the parser whole.
 fn take_literal_lists(tokens: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
     use sqlparser::keywords::Keyword;
-    let is_in = |token: &Token| matches!(token, Token::Word(word) if word.keyword == Keyword::IN && word.quote_style.is_none());
+    let is_in =
+        |token: &Token| matches!(token, Token::Word(word) if word.keyword == Keyword::IN && word.quote_style.is_none());
     if !tokens.iter().any(|token| is_in(&token.token)) {
         return Ok((tokens, Vec::new()));
     }
@@ -174,7 +175,11 @@ fn literal_list(tokens: &[TokenWithSpan], start: usize) -> Result<Option<(Vec<Ex
         let literal = match tokens.get(at).map(|t| &t.token) {
             Some(Token::Number(text, long)) => convert_value(&Value::Number(text.clone(), *long), negative)?,
             Some(Token::SingleQuotedString(text)) if !negative => Literal::String(text.clone()),
-            Some(Token::Word(word)) if !negative && word.quote_style.is_none() && word.value.eq_ignore_ascii_case("NULL") => Literal::Null,
+            Some(Token::Word(word))
+                if !negative && word.quote_style.is_none() && word.value.eq_ignore_ascii_case("NULL") =>
+            {
+                Literal::Null
+            }
             _ => return Ok(None),
         };
         literals.push(Expr::Literal(literal));
@@ -222,12 +227,7 @@ fn check_operator_count(sql: &str, tokens: &[TokenWithSpan]) -> Result<()> {
             | Token::DoubleColon => true,
             Token::Word(word) => matches!(
                 word.keyword,
-                Keyword::AND
-                    | Keyword::OR
-                    | Keyword::NOT
-                    | Keyword::IS
-                    | Keyword::LIKE
-                    | Keyword::BETWEEN
+                Keyword::AND | Keyword::OR | Keyword::NOT | Keyword::IS | Keyword::LIKE | Keyword::BETWEEN
             ),
             _ => false,
         })
@@ -326,9 +326,7 @@ fn boxed(expr: &ast::Expr) -> Result<Box<Expr>> {
 fn convert(expr: &ast::Expr) -> Result<Expr> {
     Ok(match expr {
         ast::Expr::Identifier(ident) => Expr::Column(ColumnPath::new([ident.value.clone()])),
-        ast::Expr::CompoundIdentifier(idents) => {
-            Expr::Column(ColumnPath::new(idents.iter().map(|i| i.value.clone())))
-        }
+        ast::Expr::CompoundIdentifier(idents) => Expr::Column(ColumnPath::new(idents.iter().map(|i| i.value.clone()))),
         ast::Expr::Nested(inner) => convert(inner)?,
         ast::Expr::Value(value) => Expr::Literal(convert_value(&value.value, false)?),
         // `TIMESTAMP_NTZ '...'` is the local date-time the text says: a cast of the text.
@@ -355,62 +353,28 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
             other => return Err(unsupported("operator", other)),
         },
         ast::Expr::BinaryOp { left, op, right } => convert_binary(left, op, right)?,
-        ast::Expr::IsNull(inner) => Expr::IsNull {
-            expr: boxed(inner)?,
-            negated: false,
-        },
-        ast::Expr::IsNotNull(inner) => Expr::IsNull {
-            expr: boxed(inner)?,
-            negated: true,
-        },
-        ast::Expr::IsNotDistinctFrom(left, right) => Expr::Compare {
-            op: CompareOp::NullSafeEq,
-            left: boxed(left)?,
-            right: boxed(right)?,
-        },
-        ast::Expr::IsDistinctFrom(left, right) => Expr::Not(Box::new(Expr::Compare {
-            op: CompareOp::NullSafeEq,
-            left: boxed(left)?,
-            right: boxed(right)?,
-        })),
-        ast::Expr::InList {
-            expr: tested,
-            list,
-            negated,
-        } => {
+        ast::Expr::IsNull(inner) => Expr::IsNull { expr: boxed(inner)?, negated: false },
+        ast::Expr::IsNotNull(inner) => Expr::IsNull { expr: boxed(inner)?, negated: true },
+        ast::Expr::IsNotDistinctFrom(left, right) => {
+            Expr::Compare { op: CompareOp::NullSafeEq, left: boxed(left)?, right: boxed(right)? }
+        }
+        ast::Expr::IsDistinctFrom(left, right) => {
+            Expr::Not(Box::new(Expr::Compare { op: CompareOp::NullSafeEq, left: boxed(left)?, right: boxed(right)? }))
+        }
+        ast::Expr::InList { expr: tested, list, negated } => {
             if list.is_empty() {
-                return Err(PqsiftError::filter(format!(
-                    "empty IN list after \"{tested}\" in filter"
-                )));
+                return Err(PqsiftError::filter(format!("empty IN list after \"{tested}\" in filter")));
             }
             let list = match taken_list(list) {
                 Some(literals) => literals.into(),
                 None => list.iter().map(convert).collect::<Result<_>>()?,
             };
-            Expr::InList {
-                expr: boxed(tested)?,
-                list,
-                negated: *negated,
-            }
+            Expr::InList { expr: boxed(tested)?, list, negated: *negated }
         }
-        ast::Expr::Between {
-            expr: tested,
-            negated,
-            low,
-            high,
-        } => Expr::Between {
-            expr: boxed(tested)?,
-            low: boxed(low)?,
-            high: boxed(high)?,
-            negated: *negated,
-        },
-        ast::Expr::Like {
-            negated,
-            any,
-            expr: tested,
-            pattern,
-            escape_char,
-        } => {
+        ast::Expr::Between { expr: tested, negated, low, high } => {
+            Expr::Between { expr: boxed(tested)?, low: boxed(low)?, high: boxed(high)?, negated: *negated }
+        }
+        ast::Expr::Like { negated, any, expr: tested, pattern, escape_char } => {
             if *any {
                 return Err(unsupported("operator", "LIKE ANY"));
             }
@@ -424,12 +388,9 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
                 negated: *negated,
             }
         }
-        ast::Expr::Cast {
-            kind: CastKind::Cast | CastKind::DoubleColon,
-            expr: operand,
-            data_type,
-            format: None,
-        } => convert_cast(operand, data_type)?,
+        ast::Expr::Cast { kind: CastKind::Cast | CastKind::DoubleColon, expr: operand, data_type, format: None } => {
+            convert_cast(operand, data_type)?
+        }
         ast::Expr::Function(function) => convert_function(function)?,
         // Spark's `ILike` is `lower(s) LIKE lower(pattern)`.
         ast::Expr::ILike { negated, any, expr: tested, pattern, escape_char } => {
@@ -474,20 +435,8 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
 }
 
 fn convert_binary(left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr) -> Result<Expr> {
-    let compare = |op| -> Result<Expr> {
-        Ok(Expr::Compare {
-            op,
-            left: boxed(left)?,
-            right: boxed(right)?,
-        })
-    };
-    let arithmetic = |op| -> Result<Expr> {
-        Ok(Expr::Arithmetic {
-            op,
-            left: boxed(left)?,
-            right: boxed(right)?,
-        })
-    };
+    let compare = |op| -> Result<Expr> { Ok(Expr::Compare { op, left: boxed(left)?, right: boxed(right)? }) };
+    let arithmetic = |op| -> Result<Expr> { Ok(Expr::Arithmetic { op, left: boxed(left)?, right: boxed(right)? }) };
     match op {
         BinaryOperator::Eq => compare(CompareOp::Eq),
         BinaryOperator::NotEq => compare(CompareOp::NotEq),
@@ -500,7 +449,9 @@ fn convert_binary(left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr) -> R
         BinaryOperator::Minus => arithmetic(ArithmeticOp::Subtract),
         BinaryOperator::Multiply => arithmetic(ArithmeticOp::Multiply),
         BinaryOperator::Divide => arithmetic(ArithmeticOp::Divide),
-        BinaryOperator::Modulo => Ok(Expr::Function { name: "mod".to_string(), args: vec![convert(left)?, convert(right)?] }),
+        BinaryOperator::Modulo => {
+            Ok(Expr::Function { name: "mod".to_string(), args: vec![convert(left)?, convert(right)?] })
+        }
         BinaryOperator::And => Ok(Expr::And(boxed(left)?, boxed(right)?)),
         BinaryOperator::Or => Ok(Expr::Or(boxed(left)?, boxed(right)?)),
         other => Err(unsupported("operator", other)),
@@ -512,14 +463,10 @@ fn string_literal(expr: &ast::Expr, role: &str) -> Result<String> {
     match expr {
         ast::Expr::Value(value) => match &value.value {
             Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => Ok(text.clone()),
-            other => Err(PqsiftError::filter(format!(
-                "{role} must be a string literal, got \"{other}\""
-            ))),
+            other => Err(PqsiftError::filter(format!("{role} must be a string literal, got \"{other}\""))),
         },
         ast::Expr::Nested(inner) => string_literal(inner, role),
-        other => Err(PqsiftError::filter(format!(
-            "{role} must be a string literal, got \"{other}\""
-        ))),
+        other => Err(PqsiftError::filter(format!("{role} must be a string literal, got \"{other}\""))),
     }
 }
 
@@ -528,25 +475,17 @@ fn escape_character(expr: &ast::Expr) -> Result<char> {
     let mut chars = text.chars();
     match (chars.next(), chars.next()) {
         (Some(c), None) => Ok(c),
-        _ => Err(PqsiftError::filter(format!(
-            "LIKE ESCAPE must be a single character, got '{text}'"
-        ))),
+        _ => Err(PqsiftError::filter(format!("LIKE ESCAPE must be a single character, got '{text}'"))),
     }
 }
 
 fn convert_value(value: &Value, negative: bool) -> Result<Literal> {
     Ok(match value {
         Value::Number(text, long) => {
-            let text = if *long {
-                format!("{text}L")
-            } else {
-                text.clone()
-            };
+            let text = if *long { format!("{text}L") } else { text.clone() };
             numeric_literal(&text, negative)?
         }
-        Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => {
-            Literal::String(text.clone())
-        }
+        Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => Literal::String(text.clone()),
         Value::Boolean(value) => Literal::Boolean(*value),
         Value::Null => Literal::Null,
         Value::HexStringLiteral(hex) => Literal::Binary(decode_hex(hex)?),
@@ -561,9 +500,7 @@ fn decode_hex(hex: &str) -> Result<Vec<u8>> {
     }
     (0..hex.len())
         .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(hex.get(i..i + 2).ok_or_else(invalid)?, 16).map_err(|_| invalid())
-        })
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).ok_or_else(invalid)?, 16).map_err(|_| invalid()))
         .collect()
 }
 
@@ -571,14 +508,9 @@ fn decode_hex(hex: &str) -> Result<Vec<u8>> {
 /// exponent makes DOUBLE, a point DECIMAL, and an integer is INT, BIGINT or DECIMAL(n,0),
 /// the first that holds it.
 fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
-    let shown = if negative {
-        format!("-{text}")
-    } else {
-        text.to_string()
-    };
-    let out_of_range = |type_name: &str| {
-        PqsiftError::filter(format!("literal {shown} is out of range for {type_name}"))
-    };
+    let shown = if negative { format!("-{text}") } else { text.to_string() };
+    let out_of_range =
+        |type_name: &str| PqsiftError::filter(format!("literal {shown} is out of range for {type_name}"));
     let invalid = || PqsiftError::filter(format!("invalid numeric literal {shown}"));
     let upper = text.to_ascii_uppercase();
     let (body, suffix) = match NUMERIC_SUFFIXES
@@ -601,29 +533,14 @@ fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
             }
             let value = signed_integer();
             Ok(match suffix {
-                "Y" => Literal::Byte(
-                    value
-                        .and_then(|v| v.try_into().ok())
-                        .ok_or_else(|| out_of_range("TINYINT"))?,
-                ),
-                "S" => Literal::Short(
-                    value
-                        .and_then(|v| v.try_into().ok())
-                        .ok_or_else(|| out_of_range("SMALLINT"))?,
-                ),
-                _ => Literal::Long(
-                    value
-                        .and_then(|v| v.try_into().ok())
-                        .ok_or_else(|| out_of_range("BIGINT"))?,
-                ),
+                "Y" => Literal::Byte(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("TINYINT"))?),
+                "S" => Literal::Short(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("SMALLINT"))?),
+                _ => Literal::Long(value.and_then(|v| v.try_into().ok()).ok_or_else(|| out_of_range("BIGINT"))?),
             })
         }
         "F" | "D" => {
             let magnitude: f64 = body.parse().map_err(|_| invalid())?;
-            if !body
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b))
-            {
+            if !body.bytes().all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b)) {
                 return Err(invalid());
             }
             let signed = if negative { -magnitude } else { magnitude };
@@ -645,11 +562,7 @@ fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
             if magnitude.is_infinite() {
                 return Err(out_of_range("DOUBLE"));
             }
-            Ok(Literal::Double(if negative {
-                -magnitude
-            } else {
-                magnitude
-            }))
+            Ok(Literal::Double(if negative { -magnitude } else { magnitude }))
         }
         _ if body.contains('.') => decimal_literal(body, negative, &shown),
         _ => {
@@ -667,8 +580,8 @@ fn numeric_literal(text: &str, negative: bool) -> Result<Literal> {
 
 /// A DECIMAL literal with the scale its text shows (never negative: `1E3BD` is 1000).
 fn decimal_literal(body: &str, negative: bool, shown: &str) -> Result<Literal> {
-    let text = parse_decimal_text(body)
-        .ok_or_else(|| PqsiftError::filter(format!("invalid numeric literal {shown}")))?;
+    let text =
+        parse_decimal_text(body).ok_or_else(|| PqsiftError::filter(format!("invalid numeric literal {shown}")))?;
     let scale = (-text.exponent).max(0);
     let scale = i8::try_from(scale)
         .ok()
@@ -677,10 +590,7 @@ fn decimal_literal(body: &str, negative: bool, shown: &str) -> Result<Literal> {
     let unscaled = text
         .to_unscaled(38, scale)
         .map_err(|_| PqsiftError::filter(format!("literal {shown} has more than 38 digits")))?;
-    Ok(Literal::Decimal {
-        unscaled: if negative { -unscaled } else { unscaled },
-        scale,
-    })
+    Ok(Literal::Decimal { unscaled: if negative { -unscaled } else { unscaled }, scale })
 }
 
 fn convert_typed_string(typed: &ast::TypedString) -> Result<Literal> {
@@ -718,10 +628,7 @@ fn convert_cast(operand: &ast::Expr, data_type: &DataType) -> Result<Expr> {
             _ => {}
         }
     }
-    Ok(Expr::Cast {
-        expr: boxed(operand)?,
-        to,
-    })
+    Ok(Expr::Cast { expr: boxed(operand)?, to })
 }
 
 /// The Spark type a CAST names.
@@ -737,10 +644,7 @@ fn sql_type(data_type: &DataType) -> Result<SqlType> {
                 "invalid type DECIMAL({precision},{scale}): precision must be 1..=38 and scale 0..=precision"
             )));
         }
-        Ok(SqlType::Decimal {
-            precision: precision as u8,
-            scale: scale as i8,
-        })
+        Ok(SqlType::Decimal { precision: precision as u8, scale: scale as i8 })
     };
     Ok(match data_type {
         DataType::Boolean | DataType::Bool => SqlType::Boolean,
@@ -848,14 +752,20 @@ fn function_call(name: &str, args: Vec<Expr>) -> Result<Expr> {
 
 /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`; with an operand, each `WHEN v` is the
 /// condition `operand = v`.
-fn convert_case(operand: Option<&ast::Expr>, conditions: &[ast::CaseWhen], else_result: Option<&ast::Expr>) -> Result<Expr> {
+fn convert_case(
+    operand: Option<&ast::Expr>,
+    conditions: &[ast::CaseWhen],
+    else_result: Option<&ast::Expr>,
+) -> Result<Expr> {
     let operand = operand.map(convert).transpose()?;
     let branches = conditions
         .iter()
         .map(|when| {
             let condition = convert(&when.condition)?;
             let condition = match &operand {
-                Some(tested) => Expr::Compare { op: CompareOp::Eq, left: Box::new(tested.clone()), right: Box::new(condition) },
+                Some(tested) => {
+                    Expr::Compare { op: CompareOp::Eq, left: Box::new(tested.clone()), right: Box::new(condition) }
+                }
                 None => condition,
             };
             Ok((condition, convert(&when.result)?))
@@ -895,8 +805,10 @@ mod tests {
     /// Long literal lists taken out of the tokens parse to what `sqlparser` makes of them.
     #[test]
     fn taken_literal_lists_parse_as_sqlparser_parses_them() {
-        let numbers = (0..40).map(|i| format!("{}{i}", if i % 3 == 0 { "-" } else { "" })).collect::<Vec<_>>().join(", ");
-        let mixed = "1, -2, + 3, 4L, 5Y, -128Y, 6.5, 7e3, 1.5BD, 2147483648, -9223372036854775808, NULL, null, 0, -0.0, 9, 10";
+        let numbers =
+            (0..40).map(|i| format!("{}{i}", if i % 3 == 0 { "-" } else { "" })).collect::<Vec<_>>().join(", ");
+        let mixed =
+            "1, -2, + 3, 4L, 5Y, -128Y, 6.5, 7e3, 1.5BD, 2147483648, -9223372036854775808, NULL, null, 0, -0.0, 9, 10";
         let strings = (0..20).map(|i| format!("'s{i} it''s \\'q\\''")).collect::<Vec<_>>().join(",");
         for sql in [
             format!("a IN ({numbers})"),
@@ -912,7 +824,10 @@ mod tests {
             assert_eq!(parse(&sql, true).unwrap(), parse(&sql, false).unwrap(), "{sql}");
         }
         let out_of_range = format!("a IN ({numbers}, 128Y)");
-        assert_eq!(parse(&out_of_range, true).unwrap_err().to_string(), parse(&out_of_range, false).unwrap_err().to_string());
+        assert_eq!(
+            parse(&out_of_range, true).unwrap_err().to_string(),
+            parse(&out_of_range, false).unwrap_err().to_string()
+        );
         // Signs in a long list are not operators: 2,000 negative numbers parse.
         let negatives = (0..2000).map(|i| format!("-{i}")).collect::<Vec<_>>().join(", ");
         let Expr::InList { list, .. } = parse_filter(&format!("a IN ({negatives})")).unwrap() else { panic!() };

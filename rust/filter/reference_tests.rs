@@ -36,20 +36,12 @@ fn any_literal() -> impl Strategy<Value = Literal> {
         "[a-z'\\\\%_ \"é\n]{0,8}".prop_map(Literal::String),
         proptest::collection::vec(any::<u8>(), 0..4).prop_map(Literal::Binary),
         (-719_162i32..2_932_896).prop_map(Literal::Date),
-        (
-            0i64..253_402_300_799_999_999,
-            proptest::option::of(-64_800i32..=64_800)
-        )
-            .prop_map(|(micros, offset)| {
-                let local =
-                    chrono::DateTime::from_timestamp_micros(micros - 62_135_596_800_000_000)
-                        .unwrap_or_default()
-                        .naive_utc();
-                Literal::Timestamp(TimestampLiteral {
-                    local,
-                    zone: offset.map(|o| LiteralZone::Offset(o / 60 * 60)),
-                })
-            }),
+        (0i64..253_402_300_799_999_999, proptest::option::of(-64_800i32..=64_800)).prop_map(|(micros, offset)| {
+            let local = chrono::DateTime::from_timestamp_micros(micros - 62_135_596_800_000_000)
+                .unwrap_or_default()
+                .naive_utc();
+            Literal::Timestamp(TimestampLiteral { local, zone: offset.map(|o| LiteralZone::Offset(o / 60 * 60)) })
+        }),
     ]
 }
 
@@ -96,49 +88,34 @@ fn arithmetic_op() -> impl Strategy<Value = ArithmeticOp> {
 
 fn any_expr() -> impl Strategy<Value = Expr> {
     let leaf = prop_oneof![
-        proptest::collection::vec(column_name(), 1..3)
-            .prop_map(|parts| Expr::Column(ColumnPath::new(parts))),
+        proptest::collection::vec(column_name(), 1..3).prop_map(|parts| Expr::Column(ColumnPath::new(parts))),
         any_literal().prop_map(Expr::Literal),
     ];
     leaf.prop_recursive(4, 24, 3, |inner| {
         let boxed = inner.clone().prop_map(Box::new);
         prop_oneof![
-            (compare_op(), boxed.clone(), boxed.clone())
-                .prop_map(|(op, left, right)| Expr::Compare { op, left, right }),
-            (arithmetic_op(), boxed.clone(), boxed.clone())
-                .prop_map(|(op, left, right)| Expr::Arithmetic { op, left, right }),
-            (
-                boxed.clone(),
-                proptest::collection::vec(inner.clone(), 1..3),
-                any::<bool>()
-            )
-                .prop_map(|(expr, list, negated)| Expr::InList {
-                    expr,
-                    list: list.into(),
-                    negated
-                }),
-            (boxed.clone(), any::<bool>())
-                .prop_map(|(expr, negated)| Expr::IsNull { expr, negated }),
-            (boxed.clone(), boxed.clone(), boxed.clone(), any::<bool>()).prop_map(
-                |(expr, low, high, negated)| Expr::Between {
-                    expr,
-                    low,
-                    high,
-                    negated
-                }
-            ),
+            (compare_op(), boxed.clone(), boxed.clone()).prop_map(|(op, left, right)| Expr::Compare {
+                op,
+                left,
+                right
+            }),
+            (arithmetic_op(), boxed.clone(), boxed.clone()).prop_map(|(op, left, right)| Expr::Arithmetic {
+                op,
+                left,
+                right
+            }),
+            (boxed.clone(), proptest::collection::vec(inner.clone(), 1..3), any::<bool>())
+                .prop_map(|(expr, list, negated)| Expr::InList { expr, list: list.into(), negated }),
+            (boxed.clone(), any::<bool>()).prop_map(|(expr, negated)| Expr::IsNull { expr, negated }),
+            (boxed.clone(), boxed.clone(), boxed.clone(), any::<bool>())
+                .prop_map(|(expr, low, high, negated)| Expr::Between { expr, low, high, negated }),
             (
                 boxed.clone(),
                 "[a%_'\\\\]{0,4}",
                 proptest::option::of(prop_oneof![Just('!'), Just('\''), Just('\\')]),
                 any::<bool>()
             )
-                .prop_map(|(expr, pattern, escape, negated)| Expr::Like {
-                    expr,
-                    pattern,
-                    escape,
-                    negated
-                }),
+                .prop_map(|(expr, pattern, escape, negated)| Expr::Like { expr, pattern, escape, negated }),
             (boxed.clone(), boxed.clone()).prop_map(|(l, r)| Expr::And(l, r)),
             (boxed.clone(), boxed.clone()).prop_map(|(l, r)| Expr::Or(l, r)),
             boxed.clone().prop_map(Expr::Not),
@@ -164,10 +141,7 @@ proptest! {
 
 /// Whether `expr` casts the text of a non-finite float, which reads back as a literal.
 fn has_special_cast(expr: &Expr) -> bool {
-    if let Expr::Cast {
-        expr: inner,
-        to: SqlType::Float | SqlType::Double,
-    } = expr
+    if let Expr::Cast { expr: inner, to: SqlType::Float | SqlType::Double } = expr
         && let Expr::Literal(Literal::String(text)) = inner.as_ref()
         && ["NaN", "Infinity", "-Infinity"].contains(&text.as_str())
     {
@@ -197,10 +171,7 @@ impl Rows {
         RecordBatch::try_from_iter([
             ("i", Arc::new(Int32Array::from(self.i.clone())) as ArrayRef),
             ("l", Arc::new(Int64Array::from(self.l.clone())) as ArrayRef),
-            (
-                "f",
-                Arc::new(Float64Array::from(self.f.clone())) as ArrayRef,
-            ),
+            ("f", Arc::new(Float64Array::from(self.f.clone())) as ArrayRef),
             ("s", Arc::new(StringArray::from(self.s.clone())) as ArrayRef),
             ("d", Arc::new(Date32Array::from(self.d.clone())) as ArrayRef),
         ])
@@ -210,18 +181,7 @@ impl Rows {
 
 const INTS: [i32; 9] = [0, 1, -1, 2, 7, 100, -100, i32::MAX, i32::MIN];
 const LONGS: [i64; 6] = [0, 1, -3, 5_000_000_000, i64::MAX, i64::MIN];
-const DOUBLES: [f64; 10] = [
-    0.0,
-    -0.0,
-    1.0,
-    -1.5,
-    2.0,
-    100.0,
-    f64::NAN,
-    f64::INFINITY,
-    f64::NEG_INFINITY,
-    7.0,
-];
+const DOUBLES: [f64; 10] = [0.0, -0.0, 1.0, -1.5, 2.0, 100.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 7.0];
 const STRINGS: [&str; 10] = ["", "a", "b", "ab", "ba", "a%b", "é", "aé", "1", " 2"];
 
 fn rows() -> impl Strategy<Value = Rows> {
@@ -229,10 +189,7 @@ fn rows() -> impl Strategy<Value = Rows> {
         let int = proptest::option::weighted(0.8, proptest::sample::select(INTS.to_vec()));
         let long = proptest::option::weighted(0.8, proptest::sample::select(LONGS.to_vec()));
         let double = proptest::option::weighted(0.8, proptest::sample::select(DOUBLES.to_vec()));
-        let string = proptest::option::weighted(
-            0.8,
-            proptest::sample::select(STRINGS.to_vec()).prop_map(String::from),
-        );
+        let string = proptest::option::weighted(0.8, proptest::sample::select(STRINGS.to_vec()).prop_map(String::from));
         let date = proptest::option::weighted(0.8, -3i32..4);
         (
             proptest::collection::vec(int, n),
@@ -259,21 +216,11 @@ fn numeric_literal() -> impl Strategy<Value = Expr> {
 
 /// Numeric values: columns, literals, arithmetic on them.
 fn numeric_term() -> impl Strategy<Value = Expr> {
-    let leaf = prop_oneof![
-        Just(col("i")),
-        Just(col("l")),
-        Just(col("f")),
-        numeric_literal()
-    ];
+    let leaf = prop_oneof![Just(col("i")), Just(col("l")), Just(col("f")), numeric_literal()];
     leaf.prop_recursive(2, 6, 2, |inner| {
         prop_oneof![
-            (arithmetic_op(), inner.clone(), inner.clone()).prop_map(|(op, l, r)| {
-                Expr::Arithmetic {
-                    op,
-                    left: Box::new(l),
-                    right: Box::new(r),
-                }
-            }),
+            (arithmetic_op(), inner.clone(), inner.clone())
+                .prop_map(|(op, l, r)| { Expr::Arithmetic { op, left: Box::new(l), right: Box::new(r) } }),
             inner.clone().prop_map(|e| Expr::Negate(Box::new(e))),
             inner.prop_map(|e| Expr::Abs(Box::new(e))),
         ]
@@ -281,17 +228,12 @@ fn numeric_term() -> impl Strategy<Value = Expr> {
 }
 
 fn string_literal() -> impl Strategy<Value = Expr> {
-    proptest::sample::select(STRINGS.to_vec())
-        .prop_map(|s| Expr::Literal(Literal::String(s.to_string())))
+    proptest::sample::select(STRINGS.to_vec()).prop_map(|s| Expr::Literal(Literal::String(s.to_string())))
 }
 
 fn date_literal() -> impl Strategy<Value = Expr> {
     (-3i32..4, any::<bool>()).prop_map(|(days, as_text)| {
-        Expr::Literal(if as_text {
-            Literal::String(display::date_text(days))
-        } else {
-            Literal::Date(days)
-        })
+        Expr::Literal(if as_text { Literal::String(display::date_text(days)) } else { Literal::Date(days) })
     })
 }
 
@@ -330,17 +272,9 @@ fn predicate() -> impl Strategy<Value = Expr> {
     let null_literal = Just(Expr::Literal(Literal::Null));
     let leaf = prop_oneof![
         (compare_op(), numeric_term(), numeric_term()).prop_map(|(op, l, r)| compare(op, l, r)),
-        (
-            compare_op(),
-            prop_oneof![Just(col("s")), string_literal()],
-            prop_oneof![Just(col("s")), string_literal()]
-        )
+        (compare_op(), prop_oneof![Just(col("s")), string_literal()], prop_oneof![Just(col("s")), string_literal()])
             .prop_map(|(op, l, r)| compare(op, l, r)),
-        (
-            compare_op(),
-            Just(col("d")),
-            prop_oneof![Just(col("d")), date_literal()]
-        )
+        (compare_op(), Just(col("d")), prop_oneof![Just(col("d")), date_literal()])
             .prop_map(|(op, l, r)| compare(op, l, r)),
         // STRING vs INT compares as BIGINT: unreadable strings are errors.
         (compare_op(), proptest::sample::select(INTS.to_vec())).prop_map(|(op, v)| compare(
@@ -348,11 +282,7 @@ fn predicate() -> impl Strategy<Value = Expr> {
             col("s"),
             Expr::Literal(Literal::Int(v))
         )),
-        (compare_op(), numeric_term()).prop_map(|(op, l)| compare(
-            op,
-            l,
-            Expr::Literal(Literal::Null)
-        )),
+        (compare_op(), numeric_term()).prop_map(|(op, l)| compare(op, l, Expr::Literal(Literal::Null))),
         (
             prop_oneof![Just(col("i")), Just(col("l")), Just(col("f"))],
             proptest::collection::vec(
@@ -367,34 +297,11 @@ fn predicate() -> impl Strategy<Value = Expr> {
                 list: list.into(),
                 negated
             }),
-        (
-            prop_oneof![
-                Just(col("i")),
-                Just(col("f")),
-                Just(col("s")),
-                Just(col("d")),
-                numeric_term()
-            ],
-            any::<bool>()
-        )
-            .prop_map(|(expr, negated)| Expr::IsNull {
-                expr: Box::new(expr),
-                negated
-            }),
-        (
-            numeric_term(),
-            numeric_literal(),
-            numeric_literal(),
-            any::<bool>()
-        )
-            .prop_map(|(expr, low, high, negated)| {
-                Expr::Between {
-                    expr: Box::new(expr),
-                    low: Box::new(low),
-                    high: Box::new(high),
-                    negated,
-                }
-            }),
+        (prop_oneof![Just(col("i")), Just(col("f")), Just(col("s")), Just(col("d")), numeric_term()], any::<bool>())
+            .prop_map(|(expr, negated)| Expr::IsNull { expr: Box::new(expr), negated }),
+        (numeric_term(), numeric_literal(), numeric_literal(), any::<bool>()).prop_map(|(expr, low, high, negated)| {
+            Expr::Between { expr: Box::new(expr), low: Box::new(low), high: Box::new(high), negated }
+        }),
         (like_pattern(), any::<bool>()).prop_map(|(parts, negated)| Expr::Like {
             expr: Box::new(col("s")),
             pattern: pattern_text(&parts),
@@ -414,11 +321,7 @@ fn predicate() -> impl Strategy<Value = Expr> {
 }
 
 fn compare(op: CompareOp, left: Expr, right: Expr) -> Expr {
-    Expr::Compare {
-        op,
-        left: Box::new(left),
-        right: Box::new(right),
-    }
+    Expr::Compare { op, left: Box::new(left), right: Box::new(right) }
 }
 
 /// A value of one row, typed as Spark types it.
@@ -464,9 +367,7 @@ impl Reference<'_> {
                 Literal::Boolean(v) => Value::Bool(*v),
                 other => panic!("unexpected literal {other:?}"),
             },
-            Expr::Arithmetic { op, left, right } => {
-                arithmetic(*op, self.value(left)?, self.value(right)?)?
-            }
+            Expr::Arithmetic { op, left, right } => arithmetic(*op, self.value(left)?, self.value(right)?)?,
             Expr::Negate(inner) => match self.value(inner)? {
                 Value::Int(v) => Value::Int(v.checked_neg().ok_or(Raised)?),
                 Value::Long(v) => Value::Long(v.checked_neg().ok_or(Raised)?),
@@ -514,11 +415,7 @@ impl Reference<'_> {
                     CompareOp::NullSafeEq => unreachable!(),
                 })
             }
-            Expr::InList {
-                expr: tested,
-                list,
-                negated,
-            } => {
+            Expr::InList { expr: tested, list, negated } => {
                 let value = self.value(tested)?;
                 let mut result = Some(false);
                 for item in list.iter() {
@@ -532,37 +429,16 @@ impl Reference<'_> {
                 }
                 if *negated { result.map(|b| !b) } else { result }
             }
-            Expr::IsNull {
-                expr: tested,
-                negated,
-            } => Some((self.value(tested)? == Value::Null) != *negated),
-            Expr::Between {
-                expr: tested,
-                low,
-                high,
-                negated,
-            } => {
+            Expr::IsNull { expr: tested, negated } => Some((self.value(tested)? == Value::Null) != *negated),
+            Expr::Between { expr: tested, low, high, negated } => {
                 let both = Expr::And(
-                    Box::new(compare(
-                        CompareOp::GtEq,
-                        (**tested).clone(),
-                        (**low).clone(),
-                    )),
-                    Box::new(compare(
-                        CompareOp::LtEq,
-                        (**tested).clone(),
-                        (**high).clone(),
-                    )),
+                    Box::new(compare(CompareOp::GtEq, (**tested).clone(), (**low).clone())),
+                    Box::new(compare(CompareOp::LtEq, (**tested).clone(), (**high).clone())),
                 );
                 let result = self.truth(&both)?;
                 if *negated { result.map(|b| !b) } else { result }
             }
-            Expr::Like {
-                expr: tested,
-                pattern,
-                negated,
-                ..
-            } => match self.value(tested)? {
+            Expr::Like { expr: tested, pattern, negated, .. } => match self.value(tested)? {
                 Value::Str(text) => {
                     let chars: Vec<char> = text.chars().collect();
                     Some(like_matches(&chars, &parse_pattern(pattern)) != *negated)
@@ -672,9 +548,9 @@ fn spark_compare(l: &Value, r: &Value) -> Result<Ordering, Raised> {
         (Value::Str(_), Value::Int(_) | Value::Long(_)) => {
             return spark_compare(r, l).map(Ordering::reverse);
         }
-        (Value::Int(_) | Value::Long(_), Value::Str(text)) => integral(l)
-            .unwrap_or_default()
-            .cmp(&parse_long(text).ok_or(Raised)?),
+        (Value::Int(_) | Value::Long(_), Value::Str(text)) => {
+            integral(l).unwrap_or_default().cmp(&parse_long(text).ok_or(Raised)?)
+        }
         _ => match (integral(l), integral(r)) {
             (Some(a), Some(b)) => a.cmp(&b),
             _ => {
@@ -707,20 +583,14 @@ fn parse_pattern(pattern: &str) -> Vec<PatternPart> {
 fn like_matches(text: &[char], pattern: &[PatternPart]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
-        Some((PatternPart::AnyRun, rest)) => {
-            (0..=text.len()).any(|skip| like_matches(&text[skip..], rest))
-        }
+        Some((PatternPart::AnyRun, rest)) => (0..=text.len()).any(|skip| like_matches(&text[skip..], rest)),
         Some((PatternPart::AnyOne, rest)) => !text.is_empty() && like_matches(&text[1..], rest),
-        Some((PatternPart::Char(c), rest)) => {
-            text.first() == Some(c) && like_matches(&text[1..], rest)
-        }
+        Some((PatternPart::Char(c), rest)) => text.first() == Some(c) && like_matches(&text[1..], rest),
     }
 }
 
 fn reference(rows: &Rows, expr: &Expr) -> Result<Vec<Option<bool>>, Raised> {
-    (0..rows.len())
-        .map(|row| Reference { rows, row }.truth(expr))
-        .collect()
+    (0..rows.len()).map(|row| Reference { rows, row }.truth(expr)).collect()
 }
 
 proptest! {

@@ -40,9 +40,7 @@ pub(crate) fn parse_double(text: &str) -> Option<f64> {
     let number = text.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(text);
     // Rust's parser also takes "inf"/"nan" spellings Java rejects: allow digits only.
     if !number.bytes().any(|b| b.is_ascii_digit())
-        || !number
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+        || !number.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
     {
         return None;
     }
@@ -56,10 +54,7 @@ pub(crate) fn parse_float(text: &str) -> Option<f32> {
         return Some(value as f32);
     }
     let text = trim_spark(text);
-    text.strip_suffix(['d', 'D', 'f', 'F'])
-        .unwrap_or(text)
-        .parse()
-        .ok()
+    text.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(text).parse().ok()
 }
 
 /// `CAST(text AS BOOLEAN)`: `t`, `true`, `y`, `yes`, `1` and their negations, any case.
@@ -95,10 +90,7 @@ pub(crate) fn parse_decimal_text(text: &str) -> Option<DecimalText> {
     };
     let (integer, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if integer.is_empty() && fraction.is_empty()
-        || !integer
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
+        || !integer.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
         || exponent.unsigned_abs() > 10_000
     {
         return None;
@@ -121,11 +113,7 @@ impl DecimalText {
     pub fn to_unscaled(&self, precision: u8, scale: i8) -> Result<i128, DecimalOverflow> {
         let shift = self.exponent + i64::from(scale);
         let (mut kept, round_up) = if shift >= 0 {
-            let zeros = if self.digits.is_empty() {
-                0
-            } else {
-                shift as usize
-            };
+            let zeros = if self.digits.is_empty() { 0 } else { shift as usize };
             (format!("{}{}", self.digits, "0".repeat(zeros)), false)
         } else {
             let dropped = shift.unsigned_abs() as usize;
@@ -133,10 +121,7 @@ impl DecimalText {
                 (String::new(), false)
             } else {
                 let (kept, gone) = self.digits.split_at(self.digits.len() - dropped);
-                (
-                    kept.to_string(),
-                    gone.as_bytes().first().is_some_and(|d| *d >= b'5'),
-                )
+                (kept.to_string(), gone.as_bytes().first().is_some_and(|d| *d >= b'5'))
             }
         };
         if kept.is_empty() {
@@ -168,11 +153,7 @@ fn parse_date_prefix(text: &str) -> Option<(NaiveDate, &str)> {
             at += 1;
         }
         let width = at - start;
-        let valid_width = if count == 0 {
-            (4..=6).contains(&width)
-        } else {
-            (1..=2).contains(&width)
-        };
+        let valid_width = if count == 0 { (4..=6).contains(&width) } else { (1..=2).contains(&width) };
         if !valid_width {
             return None;
         }
@@ -221,15 +202,8 @@ pub(crate) fn parse_timestamp_text(text: &str) -> Option<TimestampLiteral> {
         rest = remaining;
     }
     let zone_text = rest.trim();
-    let zone = if zone_text.is_empty() {
-        None
-    } else {
-        Some(parse_zone(zone_text)?)
-    };
-    Some(TimestampLiteral {
-        local: NaiveDateTime::new(date, time),
-        zone,
-    })
+    let zone = if zone_text.is_empty() { None } else { Some(parse_zone(zone_text)?) };
+    Some(TimestampLiteral { local: NaiveDateTime::new(date, time), zone })
 }
 
 /// `h[h][:m[m][:s[s][.fraction]]]` and the rest of the text.
@@ -301,9 +275,7 @@ fn parse_offset(text: &str) -> Option<i32> {
     };
     if fields.is_empty()
         || fields.len() > 3
-        || fields
-            .iter()
-            .any(|f| f.is_empty() || f.len() > 2 || !f.bytes().all(|b| b.is_ascii_digit()))
+        || fields.iter().any(|f| f.is_empty() || f.len() > 2 || !f.bytes().all(|b| b.is_ascii_digit()))
     {
         return None;
     }
@@ -355,30 +327,12 @@ mod tests {
     fn decimal_text_rounds_half_up() {
         let text = parse_decimal_text("1.005").unwrap();
         assert_eq!(text.to_unscaled(10, 2), Ok(101));
-        assert_eq!(
-            parse_decimal_text("-1.005").unwrap().to_unscaled(10, 2),
-            Ok(-101)
-        );
-        assert_eq!(
-            parse_decimal_text("1.004").unwrap().to_unscaled(10, 2),
-            Ok(100)
-        );
-        assert_eq!(
-            parse_decimal_text("1e3").unwrap().to_unscaled(4, 0),
-            Ok(1000)
-        );
-        assert_eq!(
-            parse_decimal_text("1e3").unwrap().to_unscaled(3, 0),
-            Err(DecimalOverflow)
-        );
-        assert_eq!(
-            parse_decimal_text("9.99").unwrap().to_unscaled(2, 1),
-            Err(DecimalOverflow)
-        );
-        assert_eq!(
-            parse_decimal_text("0.0001").unwrap().to_unscaled(3, 2),
-            Ok(0)
-        );
+        assert_eq!(parse_decimal_text("-1.005").unwrap().to_unscaled(10, 2), Ok(-101));
+        assert_eq!(parse_decimal_text("1.004").unwrap().to_unscaled(10, 2), Ok(100));
+        assert_eq!(parse_decimal_text("1e3").unwrap().to_unscaled(4, 0), Ok(1000));
+        assert_eq!(parse_decimal_text("1e3").unwrap().to_unscaled(3, 0), Err(DecimalOverflow));
+        assert_eq!(parse_decimal_text("9.99").unwrap().to_unscaled(2, 1), Err(DecimalOverflow));
+        assert_eq!(parse_decimal_text("0.0001").unwrap().to_unscaled(3, 2), Ok(0));
         assert_eq!(parse_decimal_text(".5").unwrap().to_unscaled(1, 0), Ok(1));
         assert!(parse_decimal_text("1.2.3").is_none());
         assert!(parse_decimal_text(".").is_none());
@@ -406,18 +360,8 @@ mod tests {
         assert_eq!(ts.to_string(), "2024-01-31 12:34:00+00:00");
         let ts = parse_timestamp_text("2024-01-31 12:34:56 America/New_York").unwrap();
         assert_eq!(ts.zone, Some(LiteralZone::Named("America/New_York".into())));
-        assert_eq!(
-            parse_timestamp_text("2024-01-31 01:00:00-0530")
-                .unwrap()
-                .zone,
-            Some(LiteralZone::Offset(-19800))
-        );
-        assert_eq!(
-            parse_timestamp_text("2024-01-31 01:00:00 UTC+1")
-                .unwrap()
-                .zone,
-            Some(LiteralZone::Offset(3600))
-        );
+        assert_eq!(parse_timestamp_text("2024-01-31 01:00:00-0530").unwrap().zone, Some(LiteralZone::Offset(-19800)));
+        assert_eq!(parse_timestamp_text("2024-01-31 01:00:00 UTC+1").unwrap().zone, Some(LiteralZone::Offset(3600)));
         assert!(parse_timestamp_text("2024-01-31").is_some());
         assert!(parse_timestamp_text("2024-01-31 25:00:00").is_none());
         assert!(parse_timestamp_text("2024-01-31 12:00:00 Mars/Base").is_none());

@@ -81,10 +81,7 @@ impl SqlType {
             DataType::Int16 | DataType::UInt8 => Self::Short,
             DataType::Int32 | DataType::UInt16 => Self::Int,
             DataType::Int64 | DataType::UInt32 => Self::Long,
-            DataType::UInt64 => Self::Decimal {
-                precision: 20,
-                scale: 0,
-            },
+            DataType::UInt64 => Self::Decimal { precision: 20, scale: 0 },
             DataType::Float16 | DataType::Float32 => Self::Float,
             DataType::Float64 => Self::Double,
             DataType::Decimal32(precision, scale)
@@ -93,16 +90,12 @@ impl SqlType {
             | DataType::Decimal256(precision, scale)
                 if *precision <= 38 && *scale >= 0 && (*scale as u8) <= *precision =>
             {
-                Self::Decimal {
-                    precision: *precision,
-                    scale: *scale,
-                }
+                Self::Decimal { precision: *precision, scale: *scale }
             }
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Self::String,
-            DataType::Binary
-            | DataType::LargeBinary
-            | DataType::BinaryView
-            | DataType::FixedSizeBinary(_) => Self::Binary,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
+                Self::Binary
+            }
             DataType::Date32 | DataType::Date64 => Self::Date,
             DataType::Timestamp(_, Some(_)) => Self::Timestamp,
             DataType::Timestamp(_, None) => Self::TimestampNtz,
@@ -163,10 +156,7 @@ impl SqlType {
             Self::Decimal { .. } => return Some(self),
             _ => return None,
         };
-        Some(Self::Decimal {
-            precision,
-            scale: 0,
-        })
+        Some(Self::Decimal { precision, scale: 0 })
     }
 }
 

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int8Array,
-    Int32Array, Int64Array, StringArray, StringViewArray, StructArray, TimestampMillisecondArray,
-    TimestampNanosecondArray, UInt8Array,
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int8Array, Int32Array,
+    Int64Array, StringArray, StringViewArray, StructArray, TimestampMillisecondArray, TimestampNanosecondArray,
+    UInt8Array,
 };
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -53,51 +53,18 @@ fn types_numeric_literals_like_spark() {
     assert_eq!(lit("-128Y"), Literal::Byte(-128));
     assert_eq!(lit("7S"), Literal::Short(7));
     assert_eq!(lit("-9223372036854775808L"), Literal::Long(i64::MIN));
-    assert_eq!(
-        lit("99999999999999999999"),
-        Literal::Decimal {
-            unscaled: 99_999_999_999_999_999_999,
-            scale: 0
-        }
-    );
-    assert_eq!(
-        lit("1.50"),
-        Literal::Decimal {
-            unscaled: 150,
-            scale: 2
-        }
-    );
-    assert_eq!(
-        lit("1.5BD"),
-        Literal::Decimal {
-            unscaled: 15,
-            scale: 1
-        }
-    );
-    assert_eq!(
-        lit("1E3BD"),
-        Literal::Decimal {
-            unscaled: 1000,
-            scale: 0
-        }
-    );
-    assert_eq!(
-        lit(".5"),
-        Literal::Decimal {
-            unscaled: 5,
-            scale: 1
-        }
-    );
+    assert_eq!(lit("99999999999999999999"), Literal::Decimal { unscaled: 99_999_999_999_999_999_999, scale: 0 });
+    assert_eq!(lit("1.50"), Literal::Decimal { unscaled: 150, scale: 2 });
+    assert_eq!(lit("1.5BD"), Literal::Decimal { unscaled: 15, scale: 1 });
+    assert_eq!(lit("1E3BD"), Literal::Decimal { unscaled: 1000, scale: 0 });
+    assert_eq!(lit(".5"), Literal::Decimal { unscaled: 5, scale: 1 });
     assert_eq!(lit("1.5D"), Literal::Double(1.5));
     assert_eq!(lit("1e3"), Literal::Double(1000.0));
     assert_eq!(lit("1.5E-2"), Literal::Double(0.015));
     assert_eq!(lit("2.5F"), Literal::Float(2.5));
     assert_eq!(lit("-0.0D"), Literal::Double(-0.0));
     assert_eq!(lit("CAST('NaN' AS DOUBLE)"), Literal::Double(f64::NAN));
-    assert_eq!(
-        lit("CAST('-Infinity' AS FLOAT)"),
-        Literal::Float(f32::NEG_INFINITY)
-    );
+    assert_eq!(lit("CAST('-Infinity' AS FLOAT)"), Literal::Float(f32::NEG_INFINITY));
 }
 
 #[test]
@@ -112,18 +79,13 @@ fn rejects_out_of_range_numeric_literals() {
 #[test]
 fn parses_other_literals() {
     assert_eq!(lit("'it\\'s'"), Literal::String("it's".into()));
-    assert_eq!(
-        lit("'back\\\\slash'"),
-        Literal::String("back\\slash".into())
-    );
+    assert_eq!(lit("'back\\\\slash'"), Literal::String("back\\slash".into()));
     assert_eq!(lit("\"double\""), Literal::String("double".into()));
     assert_eq!(lit("X'0aFF'"), Literal::Binary(vec![0x0a, 0xff]));
     assert_eq!(lit("TRUE"), Literal::Boolean(true));
     assert_eq!(lit("null"), Literal::Null);
     assert_eq!(lit("DATE '1970-01-02'"), Literal::Date(1));
-    let Literal::Timestamp(ts) = lit("TIMESTAMP '2024-01-31 12:00:00.25'") else {
-        panic!()
-    };
+    let Literal::Timestamp(ts) = lit("TIMESTAMP '2024-01-31 12:00:00.25'") else { panic!() };
     assert_eq!(ts.to_string(), "2024-01-31 12:00:00.25");
     assert!(parse_err("DATE '2024-02-30'").contains("invalid DATE literal '2024-02-30'"));
     assert!(parse_err("X'ABC'").contains("X'ABC'"));
@@ -144,88 +106,31 @@ fn parses_operators() {
         ("a >= 1", CompareOp::GtEq),
         ("a <=> 1", CompareOp::NullSafeEq),
     ] {
-        assert_eq!(
-            parse(text),
-            Expr::Compare {
-                op,
-                left: a(),
-                right: one()
-            },
-            "{text}"
-        );
+        assert_eq!(parse(text), Expr::Compare { op, left: a(), right: one() }, "{text}");
     }
-    assert_eq!(
-        parse("a IS NOT NULL"),
-        Expr::IsNull {
-            expr: a(),
-            negated: true
-        }
-    );
-    assert_eq!(
-        parse("a NOT IN (1)"),
-        Expr::InList {
-            expr: a(),
-            list: vec![*one()].into(),
-            negated: true
-        }
-    );
-    assert_eq!(
-        parse("a NOT BETWEEN 1 AND 1"),
-        Expr::Between {
-            expr: a(),
-            low: one(),
-            high: one(),
-            negated: true
-        }
-    );
+    assert_eq!(parse("a IS NOT NULL"), Expr::IsNull { expr: a(), negated: true });
+    assert_eq!(parse("a NOT IN (1)"), Expr::InList { expr: a(), list: vec![*one()].into(), negated: true });
+    assert_eq!(parse("a NOT BETWEEN 1 AND 1"), Expr::Between { expr: a(), low: one(), high: one(), negated: true });
     assert_eq!(
         parse("a NOT LIKE 'x!%' ESCAPE '!'"),
-        Expr::Like {
-            expr: a(),
-            pattern: "x!%".into(),
-            escape: Some('!'),
-            negated: true
-        }
+        Expr::Like { expr: a(), pattern: "x!%".into(), escape: Some('!'), negated: true }
     );
     assert_eq!(parse("NOT a"), Expr::Not(a()));
     assert_eq!(parse("!a"), Expr::Not(a()));
     assert_eq!(parse("-a"), Expr::Negate(a()));
     assert_eq!(parse("ABS(a)"), Expr::Abs(a()));
-    assert_eq!(
-        parse("CAST(a AS BIGINT)"),
-        Expr::Cast {
-            expr: a(),
-            to: SqlType::Long
-        }
-    );
-    assert_eq!(
-        parse("a::decimal(5, 2)"),
-        Expr::Cast {
-            expr: a(),
-            to: SqlType::Decimal {
-                precision: 5,
-                scale: 2
-            }
-        }
-    );
+    assert_eq!(parse("CAST(a AS BIGINT)"), Expr::Cast { expr: a(), to: SqlType::Long });
+    assert_eq!(parse("a::decimal(5, 2)"), Expr::Cast { expr: a(), to: SqlType::Decimal { precision: 5, scale: 2 } });
     assert_eq!(
         parse("a IS DISTINCT FROM 1"),
-        Expr::Not(Box::new(Expr::Compare {
-            op: CompareOp::NullSafeEq,
-            left: a(),
-            right: one()
-        }))
+        Expr::Not(Box::new(Expr::Compare { op: CompareOp::NullSafeEq, left: a(), right: one() }))
     );
     assert_eq!(
         parse("a + 1 * a"),
         Expr::Arithmetic {
             op: ArithmeticOp::Add,
             left: a(),
-            right: Box::new(Expr::Arithmetic {
-                op: ArithmeticOp::Multiply,
-                left: one(),
-                right: a()
-            }),
+            right: Box::new(Expr::Arithmetic { op: ArithmeticOp::Multiply, left: one(), right: a() }),
         }
     );
 }
@@ -240,13 +145,7 @@ fn parses_cast_type_names() {
         ("LONG", SqlType::Long),
         ("REAL", SqlType::Float),
         ("DOUBLE", SqlType::Double),
-        (
-            "DECIMAL",
-            SqlType::Decimal {
-                precision: 10,
-                scale: 0,
-            },
-        ),
+        ("DECIMAL", SqlType::Decimal { precision: 10, scale: 0 }),
         ("STRING", SqlType::String),
         ("BINARY", SqlType::Binary),
         ("DATE", SqlType::Date),
@@ -256,10 +155,7 @@ fn parses_cast_type_names() {
     ] {
         assert_eq!(
             parse(&format!("CAST(a AS {name})")),
-            Expr::Cast {
-                expr: Box::new(Expr::column(["a"])),
-                to: expected
-            },
+            Expr::Cast { expr: Box::new(Expr::column(["a"])), to: expected },
             "{name}"
         );
     }
@@ -288,21 +184,11 @@ fn parse_errors_name_the_token() {
 #[test]
 fn helpers_split_and_collect_columns() {
     let expr = parse("a = 1 AND (b = 2 AND NOT c) AND (d OR e)");
-    let parts: Vec<String> = split_conjunction(&expr)
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let parts: Vec<String> = split_conjunction(&expr).iter().map(|e| e.to_string()).collect();
     assert_eq!(parts, ["`a` = 1", "`b` = 2", "NOT `c`", "`d` OR `e`"]);
     assert_eq!(split_conjunction(&parse("a OR b")).len(), 1);
     let expr = parse("x.y + abs(z) BETWEEN z AND CAST(w AS INT) OR w LIKE 'a'");
-    assert_eq!(
-        columns(&expr),
-        [
-            ColumnPath::new(["x", "y"]),
-            ColumnPath::new(["z"]),
-            ColumnPath::new(["w"])
-        ]
-    );
+    assert_eq!(columns(&expr), [ColumnPath::new(["x", "y"]), ColumnPath::new(["z"]), ColumnPath::new(["w"])]);
 }
 
 // ---------------------------------------------------------------- display
@@ -330,14 +216,8 @@ fn display_renders_spark_sql() {
         ("a = 10BD", "`a` = 10BD"),
         ("a = -0.05", "`a` = -0.05"),
         ("a = X'00ff'", "`a` = X'00FF'"),
-        (
-            "a = TIMESTAMP '2024-01-01T00:00:00Z'",
-            "`a` = TIMESTAMP '2024-01-01 00:00:00+00:00'",
-        ),
-        (
-            "cast(a as decimal(5,2)) is null",
-            "CAST(`a` AS DECIMAL(5,2)) IS NULL",
-        ),
+        ("a = TIMESTAMP '2024-01-01T00:00:00Z'", "`a` = TIMESTAMP '2024-01-01 00:00:00+00:00'"),
+        ("cast(a as decimal(5,2)) is null", "CAST(`a` AS DECIMAL(5,2)) IS NULL"),
     ] {
         assert_eq!(parse(input).to_string(), rendered, "{input}");
         assert_eq!(parse(rendered), parse(input), "{rendered} re-parses");
@@ -347,10 +227,7 @@ fn display_renders_spark_sql() {
 // ---------------------------------------------------------------- binding
 
 fn test_schema() -> SchemaRef {
-    let point = Fields::from(vec![
-        Field::new("x", DataType::Int32, true),
-        Field::new("Label", DataType::Utf8, true),
-    ]);
+    let point = Fields::from(vec![Field::new("x", DataType::Int32, true), Field::new("Label", DataType::Utf8, true)]);
     Arc::new(Schema::new(vec![
         Field::new("tiny", DataType::Int8, true),
         Field::new("i", DataType::Int32, true),
@@ -361,16 +238,8 @@ fn test_schema() -> SchemaRef {
         Field::new("s", DataType::Utf8, true),
         Field::new("sv", DataType::Utf8View, true),
         Field::new("d", DataType::Date32, true),
-        Field::new(
-            "ts",
-            DataType::Timestamp(TimeUnit::Nanosecond, Some("+00:00".into())),
-            true,
-        ),
-        Field::new(
-            "ts_ms",
-            DataType::Timestamp(TimeUnit::Millisecond, None),
-            true,
-        ),
+        Field::new("ts", DataType::Timestamp(TimeUnit::Nanosecond, Some("+00:00".into())), true),
+        Field::new("ts_ms", DataType::Timestamp(TimeUnit::Millisecond, None), true),
         Field::new("flag", DataType::Boolean, true),
         Field::new("u8", DataType::UInt8, true),
         Field::new("point", DataType::Struct(point), true),
@@ -406,49 +275,28 @@ fn operands(bound: BoundExpr) -> (BoundExpr, BoundExpr) {
 #[test]
 fn resolves_columns_case_insensitively() {
     let bound = bind_ok("POINT.label IS NULL");
-    let BoundExpr::IsNull { expr, .. } = bound else {
-        panic!()
-    };
-    let BoundExpr::Column(column) = *expr else {
-        panic!()
-    };
+    let BoundExpr::IsNull { expr, .. } = bound else { panic!() };
+    let BoundExpr::Column(column) = *expr else { panic!() };
     assert_eq!(column.path, ColumnPath::new(["point", "Label"]));
     assert_eq!(column.indices, [13, 1]);
     assert!(bind_ok("`a.b` = 1").data_type() == DataType::Boolean);
-    let options = BindOptions {
-        case_sensitive: true,
-        ..BindOptions::default()
-    };
+    let options = BindOptions { case_sensitive: true, ..BindOptions::default() };
     assert!(bind_with("Dup = 1", &options).is_ok());
-    assert!(
-        bind_with("TINY = 1", &options)
-            .unwrap_err()
-            .to_string()
-            .contains("unknown column `TINY`")
-    );
+    assert!(bind_with("TINY = 1", &options).unwrap_err().to_string().contains("unknown column `TINY`"));
 }
 
 #[test]
 fn column_errors_name_the_column() {
     let error = bind_err("tinny > 1");
-    assert!(
-        error.contains("unknown column `tinny`") && error.contains("did you mean `tiny`"),
-        "{error}"
-    );
+    assert!(error.contains("unknown column `tinny`") && error.contains("did you mean `tiny`"), "{error}");
     let error = bind_err("a.b = 1");
-    assert!(
-        error.contains("unknown column `a`.`b`") && error.contains("back-quotes"),
-        "{error}"
-    );
+    assert!(error.contains("unknown column `a`.`b`") && error.contains("back-quotes"), "{error}");
     let error = bind_err("point.z = 1");
     assert!(error.contains("no field `z` in struct `point`"), "{error}");
     let error = bind_err("i.x = 1");
     assert!(error.contains("not a struct"), "{error}");
     let error = bind_err("dup = 1");
-    assert!(
-        error.contains("ambiguous") && error.contains("`Dup`, `dup`"),
-        "{error}"
-    );
+    assert!(error.contains("ambiguous") && error.contains("`Dup`, `dup`"), "{error}");
 }
 
 #[test]
@@ -466,16 +314,8 @@ fn type_errors_name_the_operands() {
     assert!(bind_err("-s = 'a'").contains("needs a numeric operand"));
     assert!(bind_err("CAST(d AS INT) = 1").contains("cannot cast `d` (DATE) to INT"));
     assert!(bind_err("s LIKE 'a\\\\b'").contains("invalid LIKE pattern"));
-    let options = BindOptions {
-        session_time_zone: "Mars/Base".into(),
-        ..BindOptions::default()
-    };
-    assert!(
-        bind_with("flag", &options)
-            .unwrap_err()
-            .to_string()
-            .contains("Mars/Base")
-    );
+    let options = BindOptions { session_time_zone: "Mars/Base".into(), ..BindOptions::default() };
+    assert!(bind_with("flag", &options).unwrap_err().to_string().contains("Mars/Base"));
 }
 
 #[test]
@@ -485,24 +325,12 @@ fn literals_convert_to_the_column_type_when_exact() {
     assert_eq!(right.data_type(), DataType::Int8);
     // Does not fit TINYINT: the column widens instead.
     let (left, right) = operands(bind_ok("tiny > 1000"));
-    assert!(matches!(
-        left,
-        BoundExpr::Cast {
-            to: DataType::Int32,
-            ..
-        }
-    ));
+    assert!(matches!(left, BoundExpr::Cast { to: DataType::Int32, .. }));
     assert_eq!(right.data_type(), DataType::Int32);
     let (_, right) = operands(bind_ok("dec = 1.5"));
     assert_eq!(right.data_type(), DataType::Decimal128(5, 2));
     let (left, _) = operands(bind_ok("dec = 1.505"));
-    assert!(matches!(
-        left,
-        BoundExpr::Cast {
-            to: DataType::Decimal128(6, 3),
-            ..
-        }
-    ));
+    assert!(matches!(left, BoundExpr::Cast { to: DataType::Decimal128(6, 3), .. }));
     let (_, right) = operands(bind_ok("big = '42'"));
     assert_eq!(right.data_type(), DataType::Int64);
     let (_, right) = operands(bind_ok("sv = 'x'"));
@@ -512,29 +340,15 @@ fn literals_convert_to_the_column_type_when_exact() {
     let (_, right) = operands(bind_ok("f32 = 0.5D"));
     assert_eq!(right.data_type(), DataType::Float32);
     let (left, _) = operands(bind_ok("f32 = 0.1D"));
-    assert!(matches!(
-        left,
-        BoundExpr::Cast {
-            to: DataType::Float64,
-            ..
-        }
-    ));
+    assert!(matches!(left, BoundExpr::Cast { to: DataType::Float64, .. }));
     let (_, right) = operands(bind_ok("d >= '2024-01-31'"));
     assert_eq!(right.data_type(), DataType::Date32);
     let (_, right) = operands(bind_ok("ts > TIMESTAMP '2024-01-31 00:00:00'"));
     // Nanosecond columns are read as Spark's microseconds.
-    assert_eq!(
-        right.data_type(),
-        DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
-    );
+    assert_eq!(right.data_type(), DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
     let (_, right) = operands(bind_ok("ts_ms > TIMESTAMP '2024-01-31 00:00:00'"));
-    assert_eq!(
-        right.data_type(),
-        DataType::Timestamp(TimeUnit::Millisecond, None)
-    );
-    let BoundExpr::InList { expr, list, .. } = bind_ok("tiny IN (1, 2, 3)") else {
-        panic!()
-    };
+    assert_eq!(right.data_type(), DataType::Timestamp(TimeUnit::Millisecond, None));
+    let BoundExpr::InList { expr, list, .. } = bind_ok("tiny IN (1, 2, 3)") else { panic!() };
     assert!(matches!(*expr, BoundExpr::Column(_)));
     assert!(list.iter().all(|item| item.data_type() == DataType::Int8));
 }
@@ -549,11 +363,7 @@ fn run_on(batch: &RecordBatch, sql: &str) -> Result<Vec<Option<bool>>, String> {
     run_on_with(batch, sql, &BindOptions::default())
 }
 
-fn run_on_with(
-    batch: &RecordBatch,
-    sql: &str,
-    options: &BindOptions,
-) -> Result<Vec<Option<bool>>, String> {
+fn run_on_with(batch: &RecordBatch, sql: &str, options: &BindOptions) -> Result<Vec<Option<bool>>, String> {
     let bound = bind(&parse(sql), &batch.schema(), options).map_err(|e| e.to_string())?;
     let result = evaluate(&bound, batch).map_err(|e| e.to_string())?;
     assert_eq!(result.len(), batch.num_rows());
@@ -587,29 +397,20 @@ fn floats() -> RecordBatch {
         Some(1.0),
         Some(2.0),
     ]);
-    batch(vec![
-        ("x", Arc::new(x) as ArrayRef),
-        ("y", Arc::new(y) as ArrayRef),
-    ])
+    batch(vec![("x", Arc::new(x) as ArrayRef), ("y", Arc::new(y) as ArrayRef)])
 }
 
 #[test]
 fn nan_is_largest_and_equal_to_itself() {
     let b = floats();
     assert_eq!(eval(&b, "x > 100"), [T, T, F, F, T, F, N]);
-    assert_eq!(
-        eval(&b, "x > CAST('Infinity' AS DOUBLE)"),
-        [T, T, F, F, F, F, N]
-    );
+    assert_eq!(eval(&b, "x > CAST('Infinity' AS DOUBLE)"), [T, T, F, F, F, F, N]);
     assert_eq!(eval(&b, "x = CAST('NaN' AS DOUBLE)"), [T, T, F, F, F, F, N]);
     assert_eq!(eval(&b, "x = 'NaN'"), [T, T, F, F, F, F, N]);
     assert_eq!(eval(&b, "x = 'nan'"), [T, T, F, F, F, F, N]);
     assert_eq!(eval(&b, "x != x"), [F, F, F, F, F, F, N]);
     assert_eq!(eval(&b, "x < y"), [F, F, F, F, F, F, N]);
-    assert_eq!(
-        eval(&b, "x IN (CAST('NaN' AS DOUBLE), 1.0)"),
-        [T, T, F, F, F, T, N]
-    );
+    assert_eq!(eval(&b, "x IN (CAST('NaN' AS DOUBLE), 1.0)"), [T, T, F, F, F, T, N]);
     assert_eq!(eval(&b, "y = x"), [T, F, T, T, F, T, N]);
 }
 
@@ -628,11 +429,7 @@ fn ints() -> RecordBatch {
     let a = Int32Array::from(vec![Some(1), Some(2), None, Some(i32::MAX), Some(0)]);
     let t = Int8Array::from(vec![Some(1), Some(-128), Some(127), None, Some(0)]);
     let s = StringArray::from(vec![Some("abc"), Some("a%c"), None, Some("ABC"), Some("é")]);
-    batch(vec![
-        ("a", Arc::new(a) as ArrayRef),
-        ("t", Arc::new(t) as ArrayRef),
-        ("s", Arc::new(s) as ArrayRef),
-    ])
+    batch(vec![("a", Arc::new(a) as ArrayRef), ("t", Arc::new(t) as ArrayRef), ("s", Arc::new(s) as ArrayRef)])
 }
 
 #[test]
@@ -709,22 +506,13 @@ fn string_numeric_comparisons_follow_ansi_promotion() {
     // STRING vs INT compares as BIGINT; a string column is cast row by row.
     assert_eq!(eval(&b, "a = '2'"), [F, T, N, F, F]);
     assert_eq!(eval(&b, "a = ' 2 '"), [F, T, N, F, F]);
-    let numbers = batch(vec![(
-        "s",
-        Arc::new(StringArray::from(vec![Some("1"), Some(" 2"), None])) as ArrayRef,
-    )]);
+    let numbers = batch(vec![("s", Arc::new(StringArray::from(vec![Some("1"), Some(" 2"), None])) as ArrayRef)]);
     assert_eq!(eval(&numbers, "s = 2"), [F, T, N]);
     assert_eq!(eval(&numbers, "s > 1.5D"), [F, T, N]);
     // ANSI: an unreadable string is an error, not NULL.
     let error = run_on(&b, "s = 1").unwrap_err();
-    assert!(
-        error.contains("'abc'") && error.contains("CAST_INVALID_INPUT"),
-        "{error}"
-    );
-    let dates = batch(vec![(
-        "s",
-        Arc::new(StringArray::from(vec!["2024-01-31", "2024-02-01 10:00"])) as ArrayRef,
-    )]);
+    assert!(error.contains("'abc'") && error.contains("CAST_INVALID_INPUT"), "{error}");
+    let dates = batch(vec![("s", Arc::new(StringArray::from(vec!["2024-01-31", "2024-02-01 10:00"])) as ArrayRef)]);
     assert_eq!(eval(&dates, "s = DATE '2024-02-01'"), [F, T]);
 }
 
@@ -733,21 +521,9 @@ fn arithmetic_follows_ansi_mode() {
     let b = ints();
     // Row 3 holds INT's maximum: `a + 1` overflows there unless a guard excludes it.
     let error = run_on(&b, "a + 1 = 3").unwrap_err();
-    assert!(
-        error.contains("arithmetic overflow in `a` + 1") && error.contains("INT"),
-        "{error}"
-    );
+    assert!(error.contains("arithmetic overflow in `a` + 1") && error.contains("INT"), "{error}");
     let small = batch(vec![
-        (
-            "a",
-            Arc::new(Int32Array::from(vec![
-                Some(1),
-                Some(2),
-                None,
-                Some(-7),
-                Some(0),
-            ])) as ArrayRef,
-        ),
+        ("a", Arc::new(Int32Array::from(vec![Some(1), Some(2), None, Some(-7), Some(0)])) as ArrayRef),
         ("t", b.column(1).clone()),
     ]);
     let b = small;
@@ -757,11 +533,7 @@ fn arithmetic_follows_ansi_mode() {
     assert_eq!(eval(&b, "-a = -2"), [F, T, N, F, F]);
     assert_eq!(eval(&b, "abs(a) = 7"), [F, F, N, T, F]);
     // abs(-128Y) does not fit TINYINT.
-    assert!(
-        run_on(&b, "abs(t) > 0")
-            .unwrap_err()
-            .contains("ARITHMETIC_OVERFLOW")
-    );
+    assert!(run_on(&b, "abs(t) > 0").unwrap_err().contains("ARITHMETIC_OVERFLOW"));
     assert_eq!(eval(&b, "abs(CAST(t AS INT)) = 128"), [F, T, F, N, F]);
     assert_eq!(eval(&b, "a * 2 - 1 = 3"), [F, T, N, F, F]);
     assert_eq!(eval(&b, "a + 0.5 = 1.5"), [T, F, N, F, F]);
@@ -778,15 +550,8 @@ fn arithmetic_follows_ansi_mode() {
     assert_eq!(eval(&b, "a = 0 OR 10 / a > 1"), [T, T, N, F, T]);
     assert_eq!(eval(&b, "a = 0 OR 10 / a < -1"), [F, F, N, T, T]);
     assert_eq!(eval(&b, "a * 2147483647L < 0"), [F, F, N, T, F]);
-    assert!(
-        run_on(&b, "a * 2147483647 < 0")
-            .unwrap_err()
-            .contains("ARITHMETIC_OVERFLOW")
-    );
-    let overflowing = batch(vec![(
-        "a",
-        Arc::new(Int32Array::from(vec![Some(1), Some(i32::MAX), None])) as ArrayRef,
-    )]);
+    assert!(run_on(&b, "a * 2147483647 < 0").unwrap_err().contains("ARITHMETIC_OVERFLOW"));
+    let overflowing = batch(vec![("a", Arc::new(Int32Array::from(vec![Some(1), Some(i32::MAX), None])) as ArrayRef)]);
     assert_eq!(eval(&overflowing, "a < 100 AND a + 1 > 1"), [T, F, N]);
     assert_eq!(eval(&overflowing, "a >= 100 OR a + 1 > 1"), [T, T, N]);
     assert_eq!(eval(&b, "NULL / 0 IS NULL"), [T; 5]);
@@ -794,9 +559,8 @@ fn arithmetic_follows_ansi_mode() {
 
 #[test]
 fn decimal_columns_and_literals() {
-    let dec = Decimal128Array::from(vec![Some(150), Some(-5), None, Some(99_999)])
-        .with_precision_and_scale(5, 2)
-        .unwrap();
+    let dec =
+        Decimal128Array::from(vec![Some(150), Some(-5), None, Some(99_999)]).with_precision_and_scale(5, 2).unwrap();
     let b = batch(vec![("p", Arc::new(dec) as ArrayRef)]);
     assert_eq!(eval(&b, "p = 1.5"), [T, F, N, F]);
     assert_eq!(eval(&b, "p = 1.50000"), [T, F, N, F]);
@@ -816,9 +580,8 @@ fn decimal_columns_and_literals() {
 #[test]
 fn dates_and_timestamps() {
     let days = Date32Array::from(vec![Some(19_753), Some(0), None]); // 2024-01-31, 1970-01-01
-    let ns =
-        TimestampNanosecondArray::from(vec![Some(1_706_659_200_000_000_000), Some(1_500), None])
-            .with_timezone("+00:00");
+    let ns = TimestampNanosecondArray::from(vec![Some(1_706_659_200_000_000_000), Some(1_500), None])
+        .with_timezone("+00:00");
     let ms = TimestampMillisecondArray::from(vec![Some(1_706_659_200_001), Some(0), None]);
     let b = batch(vec![
         ("d", Arc::new(days) as ArrayRef),
@@ -827,64 +590,31 @@ fn dates_and_timestamps() {
     ]);
     assert_eq!(eval(&b, "d = DATE '2024-01-31'"), [T, F, N]);
     assert_eq!(eval(&b, "d > '2000-01-01'"), [T, F, N]);
-    assert_eq!(
-        eval(&b, "d BETWEEN '1969-12-31' AND '1970-01-01'"),
-        [F, T, N]
-    );
+    assert_eq!(eval(&b, "d BETWEEN '1969-12-31' AND '1970-01-01'"), [F, T, N]);
     assert_eq!(eval(&b, "ts = TIMESTAMP '2024-01-31 00:00:00'"), [T, F, N]);
-    assert_eq!(
-        eval(&b, "ts = TIMESTAMP '2024-01-31 01:00:00+01:00'"),
-        [T, F, N]
-    );
-    assert_eq!(
-        eval(&b, "ts = TIMESTAMP '1970-01-01 00:00:00.000001'"),
-        [F, T, N]
-    );
+    assert_eq!(eval(&b, "ts = TIMESTAMP '2024-01-31 01:00:00+01:00'"), [T, F, N]);
+    assert_eq!(eval(&b, "ts = TIMESTAMP '1970-01-01 00:00:00.000001'"), [F, T, N]);
     assert_eq!(eval(&b, "ts >= d"), [T, T, N]);
     assert_eq!(eval(&b, "ts = '2024-01-31'"), [T, F, N]);
     assert_eq!(eval(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00'"), [T, F, N]);
-    assert_eq!(
-        eval(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00.0005'"),
-        [T, F, N]
-    );
-    assert_eq!(
-        eval(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00.001'"),
-        [F, F, N]
-    );
+    assert_eq!(eval(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00.0005'"), [T, F, N]);
+    assert_eq!(eval(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00.001'"), [F, F, N]);
     assert_eq!(eval(&b, "CAST(ntz AS DATE) = d"), [T, T, N]);
     // The session time zone reads zone-less literals and converts dates.
-    let paris = BindOptions {
-        session_time_zone: "Europe/Paris".into(),
-        ..BindOptions::default()
-    };
-    assert_eq!(
-        run_on_with(&b, "ts = TIMESTAMP '2024-01-31 01:00:00'", &paris).unwrap(),
-        [T, F, N]
-    );
-    assert_eq!(
-        run_on_with(&b, "ts = TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(),
-        [F, F, N]
-    );
-    assert_eq!(
-        run_on_with(&b, "CAST(ts AS DATE) = DATE '2024-01-31'", &paris).unwrap(),
-        [T, F, N]
-    );
+    let paris = BindOptions { session_time_zone: "Europe/Paris".into(), ..BindOptions::default() };
+    assert_eq!(run_on_with(&b, "ts = TIMESTAMP '2024-01-31 01:00:00'", &paris).unwrap(), [T, F, N]);
+    assert_eq!(run_on_with(&b, "ts = TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(), [F, F, N]);
+    assert_eq!(run_on_with(&b, "CAST(ts AS DATE) = DATE '2024-01-31'", &paris).unwrap(), [T, F, N]);
     // An NTZ wall clock compares with a TIMESTAMP literal as the same wall clock.
-    assert_eq!(
-        run_on_with(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(),
-        [T, F, N]
-    );
+    assert_eq!(run_on_with(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(), [T, F, N]);
 }
 
 #[test]
 fn nested_struct_fields_are_null_where_the_struct_is() {
     let x = Int32Array::from(vec![Some(1), Some(2), None]);
     let fields = Fields::from(vec![Field::new("x", DataType::Int32, true)]);
-    let point = StructArray::new(
-        fields,
-        vec![Arc::new(x) as ArrayRef],
-        Some(NullBuffer::from(vec![true, false, true])),
-    );
+    let point =
+        StructArray::new(fields, vec![Arc::new(x) as ArrayRef], Some(NullBuffer::from(vec![true, false, true])));
     let b = batch(vec![("point", Arc::new(point) as ArrayRef)]);
     assert_eq!(eval(&b, "point.x > 0"), [T, N, N]);
     assert_eq!(eval(&b, "point.X IS NULL"), [F, T, T]);
@@ -893,11 +623,7 @@ fn nested_struct_fields_are_null_where_the_struct_is() {
 
 #[test]
 fn other_encodings_compare_by_value() {
-    let sv = StringViewArray::from(vec![
-        Some("x"),
-        Some("a long string that is not inlined"),
-        None,
-    ]);
+    let sv = StringViewArray::from(vec![Some("x"), Some("a long string that is not inlined"), None]);
     let u8s = UInt8Array::from(vec![Some(200), Some(1), None]);
     let flags = BooleanArray::from(vec![Some(true), Some(false), None]);
     let big = Int64Array::from(vec![Some(1), Some(2), None]);
@@ -923,10 +649,7 @@ fn evaluation_checks_the_batch_schema() {
     let bound = bind(&parse("a = 1"), &ints().schema(), &BindOptions::default()).unwrap();
     let other = batch(vec![("a", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
     let error = evaluate(&bound, &other).unwrap_err().to_string();
-    assert!(
-        error.contains("does not match") && error.contains("`a`"),
-        "{error}"
-    );
+    assert!(error.contains("does not match") && error.contains("`a`"), "{error}");
 }
 
 /// Texts the Python builder (`python/pqsift/expr.py`) renders: they must parse, mean what
@@ -951,25 +674,14 @@ fn python_builder_texts_parse() {
     for text in &texts[..6] {
         assert_eq!(parse(text).to_string(), *text);
     }
-    let Expr::And(first, _) = parse(texts[0]) else {
-        panic!()
-    };
+    let Expr::And(first, _) = parse(texts[0]) else { panic!() };
     let Expr::And(_, like) = *first else { panic!() };
     assert!(matches!(*like, Expr::Like { ref pattern, .. } if pattern == r"a\_b\%c\\%"));
-    let b = batch(vec![(
-        "name",
-        Arc::new(StringArray::from(vec![r"a_b%c\x", "a_b%cx", "aXb%c\\"])) as ArrayRef,
-    )]);
+    let b = batch(vec![("name", Arc::new(StringArray::from(vec![r"a_b%c\x", "a_b%cx", "aXb%c\\"])) as ArrayRef)]);
     assert_eq!(eval(&b, r"`name` LIKE 'a\\_b\\%c\\\\%'"), [T, F, F]);
-    let Expr::Or(left, _) = parse(texts[3]) else {
-        panic!()
-    };
-    let Expr::Or(string_compare, _) = *left else {
-        panic!()
-    };
-    let Expr::Compare { right, .. } = *string_compare else {
-        panic!()
-    };
+    let Expr::Or(left, _) = parse(texts[3]) else { panic!() };
+    let Expr::Or(string_compare, _) = *left else { panic!() };
+    let Expr::Compare { right, .. } = *string_compare else { panic!() };
     assert_eq!(*right, Expr::Literal(Literal::String(r"it's \ é".into())));
 }
 
@@ -982,30 +694,17 @@ fn size_limits_are_errors_not_stack_overflows() {
     assert_eq!(evaluate(&bound, &b).unwrap().len(), 5);
     assert_eq!(parse(&expr.to_string()), expr);
     let error = parse_err(&chain(50_000));
-    assert!(
-        error.contains("too many operators") && error.contains("IN ("),
-        "{error}"
-    );
+    assert!(error.contains("too many operators") && error.contains("IN ("), "{error}");
     // Long IN lists are flat, not deep.
-    let list = (0..20_000)
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let bound = bind(
-        &parse(&format!("a IN ({list})")),
-        &b.schema(),
-        &BindOptions::default(),
-    )
-    .unwrap();
+    let list = (0..20_000).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let bound = bind(&parse(&format!("a IN ({list})")), &b.schema(), &BindOptions::default()).unwrap();
     assert_eq!(eval_bound(&bound, &b), [T, T, N, F, T]);
     // Trees built in Rust are checked when bound.
     let mut deep = Expr::column(["a"]);
     for _ in 0..5_000 {
         deep = Expr::Negate(Box::new(deep));
     }
-    let error = bind(&deep, &b.schema(), &BindOptions::default())
-        .unwrap_err()
-        .to_string();
+    let error = bind(&deep, &b.schema(), &BindOptions::default()).unwrap_err().to_string();
     assert!(error.contains("nested too deeply"), "{error}");
     // Dropping the deep tree must not overflow either: take it apart iteratively.
     let mut node = deep;
@@ -1024,19 +723,10 @@ fn second_unit_timestamps_and_dictionary_strings() {
     use arrow::datatypes::Int32Type;
     let seconds = TimestampSecondArray::from(vec![Some(10), Some(11), None]).with_timezone("UTC");
     let names: DictionaryArray<Int32Type> = vec![Some("x"), Some("y"), None].into_iter().collect();
-    let b = batch(vec![
-        ("ts", Arc::new(seconds) as ArrayRef),
-        ("name", Arc::new(names) as ArrayRef),
-    ]);
+    let b = batch(vec![("ts", Arc::new(seconds) as ArrayRef), ("name", Arc::new(names) as ArrayRef)]);
     assert_eq!(eval(&b, "ts > TIMESTAMP '1970-01-01 00:00:10'"), [F, T, N]);
-    assert_eq!(
-        eval(&b, "ts > TIMESTAMP '1970-01-01 00:00:10.5'"),
-        [F, T, N]
-    );
-    assert_eq!(
-        eval(&b, "ts = TIMESTAMP '1970-01-01 00:00:10.5'"),
-        [F, F, N]
-    );
+    assert_eq!(eval(&b, "ts > TIMESTAMP '1970-01-01 00:00:10.5'"), [F, T, N]);
+    assert_eq!(eval(&b, "ts = TIMESTAMP '1970-01-01 00:00:10.5'"), [F, F, N]);
     assert_eq!(eval(&b, "name = 'y'"), [F, T, N]);
     assert_eq!(eval(&b, "name IN ('x', 'z')"), [T, F, N]);
     assert_eq!(eval(&b, "name LIKE 'x%'"), [T, F, N]);

@@ -80,7 +80,8 @@ impl Rewrite<'_> {
             }
             let Some((field_type, id)) = self.walker.field_header(read_id) else { break };
             read_id = id;
-            if kind == Struct::ColumnMetaData && column_metadata_type(id).is_some_and(|expected| expected != field_type) {
+            if kind == Struct::ColumnMetaData && column_metadata_type(id).is_some_and(|expected| expected != field_type)
+            {
                 self.walker.skip(field_type, 1)?;
                 self.dropped += 1;
                 continue;

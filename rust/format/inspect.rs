@@ -42,7 +42,6 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
-
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -53,9 +52,9 @@ use parquet::file::statistics::Statistics;
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{PqsiftError, Result};
+use crate::format::metadata;
 use crate::storage::Location;
 use crate::storage::source::{Entry, stat};
-use crate::format::metadata;
 
 /// The metadata of one Parquet file, summarised.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,7 +228,7 @@ pub fn summarise(path: &str, meta: &ParquetMetaData, file_size: u64) -> Result<F
         .collect();
 
     // Per leaf, per row group: min and max rendered in the Arrow type, where that works.
-    let typed: Vec<Option<(Vec<Option<String>>, Vec<Option<String>>)>> =
+    let typed: Vec<Option<RenderedBounds>> =
         leaves.iter().enumerate().map(|(i, field)| field.and_then(|f| typed_bounds(meta, schema, i, f))).collect();
 
     let page_index = meta.page_index();
@@ -349,15 +348,17 @@ fn top_level_field<'a>(schema: &SchemaDescriptor, arrow: &'a Schema, leaf: usize
     (!field.data_type().is_nested()).then_some(field)
 }
 
+/// Per row group, a column's minimum and maximum rendered as text (`None`: not known).
+type RenderedBounds = (Vec<Option<String>>, Vec<Option<String>>);
+
 /// Row group mins and maxes of leaf `leaf`, rendered in the Arrow type of `field`; `None`
 /// when the statistics converter cannot read them.
-#[allow(clippy::type_complexity)]
 fn typed_bounds(
     meta: &ParquetMetaData,
     schema: &SchemaDescriptor,
     leaf: usize,
     field: &Field,
-) -> Option<(Vec<Option<String>>, Vec<Option<String>>)> {
+) -> Option<RenderedBounds> {
     let converter = StatisticsConverter::from_column_index(leaf, field, schema)
         .ok()?
         .with_column_orders(meta.file_metadata().column_orders().map(|o| o.as_slice()));
@@ -370,7 +371,10 @@ fn typed_bounds(
 fn render(values: &ArrayRef) -> Option<Vec<Option<String>>> {
     // Binary bounds read better as text when they are UTF-8 (the physical fallback does
     // that); Arrow would print them as hex.
-    if matches!(values.data_type(), DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)) {
+    if matches!(
+        values.data_type(),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
+    ) {
         return None;
     }
     let options = FormatOptions::default();

@@ -80,7 +80,15 @@ impl CountingFile {
     /// Opens `path`, a regular file (see [`open_regular_file`]).
     pub fn open(path: &Path) -> Result<Self> {
         let (file, len) = open_regular_file(path)?;
-        Ok(Self { inner: Arc::new(Inner { file, path: path.to_path_buf(), len, bytes_read: AtomicU64::new(0), reads: AtomicU64::new(0) }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                file,
+                path: path.to_path_buf(),
+                len,
+                bytes_read: AtomicU64::new(0),
+                reads: AtomicU64::new(0),
+            }),
+        })
     }
 
     /// The path the file was opened at.
@@ -122,7 +130,8 @@ impl ChunkReader for CountingFile {
                 self.inner.len
             ))
         })?;
-        let buffer = read_exact_at(&self.inner.file, start, (end - start) as usize).map_err(|e| ParquetError::External(Box::new(e)))?;
+        let buffer = read_exact_at(&self.inner.file, start, (end - start) as usize)
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
         self.inner.bytes_read.fetch_add(length as u64, Ordering::Relaxed);
         self.inner.reads.fetch_add(1, Ordering::Relaxed);
         Ok(Bytes::from(buffer))
@@ -140,7 +149,8 @@ fn read_exact_at(file: &File, offset: u64, length: usize) -> std::io::Result<Vec
     while filled < length {
         let at = libc::off_t::try_from(offset + filled as u64).map_err(std::io::Error::other)?;
         // SAFETY: the destination is the unfilled part of the buffer's capacity.
-        let read = unsafe { libc::pread(file.as_raw_fd(), buffer.as_mut_ptr().add(filled).cast(), length - filled, at) };
+        let read =
+            unsafe { libc::pread(file.as_raw_fd(), buffer.as_mut_ptr().add(filled).cast(), length - filled, at) };
         match read {
             0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             n if n > 0 => filled += n as usize,

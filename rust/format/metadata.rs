@@ -1,4 +1,4 @@
-//! Reading a file's footer and page index (ParquetOpener step 1, seed 000).
+//! Reading a file's footer and page index (step 1 of DataFusion's `ParquetOpener`).
 //!
 //! Only metadata is read here: the footer (schema, row groups, column chunk statistics)
 //! and, when the file has one, the page index (column index and offset index). Errors name
@@ -22,8 +22,8 @@ use parquet::file::reader::Length;
 
 use crate::error::{PqsiftError, Result};
 use crate::format::thrift_walk::ThriftWalker;
-use crate::storage::{FileSource, Location};
 use crate::selection::PageLocation;
+use crate::storage::{FileSource, Location};
 
 /// Default of the `metadata_size_hint` read option: the last 512 KiB of a file are read in
 /// one I/O, enough for the footer and page index of files with a few hundred columns × row
@@ -95,7 +95,11 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
                 "the footer is encrypted (magic PARE); pqsift does not decrypt Parquet files",
             ));
         }
-        _ => return Err(corrupt("the file does not end with the Parquet magic PAR1 (not Parquet, or truncated)".into())),
+        _ => {
+            return Err(corrupt(
+                "the file does not end with the Parquet magic PAR1 (not Parquet, or truncated)".into(),
+            ));
+        }
     }
     let metadata_len = u64::from(u32::from_le_bytes(footer_tail[..4].try_into().expect("4 bytes")));
     if metadata_len + FOOTER_TAIL + 4 > len {
@@ -122,7 +126,9 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
             // A field of another type than the format's (a pre-release writer): skipped, as
             // Thrift decoders skip it; otherwise the crate's error stands.
             let repaired = super::footer_repair::without_mistyped_fields(&tail.slice(data_end..len - FOOTER_TAIL));
-            repaired.and_then(|footer| ParquetMetaDataReader::decode_metadata(&footer).ok()).ok_or_else(|| corrupt(error.to_string()))
+            repaired
+                .and_then(|footer| ParquetMetaDataReader::decode_metadata(&footer).ok())
+                .ok_or_else(|| corrupt(error.to_string()))
         })
     };
     let metadata = normalise(check(footer_only(&tail)?, path, data_end)?, data_end);
@@ -170,7 +176,8 @@ impl Tail {
 fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<ParquetMetaData> {
     let corrupt = |reason: String| Err(PqsiftError::corrupt(path, reason));
     let inside = |offset: i64, length: i64| -> bool {
-        u64::try_from(offset).is_ok_and(|o| u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end)))
+        u64::try_from(offset)
+            .is_ok_and(|o| u64::try_from(length).is_ok_and(|l| o.checked_add(l).is_some_and(|end| end <= data_end)))
     };
     for (r, row_group) in metadata.row_groups().iter().enumerate() {
         if row_group.num_rows() < 0 {
@@ -267,7 +274,7 @@ fn normalise(metadata: ParquetMetaData, data_end: u64) -> ParquetMetaData {
                 .into_iter()
                 .map(|c| {
                     let c = if pad_chunks { padded(c) } else { c };
-                    if !c.dictionary_page_offset().is_some_and(|o| o < 4) {
+                    if c.dictionary_page_offset().is_none_or(|o| o >= 4) {
                         return c;
                     }
                     let fixed = c.clone().into_builder().set_dictionary_page_offset(None).build();

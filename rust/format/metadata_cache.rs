@@ -138,7 +138,8 @@ impl MetadataCache {
 
     fn lookup(&self, location: &Location, version: &Version) -> Option<Arc<ParquetMetaData>> {
         let mut state = self.lock();
-        let found = state.entries.get(location).filter(|(held, _)| held == version).map(|(_, metadata)| Arc::clone(metadata));
+        let found =
+            state.entries.get(location).filter(|(held, _)| held == version).map(|(_, metadata)| Arc::clone(metadata));
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,

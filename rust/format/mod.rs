@@ -3,7 +3,7 @@
 //!
 //! * [`io`] — positioned reads that count bytes.
 //! * [`metadata`] — footers and page indexes in as few reads as the hint allows
-//!   (ParquetOpener step 1 of seed 000), with hostile metadata checked before it is trusted.
+//!   (step 1 of DataFusion's `ParquetOpener`), with hostile metadata checked before it is trusted.
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
 //! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
 //! * [`footer_repair`] — footers with a column metadata field of another type than the
@@ -21,5 +21,5 @@ pub mod metadata_cache;
 pub mod opener;
 pub mod page_headers;
 pub mod rle_hybrid;
-pub mod zstd_prefix;
 pub(crate) mod thrift_walk;
+pub mod zstd_prefix;

@@ -1,6 +1,6 @@
 //! An opened file: its footer (and page index), its Arrow schema, and the mapping from a
 //! bound filter column to the Parquet leaf column that holds its statistics (ParquetOpener
-//! step 1 of seed 000).
+//! step 1 of DataFusion's `ParquetOpener`).
 //!
 //! ```
 //! # let dir = std::env::temp_dir().join("pqsift_opener_doc");
@@ -82,8 +82,13 @@ fn without_undecodable_dictionaries(file_metadata: &FileMetaData, schema: &Schem
         let DataType::Dictionary(_, values) = data_type else { return false };
         let byte_values = matches!(
             values.as_ref(),
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
-                | DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            DataType::Binary
+                | DataType::LargeBinary
+                | DataType::BinaryView
+                | DataType::FixedSizeBinary(_)
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
         );
         let fixed_len = roots
             .get(root)
@@ -130,11 +135,7 @@ impl OpenedFile {
         let (metadata, location) = MetadataCache::global().load_versioned(location, metadata_size_hint)?;
         let file_metadata = metadata.file_metadata();
         let schema = readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
-        Ok(Self {
-            location,
-            metadata,
-            schema: Arc::new(schema),
-        })
+        Ok(Self { location, metadata, schema: Arc::new(schema) })
     }
 
     /// The file as a display string.
@@ -144,11 +145,7 @@ impl OpenedFile {
 
     /// Rows per row group.
     pub fn row_group_rows(&self) -> Vec<usize> {
-        self.metadata
-            .row_groups()
-            .iter()
-            .map(|rg| usize::try_from(rg.num_rows()).unwrap_or(0))
-            .collect()
+        self.metadata.row_groups().iter().map(|rg| usize::try_from(rg.num_rows()).unwrap_or(0)).collect()
     }
 
     /// The Parquet leaf index and Arrow field of a bound column, when it is a primitive
@@ -159,11 +156,7 @@ impl OpenedFile {
         let mut found: Option<FieldRef> = None;
         for (depth, &index) in column.indices.iter().enumerate() {
             let field = fields.get(index)?.clone();
-            leaf += fields
-                .iter()
-                .take(index)
-                .map(|f| leaf_count(f.data_type()))
-                .sum::<usize>();
+            leaf += fields.iter().take(index).map(|f| leaf_count(f.data_type())).sum::<usize>();
             if depth + 1 == column.indices.len() {
                 found = Some(field);
             } else {
@@ -256,15 +249,10 @@ fn leaf_count(data_type: &DataType) -> usize {
 pub fn describe_zone(column: &str, zones: &ZoneMaps, i: usize) -> String {
     let options = FormatOptions::default().with_null("unknown");
     let value = |array: &dyn Array| -> String {
-        ArrayFormatter::try_new(array, &options)
-            .map(|f| f.value(i).to_string())
-            .unwrap_or_else(|_| "?".to_string())
+        ArrayFormatter::try_new(array, &options).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
     };
-    let nulls = if zones.null_counts.is_valid(i) {
-        zones.null_counts.value(i).to_string()
-    } else {
-        "unknown".to_string()
-    };
+    let nulls =
+        if zones.null_counts.is_valid(i) { zones.null_counts.value(i).to_string() } else { "unknown".to_string() };
     format!(
         "{column}: min={}, max={}, nulls={} of {}",
         value(zones.mins.as_ref()),

@@ -62,7 +62,12 @@ fn needs_check(chunk: &ColumnChunkMetaData, max_page_bytes: u64) -> bool {
 /// pre-fills for, or its uncompressed total exceeds `max_page_bytes`), whose byte range
 /// the footer check has already placed inside the file. Errors name the row group, column
 /// and page.
-pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, max_page_bytes: u64) -> Result<()> {
+pub fn check_column_chunk(
+    file: &FileSource,
+    chunk: &ColumnChunkMetaData,
+    row_group: usize,
+    max_page_bytes: u64,
+) -> Result<()> {
     if !needs_check(chunk, max_page_bytes) {
         return Ok(()); // the crate checks the rest itself
     }
@@ -84,7 +89,13 @@ pub fn check_column_chunk(file: &FileSource, chunk: &ColumnChunkMetaData, row_gr
 /// Checks the headers of the pages of `chunk` at `pages` only (the byte ranges the offset
 /// index gives, the dictionary page's included): the pages a selective read fetches from
 /// a store, without walking the others.
-pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, pages: &[Range<u64>], max_page_bytes: u64) -> Result<()> {
+pub fn check_pages(
+    file: &FileSource,
+    chunk: &ColumnChunkMetaData,
+    row_group: usize,
+    pages: &[Range<u64>],
+    max_page_bytes: u64,
+) -> Result<()> {
     if !needs_check(chunk, max_page_bytes) {
         return Ok(());
     }
@@ -96,19 +107,35 @@ pub fn check_pages(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: us
 
 /// Checks the header of the page at `position`, which must end by `end`; returns where
 /// the page ends and, for a data page, its values.
-fn check_page(file: &FileSource, chunk: &ColumnChunkMetaData, row_group: usize, page: usize, position: u64, end: u64, max_page_bytes: u64) -> Result<(u64, Option<i64>)> {
+fn check_page(
+    file: &FileSource,
+    chunk: &ColumnChunkMetaData,
+    row_group: usize,
+    page: usize,
+    position: u64,
+    end: u64,
+    max_page_bytes: u64,
+) -> Result<(u64, Option<i64>)> {
     let column = chunk.column_path().string();
     let name = file.name();
-    let corrupt = |reason: String| PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"));
+    let corrupt = |reason: String| {
+        PqsiftError::corrupt(&name, format!("row group {row_group}, column {column}, page {page}: {reason}"))
+    };
     let Some((header, header_len)) = read_header(file, position, end)? else {
         return Err(corrupt(format!("no valid page header at offset {position}")));
     };
-    let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed)) else {
-        return Err(corrupt(format!("negative page size ({} compressed, {} uncompressed)", header.compressed, header.uncompressed)));
+    let (Ok(compressed), Ok(uncompressed)) = (u64::try_from(header.compressed), u64::try_from(header.uncompressed))
+    else {
+        return Err(corrupt(format!(
+            "negative page size ({} compressed, {} uncompressed)",
+            header.compressed, header.uncompressed
+        )));
     };
     let page_end = position + header_len as u64 + compressed;
     if page_end > end {
-        return Err(corrupt(format!("{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})")));
+        return Err(corrupt(format!(
+            "{compressed} compressed bytes at offset {position} run past the column chunk's end ({end})"
+        )));
     }
     if let Some(max) = max_uncompressed_size(chunk.compression(), compressed)
         && uncompressed > max
@@ -141,7 +168,9 @@ fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(Pag
         let bytes = file.read(position..position + probe)?;
         match PageSizes::read(&bytes) {
             Some(found) => return Ok(Some(found)),
-            None if probe < (end - position).min(MAX_HEADER) => probe = (probe * 16).min(end - position).min(MAX_HEADER),
+            None if probe < (end - position).min(MAX_HEADER) => {
+                probe = (probe * 16).min(end - position).min(MAX_HEADER)
+            }
             None => return Ok(None),
         }
     }

@@ -86,7 +86,10 @@ pub fn decode_bits(data: &[u8], n: usize) -> Result<BooleanBuffer, HybridError> 
             Run::Packed { bytes, count } => {
                 let take = count.min(n - runs.decoded);
                 if take.div_ceil(8) > bytes.len() {
-                    return Err(format!("bit-packed levels end after {} of {n} values", runs.decoded + bytes.len() * 8));
+                    return Err(format!(
+                        "bit-packed levels end after {} of {n} values",
+                        runs.decoded + bytes.len() * 8
+                    ));
                 }
                 out.push_packed(bytes, take);
                 runs.decoded += take;
@@ -215,7 +218,7 @@ fn unpack(bytes: &[u8], width: usize, take: usize, out: &mut Vec<u32>) -> Result
 /// each group of 8 with the width known at compile time (each value one unaligned 64-bit
 /// load, shift and mask). A group reads 8 bytes past its start, so the last groups of a
 /// run are unpacked from a copy padded with zeros (one value at a time, with a copy per
-/// value near the end, they took ~20% of the decoding of 3-bit dictionary indices).
+/// value near the end, they dominated the decoding of narrow dictionary indices).
 #[inline(always)]
 fn unpack_run<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) {
     #[cfg(target_arch = "x86_64")]
@@ -249,8 +252,8 @@ fn unpack_run_scalar<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u3
 /// Bit-packed values unpacked sixteen at a time with AVX-512 VBMI: one 64-byte load, a
 /// byte permutation putting each value's (up to) four bytes in its 32-bit lane, a shift
 /// per lane and a mask — a few instructions for 16 values where the scalar groups take
-/// one load, shift and mask each (dictionary indices of a ~25% filter's predicate column
-/// were ~10% of the read). Values up to [`WIDEST`](vbmi::WIDEST) bits: a wider one may
+/// one load, shift and mask each (a predicate column's dictionary indices are unpacked
+/// whole). Values up to [`WIDEST`](vbmi::WIDEST) bits: a wider one may
 /// span five bytes.
 #[cfg(target_arch = "x86_64")]
 mod vbmi {

@@ -161,4 +161,3 @@ impl<'a> ThriftWalker<'a> {
         }
     }
 }
-

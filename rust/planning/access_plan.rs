@@ -1,5 +1,5 @@
 //! The access plan of one file: per row group, skip it, scan it whole, or scan the rows of
-//! a [`RowSelection`] (DataFusion's `ParquetAccessPlan`, seed 000), with the reason for
+//! a [`RowSelection`] (DataFusion's `ParquetAccessPlan`), with the reason for
 //! each decision so that a plan can be explained.
 //!
 //! ```
@@ -104,12 +104,7 @@ impl FileAccessPlan {
                 read_bytes: 0,
             })
             .collect();
-        Self {
-            path: path.into(),
-            row_groups,
-            note: None,
-            skipped: None,
-        }
+        Self { path: path.into(), row_groups, note: None, skipped: None }
     }
 
     /// A file skipped whole, before its footer was read, because of `reason`.
@@ -164,10 +159,7 @@ impl FileAccessPlan {
 
     /// Indices of the row groups not skipped.
     pub fn surviving(&self) -> impl Iterator<Item = usize> + '_ {
-        self.row_groups
-            .iter()
-            .filter(|rg| rg.access != RowGroupAccess::Skip)
-            .map(|rg| rg.index)
+        self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).map(|rg| rg.index)
     }
 
     /// `true` when every row group is skipped (or there are none).
@@ -188,11 +180,7 @@ impl FileAccessPlan {
             return text;
         }
         let total: usize = self.row_groups.iter().map(|rg| rg.rows).sum();
-        let kept = self
-            .row_groups
-            .iter()
-            .filter(|rg| rg.access != RowGroupAccess::Skip)
-            .count();
+        let kept = self.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).count();
         let _ = writeln!(
             text,
             "file {}: {} of {} row groups kept, {} of {} rows selected",

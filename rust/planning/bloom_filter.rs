@@ -1,6 +1,6 @@
 //! Bloom filter pruning: literal guarantees derived from the filter, probed in each
 //! surviving row group's split-block bloom filters (DataFusion's `LiteralGuarantee` and
-//! `prune_by_bloom_filters`, seed 000 / 002).
+//! `prune_by_bloom_filters`).
 //!
 //! A **literal guarantee** says "every row the filter accepts has `column` ∈ {values}". It
 //! comes from `column = literal`, `column <=> literal`, `column IN (...)` found on AND
@@ -81,42 +81,27 @@ type Guarantees = BTreeMap<String, LiteralGuarantee>;
 fn derive(expr: &BoundExpr) -> Guarantees {
     let mut out = Guarantees::new();
     match expr {
-        BoundExpr::Compare {
-            op: CompareOp::Eq | CompareOp::NullSafeEq,
-            left,
-            right,
-        } => {
+        BoundExpr::Compare { op: CompareOp::Eq | CompareOp::NullSafeEq, left, right } => {
             let preimage = match (left.as_ref(), right.as_ref()) {
-                (BoundExpr::Literal(l), value) | (value, BoundExpr::Literal(l)) if !is_null_literal(l) => preimage(value, l),
+                (BoundExpr::Literal(l), value) | (value, BoundExpr::Literal(l)) if !is_null_literal(l) => {
+                    preimage(value, l)
+                }
                 _ => Preimage::Unknown,
             };
             if let Preimage::Value(column, literal) = preimage
                 && usable(&literal)
             {
-                out.insert(
-                    key(column),
-                    LiteralGuarantee {
-                        column: column.clone(),
-                        values: vec![literal].into(),
-                    },
-                );
+                out.insert(key(column), LiteralGuarantee { column: column.clone(), values: vec![literal].into() });
             }
         }
-        BoundExpr::InList {
-            expr,
-            list,
-            negated: false,
-        } => {
-            let literals: Option<Vec<&ArrayRef>> = list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(v) } else { None }).collect();
+        BoundExpr::InList { expr, list, negated: false } => {
+            let literals: Option<Vec<&ArrayRef>> =
+                list.iter().map(|item| if let BoundExpr::Literal(v) = item { Some(v) } else { None }).collect();
             if let Some(literals) = literals {
                 insert_list_guarantee(&mut out, expr, literals);
             }
         }
-        BoundExpr::InSet {
-            expr,
-            set,
-            negated: false,
-        } => {
+        BoundExpr::InSet { expr, set, negated: false } => {
             let Some(column) = peel_injective_casts(expr) else { return out };
             let value_type = match &column.data_type {
                 DataType::Dictionary(_, values) => values.as_ref(),
@@ -134,7 +119,9 @@ fn derive(expr: &BoundExpr) -> Guarantees {
             out = derive(left);
             for (name, guarantee) in derive(right) {
                 match out.get_mut(&name) {
-                    Some(existing) => existing.values = intersection(existing.values.to_vec(), &guarantee.values).into(),
+                    Some(existing) => {
+                        existing.values = intersection(existing.values.to_vec(), &guarantee.values).into()
+                    }
                     None => {
                         out.insert(name, guarantee);
                     }
@@ -208,7 +195,9 @@ fn preimage<'a>(value: &'a BoundExpr, literal: &ArrayRef) -> Preimage<'a> {
         return Preimage::Unknown;
     };
     match cast_with_options(&narrowed, literal.data_type(), &lenient) {
-        Ok(back) if narrowed.null_count() == 0 && back.to_data() == literal.to_data() => Preimage::Value(column, narrowed),
+        Ok(back) if narrowed.null_count() == 0 && back.to_data() == literal.to_data() => {
+            Preimage::Value(column, narrowed)
+        }
         Ok(_) => Preimage::Impossible,
         Err(_) => Preimage::Unknown,
     }
@@ -449,19 +438,28 @@ impl Probe {
     /// values per file up front cost more than the probes. A value that cannot be encoded
     /// is assumed present.
     fn may_hold_any(&self, bloom: &Sbbf, values: &[ArrayRef]) -> bool {
-        values.iter().any(|value| plain_bytes(value, &self.descriptor).is_none_or(|bytes| bloom.check(bytes.as_slice())))
+        values
+            .iter()
+            .any(|value| plain_bytes(value, &self.descriptor).is_none_or(|bytes| bloom.check(bytes.as_slice())))
     }
 }
 
 /// `values` (a literal guarantee's) to probe in the leaf `leaf` with Arrow field `field`,
 /// and, for a long list with statistics, per row group the positions of the values inside
 /// the row group's bounds (the values then sorted: a binary search per bound).
-fn values_in_bounds(file: &OpenedFile, leaf: usize, field: &arrow::datatypes::Field, values: &Arc<[ArrayRef]>) -> (Arc<[ArrayRef]>, Option<Vec<std::ops::Range<usize>>>) {
+fn values_in_bounds(
+    file: &OpenedFile,
+    leaf: usize,
+    field: &arrow::datatypes::Field,
+    values: &Arc<[ArrayRef]>,
+) -> (Arc<[ArrayRef]>, Option<Vec<std::ops::Range<usize>>>) {
     if values.len() <= SHORT_LIST {
         return (Arc::clone(values), None);
     }
     let Ok(set) = InSet::shared(values) else { return (Arc::clone(values), None) };
-    let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field).ok().and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
+    let ranges = ZoneMaps::for_row_groups(&file.metadata, leaf, field)
+        .ok()
+        .and_then(|zones| set.ranges_between(&zones.mins, &zones.maxes));
     (set.shared_value_items(), ranges)
 }
 
@@ -483,28 +481,39 @@ pub fn prune_by_bloom_filters(
     let mut probes: Vec<Probe> = Vec::new();
     for g in guarantees.iter_mut().filter(|g| !g.values.is_empty()) {
         let name = g.column.path.parts().join(".");
-        let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(|(leaf, field)| {
-            // Values are encoded only for a column with bloom filters to probe: a long
-            // list costs as many encodings per file.
-            let descriptor = schema.column(leaf);
-            if !surviving.iter().any(|&index| file.metadata.row_group(index).column(leaf).bloom_filter_offset().is_some()) {
-                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
-            }
-            // Values outside the column's AND-ed bounds cannot match: no need to probe them.
-            if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
-                let inside = range.contains_each(&g.values);
-                if inside.contains(&Some(false)) {
-                    g.values = g.values.iter().zip(inside).filter(|(_, inside)| *inside != Some(false)).map(|(v, _)| Arc::clone(v)).collect();
+        let probe = file.leaf(&g.column).filter(|(_, field)| field.data_type() == &g.column.data_type).and_then(
+            |(leaf, field)| {
+                // Values are encoded only for a column with bloom filters to probe: a long
+                // list costs as many encodings per file.
+                let descriptor = schema.column(leaf);
+                if !surviving
+                    .iter()
+                    .any(|&index| file.metadata.row_group(index).column(leaf).bloom_filter_offset().is_some())
+                {
+                    return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
                 }
-            }
-            if g.values.is_empty() {
-                return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
-            }
-            // Values of a type the column does not store cannot be probed (the first tells).
-            plain_bytes(&g.values[0], &descriptor)?;
-            let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
-            Some(Probe { leaf, name: name.clone(), values, descriptor, in_bounds })
-        });
+                // Values outside the column's AND-ed bounds cannot match: no need to probe them.
+                if let Some(range) = ranges.iter().find(|r| r.column.path == g.column.path) {
+                    let inside = range.contains_each(&g.values);
+                    if inside.contains(&Some(false)) {
+                        g.values = g
+                            .values
+                            .iter()
+                            .zip(inside)
+                            .filter(|(_, inside)| *inside != Some(false))
+                            .map(|(v, _)| Arc::clone(v))
+                            .collect();
+                    }
+                }
+                if g.values.is_empty() {
+                    return Some(Probe { leaf, name: name.clone(), values: Arc::new([]), descriptor, in_bounds: None });
+                }
+                // Values of a type the column does not store cannot be probed (the first tells).
+                plain_bytes(&g.values[0], &descriptor)?;
+                let (values, in_bounds) = values_in_bounds(file, leaf, &field, &g.values);
+                Some(Probe { leaf, name: name.clone(), values, descriptor, in_bounds })
+            },
+        );
         match probe {
             Some(probe) => probes.push(probe),
             None => unprobed.push(format!("bloom filter: values of {name} ({}) cannot be probed", g.column.data_type)),
@@ -539,7 +548,9 @@ pub fn prune_by_bloom_filters(
         })
         .collect();
     let reader = reader.prefetch(&wanted, DEFAULT_REMOTE_COALESCE_GAP)?;
-    let corrupt = |e: parquet::errors::ParquetError| reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e));
+    let corrupt = |e: parquet::errors::ParquetError| {
+        reader.take_error().unwrap_or_else(|| PqsiftError::corrupt(&file.location, e))
+    };
     for index in surviving {
         let row_group = file.metadata.row_group(index);
         for probe @ Probe { leaf, name, values, in_bounds, .. } in &probes {
@@ -547,9 +558,7 @@ pub fn prune_by_bloom_filters(
             if chunk.bloom_filter_offset().is_none() {
                 continue;
             }
-            let Some(bloom) =
-                Sbbf::read_from_column_chunk(chunk, &reader).map_err(corrupt)?
-            else {
+            let Some(bloom) = Sbbf::read_from_column_chunk(chunk, &reader).map_err(corrupt)? else {
                 continue;
             };
             // The crate indexes block 0 of an empty bitset: a filter needs at least one block.

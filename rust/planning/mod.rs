@@ -3,12 +3,12 @@
 //! page index — as an access plan per file.
 //!
 //! * [`zone_map`] — per row group and per page min/max/null counts of a column, with the
-//!   Parquet rules on exactness, deprecated fields and NaN applied (seed 002).
+//!   Parquet rules on exactness, deprecated fields and NaN applied.
 //! * [`pruning_predicate`] — three-valued evaluation of a filter on zone maps (can be true /
 //!   can be false per container), through monotonic functions.
 //! * [`normalise`] — conjuncts on one column merged into ranges and value sets.
 //! * [`row_group_filter`], [`bloom_filter`], [`page_filter`] — the stages, in DataFusion's
-//!   order (seed 000): file range, statistics, bloom filters, page index.
+//!   order: file range, statistics, bloom filters, page index.
 //! * [`access_plan`] — per row group Skip / Scan / Selection, with the reason.
 //! * [`metrics`] — what planning pruned, counted.
 //! * [`read_estimate`] — the compressed bytes a planned row group's read can take.

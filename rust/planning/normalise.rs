@@ -1,4 +1,4 @@
-//! Normalisation of a filter's conjuncts per column (seed 002, StarRocks'
+//! Normalisation of a filter's conjuncts per column (StarRocks'
 //! `ColumnValueRange`): the comparisons of a plain column with a literal found among the
 //! top-level AND conjuncts merge into one range per column (`=` is the degenerate range
 //! `[v, v]`), and equality / IN-list value sets (see
@@ -64,12 +64,15 @@ impl ColumnRange {
     pub fn contains_each(&self, values: &[ArrayRef]) -> Vec<Option<bool>> {
         let refs: Vec<&dyn Array> = values.iter().map(|v| v.as_ref()).collect();
         let Ok(all) = arrow::compute::concat(&refs) else { return values.iter().map(|v| self.contains(v)).collect() };
-        let side = |bound: &Option<Bound>, inclusive_op: CompareOp, exclusive_op: CompareOp| -> Option<Vec<Option<bool>>> {
-            match bound {
-                Some((limit, inclusive)) => compare_each(if *inclusive { inclusive_op } else { exclusive_op }, &all, limit),
-                None => Some(vec![Some(true); all.len()]),
-            }
-        };
+        let side =
+            |bound: &Option<Bound>, inclusive_op: CompareOp, exclusive_op: CompareOp| -> Option<Vec<Option<bool>>> {
+                match bound {
+                    Some((limit, inclusive)) => {
+                        compare_each(if *inclusive { inclusive_op } else { exclusive_op }, &all, limit)
+                    }
+                    None => Some(vec![Some(true); all.len()]),
+                }
+            };
         match (side(&self.lower, CompareOp::GtEq, CompareOp::Gt), side(&self.upper, CompareOp::LtEq, CompareOp::Lt)) {
             (Some(above), Some(below)) => above
                 .into_iter()
@@ -89,11 +92,7 @@ impl ColumnRange {
         let (Some((low, low_inclusive)), Some((high, high_inclusive))) = (&self.lower, &self.upper) else {
             return Some(false);
         };
-        let op = if *low_inclusive && *high_inclusive {
-            CompareOp::Gt
-        } else {
-            CompareOp::GtEq
-        };
+        let op = if *low_inclusive && *high_inclusive { CompareOp::Gt } else { CompareOp::GtEq };
         compare(op, low, high)
     }
 }
@@ -119,7 +118,11 @@ fn compare(op: CompareOp, left: &ArrayRef, right: &ArrayRef) -> Option<bool> {
 fn compare_each(op: CompareOp, values: &ArrayRef, literal: &ArrayRef) -> Option<Vec<Option<bool>>> {
     let test = BoundExpr::Compare {
         op,
-        left: Box::new(BoundExpr::Column(BoundColumn { path: crate::filter::ColumnPath::new(["value"]), indices: vec![0], data_type: values.data_type().clone() })),
+        left: Box::new(BoundExpr::Column(BoundColumn {
+            path: crate::filter::ColumnPath::new(["value"]),
+            indices: vec![0],
+            data_type: values.data_type().clone(),
+        })),
         right: Box::new(BoundExpr::Literal(literal.clone())),
     };
     let schema = Arc::new(Schema::new(vec![arrow::datatypes::Field::new("value", values.data_type().clone(), true)]));
@@ -152,13 +155,11 @@ pub fn column_ranges(filter: &BoundExpr) -> Vec<ColumnRange> {
             CompareOp::Eq | CompareOp::NullSafeEq => (Some((literal.clone(), true)), Some((literal, true))),
             CompareOp::NotEq => continue,
         };
-        let range = ranges
-            .entry(term.column.path.to_string())
-            .or_insert_with(|| ColumnRange {
-                column: term.column.clone(),
-                lower: None,
-                upper: None,
-            });
+        let range = ranges.entry(term.column.path.to_string()).or_insert_with(|| ColumnRange {
+            column: term.column.clone(),
+            lower: None,
+            upper: None,
+        });
         if let Some(new) = lower {
             range.lower = Some(match range.lower.take() {
                 // Keep the greater bound; on a tie the exclusive one.
@@ -190,10 +191,7 @@ pub fn contradiction(filter: &BoundExpr) -> Option<String> {
     let ranges = column_ranges(filter);
     for range in &ranges {
         if range.is_empty() == Some(true) {
-            return Some(format!(
-                "the filter's bounds on {} leave no value",
-                range.column.path.parts().join(".")
-            ));
+            return Some(format!("the filter's bounds on {} leave no value", range.column.path.parts().join(".")));
         }
     }
     for guarantee in literal_guarantees(filter) {
@@ -204,9 +202,7 @@ pub fn contradiction(filter: &BoundExpr) -> Option<String> {
             None => guarantee.values.len(),
         };
         if inside == 0 {
-            return Some(format!(
-                "the filter's equalities, IN lists and bounds on {name} have no value in common"
-            ));
+            return Some(format!("the filter's equalities, IN lists and bounds on {name} have no value in common"));
         }
     }
     None

@@ -1,6 +1,6 @@
 //! Page index pruning: the filter evaluated per data page of each surviving row group
 //! (ColumnIndex bounds, OffsetIndex row ranges), giving a [`RowSelection`] per row group
-//! (DataFusion's `PagePruningAccessPlanFilter`, seed 000).
+//! (DataFusion's `PagePruningAccessPlanFilter`).
 //!
 //! Pages of different columns need not align, so the three-valued evaluation runs on rows
 //! rather than pages: each leaf gives the rows of the pages where it can be true and the
@@ -64,16 +64,9 @@ pub fn prune_by_page_index(
         let possible = evaluate_tree::<RowSelection>(filter, &mut |leaf: &BoundExpr| {
             let leaf = LeafPredicate::analyse(leaf);
             let whole = |flag: bool| {
-                if flag {
-                    RowSelection::select_all(rows)
-                } else {
-                    RowSelection::skip_all(rows)
-                }
+                if flag { RowSelection::select_all(rows) } else { RowSelection::skip_all(rows) }
             };
-            let zones = match leaf
-                .column()
-                .and_then(|column| file.leaf(column).map(|found| (column, found)))
-            {
+            let zones = match leaf.column().and_then(|column| file.leaf(column).map(|found| (column, found))) {
                 Some((column, (leaf_index, field))) => {
                     match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
                         Ok(Some(zones)) => in_type(zones, &column.data_type).map(|zones| (leaf_index, zones)),
@@ -91,26 +84,16 @@ pub fn prune_by_page_index(
                     }
                 }
                 let single = leaf.evaluate(None, 1);
-                return Ok(Possible {
-                    can_true: whole(single.can_true[0]),
-                    can_false: whole(single.can_false[0]),
-                });
+                return Ok(Possible { can_true: whole(single.can_true[0]), can_false: whole(single.can_false[0]) });
             };
             let ranges = page_row_ranges(&zones, rows)?;
             let per_page = leaf.evaluate(Some(&zones), zones.len());
             let pick = |flags: &[bool]| -> Result<RowSelection> {
-                let chosen: Vec<Range<usize>> = ranges
-                    .iter()
-                    .zip(flags)
-                    .filter(|(_, f)| **f)
-                    .map(|(r, _)| r.clone())
-                    .collect();
+                let chosen: Vec<Range<usize>> =
+                    ranges.iter().zip(flags).filter(|(_, f)| **f).map(|(r, _)| r.clone()).collect();
                 RowSelection::from_ranges(&chosen, rows)
             };
-            let result = Possible {
-                can_true: pick(&per_page.can_true)?,
-                can_false: pick(&per_page.can_false)?,
-            };
+            let result = Possible { can_true: pick(&per_page.can_true)?, can_false: pick(&per_page.can_false)? };
             if !page_ranges.iter().any(|(l, _)| *l == leaf_index) {
                 page_ranges.push((leaf_index, ranges));
             }
@@ -164,9 +147,7 @@ pub(crate) fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range
         start = end;
     }
     if start != rows {
-        return Err(PqsiftError::Statistics(format!(
-            "the offset index covers {start} rows, the row group has {rows}"
-        )));
+        return Err(PqsiftError::Statistics(format!("the offset index covers {start} rows, the row group has {rows}")));
     }
     Ok(ranges)
 }

@@ -1,4 +1,4 @@
-//! Three-valued evaluation of a bound filter on zone maps (seed 002, ORC's `TruthValue`).
+//! Three-valued evaluation of a bound filter on zone maps (ORC's `TruthValue`).
 //!
 //! For every container (row group or page) the pruning predicate computes two facts:
 //! whether the filter **can be true** for some row, and whether it **can be false** for
@@ -60,8 +60,8 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Float64Type, Schema};
 
 use crate::Result;
-use crate::filter::in_set::InSet;
 use crate::filter::functions::TruncLevel;
+use crate::filter::in_set::InSet;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate};
 use crate::planning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
@@ -111,10 +111,7 @@ pub struct Possible<S> {
 impl<S: ContainerSet> Possible<S> {
     /// `NOT self`.
     pub fn negated(self) -> Self {
-        Self {
-            can_true: self.can_false,
-            can_false: self.can_true,
-        }
+        Self { can_true: self.can_false, can_false: self.can_true }
     }
 
     /// `self AND other`.
@@ -217,33 +214,15 @@ impl MonotoneTerm {
 #[derive(Debug, Clone)]
 pub enum LeafPredicate {
     /// `term op literal` (the literal may be NULL).
-    Compare {
-        term: MonotoneTerm,
-        op: CompareOp,
-        literal: ArrayRef,
-    },
+    Compare { term: MonotoneTerm, op: CompareOp, literal: ArrayRef },
     /// `term [NOT] IN (literals)`, a short list.
-    InList {
-        term: MonotoneTerm,
-        items: Vec<ArrayRef>,
-        negated: bool,
-    },
+    InList { term: MonotoneTerm, items: Vec<ArrayRef>, negated: bool },
     /// `term [NOT] IN (literals)`, a long list as a set.
-    InSet {
-        term: MonotoneTerm,
-        set: Arc<InSet>,
-        negated: bool,
-    },
+    InSet { term: MonotoneTerm, set: Arc<InSet>, negated: bool },
     /// `term IS [NOT] NULL`.
     IsNull { term: MonotoneTerm, negated: bool },
     /// `column [NOT] LIKE pattern` with a literal prefix before the first wildcard.
-    Like {
-        term: MonotoneTerm,
-        prefix: String,
-        prefix_only: bool,
-        exact: bool,
-        negated: bool,
-    },
+    Like { term: MonotoneTerm, prefix: String, prefix_only: bool, exact: bool, negated: bool },
     /// A BOOLEAN column used as a predicate.
     BooleanColumn(BoundColumn),
     /// A constant (NULL: `None`).
@@ -268,38 +247,20 @@ impl LeafPredicate {
         match expr {
             BoundExpr::Compare { op, left, right } => {
                 if let (Some(term), BoundExpr::Literal(literal)) = (monotone(left), right.as_ref()) {
-                    return Self::Compare {
-                        term,
-                        op: *op,
-                        literal: literal.clone(),
-                    };
+                    return Self::Compare { term, op: *op, literal: literal.clone() };
                 }
                 if let (BoundExpr::Literal(literal), Some(term)) = (left.as_ref(), monotone(right)) {
-                    return Self::Compare {
-                        term,
-                        op: op.swapped(),
-                        literal: literal.clone(),
-                    };
+                    return Self::Compare { term, op: op.swapped(), literal: literal.clone() };
                 }
                 Self::Unknown
             }
             BoundExpr::InList { expr, list, negated } => {
                 let items: Option<Vec<ArrayRef>> = list
                     .iter()
-                    .map(|item| {
-                        if let BoundExpr::Literal(value) = item {
-                            Some(value.clone())
-                        } else {
-                            None
-                        }
-                    })
+                    .map(|item| if let BoundExpr::Literal(value) = item { Some(value.clone()) } else { None })
                     .collect();
                 match (monotone(expr), items) {
-                    (Some(term), Some(items)) if !items.is_empty() => Self::InList {
-                        term,
-                        items,
-                        negated: *negated,
-                    },
+                    (Some(term), Some(items)) if !items.is_empty() => Self::InList { term, items, negated: *negated },
                     _ => Self::Unknown,
                 }
             }
@@ -308,43 +269,37 @@ impl LeafPredicate {
                 None => Self::Unknown,
             },
             BoundExpr::IsNull { expr, negated } => match monotone(expr) {
-                Some(term) => Self::IsNull {
-                    term,
-                    negated: *negated,
-                },
+                Some(term) => Self::IsNull { term, negated: *negated },
                 None => Self::Unknown,
             },
             BoundExpr::Like { expr, pattern, negated } => match (monotone(expr), parse_like_prefix(pattern)) {
                 (Some(term), Some((prefix, prefix_only, exact)))
-                    if term.increasing
-                        && is_string(&term.function.data_type())
-                        =>
+                    if term.increasing && is_string(&term.function.data_type()) =>
                 {
-                    Self::Like {
-                        term,
-                        prefix,
-                        prefix_only,
-                        exact,
-                        negated: *negated,
-                    }
+                    Self::Like { term, prefix, prefix_only, exact, negated: *negated }
                 }
                 _ => Self::Unknown,
             },
             // `startswith(s, 'abc')` is `s LIKE 'abc%'` with nothing to escape.
-            BoundExpr::Function { function: ScalarFunction::StartsWith, args, .. } => match (monotone(&args[0]), &args[1]) {
-                (Some(term), BoundExpr::Literal(prefix))
-                    if term.increasing && is_string(&term.function.data_type()) && prefix.is_valid(0) && prefix.data_type() == &DataType::Utf8 =>
-                {
-                    Self::Like {
-                        term,
-                        prefix: prefix.as_string::<i32>().value(0).to_string(),
-                        prefix_only: true,
-                        exact: false,
-                        negated: false,
+            BoundExpr::Function { function: ScalarFunction::StartsWith, args, .. } => {
+                match (monotone(&args[0]), &args[1]) {
+                    (Some(term), BoundExpr::Literal(prefix))
+                        if term.increasing
+                            && is_string(&term.function.data_type())
+                            && prefix.is_valid(0)
+                            && prefix.data_type() == &DataType::Utf8 =>
+                    {
+                        Self::Like {
+                            term,
+                            prefix: prefix.as_string::<i32>().value(0).to_string(),
+                            prefix_only: true,
+                            exact: false,
+                            negated: false,
+                        }
                     }
+                    _ => Self::Unknown,
                 }
-                _ => Self::Unknown,
-            },
+            }
             BoundExpr::Column(column) if column.data_type == DataType::Boolean => Self::BooleanColumn(column.clone()),
             BoundExpr::Literal(value) if value.data_type() == &DataType::Boolean => {
                 Self::Constant(value.as_boolean().iter().next().flatten())
@@ -455,7 +410,13 @@ fn compare(term: &MonotoneTerm, op: CompareOp, literal: &ArrayRef, zones: &ZoneM
 
 /// `term [NOT] IN (items)`: true where some item can equal, false where every item can
 /// differ (a NULL item makes the non-matching rows NULL rather than false).
-fn in_list(term: &MonotoneTerm, items: &[ArrayRef], negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+fn in_list(
+    term: &MonotoneTerm,
+    items: &[ArrayRef],
+    negated: bool,
+    zones: &ZoneMaps,
+    containers: usize,
+) -> Possible<Vec<bool>> {
     let bounds = Bounds::new(term, zones);
     let mut can_true = vec![false; containers];
     let null_item = items.iter().any(is_null_literal);
@@ -480,19 +441,34 @@ fn in_set(term: &MonotoneTerm, set: &InSet, zones: &ZoneMaps, containers: usize)
     if term.is_plain_column()
         && let Some(can_true) = set.any_between(&zones.mins, &zones.maxes)
     {
-        let single = |i: usize| zones.mins.is_valid(i) && zones.maxes.is_valid(i) && zones.mins.slice(i, 1).to_data() == zones.maxes.slice(i, 1).to_data();
-        let can_false = (0..containers).map(|i| !set.has_null() && !(single(i) && can_true[i])).collect();
+        let single = |i: usize| {
+            zones.mins.is_valid(i)
+                && zones.maxes.is_valid(i)
+                && zones.mins.slice(i, 1).to_data() == zones.maxes.slice(i, 1).to_data()
+        };
+        let can_false = (0..containers).map(|i| !(set.has_null() || single(i) && can_true[i])).collect();
         return Possible { can_true, can_false };
     }
     let values = set.values();
     let (lowest, highest) = (values.slice(0, 1), values.slice(values.len() - 1, 1));
     let bounds = Bounds::new(term, zones);
     let in_range = bounds.compare(CompareOp::GtEq, &lowest).and(&bounds.compare(CompareOp::LtEq, &highest));
-    Possible { can_true: in_range.map_or_else(|_| vec![true; containers], |r| r.can_true), can_false: vec![!set.has_null(); containers] }
+    Possible {
+        can_true: in_range.map_or_else(|_| vec![true; containers], |r| r.can_true),
+        can_false: vec![!set.has_null(); containers],
+    }
 }
 
 /// `term [NOT] LIKE 'prefix%...'`: the range of strings with the prefix.
-fn like(term: &MonotoneTerm, prefix: &str, prefix_only: bool, exact: bool, negated: bool, zones: &ZoneMaps, containers: usize) -> Possible<Vec<bool>> {
+fn like(
+    term: &MonotoneTerm,
+    prefix: &str,
+    prefix_only: bool,
+    exact: bool,
+    negated: bool,
+    zones: &ZoneMaps,
+    containers: usize,
+) -> Possible<Vec<bool>> {
     let bounds = Bounds::new(term, zones);
     let literal = |text: &str| -> Option<ArrayRef> {
         cast(&(Arc::new(StringArray::from(vec![text])) as ArrayRef), &term.function.data_type()).ok()
@@ -502,7 +478,9 @@ fn like(term: &MonotoneTerm, prefix: &str, prefix_only: bool, exact: bool, negat
         (Some(low), high) => {
             let at_least = bounds.compare(CompareOp::GtEq, &low);
             let mut result = match high {
-                Some(high) => at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown(containers)),
+                Some(high) => {
+                    at_least.and(&bounds.compare(CompareOp::Lt, &high)).unwrap_or_else(|_| unknown(containers))
+                }
                 None => at_least,
             };
             if !prefix_only {
@@ -539,9 +517,7 @@ impl Counts {
         Self {
             has_rows: (0..n).map(|i| rows(i) > 0).collect(),
             has_nulls: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c > 0)).collect(),
-            has_values: (0..n)
-                .map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i)))
-                .collect(),
+            has_values: (0..n).map(|i| rows(i) > 0 && nulls(i).is_none_or(|c| c < rows(i))).collect(),
         }
     }
 }
@@ -560,38 +536,23 @@ struct Bounds<'a> {
 impl<'a> Bounds<'a> {
     fn new(term: &'a MonotoneTerm, zones: &ZoneMaps) -> Self {
         let unusable = if !term.increasing
-            && matches!(
-                zones.maxes.data_type(),
-                DataType::Float32 | DataType::Float64 | DataType::Float16
-            ) {
+            && matches!(zones.maxes.data_type(), DataType::Float32 | DataType::Float64 | DataType::Float16)
+        {
             match cast(&zones.maxes, &DataType::Float64) {
-                Ok(maxes) => maxes
-                    .as_primitive::<Float64Type>()
-                    .iter()
-                    .map(|v| v.is_none_or(f64::is_nan))
-                    .collect(),
+                Ok(maxes) => maxes.as_primitive::<Float64Type>().iter().map(|v| v.is_none_or(f64::is_nan)).collect(),
                 Err(_) => vec![true; zones.len()],
             }
         } else {
             vec![false; zones.len()]
         };
-        Self {
-            term,
-            mins: zones.mins.clone(),
-            maxes: zones.maxes.clone(),
-            unusable,
-        }
+        Self { term, mins: zones.mins.clone(), maxes: zones.maxes.clone(), unusable }
     }
 
     /// Per container, whether `f(bound) op literal` holds, where `bound` is the term's lower
     /// (`upper == false`) or upper bound; `None` when unknown.
     fn holds(&self, upper: bool, op: CompareOp, literal: &ArrayRef) -> Vec<Option<bool>> {
         // The function's upper bound is f(max) when it increases, f(min) when it decreases.
-        let column = if upper == self.term.increasing {
-            &self.maxes
-        } else {
-            &self.mins
-        };
+        let column = if upper == self.term.increasing { &self.maxes } else { &self.mins };
         let test = BoundExpr::Compare {
             op,
             left: Box::new(self.term.function.clone()),
@@ -606,15 +567,11 @@ impl<'a> Bounds<'a> {
             Some(result) => result.iter().collect(),
             // Overflow (or another error) on some bound: retry one container at a time, an
             // error there leaving that bound unknown.
-            None => (0..column.len())
-                .map(|i| run(column.slice(i, 1)).and_then(|r| r.iter().next().flatten()))
-                .collect(),
+            None => {
+                (0..column.len()).map(|i| run(column.slice(i, 1)).and_then(|r| r.iter().next().flatten())).collect()
+            }
         };
-        results
-            .into_iter()
-            .zip(&self.unusable)
-            .map(|(r, unusable)| if *unusable { None } else { r })
-            .collect()
+        results.into_iter().zip(&self.unusable).map(|(r, unusable)| if *unusable { None } else { r }).collect()
     }
 
     /// `term op literal` for a non-null literal, from the bounds.
@@ -623,16 +580,10 @@ impl<'a> Bounds<'a> {
         let definitely = |v: &Option<bool>| *v == Some(true);
         let not_if = |values: Vec<Option<bool>>| -> Vec<bool> { values.iter().map(|v| !definitely(v)).collect() };
         let not_if_both = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
-            a.iter()
-                .zip(&b)
-                .map(|(a, b)| !(definitely(a) && definitely(b)))
-                .collect()
+            a.iter().zip(&b).map(|(a, b)| !(definitely(a) && definitely(b))).collect()
         };
         let not_if_either = |a: Vec<Option<bool>>, b: Vec<Option<bool>>| -> Vec<bool> {
-            a.iter()
-                .zip(&b)
-                .map(|(a, b)| !(definitely(a) || definitely(b)))
-                .collect()
+            a.iter().zip(&b).map(|(a, b)| !(definitely(a) || definitely(b))).collect()
         };
         let (low, high) = (false, true);
         match op {
@@ -667,22 +618,11 @@ impl<'a> Bounds<'a> {
 fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
     match expr {
         BoundExpr::Column(column) => {
-            let rebound = BoundColumn {
-                path: column.path.clone(),
-                indices: vec![0],
-                data_type: column.data_type.clone(),
-            };
-            Some(MonotoneTerm {
-                column: column.clone(),
-                function: BoundExpr::Column(rebound),
-                increasing: true,
-            })
+            let rebound =
+                BoundColumn { path: column.path.clone(), indices: vec![0], data_type: column.data_type.clone() };
+            Some(MonotoneTerm { column: column.clone(), function: BoundExpr::Column(rebound), increasing: true })
         }
-        BoundExpr::Cast {
-            expr: inner,
-            to,
-            session_time_zone,
-        } => {
+        BoundExpr::Cast { expr: inner, to, session_time_zone } => {
             let term = monotone(inner)?;
             if !is_monotone_cast(&inner.data_type(), to, session_time_zone) {
                 return None;
@@ -699,21 +639,12 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
         BoundExpr::Negate { expr: inner, text } => {
             let term = monotone(inner)?;
             Some(MonotoneTerm {
-                function: BoundExpr::Negate {
-                    expr: Box::new(term.function),
-                    text: text.clone(),
-                },
+                function: BoundExpr::Negate { expr: Box::new(term.function), text: text.clone() },
                 increasing: !term.increasing,
                 column: term.column,
             })
         }
-        BoundExpr::Arithmetic {
-            op,
-            left,
-            right,
-            data_type,
-            text,
-        } => {
+        BoundExpr::Arithmetic { op, left, right, data_type, text } => {
             let rebuild = |left: BoundExpr, right: BoundExpr| BoundExpr::Arithmetic {
                 op: *op,
                 left: Box::new(left),
@@ -823,7 +754,9 @@ pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
     let mut pending = vec![expr];
     while let Some(next) = pending.pop() {
         let breaks = match next {
-            BoundExpr::Function { function, .. } if monotone(next).is_none() && !next.columns().is_empty() => Some(function.name().to_string()),
+            BoundExpr::Function { function, .. } if monotone(next).is_none() && !next.columns().is_empty() => {
+                Some(function.name().to_string())
+            }
             BoundExpr::Case { .. } if !next.columns().is_empty() => Some("CASE".to_string()),
             BoundExpr::Abs { .. } if !next.columns().is_empty() => Some("abs".to_string()),
             _ => None,
@@ -833,8 +766,14 @@ pub fn order_breaking_function(expr: &BoundExpr) -> Option<String> {
         }
         match next {
             BoundExpr::Function { args, .. } => pending.extend(args),
-            BoundExpr::Compare { left, right, .. } | BoundExpr::Arithmetic { left, right, .. } => pending.extend([left.as_ref(), right.as_ref()]),
-            BoundExpr::Cast { expr, .. } | BoundExpr::Negate { expr, .. } | BoundExpr::IsNull { expr, .. } | BoundExpr::Like { expr, .. } | BoundExpr::InSet { expr, .. } => pending.push(expr),
+            BoundExpr::Compare { left, right, .. } | BoundExpr::Arithmetic { left, right, .. } => {
+                pending.extend([left.as_ref(), right.as_ref()])
+            }
+            BoundExpr::Cast { expr, .. }
+            | BoundExpr::Negate { expr, .. }
+            | BoundExpr::IsNull { expr, .. }
+            | BoundExpr::Like { expr, .. }
+            | BoundExpr::InSet { expr, .. } => pending.push(expr),
             BoundExpr::InList { expr, list, .. } => {
                 pending.push(expr);
                 pending.extend(list);
@@ -896,10 +835,7 @@ fn is_string(data_type: &DataType) -> bool {
 }
 
 fn is_binary(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
-    )
+    matches!(data_type, DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_))
 }
 
 /// The literal prefix of a LIKE pattern (`\` escapes): `(prefix, prefix_only, exact)` where
@@ -968,7 +904,8 @@ mod tests {
 
     #[test]
     fn casts_of_other_units_and_containers_are_monotone() {
-        let nanos = |tz: Option<&str>| Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)), true);
+        let nanos =
+            |tz: Option<&str>| Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)), true);
         let instant = "t < TIMESTAMP '2024-01-01 01:00:00'";
         assert!(matches!(leaf(instant, nanos(Some("UTC")), "UTC"), LeafPredicate::Compare { .. }));
         assert!(matches!(leaf(instant, nanos(None), "+02:00"), LeafPredicate::Compare { .. }));
@@ -978,7 +915,10 @@ mod tests {
             leaf("CAST(t AS DATE) = DATE '2024-01-01'", nanos(Some("UTC")), "Europe/Paris"),
             LeafPredicate::Unknown
         ));
-        assert!(matches!(leaf("d < DATE '2020-02-01'", Field::new("d", DataType::Date64, true), "UTC"), LeafPredicate::Compare { .. }));
+        assert!(matches!(
+            leaf("d < DATE '2020-02-01'", Field::new("d", DataType::Date64, true), "UTC"),
+            LeafPredicate::Compare { .. }
+        ));
         assert!(matches!(
             leaf("b < X'0100'", Field::new("b", DataType::FixedSizeBinary(2), true), "UTC"),
             LeafPredicate::Compare { .. }

@@ -49,7 +49,8 @@ use crate::selection::PageLocation;
 /// The compressed bytes reading `row_group` (as planned) of the leaf columns `leaves` can
 /// take (see the module documentation).
 pub fn row_group_bytes(metadata: &ParquetMetaData, row_group: &RowGroupPlan, leaves: &[usize]) -> u64 {
-    let chunk_size = |leaf: usize| u64::try_from(metadata.row_group(row_group.index).column(leaf).compressed_size()).unwrap_or(0);
+    let chunk_size =
+        |leaf: usize| u64::try_from(metadata.row_group(row_group.index).column(leaf).compressed_size()).unwrap_or(0);
     match &row_group.access {
         RowGroupAccess::Skip => 0,
         RowGroupAccess::Scan => leaves.iter().map(|&leaf| chunk_size(leaf)).sum(),
@@ -59,7 +60,8 @@ pub fn row_group_bytes(metadata: &ParquetMetaData, row_group: &RowGroupPlan, lea
                 .iter()
                 .map(|&leaf| match page_locations(metadata, row_group.index, leaf) {
                     Some(pages) => {
-                        let dictionary = dictionary_page_range(metadata, row_group.index, leaf).map_or(0, |r| r.end - r.start);
+                        let dictionary =
+                            dictionary_page_range(metadata, row_group.index, leaf).map_or(0, |r| r.end - r.start);
                         dictionary + pages_holding(&pages, row_group.rows as u64, &selected)
                     }
                     // No page index: the chunk in proportion to the rows selected.

@@ -52,11 +52,7 @@ pub fn prune_by_range(file: &OpenedFile, range: (u64, u64), plan: &mut FileAcces
         let size: u64 = row_group.columns().iter().map(|c| c.byte_range().1).sum();
         let midpoint = start.saturating_add(size / 2);
         if !(offset..end).contains(&midpoint) && plan.row_groups[index].decision() != "skip" {
-            plan.skip(
-                index,
-                "file range",
-                format!("midpoint byte {midpoint} is outside [{offset}, {end})"),
-            );
+            plan.skip(index, "file range", format!("midpoint byte {midpoint} is outside [{offset}, {end})"));
             metrics.row_groups_pruned_range += 1;
         }
     }
@@ -132,7 +128,9 @@ pub fn prune_by_statistics(
         let evidence: Vec<String> = columns
             .iter()
             .filter_map(|column| {
-                zone_maps[&column.indices].as_ref().map(|zones| describe_zone(&column.path.parts().join("."), zones, index))
+                zone_maps[&column.indices]
+                    .as_ref()
+                    .map(|zones| describe_zone(&column.path.parts().join("."), zones, index))
             })
             .collect();
         let reason = if let Some(reason) = leaf_reason(filter, &zone_maps, index) {
@@ -178,17 +176,12 @@ fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<Vec<usize>, Option<ZoneM
         let name = column.path.parts().join(".");
         let value = |array: &dyn Array, i: usize| -> String {
             let options = FormatOptions::default().with_null("NULL");
-            ArrayFormatter::try_new(array, &options)
-                .map(|f| f.value(i).to_string())
-                .unwrap_or_else(|_| "?".to_string())
+            ArrayFormatter::try_new(array, &options).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
         };
         let all_null =
             zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
         if all_null {
-            return Some(format!(
-                "all {} values of {name} are NULL",
-                zones.row_counts.value(index)
-            ));
+            return Some(format!("all {} values of {name} are NULL", zones.row_counts.value(index)));
         }
         let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
         return Some(match &leaf {
@@ -203,35 +196,23 @@ fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<Vec<usize>, Option<ZoneM
                     _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
                 }
             }
-            LeafPredicate::InList {
-                term,
-                items,
-                negated: false,
-            } if term.is_plain_column() => {
+            LeafPredicate::InList { term, items, negated: false } if term.is_plain_column() => {
                 // A long list is named by its first values and its length.
-                let mut shown: Vec<String> = items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
+                let mut shown: Vec<String> =
+                    items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
                 if items.len() > SHOWN_VALUES {
                     shown.push(format!("... {} values in all", items.len()));
                 }
-                format!(
-                    "none of ({}) is inside [min({name})={min}, max({name})={max}]",
-                    shown.join(", ")
-                )
+                format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
             }
-            LeafPredicate::InSet {
-                term,
-                set,
-                negated: false,
-            } if term.is_plain_column() => {
+            LeafPredicate::InSet { term, set, negated: false } if term.is_plain_column() => {
                 let values = set.values();
-                let mut shown: Vec<String> = (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
+                let mut shown: Vec<String> =
+                    (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
                 if values.len() > SHOWN_VALUES {
                     shown.push(format!("... {} values in all", values.len()));
                 }
-                format!(
-                    "none of ({}) is inside [min({name})={min}, max({name})={max}]",
-                    shown.join(", ")
-                )
+                format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
             }
             LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
             _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),

@@ -1,6 +1,6 @@
 //! A scan: files, filter, projection and options, and its plan — which row groups to skip,
 //! scan whole, or scan through a row selection — computed from metadata alone. Stages run
-//! in DataFusion's order (seed 000), each on the previous one's survivors: file byte range,
+//! in DataFusion's order, each on the previous one's survivors: file byte range,
 //! statistics, bloom filters, page index.
 //!
 //! The scan keeps what reading will need (parsed filter, options, file list, opened
@@ -31,17 +31,17 @@ use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
-use crate::planning::read_estimate::row_group_bytes;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
-use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
+use crate::planning::read_estimate::row_group_bytes;
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
+use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
 use crate::reading::projection::resolve_projection;
-use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::storage::Location;
-use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
+use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::table::delta::schema::ColumnMappingMode;
+use crate::table::file_pruning::{prune_files, specialise};
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
 use crate::table::source::{Table, merge_schemas};
@@ -136,11 +136,17 @@ impl ScanPlan {
         );
         if m.files_pruned_log_stats > 0 {
             // Appended to the header line: files the log's statistics ruled out.
-            text.insert_str(text.len() - 1, &format!("; {} file(s) skipped on the Delta log's statistics", m.files_pruned_log_stats));
+            text.insert_str(
+                text.len() - 1,
+                &format!("; {} file(s) skipped on the Delta log's statistics", m.files_pruned_log_stats),
+            );
         }
         if m.row_groups_pruned_topn > 0 || m.topn_rows_pruned > 0 {
             // Appended to the header line: what ORDER BY ... LIMIT let planning skip.
-            let topn = format!("; TopN: {} row group(s) and {} more rows skipped", m.row_groups_pruned_topn, m.topn_rows_pruned);
+            let topn = format!(
+                "; TopN: {} row group(s) and {} more rows skipped",
+                m.row_groups_pruned_topn, m.topn_rows_pruned
+            );
             text.insert_str(text.len() - 1, &topn);
         }
         if let Some(note) = &self.table_note {
@@ -188,28 +194,46 @@ impl Scan {
 
     /// A scan of `table`: as [`Scan::new`], with the table's partition columns part of the
     /// schema the filter and the projection resolve against (see [`crate::table`]).
-    pub fn of_table(table: Table, columns: Option<Vec<String>>, filter: Option<&str>, options: ScanOptions) -> Result<Self> {
+    pub fn of_table(
+        table: Table,
+        columns: Option<Vec<String>>,
+        filter: Option<&str>,
+        options: ScanOptions,
+    ) -> Result<Self> {
         let filter = filter.map(parse_filter).transpose()?;
-        for (name, given) in [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())] {
+        for (name, given) in
+            [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())]
+        {
             if given && table.files.len() != 1 {
-                return Err(PqsiftError::filter(format!("{name} needs a scan of exactly one file, not {}", table.files.len())));
+                return Err(PqsiftError::filter(format!(
+                    "{name} needs a scan of exactly one file, not {}",
+                    table.files.len()
+                )));
             }
         }
         let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
         let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
-                return Err(PqsiftError::table(&scan.table.name, "a schema cannot be given for a Delta table: it declares its own"));
+                return Err(PqsiftError::table(
+                    &scan.table.name,
+                    "a schema cannot be given for a Delta table: it declares its own",
+                ));
             }
             let schema = merge_schemas(given, &scan.table.partition_schema(), scan.options.bind.case_sensitive).0;
-            scan.table.declared = Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::None).with_field_ids(scan.options.field_ids)));
+            scan.table.declared = Some(Arc::new(
+                DeclaredSchema::new(schema, ColumnMappingMode::None).with_field_ids(scan.options.field_ids),
+            ));
         } else if scan.options.merge_schema && scan.table.declared.is_none() && scan.table.files.len() > 1 {
             scan.table.declared = Some(Arc::new(scan.merged_schema()?));
         }
         if scan.table.files.is_empty() && scan.table.declared.is_none() {
             // As Spark (UNABLE_TO_INFER_SCHEMA): no file, no schema, not zero columns.
             let name = if scan.table.name.is_empty() { "the scan" } else { scan.table.name.as_str() };
-            return Err(PqsiftError::table(name, "no Parquet file to infer the schema from; give the schema (option schema)"));
+            return Err(PqsiftError::table(
+                name,
+                "no Parquet file to infer the schema from; give the schema (option schema)",
+            ));
         }
         if scan.filter.is_none() && scan.columns.is_none() {
             return Ok(scan);
@@ -238,7 +262,10 @@ impl Scan {
         let projection = match &scan.columns {
             // Resolved as filters resolve names (Spark's matching, ambiguity errors),
             // paths into structs included.
-            Some(columns) => Some(resolve_projection(&schema, Some(columns), &scan.options.bind).map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?),
+            Some(columns) => Some(
+                resolve_projection(&schema, Some(columns), &scan.options.bind)
+                    .map_err(|e| PqsiftError::filter(format!("{name}: {e}")))?,
+            ),
             None => None,
         };
         if let Some(declared) = &scan.table.declared {
@@ -298,7 +325,8 @@ impl Scan {
         let opened = (0..self.table.files.len()).map(|position| self.open(position)).collect::<Result<Vec<_>>>()?;
         let names: Vec<String> = opened.iter().map(|file| file.name()).collect();
         let schemas: Vec<_> = opened.iter().map(|file| self.file_table_schema(file).0).collect();
-        let files: Vec<(&str, &arrow::datatypes::Schema)> = names.iter().map(String::as_str).zip(schemas.iter().map(|s| s.as_ref())).collect();
+        let files: Vec<(&str, &arrow::datatypes::Schema)> =
+            names.iter().map(String::as_str).zip(schemas.iter().map(|s| s.as_ref())).collect();
         let merged = merge_file_schemas(&files, self.options.bind.case_sensitive)?;
         Ok(DeclaredSchema::new(Arc::new(merged), ColumnMappingMode::None))
     }
@@ -317,7 +345,9 @@ impl Scan {
         if let (Some(_), Some(declared)) = (&self.options.schema, &self.table.declared) {
             // The caller's schema: every file, the first too, must be readable into it.
             let case_sensitive = self.options.bind.case_sensitive;
-            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, |root| declared.matcher_for(root, case_sensitive));
+            return check_readable(&file.name(), &file.schema, "the given schema", &declared.schema, |root| {
+                declared.matcher_for(root, case_sensitive)
+            });
         }
         if position == 0 || self.table.declared.is_some() {
             return Ok(());
@@ -332,7 +362,8 @@ impl Scan {
         // Nullable: a column the first file declares NOT NULL may be null (or missing) in
         // another (Spark reads every column as nullable).
         let nullable: Vec<_> = scan_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
-        let scan_schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(nullable, scan_schema.metadata().clone()));
+        let scan_schema =
+            Arc::new(arrow::datatypes::Schema::new_with_metadata(nullable, scan_schema.metadata().clone()));
         self.evolved.get_or_init(|| Arc::new(DeclaredSchema::new(scan_schema, ColumnMappingMode::None)));
         Ok(())
     }
@@ -423,8 +454,13 @@ impl Scan {
     fn missing_filter_columns(&self, position: usize, file: &OpenedFile) -> Result<Vec<String>> {
         let (Some(filter), Some(declared)) = (&self.filter, self.declared()) else { return Ok(Vec::new()) };
         let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
-        let partitions = self.table.partitions.as_ref().map(|p| declared.from_partition(&p.schema, self.options.bind.case_sensitive));
-        let referenced: Vec<String> = crate::filter::columns(filter).iter().map(|path| path.parts()[0].to_lowercase()).collect();
+        let partitions = self
+            .table
+            .partitions
+            .as_ref()
+            .map(|p| declared.from_partition(&p.schema, self.options.bind.case_sensitive));
+        let referenced: Vec<String> =
+            crate::filter::columns(filter).iter().map(|path| path.parts()[0].to_lowercase()).collect();
         Ok(declared
             .schema
             .fields()
@@ -493,21 +529,30 @@ impl Scan {
     /// tables, without a filter, or with the statistics stage off.
     fn files_by_log_statistics(&self, by_partition: &[bool]) -> Result<Vec<bool>> {
         let all = vec![true; self.table.files.len()];
-        let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta) else {
+        let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta)
+        else {
             return Ok(all);
         };
         if !self.options.statistics || !by_partition.contains(&true) {
             return Ok(all);
         }
         let (_, from_partition) = self.declared_schema().expect("a declared schema");
-        prune_by_log_statistics(filter, declared, &from_partition, self.table.partitions.as_ref(), delta, &self.options.bind)
-            .map_err(|e| PqsiftError::table(&delta.table_root, format!("pruning on the log's statistics: {e}")))
+        prune_by_log_statistics(
+            filter,
+            declared,
+            &from_partition,
+            self.table.partitions.as_ref(),
+            delta,
+            &self.options.bind,
+        )
+        .map_err(|e| PqsiftError::table(&delta.table_root, format!("pruning on the log's statistics: {e}")))
     }
 
     /// The files left once partition values and a Delta log's statistics have pruned, with
     /// their sizes — without reading their footers (a Hive table's first footer aside: its
     /// schema types the partition filter). Planning at scale leaves the footers to the
-    /// readers (seed 003's lazy partitions); the metrics count the files pruned so far.
+    /// readers (lazy partitions, as Databend plans them); the metrics count the files pruned
+    /// so far.
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join("pqsift_lazy_doc");
@@ -594,7 +639,8 @@ impl Scan {
                 continue;
             }
             let file = self.open(position)?;
-            let mut plan = self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
+            let mut plan =
+                self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
             self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;
@@ -652,14 +698,23 @@ impl Scan {
     }
 
     /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).
-    fn prune_top_n(&self, top_n: &TopN, by_partition: &[bool], by_log: &[bool], files: &mut [FileAccessPlan], metrics: &mut PruningMetrics) -> Result<()> {
+    fn prune_top_n(
+        &self,
+        top_n: &TopN,
+        by_partition: &[bool],
+        by_log: &[bool],
+        files: &mut [FileAccessPlan],
+        metrics: &mut PruningMetrics,
+    ) -> Result<()> {
         // Footer statistics describe the file's own columns. A partition column (which
         // replaces a file column of its name) and a Delta table's declared columns (mapped
         // names, widened types) are not what they describe: no pruning on those keys.
         let Some(key) = top_n.keys.first() else { return Ok(()) };
         let first = &key.column.parts()[0];
         let is_partition = self.table.partitions.as_ref().is_some_and(|p| {
-            p.schema.fields().iter().any(|f| f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first)))
+            p.schema.fields().iter().any(|f| {
+                f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first))
+            })
         });
         if is_partition || self.declared().is_some() {
             return Ok(());
@@ -687,7 +742,13 @@ impl Scan {
     /// Leaves the rows a Delta deletion vector deletes out of the plan: each surviving row
     /// group's selection is intersected with the rows the vector keeps, so deleted rows are
     /// never decoded; a row group left without rows is skipped.
-    fn apply_deletion_vector(&self, position: usize, file: &OpenedFile, plan: &mut FileAccessPlan, metrics: &mut PruningMetrics) -> Result<()> {
+    fn apply_deletion_vector(
+        &self,
+        position: usize,
+        file: &OpenedFile,
+        plan: &mut FileAccessPlan,
+        metrics: &mut PruningMetrics,
+    ) -> Result<()> {
         let Some(delta) = &self.table.delta else { return Ok(()) };
         let Some(kept) = delta.kept_rows(position, &file.row_group_rows())? else { return Ok(()) };
         for (index, kept) in kept.into_iter().enumerate() {

@@ -1,4 +1,4 @@
-//! TopN pruning (seed 003, Databend's TopN pruner): for `ORDER BY key ... LIMIT k`, the row
+//! TopN pruning (Databend's TopN pruner): for `ORDER BY key ... LIMIT k`, the row
 //! groups and pages whose best value of the first sort key cannot make the top k are
 //! skipped, across every file of the scan.
 //!
@@ -121,7 +121,12 @@ pub struct TopNInput<'a> {
 }
 
 /// Skips the row groups, then the pages, of `plans` that cannot hold any of the top rows.
-pub fn prune_top_n(top_n: &TopN, input: &TopNInput<'_>, plans: &mut [FileAccessPlan], metrics: &mut PruningMetrics) -> Result<()> {
+pub fn prune_top_n(
+    top_n: &TopN,
+    input: &TopNInput<'_>,
+    plans: &mut [FileAccessPlan],
+    metrics: &mut PruningMetrics,
+) -> Result<()> {
     let Some(key) = top_n.keys.first() else { return Ok(()) };
     if top_n.limit == 0 {
         return Ok(());
@@ -172,14 +177,17 @@ fn prune_pages(
     metrics: &mut PruningMetrics,
 ) -> Result<()> {
     // Per surviving row group: its pages (bounds and row ranges), or itself.
-    let mut units: Vec<(&Container, Vec<(Container, std::ops::Range<usize>)>)> = Vec::new();
+    let mut units: Vec<(&Container, Vec<PageBound>)> = Vec::new();
     for container in row_groups {
         let plan = &plans[container.file];
         if plan.row_groups[container.row_group].access == RowGroupAccess::Skip {
             continue;
         }
         let file = input.files[container.file].as_ref().expect("a planned file is open");
-        units.push((container, page_containers(file, container, key, input.bind, &plan.row_groups[container.row_group].access)?));
+        units.push((
+            container,
+            page_containers(file, container, key, input.bind, &plan.row_groups[container.row_group].access)?,
+        ));
     }
     let candidates = units.iter().flat_map(|(row_group, pages)| match pages.is_empty() {
         true => vec![*row_group],
@@ -191,7 +199,10 @@ fn prune_pages(
         let plan = &mut plans[row_group.file];
         if pages.is_empty() {
             if row_group.best.as_ref().is_some_and(|best| worse(best, &threshold, key)) {
-                let reason = format!("best {name} is worse than {}, the worst of {limit} rows guaranteed by {from} page(s)", display(&threshold));
+                let reason = format!(
+                    "best {name} is worse than {}, the worst of {limit} rows guaranteed by {from} page(s)",
+                    display(&threshold)
+                );
                 plan.skip(row_group.row_group, "topn", reason);
                 metrics.row_groups_pruned_topn += 1;
             }
@@ -232,13 +243,16 @@ fn prune_pages(
 
 /// The pages of a row group as containers with their row ranges (empty: no page index).
 /// Pages guarantee rows only when the row group is read whole and the filter accepts all.
+/// A page of a row group as a zone-map container, with the rows it holds.
+type PageBound = (Container, std::ops::Range<usize>);
+
 fn page_containers(
     file: &OpenedFile,
     row_group: &Container,
     key: &SortKey,
     bind: &BindOptions,
     access: &RowGroupAccess,
-) -> Result<Vec<(Container, std::ops::Range<usize>)>> {
+) -> Result<Vec<PageBound>> {
     let Ok(column) = resolve_column(&file.schema, &key.column, bind) else { return Ok(Vec::new()) };
     let Some((leaf, field)) = file.leaf(&column) else { return Ok(Vec::new()) };
     let index = row_group.row_group;
@@ -259,7 +273,14 @@ fn page_containers(
         .map(|(page, range)| {
             let (best, worst) = bounds(&zones, page, key);
             let guaranteed = if whole && worst.is_some() { range.len() } else { 0 };
-            let container = Container { file: row_group.file, row_group: index, best, guaranteed, worst, accepts_all: row_group.accepts_all };
+            let container = Container {
+                file: row_group.file,
+                row_group: index,
+                best,
+                guaranteed,
+                worst,
+                accepts_all: row_group.accepts_all,
+            };
             (container, range)
         })
         .collect())
@@ -275,7 +296,8 @@ fn describe_file(
     plan: &FileAccessPlan,
 ) -> Result<Vec<Container>> {
     let surviving: Vec<usize> = plan.surviving().collect();
-    let unknown = |row_group| Container { file: position, row_group, best: None, guaranteed: 0, worst: None, accepts_all: false };
+    let unknown =
+        |row_group| Container { file: position, row_group, best: None, guaranteed: 0, worst: None, accepts_all: false };
     let Ok(column) = resolve_column(&file.schema, &key.column, bind) else {
         return Ok(surviving.into_iter().map(unknown).collect());
     };
@@ -340,7 +362,11 @@ fn bounds(zones: &ZoneMaps, i: usize, key: &SortKey) -> (Option<ArrayRef>, Optio
 }
 
 /// The worst value of the best `limit` guaranteed rows, and how many row groups gave it.
-fn threshold<'a>(containers: impl IntoIterator<Item = &'a Container>, limit: usize, key: &SortKey) -> Option<(ArrayRef, usize)> {
+fn threshold<'a>(
+    containers: impl IntoIterator<Item = &'a Container>,
+    limit: usize,
+    key: &SortKey,
+) -> Option<(ArrayRef, usize)> {
     let mut guaranteed: Vec<(&ArrayRef, usize)> = containers
         .into_iter()
         .filter(|c| c.guaranteed > 0)

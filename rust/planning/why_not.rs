@@ -78,8 +78,13 @@ pub(crate) struct StatisticsNotes<'a> {
 }
 
 impl<'a> StatisticsNotes<'a> {
-    pub(crate) fn new(file: &'a OpenedFile, filter: &'a BoundExpr, zone_maps: &'a BTreeMap<Vec<usize>, Option<ZoneMaps>>) -> Self {
-        let leaves: Vec<(&BoundExpr, LeafPredicate)> = leaves(filter).into_iter().map(|expr| (expr, LeafPredicate::analyse(expr))).collect();
+    pub(crate) fn new(
+        file: &'a OpenedFile,
+        filter: &'a BoundExpr,
+        zone_maps: &'a BTreeMap<Vec<usize>, Option<ZoneMaps>>,
+    ) -> Self {
+        let leaves: Vec<(&BoundExpr, LeafPredicate)> =
+            leaves(filter).into_iter().map(|expr| (expr, LeafPredicate::analyse(expr))).collect();
         let nan_inferred = zone_maps
             .iter()
             .filter_map(|(indices, zones)| Some((indices.clone(), nan_inferred(zones.as_ref()?))))

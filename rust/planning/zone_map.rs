@@ -1,6 +1,6 @@
 //! Zone maps: what the metadata says about one column in each container (row group or
 //! page) — min, max, null count, row count — as Arrow arrays, with the Parquet rules that
-//! decide when a bound can be trusted applied once, here (seed 002).
+//! decide when a bound can be trusted applied once, here.
 //!
 //! The parquet crate's `StatisticsConverter` turns raw statistics into Arrow values of the
 //! column's type (decimals stored as INT32/INT64/FLBA, dates, timestamps, unsigned
@@ -169,10 +169,17 @@ impl ZoneMaps {
         // The column index carries no exactness flag and may truncate byte arrays.
         let exact = !matches!(
             field.data_type(),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Binary | DataType::LargeBinary
-                | DataType::BinaryView | DataType::FixedSizeBinary(_)
+            DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::BinaryView
+                | DataType::FixedSizeBinary(_)
         );
-        let known = |values: &ArrayRef| -> BooleanArray { (0..values.len()).map(|i| Some(exact && values.is_valid(i))).collect() };
+        let known = |values: &ArrayRef| -> BooleanArray {
+            (0..values.len()).map(|i| Some(exact && values.is_valid(i))).collect()
+        };
         let (min_exact, max_exact) = (known(&mins), known(&maxes));
         let null_counts = plausible_null_counts(&null_counts, &row_counts);
         let mut zones = Self { mins, maxes, min_exact, max_exact, null_counts, row_counts };

@@ -42,9 +42,8 @@ pub(crate) fn import_arrays(object: &Bound<'_, PyAny>, argument: &str) -> PyResu
         // A stream of arrays (a pyarrow ChunkedArray, say): its arrays may be of any type.
         let reader = ArrayStreamReader::try_new(stream)
             .map_err(|e| PyValueError::new_err(format!("{argument}: cannot import Arrow stream: {e}")))?;
-        let chunks = reader
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| PyValueError::new_err(format!("{argument}: {e}")))?;
+        let chunks =
+            reader.collect::<Result<Vec<_>, _>>().map_err(|e| PyValueError::new_err(format!("{argument}: {e}")))?;
         return Ok(Some(chunks));
     }
     Ok(None)

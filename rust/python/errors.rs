@@ -24,7 +24,9 @@ static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
     if matches!(error, PqsiftError::Interrupted) {
         // The KeyboardInterrupt (or whatever a signal handler raised) the check caught.
-        return PENDING_SIGNAL.with(|pending| pending.borrow_mut().take()).unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(()));
+        return PENDING_SIGNAL
+            .with(|pending| pending.borrow_mut().take())
+            .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(()));
     }
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
@@ -65,7 +67,10 @@ pub(crate) fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Resul
                 }
             })
         };
-        let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(PqsiftError::from_panic(panic.as_ref())));
+        let run = || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                .unwrap_or_else(|panic| Err(PqsiftError::from_panic(panic.as_ref())))
+        };
         crate::interrupt::with_check(check, run)
     })
 }

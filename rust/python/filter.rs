@@ -27,9 +27,7 @@ pub(crate) fn parse_filter_py(
     if let Some(path) = path {
         let meta = detached(py, || metadata::load(&Location::Local(path.clone()))).map_err(py_err(py))?;
         let file = meta.file_metadata();
-        let schema = readable_arrow_schema(file)
-            .map_err(|e| PqsiftError::corrupt(&path, e))
-            .map_err(py_err(py))?;
+        let schema = readable_arrow_schema(file).map_err(|e| PqsiftError::corrupt(&path, e)).map_err(py_err(py))?;
         let options = BindOptions { session_time_zone: session_time_zone.to_string(), case_sensitive };
         bind(&expr, &schema, &options).map_err(py_err(py))?;
     }

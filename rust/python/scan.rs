@@ -19,8 +19,8 @@ use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::topn_pruner::{SortKey, TopN};
 use crate::storage::{Location, Storage, StorageOptions};
-use crate::table::column_matching::FieldIds;
 use crate::table::allowed_locations::AllowedLocations;
+use crate::table::column_matching::FieldIds;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::table::planned_delta_table;
 use crate::table::hive::HiveOptions;
@@ -55,7 +55,7 @@ impl PyScan {
                         timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
                         order_by=None, top_n_limit=None, merge_schema=false, schema=None,
                         match_field_ids=false, ignore_missing_field_ids=false, allowed_locations=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
         sources: Vec<PathBuf>,
@@ -102,65 +102,74 @@ impl PyScan {
             statistics,
             bloom_filter,
             page_index,
-            bind: BindOptions {
-                session_time_zone,
-                case_sensitive,
-            },
+            bind: BindOptions { session_time_zone, case_sensitive },
             file_range,
             row_groups,
             metadata_size_hint,
             top_n,
             merge_schema,
-            schema: schema.map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema)).transpose().map_err(py_err(py))?,
+            schema: schema
+                .map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema))
+                .transpose()
+                .map_err(py_err(py))?,
             field_ids: FieldIds::from_flags(match_field_ids, ignore_missing_field_ids),
         };
         let inner = detached(py, || {
-                let sources = sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
-                let base_path = base_path.map(|b| Location::from_user(&b, &storage)).transpose()?;
-                let allowed_locations = match allowed_locations {
-                    None => AllowedLocations::default(),
-                    Some(AllowedLocationsArg::Word(word)) if word == "any" => AllowedLocations::Any,
-                    Some(AllowedLocationsArg::Word(word)) => {
-                        return Err(crate::PqsiftError::filter(format!(
-                            "option allowed_locations: a list of path or URL prefixes, or \"any\"; not {:?}",
-                            crate::error::quoted(&word)
-                        )));
+            let sources =
+                sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
+            let base_path = base_path.map(|b| Location::from_user(&b, &storage)).transpose()?;
+            let allowed_locations = match allowed_locations {
+                None => AllowedLocations::default(),
+                Some(AllowedLocationsArg::Word(word)) if word == "any" => AllowedLocations::Any,
+                Some(AllowedLocationsArg::Word(word)) => {
+                    return Err(crate::PqsiftError::filter(format!(
+                        "option allowed_locations: a list of path or URL prefixes, or \"any\"; not {:?}",
+                        crate::error::quoted(&word)
+                    )));
+                }
+                Some(AllowedLocationsArg::Prefixes(prefixes)) => AllowedLocations::Below(
+                    prefixes.iter().map(|p| Location::from_user(p, &storage)).collect::<crate::Result<Vec<_>>>()?,
+                ),
+            };
+            let deletion_vector = deletion_vector
+                .map(|(root, descriptor)| {
+                    Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))
+                })
+                .transpose()?;
+            let table = match (partition_values, declared_schema) {
+                // Files planned elsewhere (a Spark task), with their partition values and,
+                // for a Delta table, its declared schema and their deletion vector.
+                (partition_values @ Some(_), declared) | (partition_values, declared @ Some(_)) => {
+                    let partitions = match partition_values {
+                        Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
+                        None => PartitionValues::with_rows(Arc::new(Schema::empty()), Vec::new(), sources.len())?,
+                    };
+                    let table = Table::with_partitions(sources, partitions)?;
+                    match declared {
+                        Some(text) => planned_delta_table(table, &text, deletion_vector)?,
+                        None => table,
                     }
-                    Some(AllowedLocationsArg::Prefixes(prefixes)) => AllowedLocations::Below(
-                        prefixes.iter().map(|p| Location::from_user(p, &storage)).collect::<crate::Result<Vec<_>>>()?,
-                    ),
-                };
-                let deletion_vector =
-                    deletion_vector.map(|(root, descriptor)| Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))).transpose()?;
-                let table = match (partition_values, declared_schema) {
-                    // Files planned elsewhere (a Spark task), with their partition values and,
-                    // for a Delta table, its declared schema and their deletion vector.
-                    (partition_values @ Some(_), declared) | (partition_values, declared @ Some(_)) => {
-                        let partitions = match partition_values {
-                            Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
-                            None => PartitionValues::with_rows(Arc::new(Schema::empty()), Vec::new(), sources.len())?,
-                        };
-                        let table = Table::with_partitions(sources, partitions)?;
-                        match declared {
-                            Some(text) => planned_delta_table(table, &text, deletion_vector)?,
-                            None => table,
-                        }
-                    }
-                    (None, None) => {
-                        let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
-                        let table_options =
-                            TableOptions { partitioning, infer_partition_types: partition_type_inference, base_path, snapshot, allowed_locations };
-                        Table::resolve(&sources, &table_options, &HiveOptions::from_bind(&options.bind, partition_type_inference))?
-                    }
-                };
-                Scan::of_table(table, columns, filter.as_deref(), options)
-            })
-            .map_err(py_err(py))?;
-        Ok(Self {
-            inner,
-            storage,
-            last_plan: Mutex::new(None),
+                }
+                (None, None) => {
+                    let snapshot = snapshot_spec(version, timestamp.as_deref(), &options.bind.session_time_zone)?;
+                    let table_options = TableOptions {
+                        partitioning,
+                        infer_partition_types: partition_type_inference,
+                        base_path,
+                        snapshot,
+                        allowed_locations,
+                    };
+                    Table::resolve(
+                        &sources,
+                        &table_options,
+                        &HiveOptions::from_bind(&options.bind, partition_type_inference),
+                    )?
+                }
+            };
+            Scan::of_table(table, columns, filter.as_deref(), options)
         })
+        .map_err(py_err(py))?;
+        Ok(Self { inner, storage, last_plan: Mutex::new(None) })
     }
 
     /// The files of the scan, as strings.
@@ -306,6 +315,7 @@ impl PyScan {
 
     /// The files left by partition values and a Delta log's statistics, without reading
     /// footers: `([(position, size in bytes)], metrics)`.
+    #[allow(clippy::type_complexity)]
     fn files_to_read<'py>(&self, py: Python<'py>) -> PyResult<(Vec<(usize, u64)>, Bound<'py, PyDict>)> {
         let (files, metrics) = detached(py, || self.inner.files_to_read()).map_err(py_err(py))?;
         let dict = PyDict::new(py);
@@ -318,12 +328,7 @@ impl PyScan {
     /// The last plan in words (planning first when there is none).
     fn explain(&self, py: Python<'_>) -> PyResult<String> {
         self.ensure_plan(py)?;
-        Ok(self
-            .last_plan
-            .lock()
-            .ok()
-            .and_then(|p| p.as_ref().map(ScanPlan::explain))
-            .unwrap_or_default())
+        Ok(self.last_plan.lock().ok().and_then(|p| p.as_ref().map(ScanPlan::explain)).unwrap_or_default())
     }
 
     /// The last plan's metrics (planning first when there is none).
@@ -357,7 +362,11 @@ impl PyScan {
     }
 }
 
-fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&ParquetMetaData>) -> PyResult<Bound<'py, PyDict>> {
+fn file_dict<'py>(
+    py: Python<'py>,
+    file: &FileAccessPlan,
+    metadata: Option<&ParquetMetaData>,
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
@@ -367,7 +376,10 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&Parq
         let entry = PyDict::new(py);
         entry.set_item("index", rg.index)?;
         entry.set_item("rows", rg.rows)?;
-        entry.set_item("compressed_bytes", metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()))?;
+        entry.set_item(
+            "compressed_bytes",
+            metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()),
+        )?;
         entry.set_item("read_bytes", rg.read_bytes)?;
         entry.set_item("decision", rg.decision())?;
         entry.set_item("stage", rg.stage.clone())?;
@@ -388,7 +400,11 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan, metadata: Option<&Parq
 
 /// The snapshot `version` or `timestamp` (Spark timestamp text, read in
 /// `session_time_zone` when it has no zone) name, if any.
-fn snapshot_spec(version: Option<u64>, timestamp: Option<&str>, session_time_zone: &str) -> crate::Result<Option<SnapshotSpec>> {
+fn snapshot_spec(
+    version: Option<u64>,
+    timestamp: Option<&str>,
+    session_time_zone: &str,
+) -> crate::Result<Option<SnapshotSpec>> {
     match (version, timestamp) {
         (Some(_), Some(_)) => Err(crate::PqsiftError::filter("give a version or a timestamp, not both")),
         (Some(version), None) => Ok(Some(SnapshotSpec::Version(version))),

@@ -26,10 +26,7 @@ impl From<RowSelection> for PyRowSelection {
 /// `TypeError` when not an int (bools are refused too: `True` is not a count).
 fn count(value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
     if value.is_instance_of::<PyBool>() || !value.hasattr("__index__")? {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be an int, not {}",
-            value.get_type().name()?
-        )));
+        return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", value.get_type().name()?)));
     }
     let index = value.call_method0("__index__")?;
     if index.lt(0)? {
@@ -124,11 +121,10 @@ impl PyRowSelection {
         let mut parsed = Vec::new();
         for (i, item) in ranges.try_iter()?.enumerate() {
             let item = item?;
-            let pair = item
-                .cast::<PyTuple>()
-                .ok()
-                .filter(|t| t.len() == 2)
-                .ok_or_else(|| PyTypeError::new_err(format!("range {i}: expected a (start, end) tuple, got {item}")))?;
+            let pair =
+                item.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| {
+                    PyTypeError::new_err(format!("range {i}: expected a (start, end) tuple, got {item}"))
+                })?;
             let start = count(&pair.get_item(0)?, &format!("range {i} start"))?;
             let end = count(&pair.get_item(1)?, &format!("range {i} end"))?;
             parsed.push(start..end);
@@ -230,9 +226,9 @@ impl PyRowSelection {
         }
         let dictionary = match dictionary_page {
             Some(pair) => {
-                let (offset, length): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract().map_err(|_| {
-                    PyTypeError::new_err("dictionary_page must be an (offset, length) tuple")
-                })?;
+                let (offset, length): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("dictionary_page must be an (offset, length) tuple"))?;
                 let offset = count(&offset, "dictionary_page offset")? as u64;
                 let length = count(&length, "dictionary_page length")? as u64;
                 let end = offset
@@ -275,12 +271,8 @@ impl PyRowSelection {
 
     fn __repr__(&self) -> String {
         const SHOWN: usize = 8;
-        let runs: Vec<String> = self
-            .inner
-            .iter_runs()
-            .take(SHOWN + 1)
-            .map(|r| format!("(\"{}\", {})", label(&r), r.row_count))
-            .collect();
+        let runs: Vec<String> =
+            self.inner.iter_runs().take(SHOWN + 1).map(|r| format!("(\"{}\", {})", label(&r), r.row_count)).collect();
         let more = if runs.len() > SHOWN { ", ..." } else { "" };
         format!(
             "RowSelection(rows={}, selected={}, representation=\"{}\", runs=[{}{}])",

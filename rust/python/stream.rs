@@ -105,10 +105,8 @@ impl PyScanStream {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let stream = self
-            .stream
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("the stream was already consumed or exported"))?;
+        let stream =
+            self.stream.take().ok_or_else(|| PyRuntimeError::new_err("the stream was already consumed or exported"))?;
         self.exported = true;
         let ffi = FFI_ArrowArrayStream::new(Box::new(CatchPanics(stream)));
         PyCapsule::new_with_value(py, ffi, c"arrow_array_stream")
@@ -147,7 +145,7 @@ impl PyScanStream {
     decode_bytes=crate::reading::row_windows::DEFAULT_DECODE_BYTES, string_view=false, order_by=None,
     coerce_int96_timestamp_unit=None,
 ))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn read(
     py: Python<'_>,
     files: Vec<PathBuf>,
@@ -185,7 +183,11 @@ pub(crate) fn read(
         Some("ms") => Some(arrow::datatypes::TimeUnit::Millisecond),
         Some("us") => Some(arrow::datatypes::TimeUnit::Microsecond),
         Some("ns") => Some(arrow::datatypes::TimeUnit::Nanosecond),
-        Some(other) => return Err(PyValueError::new_err(format!("coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {other:?}"))),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {other:?}"
+            )));
+        }
     };
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
@@ -211,7 +213,9 @@ pub(crate) fn read(
         })
         .collect::<PyResult<_>>()?;
     let partitions = match (partition_schema, partition_values) {
-        (Some(schema), Some(rows)) if !schema.is_empty() => Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?),
+        (Some(schema), Some(rows)) if !schema.is_empty() => {
+            Some(PartitionValues::from_text(&schema, &rows).map_err(py_err(py))?)
+        }
         _ => None,
     };
     let declared = declared_schema
@@ -245,7 +249,8 @@ pub(crate) fn read(
     };
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
     let opened = detached(py, || -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
-        let mut locations = files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
+        let mut locations =
+            files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
         // Sizes and versions the planning learnt: the metadata cache answers without a request.
         for (location, version) in locations.iter_mut().zip(file_versions.into_iter().flatten()) {
             if let Some((size, e_tag, last_modified_ns)) = version {
@@ -264,8 +269,7 @@ pub(crate) fn read(
             if task.row_group >= groups {
                 return Err(crate::PqsiftError::selection(format!(
                     "{}: row group {} of {groups}",
-                    open_files[task.file].location,
-                    task.row_group
+                    open_files[task.file].location, task.row_group
                 )));
             }
         }

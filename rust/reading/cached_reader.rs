@@ -1,4 +1,5 @@
-//! The two-tier cache of decoded columns (seed 001 §3.3).
+//! The two-tier cache of decoded columns: with late materialization, a column decoded for
+//! the filter is not decoded again for the output.
 //!
 //! Late materialization decodes a predicate column before the projection step; when the
 //! same column is also projected, decoding it again would pay twice. Decoded columns are
@@ -24,7 +25,7 @@ use arrow::array::{Array, ArrayRef};
 use crate::error::{PqsiftError, Result};
 use crate::lru::ByteLru;
 use crate::reading::select_rows::select_rows;
-use crate::selection::{mask, RowSelection};
+use crate::selection::{RowSelection, mask};
 
 /// Identifies a decoded column: file, row group, root column index.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -198,7 +199,10 @@ mod tests {
     use arrow::array::Int64Array;
 
     fn column(n: i64) -> CachedColumn {
-        CachedColumn { values: Arc::new(Int64Array::from_iter_values(0..n)), selection: RowSelection::select_all(n as usize) }
+        CachedColumn {
+            values: Arc::new(Int64Array::from_iter_values(0..n)),
+            selection: RowSelection::select_all(n as usize),
+        }
     }
 
     fn key(column: usize) -> CacheKey {

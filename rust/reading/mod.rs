@@ -5,14 +5,15 @@
 //! * [`projection`] — the output columns, struct fields by path, and the Parquet leaves
 //!   they need.
 //! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
-//!   re-ranked by observed cost per row removed (seed 000 step 2).
-//! * [`cached_reader`] — the two-tier cache of decoded columns (seed 001 §3.3).
+//!   re-ranked by observed cost per row removed (as DataFusion orders its row filters).
+//! * [`cached_reader`] — the two-tier cache of decoded columns: a column decoded for the
+//!   filter is not decoded again for the output.
 //! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
 //!   the selected rows only, straight into Arrow buffers.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
 //!   moved by AVX-512 compress).
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
-//!   survivors only (seed 001 §2).
+//!   survivors only (late materialization).
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
 //!   declared schema), its row filter, the stream.
 //! * [`row_windows`] — the decode unit by bytes: large row groups read as windows of rows.
@@ -24,7 +25,6 @@
 
 pub mod cached_reader;
 pub mod flat_decode;
-pub mod string_gather;
 pub mod projection;
 pub mod reader;
 pub mod row_filter;
@@ -33,5 +33,6 @@ pub mod row_windows;
 pub mod scan_stream;
 pub mod select_rows;
 pub mod spark_output;
+pub mod string_gather;
 pub mod string_views;
 pub mod top_rows;

@@ -97,7 +97,8 @@ pub fn resolve_projection(schema: &SchemaRef, columns: Option<&[String]>, option
 /// names (Arrow's struct fields are the Parquet groups of the same names).
 pub fn leaf_subsets(projection: &Projection, parquet: &SchemaDescriptor) -> BTreeMap<usize, Vec<usize>> {
     let mut subsets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    let whole: Vec<usize> = projection.roots.iter().zip(&projection.paths).filter(|(_, p)| p.is_empty()).map(|(r, _)| *r).collect();
+    let whole: Vec<usize> =
+        projection.roots.iter().zip(&projection.paths).filter(|(_, p)| p.is_empty()).map(|(r, _)| *r).collect();
     for (&root, path) in projection.roots.iter().zip(&projection.paths) {
         if path.is_empty() || whole.contains(&root) {
             continue;
@@ -256,7 +257,10 @@ mod tests {
         let schema = nested();
         let inner = StructArray::try_new(
             inner_fields(),
-            vec![Arc::new(Int32Array::from(vec![1, 2, 3])), Arc::new(StringArray::from(vec![Some("x"), None, Some("z")]))],
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2, 3])),
+                Arc::new(StringArray::from(vec![Some("x"), None, Some("z")])),
+            ],
             Some(NullBuffer::from(vec![true, true, false])),
         )
         .unwrap();

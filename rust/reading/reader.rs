@@ -1,5 +1,5 @@
-//! Opening a scan for reading (seed 000's ParquetOpener, steps 2 and 4): resolve the
-//! projection, build each file's row filter, and start the [`ScanStream`] over the row
+//! Opening a scan for reading (the later steps of DataFusion's `ParquetOpener`): resolve
+//! the projection, build each file's row filter, and start the [`ScanStream`] over the row
 //! groups the access plan kept.
 
 use std::sync::Arc;
@@ -12,18 +12,20 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, ColumnPath, CompareOp, Expr, Literal};
-use crate::storage::{FileSource, Location};
-use crate::reading::cached_reader::SharedArrayCache;
 use crate::planning::topn_pruner::SortKey;
+use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
-use crate::reading::scan_stream::{OutputColumn, OutputAssembly, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions};
+use crate::reading::scan_stream::{
+    OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
+};
 use crate::reading::spark_output::spark_schema;
+use crate::storage::{FileSource, Location};
+use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
-use crate::table::column_matching::has_field_ids;
 use crate::table::source::merge_schemas;
 
 /// What to read and how.
@@ -154,9 +156,18 @@ impl FileLayout {
             };
             let assembled_schema = Arc::clone(&file_projection.schema);
             let filter = config.filter.clone();
-            return Ok(Self { metadata, file_projection, columns: None, partition_row: None, output_schema, assembled_schema, filter });
+            return Ok(Self {
+                metadata,
+                file_projection,
+                columns: None,
+                partition_row: None,
+                output_schema,
+                assembled_schema,
+                filter,
+            });
         };
-        let (table_schema, from_partition) = merge_schemas(metadata.schema(), &partitions.schema, config.bind.case_sensitive);
+        let (table_schema, from_partition) =
+            merge_schemas(metadata.schema(), &partitions.schema, config.bind.case_sensitive);
         let projection = resolve_projection(&table_schema, config.columns.as_deref(), &config.bind)?;
         // The table schema keeps every file field at its index, so a file column's table
         // root is its file root.
@@ -179,7 +190,11 @@ impl FileLayout {
             false => Arc::clone(&projection.schema),
             true => {
                 let file_part = spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
-                let partition_part = spark_schema(&partitions.schema, &vec![false; partitions.schema.fields().len()], &file.location.to_string())?;
+                let partition_part = spark_schema(
+                    &partitions.schema,
+                    &vec![false; partitions.schema.fields().len()],
+                    &file.location.to_string(),
+                )?;
                 let fields: Vec<_> = projection
                     .schema
                     .fields()
@@ -205,20 +220,41 @@ impl FileLayout {
         };
         let partition_row = Some(partitions.select(&[position])?);
         let assembled_schema = projection.schema;
-        Ok(Self { metadata, file_projection, columns: Some(columns), partition_row, output_schema, assembled_schema, filter })
+        Ok(Self {
+            metadata,
+            file_projection,
+            columns: Some(columns),
+            partition_row,
+            output_schema,
+            assembled_schema,
+            filter,
+        })
     }
 
     /// The layout of a file of a table with a declared schema: every output column is a
     /// declared column (or a struct field of one), read from the file under its physical
     /// name, or a constant of the file (partition value, null where the file lacks it).
-    fn of_declared(file: &OpenFile, metadata: ArrowReaderMetadata, position: usize, config: &ReaderConfig, declared: &DeclaredSchema) -> Result<Self> {
+    fn of_declared(
+        file: &OpenFile,
+        metadata: ArrowReaderMetadata,
+        position: usize,
+        config: &ReaderConfig,
+        declared: &DeclaredSchema,
+    ) -> Result<Self> {
         let file_schema = Arc::clone(metadata.schema());
         let named = |e: PqsiftError| match e {
             PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{}: {reason}", file.location)),
             e => PqsiftError::filter(format!("{}: {e}", file.location)),
         };
-        let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
-        let declared = &declared.requested_by(config.columns.as_ref().map(|_| projection.roots.as_slice()), config.filter.as_ref(), &config.bind).map_err(named)?;
+        let projection =
+            resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;
+        let declared = &declared
+            .requested_by(
+                config.columns.as_ref().map(|_| projection.roots.as_slice()),
+                config.filter.as_ref(),
+                &config.bind,
+            )
+            .map_err(named)?;
         let view = declared.view(&file_schema, config.partitions.as_ref(), position, &config.bind).map_err(named)?;
         let mut columns = Vec::with_capacity(projection.roots.len());
         let (mut roots, mut paths, mut fields) = (Vec::new(), Vec::new(), Vec::new());
@@ -227,7 +263,9 @@ impl FileLayout {
                 columns.push(OutputColumn::Partition(view.from_constant[root].expect("a constant column")));
                 continue;
             };
-            let physical = declared.file_field_path(root, file_root, &projection.paths[i], &view, config.bind.case_sensitive).map_err(named)?;
+            let physical = declared
+                .file_field_path(root, file_root, &projection.paths[i], &view, config.bind.case_sensitive)
+                .map_err(named)?;
             if physical.len() < projection.paths[i].len() {
                 columns.push(OutputColumn::Null); // a struct field the file lacks
                 continue;
@@ -244,7 +282,11 @@ impl FileLayout {
         }
         let file_projection = Projection { roots, paths, schema: Arc::new(Schema::new(fields)) };
         let output_schema = match config.spark_output {
-            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], &file.location.to_string())?,
+            true => spark_schema(
+                &projection.schema,
+                &vec![false; projection.schema.fields().len()],
+                &file.location.to_string(),
+            )?,
             false => Arc::clone(&projection.schema),
         };
         let filter = match &config.filter {
@@ -292,7 +334,9 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
     let int96: Vec<bool> = roots
         .iter()
         .map(|&r| {
-            parquet_roots.get(r).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
+            parquet_roots
+                .get(r)
+                .is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
         })
         .collect();
     spark_schema(schema, &int96, &file.location.to_string())
@@ -310,7 +354,11 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     if let Some(partitions) = &config.partitions
         && partitions.len() != files.len()
     {
-        return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
+        return Err(PqsiftError::filter(format!(
+            "{} files but partition values for {}",
+            files.len(),
+            partitions.len()
+        )));
     }
     let mut scan_files = Vec::with_capacity(files.len());
     let mut schema: Option<SchemaRef> = None;
@@ -339,8 +387,13 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
         }
         let metadata = layout.metadata;
         let file_has_ids = has_field_ids(metadata.schema().fields());
-        let filter =
-            RowFilter::build(layout.filter.as_ref(), metadata.schema(), metadata.metadata(), &config.bind, config.reorder_filters)?;
+        let filter = RowFilter::build(
+            layout.filter.as_ref(),
+            metadata.schema(),
+            metadata.metadata(),
+            &config.bind,
+            config.reorder_filters,
+        )?;
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
         let reader = FileReader::new(FileSource::open(&file.location)?, metadata, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {
@@ -366,8 +419,10 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
     let conform_to = config.spark_output.then(|| Arc::clone(&schema));
     let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
-    let options = StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
-    let stream = ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
+    let options =
+        StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
+    let stream =
+        ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
     if let Some(metrics) = first_pass {
         stream.add_metrics(&metrics);
     }
@@ -380,11 +435,17 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 /// so that the other columns are decoded only for rows that can make the top k (ties
 /// included). Returns that config and what the first pass read; `None` where it cannot
 /// help or `T` has no literal form.
-fn narrow_to_top_rows(files: &[OpenFile], tasks: &[ScanTask], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
+fn narrow_to_top_rows(
+    files: &[OpenFile],
+    tasks: &[ScanTask],
+    config: &ReaderConfig,
+) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
     let key_text = key.column.to_string();
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
-        columns.iter().all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
+        columns
+            .iter()
+            .all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
     });
     if limit == 0 || files.is_empty() || tasks.is_empty() || only_keys {
         return Ok((None, None));
@@ -463,7 +524,7 @@ fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<Rea
     Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
 }
 
-/// Seed 003's limit pruner: without a filter every planned row is output, so the row
+/// The limit pruner (as Databend's): without a filter every planned row is output, so the row
 /// groups past the first `limit` planned rows are never needed.
 fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Vec<ScanTask> {
     let (Some(limit), None) = (config.limit, &config.filter) else {
@@ -493,7 +554,9 @@ fn arrow_metadata(file: &OpenFile, int96_unit: Option<TimeUnit>) -> Result<Arrow
     let file_metadata = file.metadata.file_metadata();
     let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
     let roots = file_metadata.schema_descr().root_schema().get_fields();
-    let is_int96 = |root: usize| roots.get(root).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96);
+    let is_int96 = |root: usize| {
+        roots.get(root).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
+    };
     if let Some(unit) = int96_unit
         && (0..roots.len()).any(is_int96)
     {
@@ -506,7 +569,9 @@ fn arrow_metadata(file: &OpenFile, int96_unit: Option<TimeUnit>) -> Result<Arrow
             .iter()
             .enumerate()
             .map(|(root, field)| match field.data_type() {
-                DataType::Timestamp(_, zone) if is_int96(root) => Arc::new(field.as_ref().clone().with_data_type(DataType::Timestamp(unit, zone.clone()))),
+                DataType::Timestamp(_, zone) if is_int96(root) => {
+                    Arc::new(field.as_ref().clone().with_data_type(DataType::Timestamp(unit, zone.clone())))
+                }
                 _ => Arc::clone(field),
             })
             .collect();
@@ -518,4 +583,3 @@ fn arrow_metadata(file: &OpenFile, int96_unit: Option<TimeUnit>) -> Result<Arrow
     }
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(corrupt)
 }
-

@@ -1,5 +1,6 @@
 //! The row filter: the filter's conjuncts as separately evaluated predicates, ordered
-//! cheapest first (seed 000, step 2), and re-ranked from what scanning observes.
+//! cheapest first (as DataFusion orders its row filters), and re-ranked from what scanning
+//! observes.
 //!
 //! `a AND b AND c` becomes three predicates. Late materialization evaluates them one after
 //! another, each on the rows the previous ones kept, so order matters: a cheap, selective
@@ -111,9 +112,9 @@ impl RowFilter {
                 .sum();
             let uses_page_index = metadata.num_row_groups() > 0
                 && !leaves.is_empty()
-                && leaves.iter().all(|&leaf| {
-                    metadata.page_index().is_some_and(|index| index.column_index(0, leaf).is_some())
-                });
+                && leaves
+                    .iter()
+                    .all(|&leaf| metadata.page_index().is_some_and(|index| index.column_index(0, leaf).is_some()));
             predicates.push(Predicate { expr: conjunct.clone(), roots, required_bytes, uses_page_index, can_raise });
         }
         Ok(Self::new(predicates, reorder))
@@ -178,7 +179,13 @@ mod tests {
     use crate::filter::parse_filter;
 
     fn predicate(text: &str, bytes: u64, page_index: bool) -> Predicate {
-        Predicate { expr: parse_filter(text).unwrap(), roots: vec![0], required_bytes: bytes, uses_page_index: page_index, can_raise: false }
+        Predicate {
+            expr: parse_filter(text).unwrap(),
+            roots: vec![0],
+            required_bytes: bytes,
+            uses_page_index: page_index,
+            can_raise: false,
+        }
     }
 
     #[test]

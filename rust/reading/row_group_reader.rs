@@ -1,4 +1,5 @@
-//! LM-pipelined evaluation of one row group (seed 001 §2, seed 000 step 4).
+//! Late-materialized evaluation of one row group: predicate columns first, then the
+//! projection for the survivors only.
 //!
 //! Start from the access plan's selection; for each predicate (in the [`RowFilter`]'s
 //! order) decode only its columns, only for the rows still selected, evaluate it, and
@@ -155,7 +156,12 @@ pub struct FileReader {
 
 impl FileReader {
     /// Opens a file for reading with `filter`'s predicates bound to its schema.
-    pub fn new(file: FileSource, metadata: ArrowReaderMetadata, filter: &RowFilter, options: &BindOptions) -> Result<Self> {
+    pub fn new(
+        file: FileSource,
+        metadata: ArrowReaderMetadata,
+        filter: &RowFilter,
+        options: &BindOptions,
+    ) -> Result<Self> {
         let key: Arc<str> = Arc::from(file.name());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
@@ -259,7 +265,16 @@ impl FileReader {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         let started = Instant::now();
-        let out = self.columns(row_group, projection, leaf_subsets, selection, options, &mut cache, &mut metrics, Decode::Output)?;
+        let out = self.columns(
+            row_group,
+            projection,
+            leaf_subsets,
+            selection,
+            options,
+            &mut cache,
+            &mut metrics,
+            Decode::Output,
+        )?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
@@ -296,8 +311,18 @@ impl FileReader {
                 1 => Decode::Dictionaries,
                 _ => Decode::FileTypes,
             };
-            let batch = self.columns(row_group, &predicate.roots, &whole, &selection, options, &mut cache, &mut metrics, decode)?;
-            let file_types: Vec<&DataType> = predicate.roots.iter().map(|&r| self.metadata.schema().field(r).data_type()).collect();
+            let batch = self.columns(
+                row_group,
+                &predicate.roots,
+                &whole,
+                &selection,
+                options,
+                &mut cache,
+                &mut metrics,
+                decode,
+            )?;
+            let file_types: Vec<&DataType> =
+                predicate.roots.iter().map(|&r| self.metadata.schema().field(r).data_type()).collect();
             let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
@@ -319,7 +344,13 @@ impl FileReader {
             false => {
                 let leaves = self.leaves_of(projection, leaf_subsets);
                 // Half the budget a part: the stream holds a few at once (see scan_stream).
-                crate::reading::row_windows::parts(self.metadata.metadata(), row_group, &leaves, &selection, options.decode_bytes / 2)?
+                crate::reading::row_windows::parts(
+                    self.metadata.metadata(),
+                    row_group,
+                    &leaves,
+                    &selection,
+                    options.decode_bytes / 2,
+                )?
             }
         }
         .into_iter();
@@ -329,7 +360,8 @@ impl FileReader {
             1 => parts.next().expect("one part"),
             _ => RowSelection::from_ranges(&[], selection_rows)?,
         };
-        let out = self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
+        let out =
+            self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics, parts.collect()))
@@ -365,7 +397,8 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all = self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
+        let all =
+            self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
@@ -429,7 +462,9 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)? {
+        for (root, values) in
+            self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)?
+        {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -491,7 +526,8 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded = self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
+                        let decoded =
+                            self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -500,7 +536,10 @@ impl FileReader {
                 .into_iter()
                 .map(|handle| {
                     handle.join().unwrap_or_else(|panic| {
-                        Err(PqsiftError::corrupt(self.name(), format!("row group {row_group}: {}", crate::error::panic_message(&panic))))
+                        Err(PqsiftError::corrupt(
+                            self.name(),
+                            format!("row group {row_group}: {}", crate::error::panic_message(&panic)),
+                        ))
                     })
                 })
                 .collect()
@@ -535,7 +574,7 @@ impl FileReader {
     /// ([`FileReader::to_file_types`], see [`string_gather`](crate::reading::string_gather))
     /// unless it takes dictionaries or views. A decode through runs for rows a filter
     /// selected copies plain strings directly: views would keep whole pages alive for a few
-    /// values (on a selective read of a text column, 30% slower).
+    /// values (slower on a selective read of a text column).
     #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
@@ -577,14 +616,26 @@ impl FileReader {
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) = self.decode_directly(&source, row_group, root, leaf_subsets, selection, options, decode)? {
+            if let Some(values) =
+                self.decode_directly(&source, row_group, root, leaf_subsets, selection, options, decode)?
+            {
                 direct.insert(root, values);
             }
         }
         let rest: Vec<usize> = roots.iter().copied().filter(|root| !direct.contains_key(root)).collect();
         let decoded = match rest.is_empty() {
             true => None,
-            false => Some(self.decode_with_crate(&source, row_group, &rest, leaf_subsets, &plan, decoder, selection, options, decode)?),
+            false => Some(self.decode_with_crate(
+                &source,
+                row_group,
+                &rest,
+                leaf_subsets,
+                &plan,
+                decoder,
+                selection,
+                options,
+                decode,
+            )?),
         };
         let by_crate = decoded.map(|batch| (rest, batch, plan.decoded_rows() as u64));
         self.assemble(roots, direct, by_crate, selection, metrics)
@@ -607,7 +658,11 @@ impl FileReader {
             let field = self.metadata.schema().field(root);
             let (field, column, rows) = match direct.remove(&root) {
                 // A dictionary-encoded string column comes as a dictionary, as from the crate.
-                Some(values) => (field.clone().with_data_type(values.data_type().clone()), values, selection.selected_count() as u64),
+                Some(values) => (
+                    field.clone().with_data_type(values.data_type().clone()),
+                    values,
+                    selection.selected_count() as u64,
+                ),
                 None => {
                     let (rest, batch, rows) = by_crate.as_ref().expect("the other roots decoded by the crate");
                     let at = rest.iter().position(|&r| r == root).expect("a root the crate decoded");
@@ -639,7 +694,9 @@ impl FileReader {
         options: &ReadOptions,
         decode: Decode,
     ) -> Result<Option<ArrayRef>> {
-        use crate::reading::flat_decode::{DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable};
+        use crate::reading::flat_decode::{
+            DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
+        };
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
         // A root read through a leaf subset is a pruned struct, never flat.
@@ -672,9 +729,12 @@ impl FileReader {
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
         // zstd pages with an offset index (which says where each page's header is, for its
         // size) are read still compressed and decompressed only as far as needed.
-        let zstd_locations = locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
+        let zstd_locations =
+            locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
         let header_error = std::cell::RefCell::new(None);
-        let mut zstd = zstd_locations.map(|locations| zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error));
+        let mut zstd = zstd_locations.map(|locations| {
+            zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error)
+        });
         let mut pages = self.page_reader(source, chunk, rows, locations.clone(), zstd.is_some())?;
         let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
         drop(zstd);
@@ -706,12 +766,18 @@ impl FileReader {
         let as_stored;
         let chunk = match compressed {
             true => {
-                as_stored = chunk.clone().into_builder().set_compression(parquet::basic::Compression::UNCOMPRESSED).build().map_err(decoding)?;
+                as_stored = chunk
+                    .clone()
+                    .into_builder()
+                    .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+                    .build()
+                    .map_err(decoding)?;
                 &as_stored
             }
             false => chunk,
         };
-        parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations).map_err(decoding)
+        parquet::file::serialized_reader::SerializedPageReader::new(Arc::new(source.clone()), chunk, rows, locations)
+            .map_err(decoding)
     }
 
     /// The crate's decode of the roots `roots` (ascending) of `row_group` from `source`,
@@ -734,7 +800,14 @@ impl FileReader {
         let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
         let recast = self.decode_metadata(row_group, views);
         let decoded = self
-            .decode_runs(source, recast.as_ref().unwrap_or(&self.metadata), row_group, mask, decoder, plan.decoded_rows())
+            .decode_runs(
+                source,
+                recast.as_ref().unwrap_or(&self.metadata),
+                row_group,
+                mask,
+                decoder,
+                plan.decoded_rows(),
+            )
             .map_err(|e| source.take_error().unwrap_or(e))?;
         // The crate stops early on pages holding fewer rows than the metadata says.
         if decoded.num_rows() != plan.decoded_rows() {
@@ -774,7 +847,8 @@ impl FileReader {
     fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
         use crate::reading::string_views::{decode_schema, dictionary_columns};
         let schema = self.metadata.schema();
-        let mut key = dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
+        let mut key =
+            dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
         key.push(views);
         let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
@@ -799,7 +873,9 @@ impl FileReader {
             let field = schema.field(root);
             let column = match column.data_type() {
                 DataType::Dictionary(..) if keep_dictionaries => column.clone(),
-                DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..) if column.data_type() != field.data_type() => {
+                DataType::Utf8View | DataType::BinaryView | DataType::Dictionary(..)
+                    if column.data_type() != field.data_type() =>
+                {
                     crate::reading::string_gather::to_plain(column, field.data_type()).map_err(|e| match e {
                         // More than 2 GiB of strings in one decode unit.
                         ArrowError::OffsetOverflowError(_) => PqsiftError::unsupported(self.name(), e),
@@ -840,9 +916,8 @@ impl FileReader {
             .build()
             .map_err(|e| PqsiftError::decoding(self.name(), e))?;
         let schema = reader.schema();
-        let batches = reader
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+        let batches =
+            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| PqsiftError::decoding(self.name(), e))?;
         Ok(concat_batches(&schema, &batches)?)
     }
 
@@ -852,7 +927,13 @@ impl FileReader {
     /// once. From a store, the pages holding a selected row and their dictionary pages (a
     /// chunk without offset index: all of it) are fetched first, in few concurrent
     /// requests, and the headers of those pages checked in memory.
-    fn source_for(&self, row_group: usize, leaves: &[usize], selection: &RowSelection, options: &ReadOptions) -> Result<FileSource> {
+    fn source_for(
+        &self,
+        row_group: usize,
+        leaves: &[usize],
+        selection: &RowSelection,
+        options: &ReadOptions,
+    ) -> Result<FileSource> {
         let chunks = self.metadata.metadata().row_group(row_group);
         if let FileSource::Local(_) = &self.file {
             let unchecked: Vec<usize> = {
@@ -882,11 +963,14 @@ impl FileReader {
     }
 }
 
+/// A leaf column and the byte ranges read of its chunk (`None`: the whole chunk).
+type LeafReads = (usize, Option<Vec<Range<u64>>>);
+
 impl FileReader {
     /// Per leaf of `leaves` in `row_group`, the byte ranges decoding `selection` reads: the
     /// pages holding a selected row and the dictionary page (`None`: the whole chunk, when
     /// the leaf has no offset index).
-    fn pages_read(&self, row_group: usize, leaves: &[usize], selection: &RowSelection) -> Result<Vec<(usize, Option<Vec<Range<u64>>>)>> {
+    fn pages_read(&self, row_group: usize, leaves: &[usize], selection: &RowSelection) -> Result<Vec<LeafReads>> {
         let chunks = self.metadata.metadata().row_group(row_group);
         let mut pages = Vec::with_capacity(leaves.len());
         for &leaf in leaves {
@@ -908,7 +992,13 @@ impl FileReader {
     /// drops them when the row group is done). A later predicate then costs no round trip;
     /// its pages are fetched even when an earlier one leaves no row, a few pages against
     /// tens of milliseconds.
-    fn prefetch_predicates(&self, row_group: usize, filter: &RowFilter, selection: &RowSelection, options: &ReadOptions) -> Result<Option<PrefetchGuard<'_>>> {
+    fn prefetch_predicates(
+        &self,
+        row_group: usize,
+        filter: &RowFilter,
+        selection: &RowSelection,
+        options: &ReadOptions,
+    ) -> Result<Option<PrefetchGuard<'_>>> {
         if !self.is_remote() || filter.predicates().len() < 2 || !selection.selects_any() {
             return Ok(None);
         }
@@ -916,7 +1006,8 @@ impl FileReader {
         let mut roots: Vec<usize> = filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
         roots.sort_unstable();
         roots.dedup();
-        let leaves: Vec<usize> = (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect();
+        let leaves: Vec<usize> =
+            (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect();
         let pages = self.pages_read(row_group, &leaves, selection)?;
         let ranges = ranges_of(&pages, self.metadata.metadata().row_group(row_group));
         let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
@@ -938,7 +1029,10 @@ impl Drop for PrefetchGuard<'_> {
 }
 
 /// The byte ranges of `pages` (see `FileReader::pages_read`) in the row group `chunks`.
-fn ranges_of(pages: &[(usize, Option<Vec<Range<u64>>>)], chunks: &parquet::file::metadata::RowGroupMetaData) -> Vec<Range<u64>> {
+fn ranges_of(
+    pages: &[(usize, Option<Vec<Range<u64>>>)],
+    chunks: &parquet::file::metadata::RowGroupMetaData,
+) -> Vec<Range<u64>> {
     pages
         .iter()
         .flat_map(|(leaf, read)| match read {
@@ -950,7 +1044,6 @@ fn ranges_of(pages: &[(usize, Option<Vec<Range<u64>>>)], chunks: &parquet::file:
         })
         .collect()
 }
-
 
 /// What a decode is for, which says the types strings may come back in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -983,10 +1076,8 @@ pub(crate) fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
 
 /// The columns `wanted` (root indices) of a batch holding the roots `have`, in order.
 fn pick(batch: &RecordBatch, have: &[usize], wanted: &[usize]) -> Result<RecordBatch> {
-    let positions: Vec<usize> = wanted
-        .iter()
-        .map(|w| have.iter().position(|h| h == w).expect("decoded with every needed column"))
-        .collect();
+    let positions: Vec<usize> =
+        wanted.iter().map(|w| have.iter().position(|h| h == w).expect("decoded with every needed column")).collect();
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     let schema = batch.schema();
     let projected = Arc::new(Schema::new(positions.iter().map(|&p| schema.field(p).clone()).collect::<Vec<_>>()));
@@ -1000,7 +1091,11 @@ fn pick(batch: &RecordBatch, have: &[usize], wanted: &[usize]) -> Result<RecordB
 /// The first rows of the pages of `leaves`, merged: a stretch between two consecutive
 /// boundaries lies inside one page of every leaf. `None` when a leaf has no offset index
 /// (its pages are then read in sequence, none skipped).
-fn page_boundaries(metadata: &parquet::file::metadata::ParquetMetaData, row_group: usize, leaves: &[usize]) -> Option<Vec<usize>> {
+fn page_boundaries(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    row_group: usize,
+    leaves: &[usize],
+) -> Option<Vec<usize>> {
     let mut boundaries = Vec::new();
     for &leaf in leaves {
         for page in metadata::page_locations(metadata, row_group, leaf)? {
@@ -1028,17 +1123,21 @@ fn zstd_pages<'a>(
 ) -> crate::reading::flat_decode::ZstdPages<'a> {
     use crate::reading::flat_decode::{DecodeError, PageAt};
     crate::reading::flat_decode::ZstdPages::new(usize::try_from(limit).unwrap_or(usize::MAX), move |at| {
-        let offset = |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
+        let offset =
+            |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
         let (start, end) = match at {
             PageAt::Dictionary => (chunk_start, offset(0).map_or(chunk_start, |(start, _)| start)),
             PageAt::Data(n) => {
-                let (start, length) = offset(n).ok_or_else(|| DecodeError::Corrupt(format!("data page {n} is not in the offset index")))?;
+                let (start, length) = offset(n)
+                    .ok_or_else(|| DecodeError::Corrupt(format!("data page {n} is not in the offset index")))?;
                 (start, start + length)
             }
         };
         match crate::format::page_headers::uncompressed_page_size(source, start, end, limit) {
             Ok(Some(size)) => Ok(size),
-            Ok(None) => Err(DecodeError::Corrupt(format!("no page header with a size of at most {limit} bytes at offset {start}"))),
+            Ok(None) => Err(DecodeError::Corrupt(format!(
+                "no page header with a size of at most {limit} bytes at offset {start}"
+            ))),
             Err(e) => {
                 let reason = e.to_string();
                 *failure.borrow_mut() = Some(e);

@@ -30,9 +30,9 @@ use std::ops::Range;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
+use crate::error::Result;
 use crate::format::metadata::page_locations;
 use crate::reading::string_views::all_dictionary_encoded;
-use crate::error::Result;
 use crate::selection::RowSelection;
 
 /// Default of the read option `decode_bytes`: a row group estimated to decode to more than
@@ -65,7 +65,8 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
             let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
             let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
             let top_level = chunk.column_descr().path().parts().len() == 1;
-            let as_views = views && chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
+            let as_views =
+                views && chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
             match as_views {
                 true => (2.0 * decoded + 16.0 * values) / rows,
                 false => decoded / rows,
@@ -142,10 +143,9 @@ pub fn plan(
     let all = windows(rows, bytes_per_row, starts.as_deref(), decode_bytes);
     let kept: Vec<Range<usize>> = match selection {
         None => all,
-        Some(selection) => all
-            .into_iter()
-            .filter(|w| selection.slice(w.start, w.len()).is_ok_and(|s| s.selects_any()))
-            .collect(),
+        Some(selection) => {
+            all.into_iter().filter(|w| selection.slice(w.start, w.len()).is_ok_and(|s| s.selects_any())).collect()
+        }
     };
     (kept.len() > 1).then_some(kept)
 }
@@ -158,8 +158,7 @@ pub fn plan(
 /// A filtered read plans its windows on the predicates' columns alone (see
 /// [`crate::reading::scan_stream`]): a selective filter over a wide text column then
 /// decodes each row group whole instead of in windows sized for text it never decodes
-/// (the `events` selective shape: 88 windows a scan, 29% of its CPU time re-reading page
-/// starts and dictionaries). The projection of many survivors is bounded here instead.
+/// (each window re-reads page starts and dictionaries). The projection of many survivors is bounded here instead.
 ///
 /// ```
 /// use pqsift::reading::row_windows::split_selected;
@@ -171,7 +170,13 @@ pub fn plan(
 /// assert_eq!(counts, vec![4, 4, 4, 4, 4]);
 /// assert!(parts.iter().all(|p| p.row_count() == 40));
 /// ```
-pub fn parts(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], selection: &RowSelection, decode_bytes: u64) -> Result<Vec<RowSelection>> {
+pub fn parts(
+    metadata: &ParquetMetaData,
+    row_group: usize,
+    leaves: &[usize],
+    selection: &RowSelection,
+    decode_bytes: u64,
+) -> Result<Vec<RowSelection>> {
     let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, false);
     split_selected(selection, rows_within(decode_bytes, bytes_per_row))
 }
@@ -256,9 +261,7 @@ mod tests {
             let rows = 400;
             let mut mask = vec![false; rows];
             for (start, len) in ranges {
-                for row in start..(start + len).min(rows) {
-                    mask[row] = true;
-                }
+                mask[start..(start + len).min(rows)].fill(true);
             }
             let selection = RowSelection::from_filters(&[arrow::array::BooleanArray::from(mask.clone())]);
             let parts = split_selected(&selection, per_part).unwrap();

@@ -83,9 +83,12 @@ impl OutputAssembly {
             .zip(self.output.fields())
             .map(|(source, field)| match source {
                 OutputColumn::File(i) => match self.declared {
-                    Some((matcher, file_has_ids)) => {
-                        crate::table::schema_adapter::to_logical(batch.column(*i), field.data_type(), &matcher, file_has_ids)
-                    }
+                    Some((matcher, file_has_ids)) => crate::table::schema_adapter::to_logical(
+                        batch.column(*i),
+                        field.data_type(),
+                        &matcher,
+                        file_has_ids,
+                    ),
                     None => Ok(Arc::clone(batch.column(*i))),
                 },
                 OutputColumn::Partition(k) => self.values.repeated(*k, 0, rows),
@@ -140,8 +143,18 @@ fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u6
         let remote = file.reader.is_remote();
         // A read without row filter outputs every decoded row: its plain strings come as views.
         let views = file.filter.predicates().is_empty();
-        match crate::reading::row_windows::plan(metadata, task.row_group, &leaves[task.file], task.selection.as_ref(), remote, decode_bytes, views) {
-            Some(windows) => out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() })),
+        match crate::reading::row_windows::plan(
+            metadata,
+            task.row_group,
+            &leaves[task.file],
+            task.selection.as_ref(),
+            remote,
+            decode_bytes,
+            views,
+        ) {
+            Some(windows) => {
+                out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() }))
+            }
             None => out.push(task),
         }
     }
@@ -156,7 +169,8 @@ impl ScanFile {
     /// [`parts`](crate::reading::row_windows::parts)).
     fn leaves_windowed(&self, pushdown: bool) -> Vec<usize> {
         let schema = self.reader.metadata().file_metadata().schema_descr();
-        let predicate_roots: Vec<usize> = self.filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
+        let predicate_roots: Vec<usize> =
+            self.filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
         let projection_too = !pushdown || predicate_roots.is_empty();
         (0..schema.num_columns())
             .filter(|&leaf| {
@@ -268,7 +282,11 @@ impl Shared {
                     // at 2 threads with whole-budget parts: 0.6 s and 190 MiB on the filtered
                     // 1 GiB row groups; 2 ahead with half-budget parts: 0.4 s and 165 MiB).
                     let ahead = self.options.threads.max(1);
-                    if progress.part_jobs.front().is_some_and(|&(_, number, _)| number < progress.parts_consumed + ahead) {
+                    if progress
+                        .part_jobs
+                        .front()
+                        .is_some_and(|&(_, number, _)| number < progress.parts_consumed + ahead)
+                    {
                         let (task, number, part) = progress.part_jobs.pop_front().expect("a part job");
                         break Job::Part(task, number, part);
                     }
@@ -325,7 +343,14 @@ impl Shared {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         let (batch, mut metrics) = self.guarded(index, || {
-            file.reader.read_rows(task.row_group, part, &file.projection, &file.leaf_subsets, &self.options.read, &self.cache)
+            file.reader.read_rows(
+                task.row_group,
+                part,
+                &file.projection,
+                &file.leaf_subsets,
+                &self.options.read,
+                &self.cache,
+            )
         })?;
         metrics.projection_parts = 1;
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
@@ -341,7 +366,10 @@ impl Shared {
             Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group))),
             Err(panic) => {
                 let message = crate::error::panic_message(panic.as_ref());
-                Err(PqsiftError::corrupt(file.reader.name(), format!("row group {}: the decoder failed: {message}", task.row_group)))
+                Err(PqsiftError::corrupt(
+                    file.reader.name(),
+                    format!("row group {}: the decoder failed: {message}", task.row_group),
+                ))
             }
         }
     }
@@ -426,9 +454,9 @@ impl ScanStream {
         };
         // Key columns read only to sort by are not output.
         let schema = match &options.sort {
-            Some(sort) if sort.keep_columns < schema.fields().len() => {
-                Arc::new(schema.project(&(0..sort.keep_columns).collect::<Vec<_>>()).unwrap_or_else(|_| schema.as_ref().clone()))
-            }
+            Some(sort) if sort.keep_columns < schema.fields().len() => Arc::new(
+                schema.project(&(0..sort.keep_columns).collect::<Vec<_>>()).unwrap_or_else(|_| schema.as_ref().clone()),
+            ),
             _ => schema,
         };
         // Decoded views go out as they are unless the file's batches are reshaped first.
@@ -459,7 +487,16 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self { schema, shared, pending: VecDeque::new(), rows_out: 0, finished: false, sorted: false, parts_left: 0, next_part: 0 }
+        Self {
+            schema,
+            shared,
+            pending: VecDeque::new(),
+            rows_out: 0,
+            finished: false,
+            sorted: false,
+            parts_left: 0,
+            next_part: 0,
+        }
     }
 
     /// What reading has done so far, summed over row groups.
@@ -565,7 +602,8 @@ impl ScanStream {
                     self.next_part = 0;
                     progress.parts_consumed = 0;
                     progress.parts_done.clear();
-                    progress.part_jobs = output.parts.into_iter().enumerate().map(|(number, part)| (index, number, part)).collect();
+                    progress.part_jobs =
+                        output.parts.into_iter().enumerate().map(|(number, part)| (index, number, part)).collect();
                     output.batch
                 });
                 self.shared.changed.notify_all();
@@ -573,7 +611,11 @@ impl ScanStream {
             }
             // Waited in slices, so that the caller can interrupt a long row group; the check
             // (which may wait for Python's lock) is made with the progress lock released.
-            let (guard, waited) = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner());
+            let (guard, waited) = self
+                .shared
+                .changed
+                .wait_timeout(progress, crate::interrupt::CHECK_EVERY)
+                .unwrap_or_else(|p| p.into_inner());
             progress = guard;
             if waited.timed_out() {
                 drop(progress);
@@ -601,7 +643,11 @@ impl ScanStream {
                 progress = self.shared.lock();
                 break result;
             }
-            let (guard, waited) = self.shared.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner());
+            let (guard, waited) = self
+                .shared
+                .changed
+                .wait_timeout(progress, crate::interrupt::CHECK_EVERY)
+                .unwrap_or_else(|p| p.into_inner());
             progress = guard;
             if waited.timed_out() {
                 drop(progress);

@@ -87,11 +87,18 @@ pub fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
         .map(|(column, field)| -> Result<ArrayRef> {
             if column.data_type() == field.data_type() {
                 Ok(Arc::clone(column))
-            } else if let (DataType::Timestamp(unit, None), DataType::Timestamp(target_unit, Some(zone))) = (column.data_type(), field.data_type())
+            } else if let (DataType::Timestamp(unit, None), DataType::Timestamp(target_unit, Some(zone))) =
+                (column.data_type(), field.data_type())
                 && unit == target_unit
             {
                 // An INT96 root, already Spark's instants in Spark's unit: only the zone is named.
-                Ok(arrow::array::make_array(column.to_data().into_builder().data_type(DataType::Timestamp(*unit, Some(Arc::clone(zone)))).build()?))
+                Ok(arrow::array::make_array(
+                    column
+                        .to_data()
+                        .into_builder()
+                        .data_type(DataType::Timestamp(*unit, Some(Arc::clone(zone))))
+                        .build()?,
+                ))
             } else {
                 cast_with_options(column, field.data_type(), &options).map_err(|e| {
                     PqsiftError::Compute(format!("column `{}` to Spark type {}: {e}", field.name(), field.data_type()))
@@ -111,9 +118,7 @@ fn utc_micros() -> DataType {
 fn spark_type(data_type: &DataType) -> Result<DataType, String> {
     use DataType::*;
     Ok(match data_type {
-        Null | Boolean | Int8 | Int16 | Int32 | Int64 | Float32 | Float64 | Utf8 | Binary | Date32 => {
-            data_type.clone()
-        }
+        Null | Boolean | Int8 | Int16 | Int32 | Int64 | Float32 | Float64 | Utf8 | Binary | Date32 => data_type.clone(),
         UInt8 => Int16,
         UInt16 => Int32,
         UInt32 => Int64,
@@ -166,7 +171,11 @@ mod tests {
         let batch = RecordBatch::try_from_iter([
             ("u", Arc::new(UInt64Array::from(vec![u64::MAX, 0, 7])) as ArrayRef),
             ("s", Arc::new(dict) as ArrayRef),
-            ("t", Arc::new(TimestampNanosecondArray::from(vec![1_999, 2_000, -1_000]).with_timezone("+00:00")) as ArrayRef),
+            (
+                "t",
+                Arc::new(TimestampNanosecondArray::from(vec![1_999, 2_000, -1_000]).with_timezone("+00:00"))
+                    as ArrayRef,
+            ),
         ])
         .unwrap();
         let target = spark_schema(&batch.schema(), &[false; 3], "x").unwrap();

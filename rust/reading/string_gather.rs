@@ -33,7 +33,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, ByteView, DictionaryArray, GenericByteArray, GenericByteViewArray, MAX_INLINE_VIEW_LEN};
+use arrow::array::{
+    Array, ArrayRef, AsArray, ByteView, DictionaryArray, GenericByteArray, GenericByteViewArray, MAX_INLINE_VIEW_LEN,
+};
 use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{
     ArrowNativeType, BinaryType, BinaryViewType, ByteArrayType, ByteViewType, DataType, Int32Type, LargeBinaryType,
@@ -64,14 +66,21 @@ pub fn to_plain(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, ArrowError>
     }
     match (array.data_type(), to) {
         (DataType::Utf8View, DataType::Utf8) => from_views::<StringViewType, Utf8Type>(array.as_string_view()),
-        (DataType::Utf8View, DataType::LargeUtf8) => from_views::<StringViewType, LargeUtf8Type>(array.as_string_view()),
+        (DataType::Utf8View, DataType::LargeUtf8) => {
+            from_views::<StringViewType, LargeUtf8Type>(array.as_string_view())
+        }
         (DataType::BinaryView, DataType::Binary) => from_views::<BinaryViewType, BinaryType>(array.as_binary_view()),
-        (DataType::BinaryView, DataType::LargeBinary) => from_views::<BinaryViewType, LargeBinaryType>(array.as_binary_view()),
+        (DataType::BinaryView, DataType::LargeBinary) => {
+            from_views::<BinaryViewType, LargeBinaryType>(array.as_binary_view())
+        }
         _ => arrow::compute::cast(array, to),
     }
 }
 
-fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, values: &GenericByteArray<T>) -> Result<ArrayRef, ArrowError> {
+fn from_dictionary<T: ByteArrayType>(
+    dictionary: &DictionaryArray<Int32Type>,
+    values: &GenericByteArray<T>,
+) -> Result<ArrayRef, ArrowError> {
     let keys = dictionary.keys();
     let entries = values.len();
     let value_offsets = values.value_offsets();
@@ -107,8 +116,7 @@ fn from_dictionary<T: ByteArrayType>(dictionary: &DictionaryArray<Int32Type>, va
 /// [`from_dictionary`] in one pass, for a dictionary whose values are all at most 16 bytes
 /// and keys without nulls: the output sized for the longest value a row (at most 16 bytes
 /// a row) instead of summed first, each value one 16-byte move. `None` where that does not
-/// apply. (Two passes over the keys were most of the copy on two short-string columns of
-/// a ~25% filter.) A key outside the dictionary reads an empty value and, once the loop is
+/// apply. (Two passes over the keys were most of the copy of short strings, profiled.) A key outside the dictionary reads an empty value and, once the loop is
 /// done, sends the keys to the checked path (which names it).
 fn from_short_dictionary<T: ByteArrayType>(
     dictionary: &DictionaryArray<Int32Type>,
@@ -140,7 +148,12 @@ fn from_short_dictionary<T: ByteArrayType>(
         let (start, length) = table[(key as u32 as usize).min(outside)];
         // SAFETY: a start is inside the padded source (16 bytes readable from it); `at`
         // grows by at most `longest` a row, so `at + 16` stays inside `capacity + 16`.
-        unsafe { destination.add(at).cast::<u128>().write_unaligned(source.add(start as usize).cast::<u128>().read_unaligned()) };
+        unsafe {
+            destination
+                .add(at)
+                .cast::<u128>()
+                .write_unaligned(source.add(start as usize).cast::<u128>().read_unaligned())
+        };
         at += length as usize;
         slot.write(T::Offset::usize_as(at));
     }
@@ -155,8 +168,8 @@ fn from_short_dictionary<T: ByteArrayType>(
     // Sized for the longest value, at most 16 bytes a row (what a string view takes) and
     // not shrunk: a shrink moved the freed buffer into a smaller size class, so the next
     // read's reservation found no kept block of its own and grew one with fresh pages, and
-    // the `mremap` that shrank it cost the other reading threads a TLB flush (events ~25%,
-    // A/B: 59.5 -> 55.8 ms CPU a scan at 1 thread, 61.3 -> 58.3 at 2).
+    // the `mremap` that shrank it cost the other reading threads a TLB flush (measured by
+    // an A/B of CPU time, see the commit that made it).
     // SAFETY: the offsets start at 0, never decrease and end at the buffer's length; each
     // value is a whole value of the dictionary.
     Some(unsafe { plain_array::<T>(offsets, out, None) })
@@ -179,14 +192,17 @@ fn from_views<V: ByteViewType, T: ByteArrayType>(views: &GenericByteViewArray<V>
         let length = view as u32 as usize;
         if length > MAX_INLINE_VIEW_LEN as usize {
             let view = ByteView::from(view);
-            let fits = buffers.get(view.buffer_index as usize).is_some_and(|b| view.offset as usize + length <= b.len());
+            let fits =
+                buffers.get(view.buffer_index as usize).is_some_and(|b| view.offset as usize + length <= b.len());
             if !fits {
                 return None;
             }
         }
         Some(length)
     };
-    let outside = |row: usize, _: u128| ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers"));
+    let outside = |row: usize, _: u128| {
+        ArrowError::InvalidArgumentError(format!("the view at row {row} points outside its buffers"))
+    };
     let total = checked_total::<T, _>(views.views(), views.nulls(), length, outside)?;
     // SAFETY: `checked_total` checked every valid row's view, and summed `total` from the
     // same lengths.
@@ -303,7 +319,11 @@ unsafe fn write<T: ByteArrayType, I>(
 /// The offsets start at 0, never decrease and end at `bytes.len()`; each value they bound
 /// is a whole value of an array already validated as `T` (UTF-8 for strings), so
 /// re-validating every byte would only cost time.
-unsafe fn plain_array<T: ByteArrayType>(offsets: Vec<T::Offset>, bytes: Vec<u8>, nulls: Option<NullBuffer>) -> ArrayRef {
+unsafe fn plain_array<T: ByteArrayType>(
+    offsets: Vec<T::Offset>,
+    bytes: Vec<u8>,
+    nulls: Option<NullBuffer>,
+) -> ArrayRef {
     // SAFETY: the caller's guarantee.
     let array = unsafe {
         let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
@@ -366,11 +386,17 @@ mod tests {
 
     #[test]
     fn views_equal_arrow_cast_for_each_target() {
-        let strings: ArrayRef =
-            Arc::new(StringViewArray::from(vec![Some("twelve bytes"), None, Some(LONG), Some(""), Some("thirteen byte")]));
+        let strings: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some("twelve bytes"),
+            None,
+            Some(LONG),
+            Some(""),
+            Some("thirteen byte"),
+        ]));
         assert_like_cast(&strings, &DataType::Utf8);
         assert_like_cast(&strings, &DataType::LargeUtf8);
-        let binaries: ArrayRef = Arc::new(BinaryViewArray::from(vec![Some(&b"\0\xff"[..]), None, Some(LONG.as_bytes())]));
+        let binaries: ArrayRef =
+            Arc::new(BinaryViewArray::from(vec![Some(&b"\0\xff"[..]), None, Some(LONG.as_bytes())]));
         assert_like_cast(&binaries, &DataType::Binary);
         assert_like_cast(&binaries, &DataType::LargeBinary);
     }
@@ -406,7 +432,8 @@ mod tests {
         view.offset += 1;
         let views = vec![valid.views()[0], view.as_u128()];
         // SAFETY (of the test): the view is read only through `to_plain`, which checks it.
-        let broken = unsafe { StringViewArray::new_unchecked(views.into(), valid.data_buffers().to_vec().into(), None) };
+        let broken =
+            unsafe { StringViewArray::new_unchecked(views.into(), valid.data_buffers().to_vec().into(), None) };
         let error = to_plain(&(Arc::new(broken) as ArrayRef), &DataType::Utf8).unwrap_err().to_string();
         assert!(error.contains("the view at row 1 points outside its buffers"), "{error}");
     }
@@ -430,7 +457,8 @@ mod tests {
     fn sliced_views_and_keys_keep_their_rows() {
         let views: ArrayRef = Arc::new(StringViewArray::from(vec![Some("skipped"), None, Some(LONG), Some("k")]));
         assert_like_cast(&views.slice(1, 3), &DataType::Utf8);
-        let dictionary = dictionary(Arc::new(StringArray::from(vec!["a", LONG])), vec![Some(0), None, Some(1), Some(0)]);
+        let dictionary =
+            dictionary(Arc::new(StringArray::from(vec!["a", LONG])), vec![Some(0), None, Some(1), Some(0)]);
         assert_like_cast(&dictionary.slice(1, 3), &DataType::Utf8);
     }
 

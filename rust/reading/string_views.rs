@@ -147,7 +147,8 @@ pub fn evaluate_by_dictionary(
         return crate::filter::evaluate(predicate, batch);
     };
     let values = dictionary.values();
-    let with_null = arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()])?;
+    let with_null =
+        arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()])?;
     let field = batch.schema().field(0).clone().with_data_type(values.data_type().clone()).with_nullable(true);
     let entries = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![with_null])?;
     let answers = crate::filter::evaluate(predicate, &entries)?;
@@ -155,7 +156,13 @@ pub fn evaluate_by_dictionary(
     let keys = dictionary.keys();
     let indices: UInt32Array = match keys.nulls() {
         None => keys.values().iter().map(|&k| k as u32).collect::<Vec<_>>().into(),
-        Some(nulls) => keys.values().iter().zip(nulls.iter()).map(|(&k, valid)| if valid { k as u32 } else { null_entry }).collect::<Vec<_>>().into(),
+        Some(nulls) => keys
+            .values()
+            .iter()
+            .zip(nulls.iter())
+            .map(|(&k, valid)| if valid { k as u32 } else { null_entry })
+            .collect::<Vec<_>>()
+            .into(),
     };
     let taken = arrow::compute::take(&answers, &indices, None)?;
     Ok(taken.as_boolean().clone())

@@ -26,7 +26,6 @@
 //! assert_eq!((x.value(1), x.value(2)), (5.0, 1.0));
 //! ```
 
-
 use arrow::array::RecordBatch;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{SortOptions, concat_batches, take_record_batch};
@@ -79,7 +78,10 @@ impl TopRows {
         let columns: Vec<SortColumn> = self
             .keys
             .iter()
-            .map(|&(index, options)| SortColumn { values: spark_float_order(all.column(index)), options: Some(options) })
+            .map(|&(index, options)| SortColumn {
+                values: spark_float_order(all.column(index)),
+                options: Some(options),
+            })
             .collect();
         let indices = lexsort_to_indices(&columns, self.limit).map_err(error)?;
         Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
@@ -98,10 +100,14 @@ mod tests {
         let mut top = TopRows::new(vec![(0, SortOptions { descending: false, nulls_first: true })], Some(10));
         for start in (0..100i64).rev().map(|k| k * 10_000) {
             let values: Vec<i64> = (start..start + 10_000).collect();
-            top.push(RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(values)) as ArrayRef)]).unwrap()).unwrap();
+            top.push(RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(values)) as ArrayRef)]).unwrap())
+                .unwrap();
             assert!(top.rows < (1 << 16) + 10_000, "{} rows held", top.rows);
         }
         let out = top.finish().unwrap().unwrap();
-        assert_eq!(out.column(0).as_primitive::<arrow::datatypes::Int64Type>().values(), &(0..10).collect::<Vec<i64>>());
+        assert_eq!(
+            out.column(0).as_primitive::<arrow::datatypes::Int64Type>().values(),
+            &(0..10).collect::<Vec<i64>>()
+        );
     }
 }

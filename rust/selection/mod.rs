@@ -1,7 +1,7 @@
 //! [`RowSelection`]: which rows of one row group to decode.
 //!
 //! A selection covers the rows `0..row_count` of a row group and says, for each, whether
-//! it is selected. It has two representations (seed 001, §3.1):
+//! it is selected. It has two representations (as arrow-rs's `RowSelection`):
 //!
 //! * **runs** (RLE): `skip n` / `select n` — [`RowSelector`]s, cheap when runs are long
 //!   (a time range on a sorted column, a page-index selection);
@@ -45,8 +45,8 @@ mod tests;
 
 use std::ops::Range;
 
-use arrow::array::{Array, BooleanArray};
 use arrow::array::BooleanBufferBuilder;
+use arrow::array::{Array, BooleanArray};
 use arrow::buffer::BooleanBuffer;
 
 use crate::error::{PqsiftError, Result};
@@ -146,9 +146,8 @@ impl RowSelection {
         let mut out: Vec<RowSelector> = Vec::new();
         let mut total: usize = 0;
         for run in runs {
-            total = total
-                .checked_add(run.row_count)
-                .ok_or_else(|| PqsiftError::selection("total row count overflows"))?;
+            total =
+                total.checked_add(run.row_count).ok_or_else(|| PqsiftError::selection("total row count overflows"))?;
             runs::push_run(&mut out, run);
         }
         Ok(Self::from_normalised_runs(out))
@@ -521,9 +520,7 @@ impl RowSelection {
     pub fn slice(&self, start: usize, len: usize) -> Result<Self> {
         let rows = self.row_count();
         if start.checked_add(len).is_none_or(|end| end > rows) {
-            return Err(PqsiftError::selection(format!(
-                "slice {start}+{len} exceeds the row count {rows}"
-            )));
+            return Err(PqsiftError::selection(format!("slice {start}+{len} exceeds the row count {rows}")));
         }
         Ok(match &self.inner {
             Inner::Runs(r) => Self::from_normalised_runs(runs::slice(r, start, len)),
@@ -589,7 +586,7 @@ impl RowSelection {
     /// Widens the selection to whole batches: every batch of `batch_size` rows (the last one
     /// may be shorter) that selects at least one row becomes fully selected.
     ///
-    /// A cache of decoded batches (seed 001, §3.3) keys on batch boundaries; this gives the
+    /// A cache of decoded batches keys on batch boundaries; this gives the
     /// rows such a cache must decode.
     ///
     /// ```

@@ -1,12 +1,12 @@
 //! The adaptive runs-vs-mask policy, made page-aware.
 //!
-//! Seed 001 §3.1: neither representation wins everywhere. Runs let the decoder skip long
+//! Neither representation wins everywhere. Runs let the decoder skip long
 //! stretches (and whole pages) cheaply; a mask avoids the per-run overhead when runs are
 //! short. [`SelectionPolicy::Auto`] picks the mask when the average run length is below a
 //! threshold (32 by default, the arrow-rs figure; `cargo bench --bench selection` measures
 //! our own crossover — see the README).
 //!
-//! Seed 001 §3.1.2, the hazard: decoding through a mask means decoding *every* row the mask
+//! The hazard: decoding through a mask means decoding *every* row the mask
 //! spans and filtering afterwards, so a mask that spans a page removed by page pruning asks
 //! the decoder for rows of a page that was never fetched. arrow-rs falls back to runs
 //! whenever the page index is present. We do better: [`ReadPlan`] cuts the selection at the
@@ -65,7 +65,7 @@ pub enum SelectionPolicy {
 }
 
 impl SelectionPolicy {
-    /// The default Auto threshold (seed 001).
+    /// The default Auto threshold (arrow-rs's).
     pub const DEFAULT_THRESHOLD: usize = 32;
 
     /// Parses `"auto"`, `"selectors"` or `"mask"`; `threshold` is used by `"auto"`.

@@ -1,6 +1,6 @@
 //! The byte ranges a selection needs: the data pages holding at least one selected row.
 //!
-//! Seed 001 §3.2: a page is the unit of I/O and decompression, so a page with no selected
+//! A page is the unit of I/O and decompression, so a page with no selected
 //! row is neither fetched nor decompressed. The offset index gives each page's
 //! `(offset, compressed_size, first_row_index)`; page `i` holds the rows
 //! `first_row_index[i] .. first_row_index[i + 1]` (the last one up to the end of the row
@@ -122,7 +122,7 @@ impl RowSelection {
     }
 
     /// The byte ranges of the data pages holding at least one selected row, in page order,
-    /// one per page, not coalesced (the arrow-rs contract; seed 001 §3.2).
+    /// one per page, not coalesced (the arrow-rs contract).
     ///
     /// ```
     /// use pqsift::selection::{PageLocation, RowSelection};

@@ -1,5 +1,5 @@
 //! Property tests: every operation, for both representations and mixed pairs, against a
-//! plain `Vec<bool>` model (seed 001 §3.5: the offset bookkeeping is where bugs hide).
+//! plain `Vec<bool>` model (the offset bookkeeping is where bugs hide).
 
 use proptest::prelude::*;
 
@@ -44,14 +44,15 @@ fn selection(max_len: usize) -> impl Strategy<Value = (Vec<bool>, RowSelection)>
 
 /// Two selections over the same number of rows.
 fn same_length_pair() -> impl Strategy<Value = (Vec<bool>, RowSelection, Vec<bool>, RowSelection)> {
-    bools(600).prop_flat_map(|a| {
-        let len = a.len();
-        (Just(a), prop::collection::vec(any::<bool>(), len), any::<bool>(), any::<bool>(), any::<bool>())
-    })
-    .prop_map(|(a, b, mask_a, mask_b, sliced)| {
-        let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, !sliced));
-        (a, sa, b, sb)
-    })
+    bools(600)
+        .prop_flat_map(|a| {
+            let len = a.len();
+            (Just(a), prop::collection::vec(any::<bool>(), len), any::<bool>(), any::<bool>(), any::<bool>())
+        })
+        .prop_map(|(a, b, mask_a, mask_b, sliced)| {
+            let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, !sliced));
+            (a, sa, b, sb)
+        })
 }
 
 /// A selection and a second selection over its selected rows.
@@ -59,10 +60,16 @@ fn and_then_pair() -> impl Strategy<Value = (Vec<bool>, RowSelection, Vec<bool>,
     bools(600)
         .prop_flat_map(|a| {
             let selected = a.iter().filter(|x| **x).count();
-            (Just(a), bools(usize::MAX).prop_map(move |mut b| {
-                b.resize(selected, true);
-                b
-            }), any::<bool>(), any::<bool>(), any::<bool>())
+            (
+                Just(a),
+                bools(usize::MAX).prop_map(move |mut b| {
+                    b.resize(selected, true);
+                    b
+                }),
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>(),
+            )
         })
         .prop_map(|(a, b, mask_a, mask_b, sliced)| {
             let (sa, sb) = (build(&a, mask_a, sliced), build(&b, mask_b, sliced));
@@ -310,7 +317,7 @@ fn seed_001_worked_examples() {
     assert_eq!(s.scan_ranges(&pages).unwrap(), vec![10..20]);
 }
 
-/// The hazard of seed 001 §3.1.2: rows 0..7 on three pages, rows 2..4 alone on the middle
+/// The mask hazard: rows 0..7 on three pages, rows 2..4 alone on the middle
 /// page, only rows 0 and 5.. selected. A mask over everything would decode the middle page;
 /// the plan must skip it as a whole and mask only the outer pages.
 #[test]

@@ -228,11 +228,19 @@ impl Location {
             }
             ObjectStoreScheme::AmazonS3 | ObjectStoreScheme::GoogleCloudStorage | ObjectStoreScheme::MicrosoftAzure => {
                 let root = store_root(&url, &key);
-                let store = registry::store_for(&url, kind, storage.options()).map_err(|e| bad(storage.options().redact(&e)))?;
+                let store = registry::store_for(&url, kind, storage.options())
+                    .map_err(|e| bad(storage.options().redact(&e)))?;
                 // `s3a://` (Hadoop's name) is the same store as `s3://`.
                 let root = root.strip_prefix("s3a://").map(|rest| format!("s3://{rest}")).unwrap_or(root);
                 let prefix = url.path().ends_with('/');
-                Ok(Self::Object(ObjectLocation { root: root.into(), key, store, storage: storage.clone(), version: None, prefix }))
+                Ok(Self::Object(ObjectLocation {
+                    root: root.into(),
+                    key,
+                    store,
+                    storage: storage.clone(),
+                    version: None,
+                    prefix,
+                }))
             }
             _ => Err(bad(format!("unknown scheme {scheme:?}: use s3://, gs://, az://, abfss:// or file://"))),
         }
@@ -311,7 +319,11 @@ impl Location {
     pub fn components_below(&self, base: &Location) -> Option<Vec<String>> {
         match (self, base) {
             (Self::Local(path), Self::Local(base)) => Some(
-                path.strip_prefix(base).ok()?.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect(),
+                path.strip_prefix(base)
+                    .ok()?
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect(),
             ),
             (Self::Object(object), Self::Object(base)) if object.root == base.root => {
                 Some(object.key.prefix_match(&base.key)?.map(|p| p.as_ref().to_string()).collect())

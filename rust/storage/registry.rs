@@ -78,7 +78,11 @@ pub(crate) fn block_on<F: Future>(metrics: &Arc<StoreMetrics>, future: F) -> std
 
 /// The client for `url`'s store (scheme and bucket) with `options`, built on first use.
 /// Errors are the builder's (an unknown option key, a malformed value), as text.
-pub(crate) fn store_for(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+pub(crate) fn store_for(
+    url: &Url,
+    scheme: ObjectStoreScheme,
+    options: &StorageOptions,
+) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     let root = url[..url::Position::BeforePath].to_string();
     let key = (root, options.clone());
     if let Some(store) = with_state(|s| s.stores.get(&key).cloned())? {
@@ -88,15 +92,21 @@ pub(crate) fn store_for(url: &Url, scheme: ObjectStoreScheme, options: &StorageO
     with_state(|s| Arc::clone(s.stores.entry(key).or_insert(store)))
 }
 
-fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -> std::result::Result<Arc<dyn ObjectStore>, String> {
+fn build_store(
+    url: &Url,
+    scheme: ObjectStoreScheme,
+    options: &StorageOptions,
+) -> std::result::Result<Arc<dyn ObjectStore>, String> {
     let mut retry = RetryConfig::default();
     let mut store_options: Vec<(&str, &str)> = Vec::new();
     for (key, value) in options.iter() {
         match key {
             "max_retries" => retry.max_retries = max_retries(options)?,
             "retry_timeout" => {
-                let seconds: f64 = value.parse().map_err(|_| format!("option retry_timeout: {value:?} is not a number of seconds"))?;
-                retry.retry_timeout = Duration::try_from_secs_f64(seconds).map_err(|e| format!("option retry_timeout: {e}"))?;
+                let seconds: f64 =
+                    value.parse().map_err(|_| format!("option retry_timeout: {value:?} is not a number of seconds"))?;
+                retry.retry_timeout =
+                    Duration::try_from_secs_f64(seconds).map_err(|e| format!("option retry_timeout: {e}"))?;
             }
             _ => {
                 // URLs, not flags such as `azure_use_fabric_endpoint`.
@@ -116,7 +126,9 @@ fn build_store(url: &Url, scheme: ObjectStoreScheme, options: &StorageOptions) -
                 let parsed = key.parse().map_err(|e| format!("unknown or invalid storage option {key:?} ({e})"))?;
                 builder = builder.with_config(parsed, value);
             }
-            Arc::new(builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?)
+            Arc::new(
+                builder.with_retry(retry).with_http_connector(CountingConnector).build().map_err(|e| e.to_string())?,
+            )
         }};
     }
     let store: Arc<dyn ObjectStore> = match scheme {

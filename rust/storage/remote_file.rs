@@ -84,7 +84,12 @@ impl RemoteFile {
             return Ok(Self { object: object.clone(), url, size: version.size, fetched: Arc::default() });
         }
         let version = head(object, &url)?;
-        Ok(Self { size: version.size, object: object.with_key(object.key().clone(), Some(version)), url, fetched: Arc::default() })
+        Ok(Self {
+            size: version.size,
+            object: object.with_key(object.key().clone(), Some(version)),
+            url,
+            fetched: Arc::default(),
+        })
     }
 
     /// The object's URL.
@@ -152,7 +157,12 @@ impl RemoteFile {
         };
         let (meta, range, bytes) = run(object, &url, future)?;
         let version = ObjectVersion::from(&meta);
-        let file = RemoteFile { size: version.size, object: object.with_key(object.key().clone(), Some(version)), url, fetched: Arc::default() };
+        let file = RemoteFile {
+            size: version.size,
+            object: object.with_key(object.key().clone(), Some(version)),
+            url,
+            fetched: Arc::default(),
+        };
         file.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok((file, range, bytes))
     }
@@ -166,7 +176,10 @@ impl RemoteFile {
         if range.start > range.end || range.end > self.size {
             return Err(PqsiftError::Storage {
                 url: self.url.to_string(),
-                reason: format!("read of bytes {}..{} passes the end of the object ({} bytes)", range.start, range.end, self.size),
+                reason: format!(
+                    "read of bytes {}..{} passes the end of the object ({} bytes)",
+                    range.start, range.end, self.size
+                ),
                 not_found: false,
             });
         }
@@ -175,7 +188,11 @@ impl RemoteFile {
 }
 
 /// Runs a store request on the I/O runtime, its errors named by `url`.
-pub(crate) fn run<T>(object: &ObjectLocation, url: &str, future: impl Future<Output = object_store::Result<T>>) -> Result<T> {
+pub(crate) fn run<T>(
+    object: &ObjectLocation,
+    url: &str,
+    future: impl Future<Output = object_store::Result<T>>,
+) -> Result<T> {
     let storage = object.storage();
     registry::block_on(storage.metrics(), future)
         .map_err(|reason| PqsiftError::Storage { url: url.to_string(), reason, not_found: false })?

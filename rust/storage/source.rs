@@ -84,7 +84,8 @@ impl FileSource {
     /// error as the store reported it).
     pub fn read(&self, range: Range<u64>) -> Result<Bytes> {
         if range.start > range.end || range.end > self.len() {
-            let reason = format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, self.len());
+            let reason =
+                format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, self.len());
             return Err(match self {
                 Self::Local(_) => PqsiftError::io(&self.name(), reason),
                 _ => PqsiftError::Storage { url: self.name(), reason, not_found: false },
@@ -139,7 +140,9 @@ impl ChunkReader for FileSource {
             Self::Remote(file) => {
                 use bytes::Buf;
                 let end = (start + super::remote_file::DEFAULT_REMOTE_COALESCE_GAP).min(file.len());
-                let bytes = file.get_range(start..end.max(start)).map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+                let bytes = file
+                    .get_range(start..end.max(start))
+                    .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
                 Ok(SourceRead::Bytes(bytes.reader()))
             }
             Self::Fetched(fetched) => fetched.get_read(start).map(SourceRead::Bytes),
@@ -181,7 +184,9 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
         Location::Local(path) => {
             let entry = match std::fs::metadata(path) {
                 Ok(metadata) if metadata.is_dir() => Some(Entry::Directory),
-                Ok(metadata) => Some(Entry::File(ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns: 0 })),
+                Ok(metadata) => {
+                    Some(Entry::File(ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns: 0 }))
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(PqsiftError::io(path, e)),
             };
@@ -278,7 +283,10 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
                 if metadata.is_file() {
                     let modified = metadata.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
                     let last_modified_ns = modified.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-                    found.push((Location::Local(entry.path()), ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns }));
+                    found.push((
+                        Location::Local(entry.path()),
+                        ObjectVersion { size: metadata.len(), e_tag: None, last_modified_ns },
+                    ));
                 }
             }
         }
@@ -286,7 +294,9 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
             let store = Arc::clone(object.store());
             let key = object.key().clone();
             let attempts = listing_attempts(object);
-            let listing = run(object, &dir.to_string(), async move { retried(attempts, || store.list_with_delimiter(Some(&key))).await })?;
+            let listing = run(object, &dir.to_string(), async move {
+                retried(attempts, || store.list_with_delimiter(Some(&key))).await
+            })?;
             found.extend(listing.objects.iter().map(|meta| (remote(object, meta), ObjectVersion::from(meta))));
         }
     }
@@ -330,9 +340,13 @@ pub fn read_many(locations: &[Location]) -> Result<Vec<Bytes>> {
             }
         }
     });
-    let stream = futures_util::stream::iter(futures).buffered(super::remote_file::MAX_IN_FLIGHT).try_collect::<Vec<Bytes>>();
-    let bytes = registry::block_on(object.storage().metrics(), stream)
-        .map_err(|reason| PqsiftError::Storage { url: locations[0].to_string(), reason, not_found: false })??;
+    let stream =
+        futures_util::stream::iter(futures).buffered(super::remote_file::MAX_IN_FLIGHT).try_collect::<Vec<Bytes>>();
+    let bytes = registry::block_on(object.storage().metrics(), stream).map_err(|reason| PqsiftError::Storage {
+        url: locations[0].to_string(),
+        reason,
+        not_found: false,
+    })??;
     object.storage().metrics().add_bytes_requested(bytes.iter().map(|b| b.len() as u64).sum());
     Ok(bytes)
 }

@@ -70,7 +70,9 @@ impl AllowedLocations {
 /// paths made absolute against the working directory; no link is followed).
 pub(crate) fn is_below(location: &Location, base: &Location) -> bool {
     match (location, base) {
-        (Location::Local(path), Location::Local(base)) => lexically_absolute(path).starts_with(lexically_absolute(base)),
+        (Location::Local(path), Location::Local(base)) => {
+            lexically_absolute(path).starts_with(lexically_absolute(base))
+        }
         // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
         (Location::Object(_), Location::Object(_)) => location.starts_with(base),
         _ => false,
@@ -117,7 +119,10 @@ mod tests {
         assert!(below.check(&root, &s3("s3://bucket/tables/t/part-0.parquet"), "data file").is_ok());
         for outside in ["s3://bucket/tables/t2/part-0.parquet", "s3://other/tables/t/part-0.parquet", "s3://bucket/x"] {
             let error = below.check(&root, &s3(outside), "data file").unwrap_err();
-            assert!(matches!(&error, PqsiftError::Table { table, reason } if table == "s3://bucket/tables/t" && reason.contains(outside)), "{error}");
+            assert!(
+                matches!(&error, PqsiftError::Table { table, reason } if table == "s3://bucket/tables/t" && reason.contains(outside)),
+                "{error}"
+            );
         }
         let allowed = AllowedLocations::Below(vec![s3("s3://other/shared")]);
         assert!(allowed.check(&root, &s3("s3://other/shared/f.parquet"), "data file").is_ok());

@@ -103,11 +103,13 @@ impl ColumnMatcher {
                 return self.find_id(fields, field, id);
             }
             match self.field_ids {
-                FieldIds::Match => return Err(PqsiftError::SchemaMismatch(format!(
-                    "column {} is matched by its field id {id}, but the file holds no field ids (set ignore_missing_field_ids, \
+                FieldIds::Match => {
+                    return Err(PqsiftError::SchemaMismatch(format!(
+                        "column {} is matched by its field id {id}, but the file holds no field ids (set ignore_missing_field_ids, \
                      Spark's spark.sql.parquet.fieldId.read.ignoreMissing, to read such columns as nulls)",
-                    field.name()
-                ))),
+                        field.name()
+                    )));
+                }
                 FieldIds::MatchIgnoringMissing => return Ok(None),
                 // A Delta table in id mode over a file without ids: its physical names.
                 FieldIds::Off => {}
@@ -144,8 +146,14 @@ impl ColumnMatcher {
         let (mut scan, mut file) = (scan, file);
         let mut names = Vec::with_capacity(logical.len());
         for name in logical {
-            let (DataType::Struct(scan_children), DataType::Struct(file_children)) = (scan.data_type(), file.data_type()) else { break };
-            let Some(scan_child) = find_field(scan_children, name, true).map(|i| scan_children[i].as_ref()) else { break };
+            let (DataType::Struct(scan_children), DataType::Struct(file_children)) =
+                (scan.data_type(), file.data_type())
+            else {
+                break;
+            };
+            let Some(scan_child) = find_field(scan_children, name, true).map(|i| scan_children[i].as_ref()) else {
+                break;
+            };
             let Some(i) = self.find(file_children, scan_child, file_has_ids)? else { break };
             names.push(file_children[i].name().clone());
             (scan, file) = (scan_child, file_children[i].as_ref());
@@ -167,10 +175,12 @@ pub fn has_field_ids(fields: &Fields) -> bool {
 fn children(data_type: &DataType) -> Option<&Fields> {
     match data_type {
         DataType::Struct(fields) => Some(fields),
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => match f.data_type() {
-            DataType::Struct(fields) => Some(fields),
-            _ => None,
-        },
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
+            match f.data_type() {
+                DataType::Struct(fields) => Some(fields),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -196,7 +206,8 @@ mod tests {
     use super::*;
 
     fn with_id(name: &str, id: i32) -> Field {
-        Field::new(name, DataType::Int64, true).with_metadata(HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())]))
+        Field::new(name, DataType::Int64, true)
+            .with_metadata(HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())]))
     }
 
     #[test]
@@ -231,7 +242,8 @@ mod tests {
 
     #[test]
     fn nested_ids_are_found_in_structs() {
-        let file_struct = Field::new("s", DataType::Struct(Fields::from(vec![with_id("x", 11), with_id("y", 12)])), true);
+        let file_struct =
+            Field::new("s", DataType::Struct(Fields::from(vec![with_id("x", 11), with_id("y", 12)])), true);
         let scan_struct = Field::new("renamed", DataType::Struct(Fields::from(vec![with_id("yy", 12)])), true);
         assert!(has_field_ids(&Fields::from(vec![file_struct.clone()])));
         let matcher = ColumnMatcher { field_ids: FieldIds::Match, ..Default::default() };

@@ -1,5 +1,5 @@
-//! Pruning whole files before their footers are read (seed 000's partition pruning), and
-//! the filter each surviving file is read with.
+//! Pruning whole files before their footers are read (partition pruning, the first step of
+//! DataFusion's `ParquetOpener`), and the filter each surviving file is read with.
 //!
 //! **Pruning.** The filter, bound to the table schema, is evaluated with the same
 //! three-valued logic as zone maps ([`crate::planning::pruning_predicate`]), with files as the
@@ -41,7 +41,9 @@ use arrow::datatypes::Schema;
 
 use super::partition_values::PartitionValues;
 use crate::error::Result;
-use crate::filter::{BindOptions, BoundColumn, Expr, Literal, bind, columns, evaluate, resolve_column, split_conjunction};
+use crate::filter::{
+    BindOptions, BoundColumn, Expr, Literal, bind, columns, evaluate, resolve_column, split_conjunction,
+};
 use crate::planning::pruning_predicate::evaluate_on_zone_maps;
 
 /// Per file, whether `filter` can be true on it judging by its partition values alone.
@@ -127,8 +129,12 @@ pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Ex
             Expr::InList { expr, list, negated: *negated }
         }
         Expr::IsNull { expr, negated } => Expr::IsNull { expr: go(expr)?, negated: *negated },
-        Expr::Between { expr, low, high, negated } => Expr::Between { expr: go(expr)?, low: go(low)?, high: go(high)?, negated: *negated },
-        Expr::Like { expr, pattern, escape, negated } => Expr::Like { expr: go(expr)?, pattern: pattern.clone(), escape: *escape, negated: *negated },
+        Expr::Between { expr, low, high, negated } => {
+            Expr::Between { expr: go(expr)?, low: go(low)?, high: go(high)?, negated: *negated }
+        }
+        Expr::Like { expr, pattern, escape, negated } => {
+            Expr::Like { expr: go(expr)?, pattern: pattern.clone(), escape: *escape, negated: *negated }
+        }
         Expr::And(left, right) => Expr::And(go(left)?, go(right)?),
         Expr::Or(left, right) => Expr::Or(go(left)?, go(right)?),
         Expr::Not(inner) => Expr::Not(go(inner)?),

@@ -40,14 +40,17 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray};
+use arrow::array::{
+    ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, NullArray, StringArray,
+    TimestampMicrosecondArray,
+};
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
-use crate::storage::Location;
 use crate::filter::{BindOptions, local_to_utc, parse_time_zone};
+use crate::storage::Location;
 
 /// The name Hive and Spark give the directory of a null partition value.
 pub const DEFAULT_PARTITION_NAME: &str = "__HIVE_DEFAULT_PARTITION__";
@@ -142,7 +145,8 @@ pub fn discover_partitions(
     let Some(first) = specs.first() else {
         return Ok(None);
     };
-    let same_name = |a: &str, b: &str| if options.case_sensitive { a == b } else { a.to_lowercase() == b.to_lowercase() };
+    let same_name =
+        |a: &str, b: &str| if options.case_sensitive { a == b } else { a.to_lowercase() == b.to_lowercase() };
     for (file, spec) in files.iter().zip(&specs) {
         let agrees = spec.len() == first.len() && spec.iter().zip(first).all(|((a, _), (b, _))| same_name(a, b));
         if !agrees {
@@ -166,10 +170,14 @@ pub fn discover_partitions(
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(first.len());
     for (position, (name, _)) in first.iter().enumerate() {
         if specs.iter().any(|s| s[position].1.is_empty()) {
-            return Err(PqsiftError::table(table, format!("an empty value for partition column `{name}` (a directory `{name}=`)")));
+            return Err(PqsiftError::table(
+                table,
+                format!("an empty value for partition column `{name}` (a directory `{name}=`)"),
+            ));
         }
         let raws: Vec<&str> = specs.iter().map(|s| s[position].1.as_str()).collect();
-        let (data_type, values) = typed_column(&raws, options).map_err(|e| PqsiftError::table(table, format!("partition column `{name}`: {e}")))?;
+        let (data_type, values) = typed_column(&raws, options)
+            .map_err(|e| PqsiftError::table(table, format!("partition column `{name}`: {e}")))?;
         fields.push(Field::new(name, data_type, true));
         columns.push(values);
     }
@@ -240,22 +248,42 @@ fn typed_column(raws: &[&str], options: &HiveOptions) -> Result<(DataType, Array
     let array: ArrayRef = match kind {
         PartitionType::Null => Arc::new(NullArray::new(raws.len())),
         PartitionType::String => Arc::new(not_null().map(|r| r.map(unescape_path_name)).collect::<StringArray>()),
-        PartitionType::Int => Arc::new(not_null().map(|r| r.map(|r| java_parse_long(r).and_then(|v| i32::try_from(v).ok()).ok_or_else(|| unreadable(r))).transpose()).collect::<Result<Int32Array>>()?),
-        PartitionType::Long => Arc::new(not_null().map(|r| r.map(|r| java_parse_long(r).ok_or_else(|| unreadable(r))).transpose()).collect::<Result<Int64Array>>()?),
+        PartitionType::Int => Arc::new(
+            not_null()
+                .map(|r| {
+                    r.map(|r| java_parse_long(r).and_then(|v| i32::try_from(v).ok()).ok_or_else(|| unreadable(r)))
+                        .transpose()
+                })
+                .collect::<Result<Int32Array>>()?,
+        ),
+        PartitionType::Long => Arc::new(
+            not_null()
+                .map(|r| r.map(|r| java_parse_long(r).ok_or_else(|| unreadable(r))).transpose())
+                .collect::<Result<Int64Array>>()?,
+        ),
         PartitionType::Decimal(p) => Arc::new(
             not_null()
                 .map(|r| r.map(|r| parse_integral_decimal(r).map(|(v, _)| v).ok_or_else(|| unreadable(r))).transpose())
                 .collect::<Result<Decimal128Array>>()?
                 .with_precision_and_scale(p, 0)?,
         ),
-        PartitionType::Double => Arc::new(not_null().map(|r| r.map(|r| java_parse_double(r).ok_or_else(|| unreadable(r))).transpose()).collect::<Result<Float64Array>>()?),
-        PartitionType::Date => Arc::new(not_null().map(|r| r.map(|r| parse_date(r).map(days_since_epoch).ok_or_else(|| unreadable(r))).transpose()).collect::<Result<Date32Array>>()?),
+        PartitionType::Double => Arc::new(
+            not_null()
+                .map(|r| r.map(|r| java_parse_double(r).ok_or_else(|| unreadable(r))).transpose())
+                .collect::<Result<Float64Array>>()?,
+        ),
+        PartitionType::Date => Arc::new(
+            not_null()
+                .map(|r| r.map(|r| parse_date(r).map(days_since_epoch).ok_or_else(|| unreadable(r))).transpose())
+                .collect::<Result<Date32Array>>()?,
+        ),
         PartitionType::Timestamp => Arc::new(
             not_null()
                 .map(|r| {
                     r.map(|r| {
                         let unescaped = unescape_path_name(r);
-                        let local = parse_timestamp(&unescaped).or_else(|| parse_date(r).map(|d| d.and_time(NaiveTime::MIN)));
+                        let local =
+                            parse_timestamp(&unescaped).or_else(|| parse_date(r).map(|d| d.and_time(NaiveTime::MIN)));
                         local.and_then(|l| micros_in_zone(&l, &tz)).ok_or_else(|| unreadable(r))
                     })
                     .transpose()
@@ -354,7 +382,8 @@ fn java_parse_double(text: &str) -> Option<f64> {
                 None => (number, None),
             };
             let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-            let digits_ok = !(whole.is_empty() && fraction.is_empty()) && whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit());
+            let digits_ok = !(whole.is_empty() && fraction.is_empty())
+                && whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit());
             let exponent_ok = exponent.is_none_or(|e| {
                 let d = e.strip_prefix(['+', '-']).unwrap_or(e);
                 !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())
@@ -371,7 +400,11 @@ fn java_parse_double(text: &str) -> Option<f64> {
 /// Exactly `yyyy-MM-dd`, a real date.
 fn parse_date(text: &str) -> Option<NaiveDate> {
     let b = text.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !text.bytes().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()) {
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !text.bytes().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    {
         return None;
     }
     NaiveDate::from_ymd_opt(text[0..4].parse().ok()?, text[5..7].parse().ok()?, text[8..10].parse().ok()?)
@@ -383,15 +416,26 @@ fn parse_timestamp(text: &str) -> Option<NaiveDateTime> {
     let date = parse_date(date)?;
     let time = time.strip_prefix(' ')?;
     let (clock, tenths) = match time.split_once('.') {
-        Some((clock, fraction)) if fraction.len() == 1 && fraction.as_bytes()[0].is_ascii_digit() => (clock, u32::from(fraction.as_bytes()[0] - b'0')),
+        Some((clock, fraction)) if fraction.len() == 1 && fraction.as_bytes()[0].is_ascii_digit() => {
+            (clock, u32::from(fraction.as_bytes()[0] - b'0'))
+        }
         Some(_) => return None,
         None => (time, 0),
     };
     let b = clock.as_bytes();
-    if b.len() != 8 || b[2] != b':' || b[5] != b':' || !clock.bytes().enumerate().all(|(i, c)| i == 2 || i == 5 || c.is_ascii_digit()) {
+    if b.len() != 8
+        || b[2] != b':'
+        || b[5] != b':'
+        || !clock.bytes().enumerate().all(|(i, c)| i == 2 || i == 5 || c.is_ascii_digit())
+    {
         return None;
     }
-    let time = NaiveTime::from_hms_milli_opt(clock[0..2].parse().ok()?, clock[3..5].parse().ok()?, clock[6..8].parse().ok()?, tenths * 100)?;
+    let time = NaiveTime::from_hms_milli_opt(
+        clock[0..2].parse().ok()?,
+        clock[3..5].parse().ok()?,
+        clock[6..8].parse().ok()?,
+        tenths * 100,
+    )?;
     Some(date.and_time(time))
 }
 
@@ -511,7 +555,8 @@ mod tests {
     #[test]
     fn partition_paths_follow_sparks_walk() {
         let base = Location::from(std::path::Path::new("/t"));
-        let spec = |f: &str| parse_partition_path(Location::from(std::path::Path::new(f)).components_below(&base).unwrap());
+        let spec =
+            |f: &str| parse_partition_path(Location::from(std::path::Path::new(f)).components_below(&base).unwrap());
         assert_eq!(spec("/t/a=1/b=x%3Dy/f.parquet"), [("a".into(), "1".into()), ("b".into(), "x%3Dy".into())]);
         assert_eq!(spec("/t/x/a=1/f.parquet"), [("a".into(), "1".into())]);
         assert_eq!(spec("/t/a=1/x/f.parquet"), [("a".into(), "1".into())]);
@@ -526,7 +571,11 @@ mod tests {
         let bases = [base.clone()];
         let files = [base.join("a=1/f.parquet"), base.join("b=1/f.parquet")];
         let error = discover_partitions("/t", &bases, &files, &HiveOptions::default()).unwrap_err();
-        assert!(matches!(error, PqsiftError::Table { .. }) && error.to_string().contains("conflicting partition directories"), "{error}");
+        assert!(
+            matches!(error, PqsiftError::Table { .. })
+                && error.to_string().contains("conflicting partition directories"),
+            "{error}"
+        );
         let files = [base.join("a=1/f.parquet"), base.join("f.parquet")];
         assert!(discover_partitions("/t", &bases, &files, &HiveOptions::default()).is_err());
         let files = [base.join("a=/f.parquet")];

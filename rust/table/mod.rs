@@ -12,7 +12,7 @@
 //! * [`listing`] — the files of a directory, with the names Spark ignores left out.
 //! * [`hive`] — Spark's partition discovery: `key=value` directories, type inference,
 //!   escaping, `basePath`.
-//! * [`delta`] — Delta log replay (seed 004): the active files of a snapshot.
+//! * [`delta`] — Delta log replay: the active files of a snapshot.
 //! * [`source`] — the table a source resolves to, and the partition schema merged with the
 //!   files' own schema as Spark merges them.
 //! * [`column_matching`] — how a scan schema's fields find a file's columns: by name,

@@ -25,9 +25,15 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, StringArray, UInt32Array, UInt64Array, new_null_array};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, StringArray, UInt32Array, UInt64Array,
+    new_null_array,
+};
 use arrow::compute::{cast, take};
-use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+};
 use chrono::DateTime;
 
 use crate::error::{PqsiftError, Result};
@@ -70,7 +76,12 @@ impl PartitionValues {
     /// The values of the files at `rows`, in that order.
     pub fn select(&self, rows: &[usize]) -> Result<Self> {
         let indices = UInt32Array::from(rows.iter().map(|&r| r as u32).collect::<Vec<_>>());
-        let columns = self.values.columns().iter().map(|c| take(c, &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let columns = self
+            .values
+            .columns()
+            .iter()
+            .map(|c| take(c, &indices, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         Self::with_rows(Arc::clone(&self.schema), columns, rows.len())
     }
 
@@ -138,14 +149,17 @@ impl PartitionValues {
             DataType::Int64 => Literal::Long(array.as_primitive::<Int64Type>().value(row)),
             DataType::Float32 => Literal::Float(array.as_primitive::<Float32Type>().value(row)),
             DataType::Float64 => Literal::Double(array.as_primitive::<Float64Type>().value(row)),
-            DataType::Decimal128(_, scale) => Literal::Decimal { unscaled: array.as_primitive::<Decimal128Type>().value(row), scale: *scale },
+            DataType::Decimal128(_, scale) => {
+                Literal::Decimal { unscaled: array.as_primitive::<Decimal128Type>().value(row), scale: *scale }
+            }
             DataType::Date32 => Literal::Date(array.as_primitive::<Date32Type>().value(row)),
             DataType::Timestamp(TimeUnit::Microsecond, zone) => {
                 let micros = array.as_primitive::<TimestampMicrosecondType>().value(row);
                 match DateTime::from_timestamp_micros(micros) {
-                    Some(utc) if zone.is_some() => {
-                        Literal::Timestamp(TimestampLiteral { local: utc.naive_utc(), zone: Some(LiteralZone::Offset(0)) })
-                    }
+                    Some(utc) if zone.is_some() => Literal::Timestamp(TimestampLiteral {
+                        local: utc.naive_utc(),
+                        zone: Some(LiteralZone::Offset(0)),
+                    }),
                     // A wall clock: TIMESTAMP_NTZ from its text.
                     Some(utc) => Literal::String(utc.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()),
                     None => Literal::Null,
@@ -171,8 +185,12 @@ impl PartitionValues {
                     DataType::Float32 => column.as_primitive::<Float32Type>().value(row).to_string(),
                     DataType::Float64 => column.as_primitive::<Float64Type>().value(row).to_string(),
                     DataType::Date32 => column.as_primitive::<Date32Type>().value(row).to_string(),
-                    DataType::Timestamp(TimeUnit::Microsecond, _) => column.as_primitive::<TimestampMicrosecondType>().value(row).to_string(),
-                    DataType::Binary => column.as_binary::<i32>().value(row).iter().map(|b| format!("{b:02x}")).collect(),
+                    DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                        column.as_primitive::<TimestampMicrosecondType>().value(row).to_string()
+                    }
+                    DataType::Binary => {
+                        column.as_binary::<i32>().value(row).iter().map(|b| format!("{b:02x}")).collect()
+                    }
                     _ => arrow::util::display::array_value_to_string(column, row).unwrap_or_default(),
                 })
             })
@@ -199,7 +217,10 @@ impl PartitionValues {
                 })?;
                 text.push(value.clone());
             }
-            columns.push(column_from_text(&data_type, &text).map_err(|e| PqsiftError::filter(format!("partition column `{name}`: {e}")))?);
+            columns.push(
+                column_from_text(&data_type, &text)
+                    .map_err(|e| PqsiftError::filter(format!("partition column `{name}`: {e}")))?,
+            );
             fields.push(Field::new(name, data_type, true));
         }
         Self::with_rows(Arc::new(Schema::new(fields)), columns, rows.len())
@@ -211,15 +232,24 @@ fn column_from_text(data_type: &DataType, text: &[Option<String>]) -> Result<Arr
     Ok(match data_type {
         DataType::Null => new_null_array(data_type, text.len()),
         DataType::Float32 | DataType::Float64 => {
-            let parsed = text.iter().map(|v| v.as_deref().map(|s| s.parse::<f64>().map_err(|_| bad(s))).transpose()).collect::<Result<Vec<_>>>()?;
+            let parsed = text
+                .iter()
+                .map(|v| v.as_deref().map(|s| s.parse::<f64>().map_err(|_| bad(s))).transpose())
+                .collect::<Result<Vec<_>>>()?;
             cast(&arrow::array::Float64Array::from(parsed), data_type)?
         }
         DataType::Date32 | DataType::Timestamp(_, _) => {
-            let parsed = text.iter().map(|v| v.as_deref().map(|s| s.parse::<i64>().map_err(|_| bad(s))).transpose()).collect::<Result<Vec<_>>>()?;
+            let parsed = text
+                .iter()
+                .map(|v| v.as_deref().map(|s| s.parse::<i64>().map_err(|_| bad(s))).transpose())
+                .collect::<Result<Vec<_>>>()?;
             let numbers = arrow::array::Int64Array::from(parsed);
             match data_type {
                 DataType::Date32 => cast(&cast(&numbers, &DataType::Int32)?, data_type)?,
-                _ => Arc::new(arrow::array::TimestampMicrosecondArray::from(numbers.iter().collect::<Vec<_>>()).with_data_type(data_type.clone())),
+                _ => Arc::new(
+                    arrow::array::TimestampMicrosecondArray::from(numbers.iter().collect::<Vec<_>>())
+                        .with_data_type(data_type.clone()),
+                ),
             }
         }
         DataType::Binary => {

@@ -123,9 +123,17 @@ impl DeclaredSchema {
     /// [`DeclaredSchema::requested`] the `projection_roots` (`None`: every field) and the
     /// fields `filter` reads; otherwise this schema itself, borrowed (a reader asks once
     /// per file).
-    pub fn requested_by(&self, projection_roots: Option<&[usize]>, filter: Option<&Expr>, options: &BindOptions) -> Result<Cow<'_, Self>> {
+    pub fn requested_by(
+        &self,
+        projection_roots: Option<&[usize]>,
+        filter: Option<&Expr>,
+        options: &BindOptions,
+    ) -> Result<Cow<'_, Self>> {
         let (FieldIds::Match, Some(roots)) = (self.field_ids, projection_roots) else { return Ok(Cow::Borrowed(self)) };
-        let filtered = filter.into_iter().flat_map(columns).map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
+        let filtered = filter
+            .into_iter()
+            .flat_map(columns)
+            .map(|path| resolve_column(&self.schema, &path, options).map(|c| c.indices[0]));
         let roots = roots.iter().copied().map(Ok).chain(filtered).collect::<Result<Vec<_>>>()?;
         Ok(Cow::Owned(self.clone().requesting(roots)))
     }
@@ -147,7 +155,13 @@ impl DeclaredSchema {
         let schema = parse_schema(table, schema_string)?;
         let fields: Vec<Field> = schema.fields().iter().map(|f| nullable_field(f)).collect();
         let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-        Ok(Self { schema, mode, field_ids: FieldIds::Off, schema_string: schema_string.to_string(), requested: Vec::new() })
+        Ok(Self {
+            schema,
+            mode,
+            field_ids: FieldIds::Off,
+            schema_string: schema_string.to_string(),
+            requested: Vec::new(),
+        })
     }
 
     /// The schema as text for another process (see [`DeclaredSchema::from_text`]):
@@ -188,7 +202,10 @@ impl DeclaredSchema {
                 setting => setting.strip_prefix(FIELD_IDS_TEXT).and_then(FieldIds::parse),
             };
             let Some(field_ids) = field_ids else {
-                return Err(PqsiftError::table(table, format!("invalid scan schema text: unknown setting {settings:?}")));
+                return Err(PqsiftError::table(
+                    table,
+                    format!("invalid scan schema text: unknown setting {settings:?}"),
+                ));
             };
             let schema = Arc::new(arrow_schema_from_hex(table, schema_string)?);
             return Ok(Self::new(schema, ColumnMappingMode::None).with_field_ids(field_ids));
@@ -204,7 +221,13 @@ impl DeclaredSchema {
 
     /// The view of a file with schema `file`; `partitions` (the table's partition values,
     /// row `position` this file's) supply the partition columns.
-    pub fn view(&self, file: &Schema, partitions: Option<&PartitionValues>, position: usize, options: &BindOptions) -> Result<FileView> {
+    pub fn view(
+        &self,
+        file: &Schema,
+        partitions: Option<&PartitionValues>,
+        position: usize,
+        options: &BindOptions,
+    ) -> Result<FileView> {
         let mut file_roots = Vec::with_capacity(self.schema.fields().len());
         let mut from_constant = Vec::with_capacity(file_roots.capacity());
         let mut constant_fields: Vec<FieldRef> = Vec::new();
@@ -241,14 +264,19 @@ impl DeclaredSchema {
 
     /// Per declared field, the partition column of `partitions` it is (by name).
     pub fn from_partition(&self, partitions: &Schema, case_sensitive: bool) -> Vec<Option<usize>> {
-        self.schema.fields().iter().map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive))).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive)))
+            .collect()
     }
 
     /// The filter for a file's rows, in the file's names: constants folded (see
     /// [`specialise`]), the remaining column references renamed. `None`: every row
     /// matches; `Some(FALSE)`: none can.
     pub fn file_filter(&self, filter: &Expr, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
-        let Some(specialised) = specialise(filter, &self.schema, &view.from_constant, &view.constants, 0, options)? else {
+        let Some(specialised) = specialise(filter, &self.schema, &view.from_constant, &view.constants, 0, options)?
+        else {
             return Ok(None);
         };
         let renamed = replace_columns(&specialised, &mut |expr| {
@@ -294,8 +322,20 @@ impl DeclaredSchema {
     /// The file's names of the struct fields along `logical` (names below the scan's
     /// column `root`, read from the file's field `file_root` of `view`), as far as the
     /// file has them.
-    pub fn file_field_path(&self, root: usize, file_root: usize, logical: &[String], view: &FileView, case_sensitive: bool) -> Result<Vec<String>> {
-        self.matcher(case_sensitive).file_path(self.schema.field(root), &view.file_fields[file_root], logical, view.file_has_ids)
+    pub fn file_field_path(
+        &self,
+        root: usize,
+        file_root: usize,
+        logical: &[String],
+        view: &FileView,
+        case_sensitive: bool,
+    ) -> Result<Vec<String>> {
+        self.matcher(case_sensitive).file_path(
+            self.schema.field(root),
+            &view.file_fields[file_root],
+            logical,
+            view.file_has_ids,
+        )
     }
 }
 
@@ -318,12 +358,20 @@ fn arrow_schema_hex(schema: &Schema) -> String {
 
 /// The schema [`arrow_schema_hex`] wrote (of the table `table`, named in errors).
 fn arrow_schema_from_hex(table: &str, hex: &str) -> Result<Schema> {
-    let invalid = |reason: String| PqsiftError::Table { table: table.to_string(), reason: format!("invalid scan schema text: {reason}") };
+    let invalid = |reason: String| PqsiftError::Table {
+        table: table.to_string(),
+        reason: format!("invalid scan schema text: {reason}"),
+    };
     let bytes = (0..hex.len())
         .step_by(2)
-        .map(|i| hex.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()).ok_or_else(|| invalid("not hexadecimal".into())))
+        .map(|i| {
+            hex.get(i..i + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                .ok_or_else(|| invalid("not hexadecimal".into()))
+        })
         .collect::<Result<Vec<u8>>>()?;
-    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).map_err(|e| invalid(e.to_string()))?;
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)
+        .map_err(|e| invalid(e.to_string()))?;
     Ok(reader.schema().as_ref().clone())
 }
 
@@ -356,7 +404,12 @@ pub(crate) use super::column_matching::find_field;
 
 /// `array` as `logical`, matching struct fields as `matcher` says, in a file holding field
 /// ids or not (`file_has_ids`; see the module documentation).
-pub fn to_logical(array: &ArrayRef, logical: &DataType, matcher: &ColumnMatcher, file_has_ids: bool) -> Result<ArrayRef> {
+pub fn to_logical(
+    array: &ArrayRef,
+    logical: &DataType,
+    matcher: &ColumnMatcher,
+    file_has_ids: bool,
+) -> Result<ArrayRef> {
     if array.data_type() == logical {
         return Ok(Arc::clone(array));
     }
@@ -376,7 +429,8 @@ pub fn to_logical(array: &ArrayRef, logical: &DataType, matcher: &ColumnMatcher,
         (DataType::List(_), DataType::List(element)) => {
             let source = array.as_any().downcast_ref::<ListArray>().expect("a list array");
             let values = to_logical(source.values(), element.data_type(), matcher, file_has_ids)?;
-            let element = Arc::new(element.as_ref().clone().with_nullable(element.is_nullable() || values.null_count() > 0));
+            let element =
+                Arc::new(element.as_ref().clone().with_nullable(element.is_nullable() || values.null_count() > 0));
             Ok(Arc::new(ListArray::try_new(element, source.offsets().clone(), values, source.nulls().cloned())?))
         }
         (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
@@ -394,7 +448,13 @@ pub fn to_logical(array: &ArrayRef, logical: &DataType, matcher: &ColumnMatcher,
             let fields = relax_nullability(entry_fields, &columns);
             let entries_array = StructArray::try_new(fields.clone(), columns, None)?;
             let entries_field = Arc::new(Field::new(entries.name(), DataType::Struct(fields), false));
-            Ok(Arc::new(MapArray::try_new(entries_field, source.offsets().clone(), entries_array, source.nulls().cloned(), *sorted)?))
+            Ok(Arc::new(MapArray::try_new(
+                entries_field,
+                source.offsets().clone(),
+                entries_array,
+                source.nulls().cloned(),
+                *sorted,
+            )?))
         }
         _ => Ok(cast(array, logical)?),
     }
@@ -432,8 +492,10 @@ mod tests {
     }
 
     fn mapped(name: &str, physical: &str, data_type: DataType) -> Field {
-        Field::new(name, data_type, true)
-            .with_metadata(std::collections::HashMap::from([(super::super::delta::schema::PHYSICAL_NAME_KEY.to_string(), physical.to_string())]))
+        Field::new(name, data_type, true).with_metadata(std::collections::HashMap::from([(
+            super::super::delta::schema::PHYSICAL_NAME_KEY.to_string(),
+            physical.to_string(),
+        )]))
     }
 
     #[test]

@@ -68,16 +68,24 @@ fn reads_as_matched(file: &DataType, scan: &DataType, matcher: &ColumnMatcher, f
         (Int8 | Int16 | Int32 | Int64, Int8 | Int16 | Int32 | Int64) => rank(file) < rank(scan),
         (Int8 | Int16 | Int32 | Float32, Float64) => true,
         (Decimal128(p1, s1), Decimal128(p2, s2)) => s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16),
-        (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits),
+        (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => {
+            integer_digits(file).is_some_and(|digits| *p as i16 - *s as i16 >= digits)
+        }
         (Date32, Timestamp(TimeUnit::Microsecond, None)) => true,
         // Instants (Spark's TIMESTAMP): the zone a writer recorded only names how to show them.
         (Timestamp(file_unit, Some(_)), Timestamp(scan_unit, Some(_))) => file_unit == scan_unit,
-        (Struct(file_fields), Struct(scan_fields)) => scan_fields.iter().all(|scan_field| match matcher.find(file_fields, scan_field, file_has_ids) {
-            Ok(Some(i)) => reads_as_matched(file_fields[i].data_type(), scan_field.data_type(), matcher, file_has_ids),
-            Ok(None) => true, // a field the file lacks is null
-            Err(_) => false,
-        }),
-        (List(a), List(b)) | (LargeList(a), LargeList(b)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
+        (Struct(file_fields), Struct(scan_fields)) => {
+            scan_fields.iter().all(|scan_field| match matcher.find(file_fields, scan_field, file_has_ids) {
+                Ok(Some(i)) => {
+                    reads_as_matched(file_fields[i].data_type(), scan_field.data_type(), matcher, file_has_ids)
+                }
+                Ok(None) => true, // a field the file lacks is null
+                Err(_) => false,
+            })
+        }
+        (List(a), List(b)) | (LargeList(a), LargeList(b)) => {
+            reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids)
+        }
         (Map(a, _), Map(b, _)) => reads_as_matched(a.data_type(), b.data_type(), matcher, file_has_ids),
         _ => false,
     }
@@ -87,13 +95,22 @@ fn reads_as_matched(file: &DataType, scan: &DataType, matcher: &ColumnMatcher, f
 /// (field metadata aside).
 pub fn same_columns(a: &Schema, b: &Schema) -> bool {
     a.fields().len() == b.fields().len()
-        && a.fields().iter().zip(b.fields()).all(|(x, y)| x.name() == y.name() && x.data_type() == y.data_type() && x.is_nullable() == y.is_nullable())
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| x.name() == y.name() && x.data_type() == y.data_type() && x.is_nullable() == y.is_nullable())
 }
 
 /// Checks that every column of `file` (the schema of file `file_name`) the scan schema
 /// `scan` (taken from `scan_source`) has, matched as `matcher_for` says for each
 /// top-level field, is readable as the scan's type ([`reads_as`]).
-pub fn check_readable(file_name: &str, file: &Schema, scan_source: &str, scan: &Schema, matcher_for: impl Fn(usize) -> ColumnMatcher) -> Result<()> {
+pub fn check_readable(
+    file_name: &str,
+    file: &Schema,
+    scan_source: &str,
+    scan: &Schema,
+    matcher_for: impl Fn(usize) -> ColumnMatcher,
+) -> Result<()> {
     let file_has_ids = has_field_ids(file.fields());
     for (root, scan_field) in scan.fields().iter().enumerate() {
         let matcher = &matcher_for(root);
@@ -168,7 +185,9 @@ fn merge_types(a: &DataType, b: &DataType) -> Option<DataType> {
     match (a, b) {
         _ if a == b => Some(a.clone()),
         // Both Spark's TIMESTAMP (instants): the first file's zone names them.
-        (DataType::Timestamp(unit_a, Some(_)), DataType::Timestamp(unit_b, Some(_))) if unit_a == unit_b => Some(a.clone()),
+        (DataType::Timestamp(unit_a, Some(_)), DataType::Timestamp(unit_b, Some(_))) if unit_a == unit_b => {
+            Some(a.clone())
+        }
         (DataType::Struct(left), DataType::Struct(right)) => {
             let mut fields: Vec<Field> = left.iter().map(|f| f.as_ref().clone()).collect();
             for field in right.iter() {
@@ -193,13 +212,30 @@ mod tests {
     #[test]
     fn widening_follows_spark() {
         use DataType::*;
-        for (file, scan) in [(Int32, Int64), (Int8, Int32), (Float32, Float64), (Int32, Float64), (Decimal128(5, 1), Decimal128(10, 2)), (Int32, Decimal128(12, 2)), (Date32, Timestamp(TimeUnit::Microsecond, None))] {
+        for (file, scan) in [
+            (Int32, Int64),
+            (Int8, Int32),
+            (Float32, Float64),
+            (Int32, Float64),
+            (Decimal128(5, 1), Decimal128(10, 2)),
+            (Int32, Decimal128(12, 2)),
+            (Date32, Timestamp(TimeUnit::Microsecond, None)),
+        ] {
             assert!(reads_as(&file, &scan), "{file} as {scan}");
         }
         let zoned = |unit, zone: &str| Timestamp(unit, Some(zone.into()));
         assert!(reads_as(&zoned(TimeUnit::Microsecond, "Europe/Berlin"), &zoned(TimeUnit::Microsecond, "UTC")));
         assert!(!reads_as(&zoned(TimeUnit::Millisecond, "UTC"), &zoned(TimeUnit::Microsecond, "UTC")));
-        for (file, scan) in [(Int64, Int32), (Float64, Float32), (Int32, Utf8), (Decimal128(10, 2), Decimal128(5, 1)), (Decimal128(10, 2), Decimal128(10, 3)), (Int64, Float64), (Int32, Decimal128(10, 2)), (Date32, Timestamp(TimeUnit::Microsecond, Some("UTC".into())))] {
+        for (file, scan) in [
+            (Int64, Int32),
+            (Float64, Float32),
+            (Int32, Utf8),
+            (Decimal128(10, 2), Decimal128(5, 1)),
+            (Decimal128(10, 2), Decimal128(10, 3)),
+            (Int64, Float64),
+            (Int32, Decimal128(10, 2)),
+            (Date32, Timestamp(TimeUnit::Microsecond, Some("UTC".into()))),
+        ] {
             assert!(!reads_as(&file, &scan), "{file} as {scan}");
         }
     }
@@ -217,11 +253,20 @@ mod tests {
         let error = merge_file_schemas(&[("a", &a), ("c", &c)], false).unwrap_err().to_string();
         assert!(error.contains("column id is BIGINT in a but INT in c"), "{error}");
         // Zones apart, one TIMESTAMP (the first file's zone); units apart, told apart.
-        let zoned = |unit, zone: &str| Schema::new(vec![Field::new("t", DataType::Timestamp(unit, Some(zone.into())), true)]);
+        let zoned =
+            |unit, zone: &str| Schema::new(vec![Field::new("t", DataType::Timestamp(unit, Some(zone.into())), true)]);
         let (utc, berlin) = (zoned(TimeUnit::Microsecond, "UTC"), zoned(TimeUnit::Microsecond, "Europe/Berlin"));
-        assert_eq!(merge_file_schemas(&[("a", &utc), ("b", &berlin)], false).unwrap().field(0).data_type(), utc.field(0).data_type());
+        assert_eq!(
+            merge_file_schemas(&[("a", &utc), ("b", &berlin)], false).unwrap().field(0).data_type(),
+            utc.field(0).data_type()
+        );
         let millis = zoned(TimeUnit::Millisecond, "UTC");
         let error = merge_file_schemas(&[("a", &utc), ("m", &millis)], false).unwrap_err().to_string();
-        assert!(error.contains("TIMESTAMP (Timestamp(Microsecond, Some(\"UTC\"))) in a but TIMESTAMP (Timestamp(Millisecond"), "{error}");
+        assert!(
+            error.contains(
+                "TIMESTAMP (Timestamp(Microsecond, Some(\"UTC\"))) in a but TIMESTAMP (Timestamp(Millisecond"
+            ),
+            "{error}"
+        );
     }
 }

@@ -49,7 +49,13 @@ pub struct TableOptions {
 
 impl Default for TableOptions {
     fn default() -> Self {
-        Self { partitioning: true, infer_partition_types: true, base_path: None, snapshot: None, allowed_locations: AllowedLocations::default() }
+        Self {
+            partitioning: true,
+            infer_partition_types: true,
+            base_path: None,
+            snapshot: None,
+            allowed_locations: AllowedLocations::default(),
+        }
     }
 }
 
@@ -93,7 +99,11 @@ impl Table {
     /// driver): one row of `partitions` per file.
     pub fn with_partitions(files: Vec<Location>, partitions: PartitionValues) -> Result<Self> {
         if partitions.len() != files.len() {
-            return Err(PqsiftError::filter(format!("{} files but partition values for {}", files.len(), partitions.len())));
+            return Err(PqsiftError::filter(format!(
+                "{} files but partition values for {}",
+                files.len(),
+                partitions.len()
+            )));
         }
         let mut table = Self::of_files(files);
         if !partitions.schema.fields().is_empty() {
@@ -129,7 +139,10 @@ impl Table {
                 );
             }
             if options.snapshot.is_some() {
-                return Err(PqsiftError::table(source, "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)"));
+                return Err(PqsiftError::table(
+                    source,
+                    "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)",
+                ));
             }
             let base = match &options.base_path {
                 Some(base) => {
@@ -155,7 +168,14 @@ impl Table {
             }
         }
         let name = sources.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
-        let mut table = Self { name: name.clone(), format: TableFormat::Files, files, partitions: None, declared: None, delta: None };
+        let mut table = Self {
+            name: name.clone(),
+            format: TableFormat::Files,
+            files,
+            partitions: None,
+            declared: None,
+            delta: None,
+        };
         if options.partitioning {
             let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };
             if let Some(partitions) = discover_partitions(&name, &bases, &table.files, &hive)? {
@@ -194,7 +214,9 @@ pub fn merge_schemas(data: &Schema, partitions: &Schema, case_sensitive: bool) -
     for field in data.fields() {
         match partition_of(field.name()) {
             Some(k) => {
-                fields.push(Arc::new(field.as_ref().clone().with_data_type(partitions.field(k).data_type().clone()).with_nullable(true)));
+                fields.push(Arc::new(
+                    field.as_ref().clone().with_data_type(partitions.field(k).data_type().clone()).with_nullable(true),
+                ));
                 from_partition.push(Some(k));
             }
             None => {

@@ -12,7 +12,10 @@ pub(super) struct BitOutput {
 impl BitOutput {
     pub(super) fn new(selected: usize, nullable: bool) -> Self {
         let reserve = selected.min(MAX_RESERVED_VALUES);
-        Self { values: BooleanBufferBuilder::new(reserve), validity: nullable.then(|| BooleanBufferBuilder::new(reserve)) }
+        Self {
+            values: BooleanBufferBuilder::new(reserve),
+            validity: nullable.then(|| BooleanBufferBuilder::new(reserve)),
+        }
     }
 
     pub(super) fn finish(mut self) -> ArrayRef {
@@ -63,6 +66,8 @@ fn rle_booleans(values: &[u8], stored: usize) -> Result<BooleanBuffer, DecodeErr
     let corrupt = |reason: String| DecodeError::Corrupt(format!("RLE booleans: {reason}"));
     let length = values.get(..4).ok_or_else(|| corrupt("no length".into()))?;
     let length = u32::from_le_bytes(length.try_into().expect("4 bytes")) as usize;
-    let runs = values.get(4..4usize.saturating_add(length)).ok_or_else(|| corrupt(format!("{length} bytes past the page's end")))?;
+    let runs = values
+        .get(4..4usize.saturating_add(length))
+        .ok_or_else(|| corrupt(format!("{length} bytes past the page's end")))?;
     rle_hybrid::decode_bits(runs, stored).map_err(corrupt)
 }

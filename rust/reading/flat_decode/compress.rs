@@ -2,8 +2,8 @@
 //! selection at a time: a word's values compressed with AVX-512 (`vpcompressd` /
 //! `vpcompressq`, 16 or 8 values a step) where the CPU has it, else its set bits walked.
 //!
-//! At ~25% of the rows selected, reading each selected row's value where it lies (find
-//! the next set bit, bounds-check, load, store) was the largest part of a PLAIN column's
+//! With a quarter of the rows selected, reading each selected row's value where it lies
+//! (find the next set bit, bounds-check, load, store) was, profiled, the largest part of a PLAIN column's
 //! decode after decompression; a compress moves 8 or 16 values in a few cycles whatever
 //! the mask. (Polars filters its plain pages the same way.) The compress is done in a
 //! register and stored whole (a compressing store to memory is microcoded on some AMD
@@ -22,7 +22,12 @@ pub(super) const SLACK: usize = 16;
 /// T::WIDTH` in `values`) of the rows `selected` sets (`count` of them), in order.
 /// `false`, with nothing appended, when `values` does not hold a selected row's value.
 /// (Rows 0, 3, 6 of a page of the values 0, 10, 20, ...: 0, 30, 60 appended.)
-pub(crate) fn append_selected<T: Native>(values: &[u8], selected: &BooleanBuffer, count: usize, out: &mut Vec<T::Out>) -> bool {
+pub(crate) fn append_selected<T: Native>(
+    values: &[u8],
+    selected: &BooleanBuffer,
+    count: usize,
+    out: &mut Vec<T::Out>,
+) -> bool {
     debug_assert_eq!(count, selected.count_set_bits());
     // Values for every row of the selection (a whole page) need no search for the last.
     if values.len() / T::WIDTH < selected.len() {
@@ -130,9 +135,14 @@ mod tests {
         values.to_byte_slice().to_vec()
     }
 
-    fn check<T: Native<Out = T> + arrow::datatypes::ArrowNativeType + std::fmt::Debug + PartialEq>(values: Vec<T>, mask: Vec<bool>, offset: usize) -> Result<(), TestCaseError> {
+    fn check<T: Native<Out = T> + arrow::datatypes::ArrowNativeType + std::fmt::Debug + PartialEq>(
+        values: Vec<T>,
+        mask: Vec<bool>,
+        offset: usize,
+    ) -> Result<(), TestCaseError> {
         let page = bytes(&values);
-        let selected = BooleanBuffer::from(mask).slice(offset.min(values.len()), values.len() - offset.min(values.len()));
+        let selected =
+            BooleanBuffer::from(mask).slice(offset.min(values.len()), values.len() - offset.min(values.len()));
         let shifted = &page[offset.min(values.len()) * T::WIDTH..];
         let expected: Vec<T> = selected.set_indices().map(|row| values[offset + row]).collect();
         let mut out = vec![T::default(); 3];

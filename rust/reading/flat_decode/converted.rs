@@ -12,9 +12,9 @@
 use super::*;
 use arrow::array::{AsArray, PrimitiveArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType,
-    Int8Type, Int16Type, Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType, UInt8Type, UInt16Type, i256,
+    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type,
+    DecimalType, Int8Type, Int16Type, Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, i256,
 };
 
 /// Whether a column stored as `physical` is read as `arrow_type` through a conversion here.
@@ -33,7 +33,9 @@ pub(super) fn is_converted(physical: PhysicalType, arrow_type: &DataType) -> boo
                 | DataType::Decimal128(..)
                 | DataType::Decimal256(..)
         ),
-        PhysicalType::INT64 => matches!(arrow_type, DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..)),
+        PhysicalType::INT64 => {
+            matches!(arrow_type, DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..))
+        }
         _ => false,
     }
 }
@@ -51,15 +53,25 @@ pub(super) fn convert(stored: &ArrayRef, to: &DataType) -> Result<ArrayRef, Deco
             DataType::UInt16 => Arc::new(ints.unary::<_, UInt16Type>(|x| x as u16)),
             DataType::Date64 => Arc::new(ints.unary::<_, Date64Type>(|days| days as i64 * 86_400_000)),
             DataType::Timestamp(unit, zone) => match unit {
-                TimeUnit::Second => Arc::new(ints.unary::<_, TimestampSecondType>(as_i64).with_timezone_opt(zone.clone())),
-                TimeUnit::Millisecond => Arc::new(ints.unary::<_, TimestampMillisecondType>(as_i64).with_timezone_opt(zone.clone())),
-                TimeUnit::Microsecond => Arc::new(ints.unary::<_, TimestampMicrosecondType>(as_i64).with_timezone_opt(zone.clone())),
-                TimeUnit::Nanosecond => Arc::new(ints.unary::<_, TimestampNanosecondType>(as_i64).with_timezone_opt(zone.clone())),
+                TimeUnit::Second => {
+                    Arc::new(ints.unary::<_, TimestampSecondType>(as_i64).with_timezone_opt(zone.clone()))
+                }
+                TimeUnit::Millisecond => {
+                    Arc::new(ints.unary::<_, TimestampMillisecondType>(as_i64).with_timezone_opt(zone.clone()))
+                }
+                TimeUnit::Microsecond => {
+                    Arc::new(ints.unary::<_, TimestampMicrosecondType>(as_i64).with_timezone_opt(zone.clone()))
+                }
+                TimeUnit::Nanosecond => {
+                    Arc::new(ints.unary::<_, TimestampNanosecondType>(as_i64).with_timezone_opt(zone.clone()))
+                }
             },
             DataType::Decimal32(p, s) => decimal(ints.reinterpret_cast::<Decimal32Type>(), *p, *s)?,
             DataType::Decimal64(p, s) => decimal(ints.unary::<_, Decimal64Type>(as_i64), *p, *s)?,
             DataType::Decimal128(p, s) => decimal(ints.unary::<_, Decimal128Type>(|x| x as i128), *p, *s)?,
-            DataType::Decimal256(p, s) => decimal(ints.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?,
+            DataType::Decimal256(p, s) => {
+                decimal(ints.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?
+            }
             _ => return Err(unsupported()),
         });
     }
@@ -67,20 +79,31 @@ pub(super) fn convert(stored: &ArrayRef, to: &DataType) -> Result<ArrayRef, Deco
     Ok(match to {
         DataType::Decimal64(p, s) => decimal(longs.reinterpret_cast::<Decimal64Type>(), *p, *s)?,
         DataType::Decimal128(p, s) => decimal(longs.unary::<_, Decimal128Type>(|x| x as i128), *p, *s)?,
-        DataType::Decimal256(p, s) => decimal(longs.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?,
+        DataType::Decimal256(p, s) => {
+            decimal(longs.unary::<_, Decimal256Type>(|x| i256::from_i128(x as i128)), *p, *s)?
+        }
         _ => return Err(unsupported()),
     })
 }
 
 /// Decimals stored as FIXED_LEN_BYTE_ARRAY (`values`: each sign-extended from its
 /// big-endian bytes) as `Decimal128(precision, scale)`.
-pub(super) fn decimals(values: Vec<i128>, nulls: Option<NullBuffer>, precision: u8, scale: i8) -> Result<ArrayRef, DecodeError> {
+pub(super) fn decimals(
+    values: Vec<i128>,
+    nulls: Option<NullBuffer>,
+    precision: u8,
+    scale: i8,
+) -> Result<ArrayRef, DecodeError> {
     decimal(PrimitiveArray::<Decimal128Type>::new(ScalarBuffer::from(values), nulls), precision, scale)
 }
 
 /// `values` with the decimal type's precision and scale (refused when they are not a
 /// decimal's: the file's schema is wrong).
-fn decimal<T: DecimalType + ArrowPrimitiveType>(values: PrimitiveArray<T>, precision: u8, scale: i8) -> Result<ArrayRef, DecodeError> {
+fn decimal<T: DecimalType + ArrowPrimitiveType>(
+    values: PrimitiveArray<T>,
+    precision: u8,
+    scale: i8,
+) -> Result<ArrayRef, DecodeError> {
     let values = values.with_precision_and_scale(precision, scale).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
     Ok(Arc::new(values))
 }
@@ -117,7 +140,10 @@ pub(super) fn int96_timestamps(
                 )));
             }
             let nanos = values.iter().map(|&v| int96_nanos(v).unwrap_or(0)).collect::<Vec<i64>>();
-            Ok(Arc::new(PrimitiveArray::<TimestampNanosecondType>::new(ScalarBuffer::from(nanos), nulls).with_timezone_opt(zone)))
+            Ok(Arc::new(
+                PrimitiveArray::<TimestampNanosecondType>::new(ScalarBuffer::from(nanos), nulls)
+                    .with_timezone_opt(zone),
+            ))
         }
     }
 }
@@ -129,7 +155,9 @@ const MICROS_PER_DAY: i64 = 86_400_000_000;
 /// (day, nanoseconds), in wrapping 64-bit arithmetic as Spark's.
 fn int96_micros(value: i128) -> i64 {
     let (day, nanos) = ((value >> 64) as i64, value as u64 as i64);
-    day.wrapping_mul(MICROS_PER_DAY).wrapping_add(nanos / 1_000).wrapping_sub(JULIAN_DAY_OF_EPOCH.wrapping_mul(MICROS_PER_DAY))
+    day.wrapping_mul(MICROS_PER_DAY)
+        .wrapping_add(nanos / 1_000)
+        .wrapping_sub(JULIAN_DAY_OF_EPOCH.wrapping_mul(MICROS_PER_DAY))
 }
 
 /// The nanoseconds since the epoch of an INT96: Spark's microseconds, and the nanoseconds
@@ -140,7 +168,11 @@ fn int96_nanos(value: i128) -> Option<i64> {
 }
 
 /// [`int96_timestamps`] in the unit of `T`, `PER_UNIT` microseconds in one (1 or more).
-fn timestamps<T: ArrowTimestampType, const PER_UNIT: i64>(values: &[i128], nulls: Option<NullBuffer>, zone: Option<Arc<str>>) -> ArrayRef {
+fn timestamps<T: ArrowTimestampType, const PER_UNIT: i64>(
+    values: &[i128],
+    nulls: Option<NullBuffer>,
+    zone: Option<Arc<str>>,
+) -> ArrayRef {
     let timestamps: Vec<i64> = values.iter().map(|&v| int96_micros(v).div_euclid(PER_UNIT)).collect();
     Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone))
 }

@@ -5,7 +5,12 @@ use super::*;
 
 /// Decodes a page's `stored` dictionary indices (`values`: the bit width, then the RLE
 /// runs) into `indices`, each checked to be below `dictionary_len`.
-pub(super) fn decode_indices(values: &[u8], stored: usize, dictionary_len: usize, indices: &mut Vec<u32>) -> Result<(), DecodeError> {
+pub(super) fn decode_indices(
+    values: &[u8],
+    stored: usize,
+    dictionary_len: usize,
+    indices: &mut Vec<u32>,
+) -> Result<(), DecodeError> {
     indices.clear();
     let (&width, data) = values.split_first().unwrap_or((&0, &[]));
     rle_hybrid::decode_values(data, width, stored, indices).map_err(indices_error)?;
@@ -19,8 +24,8 @@ pub(super) fn decode_indices(values: &[u8], stored: usize, dictionary_len: usize
 
 /// Whether `selected` rows of a page of `stored` values are enough to unpack all its
 /// dictionary indices in one pass (under a nanosecond each, eight at a time) rather than
-/// read each selected one where it lies (a cursor: a few nanoseconds each). At ~25% of the
-/// rows selected the cursor took ~10% of a read's CPU.
+/// read each selected one where it lies (a cursor: a few nanoseconds each): from one row
+/// in eight, the cursor costs more than unpacking everything.
 pub(super) fn dense_selection(selected: usize, stored: usize) -> bool {
     selected.saturating_mul(8) >= stored
 }
@@ -41,7 +46,13 @@ pub(super) enum PageKeys<'a> {
 impl<'a> PageKeys<'a> {
     /// The keys of a page whose `stored` indices are `values` (the bit width, then the
     /// runs), into a dictionary of `dictionary_len`; `indices`: the buffer unpacked into.
-    pub(super) fn new(values: &'a [u8], stored: usize, dictionary_len: usize, whole: bool, indices: &'a mut Vec<u32>) -> Result<Self, DecodeError> {
+    pub(super) fn new(
+        values: &'a [u8],
+        stored: usize,
+        dictionary_len: usize,
+        whole: bool,
+        indices: &'a mut Vec<u32>,
+    ) -> Result<Self, DecodeError> {
         if !whole && stored > 0 {
             return Ok(Self::Cursor(indices_cursor(values)?));
         }
@@ -56,7 +67,9 @@ impl<'a> PageKeys<'a> {
     /// The index of stored value `i`, checked below the dictionary's length `len`.
     pub(super) fn get(&mut self, i: usize, len: usize) -> Result<u32, DecodeError> {
         let key = match self {
-            Self::Unpacked(indices) => indices.get(i).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into()))?,
+            Self::Unpacked(indices) => {
+                indices.get(i).copied().ok_or_else(|| DecodeError::Corrupt("a null page asked for a value".into()))?
+            }
             Self::Cursor(cursor) => cursor.get(i).map_err(indices_error)?,
         };
         match (key as usize) < len {

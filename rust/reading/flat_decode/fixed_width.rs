@@ -126,7 +126,13 @@ impl<T: Native> Output<T> {
     /// page is corrupt: the caller says how). An `Option`, not a `Result`: a `Result`
     /// with the error's text is returned through memory, once per row. `count`: the
     /// selected rows.
-    fn pick(&mut self, valid: Option<&BooleanBuffer>, selected: &BooleanBuffer, count: usize, mut value: impl FnMut(usize) -> Option<T::Out>) -> Result<(), usize> {
+    fn pick(
+        &mut self,
+        valid: Option<&BooleanBuffer>,
+        selected: &BooleanBuffer,
+        count: usize,
+        mut value: impl FnMut(usize) -> Option<T::Out>,
+    ) -> Result<(), usize> {
         let Some(valid) = valid else {
             self.append_valid(count);
             // Written straight into the reserved output, without a capacity check a row.
@@ -165,11 +171,14 @@ impl<T: Native> Sink for Output<T> {
     fn dictionary(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
         let values = page.prefix(usize::MAX)?;
         if values.len() / T::WIDTH < count {
-            return Err(DecodeError::Corrupt(format!("a dictionary page of {} bytes claims {count} values", values.len())));
+            return Err(DecodeError::Corrupt(format!(
+                "a dictionary page of {} bytes claims {count} values",
+                values.len()
+            )));
         }
         // Values that are their stored bits, on an aligned page: the page becomes the
-        // dictionary, not copied (a 125,000-entry int64 dictionary a row group in the `peers`
-        // ~25% shape: the copy, its stores into memory not in the caches, was 3% of the CPU).
+        // dictionary, not copied (a large dictionary's copy stores into memory not in the
+        // caches, and showed in profiles).
         let aligned = values.as_ptr().align_offset(align_of::<T::Out>()) == 0;
         if T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little") && aligned {
             let page = Buffer::from(page.into_owned()?);
@@ -190,11 +199,11 @@ impl<T: Native> Sink for Output<T> {
         let whole = count == page.rows;
         let dictionary = match page.encoding {
             Encoding::PLAIN => None,
-            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(
-                self.dictionary
-                    .take()
-                    .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?,
-            ),
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
+                Some(self.dictionary.take().ok_or_else(|| {
+                    DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into())
+                })?)
+            }
             _ => return Ok(false),
         };
         // A PLAIN page is needed up to its last selected value; indices, whole.
@@ -301,7 +310,13 @@ impl<T: Native> Output<T> {
     }
 
     /// Appends the `stored` values `values` (PLAIN, or indices into `dictionary`) to `out`.
-    fn dense_values(&mut self, values: &[u8], stored: usize, dictionary: Option<&[T::Out]>, out: &mut Vec<T::Out>) -> Result<(), DecodeError> {
+    fn dense_values(
+        &mut self,
+        values: &[u8],
+        stored: usize,
+        dictionary: Option<&[T::Out]>,
+        out: &mut Vec<T::Out>,
+    ) -> Result<(), DecodeError> {
         let Some(dictionary) = dictionary else {
             out.extend(values[..stored * T::WIDTH].chunks_exact(T::WIDTH).map(T::read));
             return Ok(());
@@ -344,7 +359,9 @@ impl<T: Native> Output<T> {
             return self.pick(valid, selected, count, value).map_err(past_the_end);
         };
         if stored == 0 {
-            return self.pick(valid, selected, count, |_| None).map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
+            return self
+                .pick(valid, selected, count, |_| None)
+                .map_err(|_| DecodeError::Corrupt("a null page asked for a value".into()));
         }
         if dense_selection(count, stored) {
             let mut indices = std::mem::take(&mut self.indices);
@@ -353,7 +370,9 @@ impl<T: Native> Output<T> {
                 // Without nulls the selected rows' indices compressed out, then looked up.
                 // SAFETY: `decode_indices` checked every index below the dictionary's length.
                 None => unsafe { self.look_up_selected(&indices, selected, count, dictionary) }.map_err(past_the_end),
-                Some(_) => self.pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize])).map_err(past_the_end),
+                Some(_) => self
+                    .pick(valid, selected, count, |i| indices.get(i).map(|&k| dictionary[k as usize]))
+                    .map_err(past_the_end),
             });
             self.indices = indices;
             return result;
@@ -381,9 +400,16 @@ impl<T: Native> Output<T> {
     ///
     /// # Safety
     /// Every index in `indices` is below `dictionary.len()`.
-    unsafe fn look_up_selected(&mut self, indices: &[u32], selected: &BooleanBuffer, count: usize, dictionary: &[T::Out]) -> Result<(), usize> {
+    unsafe fn look_up_selected(
+        &mut self,
+        indices: &[u32],
+        selected: &BooleanBuffer,
+        count: usize,
+        dictionary: &[T::Out],
+    ) -> Result<(), usize> {
         // SAFETY: a `u32` slice's bytes (little-endian on the targets built for).
-        let bytes = unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
+        let bytes =
+            unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), std::mem::size_of_val(indices)) };
         if self.keys {
             // The indices are the values: compressed straight into the output.
             if !compress::append_selected::<T>(bytes, selected, count, &mut self.values) {
@@ -442,7 +468,8 @@ impl Sink for KeysOutput {
             _ => byte_arrays::<i64>(values, count, false),
         };
         let Some(values) = values? else { return Ok(false) };
-        let count = u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
+        let count =
+            u32::try_from(values.len()).map_err(|_| DecodeError::Corrupt("a dictionary of over 2^32 values".into()))?;
         self.values = Some(values);
         self.keys.dictionary = Some(ScalarBuffer::from_iter(0..count));
         self.keys.keys = true;

@@ -27,8 +27,8 @@
 //!
 //! Why: the crate decodes every row of a page a selection touches into a zero-filled
 //! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is
-//! then filtered by pqsift: at ~25% selectivity three quarters of that work is thrown
-//! away. Its booleans go through a `Vec<bool>` packed bit by bit; here a PLAIN boolean page
+//! then filtered by pqsift: with a quarter of the rows selected, three quarters of that
+//! work is thrown away. Its booleans go through a `Vec<bool>` packed bit by bit; here a PLAIN boolean page
 //! is appended to the output bitmap a selected run at a time (an RLE one, as v2 pages hold
 //! them, unpacked to bits first).
 //!
@@ -68,8 +68,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericBinaryArray, GenericStringArray, Int32Array,
-    OffsetSizeTrait, make_array, new_empty_array,
+    ArrayData, ArrayRef, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericBinaryArray, GenericStringArray,
+    Int32Array, OffsetSizeTrait, make_array, new_empty_array,
 };
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Int32Type};
@@ -143,19 +143,33 @@ pub fn decodable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
     }
     match column.physical_type() {
         physical @ (PhysicalType::INT32 | PhysicalType::INT64) if converted::is_converted(physical, arrow_type) => true,
-        PhysicalType::INT32 => matches!(arrow_type, DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_)),
+        PhysicalType::INT32 => {
+            matches!(arrow_type, DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_))
+        }
         PhysicalType::INT64 => matches!(
             arrow_type,
-            DataType::Int64 | DataType::UInt64 | DataType::Date64 | DataType::Time64(_) | DataType::Duration(_) | DataType::Timestamp(..)
+            DataType::Int64
+                | DataType::UInt64
+                | DataType::Date64
+                | DataType::Time64(_)
+                | DataType::Duration(_)
+                | DataType::Timestamp(..)
         ),
         PhysicalType::INT96 => matches!(arrow_type, DataType::Timestamp(..)),
-        PhysicalType::FIXED_LEN_BYTE_ARRAY => matches!(arrow_type, DataType::Decimal128(..)) && (1..=16).contains(&column.type_length()),
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            matches!(arrow_type, DataType::Decimal128(..)) && (1..=16).contains(&column.type_length())
+        }
         PhysicalType::FLOAT => *arrow_type == DataType::Float32,
         PhysicalType::DOUBLE => *arrow_type == DataType::Float64,
         PhysicalType::BOOLEAN => *arrow_type == DataType::Boolean,
         PhysicalType::BYTE_ARRAY => matches!(
             arrow_type,
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary | DataType::Utf8View | DataType::BinaryView
+            DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::Utf8View
+                | DataType::BinaryView
         ),
     }
 }
@@ -255,11 +269,23 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             Ok(out.map(BitOutput::finish))
         }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
-            let out = decode_pages(pages, nullable, selection, BytesOutput::<i32>::new(selected, nullable, arrow_type), zstd)?;
+            let out = decode_pages(
+                pages,
+                nullable,
+                selection,
+                BytesOutput::<i32>::new(selected, nullable, arrow_type),
+                zstd,
+            )?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
         (PhysicalType::BYTE_ARRAY, DataType::LargeUtf8 | DataType::LargeBinary) => {
-            let out = decode_pages(pages, nullable, selection, BytesOutput::<i64>::new(selected, nullable, arrow_type), zstd)?;
+            let out = decode_pages(
+                pages,
+                nullable,
+                selection,
+                BytesOutput::<i64>::new(selected, nullable, arrow_type),
+                zstd,
+            )?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8View | DataType::BinaryView) => {
@@ -299,7 +325,10 @@ impl DataPage<'_> {
 enum PageValues<'z> {
     Ready(bytes::Bytes),
     /// The frame's output from byte `start` on (a v1 page's levels come first).
-    Zstd { frame: ZstdPrefix<'z>, start: usize },
+    Zstd {
+        frame: ZstdPrefix<'z>,
+        start: usize,
+    },
 }
 
 impl<'z> PageValues<'z> {
@@ -497,9 +526,15 @@ fn is_dictionary_encoding(encoding: Encoding) -> bool {
 
 /// Hands the dictionary page `page` (still compressed when `zstd` is given) to `sink`;
 /// `false`: not decoded here.
-fn load_dictionary<S: Sink>(page: Option<Page>, sink: &mut S, zstd: Option<&mut ZstdPages<'_>>) -> Result<bool, DecodeError> {
+fn load_dictionary<S: Sink>(
+    page: Option<Page>,
+    sink: &mut S,
+    zstd: Option<&mut ZstdPages<'_>>,
+) -> Result<bool, DecodeError> {
     match page {
-        Some(Page::DictionaryPage { buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, .. }) => {
+        Some(Page::DictionaryPage {
+            buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, ..
+        }) => {
             let page = match zstd {
                 Some(zstd) => PageValues::whole(zstd.page(PageAt::Dictionary, buf)?)?,
                 None => PageValues::Ready(buf),
@@ -519,7 +554,11 @@ const MAX_PAGE_ROWS: usize = 1 << 20;
 /// its chunk, decompressed as far as asked if `lazy`, else at once); `None`: levels in an
 /// encoding not decoded here. The column has no repetition levels and at most one
 /// definition level.
-fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>) -> Result<Option<DataPage<'z>>, DecodeError> {
+fn data_page<'z>(
+    page: Page,
+    nullable: bool,
+    zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>,
+) -> Result<Option<DataPage<'z>>, DecodeError> {
     let corrupt = |what: &str| DecodeError::Corrupt(format!("a data page's {what} run past its end"));
     match page {
         Page::DataPage { buf, num_values, encoding, def_level_encoding, .. } => {
@@ -545,10 +584,20 @@ fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>
             Ok(Some(DataPage { rows, valid, encoding, values }))
         }
         Page::DataPageV2 {
-            buf, num_values, encoding, num_nulls, num_rows, def_levels_byte_len, rep_levels_byte_len, is_compressed, ..
+            buf,
+            num_values,
+            encoding,
+            num_nulls,
+            num_rows,
+            def_levels_byte_len,
+            rep_levels_byte_len,
+            is_compressed,
+            ..
         } => {
             if num_values != num_rows {
-                return Err(DecodeError::Corrupt(format!("a page of a flat column holds {num_values} values in {num_rows} rows")));
+                return Err(DecodeError::Corrupt(format!(
+                    "a page of a flat column holds {num_values} values in {num_rows} rows"
+                )));
             }
             let rows = num_rows as usize;
             // Levels come first, never compressed.
@@ -563,10 +612,10 @@ fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>
             };
             let rest = buf.slice(end..);
             let values = match zstd {
-                Some((zstd, at, true)) if is_compressed => PageValues::Zstd { frame: zstd.page_after(at, rest, end)?, start: 0 },
-                Some((zstd, at, false)) if is_compressed => {
-                    PageValues::whole(zstd.page_after(at, rest, end)?)?
+                Some((zstd, at, true)) if is_compressed => {
+                    PageValues::Zstd { frame: zstd.page_after(at, rest, end)?, start: 0 }
                 }
+                Some((zstd, at, false)) if is_compressed => PageValues::whole(zstd.page_after(at, rest, end)?)?,
                 _ => PageValues::Ready(rest),
             };
             Ok(Some(DataPage { rows, valid, encoding, values }))
@@ -577,13 +626,18 @@ fn data_page<'z>(page: Page, nullable: bool, zstd: Option<(&'z mut ZstdPages<'_>
 
 /// The validity of a page's `rows` from its RLE definition levels (`None`: every row valid).
 fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeError> {
-    let bits = rle_hybrid::decode_bits(levels, rows).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
+    let bits =
+        rle_hybrid::decode_bits(levels, rows).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
     Ok((bits.count_set_bits() < rows).then_some(bits))
 }
 
 /// The stored index of each `selected` row's value in a page whose validity is `valid`
 /// (`None`: a null row), the row's validity appended to `validity` as it is yielded.
-fn selected_stored<'a>(valid: &BooleanBuffer, selected: &'a BooleanBuffer, validity: &'a mut BooleanBufferBuilder) -> impl Iterator<Item = Option<usize>> + 'a {
+fn selected_stored<'a>(
+    valid: &BooleanBuffer,
+    selected: &'a BooleanBuffer,
+    validity: &'a mut BooleanBufferBuilder,
+) -> impl Iterator<Item = Option<usize>> + 'a {
     let rank = Rank::new(valid);
     selected.set_indices().map(move |row| {
         let stored = rank.stored_index(row);
@@ -622,6 +676,7 @@ impl Rank {
     #[inline]
     fn stored_index(&self, row: usize) -> Option<usize> {
         let (word, bit) = (self.words[row / 64], row % 64);
-        (word >> bit & 1 == 1).then(|| self.before[row / 64] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize)
+        (word >> bit & 1 == 1)
+            .then(|| self.before[row / 64] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize)
     }
 }

@@ -6,8 +6,13 @@ use super::*;
 /// The `count` PLAIN byte arrays (each a 4-byte little-endian length, then the bytes) of a
 /// dictionary page, as a string array (UTF-8 checked) or a binary one. `None`: more bytes
 /// than `O` offsets reach (the crate decides what to do with them).
-pub(super) fn byte_arrays<O: OffsetSizeTrait>(page: &[u8], count: usize, utf8: bool) -> Result<Option<ArrayRef>, DecodeError> {
-    let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
+pub(super) fn byte_arrays<O: OffsetSizeTrait>(
+    page: &[u8],
+    count: usize,
+    utf8: bool,
+) -> Result<Option<ArrayRef>, DecodeError> {
+    let ends =
+        || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", page.len()));
     if page.len() / 4 < count {
         return Err(ends());
     }
@@ -32,7 +37,9 @@ pub(super) fn byte_arrays<O: OffsetSizeTrait>(page: &[u8], count: usize, utf8: b
             GenericStringArray::<O>::try_new(offsets, values, None)
                 .map_err(|e| DecodeError::Corrupt(format!("a dictionary value is not UTF-8: {e}")))?,
         ),
-        false => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, None).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+        false => Arc::new(
+            GenericBinaryArray::<O>::try_new(offsets, values, None).map_err(|e| DecodeError::Corrupt(e.to_string()))?,
+        ),
     };
     Ok(Some(array))
 }
@@ -143,7 +150,10 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
             // SAFETY: every page's values were checked as they were appended
             // (`check_utf8`): valid UTF-8, each offset on a character's first byte.
             true => Arc::new(unsafe { GenericStringArray::<O>::new_unchecked(offsets, values, nulls) }),
-            false => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, nulls).map_err(|e| DecodeError::Corrupt(e.to_string()))?),
+            false => Arc::new(
+                GenericBinaryArray::<O>::try_new(offsets, values, nulls)
+                    .map_err(|e| DecodeError::Corrupt(e.to_string()))?,
+            ),
         })
     }
 
@@ -154,12 +164,18 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         let appended = &self.values[start..];
         if simdutf8::basic::from_utf8(appended).is_err() {
             let at = std::str::from_utf8(appended).err().map_or(0, |e| e.valid_up_to());
-            return Err(DecodeError::Corrupt(format!("a value is not UTF-8 (byte {} of the column's values)", start + at)));
+            return Err(DecodeError::Corrupt(format!(
+                "a value is not UTF-8 (byte {} of the column's values)",
+                start + at
+            )));
         }
         // A UTF-8 continuation byte is 0b10xx_xxxx: never where a value starts.
         let inside = |offset: &O| self.values.get(offset.as_usize()).is_some_and(|&byte| (byte as i8) < -64);
         if let Some(row) = self.offsets[first_row..].iter().position(inside) {
-            return Err(DecodeError::Corrupt(format!("row {} of the column's values starts inside a UTF-8 character", first_row + row)));
+            return Err(DecodeError::Corrupt(format!(
+                "row {} of the column's values starts inside a UTF-8 character",
+                first_row + row
+            )));
         }
         Ok(())
     }
@@ -265,7 +281,9 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                     if data.len() - value >= length.next_multiple_of(MOVE) {
                         let mut moved = 0;
                         while moved < length {
-                            to.add(moved).cast::<[u8; MOVE]>().write_unaligned(from.add(moved).cast::<[u8; MOVE]>().read_unaligned());
+                            to.add(moved)
+                                .cast::<[u8; MOVE]>()
+                                .write_unaligned(from.add(moved).cast::<[u8; MOVE]>().read_unaligned());
                             moved += MOVE;
                         }
                     } else {
@@ -290,13 +308,22 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
     /// row, or enough of them, is wanted: the indices are decoded in one pass).
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
-        let dictionary = self.dictionary.take().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
+        let dictionary = self
+            .dictionary
+            .take()
+            .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
         let result = self.look_up(values, stored, whole, &dictionary);
         self.dictionary = Some(dictionary);
         result
     }
 
-    fn look_up(&mut self, values: &[u8], stored: usize, whole: bool, dictionary: &arrow::array::LargeBinaryArray) -> Result<bool, DecodeError> {
+    fn look_up(
+        &mut self,
+        values: &[u8],
+        stored: usize,
+        whole: bool,
+        dictionary: &arrow::array::LargeBinaryArray,
+    ) -> Result<bool, DecodeError> {
         use arrow::array::Array;
         let len = dictionary.len();
         let wanted = std::mem::take(&mut self.wanted);
@@ -318,7 +345,6 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
                 break;
             }
         }
-        drop(keys);
         self.wanted = wanted;
         self.indices = indices;
         result
@@ -329,7 +355,8 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
     fn dictionary(&mut self, mut page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
         // 64-bit offsets always reach: never `None`.
         let Some(values) = byte_arrays::<i64>(page.prefix(usize::MAX)?, count, false)? else { return Ok(false) };
-        self.dictionary = Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
+        self.dictionary =
+            Some(values.as_any().downcast_ref::<arrow::array::LargeBinaryArray>().expect("large binary").clone());
         Ok(true)
     }
 
@@ -362,7 +389,11 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         let (start, first_row) = (self.values.len(), self.offsets.len() - 1);
         let appended = match dictionary_encoded {
             false => self.plain(&mut page.values, stored, with_values)?,
-            true => self.looked_up(page.values.prefix(usize::MAX)?, stored, count == page.rows || dense_selection(with_values, stored))?,
+            true => self.looked_up(
+                page.values.prefix(usize::MAX)?,
+                stored,
+                count == page.rows || dense_selection(with_values, stored),
+            )?,
         };
         if appended && self.utf8 {
             self.check_utf8(start, first_row)?;

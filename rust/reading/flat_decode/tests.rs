@@ -1,5 +1,7 @@
 use super::*;
-use arrow::array::{Array, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, TimestampMicrosecondArray};
+use arrow::array::{
+    Array, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, TimestampMicrosecondArray,
+};
 use arrow::compute::filter;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -18,27 +20,38 @@ fn column(kind: usize, seeds: &[Option<u32>], distinct: u32) -> ArrayRef {
         2 => Arc::new(Float32Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as f32 / 3.0)))),
         3 => Arc::new(Float64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| f64::from(x) * -0.5)))),
         4 => Arc::new(BooleanArray::from_iter(seeds.iter().map(|s| v(s).map(|x| x % 3 == 1)))),
-        5 => Arc::new(TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC")),
+        5 => Arc::new(
+            TimestampMicrosecondArray::from_iter(seeds.iter().map(|s| v(s).map(i64::from))).with_timezone("UTC"),
+        ),
         // Converted from the stored INT32 / INT64 (`converted`).
         6 => Arc::new(arrow::array::Int8Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as i8)))),
         7 => Arc::new(arrow::array::UInt16Array::from_iter(seeds.iter().map(|s| v(s).map(|x| x as u16)))),
         8 => Arc::new(
-            arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i128::from(x % 1_000_000_000) - 5)))
-                .with_precision_and_scale(9, 2)
-                .unwrap(),
+            arrow::array::Decimal128Array::from_iter(
+                seeds.iter().map(|s| v(s).map(|x| i128::from(x % 1_000_000_000) - 5)),
+            )
+            .with_precision_and_scale(9, 2)
+            .unwrap(),
         ),
         9 => Arc::new(
             arrow::array::Decimal128Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i128::from(x) * 100_003 - 9)))
                 .with_precision_and_scale(18, 4)
                 .unwrap(),
         ),
-        _ => Arc::new(arrow::array::Date64Array::from_iter(seeds.iter().map(|s| v(s).map(|x| i64::from(x % 100_000) * 86_400_000)))),
+        _ => Arc::new(arrow::array::Date64Array::from_iter(
+            seeds.iter().map(|s| v(s).map(|x| i64::from(x % 100_000) * 86_400_000)),
+        )),
     }
 }
 
 /// `batch` written with `properties` plus `v2` or v1 pages of at most `page_rows` rows
 /// and a page index.
-fn written(batch: &RecordBatch, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
+fn written(
+    batch: &RecordBatch,
+    properties: parquet::file::properties::WriterPropertiesBuilder,
+    v2: bool,
+    page_rows: usize,
+) -> bytes::Bytes {
     let properties = properties
         .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
         .set_data_page_row_count_limit(page_rows)
@@ -63,8 +76,15 @@ struct CrateRead {
 
 /// [`crate_read`] of a one-column file as `arrow_type` (a supplied Arrow schema: what a
 /// file's embedded one asks for).
-fn crate_read_as(file: &bytes::Bytes, mask: &[bool], use_index: bool, arrow_type: DataType, nullable: bool) -> CrateRead {
-    let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("t", arrow_type.clone(), nullable)]));
+fn crate_read_as(
+    file: &bytes::Bytes,
+    mask: &[bool],
+    use_index: bool,
+    arrow_type: DataType,
+    nullable: bool,
+) -> CrateRead {
+    let schema =
+        Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("t", arrow_type.clone(), nullable)]));
     let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
         .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional)
         .with_schema(schema);
@@ -81,16 +101,22 @@ fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead 
         .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
     let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap();
     let arrow_type = builder.schema().field(0).data_type().clone();
-    let locations = use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
+    let locations =
+        use_index.then(|| builder.metadata().page_index_for_row_group(0).page_locations(0).cloned()).flatten();
     let whole = builder.with_batch_size(mask.len()).build().unwrap().next().unwrap().unwrap();
     let expected = filter(whole.column(0), &BooleanArray::from(mask.to_vec())).unwrap();
     CrateRead { descriptor, arrow_type, locations, expected }
 }
 
 /// The pages of the file's one column chunk.
-fn pages(file: &bytes::Bytes, rows: usize, locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>) -> SerializedPageReader<bytes::Bytes> {
+fn pages(
+    file: &bytes::Bytes,
+    rows: usize,
+    locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
+) -> SerializedPageReader<bytes::Bytes> {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
-    SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations).unwrap()
+    SerializedPageReader::new(Arc::new(file.clone()), reader.metadata().row_group(0).column(0), rows, locations)
+        .unwrap()
 }
 
 /// The same pages handed over still compressed (`None` unless the chunk is zstd), and
@@ -116,6 +142,15 @@ fn raw_pages(
     Some((SerializedPageReader::new(Arc::new(file.clone()), &raw, rows, locations).unwrap(), sizes))
 }
 
+/// One of the flat decoders under test.
+type DecodeColumn = fn(
+    &mut (dyn PageReader + 'static),
+    &ColumnDescriptor,
+    &DataType,
+    &RowSelection,
+    Option<&mut ZstdPages<'_>>,
+) -> Result<Option<ArrayRef>, DecodeError>;
+
 /// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
 /// decompressed by the crate, and (zstd chunks) from pages read still compressed, sized
 /// by their frames and by their headers: all must give the same answer, which is
@@ -124,11 +159,19 @@ fn decoded_both_ways(
     file: &bytes::Bytes,
     read: &CrateRead,
     selection: &RowSelection,
-    decode: fn(&mut (dyn PageReader + 'static), &ColumnDescriptor, &DataType, &RowSelection, Option<&mut ZstdPages<'_>>) -> Result<Option<ArrayRef>, DecodeError>,
+    decode: DecodeColumn,
 ) -> Option<ArrayRef> {
     let rows = selection.row_count();
-    let got = decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None).unwrap();
-    let has_dictionary = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).dictionary_page_offset().is_some();
+    let got =
+        decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None)
+            .unwrap();
+    let has_dictionary = SerializedFileReader::new(file.clone())
+        .unwrap()
+        .metadata()
+        .row_group(0)
+        .column(0)
+        .dictionary_page_offset()
+        .is_some();
     for headers_only in [false, true] {
         let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
         let zstd = ZstdPages::new(usize::MAX, |at| {
@@ -137,9 +180,13 @@ fn decoded_both_ways(
                 PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
             })
         });
-        let mut zstd = if headers_only { zstd.from_headers_only() } else { zstd };
+        let mut zstd = if headers_only { zstd.with_headers_only() } else { zstd };
         let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
-        assert_eq!(compressed.as_ref().map(|a| a.to_data()), got.as_ref().map(|a| a.to_data()), "read still compressed");
+        assert_eq!(
+            compressed.as_ref().map(|a| a.to_data()),
+            got.as_ref().map(|a| a.to_data()),
+            "read still compressed"
+        );
     }
     got
 }
@@ -191,7 +238,7 @@ proptest! {
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
         // The writer's v2 pages encode integers outside a dictionary as DELTA_BINARY_PACKED:
         // left to the crate. (Their booleans, RLE, are decoded here.)
-        let crate_only = v2 && !matches!(kind, 2 | 3 | 4) && (!dictionary || small_dictionary);
+        let crate_only = v2 && !matches!(kind, 2..=4) && (!dictionary || small_dictionary);
         prop_assert!(got.is_some() || crate_only);
         if let Some(got) = got {
             prop_assert_eq!(got.to_data(), read.expected.to_data());
@@ -347,13 +394,24 @@ proptest! {
 fn views_keep_a_page_only_where_most_of_it_is_selected() {
     let rows = 10_000;
     let text: Vec<String> = (0..rows).map(|i| format!("{i:0>100}")).collect();
-    let batch = RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(text.clone())) as ArrayRef)]).unwrap();
+    let batch =
+        RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(text.clone())) as ArrayRef)])
+            .unwrap();
     for zstd in [false, true] {
         let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
         let file = written(&batch, properties, false, rows);
-        let descriptor = SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
+        let descriptor =
+            SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
         let decode = |selection: &RowSelection| {
-            let views = decode_selected::<dyn PageReader>(&mut pages(&file, rows, None), &descriptor, &DataType::Utf8View, selection, None).unwrap().unwrap();
+            let views = decode_selected::<dyn PageReader>(
+                &mut pages(&file, rows, None),
+                &descriptor,
+                &DataType::Utf8View,
+                selection,
+                None,
+            )
+            .unwrap()
+            .unwrap();
             views.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap().clone()
         };
         let few = decode(&RowSelection::from_ranges(&[17..20, 9_000..9_002], rows).unwrap());
@@ -364,10 +422,23 @@ fn views_keep_a_page_only_where_most_of_it_is_selected() {
         assert_eq!(all.data_buffers()[0].len(), rows * 104, "the page's values, lengths and all");
         assert_eq!(all.value(rows - 1), text[rows - 1]);
     }
-    let short = RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(vec!["twelve bytes"; 50])) as ArrayRef)]).unwrap();
+    let short = RecordBatch::try_from_iter([(
+        "v",
+        Arc::new(arrow::array::StringArray::from(vec!["twelve bytes"; 50])) as ArrayRef,
+    )])
+    .unwrap();
     let file = written(&short, WriterProperties::builder().set_dictionary_enabled(false), false, 50);
-    let descriptor = SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
-    let views = decode_selected::<dyn PageReader>(&mut pages(&file, 50, None), &descriptor, &DataType::Utf8View, &RowSelection::from_ranges(&[0..50], 50).unwrap(), None).unwrap().unwrap();
+    let descriptor =
+        SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
+    let views = decode_selected::<dyn PageReader>(
+        &mut pages(&file, 50, None),
+        &descriptor,
+        &DataType::Utf8View,
+        &RowSelection::from_ranges(&[0..50], 50).unwrap(),
+        None,
+    )
+    .unwrap()
+    .unwrap();
     let views = views.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap();
     assert!(views.data_buffers().is_empty() && views.value(49) == "twelve bytes");
 }
@@ -380,17 +451,24 @@ fn strings_read_back(values: &[&[u8]], zstd: bool) -> Result<Option<ArrayRef>, D
 
 /// The same, read back as `arrow_type`.
 fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> Result<Option<ArrayRef>, DecodeError> {
-    let offsets: Vec<i32> = std::iter::once(0).chain(values.iter().scan(0, |end, v| {
-        *end += v.len() as i32;
-        Some(*end)
-    })).collect();
+    let offsets: Vec<i32> = std::iter::once(0)
+        .chain(values.iter().scan(0, |end, v| {
+            *end += v.len() as i32;
+            Some(*end)
+        }))
+        .collect();
     let bytes: Vec<u8> = values.concat();
     // SAFETY (of the test): the array is only written out, never read as strings.
     let strings = unsafe {
-        arrow::array::StringArray::new_unchecked(OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes), None)
+        arrow::array::StringArray::new_unchecked(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(bytes),
+            None,
+        )
     };
     let field = arrow::datatypes::Field::new("v", DataType::Utf8, false);
-    let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(strings)]).unwrap();
+    let batch =
+        RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(strings)]).unwrap();
     let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
     let file = written(&batch, properties, false, 10_000);
     let reader = SerializedFileReader::new(file.clone()).unwrap();
@@ -404,11 +482,15 @@ fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> 
 /// errors naming what is wrong, not arrays handed on unchecked.
 #[test]
 fn strings_that_are_not_utf8_are_refused() {
-    let good: &[&[u8]] = &["plain".as_bytes(), "ünïcode".as_bytes(), b"", "a longer value of more than thirty-two bytes".as_bytes()];
+    let good: &[&[u8]] =
+        &["plain".as_bytes(), "ünïcode".as_bytes(), b"", "a longer value of more than thirty-two bytes".as_bytes()];
     for zstd in [false, true] {
         let read = strings_read_back(good, zstd).unwrap().expect("decoded here");
         let read = read.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
-        assert_eq!(read.iter().flatten().collect::<Vec<_>>(), ["plain", "ünïcode", "", "a longer value of more than thirty-two bytes"]);
+        assert_eq!(
+            read.iter().flatten().collect::<Vec<_>>(),
+            ["plain", "ünïcode", "", "a longer value of more than thirty-two bytes"]
+        );
         let not_utf8 = strings_read_back(&[b"fine", b"bad \xff byte"], zstd).unwrap_err().to_string();
         assert!(not_utf8.contains("not UTF-8") && not_utf8.contains("byte 8"), "{not_utf8}");
         // "é" is 0xC3 0xA9: split over two values, the second starts inside it.
@@ -423,7 +505,8 @@ fn strings_that_are_not_utf8_are_refused() {
 #[test]
 fn strings_that_are_not_utf8_are_refused_as_views() {
     let long = "a value of well over a hundred and twenty-eight bytes, ".repeat(3);
-    let good: Vec<&[u8]> = vec!["plain".as_bytes(), "ünïcode".as_bytes(), b"", long.as_bytes(), "twelve bytes".as_bytes()];
+    let good: Vec<&[u8]> =
+        vec!["plain".as_bytes(), "ünïcode".as_bytes(), b"", long.as_bytes(), "twelve bytes".as_bytes()];
     let long_then_split = [long.as_bytes(), &b"\xc3"[..]].concat();
     let split_then_long = [&b"\xa9"[..], long.as_bytes()].concat();
     for zstd in [false, true] {
@@ -457,14 +540,18 @@ fn a_length_longer_than_the_values_is_refused() {
     let page = bytes::Bytes::from(bytes);
     for stored in [20, 1] {
         let mut output = strings::BytesOutput::<i32>::new(stored, false, &DataType::Utf8);
-        let mut data_page = DataPage { rows: stored, valid: None, encoding: Encoding::PLAIN, values: PageValues::Ready(page.clone()) };
+        let mut data_page =
+            DataPage { rows: stored, valid: None, encoding: Encoding::PLAIN, values: PageValues::Ready(page.clone()) };
         let selected = BooleanBuffer::new_set(stored);
         match stored {
             20 => assert!(output.page(&mut data_page, &selected).unwrap_err().to_string().contains("run past its end")),
             _ => {
                 assert!(output.page(&mut data_page, &selected).unwrap());
                 let strings = output.finish().unwrap();
-                assert_eq!(strings.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0), "x".repeat(200));
+                assert_eq!(
+                    strings.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0),
+                    "x".repeat(200)
+                );
             }
         }
     }
@@ -472,9 +559,16 @@ fn a_length_longer_than_the_values_is_refused() {
 
 /// A file of one INT96 column holding `values`, written the way Spark writes its
 /// timestamps (the crate's low-level writer: Arrow's writes timestamps as INT64).
-fn int96_written(values: &[Option<parquet::data_type::Int96>], nullable: bool, properties: parquet::file::properties::WriterPropertiesBuilder, v2: bool, page_rows: usize) -> bytes::Bytes {
+fn int96_written(
+    values: &[Option<parquet::data_type::Int96>],
+    nullable: bool,
+    properties: parquet::file::properties::WriterPropertiesBuilder,
+    v2: bool,
+    page_rows: usize,
+) -> bytes::Bytes {
     let repetition = if nullable { "optional" } else { "required" };
-    let schema = parquet::schema::parser::parse_message_type(&format!("message spark {{ {repetition} int96 t; }}")).unwrap();
+    let schema =
+        parquet::schema::parser::parse_message_type(&format!("message spark {{ {repetition} int96 t; }}")).unwrap();
     let properties = properties
         .set_writer_version(if v2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 })
         .set_data_page_row_count_limit(page_rows)
@@ -482,12 +576,16 @@ fn int96_written(values: &[Option<parquet::data_type::Int96>], nullable: bool, p
         .set_statistics_enabled(EnabledStatistics::Page)
         .build();
     let mut file = Vec::new();
-    let mut writer = parquet::file::writer::SerializedFileWriter::new(&mut file, Arc::new(schema), Arc::new(properties)).unwrap();
+    let mut writer =
+        parquet::file::writer::SerializedFileWriter::new(&mut file, Arc::new(schema), Arc::new(properties)).unwrap();
     let mut row_group = writer.next_row_group().unwrap();
     let mut column = row_group.next_column().unwrap().unwrap();
     let present: Vec<parquet::data_type::Int96> = values.iter().flatten().cloned().collect();
     let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
-    column.typed::<parquet::data_type::Int96Type>().write_batch(&present, nullable.then_some(&levels[..]), None).unwrap();
+    column
+        .typed::<parquet::data_type::Int96Type>()
+        .write_batch(&present, nullable.then_some(&levels[..]), None)
+        .unwrap();
     column.close().unwrap();
     row_group.close().unwrap();
     writer.close().unwrap();
@@ -642,5 +740,8 @@ fn types_decoded_here_and_left_to_the_crate() {
     assert!(decodable(&descriptor.column(4), &DataType::Decimal128(38, 4)));
     assert!(!decodable(&descriptor.column(4), &DataType::FixedSizeBinary(16)));
     assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)));
-    assert!(decodable(&descriptor.column(5), &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()))));
+    assert!(decodable(
+        &descriptor.column(5),
+        &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()))
+    ));
 }

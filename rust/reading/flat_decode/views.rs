@@ -178,7 +178,10 @@ impl ViewsOutput {
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
     /// row, or enough of them, is wanted: the indices are decoded in one pass).
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<(), DecodeError> {
-        let dictionary = self.dictionary.as_deref().ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
+        let dictionary = self
+            .dictionary
+            .as_deref()
+            .ok_or_else(|| DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into()))?;
         let len = dictionary.len();
         let mut keys = PageKeys::new(values, stored, len, whole, &mut self.indices)?;
         for &want in &self.wanted {
@@ -247,7 +250,9 @@ impl Sink for ViewsOutput {
     fn dictionary(&mut self, page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
         let data = page.into_owned()?;
         let (Some(buffer), true) = (self.next_buffer(), u32::try_from(data.len()).is_ok()) else { return Ok(false) };
-        let ends = || DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", data.len()));
+        let ends = || {
+            DecodeError::Corrupt(format!("a dictionary page of {} bytes ends before its {count} values", data.len()))
+        };
         if data.len() / 4 < count {
             return Err(ends());
         }

@@ -47,7 +47,7 @@ impl<'s> ZstdPages<'s> {
     }
 
     #[cfg(test)]
-    pub(super) fn from_headers_only(mut self) -> Self {
+    pub(super) fn with_headers_only(mut self) -> Self {
         self.declared = false;
         self
     }
@@ -59,7 +59,12 @@ impl<'s> ZstdPages<'s> {
 
     /// The same for a page whose first `skipped` uncompressed bytes (a v2 page's levels)
     /// are not in `compressed`.
-    pub(super) fn page_after(&mut self, at: PageAt, compressed: bytes::Bytes, skipped: usize) -> Result<ZstdPrefix<'_>, DecodeError> {
+    pub(super) fn page_after(
+        &mut self,
+        at: PageAt,
+        compressed: bytes::Bytes,
+        skipped: usize,
+    ) -> Result<ZstdPrefix<'_>, DecodeError> {
         // The frames' declared sizes summed (their block headers walked, no byte decoded):
         // no read of the page's header.
         let declared = match self.declared {
@@ -67,15 +72,19 @@ impl<'s> ZstdPages<'s> {
             false => Ok(None),
         };
         let size = match declared {
-            Ok(Some(size)) => usize::try_from(size)
-                .ok()
-                .filter(|&size| size <= self.max_size)
-                .ok_or_else(|| DecodeError::Corrupt(format!("a zstd page declares {size} bytes, more than {}", self.max_size)))?,
-            _ => (self.sizes)(at)?
-                .checked_sub(skipped)
-                .ok_or_else(|| DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size")))?,
+            Ok(Some(size)) => usize::try_from(size).ok().filter(|&size| size <= self.max_size).ok_or_else(|| {
+                DecodeError::Corrupt(format!("a zstd page declares {size} bytes, more than {}", self.max_size))
+            })?,
+            _ => (self.sizes)(at)?.checked_sub(skipped).ok_or_else(|| {
+                DecodeError::Corrupt(format!("a page's levels ({skipped} bytes) exceed its uncompressed size"))
+            })?,
         };
-        Ok(ZstdPrefix::reusing(self.context.as_mut().expect("given back on drop only"), compressed, size, &mut self.buffer))
+        Ok(ZstdPrefix::reusing(
+            self.context.as_mut().expect("given back on drop only"),
+            compressed,
+            size,
+            &mut self.buffer,
+        ))
     }
 }
 

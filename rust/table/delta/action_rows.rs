@@ -23,7 +23,10 @@
 //! ```
 
 use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::datatypes::{DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type};
+use arrow::datatypes::{
+    DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type,
+    UInt64Type,
+};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::{Map, Number, Value};
 
@@ -118,15 +121,16 @@ fn convert(array: &dyn Array, depth: usize) -> Result<Vec<Value>> {
             let plain = arrow::compute::cast(array, value_type)?;
             return convert(plain.as_ref(), depth);
         }
-        DataType::Decimal32(_, _) | DataType::Decimal64(_, _) | DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => {
-            display(array)?
-                .into_iter()
-                .map(|text| match text {
-                    Some(text) => text.parse::<Number>().map(Value::Number).unwrap_or(Value::String(text)),
-                    None => Value::Null,
-                })
-                .collect()
-        }
+        DataType::Decimal32(_, _)
+        | DataType::Decimal64(_, _)
+        | DataType::Decimal128(_, _)
+        | DataType::Decimal256(_, _) => display(array)?
+            .into_iter()
+            .map(|text| match text {
+                Some(text) => text.parse::<Number>().map(Value::Number).unwrap_or(Value::String(text)),
+                None => Value::Null,
+            })
+            .collect(),
         _ => display(array)?.into_iter().map(|t| t.map_or(Value::Null, Value::String)).collect(),
     };
     // Null rows of nested types were built as empty objects/arrays above.
@@ -207,7 +211,9 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
         },
     };
     let long = |column: &Option<ArrayRef>, row: usize| {
-        column.as_ref().and_then(|c| c.as_primitive::<Int64Type>().is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
+        column
+            .as_ref()
+            .and_then(|c| c.as_primitive::<Int64Type>().is_valid(row).then(|| c.as_primitive::<Int64Type>().value(row)))
     };
     let mut adds = Vec::new();
     for row in 0..add.len() {
@@ -224,7 +230,9 @@ pub fn adds_from_array(array: &dyn Array) -> Option<Result<Vec<Add>>> {
             size: long(&sizes, row).unwrap_or(0),
             modification_time: long(&times, row).unwrap_or(0),
             data_change: changes.as_ref().is_some_and(|c| c.as_boolean().is_valid(row) && c.as_boolean().value(row)),
-            stats: stats.as_ref().and_then(|c| c.as_string::<i32>().is_valid(row).then(|| c.as_string::<i32>().value(row).to_string())),
+            stats: stats
+                .as_ref()
+                .and_then(|c| c.as_string::<i32>().is_valid(row).then(|| c.as_string::<i32>().value(row).to_string())),
             stats_parsed: stats_parsed.as_ref().map(|v| v[row].clone()).filter(|v| !v.is_null()),
             tags: None,
             deletion_vector,
@@ -298,7 +306,9 @@ impl DeletionVectors {
                 "add row {row}: a deletionVector without storageType or pathOrInlineDv"
             )));
         }
-        let int = |c: &Option<ArrayRef>| c.as_ref().and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int32Type>().value(row)));
+        let int = |c: &Option<ArrayRef>| {
+            c.as_ref().and_then(|c| c.is_valid(row).then(|| c.as_primitive::<Int32Type>().value(row)))
+        };
         Ok(Some(DeletionVectorDescriptor {
             storage_type: self.storage_type.as_string::<i32>().value(row).to_string(),
             path_or_inline_dv: self.path_or_inline.as_string::<i32>().value(row).to_string(),

@@ -1,4 +1,4 @@
-//! Reading a checkpoint for log replay (seed 004): the active files come from the `add`
+//! Reading a checkpoint for log replay: the active files come from the `add`
 //! column alone — a checkpoint's `remove` rows are tombstones that never hide one of its own
 //! adds — so a Parquet checkpoint (a classic one, each part of a multi-part one, a v2
 //! Parquet checkpoint and each Parquet sidecar) is read **with pqsift's own scan**, projected
@@ -20,7 +20,6 @@
 //! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
 //! ```
 
-
 use arrow::array::RecordBatch;
 
 use super::action_rows::{adds_from_array, array_to_json};
@@ -28,14 +27,14 @@ use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
 use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
 use crate::error::{PqsiftError, Result, quoted};
-use crate::storage::Location;
-use crate::storage::source::{Entry, read_all, stat};
-use crate::table::allowed_locations::is_below;
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanOptions};
 use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
 use crate::reading::scan_stream::ScanTask;
+use crate::storage::Location;
+use crate::storage::source::{Entry, read_all, stat};
+use crate::table::allowed_locations::is_below;
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
 ///
@@ -128,7 +127,11 @@ pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result
         if !is_below(&path, &sidecar_dir) {
             return Err(PqsiftError::table(
                 table_root,
-                format!("the checkpoint at version {} names the sidecar {}, outside _delta_log/_sidecars", checkpoint.version, quoted(&path.to_string())),
+                format!(
+                    "the checkpoint at version {} names the sidecar {}, outside _delta_log/_sidecars",
+                    checkpoint.version,
+                    quoted(&path.to_string())
+                ),
             ));
         }
         if !matches!(stat(&path)?, Some(Entry::File(_))) {
@@ -155,13 +158,14 @@ pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result
 /// The actions of a JSON checkpoint (or JSON sidecar) that replay needs.
 fn read_json_checkpoint(path: &Location, out: &mut CheckpointActions, sidecars: &mut Vec<Sidecar>) -> Result<()> {
     let bytes = read_all(path)?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(path, format!("not UTF-8 text: {e}")))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(path, format!("not UTF-8 text: {e}")))?;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let action =
-            Action::parse_line(line).map_err(|e| PqsiftError::corrupt_delta(path, format!("line {}: {e}", number + 1)))?;
+        let action = Action::parse_line(line)
+            .map_err(|e| PqsiftError::corrupt_delta(path, format!("line {}: {e}", number + 1)))?;
         if let Some(add) = action.add {
             out.adds.push(add);
         }
@@ -199,7 +203,8 @@ pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetr
     metrics.bytes_read = read.bytes_read;
     let mut adds = Vec::new();
     for batch in &batches {
-        let column = batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
+        let column =
+            batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
         if let Some(typed) = adds_from_array(column.as_ref()) {
             adds.extend(typed.map_err(|e| e.in_file(path, "checkpoint add column"))?);
             continue;
@@ -208,8 +213,8 @@ pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetr
             if value.is_null() {
                 continue;
             }
-            let add: Add =
-                serde_json::from_value(value).map_err(|e| PqsiftError::corrupt_delta(path, format!("checkpoint add action: {e}")))?;
+            let add: Add = serde_json::from_value(value)
+                .map_err(|e| PqsiftError::corrupt_delta(path, format!("checkpoint add action: {e}")))?;
             adds.push(add);
         }
     }
@@ -247,10 +252,15 @@ fn read_other_actions(path: &Location) -> Result<OtherActions> {
                 if value.is_null() {
                     continue;
                 }
-                let bad = |e: serde_json::Error| PqsiftError::corrupt_delta(path, format!("checkpoint {name} action: {e}"));
+                let bad =
+                    |e: serde_json::Error| PqsiftError::corrupt_delta(path, format!("checkpoint {name} action: {e}"));
                 match *name {
-                    "protocol" if out.protocol.is_none() => out.protocol = Some(serde_json::from_value(value).map_err(bad)?),
-                    "metaData" if out.meta_data.is_none() => out.meta_data = Some(serde_json::from_value(value).map_err(bad)?),
+                    "protocol" if out.protocol.is_none() => {
+                        out.protocol = Some(serde_json::from_value(value).map_err(bad)?)
+                    }
+                    "metaData" if out.meta_data.is_none() => {
+                        out.meta_data = Some(serde_json::from_value(value).map_err(bad)?)
+                    }
                     "sidecar" => out.sidecars.push(serde_json::from_value(value).map_err(bad)?),
                     _ => {}
                 }
@@ -288,7 +298,8 @@ pub(crate) fn scan_columns(
     }
     let opened = scan.open(0)?;
     let files = vec![OpenFile { location: opened.location.clone(), metadata: opened.metadata.clone() }];
-    let config = ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
+    let config =
+        ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
     let mut stream = open_stream(&files, tasks, &config)?;
     let mut batches = Vec::new();
     while let Some(batch) = stream.next_batch_checked() {
@@ -304,4 +315,3 @@ pub fn parquet_row_count(path: &Location) -> Result<u64> {
     let opened = OpenedFile::open(path)?;
     Ok(opened.metadata.file_metadata().num_rows().max(0) as u64)
 }
-

@@ -18,7 +18,6 @@
 //! assert_eq!(dv.load(&std::path::Path::new("/table").into()).unwrap(), vec![3, 5]);
 //! ```
 
-
 use parquet::file::reader::Length;
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
@@ -78,11 +77,15 @@ impl DeletionVectorDescriptor {
             "i" => Ok(None),
             "u" => {
                 let bytes = self.path_or_inline_dv.as_bytes();
-                if bytes.len() < ENCODED_UUID_LEN || !self.path_or_inline_dv.is_char_boundary(bytes.len() - ENCODED_UUID_LEN) {
-                    return Err(self.corrupt(table_root, "a relative deletion vector path is shorter than its 20-character UUID"));
+                if bytes.len() < ENCODED_UUID_LEN
+                    || !self.path_or_inline_dv.is_char_boundary(bytes.len() - ENCODED_UUID_LEN)
+                {
+                    return Err(self
+                        .corrupt(table_root, "a relative deletion vector path is shorter than its 20-character UUID"));
                 }
                 let (prefix, encoded) = self.path_or_inline_dv.split_at(bytes.len() - ENCODED_UUID_LEN);
-                let uuid = z85::decode(encoded).map_err(|e| self.corrupt(table_root, format!("its UUID is not Z85: {e:?}")))?;
+                let uuid = z85::decode(encoded)
+                    .map_err(|e| self.corrupt(table_root, format!("its UUID is not Z85: {e:?}")))?;
                 let uuid: [u8; 16] =
                     uuid.try_into().map_err(|_| self.corrupt(table_root, "its UUID does not decode to 16 bytes"))?;
                 let name = format!("deletion_vector_{}.bin", format_uuid(&uuid));
@@ -104,13 +107,18 @@ impl DeletionVectorDescriptor {
     /// against what a vector over that many rows can be before anything is read.
     pub fn load_treemap(&self, table_root: &Location, file_rows: u64) -> Result<RoaringTreemap> {
         if u64::try_from(self.cardinality).is_ok_and(|deleted| deleted > file_rows) {
-            return Err(self.corrupt(table_root, format!("it deletes {} rows of a file of {file_rows}", self.cardinality)));
+            return Err(
+                self.corrupt(table_root, format!("it deletes {} rows of a file of {file_rows}", self.cardinality))
+            );
         }
         let most = max_serialized_bytes(file_rows);
         if u64::try_from(self.size_in_bytes).is_ok_and(|size| size > most) {
             return Err(self.corrupt(
                 table_root,
-                format!("its {} bytes are more than a vector over the file's {file_rows} rows takes (at most {most})", self.size_in_bytes),
+                format!(
+                    "its {} bytes are more than a vector over the file's {file_rows} rows takes (at most {most})",
+                    self.size_in_bytes
+                ),
             ));
         }
         let treemap = match self.absolute_path(table_root)? {
@@ -126,7 +134,11 @@ impl DeletionVectorDescriptor {
         if treemap.len() != u64::try_from(self.cardinality).unwrap_or(u64::MAX) {
             return Err(self.corrupt(
                 table_root,
-                format!("the deletion vector holds {} rows but its descriptor says {}", treemap.len(), self.cardinality),
+                format!(
+                    "the deletion vector holds {} rows but its descriptor says {}",
+                    treemap.len(),
+                    self.cardinality
+                ),
             ));
         }
         Ok(treemap)
@@ -145,7 +157,9 @@ fn max_serialized_bytes(rows: u64) -> u64 {
     let containers = rows.div_ceil(1 << 16).max(1);
     let per_bitmap = 4 + 8; // key, cookie and container count
     let per_container = 8 + 8 + 8192; // key and cardinality, offset and run flag (rounded up), payload
-    (4 + 8 + 64u64).saturating_add(bitmaps.saturating_mul(per_bitmap)).saturating_add(containers.saturating_mul(per_container))
+    (4 + 8 + 64u64)
+        .saturating_add(bitmaps.saturating_mul(per_bitmap))
+        .saturating_add(containers.saturating_mul(per_container))
 }
 
 /// A bitmap: the magic number, then a portable `RoaringTreemap`.
@@ -163,8 +177,10 @@ fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> R
     // Opened once: from a store, its size (one `HEAD`) serves both reads.
     let file = FileSource::open(path)?;
     let length = file.len();
-    let offset = u64::try_from(offset.unwrap_or(1)).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
-    let size = u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
+    let offset = u64::try_from(offset.unwrap_or(1))
+        .map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector offset"))?;
+    let size =
+        u64::try_from(size_in_bytes).map_err(|_| PqsiftError::corrupt_delta(path, "negative deletion vector size"))?;
     // 4 bytes of size, the bitmap, 4 bytes of CRC, after the format version byte.
     if length == 0 || offset.checked_add(size).and_then(|end| end.checked_add(8)).is_none_or(|end| end > length) {
         return Err(PqsiftError::corrupt_delta(
@@ -174,19 +190,28 @@ fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> R
     }
     let version = file.read(0..1)?;
     if version[0] != 1 {
-        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector file format version {} (1 expected)", version[0])));
+        return Err(PqsiftError::corrupt_delta(
+            path,
+            format!("deletion vector file format version {} (1 expected)", version[0]),
+        ));
     }
     let buffer = file.read(offset..offset + size + 8)?;
     let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
     if stored_size != size {
-        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector size {stored_size} in the file, {size} in the log")));
+        return Err(PqsiftError::corrupt_delta(
+            path,
+            format!("deletion vector size {stored_size} in the file, {size} in the log"),
+        ));
     }
     let bitmap = &buffer[4..4 + size as usize];
     let crc_bytes = &buffer[4 + size as usize..];
     let stored_crc = u32::from_be_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
     let crc = crc32fast::hash(bitmap);
     if crc != stored_crc {
-        return Err(PqsiftError::corrupt_delta(path, format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored")));
+        return Err(PqsiftError::corrupt_delta(
+            path,
+            format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored"),
+        ));
     }
     parse_bitmap(bitmap).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
 }

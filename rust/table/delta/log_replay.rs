@@ -53,7 +53,8 @@ pub struct LogReplayMetrics {
     pub adds_superseded: u64,
     /// Active files.
     pub active_files: u64,
-    /// What the checkpoint's Parquet reads pruned and decoded (seed 004).
+    /// What the checkpoint's Parquet reads pruned and decoded (the `add` actions' columns
+    /// only, `add.path IS NOT NULL` pushed down).
     pub checkpoint_read: CheckpointReadMetrics,
 }
 
@@ -83,6 +84,7 @@ pub struct Replayed {
 }
 
 /// Replays `segment`.
+#[expect(clippy::mutable_key_type, reason = "a Location hashes by its text; its store client is not part of the key")]
 pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     let root = &segment.table_root;
     let mut metrics = LogReplayMetrics { last_checkpoint_hint_used: segment.hint_used.is_some(), ..Default::default() };
@@ -96,15 +98,17 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
     let texts = read_many(&commit_paths)?;
     for (index, (commit, bytes)) in segment.commits.iter().rev().zip(texts).enumerate() {
         crate::interrupt::check()?;
-        let text = std::str::from_utf8(&bytes).map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}")))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("not UTF-8 text: {e}")))?;
         metrics.commits_read += 1;
         let mut actions = Vec::new();
         for (number, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let action = Action::parse_line(line)
-                .map_err(|e| PqsiftError::corrupt_delta(&commit.path, format!("line {} is not a Delta action: {e}", number + 1)))?;
+            let action = Action::parse_line(line).map_err(|e| {
+                PqsiftError::corrupt_delta(&commit.path, format!("line {} is not a Delta action: {e}", number + 1))
+            })?;
             actions.push(action);
         }
         // A commit is a file of actions; one without any (empty, or only whitespace) is damage,

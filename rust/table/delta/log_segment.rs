@@ -192,7 +192,10 @@ impl LogListing {
         let version = match spec {
             VersionSpec::Latest => latest,
             VersionSpec::Version(v) if v > latest => {
-                return Err(PqsiftError::table(root, format!("version {v} does not exist (the latest version is {latest})")));
+                return Err(PqsiftError::table(
+                    root,
+                    format!("version {v} does not exist (the latest version is {latest})"),
+                ));
             }
             VersionSpec::Version(v) => v,
         };
@@ -261,14 +264,18 @@ pub fn parse_name(name: &str) -> Option<(u64, LogFileKind)> {
             let parts: u32 = total.parse().ok()?;
             (part >= 1 && part <= parts).then_some((version, LogFileKind::MultiPartCheckpoint { part, parts }))
         }
-        [uuid, "json" | "parquet"] if is_uuid(uuid) => Some((version, LogFileKind::V2Checkpoint { uuid: uuid.to_string() })),
+        [uuid, "json" | "parquet"] if is_uuid(uuid) => {
+            Some((version, LogFileKind::V2Checkpoint { uuid: uuid.to_string() }))
+        }
         _ => None,
     }
 }
 
 fn is_uuid(text: &str) -> bool {
     text.len() == 36
-        && text.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
+        && text
+            .char_indices()
+            .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
 }
 
 /// The complete checkpoint among `files` (all of `version`), if any: a v2 one first, then

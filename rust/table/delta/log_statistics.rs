@@ -1,4 +1,4 @@
-//! File skipping on a Delta log's statistics (seed 003's segment pruning, before any
+//! File skipping on a Delta log's statistics (segment pruning, as Databend's, before any
 //! footer): each `add` carries `numRecords`, and per column `minValues`, `maxValues` and
 //! `nullCount` (keyed by physical name, nested as the schema nests). They become
 //! [`ZoneMaps`] with files as the containers, and the filter runs through the same
@@ -95,7 +95,12 @@ fn physical_path(declared: &DeclaredSchema, indices: &[usize]) -> Vec<String> {
 
 /// Zone maps of the column at `path` (physical names) of type `data_type`, one container
 /// per file of `stats` (see the module documentation for how bounds are made safe).
-pub fn column_zone_maps(stats: &[Option<FileStats>], path: &[String], data_type: &DataType, string_prefix_length: usize) -> ZoneMaps {
+pub fn column_zone_maps(
+    stats: &[Option<FileStats>],
+    path: &[String],
+    data_type: &DataType,
+    string_prefix_length: usize,
+) -> ZoneMaps {
     fn at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
         path.iter().try_fold(value, |v, name| v.get(name))
     }
@@ -137,7 +142,9 @@ fn bounds(values: &[Option<&Value>], data_type: &DataType, bound: Bound, string_
                 (DataType::Float32 | DataType::Float64, Value::Number(n)) if bound == Bound::Min => {
                     n.as_f64().map(|n| n.to_string())
                 }
-                (DataType::Decimal128(_, _), Value::Number(n)) => n.as_f64().filter(|f| exact_in_f64(*f)).map(|f| f.to_string()),
+                (DataType::Decimal128(_, _), Value::Number(n)) => {
+                    n.as_f64().filter(|f| exact_in_f64(*f)).map(|f| f.to_string())
+                }
                 (DataType::Date32 | DataType::Timestamp(_, _), Value::String(s)) => Some(s.clone()),
                 (DataType::Boolean, Value::Bool(b)) => Some(b.to_string()),
                 _ => None,
@@ -157,7 +164,9 @@ fn bounds(values: &[Option<&Value>], data_type: &DataType, bound: Bound, string_
     let parts: Vec<&dyn Array> = parsed.iter().map(|a| a.as_ref()).collect();
     let Ok(array) = arrow::compute::concat(&parts) else { return unknown() };
     match (data_type, bound) {
-        (DataType::Timestamp(TimeUnit::Microsecond, _), Bound::Max) => widen_by_a_millisecond(&array).unwrap_or_else(unknown),
+        (DataType::Timestamp(TimeUnit::Microsecond, _), Bound::Max) => {
+            widen_by_a_millisecond(&array).unwrap_or_else(unknown)
+        }
         _ => array,
     }
 }

@@ -1,4 +1,4 @@
-//! Delta Lake tables (seed 004): the active files of a snapshot, from the table's
+//! Delta Lake tables: the active files of a snapshot, from the table's
 //! `_delta_log/`, in pure Rust.
 //!
 //! The stages, one file each:
@@ -9,7 +9,7 @@
 //! * [`actions`] — the log's actions as serde types (unknown fields and actions ignored).
 //! * [`paths`] — `add.path` and friends: URI-encoded, relative or absolute, to local paths.
 //! * [`checkpoint`] — a Parquet checkpoint read with pqsift's own scan, projected to `add`
-//!   with `add.path IS NOT NULL` pushed down (seed 004), plus a small read of protocol and
+//!   with `add.path IS NOT NULL` pushed down, plus a small read of protocol and
 //!   metadata; JSON v2 checkpoints and sidecars. [`action_rows`] turns its Arrow rows into
 //!   the same JSON shape as a commit's lines.
 //! * [`log_replay`] — newest action per (path, deletion vector) wins; protocol and metadata
@@ -37,8 +37,8 @@ pub mod actions;
 pub mod checkpoint;
 pub mod deletion_vector;
 pub mod log_replay;
-pub mod log_statistics;
 pub mod log_segment;
+pub mod log_statistics;
 pub mod paths;
 pub mod protocol;
 pub mod schema;

@@ -50,7 +50,9 @@ pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
             // file:/x, file:///x, file://localhost/x
             let rest = match rest.strip_prefix("//") {
                 Some(after) => match after.find('/') {
-                    Some(slash) if after[..slash].is_empty() || after[..slash].eq_ignore_ascii_case("localhost") => &after[slash..],
+                    Some(slash) if after[..slash].is_empty() || after[..slash].eq_ignore_ascii_case("localhost") => {
+                        &after[slash..]
+                    }
                     _ => return Err(PqsiftError::unsupported(base, format!("file URI with a host: {}", quoted(uri)))),
                 },
                 None => rest,
@@ -60,16 +62,17 @@ pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
         Some((scheme, _)) => {
             return match base {
                 Location::Object(object) => Location::parse(uri, object.storage()),
-                Location::Local(_) => {
-                    Err(PqsiftError::unsupported(base, format!("{scheme}: URIs in a local table (its files are local): {}", quoted(uri))))
-                }
+                Location::Local(_) => Err(PqsiftError::unsupported(
+                    base,
+                    format!("{scheme}: URIs in a local table (its files are local): {}", quoted(uri)),
+                )),
             };
         }
         None => (uri.starts_with('/'), uri),
     };
-    let decoded = percent_encoding::percent_decode_str(rest)
-        .decode_utf8()
-        .map_err(|e| PqsiftError::corrupt_delta(base, format!("path {:?} does not decode to UTF-8: {e}", quoted(uri))))?;
+    let decoded = percent_encoding::percent_decode_str(rest).decode_utf8().map_err(|e| {
+        PqsiftError::corrupt_delta(base, format!("path {:?} does not decode to UTF-8: {e}", quoted(uri)))
+    })?;
     match base {
         Location::Local(base) => {
             let joined = if is_absolute { PathBuf::from(decoded.as_ref()) } else { base.join(decoded.as_ref()) };
@@ -77,7 +80,9 @@ pub fn resolve_path(base: &Location, uri: &str) -> Result<Location> {
         }
         // A local file named by a table in a store: resolved, for the table's allowed
         // locations to refuse (unless the user allowed it).
-        Location::Object(_) if is_absolute => Ok(Location::Local(lexically_normal(std::path::Path::new(decoded.as_ref())))),
+        Location::Object(_) if is_absolute => {
+            Ok(Location::Local(lexically_normal(std::path::Path::new(decoded.as_ref()))))
+        }
         Location::Object(_) => {
             let mut out = base.clone();
             for part in decoded.split('/') {
@@ -102,4 +107,3 @@ fn split_scheme(uri: &str) -> Option<(&str, &str)> {
         && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     valid.then(|| (scheme, &uri[colon + 1..]))
 }
-

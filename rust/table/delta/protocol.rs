@@ -19,7 +19,6 @@
 //! assert!(error.contains("variantType") && error.contains("/t"), "{error}");
 //! ```
 
-
 use super::actions::Protocol;
 use crate::error::{PqsiftError, Result};
 
@@ -103,7 +102,10 @@ pub fn check_protocol(table: &str, protocol: &Protocol) -> Result<ReaderFeatures
             "vacuumProtocolCheck" => {}
             other if WRITER_ONLY_FEATURES.contains(&other) => {}
             other => {
-                return Err(PqsiftError::unsupported(table, format!("Delta reader feature {other:?} is not supported")));
+                return Err(PqsiftError::unsupported(
+                    table,
+                    format!("Delta reader feature {other:?} is not supported"),
+                ));
             }
         }
     }

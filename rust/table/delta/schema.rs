@@ -117,22 +117,35 @@ fn parse_type(table: &str, value: &Value, depth: usize) -> Result<DataType> {
         Value::String(name) => primitive(table, name),
         Value::Object(object) => match object.get("type").and_then(Value::as_str) {
             Some("struct") => {
-                let fields = object.get("fields").and_then(Value::as_array).ok_or_else(|| bad("a struct without fields"))?;
+                let fields =
+                    object.get("fields").and_then(Value::as_array).ok_or_else(|| bad("a struct without fields"))?;
                 let fields = fields.iter().map(|f| parse_field(table, f, depth + 1)).collect::<Result<Vec<_>>>()?;
                 Ok(DataType::Struct(Fields::from(fields)))
             }
             Some("array") => {
-                let element = parse_type(table, object.get("elementType").ok_or_else(|| bad("an array without elementType"))?, depth + 1)?;
+                let element = parse_type(
+                    table,
+                    object.get("elementType").ok_or_else(|| bad("an array without elementType"))?,
+                    depth + 1,
+                )?;
                 let nullable = object.get("containsNull").and_then(Value::as_bool).unwrap_or(true);
                 Ok(DataType::List(Arc::new(Field::new("element", element, nullable))))
             }
             Some("map") => {
-                let key = parse_type(table, object.get("keyType").ok_or_else(|| bad("a map without keyType"))?, depth + 1)?;
-                let value = parse_type(table, object.get("valueType").ok_or_else(|| bad("a map without valueType"))?, depth + 1)?;
+                let key =
+                    parse_type(table, object.get("keyType").ok_or_else(|| bad("a map without keyType"))?, depth + 1)?;
+                let value = parse_type(
+                    table,
+                    object.get("valueType").ok_or_else(|| bad("a map without valueType"))?,
+                    depth + 1,
+                )?;
                 let nullable = object.get("valueContainsNull").and_then(Value::as_bool).unwrap_or(true);
                 let entries = Field::new(
                     "key_value",
-                    DataType::Struct(Fields::from(vec![Field::new("key", key, false), Field::new("value", value, nullable)])),
+                    DataType::Struct(Fields::from(vec![
+                        Field::new("key", key, false),
+                        Field::new("value", value, nullable),
+                    ])),
                     false,
                 );
                 Ok(DataType::Map(Arc::new(entries), false))
@@ -147,7 +160,8 @@ fn parse_type(table: &str, value: &Value, depth: usize) -> Result<DataType> {
 fn parse_field(table: &str, value: &Value, depth: usize) -> Result<Field> {
     let bad = |what: &str| PqsiftError::table(table, format!("metaData.schemaString: {what}"));
     let name = value.get("name").and_then(Value::as_str).ok_or_else(|| bad("a field without a name"))?;
-    let data_type = parse_type(table, value.get("type").ok_or_else(|| bad(&format!("field {name:?} has no type")))?, depth)?;
+    let data_type =
+        parse_type(table, value.get("type").ok_or_else(|| bad(&format!("field {name:?} has no type")))?, depth)?;
     let nullable = value.get("nullable").and_then(Value::as_bool).unwrap_or(true);
     let mut metadata = HashMap::new();
     if let Some(Value::Object(entries)) = value.get("metadata") {

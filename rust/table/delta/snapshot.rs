@@ -83,7 +83,6 @@ impl FileStats {
             tight_bounds: object.get("tightBounds").and_then(Value::as_bool),
         })
     }
-
 }
 
 /// A file's statistics as the log holds them (`stats` JSON text, or a checkpoint's
@@ -114,7 +113,10 @@ impl LogStats {
 
     /// The statistics (`None` when the log has none, or they do not parse).
     pub fn parse(&self) -> Option<FileStats> {
-        self.json.as_deref().and_then(FileStats::from_json).or_else(|| self.parsed.as_ref().and_then(FileStats::from_value))
+        self.json
+            .as_deref()
+            .and_then(FileStats::from_json)
+            .or_else(|| self.parsed.as_ref().and_then(FileStats::from_value))
     }
 }
 
@@ -193,12 +195,12 @@ pub fn load_snapshot(root: &Location, spec: SnapshotSpec, allowed: &AllowedLocat
     };
     let segment = listing.segment(version)?;
     let replayed = replay(&segment)?;
-    let protocol = replayed
-        .protocol
-        .ok_or_else(|| PqsiftError::table(root, format!("no protocol action in the log up to version {}", segment.version)))?;
-    let metadata = replayed
-        .metadata
-        .ok_or_else(|| PqsiftError::table(root, format!("no metaData action in the log up to version {}", segment.version)))?;
+    let protocol = replayed.protocol.ok_or_else(|| {
+        PqsiftError::table(root, format!("no protocol action in the log up to version {}", segment.version))
+    })?;
+    let metadata = replayed.metadata.ok_or_else(|| {
+        PqsiftError::table(root, format!("no metaData action in the log up to version {}", segment.version))
+    })?;
     let name = root.to_string();
     let reader_features = check_protocol(&name, &protocol)?;
     let schema = parse_schema(&name, &metadata.schema_string)?;
@@ -269,7 +271,9 @@ fn version_at(listing: &LogListing, ms: i64) -> Result<u64> {
     }
     let first = listing.commits.first_key_value();
     best.ok_or_else(|| match first {
-        Some((v, _)) => PqsiftError::table(root, format!("timestamp {ms} is before the earliest available commit (version {v})")),
+        Some((v, _)) => {
+            PqsiftError::table(root, format!("timestamp {ms} is before the earliest available commit (version {v})"))
+        }
         None => PqsiftError::table(root, "the log holds no commit to travel to"),
     })
 }

@@ -20,9 +20,9 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use super::log_replay::LogReplayMetrics;
 use super::snapshot::{DeltaFile, DeltaSnapshot, SnapshotSpec, load_snapshot};
 use crate::error::{PqsiftError, Result};
-use crate::storage::Location;
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
+use crate::storage::Location;
 use crate::table::allowed_locations::AllowedLocations;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::{DeclaredSchema, find_field};
@@ -119,10 +119,7 @@ impl DeltaTable {
         let c = &r.checkpoint_read;
         let mut text = format!(
             "delta table {} at version {}: {} active file(s), {} commit(s) replayed",
-            self.table_root,
-            self.version,
-            r.active_files,
-            r.commits_read
+            self.table_root, self.version, r.active_files, r.commits_read
         );
         if let Some(version) = r.checkpoint_version {
             text.push_str(&format!(
@@ -157,7 +154,11 @@ impl DeltaTable {
 /// partition values) read with the declared schema of
 /// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
 /// (the table's root, the log's descriptor as JSON).
-pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vector: Option<(Location, String)>) -> Result<Table> {
+pub fn planned_delta_table(
+    mut table: Table,
+    declared_schema: &str,
+    deletion_vector: Option<(Location, String)>,
+) -> Result<Table> {
     let declared = DeclaredSchema::from_text(&table.name, declared_schema)?;
     if !declared.schema_string.is_empty() {
         table.format = TableFormat::Delta; // not the scan schema of plain files
@@ -165,10 +166,14 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
     table.declared = Some(Arc::new(declared));
     if let Some((table_root, descriptor)) = deletion_vector {
         let [path] = table.files.as_slice() else {
-            return Err(PqsiftError::filter(format!("a deletion vector is given for one file, the scan has {}", table.files.len())));
+            return Err(PqsiftError::filter(format!(
+                "a deletion vector is given for one file, the scan has {}",
+                table.files.len()
+            )));
         };
-        let descriptor = serde_json::from_str(&descriptor)
-            .map_err(|e| PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}")))?;
+        let descriptor = serde_json::from_str(&descriptor).map_err(|e| {
+            PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}"))
+        })?;
         let file = DeltaFile {
             path: path.clone(),
             size: 0,
@@ -177,7 +182,13 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
-        table.delta = Some(Arc::new(DeltaTable { table_root, version: 0, files: vec![file], replay: LogReplayMetrics::default(), string_prefix_length: 32 }));
+        table.delta = Some(Arc::new(DeltaTable {
+            table_root,
+            version: 0,
+            files: vec![file],
+            replay: LogReplayMetrics::default(),
+            string_prefix_length: 32,
+        }));
     }
     Ok(table)
 }
@@ -186,13 +197,25 @@ pub fn planned_delta_table(mut table: Table, declared_schema: &str, deletion_vec
 /// where `allowed` lets it (see [`AllowedLocations`]). Timestamp
 /// partition values written without a zone are wall clocks in `session_time_zone`, as
 /// Spark reads them.
-pub fn open_delta_table(root: &Location, spec: SnapshotSpec, session_time_zone: &str, allowed: &AllowedLocations) -> Result<Table> {
+pub fn open_delta_table(
+    root: &Location,
+    spec: SnapshotSpec,
+    session_time_zone: &str,
+    allowed: &AllowedLocations,
+) -> Result<Table> {
     let snapshot = load_snapshot(root, spec, allowed)?;
     if snapshot.metadata.schema_string.trim().is_empty() {
-        return Err(PqsiftError::table(root, format!("the metaData of version {} has no schemaString: the table's columns are unknown", snapshot.version)));
+        return Err(PqsiftError::table(
+            root,
+            format!(
+                "the metaData of version {} has no schemaString: the table's columns are unknown",
+                snapshot.version
+            ),
+        ));
     }
     let partitions = partition_values(&snapshot, session_time_zone)?;
-    let declared = DeclaredSchema::from_delta(&root.to_string(), &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
+    let declared =
+        DeclaredSchema::from_delta(&root.to_string(), &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
     let string_prefix_length = snapshot
         .metadata
         .configuration
@@ -241,9 +264,8 @@ fn partition_values(snapshot: &DeltaSnapshot, session_time_zone: &str) -> Result
                     .filter(|v| !v.is_empty())
             })
             .collect();
-        let column = typed_column(field.data_type(), &text, session_time_zone).map_err(|e| {
-            PqsiftError::table(root, format!("partition column {name:?}: {e}"))
-        })?;
+        let column = typed_column(field.data_type(), &text, session_time_zone)
+            .map_err(|e| PqsiftError::table(root, format!("partition column {name:?}: {e}")))?;
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
         columns.push(column);
     }
@@ -255,7 +277,11 @@ fn partition_values(snapshot: &DeltaSnapshot, session_time_zone: &str) -> Result
 /// `2020-01-01 10:00:00[.123456]` (a wall clock in `session_time_zone`, as Spark writes
 /// and reads them) or ISO 8601 with a zone, binary as the string's characters taken as
 /// bytes. Log statistics use the same parsing.
-pub fn typed_column(data_type: &DataType, text: &[Option<&str>], session_time_zone: &str) -> std::result::Result<ArrayRef, String> {
+pub fn typed_column(
+    data_type: &DataType,
+    text: &[Option<&str>],
+    session_time_zone: &str,
+) -> std::result::Result<ArrayRef, String> {
     let strings = StringArray::from(text.to_vec());
     let strict = CastOptions { safe: false, ..Default::default() };
     match data_type {
@@ -264,7 +290,14 @@ pub fn typed_column(data_type: &DataType, text: &[Option<&str>], session_time_zo
         DataType::Binary => {
             let bytes: Vec<Option<Vec<u8>>> = text
                 .iter()
-                .map(|v| v.map(|s| s.chars().map(|c| u8::try_from(u32::from(c)).map_err(|_| format!("{s:?} is not a binary value"))).collect()).transpose())
+                .map(|v| {
+                    v.map(|s| {
+                        s.chars()
+                            .map(|c| u8::try_from(u32::from(c)).map_err(|_| format!("{s:?} is not a binary value")))
+                            .collect()
+                    })
+                    .transpose()
+                })
                 .collect::<std::result::Result<_, _>>()?;
             Ok(Arc::new(BinaryArray::from_iter(bytes)))
         }
@@ -273,7 +306,8 @@ pub fn typed_column(data_type: &DataType, text: &[Option<&str>], session_time_zo
                 .iter()
                 .map(|v| {
                     v.map(|s| {
-                        let literal = TimestampLiteral::parse(s.trim()).ok_or_else(|| format!("{s:?} is not a timestamp"))?;
+                        let literal =
+                            TimestampLiteral::parse(s.trim()).ok_or_else(|| format!("{s:?} is not a timestamp"))?;
                         match zone {
                             Some(_) => literal.instant_micros(session_time_zone),
                             None => literal.wall_clock_micros(session_time_zone),
@@ -301,9 +335,12 @@ mod tests {
         assert_eq!(ints.as_primitive::<Int32Type>().value(0), 7);
         assert!(ints.is_null(1));
         let utc = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into()));
-        let times = typed_column(&utc, &[Some("1970-01-01 00:00:01.5"), Some("1970-01-01T00:00:02.000001Z")], "UTC").unwrap();
+        let times =
+            typed_column(&utc, &[Some("1970-01-01 00:00:01.5"), Some("1970-01-01T00:00:02.000001Z")], "UTC").unwrap();
         assert_eq!(times.as_primitive::<TimestampMicrosecondType>().values(), &[1_500_000, 2_000_001]);
-        let pacific = typed_column(&utc, &[Some("1970-01-01 00:00:00"), Some("1970-01-01T00:00:00Z")], "America/Los_Angeles").unwrap();
+        let pacific =
+            typed_column(&utc, &[Some("1970-01-01 00:00:00"), Some("1970-01-01T00:00:00Z")], "America/Los_Angeles")
+                .unwrap();
         assert_eq!(pacific.as_primitive::<TimestampMicrosecondType>().values(), &[8 * 3_600_000_000, 0]);
         let binary = typed_column(&DataType::Binary, &[Some("\u{1}\u{2}")], "UTC").unwrap();
         assert_eq!(binary.as_binary::<i32>().value(0), &[1, 2]);
@@ -325,7 +362,13 @@ mod tests {
             deletion_vector: Some(descriptor),
             modification_time: 0,
         };
-        let table = DeltaTable { table_root: Location::from(std::path::Path::new("/t")), version: 0, files: vec![file], replay: Default::default(), string_prefix_length: 32 };
+        let table = DeltaTable {
+            table_root: Location::from(std::path::Path::new("/t")),
+            version: 0,
+            files: vec![file],
+            replay: Default::default(),
+            string_prefix_length: 32,
+        };
         let kept = table.kept_rows(0, &[5, 5]).unwrap().unwrap();
         assert_eq!(kept[0].to_bools(), [false, true, true, true, false]);
         assert_eq!(kept[1].to_bools(), [false, true, true, true, false]);

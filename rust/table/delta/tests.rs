@@ -15,9 +15,9 @@ use super::log_replay::replay;
 use super::log_segment::{LogListing, LogSegment, VersionSpec};
 use super::*;
 use crate::error::PqsiftError;
-use crate::table::allowed_locations::AllowedLocations;
 use crate::format::opener::OpenedFile;
 use crate::storage::Location;
+use crate::table::allowed_locations::AllowedLocations;
 
 /// `path` as a location (the test tables are local).
 fn local(path: &Path) -> Location {
@@ -148,7 +148,11 @@ fn snapshot_rows(snapshot: &DeltaSnapshot) -> Result<u64, String> {
             Some(dv) => {
                 let indexes = dv.load(&snapshot.table_root).map_err(|e| e.to_string())?;
                 if indexes.last().is_some_and(|&last| last >= written) {
-                    return Err(format!("{}: deleted row {} past its {written} rows", file.path, indexes.last().unwrap()));
+                    return Err(format!(
+                        "{}: deleted row {} past its {written} rows",
+                        file.path,
+                        indexes.last().unwrap()
+                    ));
                 }
                 indexes.len() as u64
             }
@@ -164,11 +168,18 @@ fn check_outcome(name: &str, result: &crate::Result<DeltaSnapshot>, expect: Expe
     match (expect, result) {
         (Expect::Loads, Ok(_)) => Ok(()),
         (Expect::Loads, Err(e)) => Err(format!("{name}: failed: {e}")),
-        (Expect::Table(text), Err(e @ PqsiftError::Table { .. })) | (Expect::Unsupported(text), Err(e @ PqsiftError::Unsupported { .. })) => {
-            if e.to_string().contains(text) { Ok(()) } else { Err(format!("{name}: error {e:?} does not say {text:?}")) }
+        (Expect::Table(text), Err(e @ PqsiftError::Table { .. }))
+        | (Expect::Unsupported(text), Err(e @ PqsiftError::Unsupported { .. })) => {
+            if e.to_string().contains(text) {
+                Ok(())
+            } else {
+                Err(format!("{name}: error {e:?} does not say {text:?}"))
+            }
         }
         (expect, Err(e)) => Err(format!("{name}: expected {expect:?}, got {e:?}")),
-        (expect, Ok(s)) => Err(format!("{name}: expected {expect:?}, loaded version {} with {} files", s.version, s.files.len())),
+        (expect, Ok(s)) => {
+            Err(format!("{name}: expected {expect:?}, loaded version {} with {} files", s.version, s.files.len()))
+        }
     }
 }
 
@@ -181,7 +192,7 @@ fn every_golden_table_loads_or_fails_as_documented() {
     let (mut compared, mut order_differs) = (0, Vec::new());
     for (name, table, expected) in &tables {
         let leaf = name.rsplit('/').next().unwrap();
-        let result = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default());
+        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default());
         if let Err(failure) = check_outcome(name, &result, expectation(leaf)) {
             failures.push(failure);
             continue;
@@ -195,8 +206,13 @@ fn every_golden_table_loads_or_fails_as_documented() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
         let columns: Vec<String> = snapshot.schema.fields().iter().map(|f| f.name().clone()).collect();
-        let expected_columns: Vec<String> =
-            OpenedFile::open(&local(&expected_files[0])).unwrap().schema.fields().iter().map(|f| f.name().clone()).collect();
+        let expected_columns: Vec<String> = OpenedFile::open(&local(&expected_files[0]))
+            .unwrap()
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
         let set = |c: &[String]| c.iter().map(|s| s.to_lowercase()).collect::<BTreeSet<_>>();
         if set(&columns) != set(&expected_columns) {
             failures.push(format!("{name}: columns {columns:?}, expected {expected_columns:?}"));
@@ -205,7 +221,10 @@ fn every_golden_table_loads_or_fails_as_documented() {
         }
         compared += 1;
     }
-    eprintln!("{} golden tables, {compared} compared with expected/; column order differs in {order_differs:?}", tables.len());
+    eprintln!(
+        "{} golden tables, {compared} compared with expected/; column order differs in {order_differs:?}",
+        tables.len()
+    );
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
     assert!(compared >= 55, "only {compared} tables compared");
 }
@@ -217,7 +236,7 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
     assert!(tables.len() >= 35, "{} kernel tables", tables.len());
     let mut failures = Vec::new();
     for (name, table) in &tables {
-        let result = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default());
+        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default());
         if let Err(failure) = check_outcome(name, &result, expectation(name)) {
             failures.push(failure);
             continue;
@@ -241,7 +260,8 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
 fn structural_golden_tables() {
     let Some(root) = testing_root() else { return };
     let golden = root.join("golden");
-    let checkpoint = load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let checkpoint =
+        load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
     assert_eq!(checkpoint.version, 14);
     assert_eq!(checkpoint.metrics.checkpoint_version, Some(10));
     assert_eq!(checkpoint.metrics.commits_read, 4);
@@ -252,7 +272,10 @@ fn structural_golden_tables() {
         assert_eq!((snapshot.version, snapshot.files.len()), (1, 0), "canonicalized-paths-{name}");
         // Version 0's one file is an absolute path outside the table: read only when allowed.
         let refused = load_snapshot(&root, SnapshotSpec::Version(0), &Default::default()).unwrap_err();
-        assert!(matches!(&refused, PqsiftError::Table { reason, .. } if reason.contains("outside its root")), "{refused}");
+        assert!(
+            matches!(&refused, PqsiftError::Table { reason, .. } if reason.contains("outside its root")),
+            "{refused}"
+        );
         let before = load_snapshot(&root, SnapshotSpec::Version(0), &AllowedLocations::Any).unwrap();
         assert_eq!(before.files.len(), 1, "canonicalized-paths-{name} at version 0");
     }
@@ -262,14 +285,27 @@ fn structural_golden_tables() {
     assert!(escaped.metadata.is_none());
     assert!(escaped.files.iter().any(|f| path_of(&f.path).ends_with("bar-bar.snappy.parquet")), "{:?}", escaped.files);
     // The last-checkpoint hint is corrupt: the listing still finds the checkpoint.
-    let corrupt = load_snapshot(&local(&golden.join("corrupted-last-checkpoint-kernel/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let corrupt = load_snapshot(
+        &local(&golden.join("corrupted-last-checkpoint-kernel/delta")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!((corrupt.version, corrupt.metrics.checkpoint_version), (11, Some(10)));
     // Protocol and metadata come from the newest commit that has them.
-    let latest = load_snapshot(&local(&golden.join("log-replay-latest-metadata-protocol/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let latest = load_snapshot(
+        &local(&golden.join("log-replay-latest-metadata-protocol/delta")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(latest.protocol.min_reader_version, 3);
-    let multi = load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let multi =
+        load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest, &Default::default())
+            .unwrap();
     assert_eq!((multi.metrics.checkpoint_version, multi.metrics.checkpoint_parts), (Some(1), 2));
-    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest, &Default::default())
+        .unwrap();
     assert_eq!(v2.metrics.checkpoint_version, Some(2));
     assert!(v2.reader_features.v2_checkpoint);
 }
@@ -285,10 +321,12 @@ fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     assert_eq!((dv.storage_type.as_str(), dv.cardinality), ("u", 2));
     let deleted = dv.load(&local(&table)).unwrap();
     // The commit deleted `value IN (0, 9)`: the DV holds the positions of those rows.
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path_of(&file.path)).unwrap())
-        .unwrap()
-        .build()
-        .unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(path_of(&file.path)).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
     let mut values = Vec::new();
     for batch in reader {
         let batch = batch.unwrap();
@@ -296,7 +334,8 @@ fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
         values.extend(column.as_primitive::<Int64Type>().iter().map(|v| v.unwrap()));
     }
     assert_eq!(values.len(), 10, "10 rows written");
-    let positions: Vec<u64> = values.iter().enumerate().filter(|(_, v)| matches!(v, 0 | 9)).map(|(i, _)| i as u64).collect();
+    let positions: Vec<u64> =
+        values.iter().enumerate().filter(|(_, v)| matches!(v, 0 | 9)).map(|(i, _)| i as u64).collect();
     assert_eq!(deleted, positions);
     assert_eq!(snapshot_rows(&snapshot).unwrap(), 8);
     // Version 0, before the delete: no deletion vector.
@@ -327,6 +366,7 @@ fn inline_deletion_vectors_round_trip() {
 }
 
 /// The `(path, dv id)` set of a replay.
+#[expect(clippy::mutable_key_type, reason = "a Location hashes by its text; its store client is not part of the key")]
 fn file_keys(files: &[log_replay::ActiveFile]) -> BTreeSet<(Location, Option<String>)> {
     files.iter().map(|f| (f.path.clone(), f.add.deletion_vector.as_ref().map(|d| d.unique_id()))).collect()
 }
@@ -363,7 +403,9 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
         // column its commits never had: the checkpoint is the table's state.
         if name != "parquet_row_group_skipping" {
             let schema = |r: &log_replay::Replayed| {
-                r.metadata.as_ref().map(|m| schema::parse_schema(&table.display().to_string(), &m.schema_string).unwrap())
+                r.metadata
+                    .as_ref()
+                    .map(|m| schema::parse_schema(&table.display().to_string(), &m.schema_string).unwrap())
             };
             assert_eq!(schema(&with), schema(&without), "{name}");
         }
@@ -378,11 +420,23 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
         let from_commits = replay(&at_checkpoint).unwrap();
         let checkpoint_only = LogSegment { version: checkpoint.version, commits: Vec::new(), ..segment.clone() };
         let from_checkpoint = replay(&checkpoint_only).unwrap();
-        assert_eq!(file_keys(&from_checkpoint.files), file_keys(&from_commits.files), "{name}: checkpoint {}", checkpoint.version);
+        assert_eq!(
+            file_keys(&from_checkpoint.files),
+            file_keys(&from_commits.files),
+            "{name}: checkpoint {}",
+            checkpoint.version
+        );
         checked.push(format!("{name}@{}", checkpoint.version));
     }
     eprintln!("checkpoints checked against their commits: {checked:?}");
-    for kind in ["multi-part-checkpoint", "v2-checkpoint-json", "v2-checkpoints-json-with-sidecars", "v2-checkpoints-parquet-without-sidecars", "v2-parquet-sidecars-struct-stats-only", "with_checkpoint_no_last_checkpoint"] {
+    for kind in [
+        "multi-part-checkpoint",
+        "v2-checkpoint-json",
+        "v2-checkpoints-json-with-sidecars",
+        "v2-checkpoints-parquet-without-sidecars",
+        "v2-parquet-sidecars-struct-stats-only",
+        "with_checkpoint_no_last_checkpoint",
+    ] {
         assert!(checked.iter().any(|c| c.starts_with(kind)), "{kind} not checked: {checked:?}");
     }
 }
@@ -390,13 +444,24 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
 #[test]
 fn v2_checkpoints_read_their_sidecars() {
     let Some(root) = testing_root() else { return };
-    for name in ["v2-checkpoints-json-with-sidecars", "v2-checkpoints-parquet-with-last-checkpoint", "v2-json-sidecars-struct-stats-only", "v2-parquet-sidecars-struct-stats-only"] {
-        let snapshot = load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
+    for name in [
+        "v2-checkpoints-json-with-sidecars",
+        "v2-checkpoints-parquet-with-last-checkpoint",
+        "v2-json-sidecars-struct-stats-only",
+        "v2-parquet-sidecars-struct-stats-only",
+    ] {
+        let snapshot =
+            load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
         assert!(snapshot.metrics.sidecars_read > 0, "{name}: {:?}", snapshot.metrics);
         assert!(!snapshot.files.is_empty(), "{name}");
     }
     // Without `_last_checkpoint` the listing finds the checkpoint all the same.
-    let snapshot = load_snapshot(&local(&root.join("tables/with_checkpoint_no_last_checkpoint")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let snapshot = load_snapshot(
+        &local(&root.join("tables/with_checkpoint_no_last_checkpoint")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!((snapshot.version, snapshot.metrics.checkpoint_version), (3, Some(2)));
     assert!(!snapshot.metrics.last_checkpoint_hint_used);
 }
@@ -406,7 +471,11 @@ fn stats_parsed_fill_file_stats() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/v2-parquet-sidecars-struct-stats-only");
     let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default()).unwrap();
-    assert!(snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())), "{:?}", snapshot.files);
+    assert!(
+        snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())),
+        "{:?}",
+        snapshot.files
+    );
 }
 
 #[test]
@@ -422,26 +491,57 @@ fn time_travel_by_version_matches_the_shorter_tables() {
             .map(|f| parquet_row_count(&local(f)).unwrap())
             .sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "snapshot-data3 at version {version}");
-        let names = |s: &DeltaSnapshot| s.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect::<HashSet<_>>();
-        let shorter = load_snapshot(&local(&golden.join(format!("snapshot-data{version}/delta"))), SnapshotSpec::Latest, &Default::default()).unwrap();
+        let names =
+            |s: &DeltaSnapshot| s.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect::<HashSet<_>>();
+        let shorter = load_snapshot(
+            &local(&golden.join(format!("snapshot-data{version}/delta"))),
+            SnapshotSpec::Latest,
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(names(&snapshot), names(&shorter), "version {version}");
     }
     let travel = golden.join("time-travel-start-start20-start40/delta");
-    for (version, name) in [(0, "time-travel-start"), (1, "time-travel-start-start20"), (2, "time-travel-start-start20-start40")] {
+    for (version, name) in
+        [(0, "time-travel-start"), (1, "time-travel-start-start20"), (2, "time-travel-start-start20-start40")]
+    {
         let snapshot = load_snapshot(&local(&travel), SnapshotSpec::Version(version), &Default::default()).unwrap();
-        let expected: u64 =
-            parquet_files(&golden.join(name).join("expected")).iter().map(|f| parquet_row_count(&local(f)).unwrap()).sum();
+        let expected: u64 = parquet_files(&golden.join(name).join("expected"))
+            .iter()
+            .map(|f| parquet_row_count(&local(f)).unwrap())
+            .sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "{name}");
     }
     let error = load_snapshot(&local(&full), SnapshotSpec::Version(4), &Default::default()).unwrap_err();
-    assert!(matches!(&error, PqsiftError::Table { reason, .. } if reason.contains("version 4 does not exist")), "{error:?}");
+    assert!(
+        matches!(&error, PqsiftError::Table { reason, .. } if reason.contains("version 4 does not exist")),
+        "{error:?}"
+    );
     // Through a checkpoint: versions before it replay from the commits.
     let checkpointed = golden.join("checkpoint/delta");
-    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9), &Default::default()).unwrap().metrics.checkpoint_version, None);
-    assert_eq!(load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12), &Default::default()).unwrap().metrics.checkpoint_version, Some(10));
+    assert_eq!(
+        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9), &Default::default())
+            .unwrap()
+            .metrics
+            .checkpoint_version,
+        None
+    );
+    assert_eq!(
+        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12), &Default::default())
+            .unwrap()
+            .metrics
+            .checkpoint_version,
+        Some(10)
+    );
     // Timestamps: far future is the latest; before the first commit is an error.
-    assert_eq!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX), &Default::default()).unwrap().version, 3);
-    assert!(matches!(load_snapshot(&local(&full), SnapshotSpec::Timestamp(0), &Default::default()), Err(PqsiftError::Table { .. })));
+    assert_eq!(
+        load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX), &Default::default()).unwrap().version,
+        3
+    );
+    assert!(matches!(
+        load_snapshot(&local(&full), SnapshotSpec::Timestamp(0), &Default::default()),
+        Err(PqsiftError::Table { .. })
+    ));
 }
 
 #[test]
@@ -460,7 +560,8 @@ fn seed_004_the_checkpoint_read_decodes_add_only() {
                 let (adds, metrics) = read_add_actions(&part.path).unwrap();
                 let opened = OpenedFile::open(&part.path).unwrap();
                 let descr = opened.metadata.file_metadata().schema_descr_ptr();
-                let add_leaves = (0..descr.num_columns()).filter(|&i| descr.column(i).path().parts()[0] == "add").count() as u64;
+                let add_leaves =
+                    (0..descr.num_columns()).filter(|&i| descr.column(i).path().parts()[0] == "add").count() as u64;
                 assert_eq!(metrics.add_rows, adds.len() as u64);
                 assert!(metrics.rows_selected <= metrics.rows_total, "{name}");
                 eprintln!("{name} {}: {add_leaves} add leaves, {metrics:?}", part.path.file_name().unwrap());
@@ -508,13 +609,17 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
         vec![Arc::new(remove_path) as ArrayRef],
         Some(remove_nulls),
     );
-    let batch = RecordBatch::try_from_iter([("add", Arc::new(add) as ArrayRef), ("remove", Arc::new(remove) as ArrayRef)]).unwrap();
+    let batch =
+        RecordBatch::try_from_iter([("add", Arc::new(add) as ArrayRef), ("remove", Arc::new(remove) as ArrayRef)])
+            .unwrap();
     let props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(100))
         .set_data_page_row_count_limit(25)
         .set_write_batch_size(25)
         .build();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props))
+            .unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
 
@@ -532,32 +637,56 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
 fn schema_of_column_mapped_tables_carries_physical_names() {
     let Some(root) = testing_root() else { return };
     for (name, mode) in [("id", schema::ColumnMappingMode::Id), ("name", schema::ColumnMappingMode::Name)] {
-        let snapshot = load_snapshot(&local(&root.join("tables/partition_cm").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
+        let snapshot = load_snapshot(
+            &local(&root.join("tables/partition_cm").join(name)),
+            SnapshotSpec::Latest,
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(snapshot.column_mapping_mode, mode);
         for field in snapshot.schema.fields() {
             assert!(field.metadata().contains_key(schema::PHYSICAL_NAME_KEY), "{name}: {field:?}");
             assert!(field.metadata().contains_key(schema::COLUMN_ID_KEY), "{name}: {field:?}");
         }
         // Partition values are keyed by physical names.
-        let physical: HashSet<&str> =
-            snapshot.schema.fields().iter().map(|f| schema::physical_name(f, mode)).collect();
+        let physical: HashSet<&str> = snapshot.schema.fields().iter().map(|f| schema::physical_name(f, mode)).collect();
         for file in &snapshot.files {
-            assert!(file.partition_values.keys().all(|k| physical.contains(k.as_str())), "{name}: {:?}", file.partition_values);
+            assert!(
+                file.partition_values.keys().all(|k| physical.contains(k.as_str())),
+                "{name}: {:?}",
+                file.partition_values
+            );
         }
     }
-    let ntz = load_snapshot(&local(&root.join("golden/data-reader-timestamp_ntz/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let ntz = load_snapshot(
+        &local(&root.join("golden/data-reader-timestamp_ntz/delta")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+    )
+    .unwrap();
     assert!(ntz.schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Timestamp(_, None))));
 }
 
 #[test]
 fn partition_values_keep_nulls_and_decode_paths() {
     let Some(root) = testing_root() else { return };
-    let snapshot = load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let snapshot =
+        load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest, &Default::default())
+            .unwrap();
     assert_eq!(snapshot.partition_columns, ["letter"]);
     assert!(snapshot.files.iter().any(|f| f.partition_values.get("letter") == Some(&None)), "{:?}", snapshot.files);
     assert!(snapshot.files.iter().all(|f| path_of(&f.path).is_file()));
-    let ntz = load_snapshot(&local(&root.join("tables/data-reader-timestamp_ntz")), SnapshotSpec::Latest, &Default::default()).unwrap();
-    assert!(ntz.files.iter().all(|f| path_of(&f.path).is_file()), "{:?}", ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>());
+    let ntz = load_snapshot(
+        &local(&root.join("tables/data-reader-timestamp_ntz")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(
+        ntz.files.iter().all(|f| path_of(&f.path).is_file()),
+        "{:?}",
+        ntz.files.iter().map(|f| &f.path).collect::<Vec<_>>()
+    );
 }
 
 /// Every Parquet checkpoint (and sidecar) of the test tables: the typed reading of the
@@ -584,7 +713,8 @@ fn typed_add_rows_equal_the_json_route_on_every_checkpoint() {
             if opened.schema.field_with_name("add").is_err() {
                 continue;
             }
-            let (batches, _, _) = super::checkpoint::scan_columns(&local(&path), vec!["add".into()], "add.path IS NOT NULL").unwrap();
+            let (batches, _, _) =
+                super::checkpoint::scan_columns(&local(&path), vec!["add".into()], "add.path IS NOT NULL").unwrap();
             for batch in batches {
                 let column = batch.column_by_name("add").unwrap();
                 let typed = super::action_rows::adds_from_array(column.as_ref()).expect("a known layout").unwrap();
@@ -593,7 +723,13 @@ fn typed_add_rows_equal_the_json_route_on_every_checkpoint() {
                     .into_iter()
                     .filter(|v| !v.is_null())
                     .map(|v| serde_json::from_value(v).unwrap())
-                    .map(|add: actions::Add| actions::Add { tags: None, base_row_id: None, default_row_commit_version: None, clustering_provider: None, ..add })
+                    .map(|add: actions::Add| actions::Add {
+                        tags: None,
+                        base_row_id: None,
+                        default_row_commit_version: None,
+                        clustering_provider: None,
+                        ..add
+                    })
                     .collect();
                 assert_eq!(typed, json, "{}", path.display());
             }
