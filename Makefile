@@ -1,7 +1,8 @@
 # pqsift — the two commands of the README, and the steps they are made of.
 #
 #   make demo   set everything up, then run the demo
-#   make test   set everything up, then run every test (cargo test + pytest)
+#   make test   set everything up, then run the gates (make lint) and every test
+#               (cargo test + pytest)
 #
 # Set-up is idempotent: a virtual environment in .venv, the Python packages of
 # requirements-dev.txt, and a release build of the Rust extension installed into it.
@@ -15,7 +16,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo demo-selection test setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
+.PHONY: demo demo-selection test lint setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -23,7 +24,19 @@ demo: build
 demo-selection: build
 	$(BIN)/python -m pqsift.selection_demo
 
-test: build test-rust test-python
+test: lint build test-rust test-python
+
+# The gates: formatting, clippy with warnings denied (every target, the PyO3 layer too), the
+# crate's layers looking only down (tools/check_layers.py), ruff and mypy --strict.
+# Configured in rustfmt.toml, Cargo.toml's [lints] and pyproject.toml.
+lint: setup
+	cargo fmt --check
+	PYO3_PYTHON=$(abspath $(BIN))/python cargo clippy --locked --all-targets --all-features --quiet -- -D warnings
+	$(BIN)/python tools/check_layers.py
+	$(BIN)/ruff check python tests benches tools
+	$(BIN)/ruff format --check python tools
+	$(BIN)/mypy
+	$(BIN)/mypy --strict tools
 
 test-rust:
 	cargo test --locked

@@ -60,14 +60,15 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+import deltalake
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import deltalake
 from deltalake import DeltaTable, write_deltalake
 
 import pqsift
@@ -718,7 +719,7 @@ def main() -> None:
     started = time.perf_counter()
     so = Path(pqsift._core.__file__)
     env = {
-        "cpu": next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor()),
+        "cpu": next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), platform.processor()),
         "cores": str(os.cpu_count()),
         "load": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
         "python": platform.python_version(),

@@ -129,6 +129,7 @@ def engines(root: Path) -> dict[str, Callable[[str, list[int], str], tuple[int, 
 
 def spark_engines(root: Path) -> dict[str, Callable[[str, list[int], str], tuple[int, dict[str, Any]]]]:
     from pyspark.sql import functions as F  # noqa: N812 - Spark's usual name
+
     from spark_bench import local_spark, noop
 
     spark = local_spark()
@@ -185,7 +186,7 @@ def main() -> None:
         for k in (int(s) for s in args.sizes.split(",")):
             picked = values(k, seed=k)
             listed = ", ".join(map(str, picked))
-            results = {n: measure(lambda r=runner: r(column, picked, listed), args.repeat) for n, runner in runners.items()}
+            results = {n: measure(lambda r=runner: r(column, picked, listed), args.repeat) for n, runner in runners.items()}  # noqa: B023 - called at once
             counts = {n: r[0] for n, r in results.items()}
             if len(set(counts.values())) != 1:
                 raise SystemExit(f"{column} IN {k} values: row counts differ: {counts}")

@@ -77,10 +77,10 @@ def main() -> None:
         "| columns | filter | threads | cache_bytes | rows | bytes decoded and handed out | baseline RSS | peak RSS | peak − baseline |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for columns, filter, threads, cache in settings:
-        m = measure(args.data, columns, filter, threads, cache)
+    for columns, where, threads, cache in settings:
+        m = measure(args.data, columns, where, threads, cache)
         line = (
-            f"| {'all' if columns is None else ', '.join(columns)} | {filter or '—'} | {threads} | {cache // mib} MiB | {m['rows']:,} |"
+            f"| {'all' if columns is None else ', '.join(columns)} | {where or '—'} | {threads} | {cache // mib} MiB | {m['rows']:,} |"
             f" {m['decoded'] / mib:,.0f} MiB | {m['baseline'] / mib:.0f} MiB | {m['peak'] / mib:.0f} MiB | {(m['peak'] - m['baseline']) / mib:.0f} MiB |"
         )
         print(line, flush=True)

@@ -33,6 +33,7 @@ error; an engine that cannot be pointed at the local endpoint is skipped with th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -43,7 +44,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -206,10 +207,8 @@ class S3Server:
 
     def stop(self) -> None:
         if self._process.is_alive():
-            try:
+            with contextlib.suppress(EOFError, OSError, RuntimeError):
                 self._call("stop")
-            except (EOFError, OSError, RuntimeError):
-                pass
             self._process.join(timeout=10)
             if self._process.is_alive():
                 self._process.terminate()
@@ -753,7 +752,7 @@ def main() -> None:
         "repeat": args.repeat,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
         "versions": versions(names),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "skipped": skipped,
         "shapes": results,
         "gap_sweep": gap_sweep,

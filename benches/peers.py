@@ -60,7 +60,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ import pyarrow.parquet as pq
 FILES = 8
 ROWS_PER_FILE = 500_000
 ROW_GROUP_ROWS = 125_000
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 
 # The `events` dataset.
 EVENT_FILES = 4
@@ -966,7 +966,7 @@ def main() -> None:
         },
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
         "versions": versions(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": None,
         "runs": runs,
     }

@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import START, _sql_ts, shapes, write_dataset  # noqa: E402
+from peers import START, _sql_ts, shapes, write_dataset
 
 
 def needed(shape) -> list[str]:  # type: ignore[no-untyped-def]
@@ -97,9 +97,8 @@ def connect_spark() -> tuple[Any, Any]:
     :data:`SETTINGS`) started here, with the ``pqsift`` data source registered; and the
     server, to stop."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from connect_harness import ConnectServer, missing_modules
-
     import pqsift.spark
+    from connect_harness import ConnectServer, missing_modules
 
     if missing := missing_modules():
         raise SystemExit(f"--connect needs the [connect] extra's modules: {', '.join(missing)} missing")
@@ -164,7 +163,7 @@ def main() -> None:
         metrics = pqsift.spark.ScanMetrics(spark)
         pqsift.spark.read(spark, path, shape.columns, shape.where or None, metrics=metrics)
         read_by = "driver" if metrics.read_on_driver else f"{metrics.tasks} tasks"
-        times = interleaved_times({name: lambda m=make: noop(m(shape)) for name, make in readers.items()}, args.repeat)
+        times = interleaved_times({name: lambda m=make: noop(m(shape)) for name, make in readers.items()}, args.repeat)  # noqa: B023 - called at once
         medians = {name: statistics.median(t) for name, t in times.items()}
         native = medians["spark native"]
         rows = next(iter(counts.values()))

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_bench import interleaved_times, local_spark, noop  # noqa: E402
+from spark_bench import interleaved_times, local_spark, noop
 
 ROWS_PER_TASK = 2_000_000
 

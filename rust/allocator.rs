@@ -91,6 +91,20 @@ pub fn advise_huge_pages(start: *const u8, len: usize) {
     let _ = (start, len);
 }
 
+/// Unmaps the `len` bytes mapped at `start`.
+///
+/// # Safety
+/// `start` maps `len` bytes that nothing uses any more.
+pub(crate) unsafe fn unmap(start: usize, len: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        libc::munmap(start as *mut libc::c_void, len);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len);
+}
+
 /// The Python extension's global allocator: blocks a [`large_blocks::is_large`] layout
 /// asks for are mapped by [`large_blocks`] (and kept by [`retained`] when freed), the
 /// others come from [`small_blocks`] (see the module's documentation).

@@ -14,13 +14,16 @@ pub enum PqsiftError {
     #[error("invalid row selection: {0}")]
     InvalidSelection(String),
 
-    /// A file could not be opened or read. Maps to Python `OSError` (`pqsift.PqsiftIOError`).
+    /// A file could not be opened or read. Maps to Python `OSError` (`pqsift.PqsiftIOError`;
+    /// `pqsift.PathNotFoundError`, a `FileNotFoundError`, when `not_found`).
     #[error("{path}: {reason}")]
     Io {
         /// The file.
         path: String,
         /// What the operating system said.
         reason: String,
+        /// Nothing exists at `path`.
+        not_found: bool,
     },
 
     /// Statistics or a page index could not be interpreted for a column. The caller adds
@@ -58,8 +61,15 @@ pub enum PqsiftError {
     /// or a runtime error Spark's ANSI mode raises (overflow, division by zero, a string that
     /// does not cast). The message names the offending column or token. Maps to Python
     /// `pqsift.FilterError` (a `ValueError`).
-    #[error("{0}")]
-    Filter(String),
+    #[error("{}{reason}", prefixed(path))]
+    Filter {
+        /// What is wrong, naming the column or token.
+        reason: String,
+        /// The column it is about, as the filter names it, when there is one.
+        column: Option<String>,
+        /// The file being read, when the filter failed on one file's data or schema.
+        path: Option<String>,
+    },
 
     /// A table (a Hive-partitioned directory or a Delta table) cannot be read as one: its
     /// partition directories disagree, its Delta log is incomplete or inconsistent, a
@@ -91,8 +101,15 @@ pub enum PqsiftError {
     /// column narrower or of another kind than the scan schema's (Spark's default), or of
     /// different types when merging schemas. The message names both files, the column and
     /// both types. Maps to `pqsift.SchemaMismatchError`.
-    #[error("{0}")]
-    SchemaMismatch(String),
+    #[error("{reason}")]
+    SchemaMismatch {
+        /// The column and the types that disagree, in words (naming the files).
+        reason: String,
+        /// The column.
+        column: String,
+        /// The file whose column does not fit, when known.
+        path: Option<String>,
+    },
 
     /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
     /// `pqsift.PqsiftError`.
@@ -105,7 +122,7 @@ pub enum PqsiftError {
     #[error("internal error (a bug in pqsift, please report it): {0}")]
     Internal(String),
 
-    /// The caller asked to stop (see [`crate::interrupt`]): Ctrl-C in Python, which raises
+    /// The caller asked to stop (see the `interrupt` module): Ctrl-C in Python, which raises
     /// its `KeyboardInterrupt`.
     #[error("interrupted")]
     Interrupted,
@@ -115,6 +132,62 @@ impl From<arrow::error::ArrowError> for PqsiftError {
     fn from(error: arrow::error::ArrowError) -> Self {
         Self::Compute(error.to_string())
     }
+}
+
+/// What an error is about, field by field (the Python exceptions' attributes): each `None`
+/// where it does not apply.
+///
+/// ```
+/// use pqsift::error::PqsiftError;
+/// let error = PqsiftError::Table { table: "/t".into(), reason: "no _delta_log".into() };
+/// let fields = error.fields();
+/// assert_eq!((fields.table, fields.reason, fields.path), (Some("/t"), "no _delta_log", None));
+/// ```
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorFields<'a> {
+    /// The local file (or a store's object, for errors about a file's content).
+    pub path: Option<&'a str>,
+    /// The object store URL a request was for.
+    pub url: Option<&'a str>,
+    /// The table's root.
+    pub table: Option<&'a str>,
+    /// The column, as the filter or the schema names it.
+    pub column: Option<&'a str>,
+    /// What is wrong, without the subject the message starts with.
+    pub reason: &'a str,
+}
+
+impl PqsiftError {
+    /// The fields of this error (see [`ErrorFields`]).
+    pub fn fields(&self) -> ErrorFields<'_> {
+        let reason = match self {
+            Self::InvalidSelection(reason) | Self::Statistics(reason) | Self::Compute(reason) => reason,
+            Self::Internal(reason) => reason,
+            Self::Io { reason, .. } | Self::Corrupt { reason, .. } | Self::Unsupported { reason, .. } => reason,
+            Self::Filter { reason, .. } | Self::Table { reason, .. } | Self::Storage { reason, .. } => reason,
+            Self::SchemaMismatch { reason, .. } => reason,
+            Self::Interrupted => "interrupted",
+        };
+        let mut fields = ErrorFields { reason, ..Default::default() };
+        match self {
+            Self::Io { path, .. } | Self::Corrupt { path, .. } | Self::Unsupported { path, .. } => {
+                fields.path = Some(path)
+            }
+            Self::Filter { column, path, .. } => (fields.column, fields.path) = (column.as_deref(), path.as_deref()),
+            Self::SchemaMismatch { column, path, .. } => {
+                (fields.column, fields.path) = (Some(column.as_str()), path.as_deref())
+            }
+            Self::Table { table, .. } => fields.table = Some(table),
+            Self::Storage { url, .. } => fields.url = Some(url),
+            _ => {}
+        }
+        fields
+    }
+}
+
+/// `path` and a colon before a message, when there is a path.
+fn prefixed(path: &Option<String>) -> String {
+    path.as_ref().map(|path| format!("{path}: ")).unwrap_or_default()
 }
 
 /// `Result` with [`PqsiftError`].
@@ -211,12 +284,6 @@ impl Subject for std::path::PathBuf {
     }
 }
 
-impl Subject for crate::storage::Location {
-    fn subject(&self) -> String {
-        quoted(&self.to_string()).into_owned()
-    }
-}
-
 impl Subject for str {
     fn subject(&self) -> String {
         quoted(self).into_owned()
@@ -237,23 +304,16 @@ impl PqsiftError {
 
     /// An I/O error on `path`.
     pub(crate) fn io(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        Self::Io { path: path.subject(), reason: error.to_string() }
+        Self::Io { path: path.subject(), reason: error.to_string(), not_found: false }
     }
 
-    /// An I/O error on `location`: a local file's, or a store's.
-    pub(crate) fn io_at(location: &crate::storage::Location, error: impl std::fmt::Display) -> Self {
-        match location {
-            crate::storage::Location::Local(path) => Self::io(path, error),
-            remote => Self::Storage { url: remote.to_string(), reason: error.to_string(), not_found: false },
-        }
-    }
-
-    /// Nothing at `location`: for a store [`PqsiftError::Storage`] (not found) with
-    /// `remote_reason`, for a local path the operating system's words.
-    pub(crate) fn not_found_at(location: &crate::storage::Location, remote_reason: &str) -> Self {
-        match location {
-            crate::storage::Location::Local(path) => Self::io(path, "No such file or directory (os error 2)"),
-            remote => Self::Storage { url: remote.to_string(), reason: remote_reason.to_string(), not_found: true },
+    /// The operating system's `error` on `path`, a [`PqsiftError::Io`] that knows whether
+    /// nothing was there.
+    pub(crate) fn os(path: &(impl Subject + ?Sized), error: &std::io::Error) -> Self {
+        Self::Io {
+            path: path.subject(),
+            reason: error.to_string(),
+            not_found: error.kind() == std::io::ErrorKind::NotFound,
         }
     }
 
@@ -307,7 +367,41 @@ impl PqsiftError {
     /// Shorthand for [`PqsiftError::Filter`], the message bounded: filters echo the text
     /// they could not use.
     pub(crate) fn filter(message: impl Into<String>) -> Self {
-        Self::Filter(bounded_message(message.into()))
+        Self::Filter { reason: bounded_message(message.into()), column: None, path: None }
+    }
+
+    /// [`PqsiftError::filter`] about `column` (as the filter names it).
+    pub(crate) fn filter_on(column: &str, message: impl Into<String>) -> Self {
+        Self::Filter { reason: bounded_message(message.into()), column: Some(quoted(column).into_owned()), path: None }
+    }
+
+    /// A [`PqsiftError::SchemaMismatch`] of `column`.
+    pub(crate) fn schema_mismatch(column: &str, reason: impl Into<String>) -> Self {
+        Self::SchemaMismatch { reason: bounded_message(reason.into()), column: quoted(column).into_owned(), path: None }
+    }
+
+    /// A [`PqsiftError::SchemaMismatch`] of `column` in the file at `path`, which `reason`
+    /// already names.
+    pub(crate) fn schema_mismatch_in(path: &(impl Subject + ?Sized), column: &str, reason: impl Into<String>) -> Self {
+        Self::SchemaMismatch {
+            reason: bounded_message(reason.into()),
+            column: quoted(column).into_owned(),
+            path: Some(path.subject()),
+        }
+    }
+
+    /// This error as met in the file at `path`: a filter or schema error that names no file
+    /// yet now names it; any other error is returned as it is (it names its file already).
+    pub(crate) fn in_file_named(self, path: &(impl Subject + ?Sized)) -> Self {
+        match self {
+            Self::Filter { reason, column, path: None } => Self::Filter { reason, column, path: Some(path.subject()) },
+            Self::SchemaMismatch { reason, column, path: None } => Self::SchemaMismatch {
+                reason: format!("{}: {reason}", path.subject()),
+                column,
+                path: Some(path.subject()),
+            },
+            other => other,
+        }
     }
 
     /// A panic caught where Python calls in, as [`PqsiftError::Internal`].

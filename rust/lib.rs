@@ -6,32 +6,43 @@
 //! materialization. This crate is the Rust core; the Python package `pqsift` wraps it
 //! through the `python` feature (PyO3), built by maturin.
 //!
-//! The modules are grouped by layer, and named after the pipeline stage they implement:
+//! The modules are layers, listed here from the bottom up; each uses only the layers before
+//! it (`tools/check_layers.py`, run by `make lint`, checks this, and that no files of one
+//! layer use each other in a circle). First the foundations every stage shares:
 //!
-//! * [`table`] — level 1, what sources mean before any footer is read: directories listed
-//!   as Spark lists them, Hive-style partition directories discovered and typed as Spark
-//!   does, Delta log replay, files pruned on partition values and log statistics.
-//! * [`format`] — the file format and I/O: footers, page indexes, page headers, the
-//!   metadata cache, counted positioned reads.
-//! * [`planning`] — levels 2 and 3, planning a scan from metadata: zone maps, three-valued
-//!   pruning, statistics, bloom filters, the page index; per row group Skip / Scan /
-//!   Selection, explained and counted.
-//! * [`reading`] — level 4, late materialization: row filters, the row group reader, the
-//!   decoded-column cache, the ordered parallel stream, Spark-typed output.
-//! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
-//!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
-//!   them and the page byte ranges a selection needs (`scan_ranges`); shared by planning
-//!   and reading.
-//! * [`filter`] — filter expressions in Spark SQL: the model ([`filter::Expr`]), parsing
-//!   ([`filter::parse_filter`]), binding to an Arrow schema with Spark's type coercion
-//!   ([`filter::bind()`]) and evaluation on a record batch ([`filter::evaluate()`]).
+//! * [`error`] — the error type every fallible function returns, with its fields; the Python
+//!   layer maps it to exception classes with attributes.
 //! * [`interrupt`] — letting a long call be interrupted between units of work (Ctrl-C).
 //! * [`lru`] — the bounded LRU behind both caches.
 //! * [`allocator`] — the extension's global allocator: large blocks mapped in size
 //!   classes, offered transparent huge pages, grown by `mremap` and kept a moment for reuse
 //!   when freed.
-//! * [`error`] — the error type every fallible function returns; the Python layer maps it to
-//!   Python exception classes.
+//! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
+//!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
+//!   them and the page byte ranges a selection needs (`scan_ranges`).
+//! * [`filter`] — how a scan names columns and rows, in Spark SQL: filter expressions
+//!   (parsing, binding to an Arrow schema with Spark's coercion, evaluation on a batch), the
+//!   projection's column paths and `ORDER BY` keys.
+//!
+//! Then the pipeline, in the order a scan runs it:
+//!
+//! * [`storage`] — where bytes live: local files opened safely, object stores (S3, GCS,
+//!   Azure) with coalesced ranged reads, retries and metrics.
+//! * [`pruning`] — the pruning math, reading no file: zone maps, three-valued evaluation
+//!   of a filter on them, literal guarantees, normalisation.
+//! * [`format`] — the file format: footers, page indexes, page headers, the metadata
+//!   cache, a file opened for planning.
+//! * [`table`] — level 1, what sources mean before any footer is read: directories listed
+//!   as Spark lists them, Hive-style partitions, Delta log replay (reading its checkpoints
+//!   through a trait the layers above implement), files pruned on partition values and log
+//!   statistics.
+//! * [`planning`] — levels 2 and 3, a scan planned from metadata: statistics, bloom
+//!   filters, the page index, TopN; per row group Skip / Scan / Selection, explained and
+//!   counted.
+//! * [`reading`] — level 4, late materialization: row filters, the row group reader, the
+//!   decoded-column cache, the ordered parallel stream, Spark-typed output.
+//!
+//! The Python bindings (`python`, with the `python` feature) sit on top and translate only.
 
 pub mod allocator;
 pub mod error;
@@ -40,6 +51,7 @@ pub mod format;
 pub mod interrupt;
 pub mod lru;
 pub mod planning;
+pub mod pruning;
 pub mod reading;
 pub mod selection;
 pub mod storage;

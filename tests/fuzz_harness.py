@@ -23,9 +23,9 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import parquet_surgery as ps
 
@@ -200,7 +200,7 @@ def _int_fields(value: object, out: list[tuple[ps.Struct, ps.Field]]) -> None:
 _LIMITS = {ps.BYTE: 7, ps.I16: 15, ps.I32: 31, ps.I64: 63}
 
 
-def _extreme(rng: random.Random, old: int, type: int) -> int:
+def _extreme(rng: random.Random, old: int, type: int) -> int:  # noqa: A002 - the Thrift field's name
     bits = _LIMITS[type]
     candidates = [0, -1, 1, old + 1, old - 1, old * 2, old // 2, -old, (1 << bits) - 1, -(1 << bits), old + rng.randint(-4096, 4096)]
     if bits >= 31:

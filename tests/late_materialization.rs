@@ -14,12 +14,12 @@ use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
-use pqsift::format::io::CountingFile;
 use pqsift::format::metadata;
 use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
 use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
+use pqsift::storage::local_file::CountingFile;
 use pqsift::storage::{FileSource, Location};
 
 const ROW_GROUP_ROWS: usize = 10_000;

@@ -10,9 +10,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use pqsift::error::PqsiftError;
-use pqsift::format::io::CountingFile;
 use pqsift::format::metadata::{page_locations, read_metadata};
 use pqsift::storage::FileSource;
+use pqsift::storage::local_file::CountingFile;
 
 /// `file` as the reader opens it; the clone shares `file`'s counters.
 fn source(file: &CountingFile) -> FileSource {

@@ -11,8 +11,9 @@ the fuzzer to make files whose sizes, counts and offsets lie.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT, UUID = range(14)
 INTS = (BYTE, I16, I32, I64)
@@ -38,13 +39,13 @@ class Field:
 class Struct:
     fields: list[Field] = field(default_factory=list)
 
-    def get(self, id: int, default: Any = None) -> Any:
+    def get(self, id: int, default: Any = None) -> Any:  # noqa: A002 - the Thrift field's name
         for f in self.fields:
             if f.id == id:
                 return f.value
         return default
 
-    def set(self, id: int, type: int, value: Any) -> None:
+    def set(self, id: int, type: int, value: Any) -> None:  # noqa: A002 - the Thrift field's name
         for f in self.fields:
             if f.id == id:
                 f.value = value
@@ -52,7 +53,7 @@ class Struct:
         self.fields.append(Field(id, type, value))
         self.fields.sort(key=lambda f: f.id)
 
-    def remove(self, id: int) -> None:
+    def remove(self, id: int) -> None:  # noqa: A002 - the Thrift field's name
         self.fields = [f for f in self.fields if f.id != id]
 
 
@@ -102,7 +103,7 @@ class _Reader:
         v = self.varint()
         return (v >> 1) ^ -(v & 1)
 
-    def value(self, type: int, depth: int = 0) -> Any:
+    def value(self, type: int, depth: int = 0) -> Any:  # noqa: A002 - the Thrift field's name
         if depth > 64:
             raise ValueError("thrift: too deep")
         if type in (TRUE, FALSE):
@@ -171,7 +172,7 @@ def _zigzag(v: int) -> bytes:
     return _varint((v << 1) ^ (v >> 63))
 
 
-def _encode_value(type: int, value: Any, out: bytearray) -> None:
+def _encode_value(type: int, value: Any, out: bytearray) -> None:  # noqa: A002 - the Thrift field's name
     if type == BYTE:
         out += struct.pack("b", value)
     elif type in (I16, I32, I64):
@@ -296,7 +297,7 @@ def first_page_offset(meta: Struct) -> int:
 def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: int = 0) -> bytes:
     """Rewrites the first page header of column chunk ``chunk`` (file order)."""
     _, footer = split(data)
-    cc, meta = chunks(footer)[chunk]
+    _cc, meta = chunks(footer)[chunk]
     offset = first_page_offset(meta)
     body, footer2 = split(data)
     header, end = decode(body, offset)

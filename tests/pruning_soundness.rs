@@ -9,8 +9,8 @@ use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, Reco
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use pqsift::filter::{BindOptions, BoundColumn, bind, evaluate, parse_filter};
-use pqsift::planning::pruning_predicate::evaluate_on_zone_maps;
-use pqsift::planning::zone_map::ZoneMaps;
+use pqsift::pruning::pruning_predicate::evaluate_on_zone_maps;
+use pqsift::pruning::zone_map::ZoneMaps;
 use proptest::prelude::*;
 
 fn schema() -> Arc<Schema> {

@@ -23,6 +23,7 @@ can read `snapshot()` without racing the proxy's threads.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import logging
 import os
@@ -440,10 +441,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         with self.server.sockets_lock:
             self.server.open_sockets.discard(self.connection)
-        try:
+        with contextlib.suppress(OSError):
             super().finish()
-        except OSError:
-            pass
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         pass
@@ -620,9 +619,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         for name, value in headers:
             has_length |= name.lower() == "content-length"
             self.send_header(name, value)
-        if not no_body:
-            self.send_header("Content-Length", str(len(payload)))
-        elif not has_length and status not in (204, 304) and not 100 <= status < 200:
+        if not no_body or (not has_length and status not in (204, 304) and not 100 <= status < 200):
             self.send_header("Content-Length", str(len(payload)))
         if self.close_connection:
             self.send_header("Connection", "close")
@@ -630,7 +627,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         if not no_body and payload:
             self.wfile.write(payload)
 
-    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = _proxy
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = _proxy  # noqa: N815 - http.server's names
 
 
 class LatencyProxy:
@@ -697,10 +694,8 @@ class LatencyProxy:
         with server.sockets_lock:
             sockets = list(server.open_sockets)
         for sock in sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         return len(sockets)
 
     # addresses ----------------------------------------------------------------------------

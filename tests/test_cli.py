@@ -54,7 +54,7 @@ def typed_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "price": pa.array([decimal.Decimal(i) / 100 for i in range(n)], pa.decimal128(9, 2)),
             "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 366) for i in range(n)], pa.date32()),
             "ts": pa.array(
-                [dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i) for i in range(n)],
+                [dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=i) for i in range(n)],
                 pa.timestamp("us", tz="UTC"),
             ),
             "kind": pa.array(["refund" if i % 7 == 0 else "sale" for i in range(n)]),
@@ -209,7 +209,7 @@ def test_inspect_errors_name_the_file(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert_one_line_error(result.stderr, str(corrupt), "corrupt")
     assert result.stdout == ""
-    with pytest.raises(pqsift.CorruptFileError, match="corrupt.parquet"):
+    with pytest.raises(pqsift.CorruptFileError, match=r"corrupt\.parquet"):
         pqsift.inspect(corrupt)
     result = run("inspect", tmp_path)
     assert result.returncode == 1
@@ -259,7 +259,7 @@ def test_scan_limit_and_options_give_the_same_rows(typed_file: Path, capsys: pyt
     ):
         assert main(args + extra) == 0
         assert capsys.readouterr().out == baseline, extra
-    assert main(args + ["--limit", "10"]) == 0
+    assert main([*args, "--limit", "10"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "(10 rows)"
 
 

@@ -59,7 +59,7 @@ def test_parallel_scans_equal_sequential_scans(files: Path, corpus: Path) -> Non
     jobs = list(range(len(plans) * 6))
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(run, jobs))
-    for index, table in zip(jobs, results):
+    for index, table in zip(jobs, results, strict=True):
         expected = sequential[index % len(plans)]
         assert table.schema.equals(expected.schema)
         assert table.num_rows == expected.num_rows, plans[index % len(plans)]

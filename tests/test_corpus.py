@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import CORPUS
 
 import pqsift
+from conftest import CORPUS
 from pqsift import col
 
 ROOT = CORPUS.resolve()

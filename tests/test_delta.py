@@ -41,7 +41,7 @@ from deltalake import DeltaTable, QueryBuilder, write_deltalake  # noqa: E402
 TESTING = (Path(__file__).resolve().parents[1] / ".." / "shared" / "delta-testing").resolve()
 GOLDEN_ROOT = TESTING / "golden"
 KERNEL_ROOT = TESTING / "tables"
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 
 # --- the test data ----------------------------------------------------------------------
@@ -240,7 +240,7 @@ def _value(v: Any, t: pa.DataType) -> Any:
 def _row_counter(table: pa.Table) -> collections.Counter[tuple[Any, ...]]:
     types = [f.type for f in table.schema]
     columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
-    return collections.Counter(tuple(_value(v, t) for v, t in zip(row, types)) for row in zip(*columns))
+    return collections.Counter(tuple(_value(v, t) for v, t in zip(row, types, strict=True)) for row in zip(*columns, strict=True))
 
 
 def _same_when_sorted(a: pa.Table, b: pa.Table) -> bool:

@@ -141,7 +141,7 @@ class TestLiterals:
         )
 
     def test_aware_datetime_keeps_its_offset(self) -> None:
-        utc = datetime.datetime(2024, 1, 31, tzinfo=datetime.timezone.utc)
+        utc = datetime.datetime(2024, 1, 31, tzinfo=datetime.UTC)
         assert sql(lit(utc)) == "TIMESTAMP '2024-01-31 00:00:00+00:00'"
         minus = datetime.timezone(-datetime.timedelta(hours=5, minutes=30))
         assert sql(lit(datetime.datetime(2024, 1, 31, 1, tzinfo=minus))) == "TIMESTAMP '2024-01-31 01:00:00-05:30'"
@@ -175,7 +175,7 @@ class TestComparisons:
         assert sql(expr) == expected
 
     def test_reflected_comparison_keeps_the_column_left(self) -> None:
-        assert sql(5 < col("a")) == "`a` > 5"  # type: ignore[operator]
+        assert sql(5 < col("a")) == "`a` > 5"  # type: ignore[operator]  # noqa: SIM300 - the reflected form is the test
 
     def test_comparison_of_comparisons_is_parenthesised(self) -> None:
         assert sql((col("a") == 1) == True) == "(`a` = 1) = true"  # noqa: E712
@@ -243,7 +243,7 @@ class TestLogic:
 
     def test_unhashable(self) -> None:
         with pytest.raises(TypeError):
-            {col("a")}  # noqa: B018
+            {col("a")}
 
 
 class TestArithmetic:
@@ -264,7 +264,7 @@ class TestArithmetic:
 
     def test_unary_minus_and_abs(self) -> None:
         assert sql(-col("a")) == "-(`a`)"
-        assert sql(-(-col("a"))) == "-(-(`a`))"
+        assert sql(-(-col("a"))) == "-(-(`a`))"  # noqa: B002 - a double negation is the test
         assert sql(col("a") - -1) == "`a` - -1"
         assert sql(abs(col("a") - 5)) == "abs(`a` - 5)"
         assert sql(col("a").abs()) == "abs(`a`)"

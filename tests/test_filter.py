@@ -36,7 +36,7 @@ def test_binding_to_a_corpus_file(corpus: Path) -> None:
     assert pqsift.parse_filter("ID > 3 AND string_col = '1'", path) == "`ID` > 3 AND `string_col` = '1'"
     with pytest.raises(pqsift.FilterError, match="nope"):
         pqsift.parse_filter("nope = 1", path)
-    with pytest.raises(pqsift.FilterError, match="date_string_col|bool_col"):
+    with pytest.raises(pqsift.FilterError, match=r"date_string_col|bool_col"):
         pqsift.parse_filter("bool_col > DATE '2020-01-01'", path)
     # Spark resolves names case-insensitively by default; spark.sql.caseSensitive=true does not.
     with pytest.raises(pqsift.FilterError, match="ID"):

@@ -15,7 +15,7 @@ import pytest
 
 import pqsift
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 STRINGS = ["  Hello ", "hello", "ΣΊΣΥΦΟΣ", "Straße", "İstanbul", "abc-123", "a%_b\\c", "", "\tTab\t", "日本語", "x1y22z333", "Ab"]
 
 
@@ -145,7 +145,7 @@ def test_errors_where_spark_fails(spark: Any, data: Path, text: str) -> None:
 
 
 def test_an_unknown_function_is_named() -> None:
-    with pytest.raises(pqsift.FilterError, match='unsupported function "soundex".*pqsift evaluates abs, ceil'):
+    with pytest.raises(pqsift.FilterError, match=r'unsupported function "soundex".*pqsift evaluates abs, ceil'):
         pqsift.parse_filter("soundex(s) = 'H400'")
 
 

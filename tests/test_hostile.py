@@ -8,8 +8,8 @@ from __future__ import annotations
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -70,7 +70,7 @@ def set_chunk(fid: int, value: int) -> Callable[[ps.Struct], None]:
     return edit
 
 
-def set_column_chunk(fid: int, type: int, value: int) -> Callable[[ps.Struct], None]:
+def set_column_chunk(fid: int, type: int, value: int) -> Callable[[ps.Struct], None]:  # noqa: A002 - the Thrift field's name
     def edit(footer: ps.Struct) -> None:
         cc, _ = ps.chunks(footer)[0]
         cc.set(fid, type, value)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+
 from test_corpus import FILES, ROOT
 from test_hostile import PEAK_RSS_LIMIT, peak_rss_of
 
@@ -272,7 +273,7 @@ def test_no_corpus_file_takes_a_scan_past_one_gib() -> None:
     report = f"{len(peaks)} files in {seconds:.1f} s; largest:\n  " + "\n  ".join(line(*p) for p in largest[:5])
     print(report)
     over = [line(*p) for p in peaks if p[3] >= CORPUS_PEAK_LIMIT]
-    assert not over, f"peak RSS of 1 GiB or more:\n  " + "\n  ".join(over) + "\n" + report
+    assert not over, "peak RSS of 1 GiB or more:\n  " + "\n  ".join(over) + "\n" + report
 
 
 if __name__ == "__main__":

@@ -83,9 +83,9 @@ def test_corrupt_footer_names_the_file(corpus: Path, name: str) -> None:
 def test_not_parquet_and_missing_files(tmp_path: Path) -> None:
     junk = tmp_path / "junk.parquet"
     junk.write_bytes(b"not a parquet file at all")
-    with pytest.raises(pqsift.CorruptFileError, match="junk.parquet"):
+    with pytest.raises(pqsift.CorruptFileError, match=r"junk\.parquet"):
         column_pages(str(junk), "x")
-    with pytest.raises(OSError, match="missing.parquet"):
+    with pytest.raises(OSError, match=r"missing\.parquet"):
         column_pages(str(tmp_path / "missing.parquet"), "x")
 
 

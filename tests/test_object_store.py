@@ -35,7 +35,7 @@ import urllib.parse
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,13 +46,13 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-from conftest import CORPUS
 
 import pqsift
+from conftest import CORPUS
 
 pytest.importorskip("moto.server", reason="moto[s3] is not installed (requirements-dev.txt)")
 
-from s3_harness import FAULT_KINDS, LatencyProxy, RequestRecord, S3Emulator  # noqa: E402
+from s3_harness import FAULT_KINDS, LatencyProxy, RequestRecord, S3Emulator
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS_DATA = CORPUS.resolve() / "data"
@@ -65,8 +65,6 @@ SECRET_FRAGMENTS = (SECRET, "DoNotLeak")
 
 #: The store metrics every scan reports (0 for local files).
 STORE_METRICS = ("requests", "retries", "bytes_requested", "time_store_wait_s")
-
-UTC = timezone.utc
 
 
 # --- the benchmark dataset, small ---------------------------------------------------------

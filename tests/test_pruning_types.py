@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,7 @@ class Kind:
 
 KINDS = [
     Kind("timestamp_ns", pa.timestamp("ns"), _ts, _ts_text, _ts_text),
-    Kind("timestamp_ns_utc", pa.timestamp("ns", tz="UTC"), lambda k: _ts(k).replace(tzinfo=timezone.utc), _ts_text, _ts_text),
+    Kind("timestamp_ns_utc", pa.timestamp("ns", tz="UTC"), lambda k: _ts(k).replace(tzinfo=UTC), _ts_text, _ts_text),
     Kind("timestamp_us", pa.timestamp("us"), _ts, _ts_text, _ts_text),  # control: not nanoseconds
     Kind("date64", pa.date64(), _day, lambda k: f"DATE '{_day(k)}'", lambda k: f"DATE '{_day(k)}'"),
     Kind("fixed_size_binary", pa.binary(4), _be, _hex, _hex),
@@ -199,7 +199,7 @@ def datafusion_metrics(plan: str) -> dict[str, int]:
     return {**plain, **out}
 
 
-class DataFusionCannot(Exception):
+class DataFusionCannot(Exception):  # noqa: N818 - reads as "DataFusion cannot" where it is caught
     """DataFusion raised running a query (it raises plain ``Exception``s)."""
 
 

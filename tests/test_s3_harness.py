@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("moto.server", reason="moto[s3] is not installed (requirements-dev.txt)")
 
-from s3_harness import (  # noqa: E402
+from s3_harness import (
     FAULT_KINDS,
     HOST,
     LatencyProxy,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -440,9 +441,9 @@ def test_errors(tmp_path: Path) -> None:
         pqsift.scan(path, filter=42)
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet PAR1")
-    with pytest.raises(pqsift.CorruptFileError, match="bad.parquet"):
+    with pytest.raises(pqsift.CorruptFileError, match=r"bad\.parquet"):
         pqsift.scan(bad, filter="x > 1")
-    with pytest.raises(pqsift.CorruptFileError, match="bad.parquet"):
+    with pytest.raises(pqsift.CorruptFileError, match=r"bad\.parquet"):
         pqsift.scan([path, bad], filter="x > 1").plan()
     with pytest.raises(pqsift.PqsiftIOError):
         pqsift.scan(tmp_path / "missing.parquet")
@@ -514,7 +515,7 @@ def test_read_bytes_count_the_pages_of_the_columns_read(tmp_path: Path) -> None:
         """The compressed bytes of the pages of `name` holding a row of first..last."""
         located = pages[name]
         ends = [page[2] for page in located[1:]] + [rows]
-        return sum(page[1] for page, end in zip(located, ends) if page[2] <= last and end > first)
+        return sum(page[1] for page, end in zip(located, ends, strict=True) if page[2] <= last and end > first)
 
     scan = pqsift.scan(path, ["id", "c3"], "id = 150000")
     (rg,) = scan.plan().files[0].row_groups

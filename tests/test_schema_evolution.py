@@ -133,7 +133,7 @@ def test_spark_read_and_data_source_follow_the_same_rules(spark: Any, tables: di
             assert schema == spark.read.option("mergeSchema", str(merge).lower()).parquet(str(tables[name])).schema
             source = spark.read.format("pqsift").option("mergeSchema", str(merge).lower()).load(str(tables[name]))
             assert (source.columns, _sorted_rows(source)) == expected, (name, merge, "data source")
-    with pytest.raises(Exception, match="SchemaMismatch|column v"):
+    with pytest.raises(Exception, match=r"SchemaMismatch|column v"):
         pqsift.spark.read(spark, tables["int_then_long"]).collect()
 
 
@@ -164,9 +164,9 @@ def test_a_given_schema_wins_as_in_spark(spark: Any, tmp_path: Path, ddl: str, g
     except Exception:  # noqa: BLE001 - Spark's failure is the expectation
         expected = None
     if expected is None:
-        with pytest.raises(pqsift.SchemaMismatchError, match="column id .* in the given schema"):
+        with pytest.raises(pqsift.SchemaMismatchError, match=r"column id .* in the given schema"):
             pqsift.scan(tmp_path, schema=given).to_table()
-        with pytest.raises(Exception, match="column id .* in the given schema"):
+        with pytest.raises(Exception, match=r"column id .* in the given schema"):
             spark.read.format("pqsift").schema(ddl).load(str(tmp_path)).collect()
         return
     table = pqsift.scan(tmp_path, schema=given, spark_output=True).to_table()

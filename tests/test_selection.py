@@ -103,8 +103,8 @@ def test_intersection_and_union_match_model(data: st.DataObject) -> None:
     a, left = data.draw(selections())
     b_mask = data.draw(st.lists(st.booleans(), min_size=len(a), max_size=len(a)))
     _, right = data.draw(selections(b_mask))
-    check(left.intersection(right), [x and y for x, y in zip(a, b_mask)])
-    check(left.union(right), [x or y for x, y in zip(a, b_mask)])
+    check(left.intersection(right), [x and y for x, y in zip(a, b_mask, strict=True)])
+    check(left.union(right), [x or y for x, y in zip(a, b_mask, strict=True)])
 
 
 @given(selections(), st.integers(0, 800))

@@ -132,7 +132,7 @@ def test_pruned_partitions_are_never_opened(hive_table: Path, tmp_path: Path) ->
     bad.write_bytes(b"not parquet at all")
     table = pqsift.scan(root, filter="day < DATE '2026-01-05'").to_table()
     assert table.num_rows == 300
-    with pytest.raises(pqsift.CorruptFileError, match="part-bad.parquet"):
+    with pytest.raises(pqsift.CorruptFileError, match=r"part-bad\.parquet"):
         pqsift.scan(root).to_table()
 
 
@@ -191,8 +191,8 @@ def test_partition_type_inference_matches_spark(spark: Any, tmp_path: Path, valu
 
     ours = _table_rows(table)
     assert len(ours) == len(native_rows)
-    for mine, theirs in zip(ours, native_rows):
-        assert all(same(a, b) for a, b in zip(mine, theirs)), (mine, theirs)
+    for mine, theirs in zip(ours, native_rows, strict=True):
+        assert all(same(a, b) for a, b in zip(mine, theirs, strict=True)), (mine, theirs)
 
 
 def test_base_path_and_a_partition_column_inside_the_files(spark: Any, tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def oracle(values: list[Any], descending: bool, nulls_first: bool, limit: int) -
 
 
 def same(a: list[Any], b: list[Any]) -> bool:
-    return len(a) == len(b) and all(x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+    return len(a) == len(b) and all(x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True))
 
 
 def test_sorted_column_reads_only_the_last_row_group_and_pages(tmp_path: Path) -> None:

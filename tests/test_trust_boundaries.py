@@ -285,7 +285,7 @@ def test_an_empty_directory_needs_a_schema(tmp_path: Path) -> None:
 
 # ----- timestamps whose zones differ across files --------------------------------------
 
-INSTANTS = [datetime.datetime(2026, 1, 1, h, tzinfo=datetime.timezone.utc) for h in (0, 6, 12, 18)]
+INSTANTS = [datetime.datetime(2026, 1, 1, h, tzinfo=datetime.UTC) for h in (0, 6, 12, 18)]
 
 
 def _zoned_directory(tmp_path: Path) -> Path:
@@ -335,7 +335,7 @@ def test_spark_reads_honour_the_table_root(spark: Any, tmp_path: Path) -> None:
     import pqsift.spark
 
     table = _table(tmp_path)
-    outside, directory = ESCAPES["relative ../"](table)
+    _outside, directory = ESCAPES["relative ../"](table)
     with pytest.raises(Exception, match="outside its root"):
         pqsift.spark.read(spark, str(table)).collect()
     assert sorted(r.value for r in pqsift.spark.read(spark, str(table), allowed_locations=[str(directory)]).collect()) == KEPT

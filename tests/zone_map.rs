@@ -10,7 +10,7 @@ use bytes::Bytes;
 use parquet::arrow::{ArrowWriter, parquet_to_arrow_schema};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use pqsift::planning::zone_map::ZoneMaps;
+use pqsift::pruning::zone_map::ZoneMaps;
 
 fn corpus(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing/data").join(name)

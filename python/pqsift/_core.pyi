@@ -166,9 +166,7 @@ class RowSelection:
         'mask'
         """
 
-    def with_policy(
-        self, policy: Literal["auto", "selectors", "mask"] = "auto", threshold: int = 32
-    ) -> RowSelection:
+    def with_policy(self, policy: Literal["auto", "selectors", "mask"] = "auto", threshold: int = 32) -> RowSelection:
         """The same rows, backed by what ``policy`` picks."""
 
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
@@ -178,9 +176,7 @@ class RowSelection:
     def __len__(self) -> int:
         """:attr:`row_count`."""
 
-def column_pages(
-    path: str, column: str
-) -> list[tuple[int, list[tuple[int, int, int]], tuple[int, int] | None]]:
+def column_pages(path: str, column: str) -> list[tuple[int, list[tuple[int, int, int]], tuple[int, int] | None]]:
     """Per row group of the file at ``path``: ``(rows, pages, dictionary_page)`` of the leaf
     column ``column`` (a dotted path for nested fields). ``pages`` is the offset index as
     ``(offset, compressed_size, first_row_index)`` tuples — empty when the file has no
@@ -306,7 +302,7 @@ class Scan:
         self,
         sources: list[str],
         columns: list[str] | None = None,
-        filter: str | None = None,
+        filter: str | None = None,  # noqa: A002 - the public name
         *,
         statistics: bool = True,
         bloom_filter: bool = True,
@@ -421,7 +417,7 @@ def read(
     tasks: list[tuple[int, int, RowSelection | None]],
     *,
     columns: list[str] | None = None,
-    filter: str | None = None,
+    filter: str | None = None,  # noqa: A002 - the public name
     session_time_zone: str = "UTC",
     case_sensitive: bool = False,
     pushdown_filters: bool = True,

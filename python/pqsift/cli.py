@@ -31,7 +31,7 @@ import pqsift
 from pqsift.errors import PqsiftError
 
 if TYPE_CHECKING:
-    from pqsift._core import ColumnChunkInfo, FileInfo
+    from pqsift._core import ColumnChunkInfo, FileInfo, StatisticsInfo
 
 __all__ = ["main"]
 
@@ -104,34 +104,85 @@ def build_parser() -> argparse.ArgumentParser:
             "Prints the rows as a table, or writes them with --output; --explain prints the plan instead."
         ),
     )
-    scan.add_argument("source", metavar="SOURCE", nargs="+", help="Parquet file(s), directories (Hive partitions) or a Delta table")
-    scan.add_argument("-f", "--filter", metavar="TEXT", help="filter in Spark SQL, e.g. \"amount > 900 AND kind = 'refund'\"")
-    scan.add_argument("-c", "--columns", metavar="A,B", type=_column_list, help="comma-separated columns to keep (default: all)")
+    scan.add_argument(
+        "source", metavar="SOURCE", nargs="+", help="Parquet file(s), directories (Hive partitions) or a Delta table"
+    )
+    scan.add_argument(
+        "-f", "--filter", metavar="TEXT", help="filter in Spark SQL, e.g. \"amount > 900 AND kind = 'refund'\""
+    )
+    scan.add_argument(
+        "-c", "--columns", metavar="A,B", type=_column_list, help="comma-separated columns to keep (default: all)"
+    )
     scan.add_argument("-n", "--limit", metavar="N", type=_non_negative_int, help="stop after N rows")
-    scan.add_argument("--explain", action="store_true", help="print the plan (per file and row group, the decision and why) and read nothing")
-    scan.add_argument("-o", "--output", metavar="PATH", help="write the rows to PATH (.csv or .parquet) instead of printing them")
+    scan.add_argument(
+        "--explain",
+        action="store_true",
+        help="print the plan (per file and row group, the decision and why) and read nothing",
+    )
+    scan.add_argument(
+        "-o", "--output", metavar="PATH", help="write the rows to PATH (.csv or .parquet) instead of printing them"
+    )
     scan.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the --output extension)")
     scan.add_argument("--metrics", action="store_true", help="print pruning and reading metrics to stderr afterwards")
     scan.add_argument(
-        "--max-rows", metavar="N", type=_non_negative_int, default=DEFAULT_MAX_ROWS,
+        "--max-rows",
+        metavar="N",
+        type=_non_negative_int,
+        default=DEFAULT_MAX_ROWS,
         help=f"rows to print without --output (default {DEFAULT_MAX_ROWS}); the rest are counted",
     )
     options = scan.add_argument_group("scan options (see pqsift.scan)")
-    options.add_argument("--threads", metavar="N", type=_positive_int, help="row groups read in parallel (default: cores)")
-    options.add_argument("--batch-size", metavar="N", type=_positive_int, help="rows per record batch (default 8192)")
-    options.add_argument("--no-pushdown", dest="pushdown_filters", action="store_false", help="decode every needed column, then filter (no late materialization)")
-    options.add_argument("--no-reorder", dest="reorder_filters", action="store_false", help="keep predicates in their initial order")
-    options.add_argument("--no-statistics", dest="statistics", action="store_false", help="do not prune row groups by statistics")
-    options.add_argument("--no-bloom-filter", dest="bloom_filter", action="store_false", help="do not probe bloom filters")
-    options.add_argument("--no-page-index", dest="page_index", action="store_false", help="do not prune pages by the page index")
-    options.add_argument("--selection-policy", choices=("auto", "selectors", "mask"), help="row selection representation (default auto)")
-    options.add_argument("--selection-threshold", metavar="N", type=_positive_int, help="auto policy: mask below this average run length (default 32)")
-    options.add_argument("--cache-bytes", metavar="N", type=_non_negative_int, help="shared decoded-column cache size (default 64 MiB)")
-    options.add_argument("--time-zone", dest="session_time_zone", metavar="TZ", help="session time zone for TIMESTAMP literals (default UTC)")
-    options.add_argument("--case-sensitive", action="store_true", default=None, help="resolve column names case-sensitively")
-    options.add_argument("--version-as-of", dest="version", metavar="N", type=_non_negative_int, help="Delta table: read version N")
     options.add_argument(
-        "--timestamp-as-of", dest="timestamp", metavar="TS", help="Delta table: read the newest version committed at or before TS (in --time-zone)"
+        "--threads", metavar="N", type=_positive_int, help="row groups read in parallel (default: cores)"
+    )
+    options.add_argument("--batch-size", metavar="N", type=_positive_int, help="rows per record batch (default 8192)")
+    options.add_argument(
+        "--no-pushdown",
+        dest="pushdown_filters",
+        action="store_false",
+        help="decode every needed column, then filter (no late materialization)",
+    )
+    options.add_argument(
+        "--no-reorder", dest="reorder_filters", action="store_false", help="keep predicates in their initial order"
+    )
+    options.add_argument(
+        "--no-statistics", dest="statistics", action="store_false", help="do not prune row groups by statistics"
+    )
+    options.add_argument(
+        "--no-bloom-filter", dest="bloom_filter", action="store_false", help="do not probe bloom filters"
+    )
+    options.add_argument(
+        "--no-page-index", dest="page_index", action="store_false", help="do not prune pages by the page index"
+    )
+    options.add_argument(
+        "--selection-policy", choices=("auto", "selectors", "mask"), help="row selection representation (default auto)"
+    )
+    options.add_argument(
+        "--selection-threshold",
+        metavar="N",
+        type=_positive_int,
+        help="auto policy: mask below this average run length (default 32)",
+    )
+    options.add_argument(
+        "--cache-bytes", metavar="N", type=_non_negative_int, help="shared decoded-column cache size (default 64 MiB)"
+    )
+    options.add_argument(
+        "--time-zone",
+        dest="session_time_zone",
+        metavar="TZ",
+        help="session time zone for TIMESTAMP literals (default UTC)",
+    )
+    options.add_argument(
+        "--case-sensitive", action="store_true", default=None, help="resolve column names case-sensitively"
+    )
+    options.add_argument(
+        "--version-as-of", dest="version", metavar="N", type=_non_negative_int, help="Delta table: read version N"
+    )
+    options.add_argument(
+        "--timestamp-as-of",
+        dest="timestamp",
+        metavar="TS",
+        help="Delta table: read the newest version committed at or before TS (in --time-zone)",
     )
     _add_storage_option(options)
     scan.set_defaults(run=_run_scan)
@@ -208,7 +259,7 @@ def _output_format(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         return None
     if args.format is not None:
         return str(args.format)
-    extension = os.path.splitext(args.output)[1].lower().lstrip(".")
+    extension: str = os.path.splitext(args.output)[1].lower().lstrip(".")
     if extension in OUTPUT_FORMATS:
         return extension
     if extension == "pq":
@@ -304,7 +355,9 @@ def format_table(table: pa.Table) -> str:
     """
     names = table.column_names
     columns = [[_cell(value) for value in column.to_pylist()] for column in table.columns]
-    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in table.schema]
+    numeric = [
+        pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in table.schema
+    ]
     widths = [max([len(name)] + [len(c) for c in cells]) for name, cells in zip(names, columns, strict=True)]
 
     def line(cells: Iterable[str], right: Sequence[bool]) -> str:
@@ -377,13 +430,15 @@ def _short(text: str | None, width: int = 24) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _exactness(stats: dict[str, Any]) -> str:
-    flags = [name for name in ("min", "max") if stats[f"{name}_exact"]]
+def _exactness(stats: StatisticsInfo) -> str:
+    flags = [name for name, exact in (("min", stats["min_exact"]), ("max", stats["max_exact"])) if exact]
     return ",".join(flags) if flags else "no"
 
 
 def _page_index(chunk: ColumnChunkInfo) -> str:
-    kinds = [name for key, name in (("column_index", "column"), ("offset_index", "offset")) if chunk[key]]
+    kinds = [
+        name for present, name in ((chunk["column_index"], "column"), (chunk["offset_index"], "offset")) if present
+    ]
     return "+".join(kinds) if kinds else "-"
 
 
@@ -406,7 +461,14 @@ def format_inspect(info: FileInfo) -> str:
     text += _plain_table(
         ["column", "physical", "logical", "converted", "repetition", "arrow"],
         [
-            [c["path"], c["physical_type"], c["logical_type"] or "-", c["converted_type"] or "-", c["repetition"], c["arrow_type"] or "-"]
+            [
+                c["path"],
+                c["physical_type"],
+                c["logical_type"] or "-",
+                c["converted_type"] or "-",
+                c["repetition"],
+                c["arrow_type"] or "-",
+            ]
             for c in info["columns"]
         ],
     )
@@ -458,7 +520,21 @@ def format_inspect(info: FileInfo) -> str:
                 ]
             )
         text += _plain_table(
-            ["column", "codec", "encodings", "compressed", "uncompressed", "values", "nulls", "min", "max", "exact", "page index", "pages", "bloom filter"],
+            [
+                "column",
+                "codec",
+                "encodings",
+                "compressed",
+                "uncompressed",
+                "values",
+                "nulls",
+                "min",
+                "max",
+                "exact",
+                "page index",
+                "pages",
+                "bloom filter",
+            ],
             rows,
         )
     return text

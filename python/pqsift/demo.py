@@ -24,11 +24,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from pyspark.sql import Row
 
 FILES = 4
 ROWS_PER_FILE = 500_000
@@ -50,7 +53,9 @@ def write_sample(root: Path, seed: int = 7) -> None:
     for f in range(FILES):
         first = f * ROWS_PER_FILE
         n = ROWS_PER_FILE
-        ts = np.datetime64("2026-01-01T00:00:00", "us") + (np.arange(first, first + n) * 1_000_000).astype("timedelta64[us]")
+        ts = np.datetime64("2026-01-01T00:00:00", "us") + (np.arange(first, first + n) * 1_000_000).astype(
+            "timedelta64[us]"
+        )
         amount = np.round(rng.uniform(0, 1000, n), 2)
         text = [" ".join(row) for row in words[rng.integers(0, len(words), size=(n, 24))]]
         table = pa.table(
@@ -58,20 +63,28 @@ def write_sample(root: Path, seed: int = 7) -> None:
                 "id": pa.array(rng.permutation(np.arange(first, first + n)), type=pa.int64()),
                 "ts": pa.array(ts, type=pa.timestamp("us", tz="UTC")),
                 "kind": pa.array(kinds[rng.choice(len(kinds), n, p=[0.6, 0.25, 0.08, 0.05, 0.02])]),
-                "amount": pa.array(np.where(rng.random(n) < 0.05, None, amount), type=pa.float64()),
+                "amount": pa.array(amount, type=pa.float64(), mask=rng.random(n) < 0.05),
                 "text": pa.array(text, type=pa.string()),
             }
         )
         tmp = root / f".part-{f:03d}.parquet.tmp"
         pq.write_table(
-            table, tmp, row_group_size=ROW_GROUP_ROWS, write_page_index=True, max_rows_per_page=10_000, compression="zstd"
+            table,
+            tmp,
+            row_group_size=ROW_GROUP_ROWS,
+            write_page_index=True,
+            max_rows_per_page=10_000,
+            compression="zstd",
         )
         tmp.rename(root / f"part-{f:03d}.parquet")
 
 
-def best_of(run, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+def best_of(run: Callable[[], T], repeat: int) -> tuple[float, T | None]:
+    """The best time of ``repeat`` runs of ``run`` and the last one's result (None when
+    ``repeat`` is 0)."""
     run()  # warm-up: JIT, page cache, Python workers
-    best, result = float("inf"), None
+    best: float = float("inf")
+    result: T | None = None
     for _ in range(repeat):
         started = time.perf_counter()
         result = run()
@@ -106,7 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     if len(list(args.path.glob("*.parquet"))) != FILES:
-        print(f"writing the sample dataset {args.path} ({FILES * ROWS_PER_FILE:,} rows in {FILES} files) ...", flush=True)
+        print(
+            f"writing the sample dataset {args.path} ({FILES * ROWS_PER_FILE:,} rows in {FILES} files) ...", flush=True
+        )
         write_sample(args.path)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -129,23 +144,25 @@ def main(argv: list[str] | None = None) -> None:
     path = str(args.path)
     print(f"\nSELECT {', '.join(COLUMNS)} FROM parquet.`{path}`\nWHERE {WHERE}\n")
 
-    def native() -> list:  # type: ignore[type-arg]
+    def native() -> list[Row]:
         return spark.read.parquet(path).filter(WHERE).select(*COLUMNS).collect()
 
     metrics = pqsift.spark.ScanMetrics(spark)
 
-    def with_pqsift() -> list:  # type: ignore[type-arg]
+    def with_pqsift() -> list[Row]:
         return pqsift.spark.read(spark, path, COLUMNS, WHERE, metrics=metrics).collect()
 
     native_seconds, native_rows = best_of(native, args.repeat)
     pqsift_seconds, pqsift_rows = best_of(with_pqsift, args.repeat)
+    if native_rows is None or pqsift_rows is None:
+        raise SystemExit("--repeat must be at least 1")
 
-    rows = sorted(pqsift_rows, key=lambda r: r.ts)  # type: ignore[arg-type]
+    rows = sorted(pqsift_rows, key=lambda r: r.ts)
     for row in rows[:10]:
         print(f"  {row.id:>8}  {row.ts:%Y-%m-%d %H:%M:%S}  {row.kind:<8} {row.amount:>8.2f}  {row.text[:40]}...")
     if len(rows) > 10:
         print(f"  ... {len(rows) - 10} more")
-    same = sorted(map(tuple, rows)) == sorted(map(tuple, native_rows))  # type: ignore[arg-type]
+    same = sorted(map(tuple, rows)) == sorted(map(tuple, native_rows))
     print(f"\n{len(rows):,} rows — {'the same rows as Spark native' if same else 'ROWS DIFFER FROM SPARK NATIVE'}")
 
     value = metrics.value
@@ -158,15 +175,25 @@ def main(argv: list[str] | None = None) -> None:
         f" {value['row_groups_pruned_page_index']} by the page index;"
         f" pages pruned {value['pages_pruned']} of {value['pages_total']};"
         f" rows selected {value['rows_selected']:,} of {value['rows_total']:,};"
-        + (" read on the driver (a small result: no Python task)" if metrics.read_on_driver else f" tasks {value['tasks']}")
+        + (
+            " read on the driver (a small result: no Python task)"
+            if metrics.read_on_driver
+            else f" tasks {value['tasks']}"
+        )
     )
-    print("pqsift reading (on the driver, per run):" if metrics.read_on_driver else "pqsift reading (summed over tasks, per run):")
+    print(
+        "pqsift reading (on the driver, per run):"
+        if metrics.read_on_driver
+        else "pqsift reading (summed over tasks, per run):"
+    )
     print(
         f"  values decoded {value['rows_decoded'] // runs:,} (late materialization: text only for survivors);"
         f" bytes read {value['bytes_read'] // runs:,}; rows out {value['rows_out'] // runs:,}"
     )
     print(f"\npqsift in Spark:      {pqsift_seconds * 1000:8.0f} ms")
-    print(f"Spark native reader:  {native_seconds * 1000:8.0f} ms   ({native_seconds / pqsift_seconds:.1f}x pqsift's time)")
+    print(
+        f"Spark native reader:  {native_seconds * 1000:8.0f} ms   ({native_seconds / pqsift_seconds:.1f}x pqsift's time)"
+    )
     spark.stop()
     if not same:
         sys.exit(1)

@@ -1,16 +1,29 @@
 """Exception classes raised by pqsift.
 
 Every error pqsift raises derives from :class:`PqsiftError`, and also from the built-in
-exception a Python user would expect (``ValueError`` for bad arguments), so
-``except ValueError`` keeps working.
+exception a Python user would expect (``ValueError`` for bad arguments,
+``FileNotFoundError`` for a missing file or object), so ``except ValueError`` keeps
+working. Each carries what it is about as attributes — ``path``, ``url``, ``table``,
+``column`` and ``reason`` (``None`` where they do not apply) — so code can handle an error
+without parsing its message:
+
+>>> import pqsift
+>>> try:
+...     pqsift.scan("missing.parquet")
+... except FileNotFoundError as error:
+...     (error.path, error.reason)
+('missing.parquet', 'No such file or directory (os error 2)')
 """
 
 from __future__ import annotations
+
+import errno
 
 __all__ = [
     "CorruptFileError",
     "FilterError",
     "ObjectNotFoundError",
+    "PathNotFoundError",
     "PqsiftError",
     "PqsiftIOError",
     "SchemaMismatchError",
@@ -22,7 +35,38 @@ __all__ = [
 
 
 class PqsiftError(Exception):
-    """Base class of every pqsift error."""
+    """Base class of every pqsift error.
+
+    Attributes:
+        path: the local file (or the object, for an error about a file's content).
+        url: the object store URL a request was for.
+        table: the table's root.
+        column: the column, as the filter or the schema names it.
+        reason: what is wrong, without the subject the message starts with.
+    """
+
+    path: str | None
+    url: str | None
+    table: str | None
+    column: str | None
+    reason: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        url: str | None = None,
+        table: str | None = None,
+        column: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.url = url
+        self.table = table
+        self.column = column
+        self.reason = message if reason is None else reason
 
 
 class SelectionError(PqsiftError, ValueError):
@@ -31,7 +75,26 @@ class SelectionError(PqsiftError, ValueError):
 
 
 class PqsiftIOError(PqsiftError, OSError):
-    """A file could not be opened or read; the message names the file."""
+    """A file could not be opened or read; the message names the file. ``filename`` and
+    ``strerror`` are set as on any ``OSError``."""
+
+    def __init__(self, message: str, **fields: str | None) -> None:
+        super().__init__(message, **fields)
+        self.filename = self.path if self.path is not None else self.url
+        self.strerror = self.reason
+
+    def __str__(self) -> str:
+        # The message pqsift wrote, not OSError's "[Errno 2] ...: 'path'" layout.
+        return str(self.args[0])
+
+
+class PathNotFoundError(PqsiftIOError, FileNotFoundError):
+    """No file or directory at a local path; the message names it. ``errno`` is
+    ``ENOENT``."""
+
+    def __init__(self, message: str, **fields: str | None) -> None:
+        super().__init__(message, **fields)
+        self.errno = errno.ENOENT
 
 
 class StorageError(PqsiftIOError):
@@ -41,7 +104,12 @@ class StorageError(PqsiftIOError):
 
 
 class ObjectNotFoundError(StorageError, FileNotFoundError):
-    """No object (and no prefix with objects below it) at a URL; the message names it."""
+    """No object (and no prefix with objects below it) at a URL; the message names it.
+    ``errno`` is ``ENOENT``."""
+
+    def __init__(self, message: str, **fields: str | None) -> None:
+        super().__init__(message, **fields)
+        self.errno = errno.ENOENT
 
 
 class CorruptFileError(PqsiftError):

@@ -24,25 +24,23 @@ import datetime
 import decimal
 import math
 import re
-from collections.abc import Iterable
-from typing import Union
 
 __all__ = ["Expr", "LiteralValue", "col", "fn", "lit", "when"]
 
 #: Python values :func:`lit` accepts (and operators accept in place of an :class:`Expr`).
-LiteralValue = Union[
-    None,
-    bool,
-    int,
-    float,
-    decimal.Decimal,
-    str,
-    bytes,
-    bytearray,
-    memoryview,
-    datetime.date,
-    datetime.datetime,
-]
+LiteralValue = (
+    None
+    | bool
+    | int
+    | float
+    | decimal.Decimal
+    | str
+    | bytes
+    | bytearray
+    | memoryview
+    | datetime.date
+    | datetime.datetime
+)
 
 # Binding strength of the outermost operator, as pqsift's Rust Display uses it: an operand
 # is parenthesised unless it binds at least as tightly as its position needs.
@@ -73,7 +71,7 @@ class Expr:
     '`a` + 1 > `b` OR `c` IS NULL'
     """
 
-    __slots__ = ("_sql", "_precedence")
+    __slots__ = ("_precedence", "_sql")
 
     # Comparisons build expressions, so an Expr cannot be a dict key or a set member.
     __hash__ = None  # type: ignore[assignment]
@@ -116,9 +114,7 @@ class Expr:
 
     def _compare(self, op: str, other: object) -> Expr:
         right = _to_expr(other)
-        return self._predicate(
-            f"{self._operand(_PREDICATE + 1)} {op} {right._operand(_PREDICATE + 1)}"
-        )
+        return self._predicate(f"{self._operand(_PREDICATE + 1)} {op} {right._operand(_PREDICATE + 1)}")
 
     def _arithmetic(self, op: str, other: object, reflected: bool = False) -> Expr:
         left, right = (_to_expr(other), self) if reflected else (self, _to_expr(other))
@@ -564,7 +560,7 @@ def _float_sql(value: float) -> str:
 def _decimal_sql(value: decimal.Decimal) -> str:
     if not value.is_finite():
         raise ValueError(f"Spark DECIMAL has no {value}")
-    sign, digits, exponent = value.as_tuple()
+    _sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)  # finite
     scale = max(0, -exponent)
     significant = len(digits) + max(0, exponent)

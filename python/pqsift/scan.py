@@ -275,7 +275,9 @@ class Scan:
         if self._read_metrics:
             for name in _STORE_SUMS:
                 metrics[name] = planning[name] + self._read_metrics.get(name, 0)
-            metrics["max_requests_in_flight"] = max(planning["max_requests_in_flight"], self._read_metrics.get("max_requests_in_flight", 0))
+            metrics["max_requests_in_flight"] = max(
+                planning["max_requests_in_flight"], self._read_metrics.get("max_requests_in_flight", 0)
+            )
         return metrics
 
     # ----- reading ---------------------------------------------------------------------
@@ -563,7 +565,9 @@ def scan(
             raise ValueError(f"option {name} needs a scan of exactly one file")
     read_options["order_by"] = _order_by(read_options["order_by"])
     top_n_limit = read_options["limit"] if read_options["order_by"] else None
-    core = _core.Scan(sources, column_list, filter_text, **settings, order_by=read_options["order_by"], top_n_limit=top_n_limit)
+    core = _core.Scan(
+        sources, column_list, filter_text, **settings, order_by=read_options["order_by"], top_n_limit=top_n_limit
+    )
     return Scan(core, read_options, settings["storage_options"])
 
 
@@ -574,7 +578,9 @@ def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:
     Spark."""
     if order_by is None:
         return None
-    one_key = isinstance(order_by, str) or (isinstance(order_by, tuple) and bool(order_by) and isinstance(order_by[0], str))
+    one_key = isinstance(order_by, str) or (
+        isinstance(order_by, tuple) and bool(order_by) and isinstance(order_by[0], str)
+    )
     keys = [order_by] if one_key else order_by
     if not isinstance(keys, Iterable):
         raise TypeError(f"option order_by must be a column name or a list of keys, not {type(order_by).__name__}")
@@ -582,13 +588,17 @@ def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:
     for key in keys:
         parts = (key,) if isinstance(key, str) else key
         if not isinstance(parts, tuple) or not 1 <= len(parts) <= 3 or not all(isinstance(p, str) for p in parts):
-            raise TypeError(f"option order_by: a key is a column name or a (column, 'asc' | 'desc'[, 'nulls_first' | 'nulls_last']) tuple, not {key!r}")
+            raise TypeError(
+                f"option order_by: a key is a column name or a (column, 'asc' | 'desc'[, 'nulls_first' | 'nulls_last']) tuple, not {key!r}"
+            )
         column, direction, *nulls = (*parts, "asc")[:3] if len(parts) == 1 else parts
         if direction.lower() not in ("asc", "desc"):
             raise ValueError(f"option order_by: direction of {column!r} must be 'asc' or 'desc', not {direction!r}")
         descending = direction.lower() == "desc"
         if nulls and nulls[0].lower() not in ("nulls_first", "nulls_last"):
-            raise ValueError(f"option order_by: NULL placement of {column!r} must be 'nulls_first' or 'nulls_last', not {nulls[0]!r}")
+            raise ValueError(
+                f"option order_by: NULL placement of {column!r} must be 'nulls_first' or 'nulls_last', not {nulls[0]!r}"
+            )
         nulls_first = nulls[0].lower() == "nulls_first" if nulls else not descending
         out.append((column, descending, nulls_first))
     if not out:
@@ -606,7 +616,8 @@ def _schema_text(schema: pa.Schema | None) -> str | None:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, schema):
         pass
-    return "arrow\n" + sink.getvalue().to_pybytes().hex()
+    ipc_hex: str = sink.getvalue().to_pybytes().hex()
+    return "arrow\n" + ipc_hex
 
 
 def _storage_options(options: Any) -> dict[str, str] | None:
@@ -635,9 +646,13 @@ def _allowed_locations(allowed: Any) -> list[str] | str | None:
     if allowed is None or allowed == "any":
         return allowed  # type: ignore[no-any-return]
     if isinstance(allowed, (str, bytes, os.PathLike)):
-        raise ValueError(f'option allowed_locations must be a list of path or URL prefixes, or "any"; not {allowed!r:.200}')
+        raise ValueError(
+            f'option allowed_locations must be a list of path or URL prefixes, or "any"; not {allowed!r:.200}'
+        )
     if not isinstance(allowed, Iterable):
-        raise TypeError(f"option allowed_locations must be a list of path or URL prefixes, not {type(allowed).__name__}")
+        raise TypeError(
+            f"option allowed_locations must be a list of path or URL prefixes, not {type(allowed).__name__}"
+        )
     prefixes = [os.fspath(p) for p in allowed]
     if not all(isinstance(p, str) for p in prefixes):
         raise TypeError("option allowed_locations must be a list of path or URL prefixes (str)")
@@ -669,9 +684,13 @@ def _check_read_options(options: dict[str, Any]) -> None:
         if not isinstance(options[name], bool):
             raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
     if options["coerce_int96_timestamp_unit"] not in (None, "s", "ms", "us", "ns"):
-        raise ValueError(f"option coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {options['coerce_int96_timestamp_unit']!r}")
+        raise ValueError(
+            f"option coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {options['coerce_int96_timestamp_unit']!r}"
+        )
     if options["selection_policy"] not in ("auto", "selectors", "mask"):
-        raise ValueError(f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}")
+        raise ValueError(
+            f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}"
+        )
     for name, minimum in (
         ("selection_threshold", 1),
         ("batch_size", 1),

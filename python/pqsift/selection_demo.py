@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -72,9 +72,11 @@ def main(argv: list[str] | None = None) -> None:
     file = pq.ParquetFile(args.path)
     print(f"{args.path}: {file.metadata.num_rows:,} rows in {file.metadata.num_row_groups} row groups\n")
 
-    t0 = pa.scalar(datetime(2026, 1, 4, 10, tzinfo=timezone.utc), type=pa.timestamp("us", tz="UTC"))
-    t1 = pa.scalar(datetime(2026, 1, 4, 16, tzinfo=timezone.utc), type=pa.timestamp("us", tz="UTC"))
-    print("SELECT description FROM events WHERE ts >= '2026-01-04 10:00' AND ts < '2026-01-04 16:00' AND amount > 900\n")
+    t0 = pa.scalar(datetime(2026, 1, 4, 10, tzinfo=UTC), type=pa.timestamp("us", tz="UTC"))
+    t1 = pa.scalar(datetime(2026, 1, 4, 16, tzinfo=UTC), type=pa.timestamp("us", tz="UTC"))
+    print(
+        "SELECT description FROM events WHERE ts >= '2026-01-04 10:00' AND ts < '2026-01-04 16:00' AND amount > 900\n"
+    )
 
     pages = column_pages(str(args.path), "description")
     total = {"rows": 0, "selected": 0, "pages": 0, "pages_read": 0, "bytes": 0, "bytes_read": 0}

@@ -21,7 +21,7 @@
 
 use std::alloc::Layout;
 
-use super::{advise_huge_pages, oversized, retained};
+use super::{advise_huge_pages, oversized, retained, unmap};
 
 /// Blocks from this size on are large blocks.
 pub const LARGE_FROM: usize = 256 << 10;
@@ -214,20 +214,6 @@ fn map(len: usize) -> *mut u8 {
         let _ = len;
         unreachable!("no block is large off Linux")
     }
-}
-
-/// Unmaps the `len` bytes mapped at `start`.
-///
-/// # Safety
-/// `start` maps `len` bytes that nothing uses any more.
-pub(super) unsafe fn unmap(start: usize, len: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: the caller's guarantee.
-    unsafe {
-        libc::munmap(start as *mut libc::c_void, len);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, len);
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::large_blocks::unmap;
+use super::unmap;
 
 /// The default of [`retain_for`].
 pub const DEFAULT_RETAIN_FOR: Duration = Duration::from_secs(10);

@@ -604,10 +604,14 @@ impl Binder<'_> {
         let (left_type, right_type) =
             (self.comparable_type(&left_bound, left)?, self.comparable_type(&right_bound, right)?);
         let common = comparison_type(left_type, right_type).ok_or_else(|| {
-            PqsiftError::filter(format!(
-                "cannot compare {left} ({left_type}) with {} ({right_type})",
-                operand_text(right)
-            ))
+            let message = format!("cannot compare {left} ({left_type}) with {} ({right_type})", operand_text(right));
+            match [left, right].into_iter().find_map(|side| match side {
+                Expr::Column(path) => Some(path.name()),
+                _ => None,
+            }) {
+                Some(column) => PqsiftError::filter_on(&column, message),
+                None => PqsiftError::filter(message),
+            }
         })?;
         let common = if common == SqlType::Null { SqlType::Boolean } else { common };
         let describe_pair = || format!("{left} {op} {right}");
@@ -869,10 +873,13 @@ impl Binder<'_> {
         match matches.as_slice() {
             [single] => Ok(*single),
             [] => Err(self.unknown_column(fields, name, path, depth)),
-            several => Err(PqsiftError::filter(format!(
-                "column {path} is ambiguous: it matches {}",
-                several.iter().map(|(_, f)| format!("`{}`", f.name())).collect::<Vec<_>>().join(", ")
-            ))),
+            several => Err(PqsiftError::filter_on(
+                &path.name(),
+                format!(
+                    "column {path} is ambiguous: it matches {}",
+                    several.iter().map(|(_, f)| format!("`{}`", f.name())).collect::<Vec<_>>().join(", ")
+                ),
+            )),
         }
     }
 
@@ -902,7 +909,7 @@ impl Binder<'_> {
         if !hints.is_empty() {
             message.push_str(&format!("; did you mean {}?", hints.join(" or ")));
         }
-        PqsiftError::filter(message)
+        PqsiftError::filter_on(&path.name(), message)
     }
 }
 

@@ -29,7 +29,7 @@ use arrow::record_batch::RecordBatch;
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, describe};
 use super::decimal_arith::decimal_arithmetic;
-use super::float_compare::compare_with_literal;
+use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
 use super::functions::ScalarFunction;
 use super::{ArithmeticOp, CompareOp};
@@ -405,43 +405,6 @@ fn normalise_floats(value: Value) -> Result<Value> {
         Value::Array(array) => Value::Array(spark_float_order(&array)),
         Value::Scalar(array) => Value::Scalar(spark_float_order(&array)),
     })
-}
-
-/// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
-/// total order (comparison kernels, sorting, the row format's bytes) gives Spark's answers:
-/// NaN equal to NaN and above every number (x86 makes `0.0 / 0.0` a negative NaN), -0.0
-/// equal to 0.0. Other types, and an array holding neither NaN nor a zero, are returned as
-/// they are: checking is one vectorised pass, and most data has neither.
-pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
-    macro_rules! normalised {
-        ($array:expr, $arrow:ty, $native:ty) => {{
-            let values = $array.as_primitive::<$arrow>();
-            // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
-            // Checked a block at a time without a branch per value (which a short-circuiting
-            // `any` over single values compiles to), stopping at the first block that has one.
-            let unusual = values
-                .values()
-                .chunks(1024)
-                .any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
-            match unusual {
-                false => Arc::clone(array),
-                true => Arc::new(values.unary::<_, $arrow>(|v: $native| {
-                    if v.is_nan() {
-                        <$native>::NAN
-                    } else if v == 0.0 {
-                        0.0
-                    } else {
-                        v
-                    }
-                })) as ArrayRef,
-            }
-        }};
-    }
-    match array.data_type() {
-        DataType::Float64 => normalised!(array, Float64Type, f64),
-        DataType::Float32 => normalised!(array, Float32Type, f32),
-        _ => Arc::clone(array),
-    }
 }
 
 fn compare(op: CompareOp, left: &Value, right: &Value) -> Result<BooleanArray> {

@@ -27,6 +27,8 @@
 //! assert_eq!(less, greater);
 //! ```
 
+use std::sync::Arc;
+
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
 use arrow::buffer::{BooleanBuffer, Buffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Float32Type, Float64Type};
@@ -186,6 +188,43 @@ macro_rules! float_vectors {
 }
 float_vectors!(f64, compare_f64_avx512, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_cmp_pd_mask);
 float_vectors!(f32, compare_f32_avx512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_cmp_ps_mask);
+
+/// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
+/// total order (comparison kernels, sorting, the row format's bytes) gives Spark's answers:
+/// NaN equal to NaN and above every number (x86 makes `0.0 / 0.0` a negative NaN), -0.0
+/// equal to 0.0. Other types, and an array holding neither NaN nor a zero, are returned as
+/// they are: checking is one vectorised pass, and most data has neither.
+pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
+    macro_rules! normalised {
+        ($array:expr, $arrow:ty, $native:ty) => {{
+            let values = $array.as_primitive::<$arrow>();
+            // Null slots hold arbitrary values: a NaN there costs a copy, never a wrong answer.
+            // Checked a block at a time without a branch per value (which a short-circuiting
+            // `any` over single values compiles to), stopping at the first block that has one.
+            let unusual = values
+                .values()
+                .chunks(1024)
+                .any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan() | (*v == 0.0)));
+            match unusual {
+                false => Arc::clone(array),
+                true => Arc::new(values.unary::<_, $arrow>(|v: $native| {
+                    if v.is_nan() {
+                        <$native>::NAN
+                    } else if v == 0.0 {
+                        0.0
+                    } else {
+                        v
+                    }
+                })) as ArrayRef,
+            }
+        }};
+    }
+    match array.data_type() {
+        DataType::Float64 => normalised!(array, Float64Type, f64),
+        DataType::Float32 => normalised!(array, Float32Type, f32),
+        _ => Arc::clone(array),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
 use super::*;
-use crate::planning::pruning_predicate::{LeafPredicate, order_breaking_function};
+use crate::pruning::pruning_predicate::{LeafPredicate, order_breaking_function};
 
 fn batch() -> RecordBatch {
     let micros = |text: &str| {

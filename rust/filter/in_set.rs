@@ -32,7 +32,7 @@ use arrow::compute::concat;
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, Rows, SortField};
 
-use super::evaluate::spark_float_order;
+use super::float_compare::spark_float_order;
 use crate::error::{PqsiftError, Result};
 
 /// Sets [`InSet::shared`] keeps.

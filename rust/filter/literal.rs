@@ -240,19 +240,6 @@ pub struct TimestampLiteral {
 }
 
 impl TimestampLiteral {
-    /// Parses timestamp text the way Spark's `CAST(string AS TIMESTAMP)` does:
-    /// `yyyy[-mm[-dd]][( |T)hh[:mm[:ss[.ffffff]]]][zone]`, where zone is `Z`, `±hh[:mm]`,
-    /// `UTC±hh:mm` / `GMT±hh:mm`, or a tz database name. Returns `None` for anything else.
-    ///
-    /// ```
-    /// use pqsift::filter::TimestampLiteral;
-    /// assert!(TimestampLiteral::parse("2024-01-31T23:59:59Z").is_some());
-    /// assert!(TimestampLiteral::parse("2024-02-30 00:00:00").is_none());
-    /// ```
-    pub fn parse(text: &str) -> Option<Self> {
-        super::spark_cast::parse_timestamp_text(text)
-    }
-
     /// Microseconds since the epoch (UTC) of this timestamp, reading a zone-less literal in
     /// `session_time_zone` (a tz name or `±hh:mm`). A wall clock the zone skips (a DST gap)
     /// moves forward by the gap and an ambiguous one takes the earlier instant, as Java's

@@ -1,5 +1,7 @@
 //! Filter expressions in Spark SQL: the model every later stage (binding, evaluation,
-//! pruning) works on.
+//! pruning) works on, and the other ways a scan names columns — the projection
+//! ([`projection`]: output columns and struct fields by path) and `ORDER BY` keys
+//! ([`sort_key`]).
 //!
 //! The pipeline is text → [`Expr`] ([`parse_filter`]) → [`BoundExpr`] ([`bind()`], which
 //! resolves columns against an Arrow schema and applies Spark's type coercion) →
@@ -35,6 +37,8 @@ pub mod in_set;
 mod java_regex;
 mod literal;
 mod parse;
+pub mod projection;
+pub mod sort_key;
 mod spark_cast;
 mod sql_type;
 
@@ -51,7 +55,7 @@ pub(crate) use bind::fixed_offset_seconds;
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
-pub(crate) use evaluate::spark_float_order;
+pub(crate) use float_compare::spark_float_order;
 pub use functions::ScalarFunction;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
@@ -94,6 +98,33 @@ impl ColumnPath {
     /// ```
     pub fn parts(&self) -> &[String] {
         &self.0
+    }
+
+    /// The path as Spark's `select` names it: parts joined by dots, a part back-quoted only
+    /// when it needs it (Spark's `quoteIfNeeded`: anything but letters, digits and `_`, or
+    /// digits alone).
+    ///
+    /// ```
+    /// use pqsift::filter::ColumnPath;
+    /// assert_eq!(ColumnPath::new(["a", "b"]).name(), "a.b");
+    /// assert_eq!(ColumnPath::new(["a.b", "c"]).name(), "`a.b`.c");
+    /// assert_eq!(ColumnPath::new(["x`y", "1"]).name(), "`x``y`.`1`");
+    /// ```
+    pub fn name(&self) -> String {
+        let plain = |part: &str| {
+            !part.is_empty()
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !part.chars().all(|c| c.is_ascii_digit())
+        };
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|part| match plain(part) {
+                true => part.clone(),
+                false => format!("`{}`", part.replace('`', "``")),
+            })
+            .collect();
+        parts.join(".")
     }
 }
 

@@ -187,6 +187,21 @@ pub(crate) fn parse_date(text: &str) -> Option<i32> {
     Some(epoch_days(date))
 }
 
+impl TimestampLiteral {
+    /// Parses timestamp text the way Spark's `CAST(string AS TIMESTAMP)` does:
+    /// `yyyy[-mm[-dd]][( |T)hh[:mm[:ss[.ffffff]]]][zone]`, where zone is `Z`, `±hh[:mm]`,
+    /// `UTC±hh:mm` / `GMT±hh:mm`, or a tz database name. Returns `None` for anything else.
+    ///
+    /// ```
+    /// use pqsift::filter::TimestampLiteral;
+    /// assert!(TimestampLiteral::parse("2024-01-31T23:59:59Z").is_some());
+    /// assert!(TimestampLiteral::parse("2024-02-30 00:00:00").is_none());
+    /// ```
+    pub fn parse(text: &str) -> Option<Self> {
+        parse_timestamp_text(text)
+    }
+}
+
 /// `CAST(text AS TIMESTAMP)`'s syntax: `yyyy[-m[m][-d[d]]]`, then optionally a space or `T`
 /// and `h[h][:m[m][:s[s][.fraction]]]` (fraction truncated to microseconds), then optionally
 /// a zone: `Z`, `±h[h][:mm[:ss]]`, `±hhmm`, `UTC`/`GMT`/`UT` with an optional offset, or a

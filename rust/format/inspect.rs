@@ -7,7 +7,7 @@
 //! dicts, the CLI into text or JSON.
 //!
 //! Statistics are shown as the file stores them (no pruning rules applied, unlike
-//! [`crate::planning::zone_map`]); values are rendered in the column's Arrow type when the leaf is a
+//! [`crate::pruning::zone_map`]); values are rendered in the column's Arrow type when the leaf is a
 //! top-level column (dates, decimals, timestamps read as such), and from the physical
 //! value otherwise (UTF-8 text where the bytes are valid UTF-8, hex otherwise).
 //!
@@ -188,8 +188,8 @@ pub struct StatisticsSummary {
 pub fn inspect(location: &Location) -> Result<FileSummary> {
     let version = match stat(location)? {
         Some(Entry::File(version)) => version,
-        Some(Entry::Directory) => return Err(PqsiftError::io_at(location, "is a directory, not a Parquet file")),
-        None => return Err(PqsiftError::not_found_at(location, "no such object")),
+        Some(Entry::Directory) => return Err(location.io_error("is a directory, not a Parquet file")),
+        None => return Err(location.not_found("no such object")),
     };
     let size = version.size;
     let meta = metadata::load(&location.clone().with_version(version))?;

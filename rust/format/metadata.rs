@@ -67,7 +67,7 @@ pub fn load_with_hint(location: &Location, size_hint: usize) -> Result<Arc<Parqu
 /// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as _)]).unwrap();
 /// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
 /// # w.write(&batch).unwrap(); w.close().unwrap();
-/// use pqsift::format::io::CountingFile;
+/// use pqsift::storage::local_file::CountingFile;
 /// use pqsift::format::metadata::{read_metadata, DEFAULT_METADATA_SIZE_HINT};
 /// use pqsift::storage::FileSource;
 /// let file = CountingFile::open(&path).unwrap();

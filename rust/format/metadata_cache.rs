@@ -102,7 +102,7 @@ impl MetadataCache {
     pub fn load_versioned(&self, location: &Location, size_hint: usize) -> Result<(Arc<ParquetMetaData>, Location)> {
         let (version, source) = match location {
             Location::Local(path) => {
-                let stat = std::fs::metadata(path).map_err(|e| PqsiftError::io(path, e))?;
+                let stat = std::fs::metadata(path).map_err(|e| PqsiftError::os(path, &e))?;
                 (Version { size: stat.len(), modified: stat.modified().ok(), e_tag: None, modified_ns: 0 }, None)
             }
             Location::Object(object) => match object.version() {

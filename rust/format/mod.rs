@@ -1,7 +1,6 @@
 //! The file format and I/O layer: reading a Parquet file's bytes and metadata, before any
 //! decision about what to read.
 //!
-//! * [`io`] — positioned reads that count bytes.
 //! * [`metadata`] — footers and page indexes in as few reads as the hint allows
 //!   (step 1 of DataFusion's `ParquetOpener`), with hostile metadata checked before it is trusted.
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
@@ -15,7 +14,6 @@
 
 pub mod footer_repair;
 pub mod inspect;
-pub mod io;
 pub mod metadata;
 pub mod metadata_cache;
 pub mod opener;

@@ -27,7 +27,7 @@ use parquet::file::metadata::{FileMetaData, ParquetMetaData};
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
 use crate::format::metadata_cache::MetadataCache;
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::zone_map::ZoneMaps;
 use crate::storage::Location;
 
 /// The Arrow schema a file is read as: the parquet crate's reading of its Parquet schema
@@ -203,7 +203,7 @@ impl OpenedFile {
 /// use arrow::array::{Array, BooleanArray, StringArray, UInt64Array};
 /// use arrow::datatypes::DataType;
 /// use pqsift::format::opener::in_type;
-/// use pqsift::planning::zone_map::ZoneMaps;
+/// use pqsift::pruning::zone_map::ZoneMaps;
 /// let zones = ZoneMaps {
 ///     mins: Arc::new(StringArray::from(vec!["a"])),
 ///     maxes: Arc::new(StringArray::from(vec!["d"])),

@@ -1,12 +1,7 @@
-//! The planning and pruning layer (levels 2 and 3 of the pipeline): what a scan reads,
-//! decided from metadata alone — row groups by zone maps and bloom filters, pages by the
-//! page index — as an access plan per file.
+//! The planning layer (levels 2 and 3 of the pipeline): what a scan reads, decided from
+//! metadata alone — row groups by zone maps and bloom filters, pages by the page index —
+//! as an access plan per file. The pruning math it applies is in [`crate::pruning`].
 //!
-//! * [`zone_map`] — per row group and per page min/max/null counts of a column, with the
-//!   Parquet rules on exactness, deprecated fields and NaN applied.
-//! * [`pruning_predicate`] — three-valued evaluation of a filter on zone maps (can be true /
-//!   can be false per container), through monotonic functions.
-//! * [`normalise`] — conjuncts on one column merged into ranges and value sets.
 //! * [`row_group_filter`], [`bloom_filter`], [`page_filter`] — the stages, in DataFusion's
 //!   order: file range, statistics, bloom filters, page index.
 //! * [`access_plan`] — per row group Skip / Scan / Selection, with the reason.
@@ -17,12 +12,9 @@
 pub mod access_plan;
 pub mod bloom_filter;
 pub mod metrics;
-pub mod normalise;
 pub mod page_filter;
-pub mod pruning_predicate;
 pub mod read_estimate;
 pub mod row_group_filter;
 pub mod scan;
 pub mod topn_pruner;
 pub mod why_not;
-pub mod zone_map;

@@ -5,7 +5,7 @@
 //! Pages of different columns need not align, so the three-valued evaluation runs on rows
 //! rather than pages: each leaf gives the rows of the pages where it can be true and the
 //! rows where it can be false, as row selections; AND intersects / unites them, OR the
-//! reverse, NOT swaps (see [`pruning_predicate`](crate::planning::pruning_predicate)). A column
+//! reverse, NOT swaps (see [`pruning_predicate`](crate::pruning::pruning_predicate)). A column
 //! without a page index, or a leaf pruning cannot read, selects every row.
 //!
 //! ```
@@ -40,8 +40,8 @@ use crate::filter::BoundExpr;
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
-use crate::planning::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
+use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
 
 /// Narrows every surviving row group to the rows of pages where the filter can be true.

@@ -36,10 +36,10 @@ use crate::filter::{BoundColumn, BoundExpr};
 use crate::format::opener::{OpenedFile, describe_zone};
 use crate::planning::access_plan::FileAccessPlan;
 use crate::planning::metrics::PruningMetrics;
-use crate::planning::normalise::contradiction;
-use crate::planning::pruning_predicate::{LeafPredicate, evaluate_tree};
 use crate::planning::why_not::StatisticsNotes;
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::normalise::contradiction;
+use crate::pruning::pruning_predicate::{LeafPredicate, evaluate_tree};
+use crate::pruning::zone_map::ZoneMaps;
 
 /// Skips the row groups whose midpoint (first column chunk's start plus half the
 /// compressed size) is outside `[offset, offset + length)`, so that byte-range splits of

@@ -27,6 +27,8 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{PqsiftError, Result};
+use crate::filter::projection::resolve_projection;
+use crate::filter::sort_key::TopN;
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
@@ -35,8 +37,7 @@ use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
 use crate::planning::read_estimate::row_group_bytes;
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
-use crate::planning::topn_pruner::{TopN, TopNInput, prune_top_n};
-use crate::reading::projection::resolve_projection;
+use crate::planning::topn_pruner::{TopNInput, prune_top_n};
 use crate::storage::Location;
 use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
 use crate::table::delta::log_statistics::prune_by_log_statistics;
@@ -564,11 +565,12 @@ impl Scan {
     /// #     w.write(&batch).unwrap(); w.close().unwrap();
     /// # }
     /// use pqsift::planning::scan::{Scan, ScanOptions};
+    /// use pqsift::reading::table_reads::ScanReads;
     /// use pqsift::table::hive::HiveOptions;
     /// use pqsift::table::source::{Table, TableOptions};
     /// let options = ScanOptions::default();
     /// let hive = HiveOptions::from_bind(&options.bind, true);
-    /// let table = Table::resolve(&[dir.into()], &TableOptions::default(), &hive).unwrap();
+    /// let table = Table::resolve(&[dir.into()], &TableOptions::default(), &hive, &ScanReads).unwrap();
     /// let scan = Scan::of_table(table, None, Some("day = 2"), options).unwrap();
     /// let (files, metrics) = scan.files_to_read().unwrap();
     /// assert_eq!(files.len(), 1);

@@ -13,7 +13,7 @@
 //! Order is Spark's: NULLs first for ascending keys and last for descending ones unless
 //! said otherwise, NaN greater than every number, -0.0 equal to 0.0. A float container
 //! whose statistics do not rule NaN out has NaN as its max (see
-//! [`zone_map`](crate::planning::zone_map)); a container with unknown bounds or null counts
+//! [`zone_map`](crate::pruning::zone_map)); a container with unknown bounds or null counts
 //! guarantees nothing and is never skipped.
 //!
 //! ```
@@ -25,7 +25,7 @@
 //! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
 //! # w.write(&batch).unwrap(); w.close().unwrap();
 //! use pqsift::planning::scan::{Scan, ScanOptions};
-//! use pqsift::planning::topn_pruner::{SortKey, TopN};
+//! use pqsift::filter::sort_key::{SortKey, TopN};
 //!
 //! // ts = 0..100 in four row groups of 25: the 10 latest are all in the last one.
 //! let top_n = TopN { keys: vec![SortKey::new("ts", true)], limit: 10 };
@@ -39,61 +39,18 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
-use arrow::compute::SortOptions;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use crate::error::Result;
-use crate::filter::{BindOptions, BoundExpr, ColumnPath, resolve_column, spark_float_order};
+use crate::filter::sort_key::{SortKey, TopN};
+use crate::filter::{BindOptions, BoundExpr, resolve_column, spark_float_order};
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::page_row_ranges;
-use crate::planning::pruning_predicate::evaluate_on_zone_maps;
-use crate::planning::zone_map::ZoneMaps;
-use crate::reading::projection::split_column_name;
+use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
+use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
-
-/// One key of an `ORDER BY`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SortKey {
-    /// The column (a top-level name or a path into structs).
-    pub column: ColumnPath,
-    /// `DESC`.
-    pub descending: bool,
-    /// Where NULLs go: first or last.
-    pub nulls_first: bool,
-}
-
-impl SortKey {
-    /// A key with Spark's default NULL placement: first for `ASC`, last for `DESC`.
-    pub fn new(column: &str, descending: bool) -> Self {
-        Self::parse(column, descending, !descending).unwrap_or_else(|_| Self {
-            column: ColumnPath::new([column]),
-            descending,
-            nulls_first: !descending,
-        })
-    }
-
-    /// A key on `column` written as Spark's `select` reads it (dots separate struct
-    /// fields, back-quotes quote names).
-    pub fn parse(column: &str, descending: bool, nulls_first: bool) -> Result<Self> {
-        let parts = split_column_name(column).map_err(crate::PqsiftError::filter)?;
-        Ok(Self { column: ColumnPath::new(parts), descending, nulls_first })
-    }
-
-    fn options(&self) -> SortOptions {
-        SortOptions { descending: self.descending, nulls_first: self.nulls_first }
-    }
-}
-
-/// `ORDER BY keys LIMIT limit`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopN {
-    /// The sort keys, most significant first; pruning uses the first.
-    pub keys: Vec<SortKey>,
-    /// Rows wanted.
-    pub limit: usize,
-}
 
 /// What one surviving row group says about the first sort key.
 struct Container {

@@ -38,8 +38,8 @@ use arrow::datatypes::{DataType, Float64Type};
 
 use crate::filter::{BoundColumn, BoundExpr};
 use crate::format::opener::{OpenedFile, in_type};
-use crate::planning::pruning_predicate::{LeafPredicate, order_breaking_function};
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::pruning_predicate::{LeafPredicate, order_breaking_function};
+use crate::pruning::zone_map::ZoneMaps;
 
 /// The leaves of a filter: everything below its ANDs, ORs and NOTs.
 fn leaves(filter: &BoundExpr) -> Vec<&BoundExpr> {

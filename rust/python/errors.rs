@@ -5,12 +5,13 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
 use crate::error::{PqsiftError, bounded_message};
 
 static SELECTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static IO_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static PATH_NOT_FOUND_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_FILE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -30,19 +31,30 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
     }
     let (cell, name) = match &error {
         PqsiftError::InvalidSelection(_) => (&SELECTION_ERROR, "SelectionError"),
+        PqsiftError::Io { not_found: true, .. } => (&PATH_NOT_FOUND_ERROR, "PathNotFoundError"),
         PqsiftError::Io { .. } => (&IO_ERROR, "PqsiftIOError"),
         PqsiftError::Corrupt { .. } | PqsiftError::Statistics(_) => (&CORRUPT_FILE_ERROR, "CorruptFileError"),
         PqsiftError::Unsupported { .. } => (&UNSUPPORTED_ERROR, "UnsupportedError"),
-        PqsiftError::Filter(_) => (&FILTER_ERROR, "FilterError"),
+        PqsiftError::Filter { .. } => (&FILTER_ERROR, "FilterError"),
         PqsiftError::Table { .. } => (&TABLE_ERROR, "TableError"),
-        PqsiftError::SchemaMismatch(_) => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
+        PqsiftError::SchemaMismatch { .. } => (&SCHEMA_MISMATCH_ERROR, "SchemaMismatchError"),
         PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
         PqsiftError::Compute(_) | PqsiftError::Internal(_) | PqsiftError::Interrupted => (&BASE_ERROR, "PqsiftError"),
     };
     let message = bounded_message(error.to_string());
-    match cell.import(py, "pqsift.errors", name) {
-        Ok(class) => PyErr::from_type(class.clone(), message),
+    let raised = cell.import(py, "pqsift.errors", name).and_then(|class| {
+        let fields = error.fields();
+        let attributes = PyDict::new(py);
+        attributes.set_item("path", fields.path)?;
+        attributes.set_item("url", fields.url)?;
+        attributes.set_item("table", fields.table)?;
+        attributes.set_item("column", fields.column)?;
+        attributes.set_item("reason", fields.reason)?;
+        class.call((message.as_str(),), Some(&attributes))
+    });
+    match raised {
+        Ok(exception) => PyErr::from_value(exception),
         // The Python package is broken or not importable: still raise something clear.
         Err(_) => pyo3::exceptions::PyValueError::new_err(message),
     }

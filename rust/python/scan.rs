@@ -15,14 +15,15 @@ use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::filter::BindOptions;
+use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
-use crate::planning::topn_pruner::{SortKey, TopN};
+use crate::reading::table_reads::ScanReads;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::allowed_locations::AllowedLocations;
 use crate::table::column_matching::FieldIds;
 use crate::table::delta::SnapshotSpec;
-use crate::table::delta::table::planned_delta_table;
+use crate::table::delta::open::planned_delta_table;
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
@@ -163,6 +164,7 @@ impl PyScan {
                         &sources,
                         &table_options,
                         &HiveOptions::from_bind(&options.bind, partition_type_inference),
+                        &ScanReads,
                     )?
                 }
             };

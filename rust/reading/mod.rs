@@ -2,8 +2,6 @@
 //! a plan kept — predicate columns first, the selection refined by each, the projection
 //! decoded for the survivors only — and the stream of output batches.
 //!
-//! * [`projection`] — the output columns, struct fields by path, and the Parquet leaves
-//!   they need.
 //! * [`row_filter`] — the filter's conjuncts as predicates, ordered cheapest first and
 //!   re-ranked by observed cost per row removed (as DataFusion orders its row filters).
 //! * [`cached_reader`] — the two-tier cache of decoded columns: a column decoded for the
@@ -22,10 +20,11 @@
 //! * [`string_views`] — strings as Arrow views: filtered output columns, the `string_view` option.
 //! * [`string_gather`] — strings decoded as dictionaries or views, copied out once into plain strings.
 //! * [`spark_output`] — batches in the Arrow types Spark accepts.
+//! * [`table_reads`] — the Parquet reads table code asks for (a Delta checkpoint), made
+//!   with the scan.
 
 pub mod cached_reader;
 pub mod flat_decode;
-pub mod projection;
 pub mod reader;
 pub mod row_filter;
 pub mod row_group_reader;
@@ -35,4 +34,5 @@ pub mod select_rows;
 pub mod spark_output;
 pub mod string_gather;
 pub mod string_views;
+pub mod table_reads;
 pub mod top_rows;

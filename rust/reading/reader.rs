@@ -11,10 +11,10 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
+use crate::filter::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
+use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, ColumnPath, CompareOp, Expr, Literal};
-use crate::planning::topn_pruner::SortKey;
 use crate::reading::cached_reader::SharedArrayCache;
-use crate::reading::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use crate::reading::scan_stream::{
@@ -243,8 +243,8 @@ impl FileLayout {
     ) -> Result<Self> {
         let file_schema = Arc::clone(metadata.schema());
         let named = |e: PqsiftError| match e {
-            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{}: {reason}", file.location)),
-            e => PqsiftError::filter(format!("{}: {e}", file.location)),
+            e @ (PqsiftError::SchemaMismatch { .. } | PqsiftError::Filter { .. }) => e.in_file_named(&file.location),
+            e => PqsiftError::filter(e.to_string()).in_file_named(&file.location),
         };
         let projection =
             resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind).map_err(named)?;

@@ -169,7 +169,9 @@ impl FileReader {
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
         let probe = match &file {
-            FileSource::Local(local) => FileSource::Local(crate::format::io::CountingFile::open(local.path())?),
+            FileSource::Local(local) => {
+                FileSource::Local(crate::storage::local_file::CountingFile::open(local.path())?)
+            }
             remote => remote.clone(),
         };
         Ok(Self {

@@ -378,7 +378,7 @@ impl Shared {
     /// partition columns put in place, cast as the options say.
     fn output_batch(&self, index: usize, batch: RecordBatch) -> Result<RecordBatch> {
         let file = &self.files[self.tasks[index].file];
-        let mut batch = crate::reading::projection::extract_fields(batch, &file.paths, &file.output)?;
+        let mut batch = crate::filter::projection::extract_fields(batch, &file.paths, &file.output)?;
         if let Some(assembly) = &file.assembly {
             batch = assembly.assemble(batch)?;
         }

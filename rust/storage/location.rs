@@ -22,7 +22,6 @@
 //! ```
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -32,63 +31,10 @@ use object_store::path::{Path as ObjectPath, PathPart};
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
+use super::options::StorageOptions;
 use super::registry;
 use super::store_metrics::StoreMetrics;
 use crate::error::{PqsiftError, Result};
-
-/// Options of the object store clients, as the `object_store` crate names them
-/// (`aws_access_key_id`, `aws_endpoint`, `google_service_account`, `azure_storage_account_key`,
-/// `allow_http`, `timeout`, ...), plus `max_retries` and `retry_timeout` (seconds) for the
-/// retry policy. Values are never printed: `Debug` shows the keys only.
-///
-/// ```
-/// use pqsift::storage::StorageOptions;
-/// let options = StorageOptions::from_pairs([("aws_secret_access_key", "s3cr3t-value")]);
-/// assert!(!format!("{options:?}").contains("s3cr3t"));
-/// assert_eq!(options.redact("denied for s3cr3t-value"), "denied for ***");
-/// ```
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct StorageOptions {
-    values: BTreeMap<String, String>,
-}
-
-impl StorageOptions {
-    /// Options from `(key, value)` pairs; keys are matched case-insensitively.
-    pub fn from_pairs<K: AsRef<str>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        Self { values: pairs.into_iter().map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into())).collect() }
-    }
-
-    /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.values.get(key).map(String::as_str)
-    }
-
-    /// Every option, in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
-    /// `text` with every option value that could be a secret replaced by `***`: values of
-    /// four characters or more (shorter ones are flags and numbers, and would blank out
-    /// unrelated text), longest first.
-    pub fn redact(&self, text: &str) -> String {
-        let mut secrets: Vec<&str> = self.values.values().map(String::as_str).filter(|v| v.len() >= 4).collect();
-        secrets.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        let mut out = text.to_string();
-        for secret in secrets {
-            if out.contains(secret) {
-                out = out.replace(secret, "***");
-            }
-        }
-        out
-    }
-}
-
-impl fmt::Debug for StorageOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.values.keys()).finish()
-    }
-}
 
 /// The storage context of a scan: the options its object store clients are built with,
 /// and the metrics its requests count into. Cloning shares the metrics.
@@ -204,7 +150,32 @@ pub enum Location {
     Object(ObjectLocation),
 }
 
+impl crate::error::Subject for Location {
+    fn subject(&self) -> String {
+        crate::error::quoted(&self.to_string()).into_owned()
+    }
+}
+
 impl Location {
+    /// An I/O error on this location: a local file's, or a store's.
+    pub(crate) fn io_error(&self, error: impl std::fmt::Display) -> PqsiftError {
+        match self {
+            Self::Local(path) => PqsiftError::io(path, error),
+            remote => PqsiftError::Storage { url: remote.to_string(), reason: error.to_string(), not_found: false },
+        }
+    }
+
+    /// Nothing at this location: for a store [`PqsiftError::Storage`] (not found) with
+    /// `remote_reason`, for a local path the operating system's words.
+    pub(crate) fn not_found(&self, remote_reason: &str) -> PqsiftError {
+        match self {
+            Self::Local(path) => PqsiftError::os(path, &std::io::Error::from(std::io::ErrorKind::NotFound)),
+            remote => {
+                PqsiftError::Storage { url: remote.to_string(), reason: remote_reason.to_string(), not_found: true }
+            }
+        }
+    }
+
     /// Parses `text`: a URL with a scheme the stores know (`s3://`, `s3a://`, `gs://`,
     /// `az://`, `abfs(s)://`, `azure://`, `file://`) or a local path. A URL's path is
     /// percent-decoded into the object key (`s3://b/a%20b` is the key `a b`), as the

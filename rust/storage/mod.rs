@@ -4,8 +4,11 @@
 //! A remote request costs tens of milliseconds whatever its size, so everything here is
 //! built to make few of them and to make them at once:
 //!
+//! - [`local_file`]: local files opened only when regular, read with counted positioned
+//!   reads.
 //! - [`location`]: a path or URL, parsed with the scan's [`Storage`] (its options and
 //!   metrics); the store is resolved once and carried along.
+//! - [`options`]: a store client's options, never shown in messages.
 //! - [`registry`]: one store client (connection pool, retries with backoff) per scheme,
 //!   bucket and options, on one I/O runtime; every HTTP attempt is counted.
 //! - [`store_metrics`]: requests, retries, bytes and time waiting, per scan.
@@ -24,12 +27,15 @@
 //! assert_eq!(remote.join("day=1/part-0.parquet").to_string(), "s3://bucket/events/day=1/part-0.parquet");
 //! ```
 
+pub mod local_file;
 pub mod location;
+pub mod options;
 pub mod registry;
 pub mod remote_file;
 pub mod source;
 pub mod store_metrics;
 
-pub use location::{Location, Storage, StorageOptions};
+pub use location::{Location, Storage};
+pub use options::StorageOptions;
 pub use source::FileSource;
 pub use store_metrics::StoreMetrics;

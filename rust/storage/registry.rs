@@ -27,7 +27,7 @@ use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use tokio::runtime::Runtime;
 use url::Url;
 
-use super::location::StorageOptions;
+use super::options::StorageOptions;
 use super::store_metrics::StoreMetrics;
 
 tokio::task_local! {

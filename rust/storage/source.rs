@@ -28,7 +28,7 @@ use super::location::{Location, ObjectLocation, ObjectVersion};
 use super::registry;
 use super::remote_file::{FetchedRanges, RemoteFile, run, store_error};
 use crate::error::{PqsiftError, Result};
-use crate::format::io::{CountingFile, PositionedReader};
+use crate::storage::local_file::{CountingFile, PositionedReader};
 
 /// A file opened for reading: a local file (positioned reads), a remote object (one
 /// request per read), or a remote object's fetched ranges (see
@@ -238,13 +238,13 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
             let mut pending = vec![path.clone()];
             while let Some(next) = pending.pop() {
                 crate::interrupt::check()?;
-                for entry in std::fs::read_dir(&next).map_err(|e| PqsiftError::io(&next, e))? {
-                    let entry = entry.map_err(|e| PqsiftError::io(&next, e))?;
+                for entry in std::fs::read_dir(&next).map_err(|e| PqsiftError::os(&next, &e))? {
+                    let entry = entry.map_err(|e| PqsiftError::os(&next, &e))?;
                     if left_out(&entry.file_name().to_string_lossy()) {
                         continue;
                     }
                     let path = entry.path();
-                    let metadata = std::fs::metadata(&path).map_err(|e| PqsiftError::io(&path, e))?;
+                    let metadata = std::fs::metadata(&path).map_err(|e| PqsiftError::os(&path, &e))?;
                     if metadata.is_dir() {
                         pending.push(path);
                     } else {
@@ -277,9 +277,9 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
     let mut found = Vec::new();
     match dir {
         Location::Local(path) => {
-            for entry in std::fs::read_dir(path).map_err(|e| PqsiftError::io(path, e))? {
-                let entry = entry.map_err(|e| PqsiftError::io(path, e))?;
-                let metadata = std::fs::metadata(entry.path()).map_err(|e| PqsiftError::io(&entry.path(), e))?;
+            for entry in std::fs::read_dir(path).map_err(|e| PqsiftError::os(path, &e))? {
+                let entry = entry.map_err(|e| PqsiftError::os(path, &e))?;
+                let metadata = std::fs::metadata(entry.path()).map_err(|e| PqsiftError::os(&entry.path(), &e))?;
                 if metadata.is_file() {
                     let modified = metadata.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
                     let last_modified_ns = modified.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
@@ -308,9 +308,9 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
 pub fn read_all(location: &Location) -> Result<Bytes> {
     match location {
         Location::Local(path) => {
-            let (mut file, len) = crate::format::io::open_regular_file(path)?;
+            let (mut file, len) = crate::storage::local_file::open_regular_file(path)?;
             let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-            file.read_to_end(&mut bytes).map_err(|e| PqsiftError::io(path, e))?;
+            file.read_to_end(&mut bytes).map_err(|e| PqsiftError::os(path, &e))?;
             Ok(Bytes::from(bytes))
         }
         Location::Object(object) => {

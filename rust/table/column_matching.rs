@@ -104,11 +104,15 @@ impl ColumnMatcher {
             }
             match self.field_ids {
                 FieldIds::Match => {
-                    return Err(PqsiftError::SchemaMismatch(format!(
-                        "column {} is matched by its field id {id}, but the file holds no field ids (set ignore_missing_field_ids, \
-                     Spark's spark.sql.parquet.fieldId.read.ignoreMissing, to read such columns as nulls)",
-                        field.name()
-                    )));
+                    return Err(PqsiftError::schema_mismatch(
+                        field.name(),
+                        format!(
+                            "column {} is matched by its field id {id}, but the file holds no field ids (set \
+                             ignore_missing_field_ids, Spark's spark.sql.parquet.fieldId.read.ignoreMissing, to read \
+                             such columns as nulls)",
+                            field.name()
+                        ),
+                    ));
                 }
                 FieldIds::MatchIgnoringMissing => return Ok(None),
                 // A Delta table in id mode over a file without ids: its physical names.
@@ -129,12 +133,15 @@ impl ColumnMatcher {
         let Some((first, _)) = found.next() else { return Ok(None) };
         let others: Vec<&str> = found.map(|(_, f)| f.name().as_str()).collect();
         if !others.is_empty() {
-            return Err(PqsiftError::SchemaMismatch(format!(
-                "column {} is matched by its field id {id}, which the file gives to several fields: {}, {}",
+            return Err(PqsiftError::schema_mismatch(
                 field.name(),
-                fields[first].name(),
-                others.join(", ")
-            )));
+                format!(
+                    "column {} is matched by its field id {id}, which the file gives to several fields: {}, {}",
+                    field.name(),
+                    fields[first].name(),
+                    others.join(", ")
+                ),
+            ));
         }
         Ok(Some(first))
     }

@@ -2,7 +2,7 @@
 //! DataFusion's `ParquetOpener`), and the filter each surviving file is read with.
 //!
 //! **Pruning.** The filter, bound to the table schema, is evaluated with the same
-//! three-valued logic as zone maps ([`crate::planning::pruning_predicate`]), with files as the
+//! three-valued logic as zone maps ([`crate::pruning::pruning_predicate`]), with files as the
 //! containers: a partition column's value is both bounds of its file, every other column
 //! is unknown. So `day = X AND amount > 9` skips the other days' files, while a conjunct
 //! mixing both sides (`day = X OR amount > 9`) decides nothing here; it is used again,
@@ -44,7 +44,7 @@ use crate::error::Result;
 use crate::filter::{
     BindOptions, BoundColumn, Expr, Literal, bind, columns, evaluate, resolve_column, split_conjunction,
 };
-use crate::planning::pruning_predicate::evaluate_on_zone_maps;
+use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
 
 /// Per file, whether `filter` can be true on it judging by its partition values alone.
 pub fn prune_files(
@@ -55,7 +55,7 @@ pub fn prune_files(
     options: &BindOptions,
 ) -> Result<Vec<bool>> {
     let bound = bind(filter, table_schema, options)?;
-    let source = |column: &BoundColumn| -> Result<Option<crate::planning::zone_map::ZoneMaps>> {
+    let source = |column: &BoundColumn| -> Result<Option<crate::pruning::zone_map::ZoneMaps>> {
         Ok(match (column.indices.as_slice(), column.data_type.is_null()) {
             ([index], false) => from_partition.get(*index).copied().flatten().map(|k| partitions.zone_maps(k)),
             _ => None,

@@ -21,6 +21,8 @@
 //!   its columns: column mapping, schema evolution, type widening.
 //! * [`schema_evolution`] — files of one table with different schemas: Spark's scan
 //!   schema (the first file's, or the merged one) and which type differences it reads.
+//! * [`parquet_reads`] — how table code reads Parquet files of its own (a Delta checkpoint):
+//!   through a trait the scan implements.
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
@@ -30,7 +32,9 @@ pub mod delta;
 pub mod file_pruning;
 pub mod hive;
 pub mod listing;
+pub mod parquet_reads;
 pub mod partition_values;
+pub mod resolved;
 pub mod schema_adapter;
 pub mod schema_evolution;
 pub mod source;

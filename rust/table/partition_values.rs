@@ -38,7 +38,7 @@ use chrono::DateTime;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{Expr, Literal, LiteralZone, SqlType, TimestampLiteral};
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::zone_map::ZoneMaps;
 
 /// Partition values: `values` has one column per field of `schema`, one row per file.
 #[derive(Debug, Clone, PartialEq)]

@@ -114,25 +114,26 @@ pub fn check_readable(
     let file_has_ids = has_field_ids(file.fields());
     for (root, scan_field) in scan.fields().iter().enumerate() {
         let matcher = &matcher_for(root);
-        let found = matcher.find(file.fields(), scan_field, file_has_ids).map_err(|e| match e {
-            PqsiftError::SchemaMismatch(reason) => PqsiftError::SchemaMismatch(format!("{file_name}: {reason}")),
-            other => other,
-        })?;
+        let found = matcher.find(file.fields(), scan_field, file_has_ids).map_err(|e| e.in_file_named(file_name))?;
         let Some(i) = found else { continue };
         let file_type = file.field(i).data_type();
         if !reads_as_matched(file_type, scan_field.data_type(), matcher, file_has_ids) {
-            let file_name = match file.field(i).name() == scan_field.name() {
+            let described = match file.field(i).name() == scan_field.name() {
                 true => file_name.to_string(),
                 false => format!("{file_name} (as {})", file.field(i).name()),
             };
-            return Err(PqsiftError::SchemaMismatch(format!(
-                "column {} is {} in {file_name} but {} in {scan_source}, whose schema the scan reads every file into: \
-                 Spark's reader widens a column (int to bigint, float to double, a larger decimal, ...), never narrows or \
-                 converts it",
+            return Err(PqsiftError::schema_mismatch_in(
+                file_name,
                 scan_field.name(),
-                describe_apart(file_type, scan_field.data_type()),
-                describe_apart(scan_field.data_type(), file_type)
-            )));
+                format!(
+                    "column {} is {} in {described} but {} in {scan_source}, whose schema the scan reads every file \
+                     into: Spark's reader widens a column (int to bigint, float to double, a larger decimal, ...), never \
+                     narrows or converts it",
+                    scan_field.name(),
+                    describe_apart(file_type, scan_field.data_type()),
+                    describe_apart(scan_field.data_type(), file_type)
+                ),
+            ));
         }
     }
     Ok(())
@@ -155,14 +156,17 @@ pub fn merge_file_schemas(files: &[(&str, &Schema)], case_sensitive: bool) -> Re
                 }
                 Some(i) => {
                     let data_type = merge_types(merged[i].data_type(), field.data_type()).ok_or_else(|| {
-                        PqsiftError::SchemaMismatch(format!(
-                            "column {} is {} in {} but {} in {name}: merging schemas (merge_schema, Spark's mergeSchema) needs \
-                             the same type in every file",
+                        PqsiftError::schema_mismatch(
                             merged[i].name(),
-                            describe_apart(merged[i].data_type(), field.data_type()),
-                            source[i],
-                            describe_apart(field.data_type(), merged[i].data_type())
-                        ))
+                            format!(
+                                "column {} is {} in {} but {} in {name}: merging schemas (merge_schema, Spark's \
+                                 mergeSchema) needs the same type in every file",
+                                merged[i].name(),
+                                describe_apart(merged[i].data_type(), field.data_type()),
+                                source[i],
+                                describe_apart(field.data_type(), merged[i].data_type())
+                            ),
+                        )
                     })?;
                     merged[i] = Arc::new(merged[i].as_ref().clone().with_data_type(data_type));
                 }

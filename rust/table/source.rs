@@ -22,14 +22,14 @@ use arrow::datatypes::{Schema, SchemaRef};
 
 use super::allowed_locations::AllowedLocations;
 use super::delta::SnapshotSpec;
-use super::delta::table::{DeltaTable, open_delta_table};
+use super::delta::open::open_delta_table;
 use super::hive::{HiveOptions, discover_partitions};
 use super::listing::list_data_files;
-use super::partition_values::PartitionValues;
-use super::schema_adapter::DeclaredSchema;
+pub use super::resolved::{Table, TableFormat};
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::storage::source::{Entry, stat_table};
+use crate::table::parquet_reads::ParquetReads;
 
 /// How sources become a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,65 +59,18 @@ impl Default for TableOptions {
     }
 }
 
-/// What kind of table the sources are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableFormat {
-    /// Files (or flat directories of files), no partition columns.
-    Files,
-    /// Hive-style partition directories.
-    Hive,
-    /// A Delta table: files, partition values and schema from its log.
-    Delta,
-}
-
-/// A table: its files in scan order and their partition values.
-#[derive(Debug, Clone)]
-pub struct Table {
-    /// The sources, for messages.
-    pub name: String,
-    /// What the sources are.
-    pub format: TableFormat,
-    /// Data files, in scan order.
-    pub files: Vec<Location>,
-    /// One row per file; `None` without partition columns.
-    pub partitions: Option<PartitionValues>,
-    /// The schema the table declares (a Delta table's), which its files' columns are
-    /// mapped onto; `None`: the table's schema is its files' (partition columns merged in).
-    pub declared: Option<Arc<DeclaredSchema>>,
-    /// What the Delta log says of each file (deletion vectors, statistics).
-    pub delta: Option<Arc<DeltaTable>>,
-}
-
 impl Table {
-    /// A table of plain files.
-    pub fn of_files(files: Vec<Location>) -> Self {
-        let name = files.first().map(|f| f.to_string()).unwrap_or_default();
-        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
-    }
-
-    /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
-    /// driver): one row of `partitions` per file.
-    pub fn with_partitions(files: Vec<Location>, partitions: PartitionValues) -> Result<Self> {
-        if partitions.len() != files.len() {
-            return Err(PqsiftError::filter(format!(
-                "{} files but partition values for {}",
-                files.len(),
-                partitions.len()
-            )));
-        }
-        let mut table = Self::of_files(files);
-        if !partitions.schema.fields().is_empty() {
-            table.format = TableFormat::Hive;
-            table.partitions = Some(partitions);
-        }
-        Ok(table)
-    }
-
     /// Resolves `sources` (files and directories): directories are listed recursively (see
     /// [`super::listing`]) and, with `options.partitioning`, their `key=value`
     /// directories become partition columns (see [`super::hive`]). The base of a directory
-    /// is itself, of a file its directory, unless `options.base_path` is given.
-    pub fn resolve(sources: &[Location], options: &TableOptions, hive: &HiveOptions) -> Result<Self> {
+    /// is itself, of a file its directory, unless `options.base_path` is given. A Delta
+    /// table's Parquet checkpoint is read through `reads`.
+    pub fn resolve(
+        sources: &[Location],
+        options: &TableOptions,
+        hive: &HiveOptions,
+        reads: &dyn ParquetReads,
+    ) -> Result<Self> {
         let mut files = Vec::new();
         let mut bases: Vec<Location> = Vec::new();
         for source in sources {
@@ -125,7 +78,7 @@ impl Table {
             let (is_dir, known) = match entry {
                 Some(Entry::Directory) => (true, None),
                 Some(Entry::File(version)) => (false, Some(version)),
-                None => return Err(PqsiftError::not_found_at(source, "no such object or prefix")),
+                None => return Err(source.not_found("no such object or prefix")),
             };
             if has_delta_log {
                 if sources.len() != 1 {
@@ -136,6 +89,7 @@ impl Table {
                     options.snapshot.unwrap_or(SnapshotSpec::Latest),
                     &hive.session_time_zone,
                     &options.allowed_locations,
+                    reads,
                 );
             }
             if options.snapshot.is_some() {
@@ -184,23 +138,6 @@ impl Table {
             }
         }
         Ok(table)
-    }
-
-    /// The partition columns' schema (empty without partitions).
-    pub fn partition_schema(&self) -> SchemaRef {
-        self.partitions.as_ref().map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
-    }
-
-    /// The table of the files at `positions` only.
-    pub fn select(&self, positions: &[usize]) -> Result<Self> {
-        Ok(Self {
-            name: self.name.clone(),
-            format: self.format,
-            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
-            partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
-            declared: self.declared.clone(),
-            delta: self.delta.as_ref().map(|d| Arc::new(d.select(positions))),
-        })
     }
 }
 

@@ -41,7 +41,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
@@ -51,11 +51,30 @@ from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr, _split_column_name
 from pqsift.scan import _OPTIONS, _order_by, scan
 from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
-from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, Piece, TableContext, Task, TaskPiece, TaskPlan, absolute_path, absolute_source, plan_tasks
-from pqsift.spark.reader import METRICS_COLUMN, READ_METRICS, STORE_METRICS, TASK_COLUMNS, _check_options, planned_reader, reader
+from pqsift.spark.planning import (
+    DEFAULT_TARGET_TASK_BYTES,
+    Piece,
+    TableContext,
+    Task,
+    TaskPiece,
+    TaskPlan,
+    absolute_path,
+    absolute_source,
+    plan_tasks,
+)
+from pqsift.spark.reader import (
+    METRICS_COLUMN,
+    READ_METRICS,
+    STORE_METRICS,
+    TASK_COLUMNS,
+    _check_options,
+    planned_reader,
+    reader,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
     from pyspark.sql.types import StructType
 
 __all__ = [
@@ -150,7 +169,11 @@ def default_parallelism(spark: SparkSession) -> int:
 def _default_parallelism(spark: Any, conf: _SessionConf) -> int:
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-    for name in ("spark.sql.files.minPartitionNum", "spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
+    for name in (
+        "spark.sql.files.minPartitionNum",
+        "spark.sql.leafNodeDefaultParallelism",
+        "spark.default.parallelism",
+    ):
         value = conf.get(name)
         if value is not None and value.strip().isdigit() and int(value) > 0:
             return int(value)
@@ -158,7 +181,13 @@ def _default_parallelism(spark: Any, conf: _SessionConf) -> int:
     if cores:
         return cores
     instances, executor_cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
-    if instances and executor_cores and instances.isdigit() and executor_cores.isdigit() and int(instances) * int(executor_cores) > 0:
+    if (
+        instances
+        and executor_cores
+        and instances.isdigit()
+        and executor_cores.isdigit()
+        and int(instances) * int(executor_cores) > 0
+    ):
         return int(instances) * int(executor_cores)
     return CONNECT_DEFAULT_PARALLELISM
 
@@ -239,7 +268,9 @@ def arrow_schema(
     if not table.files and declared.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
     first = (table.files[0], table._core.partition_values[0]) if table.files else None
-    return _arrow_schema_of(first, columns, case_sensitive, table.partition_schema, declared, table_options.get("storage_options"))
+    return _arrow_schema_of(
+        first, columns, case_sensitive, table.partition_schema, declared, table_options.get("storage_options")
+    )
 
 
 def _arrow_schema_of(
@@ -336,17 +367,26 @@ class ScanMetrics:
             df.filter("amount > 900").count(); metrics.value
         """
         if METRICS_COLUMN not in frame.columns:
-            raise ValueError(f"ScanMetrics.observe: the DataFrame has no {METRICS_COLUMN} column; read the pqsift data source with .option('metrics', True)")
+            raise ValueError(
+                f"ScanMetrics.observe: the DataFrame has no {METRICS_COLUMN} column; read the pqsift data source with .option('metrics', True)"
+            )
         return self._observe(frame)
 
     def _observe(self, frame: DataFrame) -> DataFrame:
         """``frame`` (the reader's output with :data:`METRICS_COLUMN`) observed — the tasks'
         count rows collected — and without those rows and that column."""
         if self.connect:
-            from pyspark.sql.connect import functions
-            from pyspark.sql.connect.observation import Observation
-        else:
-            from pyspark.sql import Observation, functions  # type: ignore[assignment]
+            from pyspark.sql.connect import functions as connect_functions
+            from pyspark.sql.connect.observation import Observation as ConnectObservation
+
+            connect_observation = ConnectObservation()
+            self._observations.append(connect_observation)
+            counts = connect_functions.collect_list(connect_functions.col(METRICS_COLUMN)).alias("tasks")
+            # A Connect session's DataFrame, whose observe takes a Connect Observation.
+            observed = cast("ConnectDataFrame", frame).observe(connect_observation, counts)
+            return observed.filter(connect_functions.col(METRICS_COLUMN).isNull()).drop(METRICS_COLUMN)
+
+        from pyspark.sql import Observation, functions
 
         observation = Observation()
         self._observations.append(observation)
@@ -382,7 +422,7 @@ class ScanMetrics:
     @property
     def value(self) -> dict[str, Any]:
         """Planning and reading counts, merged."""
-        reading = {name: 0 for name in READ_METRICS}
+        reading: dict[str, Any] = {name: 0 for name in READ_METRICS}
         reading["files_skipped"] = []
         reading.update(self._reading())
         merged = {**self.planning, "tasks": self.tasks, **reading}
@@ -394,7 +434,7 @@ class ScanMetrics:
         return f"pqsift.spark.ScanMetrics({self.value})"
 
 
-class _MetricsParam(AccumulatorParam):  # type: ignore[type-arg,misc]
+class _MetricsParam(AccumulatorParam[dict[str, Any]]):
     """Sums counts and concatenates lists (the skipped files) of task metrics."""
 
     def zero(self, value: dict[str, Any]) -> dict[str, Any]:
@@ -469,7 +509,7 @@ def read(
     if metrics is not None and metrics.connect != is_connect(spark):
         raise ValueError("metrics: a ScanMetrics of another kind of session (classic / Spark Connect) than spark")
     if isinstance(filter, Expr):
-        filter = filter.to_sql()
+        filter = filter.to_sql()  # noqa: A001 - the public parameter, as SQL text
     source = absolute_source(source)
     if options.get("base_path") is not None:
         options["base_path"] = absolute_path(options["base_path"])
@@ -491,7 +531,11 @@ def read(
     sort_only = [key for key, _, _ in order_by or [] if column_list is not None and key not in column_list]
     if sort_only and column_list is not None:
         column_list = column_list + sort_only
-    pruning = {name: value for name, value in options.items() if name in _OPTIONS or name in ("order_by", "limit") and order_by}
+    pruning = {
+        name: value
+        for name, value in options.items()
+        if name in _OPTIONS or (name in ("order_by", "limit") and order_by)
+    }
     plan = plan_tasks(
         source,
         column_list,
@@ -504,7 +548,9 @@ def read(
     if not plan.files and plan.table.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
     first = (plan.files[0], plan.partition_values[0]) if plan.files else None
-    schema_of = _arrow_schema_of(first, column_list, options["case_sensitive"], plan.partition_schema, plan.table, options.get("storage_options"))
+    schema_of = _arrow_schema_of(
+        first, column_list, options["case_sensitive"], plan.partition_schema, plan.table, options.get("storage_options")
+    )
     struct = _struct_type(schema_of)
     if metrics is not None:
         metrics.planning = dict(plan.metrics)
@@ -513,12 +559,19 @@ def read(
     planned = [task.to_rows() for task in plan.tasks]
     if not planned:
         return spark.createDataFrame([], struct)
-    request = _PlannedRead(planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options)
+    request = _PlannedRead(
+        planned, column_list, filter, plan, schema_of, struct, ignore_corrupt_files, metrics, options
+    )
     frame = None
     if driver_read_bytes is None:
         driver_read_bytes = (1 << 62) if _runs_in_the_driver(spark, conf) else DRIVER_READ_BYTES
     result_bytes = result_bound(is_connect(spark))
-    if plan.selected_bytes is not None and 0 < driver_read_bytes and plan.selected_bytes <= driver_read_bytes and not _too_large_for_the_driver(request, result_bytes):
+    if (
+        plan.selected_bytes is not None
+        and driver_read_bytes > 0
+        and plan.selected_bytes <= driver_read_bytes
+        and not _too_large_for_the_driver(request, result_bytes)
+    ):
         frame = _read_small_result(spark, request, result_bytes)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)
@@ -526,7 +579,12 @@ def read(
         return frame
     # Each task outputs its own first rows in order; Spark merges them.
     functions = _functions(spark)
-    frame = frame.orderBy(*[_sort_column(functions, key, column_list, descending, nulls_first) for key, descending, nulls_first in order_by])
+    frame = frame.orderBy(
+        *[
+            _sort_column(functions, key, column_list, descending, nulls_first)
+            for key, descending, nulls_first in order_by
+        ]
+    )
     if options.get("limit") is not None:
         frame = frame.limit(options["limit"])
     return frame.drop(*[_output_name(key) for key in sort_only]) if sort_only else frame
@@ -617,10 +675,11 @@ def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> Dat
         return spark.createDataFrame(rows, struct)
     finally:
         for name in changed:
-            if previous[name] is None:
+            earlier = previous[name]
+            if earlier is None:
                 spark.conf.unset(name)
             else:
-                spark.conf.set(name, previous[name])
+                spark.conf.set(name, earlier)
 
 
 def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> DataFrame:
@@ -645,11 +704,11 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
     # (a hash repartition would leave some empty and double others up), and is made in the
     # JVM; the reader looks the id up in the plan it carries.
     tasks = spark.range(0, len(planned), 1, numPartitions=len(planned))
-    if in_band:
+    if in_band and metrics is not None:  # (in_band implies metrics; spelled out for the type checker)
         from pyspark.sql.types import StringType, StructField, StructType
 
         output = StructType([*request.struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
-        return metrics._observe(tasks.mapInArrow(function, output))  # type: ignore[union-attr]
+        return metrics._observe(tasks.mapInArrow(function, output))
     return tasks.mapInArrow(function, request.struct)
 
 
@@ -662,7 +721,7 @@ def _sort_column(functions: Any, key: str, columns: list[str] | None, descending
     """The Spark sort expression of an ``order_by`` key (``functions``: the session's, see
     :func:`_functions`)."""
     name = key if columns is None else "`" + _output_name(key).replace("`", "``") + "`"
-    column = functions.col(name)
+    column: Column = functions.col(name)
     if descending:
         return column.desc_nulls_first() if nulls_first else column.desc_nulls_last()
     return column.asc_nulls_first() if nulls_first else column.asc_nulls_last()
@@ -701,6 +760,10 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     if filter_pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     conf = _SessionConf(spark)
-    field_ids = (conf.flag("spark.sql.parquet.fieldId.read.enabled"), conf.flag("spark.sql.parquet.fieldId.read.ignoreMissing"))
-    spark.dataSource.register(data_source_class(filter_pushdown, conf.time_zone(), base_directory=os.getcwd(), field_ids=field_ids))
-
+    field_ids = (
+        conf.flag("spark.sql.parquet.fieldId.read.enabled"),
+        conf.flag("spark.sql.parquet.fieldId.read.ignoreMissing"),
+    )
+    spark.dataSource.register(
+        data_source_class(filter_pushdown, conf.time_zone(), base_directory=os.getcwd(), field_ids=field_ids)
+    )

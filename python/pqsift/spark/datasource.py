@@ -19,7 +19,7 @@ import datetime
 import decimal
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -51,6 +51,8 @@ from pqsift.spark.reader import METRICS_COLUMN, read_pieces
 
 __all__ = ["data_source_class", "filter_to_sql"]
 
+#: The keys of :data:`_COMPARISONS` as a tuple, for an ``isinstance`` the type checker narrows by.
+_COMPARISON_FILTERS = (EqualTo, EqualNullSafe, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)
 _COMPARISONS: dict[type, str] = {
     EqualTo: "=",
     EqualNullSafe: "<=>",
@@ -82,7 +84,7 @@ def filter_to_sql(pushed: Filter) -> str | None:
         return f"{column} IS NULL"
     if isinstance(pushed, IsNotNull):
         return f"{column} IS NOT NULL"
-    if type(pushed) in _COMPARISONS:
+    if type(pushed) in _COMPARISONS and isinstance(pushed, _COMPARISON_FILTERS):
         value = _literal(pushed.value)
         return None if value is None else f"{column} {_COMPARISONS[type(pushed)]} {value}"
     if isinstance(pushed, In):
@@ -93,7 +95,8 @@ def filter_to_sql(pushed: Filter) -> str | None:
     if isinstance(pushed, (StringStartsWith, StringEndsWith, StringContains)):
         if not isinstance(pushed.value, str):
             return None
-        function = {StringStartsWith: "startswith", StringEndsWith: "endswith", StringContains: "contains"}[type(pushed)]
+        functions = {StringStartsWith: "startswith", StringEndsWith: "endswith", StringContains: "contains"}
+        function = functions[type(pushed)]
         return f"{function}({column}, {lit(pushed.value).to_sql()})"
     return None
 
@@ -132,7 +135,14 @@ _TABLE_OPTIONS = (
 _ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
 
 # Options set per task by the planner, never by users.
-_PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output", "partition_values", "declared_schema", "deletion_vector")
+_PLANNER_OPTIONS = (
+    "file_range",
+    "row_groups",
+    "spark_output",
+    "partition_values",
+    "declared_schema",
+    "deletion_vector",
+)
 
 # Options the data source reads itself, besides those of pqsift.scan.
 _OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes", "metrics")
@@ -157,7 +167,7 @@ def _option_name(key: str) -> str:
     raise ValueError(f"pqsift data source: unknown option {key!r}")
 
 
-def _settings(options: dict[str, str], base_directory: str | None = None) -> dict[str, str]:
+def _settings(options: Mapping[str, str], base_directory: str | None = None) -> dict[str, str]:
     """The options by canonical name; with ``base_directory``, relative ``path``, ``paths``
     and ``base_path`` made absolute against it (URLs kept)."""
     settings = {_option_name(key): value for key, value in options.items()}
@@ -190,7 +200,13 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
             continue
         if name == "allowed_locations":
             # "any", a JSON list, or prefixes separated by commas.
-            out[name] = text if text == "any" else json.loads(text) if text.lstrip().startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
+            out[name] = (
+                text
+                if text == "any"
+                else json.loads(text)
+                if text.lstrip().startswith("[")
+                else [p.strip() for p in text.split(",") if p.strip()]
+            )
             continue
         if name in _PLANNER_OPTIONS:
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
@@ -214,17 +230,19 @@ def _bool(key: str, text: str) -> bool:
     raise ValueError(f"pqsift data source: option {key!r} must be true or false, not {text!r}")
 
 
-class _TaskPartition(InputPartition):  # type: ignore[misc]
+class _TaskPartition(InputPartition):
     """One planned task: ``value`` is ``(partition_schema, table, pieces, planning)``, the
     pieces ``(path, row_groups, partition_values, deletion_vector)``, ``table`` a
     :class:`~pqsift.spark.planning.TableContext` and ``planning`` the driver's counts, for
     the first task of a read with the option ``metrics`` (else ``None``)."""
 
 
-class PqsiftReader(DataSourceReader):  # type: ignore[misc]
+class PqsiftReader(DataSourceReader):
     """Plans tasks with the pushed filters and reads them with the pqsift core."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, user_schema: bool, base_directory: str | None = None) -> None:
+    def __init__(
+        self, options: dict[str, str], schema: StructType, user_schema: bool, base_directory: str | None = None
+    ) -> None:
         settings = _settings(options, base_directory)
         self.path = _path_of(settings)
         self.columns = _columns_of(settings.get("columns"), schema, user_schema)
@@ -233,7 +251,9 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
         self.target_task_bytes = int(settings.get("target_task_bytes", DEFAULT_TARGET_TASK_BYTES))
         self.metrics = _metrics_wanted(settings)
         if self.metrics and user_schema:
-            raise ValueError(f"pqsift data source: option 'metrics' adds the column {METRICS_COLUMN} to the source's schema; it does not go with a schema given by .schema(...)")
+            raise ValueError(
+                f"pqsift data source: option 'metrics' adds the column {METRICS_COLUMN} to the source's schema; it does not go with a schema given by .schema(...)"
+            )
         self.options = _options_of(settings)
         self.schema = schema
         self.cast_to = pa_schema(schema) if user_schema else None
@@ -259,7 +279,10 @@ class PqsiftReader(DataSourceReader):  # type: ignore[misc]
             # when every file was pruned).
             planning = {"metrics": dict(plan.metrics), "tasks": len(tasks), "explain": plan.explain}
             tasks = tasks or [[]]
-        return [_TaskPartition((plan.partition_schema, plan.table, rows, planning if i == 0 else None)) for i, rows in enumerate(tasks)]
+        return [
+            _TaskPartition((plan.partition_schema, plan.table, rows, planning if i == 0 else None))
+            for i, rows in enumerate(tasks)
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = {"threads": 1, **self.options}
@@ -364,7 +387,7 @@ def data_source_class(
     another (on Spark Connect, the server's); ``None`` leaves them to that worker."""
     reader_class = PushdownReader if filter_pushdown else PqsiftReader
 
-    class PqsiftDataSource(DataSource):  # type: ignore[misc]
+    class PqsiftDataSource(DataSource):
         """``spark.read.format("pqsift")``: see :func:`pqsift.spark.register`."""
 
         @classmethod
@@ -388,7 +411,11 @@ def data_source_class(
             user_schema = "columns" not in _settings(self.options) and schema != self.schema()
             options = dict(self.options)
             given = _settings(options)
-            defaults = {"session_time_zone": session_time_zone, "match_field_ids": field_ids[0], "ignore_missing_field_ids": field_ids[1]}
+            defaults: dict[str, str | bool] = {
+                "session_time_zone": session_time_zone,
+                "match_field_ids": field_ids[0],
+                "ignore_missing_field_ids": field_ids[1],
+            }
             for name, default in defaults.items():
                 if name not in given:
                     options[name] = str(default).lower() if isinstance(default, bool) else default

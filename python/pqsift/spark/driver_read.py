@@ -46,6 +46,7 @@ DataFrame[id: bigint]                    # always Python tasks (MapInArrow)
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -57,7 +58,15 @@ from pqsift.scan import _READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
 
-__all__ = ["CONNECT_RESULT_BYTES", "DRIVER_READ_BYTES", "DRIVER_RESULT_BYTES", "output_floor", "output_passes_the_bound", "read_on_driver", "result_bound"]
+__all__ = [
+    "CONNECT_RESULT_BYTES",
+    "DRIVER_READ_BYTES",
+    "DRIVER_RESULT_BYTES",
+    "output_floor",
+    "output_passes_the_bound",
+    "read_on_driver",
+    "result_bound",
+]
 
 #: At most this many compressed bytes left by the driver's plan are read on the driver.
 #: The estimate counts every column of a kept row group, an upper bound of what late
@@ -106,10 +115,8 @@ def output_floor(rows: int, schema: pa.Schema) -> int:
         elif pa.types.is_string_view(kind) or pa.types.is_binary_view(kind):
             width += 16
         else:
-            try:
+            with contextlib.suppress(ValueError):  # nested: nothing counted
                 width += kind.byte_width
-            except ValueError:  # nested: nothing counted
-                pass
     return int(rows * width)
 
 
@@ -183,7 +190,7 @@ def read_on_driver(
     total, done = sum(weights), [0]
 
     def in_order() -> Iterator[Piece]:
-        for piece, weight in zip(pieces, weights):
+        for piece, weight in zip(pieces, weights, strict=True):
             yield piece
             done[0] += weight  # asked for the next one: this one is read
 
@@ -199,10 +206,8 @@ def read_on_driver(
         **options,
     )
     try:
-        batches_seen = 0
-        for batch in stream:
+        for batches_seen, batch in enumerate(stream, start=1):
             output_bytes += batch.nbytes
-            batches_seen += 1
             # Past the bound, or on course to pass it: the output so far scaled to all the
             # row groups, those read counted as the runs finished or the batches seen (a
             # batch holds at most a row group's rows; one without rows sends none).
@@ -252,7 +257,9 @@ def _read_whole_scan(
                 if name == "row_groups_read":
                     read[name] += int(planning.get("row_groups_selected", 0))
                 elif name in STORE_METRICS:
-                    read[name] += int(streamed.get(name, 0)) + int(planning.get(name, 0)) - int(planned_before.get(name, 0))
+                    read[name] += (
+                        int(streamed.get(name, 0)) + int(planning.get(name, 0)) - int(planned_before.get(name, 0))
+                    )
                 else:
                     read[name] += int(streamed.get(name, 0))
     return pa.Table.from_batches(batches, schema)

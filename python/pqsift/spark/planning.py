@@ -192,7 +192,9 @@ def plan_tasks(
     """
     if isinstance(target_task_bytes, bool) or not isinstance(target_task_bytes, int) or target_task_bytes <= 0:
         raise ValueError(f"target_task_bytes must be a positive int, got {target_task_bytes!r}")
-    if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0):
+    if parallelism is not None and (
+        isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0
+    ):
         raise ValueError(f"parallelism must be a positive int, got {parallelism!r}")
     planned = scan(source, columns, filter, **scan_options)
     if lazy is None:
@@ -270,7 +272,13 @@ def _plan_lazily(planned: Any, target_task_bytes: int, parallelism: int | None) 
         if size > target:
             # Row groups are read by the range holding their midpoint: each exactly once.
             for start in range(0, size, target):
-                tasks.append(Task(pieces=(piece(position, (start, min(target, size - start))),), compressed_bytes=min(target, size - start), rows=0))
+                tasks.append(
+                    Task(
+                        pieces=(piece(position, (start, min(target, size - start))),),
+                        compressed_bytes=min(target, size - start),
+                        rows=0,
+                    )
+                )
             continue
         if pieces and task_bytes + size > target:
             tasks.append(Task(pieces=tuple(pieces), compressed_bytes=task_bytes, rows=0))

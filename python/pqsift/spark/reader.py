@@ -15,7 +15,7 @@ null, which :func:`pqsift.spark.read` observes (``DataFrame.observe``) and filte
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -25,7 +25,16 @@ from pqsift.expr import Expr
 from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
 from pqsift.spark.planning import Piece, TableContext
 
-__all__ = ["METRICS_COLUMN", "READ_METRICS", "STORE_METRICS", "TASK_COLUMNS", "ReaderFunction", "planned_reader", "read_pieces", "reader"]
+__all__ = [
+    "METRICS_COLUMN",
+    "READ_METRICS",
+    "STORE_METRICS",
+    "TASK_COLUMNS",
+    "ReaderFunction",
+    "planned_reader",
+    "read_pieces",
+    "reader",
+]
 
 #: Columns of a task DataFrame the reader understands; only ``path`` is required.
 #: ``row_groups`` (array<int>) restricts a row to those row groups; ``range_start`` and
@@ -36,7 +45,15 @@ TASK_COLUMNS = ("path", "row_groups", "range_start", "range_length")
 STORE_METRICS = ("requests", "retries", "bytes_requested")
 
 #: Reading counts summed over tasks (see :class:`pqsift.spark.ScanMetrics`).
-READ_METRICS = ("rows_out", "rows_decoded", "bytes_read", "cache_hits", "cache_misses", "row_groups_read", *STORE_METRICS)
+READ_METRICS = (
+    "rows_out",
+    "rows_decoded",
+    "bytes_read",
+    "cache_hits",
+    "cache_misses",
+    "row_groups_read",
+    *STORE_METRICS,
+)
 
 #: On Spark Connect, the output column (string) that carries each task's reading counts:
 #: null in every data row, the counts as JSON in one last row per task.
@@ -72,7 +89,7 @@ def reader(
     >>> files.mapInArrow(reader(["id"], "amount > 200"), schema(paths, ["id"]))
     """
     if isinstance(filter, Expr):
-        filter = filter.to_sql()
+        filter = filter.to_sql()  # noqa: A001 - the public parameter, as SQL text
     _check_options(options)
     if metrics is not None and getattr(metrics, "accumulator", None) is None:
         raise ValueError(
@@ -114,7 +131,9 @@ def planned_reader(
     output; each batch then also has the string column :data:`METRICS_COLUMN`, null, and
     each task ends with one row of its reading counts as JSON there, nulls elsewhere."""
     options = {**options, "partition_schema": partition_schema or [], "table": table or TableContext()}
-    return _reader(columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned, metrics_schema=metrics_schema)
+    return _reader(
+        columns, filter, ignore_corrupt_files, metrics, threads, options, planned=planned, metrics_schema=metrics_schema
+    )
 
 
 def _reader(
@@ -152,12 +171,12 @@ def read_pieces(
     partition_schema: list[tuple[str, str]] | None = None,
     table: TableContext | None = None,
     ignore_corrupt_files: bool = False,
-    threads: int = 1,
+    threads: int | None = 1,
     report: Callable[[dict[str, Any]], None] | None = None,
     metrics_schema: pa.Schema | None = None,
     planning: dict[str, Any] | None = None,
     **options: Any,
-) -> Iterator[pa.RecordBatch]:
+) -> Generator[pa.RecordBatch, None, None]:
     """Reads planned ``(path, row_groups, partition_values, deletion_vector)`` pieces as
     :func:`reader` reads task rows (the data source's ``read``, which gets its pieces as
     Python values, not as a DataFrame, and the driver's read of a small result).
@@ -172,7 +191,12 @@ def read_pieces(
 
 def _piece_row(piece: Piece) -> dict[str, Any]:
     path, row_groups, values, deletion_vector, file_range = piece
-    row = {"path": path, "row_groups": row_groups, "partition_values": values, "deletion_vector": deletion_vector}
+    row: dict[str, object] = {
+        "path": path,
+        "row_groups": row_groups,
+        "partition_values": values,
+        "deletion_vector": deletion_vector,
+    }
     if file_range is not None:
         row["range_start"], row["range_length"] = file_range
     return row
@@ -183,11 +207,11 @@ def _row_reader(
     filter: str | None,  # noqa: A002
     ignore_corrupt_files: bool,
     report: Callable[[dict[str, Any]], None] | None,
-    threads: int,
+    threads: int | None,
     options: dict[str, Any],
     metrics_schema: pa.Schema | None = None,
     planning: dict[str, Any] | None = None,
-) -> Callable[[Iterable[dict[str, Any]]], Iterator[pa.RecordBatch]]:
+) -> Callable[[Iterable[dict[str, Any]]], Generator[pa.RecordBatch, None, None]]:
     """Reads task rows (``path`` and optionally ``row_groups`` or a byte range), handing
     what each task read to ``report`` (an accumulator's ``add``) when it ends (or, with
     ``metrics_schema``, sending it in-band, ``planning`` too: see :func:`planned_reader`)."""
@@ -200,12 +224,14 @@ def _row_reader(
         settings.pop(decided, None)
     column_list = None if columns is None else list(columns)
 
-    def read_rows(rows: Iterable[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
+    def read_rows(rows: Iterable[dict[str, Any]]) -> Generator[pa.RecordBatch, None, None]:
         totals: dict[str, Any] = dict.fromkeys(READ_METRICS, 0)
         totals["files_skipped"] = []
         try:
             for row in rows:
-                for batch in _read_row(row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals):
+                for batch in _read_row(
+                    row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals
+                ):
                     yield batch if metrics_schema is None else _with_metrics_column(batch)
         finally:
             if report is not None:

@@ -1,7 +1,8 @@
 //! Reading a checkpoint for log replay: the active files come from the `add`
 //! column alone — a checkpoint's `remove` rows are tombstones that never hide one of its own
 //! adds — so a Parquet checkpoint (a classic one, each part of a multi-part one, a v2
-//! Parquet checkpoint and each Parquet sidecar) is read **with pqsift's own scan**, projected
+//! Parquet checkpoint and each Parquet sidecar) is read **with pqsift's own scan** (through
+//! [`ParquetReads`], which the scan implements), projected
 //! to `add` with `add.path IS NOT NULL` pushed down: row groups and pages holding only other
 //! actions are pruned by statistics and the page index, and no other action's column
 //! (`remove`, the largest, `metaData`, `txn`, ...) is decoded. The predicate decodes the
@@ -15,12 +16,12 @@
 //! actions. What each Parquet read pruned and decoded is summed in [`CheckpointReadMetrics`].
 //!
 //! ```no_run
+//! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::delta::checkpoint::read_add_actions;
-//! let (adds, metrics) = read_add_actions(&std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet").into()).unwrap();
+//! let path = std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet").into();
+//! let (adds, metrics) = read_add_actions(&path, &ScanReads).unwrap();
 //! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
 //! ```
-
-use arrow::array::RecordBatch;
 
 use super::action_rows::{adds_from_array, array_to_json};
 use super::actions::{Action, Add, Metadata, Protocol, Sidecar};
@@ -28,13 +29,10 @@ use super::log_segment::Checkpoint;
 use super::paths::resolve_path;
 use crate::error::{PqsiftError, Result, quoted};
 use crate::format::opener::OpenedFile;
-use crate::planning::access_plan::RowGroupAccess;
-use crate::planning::scan::{Scan, ScanOptions};
-use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
-use crate::reading::scan_stream::ScanTask;
 use crate::storage::Location;
 use crate::storage::source::{Entry, read_all, stat};
 use crate::table::allowed_locations::is_below;
+use crate::table::parquet_reads::ParquetReads;
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
 ///
@@ -98,17 +96,21 @@ pub struct CheckpointActions {
 }
 
 /// Reads `checkpoint` of the table at `table_root`: its adds, protocol and metadata.
-pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result<CheckpointActions> {
+pub fn read_checkpoint(
+    table_root: &Location,
+    checkpoint: &Checkpoint,
+    reads: &dyn ParquetReads,
+) -> Result<CheckpointActions> {
     let mut out = CheckpointActions::default();
     let mut sidecars = Vec::new();
     for part in &checkpoint.parts {
         if part.is_json() {
             read_json_checkpoint(&part.path, &mut out, &mut sidecars)?;
         } else {
-            let (adds, metrics) = read_add_actions(&part.path)?;
+            let (adds, metrics) = read_add_actions(&part.path, reads)?;
             out.adds.extend(adds);
             out.metrics.add(&metrics);
-            let others = read_other_actions(&part.path)?;
+            let others = read_other_actions(&part.path, reads)?;
             if out.protocol.is_none() {
                 out.protocol = others.protocol;
             }
@@ -146,7 +148,7 @@ pub fn read_checkpoint(table_root: &Location, checkpoint: &Checkpoint) -> Result
             read_json_checkpoint(&path, &mut actions, &mut nested)?;
             out.adds.extend(actions.adds);
         } else {
-            let (adds, metrics) = read_add_actions(&path)?;
+            let (adds, metrics) = read_add_actions(&path, reads)?;
             out.adds.extend(adds);
             out.metrics.add(&metrics);
         }
@@ -182,9 +184,9 @@ fn read_json_checkpoint(path: &Location, out: &mut CheckpointActions, sidecars: 
     Ok(())
 }
 
-/// The `add` rows of the Parquet checkpoint file `path`, read through pqsift's scan (the
-/// `add` column only, `add.path IS NOT NULL` pushed down), and what the read pruned.
-pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
+/// The `add` rows of the Parquet checkpoint file `path`, read through `reads` (the `add`
+/// column only, `add.path IS NOT NULL` pushed down), and what the read pruned.
+pub fn read_add_actions(path: &Location, reads: &dyn ParquetReads) -> Result<(Vec<Add>, CheckpointReadMetrics)> {
     let opened = OpenedFile::open(path)?;
     let mut metrics = CheckpointReadMetrics { files: 1, ..Default::default() };
     if opened.schema.field_with_name("add").is_err() {
@@ -192,17 +194,17 @@ pub fn read_add_actions(path: &Location) -> Result<(Vec<Add>, CheckpointReadMetr
         metrics.rows_total = opened.metadata.file_metadata().num_rows().max(0) as u64;
         return Ok((Vec::new(), metrics));
     }
-    let (batches, plan_metrics, read) = scan_columns(path, vec!["add".into()], "add.path IS NOT NULL")?;
-    metrics.row_groups_total = plan_metrics.row_groups_total;
-    metrics.row_groups_pruned = plan_metrics.row_groups_total - plan_metrics.row_groups_selected;
-    metrics.pages_total = plan_metrics.pages_total;
-    metrics.pages_pruned = plan_metrics.pages_pruned;
-    metrics.rows_total = plan_metrics.rows_total;
-    metrics.rows_selected = plan_metrics.rows_selected;
+    let read = reads.read_columns(path, &["add".into()], "add.path IS NOT NULL")?;
+    metrics.row_groups_total = read.row_groups_total;
+    metrics.row_groups_pruned = read.row_groups_pruned;
+    metrics.pages_total = read.pages_total;
+    metrics.pages_pruned = read.pages_pruned;
+    metrics.rows_total = read.rows_total;
+    metrics.rows_selected = read.rows_selected;
     metrics.values_decoded = read.rows_decoded;
     metrics.bytes_read = read.bytes_read;
     let mut adds = Vec::new();
-    for batch in &batches {
+    for batch in &read.batches {
         let column =
             batch.column_by_name("add").ok_or_else(|| PqsiftError::corrupt_delta(path, "no add column in the read"))?;
         if let Some(typed) = adds_from_array(column.as_ref()) {
@@ -232,7 +234,7 @@ struct OtherActions {
 
 /// Reads the `protocol`, `metaData` and `sidecar` columns of `path` (those it has), only
 /// the rows where one of them is set.
-fn read_other_actions(path: &Location) -> Result<OtherActions> {
+fn read_other_actions(path: &Location, reads: &dyn ParquetReads) -> Result<OtherActions> {
     let opened = OpenedFile::open(path)?;
     let candidates =
         [("protocol", "protocol.minReaderVersion"), ("metaData", "metaData.id"), ("sidecar", "sidecar.path")];
@@ -242,10 +244,9 @@ fn read_other_actions(path: &Location) -> Result<OtherActions> {
     if present.is_empty() {
         return Ok(out);
     }
-    let columns = present.iter().map(|(name, _)| name.to_string()).collect();
+    let columns: Vec<String> = present.iter().map(|(name, _)| name.to_string()).collect();
     let filter = present.iter().map(|(_, leaf)| format!("{leaf} IS NOT NULL")).collect::<Vec<_>>().join(" OR ");
-    let (batches, _, _) = scan_columns(path, columns, &filter)?;
-    for batch in &batches {
+    for batch in &reads.read_columns(path, &columns, &filter)?.batches {
         for (name, _) in &present {
             let Some(column) = batch.column_by_name(name) else { continue };
             for value in array_to_json(column.as_ref()).map_err(|e| e.in_file(path, "checkpoint"))? {
@@ -268,46 +269,6 @@ fn read_other_actions(path: &Location) -> Result<OtherActions> {
         }
     }
     Ok(out)
-}
-
-/// What a read did, from the stream's metrics.
-pub(crate) struct ReadCounts {
-    rows_decoded: u64,
-    bytes_read: u64,
-}
-
-/// Plans and reads `columns` of `path` where `filter` holds, with pqsift's scan: the plan's
-/// surviving row groups (with their page selections) become the stream's tasks.
-pub(crate) fn scan_columns(
-    path: &Location,
-    columns: Vec<String>,
-    filter: &str,
-) -> Result<(Vec<RecordBatch>, crate::planning::metrics::PruningMetrics, ReadCounts)> {
-    let scan = Scan::new(vec![path.clone()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
-    let plan = scan.plan()?;
-    let mut tasks = Vec::new();
-    for (position, file) in plan.files.iter().enumerate() {
-        for row_group in &file.row_groups {
-            let selection = match &row_group.access {
-                RowGroupAccess::Skip => continue,
-                RowGroupAccess::Scan => None,
-                RowGroupAccess::Selection(selection) => Some(selection.clone()),
-            };
-            tasks.push(ScanTask::new(position, row_group.index, selection));
-        }
-    }
-    let opened = scan.open(0)?;
-    let files = vec![OpenFile { location: opened.location.clone(), metadata: opened.metadata.clone() }];
-    let config =
-        ReaderConfig { columns: Some(columns), filter: scan.filter().cloned(), threads: 1, ..ReaderConfig::default() };
-    let mut stream = open_stream(&files, tasks, &config)?;
-    let mut batches = Vec::new();
-    while let Some(batch) = stream.next_batch_checked() {
-        batches.push(batch?);
-    }
-    let read = stream.metrics();
-    let counts = ReadCounts { rows_decoded: read.rows_decoded, bytes_read: stream.bytes_read() };
-    Ok((batches, plan.metrics, counts))
 }
 
 /// The number of rows of a Parquet file, from its footer.

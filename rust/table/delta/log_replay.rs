@@ -8,9 +8,10 @@
 //! never read (see [`super::checkpoint`]). Protocol and metadata are the newest ones seen.
 //!
 //! ```no_run
+//! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::delta::{log_replay::replay, log_segment::{LogListing, VersionSpec}};
 //! let listing = LogListing::list(&std::path::Path::new("/data/t").into()).unwrap();
-//! let replayed = replay(&listing.segment(VersionSpec::Latest).unwrap()).unwrap();
+//! let replayed = replay(&listing.segment(VersionSpec::Latest).unwrap(), &ScanReads).unwrap();
 //! println!("{} active files", replayed.files.len());
 //! ```
 
@@ -24,6 +25,7 @@ use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::storage::location::ObjectVersion;
 use crate::storage::source::read_many;
+use crate::table::parquet_reads::ParquetReads;
 
 /// Counts of one replay.
 ///
@@ -83,9 +85,9 @@ pub struct Replayed {
     pub metrics: LogReplayMetrics,
 }
 
-/// Replays `segment`.
+/// Replays `segment`, reading a Parquet checkpoint through `reads`.
 #[expect(clippy::mutable_key_type, reason = "a Location hashes by its text; its store client is not part of the key")]
-pub fn replay(segment: &LogSegment) -> Result<Replayed> {
+pub fn replay(segment: &LogSegment, reads: &dyn ParquetReads) -> Result<Replayed> {
     let root = &segment.table_root;
     let mut metrics = LogReplayMetrics { last_checkpoint_hint_used: segment.hint_used.is_some(), ..Default::default() };
     let mut seen: HashSet<(Location, Option<String>)> = HashSet::new();
@@ -144,7 +146,7 @@ pub fn replay(segment: &LogSegment) -> Result<Replayed> {
         }
     }
     if let Some(checkpoint) = &segment.checkpoint {
-        let actions = read_checkpoint(root, checkpoint)?;
+        let actions = read_checkpoint(root, checkpoint, reads)?;
         metrics.checkpoint_version = Some(checkpoint.version);
         metrics.checkpoint_parts = checkpoint.parts.len() as u64;
         metrics.sidecars_read = actions.sidecars.len() as u64;

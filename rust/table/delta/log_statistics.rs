@@ -46,8 +46,8 @@ use super::snapshot::FileStats;
 use super::table::{DeltaTable, typed_column};
 use crate::error::Result;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind};
-use crate::planning::pruning_predicate::evaluate_on_zone_maps;
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
+use crate::pruning::zone_map::ZoneMaps;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 

@@ -19,15 +19,17 @@
 //! * [`schema`] — `schemaString` to an Arrow schema; column mapping mode.
 //! * [`deletion_vector`] — deletion vector descriptors and their RoaringTreemap bitmaps.
 //! * [`snapshot`] — the entry point: [`load_snapshot`] and [`DeltaSnapshot`].
-//! * [`table`] — a snapshot as a scan's table: typed partition values, the declared
-//!   schema, deletion vectors as row selections.
+//! * [`table`] — what a scan keeps of a snapshot: per file its deletion vector (as row
+//!   selections) and statistics; partition values typed as the log writes them.
+//! * [`open`] — a snapshot as a scan's table, with the declared schema.
 //!
 //! ```no_run
+//! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::storage::Location;
 //! use pqsift::table::delta::{is_delta_table, load_snapshot, SnapshotSpec};
 //! let root = Location::from(std::path::Path::new("/data/events"));
 //! if is_delta_table(&root) {
-//!     let snapshot = load_snapshot(&root, SnapshotSpec::Version(3), &Default::default()).unwrap();
+//!     let snapshot = load_snapshot(&root, SnapshotSpec::Version(3), &Default::default(), &ScanReads).unwrap();
 //!     assert_eq!(snapshot.version, 3);
 //! }
 //! ```
@@ -39,6 +41,7 @@ pub mod deletion_vector;
 pub mod log_replay;
 pub mod log_segment;
 pub mod log_statistics;
+pub mod open;
 pub mod paths;
 pub mod protocol;
 pub mod schema;

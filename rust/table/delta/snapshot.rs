@@ -3,8 +3,10 @@
 //! at or before a timestamp), replays it, checks the protocol, and parses the schema.
 //!
 //! ```no_run
+//! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::delta::{load_snapshot, SnapshotSpec};
-//! let snapshot = load_snapshot(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, &Default::default()).unwrap();
+//! let root = std::path::Path::new("/data/events").into();
+//! let snapshot = load_snapshot(&root, SnapshotSpec::Latest, &Default::default(), &ScanReads).unwrap();
 //! println!("version {}: {} files, schema {}", snapshot.version, snapshot.files.len(), snapshot.schema);
 //! for file in &snapshot.files {
 //!     let rows = file.stats.parse().and_then(|s| s.num_records);
@@ -27,6 +29,7 @@ use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::storage::source::{Entry, read_many, stat};
 use crate::table::allowed_locations::AllowedLocations;
+use crate::table::parquet_reads::ParquetReads;
 
 /// Which snapshot to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,14 +182,20 @@ pub fn is_delta_table(root: &Location) -> bool {
 }
 
 /// Loads the snapshot `spec` of the table at `root`; every data file and deletion vector
-/// it names must be where `allowed` lets the table read.
+/// it names must be where `allowed` lets the table read. A Parquet checkpoint is read
+/// through `reads`.
 ///
 /// Errors: [`PqsiftError::Table`] when `root` has no `_delta_log`, the version does not exist
 /// or cannot be rebuilt (commits missing), or the log has no protocol or no metadata;
 /// a data file or deletion vector outside the table's root that `allowed` does not allow;
 /// [`PqsiftError::Unsupported`] for a reader version or feature this reader does not
 /// implement; [`PqsiftError::Corrupt`] / [`PqsiftError::Io`] for unreadable log files.
-pub fn load_snapshot(root: &Location, spec: SnapshotSpec, allowed: &AllowedLocations) -> Result<DeltaSnapshot> {
+pub fn load_snapshot(
+    root: &Location,
+    spec: SnapshotSpec,
+    allowed: &AllowedLocations,
+    reads: &dyn ParquetReads,
+) -> Result<DeltaSnapshot> {
     let listing = LogListing::list(root)?;
     let version = match spec {
         SnapshotSpec::Latest => VersionSpec::Latest,
@@ -194,7 +203,7 @@ pub fn load_snapshot(root: &Location, spec: SnapshotSpec, allowed: &AllowedLocat
         SnapshotSpec::Timestamp(ms) => VersionSpec::Version(version_at(&listing, ms)?),
     };
     let segment = listing.segment(version)?;
-    let replayed = replay(&segment)?;
+    let replayed = replay(&segment, reads)?;
     let protocol = replayed.protocol.ok_or_else(|| {
         PqsiftError::table(root, format!("no protocol action in the log up to version {}", segment.version))
     })?;

@@ -1,32 +1,26 @@
-//! A Delta snapshot as a scan's [`Table`]: the active files, their partition values typed
-//! from the schema, the declared schema the reader shows (column mapping, evolution and
-//! widening hidden by [`DeclaredSchema`]), and per file what the log knows of it (deletion
-//! vector, statistics) for planning.
+//! What a scan keeps of a Delta snapshot besides its files: per file what the log knows of
+//! it (deletion vector, statistics) for planning and reading, and the typing of partition
+//! values as the log writes them. [`super::open`] turns a snapshot into a scan's table.
 //!
-//! ```no_run
-//! use pqsift::table::delta::{SnapshotSpec, table::open_delta_table};
-//! let allowed = pqsift::table::allowed_locations::AllowedLocations::default();
-//! let table = open_delta_table(&std::path::Path::new("/data/events").into(), SnapshotSpec::Latest, "UTC", &allowed).unwrap();
-//! let delta = table.delta.as_ref().unwrap();
-//! println!("version {}: {} files, {} rows deleted", delta.version, table.files.len(), delta.deleted_rows());
+//! ```
+//! use arrow::datatypes::DataType;
+//! use pqsift::table::delta::table::typed_column;
+//! let days = typed_column(&DataType::Date32, &[Some("2024-01-02"), None], "UTC").unwrap();
+//! assert_eq!(days.null_count(), 1);
 //! ```
 
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, StringArray, TimestampMicrosecondArray, new_null_array};
 use arrow::compute::{CastOptions, cast_with_options};
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::datatypes::{DataType, TimeUnit};
 
 use super::log_replay::LogReplayMetrics;
-use super::snapshot::{DeltaFile, DeltaSnapshot, SnapshotSpec, load_snapshot};
+use super::snapshot::DeltaFile;
 use crate::error::{PqsiftError, Result};
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
 use crate::storage::Location;
-use crate::table::allowed_locations::AllowedLocations;
-use crate::table::partition_values::PartitionValues;
-use crate::table::schema_adapter::{DeclaredSchema, find_field};
-use crate::table::source::{Table, TableFormat};
 
 /// What a scan keeps of a Delta snapshot besides its files.
 #[derive(Debug, Clone)]
@@ -148,128 +142,6 @@ impl DeltaTable {
     pub fn select(&self, positions: &[usize]) -> Self {
         Self { files: positions.iter().map(|&p| self.files[p].clone()).collect(), ..self.clone() }
     }
-}
-
-/// Files of a Delta table planned elsewhere (a Spark task): `table` (its files and
-/// partition values) read with the declared schema of
-/// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
-/// (the table's root, the log's descriptor as JSON).
-pub fn planned_delta_table(
-    mut table: Table,
-    declared_schema: &str,
-    deletion_vector: Option<(Location, String)>,
-) -> Result<Table> {
-    let declared = DeclaredSchema::from_text(&table.name, declared_schema)?;
-    if !declared.schema_string.is_empty() {
-        table.format = TableFormat::Delta; // not the scan schema of plain files
-    }
-    table.declared = Some(Arc::new(declared));
-    if let Some((table_root, descriptor)) = deletion_vector {
-        let [path] = table.files.as_slice() else {
-            return Err(PqsiftError::filter(format!(
-                "a deletion vector is given for one file, the scan has {}",
-                table.files.len()
-            )));
-        };
-        let descriptor = serde_json::from_str(&descriptor).map_err(|e| {
-            PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}"))
-        })?;
-        let file = DeltaFile {
-            path: path.clone(),
-            size: 0,
-            partition_values: Default::default(),
-            stats: Default::default(),
-            deletion_vector: Some(descriptor),
-            modification_time: 0,
-        };
-        table.delta = Some(Arc::new(DeltaTable {
-            table_root,
-            version: 0,
-            files: vec![file],
-            replay: LogReplayMetrics::default(),
-            string_prefix_length: 32,
-        }));
-    }
-    Ok(table)
-}
-
-/// Opens the snapshot `spec` of the Delta table at `root` as a [`Table`], reading only
-/// where `allowed` lets it (see [`AllowedLocations`]). Timestamp
-/// partition values written without a zone are wall clocks in `session_time_zone`, as
-/// Spark reads them.
-pub fn open_delta_table(
-    root: &Location,
-    spec: SnapshotSpec,
-    session_time_zone: &str,
-    allowed: &AllowedLocations,
-) -> Result<Table> {
-    let snapshot = load_snapshot(root, spec, allowed)?;
-    if snapshot.metadata.schema_string.trim().is_empty() {
-        return Err(PqsiftError::table(
-            root,
-            format!(
-                "the metaData of version {} has no schemaString: the table's columns are unknown",
-                snapshot.version
-            ),
-        ));
-    }
-    let partitions = partition_values(&snapshot, session_time_zone)?;
-    let declared =
-        DeclaredSchema::from_delta(&root.to_string(), &snapshot.metadata.schema_string, snapshot.column_mapping_mode)?;
-    let string_prefix_length = snapshot
-        .metadata
-        .configuration
-        .get("delta.dataSkippingStringPrefixLength")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32);
-    Ok(Table {
-        name: root.to_string(),
-        format: TableFormat::Delta,
-        files: snapshot.files.iter().map(|f| f.path.clone()).collect(),
-        partitions,
-        declared: Some(Arc::new(declared)),
-        delta: Some(Arc::new(DeltaTable {
-            table_root: root.clone(),
-            version: snapshot.version,
-            files: snapshot.files,
-            replay: snapshot.metrics,
-            string_prefix_length,
-        })),
-    })
-}
-
-/// The partition columns, typed from the schema, one row per active file (`None` for an
-/// unpartitioned table). The log writes values as strings keyed by physical name; an empty
-/// string, like a missing or JSON-null value, is null.
-fn partition_values(snapshot: &DeltaSnapshot, session_time_zone: &str) -> Result<Option<PartitionValues>> {
-    if snapshot.partition_columns.is_empty() {
-        return Ok(None);
-    }
-    let root = &snapshot.table_root;
-    let mut fields = Vec::with_capacity(snapshot.partition_columns.len());
-    let mut columns = Vec::with_capacity(fields.capacity());
-    for name in &snapshot.partition_columns {
-        let position = find_field(snapshot.schema.fields(), name, false)
-            .ok_or_else(|| PqsiftError::table(root, format!("partition column {name:?} is not in the schema")))?;
-        let field = snapshot.schema.field(position);
-        let physical = super::schema::physical_name(field, snapshot.column_mapping_mode);
-        let text: Vec<Option<&str>> = snapshot
-            .files
-            .iter()
-            .map(|file| {
-                file.partition_values
-                    .get(physical)
-                    .or_else(|| file.partition_values.get(field.name()))
-                    .and_then(|v| v.as_deref())
-                    .filter(|v| !v.is_empty())
-            })
-            .collect();
-        let column = typed_column(field.data_type(), &text, session_time_zone)
-            .map_err(|e| PqsiftError::table(root, format!("partition column {name:?}: {e}")))?;
-        fields.push(Field::new(field.name(), field.data_type().clone(), true));
-        columns.push(column);
-    }
-    Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, snapshot.files.len())?))
 }
 
 /// Partition values as the log serializes them (the Delta protocol's "Partition Value

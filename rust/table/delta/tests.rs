@@ -18,6 +18,9 @@ use crate::error::PqsiftError;
 use crate::format::opener::OpenedFile;
 use crate::storage::Location;
 use crate::table::allowed_locations::AllowedLocations;
+// These tests read real tables end to end, so they use the scan above the table layer.
+use crate::reading::table_reads::ScanReads;
+use crate::table::parquet_reads::ParquetReads;
 
 /// `path` as a location (the test tables are local).
 fn local(path: &Path) -> Location {
@@ -192,7 +195,7 @@ fn every_golden_table_loads_or_fails_as_documented() {
     let (mut compared, mut order_differs) = (0, Vec::new());
     for (name, table, expected) in &tables {
         let leaf = name.rsplit('/').next().unwrap();
-        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default());
+        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default(), &ScanReads);
         if let Err(failure) = check_outcome(name, &result, expectation(leaf)) {
             failures.push(failure);
             continue;
@@ -236,7 +239,7 @@ fn every_kernel_table_loads_and_its_deletion_vectors_decode() {
     assert!(tables.len() >= 35, "{} kernel tables", tables.len());
     let mut failures = Vec::new();
     for (name, table) in &tables {
-        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default());
+        let result = load_snapshot(&local(table), SnapshotSpec::Latest, &Default::default(), &ScanReads);
         if let Err(failure) = check_outcome(name, &result, expectation(name)) {
             failures.push(failure);
             continue;
@@ -261,27 +264,28 @@ fn structural_golden_tables() {
     let Some(root) = testing_root() else { return };
     let golden = root.join("golden");
     let checkpoint =
-        load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest, &Default::default()).unwrap();
+        load_snapshot(&local(&golden.join("checkpoint/delta")), SnapshotSpec::Latest, &Default::default(), &ScanReads)
+            .unwrap();
     assert_eq!(checkpoint.version, 14);
     assert_eq!(checkpoint.metrics.checkpoint_version, Some(10));
     assert_eq!(checkpoint.metrics.commits_read, 4);
     assert!(checkpoint.metrics.last_checkpoint_hint_used);
     for name in ["normal-a", "normal-b", "special-a", "special-b"] {
         let root = local(&golden.join(format!("canonicalized-paths-{name}/delta")));
-        let snapshot = load_snapshot(&root, SnapshotSpec::Latest, &Default::default()).unwrap();
+        let snapshot = load_snapshot(&root, SnapshotSpec::Latest, &Default::default(), &ScanReads).unwrap();
         assert_eq!((snapshot.version, snapshot.files.len()), (1, 0), "canonicalized-paths-{name}");
         // Version 0's one file is an absolute path outside the table: read only when allowed.
-        let refused = load_snapshot(&root, SnapshotSpec::Version(0), &Default::default()).unwrap_err();
+        let refused = load_snapshot(&root, SnapshotSpec::Version(0), &Default::default(), &ScanReads).unwrap_err();
         assert!(
             matches!(&refused, PqsiftError::Table { reason, .. } if reason.contains("outside its root")),
             "{refused}"
         );
-        let before = load_snapshot(&root, SnapshotSpec::Version(0), &AllowedLocations::Any).unwrap();
+        let before = load_snapshot(&root, SnapshotSpec::Version(0), &AllowedLocations::Any, &ScanReads).unwrap();
         assert_eq!(before.files.len(), 1, "canonicalized-paths-{name} at version 0");
     }
     // Escaped characters: `bar%2Dbar` in the log is `bar-bar` on disk.
     let listing = LogListing::list(&local(&golden.join("data-reader-absolute-paths-escaped-chars/delta"))).unwrap();
-    let escaped = replay(&listing.segment(VersionSpec::Latest).unwrap()).unwrap();
+    let escaped = replay(&listing.segment(VersionSpec::Latest).unwrap(), &ScanReads).unwrap();
     assert!(escaped.metadata.is_none());
     assert!(escaped.files.iter().any(|f| path_of(&f.path).ends_with("bar-bar.snappy.parquet")), "{:?}", escaped.files);
     // The last-checkpoint hint is corrupt: the listing still finds the checkpoint.
@@ -289,6 +293,7 @@ fn structural_golden_tables() {
         &local(&golden.join("corrupted-last-checkpoint-kernel/delta")),
         SnapshotSpec::Latest,
         &Default::default(),
+        &ScanReads,
     )
     .unwrap();
     assert_eq!((corrupt.version, corrupt.metrics.checkpoint_version), (11, Some(10)));
@@ -297,15 +302,25 @@ fn structural_golden_tables() {
         &local(&golden.join("log-replay-latest-metadata-protocol/delta")),
         SnapshotSpec::Latest,
         &Default::default(),
+        &ScanReads,
     )
     .unwrap();
     assert_eq!(latest.protocol.min_reader_version, 3);
-    let multi =
-        load_snapshot(&local(&golden.join("multi-part-checkpoint/delta")), SnapshotSpec::Latest, &Default::default())
-            .unwrap();
+    let multi = load_snapshot(
+        &local(&golden.join("multi-part-checkpoint/delta")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+        &ScanReads,
+    )
+    .unwrap();
     assert_eq!((multi.metrics.checkpoint_version, multi.metrics.checkpoint_parts), (Some(1), 2));
-    let v2 = load_snapshot(&local(&golden.join("v2-checkpoint-json/delta")), SnapshotSpec::Latest, &Default::default())
-        .unwrap();
+    let v2 = load_snapshot(
+        &local(&golden.join("v2-checkpoint-json/delta")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+        &ScanReads,
+    )
+    .unwrap();
     assert_eq!(v2.metrics.checkpoint_version, Some(2));
     assert!(v2.reader_features.v2_checkpoint);
 }
@@ -314,7 +329,7 @@ fn structural_golden_tables() {
 fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/table-with-dv-small");
-    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default(), &ScanReads).unwrap();
     assert_eq!(snapshot.files.len(), 1);
     let file = &snapshot.files[0];
     let dv = file.deletion_vector.as_ref().expect("a deletion vector");
@@ -339,7 +354,7 @@ fn deletion_vector_of_table_with_dv_small_deletes_the_rows_holding_0_and_9() {
     assert_eq!(deleted, positions);
     assert_eq!(snapshot_rows(&snapshot).unwrap(), 8);
     // Version 0, before the delete: no deletion vector.
-    let before = load_snapshot(&local(&table), SnapshotSpec::Version(0), &Default::default()).unwrap();
+    let before = load_snapshot(&local(&table), SnapshotSpec::Version(0), &Default::default(), &ScanReads).unwrap();
     assert!(before.files[0].deletion_vector.is_none());
     // A corrupted descriptor is refused, not read.
     let mut wrong = dv.clone();
@@ -389,14 +404,14 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
         if !(0..=segment.version).all(|v| listing.commits.contains_key(&v)) {
             continue;
         }
-        let Ok(with) = replay(&segment) else { continue };
+        let Ok(with) = replay(&segment, &ScanReads) else { continue };
         let commits_only = LogSegment {
             checkpoint: None,
             commits: (0..=segment.version).map(|v| listing.commits[&v].clone()).collect(),
             hint_used: None,
             ..segment.clone()
         };
-        let without = replay(&commits_only).unwrap();
+        let without = replay(&commits_only, &ScanReads).unwrap();
         assert_eq!(file_keys(&with.files), file_keys(&without.files), "{name}: checkpoint at {}", checkpoint.version);
         assert_eq!(with.protocol, without.protocol, "{name}");
         // The kernel's `parquet_row_group_skipping` checkpoint was edited by hand to add a
@@ -417,9 +432,9 @@ fn checkpoints_give_the_same_state_as_the_commits_alone() {
             hint_used: None,
             ..segment.clone()
         };
-        let from_commits = replay(&at_checkpoint).unwrap();
+        let from_commits = replay(&at_checkpoint, &ScanReads).unwrap();
         let checkpoint_only = LogSegment { version: checkpoint.version, commits: Vec::new(), ..segment.clone() };
-        let from_checkpoint = replay(&checkpoint_only).unwrap();
+        let from_checkpoint = replay(&checkpoint_only, &ScanReads).unwrap();
         assert_eq!(
             file_keys(&from_checkpoint.files),
             file_keys(&from_commits.files),
@@ -450,8 +465,13 @@ fn v2_checkpoints_read_their_sidecars() {
         "v2-json-sidecars-struct-stats-only",
         "v2-parquet-sidecars-struct-stats-only",
     ] {
-        let snapshot =
-            load_snapshot(&local(&root.join("tables").join(name)), SnapshotSpec::Latest, &Default::default()).unwrap();
+        let snapshot = load_snapshot(
+            &local(&root.join("tables").join(name)),
+            SnapshotSpec::Latest,
+            &Default::default(),
+            &ScanReads,
+        )
+        .unwrap();
         assert!(snapshot.metrics.sidecars_read > 0, "{name}: {:?}", snapshot.metrics);
         assert!(!snapshot.files.is_empty(), "{name}");
     }
@@ -460,6 +480,7 @@ fn v2_checkpoints_read_their_sidecars() {
         &local(&root.join("tables/with_checkpoint_no_last_checkpoint")),
         SnapshotSpec::Latest,
         &Default::default(),
+        &ScanReads,
     )
     .unwrap();
     assert_eq!((snapshot.version, snapshot.metrics.checkpoint_version), (3, Some(2)));
@@ -470,7 +491,7 @@ fn v2_checkpoints_read_their_sidecars() {
 fn stats_parsed_fill_file_stats() {
     let Some(root) = testing_root() else { return };
     let table = root.join("tables/v2-parquet-sidecars-struct-stats-only");
-    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default()).unwrap();
+    let snapshot = load_snapshot(&local(&table), SnapshotSpec::Latest, &Default::default(), &ScanReads).unwrap();
     assert!(
         snapshot.files.iter().all(|f| f.stats.parse().is_some_and(|s| s.num_records.is_some())),
         "{:?}",
@@ -484,7 +505,8 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     let golden = root.join("golden");
     let full = golden.join("snapshot-data3/delta");
     for version in 0..=3u64 {
-        let snapshot = load_snapshot(&local(&full), SnapshotSpec::Version(version), &Default::default()).unwrap();
+        let snapshot =
+            load_snapshot(&local(&full), SnapshotSpec::Version(version), &Default::default(), &ScanReads).unwrap();
         assert_eq!(snapshot.version, version);
         let expected: u64 = parquet_files(&golden.join(format!("snapshot-data{version}/expected")))
             .iter()
@@ -497,6 +519,7 @@ fn time_travel_by_version_matches_the_shorter_tables() {
             &local(&golden.join(format!("snapshot-data{version}/delta"))),
             SnapshotSpec::Latest,
             &Default::default(),
+            &ScanReads,
         )
         .unwrap();
         assert_eq!(names(&snapshot), names(&shorter), "version {version}");
@@ -505,14 +528,15 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     for (version, name) in
         [(0, "time-travel-start"), (1, "time-travel-start-start20"), (2, "time-travel-start-start20-start40")]
     {
-        let snapshot = load_snapshot(&local(&travel), SnapshotSpec::Version(version), &Default::default()).unwrap();
+        let snapshot =
+            load_snapshot(&local(&travel), SnapshotSpec::Version(version), &Default::default(), &ScanReads).unwrap();
         let expected: u64 = parquet_files(&golden.join(name).join("expected"))
             .iter()
             .map(|f| parquet_row_count(&local(f)).unwrap())
             .sum();
         assert_eq!(snapshot_rows(&snapshot).unwrap(), expected, "{name}");
     }
-    let error = load_snapshot(&local(&full), SnapshotSpec::Version(4), &Default::default()).unwrap_err();
+    let error = load_snapshot(&local(&full), SnapshotSpec::Version(4), &Default::default(), &ScanReads).unwrap_err();
     assert!(
         matches!(&error, PqsiftError::Table { reason, .. } if reason.contains("version 4 does not exist")),
         "{error:?}"
@@ -520,14 +544,14 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     // Through a checkpoint: versions before it replay from the commits.
     let checkpointed = golden.join("checkpoint/delta");
     assert_eq!(
-        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9), &Default::default())
+        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(9), &Default::default(), &ScanReads)
             .unwrap()
             .metrics
             .checkpoint_version,
         None
     );
     assert_eq!(
-        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12), &Default::default())
+        load_snapshot(&local(&checkpointed), SnapshotSpec::Version(12), &Default::default(), &ScanReads)
             .unwrap()
             .metrics
             .checkpoint_version,
@@ -535,11 +559,13 @@ fn time_travel_by_version_matches_the_shorter_tables() {
     );
     // Timestamps: far future is the latest; before the first commit is an error.
     assert_eq!(
-        load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX), &Default::default()).unwrap().version,
+        load_snapshot(&local(&full), SnapshotSpec::Timestamp(i64::MAX), &Default::default(), &ScanReads)
+            .unwrap()
+            .version,
         3
     );
     assert!(matches!(
-        load_snapshot(&local(&full), SnapshotSpec::Timestamp(0), &Default::default()),
+        load_snapshot(&local(&full), SnapshotSpec::Timestamp(0), &Default::default(), &ScanReads),
         Err(PqsiftError::Table { .. })
     ));
 }
@@ -557,7 +583,7 @@ fn seed_004_the_checkpoint_read_decodes_add_only() {
         let Ok(listing) = LogListing::list(&local(&table)) else { continue };
         for checkpoint in listing.checkpoints.values() {
             for part in checkpoint.parts.iter().filter(|p| !p.is_json()) {
-                let (adds, metrics) = read_add_actions(&part.path).unwrap();
+                let (adds, metrics) = read_add_actions(&part.path, &ScanReads).unwrap();
                 let opened = OpenedFile::open(&part.path).unwrap();
                 let descr = opened.metadata.file_metadata().schema_descr_ptr();
                 let add_leaves =
@@ -623,7 +649,7 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
     writer.write(&batch).unwrap();
     writer.close().unwrap();
 
-    let (read, metrics) = read_add_actions(&local(&path)).unwrap();
+    let (read, metrics) = read_add_actions(&local(&path), &ScanReads).unwrap();
     assert_eq!(read.len(), adds);
     assert_eq!(read[0].path, "add-00700.parquet");
     assert_eq!((metrics.row_groups_total, metrics.row_groups_pruned), (10, 7), "{metrics:?}");
@@ -641,6 +667,7 @@ fn schema_of_column_mapped_tables_carries_physical_names() {
             &local(&root.join("tables/partition_cm").join(name)),
             SnapshotSpec::Latest,
             &Default::default(),
+            &ScanReads,
         )
         .unwrap();
         assert_eq!(snapshot.column_mapping_mode, mode);
@@ -662,6 +689,7 @@ fn schema_of_column_mapped_tables_carries_physical_names() {
         &local(&root.join("golden/data-reader-timestamp_ntz/delta")),
         SnapshotSpec::Latest,
         &Default::default(),
+        &ScanReads,
     )
     .unwrap();
     assert!(ntz.schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Timestamp(_, None))));
@@ -670,9 +698,13 @@ fn schema_of_column_mapped_tables_carries_physical_names() {
 #[test]
 fn partition_values_keep_nulls_and_decode_paths() {
     let Some(root) = testing_root() else { return };
-    let snapshot =
-        load_snapshot(&local(&root.join("tables/basic_partitioned")), SnapshotSpec::Latest, &Default::default())
-            .unwrap();
+    let snapshot = load_snapshot(
+        &local(&root.join("tables/basic_partitioned")),
+        SnapshotSpec::Latest,
+        &Default::default(),
+        &ScanReads,
+    )
+    .unwrap();
     assert_eq!(snapshot.partition_columns, ["letter"]);
     assert!(snapshot.files.iter().any(|f| f.partition_values.get("letter") == Some(&None)), "{:?}", snapshot.files);
     assert!(snapshot.files.iter().all(|f| path_of(&f.path).is_file()));
@@ -680,6 +712,7 @@ fn partition_values_keep_nulls_and_decode_paths() {
         &local(&root.join("tables/data-reader-timestamp_ntz")),
         SnapshotSpec::Latest,
         &Default::default(),
+        &ScanReads,
     )
     .unwrap();
     assert!(
@@ -713,9 +746,8 @@ fn typed_add_rows_equal_the_json_route_on_every_checkpoint() {
             if opened.schema.field_with_name("add").is_err() {
                 continue;
             }
-            let (batches, _, _) =
-                super::checkpoint::scan_columns(&local(&path), vec!["add".into()], "add.path IS NOT NULL").unwrap();
-            for batch in batches {
+            let read = ScanReads.read_columns(&local(&path), &["add".into()], "add.path IS NOT NULL").unwrap();
+            for batch in read.batches {
                 let column = batch.column_by_name("add").unwrap();
                 let typed = super::action_rows::adds_from_array(column.as_ref()).expect("a known layout").unwrap();
                 let json: Vec<actions::Add> = super::action_rows::array_to_json(column.as_ref())

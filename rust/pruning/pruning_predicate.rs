@@ -34,8 +34,8 @@
 //! use arrow::array::{Int32Array, UInt64Array, BooleanArray};
 //! use arrow::datatypes::{DataType, Field, Schema};
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
-//! use pqsift::planning::pruning_predicate::{evaluate_on_zone_maps, ZoneSource};
-//! use pqsift::planning::zone_map::ZoneMaps;
+//! use pqsift::pruning::pruning_predicate::{evaluate_on_zone_maps, ZoneSource};
+//! use pqsift::pruning::zone_map::ZoneMaps;
 //!
 //! let schema = Schema::new(vec![Field::new("age", DataType::Int32, true)]);
 //! let filter = bind(&parse_filter("age + 1 > 50").unwrap(), &schema, &BindOptions::default()).unwrap();
@@ -63,7 +63,7 @@ use crate::Result;
 use crate::filter::functions::TruncLevel;
 use crate::filter::in_set::InSet;
 use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate};
-use crate::planning::zone_map::ZoneMaps;
+use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
 
 /// A set of containers (or of rows) the evaluation combines with AND / OR.
@@ -96,7 +96,7 @@ impl ContainerSet for RowSelection {
 /// as the rows of a row group ([`RowSelection`], for pages that do not align).
 ///
 /// ```
-/// use pqsift::planning::pruning_predicate::Possible;
+/// use pqsift::pruning::pruning_predicate::Possible;
 /// let a = Possible { can_true: vec![true, false], can_false: vec![false, true] };
 /// assert_eq!(a.negated().can_true, [false, true]);
 /// ```
@@ -167,7 +167,7 @@ pub fn evaluate_on_zone_maps(
 /// ```
 /// use arrow::datatypes::{DataType, Field, Schema};
 /// use pqsift::filter::{bind, parse_filter, BindOptions, BoundExpr};
-/// use pqsift::planning::pruning_predicate::{evaluate_tree, Possible};
+/// use pqsift::pruning::pruning_predicate::{evaluate_tree, Possible};
 /// let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
 /// let filter = bind(&parse_filter("NOT (a = 1 OR a = 2)").unwrap(), &schema, &BindOptions::default()).unwrap();
 /// // Leaves that are true everywhere and never false: the negated OR is false everywhere.
@@ -237,7 +237,7 @@ impl LeafPredicate {
     /// ```
     /// use arrow::datatypes::{DataType, Field, Schema};
     /// use pqsift::filter::{bind, parse_filter, BindOptions};
-    /// use pqsift::planning::pruning_predicate::LeafPredicate;
+    /// use pqsift::pruning::pruning_predicate::LeafPredicate;
     /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
     /// let leaf = |text| LeafPredicate::analyse(&bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap());
     /// assert!(matches!(leaf("-x > -1"), LeafPredicate::Compare { .. }));
@@ -745,7 +745,7 @@ fn constant_integer(arg: &BoundExpr) -> Option<i64> {
 /// ```
 /// use arrow::datatypes::{DataType, Field, Schema};
 /// use pqsift::filter::{bind, parse_filter, BindOptions};
-/// use pqsift::planning::pruning_predicate::order_breaking_function;
+/// use pqsift::pruning::pruning_predicate::order_breaking_function;
 /// let schema = Schema::new(vec![Field::new("city", DataType::Utf8, true)]);
 /// let leaf = bind(&parse_filter("lower(city) = 'taipei'").unwrap(), &schema, &BindOptions::default()).unwrap();
 /// assert_eq!(order_breaking_function(&leaf).as_deref(), Some("lower"));
@@ -842,7 +842,7 @@ fn is_binary(data_type: &DataType) -> bool {
 /// `prefix_only` means the pattern is `prefix%` and `exact` that it has no wildcard.
 ///
 /// ```
-/// use pqsift::planning::pruning_predicate::parse_like_prefix;
+/// use pqsift::pruning::pruning_predicate::parse_like_prefix;
 /// assert_eq!(parse_like_prefix("ab%"), Some(("ab".to_string(), true, false)));
 /// assert_eq!(parse_like_prefix("a\\%b"), Some(("a%b".to_string(), false, true)));
 /// assert_eq!(parse_like_prefix("a_c%"), Some(("a".to_string(), false, false)));

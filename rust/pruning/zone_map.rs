@@ -81,7 +81,7 @@ impl ZoneMaps {
     /// # writer.write(&batch).unwrap();
     /// # writer.close().unwrap();
     /// # let metadata = ParquetMetaDataReader::new().parse_and_finish(&bytes::Bytes::from(bytes)).unwrap();
-    /// use pqsift::planning::zone_map::ZoneMaps;
+    /// use pqsift::pruning::zone_map::ZoneMaps;
     /// // x = [3, null | 9, 4] in two row groups of two rows.
     /// let zones = ZoneMaps::for_row_groups(&metadata, 0, batch.schema().field(0)).unwrap();
     /// assert_eq!(zones.mins.as_primitive::<Int32Type>().values(), &[3, 4]);

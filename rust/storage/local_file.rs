@@ -22,7 +22,7 @@ use crate::error::{PqsiftError, Result};
 /// a path is an error naming it, at once.
 ///
 /// ```
-/// let error = pqsift::format::io::open_regular_file(std::path::Path::new("/dev/zero")).unwrap_err();
+/// let error = pqsift::storage::local_file::open_regular_file(std::path::Path::new("/dev/zero")).unwrap_err();
 /// assert!(error.to_string().contains("not a regular file (a character device)"), "{error}");
 /// ```
 pub fn open_regular_file(path: &Path) -> Result<(File, u64)> {
@@ -31,8 +31,8 @@ pub fn open_regular_file(path: &Path) -> Result<(File, u64)> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| PqsiftError::io(path, e))?;
-    let metadata = file.metadata().map_err(|e| PqsiftError::io(path, e))?;
+        .map_err(|e| PqsiftError::os(path, &e))?;
+    let metadata = file.metadata().map_err(|e| PqsiftError::os(path, &e))?;
     let kind = metadata.file_type();
     let special = if kind.is_file() {
         None
@@ -58,7 +58,7 @@ pub fn open_regular_file(path: &Path) -> Result<(File, u64)> {
 /// A shared, read-only Parquet file that counts the bytes read through it.
 ///
 /// ```no_run
-/// use pqsift::format::io::CountingFile;
+/// use pqsift::storage::local_file::CountingFile;
 /// let file = CountingFile::open(std::path::Path::new("data/events.parquet")).unwrap();
 /// println!("{} bytes so far", file.bytes_read());
 /// ```

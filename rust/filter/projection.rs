@@ -11,7 +11,7 @@
 //! use std::sync::Arc;
 //! use arrow::datatypes::{DataType, Field, Fields, Schema};
 //! use pqsift::filter::BindOptions;
-//! use pqsift::reading::projection::resolve_projection;
+//! use pqsift::filter::projection::resolve_projection;
 //!
 //! let point = Fields::from(vec![Field::new("x", DataType::Int32, true), Field::new("y", DataType::Int32, true)]);
 //! let schema = Arc::new(Schema::new(vec![
@@ -248,7 +248,7 @@ mod tests {
         let schema = nested();
         for bad in ["s.nope", "s.a.deeper", "s..a", "`s", "nope"] {
             let error = resolve_projection(&schema, Some(&[bad.to_string()]), &BindOptions::default()).unwrap_err();
-            assert!(matches!(error, PqsiftError::Filter(_)), "{bad}: {error}");
+            assert!(matches!(error, PqsiftError::Filter { .. }), "{bad}: {error}");
         }
     }
 

@@ -2,7 +2,7 @@
 //! `ColumnValueRange`): the comparisons of a plain column with a literal found among the
 //! top-level AND conjuncts merge into one range per column (`=` is the degenerate range
 //! `[v, v]`), and equality / IN-list value sets (see
-//! [`literal_guarantees`](crate::planning::bloom_filter::literal_guarantees)) are cut to that range.
+//! [`literal_guarantees`](crate::pruning::guarantees::literal_guarantees)) are cut to that range.
 //!
 //! An empty range (`a > 5 AND a < 3`) or an empty value set (`a IN (1, 2) AND a > 7`)
 //! means the filter matches no row: the statistics stage then skips every row group.
@@ -12,7 +12,7 @@
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
 //! use pqsift::filter::{bind, parse_filter, BindOptions};
-//! use pqsift::planning::normalise::{column_ranges, contradiction};
+//! use pqsift::pruning::normalise::{column_ranges, contradiction};
 //! let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
 //! let bound = |text| bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap();
 //! assert_eq!(column_ranges(&bound("a > 5 AND a <= 9 AND a >= 7")).len(), 1);
@@ -28,8 +28,8 @@ use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::Schema;
 
 use crate::filter::{BoundColumn, BoundExpr, CompareOp, evaluate};
-use crate::planning::bloom_filter::literal_guarantees;
-use crate::planning::pruning_predicate::{LeafPredicate, is_null_literal};
+use crate::pruning::guarantees::literal_guarantees;
+use crate::pruning::pruning_predicate::{LeafPredicate, is_null_literal};
 
 /// A bound: the literal and whether it is included.
 pub type Bound = (ArrayRef, bool);

@@ -1,0 +1,84 @@
+//! The table a scan's sources resolved to (see [`super::source`]): its data files in scan
+//! order, their partition values, and what a table format declares about them.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{Schema, SchemaRef};
+
+use super::delta::table::DeltaTable;
+use super::partition_values::PartitionValues;
+use super::schema_adapter::DeclaredSchema;
+use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+
+/// What kind of table the sources are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    /// Files (or flat directories of files), no partition columns.
+    Files,
+    /// Hive-style partition directories.
+    Hive,
+    /// A Delta table: files, partition values and schema from its log.
+    Delta,
+}
+
+/// A table: its files in scan order and their partition values.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The sources, for messages.
+    pub name: String,
+    /// What the sources are.
+    pub format: TableFormat,
+    /// Data files, in scan order.
+    pub files: Vec<Location>,
+    /// One row per file; `None` without partition columns.
+    pub partitions: Option<PartitionValues>,
+    /// The schema the table declares (a Delta table's), which its files' columns are
+    /// mapped onto; `None`: the table's schema is its files' (partition columns merged in).
+    pub declared: Option<Arc<DeclaredSchema>>,
+    /// What the Delta log says of each file (deletion vectors, statistics).
+    pub delta: Option<Arc<DeltaTable>>,
+}
+
+impl Table {
+    /// A table of plain files.
+    pub fn of_files(files: Vec<Location>) -> Self {
+        let name = files.first().map(|f| f.to_string()).unwrap_or_default();
+        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
+    }
+
+    /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
+    /// driver): one row of `partitions` per file.
+    pub fn with_partitions(files: Vec<Location>, partitions: PartitionValues) -> Result<Self> {
+        if partitions.len() != files.len() {
+            return Err(PqsiftError::filter(format!(
+                "{} files but partition values for {}",
+                files.len(),
+                partitions.len()
+            )));
+        }
+        let mut table = Self::of_files(files);
+        if !partitions.schema.fields().is_empty() {
+            table.format = TableFormat::Hive;
+            table.partitions = Some(partitions);
+        }
+        Ok(table)
+    }
+
+    /// The partition columns' schema (empty without partitions).
+    pub fn partition_schema(&self) -> SchemaRef {
+        self.partitions.as_ref().map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
+    }
+
+    /// The table of the files at `positions` only.
+    pub fn select(&self, positions: &[usize]) -> Result<Self> {
+        Ok(Self {
+            name: self.name.clone(),
+            format: self.format,
+            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
+            partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
+            declared: self.declared.clone(),
+            delta: self.delta.as_ref().map(|d| Arc::new(d.select(positions))),
+        })
+    }
+}
