@@ -16,7 +16,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: demo demo-selection test lint setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
+.PHONY: bench-allocator demo demo-selection test lint setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -68,6 +68,13 @@ bench-peers: build $(STAMPS)/bench-deps
 #   make bench-object-store ARGS="--delay 50 --gaps 0,65536,262144,1048576,4194304"
 bench-object-store: build $(STAMPS)/bench-deps
 	$(BIN)/python benches/object_store.py $(ARGS)
+
+# The allocator A/B (benches/results/allocator.md): the default build against one with stock
+# jemalloc for every block, timed on the peers shapes and measured as 4 workers' memory.
+bench-allocator: build $(STAMPS)/bench-deps
+	$(BIN)/maturin build --release --locked --quiet -o target/ab/custom-wheel
+	$(BIN)/maturin build --release --locked --quiet --features python,stock-jemalloc -o target/ab/jemalloc-wheel
+	$(BIN)/python benches/allocator_ab.py $(ARGS)
 
 # Redraws the chart from the committed peers.json, without running the benchmark.
 plot-peers: $(STAMPS)/bench-deps

@@ -61,8 +61,14 @@ pub mod table;
 mod python;
 
 /// The Python extension's allocator (see [`allocator`]).
-#[cfg(feature = "python")]
+#[cfg(all(feature = "python", not(feature = "stock-jemalloc")))]
 #[global_allocator]
 static GLOBAL: allocator::BufferAllocator = allocator::BufferAllocator;
+
+/// The allocator A/B's other side: stock jemalloc for every block (`--features
+/// stock-jemalloc`; configured by `_RJEM_MALLOC_CONF`), see `benches/allocator_ab.py`.
+#[cfg(all(feature = "python", feature = "stock-jemalloc", target_os = "linux"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 pub use error::{PqsiftError, Result};

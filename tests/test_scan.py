@@ -543,7 +543,7 @@ def test_a_scan_read_with_other_read_options_keeps_its_own(tmp_path: Path) -> No
     assert again.to_table().column("id").to_pylist() == [1, 2, 3]
     descending = planned._with_read_options(order_by=("id", "desc"))
     assert descending._read_options["order_by"] == [("id", True, False)]
-    with pytest.raises(TypeError, match="not read option"):
+    with pytest.raises(TypeError, match=r"unknown option 'statistics'"):
         planned._with_read_options(statistics=False)
     with pytest.raises(ValueError, match="batch_size"):
         planned._with_read_options(batch_size=0)

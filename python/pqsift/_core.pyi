@@ -390,11 +390,16 @@ class Scan:
     def metadata_size_hint(self) -> int:
         """Bytes read from the end of each file in the first I/O for its metadata."""
     def plan(self) -> list[dict[str, Any]]: ...
+    def read(self, options: dict[str, Any] | None = None) -> tuple[ScanStream, float]:
+        """Plans the scan (the plan kept, as :meth:`plan` keeps it) and starts reading the
+        plan's row groups and page selections with the read ``options`` (the names and
+        defaults of :func:`read_option_defaults`; a key left out takes its default) over the
+        footers planning read. Returns the stream and the seconds planning took."""
     def explain(self) -> str: ...
     def metrics(self) -> dict[str, int]: ...
 
 class ScanStream:
-    """A stream of record batches started by :func:`read`: iterate for objects exposing
+    """A stream of record batches started by :meth:`Scan.read` or :func:`read`: iterate for objects exposing
     ``__arrow_c_array__`` (``pyarrow.record_batch(item)``), or hand the whole stream to an
     Arrow consumer with ``__arrow_c_stream__`` (once). Errors while reading raise pqsift
     exceptions when iterating."""
@@ -412,6 +417,13 @@ class ScanStream:
 def metadata_cache_stats() -> tuple[int, int]:
     """``(hits, misses)`` of this process's metadata cache; a miss is a footer read."""
 
+def read_option_defaults() -> dict[str, Any]:
+    """Every read option of :func:`pqsift.scan` with its default: ``pushdown_filters``,
+    ``reorder_filters``, ``selection_policy``, ``selection_threshold``, ``batch_size``,
+    ``threads``, ``limit``, ``cache_bytes``, ``spark_output``, ``coalesce_gap``,
+    ``max_page_bytes``, ``decode_bytes``, ``string_view``, ``order_by`` (``(column,
+    descending, nulls_first)`` triples), ``coerce_int96_timestamp_unit``."""
+
 def read(
     files: list[str],
     tasks: list[tuple[int, int, RowSelection | None]],
@@ -420,15 +432,6 @@ def read(
     filter: str | None = None,  # noqa: A002 - the public name
     session_time_zone: str = "UTC",
     case_sensitive: bool = False,
-    pushdown_filters: bool = True,
-    reorder_filters: bool = True,
-    selection_policy: str = "auto",
-    selection_threshold: int = 32,
-    batch_size: int = 8192,
-    threads: int | None = None,
-    limit: int | None = None,
-    cache_bytes: int = 64 << 20,
-    spark_output: bool = False,
     metadata_size_hint: int = 524288,
     partition_schema: list[tuple[str, str]] | None = None,
     partition_values: list[list[str | None]] | None = None,
@@ -436,26 +439,17 @@ def read(
     table_name: str | None = None,
     storage_options: dict[str, str] | None = None,
     file_versions: list[tuple[int, str | None, int] | None] | None = None,
-    coalesce_gap: int = 1 << 20,
-    max_page_bytes: int = 256 << 20,
-    decode_bytes: int = 32 << 20,
-    string_view: bool = False,
-    order_by: list[tuple[str, bool, bool]] | None = None,
-    coerce_int96_timestamp_unit: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
-    order — of ``files`` with late materialization. :meth:`pqsift.Scan.to_table` and
-    friends call it with the plan's surviving row groups. With ``partition_schema``, each
+    order — of ``files`` (files planned elsewhere) with late materialization and the read
+    ``options`` (see :func:`read_option_defaults`). With ``partition_schema``, each
     file's ``partition_values`` (one row of canonical text per file) are its partition
     columns: merged into the output as Spark merges them, and put in place of the columns
     in the filter. With ``declared_schema`` (:attr:`Scan.declared_schema` of a Delta table)
     the output columns are the declared ones, each file's columns mapped onto them (physical
     names, missing columns as nulls, widened types). ``files`` may be object store URLs,
     read with ``storage_options``; ``file_versions`` (:attr:`Scan.file_versions`) spare a
-    request per file; ``coalesce_gap`` is the gap below which byte ranges of an object are
-    fetched as one request; ``max_page_bytes`` refuses larger pages before decompressing
-    them, ``decode_bytes`` splits larger row groups into windows of rows; ``string_view`` outputs
-    top-level strings and binaries as Arrow views; ``order_by`` sorts the rows read (the
-    first ``limit`` of them in that order). Errors raise pqsift exceptions
+    request per file. Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

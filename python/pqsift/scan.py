@@ -16,8 +16,8 @@ gives the plan readable Python objects.
 from __future__ import annotations
 
 import datetime
+import difflib
 import os
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -77,37 +77,15 @@ _OPTIONS: dict[str, Any] = {
     "storage_options": None,
 }
 
-# Store metrics summed over planning and reading (``max_requests_in_flight``: the larger).
-_STORE_SUMS = ("requests", "retries", "bytes_requested", "bytes_received", "time_store_wait_s")
-
 # The most rows a decoded batch has (the core's cap): `to_table` takes batches whole.
 _WHOLE_BATCH_ROWS = 1 << 20
 
-# Options of reading (late materialization); see :func:`scan`.
-_READ_OPTIONS: dict[str, Any] = {
-    "pushdown_filters": True,
-    "reorder_filters": True,
-    "selection_policy": "auto",
-    "selection_threshold": 32,
-    "cache_bytes": 64 << 20,
-    # From an object store, byte ranges closer than this are fetched as one request.
-    "coalesce_gap": 1 << 20,
-    # Pages claiming more uncompressed bytes are refused before they are decompressed.
-    "max_page_bytes": 256 << 20,
-    # Row groups estimated to decode to more are read in windows of rows of about this size.
-    "decode_bytes": 32 << 20,
-    # Top-level strings and binaries out as Arrow string_view / binary_view.
-    "string_view": False,
-    "batch_size": 8192,
-    "threads": None,
-    "limit": None,
-    # ORDER BY: (column, descending, nulls_first) triples, see _order_by.
-    "order_by": None,
-    "spark_output": False,
-    # The unit INT96 timestamps are read in (pyarrow's name): None is nanoseconds, or
-    # microseconds as Spark reads them with spark_output or a Delta table's schema.
-    "coerce_int96_timestamp_unit": None,
-}
+# Store metrics summed over planning and reading (``max_requests_in_flight``: the larger).
+_STORE_SUMS = ("requests", "retries", "bytes_requested", "bytes_received", "time_store_wait_s")
+
+# Options of reading (late materialization), with their defaults: defined once, in the core
+# (ReadOptionsArg in rust/python/stream.rs); see :func:`scan`.
+_READ_OPTIONS: dict[str, Any] = _core.read_option_defaults()
 
 
 class _ItemAccess:
@@ -285,9 +263,7 @@ class Scan:
     def _with_read_options(self, **options: Any) -> Scan:
         """This scan (its files, filter and planning) read with ``options`` — read options
         of :func:`scan` — instead of its own; checked as :func:`scan` checks them."""
-        unknown = sorted(set(options) - set(_READ_OPTIONS))
-        if unknown:
-            raise TypeError(f"not read option(s): {', '.join(unknown)}")
+        _refuse_unknown(options, _READ_OPTIONS, "a read of a scan")
         read_options = {**self._read_options, **options}
         _check_read_options(read_options)
         if "order_by" in options:  # its own is already in triples
@@ -295,46 +271,17 @@ class Scan:
         return Scan(self._core, read_options, self._storage_options)
 
     def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
-        """Plans, then starts reading the row groups the plan keeps; ``whole_batches``:
-        batches as decoded (a row group or a window of one), not cut to ``batch_size``."""
-        started = time.perf_counter()
-        plan = self.plan()
-        self._read_metrics = {"time_plan_s": time.perf_counter() - started}
-        planned: list[tuple[int, int, RowSelection | None]] = [
-            (position, rg.index, rg.selection if rg.decision == "select" else None)
-            for position, file in enumerate(plan.files)
-            for rg in file.row_groups
-            if rg.decision != "skip"
-        ]
-        # Only files with a row group to read are opened, plus the first file: it gives the
-        # output schema even when every row group is pruned.
-        positions = sorted({position for position, _, _ in planned} | ({0} if self.files else set()))
-        index_of = {position: i for i, position in enumerate(positions)}
-        all_files = self.files  # one call: each builds the list anew in the core
-        files = [all_files[position] for position in positions]
-        tasks = [(index_of[position], row_group, selection) for position, row_group, selection in planned]
-        partition_values = self._core.partition_values
-        versions = self._core.file_versions
+        """Plans, then starts reading the row groups the plan keeps, in the core (the plan
+        is not handed through Python, the footers planning read are read from);
+        ``whole_batches``: batches as decoded (a row group or a window of one), not cut to
+        ``batch_size``."""
         options = dict(self._read_options)
         if whole_batches:
             options["batch_size"] = max(options["batch_size"], _WHOLE_BATCH_ROWS)
-        self._last_stream = _core.read(
-            files,
-            tasks,
-            columns=self.columns,
-            filter=self.filter,
-            session_time_zone=self._core.session_time_zone,
-            case_sensitive=self._core.case_sensitive,
-            metadata_size_hint=self._core.metadata_size_hint,
-            partition_schema=self.partition_schema,
-            partition_values=[partition_values[position] for position in positions],
-            declared_schema=self._core.declared_schema,
-            table_name=self._core.table_name,
-            storage_options=self._storage_options,
-            file_versions=[versions[position] for position in positions],
-            **options,
-        )
-        return self._last_stream
+        stream, planning_seconds = self._core.read(options)
+        self._read_metrics = {"time_plan_s": planning_seconds}
+        self._last_stream = stream
+        return stream
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         """Reads the scan, one ``pyarrow.RecordBatch`` of at most ``batch_size`` rows at a
@@ -364,6 +311,17 @@ class Scan:
 
     def __repr__(self) -> str:
         return f"pqsift.Scan({len(self.files)} file(s), filter={self.filter!r})"
+
+
+def _refuse_unknown(options: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+    """Raises ``TypeError`` for the first of ``options`` not ``known``, naming the known one
+    it probably meant (a typo, another case, ``-`` for ``_``)."""
+    names = list(known)
+    for name in options:
+        if name not in names:
+            close = difflib.get_close_matches(name.lower().replace("-", "_"), names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"{where} got an unknown option {name!r}{hint}")
 
 
 def _sources(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -498,9 +456,7 @@ def scan(
     :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
     (encryption) :class:`pqsift.UnsupportedError`.
     """
-    unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
-    if unknown:
-        raise TypeError(f"scan() got unexpected option(s): {', '.join(unknown)}")
+    _refuse_unknown(options, (*_OPTIONS, *_READ_OPTIONS), "scan()")
     settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
     read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
     _check_read_options(read_options)

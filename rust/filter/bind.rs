@@ -1001,7 +1001,7 @@ fn like_pattern_with_backslash(pattern: &str, escape: char) -> Result<String> {
 }
 
 /// Levenshtein distance, for "did you mean" hints on short names.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

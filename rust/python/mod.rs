@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 /// The native module `pqsift._core`.
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(not(feature = "stock-jemalloc"))]
     crate::allocator::configure_from_environment();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
@@ -27,6 +28,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     module.add_function(wrap_pyfunction!(stream::read, module)?)?;
+    module.add_function(wrap_pyfunction!(stream::read_option_defaults, module)?)?;
     module.add_class::<stream::PyScanStream>()?;
     Ok(())
 }

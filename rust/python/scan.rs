@@ -14,10 +14,12 @@ use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
+use super::stream::{PyScanStream, ReadOptionsArg, stream_for};
 use crate::filter::BindOptions;
 use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
+use crate::reading::planned_read::read_plan;
 use crate::reading::table_reads::ScanReads;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::allowed_locations::AllowedLocations;
@@ -291,6 +293,30 @@ impl PyScan {
     #[getter]
     fn case_sensitive(&self) -> bool {
         self.inner.options().bind.case_sensitive
+    }
+
+    /// Reads the scan: plans it (the plan kept, as `plan` keeps it) and starts reading the
+    /// plan's row groups and page selections with the read `options` (a dict, see
+    /// `ReadOptionsArg`) over the footers planning read — nothing planned or opened twice.
+    /// Returns the stream and the seconds planning took.
+    #[pyo3(signature = (options=None))]
+    fn read(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<(PyScanStream, f64)> {
+        let options = match options {
+            Some(options) => options,
+            None => PyDict::new(py).extract()?,
+        };
+        let config = options.config(py)?;
+        let started = std::time::Instant::now();
+        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
+        let planning = started.elapsed().as_secs_f64();
+        // The read's requests are counted apart from planning's, as `metrics` reports them.
+        let storage = Storage::new(self.storage.options().clone());
+        let (schema, stream) =
+            detached(py, || read_plan(&self.inner, &plan, config, Some(&storage))).map_err(py_err(py))?;
+        if let Ok(mut last) = self.last_plan.lock() {
+            *last = Some(plan);
+        }
+        Ok((stream_for(schema, stream, storage, options.string_view()), planning))
     }
 
     /// Plans the scan: a list of per-file dicts.

@@ -12,6 +12,8 @@
 //!   moved by AVX-512 compress).
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (late materialization).
+//! * [`planned_read`] — a scan's plan read: its row groups and page selections as the
+//!   stream's tasks over the footers planning read.
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
 //!   declared schema), its row filter, the stream.
 //! * [`row_windows`] — the decode unit by bytes: large row groups read as windows of rows.
@@ -25,6 +27,7 @@
 
 pub mod cached_reader;
 pub mod flat_decode;
+pub mod planned_read;
 pub mod reader;
 pub mod row_filter;
 pub mod row_group_reader;

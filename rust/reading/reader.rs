@@ -73,6 +73,9 @@ impl ReaderConfig {
     }
 }
 
+/// The default bound of the decoded-column cache, in bytes.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
 impl Default for ReaderConfig {
     fn default() -> Self {
         Self {
@@ -83,7 +86,7 @@ impl Default for ReaderConfig {
             reorder_filters: true,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limit: None,
-            cache_bytes: 64 << 20,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             spark_output: false,
             partitions: None,
             declared: None,

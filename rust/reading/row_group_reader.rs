@@ -73,12 +73,15 @@ pub struct ReadOptions {
     pub keep_views: bool,
 }
 
+/// The default most rows of an output batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
 impl Default for ReadOptions {
     fn default() -> Self {
         Self {
             pushdown_filters: true,
             selection_policy: SelectionPolicy::default(),
-            batch_size: 8192,
+            batch_size: DEFAULT_BATCH_SIZE,
             column_threads: 1,
             coalesce_gap: crate::storage::remote_file::DEFAULT_REMOTE_COALESCE_GAP,
             max_page_bytes: crate::format::page_headers::DEFAULT_MAX_PAGE_BYTES,

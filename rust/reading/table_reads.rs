@@ -1,12 +1,11 @@
 //! [`ParquetReads`] with pqsift's own scan: the reads table code asks for (a Delta
-//! checkpoint's `add` column with `add.path IS NOT NULL`) planned and read like any scan,
-//! the plan's surviving row groups (with their page selections) becoming the stream's tasks.
+//! checkpoint's `add` column with `add.path IS NOT NULL`) planned and read like any scan
+//! ([`read_plan`]).
 
 use crate::error::Result;
-use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanOptions};
-use crate::reading::reader::{OpenFile, ReaderConfig, open_stream};
-use crate::reading::scan_stream::ScanTask;
+use crate::reading::planned_read::read_plan;
+use crate::reading::reader::ReaderConfig;
 use crate::storage::Location;
 use crate::table::parquet_reads::{ColumnsRead, ParquetReads};
 
@@ -24,29 +23,9 @@ pub struct ScanReads;
 
 impl ParquetReads for ScanReads {
     fn read_columns(&self, path: &Location, columns: &[String], filter: &str) -> Result<ColumnsRead> {
-        let columns = columns.to_vec();
-        let scan = Scan::new(vec![path.clone()], Some(columns.clone()), Some(filter), ScanOptions::default())?;
+        let scan = Scan::new(vec![path.clone()], Some(columns.to_vec()), Some(filter), ScanOptions::default())?;
         let plan = scan.plan()?;
-        let mut tasks = Vec::new();
-        for (position, file) in plan.files.iter().enumerate() {
-            for row_group in &file.row_groups {
-                let selection = match &row_group.access {
-                    RowGroupAccess::Skip => continue,
-                    RowGroupAccess::Scan => None,
-                    RowGroupAccess::Selection(selection) => Some(selection.clone()),
-                };
-                tasks.push(ScanTask::new(position, row_group.index, selection));
-            }
-        }
-        let opened = scan.open(0)?;
-        let files = vec![OpenFile { location: opened.location.clone(), metadata: opened.metadata.clone() }];
-        let config = ReaderConfig {
-            columns: Some(columns),
-            filter: scan.filter().cloned(),
-            threads: 1,
-            ..ReaderConfig::default()
-        };
-        let mut stream = open_stream(&files, tasks, &config)?;
+        let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig { threads: 1, ..ReaderConfig::default() }, None)?;
         let mut batches = Vec::new();
         while let Some(batch) = stream.next_batch_checked() {
             batches.push(batch?);

@@ -320,6 +320,16 @@ impl Location {
             local => local,
         }
     }
+
+    /// This location with its requests counted into `storage`'s metrics (same object, same
+    /// store client): a read counted apart from the planning that found the file. `storage`
+    /// must have this location's options.
+    pub fn counted_in(&self, storage: &Storage) -> Location {
+        match self {
+            Self::Object(object) => Self::Object(ObjectLocation { storage: storage.clone(), ..object.clone() }),
+            local => local.clone(),
+        }
+    }
 }
 
 /// `scheme://authority` (and, for Azure URLs that name the container in the path, the

@@ -290,12 +290,12 @@ def _arrow_schema_of(
         [],
         columns=column_list,
         case_sensitive=case_sensitive,
-        spark_output=True,
         partition_schema=partition_schema,
         partition_values=values,
         declared_schema=table.declared_schema,
         table_name=table.table_name,
         storage_options=storage_options,
+        options={"spark_output": True},
     )
     return pa.schema(stream)
 
