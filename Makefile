@@ -69,11 +69,11 @@ bench-peers: build $(STAMPS)/bench-deps
 bench-object-store: build $(STAMPS)/bench-deps
 	$(BIN)/python benches/object_store.py $(ARGS)
 
-# The allocator A/B (benches/results/allocator.md): the default build against one with stock
-# jemalloc for every block, timed on the peers shapes and measured as 4 workers' memory.
+# The allocator A/B (benches/results/allocator.md): jemalloc as configured in
+# rust/allocator.rs against other settings, timed on the peers shapes and measured as 4
+# workers' memory.
 bench-allocator: build $(STAMPS)/bench-deps
-	$(BIN)/maturin build --release --locked --quiet -o target/ab/custom-wheel
-	$(BIN)/maturin build --release --locked --quiet --features python,stock-jemalloc -o target/ab/jemalloc-wheel
+	$(BIN)/maturin build --release --locked --quiet -o target/ab/current-wheel
 	$(BIN)/python benches/allocator_ab.py $(ARGS)
 
 # Redraws the chart from the committed peers.json, without running the benchmark.

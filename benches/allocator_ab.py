@@ -1,24 +1,25 @@
-"""The allocator A/B: pqsift's own large-block allocator (``rust/allocator/``) against stock
-jemalloc for every block, on the peer benchmark's shapes and on the memory several Python
-workers hold together.
+"""The allocator A/B: pqsift's jemalloc configuration (``rust/allocator.rs``) against
+alternatives, on the peer benchmark's shapes and on the memory several Python workers hold
+together.
 
-Run with ``make bench-allocator`` (builds both wheels into ``target/ab/``: the default build,
-and one with ``--features stock-jemalloc``). Each variant runs in child processes that import
-the package from its own directory, so both are timed by the same interpreter on the same
-files (``data/bench`` and ``data/bench-events``, written by ``benches/peers.py`` if absent):
+Run with ``make bench-allocator`` (builds the wheel into ``target/ab/``). Each variant runs
+in child processes that import the package from that wheel, with jemalloc's settings
+changed through ``_RJEM_MALLOC_CONF`` (this build's ``MALLOC_CONF``; it overrides the
+options it names), so all are timed by the same interpreter on the same files
+(``data/bench`` and ``data/bench-events``, written by ``benches/peers.py`` if absent):
 
 1. **Time**: every shape of both datasets, at 1 and 2 threads, a warm-up and ``--repeat`` runs
    in a row per shape; ``--passes`` passes, the variants' order rotating each pass. Reported:
    per shape the median CPU time (user + system, all threads) and the best wall time over the
-   passes, and each jemalloc variant's ratio to the custom allocator (< 1: jemalloc cheaper).
+   passes, and each variant's ratio to the default (< 1: the variant is cheaper).
 2. **Memory of several workers**: ``--workers`` processes at once (Spark runs one Python
    worker per core) each stream every column of the ``peers`` dataset twice, dropping each
    batch, then sit idle. Reported: the sum over the workers of the peak RSS, and of the RSS
    right after the scans, 2 s later and 12 s later — against pyarrow.dataset doing the same.
 
-jemalloc is configured through ``_RJEM_MALLOC_CONF`` (this build's ``MALLOC_CONF``), one
-variant per configuration in ``JEMALLOC_CONFIGS``. Writes ``benches/results/allocator.md``
-and ``.json``.
+The run that replaced the hand-written large-block allocator with jemalloc is kept in
+``benches/results/allocator_decision.md``. Writes ``benches/results/allocator.md`` and
+``.json``.
 """
 
 from __future__ import annotations
@@ -38,12 +39,11 @@ BENCHES = Path(__file__).resolve().parent
 ROOT = BENCHES.parent
 AB = ROOT / "target" / "ab"
 
-#: jemalloc configurations tried: background purging (its own thread, not the allocating
-#: ones), freed pages kept `dirty_decay_ms` for reuse, transparent huge pages.
+#: The alternatives to the default configuration, as `_RJEM_MALLOC_CONF` overrides.
 JEMALLOC_CONFIGS = {
-    "jemalloc": "background_thread:true,narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0",
-    "jemalloc thp": "background_thread:true,narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0,thp:always,metadata_thp:auto",
-    "jemalloc 10s": "background_thread:true,narenas:1,dirty_decay_ms:10000,muzzy_decay_ms:0,thp:always",
+    "1 s decay": "dirty_decay_ms:1000",
+    "no huge pages": "thp:default,metadata_thp:disabled",
+    "8 arenas": "narenas:8",
 }
 
 TIME_CHILD = r"""
@@ -120,10 +120,10 @@ def extract(name: str) -> Path:
 
 
 def variants() -> dict[str, tuple[Path, dict[str, str]]]:
-    custom, jemalloc = extract("custom"), extract("jemalloc")
-    out: dict[str, tuple[Path, dict[str, str]]] = {"custom": (custom, {})}
+    package = extract("current")
+    out: dict[str, tuple[Path, dict[str, str]]] = {"default": (package, {})}
     for name, conf in JEMALLOC_CONFIGS.items():
-        out[name] = (jemalloc, {"_RJEM_MALLOC_CONF": conf})
+        out[name] = (package, {"_RJEM_MALLOC_CONF": conf})
     return out
 
 
@@ -190,20 +190,20 @@ def markdown(document: dict[str, Any]) -> str:
         "# Allocator A/B",
         "",
         f"`{document['command']}` on {document['machine']}. CPU: median over {document['passes']} passes of the "
-        f"median of {document['repeat']} runs; wall: best. Ratio: jemalloc variant / custom (< 1: jemalloc cheaper).",
+        f"median of {document['repeat']} runs; wall: best. Ratio: variant / default (< 1: the variant is cheaper).",
         "",
-        "jemalloc configurations (`_RJEM_MALLOC_CONF`):",
+        "Variants (`_RJEM_MALLOC_CONF` over the default of `rust/allocator.rs`):",
         "",
     ]
     lines += [f"- **{name}**: `{conf}`" for name, conf in JEMALLOC_CONFIGS.items()]
     timing = document["time"]
-    others = [name for name in timing if name != "custom"]
+    others = [name for name in timing if name != "default"]
     for threads in ("1", "2"):
         lines += ["", f"## {threads} thread(s): CPU ms (wall ms)", ""]
-        lines.append("| shape | custom | " + " | ".join(others) + " |")
+        lines.append("| shape | default | " + " | ".join(others) + " |")
         lines.append("|---|---:|" + "---:|" * len(others))
         ratios: dict[str, list[float]] = {name: [] for name in others}
-        for shape, base in timing["custom"][threads].items():
+        for shape, base in timing["default"][threads].items():
             cells = [f"{base['cpu'] * 1000:.1f} ({base['wall'] * 1000:.1f})"]
             for name in others:
                 value = timing[name][threads][shape]

@@ -1,156 +1,99 @@
-//! Memory for large buffers: blocks of [`large_blocks::LARGE_FROM`] bytes or more mapped by
-//! the extension itself, offered transparent huge pages and kept a moment after they are
-//! freed; smaller blocks from jemalloc with one arena ([`small_blocks`]).
+//! The extension's memory: stock jemalloc (the `tikv-jemallocator` crate, as Polars uses it)
+//! for every block, configured for a reader whose buffers are large, written once and freed
+//! in waves (a row group's batches consumed and dropped):
 //!
-//! Reading a column writes each of its decoded buffers — values, offsets, string bytes,
-//! decompressed pages — once, from start to end, into fresh memory. With 4 KiB pages the
-//! kernel takes a fault and zeroes a page for every 4 KiB written: profiled on a 200-byte
-//! text column, a quarter of the read, and more system time than user time on an 8-byte
-//! integer column. Three things answer it:
-//! - Linux's default mode (`madvise`) serves 2 MiB pages only where asked, so blocks of at
-//!   least [`HUGE_PAGES_FROM`] bytes are advised so (`MADV_HUGEPAGE`): one fault per 2 MiB.
-//! - A freed large block is kept a while ([`retained`]) and handed to the next allocation
-//!   (one of its size class, else a longer one whole, else the nearest remapped), so a
-//!   stream of row groups whose batches are consumed and freed decodes into memory already
-//!   mapped (the ten numeric columns of the `events` benchmark: page faults were ~24% of
-//!   the read). glibc gives such blocks back to the kernel at once; small blocks are kept
-//!   by jemalloc the same moment ([`small_blocks`]).
-//! - A large block grows with `mremap` ([`large_blocks`]): pages move, bytes are not
-//!   copied (the parquet crate grows dictionary keys and string bytes a page at a time).
+//! - **one arena** (`narenas:1`): every scan starts reader threads of its own, and with an
+//!   arena per thread group the memory one scan's threads freed did not serve the next's;
+//! - **freed pages kept 10 s** (`dirty_decay_ms:10000`, no second "muzzy" stage), and given
+//!   back by jemalloc's own **background thread** (`background_thread:true`), not by the
+//!   allocating threads: the next row group, and the next scan, decode into memory already
+//!   mapped instead of having the kernel fault in and zero fresh pages, while an idle process
+//!   holds nothing after the decay time. What is kept is at most what the process freed, so
+//!   several processes on one host (Spark's Python workers) keep at most their own peaks,
+//!   which the scan options bound;
+//! - **transparent huge pages** (`thp:always`, `metadata_thp:auto`): one fault per 2 MiB
+//!   where the kernel allows them.
+//!
+//! Measured against the hand-written large-block allocator it replaces (mapping, `mremap`
+//! growth and a retention pool of its own), interleaved on the benchmark shapes:
+//! `benches/results/allocator.md` (`make bench-allocator`). `_RJEM_MALLOC_CONF` (this
+//! build's `MALLOC_CONF`) in the environment overrides any of these settings, e.g.
+//! `thp:default` to leave huge pages to the kernel.
 //!
 //! ```
-//! use pqsift::allocator::advise_huge_pages;
-//! let buffer: Vec<u8> = Vec::with_capacity(8 << 20);
-//! // Advice only: the buffer's contents and ownership are unchanged.
-//! advise_huge_pages(buffer.as_ptr(), buffer.capacity());
+//! // On Linux the configuration below is the one jemalloc started with.
+//! if cfg!(target_os = "linux") && std::env::var_os("_RJEM_MALLOC_CONF").is_none() {
+//!     assert_eq!(pqsift::allocator::setting::<u32>(c"opt.narenas"), Some(1));
+//!     assert_eq!(pqsift::allocator::setting::<isize>(c"opt.dirty_decay_ms"), Some(10_000));
+//! }
 //! ```
 
-pub mod large_blocks;
-pub mod oversized;
-pub mod retained;
-pub mod small_blocks;
+/// jemalloc's settings, read at its first allocation (see the module documentation).
+pub const MALLOC_CONF: &std::ffi::CStr =
+    c"narenas:1,background_thread:true,dirty_decay_ms:10000,muzzy_decay_ms:0,thp:always,metadata_thp:auto";
 
-use small_blocks::Allocator as Small;
+#[cfg(target_os = "linux")]
+mod jemalloc {
+    use std::ffi::c_char;
 
-use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static ADVISE: AtomicBool = AtomicBool::new(true);
-
-/// Turns the advice on or off for blocks allocated from now on.
-pub fn set_huge_pages(on: bool) {
-    ADVISE.store(on, Ordering::Relaxed);
+    /// The configuration jemalloc reads when it starts (`_rjem_` is this build's prefix).
+    #[allow(non_upper_case_globals)]
+    #[unsafe(export_name = "_rjem_malloc_conf")]
+    pub static malloc_conf: Option<&'static c_char> =
+        // SAFETY: a pointer to the first byte of a 'static, NUL-terminated string.
+        Some(unsafe { &*super::MALLOC_CONF.as_ptr() });
 }
 
-/// Configures memory from the environment, then starts the thread that gives kept blocks
-/// back ([`retained::release_in_background`]); the Python module runs this when imported.
-///
-/// - `PQSIFT_HUGE_PAGES=0`: no huge-page advice ([`set_huge_pages`]).
-/// - `PQSIFT_RETAIN_MIB`: the most freed memory kept for reuse, in MiB (0: none); by
-///   default a quarter of what the process may use ([`retained::memory_limit`]), or
-///   [`retained::DEFAULT_RETAIN_BYTES`] where that is not known.
-/// - `PQSIFT_RETAIN_MS`: how long a freed block is kept, in ms (default 10 s).
-///
-/// A value that is not a whole number is ignored.
-pub fn configure_from_environment() {
-    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
-    if std::env::var_os("PQSIFT_HUGE_PAGES").is_some_and(|v| v == "0") {
-        set_huge_pages(false);
-    }
-    let retain_bytes = match number("PQSIFT_RETAIN_MIB") {
-        Some(mib) => usize::try_from(mib).unwrap_or(usize::MAX).saturating_mul(1 << 20),
-        None => retained::memory_limit().map_or(retained::DEFAULT_RETAIN_BYTES, |limit| limit / 4),
-    };
-    retained::set_retain_bytes(retain_bytes);
-    if let Some(ms) = number("PQSIFT_RETAIN_MS") {
-        retained::set_retain_for(std::time::Duration::from_millis(ms));
-    }
-    retained::release_in_background();
-}
+#[cfg(not(target_os = "linux"))]
+pub use std::alloc::System as Allocator;
+/// The allocator of every block: jemalloc on Linux, the system's elsewhere.
+#[cfg(target_os = "linux")]
+pub use tikv_jemallocator::Jemalloc as Allocator;
 
-/// Blocks from this size on are offered huge pages.
-pub const HUGE_PAGES_FROM: usize = 4 << 20;
-
-/// Advises the kernel that the whole pages inside `len` bytes from `start` may be backed by
-/// transparent huge pages. Advice only: contents are unchanged, errors are ignored, and
-/// nothing happens off Linux or for blocks below [`HUGE_PAGES_FROM`].
-pub fn advise_huge_pages(start: *const u8, len: usize) {
+/// Reads the jemalloc setting or statistic `name`, of type `T`; `None` off Linux or for a
+/// name or type jemalloc does not have.
+pub fn setting<T: Copy + Default>(name: &std::ffi::CStr) -> Option<T> {
     #[cfg(target_os = "linux")]
-    if len >= HUGE_PAGES_FROM && ADVISE.load(Ordering::Relaxed) {
-        const PAGE: usize = 4096;
-        // Only pages wholly inside the block: the advice never reaches a neighbour's memory.
-        let first = (start as usize).next_multiple_of(PAGE);
-        let end = (start as usize + len) / PAGE * PAGE;
-        if end > first {
-            // SAFETY: the range lies inside memory the caller holds; `MADV_HUGEPAGE` changes
-            // how its pages are backed, never what they hold.
-            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
-        }
+    {
+        // Referenced, so that every binary linking this crate carries the configuration.
+        std::hint::black_box(&jemalloc::malloc_conf);
+        let mut value = T::default();
+        let mut len = std::mem::size_of::<T>();
+        // SAFETY: `value` and `len` describe a writable `T`; nothing is written in. jemalloc
+        // checks `len` against the setting's type and fails on a mismatch.
+        let status = unsafe {
+            tikv_jemalloc_sys::mallctl(name.as_ptr(), (&raw mut value).cast(), &mut len, std::ptr::null_mut(), 0)
+        };
+        (status == 0).then_some(value)
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (start, len);
+    {
+        let _ = name;
+        None
+    }
 }
 
-/// Unmaps the `len` bytes mapped at `start`.
-///
-/// # Safety
-/// `start` maps `len` bytes that nothing uses any more.
-pub(crate) unsafe fn unmap(start: usize, len: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: the caller's guarantee.
-    unsafe {
-        libc::munmap(start as *mut libc::c_void, len);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, len);
-}
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
 
-/// The Python extension's global allocator: blocks a [`large_blocks::is_large`] layout
-/// asks for are mapped by [`large_blocks`] (and kept by [`retained`] when freed), the
-/// others come from [`small_blocks`] (see the module's documentation).
-pub struct BufferAllocator;
-
-// SAFETY: whether a layout's block is a large block or the system's depends on the layout
-// alone, and `realloc` keeps the alignment, so every block is freed or resized by the side
-// that allocated it; `large_blocks` upholds the `GlobalAlloc` contract for its own blocks.
-unsafe impl GlobalAlloc for BufferAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if large_blocks::is_large(layout) {
-            return large_blocks::allocate(layout.size(), false);
+    #[test]
+    fn jemalloc_runs_with_the_configuration() {
+        // The test binary's global allocator is the system's, but jemalloc reads the same
+        // configuration when this crate's allocator first allocates.
+        unsafe {
+            use std::alloc::{GlobalAlloc, Layout};
+            let layout = Layout::from_size_align(8 << 20, 64).unwrap();
+            let block = Allocator.alloc(layout);
+            assert!(!block.is_null());
+            block.write_bytes(7, layout.size());
+            Allocator.dealloc(block, layout);
         }
-        unsafe { Small.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if large_blocks::is_large(layout) {
-            return large_blocks::allocate(layout.size(), true);
-        }
-        unsafe { Small.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-        if large_blocks::is_large(layout) {
-            // SAFETY: a large block of this size, freed by its owner.
-            return unsafe { large_blocks::free(block, layout.size()) };
-        }
-        unsafe { Small.dealloc(block, layout) }
-    }
-
-    unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY (all arms): `block` is the caller's, allocated with `layout`.
-        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        match (large_blocks::is_large(layout), large_blocks::is_large(new_layout)) {
-            (true, true) => unsafe { large_blocks::resize(block, layout.size(), new_size) },
-            (false, false) => unsafe { Small.realloc(block, layout, new_size) },
-            // Across the threshold: a new block, the bytes both hold copied, the old freed.
-            _ => unsafe {
-                let moved = self.alloc(new_layout);
-                if !moved.is_null() {
-                    std::ptr::copy_nonoverlapping(block, moved, layout.size().min(new_size));
-                    self.dealloc(block, layout);
-                }
-                moved
-            },
+        if std::env::var_os("_RJEM_MALLOC_CONF").is_none() {
+            assert_eq!(setting::<u32>(c"opt.narenas"), Some(1));
+            assert_eq!(setting::<isize>(c"opt.dirty_decay_ms"), Some(10_000));
+            assert_eq!(setting::<isize>(c"opt.muzzy_decay_ms"), Some(0));
+            assert_eq!(setting::<bool>(c"opt.background_thread"), Some(true));
         }
     }
 }

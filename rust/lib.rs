@@ -14,9 +14,8 @@
 //!   layer maps it to exception classes with attributes.
 //! * [`interrupt`] — letting a long call be interrupted between units of work (Ctrl-C).
 //! * [`lru`] — the bounded LRU behind both caches.
-//! * [`allocator`] — the extension's global allocator: large blocks mapped in size
-//!   classes, offered transparent huge pages, grown by `mremap` and kept a moment for reuse
-//!   when freed.
+//! * [`allocator`] — the extension's global allocator: stock jemalloc, configured for
+//!   large buffers freed in waves (one arena, freed pages kept 10 s, huge pages).
 //! * [`selection`] — [`RowSelection`](selection::RowSelection): which rows of a row group
 //!   to decode, as runs or a bitmask, with the adaptive, page-aware policy that picks between
 //!   them and the page byte ranges a selection needs (`scan_ranges`).
@@ -61,14 +60,8 @@ pub mod table;
 mod python;
 
 /// The Python extension's allocator (see [`allocator`]).
-#[cfg(all(feature = "python", not(feature = "stock-jemalloc")))]
+#[cfg(feature = "python")]
 #[global_allocator]
-static GLOBAL: allocator::BufferAllocator = allocator::BufferAllocator;
-
-/// The allocator A/B's other side: stock jemalloc for every block (`--features
-/// stock-jemalloc`; configured by `_RJEM_MALLOC_CONF`), see `benches/allocator_ab.py`.
-#[cfg(all(feature = "python", feature = "stock-jemalloc", target_os = "linux"))]
-#[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static GLOBAL: allocator::Allocator = allocator::Allocator;
 
 pub use error::{PqsiftError, Result};

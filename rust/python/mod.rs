@@ -18,8 +18,6 @@ use pyo3::prelude::*;
 /// The native module `pqsift._core`.
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    #[cfg(not(feature = "stock-jemalloc"))]
-    crate::allocator::configure_from_environment();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
     module.add_class::<scan::PyScan>()?;

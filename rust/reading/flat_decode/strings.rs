@@ -137,9 +137,8 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         // Reserved ahead at 17/16 of the estimate: shrunk only where more than an eighth is
         // unused. A buffer freed in the size class it was reserved in is found again by the
-        // next read's reservation; shrunk into the class below, every scan of the `events`
-        // text-heavy projection took a smaller kept block and grew it with fresh pages
-        // (~400 MiB a scan; see `allocator::large_blocks`).
+        // next read's reservation; shrunk into the class below, the next read takes a smaller
+        // freed block and grows it onto fresh pages.
         if self.values.capacity() - self.values.len() > self.values.len() / 8 {
             self.values.shrink_to_fit();
         }
