@@ -52,7 +52,10 @@ mod tests;
 use std::sync::Arc;
 
 pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
-pub(crate) use bind::{edit_distance, fixed_offset_seconds};
+// "Did you mean" for option names (the Python layer's).
+#[cfg(feature = "python")]
+pub(crate) use bind::edit_distance;
+pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
 pub(crate) use float_compare::spark_float_order;

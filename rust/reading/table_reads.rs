@@ -7,7 +7,7 @@ use crate::planning::scan::{Scan, ScanOptions};
 use crate::reading::planned_read::read_plan;
 use crate::reading::reader::ReaderConfig;
 use crate::storage::Location;
-use crate::table::parquet_reads::{ColumnsRead, ParquetReads};
+use crate::table::parquet_reads::{ColumnsRead, ParquetReads, ReadCounts};
 
 /// Table code's Parquet reads, planned and read by pqsift's scan on one thread.
 ///
@@ -31,16 +31,16 @@ impl ParquetReads for ScanReads {
             batches.push(batch?);
         }
         let pruned = &plan.metrics;
-        Ok(ColumnsRead {
-            batches,
+        let counts = ReadCounts {
             row_groups_total: pruned.row_groups_total,
             row_groups_pruned: pruned.row_groups_total - pruned.row_groups_selected,
             pages_total: pruned.pages_total,
             pages_pruned: pruned.pages_pruned,
             rows_total: pruned.rows_total,
             rows_selected: pruned.rows_selected,
-            rows_decoded: stream.metrics().rows_decoded,
+            values_decoded: stream.metrics().rows_decoded,
             bytes_read: stream.bytes_read(),
-        })
+        };
+        Ok(ColumnsRead { batches, counts })
     }
 }

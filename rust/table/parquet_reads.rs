@@ -30,7 +30,21 @@ use crate::storage::Location;
 pub struct ColumnsRead {
     /// The rows read, the requested columns only.
     pub batches: Vec<RecordBatch>,
-    /// Row groups in the file.
+    /// What the read pruned and decoded.
+    pub counts: ReadCounts,
+}
+
+/// What Parquet reads pruned and decoded, summed over the files read.
+///
+/// ```
+/// use pqsift::table::parquet_reads::ReadCounts;
+/// let mut total = ReadCounts { row_groups_total: 4, row_groups_pruned: 3, ..Default::default() };
+/// total.add(&ReadCounts { row_groups_total: 2, ..Default::default() });
+/// assert_eq!((total.row_groups_total, total.row_groups_pruned), (6, 3));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Row groups in the files.
     pub row_groups_total: u64,
     /// Row groups skipped whole (statistics, bloom filters, page index).
     pub row_groups_pruned: u64,
@@ -38,14 +52,29 @@ pub struct ColumnsRead {
     pub pages_total: u64,
     /// Of those, pages skipped.
     pub pages_pruned: u64,
-    /// Rows in the file.
+    /// Rows in the files.
     pub rows_total: u64,
     /// Rows left to read after row group and page pruning.
     pub rows_selected: u64,
-    /// Rows decoded, summed over the root columns read.
-    pub rows_decoded: u64,
-    /// Bytes read from the file.
+    /// Rows decoded, summed over the root columns read, as the reader's metrics count them
+    /// (a struct column is one root: its rows decoded, predicate and projection together).
+    pub values_decoded: u64,
+    /// Bytes read from the files.
     pub bytes_read: u64,
+}
+
+impl ReadCounts {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &ReadCounts) {
+        self.row_groups_total += other.row_groups_total;
+        self.row_groups_pruned += other.row_groups_pruned;
+        self.pages_total += other.pages_total;
+        self.pages_pruned += other.pages_pruned;
+        self.rows_total += other.rows_total;
+        self.rows_selected += other.rows_selected;
+        self.values_decoded += other.values_decoded;
+        self.bytes_read += other.bytes_read;
+    }
 }
 
 /// Reads columns of Parquet files for table code (see the module documentation).

@@ -20,7 +20,7 @@
 //! use pqsift::table::delta::checkpoint::read_add_actions;
 //! let path = std::path::Path::new("_delta_log/00000000000000000010.checkpoint.parquet").into();
 //! let (adds, metrics) = read_add_actions(&path, &ScanReads).unwrap();
-//! println!("{} adds; {} of {} rows selected", adds.len(), metrics.rows_selected, metrics.rows_total);
+//! println!("{} adds; {} of {} rows selected", adds.len(), metrics.read.rows_selected, metrics.read.rows_total);
 //! ```
 
 use super::action_rows::{adds_from_array, array_to_json};
@@ -32,51 +32,29 @@ use crate::format::opener::OpenedFile;
 use crate::storage::Location;
 use crate::storage::source::{Entry, read_all, stat};
 use crate::table::allowed_locations::is_below;
-use crate::table::parquet_reads::ParquetReads;
+use crate::table::parquet_reads::{ParquetReads, ReadCounts};
 
 /// What the Parquet reads of a checkpoint pruned and decoded, summed over its files.
 ///
 /// ```
 /// let m = pqsift::table::delta::checkpoint::CheckpointReadMetrics::default();
-/// assert_eq!(m.rows_total, 0);
+/// assert_eq!(m.read.rows_total, 0);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckpointReadMetrics {
     /// Parquet files read for `add` (checkpoint parts and sidecars).
     pub files: u64,
-    /// Row groups in those files.
-    pub row_groups_total: u64,
-    /// Row groups skipped whole (statistics, bloom filters, page index).
-    pub row_groups_pruned: u64,
-    /// Pages of `add.path` the page index stage looked at.
-    pub pages_total: u64,
-    /// Of those, pages skipped.
-    pub pages_pruned: u64,
-    /// Rows (actions of every kind) in those files.
-    pub rows_total: u64,
-    /// Rows the plan left to read after row group and page pruning.
-    pub rows_selected: u64,
-    /// Rows decoded, summed over the root columns read, as the reader's metrics count them
-    /// (`add` is one root: its rows decoded, predicate and projection together).
-    pub values_decoded: u64,
     /// `add` rows found.
     pub add_rows: u64,
-    /// Bytes read from the files for `add`.
-    pub bytes_read: u64,
+    /// What the reads for `add` pruned and decoded (rows: actions of every kind).
+    pub read: ReadCounts,
 }
 
 impl CheckpointReadMetrics {
     fn add(&mut self, other: &CheckpointReadMetrics) {
         self.files += other.files;
-        self.row_groups_total += other.row_groups_total;
-        self.row_groups_pruned += other.row_groups_pruned;
-        self.pages_total += other.pages_total;
-        self.pages_pruned += other.pages_pruned;
-        self.rows_total += other.rows_total;
-        self.rows_selected += other.rows_selected;
-        self.values_decoded += other.values_decoded;
         self.add_rows += other.add_rows;
-        self.bytes_read += other.bytes_read;
+        self.read.add(&other.read);
     }
 }
 
@@ -191,18 +169,11 @@ pub fn read_add_actions(path: &Location, reads: &dyn ParquetReads) -> Result<(Ve
     let mut metrics = CheckpointReadMetrics { files: 1, ..Default::default() };
     if opened.schema.field_with_name("add").is_err() {
         // A checkpoint holding no add at all may leave the column out.
-        metrics.rows_total = opened.metadata.file_metadata().num_rows().max(0) as u64;
+        metrics.read.rows_total = opened.metadata.file_metadata().num_rows().max(0) as u64;
         return Ok((Vec::new(), metrics));
     }
     let read = reads.read_columns(path, &["add".into()], "add.path IS NOT NULL")?;
-    metrics.row_groups_total = read.row_groups_total;
-    metrics.row_groups_pruned = read.row_groups_pruned;
-    metrics.pages_total = read.pages_total;
-    metrics.pages_pruned = read.pages_pruned;
-    metrics.rows_total = read.rows_total;
-    metrics.rows_selected = read.rows_selected;
-    metrics.values_decoded = read.rows_decoded;
-    metrics.bytes_read = read.bytes_read;
+    metrics.read = read.counts;
     let mut adds = Vec::new();
     for batch in &read.batches {
         let column =

@@ -86,7 +86,7 @@ impl DeltaTable {
     /// What log replay did, as `(name, value)` pairs for a scan's metrics.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
         let r = &self.replay;
-        let c = &r.checkpoint_read;
+        let c = &r.checkpoint_read.read;
         vec![
             ("delta_version", self.version),
             ("delta_active_files", r.active_files),
@@ -110,7 +110,7 @@ impl DeltaTable {
     /// The log replay in words, for a scan's explain.
     pub fn explain(&self) -> String {
         let r = &self.replay;
-        let c = &r.checkpoint_read;
+        let c = &r.checkpoint_read.read;
         let mut text = format!(
             "delta table {} at version {}: {} active file(s), {} commit(s) replayed",
             self.table_root, self.version, r.active_files, r.commits_read

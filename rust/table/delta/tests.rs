@@ -589,16 +589,16 @@ fn seed_004_the_checkpoint_read_decodes_add_only() {
                 let add_leaves =
                     (0..descr.num_columns()).filter(|&i| descr.column(i).path().parts()[0] == "add").count() as u64;
                 assert_eq!(metrics.add_rows, adds.len() as u64);
-                assert!(metrics.rows_selected <= metrics.rows_total, "{name}");
+                assert!(metrics.read.rows_selected <= metrics.read.rows_total, "{name}");
                 eprintln!("{name} {}: {add_leaves} add leaves, {metrics:?}", part.path.file_name().unwrap());
-                if metrics.row_groups_pruned > 0 || metrics.pages_pruned > 0 {
+                if metrics.read.row_groups_pruned > 0 || metrics.read.pages_pruned > 0 {
                     // Row groups holding no add were never decoded.
-                    assert!(metrics.values_decoded < metrics.rows_total, "{name}: {metrics:?}");
+                    assert!(metrics.read.values_decoded < metrics.read.rows_total, "{name}: {metrics:?}");
                     pruned += 1;
                 }
-                assert!(metrics.values_decoded <= metrics.rows_total * add_leaves, "{name}: {metrics:?}");
-                if add_leaves > 0 && metrics.add_rows < metrics.rows_total {
-                    assert!(metrics.values_decoded < metrics.rows_total * add_leaves, "{name}: {metrics:?}");
+                assert!(metrics.read.values_decoded <= metrics.read.rows_total * add_leaves, "{name}: {metrics:?}");
+                if add_leaves > 0 && metrics.add_rows < metrics.read.rows_total {
+                    assert!(metrics.read.values_decoded < metrics.read.rows_total * add_leaves, "{name}: {metrics:?}");
                     fewer += 1;
                 }
                 checked += 1;
@@ -652,10 +652,10 @@ fn seed_004_row_groups_of_other_actions_are_pruned() {
     let (read, metrics) = read_add_actions(&local(&path), &ScanReads).unwrap();
     assert_eq!(read.len(), adds);
     assert_eq!(read[0].path, "add-00700.parquet");
-    assert_eq!((metrics.row_groups_total, metrics.row_groups_pruned), (10, 7), "{metrics:?}");
-    assert_eq!((metrics.rows_total, metrics.rows_selected), (1000, 300), "{metrics:?}");
+    assert_eq!((metrics.read.row_groups_total, metrics.read.row_groups_pruned), (10, 7), "{metrics:?}");
+    assert_eq!((metrics.read.rows_total, metrics.read.rows_selected), (1000, 300), "{metrics:?}");
     // `add` decoded for the 300 adds only: nothing for the removes' row groups.
-    assert_eq!(metrics.values_decoded, 300, "{metrics:?}");
+    assert_eq!(metrics.read.values_decoded, 300, "{metrics:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
