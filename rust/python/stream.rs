@@ -17,10 +17,8 @@ use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
 use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, parse_filter};
-use crate::format::metadata_cache::MetadataCache;
-use crate::reading::reader::{
-    DEFAULT_CACHE_BYTES, OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema,
-};
+use crate::format::opener::OpenedFile;
+use crate::reading::reader::{DEFAULT_CACHE_BYTES, ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::row_group_reader::ReadOptions;
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
@@ -399,12 +397,9 @@ pub(crate) fn read(
                 *location = location.clone().with_version(ObjectVersion { size, e_tag, last_modified_ns });
             }
         }
-        let open_files: Vec<OpenFile> = locations
+        let open_files: Vec<OpenedFile> = locations
             .into_iter()
-            .map(|location| {
-                let (metadata, location) = MetadataCache::global().load_versioned(&location, metadata_size_hint)?;
-                Ok(OpenFile { location, metadata })
-            })
+            .map(|location| OpenedFile::open_with_hint(&location, metadata_size_hint))
             .collect::<crate::Result<_>>()?;
         for task in &tasks {
             let groups = open_files[task.file].metadata.num_row_groups();

@@ -20,9 +20,10 @@ use std::sync::Arc;
 use arrow::datatypes::{Schema, SchemaRef};
 
 use crate::error::Result;
+use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanPlan};
-use crate::reading::reader::{OpenFile, ReaderConfig, declared_output_schema, open_stream, output_schema};
+use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::scan_stream::{ScanStream, ScanTask};
 use crate::storage::Storage;
 
@@ -58,11 +59,10 @@ pub fn read_plan(
         .iter()
         .map(|&position| {
             let opened = scan.open(position)?;
-            let location = match counted_in {
-                Some(storage) => opened.location.counted_in(storage),
-                None => opened.location.clone(),
-            };
-            Ok(OpenFile { location, metadata: Arc::clone(&opened.metadata) })
+            Ok(match counted_in {
+                Some(storage) => OpenedFile { location: opened.location.counted_in(storage), ..(*opened).clone() },
+                None => (*opened).clone(),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     let tasks = planned

@@ -8,12 +8,13 @@ use arrow::array::Array;
 use arrow::compute::SortOptions;
 use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::file::metadata::PageIndexPolicy;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::projection::{Projection, leaf_subsets, resolve_projection, split_column_name};
 use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, ColumnPath, CompareOp, Expr, Literal};
+use crate::format::opener::OpenedFile;
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
@@ -21,7 +22,7 @@ use crate::reading::scan_stream::{
     OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
 };
 use crate::reading::spark_output::spark_schema;
-use crate::storage::{FileSource, Location};
+use crate::storage::FileSource;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
@@ -96,18 +97,9 @@ impl Default for ReaderConfig {
     }
 }
 
-/// A file to read: its location and parsed metadata (from the metadata cache).
-#[derive(Debug, Clone)]
-pub struct OpenFile {
-    /// The file.
-    pub location: Location,
-    /// Its footer and page index.
-    pub metadata: Arc<ParquetMetaData>,
-}
-
 /// The output schema of a scan of `file` with `columns` (partition columns of `config`
 /// included), in Spark's types when `config.spark_output`.
-pub fn output_schema(file: &OpenFile, config: &ReaderConfig) -> Result<SchemaRef> {
+pub fn output_schema(file: &OpenedFile, config: &ReaderConfig) -> Result<SchemaRef> {
     Ok(FileLayout::of(file, 0, config)?.output_schema)
 }
 
@@ -146,7 +138,7 @@ struct FileLayout {
 
 impl FileLayout {
     /// The layout of the file at `position` of the scan's files.
-    fn of(file: &OpenFile, position: usize, config: &ReaderConfig) -> Result<Self> {
+    fn of(file: &OpenedFile, position: usize, config: &ReaderConfig) -> Result<Self> {
         let metadata = arrow_metadata(file, config.int96_read_unit())?;
         if let Some(declared) = &config.declared {
             return Self::of_declared(file, metadata, position, config, declared);
@@ -238,7 +230,7 @@ impl FileLayout {
     /// declared column (or a struct field of one), read from the file under its physical
     /// name, or a constant of the file (partition value, null where the file lacks it).
     fn of_declared(
-        file: &OpenFile,
+        file: &OpenedFile,
         metadata: ArrowReaderMetadata,
         position: usize,
         config: &ReaderConfig,
@@ -332,7 +324,7 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
 }
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
-fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
+fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
     let parquet_roots = file.metadata.file_metadata().schema_descr().root_schema().get_fields();
     let int96: Vec<bool> = roots
         .iter()
@@ -349,7 +341,7 @@ fn spark_schema_of(file: &OpenFile, schema: &Schema, roots: &[usize]) -> Result<
 ///
 /// Every file's projection and filter are resolved before any data is read, so an unknown
 /// column or a bad filter fails here.
-pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
+pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
     let (narrowed, first_pass) = narrow_to_top_rows(files, &tasks, config)?;
     let config = narrowed.as_ref().unwrap_or(config);
     let (sorting, sort) = sort_columns(files, config)?;
@@ -439,7 +431,7 @@ pub fn open_stream(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 /// included). Returns that config and what the first pass read; `None` where it cannot
 /// help or `T` has no literal form.
 fn narrow_to_top_rows(
-    files: &[OpenFile],
+    files: &[OpenedFile],
     tasks: &[ScanTask],
     config: &ReaderConfig,
 ) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
@@ -492,7 +484,7 @@ fn at_least_as_good(key: &SortKey, threshold: &arrow::array::ArrayRef) -> Option
 
 /// With `ORDER BY`: the config that reads the sort keys too (appended to the columns when
 /// not among them) and no row limit, and how the stream sorts.
-fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<SortSpec>)> {
+fn sort_columns(files: &[OpenedFile], config: &ReaderConfig) -> Result<(Option<ReaderConfig>, Option<SortSpec>)> {
     if config.order_by.is_empty() || files.is_empty() {
         return Ok((None, None));
     }
@@ -529,7 +521,7 @@ fn sort_columns(files: &[OpenFile], config: &ReaderConfig) -> Result<(Option<Rea
 
 /// The limit pruner (as Databend's): without a filter every planned row is output, so the row
 /// groups past the first `limit` planned rows are never needed.
-fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Vec<ScanTask> {
+fn prune_for_limit(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Vec<ScanTask> {
     let (Some(limit), None) = (config.limit, &config.filter) else {
         return tasks;
     };
@@ -552,7 +544,7 @@ fn prune_for_limit(files: &[OpenFile], tasks: Vec<ScanTask>, config: &ReaderConf
 /// with top-level INT96 timestamps in `int96_unit` when given.
 ///
 /// [`readable_arrow_schema`]: crate::format::opener::readable_arrow_schema
-fn arrow_metadata(file: &OpenFile, int96_unit: Option<TimeUnit>) -> Result<ArrowReaderMetadata> {
+fn arrow_metadata(file: &OpenedFile, int96_unit: Option<TimeUnit>) -> Result<ArrowReaderMetadata> {
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
     let file_metadata = file.metadata.file_metadata();
     let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
