@@ -31,10 +31,13 @@ fn quoted(path: &[String]) -> String {
     path.iter().map(|part| format!("`{}`", part.replace('`', "``"))).collect::<Vec<_>>().join(".")
 }
 
+/// A leaf column's path (outermost first) and its values.
+type Leaf = (Vec<String>, Vec<i64>);
+
 /// The columns: per name a top-level int64 column, or a struct holding one field of the same
 /// name; then a top-level column named as the first struct path joined with a dot. Returns
 /// the batch and each leaf's path and values.
-fn columns(names: &[String], nested: &[bool]) -> (RecordBatch, Vec<(Vec<String>, Vec<i64>)>) {
+fn columns(names: &[String], nested: &[bool]) -> (RecordBatch, Vec<Leaf>) {
     let mut fields: Vec<(Field, ArrayRef)> = Vec::new();
     let mut leaves = Vec::new();
     for (number, name) in names.iter().enumerate() {
@@ -93,7 +96,7 @@ proptest! {
         let (batch, leaves) = columns(&names, &nested);
         let path = written(&batch);
         let mut conditions = Vec::new();
-        let mut keep = vec![true; ROWS];
+        let mut keep = [true; ROWS];
         for (leaf, op, literal) in picks {
             let (leaf_path, values) = &leaves[leaf % leaves.len()];
             let (text, holds): (&str, fn(i64, i64) -> bool) = match op {
