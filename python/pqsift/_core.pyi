@@ -344,10 +344,6 @@ class Scan:
         size in bytes)``, and the pruning metrics so far — no footer read (but a Hive
         table's first file's, for the partition filter's types)."""
     @property
-    def file_versions(self) -> list[tuple[int, str | None, int] | None]:
-        """Per file, ``(size, entity tag, modification time in ns)`` when known without a
-        request (an object store listing, the Delta log, a footer read), for :func:`read`."""
-    @property
     def table_format(self) -> str:
         """``"files"``, ``"hive"`` or ``"delta"``."""
     @property
@@ -438,7 +434,6 @@ def read(
     declared_schema: str | None = None,
     table_name: str | None = None,
     storage_options: dict[str, str] | None = None,
-    file_versions: list[tuple[int, str | None, int] | None] | None = None,
     options: dict[str, Any] | None = None,
 ) -> ScanStream:
     """Starts reading ``tasks`` — ``(file index, row group, selection or None)``, in output
@@ -449,7 +444,6 @@ def read(
     in the filter. With ``declared_schema`` (:attr:`Scan.declared_schema` of a Delta table)
     the output columns are the declared ones, each file's columns mapped onto them (physical
     names, missing columns as nulls, widened types). ``files`` may be object store URLs,
-    read with ``storage_options``; ``file_versions`` (:attr:`Scan.file_versions`) spare a
-    request per file. Errors raise pqsift exceptions
+    read with ``storage_options``. Errors raise pqsift exceptions
     naming the file: :class:`pqsift.CorruptFileError` for invalid data,
     :class:`pqsift.UnsupportedError` for features pqsift cannot read (encryption)."""

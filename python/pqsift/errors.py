@@ -76,12 +76,15 @@ class SelectionError(PqsiftError, ValueError):
 
 class PqsiftIOError(PqsiftError, OSError):
     """A file could not be opened or read; the message names the file. ``filename`` and
-    ``strerror`` are set as on any ``OSError``."""
+    ``strerror`` are set as on any ``OSError``, and ``errno`` is ``ENOENT`` for the
+    ``FileNotFoundError`` subclasses."""
 
     def __init__(self, message: str, **fields: str | None) -> None:
         super().__init__(message, **fields)
         self.filename = self.path if self.path is not None else self.url
         self.strerror = self.reason
+        if isinstance(self, FileNotFoundError):
+            self.errno = errno.ENOENT
 
     def __str__(self) -> str:
         # The message pqsift wrote, not OSError's "[Errno 2] ...: 'path'" layout.
@@ -91,10 +94,6 @@ class PqsiftIOError(PqsiftError, OSError):
 class PathNotFoundError(PqsiftIOError, FileNotFoundError):
     """No file or directory at a local path; the message names it. ``errno`` is
     ``ENOENT``."""
-
-    def __init__(self, message: str, **fields: str | None) -> None:
-        super().__init__(message, **fields)
-        self.errno = errno.ENOENT
 
 
 class StorageError(PqsiftIOError):
@@ -106,10 +105,6 @@ class StorageError(PqsiftIOError):
 class ObjectNotFoundError(StorageError, FileNotFoundError):
     """No object (and no prefix with objects below it) at a URL; the message names it.
     ``errno`` is ``ENOENT``."""
-
-    def __init__(self, message: str, **fields: str | None) -> None:
-        super().__init__(message, **fields)
-        self.errno = errno.ENOENT
 
 
 class CorruptFileError(PqsiftError):

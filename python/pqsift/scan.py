@@ -157,14 +157,8 @@ class Scan:
     (``pa.RecordBatchReader.from_stream(scan)``, ``polars.from_arrow``, DuckDB).
     """
 
-    def __init__(
-        self,
-        core: _core.Scan,
-        read_options: dict[str, Any] | None = None,
-        storage_options: dict[str, str] | None = None,
-    ) -> None:
+    def __init__(self, core: _core.Scan, read_options: dict[str, Any] | None = None) -> None:
         self._core = core
-        self._storage_options = storage_options
         self._read_options = dict(_READ_OPTIONS if read_options is None else read_options)
         self._read_metrics: dict[str, Any] = {}
         self._last_stream: _core.ScanStream | None = None
@@ -268,7 +262,7 @@ class Scan:
         _check_read_options(read_options)
         if "order_by" in options:  # its own is already in triples
             read_options["order_by"] = _order_by(options["order_by"])
-        return Scan(self._core, read_options, self._storage_options)
+        return Scan(self._core, read_options)
 
     def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
         """Plans, then starts reading the row groups the plan keeps, in the core (the plan
@@ -524,7 +518,7 @@ def scan(
     core = _core.Scan(
         sources, column_list, filter_text, **settings, order_by=read_options["order_by"], top_n_limit=top_n_limit
     )
-    return Scan(core, read_options, settings["storage_options"])
+    return Scan(core, read_options)
 
 
 def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:

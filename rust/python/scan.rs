@@ -182,19 +182,6 @@ impl PyScan {
         self.inner.files().iter().map(|p| p.to_string()).collect()
     }
 
-    /// Per file, `(size, entity tag, modification time in ns)` when known without a request
-    /// (a listing, a Delta log or a footer read gave it), for `_core.read`.
-    #[getter]
-    fn file_versions(&self) -> Vec<Option<(u64, Option<String>, i64)>> {
-        (0..self.inner.files().len())
-            .map(|position| {
-                let opened = self.inner.opened(position);
-                let location = opened.as_ref().map_or(&self.inner.files()[position], |o| &o.location);
-                location.known_version().map(|v| (v.size, v.e_tag.clone(), v.last_modified_ns))
-            })
-            .collect()
-    }
-
     /// `"files"`, `"hive"` or `"delta"`.
     #[getter]
     fn table_format(&self) -> &'static str {

@@ -22,7 +22,6 @@ use crate::reading::reader::{DEFAULT_CACHE_BYTES, ReaderConfig, declared_output_
 use crate::reading::row_group_reader::ReadOptions;
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
 use crate::selection::SelectionPolicy;
-use crate::storage::location::ObjectVersion;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
@@ -278,6 +277,7 @@ impl ReadOptionsArg {
             .map(|(column, descending, nulls_first)| SortKey::parse(column, *descending, *nulls_first))
             .collect::<crate::Result<Vec<_>>>()
             .map_err(py_err(py))?;
+        let defaults = ReaderConfig::default();
         Ok(ReaderConfig {
             // column_threads: the stream sets it from the threads it has left over.
             read: ReadOptions {
@@ -291,13 +291,13 @@ impl ReadOptionsArg {
                 ..ReadOptions::default()
             },
             reorder_filters: self.reorder_filters,
-            threads: self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: self.threads.unwrap_or(defaults.threads),
             limit: self.limit,
             cache_bytes: self.cache_bytes,
             spark_output: self.spark_output,
             order_by,
             int96_unit,
-            ..ReaderConfig::default()
+            ..defaults
         })
     }
 
@@ -335,7 +335,7 @@ pub(crate) fn stream_for(
 #[pyo3(signature = (
     files, tasks, *, columns=None, filter=None, session_time_zone="UTC", case_sensitive=false,
     metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partition_schema=None, partition_values=None,
-    declared_schema=None, table_name=None, storage_options=None, file_versions=None, options=None,
+    declared_schema=None, table_name=None, storage_options=None, options=None,
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn read(
@@ -352,7 +352,6 @@ pub(crate) fn read(
     declared_schema: Option<&str>,
     table_name: Option<&str>,
     storage_options: Option<BTreeMap<String, String>>,
-    file_versions: Option<Vec<Option<(u64, Option<String>, i64)>>>,
     options: Option<ReadOptionsArg>,
 ) -> PyResult<PyScanStream> {
     let options = match options {
@@ -389,14 +388,7 @@ pub(crate) fn read(
     };
     let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
     let opened = detached(py, || -> crate::Result<(arrow::datatypes::SchemaRef, ScanStream)> {
-        let mut locations =
-            files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
-        // Sizes and versions the planning learnt: the metadata cache answers without a request.
-        for (location, version) in locations.iter_mut().zip(file_versions.into_iter().flatten()) {
-            if let Some((size, e_tag, last_modified_ns)) = version {
-                *location = location.clone().with_version(ObjectVersion { size, e_tag, last_modified_ns });
-            }
-        }
+        let locations = files.iter().map(|f| Location::from_user(f, &storage)).collect::<crate::Result<Vec<_>>>()?;
         let open_files: Vec<OpenedFile> = locations
             .into_iter()
             .map(|location| OpenedFile::open_with_hint(&location, metadata_size_hint))

@@ -270,6 +270,23 @@ impl Shared {
         self.progress.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Waits for a change for at most one interrupt-check slice, so that the caller can
+    /// interrupt a long row group; the check (which may wait for Python's lock) is made
+    /// with the progress lock released. Returns the lock again, and whether to stop.
+    fn wait_slice<'a>(
+        &'a self,
+        progress: std::sync::MutexGuard<'a, Progress>,
+    ) -> (std::sync::MutexGuard<'a, Progress>, bool) {
+        let (progress, waited) =
+            self.changed.wait_timeout(progress, crate::interrupt::CHECK_EVERY).unwrap_or_else(|p| p.into_inner());
+        if !waited.timed_out() {
+            return (progress, false);
+        }
+        drop(progress);
+        let interrupted = crate::interrupt::interrupted();
+        (self.lock(), interrupted)
+    }
+
     fn worker(self: Arc<Self>) {
         loop {
             let job = {
@@ -609,21 +626,11 @@ impl ScanStream {
                 self.shared.changed.notify_all();
                 return Some(result);
             }
-            // Waited in slices, so that the caller can interrupt a long row group; the check
-            // (which may wait for Python's lock) is made with the progress lock released.
-            let (guard, waited) = self
-                .shared
-                .changed
-                .wait_timeout(progress, crate::interrupt::CHECK_EVERY)
-                .unwrap_or_else(|p| p.into_inner());
-            progress = guard;
-            if waited.timed_out() {
-                drop(progress);
-                if crate::interrupt::interrupted() {
-                    return Some(Err(PqsiftError::Interrupted));
-                }
-                progress = self.shared.lock();
+            let (guard, interrupted) = self.shared.wait_slice(progress);
+            if interrupted {
+                return Some(Err(PqsiftError::Interrupted));
             }
+            progress = guard;
         }
     }
 
@@ -643,19 +650,10 @@ impl ScanStream {
                 progress = self.shared.lock();
                 break result;
             }
-            let (guard, waited) = self
-                .shared
-                .changed
-                .wait_timeout(progress, crate::interrupt::CHECK_EVERY)
-                .unwrap_or_else(|p| p.into_inner());
+            let (guard, interrupted) = self.shared.wait_slice(progress);
             progress = guard;
-            if waited.timed_out() {
-                drop(progress);
-                let interrupted = crate::interrupt::interrupted();
-                progress = self.shared.lock();
-                if interrupted {
-                    break Err(PqsiftError::Interrupted);
-                }
+            if interrupted {
+                break Err(PqsiftError::Interrupted);
             }
         };
         progress.parts_consumed += 1;
