@@ -42,6 +42,9 @@ pub enum PqsiftError {
         what: &'static str,
         /// What is wrong with it.
         reason: String,
+        /// The column whose data or metadata is wrong, when one is (as Spark's `select`
+        /// names it).
+        column: Option<String>,
     },
 
     /// A file uses a feature pqsift cannot read or output: encryption, column chunks
@@ -54,6 +57,8 @@ pub enum PqsiftError {
         path: String,
         /// The feature, and why it cannot be read.
         reason: String,
+        /// The column that uses it, when one does (as Spark's `select` names it).
+        column: Option<String>,
     },
 
     /// A filter expression could not be parsed, bound to a schema or evaluated: a syntax
@@ -111,6 +116,13 @@ pub enum PqsiftError {
         path: Option<String>,
     },
 
+    /// A task plan (a scan's plan for some of its files, made on a Spark driver and read
+    /// by a task: see `planning::task_plan`) cannot be read: damaged in transit, written by
+    /// another pqsift version, or inconsistent with its own footers. Maps to
+    /// `pqsift.TaskPlanError` (a `ValueError`).
+    #[error("invalid task plan: {0}")]
+    TaskPlan(String),
+
     /// An Arrow compute kernel failed while assembling results (inconsistent data). Maps to
     /// `pqsift.PqsiftError`.
     #[error("arrow: {0}")]
@@ -162,6 +174,7 @@ impl PqsiftError {
     pub fn fields(&self) -> ErrorFields<'_> {
         let reason = match self {
             Self::InvalidSelection(reason) | Self::Statistics(reason) | Self::Compute(reason) => reason,
+            Self::TaskPlan(reason) => reason,
             Self::Internal(reason) => reason,
             Self::Io { reason, .. } | Self::Corrupt { reason, .. } | Self::Unsupported { reason, .. } => reason,
             Self::Filter { reason, .. } | Self::Table { reason, .. } | Self::Storage { reason, .. } => reason,
@@ -170,8 +183,9 @@ impl PqsiftError {
         };
         let mut fields = ErrorFields { reason, ..Default::default() };
         match self {
-            Self::Io { path, .. } | Self::Corrupt { path, .. } | Self::Unsupported { path, .. } => {
-                fields.path = Some(path)
+            Self::Io { path, .. } => fields.path = Some(path),
+            Self::Corrupt { path, column, .. } | Self::Unsupported { path, column, .. } => {
+                (fields.path, fields.column) = (Some(path.as_str()), column.as_deref())
             }
             Self::Filter { column, path, .. } => (fields.column, fields.path) = (column.as_deref(), path.as_deref()),
             Self::SchemaMismatch { column, path, .. } => {
@@ -319,34 +333,39 @@ impl PqsiftError {
 
     /// A corrupt-file error on `path`.
     pub(crate) fn corrupt(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        Self::Corrupt { path: path.subject(), what: "Parquet file", reason: error.to_string() }
+        Self::Corrupt { path: path.subject(), what: "Parquet file", reason: error.to_string(), column: None }
     }
 
     /// A corrupt-file error on `path`, a file of a Delta table's log (a commit, a
     /// checkpoint's actions, a deletion vector).
     pub(crate) fn corrupt_delta(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        Self::Corrupt { path: path.subject(), what: "Delta log", reason: error.to_string() }
+        Self::Corrupt { path: path.subject(), what: "Delta log", reason: error.to_string(), column: None }
     }
 
     /// An unsupported-feature error on `path`.
     pub(crate) fn unsupported(path: &(impl Subject + ?Sized), reason: impl std::fmt::Display) -> Self {
-        Self::Unsupported { path: path.subject(), reason: reason.to_string() }
+        Self::Unsupported { path: path.subject(), reason: reason.to_string(), column: None }
     }
 
-    /// An error of the parquet crate while decoding `path`: [`PqsiftError::Unsupported`] for
-    /// what a valid file can hold but Arrow's 32-bit offsets cannot (more than 2 GiB of
-    /// strings in one batch), [`PqsiftError::Corrupt`] otherwise.
-    pub(crate) fn decoding(path: &(impl Subject + ?Sized), error: impl std::fmt::Display) -> Self {
-        let message = error.to_string();
-        if message.contains("index overflow decoding byte array") || message.contains("offset overflow") {
-            return Self::unsupported(
-                path,
-                format!(
-                    "a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({message})"
-                ),
-            );
+    /// This error as about `column` (as Spark's `select` names it: see
+    /// `filter::ColumnPath::name`): a corrupt or unsupported column, when the error names
+    /// no column yet. Other errors are returned as they are.
+    ///
+    /// ```
+    /// use pqsift::error::PqsiftError;
+    /// let error = PqsiftError::Corrupt { path: "f.parquet".into(), what: "Parquet file", reason: "bad page".into(), column: None };
+    /// assert_eq!(error.about_column("`a.b`").fields().column, Some("`a.b`"));
+    /// ```
+    pub fn about_column(self, column: impl Into<String>) -> Self {
+        match self {
+            Self::Corrupt { path, what, reason, column: None } => {
+                Self::Corrupt { path, what, reason, column: Some(column.into()) }
+            }
+            Self::Unsupported { path, reason, column: None } => {
+                Self::Unsupported { path, reason, column: Some(column.into()) }
+            }
+            other => other,
         }
-        Self::corrupt(path, message)
     }
 
     /// This error as met while working on `path`: statistics and Arrow compute errors

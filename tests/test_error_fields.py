@@ -128,3 +128,27 @@ def test_errors_keep_their_fields_through_pickle(tmp_path: Path) -> None:
     assert type(copy) is pqsift.PathNotFoundError
     assert fields(copy) == fields(info.value) and str(copy) == str(info.value)
     assert copy.errno == errno.ENOENT
+
+
+def test_a_column_spark_has_no_type_for_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "clock.parquet"
+    pq.write_table(pa.table({"id": [1], "at time": pa.array([3_600_000_000], pa.time64("us"))}), path)
+    with pytest.raises(pqsift.UnsupportedError) as info:
+        pqsift.scan(path, spark_output=True).to_table()
+    error = info.value
+    assert (error.column, error.path) == ("`at time`", str(path)), fields(error)
+
+
+def test_a_corrupt_column_chunk_is_named() -> None:
+    """The corpus file whose int64 chunk has its definition levels cut short: the error
+    names the column as well as the file."""
+    from test_corpus import ROOT
+
+    path = ROOT / "bad_data" / "ARROW-GH-41321.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} is not there")
+    with pytest.raises(pqsift.CorruptFileError) as info:
+        pqsift.scan(path).to_table()
+    error = info.value
+    assert error.path == str(path) and error.column is not None, fields(error)
+    assert error.column.strip("`") in str(error), fields(error)

@@ -282,3 +282,24 @@ if __name__ == "__main__":
         print(json.dumps(write_wide_row_groups(Path(sys.argv[2]))))
     else:
         sys.exit("usage: test_memory_bounds.py --write PATH")
+
+
+@pytest.mark.slow
+def test_two_gib_of_strings_decoded_in_one_batch_is_unsupported_not_corrupt() -> None:
+    """Allowed past the page bound, the two 1 GiB strings decode — but not into one batch:
+    the crate fails on the whole row group, each half decodes, and their 2 GiB of strings
+    (measured) is what Arrow's 32-bit offsets cannot address. UnsupportedError, not a
+    corrupt file."""
+    path = ROOT / "data" / "large_string_map.brotli.parquet"
+    code = _CHILD_PRELUDE + r"""
+try:
+    pqsift.scan(sys.argv[1], max_page_bytes=3 << 30, threads=1).to_table()
+    print(json.dumps(["ok", ""]))
+except pqsift.PqsiftError as error:
+    print(json.dumps([type(error).__name__, str(error)]))
+"""
+    exit_code, out, err, _ = peak_rss_of([sys.executable, "-c", code, str(path)])
+    assert exit_code == 0, err.decode()[-3000:]
+    outcome, message = json.loads(out.splitlines()[-1])
+    assert outcome == "UnsupportedError", message
+    assert "32-bit offsets" in message and "bytes of strings" in message, message

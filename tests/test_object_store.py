@@ -501,6 +501,60 @@ def test_selective_reads_fetch_only_the_row_groups_that_match(
     assert len(gets) <= 3 * len(PEER_FILES) + 3 * matching_groups, [(r.key, r.range) for r in gets]
 
 
+@pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
+def test_tasks_reading_the_drivers_plan_make_no_more_requests_than_one_scan(
+    shape: Any, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
+    """A query planned into tasks on a driver (``plan_tasks``, two tasks a core as Spark
+    would run them) and each task's pieces read from the plans they carry, as a Spark task
+    reads them: the requests of planning and all the tasks together are at most 1.05x those
+    of one in-process scan of the same query — the tasks fetch no footer and plan nothing.
+    The same pieces without their plans (each task planning its file again, as before)
+    cost more. Fresh URLs each time: no footer comes from a cache."""
+    from pqsift.spark.planning import plan_tasks
+    from pqsift.spark.reader import read_pieces
+
+    options = {"storage_options": s3.storage_options}
+    expected = _pyarrow_rows(peers.local, shape)
+
+    def requests_of(read: Any) -> tuple[pa.Table, int]:
+        copy = _fresh_copy(s3_emulator, peers, "tasks")
+        s3.reset()
+        table = read(copy.url)
+        return table, s3.snapshot()["requests"]
+
+    def in_process(url: str) -> pa.Table:
+        return pqsift.scan(url, shape.columns, shape.where or None, **options).to_table()
+
+    def in_tasks(url: str, keep_plans: bool = True) -> pa.Table:
+        plan = plan_tasks(url, shape.columns, shape.where or None, parallelism=4, **options)
+        plans = [piece.plan for task in plan.tasks for piece in task.pieces]
+        assert all(plans) and not any(fragment.encode() in p for p in plans if p for fragment in SECRET_FRAGMENTS)
+        counts: list[dict[str, Any]] = []
+        batches = [
+            batch
+            for task in plan.tasks
+            for batch in read_pieces(
+                [row if keep_plans else (*row[:5], None) for row in task.to_rows()],
+                shape.columns,
+                shape.where or None,
+                report=counts.append,
+                **options,
+            )
+        ]
+        if keep_plans:
+            assert sum(c["time_task_planning_s"] for c in counts) < 0.5
+        return pa.Table.from_batches(batches) if batches else expected.slice(0, 0)
+
+    scanned, scan_requests = requests_of(in_process)
+    tasks_read, task_requests = requests_of(in_tasks)
+    replanned, replanned_requests = requests_of(lambda url: in_tasks(url, keep_plans=False))
+    for got in (scanned, tasks_read.cast(expected.schema), replanned.cast(expected.schema)):
+        _assert_same_table(got.sort_by("id"), expected.sort_by("id"), shape.name)
+    assert task_requests <= 1.05 * scan_requests, (task_requests, scan_requests)
+    assert replanned_requests > task_requests, (replanned_requests, task_requests)
+
+
 @pytest.fixture(scope="module")
 def paged(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
     """One file of 1.5 MB: 4 row groups x 5 columns in pages of 1,000 rows (20 pages per
@@ -1115,6 +1169,31 @@ def test_spark_read_and_data_source_on_s3(spark: Any, s3: LatencyProxy, hive: Up
         .filter(where)
     )
     assert _spark_rows(source) == _spark_rows(native)
+
+
+def test_spark_tasks_make_no_more_requests_than_one_scan(spark: Any, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+    """``pqsift.spark.read`` with every row group its own task, read in Spark's Python
+    workers from the driver's plans: every request the proxy sees (the driver's planning,
+    the output schema, all the tasks) is at most 1.05x those of one in-process scan of the
+    same query. (When tasks planned their files again, 1.12-1.24x: each re-read a footer.)"""
+    import pqsift.spark
+
+    shape = SHAPES_BY_NAME["selective, text projected"]
+    options = s3.storage_options
+    copy = _fresh_copy(s3_emulator, peers, "one-scan")
+    s3.reset()
+    expected = pqsift.scan(copy.url, shape.columns, shape.where, storage_options=options).to_table()
+    in_process = s3.snapshot()["requests"]
+    copy = _fresh_copy(s3_emulator, peers, "spark-tasks")
+    s3.reset()
+    metrics = pqsift.spark.ScanMetrics(spark)
+    frame = pqsift.spark.read(spark, copy.url, shape.columns, shape.where, storage_options=options, target_task_bytes=1, driver_read_bytes=0, metrics=metrics)
+    rows = frame.collect()
+    in_tasks = s3.snapshot()["requests"]
+    assert len(rows) == expected.num_rows > 0 and metrics.tasks > 1
+    assert in_tasks <= 1.05 * in_process, (in_tasks, in_process)
+    assert metrics.value["requests"] == in_tasks
+    assert metrics.value["time_task_planning_s"] < 0.1 * metrics.tasks
 
 
 def test_spark_reads_a_delta_table_on_s3(spark: Any, s3: LatencyProxy, delta_tables: dict[str, Uploaded]) -> None:

@@ -49,9 +49,7 @@ def test_read_option_defaults_are_the_cores() -> None:
     defaults = _core.read_option_defaults()
     assert defaults["batch_size"] == 8192 and defaults["cache_bytes"] == 64 << 20
     assert defaults["threads"] is None and defaults["selection_policy"] == "auto"
-    from pqsift.scan import _READ_OPTIONS
-
-    assert defaults == _READ_OPTIONS
+    assert defaults == pqsift.READ_OPTIONS
 
 
 @pytest.mark.parametrize(
@@ -64,9 +62,41 @@ def test_a_misspelt_option_names_the_one_meant(table_dir: Path, given: str, mean
 
 def test_the_core_refuses_an_unknown_read_option_too(table_dir: Path) -> None:
     core = _core.Scan([str(table_dir)])
-    with pytest.raises(TypeError, match='unknown option "decode_byte"; did you mean "decode_bytes"'):
+    with pytest.raises(TypeError, match="unknown option 'decode_byte'; did you mean 'decode_bytes'"):
         core.read({"decode_byte": 1})
     with pytest.raises(TypeError, match="option batch_size"):
         core.read({"batch_size": "many"})
     stream, _ = core.read({"batch_size": 7, "limit": 10})
     assert sum(pa.record_batch(batch).num_rows for batch in stream) == 10
+
+
+def test_the_typed_options_are_the_cores(table_dir: Path) -> None:
+    """``pqsift.ScanOptions`` (the typed keyword arguments of ``scan``) names exactly the
+    core's options, planning and reading apart; the options of files planned elsewhere
+    (a Spark task's) are not among them."""
+    typed = set(pqsift.ScanOptions.__annotations__)
+    assert typed == set(pqsift.PLANNING_OPTIONS) | set(pqsift.READ_OPTIONS)
+    assert not set(pqsift.PLANNING_OPTIONS) & set(pqsift.READ_OPTIONS)
+    assert _core.scan_option_defaults() == pqsift.PLANNING_OPTIONS
+    for internal in ("partition_values", "declared_schema", "deletion_vector"):
+        with pytest.raises(TypeError, match=f"unknown option '{internal}'"):
+            pqsift.scan(table_dir, **{internal: None})  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "words"),
+    [
+        ({"batch_size": True}, TypeError, "option batch_size: a bool"),
+        ({"statistics": 1}, TypeError, "option statistics"),
+        ({"metadata_size_hint": -1}, ValueError, "option metadata_size_hint must not be negative"),
+        ({"row_groups": [0, -2]}, ValueError, "option row_groups must not be negative"),
+        ({"decode_bytes": 0}, ValueError, "option decode_bytes must be at least 1"),
+        ({"selection_policy": "fastest"}, ValueError, "option selection_policy"),
+        ({"version": 1, "timestamp": "2026-01-01"}, ValueError, "version or a timestamp"),
+        ({"session_time_zone": 3}, TypeError, "option session_time_zone"),
+    ],
+)
+def test_the_core_checks_each_option(table_dir: Path, options: dict[str, object], error: type, words: str) -> None:
+    source = table_dir / "part-0.parquet"
+    with pytest.raises(error, match=words):
+        pqsift.scan(source, **options)  # type: ignore[arg-type]

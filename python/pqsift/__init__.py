@@ -33,12 +33,15 @@ from pqsift.errors import (
     SelectionError,
     StorageError,
     TableError,
+    TaskPlanError,
     UnsupportedError,
 )
 from pqsift.expr import Expr, col, fn, lit, when
-from pqsift.scan import FilePlan, Plan, RowGroupPlan, Scan, scan
+from pqsift.scan import PLANNING_OPTIONS, READ_OPTIONS, FilePlan, Plan, RowGroupPlan, Scan, ScanOptions, scan
 
 __all__ = [
+    "PLANNING_OPTIONS",
+    "READ_OPTIONS",
     "CorruptFileError",
     "Expr",
     "FilePlan",
@@ -51,10 +54,12 @@ __all__ = [
     "RowGroupPlan",
     "RowSelection",
     "Scan",
+    "ScanOptions",
     "SchemaMismatchError",
     "SelectionError",
     "StorageError",
     "TableError",
+    "TaskPlanError",
     "UnsupportedError",
     "__version__",
     "col",

@@ -303,40 +303,22 @@ class Scan:
         sources: list[str],
         columns: list[str] | None = None,
         filter: str | None = None,  # noqa: A002 - the public name
+        options: dict[str, Any] | None = None,
         *,
-        statistics: bool = True,
-        bloom_filter: bool = True,
-        page_index: bool = True,
-        session_time_zone: str = "UTC",
-        case_sensitive: bool = False,
-        file_range: tuple[int, int] | None = None,
-        row_groups: list[int] | None = None,
-        metadata_size_hint: int = 524288,
-        partitioning: bool = True,
-        partition_type_inference: bool = True,
-        base_path: str | None = None,
-        partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
-        version: int | None = None,
-        timestamp: str | None = None,
-        declared_schema: str | None = None,
-        deletion_vector: tuple[str, str] | None = None,
-        storage_options: dict[str, str] | None = None,
         order_by: list[tuple[str, bool, bool]] | None = None,
         top_n_limit: int | None = None,
-        merge_schema: bool = False,
-        schema: str | None = None,
-        match_field_ids: bool = False,
-        ignore_missing_field_ids: bool = False,
-        allowed_locations: list[str] | str | None = None,
+        partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
+        declared_schema: str | None = None,
+        deletion_vector: tuple[str, str] | None = None,
     ) -> None:
-        """``allowed_locations``: prefixes a table's metadata may name outside its root, or
-        ``"any"``. ``order_by`` ((column, descending, nulls_first) keys) with ``top_n_limit``: TopN
-        pruning of the row groups and pages that cannot hold one of the first rows.
-        ``merge_schema``: the scan schema is the union of every file's (Spark's
-        ``mergeSchema``), else the first file's; ``schema`` (``declared_schema`` text of a
-        caller's schema) wins over both; ``match_field_ids`` / ``ignore_missing_field_ids``:
-        its fields with a Parquet field id are matched by it (Spark's
-        ``spark.sql.parquet.fieldId.read.*``)."""
+        """``options``: the planning options of :func:`pqsift.scan` (the names and defaults
+        of :func:`scan_option_defaults`; a key left out takes its default, an unknown key is
+        a ``TypeError`` naming the option it probably meant); ``schema`` as the text of
+        :attr:`declared_schema`, ``storage_options`` as str values. ``order_by`` ((column,
+        descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
+        and pages that cannot hold one of the first rows. ``partition_values``,
+        ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
+        planning its own files), see above."""
     @property
     def files(self) -> list[str]: ...
     def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:
@@ -391,6 +373,11 @@ class Scan:
         plan's row groups and page selections with the read ``options`` (the names and
         defaults of :func:`read_option_defaults`; a key left out takes its default) over the
         footers planning read. Returns the stream and the seconds planning took."""
+    def task_plans(self, pieces: list[tuple[int, list[int]]]) -> list[bytes]:
+        """The pieces of the last plan (planning first when there is none) — ``(file
+        position, row group indices)``, each row group one the plan reads — as task plans
+        for :func:`read_task`, one per piece: the file's footer and page index, the row
+        groups' selections, the projection, filter and declared schema; no storage option."""
     def explain(self) -> str: ...
     def metrics(self) -> dict[str, int]: ...
 
@@ -413,12 +400,33 @@ class ScanStream:
 def metadata_cache_stats() -> tuple[int, int]:
     """``(hits, misses)`` of this process's metadata cache; a miss is a footer read."""
 
+def scan_option_defaults() -> dict[str, Any]:
+    """Every planning option of :func:`pqsift.scan` with its default: ``statistics``,
+    ``bloom_filter``, ``page_index``, ``session_time_zone``, ``case_sensitive``,
+    ``file_range``, ``row_groups``, ``metadata_size_hint``, ``partitioning``,
+    ``partition_type_inference``, ``base_path``, ``version``, ``timestamp``,
+    ``allowed_locations``, ``merge_schema``, ``schema``, ``match_field_ids``,
+    ``ignore_missing_field_ids``, ``storage_options``."""
+
+def check_read_options(options: dict[str, Any]) -> None:
+    """Raises ``TypeError`` / ``ValueError`` naming the option for read ``options`` a read
+    would refuse."""
+
 def read_option_defaults() -> dict[str, Any]:
     """Every read option of :func:`pqsift.scan` with its default: ``pushdown_filters``,
     ``reorder_filters``, ``selection_policy``, ``selection_threshold``, ``batch_size``,
     ``threads``, ``limit``, ``cache_bytes``, ``spark_output``, ``coalesce_gap``,
     ``max_page_bytes``, ``decode_bytes``, ``string_view``, ``order_by`` (``(column,
     descending, nulls_first)`` triples), ``coerce_int96_timestamp_unit``."""
+
+def read_task(
+    plan: bytes, options: dict[str, Any] | None = None, storage_options: dict[str, str] | None = None
+) -> tuple[ScanStream, float]:
+    """Starts reading a task plan (:meth:`Scan.task_plans`, made in another process) with
+    the read ``options`` (see :func:`read_option_defaults`), its files' stores reached with
+    ``storage_options``: nothing is planned and no footer read. Returns the stream and the
+    seconds loading the plan took. A plan that is damaged or from another pqsift version
+    raises :class:`pqsift.TaskPlanError`."""
 
 def read(
     files: list[str],

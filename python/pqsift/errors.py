@@ -30,6 +30,7 @@ __all__ = [
     "SelectionError",
     "StorageError",
     "TableError",
+    "TaskPlanError",
     "UnsupportedError",
 ]
 
@@ -140,3 +141,10 @@ class TableError(PqsiftError):
     column names or depths), a Delta log that is incomplete or inconsistent (no protocol
     or metadata, a gap in the commit versions), a version or timestamp the log does not
     have. The message names the table and the reason."""
+
+
+class TaskPlanError(PqsiftError, ValueError):
+    """A task plan — the part of a scan's plan a Spark driver hands a task, as bytes —
+    that cannot be read: damaged in transit, written by another pqsift version than the
+    task's (the driver and the workers must run the same), or inconsistent with the
+    footers it carries."""

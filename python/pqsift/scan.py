@@ -16,11 +16,11 @@ gives the plan readable Python objects.
 from __future__ import annotations
 
 import datetime
-import difflib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, TypedDict, Unpack
 
 import pyarrow as pa
 
@@ -28,64 +28,69 @@ from pqsift import _core
 from pqsift._core import RowSelection
 from pqsift.expr import Expr
 
-__all__ = ["FilePlan", "Plan", "RowGroupPlan", "Scan", "scan"]
+__all__ = ["PLANNING_OPTIONS", "READ_OPTIONS", "FilePlan", "Plan", "RowGroupPlan", "Scan", "ScanOptions", "scan"]
 
 Decision = Literal["skip", "scan", "select"]
 
-_OPTIONS: dict[str, Any] = {
-    "statistics": True,
-    "bloom_filter": True,
-    "page_index": True,
-    "session_time_zone": "UTC",
-    "case_sensitive": False,
-    "file_range": None,
-    "row_groups": None,
-    # Bytes read from the end of a file in its first metadata I/O: the footer and page
-    # index of most files fit in 512 KiB, read as one request (see README "Reliability").
-    "metadata_size_hint": 512 << 10,
-    # Tables (see README "Tables"): Hive-style `key=value` directories become partition
-    # columns, typed as Spark infers them; base_path is Spark's basePath.
-    "partitioning": True,
-    "partition_type_inference": True,
-    "base_path": None,
-    # Files planned elsewhere with their partition values: ((name, type) pairs, per file
-    # the values as canonical text). Set by the Spark reader, not by users.
-    "partition_values": None,
-    # Delta time travel: a snapshot version, or the newest commit at or before a timestamp.
-    "version": None,
-    "timestamp": None,
-    # Where a table's metadata (a Delta log's file and deletion vector paths) may make the
-    # scan read besides below the table's root: a list of path or URL prefixes, or "any".
-    "allowed_locations": None,
-    # One file of a Delta table planned elsewhere: the table's declared schema (text of
-    # _core.Scan.declared_schema) and the file's deletion vector ((table root, descriptor
-    # JSON)). Set by the Spark reader, not by users.
-    "declared_schema": None,
-    "deletion_vector": None,
-    # Spark's mergeSchema: the union of every file's columns (all footers read first);
-    # otherwise the first file's, other files read into it (README "Schemas").
-    "merge_schema": False,
-    # A pyarrow.Schema the files are read into (Spark's .schema(...)); wins over the above.
-    "schema": None,
-    # Spark's spark.sql.parquet.fieldId.read.enabled / .ignoreMissing: fields of `schema`
-    # carrying PARQUET:field_id find their file columns by that id, not by name.
-    "match_field_ids": False,
-    "ignore_missing_field_ids": False,
-    # Object stores (s3://, gs://, az://): the object_store crate's option names —
-    # credentials, endpoint, region, allow_http, timeouts — plus max_retries and
-    # retry_timeout (seconds). Values are never shown in errors, explain or repr.
-    "storage_options": None,
-}
+#: The planning options of :func:`scan` (pruning, tables, schema, object stores) and their
+#: defaults, as the core defines them (``ScanOptionsArg`` in ``rust/python/options.rs``).
+PLANNING_OPTIONS: Mapping[str, Any] = MappingProxyType(_core.scan_option_defaults())
+
+#: The reading options of :func:`scan` (late materialization, threads, memory, output
+#: types, ORDER BY / LIMIT) and their defaults, as the core defines them (``ReadOptionsArg``).
+READ_OPTIONS: Mapping[str, Any] = MappingProxyType(_core.read_option_defaults())
+
+
+class ScanOptions(TypedDict, total=False):
+    """The keyword options of :func:`scan`, typed (their defaults: :data:`PLANNING_OPTIONS`
+    and :data:`READ_OPTIONS`; what each does: :func:`scan`)."""
+
+    # Planning: pruning stages and name matching.
+    statistics: bool
+    bloom_filter: bool
+    page_index: bool
+    session_time_zone: str
+    case_sensitive: bool
+    file_range: tuple[int, int] | None
+    row_groups: Iterable[int] | None
+    metadata_size_hint: int
+    # Tables.
+    partitioning: bool
+    partition_type_inference: bool
+    base_path: str | os.PathLike[str] | None
+    version: int | None
+    timestamp: str | datetime.datetime | datetime.date | None
+    allowed_locations: Iterable[str | os.PathLike[str]] | Literal["any"] | None
+    # Schemas.
+    merge_schema: bool
+    schema: pa.Schema | None
+    match_field_ids: bool
+    ignore_missing_field_ids: bool
+    # Object stores.
+    storage_options: Mapping[str, str | bool | int | float] | None
+    # Reading.
+    pushdown_filters: bool
+    reorder_filters: bool
+    selection_policy: Literal["auto", "selectors", "mask"]
+    selection_threshold: int
+    batch_size: int
+    threads: int | None
+    limit: int | None
+    cache_bytes: int
+    spark_output: bool
+    coalesce_gap: int
+    max_page_bytes: int
+    decode_bytes: int
+    string_view: bool
+    order_by: str | tuple[str, ...] | Iterable[str | tuple[str, ...]] | None
+    coerce_int96_timestamp_unit: Literal["s", "ms", "us", "ns"] | None
+
 
 # The most rows a decoded batch has (the core's cap): `to_table` takes batches whole.
 _WHOLE_BATCH_ROWS = 1 << 20
 
 # Store metrics summed over planning and reading (``max_requests_in_flight``: the larger).
 _STORE_SUMS = ("requests", "retries", "bytes_requested", "bytes_received", "time_store_wait_s")
-
-# Options of reading (late materialization), with their defaults: defined once, in the core
-# (ReadOptionsArg in rust/python/stream.rs); see :func:`scan`.
-_READ_OPTIONS: dict[str, Any] = _core.read_option_defaults()
 
 
 class _ItemAccess:
@@ -159,7 +164,7 @@ class Scan:
 
     def __init__(self, core: _core.Scan, read_options: dict[str, Any] | None = None) -> None:
         self._core = core
-        self._read_options = dict(_READ_OPTIONS if read_options is None else read_options)
+        self._read_options = dict(READ_OPTIONS if read_options is None else read_options)
         self._read_metrics: dict[str, Any] = {}
         self._last_stream: _core.ScanStream | None = None
 
@@ -257,12 +262,10 @@ class Scan:
     def _with_read_options(self, **options: Any) -> Scan:
         """This scan (its files, filter and planning) read with ``options`` — read options
         of :func:`scan` — instead of its own; checked as :func:`scan` checks them."""
-        _refuse_unknown(options, _READ_OPTIONS, "a read of a scan")
-        read_options = {**self._read_options, **options}
-        _check_read_options(read_options)
-        if "order_by" in options:  # its own is already in triples
-            read_options["order_by"] = _order_by(options["order_by"])
-        return Scan(self._core, read_options)
+        if "order_by" in options:
+            options["order_by"] = _order_by(options["order_by"])
+        _core.check_read_options(options)
+        return Scan(self._core, {**self._read_options, **options})
 
     def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
         """Plans, then starts reading the row groups the plan keeps, in the core (the plan
@@ -307,17 +310,6 @@ class Scan:
         return f"pqsift.Scan({len(self.files)} file(s), filter={self.filter!r})"
 
 
-def _refuse_unknown(options: Mapping[str, Any], known: Iterable[str], where: str) -> None:
-    """Raises ``TypeError`` for the first of ``options`` not ``known``, naming the known one
-    it probably meant (a typo, another case, ``-`` for ``_``)."""
-    names = list(known)
-    for name in options:
-        if name not in names:
-            close = difflib.get_close_matches(name.lower().replace("-", "_"), names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(f"{where} got an unknown option {name!r}{hint}")
-
-
 def _sources(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
     if isinstance(source, (str, os.PathLike)):
         return [os.fspath(source)]
@@ -331,7 +323,7 @@ def scan(
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
     filter: str | Expr | None = None,  # noqa: A002 - the public name
-    **options: Any,
+    **options: Unpack[ScanOptions],
 ) -> Scan:
     """A scan of ``source`` — a Parquet file, a directory (searched recursively, leaving
     out what Spark leaves out: names starting with ``.``, or with ``_`` unless they hold
@@ -450,56 +442,26 @@ def scan(
     :class:`pqsift.CorruptFileError` naming it, a file using a feature pqsift cannot read
     (encryption) :class:`pqsift.UnsupportedError`.
     """
-    _refuse_unknown(options, (*_OPTIONS, *_READ_OPTIONS), "scan()")
-    settings = {**_OPTIONS, **{k: v for k, v in options.items() if k in _OPTIONS}}
-    read_options = {**_READ_OPTIONS, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
-    _check_read_options(read_options)
-    for name in (
-        "statistics",
-        "bloom_filter",
-        "page_index",
-        "case_sensitive",
-        "partitioning",
-        "partition_type_inference",
-        "merge_schema",
-        "match_field_ids",
-        "ignore_missing_field_ids",
-    ):
-        if not isinstance(settings[name], bool):
-            raise TypeError(f"option {name} must be a bool, not {type(settings[name]).__name__}")
-    if settings["base_path"] is not None:
-        settings["base_path"] = os.fspath(settings["base_path"])
-    settings["storage_options"] = _storage_options(settings["storage_options"])
-    settings["allowed_locations"] = _allowed_locations(settings["allowed_locations"])
-    settings["schema"] = _schema_text(settings["schema"])
-    _check_snapshot(settings)
-    if not isinstance(settings["session_time_zone"], str):
-        raise TypeError("option session_time_zone must be a str")
-    hint = settings["metadata_size_hint"]
-    if not isinstance(hint, int) or isinstance(hint, bool):
-        raise TypeError(f"option metadata_size_hint must be an int, not {type(hint).__name__}")
-    if hint < 0:
-        raise ValueError(f"option metadata_size_hint must not be negative, got {hint}")
-    file_range = settings["file_range"]
-    if file_range is not None:
-        if (
-            not isinstance(file_range, tuple)
-            or len(file_range) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in file_range)
-        ):
-            raise TypeError("option file_range must be an (offset, length) tuple of ints")
-        if file_range[0] < 0 or file_range[1] < 0:
-            raise ValueError(f"option file_range must not be negative, got {file_range}")
-    row_groups = settings["row_groups"]
-    if row_groups is not None:
-        if isinstance(row_groups, (str, bytes)) or not isinstance(row_groups, Iterable):
-            raise TypeError("option row_groups must be a list of ints")
-        row_groups = list(row_groups)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in row_groups):
-            raise TypeError("option row_groups must be a list of ints")
-        if any(v < 0 for v in row_groups):
-            raise ValueError(f"option row_groups must not hold negative indices, got {row_groups}")
-        settings["row_groups"] = row_groups
+    return _scan(source, columns, filter, dict(options))
+
+
+def _scan(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    columns: Iterable[str] | None,
+    filter: str | Expr | None,  # noqa: A002 - the public name
+    options: dict[str, Any],
+    **planned_elsewhere: Any,
+) -> Scan:
+    """:func:`scan` with ``options`` as a dict; ``planned_elsewhere``: the core's
+    ``partition_values``, ``declared_schema`` and ``deletion_vector`` of one file of a
+    table planned by another process (a Spark task planning its own files), not options a
+    user gives. The options are checked by the core, which defines them; here they are only
+    put in the form it takes."""
+    reading = {name: options.pop(name) for name in list(options) if name in READ_OPTIONS}
+    if "order_by" in reading:
+        reading["order_by"] = _order_by(reading["order_by"])
+    _core.check_read_options(reading)
+    planning = _planning_options(options)
     if isinstance(filter, Expr):
         filter_text: str | None = filter.to_sql()
     elif filter is None or isinstance(filter, str):
@@ -511,14 +473,41 @@ def scan(
     column_list = None if columns is None else [str(c) for c in columns]
     sources = _sources(source)
     for name in ("file_range", "row_groups"):
-        if settings[name] is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
+        if planning.get(name) is not None and (len(sources) != 1 or os.path.isdir(sources[0])):
             raise ValueError(f"option {name} needs a scan of exactly one file")
-    read_options["order_by"] = _order_by(read_options["order_by"])
-    top_n_limit = read_options["limit"] if read_options["order_by"] else None
+    order_by = reading.get("order_by")
     core = _core.Scan(
-        sources, column_list, filter_text, **settings, order_by=read_options["order_by"], top_n_limit=top_n_limit
+        sources,
+        column_list,
+        filter_text,
+        planning,
+        order_by=order_by,
+        top_n_limit=reading.get("limit") if order_by else None,
+        **planned_elsewhere,
     )
-    return Scan(core, read_options)
+    return Scan(core, {**READ_OPTIONS, **reading})
+
+
+def _planning_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Planning ``options`` in the form the core takes them: paths as str, a schema as
+    text, a timestamp as Spark timestamp text, storage option values as str, row groups
+    as a list. Their names, types and ranges are checked by the core."""
+    out = dict(options)
+    if isinstance(out.get("base_path"), os.PathLike):
+        out["base_path"] = os.fspath(out["base_path"])
+    if "storage_options" in out:
+        out["storage_options"] = _storage_options(out["storage_options"])
+    if "schema" in out:
+        out["schema"] = _schema_text(out["schema"])
+    timestamp = out.get("timestamp")
+    if isinstance(timestamp, datetime.datetime):
+        out["timestamp"] = timestamp.isoformat(sep=" ")
+    elif isinstance(timestamp, datetime.date):
+        out["timestamp"] = timestamp.isoformat()
+    row_groups = out.get("row_groups")
+    if row_groups is not None and not isinstance(row_groups, (str, bytes, list)) and isinstance(row_groups, Iterable):
+        out["row_groups"] = list(row_groups)
+    return out
 
 
 def _order_by(order_by: Any) -> list[tuple[str, bool, bool]] | None:
@@ -588,73 +577,3 @@ def _storage_options(options: Any) -> dict[str, str] | None:
         else:
             raise TypeError(f"storage option {key!r} must be a str, bool or number, not {type(value).__name__}")
     return out
-
-
-def _allowed_locations(allowed: Any) -> list[str] | str | None:
-    """``allowed_locations`` as the core takes it: ``"any"``, or a list of path or URL
-    prefixes."""
-    if allowed is None or allowed == "any":
-        return allowed  # type: ignore[no-any-return]
-    if isinstance(allowed, (str, bytes, os.PathLike)):
-        raise ValueError(
-            f'option allowed_locations must be a list of path or URL prefixes, or "any"; not {allowed!r:.200}'
-        )
-    if not isinstance(allowed, Iterable):
-        raise TypeError(
-            f"option allowed_locations must be a list of path or URL prefixes, not {type(allowed).__name__}"
-        )
-    prefixes = [os.fspath(p) for p in allowed]
-    if not all(isinstance(p, str) for p in prefixes):
-        raise TypeError("option allowed_locations must be a list of path or URL prefixes (str)")
-    return prefixes
-
-
-def _check_snapshot(settings: dict[str, Any]) -> None:
-    """``version`` (a non-negative int) and ``timestamp`` (Spark timestamp text, or a
-    ``datetime``: naive ones are wall clocks in ``session_time_zone``), checked and put in
-    the form the core takes."""
-    version, timestamp = settings["version"], settings["timestamp"]
-    if version is not None:
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise TypeError(f"option version must be an int, not {type(version).__name__}")
-        if version < 0:
-            raise ValueError(f"option version must not be negative, got {version}")
-    if isinstance(timestamp, datetime.datetime):
-        settings["timestamp"] = timestamp.isoformat(sep=" ")
-    elif isinstance(timestamp, datetime.date):
-        settings["timestamp"] = timestamp.isoformat()
-    elif timestamp is not None and not isinstance(timestamp, str):
-        raise TypeError(f"option timestamp must be a str or a datetime, not {type(timestamp).__name__}")
-    if version is not None and timestamp is not None:
-        raise ValueError("give the option version or timestamp, not both")
-
-
-def _check_read_options(options: dict[str, Any]) -> None:
-    for name in ("pushdown_filters", "reorder_filters", "spark_output", "string_view"):
-        if not isinstance(options[name], bool):
-            raise TypeError(f"option {name} must be a bool, not {type(options[name]).__name__}")
-    if options["coerce_int96_timestamp_unit"] not in (None, "s", "ms", "us", "ns"):
-        raise ValueError(
-            f"option coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {options['coerce_int96_timestamp_unit']!r}"
-        )
-    if options["selection_policy"] not in ("auto", "selectors", "mask"):
-        raise ValueError(
-            f"option selection_policy must be 'auto', 'selectors' or 'mask', not {options['selection_policy']!r}"
-        )
-    for name, minimum in (
-        ("selection_threshold", 1),
-        ("batch_size", 1),
-        ("cache_bytes", 0),
-        ("threads", 1),
-        ("limit", 0),
-        ("coalesce_gap", 0),
-        ("max_page_bytes", 1),
-        ("decode_bytes", 1),
-    ):
-        value = options[name]
-        if value is None and name in ("threads", "limit"):
-            continue
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"option {name} must be an int, not {type(value).__name__}")
-        if value < minimum:
-            raise ValueError(f"option {name} must be at least {minimum}, got {value}")

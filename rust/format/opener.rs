@@ -189,7 +189,9 @@ impl OpenedFile {
         };
         match ZoneMaps::for_row_groups(&self.metadata, leaf, &field) {
             Ok(zones) => Ok(in_type(zones, &column.data_type)),
-            Err(PqsiftError::Statistics(reason)) => Err(PqsiftError::corrupt(&self.location, reason)),
+            Err(PqsiftError::Statistics(reason)) => {
+                Err(PqsiftError::corrupt(&self.location, reason).about_column(column.path.name()))
+            }
             Err(other) => Err(other),
         }
     }

@@ -8,6 +8,8 @@
 //! * [`metrics`] — what planning pruned, counted.
 //! * [`read_estimate`] — the compressed bytes a planned row group's read can take.
 //! * [`scan`] — a scan: its table, filter, projection and options, and its plan.
+//! * [`task_plan`] — a plan (or a piece of one) as data: what a read, here or in a Spark
+//!   task, consumes without planning again.
 
 pub mod access_plan;
 pub mod bloom_filter;
@@ -16,5 +18,6 @@ pub mod page_filter;
 pub mod read_estimate;
 pub mod row_group_filter;
 pub mod scan;
+pub mod task_plan;
 pub mod topn_pruner;
 pub mod why_not;

@@ -9,6 +9,7 @@ mod arrow_ffi;
 mod errors;
 mod filter;
 mod metadata;
+mod options;
 mod scan;
 mod selection;
 mod stream;
@@ -26,7 +27,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     module.add_function(wrap_pyfunction!(stream::read, module)?)?;
-    module.add_function(wrap_pyfunction!(stream::read_option_defaults, module)?)?;
+    module.add_function(wrap_pyfunction!(scan::read_task, module)?)?;
+    module.add_function(wrap_pyfunction!(options::read_option_defaults, module)?)?;
+    module.add_function(wrap_pyfunction!(options::scan_option_defaults, module)?)?;
+    module.add_function(wrap_pyfunction!(options::check_read_options, module)?)?;
     module.add_class::<stream::PyScanStream>()?;
     Ok(())
 }

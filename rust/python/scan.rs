@@ -14,29 +14,22 @@ use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
-use super::stream::{PyScanStream, ReadOptionsArg, stream_for};
-use crate::filter::BindOptions;
+use super::options::{AllowedLocationsArg, ReadOptionsArg, ScanOptionsArg};
+use super::stream::{PyScanStream, stream_for};
 use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
-use crate::reading::planned_read::read_plan;
+use crate::planning::task_plan::TaskPlan;
+use crate::reading::planned_read::{read_plan, read_task as read_task_plan};
 use crate::reading::table_reads::ScanReads;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::allowed_locations::AllowedLocations;
-use crate::table::column_matching::FieldIds;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::open::planned_delta_table;
 use crate::table::hive::HiveOptions;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::source::{Table, TableFormat, TableOptions};
-
-/// `allowed_locations`: prefixes, or the word `"any"`.
-#[derive(FromPyObject)]
-enum AllowedLocationsArg {
-    Prefixes(Vec<PathBuf>),
-    Word(String),
-}
 
 /// A scan; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
@@ -51,44 +44,22 @@ pub(crate) struct PyScan {
 #[pymethods]
 impl PyScan {
     #[new]
-    #[pyo3(signature = (sources, columns=None, filter=None, *, statistics=true, bloom_filter=true, page_index=true,
-                        session_time_zone="UTC".to_string(), case_sensitive=false, file_range=None, row_groups=None,
-                        metadata_size_hint=crate::format::metadata::DEFAULT_METADATA_SIZE_HINT, partitioning=true,
-                        partition_type_inference=true, base_path=None, partition_values=None, version=None,
-                        timestamp=None, declared_schema=None, deletion_vector=None, storage_options=None,
-                        order_by=None, top_n_limit=None, merge_schema=false, schema=None,
-                        match_field_ids=false, ignore_missing_field_ids=false, allowed_locations=None))]
+    #[pyo3(signature = (sources, columns=None, filter=None, options=None, *, order_by=None, top_n_limit=None,
+                        partition_values=None, declared_schema=None, deletion_vector=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
         sources: Vec<PathBuf>,
         columns: Option<Vec<String>>,
         filter: Option<String>,
-        statistics: bool,
-        bloom_filter: bool,
-        page_index: bool,
-        session_time_zone: String,
-        case_sensitive: bool,
-        file_range: Option<(u64, u64)>,
-        row_groups: Option<Vec<usize>>,
-        metadata_size_hint: usize,
-        partitioning: bool,
-        partition_type_inference: bool,
-        base_path: Option<PathBuf>,
-        partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
-        version: Option<u64>,
-        timestamp: Option<String>,
-        declared_schema: Option<String>,
-        deletion_vector: Option<(PathBuf, String)>,
-        storage_options: Option<BTreeMap<String, String>>,
+        options: Option<ScanOptionsArg>,
         order_by: Option<Vec<(String, bool, bool)>>,
         top_n_limit: Option<usize>,
-        merge_schema: bool,
-        schema: Option<String>,
-        match_field_ids: bool,
-        ignore_missing_field_ids: bool,
-        allowed_locations: Option<AllowedLocationsArg>,
+        partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+        declared_schema: Option<String>,
+        deletion_vector: Option<(PathBuf, String)>,
     ) -> PyResult<Self> {
+        let given = options.unwrap_or_default();
         let top_n = match (order_by, top_n_limit) {
             (Some(keys), Some(limit)) => Some(TopN {
                 keys: keys
@@ -100,23 +71,34 @@ impl PyScan {
             }),
             _ => None,
         };
-        let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
+        let storage = Storage::new(StorageOptions::from_pairs(given.storage_options.clone().unwrap_or_default()));
         let options = ScanOptions {
-            statistics,
-            bloom_filter,
-            page_index,
-            bind: BindOptions { session_time_zone, case_sensitive },
-            file_range,
-            row_groups,
-            metadata_size_hint,
+            statistics: given.statistics,
+            bloom_filter: given.bloom_filter,
+            page_index: given.page_index,
+            bind: given.bind(),
+            file_range: given.file_range,
+            row_groups: given.row_groups.clone(),
+            metadata_size_hint: given.metadata_size_hint,
             top_n,
-            merge_schema,
-            schema: schema
-                .map(|text| DeclaredSchema::from_text("the given schema", &text).map(|d| d.schema))
+            merge_schema: given.merge_schema,
+            schema: given
+                .schema
+                .as_deref()
+                .map(|text| DeclaredSchema::from_text("the given schema", text).map(|d| d.schema))
                 .transpose()
                 .map_err(py_err(py))?,
-            field_ids: FieldIds::from_flags(match_field_ids, ignore_missing_field_ids),
+            field_ids: given.field_ids(),
         };
+        let ScanOptionsArg {
+            partitioning,
+            partition_type_inference,
+            base_path,
+            version,
+            timestamp,
+            allowed_locations,
+            ..
+        } = given;
         let inner = detached(py, || {
             let sources =
                 sources.iter().map(|s| Location::from_user(s, &storage)).collect::<crate::Result<Vec<_>>>()?;
@@ -288,10 +270,7 @@ impl PyScan {
     /// Returns the stream and the seconds planning took.
     #[pyo3(signature = (options=None))]
     fn read(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<(PyScanStream, f64)> {
-        let options = match options {
-            Some(options) => options,
-            None => PyDict::new(py).extract()?,
-        };
+        let options = options.unwrap_or_default();
         let config = options.config(py)?;
         let started = std::time::Instant::now();
         let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
@@ -304,6 +283,28 @@ impl PyScan {
             *last = Some(plan);
         }
         Ok((stream_for(schema, stream, storage, options.string_view()), planning))
+    }
+
+    /// The pieces of the last plan (planning first when there is none) as task plans, one
+    /// per piece: `pieces` are `(file position, row group indices)`, each row group one the
+    /// plan reads. The bytes carry the file's footer and the row groups' selections (see
+    /// `TaskPlan::to_bytes`), never a storage option.
+    fn task_plans<'py>(
+        &self,
+        py: Python<'py>,
+        pieces: Vec<(usize, Vec<usize>)>,
+    ) -> PyResult<Vec<Bound<'py, pyo3::types::PyBytes>>> {
+        self.ensure_plan(py)?;
+        let encoded = detached(py, || {
+            let last = self.last_plan.lock().unwrap_or_else(|p| p.into_inner());
+            let plan = last.as_ref().ok_or_else(|| crate::PqsiftError::Internal("no plan".into()))?;
+            pieces
+                .iter()
+                .map(|piece| TaskPlan::of_scan(&self.inner, plan, std::slice::from_ref(piece))?.to_bytes())
+                .collect::<crate::Result<Vec<_>>>()
+        })
+        .map_err(py_err(py))?;
+        Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
     }
 
     /// Plans the scan: a list of per-file dicts.
@@ -411,6 +412,27 @@ fn file_dict<'py>(
     }
     dict.set_item("row_groups", row_groups)?;
     Ok(dict)
+}
+
+/// Reads a task plan made by `Scan.task_plans` (in another process: a Spark task), with
+/// the read `options` (a dict, see `ReadOptionsArg`) and `storage_options` for its files'
+/// stores. Returns the stream and the seconds loading the plan took.
+#[pyfunction]
+#[pyo3(signature = (plan, options=None, storage_options=None))]
+pub(crate) fn read_task(
+    py: Python<'_>,
+    plan: &[u8],
+    options: Option<ReadOptionsArg>,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<(PyScanStream, f64)> {
+    let options = options.unwrap_or_default();
+    let config = options.config(py)?;
+    let storage = Storage::new(StorageOptions::from_pairs(storage_options.unwrap_or_default()));
+    let started = std::time::Instant::now();
+    let task = detached(py, || TaskPlan::from_bytes(plan, &storage)).map_err(py_err(py))?;
+    let loading = started.elapsed().as_secs_f64();
+    let (schema, stream) = detached(py, || read_task_plan(&task, config, None)).map_err(py_err(py))?;
+    Ok((stream_for(schema, stream, storage, options.string_view()), loading))
 }
 
 /// The snapshot `version` or `timestamp` (Spark timestamp text, read in

@@ -8,20 +8,18 @@ use std::sync::Arc;
 use arrow::array::{RecordBatch, StructArray};
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use super::arrow_ffi;
 use super::errors::{detached, py_err};
+use super::options::ReadOptionsArg;
 use super::selection::PyRowSelection;
-use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, parse_filter};
 use crate::format::opener::OpenedFile;
-use crate::reading::reader::{DEFAULT_CACHE_BYTES, ReaderConfig, declared_output_schema, open_stream, output_schema};
-use crate::reading::row_group_reader::ReadOptions;
+use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::scan_stream::{MetricsHandle, ScanStream, ScanTask};
-use crate::selection::SelectionPolicy;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
@@ -130,189 +128,6 @@ impl PyScanStream {
     }
 }
 
-/// The read options of a scan (see `pqsift.scan`), from a dict: the one definition of their
-/// names, types and defaults (the core's); a key left out takes the default, a key that
-/// is no option is refused, naming the option it probably meant.
-#[derive(Debug, Clone)]
-pub(crate) struct ReadOptionsArg {
-    pushdown_filters: bool,
-    reorder_filters: bool,
-    selection_policy: String,
-    selection_threshold: usize,
-    batch_size: usize,
-    threads: Option<usize>,
-    limit: Option<usize>,
-    cache_bytes: usize,
-    spark_output: bool,
-    coalesce_gap: u64,
-    max_page_bytes: u64,
-    decode_bytes: u64,
-    string_view: bool,
-    order_by: Option<Vec<(String, bool, bool)>>,
-    coerce_int96_timestamp_unit: Option<String>,
-}
-
-impl Default for ReadOptionsArg {
-    fn default() -> Self {
-        let read = ReadOptions::default();
-        Self {
-            pushdown_filters: read.pushdown_filters,
-            reorder_filters: true,
-            selection_policy: "auto".to_string(),
-            selection_threshold: SelectionPolicy::DEFAULT_THRESHOLD,
-            batch_size: read.batch_size,
-            threads: None,
-            limit: None,
-            cache_bytes: DEFAULT_CACHE_BYTES,
-            spark_output: false,
-            coalesce_gap: read.coalesce_gap,
-            max_page_bytes: read.max_page_bytes,
-            decode_bytes: read.decode_bytes,
-            string_view: read.string_view,
-            order_by: None,
-            coerce_int96_timestamp_unit: None,
-        }
-    }
-}
-
-/// Declares, once, each read option's name and field, for extraction and for the defaults.
-macro_rules! read_options {
-    ($($name:ident),* $(,)?) => {
-        impl ReadOptionsArg {
-            /// The options' names.
-            pub(crate) const NAMES: &[&str] = &[$(stringify!($name)),*];
-
-            /// Every option with its default, as a dict.
-            pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-                let defaults = Self::default();
-                let out = PyDict::new(py);
-                $(out.set_item(stringify!($name), defaults.$name)?;)*
-                Ok(out)
-            }
-        }
-
-        impl<'a, 'py> FromPyObject<'a, 'py> for ReadOptionsArg {
-            type Error = PyErr;
-
-            fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-                let dict = object.cast::<PyDict>()?;
-                let mut options = Self::default();
-                for (key, value) in dict.iter() {
-                    let name: String = key.extract()?;
-                    match name.as_str() {
-                        $(stringify!($name) => {
-                            options.$name = value.extract().map_err(|e: PyErr| {
-                                PyTypeError::new_err(format!("option {name}: {}", e.value(value.py())))
-                            })?
-                        })*
-                        _ => return Err(PyTypeError::new_err(unknown_option(&name, Self::NAMES))),
-                    }
-                }
-                Ok(options)
-            }
-        }
-    };
-}
-
-read_options!(
-    pushdown_filters,
-    reorder_filters,
-    selection_policy,
-    selection_threshold,
-    batch_size,
-    threads,
-    limit,
-    cache_bytes,
-    spark_output,
-    coalesce_gap,
-    max_page_bytes,
-    decode_bytes,
-    string_view,
-    order_by,
-    coerce_int96_timestamp_unit,
-);
-
-/// The message for an option named `name` that none of `known` is: the nearest known name
-/// when one is close (a typo, another case, `_` for `-`).
-pub(crate) fn unknown_option(name: &str, known: &[&str]) -> String {
-    let wanted = name.to_lowercase().replace('-', "_");
-    let nearest = known
-        .iter()
-        .map(|option| (crate::filter::edit_distance(&wanted, option), *option))
-        .min()
-        .filter(|(distance, _)| *distance <= 2.max(wanted.len() / 4));
-    match nearest {
-        Some((_, option)) => format!("unknown option {name:?}; did you mean {option:?}?"),
-        None => format!("unknown option {name:?}"),
-    }
-}
-
-impl ReadOptionsArg {
-    /// The reader configuration of these options; the columns, filter, name matching,
-    /// partitions and declared schema are the caller's to set.
-    pub(crate) fn config(&self, py: Python<'_>) -> PyResult<ReaderConfig> {
-        let int96_unit = match self.coerce_int96_timestamp_unit.as_deref() {
-            None => None,
-            Some("s") => Some(arrow::datatypes::TimeUnit::Second),
-            Some("ms") => Some(arrow::datatypes::TimeUnit::Millisecond),
-            Some("us") => Some(arrow::datatypes::TimeUnit::Microsecond),
-            Some("ns") => Some(arrow::datatypes::TimeUnit::Nanosecond),
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "coerce_int96_timestamp_unit must be 's', 'ms', 'us' or 'ns', not {other:?}"
-                )));
-            }
-        };
-        if self.batch_size == 0 {
-            return Err(PyValueError::new_err("batch_size must be positive"));
-        }
-        if self.threads == Some(0) {
-            return Err(PyValueError::new_err("threads must be positive"));
-        }
-        let policy = SelectionPolicy::parse(&self.selection_policy, self.selection_threshold).map_err(py_err(py))?;
-        let order_by = self
-            .order_by
-            .iter()
-            .flatten()
-            .map(|(column, descending, nulls_first)| SortKey::parse(column, *descending, *nulls_first))
-            .collect::<crate::Result<Vec<_>>>()
-            .map_err(py_err(py))?;
-        let defaults = ReaderConfig::default();
-        Ok(ReaderConfig {
-            // column_threads: the stream sets it from the threads it has left over.
-            read: ReadOptions {
-                pushdown_filters: self.pushdown_filters,
-                selection_policy: policy,
-                batch_size: self.batch_size,
-                coalesce_gap: self.coalesce_gap,
-                max_page_bytes: self.max_page_bytes,
-                decode_bytes: self.decode_bytes,
-                string_view: self.string_view,
-                ..ReadOptions::default()
-            },
-            reorder_filters: self.reorder_filters,
-            threads: self.threads.unwrap_or(defaults.threads),
-            limit: self.limit,
-            cache_bytes: self.cache_bytes,
-            spark_output: self.spark_output,
-            order_by,
-            int96_unit,
-            ..defaults
-        })
-    }
-
-    /// Whether strings come out as Arrow views.
-    pub(crate) fn string_view(&self) -> bool {
-        self.string_view
-    }
-}
-
-/// The read options' defaults (see [`ReadOptionsArg`]): what `pqsift.scan` documents.
-#[pyfunction]
-pub(crate) fn read_option_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    ReadOptionsArg::defaults(py)
-}
-
 /// The stream of a scan started by the core, as Python holds it.
 pub(crate) fn stream_for(
     schema: arrow::datatypes::SchemaRef,
@@ -354,10 +169,7 @@ pub(crate) fn read(
     storage_options: Option<BTreeMap<String, String>>,
     options: Option<ReadOptionsArg>,
 ) -> PyResult<PyScanStream> {
-    let options = match options {
-        Some(options) => options,
-        None => PyDict::new(py).extract()?,
-    };
+    let options = options.unwrap_or_default();
     let filter = filter.map(parse_filter).transpose().map_err(py_err(py))?;
     let tasks: Vec<ScanTask> = tasks
         .into_iter()

@@ -12,6 +12,8 @@
 //!   moved by AVX-512 compress).
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (late materialization).
+//! * [`decode_failure`] — why the parquet crate failed on rows: a damaged part, or more
+//!   string bytes than one Arrow batch addresses, told by decoding them again in halves.
 //! * [`planned_read`] — a scan's plan read: its row groups and page selections as the
 //!   stream's tasks over the footers planning read.
 //! * [`reader`] — opening a scan for reading: each file's layout (partition columns, a
@@ -26,6 +28,7 @@
 //!   with the scan.
 
 pub mod cached_reader;
+pub mod decode_failure;
 pub mod flat_decode;
 pub mod planned_read;
 pub mod reader;

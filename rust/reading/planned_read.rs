@@ -14,7 +14,6 @@
 //! }
 //! ```
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
@@ -23,6 +22,7 @@ use crate::error::Result;
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanPlan};
+use crate::planning::task_plan::TaskPlan;
 use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::scan_stream::{ScanStream, ScanTask};
 use crate::storage::Storage;
@@ -36,47 +36,59 @@ use crate::storage::Storage;
 pub fn read_plan(
     scan: &Scan,
     plan: &ScanPlan,
+    config: ReaderConfig,
+    counted_in: Option<&Storage>,
+) -> Result<(SchemaRef, ScanStream)> {
+    // The files with a row group to read, and the first file: it gives the output schema
+    // even when every row group is pruned.
+    let pieces: Vec<(usize, Vec<usize>)> = plan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(position, file)| {
+            let kept = file.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).map(|rg| rg.index);
+            (position, kept.collect::<Vec<_>>())
+        })
+        .filter(|(position, kept)| *position == 0 || !kept.is_empty())
+        .collect();
+    read_task(&TaskPlan::of_scan(scan, plan, &pieces)?, config, counted_in)
+}
+
+/// Starts reading `task` — a plan made here by [`read_plan`], or received by a Spark task
+/// — with the read options of `config` (its columns, filter, name matching, partition
+/// values and declared schema are the plan's). Requests are counted into `counted_in`
+/// when given. Returns the output schema with the stream.
+pub fn read_task(
+    task: &TaskPlan,
     mut config: ReaderConfig,
     counted_in: Option<&Storage>,
 ) -> Result<(SchemaRef, ScanStream)> {
-    let mut planned = Vec::new();
-    for (position, file) in plan.files.iter().enumerate() {
-        for row_group in &file.row_groups {
-            let selection = match &row_group.access {
-                RowGroupAccess::Skip => continue,
-                RowGroupAccess::Scan => None,
-                RowGroupAccess::Selection(selection) => Some(selection.clone()),
-            };
-            planned.push((position, row_group.index, selection));
-        }
-    }
-    // The files with a row group to read, and the first file: it gives the output schema
-    // even when every row group is pruned.
-    let first = (!scan.files().is_empty()).then_some(0);
-    let positions: Vec<usize> =
-        planned.iter().map(|(position, _, _)| *position).chain(first).collect::<BTreeSet<_>>().into_iter().collect();
-    let files = positions
+    let files: Vec<OpenedFile> = task
+        .files
         .iter()
-        .map(|&position| {
-            let opened = scan.open(position)?;
-            Ok(match counted_in {
-                Some(storage) => OpenedFile { location: opened.location.counted_in(storage), ..(*opened).clone() },
-                None => (*opened).clone(),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let tasks = planned
-        .into_iter()
-        .map(|(position, row_group, selection)| {
-            let file = positions.binary_search(&position).expect("every planned file is opened");
-            ScanTask::new(file, row_group, selection)
+        .map(|planned| match counted_in {
+            Some(storage) => {
+                OpenedFile { location: planned.file.location.counted_in(storage), ..(*planned.file).clone() }
+            }
+            None => (*planned.file).clone(),
         })
         .collect();
-    config.columns = scan.columns().map(<[String]>::to_vec);
-    config.filter = scan.filter().cloned();
-    config.bind = scan.options().bind.clone();
-    config.partitions = scan.table().partitions.as_ref().map(|p| p.select(&positions)).transpose()?;
-    config.declared = scan.declared().cloned();
+    let tasks = task
+        .files
+        .iter()
+        .enumerate()
+        .flat_map(|(file, planned)| {
+            planned
+                .row_groups
+                .iter()
+                .map(move |(row_group, selection)| ScanTask::new(file, *row_group, selection.clone()))
+        })
+        .collect();
+    config.columns = task.columns.clone();
+    config.filter = task.filter.clone();
+    config.bind = task.bind.clone();
+    config.partitions = task.partitions.clone();
+    config.declared = task.declared.clone();
     let schema = match (declared_output_schema(&config), files.first()) {
         (Some(declared), _) => declared?,
         (None, Some(first)) => output_schema(first, &config)?,

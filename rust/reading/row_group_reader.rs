@@ -34,6 +34,7 @@ use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
 use crate::format::metadata;
 use crate::format::page_headers::{check_column_chunk, check_pages, chunk_range};
 use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
+use crate::reading::decode_failure::{MAX_OFFSET_BYTES, halves, offset_bytes};
 use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
 use crate::storage::FileSource;
@@ -595,7 +596,7 @@ impl FileReader {
         let leaves = self.leaves_of(roots, leaf_subsets);
         if !selection.selects_any() {
             let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
-            let corrupt = |e: parquet::errors::ParquetError| PqsiftError::decoding(self.name(), e);
+            let corrupt = |e: parquet::errors::ParquetError| PqsiftError::corrupt(self.name(), e);
             // No row: the crate's reader, built over no row, still says the (pruned) types.
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
                 .with_row_groups(vec![row_group])
@@ -744,14 +745,16 @@ impl FileReader {
         let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
         drop(zstd);
         decoded.map_err(|e| match e {
-            DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::decoding(self.name(), e)),
+            DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::corrupt(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
                 let column = self.metadata.schema().field(root).name();
                 PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+                    .about_column(crate::filter::ColumnPath::new([column]).name())
             }),
             DecodeError::OutOfRange(reason) => {
                 let column = self.metadata.schema().field(root).name();
                 PqsiftError::unsupported(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+                    .about_column(crate::filter::ColumnPath::new([column]).name())
             }
         })
     }
@@ -767,7 +770,7 @@ impl FileReader {
         locations: Option<Vec<parquet::file::page_index::offset_index::PageLocation>>,
         compressed: bool,
     ) -> Result<parquet::file::serialized_reader::SerializedPageReader<FileSource>> {
-        let decoding = |e| PqsiftError::decoding(self.name(), e);
+        let decoding = |e| PqsiftError::corrupt(self.name(), e);
         let as_stored;
         let chunk = match compressed {
             true => {
@@ -910,8 +913,8 @@ impl FileReader {
     ) -> Result<RecordBatch> {
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
             .with_row_groups(vec![row_group])
-            .with_projection(mask)
-            .with_row_selection(CrateSelection::from(decoder))
+            .with_projection(mask.clone())
+            .with_row_selection(CrateSelection::from(decoder.clone()))
             .with_row_selection_policy(RowSelectionPolicy::Selectors)
             // One batch for the whole selection: the row group is assembled whole anyway, and
             // decoding in batch_size pieces would cost a concatenation (a copy of every value).
@@ -919,11 +922,48 @@ impl FileReader {
             // claim billions of rows.
             .with_batch_size(rows.clamp(1, MAX_DECODE_BATCH_ROWS))
             .build()
-            .map_err(|e| PqsiftError::decoding(self.name(), e))?;
+            .map_err(|e| PqsiftError::corrupt(self.name(), e))?;
         let schema = reader.schema();
-        let batches =
-            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| PqsiftError::decoding(self.name(), e))?;
-        Ok(concat_batches(&schema, &batches)?)
+        match reader.collect::<std::result::Result<Vec<_>, _>>() {
+            Ok(batches) => concat_batches(&schema, &batches).map_err(|e| match e {
+                ArrowError::OffsetOverflowError(_) => PqsiftError::unsupported(self.name(), too_large(e)),
+                other => PqsiftError::corrupt(self.name(), other),
+            }),
+            Err(e @ ArrowError::OffsetOverflowError(_)) => Err(PqsiftError::unsupported(self.name(), too_large(e))),
+            Err(error) => Err(self.decode_failure(source, metadata, row_group, mask, &decoder, error)),
+        }
+    }
+
+    /// Why the crate failed to decode the rows `decoder` selects in one batch (see
+    /// [`decode_failure`](crate::reading::decode_failure)): the fault of the smallest part
+    /// that fails alone, or more string bytes than one batch holds.
+    fn decode_failure(
+        &self,
+        source: &FileSource,
+        metadata: &ArrowReaderMetadata,
+        row_group: usize,
+        mask: ProjectionMask,
+        decoder: &[CrateSelector],
+        error: ArrowError,
+    ) -> PqsiftError {
+        let Some((first, second)) = halves(decoder) else {
+            return PqsiftError::corrupt(self.name(), error);
+        };
+        let mut bytes = 0;
+        for part in [first, second] {
+            let rows = part.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
+            match self.decode_runs(source, metadata, row_group, mask.clone(), part, rows) {
+                Ok(batch) => bytes += offset_bytes(&batch),
+                Err(fault) => return fault,
+            }
+        }
+        match bytes > MAX_OFFSET_BYTES {
+            true => PqsiftError::unsupported(
+                self.name(),
+                too_large(format!("{bytes} bytes of strings in row group {row_group}")),
+            ),
+            false => PqsiftError::corrupt(self.name(), error),
+        }
     }
 
     /// The file to decode `leaves` of `row_group` for `selection` from, their page headers
@@ -1072,6 +1112,11 @@ impl Decode {
 
 /// The most rows decoded in one batch (see `FileReader::decode`).
 const MAX_DECODE_BATCH_ROWS: usize = 1 << 20;
+
+/// The reason for a batch whose strings Arrow's 32-bit offsets cannot address (`what`).
+fn too_large(what: impl std::fmt::Display) -> String {
+    format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({what})")
+}
 
 /// The schema of the root columns `roots`, in that order (ascending when the crate
 /// decodes them).

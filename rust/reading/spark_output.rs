@@ -61,9 +61,13 @@ pub fn spark_schema(schema: &Schema, int96: &[bool], path: &str) -> Result<Schem
             let data_type = if int96.get(i).copied().unwrap_or(false) {
                 utc_micros()
             } else {
-                spark_type(field.data_type()).map_err(|reason| PqsiftError::Unsupported {
-                    path: path.to_string(),
-                    reason: format!("column `{}`: {reason}", field.name()),
+                spark_type(field.data_type()).map_err(|reason| {
+                    PqsiftError::Unsupported {
+                        path: path.to_string(),
+                        reason: format!("column `{}`: {reason}", field.name()),
+                        column: None,
+                    }
+                    .about_column(crate::filter::ColumnPath::new([field.name().as_str()]).name())
                 })?
             };
             Ok(Field::new(field.name(), data_type, true))

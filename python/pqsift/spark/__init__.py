@@ -49,7 +49,7 @@ from pyspark.accumulators import AccumulatorParam
 from pqsift import _core
 from pqsift.errors import PqsiftIOError
 from pqsift.expr import Expr, _split_column_name
-from pqsift.scan import _OPTIONS, _order_by, scan
+from pqsift.scan import PLANNING_OPTIONS, Scan, _order_by, scan
 from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
 from pqsift.spark.planning import (
     DEFAULT_TARGET_TASK_BYTES,
@@ -300,6 +300,14 @@ def _arrow_schema_of(
     return pa.schema(stream)
 
 
+def _planned_output_schema(planned: Scan) -> pa.Schema:
+    """The output schema (Spark's types) of a scan planned here: a read of its first file's
+    plan with no row group, from the footer planning read (no request)."""
+    (first,) = planned._core.task_plans([(0, [])])
+    stream, _ = _core.read_task(first, {"spark_output": True, "threads": 1})
+    return pa.schema(stream)
+
+
 def schema(
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
@@ -325,6 +333,8 @@ class ScanMetrics:
     ``row_groups_pruned_statistics``, ``pages_pruned``, ... as in ``pqsift.Scan.metrics``),
     ``tasks``, and reading summed over the tasks (``rows_out``, ``rows_decoded``,
     ``bytes_read``, ``cache_hits``, ``cache_misses``, ``row_groups_read``,
+    ``time_task_planning_s``: seconds the tasks spent planning — loading the driver's plans,
+    near zero, or with lazy planning reading and pruning their footers —, and
     ``files_skipped``: the paths skipped by ``ignore_corrupt_files``); from an object store,
     ``requests``, ``retries`` and ``bytes_requested`` of the driver and the tasks together.
 
@@ -534,7 +544,7 @@ def read(
     pruning = {
         name: value
         for name, value in options.items()
-        if name in _OPTIONS or (name in ("order_by", "limit") and order_by)
+        if name in PLANNING_OPTIONS or (name in ("order_by", "limit") and order_by)
     }
     plan = plan_tasks(
         source,
@@ -547,10 +557,18 @@ def read(
     )
     if not plan.files and plan.table.declared_schema is None:
         raise PqsiftIOError(f"no Parquet files in {source!r}")
-    first = (plan.files[0], plan.partition_values[0]) if plan.files else None
-    schema_of = _arrow_schema_of(
-        first, column_list, options["case_sensitive"], plan.partition_schema, plan.table, options.get("storage_options")
-    )
+    if plan.scan is not None and plan.files:
+        schema_of = _planned_output_schema(plan.scan)
+    else:
+        first = (plan.files[0], plan.partition_values[0]) if plan.files else None
+        schema_of = _arrow_schema_of(
+            first,
+            column_list,
+            options["case_sensitive"],
+            plan.partition_schema,
+            plan.table,
+            options.get("storage_options"),
+        )
     struct = _struct_type(schema_of)
     if metrics is not None:
         metrics.planning = dict(plan.metrics)

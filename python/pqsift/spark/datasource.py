@@ -45,7 +45,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StringType, StructField, StructType
 
 from pqsift.expr import _datetime_text, _quote_identifier, lit
-from pqsift.scan import _OPTIONS, _READ_OPTIONS
+from pqsift.scan import PLANNING_OPTIONS, READ_OPTIONS
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, absolute_path, absolute_source, plan_tasks
 from pqsift.spark.reader import METRICS_COLUMN, read_pieces
 
@@ -135,14 +135,7 @@ _TABLE_OPTIONS = (
 _ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
 
 # Options set per task by the planner, never by users.
-_PLANNER_OPTIONS = (
-    "file_range",
-    "row_groups",
-    "spark_output",
-    "partition_values",
-    "declared_schema",
-    "deletion_vector",
-)
+_PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output")
 
 # Options the data source reads itself, besides those of pqsift.scan.
 _OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes", "metrics")
@@ -161,7 +154,7 @@ def _option_name(key: str) -> str:
     wanted = key.lower().replace("_", "")
     if wanted in _ALIASES:
         return _ALIASES[wanted]
-    for name in (*_OWN_OPTIONS, *_OPTIONS, *_READ_OPTIONS):
+    for name in (*_OWN_OPTIONS, *PLANNING_OPTIONS, *READ_OPTIONS):
         if name.replace("_", "") == wanted:
             return name
     raise ValueError(f"pqsift data source: unknown option {key!r}")
@@ -182,7 +175,7 @@ def _settings(options: Mapping[str, str], base_directory: str | None = None) -> 
 
 def _options_of(settings: dict[str, str]) -> dict[str, Any]:
     """pqsift.scan options from the data source's string options."""
-    known = {**_OPTIONS, **_READ_OPTIONS}
+    known = {**PLANNING_OPTIONS, **READ_OPTIONS}
     out: dict[str, Any] = {}
     storage: dict[str, str] = {}
     for name, text in settings.items():
@@ -232,7 +225,8 @@ def _bool(key: str, text: str) -> bool:
 
 class _TaskPartition(InputPartition):
     """One planned task: ``value`` is ``(partition_schema, table, pieces, planning)``, the
-    pieces ``(path, row_groups, partition_values, deletion_vector)``, ``table`` a
+    pieces :data:`~pqsift.spark.planning.Piece` tuples (each with the driver's plan of it,
+    unless planned lazily), ``table`` a
     :class:`~pqsift.spark.planning.TableContext` and ``planning`` the driver's counts, for
     the first task of a read with the option ``metrics`` (else ``None``)."""
 
@@ -270,7 +264,7 @@ class PqsiftReader(DataSourceReader):
         return " AND ".join(f"({f})" for f in self.filters) or None
 
     def partitions(self) -> list[InputPartition]:
-        pruning = {k: v for k, v in self.options.items() if k in _OPTIONS}
+        pruning = {k: v for k, v in self.options.items() if k in PLANNING_OPTIONS}
         plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
         tasks = [task.to_rows() for task in plan.tasks]
         planning = None

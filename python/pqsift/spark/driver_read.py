@@ -54,7 +54,7 @@ from typing import Any
 import pyarrow as pa
 
 from pqsift.errors import CorruptFileError, UnsupportedError
-from pqsift.scan import _READ_OPTIONS, Scan
+from pqsift.scan import READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
 
@@ -137,13 +137,16 @@ def _split(pieces: Iterable[Piece], row_groups: int) -> Iterator[Piece]:
     one: the output of the first runs predicts the rest, and a read abandoned after its
     first row group has little in flight to wait for."""
     run = 1
-    for path, groups, values, deletion_vector, file_range in pieces:
+    for path, groups, values, deletion_vector, file_range, plan in pieces:
         if groups is None:
-            yield (path, groups, values, deletion_vector, file_range)
+            yield (path, groups, values, deletion_vector, file_range, plan)
             continue
         start = 0
         while start < len(groups) or start == 0:
-            yield (path, groups[start : start + run], values, deletion_vector, file_range)
+            # A run is not the piece the plan's bytes are of: it is planned here again
+            # (from the driver's cached footers).
+            whole = start == 0 and run >= len(groups)
+            yield (path, groups[start : start + run], values, deletion_vector, file_range, plan if whole else None)
             start, run = start + run, row_groups
 
 
@@ -234,7 +237,7 @@ def _read_whole_scan(
     """The rows of ``planned`` (``row_groups`` of them to read) as a table of ``schema``,
     read with ``threads`` and the read ``options``; None once the output passes ``limit``
     or is on course to (see :func:`read_on_driver`). Fills ``read`` with what was read."""
-    read_options = {name: value for name, value in options.items() if name in _READ_OPTIONS}
+    read_options = {name: value for name, value in options.items() if name in READ_OPTIONS}
     whole = planned._with_read_options(**read_options, threads=threads, spark_output=True)
     # The driver's planning counts are its own; what planning this read adds is the read's.
     planned_before = planned._core.metrics()

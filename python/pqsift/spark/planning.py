@@ -33,9 +33,11 @@ __all__ = [
 ]
 
 #: A piece as it travels to a worker: ``(path, row_groups, partition_values,
-#: deletion_vector, file_range)``; ``row_groups`` None: the task plans the file itself
+#: deletion_vector, file_range, plan)``. ``plan``: the driver's plan of it
+#: (``pqsift._core.Scan.task_plans``: the footer, the row groups' selections, the bound
+#: view), read by the task as it is. ``row_groups`` None: the task plans the file itself
 #: (lazy planning), reading the row groups whose midpoint is in ``file_range`` if given.
-Piece = tuple[str, list[int] | None, list[str | None], str | None, tuple[int, int] | None]
+Piece = tuple[str, list[int] | None, list[str | None], str | None, tuple[int, int] | None, bytes | None]
 
 #: Above this many files (once partition values and a Delta log have pruned), :func:`plan_tasks`
 #: reads no footer: it packs files into tasks by size and each task plans its own files
@@ -96,6 +98,9 @@ class TaskPiece:
     deletion_vector: str | None = None
     #: With lazy planning, a byte range of a large file: the row groups whose midpoint is in it.
     file_range: tuple[int, int] | None = None
+    #: The driver's plan of the piece, as bytes (``pqsift._core.Scan.task_plans``): what the
+    #: task reads without planning again or reading the footer. None with lazy planning.
+    plan: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,7 @@ class Task:
     rows: int
 
     def to_rows(self) -> list[Piece]:
-        """The pieces as plain ``(path, row_groups, partition_values, deletion_vector)``
-        tuples: what travels to the workers."""
+        """The pieces as plain :data:`Piece` tuples: what travels to the workers."""
         return [
             (
                 piece.path,
@@ -116,6 +120,7 @@ class Task:
                 list(piece.partition_values),
                 piece.deletion_vector,
                 piece.file_range,
+                piece.plan,
             )
             for piece in self.pieces
         ]
@@ -156,8 +161,9 @@ class TableContext:
     table_root: str | None = None
     table_name: str | None = None
 
-    def options(self, deletion_vector: str | None) -> dict[str, Any]:
-        """The :func:`pqsift.scan` options a task reading one file of the table passes."""
+    def planned_elsewhere(self, deletion_vector: str | None) -> dict[str, Any]:
+        """What a task planning one file of the table itself tells the core's scan of the
+        table (``pqsift._core.Scan``'s ``declared_schema`` and ``deletion_vector``)."""
         if self.declared_schema is None:
             return {}
         options: dict[str, Any] = {"declared_schema": self.declared_schema}
@@ -219,7 +225,7 @@ def plan_tasks(
     # middle byte falls in. (Filling each task up to the target left a small remainder: 16,
     # 15 and 1 row groups on two cores, the third task run after the others.)
     count = max(1, math.ceil(total / target))
-    tasks: list[Task] = []
+    cut: list[tuple[list[tuple[int, list[int]]], int, int]] = []  # per task: pieces, bytes, rows
     pieces: list[tuple[int, list[int]]] = []
     task_bytes = task_rows = before = 0
     task_index = None
@@ -227,7 +233,7 @@ def plan_tasks(
         at = min(count - 1, (2 * before + size) * count // (2 * total)) if total else 0
         before += size
         if pieces and at != task_index:
-            tasks.append(_task(pieces, plan.files, values, deletion_vectors, task_bytes, task_rows))
+            cut.append((pieces, task_bytes, task_rows))
             pieces, task_bytes, task_rows = [], 0, 0
         task_index = at
         if pieces and pieces[-1][0] == position:
@@ -237,7 +243,27 @@ def plan_tasks(
         task_bytes += size
         task_rows += rows
     if pieces:
-        tasks.append(_task(pieces, plan.files, values, deletion_vectors, task_bytes, task_rows))
+        cut.append((pieces, task_bytes, task_rows))
+    # Each piece carries the driver's plan of it (footer, row groups' selections): its task
+    # reads that as it is, planning nothing again.
+    plans = iter(planned._core.task_plans([piece for task_pieces, _, _ in cut for piece in task_pieces]))
+    tasks = [
+        Task(
+            pieces=tuple(
+                TaskPiece(
+                    plan.files[position].path,
+                    tuple(row_groups),
+                    tuple(values[position]),
+                    deletion_vectors[position],
+                    plan=next(plans),
+                )
+                for position, row_groups in task_pieces
+            ),
+            compressed_bytes=task_bytes,
+            rows=task_rows,
+        )
+        for task_pieces, task_bytes, task_rows in cut
+    ]
     return TaskPlan(
         tasks=tasks,
         files=planned.files,
@@ -302,22 +328,4 @@ def _plan_lazily(planned: Any, target_task_bytes: int, parallelism: int | None) 
         partition_schema=planned.partition_schema,
         partition_values=values,
         table=table,
-    )
-
-
-def _task(
-    pieces: list[tuple[int, list[int]]],
-    files: list[Any],
-    values: list[list[str | None]],
-    deletion_vectors: list[str | None],
-    compressed_bytes: int,
-    rows: int,
-) -> Task:
-    return Task(
-        pieces=tuple(
-            TaskPiece(files[position].path, tuple(row_groups), tuple(values[position]), deletion_vectors[position])
-            for position, row_groups in pieces
-        ),
-        compressed_bytes=compressed_bytes,
-        rows=rows,
     )

@@ -20,9 +20,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from pqsift import _core
 from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
 from pqsift.expr import Expr
-from pqsift.scan import _OPTIONS, _READ_OPTIONS, Scan, scan
+from pqsift.scan import _WHOLE_BATCH_ROWS, PLANNING_OPTIONS, READ_OPTIONS, Scan, _order_by, _scan, _storage_options
 from pqsift.spark.planning import Piece, TableContext
 
 __all__ = [
@@ -52,6 +53,9 @@ READ_METRICS = (
     "cache_hits",
     "cache_misses",
     "row_groups_read",
+    # Seconds tasks spent planning: loading the driver's plans (no footer read), or with
+    # lazy planning reading and pruning footers themselves.
+    "time_task_planning_s",
     *STORE_METRICS,
 )
 
@@ -100,10 +104,10 @@ def reader(
 
 
 def _check_options(options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - set(_OPTIONS) - set(_READ_OPTIONS))
+    unknown = sorted(set(options) - set(PLANNING_OPTIONS) - set(READ_OPTIONS))
     if unknown:
         raise TypeError(f"reader() got unexpected option(s): {', '.join(unknown)}")
-    for name in ("file_range", "row_groups", "spark_output", "declared_schema", "deletion_vector"):
+    for name in ("file_range", "row_groups", "spark_output"):
         if name in options:
             raise TypeError(f"reader() sets option {name} itself (from the task rows / for Spark)")
 
@@ -190,12 +194,13 @@ def read_pieces(
 
 
 def _piece_row(piece: Piece) -> dict[str, Any]:
-    path, row_groups, values, deletion_vector, file_range = piece
+    path, row_groups, values, deletion_vector, file_range, plan = piece
     row: dict[str, object] = {
         "path": path,
         "row_groups": row_groups,
         "partition_values": values,
         "deletion_vector": deletion_vector,
+        "plan": plan,
     }
     if file_range is not None:
         row["range_start"], row["range_length"] = file_range
@@ -226,6 +231,7 @@ def _row_reader(
 
     def read_rows(rows: Iterable[dict[str, Any]]) -> Generator[pa.RecordBatch, None, None]:
         totals: dict[str, Any] = dict.fromkeys(READ_METRICS, 0)
+        totals["time_task_planning_s"] = 0.0
         totals["files_skipped"] = []
         try:
             for row in rows:
@@ -270,10 +276,16 @@ def _read_row(
     path = row.get("path")
     if not isinstance(path, str):
         raise ValueError(f"a task row needs a string 'path', got {row!r}")
-    options = {**settings, **table.options(row.get("deletion_vector"))}
+    if row.get("plan") is not None:
+        yield from _read_planned(
+            path, row["plan"], len(row.get("row_groups") or ()), settings, ignore_corrupt_files, totals
+        )
+        return
+    options = dict(settings)
+    planned_elsewhere = table.planned_elsewhere(row.get("deletion_vector"))
     if partition_schema:
         # The driver's partition values: the task reads one file, no discovery.
-        options["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])
+        planned_elsewhere["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])
     if row.get("row_groups") is not None:
         options["row_groups"] = list(row["row_groups"])
     elif row.get("range_start") is not None or row.get("range_length") is not None:
@@ -284,7 +296,7 @@ def _read_row(
         options["file_range"] = (start, int(length) if length is not None else 1 << 62)
     task_scan = None
     try:
-        task_scan = scan(path, columns, filter, **options)
+        task_scan = _scan(path, columns, filter, options, **planned_elsewhere)
         # Without a batch_size asked for, the batches as decoded (at most `decode_bytes`):
         # each batch crossing into the JVM costs ~0.15 ms, 4M rows handed over in 8,192-row
         # batches ~80 ms more than in whole ones.
@@ -296,10 +308,46 @@ def _read_row(
             totals["files_skipped"].append(path)
     finally:
         read = _metrics_of(task_scan)
-        for name in READ_METRICS:
-            if name != "row_groups_read":
-                totals[name] += int(read.get(name, 0))
-        totals["row_groups_read"] += int(read.get("row_groups_selected", 0))
+        _add_read(totals, read, int(read.get("row_groups_selected", 0)), float(read.get("time_plan_s", 0.0)))
+
+
+def _read_planned(
+    path: str,
+    plan: bytes,
+    row_groups: int,
+    settings: dict[str, Any],
+    ignore_corrupt_files: bool,
+    totals: dict[str, Any],
+) -> Iterator[pa.RecordBatch]:
+    """Reads a piece the driver planned (its plan's bytes, see
+    :meth:`pqsift._core.Scan.task_plans`): no planning, no footer read."""
+    read_options = {name: value for name, value in settings.items() if name in READ_OPTIONS}
+    read_options["order_by"] = _order_by(read_options.get("order_by"))
+    if "batch_size" not in settings:
+        # The batches as decoded (see `_read_row`).
+        read_options["batch_size"] = _WHOLE_BATCH_ROWS
+    stream = None
+    loading = 0.0
+    try:
+        stream, loading = _core.read_task(plan, read_options, _storage_options(settings.get("storage_options")))
+        for batch in stream:
+            yield pa.record_batch(batch)
+    except (CorruptFileError, UnsupportedError):
+        if not ignore_corrupt_files:
+            raise
+        if path not in totals["files_skipped"]:
+            totals["files_skipped"].append(path)
+    finally:
+        _add_read(totals, {} if stream is None else stream.metrics(), row_groups if stream else 0, loading)
+
+
+def _add_read(totals: dict[str, Any], read: dict[str, Any], row_groups: int, planning_seconds: float) -> None:
+    """Adds what one piece read (a scan's or a stream's metrics) to a task's ``totals``."""
+    for name in READ_METRICS:
+        if name not in ("row_groups_read", "time_task_planning_s"):
+            totals[name] += int(read.get(name, 0))
+    totals["row_groups_read"] += row_groups
+    totals["time_task_planning_s"] += planning_seconds
 
 
 def _metrics_of(task_scan: Scan | None) -> dict[str, Any]:

@@ -1,0 +1,454 @@
+//! A scan's plan as data that travels: per file, the footer planning read and the row
+//! groups it kept with their row selections, plus what reading binds against (projection,
+//! filter, declared schema, partition values). The in-process read consumes one; a Spark
+//! task receives one per file as bytes ([`TaskPlan::to_bytes`]) and reads it without
+//! planning again or fetching the footer — the plan is built once, on the driver, and
+//! passed along (Databend's partitions carry their block metadata the same way).
+//!
+//! The encoding is versioned and checked on load: a magic tag, a format version, a CRC-32
+//! of the rest, the plan (postcard), then each file's footer as the Parquet metadata
+//! writer encodes it (the page index included). No storage option travels in it: a task
+//! is given those apart, so credentials never sit in a plan.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_task_plan_doc");
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("t.parquet");
+//! # let batch = arrow::array::RecordBatch::try_from_iter([("id", std::sync::Arc::new(arrow::array::Int32Array::from((0..100).collect::<Vec<i32>>())) as _)]).unwrap();
+//! # let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(25)).build();
+//! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+//! # w.write(&batch).unwrap(); w.close().unwrap();
+//! use pqsift::planning::scan::{Scan, ScanOptions};
+//! use pqsift::planning::task_plan::TaskPlan;
+//! use pqsift::storage::Storage;
+//!
+//! let scan = Scan::new(vec![path], None, Some("id >= 60"), ScanOptions::default()).unwrap();
+//! let plan = scan.plan().unwrap();
+//! // The driver: the file's surviving row groups (2 and 3), as bytes.
+//! let bytes = TaskPlan::of_scan(&scan, &plan, &[(0, vec![2, 3])]).unwrap().to_bytes().unwrap();
+//! // A task: the same plan back, no file opened.
+//! let task = TaskPlan::from_bytes(&bytes, &Storage::default()).unwrap();
+//! assert_eq!(task.files[0].row_groups.iter().map(|(index, _)| *index).collect::<Vec<_>>(), [2, 3]);
+//! assert_eq!(task.filter.unwrap().to_string(), "`id` >= 60");
+//! ```
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader, ParquetMetaDataWriter};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, Expr, parse_filter};
+use crate::format::opener::{OpenedFile, readable_arrow_schema};
+use crate::planning::access_plan::RowGroupAccess;
+use crate::planning::scan::{Scan, ScanPlan};
+use crate::selection::{RowSelection, RowSelector};
+use crate::storage::location::ObjectVersion;
+use crate::storage::{Location, Storage};
+use crate::table::partition_values::PartitionValues;
+use crate::table::schema_adapter::DeclaredSchema;
+
+/// One file of a [`TaskPlan`]: its footer and the row groups to read.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    /// The file, its footer and page index read.
+    pub file: Arc<OpenedFile>,
+    /// The row groups to read, in file order, each with the rows to read (`None`: all).
+    pub row_groups: Vec<(usize, Option<RowSelection>)>,
+}
+
+/// What reading a planned scan (or a piece of one) needs, and nothing it must decide again.
+#[derive(Debug, Clone)]
+pub struct TaskPlan {
+    /// The projected columns (`None`: all).
+    pub columns: Option<Vec<String>>,
+    /// The scan's filter, not yet specialised to any file's partition values.
+    pub filter: Option<Expr>,
+    /// How the filter and the projection bind.
+    pub bind: BindOptions,
+    /// The schema every file is read into, when the scan has one (see [`Scan::declared`]).
+    pub declared: Option<Arc<DeclaredSchema>>,
+    /// The partition values of [`TaskPlan::files`], one row per file.
+    pub partitions: Option<PartitionValues>,
+    /// The files, in scan order.
+    pub files: Vec<PlannedFile>,
+}
+
+impl TaskPlan {
+    /// The plan of reading `pieces` of `scan` — `(file position, row group indices)` — as
+    /// `plan` (a plan of `scan`) decided them: each row group with its selection. A row
+    /// group the plan skips, or one the file lacks, is an error (the caller cut the pieces
+    /// from another plan). A piece with no row group keeps its file (for its schema).
+    pub fn of_scan(scan: &Scan, plan: &ScanPlan, pieces: &[(usize, Vec<usize>)]) -> Result<Self> {
+        let mut files = Vec::with_capacity(pieces.len());
+        for (position, row_groups) in pieces {
+            let file_plan = plan.files.get(*position).ok_or_else(|| {
+                PqsiftError::TaskPlan(format!("no file at position {position} of a scan of {}", plan.files.len()))
+            })?;
+            let row_groups = row_groups
+                .iter()
+                .map(|&index| {
+                    let access = file_plan.row_groups.get(index).map(|rg| &rg.access);
+                    match access {
+                        Some(RowGroupAccess::Scan) => Ok((index, None)),
+                        Some(RowGroupAccess::Selection(selection)) => Ok((index, Some(selection.clone()))),
+                        Some(RowGroupAccess::Skip) | None => Err(PqsiftError::TaskPlan(format!(
+                            "row group {index} of {} is not one the plan reads",
+                            file_plan.path
+                        ))),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            files.push(PlannedFile { file: scan.open(*position)?, row_groups });
+        }
+        let positions: Vec<usize> = pieces.iter().map(|(position, _)| *position).collect();
+        Ok(Self {
+            columns: scan.columns().map(<[String]>::to_vec),
+            filter: scan.filter().cloned(),
+            bind: scan.options().bind.clone(),
+            declared: scan.declared().cloned(),
+            partitions: scan.table().partitions.as_ref().map(|p| p.select(&positions)).transpose()?,
+            files,
+        })
+    }
+
+    /// The plan as bytes, to be read back by [`TaskPlan::from_bytes`] (in another process,
+    /// by the same pqsift version). A footer the Parquet writer cannot encode travels
+    /// without it: the task then reads it from the file.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut footers = Vec::new();
+        let mut files = Vec::with_capacity(self.files.len());
+        for planned in &self.files {
+            let mut footer = Vec::new();
+            let footer_len = match ParquetMetaDataWriter::new(&mut footer, &planned.file.metadata).finish() {
+                Ok(()) => {
+                    footers.extend_from_slice(&footer);
+                    Some(footer.len() as u64)
+                }
+                Err(_) => None,
+            };
+            files.push(WireFile {
+                location: WireLocation::of(&planned.file.location),
+                footer_len,
+                row_groups: planned
+                    .row_groups
+                    .iter()
+                    .map(|(index, selection)| WireRowGroup {
+                        index: *index as u64,
+                        selection: selection
+                            .as_ref()
+                            .map(|s| s.iter_runs().map(|run| (run.skip, run.row_count as u64)).collect()),
+                    })
+                    .collect(),
+            });
+        }
+        let wire = Wire {
+            columns: self.columns.clone(),
+            filter: self.filter.as_ref().map(ToString::to_string),
+            session_time_zone: self.bind.session_time_zone.clone(),
+            case_sensitive: self.bind.case_sensitive,
+            declared: self.declared.as_ref().map(|d| (d.to_text(), d.requested.clone())),
+            partitions: self.partitions.as_ref().map(|p| {
+                let rows = (0..p.len()).map(|row| p.row_text(row)).collect();
+                (p.type_names(), rows)
+            }),
+            files,
+        };
+        let body = postcard::to_allocvec(&wire).map_err(|e| PqsiftError::TaskPlan(format!("cannot encode: {e}")))?;
+        let mut out = Vec::with_capacity(HEADER_LEN + body.len() + footers.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&[0; 4]); // the checksum, below
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&footers);
+        let checksum = crc32fast::hash(&out[HEADER_LEN - 8..]);
+        out[MAGIC.len() + 2..MAGIC.len() + 6].copy_from_slice(&checksum.to_le_bytes());
+        Ok(out)
+    }
+
+    /// The plan [`TaskPlan::to_bytes`] wrote, its files' object store clients built with
+    /// `storage`'s options. Checked: the tag, the format version, the checksum, every
+    /// footer, and every row group and selection against its footer.
+    pub fn from_bytes(bytes: &[u8], storage: &Storage) -> Result<Self> {
+        let invalid = |reason: String| PqsiftError::TaskPlan(reason);
+        if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(invalid("not a pqsift task plan (no PQSFTASK tag)".into()));
+        }
+        let version = u16::from_le_bytes([bytes[MAGIC.len()], bytes[MAGIC.len() + 1]]);
+        if version != FORMAT_VERSION {
+            return Err(invalid(format!(
+                "format version {version}, where this pqsift reads version {FORMAT_VERSION}: the driver and the workers run different pqsift versions"
+            )));
+        }
+        let stored = u32::from_le_bytes(bytes[MAGIC.len() + 2..MAGIC.len() + 6].try_into().expect("4 bytes"));
+        if crc32fast::hash(&bytes[HEADER_LEN - 8..]) != stored {
+            return Err(invalid("its checksum does not match: damaged in transit".into()));
+        }
+        let body_len = u64::from_le_bytes(bytes[HEADER_LEN - 8..HEADER_LEN].try_into().expect("8 bytes"));
+        let rest = &bytes[HEADER_LEN..];
+        let body_len = usize::try_from(body_len)
+            .ok()
+            .filter(|&len| len <= rest.len())
+            .ok_or_else(|| invalid(format!("a plan of {body_len} bytes in {} bytes", rest.len())))?;
+        let wire: Wire = postcard::from_bytes(&rest[..body_len]).map_err(|e| invalid(format!("cannot decode: {e}")))?;
+        let mut footers = Bytes::copy_from_slice(&rest[body_len..]);
+
+        let bind = BindOptions { session_time_zone: wire.session_time_zone, case_sensitive: wire.case_sensitive };
+        let filter = wire.filter.as_deref().map(parse_filter).transpose()?;
+        let declared = wire
+            .declared
+            .map(|(text, requested)| {
+                let mut declared = DeclaredSchema::from_text("the task plan's schema", &text)?;
+                if !requested.is_empty() && requested.len() != declared.schema.fields().len() {
+                    return Err(invalid("requested fields that do not match its schema".into()));
+                }
+                declared.requested = requested;
+                Ok(Arc::new(declared))
+            })
+            .transpose()?;
+        let partitions =
+            wire.partitions.map(|(schema, rows)| PartitionValues::from_text(&schema, &rows)).transpose()?;
+        if partitions.as_ref().is_some_and(|p| p.len() != wire.files.len()) {
+            return Err(invalid("partition values of another number of files".into()));
+        }
+        let mut files = Vec::with_capacity(wire.files.len());
+        for file in wire.files {
+            let location = file.location.into_location(storage)?;
+            let opened = match file.footer_len {
+                Some(len) => {
+                    let len = usize::try_from(len)
+                        .ok()
+                        .filter(|&len| len <= footers.len())
+                        .ok_or_else(|| invalid(format!("a footer of {len} bytes where {} are left", footers.len())))?;
+                    decode_footer(location, footers.split_to(len))?
+                }
+                // The footer did not travel: read it, as a scan would.
+                None => OpenedFile::open(&location)?,
+            };
+            let rows = opened.row_group_rows();
+            let row_groups = file
+                .row_groups
+                .into_iter()
+                .map(|rg| {
+                    let index = usize::try_from(rg.index).ok().filter(|&i| i < rows.len()).ok_or_else(|| {
+                        invalid(format!("row group {} of {}, which has {}", rg.index, opened.name(), rows.len()))
+                    })?;
+                    let selection = rg.selection.map(|runs| selection_of(&runs, rows[index], &opened)).transpose()?;
+                    Ok((index, selection))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            files.push(PlannedFile { file: Arc::new(opened), row_groups });
+        }
+        if !footers.is_empty() {
+            return Err(invalid(format!("{} bytes after the last footer", footers.len())));
+        }
+        Ok(Self { columns: wire.columns, filter, bind, declared, partitions, files })
+    }
+}
+
+/// `PQSFTASK`, the format version (u16), a CRC-32 of what follows it (u32), the plan's
+/// length (u64): all little-endian.
+const MAGIC: &[u8; 8] = b"PQSFTASK";
+const HEADER_LEN: usize = 8 + 2 + 4 + 8;
+/// Raised when the encoding changes: a plan from another pqsift version is refused.
+const FORMAT_VERSION: u16 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    columns: Option<Vec<String>>,
+    /// Canonical Spark SQL, which parses back to the same expression.
+    filter: Option<String>,
+    session_time_zone: String,
+    case_sensitive: bool,
+    /// `DeclaredSchema::to_text` and the fields requested.
+    declared: Option<(String, Vec<bool>)>,
+    /// `(name, Spark type)` pairs and per file the values as canonical text.
+    #[allow(clippy::type_complexity)]
+    partitions: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+    files: Vec<WireFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireFile {
+    location: WireLocation,
+    /// The length of the file's footer among the footers after the plan; `None`: not there.
+    footer_len: Option<u64>,
+    row_groups: Vec<WireRowGroup>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireRowGroup {
+    index: u64,
+    /// Runs of `(skipped, rows)`; `None`: every row.
+    selection: Option<Vec<(bool, u64)>>,
+}
+
+/// A location without its store client (built again, with the task's storage options),
+/// an object's size and version kept so that reading it needs no `HEAD`.
+#[derive(Serialize, Deserialize)]
+enum WireLocation {
+    /// A local path's bytes (any file name, UTF-8 or not).
+    Local(Vec<u8>),
+    Object {
+        url: String,
+        size: u64,
+        e_tag: Option<String>,
+        last_modified_ns: i64,
+    },
+}
+
+impl WireLocation {
+    fn of(location: &Location) -> Self {
+        match location {
+            Location::Local(path) => Self::Local(path_bytes(path)),
+            object => {
+                let version = object.known_version();
+                Self::Object {
+                    url: object.to_string(),
+                    size: version.map_or(0, |v| v.size),
+                    e_tag: version.and_then(|v| v.e_tag.clone()),
+                    last_modified_ns: version.map_or(0, |v| v.last_modified_ns),
+                }
+            }
+        }
+    }
+
+    fn into_location(self, storage: &Storage) -> Result<Location> {
+        match self {
+            Self::Local(bytes) => Ok(Location::Local(path_from_bytes(bytes))),
+            Self::Object { url, size, e_tag, last_modified_ns } => {
+                let location = Location::parse(&url, storage)?;
+                Ok(location.with_version(ObjectVersion { size, e_tag, last_modified_ns }))
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn path_bytes(path: &std::path::Path) -> Vec<u8> {
+    std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec()
+}
+
+#[cfg(unix)]
+fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
+    <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes).into()
+}
+
+#[cfg(not(unix))]
+fn path_bytes(path: &std::path::Path) -> Vec<u8> {
+    path.to_string_lossy().into_owned().into_bytes()
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
+    String::from_utf8_lossy(&bytes).into_owned().into()
+}
+
+/// The file at `location` with the footer (and page index) `footer` holds.
+fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
+    let metadata = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Optional)
+        .parse_and_finish(&footer)
+        .map_err(|e| PqsiftError::corrupt(&location, format!("its footer in the task plan does not decode: {e}")))?;
+    let schema = readable_arrow_schema(metadata.file_metadata()).map_err(|e| PqsiftError::corrupt(&location, e))?;
+    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema: Arc::new(schema) })
+}
+
+/// The selection of `runs` over a row group of `rows` rows of `file`.
+fn selection_of(runs: &[(bool, u64)], rows: usize, file: &OpenedFile) -> Result<RowSelection> {
+    let runs = runs
+        .iter()
+        .map(|&(skip, count)| {
+            let row_count = usize::try_from(count).map_err(|_| PqsiftError::TaskPlan("a run too long".into()))?;
+            Ok(RowSelector { row_count, skip })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let selection = RowSelection::from_runs(runs)?;
+    if selection.row_count() != rows {
+        return Err(PqsiftError::TaskPlan(format!(
+            "a selection of {} rows for a row group of {rows} in {}",
+            selection.row_count(),
+            file.name()
+        )));
+    }
+    Ok(selection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with_row_groups(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("pqsift_task_plan_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        let ids = arrow::array::Int64Array::from((0..1000).collect::<Vec<i64>>());
+        let batch = arrow::array::RecordBatch::try_from_iter([("id", Arc::new(ids) as _)]).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(250))
+            .set_data_page_row_count_limit(50)
+            .set_write_batch_size(50)
+            .build();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props))
+                .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        path
+    }
+
+    fn planned(path: &std::path::Path, filter: &str) -> (Scan, ScanPlan) {
+        let scan =
+            Scan::new(vec![path.to_path_buf()], None, Some(filter), crate::planning::scan::ScanOptions::default())
+                .unwrap();
+        let plan = scan.plan().unwrap();
+        (scan, plan)
+    }
+
+    #[test]
+    fn a_plan_round_trips_with_its_page_selections() {
+        let path = file_with_row_groups("round_trip.parquet");
+        let (scan, plan) = planned(&path, "id BETWEEN 260 AND 280 OR id > 990");
+        let kept: Vec<usize> = plan.files[0].surviving().collect();
+        assert_eq!(kept, [1, 3]);
+        let task = TaskPlan::of_scan(&scan, &plan, &[(0, kept)]).unwrap();
+        let back = TaskPlan::from_bytes(&task.to_bytes().unwrap(), &Storage::default()).unwrap();
+        let selections = |t: &TaskPlan| t.files[0].row_groups.clone();
+        assert_eq!(selections(&back), selections(&task));
+        // The page index travelled: row group 1's selection is pages, not all its rows.
+        assert!(back.files[0].row_groups[0].1.as_ref().is_some_and(|s| s.selected_count() < 250));
+        assert!(back.files[0].file.metadata.page_index().is_some());
+        assert_eq!(back.filter, task.filter);
+        assert_eq!(back.files[0].file.schema, task.files[0].file.schema);
+    }
+
+    #[test]
+    fn damaged_or_foreign_bytes_are_refused() {
+        let path = file_with_row_groups("damaged.parquet");
+        let (scan, plan) = planned(&path, "id > 990");
+        let bytes = TaskPlan::of_scan(&scan, &plan, &[(0, vec![3])]).unwrap().to_bytes().unwrap();
+        let refused = |bytes: &[u8]| match TaskPlan::from_bytes(bytes, &Storage::default()) {
+            Err(PqsiftError::TaskPlan(reason)) => reason,
+            other => panic!("expected a task plan error, got {other:?}"),
+        };
+        assert!(refused(b"PAR1").contains("not a pqsift task plan"));
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert!(refused(&flipped).contains("checksum"));
+        let mut newer = bytes.clone();
+        newer[8] = 2;
+        assert!(refused(&newer).contains("format version 2"));
+        assert!(refused(&bytes[..bytes.len() - 10]).contains("checksum"));
+    }
+
+    #[test]
+    fn a_row_group_the_plan_skips_is_not_a_task() {
+        let path = file_with_row_groups("skipped.parquet");
+        let (scan, plan) = planned(&path, "id > 990");
+        assert!(matches!(TaskPlan::of_scan(&scan, &plan, &[(0, vec![0])]), Err(PqsiftError::TaskPlan(_))));
+        assert!(matches!(TaskPlan::of_scan(&scan, &plan, &[(1, vec![])]), Err(PqsiftError::TaskPlan(_))));
+    }
+}
