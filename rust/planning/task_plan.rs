@@ -7,8 +7,9 @@
 //!
 //! The encoding is versioned and checked on load: a magic tag, a format version, a CRC-32
 //! of the rest, the plan (postcard), then each file's footer as the Parquet metadata
-//! writer encodes it (the page index included). No storage option travels in it: a task
-//! is given those apart, so credentials never sit in a plan.
+//! writer encodes it, with the offset indexes of the row groups to read (what reading
+//! needs of the page index). No storage option travels in it: a task is given those apart,
+//! so credentials never sit in a plan.
 //!
 //! ```
 //! # let dir = std::env::temp_dir().join("pqsift_task_plan_doc");
@@ -35,7 +36,10 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader, ParquetMetaDataWriter};
+use parquet::file::metadata::page_index::{PageIndexBuilder, PageIndexProvider};
+use parquet::file::metadata::{
+    PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader, ParquetMetaDataWriter,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
@@ -121,7 +125,10 @@ impl TaskPlan {
         let mut files = Vec::with_capacity(self.files.len());
         for planned in &self.files {
             let mut footer = Vec::new();
-            let footer_len = match ParquetMetaDataWriter::new(&mut footer, &planned.file.metadata).finish() {
+            let travelling = travelling_metadata(planned);
+            let written =
+                ParquetMetaDataWriter::new(&mut footer, &travelling).with_preserve_page_index_locations(false);
+            let footer_len = match written.finish() {
                 Ok(()) => {
                     footers.extend_from_slice(&footer);
                     Some(footer.len() as u64)
@@ -346,6 +353,27 @@ fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
     String::from_utf8_lossy(&bytes).into_owned().into()
 }
 
+/// The metadata of `planned`'s file a task needs: the footer, and of the page index only
+/// the offset indexes (where pages start, to skip them) of the row groups it reads. The
+/// column indexes (pages' minimum and maximum) served planning, which is done; they and
+/// the other row groups' offset indexes are most of a page index's bytes.
+fn travelling_metadata(planned: &PlannedFile) -> ParquetMetaData {
+    let metadata = planned.file.metadata.as_ref();
+    let Some(index) = metadata.page_index() else { return metadata.clone() };
+    let columns = metadata.file_metadata().schema_descr().num_columns();
+    let mut kept = PageIndexBuilder::default();
+    kept.allocate_offset_indexes(metadata.num_row_groups(), columns);
+    for &(row_group, _) in &planned.row_groups {
+        for column in 0..columns {
+            if let Some(offsets) = index.offset_index(row_group, column) {
+                kept.put_offset_index(offsets.clone(), row_group, column);
+            }
+        }
+    }
+    let kept: Arc<dyn PageIndexProvider> = Arc::new(kept.build());
+    ParquetMetaDataBuilder::new_from_metadata(metadata.clone()).set_page_index(Some(kept)).build()
+}
+
 /// The file at `location` with the footer (and page index) `footer` holds.
 fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
     let metadata = ParquetMetaDataReader::new()
@@ -419,7 +447,13 @@ mod tests {
         assert_eq!(selections(&back), selections(&task));
         // The page index travelled: row group 1's selection is pages, not all its rows.
         assert!(back.files[0].row_groups[0].1.as_ref().is_some_and(|s| s.selected_count() < 250));
-        assert!(back.files[0].file.metadata.page_index().is_some());
+        // Of the page index, only the offset indexes of the row groups read travelled.
+        let index = back.files[0].file.metadata.page_index().expect("offset indexes");
+        assert!(index.offset_index(1, 0).is_some() && index.offset_index(3, 0).is_some());
+        assert!(index.offset_index(0, 0).is_none() && index.column_index(1, 0).is_none());
+        let all = TaskPlan::of_scan(&scan, &plan, &[(0, vec![1, 3])]).unwrap().to_bytes().unwrap().len();
+        let one = TaskPlan::of_scan(&scan, &plan, &[(0, vec![3])]).unwrap().to_bytes().unwrap().len();
+        assert!(one < all, "{one} bytes for one row group, {all} for two");
         assert_eq!(back.filter, task.filter);
         assert_eq!(back.files[0].file.schema, task.files[0].file.schema);
     }

@@ -110,11 +110,13 @@ impl RowFilter {
                 .iter()
                 .flat_map(|rg| leaves.iter().map(move |&leaf| rg.column(leaf).compressed_size().max(0) as u64))
                 .sum();
-            let uses_page_index = metadata.num_row_groups() > 0
-                && !leaves.is_empty()
-                && leaves
-                    .iter()
-                    .all(|&leaf| metadata.page_index().is_some_and(|index| index.column_index(0, leaf).is_some()));
+            // Pages can be skipped where the offset index says where they start.
+            let has_offsets = |leaf: usize| {
+                metadata.page_index().is_some_and(|index| {
+                    (0..metadata.num_row_groups()).any(|row_group| index.offset_index(row_group, leaf).is_some())
+                })
+            };
+            let uses_page_index = !leaves.is_empty() && leaves.iter().all(|&leaf| has_offsets(leaf));
             predicates.push(Predicate { expr: conjunct.clone(), roots, required_bytes, uses_page_index, can_raise });
         }
         Ok(Self::new(predicates, reorder))
