@@ -67,12 +67,11 @@ macro_rules! options_arg {
     };
 }
 
-/// `value` as the option `name`, whose current value is `like` (for its type).
-fn extract_option<'py, T>(name: &str, value: &Bound<'py, PyAny>, like: &T) -> PyResult<T>
+/// `value` as the option `name`, of the type of `_current` (the option's field).
+fn extract_option<'py, T>(name: &str, value: &Bound<'py, PyAny>, _current: &T) -> PyResult<T>
 where
     T: for<'a> FromPyObject<'a, 'py, Error = PyErr> + 'static,
 {
-    let _ = like;
     if value.is_instance_of::<PyBool>() && TypeId::of::<T>() != TypeId::of::<bool>() {
         return Err(PyTypeError::new_err(format!("option {name}: a bool where a value of another type is wanted")));
     }

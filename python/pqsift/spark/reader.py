@@ -338,7 +338,7 @@ def _read_planned(
         if path not in totals["files_skipped"]:
             totals["files_skipped"].append(path)
     finally:
-        _add_read(totals, {} if stream is None else stream.metrics(), row_groups if stream else 0, loading)
+        _add_read(totals, {} if stream is None else stream.metrics(), 0 if stream is None else row_groups, loading)
 
 
 def _add_read(totals: dict[str, Any], read: dict[str, Any], row_groups: int, planning_seconds: float) -> None:
