@@ -24,7 +24,7 @@ demo: build
 demo-selection: build
 	$(BIN)/python -m pqsift.selection_demo
 
-test: lint build test-rust test-python
+test: lint build test-rust test-python docs
 
 # The gates: formatting, clippy with warnings denied (every target, the PyO3 layer too), the
 # crate's layers looking only down (tools/check_layers.py), ruff and mypy --strict.
@@ -48,9 +48,16 @@ test-python: build
 test-slow: build
 	$(BIN)/python -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: none collected
 
+# The documentation site (mkdocs.yml, docs/) built into site/, a warning failing the build.
+# The API reference is read from the sources and python/pqsift/_core.pyi: no build needed.
+.PHONY: docs
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir site
+
 setup: $(STAMPS)/python-deps
 
 build: setup
+	@rm -f python/pqsift/_core.cpython-*.so  # a build from before abi3 would shadow _core.abi3.so
 	$(BIN)/maturin develop --release --locked --quiet
 	@$(BIN)/python -c "import pqsift; print('pqsift', pqsift.__version__, 'built and installed in $(VENV)')"
 
