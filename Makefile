@@ -24,7 +24,7 @@ demo: build
 demo-selection: build
 	$(BIN)/python -m pqsift.selection_demo
 
-test: lint build test-rust test-python docs
+test: lint build test-rust test-python docs wheel-check
 
 # The gates: formatting, clippy with warnings denied (every target, the PyO3 layer too), the
 # crate's layers looking only down (tools/check_layers.py), ruff and mypy --strict.
@@ -53,6 +53,18 @@ test-slow: build
 .PHONY: docs
 docs: setup
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# The wheel users install: abi3 (one wheel for CPython 3.11 and later), manylinux2014 (glibc
+# 2.17: zig, from the ziglang package, links it against that glibc), stripped.
+.PHONY: wheel wheel-check
+wheel: setup
+	rm -f target/wheels/pqsift-*.whl
+	$(BIN)/maturin build --release --locked --zig --compatibility manylinux2014 --out target/wheels
+
+# The wheel installed into a fresh virtual environment (nothing else in it) and a scan run
+# from there (tools/wheel_smoke.py).
+wheel-check: wheel
+	$(BIN)/python tools/wheel_smoke.py target/wheels/pqsift-*.whl
 
 setup: $(STAMPS)/python-deps
 

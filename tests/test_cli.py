@@ -211,9 +211,10 @@ def test_inspect_errors_name_the_file(tmp_path: Path) -> None:
     assert result.stdout == ""
     with pytest.raises(pqsift.CorruptFileError, match=r"corrupt\.parquet"):
         pqsift.inspect(corrupt)
+    # A directory is summarised file by file: its corrupt file is named.
     result = run("inspect", tmp_path)
     assert result.returncode == 1
-    assert_one_line_error(result.stderr, str(tmp_path), "is a directory")
+    assert_one_line_error(result.stderr, str(corrupt), "corrupt")
     with pytest.raises(pqsift.PqsiftIOError, match="is a directory"):
         pqsift.inspect(tmp_path)
 
@@ -267,7 +268,7 @@ def test_format_table_aligns_and_shows_nulls() -> None:
     table = pa.table({"id": [1, 22], "name": ["a", None], "blob": [b"\x01", None], "long": ["x" * 100, "y"]})
     lines = format_table(table).splitlines()
     assert lines[0].startswith("id  name  blob")
-    assert lines[2].startswith(" 1  a     0x01")
+    assert lines[2].startswith(" 1  a     [01]")
     assert lines[3].startswith("22  null  null")
     assert lines[2].endswith("…") and len(lines[2].split()[-1]) == 40
 
@@ -395,8 +396,8 @@ def test_scan_corrupt_data_pages_name_the_file(tmp_path: Path) -> None:
         ["scan", "x.parquet", "--limit", "-1"],
         ["scan", "x.parquet", "--batch-size", "many"],
         ["scan", "x.parquet", "--columns", "a,,b"],
-        ["scan", "x.parquet", "--output", "out.json"],
-        ["scan", "x.parquet", "--format", "csv"],
+        ["scan", "x.parquet", "--output", "out.txt"],
+        ["scan", "x.parquet", "--format", "parquet"],
         ["scan", "x.parquet", "--explain", "--output", "out.csv"],
         ["scan", "x.parquet", "--selection-policy", "sometimes"],
         ["inspect", "x.parquet", "--no-such-flag"],
@@ -449,3 +450,82 @@ def test_scan_reads_a_delta_table_and_its_versions(tmp_path: Path) -> None:
     missing = run("scan", DV_TABLE, "--version-as-of", "7")
     assert missing.returncode == 1
     assert_one_line_error(missing.stderr, str(DV_TABLE))
+
+
+# ----- output formats, progress, Spark's printing, directories ---------------------------
+
+
+@pytest.mark.parametrize("output_format", ["json", "ndjson", "csv"])
+def test_scan_prints_every_row_as_json_ndjson_or_csv(typed_file: Path, output_format: str, capsys: pytest.CaptureFixture[str]) -> None:
+    where = "kind = 'refund' AND id < 400"
+    expected = pqsift.scan(typed_file, ["id", "amount", "price", "day", "kind"], where).to_table()
+    assert main(["scan", str(typed_file), "--filter", where, "--columns", "id,amount,price,day,kind", "--format", output_format]) == 0
+    out = capsys.readouterr().out
+    if output_format == "csv":
+        got = pacsv.read_csv(pa.py_buffer(out.encode()))
+        assert got.column("id").to_pylist() == expected.column("id").to_pylist()
+        assert got.num_rows == expected.num_rows
+        return
+    rows = json.loads(out) if output_format == "json" else [json.loads(line) for line in out.splitlines()]
+    assert [row["id"] for row in rows] == expected.column("id").to_pylist()
+    assert [row["amount"] for row in rows] == expected.column("amount").to_pylist()
+    assert [decimal.Decimal(str(row["price"])) for row in rows] == expected.column("price").to_pylist()
+    assert [row["day"] for row in rows] == [d.isoformat() for d in expected.column("day").to_pylist()]
+
+
+def test_scan_writes_json_and_ndjson_files(typed_file: Path, tmp_path: Path) -> None:
+    for name in ("rows.json", "rows.ndjson"):
+        assert main(["scan", str(typed_file), "--filter", "id < 5", "--columns", "id,kind", "--output", str(tmp_path / name)]) == 0
+        text = (tmp_path / name).read_text()
+        rows = json.loads(text) if name.endswith(".json") else [json.loads(line) for line in text.splitlines()]
+        assert rows == [{"id": i, "kind": "refund" if i % 7 == 0 else "sale"} for i in range(5)]
+
+
+def test_scan_format_usage_errors(typed_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["scan", str(typed_file), "--format", "parquet"])
+    with pytest.raises(SystemExit):
+        main(["scan", str(typed_file), "--format", "table", "--output", "x.csv"])
+    assert "give --output" in capsys.readouterr().err
+
+
+def test_values_print_as_spark_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "values.parquet"
+    table = pa.table(
+        {
+            "f32": pa.array([1.1, 3.4028234663852886e38, None], pa.float32()),
+            "f64": pa.array([1e10, 0.0001, float("nan")], pa.float64()),
+            "name": pa.array([b"impala", b"\xff\x00", b""], pa.binary()),
+        }
+    )
+    pq.write_table(table, path)
+    assert main(["scan", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["1.1", "1.0E10", "impala"]
+    assert lines[3].split() == ["3.4028235E38", "1.0E-4", "[FF", "00]"]
+    assert lines[4].split()[:2] == ["null", "NaN"]
+
+
+def test_progress_shows_on_stderr_when_asked(typed_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import pqsift.cli
+
+    monkeypatch.setattr(pqsift.cli, "PROGRESS_AFTER_SECONDS", 0.0)
+    assert main(["scan", str(typed_file), "--format", "ndjson", "--batch-size", "100", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 3000
+    assert " rows, " in captured.err and " read, " in captured.err and captured.err.endswith("\r")
+    assert main(["scan", str(typed_file), "--format", "ndjson", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_inspect_a_directory_lists_every_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for day in (1, 2):
+        (tmp_path / f"day={day}").mkdir()
+        pq.write_table(pa.table({"id": list(range(day * 100))}), tmp_path / f"day={day}" / "part-0.parquet", row_group_size=50)
+    assert main(["inspect", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"{tmp_path}: 2 files, 300 rows in 6 row groups, " + out.splitlines()[0].split(", ")[-1]
+    assert "day=1/part-0.parquet" in out and "day=2/part-0.parquet" in out
+    assert main(["inspect", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["total"]["num_rows"] == 300 and [f["row_groups"] for f in summary["files"]] == [2, 4]

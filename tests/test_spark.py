@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import math
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -512,3 +514,39 @@ def test_lazy_planning_splits_large_files_into_byte_ranges(spark: Any, tmp_path:
     assert len(plan.tasks) > 2 and all(t.pieces[0].file_range is not None for t in plan.tasks)
     rows = pqsift.spark.read(spark, str(tmp_path), ["id"], lazy=True, target_task_bytes=200_000).collect()
     assert sorted(r[0] for r in rows) == list(range(200_000))  # each row group read once
+
+
+_AUTO_REGISTERED = r"""
+import json, os, sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+frame = spark.read.format("pqsift").option("columns", "id").load(sys.argv[1]).filter("id >= 990")
+print(json.dumps(sorted(row.id for row in frame.collect())))
+spark.stop()
+"""
+
+
+def test_the_data_source_is_there_without_register(tmp_path: Path) -> None:
+    """A fresh Spark session, pqsift installed and never registered: Spark 4 finds the
+    ``pyspark_pqsift`` package and ``format("pqsift")`` reads (Spark's filter applied after)."""
+    import subprocess
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(1000), pa.int64())}), path)
+    environment = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, "-c", _AUTO_REGISTERED, str(path)], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == list(range(990, 1000))
+
+
+def test_workers_that_cannot_import_pqsift_are_caught_before_a_task_runs(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3]}), path)
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", "/nonexistent/bin/python3")
+    with pytest.raises(pqsift.PqsiftError, match="set PYSPARK_PYTHON") as raised:
+        pqsift.spark.read(spark, path)
+    assert raised.value.reason is not None and "/nonexistent/bin/python3" in raised.value.reason
+    with pytest.raises(pqsift.PqsiftError, match="PYSPARK_PYTHON"):
+        pqsift.spark.register(spark)

@@ -36,7 +36,7 @@ from pqsift.errors import (
     TaskPlanError,
     UnsupportedError,
 )
-from pqsift.expr import Expr, col, fn, lit, when
+from pqsift.expr import Expr, col, field, fn, from_dnf, lit, when
 from pqsift.scan import PLANNING_OPTIONS, READ_OPTIONS, FilePlan, Plan, RowGroupPlan, Scan, ScanOptions, scan
 
 __all__ = [
@@ -63,7 +63,9 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "col",
+    "field",
     "fn",
+    "from_dnf",
     "inspect",
     "lit",
     "parse_filter",

@@ -373,6 +373,12 @@ class Scan:
         plan's row groups and page selections with the read ``options`` (the names and
         defaults of :func:`read_option_defaults`; a key left out takes its default) over the
         footers planning read. Returns the stream and the seconds planning took."""
+    def output_schema(self, options: dict[str, Any] | None = None) -> _Schema:
+        """The schema a read with the read ``options`` outputs, from the first file's footer:
+        nothing planned, no row read."""
+    def count_rows(self, options: dict[str, Any] | None = None) -> int:
+        """The rows the scan outputs (its limit aside): from the plan without a filter,
+        else decoding the filter's columns only. Plans (the plan kept)."""
     def task_plans(self, pieces: list[tuple[int, list[int]]]) -> list[bytes]:
         """The pieces of the last plan (planning first when there is none) — ``(file
         position, row group indices)``, each row group one the plan reads — as task plans
@@ -380,6 +386,11 @@ class Scan:
         groups' selections, the projection, filter and declared schema; no storage option."""
     def explain(self) -> str: ...
     def metrics(self) -> dict[str, int]: ...
+
+class _Schema:
+    """An Arrow schema: ``pa.schema(it)``."""
+
+    def __arrow_c_schema__(self) -> object: ...
 
 class ScanStream:
     """A stream of record batches started by :meth:`Scan.read` or :func:`read`: iterate for objects exposing

@@ -19,9 +19,15 @@ arguments and formats results.
 from __future__ import annotations
 
 import argparse
+import base64
+import datetime
+import decimal
 import json
+import math
 import os
+import struct
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -40,7 +46,11 @@ PROG = "pqsift"
 DEFAULT_MAX_ROWS = 20
 #: Longest cell printed before it is cut with an ellipsis.
 MAX_CELL_WIDTH = 40
-OUTPUT_FORMATS = ("csv", "parquet")
+#: What ``pqsift scan`` prints on stdout (``--format``), and writes with ``--output``.
+PRINT_FORMATS = ("table", "json", "ndjson", "csv")
+FILE_FORMATS = ("csv", "parquet", "json", "ndjson")
+#: A scan running longer than this shows its progress on stderr (when that is a terminal).
+PROGRESS_AFTER_SECONDS = 1.0
 
 
 class CommandError(Exception):
@@ -91,7 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="show a Parquet file's schema, row groups, column chunks, statistics, page index and bloom filters",
         description="Show a Parquet file's metadata (footer and page index; no column data is read).",
     )
-    inspect.add_argument("file", metavar="FILE", help="a Parquet file (a path, or a URL: s3://bucket/key.parquet)")
+    inspect.add_argument(
+        "file",
+        metavar="PATH",
+        help="a Parquet file (a path, or a URL: s3://bucket/key.parquet), or a directory or table: a line per file",
+    )
     inspect.add_argument("--json", action="store_true", help="print the metadata summary as JSON")
     _add_storage_option(inspect)
     inspect.set_defaults(run=_run_inspect)
@@ -120,9 +134,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the plan (per file and row group, the decision and why) and read nothing",
     )
     scan.add_argument(
-        "-o", "--output", metavar="PATH", help="write the rows to PATH (.csv or .parquet) instead of printing them"
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write the rows to PATH (.csv, .parquet, .json or .ndjson) instead of printing them",
     )
-    scan.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the --output extension)")
+    scan.add_argument(
+        "--format",
+        choices=sorted({*PRINT_FORMATS, *FILE_FORMATS}),
+        help="printed: table (default), json (an array of objects), ndjson (an object a line) or csv, every row; "
+        "with --output: the file's format (default: from its extension)",
+    )
+    scan.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"show progress on stderr (default: when stderr is a terminal and the scan runs over {PROGRESS_AFTER_SECONDS:g} s)",
+    )
     scan.add_argument("--metrics", action="store_true", help="print pruning and reading metrics to stderr afterwards")
     scan.add_argument(
         "--max-rows",
@@ -252,20 +280,23 @@ def scan_options(args: argparse.Namespace) -> dict[str, Any]:
 # ----- pqsift scan ---------------------------------------------------------------------
 
 
-def _output_format(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
+def _output_format(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
     if args.output is None:
-        if args.format is not None:
-            parser.error("--format needs --output")
-        return None
+        if args.format is not None and args.format not in PRINT_FORMATS:
+            parser.error(f"--format {args.format} is written to a file: give --output")
+        return str(args.format or "table")
     if args.format is not None:
+        if args.format not in FILE_FORMATS:
+            parser.error(f"--format {args.format} is printed, not written: leave out --output")
         return str(args.format)
     extension: str = os.path.splitext(args.output)[1].lower().lstrip(".")
-    if extension in OUTPUT_FORMATS:
+    extension = {"pq": "parquet", "jsonl": "ndjson"}.get(extension, extension)
+    if extension in FILE_FORMATS:
         return extension
-    if extension == "pq":
-        return "parquet"
-    parser.error(f"cannot tell the output format from {args.output!r}: use a .csv or .parquet name, or --format")
-    return None  # unreachable: parser.error exits
+    parser.error(
+        f"cannot tell the output format from {args.output!r}: use a .csv, .parquet, .json or .ndjson name, or --format"
+    )
+    return ""  # unreachable: parser.error exits
 
 
 def _run_scan(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO, err: TextIO) -> None:
@@ -274,15 +305,49 @@ def _run_scan(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Te
         parser.error("--explain reads nothing: it cannot be combined with --output")
     source = args.source[0] if len(args.source) == 1 else args.source
     scan = pqsift.scan(source, columns=args.columns, filter=args.filter, **scan_options(args))
+    show = err.isatty() if args.progress is None else args.progress
+    progress = _Progress(err if show else None, scan)
     if args.explain:
         out.write(scan.explain().rstrip("\n") + "\n")
-    elif output_format is not None:
-        rows = _write(scan, args.output, output_format)
+    elif args.output is not None:
+        rows = _write(scan, args.output, output_format, progress)
         print(f"wrote {rows:,} row{'s' if rows != 1 else ''} to {args.output} ({output_format})", file=err)
+    elif output_format == "table":
+        _print_rows(scan, args.max_rows, out, progress)
     else:
-        _print_rows(scan, args.max_rows, out)
+        _print_all(scan, output_format, out, progress)
     if args.metrics:
         _print_metrics(scan.metrics, err)
+
+
+class _Progress:
+    """A line on ``err`` (None: silent) saying how far a scan has read — rows out, bytes
+    read, seconds — once it has run :data:`PROGRESS_AFTER_SECONDS`, redrawn at most five
+    times a second, cleared at the end."""
+
+    def __init__(self, err: TextIO | None, scan: pqsift.Scan) -> None:
+        self.err, self.scan = err, scan
+        self.started = time.monotonic()
+        self.drawn = 0.0
+        self.shown = False
+
+    def update(self, rows: int) -> None:
+        if self.err is None:
+            return
+        now = time.monotonic()
+        if now - self.started < PROGRESS_AFTER_SECONDS or now - self.drawn < 0.2:
+            return
+        self.drawn = now
+        read = self.scan._last_stream.metrics() if self.scan._last_stream is not None else {}
+        line = f"{rows:,} rows, {_size(int(read.get('bytes_read', 0)))} read, {now - self.started:.1f} s"
+        self.err.write("\r" + line.ljust(60))
+        self.err.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.err is not None and self.shown:
+            self.err.write("\r" + " " * 60 + "\r")
+            self.err.flush()
 
 
 def _batches(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
@@ -301,9 +366,15 @@ def _batches(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def _write(scan: pqsift.Scan, path: str, output_format: str) -> int:
+def _write(scan: pqsift.Scan, path: str, output_format: str, progress: _Progress) -> int:
     """Streams the scan into ``path``, batch by batch (never the whole result in memory);
     returns the rows written."""
+    if output_format in ("json", "ndjson"):
+        try:
+            with open(path, "w", encoding="utf-8") as file:
+                return _print_all(scan, output_format, file, progress)
+        except OSError as error:
+            raise CommandError(f"cannot write {path} as {output_format.upper()}: {error}") from error
     import pyarrow.csv as csv
     import pyarrow.parquet as pq
 
@@ -322,10 +393,100 @@ def _write(scan: pqsift.Scan, path: str, output_format: str) -> int:
             except (pa.ArrowException, OSError) as error:
                 raise CommandError(f"cannot write {path} as {output_format.upper()}: {error}") from error
             rows += batch.num_rows
+            progress.update(rows)
+    progress.done()
     return rows
 
 
-def _print_rows(scan: pqsift.Scan, max_rows: int, out: TextIO) -> None:
+def _print_all(scan: pqsift.Scan, output_format: str, out: TextIO, progress: _Progress) -> int:
+    """Every row to ``out`` as JSON (an array of objects), NDJSON (an object a line) or CSV,
+    batch by batch; returns the rows."""
+    reader = scan.to_reader()
+    rows = 0
+    if output_format == "csv":
+        import pyarrow.csv as csv
+
+        sink = pa.BufferOutputStream()
+        writer = csv.CSVWriter(sink, reader.schema)
+        for batch in _batches(reader):
+            writer.write_batch(batch)
+            out.write(sink.getvalue().to_pybytes().decode("utf-8"))
+            sink = pa.BufferOutputStream()
+            writer = csv.CSVWriter(sink, reader.schema, write_options=csv.WriteOptions(include_header=False))
+            rows += batch.num_rows
+            progress.update(rows)
+        if rows == 0:
+            out.write(sink.getvalue().to_pybytes().decode("utf-8"))
+        progress.done()
+        return rows
+    if output_format == "json":
+        out.write("[")
+    for batch in _batches(reader):
+        for row in batch.to_pylist():
+            text = json.dumps({name: json_value(value) for name, value in row.items()}, ensure_ascii=False)
+            if output_format == "json":
+                out.write(("\n  " if rows == 0 else ",\n  ") + text)
+            else:
+                out.write(text + "\n")
+            rows += 1
+        progress.update(rows)
+    if output_format == "json":
+        out.write("\n]\n" if rows else "]\n")
+    progress.done()
+    return rows
+
+
+def json_value(value: object) -> object:
+    """A value of a row as JSON holds it, as Spark's ``to_json`` writes it: NaN and the
+    infinities as strings, decimals as exact numbers, binary as base64, dates and
+    timestamps in ISO 8601, structs as objects, maps as objects (string keys) or lists of
+    pairs.
+
+    >>> json_value(float("nan")), json_value(b"hi"), json_value(datetime.date(2026, 1, 2))
+    ('NaN', 'aGk=', '2026-01-02')
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, decimal.Decimal):
+        return _JsonNumber(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, dict):
+        return {str(key): json_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(item, tuple) and len(item) == 2 for item in value):
+            if all(isinstance(key, str) for key, _ in value):
+                return {key: json_value(item) for key, item in value}
+            return [[json_value(key), json_value(item)] for key, item in value]
+        return [json_value(item) for item in value]
+    return str(value)
+
+
+class _JsonNumber(float):
+    """A decimal written by ``json.dumps`` as its exact digits, not a float's."""
+
+    def __new__(cls, value: decimal.Decimal) -> _JsonNumber:
+        number = super().__new__(cls, value)
+        number.text = str(value)
+        return number
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _print_rows(scan: pqsift.Scan, max_rows: int, out: TextIO, progress: _Progress) -> None:
     """Prints the first ``max_rows`` rows as an aligned table and counts the rest (the scan
     is read to the end, keeping only the printed rows in memory)."""
     reader = scan.to_reader()
@@ -337,6 +498,8 @@ def _print_rows(scan: pqsift.Scan, max_rows: int, out: TextIO) -> None:
             part = batch.slice(0, max_rows - kept)
             head.append(part)
             kept += part.num_rows
+        progress.update(total)
+    progress.done()
     table = pa.Table.from_batches(head, schema=reader.schema)
     out.write(format_table(table))
     shown = f"{kept:,} of {total:,} rows" if kept < total else f"{total:,} row{'s' if total != 1 else ''}"
@@ -354,7 +517,7 @@ def format_table(table: pa.Table) -> str:
     22  null
     """
     names = table.column_names
-    columns = [[_cell(value) for value in column.to_pylist()] for column in table.columns]
+    columns = [[_cell(value, column.type) for value in column.to_pylist()] for column in table.columns]
     numeric = [
         pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in table.schema
     ]
@@ -370,15 +533,62 @@ def format_table(table: pa.Table) -> str:
     return text
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, data_type: pa.DataType | None = None) -> str:
+    """A value as Spark's ``show`` prints it: ``null``; floats as Java prints them
+    (``1.1`` for a float32 1.1, ``1.0E10``, ``NaN``, ``Infinity``); binary that is UTF-8
+    text (strings Impala and Hive write without a UTF8 annotation) as that text, other
+    binary as Spark's ``[68 69]``."""
     if value is None:
         text = "null"
-    elif isinstance(value, bytes):
-        text = "0x" + value.hex()
+    elif isinstance(value, float):
+        text = java_float_text(value, single=data_type is not None and pa.types.is_float32(data_type))
+    elif isinstance(value, (bytes, bytearray)):
+        try:
+            text = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        if not text.isprintable() or (not text and value):
+            text = "[" + " ".join(f"{byte:02X}" for byte in value) + "]"
     else:
         text = str(value)
     text = text.replace("\n", "\\n")
     return text if len(text) <= MAX_CELL_WIDTH else text[: MAX_CELL_WIDTH - 1] + "…"
+
+
+def java_float_text(value: float, *, single: bool = False) -> str:
+    """``value`` as Java's ``Double.toString`` (``Float.toString`` with ``single``) writes
+    it, which Spark's ``show`` uses: the shortest digits that read back to the same value
+    (of a float32 with ``single``), plain from 0.001 up to 10 million, else as ``d.dddE±n``.
+
+    >>> [java_float_text(v) for v in (1.0, 0.1, 1e7, 1.5e-4, -0.0, float("inf"))]
+    ['1.0', '0.1', '1.0E7', '1.5E-4', '-0.0', 'Infinity']
+    >>> java_float_text(1.100000023841858, single=True)
+    '1.1'
+    """
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    digits = repr(value)
+    if single:
+        as_single = struct.unpack("f", struct.pack("f", value))[0]
+        for precision in range(1, 10):
+            candidate = f"{as_single:.{precision}g}"
+            if struct.unpack("f", struct.pack("f", float(candidate)))[0] == as_single:
+                digits = repr(float(candidate))
+                break
+    number = decimal.Decimal(digits)
+    sign = "-" if number.is_signed() else ""
+    magnitude = abs(number)
+    if magnitude == 0:
+        return sign + "0.0"
+    if decimal.Decimal("0.001") <= magnitude < decimal.Decimal(10_000_000):
+        text = format(magnitude, "f")
+        return sign + (text if "." in text else text + ".0")
+    _, digits_tuple, exponent = magnitude.normalize().as_tuple()
+    significand = "".join(str(digit) for digit in digits_tuple)
+    power = len(digits_tuple) + int(exponent) - 1
+    return f"{sign}{significand[0]}.{significand[1:] or '0'}E{power}"
 
 
 def _print_metrics(metrics: dict[str, Any], err: TextIO) -> None:
@@ -398,11 +608,69 @@ def _print_metrics(metrics: dict[str, Any], err: TextIO) -> None:
 
 
 def _run_inspect(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO, err: TextIO) -> None:
-    info = pqsift.inspect(args.file, storage_options=_storage_options(args))
+    storage = _storage_options(args)
+    if os.path.isdir(args.file) or (_is_url(args.file) and args.file.endswith("/")):
+        _inspect_directory(args.file, storage, args.json, out)
+        return
+    info = pqsift.inspect(args.file, storage_options=storage)
     if args.json:
         out.write(json.dumps(info, indent=2) + "\n")
     else:
         out.write(format_inspect(info))
+
+
+def _is_url(text: str) -> bool:
+    return "://" in text
+
+
+def _inspect_directory(source: str, storage: dict[str, str] | None, as_json: bool, out: TextIO) -> None:
+    """One line per Parquet file of a directory, a table's files as a scan finds them
+    (Hive partitions, a Delta table's active files), and the totals."""
+    files = pqsift.scan(source, storage_options=storage).files
+    summaries: list[dict[str, Any]] = []
+    for path in files:
+        info = pqsift.inspect(path, storage_options=storage)
+        summaries.append(
+            {
+                "path": path,
+                "file_size": info["file_size"],
+                "num_rows": info["num_rows"],
+                "row_groups": len(info["row_groups"]),
+                "columns": len(info["columns"]),
+                "page_index": info["has_page_index"],
+                "created_by": info["created_by"],
+            }
+        )
+    total = {
+        "files": len(summaries),
+        "file_size": sum(s["file_size"] for s in summaries),
+        "num_rows": sum(s["num_rows"] for s in summaries),
+        "row_groups": sum(s["row_groups"] for s in summaries),
+    }
+    if as_json:
+        out.write(json.dumps({"source": source, "files": summaries, "total": total}, indent=2) + "\n")
+        return
+    out.write(
+        f"{source}: {total['files']:,} file{'s' if total['files'] != 1 else ''}, {total['num_rows']:,} rows in "
+        f"{total['row_groups']:,} row groups, {_size(total['file_size'])}\n"
+    )
+    out.write(
+        _plain_table(
+            ["file", "size", "rows", "row groups", "columns", "page index", "created by"],
+            [
+                [
+                    os.path.relpath(s["path"], source) if not _is_url(source) else s["path"],
+                    _size(s["file_size"]),
+                    f"{s['num_rows']:,}",
+                    str(s["row_groups"]),
+                    str(s["columns"]),
+                    "yes" if s["page_index"] else "no",
+                    _short(s["created_by"], 40),
+                ]
+                for s in summaries
+            ],
+        )
+    )
 
 
 def _size(n: int) -> str:

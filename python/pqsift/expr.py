@@ -24,8 +24,9 @@ import datetime
 import decimal
 import math
 import re
+from collections.abc import Iterable, Sequence
 
-__all__ = ["Expr", "LiteralValue", "col", "fn", "lit", "when"]
+__all__ = ["Expr", "FilterLike", "LiteralValue", "col", "field", "filter_sql", "fn", "from_dnf", "lit", "when"]
 
 #: Python values :func:`lit` accepts (and operators accept in place of an :class:`Expr`).
 LiteralValue = (
@@ -442,6 +443,126 @@ def col(name: str) -> Expr:
     if not isinstance(name, str):
         raise TypeError(f"col() needs a str name, got {type(name).__name__}")
     return Expr(".".join(_quote_identifier(part) for part in _split_column_name(name)), _ATOM)
+
+
+def field(*names: str) -> Expr:
+    """A column by its field names, each taken as it is, as ``pyarrow.compute.field``
+    names columns: ``field("a.b")`` is the top-level column named ``a.b``,
+    ``field("a", "b")`` field ``b`` of struct ``a``.
+
+    >>> field("a.b").to_sql()
+    '`a.b`'
+    >>> field("a", "b").to_sql()
+    '`a`.`b`'
+    """
+    if not names or not all(isinstance(name, str) for name in names):
+        raise TypeError(f"field() needs one or more str names, got {names!r}")
+    return Expr(".".join(_quote_identifier(name) for name in names), _ATOM)
+
+
+#: pyarrow's DNF comparison operators and the :class:`Expr` method of each.
+_DNF_COMPARISONS = {
+    "=": "__eq__",
+    "==": "__eq__",
+    "!=": "__ne__",
+    "<": "__lt__",
+    "<=": "__le__",
+    ">": "__gt__",
+    ">=": "__ge__",
+}
+
+
+def from_dnf(filters: Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]]) -> Expr:
+    """A filter given in disjunctive normal form, as ``pyarrow.parquet.read_table(filters=)``
+    and ``deltalake`` take it: a list of ``(column, op, value)`` predicates, all of which
+    hold, or a list of such lists, one of which holds. ``column`` is a name (taken as it is,
+    dots included) or a tuple of names (a struct field); ``op`` is ``=``, ``==``, ``!=``,
+    ``<``, ``<=``, ``>``, ``>=``, ``in`` or ``not in``. The meaning is pyarrow's: ``in``
+    matches NULL when the values hold ``None``, and ``not in`` keeps NULL unless they do
+    (pyarrow's ``is_in`` matches nulls); comparisons are false on NULL.
+
+    >>> from_dnf([("id", ">", 10), ("kind", "in", ["a", "b"])]).to_sql()
+    "`id` > 10 AND `kind` IN ('a', 'b')"
+    >>> from_dnf([[("a.b", "=", 1)], [("s", "not in", [None, "x"])]]).to_sql()
+    "`a.b` = 1 OR `s` IS NOT NULL AND NOT `s` IN ('x')"
+    """
+    if isinstance(filters, (str, bytes)) or not isinstance(filters, Sequence) or not filters:
+        raise ValueError(
+            f"a DNF filter is a non-empty list of (column, op, value) tuples, or of lists of them; not {filters!r:.200}"
+        )
+    if all(_is_predicate(item) for item in filters):
+        return _conjunction(filters)  # type: ignore[arg-type]
+    disjuncts: list[Expr] = []
+    for conjunction in filters:
+        if isinstance(conjunction, (str, bytes)) or not isinstance(conjunction, Sequence) or not conjunction:
+            raise ValueError(
+                f"a DNF filter's disjunct is a non-empty list of (column, op, value) tuples; not {conjunction!r:.200}"
+            )
+        disjuncts.append(_conjunction(conjunction))  # type: ignore[arg-type]
+    result = disjuncts[0]
+    for disjunct in disjuncts[1:]:
+        result = result | disjunct
+    return result
+
+
+#: What a filter may be given as: Spark SQL text, an :class:`Expr`, or DNF tuples
+#: (:func:`from_dnf`).
+FilterLike = str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]]
+
+
+def filter_sql(filter: FilterLike | None) -> str | None:  # noqa: A002 - the public name
+    """A filter as the Spark SQL text the core parses: text as it is, an :class:`Expr`
+    rendered, DNF tuples through :func:`from_dnf`; None for no filter."""
+    if filter is None or isinstance(filter, str):
+        return filter
+    if isinstance(filter, Expr):
+        return filter.to_sql()
+    if isinstance(filter, list):
+        return from_dnf(filter).to_sql()
+    raise TypeError(
+        "filter must be Spark SQL text, a pqsift.Expr or a list of (column, op, value) tuples (DNF), "
+        f"not {type(filter).__name__}"
+    )
+
+
+def _is_predicate(item: object) -> bool:
+    return isinstance(item, tuple) and len(item) == 3 and isinstance(item[1], str)
+
+
+def _conjunction(predicates: Sequence[tuple[object, str, object]]) -> Expr:
+    result: Expr | None = None
+    for predicate in predicates:
+        if not _is_predicate(predicate):
+            raise ValueError(f"a DNF predicate is a (column, op, value) tuple; not {predicate!r:.200}")
+        term = _dnf_predicate(*predicate)
+        result = term if result is None else result & term
+    assert result is not None
+    return result
+
+
+def _dnf_predicate(column: object, op: str, value: object) -> Expr:
+    if isinstance(column, str):
+        target = field(column)
+    elif isinstance(column, tuple) and column and all(isinstance(name, str) for name in column):
+        target = field(*column)
+    else:
+        raise ValueError(f"a DNF predicate's column is a name or a tuple of names; not {column!r:.200}")
+    op = op.lower()
+    if op in _DNF_COMPARISONS:
+        compared: Expr = getattr(target, _DNF_COMPARISONS[op])(value)
+        return compared
+    if op not in ("in", "not in"):
+        raise ValueError(f"a DNF predicate's op is one of =, ==, !=, <, <=, >, >=, in, not in; not {op!r}")
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"the value of {op!r} is a list of values; not {value!r:.200}")
+    values = list(value)
+    present = [v for v in values if v is not None]
+    matches_null = len(present) < len(values)
+    listed = target.isin(present) if present else lit(False)
+    if op == "in":
+        return listed | target.is_null() if matches_null else listed
+    # pyarrow's is_in is false on NULL (unless None is listed): `not in` keeps NULL.
+    return target.is_not_null() & ~listed if matches_null else target.is_null() | ~listed
 
 
 def lit(value: LiteralValue | Expr) -> Expr:

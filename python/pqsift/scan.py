@@ -16,17 +16,22 @@ gives the plan readable Python objects.
 from __future__ import annotations
 
 import datetime
+import html
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 import pyarrow as pa
 
 from pqsift import _core
 from pqsift._core import RowSelection
-from pqsift.expr import Expr
+from pqsift.expr import FilterLike, filter_sql
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 __all__ = ["PLANNING_OPTIONS", "READ_OPTIONS", "FilePlan", "Plan", "RowGroupPlan", "Scan", "ScanOptions", "scan"]
 
@@ -298,6 +303,75 @@ class Scan:
         schema = pa.schema(stream)
         return pa.Table.from_batches([pa.record_batch(b) for b in stream], schema=schema)
 
+    def to_pandas(self, **options: Any) -> pd.DataFrame:
+        """Reads the whole scan into a ``pandas.DataFrame`` (``options`` are
+        ``pyarrow.Table.to_pandas``'s)."""
+        frame: pd.DataFrame = self.to_table().to_pandas(**options)
+        return frame
+
+    def to_polars(self) -> pl.DataFrame:
+        """Reads the whole scan into a ``polars.DataFrame`` (``polars.DataFrame(scan)`` is
+        the same; ``polars.from_arrow(scan)`` makes a Series of structs of any Arrow
+        stream, as Polars documents)."""
+        import polars
+
+        return polars.DataFrame(self)
+
+    def head(self, n: int = 5) -> pa.Table:
+        """The first ``n`` rows, in the scan's order (``order_by``, else file and row group
+        order): reading stops once they are found."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"head(n): n must be a non-negative int, not {n!r}")
+        limit = self._read_options.get("limit")
+        return self._with_read_options(limit=n if limit is None else min(n, limit)).to_table()
+
+    def count_rows(self) -> int:
+        """The number of rows the scan returns. Without a filter the plan answers — row
+        counts from the footers, less the rows deletion vectors delete — and no column is
+        read; with one, only the filter's columns are decoded, in the row groups and pages
+        the plan keeps. ``limit`` applies."""
+        rows: int = self._core.count_rows(self._read_options)
+        limit = self._read_options.get("limit")
+        return rows if limit is None else min(rows, limit)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema the scan outputs (its read options applied: ``spark_output``,
+        ``string_view``, ...), from the first file's footer: nothing is planned or read."""
+        return pa.schema(self._core.output_schema(self._read_options))
+
+    def __arrow_c_schema__(self) -> object:
+        """The Arrow PyCapsule schema interface: :attr:`schema` (``pa.schema(scan)``)."""
+        return self._core.output_schema(self._read_options).__arrow_c_schema__()
+
+    def _repr_html_(self) -> str:
+        """A notebook's view of the scan: its source, filter and columns, and the plan's
+        summary (planning first, from metadata alone, if it has not planned)."""
+        metrics = self.metrics
+        rows = [
+            ("source", f"{len(self.files)} file(s), {self.table_format}"),
+            ("filter", self.filter or "none"),
+            ("columns", ", ".join(self.columns) if self.columns is not None else "all"),
+            (
+                "files",
+                f"{metrics.get('files_total', 0) - metrics.get('files_pruned', 0)} of {metrics.get('files_total', 0)} kept",
+            ),
+            (
+                "row groups",
+                f"{metrics.get('row_groups_selected', 0)} of {metrics.get('row_groups_total', 0)} kept "
+                f"({metrics.get('row_groups_pruned_statistics', 0)} pruned by statistics, "
+                f"{metrics.get('row_groups_pruned_bloom_filter', 0)} by bloom filters, "
+                f"{metrics.get('row_groups_pruned_page_index', 0)} by the page index)",
+            ),
+            ("pages", f"{metrics.get('pages_pruned', 0)} of {metrics.get('pages_total', 0)} pruned"),
+            ("rows", f"{metrics.get('rows_selected', 0):,} of {metrics.get('rows_total', 0):,} selected by the plan"),
+        ]
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return f"<table><caption style='text-align:left'><b>pqsift.Scan</b></caption>{body}</table>"
+
     def to_reader(self) -> pa.RecordBatchReader:
         """The scan as a ``pyarrow.RecordBatchReader`` (read lazily)."""
         return pa.RecordBatchReader.from_stream(self._stream())
@@ -322,14 +396,14 @@ def _sources(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) 
 def scan(
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
-    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    filter: FilterLike | None = None,  # noqa: A002 - the public name
     **options: Unpack[ScanOptions],
 ) -> Scan:
     """A scan of ``source`` — a Parquet file, a directory (searched recursively, leaving
     out what Spark leaves out: names starting with ``.``, or with ``_`` unless they hold
     ``=``, and ``*.crc``), or a list of paths — keeping ``columns`` of the rows matching
-    ``filter`` (Spark SQL text or an
-    :class:`~pqsift.Expr`). A column is a top-level name or, as in Spark's
+    ``filter`` (Spark SQL text, an :class:`~pqsift.Expr`, or pyarrow's DNF tuples such as
+    ``[("id", "<", 10), ("kind", "in", ["a", "b"])]``: :func:`pqsift.from_dnf`). A column is a top-level name or, as in Spark's
     ``select("a.b")``, a path to a struct field (back-quotes for names with dots): the
     output column is that field, named by its last part, null where a struct above it is.
 
@@ -448,7 +522,7 @@ def scan(
 def _scan(
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None,
-    filter: str | Expr | None,  # noqa: A002 - the public name
+    filter: FilterLike | None,  # noqa: A002 - the public name
     options: dict[str, Any],
     **planned_elsewhere: Any,
 ) -> Scan:
@@ -462,12 +536,7 @@ def _scan(
         reading["order_by"] = _order_by(reading["order_by"])
     _core.check_read_options(reading)
     planning = _planning_options(options)
-    if isinstance(filter, Expr):
-        filter_text: str | None = filter.to_sql()
-    elif filter is None or isinstance(filter, str):
-        filter_text = filter
-    else:
-        raise TypeError(f"filter must be a str or a pqsift.Expr, not {type(filter).__name__}")
+    filter_text = filter_sql(filter)
     if isinstance(columns, str):
         raise TypeError("columns must be a list of names, not a str")
     column_list = None if columns is None else [str(c) for c in columns]

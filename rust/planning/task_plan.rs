@@ -107,12 +107,26 @@ impl TaskPlan {
             files.push(PlannedFile { file: scan.open(*position)?, row_groups });
         }
         let positions: Vec<usize> = pieces.iter().map(|(position, _)| *position).collect();
+        Self::of_files(scan, &positions, files)
+    }
+
+    /// The plan of reading no row of `scan`, its first file's footer alone (no file
+    /// without files): what its output schema comes from, with nothing planned.
+    pub fn schema_only(scan: &Scan) -> Result<Self> {
+        match scan.files().is_empty() {
+            true => Self::of_files(scan, &[], Vec::new()),
+            false => Self::of_files(scan, &[0], vec![PlannedFile { file: scan.open(0)?, row_groups: Vec::new() }]),
+        }
+    }
+
+    /// `files`, the files of `scan` at `positions`, with what reading binds against.
+    fn of_files(scan: &Scan, positions: &[usize], files: Vec<PlannedFile>) -> Result<Self> {
         Ok(Self {
             columns: scan.columns().map(<[String]>::to_vec),
             filter: scan.filter().cloned(),
             bind: scan.options().bind.clone(),
             declared: scan.declared().cloned(),
-            partitions: scan.table().partitions.as_ref().map(|p| p.select(&positions)).transpose()?,
+            partitions: scan.table().partitions.as_ref().map(|p| p.select(positions)).transpose()?,
             files,
         })
     }

@@ -69,3 +69,13 @@ pub(crate) fn export_array<'py>(py: Python<'py>, array: &dyn Array) -> PyResult<
     let array = PyCapsule::new_with_value(py, ffi_array, ARRAY_NAME)?;
     PyTuple::new(py, [schema.into_any(), array.into_any()])
 }
+
+/// `schema` as an Arrow C schema capsule (`__arrow_c_schema__`).
+pub(crate) fn export_schema<'py>(
+    py: Python<'py>,
+    schema: &arrow::datatypes::Schema,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let schema = FFI_ArrowSchema::try_from(schema)
+        .map_err(|e| PyValueError::new_err(format!("cannot export the schema: {e}")))?;
+    PyCapsule::new_with_value(py, schema, c"arrow_schema")
+}

@@ -22,6 +22,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<selection::PyRowSelection>()?;
     module.add_class::<scan::PyScan>()?;
+    module.add_class::<scan::PyArrowSchema>()?;
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::inspect_py, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;

@@ -20,7 +20,7 @@ use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::task_plan::TaskPlan;
-use crate::reading::planned_read::{read_plan, read_task as read_task_plan};
+use crate::reading::planned_read::{count_rows, output_schema_of, read_plan, read_task as read_task_plan};
 use crate::reading::table_reads::ScanReads;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::allowed_locations::AllowedLocations;
@@ -285,6 +285,30 @@ impl PyScan {
         Ok((stream_for(schema, stream, storage, options.string_view()), planning))
     }
 
+    /// The output schema with the read `options` (see `ReadOptionsArg`): an object with
+    /// `__arrow_c_schema__`, from the first file's footer — nothing planned, no row read.
+    #[pyo3(signature = (options=None))]
+    fn output_schema(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<PyArrowSchema> {
+        let options = options.unwrap_or_default();
+        let config = options.config(py)?;
+        let schema = detached(py, || output_schema_of(&self.inner, config)).map_err(py_err(py))?;
+        Ok(PyArrowSchema { schema: super::stream::output_schema_with_views(schema, options.string_view()) })
+    }
+
+    /// The rows the scan outputs with the read `options`, its limit aside: from the plan
+    /// when there is no filter, else decoding the filter's columns only. Plans (the plan
+    /// kept, as `plan` keeps it).
+    #[pyo3(signature = (options=None))]
+    fn count_rows(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<u64> {
+        let config = options.unwrap_or_default().config(py)?;
+        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
+        let rows = detached(py, || count_rows(&self.inner, &plan, config)).map_err(py_err(py))?;
+        if let Ok(mut last) = self.last_plan.lock() {
+            *last = Some(plan);
+        }
+        Ok(rows)
+    }
+
     /// The pieces of the last plan (planning first when there is none) as task plans, one
     /// per piece: `pieces` are `(file position, row group indices)`, each row group one the
     /// plan reads. The bytes carry the file's footer and the row groups' selections (see
@@ -412,6 +436,19 @@ fn file_dict<'py>(
     }
     dict.set_item("row_groups", row_groups)?;
     Ok(dict)
+}
+
+/// An Arrow schema, exported through `__arrow_c_schema__`.
+#[pyclass(name = "_Schema", module = "pqsift._core", frozen)]
+pub(crate) struct PyArrowSchema {
+    schema: arrow::datatypes::SchemaRef,
+}
+
+#[pymethods]
+impl PyArrowSchema {
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        super::arrow_ffi::export_schema(py, &self.schema)
+    }
 }
 
 /// Reads a task plan made by `Scan.task_plans` (in another process: a Spark task), with

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::array::{RecordBatch, StructArray};
-use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -89,9 +88,7 @@ impl PyScanStream {
 
     /// The output schema, as an Arrow C schema capsule.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
-            .map_err(|e| PyValueError::new_err(format!("cannot export the schema: {e}")))?;
-        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+        arrow_ffi::export_schema(py, &self.schema)
     }
 
     /// Hands the whole stream to an Arrow consumer (pyarrow, Polars, DuckDB).
@@ -128,6 +125,17 @@ impl PyScanStream {
     }
 }
 
+/// `schema` as the stream outputs it: `string_view` turns strings into views.
+pub(crate) fn output_schema_with_views(
+    schema: arrow::datatypes::SchemaRef,
+    string_view: bool,
+) -> arrow::datatypes::SchemaRef {
+    match string_view {
+        true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
+        false => schema,
+    }
+}
+
 /// The stream of a scan started by the core, as Python holds it.
 pub(crate) fn stream_for(
     schema: arrow::datatypes::SchemaRef,
@@ -135,11 +143,7 @@ pub(crate) fn stream_for(
     storage: Storage,
     string_view: bool,
 ) -> PyScanStream {
-    // As the stream outputs them: `string_view` turns strings into views.
-    let schema = match string_view {
-        true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
-        false => schema,
-    };
+    let schema = output_schema_with_views(schema, string_view);
     let metrics = stream.metrics_handle();
     PyScanStream { stream: Some(stream), schema, metrics, storage, exported: false }
 }

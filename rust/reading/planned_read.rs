@@ -39,10 +39,13 @@ pub fn read_plan(
     config: ReaderConfig,
     counted_in: Option<&Storage>,
 ) -> Result<(SchemaRef, ScanStream)> {
-    // The files with a row group to read, and the first file: it gives the output schema
-    // even when every row group is pruned.
-    let pieces: Vec<(usize, Vec<usize>)> = plan
-        .files
+    read_task(&TaskPlan::of_scan(scan, plan, &surviving(plan))?, config, counted_in)
+}
+
+/// The files of `plan` with a row group to read, with those row groups, and the first
+/// file: it gives the output schema even when every row group is pruned.
+fn surviving(plan: &ScanPlan) -> Vec<(usize, Vec<usize>)> {
+    plan.files
         .iter()
         .enumerate()
         .map(|(position, file)| {
@@ -50,8 +53,54 @@ pub fn read_plan(
             (position, kept.collect::<Vec<_>>())
         })
         .filter(|(position, kept)| *position == 0 || !kept.is_empty())
-        .collect();
-    read_task(&TaskPlan::of_scan(scan, plan, &pieces)?, config, counted_in)
+        .collect()
+}
+
+/// The schema reading `scan` with `config`'s options outputs, from its first file's
+/// footer (or its declared schema): nothing planned, no row read.
+pub fn output_schema_of(scan: &Scan, config: ReaderConfig) -> Result<SchemaRef> {
+    let task = TaskPlan::schema_only(scan)?;
+    let files: Vec<OpenedFile> = task.files.iter().map(|planned| (*planned.file).clone()).collect();
+    let config = ReaderConfig {
+        columns: task.columns.clone(),
+        filter: task.filter.clone(),
+        bind: task.bind.clone(),
+        partitions: task.partitions.clone(),
+        declared: task.declared.clone(),
+        ..config
+    };
+    match (declared_output_schema(&config), files.first()) {
+        (Some(declared), _) => declared,
+        (None, Some(first)) => output_schema(first, &config),
+        (None, None) => Ok(Arc::new(Schema::empty())),
+    }
+}
+
+/// The rows reading `plan` (a plan of `scan`) outputs, its limit aside. Without a filter
+/// the plan answers — its row groups' rows, less those its selections skip (deletion
+/// vectors) — and nothing is read; with one, only the filter's columns are decoded.
+///
+/// ```no_run
+/// use pqsift::planning::scan::{Scan, ScanOptions};
+/// use pqsift::reading::planned_read::count_rows;
+/// use pqsift::reading::reader::ReaderConfig;
+/// let scan = Scan::new(vec![std::path::Path::new("events.parquet")], None, Some("amount > 900"), ScanOptions::default()).unwrap();
+/// let rows = count_rows(&scan, &scan.plan().unwrap(), ReaderConfig::default()).unwrap();
+/// ```
+pub fn count_rows(scan: &Scan, plan: &ScanPlan, config: ReaderConfig) -> Result<u64> {
+    if scan.filter().is_none() {
+        let rows = plan.files.iter().flat_map(|file| &file.row_groups).map(|rg| rg.selected_rows() as u64);
+        return Ok(rows.sum());
+    }
+    let mut task = TaskPlan::of_scan(scan, plan, &surviving(plan))?;
+    task.columns = Some(Vec::new()); // the filter's columns only
+    let config = ReaderConfig { limit: None, order_by: Vec::new(), spark_output: false, ..config };
+    let (_, mut stream) = read_task(&task, config, None)?;
+    let mut rows = 0u64;
+    while let Some(batch) = stream.next_batch_checked() {
+        rows += batch?.num_rows() as u64;
+    }
+    Ok(rows)
 }
 
 /// Starts reading `task` — a plan made here by [`read_plan`], or received by a Spark task

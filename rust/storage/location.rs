@@ -169,7 +169,8 @@ impl Location {
     /// `remote_reason`, for a local path the operating system's words.
     pub(crate) fn not_found(&self, remote_reason: &str) -> PqsiftError {
         match self {
-            Self::Local(path) => PqsiftError::os(path, &std::io::Error::from(std::io::ErrorKind::NotFound)),
+            // The operating system's words ("No such file or directory"), as opening it says.
+            Self::Local(path) => PqsiftError::os(path, &not_found_error()),
             remote => {
                 PqsiftError::Storage { url: remote.to_string(), reason: remote_reason.to_string(), not_found: true }
             }
@@ -406,4 +407,12 @@ impl From<&Path> for Location {
     fn from(path: &Path) -> Self {
         Self::Local(path.to_path_buf())
     }
+}
+
+/// The error opening a missing file gives: ENOENT's text where there is one.
+fn not_found_error() -> std::io::Error {
+    #[cfg(unix)]
+    return std::io::Error::from_raw_os_error(2); // ENOENT
+    #[cfg(not(unix))]
+    return std::io::Error::from(std::io::ErrorKind::NotFound);
 }

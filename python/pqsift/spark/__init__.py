@@ -47,8 +47,8 @@ import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 
 from pqsift import _core
-from pqsift.errors import PqsiftIOError
-from pqsift.expr import Expr, _split_column_name
+from pqsift.errors import PqsiftError, PqsiftIOError
+from pqsift.expr import FilterLike, _split_column_name, filter_sql
 from pqsift.scan import PLANNING_OPTIONS, Scan, _order_by, scan
 from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
 from pqsift.spark.planning import (
@@ -205,6 +205,35 @@ def _runs_in_the_driver(spark: Any, conf: _SessionConf) -> bool:
     if is_connect(spark):
         return _loopback_host(spark) and _is_local_master(conf.get("spark.master") or "")
     return _is_local_master(str(spark.sparkContext.master))
+
+
+#: Worker interpreters found to import pqsift, by path (one check per process each).
+_WORKERS_CHECKED: set[str] = set()
+
+
+def _check_workers_import_pqsift(spark: Any) -> None:
+    """On a classic session with a local master, whether the interpreter Spark starts its
+    Python workers with (``spark.pyspark.python``, ``PYSPARK_PYTHON``, else ``python3``) can
+    import pqsift: a clear error now rather than a task failing later with ``No module
+    named 'pqsift'``. Remote executors (and Spark Connect's server) are not checked."""
+    if is_connect(spark) or not _is_local_master(str(spark.sparkContext.master)):
+        return
+    worker = str(getattr(spark.sparkContext, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON") or "python3")
+    if worker in _WORKERS_CHECKED:
+        return
+    import shutil
+    import subprocess
+
+    found = shutil.which(worker)
+    done = None if found is None else subprocess.run([found, "-c", "import pqsift"], capture_output=True, check=False)
+    if done is None or done.returncode != 0:
+        reason = "is not found" if done is None else "cannot import pqsift"
+        raise PqsiftError(
+            f"Spark's Python workers run {worker!r}, which {reason}: set PYSPARK_PYTHON to the interpreter "
+            f"pqsift is installed in ({sys.executable}) before the Spark session starts",
+            reason=f"the workers' Python ({worker}) {reason}",
+        )
+    _WORKERS_CHECKED.add(worker)
 
 
 def _is_local_master(master: str) -> bool:
@@ -460,7 +489,7 @@ def read(
     spark: SparkSession,
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
-    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    filter: FilterLike | None = None,  # noqa: A002 - the public name
     *,
     target_task_bytes: int = DEFAULT_TARGET_TASK_BYTES,
     ignore_corrupt_files: bool = False,
@@ -518,8 +547,8 @@ def read(
     """
     if metrics is not None and metrics.connect != is_connect(spark):
         raise ValueError("metrics: a ScanMetrics of another kind of session (classic / Spark Connect) than spark")
-    if isinstance(filter, Expr):
-        filter = filter.to_sql()  # noqa: A001 - the public parameter, as SQL text
+    _check_workers_import_pqsift(spark)
+    filter = filter_sql(filter)  # noqa: A001 - the public parameter, as SQL text
     source = absolute_source(source)
     if options.get("base_path") is not None:
         options["base_path"] = absolute_path(options["base_path"])
@@ -773,6 +802,7 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     ``spark.sql.python.filterPushdown.enabled``, which this function sets to ``true`` for the
     session.
     """
+    _check_workers_import_pqsift(spark)
     from pqsift.spark.datasource import data_source_class
 
     if filter_pushdown:

@@ -19,6 +19,7 @@ import datetime
 import decimal
 import json
 import math
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -364,6 +365,21 @@ def scan_schema_of(schema: StructType) -> pa.Schema:
 
     arrow = pa_schema(schema)
     return pa.schema([with_field_id(arrow.field(i), f) for i, f in enumerate(schema.fields)])
+
+
+def local_time_zone() -> str:
+    """This host's time zone as a tz database name — ``TZ`` if set, else where
+    ``/etc/localtime`` points — or ``"UTC"``: the JVM's default, so Spark's default
+    ``spark.sql.session.timeZone`` on this host."""
+    given = os.environ.get("TZ", "").lstrip(":")
+    if given:
+        return given
+    try:
+        target = os.path.realpath("/etc/localtime")
+    except OSError:
+        return "UTC"
+    _, found, name = target.partition("zoneinfo/")
+    return name if found and name else "UTC"
 
 
 def data_source_class(

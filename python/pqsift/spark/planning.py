@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pqsift.expr import Expr
+from pqsift.expr import FilterLike
 from pqsift.scan import Scan, scan
 
 __all__ = [
@@ -175,7 +175,7 @@ class TableContext:
 def plan_tasks(
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
-    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    filter: FilterLike | None = None,  # noqa: A002 - the public name
     *,
     target_task_bytes: int = DEFAULT_TARGET_TASK_BYTES,
     parallelism: int | None = None,

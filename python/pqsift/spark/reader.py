@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from pqsift import _core
 from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
-from pqsift.expr import Expr
+from pqsift.expr import FilterLike, filter_sql
 from pqsift.scan import _WHOLE_BATCH_ROWS, PLANNING_OPTIONS, READ_OPTIONS, Scan, _order_by, _scan, _storage_options
 from pqsift.spark.planning import Piece, TableContext
 
@@ -68,7 +68,7 @@ ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 def reader(
     columns: list[str] | None = None,
-    filter: str | Expr | None = None,  # noqa: A002 - the public name
+    filter: FilterLike | None = None,  # noqa: A002 - the public name
     *,
     ignore_corrupt_files: bool = False,
     metrics: Any = None,
@@ -92,8 +92,7 @@ def reader(
     >>> files = spark.createDataFrame([(p,) for p in paths], "path string")
     >>> files.mapInArrow(reader(["id"], "amount > 200"), schema(paths, ["id"]))
     """
-    if isinstance(filter, Expr):
-        filter = filter.to_sql()  # noqa: A001 - the public parameter, as SQL text
+    filter = filter_sql(filter)  # noqa: A001 - the public parameter, as SQL text
     _check_options(options)
     if metrics is not None and getattr(metrics, "accumulator", None) is None:
         raise ValueError(
