@@ -529,3 +529,21 @@ def test_inspect_a_directory_lists_every_file(tmp_path: Path, capsys: pytest.Cap
     assert main(["inspect", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["total"]["num_rows"] == 300 and [f["row_groups"] for f in summary["files"]] == [2, 4]
+
+
+def test_json_keeps_decimals_exact_and_spark_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "values.parquet"
+    table = pa.table(
+        {
+            "price": pa.array([decimal.Decimal("12345678901234567890.12")], pa.decimal128(38, 2)),
+            "x": pa.array([float("-inf")]),
+            "blob": pa.array([b"\x00\xff"]),
+            "tags": pa.array([["a", None]]),
+            "point": pa.array([{"x": 1, "y": None}]),
+        }
+    )
+    pq.write_table(table, path)
+    assert main(["scan", str(path), "--format", "ndjson"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line == '{"price": 12345678901234567890.12, "x": "-Infinity", "blob": "AP8=", "tags": ["a", null], "point": {"x": 1, "y": null}}'
+    assert json.loads(line, parse_float=decimal.Decimal)["price"] == decimal.Decimal("12345678901234567890.12")

@@ -550,3 +550,28 @@ def test_workers_that_cannot_import_pqsift_are_caught_before_a_task_runs(spark: 
     assert raised.value.reason is not None and "/nonexistent/bin/python3" in raised.value.reason
     with pytest.raises(pqsift.PqsiftError, match="PYSPARK_PYTHON"):
         pqsift.spark.register(spark)
+
+
+def test_sparks_parquet_options_have_sparks_meaning_or_are_refused_by_name(spark: Any, tmp_path: Path) -> None:
+    for day in (1, 2):
+        (tmp_path / f"day={day}").mkdir()
+        pq.write_table(pa.table({"id": [day * 10, day * 10 + 1]}), tmp_path / f"day={day}" / "part-0.parquet")
+
+    def read(**options: str) -> Any:
+        reader = spark.read.format("pqsift")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return reader.load(str(tmp_path))
+
+    for options in ({"recursiveFileLookup": "true"}, {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "EXCEPTION"}):
+        native = spark.read.options(**options).parquet(str(tmp_path))
+        assert read(**options).columns == native.columns, options
+        assert sorted(map(tuple, read(**options).collect())) == sorted(map(tuple, native.collect())), options
+    assert read(recursiveFileLookup="true").columns == ["id"]  # no partition discovery
+    for key, value, reason in (
+        ("datetimeRebaseMode", "LEGACY", "proleptic Gregorian"),
+        ("pathGlobFilter", "*.parquet", "not supported"),
+        ("modifiedBefore", "2020-06-01T13:00:00", "modification time"),
+    ):
+        with pytest.raises(Exception, match=reason):
+            read(**{key: value}).collect()

@@ -423,7 +423,7 @@ def _print_all(scan: pqsift.Scan, output_format: str, out: TextIO, progress: _Pr
         out.write("[")
     for batch in _batches(reader):
         for row in batch.to_pylist():
-            text = json.dumps({name: json_value(value) for name, value in row.items()}, ensure_ascii=False)
+            text = json_text(row)
             if output_format == "json":
                 out.write(("\n  " if rows == 0 else ",\n  ") + text)
             else:
@@ -436,54 +436,50 @@ def _print_all(scan: pqsift.Scan, output_format: str, out: TextIO, progress: _Pr
     return rows
 
 
-def json_value(value: object) -> object:
-    """A value of a row as JSON holds it, as Spark's ``to_json`` writes it: NaN and the
-    infinities as strings, decimals as exact numbers, binary as base64, dates and
-    timestamps in ISO 8601, structs as objects, maps as objects (string keys) or lists of
-    pairs.
+def json_text(value: object) -> str:
+    """A value of a row as JSON text, as Spark's ``to_json`` writes it: NaN and the
+    infinities as strings, decimals as exact numbers (``json.dumps`` would round them
+    through a float), binary as base64, dates and timestamps in ISO 8601, structs as
+    objects, maps as objects (string keys) or lists of pairs.
 
-    >>> json_value(float("nan")), json_value(b"hi"), json_value(datetime.date(2026, 1, 2))
-    ('NaN', 'aGk=', '2026-01-02')
+    >>> json_text(float("nan")), json_text(b"hi"), json_text(datetime.date(2026, 1, 2))
+    ('"NaN"', '"aGk="', '"2026-01-02"')
+    >>> json_text({"price": decimal.Decimal("12345678901234567890.12"), "tags": ["a", None]})
+    '{"price": 12345678901234567890.12, "tags": ["a", null]}'
     """
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, float):
         if math.isnan(value):
-            return "NaN"
+            return '"NaN"'
         if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return value
+            return '"Infinity"' if value > 0 else '"-Infinity"'
+        return repr(value)
     if isinstance(value, decimal.Decimal):
-        return _JsonNumber(value)
+        return format(value, "f")
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
+        return json.dumps(base64.b64encode(bytes(value)).decode("ascii"))
     if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
+        return json.dumps(value.isoformat())
     if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
+        return repr(value.total_seconds())
     if isinstance(value, dict):
-        return {str(key): json_value(item) for key, item in value.items()}
+        return (
+            "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {json_text(v)}" for k, v in value.items()) + "}"
+        )
     if isinstance(value, list):
         if value and all(isinstance(item, tuple) and len(item) == 2 for item in value):
             if all(isinstance(key, str) for key, _ in value):
-                return {key: json_value(item) for key, item in value}
-            return [[json_value(key), json_value(item)] for key, item in value]
-        return [json_value(item) for item in value]
-    return str(value)
-
-
-class _JsonNumber(float):
-    """A decimal written by ``json.dumps`` as its exact digits, not a float's."""
-
-    def __new__(cls, value: decimal.Decimal) -> _JsonNumber:
-        number = super().__new__(cls, value)
-        number.text = str(value)
-        return number
-
-    text: str
-
-    def __repr__(self) -> str:
-        return self.text
+                return json_text(dict(value))
+            return "[" + ", ".join(f"[{json_text(k)}, {json_text(v)}]" for k, v in value) + "]"
+        return "[" + ", ".join(json_text(item) for item in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def _print_rows(scan: pqsift.Scan, max_rows: int, out: TextIO, progress: _Progress) -> None:

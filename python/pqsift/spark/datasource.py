@@ -135,6 +135,16 @@ _TABLE_OPTIONS = (
 # Delta's own names for time travel (``spark.read.format("delta").option("versionAsOf", 3)``).
 _ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
 
+# Spark's own Parquet read options, by their lower-case names: those pqsift gives Spark's
+# meaning, and those it refuses with the reason (rather than as unknown).
+_SPARK_OPTIONS = ("recursivefilelookup", "datetimerebasemode", "int96rebasemode")
+_SPARK_OPTIONS_REFUSED = {
+    "pathglobfilter": "pqsift reads every Parquet file below the path (as Spark leaves out names "
+    "starting with '.' or '_'); give the files to read as paths instead",
+    "modifiedbefore": "pqsift does not select files by modification time; give the files to read as paths",
+    "modifiedafter": "pqsift does not select files by modification time; give the files to read as paths",
+}
+
 # Options set per task by the planner, never by users.
 _PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output")
 
@@ -155,6 +165,12 @@ def _option_name(key: str) -> str:
     wanted = key.lower().replace("_", "")
     if wanted in _ALIASES:
         return _ALIASES[wanted]
+    if wanted in _SPARK_OPTIONS:
+        return wanted
+    if wanted in _SPARK_OPTIONS_REFUSED:
+        raise ValueError(
+            f"pqsift data source: Spark's option {key!r} is not supported: {_SPARK_OPTIONS_REFUSED[wanted]}"
+        )
     for name in (*_OWN_OPTIONS, *PLANNING_OPTIONS, *READ_OPTIONS):
         if name.replace("_", "") == wanted:
             return name
@@ -202,6 +218,14 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
                 else [p.strip() for p in text.split(",") if p.strip()]
             )
             continue
+        if name == "recursivefilelookup":
+            # Spark's recursiveFileLookup: every file below the path, no partition discovery.
+            if _bool(name, text):
+                out["partitioning"] = False
+            continue
+        if name in ("datetimerebasemode", "int96rebasemode"):
+            _rebase_mode(name, text)
+            continue
         if name in _PLANNER_OPTIONS:
             raise ValueError(f"pqsift data source: option {name!r} is set per task by the planner")
         default = known[name]
@@ -214,6 +238,24 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
     if storage:
         out["storage_options"] = storage
     return out
+
+
+def _rebase_mode(name: str, text: str) -> None:
+    """Spark's ``datetimeRebaseMode`` / ``int96RebaseMode``: pqsift reads dates and
+    timestamps in the proleptic Gregorian calendar, as written — ``CORRECTED``, and also
+    ``EXCEPTION``, Spark's default, which fails only on files a Spark 2 wrote in its legacy
+    hybrid calendar with values before 1582-10-15, which pqsift reads as stored. ``LEGACY``
+    (rebasing those values) is refused."""
+    mode = text.strip().upper()
+    if mode in ("CORRECTED", "EXCEPTION"):
+        return
+    spark_name = {"datetimerebasemode": "datetimeRebaseMode", "int96rebasemode": "int96RebaseMode"}[name]
+    if mode == "LEGACY":
+        raise ValueError(
+            f"pqsift data source: {spark_name} LEGACY is not supported: pqsift reads dates and timestamps "
+            "in the proleptic Gregorian calendar (CORRECTED) and does not rebase from the hybrid Julian one"
+        )
+    raise ValueError(f"pqsift data source: {spark_name} must be EXCEPTION, CORRECTED or LEGACY, not {text!r}")
 
 
 def _bool(key: str, text: str) -> bool:
