@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 import pytest
 
 import pqsift
@@ -45,9 +42,12 @@ from test_object_store import (
     PEERS,
     SHAPES,
     SHAPES_BY_NAME,
+    Uploaded,
     _assert_same_table,
     _pyarrow_rows,
+    write_hive_table,
 )
+from test_object_store import _upload as _upload_to
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,35 +73,8 @@ def _options(proxy: LatencyProxy) -> dict[str, str]:
     return storage_options(proxy.endpoint)
 
 
-@dataclass(frozen=True)
-class Uploaded:
-    """A local directory and its copy in the emulator under ``gs://bucket/prefix/``."""
-
-    local: Path
-    bucket: str
-    prefix: str
-
-    @property
-    def url(self) -> str:
-        """The prefix as a directory URL (trailing slash)."""
-        return f"gs://{self.bucket}/{self.prefix}/"
-
-    @property
-    def root_url(self) -> str:
-        """The prefix without a trailing slash (how a Delta table root is named)."""
-        return f"gs://{self.bucket}/{self.prefix}"
-
-    def key(self, relative: str) -> str:
-        return f"{self.prefix}/{relative}"
-
-    def url_of(self, relative: str) -> str:
-        return f"gs://{self.bucket}/{self.key(relative)}"
-
-
 def _upload(emulator: GcsEmulator, local: Path, prefix: str, bucket: str | None = None) -> Uploaded:
-    bucket = bucket or emulator.new_bucket()
-    emulator.upload_dir(local, bucket, prefix)
-    return Uploaded(local, bucket, prefix)
+    return _upload_to(emulator, local, prefix, bucket, scheme="gs")
 
 
 def _object_gets(proxy: LatencyProxy) -> list[RequestRecord]:
@@ -213,34 +186,9 @@ def test_a_prefix_with_nothing_below_is_not_found(gcs: LatencyProxy, peers: Uplo
 
 @pytest.fixture(scope="module")
 def hive(emulator: GcsEmulator, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
-    """The S3 tests' Hive table: ``day=…/kind=…/part-00000.parquet`` (18 partitions, 20
-    rows each; directory names escaped as Spark escapes them, so keys hold ``%``, ``=``,
-    spaces and non-ASCII letters), with junk beside the data that fails any read that does
-    not skip it (``_SUCCESS``, a hidden ``.crc``, ``_temporary/``, a hidden staging
-    directory, a ``._COPYING_`` file)."""
-    root = tmp_path_factory.mktemp("hive") / "events"
-    next_id = 0
-    for day in HIVE_DAYS:
-        for kind, directory in HIVE_KINDS.items():
-            folder = root / f"day={day}" / f"kind={directory}"
-            folder.mkdir(parents=True)
-            ids = list(range(next_id, next_id + 20))
-            next_id += 20
-            table = pa.table(
-                {
-                    "id": pa.array(ids, pa.int64()),
-                    "amount": pa.array([None if i % 9 == 0 else (i * 37 % 100) + 0.5 for i in ids], pa.float64()),
-                    "note": pa.array([f"{kind} #{i}" for i in ids]),
-                }
-            )
-            pq.write_table(table, folder / "part-00000.parquet", row_group_size=10)
-            (folder / ".part-00009.parquet.crc").write_bytes(b"crc junk")
-    (root / "_SUCCESS").write_bytes(b"")
-    (root / "_temporary" / "0").mkdir(parents=True)
-    (root / "_temporary" / "0" / "part-99999.parquet").write_bytes(b"half-written junk")
-    (root / ".spark-staging").mkdir()
-    (root / ".spark-staging" / "part-99998.parquet").write_bytes(b"staging junk")
-    (root / f"day={HIVE_DAYS[0]}" / "kind=view" / "part-00001.parquet._COPYING_").write_bytes(b"copy junk")
+    """The S3 tests' Hive table (:func:`test_object_store.write_hive_table`): keys holding
+    ``%``, ``=``, spaces and non-ASCII letters, junk beside the data."""
+    root = write_hive_table(tmp_path_factory.mktemp("hive") / "events")
     return _upload(emulator, root, "warehouse/events")
 
 

@@ -130,33 +130,36 @@ def _pyarrow_rows(root: Path, shape: Any) -> pa.Table:
 
 @dataclass(frozen=True)
 class Uploaded:
-    """A local directory and its copy in the emulator under ``s3://bucket/prefix/``."""
+    """A local directory and its copy in an emulator under ``scheme://bucket/prefix/``
+    (``s3``; ``gs`` in tests/test_gcs.py)."""
 
     local: Path
     bucket: str
     prefix: str
+    scheme: str = "s3"
 
     @property
     def url(self) -> str:
         """The prefix as a directory URL (trailing slash)."""
-        return f"s3://{self.bucket}/{self.prefix}/"
+        return f"{self.scheme}://{self.bucket}/{self.prefix}/"
 
     @property
     def root_url(self) -> str:
         """The prefix without a trailing slash (how a Delta table root is named)."""
-        return f"s3://{self.bucket}/{self.prefix}"
+        return f"{self.scheme}://{self.bucket}/{self.prefix}"
 
     def key(self, relative: str) -> str:
         return f"{self.prefix}/{relative}"
 
     def url_of(self, relative: str) -> str:
-        return f"s3://{self.bucket}/{self.key(relative)}"
+        return f"{self.scheme}://{self.bucket}/{self.key(relative)}"
 
 
-def _upload(emulator: S3Emulator, local: Path, prefix: str, bucket: str | None = None) -> Uploaded:
+def _upload(emulator: Any, local: Path, prefix: str, bucket: str | None = None, scheme: str = "s3") -> Uploaded:
+    """``local`` uploaded to ``emulator`` (an S3Emulator, or a GcsEmulator with ``scheme="gs"``)."""
     bucket = bucket or emulator.new_bucket()
     emulator.upload_dir(local, bucket, prefix)
-    return Uploaded(local, bucket, prefix)
+    return Uploaded(local, bucket, prefix, scheme)
 
 
 def _fresh_copy(emulator: S3Emulator, uploaded: Uploaded, tag: str) -> Uploaded:
@@ -819,13 +822,11 @@ HIVE_DAYS = ["2026-01-01", "2026-01-02", "2026-01-03"]
 HIVE_KINDS = {"view": "view", "a b": "a b", "c=d": "c%3Dd", "x/y": "x%2Fy", "ünï": "ünï", "50%": "50%25"}
 
 
-@pytest.fixture(scope="module")
-def hive(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
-    """``day=…/kind=…/part-00000.parquet`` (18 partitions, 20 rows each), with what writers
+def write_hive_table(root: Path) -> Path:
+    """At ``root``: ``day=…/kind=…/part-00000.parquet`` (18 partitions, 20 rows each), with what writers
     leave beside the data and readers must ignore: ``_SUCCESS``, hidden ``.crc`` files,
     ``_temporary/``, a hidden staging directory and a ``._COPYING_`` file — junk bytes
     that fail any read that does not skip them."""
-    root = tmp_path_factory.mktemp("hive") / "events"
     next_id = 0
     for day in HIVE_DAYS:
         for kind, directory in HIVE_KINDS.items():
@@ -850,6 +851,13 @@ def hive(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> U
     _mkdir(root / ".spark-staging")
     (root / ".spark-staging" / "part-99998.parquet").write_bytes(b"staging junk")
     (root / f"day={HIVE_DAYS[0]}" / "kind=view" / "part-00001.parquet._COPYING_").write_bytes(b"copy junk")
+    return root
+
+
+@pytest.fixture(scope="module")
+def hive(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
+    """The Hive table of :func:`write_hive_table`, in its own bucket."""
+    root = write_hive_table(tmp_path_factory.mktemp("hive") / "events")
     return _upload(s3_emulator, root, "warehouse/events")
 
 
