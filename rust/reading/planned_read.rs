@@ -60,18 +60,29 @@ fn surviving(plan: &ScanPlan) -> Vec<(usize, Vec<usize>)> {
 /// footer (or its declared schema): nothing planned, no row read.
 pub fn output_schema_of(scan: &Scan, config: ReaderConfig) -> Result<SchemaRef> {
     let task = TaskPlan::schema_only(scan)?;
-    let files: Vec<OpenedFile> = task.files.iter().map(|planned| (*planned.file).clone()).collect();
-    let config = ReaderConfig {
+    let config = bound_to(&task, config);
+    schema_of(task.files.first().map(|planned| planned.file.as_ref()), &config)
+}
+
+/// `config` with what `task` binds against: its columns, filter, name matching, partition
+/// values and declared schema.
+fn bound_to(task: &TaskPlan, config: ReaderConfig) -> ReaderConfig {
+    ReaderConfig {
         columns: task.columns.clone(),
         filter: task.filter.clone(),
         bind: task.bind.clone(),
         partitions: task.partitions.clone(),
         declared: task.declared.clone(),
         ..config
-    };
-    match (declared_output_schema(&config), files.first()) {
+    }
+}
+
+/// The schema a read with `config` outputs: the declared one, else `first` file's; none
+/// without either.
+fn schema_of(first: Option<&OpenedFile>, config: &ReaderConfig) -> Result<SchemaRef> {
+    match (declared_output_schema(config), first) {
         (Some(declared), _) => declared,
-        (None, Some(first)) => output_schema(first, &config),
+        (None, Some(first)) => output_schema(first, config),
         (None, None) => Ok(Arc::new(Schema::empty())),
     }
 }
@@ -109,7 +120,7 @@ pub fn count_rows(scan: &Scan, plan: &ScanPlan, config: ReaderConfig) -> Result<
 /// when given. Returns the output schema with the stream.
 pub fn read_task(
     task: &TaskPlan,
-    mut config: ReaderConfig,
+    config: ReaderConfig,
     counted_in: Option<&Storage>,
 ) -> Result<(SchemaRef, ScanStream)> {
     let files: Vec<OpenedFile> = task
@@ -133,15 +144,7 @@ pub fn read_task(
                 .map(move |(row_group, selection)| ScanTask::new(file, *row_group, selection.clone()))
         })
         .collect();
-    config.columns = task.columns.clone();
-    config.filter = task.filter.clone();
-    config.bind = task.bind.clone();
-    config.partitions = task.partitions.clone();
-    config.declared = task.declared.clone();
-    let schema = match (declared_output_schema(&config), files.first()) {
-        (Some(declared), _) => declared?,
-        (None, Some(first)) => output_schema(first, &config)?,
-        (None, None) => Arc::new(Schema::empty()),
-    };
+    let config = bound_to(task, config);
+    let schema = schema_of(files.first(), &config)?;
     Ok((schema, open_stream(&files, tasks, &config)?))
 }

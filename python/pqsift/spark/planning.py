@@ -1,5 +1,6 @@
-"""Task planning on the Spark driver (seed 003's partitions): list the files, prune files
-and row groups from footers, and cut the survivors into tasks balanced by compressed bytes.
+"""Task planning on the Spark driver (partitions as Databend's pruner pipeline makes them):
+list the files, prune files and row groups from footers, and cut the survivors into tasks
+balanced by compressed bytes.
 
 >>> tasks = plan_tasks("events/", filter="kind = 'refund'", target_task_bytes=64 << 20)  # doctest: +SKIP
 >>> tasks.tasks[0].pieces                                                               # doctest: +SKIP
@@ -41,8 +42,8 @@ Piece = tuple[str, list[int] | None, list[str | None], str | None, tuple[int, in
 
 #: Above this many files (once partition values and a Delta log have pruned), :func:`plan_tasks`
 #: reads no footer: it packs files into tasks by size and each task plans its own files
-#: (seed 003's lazy partitions). Footers read one after another on the driver cost ~0.2 ms
-#: each from a local disk but tens of ms from an object store.
+#: (Databend's lazy partitions). Footers read one after another on the driver are cheap from
+#: a local disk but a request each from an object store.
 LAZY_PLANNING_FILES = 1000
 
 #: Spark's ``spark.sql.files.maxPartitionBytes``: the most a task reads before the next one.
@@ -194,7 +195,7 @@ def plan_tasks(
     ``lazy`` (default: above :data:`LAZY_PLANNING_FILES` files): no footer is read here —
     files pruned on partition values and a Delta log's statistics only, packed into tasks
     by file size (a file larger than the target split into byte ranges), and each task
-    reads and prunes its own footers (seed 003's lazy partitions).
+    reads and prunes its own footers (Databend's lazy partitions).
     """
     if isinstance(target_task_bytes, bool) or not isinstance(target_task_bytes, int) or target_task_bytes <= 0:
         raise ValueError(f"target_task_bytes must be a positive int, got {target_task_bytes!r}")
