@@ -22,6 +22,7 @@ The row-selection core the reader is built on:
 from __future__ import annotations
 
 from pqsift._core import RowSelection, __version__, inspect, parse_filter
+from pqsift.arrow_dataset import Dataset, dataset
 from pqsift.errors import (
     CorruptFileError,
     FilterError,
@@ -43,6 +44,7 @@ __all__ = [
     "PLANNING_OPTIONS",
     "READ_OPTIONS",
     "CorruptFileError",
+    "Dataset",
     "Expr",
     "FilePlan",
     "FilterError",
@@ -63,6 +65,7 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "col",
+    "dataset",
     "field",
     "fn",
     "from_dnf",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypedDict
 
 __version__: str
@@ -302,7 +302,7 @@ class Scan:
         self,
         sources: list[str],
         columns: list[str] | None = None,
-        filter: str | None = None,  # noqa: A002 - the public name
+        filter: str | Callable[[_Schema], str | None] | None = None,  # noqa: A002 - the public name
         options: dict[str, Any] | None = None,
         *,
         order_by: list[tuple[str, bool, bool]] | None = None,
@@ -318,7 +318,9 @@ class Scan:
         descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
         and pages that cannot hold one of the first rows. ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
-        planning its own files), see above."""
+        planning its own files), see above. ``filter`` is Spark SQL text, or a callable
+        given the table schema (once the first footer or the declared schema is read) that
+        returns it: how a pyarrow expression is written with the columns' types at hand."""
     @property
     def files(self) -> list[str]: ...
     def files_to_read(self) -> tuple[list[tuple[int, int]], dict[str, int]]:

@@ -25,6 +25,9 @@ import decimal
 import math
 import re
 from collections.abc import Iterable, Sequence
+from typing import TypeAlias
+
+import pyarrow.compute as pc
 
 __all__ = ["Expr", "FilterLike", "LiteralValue", "col", "field", "filter_sql", "fn", "from_dnf", "lit", "when"]
 
@@ -505,9 +508,9 @@ def from_dnf(filters: Sequence[Sequence[object]] | Sequence[Sequence[Sequence[ob
     return result
 
 
-#: What a filter may be given as: Spark SQL text, an :class:`Expr`, or DNF tuples
-#: (:func:`from_dnf`).
-FilterLike = str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]]
+#: What a filter may be given as: Spark SQL text, an :class:`Expr`, DNF tuples
+#: (:func:`from_dnf`), or (to :func:`pqsift.scan`) a ``pyarrow.compute.Expression``.
+FilterLike: TypeAlias = str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]] | pc.Expression
 
 
 def filter_sql(filter: FilterLike | None) -> str | None:  # noqa: A002 - the public name
@@ -519,6 +522,11 @@ def filter_sql(filter: FilterLike | None) -> str | None:  # noqa: A002 - the pub
         return filter.to_sql()
     if isinstance(filter, list):
         return from_dnf(filter).to_sql()
+    if isinstance(filter, pc.Expression):
+        raise TypeError(
+            "a pyarrow expression is written as Spark SQL against the table's schema: give it to pqsift.scan "
+            "(or a pqsift dataset's scanner); here give Spark SQL text, a pqsift.Expr or DNF tuples"
+        )
     raise TypeError(
         "filter must be Spark SQL text, a pqsift.Expr or a list of (column, op, value) tuples (DNF), "
         f"not {type(filter).__name__}"

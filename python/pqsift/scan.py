@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from pqsift import _core
 from pqsift._core import RowSelection
+from pqsift.arrow_filter import filter_for, is_arrow_expression
 from pqsift.expr import FilterLike, filter_sql
 
 if TYPE_CHECKING:
@@ -402,8 +403,10 @@ def scan(
     """A scan of ``source`` — a Parquet file, a directory (searched recursively, leaving
     out what Spark leaves out: names starting with ``.``, or with ``_`` unless they hold
     ``=``, and ``*.crc``), or a list of paths — keeping ``columns`` of the rows matching
-    ``filter`` (Spark SQL text, an :class:`~pqsift.Expr`, or pyarrow's DNF tuples such as
-    ``[("id", "<", 10), ("kind", "in", ["a", "b"])]``: :func:`pqsift.from_dnf`). A column is a top-level name or, as in Spark's
+    ``filter`` (Spark SQL text, an :class:`~pqsift.Expr`, pyarrow's DNF tuples such as
+    ``[("id", "<", 10), ("kind", "in", ["a", "b"])]``: :func:`pqsift.from_dnf`, or a
+    ``pyarrow.compute.Expression`` such as ``pc.field("id") < 10``, kept with pyarrow's
+    meaning: :mod:`pqsift.arrow_filter`). A column is a top-level name or, as in Spark's
     ``select("a.b")``, a path to a struct field (back-quotes for names with dots): the
     output column is that field, named by its last part, null where a struct above it is.
 
@@ -536,7 +539,14 @@ def _scan(
         reading["order_by"] = _order_by(reading["order_by"])
     _core.check_read_options(reading)
     planning = _planning_options(options)
-    filter_text = filter_sql(filter)
+    # A pyarrow expression is written as Spark SQL once the core knows the table's schema.
+    # (A callable is one already made so, by a pqsift dataset's scanner.)
+    if callable(filter):
+        filter_text: Any = filter
+    elif is_arrow_expression(filter):
+        filter_text = filter_for(filter)
+    else:
+        filter_text = filter_sql(filter)
     if isinstance(columns, str):
         raise TypeError("columns must be a list of names, not a str")
     column_list = None if columns is None else [str(c) for c in columns]

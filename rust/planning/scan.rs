@@ -180,6 +180,12 @@ pub struct Scan {
     evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
 }
 
+/// Where a scan's filter comes from: Spark SQL text, or a function of the table schema.
+enum FilterSource<'a> {
+    Text(Option<&'a str>),
+    ForSchema(&'a mut dyn FnMut(&arrow::datatypes::SchemaRef) -> Result<Option<String>>),
+}
+
 impl Scan {
     /// A scan of `files` (see [`Table::resolve`] for directories and tables) keeping `columns` (all when `None`) of the rows
     /// matching `filter` (Spark SQL). The filter is parsed now and bound to the first file's
@@ -201,7 +207,59 @@ impl Scan {
         filter: Option<&str>,
         options: ScanOptions,
     ) -> Result<Self> {
-        let filter = filter.map(parse_filter).transpose()?;
+        Self::of_table_with(table, columns, FilterSource::Text(filter), options)
+    }
+
+    /// A scan of `table` whose filter is written once its schema is known: `filter_for`
+    /// is given the table schema (the first file's columns with the partition columns, or
+    /// the declared schema) and returns the filter's Spark SQL text. A filter made in
+    /// another language's terms (a pyarrow expression) needs the columns' types to keep
+    /// that language's meaning — NaN comparisons, for one. Not called when the table has
+    /// no file and no declared schema (there are no rows to filter).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join("pqsift_scan_filtered_by_doc");
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("t.parquet");
+    /// # let batch = arrow::array::RecordBatch::try_from_iter([("x", std::sync::Arc::new(arrow::array::Int32Array::from(vec![1, 2, 300])) as _)]).unwrap();
+    /// # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    /// # w.write(&batch).unwrap(); w.close().unwrap();
+    /// use pqsift::planning::scan::{Scan, ScanOptions};
+    /// use pqsift::table::source::Table;
+    ///
+    /// let mut seen = Vec::new();
+    /// let scan = Scan::of_table_filtered_by(
+    ///     Table::of_files(vec![path.clone().into()]),
+    ///     None,
+    ///     &mut |schema| {
+    ///         seen.push(schema.field(0).name().clone());
+    ///         Ok(Some(format!("`{}` > 100", schema.field(0).name())))
+    ///     },
+    ///     ScanOptions::default(),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(seen, ["x"]);
+    /// assert_eq!(scan.filter().unwrap().to_string(), "`x` > 100");
+    /// ```
+    pub fn of_table_filtered_by(
+        table: Table,
+        columns: Option<Vec<String>>,
+        filter_for: &mut dyn FnMut(&arrow::datatypes::SchemaRef) -> Result<Option<String>>,
+        options: ScanOptions,
+    ) -> Result<Self> {
+        Self::of_table_with(table, columns, FilterSource::ForSchema(filter_for), options)
+    }
+
+    fn of_table_with(
+        table: Table,
+        columns: Option<Vec<String>>,
+        filter: FilterSource<'_>,
+        options: ScanOptions,
+    ) -> Result<Self> {
+        let (filter, mut filter_for) = match filter {
+            FilterSource::Text(text) => (text.map(parse_filter).transpose()?, None),
+            FilterSource::ForSchema(filter_for) => (None, Some(filter_for)),
+        };
         for (name, given) in
             [("file_range", options.file_range.is_some()), ("row_groups", options.row_groups.is_some())]
         {
@@ -236,7 +294,7 @@ impl Scan {
                 "no Parquet file to infer the schema from; give the schema (option schema)",
             ));
         }
-        if scan.filter.is_none() && scan.columns.is_none() {
+        if scan.filter.is_none() && filter_for.is_none() && scan.columns.is_none() {
             return Ok(scan);
         }
         // A declared schema (Delta) is the table's whatever its files hold; otherwise the
@@ -254,6 +312,9 @@ impl Scan {
                 (scan.table_schema(&first).0, first.name())
             }
         };
+        if let Some(filter_for) = filter_for.as_mut() {
+            scan.filter = filter_for(&schema)?.as_deref().map(parse_filter).transpose()?;
+        }
         if let Some(filter) = &scan.filter {
             bind(filter, &schema, &scan.options.bind).map_err(|e| match &scan.table.declared {
                 Some(_) => PqsiftError::filter(format!("{name}: {e}")),

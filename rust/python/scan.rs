@@ -51,7 +51,7 @@ impl PyScan {
         py: Python<'_>,
         sources: Vec<PathBuf>,
         columns: Option<Vec<String>>,
-        filter: Option<String>,
+        filter: Option<FilterArg>,
         options: Option<ScanOptionsArg>,
         order_by: Option<Vec<(String, bool, bool)>>,
         top_n_limit: Option<usize>,
@@ -152,7 +152,16 @@ impl PyScan {
                     )?
                 }
             };
-            Scan::of_table(table, columns, filter.as_deref(), options)
+            match filter {
+                None => Scan::of_table(table, columns, None, options),
+                Some(FilterArg::Text(text)) => Scan::of_table(table, columns, Some(&text), options),
+                Some(FilterArg::ForSchema(filter_for)) => Scan::of_table_filtered_by(
+                    table,
+                    columns,
+                    &mut |schema| call_filter_for(&filter_for, schema),
+                    options,
+                ),
+            }
         })
         .map_err(py_err(py))?;
         Ok(Self { inner, storage, last_plan: Mutex::new(None) })
@@ -436,6 +445,27 @@ fn file_dict<'py>(
     }
     dict.set_item("row_groups", row_groups)?;
     Ok(dict)
+}
+
+/// A scan's filter from Python: Spark SQL text, or a callable given the table schema (a
+/// `_Schema`) that returns the text — how a pyarrow expression is turned into Spark SQL
+/// with the columns' types at hand (`pqsift/arrow_filter.py`).
+#[derive(FromPyObject)]
+pub(crate) enum FilterArg {
+    Text(String),
+    ForSchema(Py<PyAny>),
+}
+
+/// Calls a Python `filter_for(schema)`; what it raises becomes a filter error carrying its
+/// message (the scan is planned without the GIL, so the exception cannot pass through).
+fn call_filter_for(filter_for: &Py<PyAny>, schema: &arrow::datatypes::SchemaRef) -> crate::Result<Option<String>> {
+    Python::attach(|py| {
+        let schema = PyArrowSchema { schema: Arc::clone(schema) };
+        filter_for.call1(py, (schema,)).and_then(|text| text.extract::<Option<String>>(py)).map_err(|raised| {
+            let kind = raised.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
+            crate::PqsiftError::filter(format!("{kind}: {}", raised.value(py)))
+        })
+    })
 }
 
 /// An Arrow schema, exported through `__arrow_c_schema__`.
