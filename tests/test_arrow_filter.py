@@ -333,3 +333,12 @@ def test_the_modules_examples_run() -> None:
     for module in (pqsift.arrow_filter, pqsift.expr):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_importing_pqsift_leaves_pyarrow_dataset_to_a_datasets_user() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, pqsift; print('pyarrow.dataset' in sys.modules, pqsift.Dataset.__name__)"
+    shown = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    assert shown.split() == ["False", "Dataset"]

@@ -21,8 +21,9 @@ The row-selection core the reader is built on:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pqsift._core import RowSelection, __version__, inspect, parse_filter
-from pqsift.arrow_dataset import Dataset, dataset
 from pqsift.errors import (
     CorruptFileError,
     FilterError,
@@ -75,3 +76,15 @@ __all__ = [
     "scan",
     "when",
 ]
+
+if TYPE_CHECKING:
+    from pqsift.arrow_dataset import Dataset, dataset
+
+
+def __getattr__(name: str) -> Any:
+    # pyarrow.dataset takes a quarter of a second to import: only a dataset's user pays it.
+    if name in ("Dataset", "dataset"):
+        from pqsift import arrow_dataset
+
+        return getattr(arrow_dataset, name)
+    raise AttributeError(f"module 'pqsift' has no attribute {name!r}")
