@@ -25,6 +25,7 @@
 //! assert_eq!(plan.row_groups[0].reason, "max(age)=49 < 60");
 //! ```
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use arrow::array::Array;
@@ -120,26 +121,27 @@ pub fn prune_by_statistics(
     })?;
     let surviving: Vec<usize> = plan.surviving().collect();
     let mut notes = StatisticsNotes::new(file, filter, &zone_maps);
+    let reasons = SkipReasons::new(filter, &zone_maps);
     for index in surviving {
         if possible.can_true[index] {
             plan.note(index, notes.row_group(index));
             continue;
         }
-        let evidence: Vec<String> = columns
-            .iter()
-            .filter_map(|column| {
-                zone_maps[&column.indices]
-                    .as_ref()
-                    .map(|zones| describe_zone(&column.path.parts().join("."), zones, index))
-            })
-            .collect();
-        let reason = if let Some(reason) = leaf_reason(filter, &zone_maps, index) {
-            reason
-        } else if evidence.is_empty() {
-            "the filter cannot be true".to_string()
-        } else {
-            format!("the filter cannot be true ({})", evidence.join("; "))
-        };
+        let reason = reasons.reason(index).unwrap_or_else(|| {
+            let evidence: Vec<String> = columns
+                .iter()
+                .filter_map(|column| {
+                    zone_maps[&column.indices]
+                        .as_ref()
+                        .map(|zones| describe_zone(&column.path.parts().join("."), zones, index))
+                })
+                .collect();
+            if evidence.is_empty() {
+                "the filter cannot be true".to_string()
+            } else {
+                format!("the filter cannot be true ({})", evidence.join("; "))
+            }
+        });
         plan.skip(index, "statistics", reason);
         metrics.row_groups_pruned_statistics += 1;
     }
@@ -149,74 +151,93 @@ pub fn prune_by_statistics(
 /// Values of an IN list an explanation shows.
 const SHOWN_VALUES: usize = 5;
 
-/// A short reason in the terms of one comparison, e.g. `max(age)=35 <= 50`, when a
-/// top-level conjunct that is a plain comparison, IN list or null test rules container
-/// `index` out on its own.
-fn leaf_reason(filter: &BoundExpr, zone_maps: &BTreeMap<Vec<usize>, Option<ZoneMaps>>, index: usize) -> Option<String> {
-    let mut pending = vec![filter];
-    let mut conjuncts = Vec::new();
-    while let Some(next) = pending.pop() {
-        match next {
-            BoundExpr::And(left, right) => {
-                pending.push(right);
-                pending.push(left);
+/// Why the statistics stage skipped a row group, in the terms of one comparison — e.g.
+/// `max(age)=35 <= 50` — when a top-level conjunct that is a plain comparison, IN list or
+/// null test rules the row group out on its own. Each conjunct is evaluated over every
+/// row group's zone map once per file, when a reason is first asked for: evaluating it
+/// again for each skipped row group made the stage quadratic in row groups.
+struct SkipReasons<'a> {
+    /// The conjuncts on a column with a zone map, and per conjunct which row groups it
+    /// may be true in.
+    conjuncts: Vec<(LeafPredicate, &'a ZoneMaps, OnceCell<Vec<bool>>)>,
+}
+
+impl<'a> SkipReasons<'a> {
+    fn new(filter: &BoundExpr, zone_maps: &'a BTreeMap<Vec<usize>, Option<ZoneMaps>>) -> Self {
+        let mut pending = vec![filter];
+        let mut conjuncts = Vec::new();
+        while let Some(next) = pending.pop() {
+            match next {
+                BoundExpr::And(left, right) => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                other => {
+                    let leaf = LeafPredicate::analyse(other);
+                    let zones = leaf.column().and_then(|column| zone_maps.get(&column.indices)?.as_ref());
+                    if let Some(zones) = zones {
+                        conjuncts.push((leaf, zones, OnceCell::new()));
+                    }
+                }
             }
-            other => conjuncts.push(other),
         }
+        Self { conjuncts }
     }
-    for conjunct in conjuncts {
-        let leaf = LeafPredicate::analyse(conjunct);
-        let Some(column) = leaf.column() else { continue };
-        let Some(zones) = zone_maps.get(&column.indices).and_then(Option::as_ref) else {
-            continue;
-        };
-        if index >= zones.len() || leaf.evaluate(Some(zones), zones.len()).can_true[index] {
-            continue;
+
+    fn reason(&self, index: usize) -> Option<String> {
+        for (leaf, zones, can_true) in &self.conjuncts {
+            let can_true = can_true.get_or_init(|| leaf.evaluate(Some(*zones), zones.len()).can_true);
+            if index >= zones.len() || can_true[index] {
+                continue;
+            }
+            let Some(column) = leaf.column() else { continue };
+            let name = column.path.parts().join(".");
+            let value = |array: &dyn Array, i: usize| -> String {
+                let options = FormatOptions::default().with_null("NULL");
+                ArrayFormatter::try_new(array, &options)
+                    .map(|f| f.value(i).to_string())
+                    .unwrap_or_else(|_| "?".to_string())
+            };
+            let all_null =
+                zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
+            if all_null {
+                return Some(format!("all {} values of {name} are NULL", zones.row_counts.value(index)));
+            }
+            let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
+            return Some(match leaf {
+                LeafPredicate::Compare { term, op, literal } if term.is_plain_column() => {
+                    let literal = value(literal.as_ref(), 0);
+                    match op {
+                        CompareOp::Gt => format!("max({name})={max} <= {literal}"),
+                        CompareOp::GtEq => format!("max({name})={max} < {literal}"),
+                        CompareOp::Lt => format!("min({name})={min} >= {literal}"),
+                        CompareOp::LtEq => format!("min({name})={min} > {literal}"),
+                        CompareOp::NotEq => format!("every {name} equals {literal} (min={min}, max={max})"),
+                        _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
+                    }
+                }
+                LeafPredicate::InList { term, items, negated: false } if term.is_plain_column() => {
+                    // A long list is named by its first values and its length.
+                    let mut shown: Vec<String> =
+                        items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
+                    if items.len() > SHOWN_VALUES {
+                        shown.push(format!("... {} values in all", items.len()));
+                    }
+                    format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
+                }
+                LeafPredicate::InSet { term, set, negated: false } if term.is_plain_column() => {
+                    let values = set.values();
+                    let mut shown: Vec<String> =
+                        (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
+                    if values.len() > SHOWN_VALUES {
+                        shown.push(format!("... {} values in all", values.len()));
+                    }
+                    format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
+                }
+                LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
+                _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
+            });
         }
-        let name = column.path.parts().join(".");
-        let value = |array: &dyn Array, i: usize| -> String {
-            let options = FormatOptions::default().with_null("NULL");
-            ArrayFormatter::try_new(array, &options).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
-        };
-        let all_null =
-            zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
-        if all_null {
-            return Some(format!("all {} values of {name} are NULL", zones.row_counts.value(index)));
-        }
-        let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
-        return Some(match &leaf {
-            LeafPredicate::Compare { term, op, literal } if term.is_plain_column() => {
-                let literal = value(literal.as_ref(), 0);
-                match op {
-                    CompareOp::Gt => format!("max({name})={max} <= {literal}"),
-                    CompareOp::GtEq => format!("max({name})={max} < {literal}"),
-                    CompareOp::Lt => format!("min({name})={min} >= {literal}"),
-                    CompareOp::LtEq => format!("min({name})={min} > {literal}"),
-                    CompareOp::NotEq => format!("every {name} equals {literal} (min={min}, max={max})"),
-                    _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
-                }
-            }
-            LeafPredicate::InList { term, items, negated: false } if term.is_plain_column() => {
-                // A long list is named by its first values and its length.
-                let mut shown: Vec<String> =
-                    items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
-                if items.len() > SHOWN_VALUES {
-                    shown.push(format!("... {} values in all", items.len()));
-                }
-                format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
-            }
-            LeafPredicate::InSet { term, set, negated: false } if term.is_plain_column() => {
-                let values = set.values();
-                let mut shown: Vec<String> =
-                    (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
-                if values.len() > SHOWN_VALUES {
-                    shown.push(format!("... {} values in all", values.len()));
-                }
-                format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
-            }
-            LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
-            _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
-        });
+        None
     }
-    None
 }
