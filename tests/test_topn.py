@@ -219,3 +219,58 @@ def test_unsorted_key_decodes_wide_columns_only_for_top_rows(tmp_path: Path) -> 
     nulls = [i for i in range(ROWS) if keys[i] is None]
     rest = sorted((i for i in range(ROWS) if keys[i] is not None), key=lambda i: keys[i])  # type: ignore[arg-type, return-value]
     assert table.column("id").to_pylist() == (nulls + rest)[:20]
+
+
+@pytest.mark.parametrize("direction", ["asc", "desc"])
+def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, direction: str) -> None:
+    """"The 10 latest purchases": 8 files x 4 row groups, ts sorted across files, a filter
+    statistics cannot prove true anywhere (every row group holds every kind), so nothing
+    is pruned at planning. The first pass reads the row groups best bound first and stops
+    once the running 10th key rules the others out."""
+    rng = random.Random(11)
+    kinds = ["view", "cart", "purchase", "refund"]
+    rows_per_file, files = 4_000, 8
+    expected: list[tuple[int, str]] = []
+    for f in range(files):
+        ts = list(range(f * rows_per_file, (f + 1) * rows_per_file))
+        kind = [kinds[rng.randrange(4)] for _ in ts]
+        note = [rng.randbytes(20).hex() for _ in ts]
+        expected += [(t, n) for t, k, n in zip(ts, kind, note, strict=True) if k == "purchase"]
+        table = pa.table({"ts": pa.array(ts, pa.int64()), "event_type": kind, "note": note})
+        pq.write_table(table, tmp_path / f"part-{f}.parquet", row_group_size=1_000)
+    scan = pqsift.scan(
+        str(tmp_path), columns=["ts", "note"], filter="event_type = 'purchase'", order_by=[("ts", direction)], limit=10
+    )
+    got = scan.to_table()
+    want = sorted(expected, reverse=direction == "desc")[:10]
+    assert list(zip(got.column("ts").to_pylist(), got.column("note").to_pylist(), strict=True)) == want
+    metrics = scan.metrics
+    assert metrics["row_groups_pruned_topn"] == 0  # planning could not prove a row anywhere
+    assert metrics["row_groups_skipped_by_threshold"] == 31
+    # The key of a wave of row groups (one per thread) in the first pass, of one row group
+    # in the second: not the 32,000 rows of every row group.
+    assert metrics["rows_decoded_by_column"]["ts"] <= 3 * 1_000
+    assert metrics["rows_decoded_by_column"]["note"] <= 10
+
+
+@pytest.mark.parametrize(
+    ("values", "arrow_type"),
+    [
+        ([f"k{i:05d}" for i in range(4_000)], pa.string()),
+        ([1_700_000_000_000_000 + i * 1_000 for i in range(4_000)], pa.timestamp("us", "UTC")),
+        ([i / 4 for i in range(4_000)], pa.float32()),
+    ],
+    ids=["string", "timestamp", "float32"],
+)
+def test_the_threshold_skips_row_groups_on_keys_of_other_types(tmp_path: Path, values: list[Any], arrow_type: pa.DataType) -> None:
+    table = pa.table({"k": pa.array(values, arrow_type), "g": pa.array([i % 2 for i in range(4_000)], pa.int64())})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=500)
+    kept = table.filter(pa.compute.equal(table["g"], 1))
+    for direction, order in (("asc", "ascending"), ("desc", "descending")):
+        scan = pqsift.scan(str(tmp_path / "t.parquet"), columns=["k", "g"], filter="g = 1", order_by=[("k", direction)], limit=5)
+        got = scan.to_table().column("k").to_pylist()
+        assert got == kept.sort_by([("k", order)]).column("k").to_pylist()[:5]
+        # pyarrow writes no NaN counts: a float row group may hide a NaN, which Spark orders
+        # above every number, so no statistics rule a row group out of a descending top 5.
+        may_hide_nan = pa.types.is_floating(arrow_type) and direction == "desc"
+        assert scan.metrics["row_groups_skipped_by_threshold"] == (0 if may_hide_nan else 7), direction

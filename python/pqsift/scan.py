@@ -245,7 +245,10 @@ class Scan:
         ``row_group_windows`` (windows of rows read for row groups larger than
         ``decode_bytes``: planned on the predicates' columns when there is a filter),
         ``projection_parts`` (parts the rows passing a row group's filter were decoded
-        in, when they decode to more than ``decode_bytes``), and time per stage
+        in, when they decode to more than ``decode_bytes``),
+        ``row_groups_skipped_by_threshold`` (with ``order_by`` and ``limit``: row groups
+        not read because their statistics rule out the k-th row's key, learnt while
+        reading), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
         ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``

@@ -42,3 +42,4 @@ pub mod string_gather;
 pub mod string_views;
 pub mod table_reads;
 pub mod top_rows;
+pub mod topk_threshold;

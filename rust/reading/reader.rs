@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::Array;
+use arrow::array::{Array, RecordBatch};
 use arrow::compute::SortOptions;
 use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -22,6 +22,8 @@ use crate::reading::scan_stream::{
     OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
 };
 use crate::reading::spark_output::spark_schema;
+use crate::reading::top_rows::TopRows;
+use crate::reading::topk_threshold::ThresholdSkipper;
 use crate::storage::FileSource;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
@@ -343,6 +345,10 @@ fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Resul
 /// column or a bad filter fails here.
 pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderConfig) -> Result<ScanStream> {
     let (narrowed, first_pass) = narrow_to_top_rows(files, &tasks, config)?;
+    let (narrowed, tasks) = match narrowed {
+        Some((narrowed, kept)) => (Some(narrowed), kept),
+        None => (None, tasks),
+    };
     let config = narrowed.as_ref().unwrap_or(config);
     let (sorting, sort) = sort_columns(files, config)?;
     let config = sorting.as_ref().unwrap_or(config);
@@ -428,13 +434,20 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 /// first key (late materialization makes that the cheap column) to find `T`, the key of
 /// the k-th row; the read proper then has the filter `key at least as good as T` added,
 /// so that the other columns are decoded only for rows that can make the top k (ties
-/// included). Returns that config and what the first pass read; `None` where it cannot
-/// help or `T` has no literal form.
+/// included). The first pass learns `T` as it reads, in waves of row groups best bound
+/// first, and skips the row groups whose statistics rule the running threshold out; the
+/// read proper skips those the final one rules out (see [`topk_threshold`]).
+///
+/// Returns that config with the row groups left to read, and what the first pass read;
+/// `None` where it cannot help or `T` has no literal form.
+///
+/// [`topk_threshold`]: crate::reading::topk_threshold
+#[allow(clippy::type_complexity)]
 fn narrow_to_top_rows(
     files: &[OpenedFile],
     tasks: &[ScanTask],
     config: &ReaderConfig,
-) -> Result<(Option<ReaderConfig>, Option<ReadMetrics>)> {
+) -> Result<(Option<(ReaderConfig, Vec<ScanTask>)>, Option<ReadMetrics>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
     let key_text = key.column.to_string();
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
@@ -446,23 +459,43 @@ fn narrow_to_top_rows(
         return Ok((None, None));
     }
     let first = ReaderConfig { columns: Some(vec![key_text]), order_by: vec![key.clone()], ..config.clone() };
-    let mut stream = open_stream(files, tasks.to_vec(), &first)?;
-    let mut last = None;
-    while let Some(batch) = stream.next_batch_checked() {
-        let batch = batch?;
-        if batch.num_rows() > 0 {
-            last = Some(batch.column(0).slice(batch.num_rows() - 1, 1));
+    let skipper =
+        ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
+    let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
+    let order = vec![(0, SortOptions { descending: key.descending, nulls_first: key.nulls_first })];
+    let mut metrics = ReadMetrics::default();
+    let mut best: Option<RecordBatch> = None;
+    let mut predicate = None;
+    // Waves double, so that a first pass that must read everything opens O(log n) streams.
+    let mut wave = config.threads.max(1);
+    while !remaining.is_empty() {
+        let reading: Vec<ScanTask> = remaining.drain(..wave.min(remaining.len())).collect();
+        wave = wave.saturating_mul(2);
+        let mut stream = open_stream(files, reading, &first)?;
+        let mut top = TopRows::new(order.clone(), Some(limit));
+        if let Some(rows) = best.take() {
+            top.push(rows)?;
         }
+        while let Some(batch) = stream.next_batch_checked() {
+            top.push(batch?)?;
+        }
+        metrics.add(&stream.metrics());
+        best = top.finish()?;
+        let Some(rows) = best.as_ref().filter(|rows| rows.num_rows() >= limit) else { continue };
+        let Some(better) = at_least_as_good(key, &rows.column(0).slice(limit - 1, 1)) else { continue };
+        let may = skipper.may_satisfy(remaining.make_contiguous(), &better);
+        remaining = remaining.into_iter().zip(may).filter_map(|(task, may)| may.then_some(task)).collect();
+        predicate = Some(better);
     }
-    let metrics = stream.metrics();
-    let rows = metrics.rows_out;
-    let Some(threshold) = last.filter(|_| rows >= limit as u64) else { return Ok((None, Some(metrics))) };
-    let Some(predicate) = at_least_as_good(key, &threshold) else { return Ok((None, Some(metrics))) };
+    let Some(predicate) = predicate else { return Ok((None, Some(metrics))) };
+    let may = skipper.may_satisfy(tasks, &predicate);
+    let kept: Vec<ScanTask> = tasks.iter().zip(may).filter(|(_, may)| *may).map(|(task, _)| task.clone()).collect();
+    metrics.row_groups_skipped_by_threshold = (tasks.len() - kept.len()) as u64;
     let filter = match &config.filter {
         Some(filter) => Expr::And(Box::new(filter.clone()), Box::new(predicate)),
         None => predicate,
     };
-    Ok((Some(ReaderConfig { filter: Some(filter), ..config.clone() }), Some(metrics)))
+    Ok((Some((ReaderConfig { filter: Some(filter), ..config.clone() }, kept)), Some(metrics)))
 }
 
 /// `key` comes no later than `threshold` (a one-element array) in the key's order.

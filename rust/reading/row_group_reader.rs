@@ -116,6 +116,9 @@ pub struct ReadMetrics {
     /// Parts the rows passing a row group's filter were decoded in, for filters passing
     /// more rows than decode at once (see [`parts`](crate::reading::row_windows::parts)).
     pub projection_parts: u64,
+    /// Row groups `ORDER BY ... LIMIT k` did not read because their statistics rule out the
+    /// k-th row's key (see [`topk_threshold`](crate::reading::topk_threshold)).
+    pub row_groups_skipped_by_threshold: u64,
 }
 
 impl ReadMetrics {
@@ -132,6 +135,7 @@ impl ReadMetrics {
         self.rows_out += other.rows_out;
         self.windows += other.windows;
         self.projection_parts += other.projection_parts;
+        self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
     }
 }
 
