@@ -1,0 +1,184 @@
+"""Cost against the size of the metadata (issue 42): does planning stay linear?
+
+    python benches/scaling.py [--axis row_groups,columns,files] [--repeat 3]
+
+Three axes, each a selective query (100 rows) that pqsift, Polars and DuckDB answer, the
+engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
+(``time.process_time``) the median:
+
+- **row groups**: one file of 2,000,000 rows written with 40 to 10,000 row groups (what
+  streaming writers — Flink, Kafka sinks, small batches — produce), ``id`` sorted;
+- **columns**: one file of 200,000 rows in 20 row groups, 10 to 2,000 int64 columns (wide
+  footers), two projected;
+- **files**: 1 to 10,000 files of 1,000 rows (one row group each), ``id`` sorted across
+  them.
+
+pqsift's planning (``scan(...).plan()``) is timed on its own as well, with the statistics
+stage and without it; its "per unit" column is that time divided by the row groups,
+columns or files — flat when planning is linear. Every pqsift run reads its footers: the
+files' modification times are moved before each run, so that pqsift's process-wide
+metadata cache (which the peers do not have) does not answer. Results go to
+``benches/results/scaling.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import pqsift
+
+DEFAULT_SIZES = {
+    "row_groups": [40, 500, 2_000, 4_000, 8_000, 10_000],
+    "columns": [10, 100, 500, 1_000, 2_000],
+    "files": [1, 10, 100, 1_000, 10_000],
+}
+
+
+@dataclass
+class Case:
+    """One point of an axis: its files, the query's filter (on ``id``) and columns."""
+
+    paths: list[Path]
+    source: str  # a file or a directory, as all three engines take it
+    low: int
+    columns: list[str]
+
+    @property
+    def filter(self) -> str:
+        return f"id >= {self.low} AND id < {self.low + 100}"
+
+
+def write_case(axis: str, size: int, root: Path) -> Case:
+    if axis == "row_groups":
+        path = root / f"rg{size}.parquet"
+        if not path.exists():
+            rows = 2_000_000
+            ids = np.arange(rows, dtype=np.int64)
+            pq.write_table(pa.table({"id": ids, "v": ids % 1000}), path, row_group_size=rows // size)
+        return Case([path], str(path), 1_000_000, ["id", "v"])
+    if axis == "columns":
+        path = root / f"cols{size}.parquet"
+        if not path.exists():
+            rows = 200_000
+            ids = np.arange(rows, dtype=np.int64)
+            table = pa.table({"id": ids, **{f"c{i}": ids + i for i in range(1, size)}})
+            pq.write_table(table, path, row_group_size=rows // 20)
+        return Case([path], str(path), 100_000, ["id", "c1"])
+    directory = root / f"files{size}"
+    if not directory.exists():
+        directory.mkdir(parents=True)
+        for f in range(size):
+            ids = np.arange(f * 1_000, (f + 1) * 1_000, dtype=np.int64)
+            pq.write_table(pa.table({"id": ids, "v": ids % 1000}), directory / f"part-{f:05d}.parquet")
+    paths = sorted(directory.iterdir())
+    return Case(paths, str(directory), (size // 2) * 1_000, ["id", "v"])
+
+
+def engines(case: Case, connection: duckdb.DuckDBPyConnection) -> dict[str, Callable[[], int]]:
+    """Per engine, a run returning its row count (planning runs: the files planned)."""
+    glob = case.source if case.source.endswith(".parquet") else f"{case.source}/*.parquet"
+    peer_filter = (pl.col("id") >= case.low) & (pl.col("id") < case.low + 100)
+    moved = 0
+
+    def cold() -> None:
+        # A new modification time: pqsift's metadata cache takes the files as rewritten.
+        nonlocal moved
+        moved += 1
+        stamp = 1_700_000_000_000_000_000 + moved * 1_000
+        for path in case.paths:
+            os.utime(path, ns=(stamp, stamp))
+
+    def plan(**options: bool) -> int:
+        cold()
+        return len(pqsift.scan(case.source, filter=case.filter, **options).plan().files)
+
+    def query() -> int:
+        cold()
+        return pqsift.scan(case.source, columns=case.columns, filter=case.filter).to_table().num_rows
+
+    return {
+        "plan": plan,
+        "plan, no statistics": lambda: plan(statistics=False),
+        "pqsift": query,
+        "Polars": lambda: pl.scan_parquet(glob).filter(peer_filter).select(case.columns).collect().height,
+        "DuckDB": lambda: len(
+            connection.sql(
+                f"SELECT {', '.join(case.columns)} FROM read_parquet('{glob}') WHERE {case.filter}"
+            ).fetchall()
+        ),
+    }
+
+
+def timed(run: Callable[[], int], walls: list[float], cpus: list[float]) -> int:
+    wall, cpu = time.perf_counter(), time.process_time()
+    rows = run()
+    walls.append(time.perf_counter() - wall)
+    cpus.append(time.process_time() - cpu)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--axis", default="row_groups,columns,files")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=Path("data/scaling"))
+    args = parser.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    connection = duckdb.connect()
+    lines = [
+        "# Cost against the size of the metadata (`benches/scaling.py`)",
+        "",
+        f"A query selecting 100 rows; best wall time of {args.repeat} interleaved rounds, median CPU "
+        "time in brackets, ms. pqsift reads its footers on every run (its metadata cache defeated).",
+    ]
+    for axis in args.axis.split(","):
+        lines += [
+            "",
+            f"## {axis.replace('_', ' ')}",
+            "",
+            f"| {axis.replace('_', ' ')} | pqsift plan | per unit | plan, statistics off | pqsift query "
+            "| Polars query | DuckDB query | pqsift ÷ best peer |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        print("\n".join(lines[-4:]), flush=True)
+        for size in DEFAULT_SIZES[axis]:
+            case = write_case(axis, size, args.data)
+            runs = engines(case, connection)
+            walls: dict[str, list[float]] = {name: [] for name in runs}
+            cpus: dict[str, list[float]] = {name: [] for name in runs}
+            for name, run in runs.items():  # warm-up; the queries agree
+                rows = run()
+                assert name.startswith("plan") or rows == 100, (axis, size, name, rows)
+            for _ in range(args.repeat):
+                for name, run in runs.items():
+                    timed(run, walls[name], cpus[name])
+
+            def cell(name: str, walls: dict[str, list[float]] = walls, cpus: dict[str, list[float]] = cpus) -> str:
+                return f"{min(walls[name]) * 1000:.1f} ({statistics.median(cpus[name]) * 1000:.0f})"
+
+            best_peer = min(min(walls["Polars"]), min(walls["DuckDB"]))
+            lines.append(
+                f"| {size:,} | {cell('plan')} | {min(walls['plan']) / size * 1e6:.1f} µs "
+                f"| {cell('plan, no statistics')} | {cell('pqsift')} | {cell('Polars')} | {cell('DuckDB')} "
+                f"| {min(walls['pqsift']) / best_peer:.2f} |"
+            )
+            print(lines[-1], flush=True)
+    out = Path(__file__).parent / "results" / "scaling.md"
+    out.write_text("\n".join(lines) + "\n")
+    print(f"written to {out}")
+
+
+if __name__ == "__main__":
+    main()
