@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pqsift
 from pqsift import col
@@ -243,6 +245,34 @@ def test_limit(events: Path) -> None:
     assert pqsift.scan(events, limit=0).to_table().num_rows == 0
 
 
+def test_a_filtered_limit_stops_when_it_has_its_rows(tmp_path: Path) -> None:
+    """One row group of 400,000 rows, 1 in 64 a purchase, a wide note: LIMIT 10 decodes the
+    filter's column for a small window of the row group and the note for 10 rows, and gives
+    the first 10 matching rows in file order — as the full read does."""
+    n = 400_000
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "kind": pa.array(["purchase" if i % 64 == 5 else "view" for i in range(n)]),
+            "note": pa.array([f"note {i} " * 8 for i in range(n)]),
+        }
+    )
+    path = tmp_path / "one_row_group.parquet"
+    pq.write_table(table, path, row_group_size=n, write_page_index=True, data_page_size=64 << 10)
+    full = pqsift.scan(path, columns=["id", "note"], filter="kind = 'purchase'").to_table()
+    for threads in (1, 2):
+        scan = pqsift.scan(
+            path, columns=["id", "note"], filter="kind = 'purchase'", limit=10, threads=threads, decode_bytes=8 << 20
+        )
+        assert same(scan.to_table(), full.slice(0, 10))
+        decoded = scan.metrics["rows_decoded_by_column"]
+        # Each window decodes its first 10 matches at most; the stream reads ahead 2 windows a thread.
+        assert decoded["note"] <= 10 * 2 * threads, decoded
+        assert decoded["kind"] < n // 2, decoded  # the first windows, not the whole row group
+    # A limit past the matches reads everything and gives every match.
+    assert same(pqsift.scan(path, columns=["id", "note"], filter="kind = 'purchase'", limit=n).to_table(), full)
+
+
 def test_arrow_stream_interop(events: Path) -> None:
     scan = pqsift.scan(events, columns=["id", "amount"], filter=col("amount") > 990)
     reader = pa.RecordBatchReader.from_stream(scan)
@@ -462,3 +492,26 @@ def test_one_long_string_does_not_size_the_output_of_the_rest(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     peak_kib = int(done.stdout.decode().split()[-1])
     assert peak_kib < (1 << 20), f"peak RSS {peak_kib >> 10} MiB"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.integers(1, 3_000),
+    row_group=st.integers(50, 3_000),
+    every=st.integers(1, 40),
+    limit=st.integers(0, 200),
+    threads=st.integers(1, 3),
+    decode_kib=st.sampled_from([1, 4, 64, 32 << 10]),
+)
+def test_a_filtered_limit_gives_the_first_matching_rows(
+    tmp_path: Path, rows: int, row_group: int, every: int, limit: int, threads: int, decode_kib: int
+) -> None:
+    """Windows that grow, a cap of `limit` rows per window, reading ahead: the rows are the
+    first `limit` matches in file order, whatever the layout."""
+    table = pa.table({"id": pa.array(range(rows), pa.int64()), "note": pa.array([f"n{i}" * 5 for i in range(rows)])})
+    path = tmp_path / "limit.parquet"
+    pq.write_table(table, path, row_group_size=row_group, write_page_index=True, data_page_size=1 << 10)
+    where = f"id % {every} = 0"
+    full = pqsift.scan(path, filter=where).to_table()
+    got = pqsift.scan(path, filter=where, limit=limit, threads=threads, decode_bytes=decode_kib << 10).to_table()
+    assert same(got, full.slice(0, limit))

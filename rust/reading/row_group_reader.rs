@@ -72,6 +72,10 @@ pub struct ReadOptions {
     /// `string_view` is on and nothing between decoding and output needs the file's
     /// types).
     pub keep_views: bool,
+    /// No row group (or window) outputs more rows than this: a `LIMIT` read in file order
+    /// keeps the first rows of each, so the projection is decoded for those only (the
+    /// stream sets it when it has a limit and does not sort).
+    pub row_limit: Option<usize>,
 }
 
 /// The default most rows of an output batch.
@@ -89,6 +93,7 @@ impl Default for ReadOptions {
             decode_bytes: crate::reading::row_windows::DEFAULT_DECODE_BYTES,
             string_view: false,
             keep_views: false,
+            row_limit: None,
         }
     }
 }
@@ -340,6 +345,9 @@ impl FileReader {
             let elapsed = started.elapsed();
             filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
             metrics.predicate_time += elapsed;
+        }
+        if let Some(limit) = options.row_limit {
+            selection = selection.limit(limit);
         }
         let started = Instant::now();
         // Nothing reads the cache after the projection: what it decodes is not kept.

@@ -133,29 +133,51 @@ impl ScanTask {
 
 /// `tasks` with each row group too large to decode at once (see
 /// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
-/// order.
-fn split_into_windows(files: &[ScanFile], tasks: Vec<ScanTask>, decode_bytes: u64, pushdown: bool) -> Vec<ScanTask> {
+/// order. With `growing` (a read that may stop early), the first windows are 1/64 of
+/// `decode_bytes`, each run of them twice the last, up to `decode_bytes`: a read that
+/// stops after a few rows decodes little more than it needed.
+fn split_into_windows(
+    files: &[ScanFile],
+    tasks: Vec<ScanTask>,
+    decode_bytes: u64,
+    pushdown: bool,
+    growing: bool,
+) -> Vec<ScanTask> {
+    const SMALLEST: usize = 64;
     let leaves: Vec<Vec<usize>> = files.iter().map(|f| f.leaves_windowed(pushdown)).collect();
     let mut out = Vec::with_capacity(tasks.len());
+    // Smallest windows per output window while growing (SMALLEST: grown).
+    let mut run = if growing { 1 } else { SMALLEST };
     for task in tasks {
         let file = &files[task.file];
         let metadata = file.reader.metadata();
         let remote = file.reader.is_remote();
         // A read without row filter outputs every decoded row: its plain strings come as views.
         let views = file.filter.predicates().is_empty();
-        match crate::reading::row_windows::plan(
+        let small = run < SMALLEST;
+        let budget = if small { (decode_bytes / SMALLEST as u64).max(1) } else { decode_bytes };
+        let planned = crate::reading::row_windows::plan(
             metadata,
             task.row_group,
             &leaves[task.file],
             task.selection.as_ref(),
             remote,
-            decode_bytes,
+            budget,
             views,
-        ) {
-            Some(windows) => {
-                out.extend(windows.into_iter().map(|window| ScanTask { window: Some(window), ..task.clone() }))
-            }
-            None => out.push(task),
+        );
+        let Some(windows) = planned else {
+            run = (run * 2).min(SMALLEST);
+            out.push(task);
+            continue;
+        };
+        let mut next = 0;
+        while next < windows.len() {
+            // Small windows are merged in runs of `run` (up to SMALLEST: about decode_bytes).
+            let take = if small { run } else { 1 };
+            let end = (next + take).min(windows.len());
+            out.push(ScanTask { window: Some(windows[next].start..windows[end - 1].end), ..task.clone() });
+            next = end;
+            run = (run * 2).min(SMALLEST);
         }
     }
     out
@@ -463,8 +485,18 @@ impl ScanStream {
         // decode). Decoding stays bounded by the window of row groups held.
         let remote = files.iter().any(|f| f.reader.is_remote());
         let wanted = if remote { options.threads.max(REMOTE_ROW_GROUPS_IN_FLIGHT) } else { options.threads };
-        let tasks = split_into_windows(&files, tasks, options.read.decode_bytes, options.read.pushdown_filters);
+        // A limit read in file order needs the first rows only: its first row groups are read
+        // in windows that grow, and no window outputs more than the limit.
+        let first_rows = options.limit.filter(|_| options.sort.is_none());
+        let tasks = split_into_windows(
+            &files,
+            tasks,
+            options.read.decode_bytes,
+            options.read.pushdown_filters,
+            first_rows.is_some(),
+        );
         let mut options = options;
+        options.read.row_limit = first_rows;
         let schema = match options.read.string_view {
             true => crate::reading::string_views::view_schema(&schema).unwrap_or(schema),
             false => schema,
