@@ -83,7 +83,9 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
     def __repr__(self) -> str:
         return f"pqsift.Dataset({self._source!r}, filter={self._filter!r})"
 
-    def _scan(self, columns: list[str] | None, filter: pc.Expression | None, **options: Any) -> Scan:  # noqa: A002
+    def _scan_of(self, columns: list[str] | None, filter: pc.Expression | None, **options: Any) -> Scan:  # noqa: A002
+        """The pqsift scan of the dataset's ``columns`` (output names) and rows matching
+        ``filter`` and the dataset's own filter."""
         if isinstance(columns, dict):
             raise NotImplementedError("a pqsift dataset's scanner takes column names, not projection expressions")
         if columns is None:
@@ -114,7 +116,7 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
         unexpected = sorted(set(ignored) - _IGNORED_SCANNER_ARGUMENTS)
         if unexpected:
             raise TypeError(f"a pqsift dataset's scanner does not take {', '.join(unexpected)}")
-        scan = self._scan(columns, filter, **({} if batch_size is None else {"batch_size": batch_size}))
+        scan = self._scan_of(columns, filter, **({} if batch_size is None else {"batch_size": batch_size}))
         return ds.Scanner.from_batches(pa.RecordBatchReader.from_stream(scan))
 
     def to_table(
@@ -144,7 +146,7 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
     ) -> pa.Table:
         """The first ``num_rows`` rows: reading stops once they are found."""
         del kwargs
-        return self._scan(columns, filter).head(num_rows)
+        return self._scan_of(columns, filter).head(num_rows)
 
     def count_rows(
         self,
@@ -153,7 +155,7 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
     ) -> int:
         """The number of rows; without a filter the plan answers from the footers."""
         del kwargs
-        return self._scan(None, filter).count_rows()
+        return self._scan_of(None, filter).count_rows()
 
     def filter(self, expression: pc.Expression) -> Dataset:
         """This dataset with ``expression`` (a ``pyarrow.compute.Expression``) as well."""
