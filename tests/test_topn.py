@@ -247,6 +247,7 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
     metrics = scan.metrics
     assert metrics["row_groups_pruned_topn"] == 0  # planning could not prove a row anywhere
     assert metrics["row_groups_skipped_by_threshold"] == 31
+    assert "reading: 31 more row group(s) not read: their statistics rule out the key of the 10th row" in scan.explain()
     # The key of a wave of row groups (one per thread) in the first pass, of one row group
     # in the second: not the 32,000 rows of every row group.
     assert metrics["rows_decoded_by_column"]["ts"] <= 3 * 1_000

@@ -233,8 +233,19 @@ class Scan:
         return Plan(files=files, metrics=dict(self._core.metrics()), _text=self._core.explain())
 
     def explain(self) -> str:
-        """Per file and row group: the decision and why (plans first if needed)."""
-        return self._core.explain()
+        """Per file and row group: the decision and why (plans first if needed); once
+        read with ``order_by`` and ``limit``, what the threshold learnt while reading kept
+        out of the read."""
+        text: str = self._core.explain()
+        skipped = (
+            0 if self._last_stream is None else self._last_stream.metrics().get("row_groups_skipped_by_threshold", 0)
+        )
+        if skipped:
+            text += (
+                f"reading: {skipped} more row group(s) not read: their statistics rule out the key of the "
+                f"{self._read_options.get('limit')}th row, learnt while reading\n"
+            )
+        return text
 
     @property
     def metrics(self) -> dict[str, Any]:
