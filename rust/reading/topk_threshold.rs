@@ -121,3 +121,93 @@ impl<'a> ThresholdSkipper<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Float64Array, Int64Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::filter::parse_filter;
+    use crate::storage::Location;
+
+    static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A file of `values` in row groups of `per_group` rows, opened.
+    fn opened(name: &str, values: Vec<Option<f64>>, per_group: usize) -> OpenedFile {
+        let dir = std::env::temp_dir().join(format!("pqsift_topk_threshold_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        let ids = Int64Array::from((0..values.len() as i64).collect::<Vec<_>>());
+        let batch =
+            RecordBatch::try_from_iter([("x", Arc::new(Float64Array::from(values)) as _), ("id", Arc::new(ids) as _)])
+                .unwrap();
+        let properties = WriterProperties::builder().set_max_row_group_row_count(Some(per_group)).build();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        OpenedFile::open(&Location::Local(path)).unwrap()
+    }
+
+    fn tasks(file: &OpenedFile) -> Vec<ScanTask> {
+        (0..file.metadata.num_row_groups()).map(|rg| ScanTask::new(0, rg, None)).collect()
+    }
+
+    #[test]
+    fn visits_the_best_bound_first_and_rules_out_by_statistics() {
+        // 1,000 values written descending, 10 row groups: row group 9 holds 0..99.
+        let files = [opened("desc.parquet", (0..1000).rev().map(|v| Some(v as f64)).collect(), 100)];
+        let key = SortKey::parse("x", false, false).unwrap();
+        let bind = BindOptions::default();
+        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let order: Vec<usize> = skipper.best_first(tasks(&files[0])).iter().map(|t| t.row_group).collect();
+        assert_eq!(order, (0..10).rev().collect::<Vec<_>>());
+        let may = skipper.may_satisfy(&tasks(&files[0]), &parse_filter("x <= 150").unwrap());
+        assert_eq!(may, [false, false, false, false, false, false, false, false, true, true]);
+    }
+
+    #[test]
+    fn a_partition_key_or_a_declared_schema_is_never_ruled_out() {
+        let files = [opened("any.parquet", (0..100).map(|v| Some(v as f64)).collect(), 10)];
+        let key = SortKey::parse("x", false, false).unwrap();
+        let bind = BindOptions::default();
+        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, true);
+        assert!(skipper.may_satisfy(&tasks(&files[0]), &parse_filter("x <= 5").unwrap()).iter().all(|&m| m));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Whatever the values (NULLs, NaN, -0.0) and the threshold, a row group said not to
+        /// hold a row satisfying `x <= t` holds none.
+        #[test]
+        fn never_rules_out_a_row_group_holding_a_satisfying_row(
+            values in proptest::collection::vec(
+                prop_oneof![Just(None), Just(Some(f64::NAN)), Just(Some(-0.0)), (-50i32..50).prop_map(|v| Some(f64::from(v)))],
+                1..200,
+            ),
+            per_group in 1usize..40,
+            threshold in -60i32..60,
+            descending in any::<bool>(),
+        ) {
+            // A new name each case: the metadata cache must not see a rewritten file.
+            let name = format!("prop-{}.parquet", CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            let files = [opened(&name, values.clone(), per_group)];
+            let key = SortKey::parse("x", descending, false).unwrap();
+            let bind = BindOptions::default();
+            let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+            let op = if descending { ">=" } else { "<=" };
+            let may = skipper.may_satisfy(&tasks(&files[0]), &parse_filter(&format!("x {op} {threshold}")).unwrap());
+            let t = f64::from(threshold);
+            for (group, chunk) in values.chunks(per_group).enumerate() {
+                // Spark's order: NaN above every number, so NaN >= t and never <= t.
+                let holds = chunk.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t });
+                prop_assert!(may[group] || !holds, "row group {group} ruled out though it holds a row {op} {t}");
+            }
+        }
+    }
+}
