@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # pyarrow.dataset takes a quarter of a second to import: only a dataset's user pays it.
+    # pyarrow.dataset is slow to import: only a dataset's user should pay for it.
     if name in ("Dataset", "dataset"):
         from pqsift import arrow_dataset
 

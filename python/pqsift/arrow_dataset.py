@@ -21,7 +21,7 @@ instead of pqsift's — fragments, joins, sorting, a new schema — raise
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -59,7 +59,7 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
         self,
         source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         columns: Iterable[str] | None,
-        filter: FilterLike | None,  # noqa: A002 - the public name
+        filter: FilterLike | Callable[[Any], str] | None,  # noqa: A002 - the public name
         options: dict[str, Any],
     ) -> None:
         self._source = source if isinstance(source, (str, os.PathLike)) else list(source)
@@ -161,8 +161,8 @@ class Dataset(ds.InMemoryDataset):  # type: ignore[misc]  # pyarrow is untyped
         """This dataset with ``expression`` (a ``pyarrow.compute.Expression``) as well."""
         if not isinstance(expression, pc.Expression):
             raise TypeError(f"filter() takes a pyarrow.compute.Expression, not {type(expression).__name__}")
-        narrowed = _scan(self._source, self._columns, filter_for(expression, also=self._filter), dict(self._options))
-        return Dataset(self._source, self._columns, narrowed.filter, self._options)
+        # The dataset's own scan writes the expression against the schema: one scan, not two.
+        return Dataset(self._source, self._columns, filter_for(expression, also=self._filter), self._options)
 
     def _not_read_through_pqsift(self, *_: Any, **__: Any) -> Any:
         raise NotImplementedError(

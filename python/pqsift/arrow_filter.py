@@ -56,7 +56,7 @@ def filter_for(expression: pc.Expression, also: str | None = None) -> Callable[[
     tree = _read(expression)
 
     def for_schema(schema: Any) -> str:
-        converted = _Writer(pa.schema(schema)).predicate(tree).to_sql()
+        converted = _Writer(pa.schema(schema)).value(tree).to_sql()
         return converted if also is None else f"({also}) AND ({converted})"
 
     return for_schema
@@ -64,7 +64,7 @@ def filter_for(expression: pc.Expression, also: str | None = None) -> Callable[[
 
 def to_filter(expression: pc.Expression, schema: pa.Schema) -> Expr:
     """``expression`` as a pqsift :class:`~pqsift.Expr` over a table of ``schema``."""
-    return _Writer(schema).predicate(_read(expression))
+    return _Writer(schema).value(_read(expression))
 
 
 # ---------------------------------------------------------------------------- reading
@@ -245,9 +245,6 @@ class _Writer:
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
 
-    def predicate(self, node: _Node) -> Expr:
-        return self.value(node)
-
     def value(self, node: _Node) -> Expr:
         if isinstance(node, _Field):
             self.type_of(node)  # a column the table lacks fails here, by its pyarrow name
@@ -418,6 +415,23 @@ def _is_nan_scalar(value: pa.Scalar) -> bool:
     return isinstance(number, float) and number != number
 
 
+# Literal types whose Python value (``as_py``) lit() writes with the same meaning.
+_AS_PYTHON = (
+    pa.types.is_boolean,
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_decimal,
+    pa.types.is_date,
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_string_view,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_binary_view,
+    pa.types.is_fixed_size_binary,
+)
+
+
 def _python_value(value: pa.Scalar) -> Any:
     """A pyarrow literal as the Python value :func:`pqsift.expr.lit` writes with the same
     meaning."""
@@ -431,15 +445,7 @@ def _python_value(value: pa.Scalar) -> Any:
         if kind.tz is None:
             return _LocalTimestamp(micros)
         return datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(microseconds=micros)
-    if pa.types.is_date(kind) or pa.types.is_decimal(kind) or pa.types.is_boolean(kind):
-        return value.as_py()
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        return value.as_py()
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        return value.as_py()
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
-        return value.as_py()
-    if pa.types.is_fixed_size_binary(kind):
+    if any(is_kind(kind) for is_kind in _AS_PYTHON):
         return value.as_py()
     if pa.types.is_null(kind):
         return None
