@@ -606,6 +606,73 @@ def test_full_projection_is_coalesced_per_row_group(s3: LatencyProxy, paged: Upl
 
 
 # ===========================================================================================
+# Round trips: the listing, and the projection with the predicate columns
+# ===========================================================================================
+
+
+def test_a_prefix_is_listed_in_one_round_trip(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+    """A directory URL: whether it holds a Delta log and what it holds are asked at once —
+    two LIST requests in flight together, no other — and the listing's sizes open the files
+    without a HEAD."""
+    copy = _fresh_copy(s3_emulator, peers, "listing")
+    s3.delay = 0.03
+    scan = pqsift.scan(copy.url, storage_options=s3.storage_options)
+    _assert_files_are([f.path for f in scan.plan().files], copy.bucket, [copy.key(name) for name in PEER_FILES])
+    lists = [r for r in s3.log() if "list-type" in r.query]
+    assert len(lists) == 2, [r.target for r in lists]
+    first_answered = min(r.started + r.duration for r in lists)
+    assert max(r.started for r in lists) < first_answered, "the second listing waited for the first"
+    assert not [r for r in s3.log() if r.method == "HEAD"]
+
+
+def test_most_pages_holding_survivors_come_with_the_predicate_columns(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+    """~25% of rows pass ``amount > 737.5``: every page of ``id`` and ``kind`` holds a row
+    that passes, so each row group's projection is fetched in the round trip of its
+    predicate column — one request per row group, the pages coalesced — not after the
+    filter in a second; the rows are pyarrow's."""
+    shape = SHAPES_BY_NAME["moderate (~25%)"]
+    copy = _fresh_copy(s3_emulator, peers, "one-trip")
+    scan = pqsift.scan(copy.url, columns=shape.columns, filter=shape.where, storage_options=s3.storage_options)
+    _assert_same_table(scan.to_table().sort_by("id"), _pyarrow_rows(peers.local, shape).sort_by("id"), shape.name)
+    metrics = _assert_store_metrics_agree(scan, s3)
+    row_groups = 0
+    for name in PEER_FILES:
+        layout = _layout(peers.local / name)
+        row_groups += len(layout.row_groups)
+        for index, (start, end) in enumerate(layout.row_groups):
+            data_gets = [
+                r
+                for r in _object_gets(s3, copy.key(name))
+                if (lambda s_e: s_e[0] < end and start < s_e[1] and s_e[1] < layout.size)(_byte_range(r, layout.size))
+            ]
+            assert len(data_gets) == 1, f"{name} row group {index}: {[r.range for r in data_gets]}"
+    assert metrics["projections_fetched_with_predicates"] == row_groups
+
+
+def test_a_needles_projection_is_fetched_for_its_page_only(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
+    """One row of 30,000 passes an unsorted filter (no statistics narrow it), over small
+    pages: almost no page of the wide column holds it, so its pages are fetched after the
+    filter, only the one holding the row — a fraction of the column, in a second round
+    trip — and no row group fetches its projection with the predicate column."""
+    rows = 30_000
+    values = pa.array([(i * 7_919) % rows for i in range(rows)], pa.int64())  # a permutation
+    # 2 MB of text a row group: more than a request is worth (the 1 MiB coalescing gap).
+    text = pa.array([f"row {i:06d} " + "x" * 390 for i in range(rows)])
+    path = _mkdir(tmp_path / "needle") / "needle.parquet"
+    pq.write_table(pa.table({"v": values, "text": text}), path, row_group_size=5_000, data_page_size=8 << 10, write_batch_size=64, write_page_index=True, compression="none", use_dictionary=False)
+    bucket = s3_emulator.new_bucket("needle")
+    s3_emulator.upload_dir(tmp_path / "needle", bucket, "t")
+    scan = pqsift.scan(f"s3://{bucket}/t/", columns=["v", "text"], filter="v = 12345", storage_options=s3.storage_options)
+    got = scan.to_table()
+    assert got.column("v").to_pylist() == [12_345]
+    metrics = _assert_store_metrics_agree(scan, s3)
+    assert metrics["projections_fetched_with_predicates"] == 0
+    text_bytes = sum(pq.ParquetFile(path).metadata.row_group(i).column(1).total_compressed_size for i in range(6))
+    received = sum(r.response_bytes for r in _object_gets(s3))
+    assert received < text_bytes / 4, (received, text_bytes)
+
+
+# ===========================================================================================
 # Concurrency: footers fetched at once
 # ===========================================================================================
 

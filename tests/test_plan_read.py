@@ -40,6 +40,17 @@ def test_reading_opens_no_file_planning_opened(table_dir: Path) -> None:
     assert scan.metrics["time_plan_s"] >= 0
 
 
+def test_a_cleared_metadata_cache_reads_each_footer_again(table_dir: Path) -> None:
+    """Planned twice, the three footers are read once; after `clear_metadata_cache`, again."""
+    pqsift.scan(table_dir).plan()
+    _, misses = _core.metadata_cache_stats()
+    pqsift.scan(table_dir).plan()
+    assert _core.metadata_cache_stats()[1] == misses
+    _core.clear_metadata_cache()
+    pqsift.scan(table_dir).plan()
+    assert _core.metadata_cache_stats()[1] == misses + 3
+
+
 def test_a_pruned_scan_still_has_its_schema(table_dir: Path) -> None:
     table = pqsift.scan(table_dir, ["text"], filter="id < 0").to_table()
     assert table.num_rows == 0 and table.schema.names == ["text"]

@@ -413,6 +413,10 @@ class ScanStream:
 def metadata_cache_stats() -> tuple[int, int]:
     """``(hits, misses)`` of this process's metadata cache; a miss is a footer read."""
 
+def clear_metadata_cache() -> None:
+    """Empties this process's metadata cache: the next scan of each file reads its footer
+    again (the counts of :func:`metadata_cache_stats` stay)."""
+
 def scan_option_defaults() -> dict[str, Any]:
     """Every planning option of :func:`pqsift.scan` with its default: ``statistics``,
     ``bloom_filter``, ``page_index``, ``session_time_zone``, ``case_sensitive``,

@@ -262,8 +262,11 @@ class Scan:
         reading), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
-        ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``
-        and ``time_store_wait_s`` (threads blocked on the store, summed)."""
+        ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``,
+        ``time_store_wait_s`` (threads blocked on the store, summed) and
+        ``projections_fetched_with_predicates`` (row groups whose projection came in the
+        round trip of their predicate columns, most of its pages expected to hold a row
+        that passes)."""
         metrics: dict[str, Any] = dict(self._core.metrics())
         if self._last_stream is not None:
             self._read_metrics.update(self._last_stream.metrics())

@@ -77,6 +77,15 @@ impl MetadataCache {
         (state.hits, state.misses)
     }
 
+    /// Drops every entry (the hit and miss counts stay): the next load of each file reads
+    /// its footer again — what a benchmark of cold reads, or a process done with a table,
+    /// wants.
+    pub fn clear(&self) {
+        let mut state = self.lock();
+        let capacity = state.entries.capacity();
+        state.entries = ByteLru::new(capacity);
+    }
+
     /// The metadata of the file at `location`, from the cache when the file is unchanged.
     ///
     /// ```no_run

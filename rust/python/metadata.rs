@@ -150,3 +150,9 @@ fn statistics_dict<'py>(py: Python<'py>, s: &StatisticsSummary) -> PyResult<Boun
 pub(crate) fn metadata_cache_stats() -> (u64, u64) {
     crate::format::metadata_cache::MetadataCache::global().stats()
 }
+
+/// Empties this process's metadata cache: the next scan of each file reads its footer again.
+#[pyfunction]
+pub(crate) fn clear_metadata_cache() {
+    crate::format::metadata_cache::MetadataCache::global().clear()
+}

@@ -26,6 +26,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::inspect_py, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;
+    module.add_function(wrap_pyfunction!(metadata::clear_metadata_cache, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     module.add_function(wrap_pyfunction!(stream::read, module)?)?;
     module.add_function(wrap_pyfunction!(scan::read_task, module)?)?;

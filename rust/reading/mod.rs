@@ -10,6 +10,8 @@
 //!   the selected rows only, straight into Arrow buffers.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
 //!   moved by AVX-512 compress).
+//! * [`round_trips`] — from a store, whether a row group's projection is fetched with its
+//!   predicate columns or after the filter, from the pages it needs and the filter's pass rate.
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for
 //!   survivors only (late materialization).
 //! * [`decode_failure`] — why the parquet crate failed on rows: a damaged part, or more
@@ -32,6 +34,7 @@ pub mod decode_failure;
 pub mod flat_decode;
 pub mod planned_read;
 pub mod reader;
+pub mod round_trips;
 pub mod row_filter;
 pub mod row_group_reader;
 pub mod row_windows;

@@ -362,6 +362,8 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         )));
     }
     let mut scan_files = Vec::with_capacity(files.len());
+    // One tally of the rows the filter keeps, for every file's row filter.
+    let pass_rate = Arc::new(crate::reading::row_filter::PassRate::default());
     let mut schema: Option<SchemaRef> = None;
     let mut first_file_part: Option<SchemaRef> = None;
     let mut empty_files = Vec::new();
@@ -394,7 +396,8 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
             metadata.metadata(),
             &config.bind,
             config.reorder_filters,
-        )?;
+        )?
+        .sharing_pass_rate(Arc::clone(&pass_rate));
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
         let reader = FileReader::new(FileSource::open(&file.location)?, metadata, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {

@@ -11,7 +11,8 @@
 //! order of **cost per row removed** — the price of each row a predicate saves the later
 //! steps from. (With `reorder_filters=False` the text order is kept.)
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arrow::datatypes::Schema;
@@ -78,6 +79,40 @@ pub struct RowFilter {
     predicates: Vec<Predicate>,
     reorder: bool,
     stats: Mutex<Vec<PredicateStats>>,
+    pass_rate: Arc<PassRate>,
+}
+
+/// The share of rows the whole filter has kept so far, over the row groups of every file of
+/// a scan (their row filters share one): what the next row group is expected to keep
+/// before it is filtered (see [`round_trips`](crate::reading::round_trips)).
+///
+/// ```
+/// use pqsift::reading::row_filter::PassRate;
+/// let rate = PassRate::default();
+/// assert_eq!(rate.observed(), None);
+/// rate.record(1_000, 10);
+/// rate.record(3_000, 30);
+/// assert_eq!(rate.observed(), Some(0.01));
+/// ```
+#[derive(Debug, Default)]
+pub struct PassRate {
+    rows_in: AtomicU64,
+    rows_out: AtomicU64,
+}
+
+impl PassRate {
+    /// Records a row group's filter: `rows_in` selected before it, `rows_out` after.
+    pub fn record(&self, rows_in: u64, rows_out: u64) {
+        self.rows_out.fetch_add(rows_out, Ordering::Relaxed);
+        self.rows_in.fetch_add(rows_in, Ordering::Relaxed);
+    }
+
+    /// Rows kept over rows filtered so far; `None` before any row was filtered.
+    pub fn observed(&self) -> Option<f64> {
+        let rows_in = self.rows_in.load(Ordering::Relaxed);
+        let rows_out = self.rows_out.load(Ordering::Relaxed);
+        (rows_in > 0).then(|| (rows_out as f64 / rows_in as f64).min(1.0))
+    }
 }
 
 impl RowFilter {
@@ -125,7 +160,18 @@ impl RowFilter {
     /// The filter made of `predicates` (in text order); `reorder` enables cost ordering.
     pub fn new(predicates: Vec<Predicate>, reorder: bool) -> Self {
         let stats = Mutex::new(vec![PredicateStats::default(); predicates.len()]);
-        Self { predicates, reorder, stats }
+        Self { predicates, reorder, stats, pass_rate: Arc::default() }
+    }
+
+    /// The filter, recording the rows it keeps into `pass_rate` (shared with the row
+    /// filters of the scan's other files).
+    pub fn sharing_pass_rate(self, pass_rate: Arc<PassRate>) -> Self {
+        Self { pass_rate, ..self }
+    }
+
+    /// The share of rows the scan's filter has kept so far.
+    pub fn pass_rate(&self) -> &PassRate {
+        &self.pass_rate
     }
 
     /// The predicates, in text order.

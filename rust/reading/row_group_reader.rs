@@ -124,6 +124,9 @@ pub struct ReadMetrics {
     /// Row groups `ORDER BY ... LIMIT k` did not read because their statistics rule out the
     /// k-th row's key (see [`topk_threshold`](crate::reading::topk_threshold)).
     pub row_groups_skipped_by_threshold: u64,
+    /// Row groups read from a store whose projection was fetched in the round trip of their
+    /// predicate columns (see [`round_trips`](crate::reading::round_trips)).
+    pub projections_fetched_with_predicates: u64,
 }
 
 impl ReadMetrics {
@@ -141,6 +144,7 @@ impl ReadMetrics {
         self.windows += other.windows;
         self.projection_parts += other.projection_parts;
         self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
+        self.projections_fetched_with_predicates += other.projections_fetched_with_predicates;
     }
 }
 
@@ -311,8 +315,12 @@ impl FileReader {
     ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
-        // From a store, one round trip for every predicate's pages instead of one per stage.
-        let _prefetched = self.prefetch_predicates(row_group, filter, &selection, options)?;
+        // From a store, one round trip for every predicate's pages instead of one per stage
+        // (and the projection's, when the pages holding survivors are expected to be most).
+        let projection_leaves = self.leaves_of(projection, leaf_subsets);
+        let _prefetched =
+            self.prefetch_predicates(row_group, filter, &selection, &projection_leaves, options, &mut metrics)?;
+        let rows_before_filter = selection.selected_count() as u64;
         for index in filter.order() {
             if !selection.selects_any() {
                 break;
@@ -346,6 +354,7 @@ impl FileReader {
             filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
             metrics.predicate_time += elapsed;
         }
+        filter.pass_rate().record(rows_before_filter, selection.selected_count() as u64);
         if let Some(limit) = options.row_limit {
             selection = selection.limit(limit);
         }
@@ -360,12 +369,11 @@ impl FileReader {
             // Without a filter the row group's windows already bound the decode.
             true => vec![selection],
             false => {
-                let leaves = self.leaves_of(projection, leaf_subsets);
                 // Half the budget a part: the stream holds a few at once (see scan_stream).
                 crate::reading::row_windows::parts(
                     self.metadata.metadata(),
                     row_group,
-                    &leaves,
+                    &projection_leaves,
                     &selection,
                     options.decode_bytes / 2,
                 )?
@@ -1044,32 +1052,78 @@ impl FileReader {
         Ok(pages)
     }
 
-    /// From a store, with two predicates or more: fetches the pages of every predicate
-    /// column for `selection` at once, for the stages of `row_group` to find (the guard
-    /// drops them when the row group is done). A later predicate then costs no round trip;
-    /// its pages are fetched even when an earlier one leaves no row, a few pages against
-    /// tens of milliseconds.
+    /// From a store: fetches the pages of every predicate column for `selection` at once,
+    /// for the stages of `row_group` to find (the guard drops them when the row group is
+    /// done), with the pages of the projection's other leaves `projection_leaves` when
+    /// [`round_trips`](crate::reading::round_trips) expects most of them to hold a row that
+    /// passes. A later predicate then costs no round trip, nor, so fetched, the projection;
+    /// a predicate's pages are fetched even when an earlier one leaves no row, a few pages
+    /// against tens of milliseconds.
     fn prefetch_predicates(
         &self,
         row_group: usize,
         filter: &RowFilter,
         selection: &RowSelection,
+        projection_leaves: &[usize],
         options: &ReadOptions,
+        metrics: &mut ReadMetrics,
     ) -> Result<Option<PrefetchGuard<'_>>> {
-        if !self.is_remote() || filter.predicates().len() < 2 || !selection.selects_any() {
+        if !self.is_remote() || filter.predicates().is_empty() || !selection.selects_any() {
             return Ok(None);
         }
         let schema = self.metadata.parquet_schema();
         let mut roots: Vec<usize> = filter.predicates().iter().flat_map(|p| p.roots.iter().copied()).collect();
         roots.sort_unstable();
         roots.dedup();
-        let leaves: Vec<usize> =
+        let mut leaves: Vec<usize> =
             (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect();
+        let others: Vec<usize> = projection_leaves.iter().copied().filter(|leaf| !leaves.contains(leaf)).collect();
+        let with_projection = self.fetch_projection_at_once(row_group, &others, selection, filter, options)?;
+        if !with_projection && filter.predicates().len() < 2 {
+            return Ok(None);
+        }
+        if with_projection {
+            leaves.extend(others);
+            metrics.projections_fetched_with_predicates += 1;
+        }
         let pages = self.pages_read(row_group, &leaves, selection)?;
         let ranges = ranges_of(&pages, self.metadata.metadata().row_group(row_group));
         let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
         self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).insert(row_group, fetched);
         Ok(Some(PrefetchGuard { reader: self, row_group }))
+    }
+
+    /// Whether the pages of `leaves` (projected, read by no predicate) are fetched with the
+    /// predicate columns of `row_group` (see [`round_trips`](crate::reading::round_trips)):
+    /// not for a limit (it wants the first rows that pass, not all), nor when the rows
+    /// expected to pass decode in several parts (each part fetches its own pages).
+    fn fetch_projection_at_once(
+        &self,
+        row_group: usize,
+        leaves: &[usize],
+        selection: &RowSelection,
+        filter: &RowFilter,
+        options: &ReadOptions,
+    ) -> Result<bool> {
+        use crate::reading::round_trips::{UNOBSERVED_PASS_RATE, fetch_with_predicates, page_loads};
+        if leaves.is_empty() || options.row_limit.is_some() {
+            return Ok(false);
+        }
+        let metadata = self.metadata.metadata();
+        let pass_rate = filter.pass_rate().observed().unwrap_or(UNOBSERVED_PASS_RATE);
+        let chunks = metadata.row_group(row_group);
+        let rows = chunks.num_rows().max(1) as f64;
+        let decoded: f64 =
+            leaves.iter().map(|&leaf| chunks.column(leaf).uncompressed_size().max(0) as f64).sum::<f64>()
+                * (selection.selected_count() as f64 * pass_rate / rows);
+        if decoded > (options.decode_bytes / 2) as f64 {
+            return Ok(false);
+        }
+        let mut loads = Vec::new();
+        for &leaf in leaves {
+            loads.extend(page_loads(metadata, row_group, leaf, selection)?);
+        }
+        Ok(fetch_with_predicates(&loads, pass_rate, options.coalesce_gap))
     }
 }
 

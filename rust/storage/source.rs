@@ -169,17 +169,33 @@ pub enum Entry {
     Directory,
 }
 
-/// What is at `location`, `None` when nothing is. For a store, a `HEAD` and a listing
-/// request (to tell a prefix from nothing), sent at once.
+/// What is at `location`, `None` when nothing is. For a store, a `HEAD`, then (nothing
+/// there) a listing to tell a prefix from nothing.
 pub fn stat(location: &Location) -> Result<Option<Entry>> {
-    Ok(stat_table(location, None)?.0)
+    Ok(stat_table(location, None)?.entry)
 }
 
-/// [`stat`], and whether the directory `child` below `location` exists (a Delta table's
-/// `_delta_log`). From a store: a `HEAD` first (one request for an object), unless the URL
-/// was written as a prefix (`s3://bucket/events/`); for a prefix, the two listings are
-/// sent at once, one round trip.
-pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<Entry>, bool)> {
+/// What [`stat_table`] found at a table's location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableProbe {
+    /// What is there; `None` when nothing is.
+    pub entry: Option<Entry>,
+    /// Whether the directory `child` asked about is below it (a Delta table's `_delta_log`).
+    pub has_child: bool,
+    /// For a store's directory without `child`: every object below it, with its size and
+    /// version — the recursive listing, sent with the other so that listing the table
+    /// costs no round trip of its own. `None` for a local directory, a file, or nothing.
+    pub listed: Option<Vec<Location>>,
+}
+
+/// [`stat`], whether the directory `child` below `location` exists (a Delta table's
+/// `_delta_log`) and, for a store's directory, what is below it. From a store: a `HEAD`
+/// first (one request for an object), unless the URL was written as a prefix
+/// (`s3://bucket/events/`). For a prefix, the listing of `child` and the recursive listing
+/// are sent at once, one round trip: when `child` is there, the recursive listing is
+/// dropped unfinished (a table with a log is not listed); when it is not, that listing is
+/// the table's.
+pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe> {
     match location {
         Location::Local(path) => {
             let entry = match std::fs::metadata(path) {
@@ -191,7 +207,7 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
                 Err(e) => return Err(PqsiftError::io(path, e)),
             };
             let has_child = entry == Some(Entry::Directory) && child.is_some_and(|c| path.join(c).is_dir());
-            Ok((entry, has_child))
+            Ok(TableProbe { entry, has_child, listed: None })
         }
         Location::Object(object) => {
             let url = location.to_string();
@@ -200,15 +216,18 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
             let child_key = child.map(|c| location.join(c)).and_then(|l| l.as_object().map(|o| o.key().clone()));
             if !key.as_ref().is_empty() && !object.is_prefix() {
                 match super::remote_file::head(object, &url) {
-                    Ok(version) => return Ok((Some(Entry::File(version)), false)),
+                    Ok(version) => {
+                        return Ok(TableProbe { entry: Some(Entry::File(version)), has_child: false, listed: None });
+                    }
                     Err(PqsiftError::Storage { not_found: true, .. }) => {}
                     Err(other) => return Err(other),
                 }
             }
             let attempts = listing_attempts(object);
+            let prefix = (!key.as_ref().is_empty()).then_some(key);
             let future = async move {
-                let below = retried(attempts, || store.list_with_delimiter(Some(&key)));
-                let child = async {
+                let below = retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>());
+                let has_child = async {
                     match &child_key {
                         Some(child) => retried(attempts, || store.list_with_delimiter(Some(child)))
                             .await
@@ -216,13 +235,28 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<(Option<En
                         None => Ok(false),
                     }
                 };
-                let (below, child) = futures_util::join!(below, child);
-                Ok::<_, object_store::Error>((below?, child?))
+                futures_util::pin_mut!(below, has_child);
+                // `None`: the child is there, and what is below does not matter.
+                match futures_util::future::select(has_child, below).await {
+                    futures_util::future::Either::Left((has_child, below)) => match has_child? {
+                        true => Ok::<_, object_store::Error>(None),
+                        false => Ok(Some(below.await?)),
+                    },
+                    futures_util::future::Either::Right((below, has_child)) => {
+                        let below = below?;
+                        Ok((!has_child.await?).then_some(below))
+                    }
+                }
             };
-            let (below, has_child) = run(object, &url, future)?;
-            let entry = (!below.objects.is_empty() || !below.common_prefixes.is_empty()).then_some(Entry::Directory);
-            let is_dir = entry == Some(Entry::Directory);
-            Ok((entry, has_child && is_dir))
+            Ok(match run(object, &url, future)? {
+                None => TableProbe { entry: Some(Entry::Directory), has_child: true, listed: None },
+                Some(below) if below.is_empty() => TableProbe { entry: None, has_child: false, listed: None },
+                Some(below) => TableProbe {
+                    entry: Some(Entry::Directory),
+                    has_child: false,
+                    listed: Some(below.iter().map(|meta| remote(object, meta)).collect()),
+                },
+            })
         }
     }
 }
@@ -261,13 +295,22 @@ pub fn list_recursive(dir: &Location, left_out: &dyn Fn(&str) -> bool) -> Result
             let metas = run(object, &dir.to_string(), async move {
                 retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>()).await
             })?;
-            found.extend(metas.iter().map(|meta| remote(object, meta)).filter(|file| {
-                file.components_below(dir).is_some_and(|parts| !parts.iter().any(|part| left_out(part)))
-            }));
+            return Ok(kept_below(dir, metas.iter().map(|meta| remote(object, meta)).collect(), left_out));
         }
     }
     found.sort();
     Ok(found)
+}
+
+/// Of the objects `listed` below the directory `dir` (a recursive listing), those with no
+/// part of their path below `dir` that `left_out` says to leave out, in location order.
+pub fn kept_below(dir: &Location, listed: Vec<Location>, left_out: &dyn Fn(&str) -> bool) -> Vec<Location> {
+    let mut kept: Vec<Location> = listed
+        .into_iter()
+        .filter(|file| file.components_below(dir).is_some_and(|parts| !parts.iter().any(|part| left_out(part))))
+        .collect();
+    kept.sort();
+    kept
 }
 
 /// The files directly in the directory `dir` (one level), with their sizes and

@@ -24,7 +24,7 @@
 
 use crate::error::Result;
 use crate::storage::Location;
-use crate::storage::source::list_recursive;
+use crate::storage::source::{kept_below, list_recursive};
 
 /// Whether Spark leaves a file or directory of this name out of a table.
 ///
@@ -47,4 +47,11 @@ pub fn is_ignored(name: &str) -> bool {
 /// 1,000 objects), its objects' sizes kept for opening them without another request.
 pub fn list_data_files(dir: &Location) -> Result<Vec<Location>> {
     list_recursive(dir, &is_ignored)
+}
+
+/// The data files among `listed`, a recursive listing of the store directory `dir` made
+/// already (see [`stat_table`](crate::storage::source::stat_table)): what
+/// [`list_data_files`] would list, without a request.
+pub fn data_files_among(dir: &Location, listed: Vec<Location>) -> Vec<Location> {
+    kept_below(dir, listed, &is_ignored)
 }

@@ -24,7 +24,7 @@ use super::allowed_locations::AllowedLocations;
 use super::delta::SnapshotSpec;
 use super::delta::open::open_delta_table;
 use super::hive::{HiveOptions, discover_partitions};
-use super::listing::list_data_files;
+use super::listing::{data_files_among, list_data_files};
 pub use super::resolved::{Table, TableFormat};
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
@@ -74,13 +74,13 @@ impl Table {
         let mut files = Vec::new();
         let mut bases: Vec<Location> = Vec::new();
         for source in sources {
-            let (entry, has_delta_log) = stat_table(source, Some("_delta_log"))?;
-            let (is_dir, known) = match entry {
+            let probe = stat_table(source, Some("_delta_log"))?;
+            let (is_dir, known) = match probe.entry {
                 Some(Entry::Directory) => (true, None),
                 Some(Entry::File(version)) => (false, Some(version)),
                 None => return Err(source.not_found("no such object or prefix")),
             };
-            if has_delta_log {
+            if probe.has_child {
                 if sources.len() != 1 {
                     return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
                 }
@@ -109,7 +109,10 @@ impl Table {
                 None => source.parent().unwrap_or_else(|| Location::Local(Default::default())),
             };
             if is_dir {
-                files.extend(list_data_files(source)?);
+                files.extend(match probe.listed {
+                    Some(listed) => data_files_among(source, listed),
+                    None => list_data_files(source)?,
+                });
             } else {
                 // The size a store's `HEAD` just gave: opening the file needs no other.
                 files.push(match known {
