@@ -112,12 +112,13 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
     if data_end < tail.range.start {
         tail = Tail::read(file, data_end..len)?;
     }
-    if footer_declares_encryption(&tail.slice(data_end..len - FOOTER_TAIL)) {
-        return Err(PqsiftError::unsupported(
+    let footer = tail.slice(data_end..len - FOOTER_TAIL);
+    let refuse_encrypted = || {
+        PqsiftError::unsupported(
             path,
             "its columns are encrypted (plaintext footer with an encryption algorithm); pqsift does not decrypt Parquet files",
-        ));
-    }
+        )
+    };
 
     let footer_only = |tail: &Tail| -> Result<ParquetMetaData> {
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Skip);
@@ -131,7 +132,17 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
                 .ok_or_else(|| corrupt(error.to_string()))
         })
     };
-    let metadata = normalise(check(footer_only(&tail)?, path, data_end)?, data_end);
+    let metadata = match footer_only(&tail) {
+        Err(_) if footer_declares_encryption(&footer) => return Err(refuse_encrypted()),
+        Err(error) => return Err(error),
+        Ok(metadata) => metadata,
+    };
+    if !ends_with_column_orders(&footer, metadata.file_metadata().schema_descr().num_columns())
+        && footer_declares_encryption(&footer)
+    {
+        return Err(refuse_encrypted());
+    }
+    let metadata = normalise(check(metadata, path, data_end)?, data_end);
 
     let Some(index_range) = page_index_range(&metadata) else {
         return Ok(metadata);
@@ -184,29 +195,34 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
             return corrupt(format!("row group {r} claims {} rows", row_group.num_rows()));
         }
         for chunk in row_group.columns() {
-            let name = chunk.column_path().string();
-            let at = format!("row group {r}, column {name}");
+            // Named only when something is wrong: a footer has tens of thousands of chunks.
+            let at = || format!("row group {r}, column {}", chunk.column_path().string());
             if let Some(other) = chunk.file_path().filter(|p| !p.is_empty()) {
                 return Err(PqsiftError::unsupported(
                     path,
-                    format!("{at} is stored in another file ({other}); pqsift reads single-file column chunks only"),
+                    format!(
+                        "{} is stored in another file ({other}); pqsift reads single-file column chunks only",
+                        at()
+                    ),
                 ));
             }
             if chunk.num_values() < 0 {
-                return corrupt(format!("{at} claims {} values", chunk.num_values()));
+                return corrupt(format!("{} claims {} values", at(), chunk.num_values()));
             }
             let start = chunk.dictionary_page_offset().filter(|&o| o >= 4).unwrap_or(chunk.data_page_offset());
             let size = chunk.compressed_size();
             if start < 4 || !inside(start, size) {
                 return corrupt(format!(
-                    "{at}: column chunk at offset {start}, {size} bytes, is not inside the data part of the file (bytes 4..{data_end})"
+                    "{}: column chunk at offset {start}, {size} bytes, is not inside the data part of the file (bytes 4..{data_end})",
+                    at()
                 ));
             }
             if let Some(offset) = chunk.bloom_filter_offset() {
                 let length = chunk.bloom_filter_length().map_or(0, i64::from);
                 if !inside(offset, length) || u64::try_from(offset).is_ok_and(|o| o >= data_end) {
                     return corrupt(format!(
-                        "{at}: bloom filter at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})"
+                        "{}: bloom filter at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})",
+                        at()
                     ));
                 }
             }
@@ -218,7 +234,8 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
                     && !inside(offset, i64::from(length))
                 {
                     return corrupt(format!(
-                        "{at}: {what} at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})"
+                        "{}: {what} at offset {offset}, {length} bytes, is not inside the data part of the file (0..{data_end})",
+                        at()
                     ));
                 }
             }
@@ -358,6 +375,38 @@ fn footer_declares_encryption(footer: &[u8]) -> bool {
     false
 }
 
+/// Whether a serialized `FileMetaData` ends with its field 7, `column_orders` — one
+/// type-defined order per leaf column of `leaves`, each the three bytes `1C 00 00`, after
+/// fields 4 to 6 — and its stop byte: then no `encryption_algorithm` (field 8) follows, and
+/// [`footer_declares_encryption`] need not walk the row groups (millions of values in a wide
+/// table's footer) to find none. What every writer of this decade writes; any other ending
+/// (no column orders, other orders, fields out of order) is walked.
+fn ends_with_column_orders(footer: &[u8], leaves: usize) -> bool {
+    let mut list_header = Vec::with_capacity(11);
+    match leaves {
+        0..=14 => list_header.push(((leaves as u8) << 4) | 0x0c),
+        _ => {
+            list_header.push(0xfc);
+            let mut n = leaves as u64;
+            while n >= 0x80 {
+                list_header.push((n as u8) | 0x80);
+                n >>= 7;
+            }
+            list_header.push(n as u8);
+        }
+    }
+    let orders = 3 * leaves;
+    let Some(field_at) = footer.len().checked_sub(1 + orders + list_header.len() + 1) else {
+        return false;
+    };
+    let (field, rest) = (footer[field_at], &footer[field_at + 1..]);
+    // Field 7 as a list, its id a short delta of 1 to 3 from field 6, 5 or 4.
+    matches!(field, 0x19 | 0x29 | 0x39)
+        && rest.starts_with(&list_header)
+        && rest[list_header.len()..list_header.len() + orders].chunks_exact(3).all(|order| order == [0x1c, 0, 0])
+        && rest[list_header.len() + orders..] == [0]
+}
+
 /// The data pages of one column chunk, from the offset index; `None` when the file has no
 /// offset index for it.
 pub fn page_locations(metadata: &ParquetMetaData, row_group: usize, column: usize) -> Option<Vec<PageLocation>> {
@@ -401,5 +450,36 @@ mod tests {
         assert!(!footer_declares_encryption(&[0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]));
         assert!(!footer_declares_encryption(&[0x18, 0xff, 0x01, 0x41]));
         assert!(!footer_declares_encryption(&[0x1c; 10_000]));
+    }
+
+    /// The serialized `FileMetaData` of a file of `columns` int32 columns, as arrow-rs writes it.
+    fn footer_of(columns: usize) -> Vec<u8> {
+        use arrow::array::{ArrayRef, Int32Array};
+        let arrays: Vec<(String, ArrayRef)> =
+            (0..columns).map(|i| (format!("c{i}"), Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef)).collect();
+        let batch = arrow::record_batch::RecordBatch::try_from_iter(arrays).unwrap();
+        let mut bytes = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let length = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+        bytes[bytes.len() - 8 - length..bytes.len() - 8].to_vec()
+    }
+
+    #[test]
+    fn a_footer_ending_with_its_column_orders_declares_no_encryption() {
+        for columns in [1, 14, 15, 200] {
+            let footer = footer_of(columns);
+            assert!(ends_with_column_orders(&footer, columns), "{columns} columns");
+            assert!(!ends_with_column_orders(&footer, columns + 1), "{columns} columns");
+            assert!(!footer_declares_encryption(&footer));
+            // Field 8 (an encryption algorithm: a union, here of an empty struct) after the
+            // orders: the ending no longer matches, and the walk finds it.
+            let mut encrypted = footer[..footer.len() - 1].to_vec();
+            encrypted.extend([0x1c, 0x1c, 0x00, 0x00, 0x00]);
+            assert!(!ends_with_column_orders(&encrypted, columns));
+            assert!(footer_declares_encryption(&encrypted));
+        }
+        assert!(!ends_with_column_orders(&[], 0) && !ends_with_column_orders(&[0x00], 3));
     }
 }

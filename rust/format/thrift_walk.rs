@@ -95,19 +95,41 @@ impl<'a> ThriftWalker<'a> {
         &self.bytes[start..self.position]
     }
 
+    /// Past a varint, without its value (at most 10 bytes).
+    #[inline]
+    fn skip_varint(&mut self) -> Option<()> {
+        let rest = self.bytes.get(self.position..)?;
+        let length = rest.iter().take(10).position(|b| b & 0x80 == 0)?;
+        self.position += length + 1;
+        Some(())
+    }
+
+    /// Past one value of type `field_type`: the scalar kinds in line, containers by
+    /// [`Self::skip_container`] (footers are mostly small scalars, and a wide table's
+    /// footer has millions of them).
+    #[inline]
     pub(crate) fn skip(&mut self, field_type: u8, depth: usize) -> Option<()> {
-        if depth > Self::MAX_DEPTH {
-            return None;
-        }
         match field_type {
             1 | 2 => Some(()),
             3 => self.advance(1),
-            4..=6 => self.varint().map(|_| ()),
+            4..=6 => self.skip_varint(),
             7 => self.advance(8),
             8 => {
                 let n = self.varint()?;
                 self.advance(n)
             }
+            13 => self.advance(16),
+            9..=12 => self.skip_container(field_type, depth),
+            _ => None,
+        }
+    }
+
+    /// Past a list, set, map or struct, nested at most [`Self::MAX_DEPTH`] deep.
+    fn skip_container(&mut self, field_type: u8, depth: usize) -> Option<()> {
+        if depth > Self::MAX_DEPTH {
+            return None;
+        }
+        match field_type {
             9 | 10 => {
                 let header = self.byte()?;
                 let size = match header >> 4 {
@@ -120,10 +142,9 @@ impl<'a> ThriftWalker<'a> {
                     return None;
                 }
                 for _ in 0..size {
-                    if element == 1 || element == 2 {
-                        self.advance(1)?;
-                    } else {
-                        self.skip(element, depth + 1)?;
+                    match element {
+                        1 | 2 => self.advance(1)?,
+                        _ => self.skip(element, depth + 1)?,
                     }
                 }
                 Some(())
@@ -139,25 +160,30 @@ impl<'a> ThriftWalker<'a> {
                 }
                 for _ in 0..size {
                     for t in [types >> 4, types & 0x0f] {
-                        if t == 1 || t == 2 {
-                            self.advance(1)?;
-                        } else {
-                            self.skip(t, depth + 1)?;
+                        match t {
+                            1 | 2 => self.advance(1)?,
+                            _ => self.skip(t, depth + 1)?,
                         }
                     }
                 }
                 Some(())
             }
-            12 => {
-                let mut last_id = 0i16;
-                while let Some((t, id)) = self.field_header(last_id) {
-                    self.skip(t, depth + 1)?;
-                    last_id = id;
+            _ => {
+                // A struct: fields up to the stop byte (or the end of the bytes). A field's id
+                // does not matter here, only how its header is laid out.
+                while let Some(&header) = self.bytes.get(self.position) {
+                    self.position += 1;
+                    let field_type = header & 0x0f;
+                    if field_type == 0 {
+                        break;
+                    }
+                    if header >> 4 == 0 {
+                        self.skip_varint()?;
+                    }
+                    self.skip(field_type, depth + 1)?;
                 }
                 Some(())
             }
-            13 => self.advance(16),
-            _ => None,
         }
     }
 }
