@@ -1,6 +1,6 @@
 """Cost against the size of the metadata (issue 42): does planning stay linear?
 
-    python benches/scaling.py [--axis row_groups,columns,files] [--repeat 3]
+    python benches/scaling.py [--axis row_groups,columns,files,rows] [--repeat 3]
 
 Three axes, each a selective query (100 rows) that pqsift, Polars and DuckDB answer, the
 engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
@@ -11,7 +11,10 @@ engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
 - **columns**: one file of 200,000 rows in 20 row groups, 10 to 2,000 int64 columns (wide
   footers), two projected;
 - **files**: 1 to 10,000 files of 1,000 rows (one row group each), ``id`` sorted across
-  them.
+  them;
+- **rows**: one file of 1M to 100M rows in row groups of 1M (pyarrow's default), ``id``
+  sorted — the query's 100 rows in one row group whatever the size ("per unit": per
+  million rows).
 
 pqsift's planning (``scan(...).plan()``) is timed on its own as well, with the statistics
 stage and without it; its "per unit" column is that time divided by the row groups,
@@ -43,7 +46,10 @@ DEFAULT_SIZES = {
     "row_groups": [40, 500, 2_000, 4_000, 8_000, 10_000],
     "columns": [10, 100, 500, 1_000, 2_000],
     "files": [1, 10, 100, 1_000, 10_000],
+    "rows": [1_000_000, 10_000_000, 100_000_000],
 }
+# What "per unit" divides planning time by: a row group, a column, a file, a million rows.
+UNIT = {"row_groups": 1, "columns": 1, "files": 1, "rows": 1_000_000}
 
 
 @dataclass
@@ -76,6 +82,15 @@ def write_case(axis: str, size: int, root: Path) -> Case:
             table = pa.table({"id": ids, **{f"c{i}": ids + i for i in range(1, size)}})
             pq.write_table(table, path, row_group_size=rows // 20)
         return Case([path], str(path), 100_000, ["id", "c1"])
+    if axis == "rows":
+        path = root / f"rows{size}.parquet"
+        if not path.exists():
+            schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
+            with pq.ParquetWriter(path, schema) as writer:  # 1M rows at a time: memory stays small
+                for start in range(0, size, 1_000_000):
+                    ids = np.arange(start, min(start + 1_000_000, size), dtype=np.int64)
+                    writer.write_table(pa.table({"id": ids, "v": ids % 1000}, schema=schema), row_group_size=1_000_000)
+        return Case([path], str(path), size // 2, ["id", "v"])
     directory = root / f"files{size}"
     if not directory.exists():
         directory.mkdir(parents=True)
@@ -131,7 +146,7 @@ def timed(run: Callable[[], int], walls: list[float], cpus: list[float]) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--axis", default="row_groups,columns,files")
+    parser.add_argument("--axis", default="row_groups,columns,files,rows")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=Path("data/scaling"))
     args = parser.parse_args()
@@ -170,7 +185,7 @@ def main() -> None:
 
             best_peer = min(min(walls["Polars"]), min(walls["DuckDB"]))
             lines.append(
-                f"| {size:,} | {cell('plan')} | {min(walls['plan']) / size * 1e6:.1f} µs "
+                f"| {size:,} | {cell('plan')} | {min(walls['plan']) / (size / UNIT[axis]) * 1e6:.1f} µs "
                 f"| {cell('plan, no statistics')} | {cell('pqsift')} | {cell('Polars')} | {cell('DuckDB')} "
                 f"| {min(walls['pqsift']) / best_peer:.2f} |"
             )
