@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -247,7 +248,12 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
     metrics = scan.metrics
     assert metrics["row_groups_pruned_topn"] == 0  # planning could not prove a row anywhere
     assert metrics["row_groups_skipped_by_threshold"] == 31
-    assert "reading: 31 more row group(s) not read: their statistics rule out the key of the 10th row" in scan.explain()
+    explain = scan.explain()
+    assert "reading: 31 more row group(s) not read: every row of the top 10 meets `ts` " in explain, explain
+    # Each row group kept out, named: all but the one holding the 10 best keys.
+    named = re.findall(r"part-(\d)\.parquet row group (\d): not read \(threshold\)", explain)
+    best_file, best_group = (7, 3) if direction == "desc" else (0, 0)
+    assert sorted(named) == sorted((str(f), str(g)) for f in range(files) for g in range(4) if (f, g) != (best_file, best_group))
     # The key of a wave of row groups (one per thread) in the first pass, of one row group
     # in the second: not the 32,000 rows of every row group.
     assert metrics["rows_decoded_by_column"]["ts"] <= 3 * 1_000

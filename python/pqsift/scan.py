@@ -237,14 +237,16 @@ class Scan:
         read with ``order_by`` and ``limit``, what the threshold learnt while reading kept
         out of the read."""
         text: str = self._core.explain()
-        skipped = (
-            0 if self._last_stream is None else self._last_stream.metrics().get("row_groups_skipped_by_threshold", 0)
-        )
+        read = {} if self._last_stream is None else self._last_stream.metrics()
+        skipped = read.get("row_groups_skipped_by_threshold", 0)
         if skipped:
             text += (
-                f"reading: {skipped} more row group(s) not read: their statistics rule out the key of the "
-                f"{self._read_options.get('limit')}th row, learnt while reading\n"
+                f"reading: {skipped} more row group(s) not read: every row of the top "
+                f"{self._read_options.get('limit')} meets {read.get('threshold_key_condition', 'a condition on the key')} "
+                "(learnt while reading), and their statistics show no row does\n"
             )
+            for path, row_group in read.get("row_groups_skipped_by_threshold_list", []):
+                text += f"  {path} row group {row_group}: not read (threshold)\n"
         return text
 
     @property

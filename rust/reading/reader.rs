@@ -492,8 +492,15 @@ fn narrow_to_top_rows(
     }
     let Some(predicate) = predicate else { return Ok((None, Some(metrics))) };
     let may = skipper.may_satisfy(tasks, &predicate);
-    let kept: Vec<ScanTask> = tasks.iter().zip(may).filter(|(_, may)| *may).map(|(task, _)| task.clone()).collect();
-    metrics.row_groups_skipped_by_threshold = (tasks.len() - kept.len()) as u64;
+    let (kept, skipped): (Vec<(&ScanTask, bool)>, Vec<(&ScanTask, bool)>) =
+        tasks.iter().zip(may).partition(|(_, may)| *may);
+    let kept: Vec<ScanTask> = kept.into_iter().map(|(task, _)| task.clone()).collect();
+    metrics.row_groups_skipped_by_threshold = skipped.len() as u64;
+    let mut row_groups: Vec<(String, usize)> =
+        skipped.iter().map(|(task, _)| (files[task.file].location.to_string(), task.row_group)).collect();
+    row_groups.dedup(); // the windows of one row group
+    metrics.threshold_skips =
+        Some(crate::reading::row_group_reader::ThresholdSkips { key_condition: predicate.to_string(), row_groups });
     let filter = match &config.filter {
         Some(filter) => Expr::And(Box::new(filter.clone()), Box::new(predicate)),
         None => predicate,

@@ -124,9 +124,22 @@ pub struct ReadMetrics {
     /// Row groups `ORDER BY ... LIMIT k` did not read because their statistics rule out the
     /// k-th row's key (see [`topk_threshold`](crate::reading::topk_threshold)).
     pub row_groups_skipped_by_threshold: u64,
+    /// Those row groups, as (file, row group index), and the condition on the key their
+    /// statistics ruled out: the k-th row's key as the first pass learnt it.
+    pub threshold_skips: Option<ThresholdSkips>,
     /// Row groups read from a store whose projection was fetched in the round trip of their
     /// predicate columns (see [`round_trips`](crate::reading::round_trips)).
     pub projections_fetched_with_predicates: u64,
+}
+
+/// What `ORDER BY ... LIMIT k`'s threshold kept out of a read (see
+/// [`topk_threshold`](crate::reading::topk_threshold)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThresholdSkips {
+    /// The condition every row of the top k meets, as Spark SQL (`ts >= TIMESTAMP '...'`).
+    pub key_condition: String,
+    /// The row groups not read: (file path or URL, row group index).
+    pub row_groups: Vec<(String, usize)>,
 }
 
 impl ReadMetrics {
@@ -144,6 +157,13 @@ impl ReadMetrics {
         self.windows += other.windows;
         self.projection_parts += other.projection_parts;
         self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
+        if let Some(skips) = &other.threshold_skips {
+            let mine = self
+                .threshold_skips
+                .get_or_insert_with(|| ThresholdSkips { key_condition: String::new(), row_groups: Vec::new() });
+            mine.key_condition.clone_from(&skips.key_condition);
+            mine.row_groups.extend(skips.row_groups.iter().cloned());
+        }
         self.projections_fetched_with_predicates += other.projections_fetched_with_predicates;
     }
 }
