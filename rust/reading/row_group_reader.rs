@@ -1076,9 +1076,9 @@ impl FileReader {
     /// for the stages of `row_group` to find (the guard drops them when the row group is
     /// done), with the pages of the projection's other leaves `projection_leaves` when
     /// [`round_trips`](crate::reading::round_trips) expects most of them to hold a row that
-    /// passes. A later predicate then costs no round trip, nor, so fetched, the projection;
-    /// a predicate's pages are fetched even when an earlier one leaves no row, a few pages
-    /// against tens of milliseconds.
+    /// passes. A later predicate then costs no round trip, nor does a projection fetched
+    /// with them; a predicate's pages are fetched even when an earlier one leaves no row, a
+    /// few pages against tens of milliseconds.
     fn prefetch_predicates(
         &self,
         row_group: usize,
