@@ -2,7 +2,7 @@
 
     python benches/scaling.py [--axis row_groups,columns,files,rows] [--repeat 3]
 
-Three axes, each a selective query (100 rows) that pqsift, Polars and DuckDB answer, the
+Four axes, each a selective query (100 rows) that pqsift, Polars and DuckDB answer, the
 engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
 (``time.process_time``) the median:
 
@@ -18,16 +18,15 @@ engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
 
 pqsift's planning (``scan(...).plan()``) is timed on its own as well, with the statistics
 stage and without it; its "per unit" column is that time divided by the row groups,
-columns or files — flat when planning is linear. Every pqsift run reads its footers: the
-files' modification times are moved before each run, so that pqsift's process-wide
-metadata cache (which the peers do not have) does not answer. Results go to
+columns, files or millions of rows — flat when planning is linear. Every pqsift run reads
+its footers: pqsift's process-wide metadata cache (which the peers do not have) is emptied
+before each run. Results go to
 ``benches/results/scaling.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -105,15 +104,9 @@ def engines(case: Case, connection: duckdb.DuckDBPyConnection) -> dict[str, Call
     """Per engine, a run returning its row count (planning runs: the files planned)."""
     glob = case.source if case.source.endswith(".parquet") else f"{case.source}/*.parquet"
     peer_filter = (pl.col("id") >= case.low) & (pl.col("id") < case.low + 100)
-    moved = 0
 
     def cold() -> None:
-        # A new modification time: pqsift's metadata cache takes the files as rewritten.
-        nonlocal moved
-        moved += 1
-        stamp = 1_700_000_000_000_000_000 + moved * 1_000
-        for path in case.paths:
-            os.utime(path, ns=(stamp, stamp))
+        pqsift._core.clear_metadata_cache()
 
     def plan(**options: bool) -> int:
         cold()

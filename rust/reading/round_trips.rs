@@ -104,26 +104,14 @@ pub fn page_loads(
     if let Some(dictionary) = dictionary_page_range(metadata, row_group, leaf) {
         loads.push(PageLoad { bytes: dictionary.end - dictionary.start, selected_rows: selected });
     }
-    let rows = selection.row_count() as u64;
-    let mut ranges = selection.selected_ranges().into_iter().peekable();
-    for (i, page) in pages.iter().enumerate() {
-        let end = pages.get(i + 1).map_or(rows, |next| next.first_row_index);
-        let mut in_page = 0;
-        while let Some(range) = ranges.peek() {
-            let (start, stop) = (range.start as u64, range.end as u64);
-            if start >= end {
-                break;
-            }
-            in_page += stop.min(end).saturating_sub(start.max(page.first_row_index));
-            if stop > end {
-                break; // the range goes on into the next page
-            }
-            ranges.next();
-        }
-        if in_page > 0 {
-            loads.push(PageLoad { bytes: page.compressed_size, selected_rows: in_page });
-        }
-    }
+    let selected_rows = selection.selected_rows_by_page(&pages)?;
+    loads.extend(
+        pages
+            .iter()
+            .zip(selected_rows)
+            .filter(|(_, rows)| *rows > 0)
+            .map(|(page, rows)| PageLoad { bytes: page.compressed_size, selected_rows: rows as u64 }),
+    );
     Ok(loads)
 }
 

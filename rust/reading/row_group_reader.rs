@@ -158,9 +158,7 @@ impl ReadMetrics {
         self.projection_parts += other.projection_parts;
         self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
         if let Some(skips) = &other.threshold_skips {
-            let mine = self
-                .threshold_skips
-                .get_or_insert_with(|| ThresholdSkips { key_condition: String::new(), row_groups: Vec::new() });
+            let mine = self.threshold_skips.get_or_insert_with(ThresholdSkips::default);
             mine.key_condition.clone_from(&skips.key_condition);
             mine.row_groups.extend(skips.row_groups.iter().cloned());
         }
@@ -337,9 +335,13 @@ impl FileReader {
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         // From a store, one round trip for every predicate's pages instead of one per stage
         // (and the projection's, when the pages holding survivors are expected to be most).
-        let projection_leaves = self.leaves_of(projection, leaf_subsets);
-        let _prefetched =
-            self.prefetch_predicates(row_group, filter, &selection, &projection_leaves, options, &mut metrics)?;
+        let _prefetched = match self.is_remote() {
+            true => {
+                let projection_leaves = self.leaves_of(projection, leaf_subsets);
+                self.prefetch_predicates(row_group, filter, &selection, &projection_leaves, options, &mut metrics)?
+            }
+            false => None,
+        };
         let rows_before_filter = selection.selected_count() as u64;
         for index in filter.order() {
             if !selection.selects_any() {
@@ -389,11 +391,12 @@ impl FileReader {
             // Without a filter the row group's windows already bound the decode.
             true => vec![selection],
             false => {
+                let leaves = self.leaves_of(projection, leaf_subsets);
                 // Half the budget a part: the stream holds a few at once (see scan_stream).
                 crate::reading::row_windows::parts(
                     self.metadata.metadata(),
                     row_group,
-                    &projection_leaves,
+                    &leaves,
                     &selection,
                     options.decode_bytes / 2,
                 )?

@@ -51,6 +51,13 @@ impl PageLocation {
 ///
 /// Fails unless the first rows start at 0 and never decrease.
 pub(crate) fn pages_with_selected_rows(selection: &RowSelection, first_rows: &[usize]) -> Result<Vec<bool>> {
+    Ok(selected_rows_by_page(selection, first_rows)?.into_iter().map(|rows| rows > 0).collect())
+}
+
+/// For each page (given by its first row), how many of its rows are selected.
+///
+/// Fails unless the first rows start at 0 and never decrease.
+pub(crate) fn selected_rows_by_page(selection: &RowSelection, first_rows: &[usize]) -> Result<Vec<usize>> {
     validate_first_rows(first_rows)?;
     let rows = selection.row_count();
     let page_end = |i: usize| first_rows.get(i + 1).copied().unwrap_or(usize::MAX).min(rows);
@@ -58,22 +65,30 @@ pub(crate) fn pages_with_selected_rows(selection: &RowSelection, first_rows: &[u
         Inner::Mask(mask) => Ok((0..first_rows.len())
             .map(|i| {
                 let (start, end) = (first_rows[i].min(rows), page_end(i));
-                end > start && mask.slice(start, end - start).has_true()
+                if end > start { mask.slice(start, end - start).count_set_bits() } else { 0 }
             })
             .collect()),
         Inner::Runs(_) => {
             // Two pointers over selected ranges and pages, both in row order.
             let ranges = selection.selected_ranges();
-            let mut kept = vec![false; first_rows.len()];
+            let mut counts = vec![0; first_rows.len()];
             let mut r = 0;
-            for (i, flag) in kept.iter_mut().enumerate() {
+            for (i, count) in counts.iter_mut().enumerate() {
                 let (start, end) = (first_rows[i], page_end(i));
                 while r < ranges.len() && ranges[r].end <= start {
                     r += 1;
                 }
-                *flag = r < ranges.len() && ranges[r].start < end && start < end;
+                // The ranges overlapping the page: all but the last end inside it.
+                let mut next = r;
+                while next < ranges.len() && ranges[next].start < end {
+                    *count += ranges[next].end.min(end).saturating_sub(ranges[next].start.max(start));
+                    if ranges[next].end > end {
+                        break;
+                    }
+                    next += 1;
+                }
             }
-            Ok(kept)
+            Ok(counts)
         }
     }
 }
@@ -119,6 +134,21 @@ impl RowSelection {
     /// ```
     pub fn selected_pages(&self, pages: &[PageLocation]) -> Result<Vec<bool>> {
         pages_with_selected_rows(self, &first_rows_of(pages)?)
+    }
+
+    /// For each page, how many of its rows are selected.
+    ///
+    /// ```
+    /// use pqsift::selection::{PageLocation, RowSelection};
+    /// let pages = [
+    ///     PageLocation { offset: 4, compressed_size: 10, first_row_index: 0 },
+    ///     PageLocation { offset: 14, compressed_size: 10, first_row_index: 100 },
+    /// ];
+    /// let s = RowSelection::from_ranges(&[90..120, 150..160], 200).unwrap();
+    /// assert_eq!(s.selected_rows_by_page(&pages).unwrap(), [10, 30]);
+    /// ```
+    pub fn selected_rows_by_page(&self, pages: &[PageLocation]) -> Result<Vec<usize>> {
+        selected_rows_by_page(self, &first_rows_of(pages)?)
     }
 
     /// The byte ranges of the data pages holding at least one selected row, in page order,

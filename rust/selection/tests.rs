@@ -230,6 +230,11 @@ proptest! {
             b[start..end].iter().any(|x| *x)
         }).collect();
         prop_assert_eq!(s.selected_pages(&pages).unwrap(), expected_kept.clone());
+        let expected_counts: Vec<usize> = (0..pages.len()).map(|i| {
+            let end = first_rows.get(i + 1).copied().unwrap_or(usize::MAX).min(b.len());
+            b[first_rows[i].min(b.len())..end].iter().filter(|x| **x).count()
+        }).collect();
+        prop_assert_eq!(s.selected_rows_by_page(&pages).unwrap(), expected_counts);
         let expected_ranges: Vec<_> = pages.iter().zip(&expected_kept).filter(|(_, k)| **k)
             .map(|(p, _)| p.offset..p.offset + p.compressed_size).collect();
         prop_assert_eq!(s.scan_ranges(&pages).unwrap(), expected_ranges.clone());
