@@ -343,6 +343,9 @@ class Scan:
     def table_version(self) -> int | None:
         """The Delta snapshot's version, or None."""
     @property
+    def snapshot_id(self) -> int | None:
+        """The Iceberg snapshot's id, or None."""
+    @property
     def declared_schema(self) -> str | None:
         """The schema files are read into, as text for :func:`read`, or None while every file
         has the first file's columns: a Delta table's (the column mapping mode, a newline,

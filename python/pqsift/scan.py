@@ -65,6 +65,7 @@ class ScanOptions(TypedDict, total=False):
     partition_type_inference: bool
     base_path: str | os.PathLike[str] | None
     version: int | None
+    snapshot_id: int | None
     timestamp: str | datetime.datetime | datetime.date | None
     allowed_locations: Iterable[str | os.PathLike[str]] | Literal["any"] | None
     # Schemas.
@@ -180,15 +181,21 @@ class Scan:
         return self._core.files
 
     @property
-    def table_format(self) -> Literal["files", "hive", "delta"]:
-        """What the source is: plain ``"files"``, a ``"hive"``-partitioned directory, or a
-        ``"delta"`` table."""
+    def table_format(self) -> Literal["files", "hive", "delta", "iceberg"]:
+        """What the source is: plain ``"files"``, a ``"hive"``-partitioned directory, a
+        ``"delta"`` table or an ``"iceberg"`` table."""
         return self._core.table_format  # type: ignore[return-value]
 
     @property
     def table_version(self) -> int | None:
         """The version of the Delta snapshot read, or None for other tables."""
         return self._core.table_version
+
+    @property
+    def snapshot_id(self) -> int | None:
+        """The id of the Iceberg snapshot read, or None (other tables, an Iceberg table
+        without snapshots)."""
+        return self._core.snapshot_id
 
     @property
     def partition_schema(self) -> list[tuple[str, str]]:
@@ -469,6 +476,19 @@ def scan(
     absolute path, ``../``, another bucket) raises :class:`pqsift.TableError` naming the
     table and the path, unless ``allowed_locations`` allows it — a list of path or URL
     prefixes (a shallow clone's source table), or ``"any"``.
+
+    Iceberg tables: a directory holding ``metadata/`` with its metadata files
+    (``vN.metadata.json`` or ``NNNNN-<uuid>.metadata.json``, gzipped too;
+    ``version-hint.text`` when present) is read as its current snapshot; a metadata file
+    given as the source reads that metadata version, ``snapshot_id`` (an int) or
+    ``timestamp`` an earlier snapshot. Columns are matched by field id (renames, columns
+    dropped and re-added), by the table's name mapping in files without ids; a column a
+    file lacks is its identity partition value from the manifest, its initial default, or
+    null. Files are pruned on the manifests' column statistics and partition values
+    (``files_pruned_manifest``) before any footer is read; ``metrics`` has the metadata's
+    counts (``iceberg_*``). Locations the metadata records below the table's recorded
+    location are read below the root given (a moved table reads its own files). Delete
+    files are not applied yet: a snapshot with any raises :class:`pqsift.UnsupportedError`.
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``

@@ -48,6 +48,9 @@ pub struct PruningMetrics {
     pub row_groups_pruned_deletion_vector: u64,
     /// Files skipped on the statistics of a Delta log, their footers never read.
     pub files_pruned_log_stats: u64,
+    /// Files skipped on the column statistics and partition values of an Iceberg
+    /// snapshot's manifests, their footers never read.
+    pub files_pruned_manifest: u64,
     /// Row groups that cannot hold any of the top rows of `ORDER BY ... LIMIT k`.
     pub row_groups_pruned_topn: u64,
     /// Rows of surviving row groups left out because their pages cannot hold a top row.
@@ -76,6 +79,7 @@ impl PruningMetrics {
             ("rows_deleted", self.rows_deleted),
             ("row_groups_pruned_deletion_vector", self.row_groups_pruned_deletion_vector),
             ("files_pruned_log_stats", self.files_pruned_log_stats),
+            ("files_pruned_manifest", self.files_pruned_manifest),
             ("row_groups_pruned_topn", self.row_groups_pruned_topn),
             ("topn_rows_pruned", self.topn_rows_pruned),
         ]

@@ -43,6 +43,7 @@ use crate::table::column_matching::{ColumnMatcher, FieldIds, find_field};
 use crate::table::delta::log_statistics::prune_by_log_statistics;
 use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::file_pruning::{prune_files, specialise};
+use crate::table::iceberg::statistics::prune_by_manifest_statistics;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::schema_evolution::{check_readable, merge_file_schemas, same_columns};
 use crate::table::source::{Table, merge_schemas};
@@ -135,6 +136,13 @@ impl ScanPlan {
             m.rows_selected,
             m.rows_total
         );
+        if m.files_pruned_manifest > 0 {
+            // Appended to the header line: files the manifests ruled out.
+            text.insert_str(
+                text.len() - 1,
+                &format!("; {} file(s) skipped on the manifests' statistics", m.files_pruned_manifest),
+            );
+        }
         if m.files_pruned_log_stats > 0 {
             // Appended to the header line: files the log's statistics ruled out.
             text.insert_str(
@@ -586,18 +594,25 @@ impl Scan {
         prune_files(filter, &schema, &from_partition, partitions, &self.options.bind)
     }
 
-    /// Per file, whether the Delta log's statistics (with its partition values) let the
-    /// filter be true; only asked of files `by_partition` keeps. All `true` for other
-    /// tables, without a filter, or with the statistics stage off.
+    /// Per file, whether the table format's file statistics — a Delta log's (with its
+    /// partition values), an Iceberg snapshot's manifests — let the filter be true; only
+    /// asked of files `by_partition` keeps. All `true` for other tables, without a filter,
+    /// or with the statistics stage off.
     fn files_by_log_statistics(&self, by_partition: &[bool]) -> Result<Vec<bool>> {
         let all = vec![true; self.table.files.len()];
+        if !self.options.statistics || !by_partition.contains(&true) {
+            return Ok(all);
+        }
+        if let (Some(filter), Some(declared), Some(iceberg)) = (&self.filter, &self.table.declared, &self.table.iceberg)
+        {
+            return prune_by_manifest_statistics(filter, declared, &iceberg.files, &self.options.bind).map_err(|e| {
+                PqsiftError::table(&iceberg.table_root, format!("pruning on the manifests' statistics: {e}"))
+            });
+        }
         let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta)
         else {
             return Ok(all);
         };
-        if !self.options.statistics || !by_partition.contains(&true) {
-            return Ok(all);
-        }
         let (_, from_partition) = self.declared_schema().expect("a declared schema");
         prune_by_log_statistics(
             filter,
@@ -646,6 +661,7 @@ impl Scan {
         for position in 0..self.table.files.len() {
             match (by_partition[position], by_log[position]) {
                 (false, _) => metrics.files_pruned_partition += 1,
+                (true, false) if self.table.iceberg.is_some() => metrics.files_pruned_manifest += 1,
                 (true, false) => metrics.files_pruned_log_stats += 1,
                 (true, true) => {
                     let location = &self.table.files[position];
@@ -657,7 +673,8 @@ impl Scan {
                 }
             }
         }
-        metrics.files_pruned = metrics.files_pruned_partition + metrics.files_pruned_log_stats;
+        metrics.files_pruned =
+            metrics.files_pruned_partition + metrics.files_pruned_log_stats + metrics.files_pruned_manifest;
         Ok((files, metrics))
     }
 
@@ -692,6 +709,9 @@ impl Scan {
                     metrics.files_pruned_partition += 1;
                     let partitions = self.table.partitions.as_ref().map(|p| p.describe(position)).unwrap_or_default();
                     format!("partition values ({partitions}): the filter cannot be true")
+                } else if self.table.iceberg.is_some() {
+                    metrics.files_pruned_manifest += 1;
+                    "the manifest's statistics and partition values: the filter cannot be true".to_string()
                 } else {
                     metrics.files_pruned_log_stats += 1;
                     "the Delta log's statistics: the filter cannot be true".to_string()
@@ -728,7 +748,7 @@ impl Scan {
             metrics.row_groups_selected += plan.surviving().count() as u64;
             metrics.rows_selected += plan.selected_rows() as u64;
         }
-        Ok(ScanPlan { files, metrics, table_note: self.table.delta.as_ref().map(|d| d.explain()) })
+        Ok(ScanPlan { files, metrics, table_note: self.table.metadata_note() })
     }
 
     /// The leaf columns of `file` a read of this scan decodes: those under the projected

@@ -50,6 +50,7 @@ use crate::planning::scan::{Scan, ScanPlan};
 use crate::selection::{RowSelection, RowSelector};
 use crate::storage::location::ObjectVersion;
 use crate::storage::{Location, Storage};
+use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 
@@ -125,7 +126,7 @@ impl TaskPlan {
             columns: scan.columns().map(<[String]>::to_vec),
             filter: scan.filter().cloned(),
             bind: scan.options().bind.clone(),
-            declared: scan.declared().cloned(),
+            declared: scan.declared().map(|d| d.select(positions).map(Arc::new)).transpose()?,
             partitions: scan.table().partitions.as_ref().map(|p| p.select(positions)).transpose()?,
             files,
         })
@@ -135,6 +136,16 @@ impl TaskPlan {
     /// by the same pqsift version). A footer the Parquet writer cannot encode travels
     /// without it: the task then reads it from the file.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        if let Some(declared) = &self.declared
+            && (declared.fills.is_some()
+                || (declared.schema_string.is_empty() && declared.mode != ColumnMappingMode::None))
+        {
+            // An Iceberg table's schema (matched by id, filled from its manifests) does not
+            // travel yet: refused rather than read as another schema.
+            return Err(PqsiftError::TaskPlan(
+                "the plan of an Iceberg table cannot be sent to another process yet".to_string(),
+            ));
+        }
         let mut footers = Vec::new();
         let mut files = Vec::with_capacity(self.files.len());
         for planned in &self.files {

@@ -95,6 +95,7 @@ impl PyScan {
             partition_type_inference,
             base_path,
             version,
+            snapshot_id,
             timestamp,
             allowed_locations,
             ..
@@ -142,6 +143,7 @@ impl PyScan {
                         infer_partition_types: partition_type_inference,
                         base_path,
                         snapshot,
+                        snapshot_id,
                         allowed_locations,
                     };
                     Table::resolve(
@@ -180,6 +182,7 @@ impl PyScan {
             TableFormat::Files => "files",
             TableFormat::Hive => "hive",
             TableFormat::Delta => "delta",
+            TableFormat::Iceberg => "iceberg",
         }
     }
 
@@ -193,6 +196,12 @@ impl PyScan {
     #[getter]
     fn table_version(&self) -> Option<u64> {
         self.inner.table().delta.as_ref().map(|d| d.version)
+    }
+
+    /// The Iceberg snapshot's id, or None.
+    #[getter]
+    fn snapshot_id(&self) -> Option<i64> {
+        self.inner.table().iceberg.as_ref().and_then(|i| i.snapshot_id)
     }
 
     /// A Delta table's root directory, or None.
@@ -390,10 +399,8 @@ impl PyScan {
             for (name, value) in plan.metrics.as_pairs() {
                 dict.set_item(name, value)?;
             }
-            if let Some(delta) = &self.inner.table().delta {
-                for (name, value) in delta.metrics() {
-                    dict.set_item(name, value)?;
-                }
+            for (name, value) in self.inner.table().metadata_metrics() {
+                dict.set_item(name, value)?;
             }
         }
         super::stream::store_metrics(&dict, &self.storage)?;

@@ -13,6 +13,8 @@
 //! * [`hive`] — Spark's partition discovery: `key=value` directories, type inference,
 //!   escaping, `basePath`.
 //! * [`delta`] — Delta log replay: the active files of a snapshot.
+//! * [`iceberg`] — Iceberg metadata, manifest lists and manifests: the live files of a
+//!   snapshot.
 //! * [`source`] — the table a source resolves to, and the partition schema merged with the
 //!   files' own schema as Spark merges them.
 //! * [`column_matching`] — how a scan schema's fields find a file's columns: by name,
@@ -31,6 +33,7 @@ pub mod column_matching;
 pub mod delta;
 pub mod file_pruning;
 pub mod hive;
+pub mod iceberg;
 pub mod listing;
 pub mod parquet_reads;
 pub mod partition_values;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arrow::datatypes::{Schema, SchemaRef};
 
 use super::delta::table::DeltaTable;
+use super::iceberg::table::IcebergTable;
 use super::partition_values::PartitionValues;
 use super::schema_adapter::DeclaredSchema;
 use crate::error::{PqsiftError, Result};
@@ -20,6 +21,8 @@ pub enum TableFormat {
     Hive,
     /// A Delta table: files, partition values and schema from its log.
     Delta,
+    /// An Iceberg table: files, partition values and schema from its metadata and manifests.
+    Iceberg,
 }
 
 /// A table: its files in scan order and their partition values.
@@ -38,13 +41,15 @@ pub struct Table {
     pub declared: Option<Arc<DeclaredSchema>>,
     /// What the Delta log says of each file (deletion vectors, statistics).
     pub delta: Option<Arc<DeltaTable>>,
+    /// What the Iceberg manifests say of each file.
+    pub iceberg: Option<Arc<IcebergTable>>,
 }
 
 impl Table {
     /// A table of plain files.
     pub fn of_files(files: Vec<Location>) -> Self {
         let name = files.first().map(|f| f.to_string()).unwrap_or_default();
-        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None }
+        Self { name, format: TableFormat::Files, files, partitions: None, declared: None, delta: None, iceberg: None }
     }
 
     /// Files whose partition values are given (a task planned elsewhere, e.g. by the Spark
@@ -65,6 +70,18 @@ impl Table {
         Ok(table)
     }
 
+    /// What reading a table format's metadata did (a Delta log's replay, an Iceberg
+    /// snapshot's manifests), as `(name, value)` pairs for a scan's metrics.
+    pub fn metadata_metrics(&self) -> Vec<(&'static str, u64)> {
+        let delta = self.delta.iter().flat_map(|d| d.metrics());
+        delta.chain(self.iceberg.iter().flat_map(|i| i.metrics())).collect()
+    }
+
+    /// The table format's metadata read, in words, for a scan's explain.
+    pub fn metadata_note(&self) -> Option<String> {
+        self.delta.as_ref().map(|d| d.explain()).or_else(|| self.iceberg.as_ref().map(|i| i.explain()))
+    }
+
     /// The partition columns' schema (empty without partitions).
     pub fn partition_schema(&self) -> SchemaRef {
         self.partitions.as_ref().map_or_else(|| Arc::new(Schema::empty()), |p| Arc::clone(&p.schema))
@@ -77,8 +94,9 @@ impl Table {
             format: self.format,
             files: positions.iter().map(|&p| self.files[p].clone()).collect(),
             partitions: self.partitions.as_ref().map(|p| p.select(positions)).transpose()?,
-            declared: self.declared.clone(),
+            declared: self.declared.as_ref().map(|d| d.select(positions).map(Arc::new)).transpose()?,
             delta: self.delta.as_ref().map(|d| Arc::new(d.select(positions))),
+            iceberg: self.iceberg.as_ref().map(|i| Arc::new(i.select(positions))),
         })
     }
 }

@@ -51,7 +51,9 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use super::column_matching::{ColumnMatcher, FieldIds, has_field_ids};
 use super::delta::schema::{ColumnMappingMode, parse_schema, physical_name};
+use super::delta::table::typed_column;
 use super::file_pruning::{replace_columns, specialise};
+use super::iceberg::schema::INITIAL_DEFAULT_KEY;
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, ColumnPath, Expr, columns, resolve_column};
@@ -73,6 +75,11 @@ pub struct DeclaredSchema {
     /// every field. A field to be matched by id that a file without ids cannot give fails
     /// the read only when it is read, as Spark checks only its requested schema.
     pub requested: Vec<bool>,
+    /// Per file of the table, values for columns a file does not hold, by column name (an
+    /// Iceberg identity partition's value from the manifest, which writers may leave out
+    /// of the data file); a file that holds the column is read. `None`: such columns are
+    /// null (or their initial default).
+    pub fills: Option<PartitionValues>,
 }
 
 /// How one file's columns map onto the declared schema.
@@ -95,7 +102,14 @@ pub struct FileView {
 impl DeclaredSchema {
     /// A declared schema whose files name columns as `mode` says.
     pub fn new(schema: SchemaRef, mode: ColumnMappingMode) -> Self {
-        Self { schema, mode, field_ids: FieldIds::Off, schema_string: String::new(), requested: Vec::new() }
+        Self {
+            schema,
+            mode,
+            field_ids: FieldIds::Off,
+            schema_string: String::new(),
+            requested: Vec::new(),
+            fills: None,
+        }
     }
 
     /// The schema with fields matched by Parquet field id as `field_ids` says.
@@ -161,6 +175,7 @@ impl DeclaredSchema {
             field_ids: FieldIds::Off,
             schema_string: schema_string.to_string(),
             requested: Vec::new(),
+            fills: None,
         })
     }
 
@@ -254,12 +269,39 @@ impl DeclaredSchema {
                     file_roots.push(None);
                     from_constant.push(Some(constant_fields.len()));
                     constant_fields.push(Arc::new(field.as_ref().clone().with_nullable(true)));
-                    constant_columns.push(new_null_array(field.data_type(), 1));
+                    constant_columns.push(self.fill(field, position)?);
                 }
             }
         }
         let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
         Ok(FileView { file_roots, from_constant, constants, file_fields: file.fields().clone(), file_has_ids })
+    }
+
+    /// The value of `field` in file `position` of the table when the file does not hold
+    /// it: its fill (see [`DeclaredSchema::fills`]) when it has one, else the field's
+    /// initial default, else null. One row.
+    fn fill(&self, field: &Field, position: usize) -> Result<ArrayRef> {
+        if let Some(fills) = &self.fills
+            && let Some(k) = fills.schema.fields().iter().position(|f| f.name() == field.name())
+            && fills.values.column(k).is_valid(position)
+        {
+            return Ok(cast(&fills.values.column(k).slice(position, 1), field.data_type())?);
+        }
+        if let Some(text) = field.metadata().get(INITIAL_DEFAULT_KEY) {
+            return typed_column(field.data_type(), &[Some(text.as_str())], "UTC").map_err(|e| {
+                PqsiftError::schema_mismatch(
+                    field.name(),
+                    format!("the initial default {text:?} of column {}: {e}", field.name()),
+                )
+            });
+        }
+        Ok(new_null_array(field.data_type(), 1))
+    }
+
+    /// The schema for the table's files at `positions` only (its fills selected).
+    pub fn select(&self, positions: &[usize]) -> Result<Self> {
+        let fills = self.fills.as_ref().map(|f| f.select(positions)).transpose()?;
+        Ok(Self { fills, ..self.clone() })
     }
 
     /// Per declared field, the partition column of `partitions` it is (by name).

@@ -24,6 +24,8 @@ use super::allowed_locations::AllowedLocations;
 use super::delta::SnapshotSpec;
 use super::delta::open::open_delta_table;
 use super::hive::{HiveOptions, discover_partitions};
+use super::iceberg::metadata::{IcebergSnapshotSpec, is_iceberg_root, is_metadata_file};
+use super::iceberg::open::open_iceberg_table;
 use super::listing::{data_files_among, list_data_files};
 pub use super::resolved::{Table, TableFormat};
 use crate::error::{PqsiftError, Result};
@@ -43,6 +45,9 @@ pub struct TableOptions {
     /// Which snapshot of a Delta table to read (`None`: the latest). Given for a source
     /// that is not a Delta table, an error.
     pub snapshot: Option<SnapshotSpec>,
+    /// Which snapshot of an Iceberg table to read, by id (`None`: the current one, or the
+    /// one `snapshot`'s timestamp names). Given for another table, an error.
+    pub snapshot_id: Option<i64>,
     /// Where a table's metadata may make the scan read (a Delta log's paths).
     pub allowed_locations: AllowedLocations,
 }
@@ -54,6 +59,7 @@ impl Default for TableOptions {
             infer_partition_types: true,
             base_path: None,
             snapshot: None,
+            snapshot_id: None,
             allowed_locations: AllowedLocations::default(),
         }
     }
@@ -84,6 +90,12 @@ impl Table {
                 if sources.len() != 1 {
                     return Err(PqsiftError::table(source, "a Delta table is read alone, not in a list of sources"));
                 }
+                if options.snapshot_id.is_some() {
+                    return Err(PqsiftError::table(
+                        source,
+                        "a snapshot id was given, but this is a Delta table: name its snapshot by version",
+                    ));
+                }
                 return open_delta_table(
                     source,
                     options.snapshot.unwrap_or(SnapshotSpec::Latest),
@@ -92,10 +104,31 @@ impl Table {
                     reads,
                 );
             }
-            if options.snapshot.is_some() {
+            let iceberg_metadata_file = !is_dir && source.file_name().is_some_and(|name| is_metadata_file(&name));
+            if iceberg_metadata_file || (is_dir && is_iceberg_root(source, probe.listed.as_deref())) {
+                if sources.len() != 1 {
+                    return Err(PqsiftError::table(source, "an Iceberg table is read alone, not in a list of sources"));
+                }
+                let spec = match (options.snapshot, options.snapshot_id) {
+                    (None | Some(SnapshotSpec::Latest), None) => IcebergSnapshotSpec::Current,
+                    (None | Some(SnapshotSpec::Latest), Some(id)) => IcebergSnapshotSpec::Id(id),
+                    (Some(SnapshotSpec::Timestamp(ms)), None) => IcebergSnapshotSpec::AsOf(ms),
+                    (Some(SnapshotSpec::Timestamp(_)), Some(_)) => {
+                        return Err(PqsiftError::table(source, "give a snapshot id or a timestamp, not both"));
+                    }
+                    (Some(SnapshotSpec::Version(_)), _) => {
+                        return Err(PqsiftError::table(
+                            source,
+                            "a version was given, but this is an Iceberg table: name its snapshot by snapshot_id",
+                        ));
+                    }
+                };
+                return open_iceberg_table(source, None, spec, &options.allowed_locations);
+            }
+            if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(
                     source,
-                    "a version or timestamp was given, but this is not a Delta table (no _delta_log directory)",
+                    "a version, snapshot id or timestamp was given, but this is not a Delta or Iceberg table",
                 ));
             }
             let base = match &options.base_path {
@@ -132,6 +165,7 @@ impl Table {
             partitions: None,
             declared: None,
             delta: None,
+            iceberg: None,
         };
         if options.partitioning {
             let hive = HiveOptions { infer_types: options.infer_partition_types, ..hive.clone() };

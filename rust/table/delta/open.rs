@@ -115,6 +115,7 @@ pub fn open_delta_table(
             replay: snapshot.metrics,
             string_prefix_length,
         })),
+        iceberg: None,
     })
 }
 

@@ -1,0 +1,336 @@
+//! An Iceberg snapshot as a scan's [`Table`]: its live data files (from the manifest list
+//! and its manifests, read concurrently), their identity partition values, the declared
+//! schema (field ids, name mapping, initial defaults) and per file its manifest entry.
+//!
+//! Locations in the metadata are resolved against the table root the scan was given:
+//! one below the location the metadata records for the table is taken relative to it, so
+//! a table moved (or copied) after it was written reads its own files; any other must be
+//! absolute and is allowed only as [`AllowedLocations`] says.
+//!
+//! ```no_run
+//! use pqsift::table::iceberg::metadata::IcebergSnapshotSpec;
+//! use pqsift::table::iceberg::open::open_iceberg_table;
+//! let root = std::path::Path::new("/warehouse/db/events").into();
+//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default()).unwrap();
+//! println!("{} data files", table.files.len());
+//! ```
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema};
+
+use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
+use super::metadata::{IcebergSnapshotSpec, TableMetadata, current_metadata_file, named_metadata_file};
+use super::schema::{arrow_schema, name_mapping};
+use super::table::{IcebergReadMetrics, IcebergTable};
+use super::values::partition_array;
+use crate::error::{PqsiftError, Result};
+use crate::storage::Location;
+use crate::storage::source::{read_all, read_many};
+use crate::table::allowed_locations::AllowedLocations;
+use crate::table::column_matching::field_id;
+use crate::table::delta::schema::ColumnMappingMode;
+use crate::table::partition_values::PartitionValues;
+use crate::table::resolved::{Table, TableFormat};
+use crate::table::schema_adapter::DeclaredSchema;
+
+/// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
+/// metadata files — as a [`Table`]. `version` names a metadata file of the root to read
+/// instead of the current one (`3`, `v3`, `00003-…`).
+pub fn open_iceberg_table(
+    source: &Location,
+    version: Option<&str>,
+    spec: IcebergSnapshotSpec,
+    allowed: &AllowedLocations,
+) -> Result<Table> {
+    let (root, metadata_file) = match source.file_name() {
+        Some(name) if super::metadata::is_metadata_file(&name) => {
+            let root = source
+                .parent()
+                .and_then(|metadata| metadata.parent())
+                .ok_or_else(|| PqsiftError::table(source, "a metadata file outside a table's metadata/ directory"))?;
+            (root, source.clone())
+        }
+        _ => match version {
+            Some(version) => (source.clone(), named_metadata_file(source, version)?),
+            None => (source.clone(), current_metadata_file(source)?),
+        },
+    };
+    let bytes = read_all(&metadata_file).map_err(|e| PqsiftError::table(&root, format!("{metadata_file}: {e}")))?;
+    let metadata = TableMetadata::parse(&root, &metadata_file, &bytes)?;
+    let paths = Paths { root: root.clone(), recorded: normalised(&metadata.location).to_string(), allowed };
+    let snapshot = metadata.snapshot(&root, spec)?;
+
+    // The schema the snapshot was written with when travelling in time, else the current.
+    let schema_json = match (spec, snapshot.and_then(|s| s.schema_id)) {
+        (IcebergSnapshotSpec::Current, _) | (_, None) => metadata.current_schema(&root)?,
+        (_, Some(id)) => metadata
+            .schemas
+            .iter()
+            .find(|s| s.get("schema-id").and_then(serde_json::Value::as_i64) == Some(i64::from(id)))
+            .map_or_else(|| metadata.current_schema(&root), Ok)?,
+    };
+    let mapping = metadata.properties.get("schema.name-mapping.default").and_then(|m| name_mapping(m));
+    let schema = Arc::new(
+        arrow_schema(schema_json, mapping.as_ref())
+            .map_err(|e| PqsiftError::table(&root, format!("{metadata_file}: {e}")))?,
+    );
+
+    let mut read = IcebergReadMetrics::default();
+    let mut files: Vec<DataFile> = Vec::new();
+    let mut deletes: Vec<DataFile> = Vec::new();
+    if let Some(snapshot) = snapshot {
+        let manifests: Vec<(ManifestFile, Option<i32>)> = match (&snapshot.manifest_list, &snapshot.manifests) {
+            (Some(list), _) => {
+                let location = paths.resolve(list, "manifest list")?;
+                let bytes = read_all(&location).map_err(|e| PqsiftError::table(&root, format!("{location}: {e}")))?;
+                read_manifest_list(&root, &location, &bytes)?.into_iter().map(|m| (m, None)).collect()
+            }
+            (None, Some(manifests)) => manifests
+                .iter()
+                .map(|path| {
+                    let file = ManifestFile {
+                        path: path.clone(),
+                        spec_id: 0,
+                        content: FileContent::Data,
+                        sequence_number: 0,
+                        partitions: Vec::new(),
+                    };
+                    (file, None)
+                })
+                .collect(),
+            (None, None) => Vec::new(),
+        };
+        read.manifests_total = manifests.len() as u64;
+        let locations =
+            manifests.iter().map(|(m, _)| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
+        let contents =
+            read_many(&locations).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
+        read.manifests_read = contents.len() as u64;
+        for (((manifest, _), location), bytes) in manifests.iter().zip(&locations).zip(&contents) {
+            crate::interrupt::check()?;
+            let spec_id = snapshot.manifest_list.is_some().then_some(manifest.spec_id);
+            for file in read_manifest(&root, location, bytes, spec_id, manifest.sequence_number)? {
+                match file.content {
+                    FileContent::Data => files.push(file),
+                    _ => deletes.push(file),
+                }
+            }
+        }
+    }
+    read.data_files = files.len() as u64;
+    read.delete_files = deletes.len() as u64;
+    if let Some(delete) = deletes.first() {
+        let kind = match delete.content {
+            FileContent::EqualityDeletes => "equality deletes",
+            _ => "position deletes",
+        };
+        return Err(PqsiftError::unsupported(
+            &root.to_string(),
+            format!("the snapshot has {} delete file(s) ({kind}), which pqsift does not apply yet", deletes.len()),
+        ));
+    }
+    if let Some(other) = files.iter().find(|f| f.format != "PARQUET") {
+        return Err(PqsiftError::unsupported(
+            &root.to_string(),
+            format!("data file {} is {}, not Parquet", other.path, other.format),
+        ));
+    }
+    let locations = files
+        .iter()
+        .map(|file| {
+            let location = paths.resolve(&file.path, "data file")?;
+            Ok(match (location.is_remote(), u64::try_from(file.file_size)) {
+                (true, Ok(size)) if size > 0 => location.with_version(crate::storage::location::ObjectVersion {
+                    size,
+                    e_tag: None,
+                    last_modified_ns: 0,
+                }),
+                _ => location,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut declared = DeclaredSchema::new(Arc::clone(&schema), ColumnMappingMode::Id);
+    declared.fills = identity_partitions(&metadata, &schema, &files)?;
+    Ok(Table {
+        name: root.to_string(),
+        format: TableFormat::Iceberg,
+        files: locations,
+        partitions: None,
+        declared: Some(Arc::new(declared)),
+        delta: None,
+        iceberg: Some(Arc::new(IcebergTable {
+            table_root: root,
+            metadata_file,
+            format_version: metadata.format_version,
+            snapshot_id: snapshot.map(|s| s.snapshot_id),
+            files,
+            read,
+        })),
+    })
+}
+
+/// Per file, the values of its identity partitions, by the source column's name (null
+/// where the file's spec has no identity partition of the column): what fills a column a
+/// data file does not hold, as the spec's column projection says. Floating-point values
+/// are left out: some writers keep a double column's partition value as a float. `None`
+/// without identity partitions.
+fn identity_partitions(
+    metadata: &TableMetadata,
+    schema: &Schema,
+    files: &[DataFile],
+) -> Result<Option<PartitionValues>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let specs = metadata.specs();
+    let spec_fields: Vec<&[super::metadata::PartitionField]> = files
+        .iter()
+        .map(|f| specs.iter().find(|s| s.spec_id == f.spec_id).map_or(&[][..], |s| s.fields.as_slice()))
+        .collect();
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for field in schema.fields() {
+        let Some(id) = field_id(field) else { continue };
+        if matches!(field.data_type(), DataType::Float32 | DataType::Float64) {
+            continue;
+        }
+        let indices: Vec<Option<usize>> = spec_fields
+            .iter()
+            .map(|fields| fields.iter().position(|p| p.source_id == id && p.transform == "identity"))
+            .collect();
+        if indices.iter().all(Option::is_none) {
+            continue;
+        }
+        let values: Vec<Option<&apache_avro::types::Value>> =
+            files.iter().zip(&indices).map(|(file, k)| k.and_then(|k| file.partition.get(k))).collect();
+        columns.push(partition_array(&values, field.data_type()));
+        fields.push(Field::new(field.name(), field.data_type().clone(), true));
+    }
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, files.len())?))
+}
+
+/// How the metadata's recorded locations become the scan's (see the module documentation).
+struct Paths<'a> {
+    root: Location,
+    recorded: String,
+    allowed: &'a AllowedLocations,
+}
+
+impl Paths<'_> {
+    fn resolve(&self, recorded: &str, what: &str) -> Result<Location> {
+        let path = normalised(recorded);
+        let location = match below(path, &self.recorded) {
+            Some(relative) => joined(&self.root, relative),
+            None => match self.writers_base().and_then(|(written, actual)| Some((below(path, &written)?, actual))) {
+                Some((relative, base)) => joined(&base, relative),
+                None => self.absolute(recorded, what)?,
+            },
+        };
+        self.allowed.check(&self.root, &location, what)?;
+        Ok(location)
+    }
+
+    /// Where the writer's locations were, and where that is now: the recorded location and
+    /// the root share their last components (`db/events`); what comes before them in the
+    /// recorded location (the writer's warehouse or working directory) is the root's
+    /// matching ancestor now. `None` when they share none.
+    fn writers_base(&self) -> Option<(String, Location)> {
+        let recorded: Vec<&str> = self.recorded.split('/').collect();
+        let mut base = self.root.clone();
+        let mut shared = 0;
+        while shared < recorded.len() {
+            let name = base.file_name()?;
+            if name != recorded[recorded.len() - 1 - shared] {
+                break;
+            }
+            base = base.parent()?;
+            shared += 1;
+        }
+        (shared > 0).then(|| (recorded[..recorded.len() - shared].join("/"), base))
+    }
+
+    fn absolute(&self, recorded: &str, what: &str) -> Result<Location> {
+        let path = normalised(recorded);
+        if path.starts_with('/') && !recorded.contains("://") || recorded.starts_with("file:") {
+            return Ok(Location::Local(crate::table::allowed_locations::lexically_normal(std::path::Path::new(path))));
+        }
+        match (&self.root, recorded.contains("://")) {
+            (Location::Object(object), true) => Location::parse(recorded, object.storage()),
+            _ => Err(PqsiftError::table(
+                &self.root,
+                format!(
+                    "the {what} {recorded:?} is neither below the table's recorded location {:?} nor an absolute path",
+                    self.recorded
+                ),
+            )),
+        }
+    }
+}
+
+/// `path` relative to `base` when it is below it (everything is below an empty base).
+fn below<'a>(path: &'a str, base: &str) -> Option<&'a str> {
+    if base.is_empty() {
+        return (!path.starts_with('/') && !path.contains("://")).then_some(path);
+    }
+    path.strip_prefix(base)?.strip_prefix('/')
+}
+
+/// `relative` (`/`-separated, `..` allowed) below `base`.
+fn joined(base: &Location, relative: &str) -> Location {
+    relative.split('/').filter(|p| !p.is_empty() && *p != ".").fold(base.clone(), |l, p| match p {
+        ".." => l.parent().unwrap_or(l),
+        p => l.join(p),
+    })
+}
+
+/// A recorded location without a `file:` scheme or a trailing slash.
+fn normalised(location: &str) -> &str {
+    let location = match location.strip_prefix("file:") {
+        Some(rest) => match rest.strip_prefix("//") {
+            Some(after) if after.starts_with('/') => after,
+            Some(after) => after.strip_prefix("localhost").unwrap_or(after),
+            None => rest,
+        },
+        None => location,
+    };
+    let location = location.trim_end_matches('/');
+    location.strip_prefix("./").unwrap_or(location)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_locations_resolve_against_the_given_root() {
+        let root = Location::from(std::path::Path::new("/moved/t"));
+        let allowed = AllowedLocations::default();
+        let paths = Paths { root: root.clone(), recorded: normalised("file:///old/t/").to_string(), allowed: &allowed };
+        assert_eq!(
+            paths.resolve("file:/old/t/data/a.parquet", "data file").unwrap(),
+            root.join("data").join("a.parquet")
+        );
+        assert_eq!(paths.resolve("/old/t/data/a.parquet", "data file").unwrap(), root.join("data").join("a.parquet"));
+        assert!(paths.resolve("/elsewhere/a.parquet", "data file").is_err(), "outside the root is refused");
+        let relative = Paths { root: root.clone(), recorded: "data/persistent/t".into(), allowed: &allowed };
+        assert_eq!(
+            relative.resolve("data/persistent/t/metadata/m.avro", "manifest").unwrap(),
+            root.join("metadata").join("m.avro")
+        );
+        assert!(relative.resolve("/other/m.avro", "manifest").is_err());
+        // A file the writer kept beside the table, in its warehouse: found there, and read
+        // only where the user allows.
+        let warehouse = Location::from(std::path::Path::new("/moved/w/db/t"));
+        let beside = Paths { root: warehouse.clone(), recorded: "w/db/t".into(), allowed: &AllowedLocations::Any };
+        assert_eq!(
+            beside.resolve("w/example/f.parquet", "data file").unwrap(),
+            Location::from(std::path::Path::new("/moved/w/example/f.parquet"))
+        );
+        let refused = Paths { root: warehouse, recorded: "w/db/t".into(), allowed: &allowed };
+        assert!(refused.resolve("w/example/f.parquet", "data file").is_err());
+    }
+}

@@ -1,0 +1,70 @@
+//! What a scan keeps of an Iceberg snapshot besides its files: per data file its manifest
+//! entry (record count, column statistics, sequence number), for planning, and what
+//! reading the metadata cost, for metrics and explain.
+
+use super::manifest::DataFile;
+use crate::storage::Location;
+
+/// What reading an Iceberg table's metadata did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IcebergReadMetrics {
+    /// Manifests the snapshot's manifest list names.
+    pub manifests_total: u64,
+    /// Of those, manifests read.
+    pub manifests_read: u64,
+    /// Live data files in the manifests read.
+    pub data_files: u64,
+    /// Live delete files in the manifests read.
+    pub delete_files: u64,
+}
+
+/// What a scan keeps of an Iceberg snapshot besides its files.
+#[derive(Debug, Clone)]
+pub struct IcebergTable {
+    /// The table's root directory.
+    pub table_root: Location,
+    /// The metadata file read.
+    pub metadata_file: Location,
+    /// The table's format version.
+    pub format_version: u8,
+    /// The snapshot read (`None`: the table has none yet).
+    pub snapshot_id: Option<i64>,
+    /// Per file of the table (same order): its manifest entry.
+    pub files: Vec<DataFile>,
+    /// What reading the metadata did.
+    pub read: IcebergReadMetrics,
+}
+
+impl IcebergTable {
+    /// What reading the metadata did, as `(name, value)` pairs for a scan's metrics.
+    pub fn metrics(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("iceberg_format_version", u64::from(self.format_version)),
+            ("iceberg_manifests_total", self.read.manifests_total),
+            ("iceberg_manifests_read", self.read.manifests_read),
+            ("iceberg_data_files", self.read.data_files),
+            ("iceberg_delete_files", self.read.delete_files),
+        ]
+    }
+
+    /// The metadata read, in words, for a scan's explain.
+    pub fn explain(&self) -> String {
+        let snapshot = self.snapshot_id.map_or_else(|| "no snapshot".to_string(), |id| format!("snapshot {id}"));
+        format!(
+            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read, {} data file(s), {} delete file(s)\n",
+            self.table_root,
+            self.format_version,
+            snapshot,
+            self.metadata_file.file_name().unwrap_or_default(),
+            self.read.manifests_read,
+            self.read.manifests_total,
+            self.read.data_files,
+            self.read.delete_files
+        )
+    }
+
+    /// The entries of the files at `positions`.
+    pub fn select(&self, positions: &[usize]) -> Self {
+        Self { files: positions.iter().map(|&p| self.files[p].clone()).collect(), ..self.clone() }
+    }
+}
