@@ -487,8 +487,10 @@ def scan(
     null. Files are pruned on the manifests' column statistics and partition values
     (``files_pruned_manifest``) before any footer is read; ``metrics`` has the metadata's
     counts (``iceberg_*``). Locations the metadata records below the table's recorded
-    location are read below the root given (a moved table reads its own files). Delete
-    files are not applied yet: a snapshot with any raises :class:`pqsift.UnsupportedError`.
+    location are read below the root given (a moved table reads its own files). Equality
+    deletes are applied as a predicate on each older data file of their partition (their
+    columns read even when not projected, NULL equal to NULL); position deletes and
+    deletion vectors are not applied yet and raise :class:`pqsift.UnsupportedError`.
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``

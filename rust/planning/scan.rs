@@ -505,10 +505,12 @@ impl Scan {
     /// The filter for the rows of the file at `position`: partition columns replaced by the
     /// file's values (see [`specialise`]).
     pub fn file_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<Expr>> {
-        if let (Some(filter), Some(declared)) = (&self.filter, self.declared()) {
+        if let Some(declared) = self.declared()
+            && (self.filter.is_some() || declared.has_deletes())
+        {
             let view = declared.view(&file.schema, self.table.partitions.as_ref(), position, &self.options.bind)?;
             return declared
-                .file_filter(filter, &view, &self.options.bind)
+                .row_filter(self.filter.as_ref(), &view, &self.options.bind)
                 .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())));
         }
         let (Some(filter), Some(partitions)) = (&self.filter, &self.table.partitions) else {

@@ -99,7 +99,7 @@ fn schema_of(first: Option<&OpenedFile>, config: &ReaderConfig) -> Result<Schema
 /// let rows = count_rows(&scan, &scan.plan().unwrap(), ReaderConfig::default()).unwrap();
 /// ```
 pub fn count_rows(scan: &Scan, plan: &ScanPlan, config: ReaderConfig) -> Result<u64> {
-    if scan.filter().is_none() {
+    if scan.filter().is_none() && !scan.declared().is_some_and(|d| d.has_deletes()) {
         let rows = plan.files.iter().flat_map(|file| &file.row_groups).map(|rg| rg.selected_rows() as u64);
         return Ok(rows.sum());
     }

@@ -286,10 +286,7 @@ impl FileLayout {
             )?,
             false => Arc::clone(&projection.schema),
         };
-        let filter = match &config.filter {
-            Some(filter) => declared.file_filter(filter, &view, &config.bind).map_err(named)?,
-            None => None,
-        };
+        let filter = declared.row_filter(config.filter.as_ref(), &view, &config.bind).map_err(named)?;
         Ok(Self {
             metadata,
             file_projection,
@@ -568,6 +565,9 @@ fn prune_for_limit(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
     let (Some(limit), None) = (config.limit, &config.filter) else {
         return tasks;
     };
+    if config.declared.as_ref().is_some_and(|d| d.has_deletes()) {
+        return tasks; // rows a file's deletes leave out are not output
+    }
     let mut rows = 0usize;
     let mut kept = Vec::new();
     for task in tasks {

@@ -23,24 +23,34 @@ pub struct ScanReads;
 
 impl ParquetReads for ScanReads {
     fn read_columns(&self, path: &Location, columns: &[String], filter: &str) -> Result<ColumnsRead> {
-        let scan = Scan::new(vec![path.clone()], Some(columns.to_vec()), Some(filter), ScanOptions::default())?;
-        let plan = scan.plan()?;
-        let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig { threads: 1, ..ReaderConfig::default() }, None)?;
-        let mut batches = Vec::new();
-        while let Some(batch) = stream.next_batch_checked() {
-            batches.push(batch?);
-        }
-        let pruned = &plan.metrics;
-        let counts = ReadCounts {
-            row_groups_total: pruned.row_groups_total,
-            row_groups_pruned: pruned.row_groups_total - pruned.row_groups_selected,
-            pages_total: pruned.pages_total,
-            pages_pruned: pruned.pages_pruned,
-            rows_total: pruned.rows_total,
-            rows_selected: pruned.rows_selected,
-            values_decoded: stream.metrics().rows_decoded,
-            bytes_read: stream.bytes_read(),
-        };
-        Ok(ColumnsRead { batches, counts })
+        read(path, Some(columns.to_vec()), Some(filter))
     }
+
+    fn read_file(&self, path: &Location) -> Result<ColumnsRead> {
+        read(path, None, None)
+    }
+}
+
+/// The `columns` (`None`: all) of the file at `path` where `filter` holds, planned and read
+/// on one thread.
+fn read(path: &Location, columns: Option<Vec<String>>, filter: Option<&str>) -> Result<ColumnsRead> {
+    let scan = Scan::new(vec![path.clone()], columns, filter, ScanOptions::default())?;
+    let plan = scan.plan()?;
+    let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig { threads: 1, ..ReaderConfig::default() }, None)?;
+    let mut batches = Vec::new();
+    while let Some(batch) = stream.next_batch_checked() {
+        batches.push(batch?);
+    }
+    let pruned = &plan.metrics;
+    let counts = ReadCounts {
+        row_groups_total: pruned.row_groups_total,
+        row_groups_pruned: pruned.row_groups_total - pruned.row_groups_selected,
+        pages_total: pruned.pages_total,
+        pages_pruned: pruned.pages_pruned,
+        rows_total: pruned.rows_total,
+        rows_selected: pruned.rows_selected,
+        values_decoded: stream.metrics().rows_decoded,
+        bytes_read: stream.bytes_read(),
+    };
+    Ok(ColumnsRead { batches, counts })
 }

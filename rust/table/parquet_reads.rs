@@ -1,4 +1,5 @@
-//! How table code reads Parquet files of its own — a Delta checkpoint's actions — without
+//! How table code reads Parquet files of its own — a Delta checkpoint's actions, an Iceberg
+//! table's delete files — without
 //! depending on the scan: the layers above implement [`ParquetReads`] with pqsift's own
 //! planning and reading (pruned by statistics and the page index, late-materialized) and
 //! hand it in, as delta-kernel-rs's table code reads through the engine it is given. So
@@ -13,6 +14,9 @@
 //! struct Empty;
 //! impl ParquetReads for Empty {
 //!     fn read_columns(&self, _: &Location, _: &[String], _: &str) -> pqsift::Result<ColumnsRead> {
+//!         Ok(ColumnsRead::default())
+//!     }
+//!     fn read_file(&self, _: &Location) -> pqsift::Result<ColumnsRead> {
 //!         Ok(ColumnsRead::default())
 //!     }
 //! }
@@ -82,4 +86,7 @@ pub trait ParquetReads: Send + Sync {
     /// The top-level `columns` of the file at `path`, for the rows where `filter` (Spark
     /// SQL) holds.
     fn read_columns(&self, path: &Location, columns: &[String], filter: &str) -> Result<ColumnsRead>;
+
+    /// Every row and column of the file at `path` (an Iceberg delete file: small).
+    fn read_file(&self, path: &Location) -> Result<ColumnsRead>;
 }

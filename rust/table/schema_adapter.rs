@@ -80,6 +80,10 @@ pub struct DeclaredSchema {
     /// of the data file); a file that holds the column is read. `None`: such columns are
     /// null (or their initial default).
     pub fills: Option<PartitionValues>,
+    /// Per file of the table, the predicate its rows must meet besides the scan's filter
+    /// (`None` for a file, or for every file: none) — the rows an Iceberg table's equality
+    /// deletes leave. In the declared schema's names.
+    pub deletes: Option<Vec<Option<Expr>>>,
 }
 
 /// How one file's columns map onto the declared schema.
@@ -97,6 +101,9 @@ pub struct FileView {
     pub file_fields: Fields,
     /// Whether the file holds any Parquet field id.
     pub file_has_ids: bool,
+    /// The predicate the file's rows must meet besides the scan's filter (see
+    /// [`DeclaredSchema::deletes`]).
+    pub deleted: Option<Expr>,
 }
 
 impl DeclaredSchema {
@@ -109,6 +116,7 @@ impl DeclaredSchema {
             schema_string: String::new(),
             requested: Vec::new(),
             fills: None,
+            deletes: None,
         }
     }
 
@@ -176,6 +184,7 @@ impl DeclaredSchema {
             schema_string: schema_string.to_string(),
             requested: Vec::new(),
             fills: None,
+            deletes: None,
         })
     }
 
@@ -274,7 +283,8 @@ impl DeclaredSchema {
             }
         }
         let constants = PartitionValues::with_rows(Arc::new(Schema::new(constant_fields)), constant_columns, 1)?;
-        Ok(FileView { file_roots, from_constant, constants, file_fields: file.fields().clone(), file_has_ids })
+        let deleted = self.deletes.as_ref().and_then(|d| d.get(position).cloned().flatten());
+        Ok(FileView { file_roots, from_constant, constants, file_fields: file.fields().clone(), file_has_ids, deleted })
     }
 
     /// The value of `field` in file `position` of the table when the file does not hold
@@ -301,7 +311,8 @@ impl DeclaredSchema {
     /// The schema for the table's files at `positions` only (its fills selected).
     pub fn select(&self, positions: &[usize]) -> Result<Self> {
         let fills = self.fills.as_ref().map(|f| f.select(positions)).transpose()?;
-        Ok(Self { fills, ..self.clone() })
+        let deletes = self.deletes.as_ref().map(|d| positions.iter().map(|&p| d[p].clone()).collect());
+        Ok(Self { fills, deletes, ..self.clone() })
     }
 
     /// Per declared field, the partition column of `partitions` it is (by name).
@@ -311,6 +322,27 @@ impl DeclaredSchema {
             .iter()
             .map(|field| partitions.fields().iter().position(|p| names_match(p.name(), field.name(), case_sensitive)))
             .collect()
+    }
+
+    /// The predicate a file's rows must meet — `filter` (the scan's, if any) and the rows
+    /// its deletes leave — in the file's names, as [`DeclaredSchema::file_filter`] gives it.
+    /// `None`: every row.
+    pub fn row_filter(&self, filter: Option<&Expr>, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
+        match (filter, &view.deleted) {
+            (None, None) => Ok(None),
+            (Some(filter), None) => self.file_filter(filter, view, options),
+            (None, Some(deleted)) => self.file_filter(deleted, view, options),
+            (Some(filter), Some(deleted)) => {
+                let both = Expr::And(Box::new(filter.clone()), Box::new(deleted.clone()));
+                self.file_filter(&both, view, options)
+            }
+        }
+    }
+
+    /// Whether some file's rows must meet a predicate besides the scan's filter (see
+    /// [`DeclaredSchema::deletes`]): then not every planned row is output.
+    pub fn has_deletes(&self) -> bool {
+        self.deletes.as_ref().is_some_and(|d| d.iter().any(Option::is_some))
     }
 
     /// The filter for a file's rows, in the file's names: constants folded (see

@@ -123,7 +123,7 @@ impl Table {
                         ));
                     }
                 };
-                return open_iceberg_table(source, None, spec, &options.allowed_locations);
+                return open_iceberg_table(source, None, spec, &options.allowed_locations, reads);
             }
             if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(

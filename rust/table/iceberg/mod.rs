@@ -11,6 +11,7 @@
 //! * [`avro`] — manifest lists and manifests are Avro object container files.
 //! * [`manifest`] — the manifest list's manifests and the manifests' live entries.
 //! * [`values`] — partition tuples and column bounds as Arrow arrays.
+//! * [`deletes`] — equality deletes as a predicate on each data file's rows.
 //! * [`statistics`] — file skipping on the manifests' column statistics and partition
 //!   values, before any footer is read.
 //! * [`table`] — what a scan keeps of a snapshot besides its files.
@@ -22,6 +23,7 @@
 //! Avro files are read with the Avro project's own crate, the JSON with serde.
 
 pub mod avro;
+pub mod deletes;
 pub mod manifest;
 pub mod metadata;
 pub mod open;

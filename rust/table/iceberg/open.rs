@@ -9,39 +9,46 @@
 //!
 //! ```no_run
 //! use pqsift::table::iceberg::metadata::IcebergSnapshotSpec;
+//! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::iceberg::open::open_iceberg_table;
 //! let root = std::path::Path::new("/warehouse/db/events").into();
-//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default()).unwrap();
+//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default(), &ScanReads).unwrap();
 //! println!("{} data files", table.files.len());
 //! ```
 
 use std::sync::Arc;
 
+use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema};
 
+use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
 use super::metadata::{IcebergSnapshotSpec, TableMetadata, current_metadata_file, named_metadata_file};
 use super::schema::{arrow_schema, name_mapping};
 use super::table::{IcebergReadMetrics, IcebergTable};
 use super::values::partition_array;
 use crate::error::{PqsiftError, Result};
+use crate::filter::Expr;
 use crate::storage::Location;
 use crate::storage::source::{read_all, read_many};
 use crate::table::allowed_locations::AllowedLocations;
 use crate::table::column_matching::field_id;
 use crate::table::delta::schema::ColumnMappingMode;
+use crate::table::parquet_reads::ParquetReads;
 use crate::table::partition_values::PartitionValues;
 use crate::table::resolved::{Table, TableFormat};
 use crate::table::schema_adapter::DeclaredSchema;
 
 /// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
 /// metadata files — as a [`Table`]. `version` names a metadata file of the root to read
-/// instead of the current one (`3`, `v3`, `00003-…`).
+/// instead of the current one (`3`, `v3`, `00003-…`). Equality delete files are read
+/// through `reads`.
 pub fn open_iceberg_table(
     source: &Location,
     version: Option<&str>,
     spec: IcebergSnapshotSpec,
     allowed: &AllowedLocations,
+    reads: &dyn ParquetReads,
 ) -> Result<Table> {
     let (root, metadata_file) = match source.file_name() {
         Some(name) if super::metadata::is_metadata_file(&name) => {
@@ -120,14 +127,10 @@ pub fn open_iceberg_table(
     }
     read.data_files = files.len() as u64;
     read.delete_files = deletes.len() as u64;
-    if let Some(delete) = deletes.first() {
-        let kind = match delete.content {
-            FileContent::EqualityDeletes => "equality deletes",
-            _ => "position deletes",
-        };
+    if let Some(positional) = deletes.iter().find(|d| d.content == FileContent::PositionDeletes) {
         return Err(PqsiftError::unsupported(
             &root.to_string(),
-            format!("the snapshot has {} delete file(s) ({kind}), which pqsift does not apply yet", deletes.len()),
+            format!("position delete file {} : position deletes are not applied yet", positional.path),
         ));
     }
     if let Some(other) = files.iter().find(|f| f.format != "PARQUET") {
@@ -152,6 +155,9 @@ pub fn open_iceberg_table(
         .collect::<Result<Vec<_>>>()?;
     let mut declared = DeclaredSchema::new(Arc::clone(&schema), ColumnMappingMode::Id);
     declared.fills = identity_partitions(&metadata, &schema, &files)?;
+    if !deletes.is_empty() {
+        declared.deletes = Some(equality_deletes(&paths, &metadata, &schema, &files, &deletes, reads)?);
+    }
     Ok(Table {
         name: root.to_string(),
         format: TableFormat::Iceberg,
@@ -211,6 +217,61 @@ fn identity_partitions(
         return Ok(None);
     }
     Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, files.len())?))
+}
+
+/// Per data file, the predicate its rows must meet for the equality deletes that apply to
+/// it (see [`super::deletes`]), `None` where none does.
+fn equality_deletes(
+    paths: &Paths,
+    metadata: &TableMetadata,
+    schema: &Schema,
+    files: &[DataFile],
+    deletes: &[DataFile],
+    reads: &dyn ParquetReads,
+) -> Result<Vec<Option<Expr>>> {
+    let root = &paths.root;
+    let specs = metadata.specs();
+    let partitioned = |spec_id: i32| specs.iter().find(|s| s.spec_id == spec_id).is_some_and(|s| !s.fields.is_empty());
+    let mut predicates = Vec::with_capacity(deletes.len());
+    for delete in deletes {
+        crate::interrupt::check()?;
+        let location = paths.resolve(&delete.path, "delete file")?;
+        if delete.format != "PARQUET" {
+            return Err(PqsiftError::unsupported(
+                &root.to_string(),
+                format!("delete file {location} is {}, not Parquet", delete.format),
+            ));
+        }
+        let read = reads.read_file(&location).map_err(|e| PqsiftError::table(root, format!("{location}: {e}")))?;
+        let rows = match read.batches.first() {
+            Some(first) => arrow::compute::concat_batches(&first.schema(), &read.batches)?,
+            None => RecordBatch::new_empty(Arc::new(Schema::empty())),
+        };
+        let predicate = match rows.num_rows() {
+            0 => None,
+            _ => Some(
+                deleted_rows_predicate(schema, &delete.equality_ids, &rows)
+                    .map_err(|e| PqsiftError::table(root, format!("equality delete file {location}: {e}")))?,
+            ),
+        };
+        predicates.push(predicate);
+    }
+    Ok(files
+        .iter()
+        .map(|file| {
+            let applying: Vec<Expr> = deletes
+                .iter()
+                .zip(&predicates)
+                .filter(|(delete, _)| {
+                    delete.sequence_number > file.sequence_number
+                        && (!partitioned(delete.spec_id)
+                            || (delete.spec_id == file.spec_id && delete.partition == file.partition))
+                })
+                .filter_map(|(_, predicate)| predicate.clone())
+                .collect();
+            (!applying.is_empty()).then(|| balanced(applying, Expr::And))
+        })
+        .collect())
 }
 
 /// How the metadata's recorded locations become the scan's (see the module documentation).
