@@ -50,7 +50,6 @@ use crate::planning::scan::{Scan, ScanPlan};
 use crate::selection::{RowSelection, RowSelector};
 use crate::storage::location::ObjectVersion;
 use crate::storage::{Location, Storage};
-use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 
@@ -136,16 +135,6 @@ impl TaskPlan {
     /// by the same pqsift version). A footer the Parquet writer cannot encode travels
     /// without it: the task then reads it from the file.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        if let Some(declared) = &self.declared
-            && (declared.fills.is_some()
-                || (declared.schema_string.is_empty() && declared.mode != ColumnMappingMode::None))
-        {
-            // An Iceberg table's schema (matched by id, filled from its manifests) does not
-            // travel yet: refused rather than read as another schema.
-            return Err(PqsiftError::TaskPlan(
-                "the plan of an Iceberg table cannot be sent to another process yet".to_string(),
-            ));
-        }
         let mut footers = Vec::new();
         let mut files = Vec::with_capacity(self.files.len());
         for planned in &self.files {
@@ -181,6 +170,15 @@ impl TaskPlan {
             session_time_zone: self.bind.session_time_zone.clone(),
             case_sensitive: self.bind.case_sensitive,
             declared: self.declared.as_ref().map(|d| (d.to_text(), d.requested.clone())),
+            fills: self.declared.as_ref().and_then(|d| d.fills.as_ref()).map(|p| {
+                let rows = (0..p.len()).map(|row| p.row_text(row)).collect();
+                (p.type_names(), rows)
+            }),
+            deletes: self
+                .declared
+                .as_ref()
+                .and_then(|d| d.deletes.as_ref())
+                .map(|d| d.iter().map(|e| e.as_ref().map(ToString::to_string)).collect()),
             partitions: self.partitions.as_ref().map(|p| {
                 let rows = (0..p.len()).map(|row| p.row_text(row)).collect();
                 (p.type_names(), rows)
@@ -237,6 +235,17 @@ impl TaskPlan {
                     return Err(invalid("requested fields that do not match its schema".into()));
                 }
                 declared.requested = requested;
+                declared.fills =
+                    wire.fills.map(|(schema, rows)| PartitionValues::from_text(&schema, &rows)).transpose()?;
+                declared.deletes = wire
+                    .deletes
+                    .map(|d| d.iter().map(|e| e.as_deref().map(parse_filter).transpose()).collect::<Result<Vec<_>>>())
+                    .transpose()?;
+                let counts =
+                    [declared.fills.as_ref().map(PartitionValues::len), declared.deletes.as_ref().map(Vec::len)];
+                if counts.iter().flatten().any(|&n| n != wire.files.len()) {
+                    return Err(invalid("fills or deletes of another number of files".into()));
+                }
                 Ok(Arc::new(declared))
             })
             .transpose()?;
@@ -285,7 +294,7 @@ impl TaskPlan {
 const MAGIC: &[u8; 8] = b"PQSFTASK";
 const HEADER_LEN: usize = 8 + 2 + 4 + 8;
 /// Raised when the encoding changes: a plan from another pqsift version is refused.
-const FORMAT_VERSION: u16 = 1;
+const FORMAT_VERSION: u16 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Wire {
@@ -299,6 +308,11 @@ struct Wire {
     /// `(name, Spark type)` pairs and per file the values as canonical text.
     #[allow(clippy::type_complexity)]
     partitions: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+    /// The declared schema's fills (see `DeclaredSchema::fills`), as `partitions`.
+    #[allow(clippy::type_complexity)]
+    fills: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+    /// The declared schema's per-file delete predicates, as canonical Spark SQL.
+    deletes: Option<Vec<Option<String>>>,
     files: Vec<WireFile>,
 }
 
@@ -498,8 +512,8 @@ mod tests {
         flipped[last] ^= 1;
         assert!(refused(&flipped).contains("checksum"));
         let mut newer = bytes.clone();
-        newer[8] = 2;
-        assert!(refused(&newer).contains("format version 2"));
+        newer[8] = FORMAT_VERSION as u8 + 1;
+        assert!(refused(&newer).contains(&format!("format version {}", FORMAT_VERSION + 1)));
         assert!(refused(&bytes[..bytes.len() - 10]).contains("checksum"));
     }
 

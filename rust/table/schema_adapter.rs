@@ -207,7 +207,10 @@ impl DeclaredSchema {
                 FieldIds::Off => String::new(),
                 setting => format!(" {FIELD_IDS_TEXT}{setting}"),
             };
-            return format!("{ARROW_TEXT}{field_ids}\n{}", arrow_schema_hex(&self.schema));
+            // An Iceberg table's schema: matched by id where files have ids, else by the
+            // names its fields carry.
+            let by_id = if self.mode == ColumnMappingMode::Id { format!(" {MODE_ID_TEXT}") } else { String::new() };
+            return format!("{ARROW_TEXT}{field_ids}{by_id}\n{}", arrow_schema_hex(&self.schema));
         }
         let mode = match self.mode {
             ColumnMappingMode::None => "none",
@@ -221,9 +224,12 @@ impl DeclaredSchema {
     pub fn from_text(table: &str, text: &str) -> Result<Self> {
         let (mode, schema_string) = text.split_once('\n').unwrap_or((text, ""));
         if let Some(settings) = mode.strip_prefix(ARROW_TEXT) {
-            let field_ids = match settings.trim() {
-                "" => Some(FieldIds::Off),
-                setting => setting.strip_prefix(FIELD_IDS_TEXT).and_then(FieldIds::parse),
+            let by_id = settings.split_whitespace().any(|s| s == MODE_ID_TEXT);
+            let others: Vec<&str> = settings.split_whitespace().filter(|s| *s != MODE_ID_TEXT).collect();
+            let field_ids = match others.as_slice() {
+                [] => Some(FieldIds::Off),
+                [setting] => setting.strip_prefix(FIELD_IDS_TEXT).and_then(FieldIds::parse),
+                _ => None,
             };
             let Some(field_ids) = field_ids else {
                 return Err(PqsiftError::table(
@@ -232,7 +238,8 @@ impl DeclaredSchema {
                 ));
             };
             let schema = Arc::new(arrow_schema_from_hex(table, schema_string)?);
-            return Ok(Self::new(schema, ColumnMappingMode::None).with_field_ids(field_ids));
+            let mode = if by_id { ColumnMappingMode::Id } else { ColumnMappingMode::None };
+            return Ok(Self::new(schema, mode).with_field_ids(field_ids));
         }
         let configuration = [(super::delta::schema::COLUMN_MAPPING_MODE_KEY.to_string(), mode.to_string())].into();
         Self::from_delta(table, schema_string, ColumnMappingMode::from_configuration(table, &configuration)?)
@@ -415,6 +422,10 @@ impl DeclaredSchema {
 
 /// The first line of [`DeclaredSchema::to_text`] for a schema given as Arrow's.
 const ARROW_TEXT: &str = "arrow";
+
+/// How [`DeclaredSchema::to_text`] says an Arrow schema's fields are matched as a Delta
+/// table's in column mapping mode `id` (an Iceberg table's).
+const MODE_ID_TEXT: &str = "mode=id";
 
 /// How [`DeclaredSchema::to_text`] says fields are matched by id.
 const FIELD_IDS_TEXT: &str = "field_ids=";

@@ -127,13 +127,20 @@ _TABLE_OPTIONS = (
     "session_time_zone",
     "case_sensitive",
     "version",
+    "snapshot_id",
     "timestamp",
     "merge_schema",
     "allowed_locations",
 )
 
-# Delta's own names for time travel (``spark.read.format("delta").option("versionAsOf", 3)``).
-_ALIASES = {"versionasof": "version", "timestampasof": "timestamp"}
+# Delta's and Iceberg's own names for time travel (``spark.read.format("delta")
+# .option("versionAsOf", 3)``, ``spark.read.format("iceberg").option("snapshot-id", 42)``).
+_ALIASES = {
+    "versionasof": "version",
+    "timestampasof": "timestamp",
+    "snapshot-id": "snapshot_id",
+    "as-of-timestamp": "timestamp_ms",
+}
 
 # Spark's own Parquet read options, by their lower-case names: those pqsift gives Spark's
 # meaning, and those it refuses with the reason (rather than as unknown).
@@ -181,6 +188,10 @@ def _settings(options: Mapping[str, str], base_directory: str | None = None) -> 
     """The options by canonical name; with ``base_directory``, relative ``path``, ``paths``
     and ``base_path`` made absolute against it (URLs kept)."""
     settings = {_option_name(key): value for key, value in options.items()}
+    if "timestamp_ms" in settings:
+        # Iceberg's as-of-timestamp: milliseconds since the epoch.
+        instant = datetime.datetime.fromtimestamp(int(settings.pop("timestamp_ms")) / 1000, datetime.UTC)
+        settings["timestamp"] = instant.isoformat()
     if base_directory is not None:
         for name in ("path", "base_path"):
             if settings.get(name):
@@ -231,7 +242,7 @@ def _options_of(settings: dict[str, str]) -> dict[str, Any]:
         default = known[name]
         if isinstance(default, bool):
             out[name] = _bool(name, text)
-        elif isinstance(default, int) or name in ("threads", "limit", "version"):
+        elif isinstance(default, int) or name in ("threads", "limit", "version", "snapshot_id"):
             out[name] = int(text)
         else:
             out[name] = text

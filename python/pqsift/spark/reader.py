@@ -224,7 +224,15 @@ def _row_reader(
     table = settings.pop("table", None) or TableContext()
     # The driver chose the snapshot and the schema (it comes in the table context): a task
     # reads files, not the table.
-    for decided in ("version", "timestamp", "schema", "merge_schema", "match_field_ids", "ignore_missing_field_ids"):
+    for decided in (
+        "version",
+        "snapshot_id",
+        "timestamp",
+        "schema",
+        "merge_schema",
+        "match_field_ids",
+        "ignore_missing_field_ids",
+    ):
         settings.pop(decided, None)
     column_list = None if columns is None else list(columns)
 

@@ -1,0 +1,72 @@
+"""Iceberg tables through Spark: ``pqsift.spark.read`` (the driver plans, tasks read their
+files) and the ``"pqsift"`` data source, on the shared Spark-written tables — equality
+deletes, identity partition values the files leave out, a name mapping — and on pyiceberg
+tables with several snapshots (``snapshot-id``, ``as-of-timestamp``). Each must give the
+rows ``pqsift.scan`` gives, which tests/test_iceberg.py checks against the expected rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+import pqsift
+import pqsift.spark
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "iceberg-testing" / "data" / "persistent"
+
+TABLES = [
+    ("equality_deletes/warehouse/mydb/mytable", None),
+    ("equality_deletes/warehouse/mydb/mytable_partitioned", "id >= 2"),
+    ("hive_partitioned_table", "event_type = 'view'"),
+    ("partition_integer", None),
+    ("iceberg_v1_repro/repro/merch_v1", None),
+]
+
+
+def rows(values: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted((tuple(v) for v in values), key=repr)
+
+
+def expected(root: str, condition: str | None, **options: Any) -> list[tuple[Any, ...]]:
+    table = pqsift.scan(root, filter=condition, **options).to_table()
+    return rows([tuple(r.values()) for r in table.to_pylist()])
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/iceberg-testing is not there")
+@pytest.mark.parametrize(
+    ("name", "condition"), TABLES, ids=[t[0].split("/")[0] + ("" if t[1] is None else "+filter") for t in TABLES]
+)
+def test_spark_read_and_the_data_source_read_iceberg(spark: Any, name: str, condition: str | None) -> None:
+    root = str(SHARED / name)
+    want = expected(root, condition)
+    assert want, "a table with rows to compare"
+    assert rows(pqsift.spark.read(spark, root, filter=condition).collect()) == want
+    frame = spark.read.format("pqsift").load(root)
+    if condition is not None:
+        frame = frame.filter(condition)
+    assert rows(frame.collect()) == want
+
+
+def test_the_data_source_travels_in_time(spark: Any, tmp_path: Path) -> None:
+    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/warehouse")
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.t", schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "s", StringType())))
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "s": ["a", "b"]}))
+    first = table.current_snapshot()
+    assert first is not None
+    table.append(pa.table({"id": pa.array([3], pa.int64()), "s": ["c"]}))
+    root = str(table.location()).removeprefix("file://")
+    assert len(spark.read.format("pqsift").load(root).collect()) == 3
+    by_id = spark.read.format("pqsift").option("snapshot-id", first.snapshot_id).load(root)
+    assert rows(by_id.collect()) == [(1, "a"), (2, "b")]
+    at_time = spark.read.format("pqsift").option("as-of-timestamp", first.timestamp_ms).load(root)
+    assert rows(at_time.collect()) == [(1, "a"), (2, "b")]
+    read = pqsift.spark.read(spark, root, snapshot_id=first.snapshot_id)
+    assert rows(read.collect()) == [(1, "a"), (2, "b")]
