@@ -452,6 +452,31 @@ def test_scan_reads_a_delta_table_and_its_versions(tmp_path: Path) -> None:
     assert_one_line_error(missing.stderr, str(DV_TABLE))
 
 
+ICEBERG_TABLE = Path(__file__).resolve().parents[1].parent / "shared" / "iceberg-testing" / "data" / "persistent" / "is_null_is_not_null"
+
+
+@pytest.mark.skipif(not ICEBERG_TABLE.exists(), reason="../shared/iceberg-testing is not there")
+def test_scan_reads_an_iceberg_table_and_its_snapshots(tmp_path: Path) -> None:
+    """The CLI reads an Iceberg table as pqsift.scan does, an earlier snapshot with
+    --snapshot-id, and explains the manifests' pruning."""
+    out = tmp_path / "current.csv"
+    assert run("scan", ICEBERG_TABLE, "--output", out).returncode == 0
+    assert sorted(pacsv.read_csv(out).column("id").to_pylist()) == list(range(1, 9))
+    current = json.loads(sorted(ICEBERG_TABLE.glob("metadata/*.metadata.json"))[-1].read_text())
+    earliest = min(current["snapshots"], key=lambda snapshot: snapshot["timestamp-ms"])["snapshot-id"]
+    first = tmp_path / "first.csv"
+    result = run("scan", ICEBERG_TABLE, "--snapshot-id", str(earliest), "--output", first)
+    assert result.returncode == 0, result.stderr
+    assert sorted(pacsv.read_csv(first).column("id").to_pylist()) == sorted(
+        pqsift.scan(ICEBERG_TABLE, snapshot_id=earliest).to_table().column("id").to_pylist()
+    )
+    explained = run("scan", ICEBERG_TABLE, "--filter", "value IS NULL", "--explain")
+    assert "skipped on the manifests' statistics" in explained.stdout
+    missing = run("scan", ICEBERG_TABLE, "--snapshot-id", "7")
+    assert missing.returncode == 1
+    assert_one_line_error(missing.stderr, str(ICEBERG_TABLE))
+
+
 # ----- output formats, progress, Spark's printing, directories ---------------------------
 
 

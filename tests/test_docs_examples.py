@@ -16,6 +16,7 @@ needs; several needs are separated by commas:
                                          (moto; skipped without it)
     <!-- docs-test: parquet-testing -->  ./parquet-testing is the Apache corpus
     <!-- docs-test: delta-testing -->    ./delta-testing is the Delta test tables
+    <!-- docs-test: iceberg-testing -->  ./iceberg-testing is the Iceberg test tables
                                          (both from ../shared/; skipped when absent)
     <!-- docs-test: core=NAME -->        the installed pqsift._core has Scan.NAME (an
                                          example of an API newer than the built extension:
@@ -42,7 +43,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-CORPORA = {"parquet-testing": SHARED / "parquet-testing", "delta-testing": SHARED / "delta-testing"}
+CORPORA = {
+    "parquet-testing": SHARED / "parquet-testing",
+    "delta-testing": SHARED / "delta-testing",
+    "iceberg-testing": SHARED / "iceberg-testing",
+}
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>```+|~~~+)\s*(?P<info>[^\n`]*)$")
 _MARK = re.compile(r"<!--\s*docs-test:\s*(?P<needs>.*?)\s*-->")

@@ -207,10 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--version-as-of", dest="version", metavar="N", type=_non_negative_int, help="Delta table: read version N"
     )
     options.add_argument(
+        "--snapshot-id", dest="snapshot_id", metavar="ID", type=int, help="Iceberg table: read snapshot ID"
+    )
+    options.add_argument(
         "--timestamp-as-of",
         dest="timestamp",
         metavar="TS",
-        help="Delta table: read the newest version committed at or before TS (in --time-zone)",
+        help="Delta or Iceberg table: read the snapshot current at TS (in --time-zone)",
     )
     _add_storage_option(options)
     scan.set_defaults(run=_run_scan)
@@ -255,6 +258,7 @@ _SCAN_OPTIONS = (
     ("session_time_zone", "session_time_zone"),
     ("case_sensitive", "case_sensitive"),
     ("version", "version"),
+    ("snapshot_id", "snapshot_id"),
     ("timestamp", "timestamp"),
 )
 _SWITCHES_ON_BY_DEFAULT = {"pushdown_filters", "reorder_filters", "statistics", "bloom_filter", "page_index"}

@@ -111,9 +111,11 @@ impl TaskPlan {
     }
 
     /// The plan of reading no row of `scan`, its first file's footer alone (no file
-    /// without files): what its output schema comes from, with nothing planned.
+    /// without files, or when the table declares its schema): what its output schema comes
+    /// from, with nothing planned.
     pub fn schema_only(scan: &Scan) -> Result<Self> {
-        match scan.files().is_empty() {
+        // A table's declared schema is the output's: no footer needed.
+        match scan.files().is_empty() || scan.declared().is_some() {
             true => Self::of_files(scan, &[], Vec::new()),
             false => Self::of_files(scan, &[0], vec![PlannedFile { file: scan.open(0)?, row_groups: Vec::new() }]),
         }

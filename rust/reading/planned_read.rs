@@ -39,12 +39,14 @@ pub fn read_plan(
     config: ReaderConfig,
     counted_in: Option<&Storage>,
 ) -> Result<(SchemaRef, ScanStream)> {
-    read_task(&TaskPlan::of_scan(scan, plan, &surviving(plan))?, config, counted_in)
+    read_task(&TaskPlan::of_scan(scan, plan, &surviving(scan, plan))?, config, counted_in)
 }
 
 /// The files of `plan` with a row group to read, with those row groups, and the first
-/// file: it gives the output schema even when every row group is pruned.
-fn surviving(plan: &ScanPlan) -> Vec<(usize, Vec<usize>)> {
+/// file: it gives the output schema even when every row group is pruned — unless the
+/// table declares its schema (then a file every stage pruned is never opened).
+fn surviving(scan: &Scan, plan: &ScanPlan) -> Vec<(usize, Vec<usize>)> {
+    let first_for_schema = scan.declared().is_none();
     plan.files
         .iter()
         .enumerate()
@@ -52,7 +54,7 @@ fn surviving(plan: &ScanPlan) -> Vec<(usize, Vec<usize>)> {
             let kept = file.row_groups.iter().filter(|rg| rg.access != RowGroupAccess::Skip).map(|rg| rg.index);
             (position, kept.collect::<Vec<_>>())
         })
-        .filter(|(position, kept)| *position == 0 || !kept.is_empty())
+        .filter(|(position, kept)| (first_for_schema && *position == 0) || !kept.is_empty())
         .collect()
 }
 
@@ -103,7 +105,7 @@ pub fn count_rows(scan: &Scan, plan: &ScanPlan, config: ReaderConfig) -> Result<
         let rows = plan.files.iter().flat_map(|file| &file.row_groups).map(|rg| rg.selected_rows() as u64);
         return Ok(rows.sum());
     }
-    let mut task = TaskPlan::of_scan(scan, plan, &surviving(plan))?;
+    let mut task = TaskPlan::of_scan(scan, plan, &surviving(scan, plan))?;
     task.columns = Some(Vec::new()); // the filter's columns only
     let config = ReaderConfig { limit: None, order_by: Vec::new(), spark_output: false, ..config };
     let (_, mut stream) = read_task(&task, config, None)?;

@@ -25,11 +25,13 @@
 //!   schema (the first file's, or the merged one) and which type differences it reads.
 //! * [`parquet_reads`] — how table code reads Parquet files of its own (a Delta checkpoint):
 //!   through a trait the scan implements.
+//! * [`deleted_rows`] — rows a table's metadata deletes from a file, as row selections.
 //! * [`file_pruning`] — three-valued pruning of whole files on partition values and file
 //!   statistics, with files as the containers of zone maps.
 
 pub mod allowed_locations;
 pub mod column_matching;
+pub mod deleted_rows;
 pub mod delta;
 pub mod file_pruning;
 pub mod hive;

@@ -196,24 +196,27 @@ fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> R
         ));
     }
     let buffer = file.read(offset..offset + size + 8)?;
-    let stored_size = u32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as u64;
-    if stored_size != size {
-        return Err(PqsiftError::corrupt_delta(
-            path,
-            format!("deletion vector size {stored_size} in the file, {size} in the log"),
-        ));
+    stored_vector(&buffer).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
+}
+
+/// A stored deletion vector: its size (4 bytes, big-endian), the bitmap (magic number and
+/// portable `RoaringTreemap`), a CRC-32 of the bitmap (4 bytes, big-endian). Delta's files
+/// hold these after a version byte; an Iceberg (format 3) Puffin file's
+/// `deletion-vector-v1` blob is one.
+pub fn stored_vector(bytes: &[u8]) -> std::result::Result<RoaringTreemap, String> {
+    let size_bytes = bytes.get(..4).ok_or("shorter than its size")?;
+    let size = u32::from_be_bytes([size_bytes[0], size_bytes[1], size_bytes[2], size_bytes[3]]) as usize;
+    if bytes.len() != size.saturating_add(8) {
+        return Err(format!("a vector of {size} bytes in a record of {} bytes", bytes.len()));
     }
-    let bitmap = &buffer[4..4 + size as usize];
-    let crc_bytes = &buffer[4 + size as usize..];
+    let bitmap = &bytes[4..4 + size];
+    let crc_bytes = &bytes[4 + size..];
     let stored_crc = u32::from_be_bytes([crc_bytes[0], crc_bytes[1], crc_bytes[2], crc_bytes[3]]);
     let crc = crc32fast::hash(bitmap);
     if crc != stored_crc {
-        return Err(PqsiftError::corrupt_delta(
-            path,
-            format!("deletion vector CRC {crc:#010x}, {stored_crc:#010x} stored"),
-        ));
+        return Err(format!("CRC {crc:#010x}, {stored_crc:#010x} stored"));
     }
-    parse_bitmap(bitmap).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
+    parse_bitmap(bitmap)
 }
 
 /// A UUID in its canonical text form.

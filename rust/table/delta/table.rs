@@ -21,6 +21,7 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::TimestampLiteral;
 use crate::selection::RowSelection;
 use crate::storage::Location;
+use crate::table::deleted_rows::kept_by_row_group;
 
 /// What a scan keeps of a Delta snapshot besides its files.
 #[derive(Debug, Clone)]
@@ -52,35 +53,10 @@ impl DeltaTable {
         };
         let total: u64 = row_group_rows.iter().map(|&r| r as u64).sum();
         let deleted = dv.load_treemap(&self.table_root, total)?;
-        if let Some(max) = deleted.max()
-            && max >= total
-        {
-            let path = &self.files[position].path;
-            return Err(PqsiftError::table(
-                &self.table_root,
-                format!("the deletion vector of {} deletes row {max}, but the file has {total} rows", path),
-            ));
-        }
-        let mut selections = Vec::with_capacity(row_group_rows.len());
-        let mut deleted = deleted.iter().peekable();
-        let mut start = 0u64;
-        for &rows in row_group_rows {
-            let end = start + rows as u64;
-            let mut kept = Vec::new();
-            let mut next = start;
-            while let Some(row) = deleted.next_if(|&row| row < end) {
-                if row > next {
-                    kept.push((next - start) as usize..(row - start) as usize);
-                }
-                next = row + 1;
-            }
-            if next < end {
-                kept.push((next - start) as usize..rows);
-            }
-            selections.push(RowSelection::from_ranges(&kept, rows)?);
-            start = end;
-        }
-        Ok(Some(selections))
+        let path = &self.files[position].path;
+        kept_by_row_group(&deleted, row_group_rows)
+            .map(Some)
+            .map_err(|e| PqsiftError::table(&self.table_root, format!("the deletion vector of {path}: {e}")))
     }
 
     /// What log replay did, as `(name, value)` pairs for a scan's metrics.

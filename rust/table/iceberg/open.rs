@@ -321,6 +321,24 @@ impl Paths<'_> {
         }
         match (&self.root, recorded.contains("://")) {
             (Location::Object(object), true) => Location::parse(recorded, object.storage()),
+            // A local table naming objects in a store (metadata copied out of it): read
+            // with the storage of an allowed prefix the URL is below, if any.
+            (Location::Local(_), true) => {
+                let AllowedLocations::Below(prefixes) = self.allowed else {
+                    return Err(self.url_refused(recorded, what));
+                };
+                let below = |prefix: &Location| {
+                    let prefix = prefix.to_string();
+                    let prefix = prefix.trim_end_matches('/');
+                    recorded.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                };
+                prefixes
+                    .iter()
+                    .filter(|prefix| below(prefix))
+                    .find_map(Location::as_object)
+                    .map(|prefix| Location::parse(recorded, prefix.storage()))
+                    .unwrap_or_else(|| Err(self.url_refused(recorded, what)))
+            }
             _ => Err(PqsiftError::table(
                 &self.root,
                 format!(
@@ -329,6 +347,17 @@ impl Paths<'_> {
                 ),
             )),
         }
+    }
+}
+
+impl Paths<'_> {
+    fn url_refused(&self, recorded: &str, what: &str) -> PqsiftError {
+        PqsiftError::table(
+            &self.root,
+            format!(
+                "the {what} {recorded:?} is in an object store, outside the local table: allow its prefix with allowed_locations to read it"
+            ),
+        )
     }
 }
 
