@@ -70,3 +70,16 @@ def test_the_data_source_travels_in_time(spark: Any, tmp_path: Path) -> None:
     assert rows(at_time.collect()) == [(1, "a"), (2, "b")]
     read = pqsift.spark.read(spark, root, snapshot_id=first.snapshot_id)
     assert rows(read.collect()) == [(1, "a"), (2, "b")]
+
+
+def test_spark_tasks_leave_out_position_deletes(spark: Any, tmp_path: Path) -> None:
+    from test_iceberg_pyiceberg import add_delete_snapshot, catalog
+
+    table = catalog(tmp_path).create_table("db.t", schema=Schema(NestedField(1, "id", LongType())))
+    table.append(pa.table({"id": pa.array(range(100), pa.int64())}))
+    (path,) = [task.file.file_path for task in table.scan().plan_files()]
+    add_delete_snapshot(table, {path: [0, 50, 99]}, vectors=False)
+    root = str(table.location()).removeprefix("file://")
+    want = [(i,) for i in range(100) if i not in (0, 50, 99)]
+    assert rows(pqsift.spark.read(spark, root).collect()) == rows(want)
+    assert rows(spark.read.format("pqsift").load(root).filter("id >= 40").collect()) == rows([r for r in want if r[0] >= 40])

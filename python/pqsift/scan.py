@@ -490,7 +490,7 @@ def scan(
     location are read below the root given (a moved table reads its own files). Equality
     deletes are applied as a predicate on each older data file of their partition (their
     columns read even when not projected, NULL equal to NULL); position deletes and
-    deletion vectors are not applied yet and raise :class:`pqsift.UnsupportedError`.
+    deletion vectors leave their rows out of the plan (``rows_deleted``).
 
     Reading options: ``pushdown_filters`` (``True``: late materialization; ``False``
     decodes every projected column, then filters — the baseline), ``reorder_filters``

@@ -834,8 +834,7 @@ impl Scan {
         plan: &mut FileAccessPlan,
         metrics: &mut PruningMetrics,
     ) -> Result<()> {
-        let Some(delta) = &self.table.delta else { return Ok(()) };
-        let Some(kept) = delta.kept_rows(position, &file.row_group_rows())? else { return Ok(()) };
+        let Some(kept) = self.table.kept_rows(position, &file.row_group_rows())? else { return Ok(()) };
         for (index, kept) in kept.into_iter().enumerate() {
             let Some(row_group) = plan.row_groups.get(index) else { continue };
             let rows = row_group.rows;

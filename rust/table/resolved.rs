@@ -10,6 +10,7 @@ use super::iceberg::table::IcebergTable;
 use super::partition_values::PartitionValues;
 use super::schema_adapter::DeclaredSchema;
 use crate::error::{PqsiftError, Result};
+use crate::selection::RowSelection;
 use crate::storage::Location;
 
 /// What kind of table the sources are.
@@ -80,6 +81,17 @@ impl Table {
     /// The table format's metadata read, in words, for a scan's explain.
     pub fn metadata_note(&self) -> Option<String> {
         self.delta.as_ref().map(|d| d.explain()).or_else(|| self.iceberg.as_ref().map(|i| i.explain()))
+    }
+
+    /// The rows of file `position` the table's metadata deletes — a Delta deletion
+    /// vector, Iceberg position deletes — kept, per row group of `row_group_rows` rows
+    /// (`None`: none deleted).
+    pub fn kept_rows(&self, position: usize, row_group_rows: &[usize]) -> Result<Option<Vec<RowSelection>>> {
+        match (&self.delta, &self.iceberg) {
+            (Some(delta), _) => delta.kept_rows(position, row_group_rows),
+            (None, Some(iceberg)) => iceberg.kept_rows(position, row_group_rows),
+            (None, None) => Ok(None),
+        }
     }
 
     /// The partition columns' schema (empty without partitions).

@@ -18,8 +18,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
+use std::collections::HashMap;
+
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
+use roaring::RoaringTreemap;
 
 use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
@@ -29,15 +32,18 @@ use super::table::{IcebergReadMetrics, IcebergTable};
 use super::values::partition_array;
 use crate::error::{PqsiftError, Result};
 use crate::filter::Expr;
+use crate::storage::FileSource;
 use crate::storage::Location;
 use crate::storage::source::{read_all, read_many};
 use crate::table::allowed_locations::AllowedLocations;
 use crate::table::column_matching::field_id;
+use crate::table::delta::deletion_vector::stored_vector;
 use crate::table::delta::schema::ColumnMappingMode;
 use crate::table::parquet_reads::ParquetReads;
 use crate::table::partition_values::PartitionValues;
 use crate::table::resolved::{Table, TableFormat};
 use crate::table::schema_adapter::DeclaredSchema;
+use parquet::file::reader::Length;
 
 /// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
 /// metadata files — as a [`Table`]. `version` names a metadata file of the root to read
@@ -127,12 +133,9 @@ pub fn open_iceberg_table(
     }
     read.data_files = files.len() as u64;
     read.delete_files = deletes.len() as u64;
-    if let Some(positional) = deletes.iter().find(|d| d.content == FileContent::PositionDeletes) {
-        return Err(PqsiftError::unsupported(
-            &root.to_string(),
-            format!("position delete file {} : position deletes are not applied yet", positional.path),
-        ));
-    }
+    let (positional, equality): (Vec<DataFile>, Vec<DataFile>) =
+        deletes.into_iter().partition(|d| d.content == FileContent::PositionDeletes);
+    let deleted_positions = position_deletes(&paths, &files, &positional, reads)?;
     if let Some(other) = files.iter().find(|f| f.format != "PARQUET") {
         return Err(PqsiftError::unsupported(
             &root.to_string(),
@@ -155,8 +158,8 @@ pub fn open_iceberg_table(
         .collect::<Result<Vec<_>>>()?;
     let mut declared = DeclaredSchema::new(Arc::clone(&schema), ColumnMappingMode::Id);
     declared.fills = identity_partitions(&metadata, &schema, &files)?;
-    if !deletes.is_empty() {
-        declared.deletes = Some(equality_deletes(&paths, &metadata, &schema, &files, &deletes, reads)?);
+    if !equality.is_empty() {
+        declared.deletes = Some(equality_deletes(&paths, &metadata, &schema, &files, &equality, reads)?);
     }
     Ok(Table {
         name: root.to_string(),
@@ -171,6 +174,7 @@ pub fn open_iceberg_table(
             format_version: metadata.format_version,
             snapshot_id: snapshot.map(|s| s.snapshot_id),
             files,
+            deleted_positions,
             read,
         })),
     })
@@ -217,6 +221,86 @@ fn identity_partitions(
         return Ok(None);
     }
     Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, files.len())?))
+}
+
+/// Per data file, the positions its position deletes (format 2 delete files, format 3
+/// deletion vectors) delete: a delete applies to the data file it names when its data
+/// sequence number is not lower than the file's. `None` where none does.
+fn position_deletes(
+    paths: &Paths,
+    files: &[DataFile],
+    deletes: &[DataFile],
+    reads: &dyn ParquetReads,
+) -> Result<Vec<Option<Arc<RoaringTreemap>>>> {
+    let mut deleted: Vec<RoaringTreemap> = vec![RoaringTreemap::new(); files.len()];
+    if deletes.is_empty() {
+        return Ok(vec![None; files.len()]);
+    }
+    let root = &paths.root;
+    let by_path: HashMap<&str, Vec<usize>> = files.iter().enumerate().fold(HashMap::new(), |mut map, (i, f)| {
+        map.entry(f.path.as_str()).or_default().push(i);
+        map
+    });
+    let mut add = |path: &str, position: u64, sequence_number: i64| {
+        for &i in by_path.get(path).into_iter().flatten() {
+            if sequence_number >= files[i].sequence_number {
+                deleted[i].insert(position);
+            }
+        }
+    };
+    for delete in deletes {
+        crate::interrupt::check()?;
+        let location = paths.resolve(&delete.path, "delete file")?;
+        let corrupt = |reason: String| PqsiftError::table(root, format!("position delete file {location}: {reason}"));
+        match delete.format.as_str() {
+            "PUFFIN" => {
+                let target = delete.referenced_data_file.as_deref().ok_or_else(|| {
+                    corrupt("a deletion vector that names no data file (referenced_data_file)".into())
+                })?;
+                let (Some(offset), Some(size)) = (delete.content_offset, delete.content_size) else {
+                    return Err(corrupt("a deletion vector without its offset and size".into()));
+                };
+                let (offset, size) = u64::try_from(offset)
+                    .ok()
+                    .zip(u64::try_from(size).ok())
+                    .filter(|(_, size)| *size >= 8)
+                    .ok_or_else(|| corrupt(format!("a deletion vector at offset {offset} of {size} bytes")))?;
+                let file = FileSource::open(&location)?;
+                if offset.checked_add(size).is_none_or(|end| end > file.len()) {
+                    return Err(corrupt(format!(
+                        "a deletion vector of {size} bytes at offset {offset} does not fit in the file's {} bytes",
+                        file.len()
+                    )));
+                }
+                let bytes = file.read(offset..offset + size)?;
+                let vector = stored_vector(&bytes).map_err(|e| corrupt(format!("deletion vector: {e}")))?;
+                for position in vector.iter() {
+                    add(target, position, delete.sequence_number);
+                }
+            }
+            "PARQUET" => {
+                let read = reads.read_file(&location).map_err(|e| corrupt(e.to_string()))?;
+                for batch in &read.batches {
+                    let column =
+                        |name: &str| batch.column_by_name(name).ok_or_else(|| corrupt(format!("no column {name:?}")));
+                    let paths = arrow::compute::cast(column("file_path")?, &DataType::Utf8)?;
+                    let positions = arrow::compute::cast(column("pos")?, &DataType::Int64)?;
+                    let paths = paths.as_string::<i32>();
+                    let positions = positions.as_primitive::<arrow::datatypes::Int64Type>();
+                    for row in 0..batch.num_rows() {
+                        if paths.is_null(row) || positions.is_null(row) || positions.value(row) < 0 {
+                            return Err(corrupt(format!("row {row}: a null path or a negative position")));
+                        }
+                        add(paths.value(row), positions.value(row) as u64, delete.sequence_number);
+                    }
+                }
+            }
+            other => {
+                return Err(PqsiftError::unsupported(&root.to_string(), format!("delete file {location} is {other}")));
+            }
+        }
+    }
+    Ok(deleted.into_iter().map(|d| (!d.is_empty()).then(|| Arc::new(d))).collect())
 }
 
 /// Per data file, the predicate its rows must meet for the equality deletes that apply to

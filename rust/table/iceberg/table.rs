@@ -2,8 +2,15 @@
 //! entry (record count, column statistics, sequence number), for planning, and what
 //! reading the metadata cost, for metrics and explain.
 
+use std::sync::Arc;
+
+use roaring::RoaringTreemap;
+
 use super::manifest::DataFile;
+use crate::error::{PqsiftError, Result};
+use crate::selection::RowSelection;
 use crate::storage::Location;
+use crate::table::deleted_rows::kept_by_row_group;
 
 /// What reading an Iceberg table's metadata did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +38,8 @@ pub struct IcebergTable {
     pub snapshot_id: Option<i64>,
     /// Per file of the table (same order): its manifest entry.
     pub files: Vec<DataFile>,
+    /// Per file: the positions its position deletes and deletion vectors delete.
+    pub deleted_positions: Vec<Option<Arc<RoaringTreemap>>>,
     /// What reading the metadata did.
     pub read: IcebergReadMetrics,
 }
@@ -51,7 +60,7 @@ impl IcebergTable {
     pub fn explain(&self) -> String {
         let snapshot = self.snapshot_id.map_or_else(|| "no snapshot".to_string(), |id| format!("snapshot {id}"));
         format!(
-            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read, {} data file(s), {} delete file(s)\n",
+            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read, {} data file(s), {} delete file(s){}\n",
             self.table_root,
             self.format_version,
             snapshot,
@@ -59,12 +68,34 @@ impl IcebergTable {
             self.read.manifests_read,
             self.read.manifests_total,
             self.read.data_files,
-            self.read.delete_files
+            self.read.delete_files,
+            match self.deleted_rows() {
+                0 => String::new(),
+                rows => format!("; position deletes delete {rows} row(s)"),
+            }
         )
+    }
+
+    /// Rows position deletes delete from the table's files.
+    pub fn deleted_rows(&self) -> u64 {
+        self.deleted_positions.iter().flatten().map(|d| d.len()).sum()
+    }
+
+    /// The rows of file `position` its position deletes keep, per row group of
+    /// `row_group_rows` rows (`None`: it has none).
+    pub fn kept_rows(&self, position: usize, row_group_rows: &[usize]) -> Result<Option<Vec<RowSelection>>> {
+        let Some(deleted) = self.deleted_positions.get(position).and_then(Option::as_ref) else { return Ok(None) };
+        kept_by_row_group(deleted, row_group_rows).map(Some).map_err(|e| {
+            PqsiftError::table(&self.table_root, format!("the position deletes of {}: {e}", self.files[position].path))
+        })
     }
 
     /// The entries of the files at `positions`.
     pub fn select(&self, positions: &[usize]) -> Self {
-        Self { files: positions.iter().map(|&p| self.files[p].clone()).collect(), ..self.clone() }
+        Self {
+            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
+            deleted_positions: positions.iter().map(|&p| self.deleted_positions[p].clone()).collect(),
+            ..self.clone()
+        }
     }
 }
