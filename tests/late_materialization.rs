@@ -19,8 +19,7 @@ use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
 use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use pqsift::selection::{RowSelection, SelectionPolicy};
-use pqsift::storage::local_file::CountingFile;
-use pqsift::storage::{FileSource, Location};
+use pqsift::storage::Location;
 
 const ROW_GROUP_ROWS: usize = 10_000;
 const ROW_GROUPS: usize = 3;
@@ -72,9 +71,7 @@ fn open(path: &Path, filter_text: &str, reorder: bool) -> Opened {
     let expr = parse_filter(filter_text).unwrap();
     let options = BindOptions::default();
     let filter = RowFilter::build(Some(&expr), metadata.schema(), metadata.metadata(), &options, reorder).unwrap();
-    let reader =
-        FileReader::new(FileSource::Local(CountingFile::open(path).unwrap()), metadata.clone(), &filter, &options)
-            .unwrap();
+    let reader = FileReader::new(&Location::from(path), metadata.clone(), &filter, &options).unwrap();
     Opened { reader, filter, metadata }
 }
 

@@ -515,3 +515,22 @@ def test_a_filtered_limit_gives_the_first_matching_rows(
     full = pqsift.scan(path, filter=where).to_table()
     got = pqsift.scan(path, filter=where, limit=limit, threads=threads, decode_bytes=decode_kib << 10).to_table()
     assert same(got, full.slice(0, limit))
+
+
+def test_a_scan_of_many_files_holds_few_open(tmp_path: Path) -> None:
+    """A local file is opened when its row groups are read and closed after its last: a
+    scan of more files than the process may hold open reads them all (it opened two
+    descriptors per file up front before)."""
+    import subprocess
+    import sys
+
+    for k in range(300):
+        pq.write_table(pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())}), tmp_path / f"part-{k:03d}.parquet")
+    script = (
+        "import resource, pqsift, sys\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))\n"
+        f"table = pqsift.scan({str(tmp_path)!r}, threads=2).to_table()\n"
+        "assert sorted(table.column('id').to_pylist()) == list(range(3000)), table.num_rows\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]

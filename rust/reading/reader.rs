@@ -24,7 +24,6 @@ use crate::reading::scan_stream::{
 use crate::reading::spark_output::spark_schema;
 use crate::reading::top_rows::TopRows;
 use crate::reading::topk_threshold::ThresholdSkipper;
-use crate::storage::FileSource;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
@@ -396,7 +395,7 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         )?
         .sharing_pass_rate(Arc::clone(&pass_rate));
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
-        let reader = FileReader::new(FileSource::open(&file.location)?, metadata, &filter, &config.bind)?;
+        let reader = FileReader::new(&file.location, metadata, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {
             (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,

@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
@@ -37,7 +38,7 @@ use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCac
 use crate::reading::decode_failure::{MAX_OFFSET_BYTES, halves, offset_bytes};
 use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
-use crate::storage::FileSource;
+use crate::storage::{FileSource, Location};
 
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
 pub type LeafSubsets = BTreeMap<usize, Vec<usize>>;
@@ -170,14 +171,17 @@ impl ReadMetrics {
 /// its schema.
 #[derive(Debug)]
 pub struct FileReader {
-    file: FileSource,
+    /// The file: from a store, the object (no descriptor held); a local file is opened when
+    /// first read and closed by [`FileReader::release`], so that a scan of thousands of
+    /// files holds only those being read open.
+    file: Handle,
     metadata: ArrowReaderMetadata,
     key: Arc<str>,
     /// Per predicate (text order): the predicate bound to the schema of its roots.
     bound: Vec<BoundExpr>,
     /// A second handle for page header checks of local files, so that they stay out of
     /// `bytes_read` (column data read).
-    probe: FileSource,
+    probe: Handle,
     /// Column chunks (row group, leaf) whose page headers have been checked.
     checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
     /// From a store: per row group being read, the pages of its predicate columns, fetched
@@ -189,25 +193,76 @@ pub struct FileReader {
     decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
 }
 
+/// A file a [`FileReader`] reads: an object in a store, or a local file opened on first
+/// use and closed on [`Handle::release`] (bytes read through released descriptors kept).
+#[derive(Debug)]
+enum Handle {
+    Remote(FileSource),
+    Local { path: std::path::PathBuf, open: std::sync::Mutex<Option<FileSource>>, released_bytes: AtomicU64 },
+}
+
+impl Handle {
+    fn local(path: &std::path::Path) -> Self {
+        Self::Local { path: path.to_path_buf(), open: std::sync::Mutex::new(None), released_bytes: AtomicU64::new(0) }
+    }
+
+    /// The file, opened if it is not.
+    fn source(&self) -> Result<FileSource> {
+        match self {
+            Self::Remote(source) => Ok(source.clone()),
+            Self::Local { path, open, .. } => {
+                let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(source) = open.as_ref() {
+                    return Ok(source.clone());
+                }
+                let source = FileSource::Local(crate::storage::local_file::CountingFile::open(path)?);
+                *open = Some(source.clone());
+                Ok(source)
+            }
+        }
+    }
+
+    /// Drops this handle's descriptor (reads in flight keep theirs).
+    fn release(&self) {
+        if let Self::Local { open, released_bytes, .. } = self
+            && let Some(source) = open.lock().unwrap_or_else(|p| p.into_inner()).take()
+        {
+            released_bytes.fetch_add(source.bytes_read(), Ordering::Relaxed);
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        match self {
+            Self::Remote(source) => source.bytes_read(),
+            Self::Local { open, released_bytes, .. } => {
+                let open = open.lock().unwrap_or_else(|p| p.into_inner());
+                released_bytes.load(Ordering::Relaxed) + open.as_ref().map_or(0, FileSource::bytes_read)
+            }
+        }
+    }
+}
+
 impl FileReader {
-    /// Opens a file for reading with `filter`'s predicates bound to its schema.
+    /// A reader of the file at `location` with `filter`'s predicates bound to its schema:
+    /// an object in a store is opened now (its size known), a local file when first read.
     pub fn new(
-        file: FileSource,
+        location: &Location,
         metadata: ArrowReaderMetadata,
         filter: &RowFilter,
         options: &BindOptions,
     ) -> Result<Self> {
-        let key: Arc<str> = Arc::from(file.name());
+        let key: Arc<str> = Arc::from(location.to_string());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
             let schema = project_schema(metadata.schema(), &predicate.roots);
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
-        let probe = match &file {
-            FileSource::Local(local) => {
-                FileSource::Local(crate::storage::local_file::CountingFile::open(local.path())?)
+        let (file, probe) = match location {
+            Location::Local(path) => (Handle::local(path), Handle::local(path)),
+            remote => {
+                let source = FileSource::open(remote)?;
+                (Handle::Remote(source.clone()), Handle::Remote(source))
             }
-            remote => remote.clone(),
         };
         Ok(Self {
             file,
@@ -233,7 +288,13 @@ impl FileReader {
 
     /// Whether the file is in an object store.
     pub fn is_remote(&self) -> bool {
-        !matches!(self.file, FileSource::Local(_))
+        matches!(self.file, Handle::Remote(_))
+    }
+
+    /// Closes a local file's descriptors until it is read again (a no-op from a store).
+    pub fn release(&self) {
+        self.file.release();
+        self.probe.release();
     }
 
     /// The file's path or URL.
@@ -641,7 +702,7 @@ impl FileReader {
             let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
             let corrupt = |e: parquet::errors::ParquetError| PqsiftError::corrupt(self.name(), e);
             // No row: the crate's reader, built over no row, still says the (pruned) types.
-            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), self.metadata.clone())
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.source()?, self.metadata.clone())
                 .with_row_groups(vec![row_group])
                 .with_projection(mask)
                 .with_row_selection(CrateSelection::from(vec![CrateSelector::skip(selection.row_count())]))
@@ -1023,23 +1084,23 @@ impl FileReader {
         options: &ReadOptions,
     ) -> Result<FileSource> {
         let chunks = self.metadata.metadata().row_group(row_group);
-        if let FileSource::Local(_) = &self.file {
+        if !self.is_remote() {
             let unchecked: Vec<usize> = {
                 let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
                 leaves.iter().copied().filter(|&leaf| !checked.contains(&(row_group, leaf))).collect()
             };
             for leaf in unchecked {
-                check_column_chunk(&self.probe, chunks.column(leaf), row_group, options.max_page_bytes)?;
+                check_column_chunk(&self.probe.source()?, chunks.column(leaf), row_group, options.max_page_bytes)?;
                 self.checked.lock().unwrap_or_else(|p| p.into_inner()).insert((row_group, leaf));
             }
-            return Ok(self.file.clone());
+            return self.file.source();
         }
         let pages = self.pages_read(row_group, leaves, selection)?;
         let ranges = ranges_of(&pages, chunks);
         let earlier = self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).get(&row_group).cloned();
         let fetched = match earlier {
             Some(FileSource::Fetched(fetched)) if fetched.covers(&ranges) => FileSource::Fetched(fetched),
-            _ => self.file.prefetch(&ranges, options.coalesce_gap)?,
+            _ => self.file.source()?.prefetch(&ranges, options.coalesce_gap)?,
         };
         for (leaf, read) in &pages {
             match read {
@@ -1111,7 +1172,7 @@ impl FileReader {
         }
         let pages = self.pages_read(row_group, &leaves, selection)?;
         let ranges = ranges_of(&pages, self.metadata.metadata().row_group(row_group));
-        let fetched = self.file.prefetch(&ranges, options.coalesce_gap)?;
+        let fetched = self.file.source()?.prefetch(&ranges, options.coalesce_gap)?;
         self.prefetched.lock().unwrap_or_else(|p| p.into_inner()).insert(row_group, fetched);
         Ok(Some(PrefetchGuard { reader: self, row_group }))
     }

@@ -8,7 +8,7 @@
 //! a few ahead of the consumer. Dropping the stream cancels the workers.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use arrow::array::RecordBatch;
@@ -285,6 +285,9 @@ struct Shared {
     rows_emitted: AtomicU64,
     /// The output schema (batches are cast to it when `string_view` is on).
     schema: SchemaRef,
+    /// Per file, its tasks not yet run: a file whose last task has run is closed (a part
+    /// read later opens it again).
+    tasks_left: Vec<AtomicUsize>,
 }
 
 impl Shared {
@@ -374,6 +377,9 @@ impl Shared {
         })?;
         metrics.windows = u64::from(task.window.is_some());
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
+        if parts.is_empty() && self.tasks_left[task.file].fetch_sub(1, Ordering::AcqRel) == 1 {
+            file.reader.release();
+        }
         Ok(TaskOutput { batch: self.output_batch(index, batch)?, parts })
     }
 
@@ -516,9 +522,14 @@ impl ScanStream {
         // Fewer row groups than threads: the spare threads decode columns instead.
         options.read.column_threads = (options.threads.max(1) / threads).max(1);
         let window = threads + options.threads.max(1);
+        let mut tasks_left: Vec<AtomicUsize> = files.iter().map(|_| AtomicUsize::new(0)).collect();
+        for task in &tasks {
+            *tasks_left[task.file].get_mut() += 1;
+        }
         let shared = Arc::new(Shared {
             files,
             tasks,
+            tasks_left,
             window,
             options,
             cache,

@@ -196,7 +196,7 @@ fn read_from_file(path: &Location, offset: Option<i32>, size_in_bytes: i32) -> R
         ));
     }
     let buffer = file.read(offset..offset + size + 8)?;
-    stored_vector(&buffer).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector: {e}")))
+    stored_vector(&buffer).map_err(|e| PqsiftError::corrupt_delta(path, format!("deletion vector {e}")))
 }
 
 /// A stored deletion vector: its size (4 bytes, big-endian), the bitmap (magic number and
