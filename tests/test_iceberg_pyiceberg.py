@@ -427,3 +427,22 @@ def test_position_deletes_and_deletion_vectors_leave_their_rows_out(tmp_path: Pa
     assert sorted(filtered) == [v for v in expected if v % 2 == 1 and v < 1010]
     earlier = pqsift.scan(root, snapshot_id=table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
     assert earlier.to_table().num_rows == 2000
+
+
+def test_manifests_are_skipped_on_their_partition_summaries(tmp_path: Path) -> None:
+    table = catalog(tmp_path).create_table(
+        "db.t", schema=SCHEMA, partition_spec=PartitionSpec(PartitionField(6, 1000, IdentityTransform(), "qty"))
+    )
+    for start in range(0, 400, 50):  # one manifest per append, each of its own qty values
+        rows = batch(start, 50).set_column(5, "qty", pa.array([start // 50] * 50, pa.int32()))
+        table.append(rows)
+    root = root_of(table)
+    scan = pqsift.scan(root, filter="qty = 3 AND id >= 160")
+    got = scan.to_table()
+    assert sorted(got.column("id").to_pylist()) == list(range(160, 200))
+    assert scan.metrics["iceberg_manifests_total"] == 8
+    assert scan.metrics["iceberg_manifests_pruned"] == 7, scan.metrics
+    assert "(7 skipped on their partition summaries)" in scan.explain()
+    unpruned = pqsift.scan(root, filter="qty = 3 AND id >= 160", **NO_PRUNING)
+    assert same(unpruned.to_table(), got) and unpruned.metrics["iceberg_manifests_pruned"] == 0
+    assert pqsift.scan(root, filter="qty IS NULL").metrics["iceberg_manifests_pruned"] == 8

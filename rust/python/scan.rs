@@ -145,6 +145,11 @@ impl PyScan {
                         snapshot,
                         snapshot_id,
                         allowed_locations,
+                        // The statistics stage off: no pruning on the table's metadata either.
+                        filter: match &filter {
+                            Some(FilterArg::Text(text)) if options.statistics => crate::filter::parse_filter(text).ok(),
+                            _ => None,
+                        },
                     };
                     Table::resolve(
                         &sources,

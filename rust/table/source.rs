@@ -29,12 +29,13 @@ use super::iceberg::open::open_iceberg_table;
 use super::listing::{data_files_among, list_data_files};
 pub use super::resolved::{Table, TableFormat};
 use crate::error::{PqsiftError, Result};
+use crate::filter::{BindOptions, Expr};
 use crate::storage::Location;
 use crate::storage::source::{Entry, stat_table};
 use crate::table::parquet_reads::ParquetReads;
 
 /// How sources become a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TableOptions {
     /// Discover Hive-style `key=value` partition directories.
     pub partitioning: bool,
@@ -50,6 +51,9 @@ pub struct TableOptions {
     pub snapshot_id: Option<i64>,
     /// Where a table's metadata may make the scan read (a Delta log's paths).
     pub allowed_locations: AllowedLocations,
+    /// The scan's filter, when known before the table is read: table metadata it rules out
+    /// is not read (an Iceberg manifest by its partition summaries). `None`: all is read.
+    pub filter: Option<Expr>,
 }
 
 impl Default for TableOptions {
@@ -61,6 +65,7 @@ impl Default for TableOptions {
             snapshot: None,
             snapshot_id: None,
             allowed_locations: AllowedLocations::default(),
+            filter: None,
         }
     }
 }
@@ -123,7 +128,12 @@ impl Table {
                         ));
                     }
                 };
-                return open_iceberg_table(source, None, spec, &options.allowed_locations, reads);
+                let bind = BindOptions {
+                    session_time_zone: hive.session_time_zone.clone(),
+                    case_sensitive: hive.case_sensitive,
+                };
+                let filter = options.filter.as_ref().map(|f| (f, &bind));
+                return open_iceberg_table(source, None, spec, &options.allowed_locations, filter, reads);
             }
             if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(

@@ -12,7 +12,7 @@
 //! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::iceberg::open::open_iceberg_table;
 //! let root = std::path::Path::new("/warehouse/db/events").into();
-//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default(), &ScanReads).unwrap();
+//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default(), None, &ScanReads).unwrap();
 //! println!("{} data files", table.files.len());
 //! ```
 
@@ -28,10 +28,11 @@ use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
 use super::metadata::{IcebergSnapshotSpec, TableMetadata, current_metadata_file, named_metadata_file};
 use super::schema::{arrow_schema, name_mapping};
+use super::statistics::prune_manifests;
 use super::table::{IcebergReadMetrics, IcebergTable};
 use super::values::partition_array;
 use crate::error::{PqsiftError, Result};
-use crate::filter::Expr;
+use crate::filter::{BindOptions, Expr};
 use crate::storage::FileSource;
 use crate::storage::Location;
 use crate::storage::source::{read_all, read_many};
@@ -47,13 +48,15 @@ use parquet::file::reader::Length;
 
 /// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
 /// metadata files — as a [`Table`]. `version` names a metadata file of the root to read
-/// instead of the current one (`3`, `v3`, `00003-…`). Equality delete files are read
-/// through `reads`.
+/// instead of the current one (`3`, `v3`, `00003-…`). `filter`, the scan's (when known),
+/// skips the data manifests whose partition summaries rule it out. Equality delete files
+/// are read through `reads`.
 pub fn open_iceberg_table(
     source: &Location,
     version: Option<&str>,
     spec: IcebergSnapshotSpec,
     allowed: &AllowedLocations,
+    filter: Option<(&Expr, &BindOptions)>,
     reads: &dyn ParquetReads,
 ) -> Result<Table> {
     let (root, metadata_file) = match source.file_name() {
@@ -115,6 +118,21 @@ pub fn open_iceberg_table(
             (None, None) => Vec::new(),
         };
         read.manifests_total = manifests.len() as u64;
+        // Data manifests whose partition summaries rule the filter out are not read.
+        let manifests: Vec<(ManifestFile, Option<i32>)> = match filter {
+            Some((filter, bind)) => {
+                let listed: Vec<ManifestFile> = manifests.iter().map(|(m, _)| m.clone()).collect();
+                let keep = prune_manifests(filter, &schema, &metadata.specs(), &listed, bind);
+                manifests
+                    .into_iter()
+                    .zip(keep)
+                    .filter(|((manifest, _), keep)| *keep || manifest.content != FileContent::Data)
+                    .map(|(m, _)| m)
+                    .collect()
+            }
+            None => manifests,
+        };
+        read.manifests_pruned = read.manifests_total - manifests.len() as u64;
         let locations =
             manifests.iter().map(|(m, _)| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
         let contents =
@@ -182,9 +200,8 @@ pub fn open_iceberg_table(
 
 /// Per file, the values of its identity partitions, by the source column's name (null
 /// where the file's spec has no identity partition of the column): what fills a column a
-/// data file does not hold, as the spec's column projection says. Floating-point values
-/// are left out: some writers keep a double column's partition value as a float. `None`
-/// without identity partitions.
+/// data file does not hold, as the spec's column projection says (a double column's value
+/// some writers keep as a float is widened). `None` without identity partitions.
 fn identity_partitions(
     metadata: &TableMetadata,
     schema: &Schema,
@@ -202,9 +219,6 @@ fn identity_partitions(
     let mut columns = Vec::new();
     for field in schema.fields() {
         let Some(id) = field_id(field) else { continue };
-        if matches!(field.data_type(), DataType::Float32 | DataType::Float64) {
-            continue;
-        }
         let indices: Vec<Option<usize>> = spec_fields
             .iter()
             .map(|fields| fields.iter().position(|p| p.source_id == id && p.transform == "identity"))

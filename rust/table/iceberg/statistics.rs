@@ -38,7 +38,8 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float32Array, Float64
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Float32Type, Float64Type};
 
-use super::manifest::DataFile;
+use super::manifest::{DataFile, FieldSummary, ManifestFile};
+use super::metadata::PartitionSpec;
 use super::values::bound_array;
 use crate::error::Result;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind};
@@ -103,6 +104,52 @@ pub fn prune_by_manifest_statistics(
         Ok(Some(column_zone_maps(&refs, id, field.data_type(), fill.as_ref())))
     };
     Ok(evaluate_on_zone_maps(&bound, files.len(), &source)?.can_true)
+}
+
+/// Per manifest of a manifest list, whether `filter` (bound to the table schema `schema`)
+/// can be true of a file it lists, judging by its partition summaries: for a column an
+/// identity partition field of the manifest's spec holds, the summary's bounds, whether a
+/// file has a null (and a NaN). A column without one is unknown. A filter that does not
+/// bind keeps every manifest (the scan reports it).
+pub fn prune_manifests(
+    filter: &Expr,
+    schema: &arrow::datatypes::Schema,
+    specs: &[PartitionSpec],
+    manifests: &[ManifestFile],
+    options: &BindOptions,
+) -> Vec<bool> {
+    let Ok(bound) = bind(filter, schema, options) else { return vec![true; manifests.len()] };
+    let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
+        let [index] = column.indices.as_slice() else { return Ok(None) };
+        let field = schema.field(*index);
+        let Some(id) = field_id(field) else { return Ok(None) };
+        if column.data_type != *field.data_type() {
+            return Ok(None);
+        }
+        let summaries: Vec<Option<&FieldSummary>> = manifests
+            .iter()
+            .map(|manifest| {
+                let spec = specs.iter().find(|s| s.spec_id == manifest.spec_id)?;
+                let k = spec.fields.iter().position(|p| p.source_id == id && p.transform == "identity")?;
+                manifest.partitions.get(k)
+            })
+            .collect();
+        let lower: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.lower_bound.as_deref())).collect();
+        let upper: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.upper_bound.as_deref())).collect();
+        let mut mins = bound_array(&lower, field.data_type());
+        let mut maxes = bound_array(&upper, field.data_type());
+        if matches!(field.data_type(), DataType::Float32 | DataType::Float64) {
+            let no_nan: Vec<bool> =
+                summaries.iter().map(|s| s.is_some_and(|s| s.contains_nan == Some(false))).collect();
+            (mins, maxes) = safe_float_bounds(&mins, &maxes, &no_nan);
+        }
+        // Without a null, no file has one; otherwise how many is unknown.
+        let null_counts: UInt64Array = summaries.iter().map(|s| s.filter(|s| !s.contains_null).map(|_| 0)).collect();
+        let row_counts: UInt64Array = summaries.iter().map(|_| Some(u64::MAX)).collect();
+        let inexact = BooleanArray::from(vec![false; manifests.len()]);
+        Ok(Some(ZoneMaps { mins, maxes, min_exact: inexact.clone(), max_exact: inexact, null_counts, row_counts }))
+    };
+    evaluate_on_zone_maps(&bound, manifests.len(), &source).map_or_else(|_| vec![true; manifests.len()], |p| p.can_true)
 }
 
 /// The declared field along a path of field indices (struct fields only).

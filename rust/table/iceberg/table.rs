@@ -19,6 +19,8 @@ pub struct IcebergReadMetrics {
     pub manifests_total: u64,
     /// Of those, manifests read.
     pub manifests_read: u64,
+    /// Data manifests not read: their partition summaries ruled the filter out.
+    pub manifests_pruned: u64,
     /// Live data files in the manifests read.
     pub data_files: u64,
     /// Live delete files in the manifests read.
@@ -51,6 +53,7 @@ impl IcebergTable {
             ("iceberg_format_version", u64::from(self.format_version)),
             ("iceberg_manifests_total", self.read.manifests_total),
             ("iceberg_manifests_read", self.read.manifests_read),
+            ("iceberg_manifests_pruned", self.read.manifests_pruned),
             ("iceberg_data_files", self.read.data_files),
             ("iceberg_delete_files", self.read.delete_files),
         ]
@@ -60,13 +63,14 @@ impl IcebergTable {
     pub fn explain(&self) -> String {
         let snapshot = self.snapshot_id.map_or_else(|| "no snapshot".to_string(), |id| format!("snapshot {id}"));
         format!(
-            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read, {} data file(s), {} delete file(s){}\n",
+            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read ({} skipped on their partition summaries), {} data file(s), {} delete file(s){}\n",
             self.table_root,
             self.format_version,
             snapshot,
             self.metadata_file.file_name().unwrap_or_default(),
             self.read.manifests_read,
             self.read.manifests_total,
+            self.read.manifests_pruned,
             self.read.data_files,
             self.read.delete_files,
             match self.deleted_rows() {
