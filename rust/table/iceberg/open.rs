@@ -138,14 +138,16 @@ pub fn open_iceberg_table(
         let contents =
             read_many(&locations).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
         read.manifests_read = contents.len() as u64;
-        for (((manifest, _), location), bytes) in manifests.iter().zip(&locations).zip(&contents) {
+        let decode = |k: usize| {
             crate::interrupt::check()?;
+            let manifest = &manifests[k].0;
             let spec_id = snapshot.manifest_list.is_some().then_some(manifest.spec_id);
-            for file in read_manifest(&root, location, bytes, spec_id, manifest.sequence_number)? {
-                match file.content {
-                    FileContent::Data => files.push(file),
-                    _ => deletes.push(file),
-                }
+            read_manifest(&root, &locations[k], &contents[k], spec_id, manifest.sequence_number)
+        };
+        for file in in_parallel(manifests.len(), decode)?.into_iter().flatten() {
+            match file.content {
+                FileContent::Data => files.push(file),
+                _ => deletes.push(file),
             }
         }
     }
@@ -235,6 +237,28 @@ fn identity_partitions(
         return Ok(None);
     }
     Ok(Some(PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, files.len())?))
+}
+
+/// `decode(0..count)` on the machine's cores (manifests decode independently), in order.
+fn in_parallel<T: Send>(count: usize, decode: impl Fn(usize) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1));
+    if threads <= 1 {
+        return (0..count).map(decode).collect();
+    }
+    let decode = &decode;
+    let chunks: Vec<Result<Vec<T>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let range = (count * t / threads)..(count * (t + 1) / threads);
+                scope.spawn(move || range.map(decode).collect::<Result<Vec<T>>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(PqsiftError::Internal("a manifest decoder panicked".into()))))
+            .collect()
+    });
+    Ok(chunks.into_iter().collect::<Result<Vec<_>>>()?.into_iter().flatten().collect())
 }
 
 /// Per data file, the positions its position deletes (format 2 delete files, format 3

@@ -19,14 +19,11 @@
 //! use arrow::array::{Array, AsArray};
 //! use arrow::datatypes::{DataType, Float64Type};
 //! use pqsift::table::iceberg::statistics::{EntryStats, column_zone_maps};
-//! let file = EntryStats {
-//!     record_count: 3,
-//!     null_counts: HashMap::from([(1, 0)]),
-//!     nan_counts: HashMap::new(),
-//!     lower_bounds: HashMap::from([(1, 0.5f64.to_le_bytes().to_vec())]),
-//!     upper_bounds: HashMap::from([(1, 2.5f64.to_le_bytes().to_vec())]),
-//! };
-//! let zones = column_zone_maps(&[&file], 1, &DataType::Float64, None);
+//! let (nulls, nans) = (HashMap::from([(1, 0)]), HashMap::new());
+//! let lower = HashMap::from([(1, 0.5f64.to_le_bytes().to_vec())]);
+//! let upper = HashMap::from([(1, 2.5f64.to_le_bytes().to_vec())]);
+//! let file = EntryStats { record_count: 3, null_counts: &nulls, nan_counts: &nans, lower_bounds: &lower, upper_bounds: &upper };
+//! let zones = column_zone_maps(&[file], 1, &DataType::Float64, None);
 //! assert_eq!(zones.mins.as_primitive::<Float64Type>().value(0), 0.5);
 //! assert!(zones.maxes.as_primitive::<Float64Type>().value(0).is_nan()); // NaN count unknown
 //! ```
@@ -48,29 +45,29 @@ use crate::pruning::zone_map::ZoneMaps;
 use crate::table::column_matching::field_id;
 use crate::table::schema_adapter::DeclaredSchema;
 
-/// What a manifest entry says of its file's columns (see [`DataFile`]).
-#[derive(Debug, Clone, Default)]
-pub struct EntryStats {
+/// What a manifest entry says of its file's columns (see [`DataFile`]), borrowed from it.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryStats<'a> {
     /// Rows in the file.
     pub record_count: i64,
     /// Per column id: nulls.
-    pub null_counts: HashMap<i32, i64>,
+    pub null_counts: &'a HashMap<i32, i64>,
     /// Per column id: NaNs.
-    pub nan_counts: HashMap<i32, i64>,
+    pub nan_counts: &'a HashMap<i32, i64>,
     /// Per column id: a lower bound.
-    pub lower_bounds: HashMap<i32, Vec<u8>>,
+    pub lower_bounds: &'a HashMap<i32, Vec<u8>>,
     /// Per column id: an upper bound.
-    pub upper_bounds: HashMap<i32, Vec<u8>>,
+    pub upper_bounds: &'a HashMap<i32, Vec<u8>>,
 }
 
-impl From<&DataFile> for EntryStats {
-    fn from(file: &DataFile) -> Self {
+impl<'a> From<&'a DataFile> for EntryStats<'a> {
+    fn from(file: &'a DataFile) -> Self {
         Self {
             record_count: file.record_count,
-            null_counts: file.null_counts.clone(),
-            nan_counts: file.nan_counts.clone(),
-            lower_bounds: file.lower_bounds.clone(),
-            upper_bounds: file.upper_bounds.clone(),
+            null_counts: &file.null_counts,
+            nan_counts: &file.nan_counts,
+            lower_bounds: &file.lower_bounds,
+            upper_bounds: &file.upper_bounds,
         }
     }
 }
@@ -85,7 +82,6 @@ pub fn prune_by_manifest_statistics(
 ) -> Result<Vec<bool>> {
     let bound = bind(filter, &declared.schema, options)?;
     let stats: Vec<EntryStats> = files.iter().map(EntryStats::from).collect();
-    let refs: Vec<&EntryStats> = stats.iter().collect();
     let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
         let Some(field) = leaf_field(declared, &column.indices) else { return Ok(None) };
         let Some(id) = field_id(field) else { return Ok(None) };
@@ -101,7 +97,7 @@ pub fn prune_by_manifest_statistics(
                 .map(|k| Arc::clone(fills.values.column(k))),
             _ => None,
         };
-        Ok(Some(column_zone_maps(&refs, id, field.data_type(), fill.as_ref())))
+        Ok(Some(column_zone_maps(&stats, id, field.data_type(), fill.as_ref())))
     };
     Ok(evaluate_on_zone_maps(&bound, files.len(), &source)?.can_true)
 }
@@ -166,7 +162,7 @@ fn leaf_field<'a>(declared: &'a DeclaredSchema, indices: &[usize]) -> Option<&'a
 /// Zone maps of the column with id `id` and type `data_type`, one container per file of
 /// `files`; `fill` (one value per file, null where unknown) is the column's identity
 /// partition value, used where the entry has no bounds for it.
-pub fn column_zone_maps(files: &[&EntryStats], id: i32, data_type: &DataType, fill: Option<&ArrayRef>) -> ZoneMaps {
+pub fn column_zone_maps(files: &[EntryStats], id: i32, data_type: &DataType, fill: Option<&ArrayRef>) -> ZoneMaps {
     let lower: Vec<Option<&[u8]>> = files.iter().map(|f| f.lower_bounds.get(&id).map(Vec::as_slice)).collect();
     let upper: Vec<Option<&[u8]>> = files.iter().map(|f| f.upper_bounds.get(&id).map(Vec::as_slice)).collect();
     let mut mins = bound_array(&lower, data_type);
@@ -228,21 +224,41 @@ fn safe_float_bounds(mins: &ArrayRef, maxes: &ArrayRef, no_nan: &[bool]) -> (Arr
 mod tests {
     use super::*;
 
-    fn entry(lower: f64, upper: f64, nans: Option<i64>) -> EntryStats {
-        EntryStats {
-            record_count: 2,
-            null_counts: HashMap::from([(1, 0)]),
-            nan_counts: nans.map(|n| HashMap::from([(1, n)])).unwrap_or_default(),
-            lower_bounds: HashMap::from([(1, lower.to_le_bytes().to_vec())]),
-            upper_bounds: HashMap::from([(1, upper.to_le_bytes().to_vec())]),
-        }
+    /// Column 1's lower and upper bound maps.
+    fn maps(lower: Vec<u8>, upper: Vec<u8>) -> [HashMap<i32, Vec<u8>>; 2] {
+        [HashMap::from([(1, lower)]), HashMap::from([(1, upper)])]
     }
 
     #[test]
     fn float_bounds_take_in_nan_and_both_zeros() {
-        let files = [entry(0.0, 0.0, Some(0)), entry(1.0, 2.0, Some(1)), entry(1.0, 2.0, None)];
-        let refs: Vec<&EntryStats> = files.iter().collect();
-        let zones = column_zone_maps(&refs, 1, &DataType::Float64, None);
+        let nulls = HashMap::from([(1, 0)]);
+        let (no_nan, one_nan, unknown) = (HashMap::from([(1, 0)]), HashMap::from([(1, 1)]), HashMap::new());
+        let zero = maps(0.0f64.to_le_bytes().to_vec(), 0.0f64.to_le_bytes().to_vec());
+        let some = maps(1.0f64.to_le_bytes().to_vec(), 2.0f64.to_le_bytes().to_vec());
+        let files = [
+            EntryStats {
+                record_count: 2,
+                null_counts: &nulls,
+                nan_counts: &no_nan,
+                lower_bounds: &zero[0],
+                upper_bounds: &zero[1],
+            },
+            EntryStats {
+                record_count: 2,
+                null_counts: &nulls,
+                nan_counts: &one_nan,
+                lower_bounds: &some[0],
+                upper_bounds: &some[1],
+            },
+            EntryStats {
+                record_count: 2,
+                null_counts: &nulls,
+                nan_counts: &unknown,
+                lower_bounds: &some[0],
+                upper_bounds: &some[1],
+            },
+        ];
+        let zones = column_zone_maps(&files, 1, &DataType::Float64, None);
         let mins = zones.mins.as_primitive::<Float64Type>();
         let maxes = zones.maxes.as_primitive::<Float64Type>();
         assert!(mins.value(0).is_sign_negative() && maxes.value(0).is_sign_positive());
@@ -251,15 +267,19 @@ mod tests {
 
     #[test]
     fn a_partition_value_stands_in_for_missing_bounds() {
-        let empty = EntryStats { record_count: 4, ..Default::default() };
-        let with_bounds = EntryStats {
+        let none: HashMap<i32, i64> = HashMap::new();
+        let no_bounds: HashMap<i32, Vec<u8>> = HashMap::new();
+        let bounds = maps(5i64.to_le_bytes().to_vec(), 9i64.to_le_bytes().to_vec());
+        let empty = EntryStats {
             record_count: 4,
-            lower_bounds: HashMap::from([(1, 5i64.to_le_bytes().to_vec())]),
-            upper_bounds: HashMap::from([(1, 9i64.to_le_bytes().to_vec())]),
-            ..Default::default()
+            null_counts: &none,
+            nan_counts: &none,
+            lower_bounds: &no_bounds,
+            upper_bounds: &no_bounds,
         };
+        let with_bounds = EntryStats { lower_bounds: &bounds[0], upper_bounds: &bounds[1], ..empty };
         let fill: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![Some(7), Some(100), None]));
-        let zones = column_zone_maps(&[&empty, &with_bounds, &empty], 1, &DataType::Int64, Some(&fill));
+        let zones = column_zone_maps(&[empty, with_bounds, empty], 1, &DataType::Int64, Some(&fill));
         let mins = zones.mins.as_primitive::<arrow::datatypes::Int64Type>();
         assert_eq!((mins.value(0), zones.null_counts.value(0)), (7, 0));
         assert_eq!(mins.value(1), 5, "the entry's own bounds win");
