@@ -96,51 +96,47 @@ pub fn open_iceberg_table(
     let mut files: Vec<DataFile> = Vec::new();
     let mut deletes: Vec<DataFile> = Vec::new();
     if let Some(snapshot) = snapshot {
-        let manifests: Vec<(ManifestFile, Option<i32>)> = match (&snapshot.manifest_list, &snapshot.manifests) {
+        let manifests: Vec<ManifestFile> = match (&snapshot.manifest_list, &snapshot.manifests) {
             (Some(list), _) => {
                 let location = paths.resolve(list, "manifest list")?;
                 let bytes = read_all(&location).map_err(|e| PqsiftError::table(&root, format!("{location}: {e}")))?;
-                read_manifest_list(&root, &location, &bytes)?.into_iter().map(|m| (m, None)).collect()
+                read_manifest_list(&root, &location, &bytes)?
             }
+            // Format 1 without a manifest list: each manifest names its spec itself.
             (None, Some(manifests)) => manifests
                 .iter()
-                .map(|path| {
-                    let file = ManifestFile {
-                        path: path.clone(),
-                        spec_id: 0,
-                        content: FileContent::Data,
-                        sequence_number: 0,
-                        partitions: Vec::new(),
-                    };
-                    (file, None)
+                .map(|path| ManifestFile {
+                    path: path.clone(),
+                    spec_id: 0,
+                    content: FileContent::Data,
+                    sequence_number: 0,
+                    partitions: Vec::new(),
                 })
                 .collect(),
             (None, None) => Vec::new(),
         };
         read.manifests_total = manifests.len() as u64;
         // Data manifests whose partition summaries rule the filter out are not read.
-        let manifests: Vec<(ManifestFile, Option<i32>)> = match filter {
+        let manifests: Vec<ManifestFile> = match filter {
             Some((filter, bind)) => {
-                let listed: Vec<ManifestFile> = manifests.iter().map(|(m, _)| m.clone()).collect();
-                let keep = prune_manifests(filter, &schema, &metadata.specs(), &listed, bind);
+                let keep = prune_manifests(filter, &schema, &metadata.specs(), &manifests, bind);
                 manifests
                     .into_iter()
                     .zip(keep)
-                    .filter(|((manifest, _), keep)| *keep || manifest.content != FileContent::Data)
-                    .map(|(m, _)| m)
+                    .filter(|(manifest, keep)| *keep || manifest.content != FileContent::Data)
+                    .map(|(manifest, _)| manifest)
                     .collect()
             }
             None => manifests,
         };
         read.manifests_pruned = read.manifests_total - manifests.len() as u64;
-        let locations =
-            manifests.iter().map(|(m, _)| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
+        let locations = manifests.iter().map(|m| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
         let contents =
             read_many(&locations).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
         read.manifests_read = contents.len() as u64;
         let decode = |k: usize| {
             crate::interrupt::check()?;
-            let manifest = &manifests[k].0;
+            let manifest = &manifests[k];
             let spec_id = snapshot.manifest_list.is_some().then_some(manifest.spec_id);
             read_manifest(&root, &locations[k], &contents[k], spec_id, manifest.sequence_number)
         };
@@ -436,6 +432,15 @@ impl Paths<'_> {
         (shared > 0).then(|| (recorded[..recorded.len() - shared].join("/"), base))
     }
 
+    fn url_refused(&self, recorded: &str, what: &str) -> PqsiftError {
+        PqsiftError::table(
+            &self.root,
+            format!(
+                "the {what} {recorded:?} is in an object store, outside the local table: allow its prefix with allowed_locations to read it"
+            ),
+        )
+    }
+
     fn absolute(&self, recorded: &str, what: &str) -> Result<Location> {
         let path = normalised(recorded);
         if path.starts_with('/') && !recorded.contains("://") || recorded.starts_with("file:") {
@@ -469,17 +474,6 @@ impl Paths<'_> {
                 ),
             )),
         }
-    }
-}
-
-impl Paths<'_> {
-    fn url_refused(&self, recorded: &str, what: &str) -> PqsiftError {
-        PqsiftError::table(
-            &self.root,
-            format!(
-                "the {what} {recorded:?} is in an object store, outside the local table: allow its prefix with allowed_locations to read it"
-            ),
-        )
     }
 }
 
