@@ -53,7 +53,7 @@ use super::column_matching::{ColumnMatcher, FieldIds, has_field_ids};
 use super::delta::schema::{ColumnMappingMode, parse_schema, physical_name};
 use super::delta::table::typed_column;
 use super::file_pruning::{replace_columns, specialise};
-use super::iceberg::schema::INITIAL_DEFAULT_KEY;
+use super::iceberg::schema::{INITIAL_DEFAULT_KEY, UUID_KEY};
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, ColumnPath, Expr, columns, resolve_column};
@@ -335,6 +335,17 @@ impl DeclaredSchema {
     /// its deletes leave — in the file's names, as [`DeclaredSchema::file_filter`] gives it.
     /// `None`: every row.
     pub fn row_filter(&self, filter: Option<&Expr>, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
+        for path in filter.into_iter().flat_map(columns) {
+            let column = resolve_column(&self.schema, &path, options)?;
+            if self.schema.field(column.indices[0]).metadata().contains_key(UUID_KEY) {
+                return Err(PqsiftError::filter_on(
+                    &path.to_string(),
+                    format!(
+                        "column {path} is an Iceberg uuid, read as 16 bytes where Spark reads text: filters on it are not supported yet"
+                    ),
+                ));
+            }
+        }
         match (filter, &view.deleted) {
             (None, None) => Ok(None),
             (Some(filter), None) => self.file_filter(filter, view, options),

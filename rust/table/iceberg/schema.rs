@@ -28,6 +28,11 @@ use crate::table::delta::schema::PHYSICAL_NAME_KEY;
 /// Field metadata holding a column's initial default as text (see [`arrow_schema`]).
 pub const INITIAL_DEFAULT_KEY: &str = "pqsift.initial_default";
 
+/// Field metadata marking an Iceberg `uuid` column: read as its 16 bytes, where Spark
+/// reads it as text, so a filter on it is refused rather than compared with the wrong
+/// representation (see [`DeclaredSchema::row_filter`](crate::table::schema_adapter::DeclaredSchema::row_filter)).
+pub const UUID_KEY: &str = "pqsift.iceberg_uuid";
+
 /// The table's name mapping: per field id, the names files without ids give it.
 pub type NameMapping = HashMap<i64, String>;
 
@@ -72,6 +77,9 @@ fn struct_fields(schema: &Value, mapping: Option<&NameMapping>) -> Result<Fields
             ]);
             if let Some(default) = field.get("initial-default").and_then(|d| default_text(d, &data_type)) {
                 metadata.insert(INITIAL_DEFAULT_KEY.to_string(), default);
+            }
+            if field.get("type").and_then(Value::as_str) == Some("uuid") {
+                metadata.insert(UUID_KEY.to_string(), "true".to_string());
             }
             // Every field nullable: a file written before a column was added holds nulls.
             Ok(Arc::new(Field::new(name, data_type, true).with_metadata(metadata)))
