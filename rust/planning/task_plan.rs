@@ -172,19 +172,13 @@ impl TaskPlan {
             session_time_zone: self.bind.session_time_zone.clone(),
             case_sensitive: self.bind.case_sensitive,
             declared: self.declared.as_ref().map(|d| (d.to_text(), d.requested.clone())),
-            fills: self.declared.as_ref().and_then(|d| d.fills.as_ref()).map(|p| {
-                let rows = (0..p.len()).map(|row| p.row_text(row)).collect();
-                (p.type_names(), rows)
-            }),
+            fills: self.declared.as_ref().and_then(|d| d.fills.as_ref()).map(wire_values),
             deletes: self
                 .declared
                 .as_ref()
                 .and_then(|d| d.deletes.as_ref())
                 .map(|d| d.iter().map(|e| e.as_ref().map(ToString::to_string)).collect()),
-            partitions: self.partitions.as_ref().map(|p| {
-                let rows = (0..p.len()).map(|row| p.row_text(row)).collect();
-                (p.type_names(), rows)
-            }),
+            partitions: self.partitions.as_ref().map(wire_values),
             files,
         };
         let body = postcard::to_allocvec(&wire).map_err(|e| PqsiftError::TaskPlan(format!("cannot encode: {e}")))?;
@@ -298,6 +292,14 @@ const HEADER_LEN: usize = 8 + 2 + 4 + 8;
 /// Raised when the encoding changes: a plan from another pqsift version is refused.
 const FORMAT_VERSION: u16 = 2;
 
+/// Values per file (partition values, fills) on the wire: `(name, Spark type)` pairs and
+/// per file the values as canonical text, as [`PartitionValues::from_text`] reads them.
+type WireValues = (Vec<(String, String)>, Vec<Vec<Option<String>>>);
+
+fn wire_values(values: &PartitionValues) -> WireValues {
+    (values.type_names(), (0..values.len()).map(|row| values.row_text(row)).collect())
+}
+
 #[derive(Serialize, Deserialize)]
 struct Wire {
     columns: Option<Vec<String>>,
@@ -308,11 +310,9 @@ struct Wire {
     /// `DeclaredSchema::to_text` and the fields requested.
     declared: Option<(String, Vec<bool>)>,
     /// `(name, Spark type)` pairs and per file the values as canonical text.
-    #[allow(clippy::type_complexity)]
-    partitions: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+    partitions: Option<WireValues>,
     /// The declared schema's fills (see `DeclaredSchema::fills`), as `partitions`.
-    #[allow(clippy::type_complexity)]
-    fills: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
+    fills: Option<WireValues>,
     /// The declared schema's per-file delete predicates, as canonical Spark SQL.
     deletes: Option<Vec<Option<String>>>,
     files: Vec<WireFile>,

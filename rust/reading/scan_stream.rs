@@ -377,7 +377,7 @@ impl Shared {
         })?;
         metrics.windows = u64::from(task.window.is_some());
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
-        if parts.is_empty() && self.tasks_left[task.file].fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.tasks_left[task.file].fetch_sub(1, Ordering::AcqRel) == 1 {
             file.reader.release();
         }
         Ok(TaskOutput { batch: self.output_batch(index, batch)?, parts })

@@ -134,24 +134,21 @@ pub struct SnapshotLogEntry {
 /// A snapshot id: a `long`, though some writers write one above `i64::MAX` in JSON; its
 /// bits are the `long` the Avro files hold.
 fn snapshot_id<'de, D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<i64, D::Error> {
-    let number = serde_json::Number::deserialize(deserializer)?;
-    number
-        .as_i64()
-        .or_else(|| number.as_u64().map(|n| n as i64))
-        .ok_or_else(|| serde::de::Error::custom(format!("snapshot id {number} is not a long")))
+    long_bits(serde_json::Number::deserialize(deserializer)?)
 }
 
 fn optional_snapshot_id<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> std::result::Result<Option<i64>, D::Error> {
-    Option::<serde_json::Number>::deserialize(deserializer)?
-        .map(|number| {
-            number
-                .as_i64()
-                .or_else(|| number.as_u64().map(|n| n as i64))
-                .ok_or_else(|| serde::de::Error::custom(format!("snapshot id {number} is not a long")))
-        })
-        .transpose()
+    Option::<serde_json::Number>::deserialize(deserializer)?.map(long_bits).transpose()
+}
+
+/// A JSON number as the `long` with its bits (see [`snapshot_id`]).
+fn long_bits<E: serde::de::Error>(number: serde_json::Number) -> std::result::Result<i64, E> {
+    number
+        .as_i64()
+        .or_else(|| number.as_u64().map(|n| n as i64))
+        .ok_or_else(|| E::custom(format!("snapshot id {number} is not a long")))
 }
 
 /// Which snapshot of an Iceberg table a scan reads.

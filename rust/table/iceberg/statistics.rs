@@ -132,18 +132,12 @@ pub fn prune_manifests(
             .collect();
         let lower: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.lower_bound.as_deref())).collect();
         let upper: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.upper_bound.as_deref())).collect();
-        let mut mins = bound_array(&lower, field.data_type());
-        let mut maxes = bound_array(&upper, field.data_type());
-        if matches!(field.data_type(), DataType::Float32 | DataType::Float64) {
-            let no_nan: Vec<bool> =
-                summaries.iter().map(|s| s.is_some_and(|s| s.contains_nan == Some(false))).collect();
-            (mins, maxes) = safe_float_bounds(&mins, &maxes, &no_nan);
-        }
+        let no_nan: Vec<bool> = summaries.iter().map(|s| s.is_some_and(|s| s.contains_nan == Some(false))).collect();
         // Without a null, no file has one; otherwise how many is unknown.
         let null_counts: UInt64Array = summaries.iter().map(|s| s.filter(|s| !s.contains_null).map(|_| 0)).collect();
         let row_counts: UInt64Array = summaries.iter().map(|_| Some(u64::MAX)).collect();
-        let inexact = BooleanArray::from(vec![false; manifests.len()]);
-        Ok(Some(ZoneMaps { mins, maxes, min_exact: inexact.clone(), max_exact: inexact, null_counts, row_counts }))
+        let (mins, maxes) = (bound_array(&lower, field.data_type()), bound_array(&upper, field.data_type()));
+        Ok(Some(inexact_zone_maps(mins, maxes, &no_nan, null_counts, row_counts)))
     };
     evaluate_on_zone_maps(&bound, manifests.len(), &source).map_or_else(|_| vec![true; manifests.len()], |p| p.can_true)
 }
@@ -182,13 +176,27 @@ pub fn column_zone_maps(files: &[EntryStats], id: i32, data_type: &DataType, fil
                 .collect();
         }
     }
-    if matches!(data_type, DataType::Float32 | DataType::Float64) {
-        let no_nan: Vec<bool> = files.iter().map(|f| f.nan_counts.get(&id) == Some(&0)).collect();
-        (mins, maxes) = safe_float_bounds(&mins, &maxes, &no_nan);
-    }
+    let no_nan: Vec<bool> = files.iter().map(|f| f.nan_counts.get(&id) == Some(&0)).collect();
     let row_counts: UInt64Array =
         files.iter().map(|f| Some(u64::try_from(f.record_count).unwrap_or(u64::MAX))).collect();
-    let inexact = BooleanArray::from(vec![false; files.len()]);
+    inexact_zone_maps(mins, maxes, &no_nan, null_counts, row_counts)
+}
+
+/// Zone maps of manifest bounds: every bound inexact (a string or binary one may be a
+/// truncated prefix), float bounds made safe (see [`safe_float_bounds`]) with `no_nan`
+/// saying per container whether it is known to hold no NaN.
+fn inexact_zone_maps(
+    mins: ArrayRef,
+    maxes: ArrayRef,
+    no_nan: &[bool],
+    null_counts: UInt64Array,
+    row_counts: UInt64Array,
+) -> ZoneMaps {
+    let (mins, maxes) = match mins.data_type() {
+        DataType::Float32 | DataType::Float64 => safe_float_bounds(&mins, &maxes, no_nan),
+        _ => (mins, maxes),
+    };
+    let inexact = BooleanArray::from(vec![false; row_counts.len()]);
     ZoneMaps { mins, maxes, min_exact: inexact.clone(), max_exact: inexact, null_counts, row_counts }
 }
 
@@ -229,35 +237,22 @@ mod tests {
         [HashMap::from([(1, lower)]), HashMap::from([(1, upper)])]
     }
 
+    /// A file of 2 rows with these counts and column 1's bounds (see [`maps`]).
+    fn entry<'a>(
+        null_counts: &'a HashMap<i32, i64>,
+        nan_counts: &'a HashMap<i32, i64>,
+        [lower_bounds, upper_bounds]: &'a [HashMap<i32, Vec<u8>>; 2],
+    ) -> EntryStats<'a> {
+        EntryStats { record_count: 2, null_counts, nan_counts, lower_bounds, upper_bounds }
+    }
+
     #[test]
     fn float_bounds_take_in_nan_and_both_zeros() {
         let nulls = HashMap::from([(1, 0)]);
         let (no_nan, one_nan, unknown) = (HashMap::from([(1, 0)]), HashMap::from([(1, 1)]), HashMap::new());
         let zero = maps(0.0f64.to_le_bytes().to_vec(), 0.0f64.to_le_bytes().to_vec());
         let some = maps(1.0f64.to_le_bytes().to_vec(), 2.0f64.to_le_bytes().to_vec());
-        let files = [
-            EntryStats {
-                record_count: 2,
-                null_counts: &nulls,
-                nan_counts: &no_nan,
-                lower_bounds: &zero[0],
-                upper_bounds: &zero[1],
-            },
-            EntryStats {
-                record_count: 2,
-                null_counts: &nulls,
-                nan_counts: &one_nan,
-                lower_bounds: &some[0],
-                upper_bounds: &some[1],
-            },
-            EntryStats {
-                record_count: 2,
-                null_counts: &nulls,
-                nan_counts: &unknown,
-                lower_bounds: &some[0],
-                upper_bounds: &some[1],
-            },
-        ];
+        let files = [entry(&nulls, &no_nan, &zero), entry(&nulls, &one_nan, &some), entry(&nulls, &unknown, &some)];
         let zones = column_zone_maps(&files, 1, &DataType::Float64, None);
         let mins = zones.mins.as_primitive::<Float64Type>();
         let maxes = zones.maxes.as_primitive::<Float64Type>();
