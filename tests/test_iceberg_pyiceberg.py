@@ -153,6 +153,46 @@ def test_every_transform_prunes_soundly(tmp_path: Path, column: str, source_id: 
     assert pruned_any, "the manifests pruned no file for any query"
 
 
+# Per transform, a query its partition values alone rule files out for.
+PINNED = {
+    "kind identity": "kind = 'sale'",
+    "qty identity": "qty = -3",
+    "ts day": "ts >= TIMESTAMP '2026-01-03 00:00:00' AND ts < TIMESTAMP '2026-01-04 06:00:00'",
+    "ts hour": "ts >= TIMESTAMP '2026-01-03 00:00:00' AND ts < TIMESTAMP '2026-01-04 06:00:00'",
+    "day month": "day BETWEEN DATE '2024-03-01' AND DATE '2024-04-15'",
+    "day year": "day BETWEEN DATE '2024-03-01' AND DATE '2024-04-15'",
+    "id bucket[4]": "id IN (7, 130)",
+    "kind bucket[3]": "kind = 'sale'",
+    "kind truncate[2]": "kind LIKE 're%' AND qty > 0",
+    "qty truncate[10]": "qty = -3",
+}
+
+
+@pytest.mark.parametrize(("column", "source_id", "transform"), TRANSFORMS, ids=lambda v: str(v))
+def test_partition_values_prune_through_their_transforms(tmp_path: Path, column: str, source_id: int, transform: Any) -> None:
+    """Without column statistics in the manifests (metrics mode none), only the partition
+    values, read back through the transform, can rule a file (or a manifest) out."""
+    spec = PartitionSpec(PartitionField(source_id, 1000, transform, f"{column}_part"))
+    table = catalog(tmp_path).create_table(
+        "db.events", schema=SCHEMA, partition_spec=spec, properties={"write.metadata.metrics.default": "none"}
+    )
+    for start in (0, 60, 120):
+        table.append(batch(start, 60))
+    root = root_of(table)
+    assert not pqsift.scan(root).metrics.get("files_pruned_manifest"), "no file is pruned without a filter"
+    everything = table.scan().to_arrow()
+    for condition in [*QUERIES, "id = 7", "id IN (7, 130)"]:
+        scan = pqsift.scan(root, filter=condition)
+        got = scan.to_table()
+        assert same(got, oracle(everything, condition.replace("'NaN'", "'NaN'::DOUBLE"))), condition
+        if condition == PINNED[f"{column} {transform}"]:
+            assert scan.metrics["files_pruned_manifest"] > 0, (condition, scan.metrics)
+    # Each append wrote one manifest; the time range falls in the first append's rows.
+    if isinstance(transform, (DayTransform, HourTransform)):
+        scan = pqsift.scan(root, filter=PINNED[f"{column} {transform}"])
+        assert scan.metrics["iceberg_manifests_pruned"] == 2, scan.metrics
+
+
 def test_deletes_schema_evolution_and_time_travel(tmp_path: Path) -> None:
     table = catalog(tmp_path).create_table(
         "db.events", schema=SCHEMA, partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "kind"))
@@ -446,3 +486,19 @@ def test_manifests_are_skipped_on_their_partition_summaries(tmp_path: Path) -> N
     unpruned = pqsift.scan(root, filter="qty = 3 AND id >= 160", **NO_PRUNING)
     assert same(unpruned.to_table(), got) and unpruned.metrics["iceberg_manifests_pruned"] == 0
     assert pqsift.scan(root, filter="qty IS NULL").metrics["iceberg_manifests_pruned"] == 8
+
+
+def test_manifests_are_skipped_on_their_bucket_summaries(tmp_path: Path) -> None:
+    table = catalog(tmp_path).create_table(
+        "db.t", schema=SCHEMA, partition_spec=PartitionSpec(PartitionField(1, 1000, BucketTransform(4), "id_bucket"))
+    )
+    bucket = BucketTransform(4).transform(LongType())
+    everything = batch(0, 400)
+    for b in range(4):  # one manifest per append, each of one bucket
+        table.append(everything.filter(pa.array([bucket(i) == b for i in range(400)])))
+    scan = pqsift.scan(root_of(table), filter="id = 123")
+    assert scan.to_table().column("id").to_pylist() == [123]
+    assert scan.metrics["iceberg_manifests_pruned"] == 3, scan.metrics
+    scan = pqsift.scan(root_of(table), filter="id IN (1, 2, 3, 4, 5, 6, 7, 8)")
+    assert sorted(scan.to_table().column("id").to_pylist()) == list(range(1, 9))
+    assert scan.metrics["iceberg_manifests_pruned"] == sum(b not in {bucket(i) for i in range(1, 9)} for b in range(4))

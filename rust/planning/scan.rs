@@ -607,9 +607,10 @@ impl Scan {
         }
         if let (Some(filter), Some(declared), Some(iceberg)) = (&self.filter, &self.table.declared, &self.table.iceberg)
         {
-            return prune_by_manifest_statistics(filter, declared, &iceberg.files, &self.options.bind).map_err(|e| {
-                PqsiftError::table(&iceberg.table_root, format!("pruning on the manifests' statistics: {e}"))
-            });
+            return prune_by_manifest_statistics(filter, declared, &iceberg.files, &iceberg.specs, &self.options.bind)
+                .map_err(|e| {
+                    PqsiftError::table(&iceberg.table_root, format!("pruning on the manifests' statistics: {e}"))
+                });
         }
         let (Some(filter), Some(declared), Some(delta)) = (&self.filter, &self.table.declared, &self.table.delta)
         else {

@@ -869,7 +869,7 @@ pub fn parse_like_prefix(pattern: &str) -> Option<(String, bool, bool)> {
 
 /// The least string greater than every string starting with `prefix` (its last character
 /// incremented, dropping maximal characters); `None` when there is none.
-fn next_prefix(prefix: &str) -> Option<String> {
+pub(crate) fn next_prefix(prefix: &str) -> Option<String> {
     let mut chars: Vec<char> = prefix.chars().collect();
     while let Some(last) = chars.pop() {
         let mut code = u32::from(last) + 1;

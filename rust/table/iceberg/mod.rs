@@ -11,6 +11,8 @@
 //! * [`avro`] — manifest lists and manifests are Avro object container files.
 //! * [`manifest`] — the manifest list's manifests and the manifests' live entries.
 //! * [`values`] — partition tuples and column bounds as Arrow arrays.
+//! * [`transforms`] — partition transforms read backwards: the source values a
+//!   partition value (or a manifest's summary of them) allows.
 //! * [`deletes`] — equality deletes as a predicate on each data file's rows.
 //! * [`statistics`] — file skipping on the manifests' column statistics and partition
 //!   values, before any footer is read.
@@ -30,4 +32,5 @@ pub mod open;
 pub mod schema;
 pub mod statistics;
 pub mod table;
+pub mod transforms;
 pub mod values;

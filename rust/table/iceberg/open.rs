@@ -189,6 +189,7 @@ pub fn open_iceberg_table(
             metadata_file,
             format_version: metadata.format_version,
             snapshot_id: snapshot.map(|s| s.snapshot_id),
+            specs: metadata.specs().into(),
             files,
             deleted_positions,
             read,

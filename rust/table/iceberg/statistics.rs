@@ -11,8 +11,9 @@
 //!   be zero gets NaN (Spark's greatest value) as its maximum; a zero bound is widened to
 //!   take in both signed zeros;
 //! * a column a file's entry says nothing of is unknown, unless the file's partition spec
-//!   has an identity partition of it: then the manifest's partition value is the column's
-//!   value in every row.
+//!   partitions it by an order-preserving transform: then the partition value bounds the
+//!   column in every row (see [`super::transforms`]); a `bucket[N]` partition rules a file
+//!   out when none of the values a filter pins the column to falls in its bucket.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -31,15 +32,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float32Array, Float64Array, UInt64Array};
 use arrow::compute::kernels::zip::zip;
-use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Schema};
 
 use super::manifest::{DataFile, FieldSummary, ManifestFile};
-use super::metadata::PartitionSpec;
-use super::values::bound_array;
+use super::metadata::{PartitionField, PartitionSpec};
+use super::transforms::{Transform, bucket_of, source_bounds};
+use super::values::{bound_array, partition_array};
 use crate::error::Result;
-use crate::filter::{BindOptions, BoundColumn, Expr, bind};
+use crate::filter::{BindOptions, BoundColumn, BoundExpr, Expr, bind};
+use crate::pruning::guarantees::literal_guarantees;
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
 use crate::pruning::zone_map::ZoneMaps;
 use crate::table::column_matching::field_id;
@@ -73,79 +77,117 @@ impl<'a> From<&'a DataFile> for EntryStats<'a> {
 }
 
 /// Per file, whether `filter` (bound to the declared schema) can be true judging by its
-/// manifest entry and identity partition values (the declared schema's fills).
+/// manifest entry and its partition values (through the transforms of its spec, one of
+/// `specs`).
 pub fn prune_by_manifest_statistics(
     filter: &Expr,
     declared: &DeclaredSchema,
     files: &[DataFile],
+    specs: &[PartitionSpec],
     options: &BindOptions,
 ) -> Result<Vec<bool>> {
-    let bound = bind(filter, &declared.schema, options)?;
+    let schema = &declared.schema;
+    let bound = bind(filter, schema, options)?;
     let stats: Vec<EntryStats> = files.iter().map(EntryStats::from).collect();
-    let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
-        let Some(field) = leaf_field(declared, &column.indices) else { return Ok(None) };
-        let Some(id) = field_id(field) else { return Ok(None) };
-        if column.data_type != *field.data_type() {
-            return Ok(None);
-        }
-        let fill = match (column.indices.as_slice(), &declared.fills) {
-            ([_], Some(fills)) => fills
-                .schema
-                .fields()
-                .iter()
-                .position(|f| f.name() == field.name())
-                .map(|k| Arc::clone(fills.values.column(k))),
-            _ => None,
-        };
-        Ok(Some(column_zone_maps(&stats, id, field.data_type(), fill.as_ref())))
+    let fields: Vec<&[PartitionField]> = files.iter().map(|f| spec_fields(specs, f.spec_id)).collect();
+    let partition_values = |picks: &[Option<usize>], data_type: &DataType| -> ArrayRef {
+        let values: Vec<Option<&Value>> =
+            files.iter().zip(picks).map(|(file, k)| k.and_then(|k| file.partition.get(k))).collect();
+        partition_array(&values, data_type)
     };
-    Ok(evaluate_on_zone_maps(&bound, files.len(), &source)?.can_true)
+    let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
+        let Some((field, id)) = column_field(schema, column) else { return Ok(None) };
+        let partition = partition_source_bounds(&fields, id, field.data_type(), |picks, data_type| {
+            let values = partition_values(picks, data_type);
+            (Arc::clone(&values), values)
+        });
+        let partition = partition.as_ref().map(|(lower, upper)| (lower, upper));
+        Ok(Some(column_zone_maps(&stats, id, field.data_type(), partition)))
+    };
+    let mut keep = evaluate_on_zone_maps(&bound, files.len(), &source)?.can_true;
+    let buckets = bucket_keeps(&bound, schema, &fields, |picks| {
+        let values = partition_values(picks, &DataType::Int64);
+        let values = values.as_primitive::<Int64Type>();
+        (0..values.len()).map(|i| values.is_valid(i).then(|| (values.value(i), values.value(i)))).collect()
+    });
+    keep.iter_mut().zip(buckets).for_each(|(keep, bucket)| *keep &= bucket);
+    Ok(keep)
 }
 
 /// Per manifest of a manifest list, whether `filter` (bound to the table schema `schema`)
-/// can be true of a file it lists, judging by its partition summaries: for a column an
-/// identity partition field of the manifest's spec holds, the summary's bounds, whether a
-/// file has a null (and a NaN). A column without one is unknown. A filter that does not
+/// can be true of a file it lists, judging by its partition summaries read through the
+/// transforms of the manifest's spec: the summary's range of partition values as a range
+/// of source values (order-preserving transforms), or of buckets, and whether a file has a
+/// null (and a NaN). A column without a partition field is unknown. A filter that does not
 /// bind keeps every manifest (the scan reports it).
 pub fn prune_manifests(
     filter: &Expr,
-    schema: &arrow::datatypes::Schema,
+    schema: &Schema,
     specs: &[PartitionSpec],
     manifests: &[ManifestFile],
     options: &BindOptions,
 ) -> Vec<bool> {
     let Ok(bound) = bind(filter, schema, options) else { return vec![true; manifests.len()] };
+    let fields: Vec<&[PartitionField]> = manifests.iter().map(|m| spec_fields(specs, m.spec_id)).collect();
+    let summary = |i: usize, k: Option<usize>| k.and_then(|k| manifests[i].partitions.get(k));
+    // Per manifest, the lower and upper summary bounds of the picked partition fields.
+    let summary_bounds = |picks: &[Option<usize>], data_type: &DataType| -> (ArrayRef, ArrayRef) {
+        let bound = |upper: bool| -> Vec<Option<&[u8]>> {
+            picks
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let s = summary(i, *k)?;
+                    if upper { s.upper_bound.as_deref() } else { s.lower_bound.as_deref() }
+                })
+                .collect()
+        };
+        (bound_array(&bound(false), data_type), bound_array(&bound(true), data_type))
+    };
     let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
-        let [index] = column.indices.as_slice() else { return Ok(None) };
-        let field = schema.field(*index);
-        let Some(id) = field_id(field) else { return Ok(None) };
-        if column.data_type != *field.data_type() {
+        let Some((field, id)) = column_field(schema, column) else { return Ok(None) };
+        let Some((mins, maxes)) = partition_source_bounds(&fields, id, field.data_type(), summary_bounds) else {
             return Ok(None);
-        }
-        let summaries: Vec<Option<&FieldSummary>> = manifests
-            .iter()
-            .map(|manifest| {
-                let spec = specs.iter().find(|s| s.spec_id == manifest.spec_id)?;
-                let k = spec.fields.iter().position(|p| p.source_id == id && p.transform == "identity")?;
-                manifest.partitions.get(k)
-            })
-            .collect();
-        let lower: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.lower_bound.as_deref())).collect();
-        let upper: Vec<Option<&[u8]>> = summaries.iter().map(|s| s.and_then(|s| s.upper_bound.as_deref())).collect();
+        };
+        // The summary of the field the bounds came from says whether a file has a null.
+        let picks = best_fields(&fields, id);
+        let summaries: Vec<Option<&FieldSummary>> = picks.iter().enumerate().map(|(i, k)| summary(i, *k)).collect();
         let no_nan: Vec<bool> = summaries.iter().map(|s| s.is_some_and(|s| s.contains_nan == Some(false))).collect();
         // Without a null, no file has one; otherwise how many is unknown.
         let null_counts: UInt64Array = summaries.iter().map(|s| s.filter(|s| !s.contains_null).map(|_| 0)).collect();
         let row_counts: UInt64Array = summaries.iter().map(|_| Some(u64::MAX)).collect();
-        let (mins, maxes) = (bound_array(&lower, field.data_type()), bound_array(&upper, field.data_type()));
         Ok(Some(inexact_zone_maps(mins, maxes, &no_nan, null_counts, row_counts)))
     };
-    evaluate_on_zone_maps(&bound, manifests.len(), &source).map_or_else(|_| vec![true; manifests.len()], |p| p.can_true)
+    let Ok(keep) = evaluate_on_zone_maps(&bound, manifests.len(), &source) else {
+        return vec![true; manifests.len()];
+    };
+    let buckets = bucket_keeps(&bound, schema, &fields, |picks| {
+        let (lower, upper) = summary_bounds(picks, &DataType::Int64);
+        let (lower, upper) = (lower.as_primitive::<Int64Type>(), upper.as_primitive::<Int64Type>());
+        (0..picks.len())
+            .map(|i| (lower.is_valid(i) && upper.is_valid(i)).then(|| (lower.value(i), upper.value(i))))
+            .collect()
+    });
+    keep.can_true.into_iter().zip(buckets).map(|(keep, bucket)| keep && bucket).collect()
 }
 
-/// The declared field along a path of field indices (struct fields only).
-fn leaf_field<'a>(declared: &'a DeclaredSchema, indices: &[usize]) -> Option<&'a arrow::datatypes::Field> {
+/// The fields of the spec `spec_id` (none when the metadata has no such spec).
+fn spec_fields(specs: &[PartitionSpec], spec_id: i32) -> &[PartitionField] {
+    specs.iter().find(|s| s.spec_id == spec_id).map_or(&[][..], |s| s.fields.as_slice())
+}
+
+/// The declared field a bound column reads and its field id, when the column is read as
+/// declared (no cast in between).
+fn column_field<'a>(schema: &'a Schema, column: &BoundColumn) -> Option<(&'a Field, i32)> {
+    let field = leaf_field(schema, &column.indices)?;
+    let id = field_id(field)?;
+    (column.data_type == *field.data_type()).then_some((field, id))
+}
+
+/// The field along a path of field indices (struct fields only).
+fn leaf_field<'a>(schema: &'a Schema, indices: &[usize]) -> Option<&'a Field> {
     let (first, rest) = indices.split_first()?;
-    let mut field = declared.schema.fields().get(*first)?.as_ref();
+    let mut field = schema.fields().get(*first)?.as_ref();
     for &index in rest {
         let DataType::Struct(children) = field.data_type() else { return None };
         field = children.get(index)?.as_ref();
@@ -153,26 +195,143 @@ fn leaf_field<'a>(declared: &'a DeclaredSchema, indices: &[usize]) -> Option<&'a
     Some(field)
 }
 
+/// Per container (whose spec's fields are `fields[i]`), the partition field on the source
+/// column `id` that bounds it best: identity first, then the other order-preserving
+/// transforms in the spec's order.
+fn best_fields(fields: &[&[PartitionField]], id: i32) -> Vec<Option<usize>> {
+    fields
+        .iter()
+        .map(|fields| {
+            let on = |p: &&PartitionField| p.source_id == id;
+            let rank = |p: &PartitionField| match Transform::parse(&p.transform) {
+                Transform::Identity => Some(0),
+                t if t.preserves_order() => Some(1),
+                _ => None,
+            };
+            let candidates = fields.iter().enumerate().filter(|(_, p)| on(p));
+            candidates.filter_map(|(k, p)| Some((rank(p)?, k))).min().map(|(_, k)| k)
+        })
+        .collect()
+}
+
+/// Per container, the range of the source column `id` (of type `source`) its partition
+/// values allow, through the best field of its spec (see [`best_fields`]); `values` reads
+/// the picked fields' lower and upper partition values as the given type (null where a
+/// container has no pick). `None` when no container's spec bounds the column.
+fn partition_source_bounds(
+    fields: &[&[PartitionField]],
+    id: i32,
+    source: &DataType,
+    values: impl Fn(&[Option<usize>], &DataType) -> (ArrayRef, ArrayRef),
+) -> Option<(ArrayRef, ArrayRef)> {
+    let picks = best_fields(fields, id);
+    let transform_of = |i: usize, k: usize| Transform::parse(&fields[i][k].transform);
+    // Specs evolve: containers may hold the column through different transforms.
+    let mut transforms: Vec<Transform> = Vec::new();
+    for transform in picks.iter().enumerate().filter_map(|(i, k)| Some(transform_of(i, (*k)?))) {
+        if !transforms.contains(&transform) {
+            transforms.push(transform);
+        }
+    }
+    let mut merged: Option<(ArrayRef, ArrayRef)> = None;
+    for transform in transforms {
+        let these: Vec<Option<usize>> =
+            picks.iter().enumerate().map(|(i, k)| k.filter(|k| transform_of(i, *k) == transform)).collect();
+        let (lower, upper) = values(&these, &transform.result_type(source));
+        let Some((lower, upper)) = source_bounds(transform, &lower, &upper, source) else { continue };
+        merged = Some(match merged {
+            None => (lower, upper),
+            Some((mins, maxes)) => {
+                let take: BooleanArray = these.iter().map(|k| Some(k.is_some())).collect();
+                (zip(&take, &lower, &mins).ok()?, zip(&take, &upper, &maxes).ok()?)
+            }
+        });
+    }
+    merged
+}
+
+/// Per container, whether the filter can be true judging by its `bucket[N]` partition
+/// fields: where the filter pins a column to a few values (`=`, `IN`, on AND paths) and a
+/// container's spec buckets that column, whether one of those values' buckets lies in the
+/// container's range of buckets. `ranges` reads the picked fields' ranges (a file's own
+/// bucket, a manifest's summary), `None` where unknown.
+fn bucket_keeps(
+    bound: &BoundExpr,
+    schema: &Schema,
+    fields: &[&[PartitionField]],
+    ranges: impl Fn(&[Option<usize>]) -> Vec<Option<(i64, i64)>>,
+) -> Vec<bool> {
+    let mut keep = vec![true; fields.len()];
+    for guarantee in literal_guarantees(bound) {
+        let Some((_, id)) = column_field(schema, &guarantee.column) else { continue };
+        let mut counts: Vec<u32> = fields
+            .iter()
+            .flat_map(|fields| fields.iter())
+            .filter(|p| p.source_id == id)
+            .filter_map(|p| match Transform::parse(&p.transform) {
+                Transform::Bucket(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        counts.sort_unstable();
+        counts.dedup();
+        for count in counts {
+            // The values' buckets; a value without one (a type not bucketed so) keeps all.
+            let Some(buckets) =
+                guarantee.values.iter().map(|v| bucket_of(v.as_ref(), 0, count)).collect::<Option<Vec<i64>>>()
+            else {
+                continue;
+            };
+            let picks: Vec<Option<usize>> = fields
+                .iter()
+                .map(|fields| {
+                    fields
+                        .iter()
+                        .position(|p| p.source_id == id && Transform::parse(&p.transform) == Transform::Bucket(count))
+                })
+                .collect();
+            for (keep, range) in keep.iter_mut().zip(ranges(&picks)) {
+                if let Some((lower, upper)) = range {
+                    *keep &= buckets.iter().any(|b| (lower..=upper).contains(b));
+                }
+            }
+        }
+    }
+    keep
+}
+
 /// Zone maps of the column with id `id` and type `data_type`, one container per file of
-/// `files`; `fill` (one value per file, null where unknown) is the column's identity
-/// partition value, used where the entry has no bounds for it.
-pub fn column_zone_maps(files: &[EntryStats], id: i32, data_type: &DataType, fill: Option<&ArrayRef>) -> ZoneMaps {
+/// `files`; `partition` (per file the least and greatest value its partition values allow,
+/// null where unknown) is used where the entry has no bounds of its own.
+pub fn column_zone_maps(
+    files: &[EntryStats],
+    id: i32,
+    data_type: &DataType,
+    partition: Option<(&ArrayRef, &ArrayRef)>,
+) -> ZoneMaps {
     let lower: Vec<Option<&[u8]>> = files.iter().map(|f| f.lower_bounds.get(&id).map(Vec::as_slice)).collect();
     let upper: Vec<Option<&[u8]>> = files.iter().map(|f| f.upper_bounds.get(&id).map(Vec::as_slice)).collect();
     let mut mins = bound_array(&lower, data_type);
     let mut maxes = bound_array(&upper, data_type);
     let mut null_counts: UInt64Array =
         files.iter().map(|f| f.null_counts.get(&id).and_then(|n| u64::try_from(*n).ok())).collect();
-    if let Some(fill) = fill.filter(|f| f.data_type() == data_type && f.len() == files.len()) {
-        // Where the entry has no bounds but a partition value: every row holds that value.
-        let use_fill: BooleanArray =
-            (0..files.len()).map(|i| Some(mins.is_null(i) && maxes.is_null(i) && fill.is_valid(i))).collect();
-        if let (Ok(m), Ok(x)) = (zip(&use_fill, fill, &mins), zip(&use_fill, fill, &maxes)) {
+    if let Some((from, to)) = partition.filter(|(from, to)| {
+        from.data_type() == data_type
+            && to.data_type() == data_type
+            && from.len() == files.len()
+            && to.len() == files.len()
+    }) {
+        // Where the entry has no bounds but a partition value: the value bounds every row,
+        // and no row is null (a null maps to a null partition value).
+        let use_partition: BooleanArray = (0..files.len())
+            .map(|i| Some(mins.is_null(i) && maxes.is_null(i) && (from.is_valid(i) || to.is_valid(i))))
+            .collect();
+        if let (Ok(m), Ok(x)) = (zip(&use_partition, from, &mins), zip(&use_partition, to, &maxes)) {
             (mins, maxes) = (m, x);
             null_counts = (0..files.len())
-                .map(
-                    |i| if use_fill.value(i) { Some(0) } else { null_counts.is_valid(i).then(|| null_counts.value(i)) },
-                )
+                .map(|i| {
+                    if use_partition.value(i) { Some(0) } else { null_counts.is_valid(i).then(|| null_counts.value(i)) }
+                })
                 .collect();
         }
     }
@@ -274,7 +433,7 @@ mod tests {
         };
         let with_bounds = EntryStats { lower_bounds: &bounds[0], upper_bounds: &bounds[1], ..empty };
         let fill: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![Some(7), Some(100), None]));
-        let zones = column_zone_maps(&[empty, with_bounds, empty], 1, &DataType::Int64, Some(&fill));
+        let zones = column_zone_maps(&[empty, with_bounds, empty], 1, &DataType::Int64, Some((&fill, &fill)));
         let mins = zones.mins.as_primitive::<arrow::datatypes::Int64Type>();
         assert_eq!((mins.value(0), zones.null_counts.value(0)), (7, 0));
         assert_eq!(mins.value(1), 5, "the entry's own bounds win");

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use roaring::RoaringTreemap;
 
 use super::manifest::DataFile;
+use super::metadata::PartitionSpec;
 use crate::error::{PqsiftError, Result};
 use crate::selection::RowSelection;
 use crate::storage::Location;
@@ -38,6 +39,8 @@ pub struct IcebergTable {
     pub format_version: u8,
     /// The snapshot read (`None`: the table has none yet).
     pub snapshot_id: Option<i64>,
+    /// The table's partition specs (a file's entry names the one it was written with).
+    pub specs: Arc<[PartitionSpec]>,
     /// Per file of the table (same order): its manifest entry.
     pub files: Vec<DataFile>,
     /// Per file: the positions its position deletes and deletion vectors delete.
