@@ -347,6 +347,30 @@ pub fn list_files(dir: &Location) -> Result<Vec<(Location, ObjectVersion)>> {
     Ok(found)
 }
 
+/// The names of the files directly in `dir`, sorted — a listing that needs no size nor
+/// time (a local directory's entries are not each stat'ed; symbolic links are followed).
+pub fn list_file_names(dir: &Location) -> Result<Vec<String>> {
+    match dir {
+        Location::Local(path) => {
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(path).map_err(|e| PqsiftError::os(path, &e))? {
+                let entry = entry.map_err(|e| PqsiftError::os(path, &e))?;
+                let file_type = entry.file_type().map_err(|e| PqsiftError::os(&entry.path(), &e))?;
+                let is_file = match file_type.is_symlink() {
+                    true => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
+                    false => file_type.is_file(),
+                };
+                if is_file && let Some(name) = entry.file_name().to_str() {
+                    names.push(name.to_string());
+                }
+            }
+            names.sort();
+            Ok(names)
+        }
+        Location::Object(_) => Ok(list_files(dir)?.into_iter().filter_map(|(file, _)| file.file_name()).collect()),
+    }
+}
+
 /// The whole file at `location`.
 pub fn read_all(location: &Location) -> Result<Bytes> {
     match location {

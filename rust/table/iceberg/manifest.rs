@@ -16,7 +16,10 @@ use std::collections::HashMap;
 
 use apache_avro::types::Value;
 
-use super::avro::{as_bool, as_bytes, as_long, as_str, field, int_map, read_container};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::avro::{AnyRecord, AvroBytes, FieldName, Long, Nullable, SchemaCache, Skipped, read_container_as};
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 
@@ -90,8 +93,6 @@ pub struct DataFile {
     pub file_size: i64,
     /// Its data sequence number.
     pub sequence_number: i64,
-    /// Per column id: values (nulls and NaNs included).
-    pub value_counts: HashMap<i32, i64>,
     /// Per column id: nulls.
     pub null_counts: HashMap<i32, i64>,
     /// Per column id: NaNs.
@@ -112,51 +113,75 @@ pub struct DataFile {
 
 /// The manifests of a manifest list read from `file` (of the table `table`).
 pub fn read_manifest_list(table: &Location, file: &Location, bytes: &[u8]) -> Result<Vec<ManifestFile>> {
-    let (records, _) = read_container(table, file, bytes)?;
+    let (records, _) = read_container_as::<AnyRecord<ManifestRecord>>(table, file, bytes, &SchemaCache::default())?;
     records
-        .iter()
-        .map(|record| {
-            let missing =
-                |name: &str| PqsiftError::table(table, format!("{file}: a manifest list entry without {name}"));
-            let path = field(record, "manifest_path").and_then(as_str).ok_or_else(|| missing("manifest_path"))?;
-            let content = field(record, "content").and_then(as_long).unwrap_or(0);
-            let content = FileContent::from_code(content)
-                .filter(|c| *c != FileContent::EqualityDeletes)
-                .ok_or_else(|| PqsiftError::table(table, format!("{file}: a manifest of content {content}")))?;
-            let partitions = match field(record, "partitions") {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|s| FieldSummary {
-                        contains_null: field(s, "contains_null").and_then(as_bool).unwrap_or(true),
-                        contains_nan: field(s, "contains_nan").and_then(as_bool),
-                        lower_bound: field(s, "lower_bound").and_then(as_bytes).map(<[u8]>::to_vec),
-                        upper_bound: field(s, "upper_bound").and_then(as_bytes).map(<[u8]>::to_vec),
+        .into_iter()
+        .map(|AnyRecord(record)| {
+            let content =
+                FileContent::from_code(record.content.0).filter(|c| *c != FileContent::EqualityDeletes).ok_or_else(
+                    || PqsiftError::table(table, format!("{file}: a manifest of content {}", record.content.0)),
+                )?;
+            let partitions = record.partitions.0.unwrap_or_default();
+            Ok(ManifestFile {
+                path: record.manifest_path,
+                spec_id: i32::try_from(record.partition_spec_id.0).unwrap_or(-1),
+                content,
+                sequence_number: record.sequence_number.0,
+                partitions: partitions
+                    .into_iter()
+                    .map(|AnyRecord(s)| FieldSummary {
+                        contains_null: s.contains_null.0.unwrap_or(true),
+                        contains_nan: s.contains_nan.0,
+                        lower_bound: s.lower_bound.0.map(|b| b.0),
+                        upper_bound: s.upper_bound.0.map(|b| b.0),
                     })
                     .collect(),
-                _ => Vec::new(),
-            };
-            Ok(ManifestFile {
-                path: path.to_string(),
-                spec_id: field(record, "partition_spec_id").and_then(as_long).unwrap_or(0) as i32,
-                content,
-                sequence_number: field(record, "sequence_number").and_then(as_long).unwrap_or(0),
-                partitions,
             })
         })
         .collect()
 }
 
+/// A manifest list's entry as written (fields by the spec's names; any others skipped).
+#[derive(Deserialize)]
+struct ManifestRecord {
+    manifest_path: String,
+    #[serde(default)]
+    partition_spec_id: Long,
+    #[serde(default)]
+    content: Long,
+    #[serde(default)]
+    sequence_number: Long,
+    #[serde(default)]
+    partitions: Nullable<Vec<AnyRecord<SummaryRecord>>>,
+}
+
+/// A partition field's summary as written.
+#[derive(Deserialize)]
+struct SummaryRecord {
+    #[serde(default)]
+    contains_null: Nullable<bool>,
+    #[serde(default)]
+    contains_nan: Nullable<bool>,
+    #[serde(default)]
+    lower_bound: Nullable<AvroBytes>,
+    #[serde(default)]
+    upper_bound: Nullable<AvroBytes>,
+}
+
 /// The live files (entries not deleted) of a manifest read from `file`, written with the
 /// spec `spec_id` (the manifest list's word; format 1 manifests without a list name it in
-/// their metadata) and inheriting `sequence_number`.
+/// their metadata) and inheriting `sequence_number`. The entries decode straight into
+/// their fields (see [`read_container_as`]); the maps planning does not use (value counts,
+/// column sizes) are skipped.
 pub fn read_manifest(
     table: &Location,
     file: &Location,
     bytes: &[u8],
     spec_id: Option<i32>,
     sequence_number: i64,
+    schemas: &SchemaCache,
 ) -> Result<Vec<DataFile>> {
-    let (records, metadata) = read_container(table, file, bytes)?;
+    let (entries, metadata) = read_container_as::<AnyRecord<EntryRecord>>(table, file, bytes, schemas)?;
     let spec_id = spec_id.unwrap_or_else(|| {
         metadata
             .iter()
@@ -164,62 +189,243 @@ pub fn read_manifest(
             .and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok())
             .unwrap_or(0)
     });
-    let mut files = Vec::with_capacity(records.len());
-    for record in &records {
-        let missing = |name: &str| PqsiftError::table(table, format!("{file}: a manifest entry without {name}"));
-        let status = field(record, "status").and_then(as_long).ok_or_else(|| missing("status"))?;
-        if status == 2 {
+    let mut files = Vec::with_capacity(entries.len());
+    for AnyRecord(entry) in entries {
+        if entry.status.0 == 2 {
             continue; // deleted in this snapshot
         }
-        let data_file = field(record, "data_file").ok_or_else(|| missing("data_file"))?;
-        let content = field(data_file, "content").and_then(as_long).unwrap_or(0);
-        let content = FileContent::from_code(content)
-            .ok_or_else(|| PqsiftError::table(table, format!("{file}: a file of content {content}")))?;
-        let path = field(data_file, "file_path").and_then(as_str).ok_or_else(|| missing("file_path"))?;
-        let partition = match field(data_file, "partition") {
-            Some(Value::Record(fields)) => fields.iter().map(|(_, v)| super::avro::unwrapped(v).clone()).collect(),
-            _ => Vec::new(),
-        };
-        let counts = |name: &str| -> HashMap<i32, i64> {
-            field(data_file, name)
-                .map(int_map)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|(k, v)| Some((k, as_long(v)?)))
-                .collect()
-        };
-        let bounds = |name: &str| -> HashMap<i32, Vec<u8>> {
-            field(data_file, name)
-                .map(int_map)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|(k, v)| Some((k, as_bytes(v)?.to_vec())))
-                .collect()
-        };
-        let equality_ids = match field(data_file, "equality_ids") {
-            Some(Value::Array(ids)) => ids.iter().filter_map(as_long).map(|id| id as i32).collect(),
-            _ => Vec::new(),
-        };
+        let AnyRecord(data) = entry.data_file;
+        let content = FileContent::from_code(data.content.0)
+            .ok_or_else(|| PqsiftError::table(table, format!("{file}: a file of content {}", data.content.0)))?;
         files.push(DataFile {
             content,
-            path: path.to_string(),
-            format: field(data_file, "file_format").and_then(as_str).unwrap_or("PARQUET").to_ascii_uppercase(),
+            path: data.file_path,
+            format: data.file_format.to_ascii_uppercase(),
             spec_id,
-            partition,
-            record_count: field(data_file, "record_count").and_then(as_long).ok_or_else(|| missing("record_count"))?,
-            file_size: field(data_file, "file_size_in_bytes").and_then(as_long).unwrap_or(0),
+            partition: data.partition.0,
+            record_count: data.record_count.0,
+            file_size: data.file_size_in_bytes.0.unwrap_or(0),
             // An entry added in this manifest's snapshot inherits its sequence number.
-            sequence_number: field(record, "sequence_number").and_then(as_long).unwrap_or(sequence_number),
-            value_counts: counts("value_counts"),
-            null_counts: counts("null_value_counts"),
-            nan_counts: counts("nan_value_counts"),
-            lower_bounds: bounds("lower_bounds"),
-            upper_bounds: bounds("upper_bounds"),
-            equality_ids,
-            referenced_data_file: field(data_file, "referenced_data_file").and_then(as_str).map(str::to_string),
-            content_offset: field(data_file, "content_offset").and_then(as_long),
-            content_size: field(data_file, "content_size_in_bytes").and_then(as_long),
+            sequence_number: entry.sequence_number.0.unwrap_or(sequence_number),
+            null_counts: data.null_value_counts.0,
+            nan_counts: data.nan_value_counts.0,
+            lower_bounds: data.lower_bounds.0,
+            upper_bounds: data.upper_bounds.0,
+            equality_ids: data
+                .equality_ids
+                .0
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|id| i32::try_from(id.0).ok())
+                .collect(),
+            referenced_data_file: data.referenced_data_file.0,
+            content_offset: data.content_offset.0,
+            content_size: data.content_size_in_bytes.0,
         });
     }
     Ok(files)
+}
+
+/// A manifest entry as written (fields by the spec's names; any others skipped).
+#[derive(Deserialize)]
+struct EntryRecord {
+    status: Long,
+    #[serde(default)]
+    sequence_number: Nullable<i64>,
+    data_file: AnyRecord<DataFileRecord>,
+}
+
+/// An entry's `data_file` as written.
+#[derive(Deserialize)]
+struct DataFileRecord {
+    #[serde(default)]
+    content: Long,
+    file_path: String,
+    #[serde(default = "parquet")]
+    file_format: String,
+    #[serde(default)]
+    partition: PartitionTuple,
+    record_count: Long,
+    #[serde(default)]
+    file_size_in_bytes: Nullable<i64>,
+    // Maps planning does not use, skipped (fields the struct does not name are skipped
+    // too, but only when they hold no record: see [`Skipped`]).
+    #[serde(default, rename = "column_sizes")]
+    _column_sizes: Skipped,
+    #[serde(default, rename = "value_counts")]
+    _value_counts: Skipped,
+    #[serde(default, rename = "distinct_counts")]
+    _distinct_counts: Skipped,
+    #[serde(default)]
+    null_value_counts: IntMap<Long>,
+    #[serde(default)]
+    nan_value_counts: IntMap<Long>,
+    #[serde(default)]
+    lower_bounds: IntMap<AvroBytes>,
+    #[serde(default)]
+    upper_bounds: IntMap<AvroBytes>,
+    #[serde(default)]
+    equality_ids: Nullable<Vec<Long>>,
+    #[serde(default)]
+    referenced_data_file: Nullable<String>,
+    #[serde(default)]
+    content_offset: Nullable<i64>,
+    #[serde(default)]
+    content_size_in_bytes: Nullable<i64>,
+}
+
+fn parquet() -> String {
+    "PARQUET".into()
+}
+
+/// A partition tuple: its fields' values in order, whatever their names and types.
+#[derive(Default)]
+struct PartitionTuple(Vec<Value>);
+
+impl<'de> Deserialize<'de> for PartitionTuple {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = PartitionTuple;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a partition record")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<PartitionTuple, A::Error> {
+                let mut values = Vec::new();
+                while map.next_key::<FieldName>()?.is_some() {
+                    values.push(map.next_value::<Scalar>()?.0);
+                }
+                Ok(PartitionTuple(values))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<PartitionTuple, E> {
+                Ok(PartitionTuple::default())
+            }
+        }
+        deserializer.deserialize_any(Fields)
+    }
+}
+
+/// One partition value as the Avro value it was written as (null, boolean, number,
+/// string or bytes; dates and times as their numbers, decimals as their bytes).
+struct Scalar(Value);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Any;
+        impl Visitor<'_> for Any {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a partition value")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Null))
+            }
+            fn visit_none<E>(self) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Null))
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Boolean(v)))
+            }
+            fn visit_i32<E>(self, v: i32) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Int(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Long(v)))
+            }
+            fn visit_f32<E>(self, v: f32) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Float(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Double(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::String(v)))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Bytes(v.to_vec())))
+            }
+            fn visit_byte_buf<E>(self, v: Vec<u8>) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(Value::Bytes(v)))
+            }
+        }
+        deserializer.deserialize_any(Any)
+    }
+}
+
+/// An Iceberg map of int keys: an array of `{key, value}` records, or an Avro map whose
+/// keys are the ints' text; null or absent is empty.
+struct IntMap<V>(HashMap<i32, V::Out>)
+where
+    V: MapValue;
+
+impl<V: MapValue> Default for IntMap<V> {
+    fn default() -> Self {
+        Self(HashMap::new())
+    }
+}
+
+/// What a map's value is decoded as, and kept as.
+trait MapValue: Sized {
+    type Out;
+    fn out(self) -> Self::Out;
+}
+
+impl MapValue for Long {
+    type Out = i64;
+    fn out(self) -> i64 {
+        self.0
+    }
+}
+
+impl MapValue for AvroBytes {
+    type Out = Vec<u8>;
+    fn out(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+#[derive(Deserialize)]
+struct KeyValue<V> {
+    key: Long,
+    value: V,
+}
+
+impl<'de, V: MapValue + Deserialize<'de>> Deserialize<'de> for IntMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Entries<V>(std::marker::PhantomData<V>);
+        impl<'de, V: MapValue + Deserialize<'de>> Visitor<'de> for Entries<V> {
+            type Value = IntMap<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of int keys")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<IntMap<V>, E> {
+                Ok(IntMap::default())
+            }
+            fn visit_none<E>(self) -> std::result::Result<IntMap<V>, E> {
+                Ok(IntMap::default())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<IntMap<V>, A::Error> {
+                let mut map = HashMap::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(AnyRecord(KeyValue { key, value })) = seq.next_element::<AnyRecord<KeyValue<V>>>()? {
+                    if let Ok(key) = i32::try_from(key.0) {
+                        map.insert(key, value.out());
+                    }
+                }
+                Ok(IntMap(map))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> std::result::Result<IntMap<V>, A::Error> {
+                let mut map = HashMap::new();
+                while let Some((key, value)) = entries.next_entry::<String, V>()? {
+                    if let Ok(key) = key.parse() {
+                        map.insert(key, value.out());
+                    }
+                }
+                Ok(IntMap(map))
+            }
+        }
+        deserializer.deserialize_any(Entries(std::marker::PhantomData))
+    }
 }

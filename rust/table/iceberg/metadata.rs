@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
-use crate::storage::source::{list_files, read_all, stat};
+use crate::storage::source::{list_file_names, read_all, stat};
 
 /// The longest metadata file read (decompressed): far above any real table's, so a larger
 /// one is damage, refused before it is held.
@@ -272,8 +272,7 @@ pub fn is_metadata_file(name: &str) -> bool {
 /// else the highest version in `metadata/`.
 pub fn current_metadata_file(root: &Location) -> Result<Location> {
     let dir = root.join("metadata");
-    let files = list_files(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
-    let names: Vec<String> = files.iter().filter_map(|(f, _)| f.file_name()).collect();
+    let names = list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
     if names.iter().any(|n| n == "version-hint.text") {
         let hint = read_all(&dir.join("version-hint.text"))?;
         let hint = String::from_utf8_lossy(&hint).trim().to_string();
@@ -302,8 +301,8 @@ pub fn current_metadata_file(root: &Location) -> Result<Location> {
 /// stem) is `name`: `3`, `v3`, `00003-…` (as DuckDB's `version =>` names one).
 pub fn named_metadata_file(root: &Location, name: &str) -> Result<Location> {
     let dir = root.join("metadata");
-    let files = list_files(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
-    let names: Vec<String> = files.iter().filter_map(|(f, _)| f.file_name()).filter(|n| is_metadata_file(n)).collect();
+    let names = list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
+    let names: Vec<String> = names.into_iter().filter(|n| is_metadata_file(n)).collect();
     let wanted = name.trim_start_matches('v');
     names
         .iter()
@@ -326,12 +325,8 @@ pub fn is_iceberg_root(location: &Location, listed: Option<&[Location]>) -> bool
         }),
         None => match location {
             Location::Local(_) => match stat(&metadata) {
-                Ok(Some(crate::storage::source::Entry::Directory)) => list_files(&metadata)
-                    .map(|files| {
-                        files.iter().any(|(f, _)| {
-                            f.file_name().is_some_and(|n| is_metadata_file(&n) || n == "version-hint.text")
-                        })
-                    })
+                Ok(Some(crate::storage::source::Entry::Directory)) => list_file_names(&metadata)
+                    .map(|names| names.iter().any(|n| is_metadata_file(n) || n == "version-hint.text"))
                     .unwrap_or(false),
                 _ => false,
             },

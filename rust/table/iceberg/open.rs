@@ -24,6 +24,7 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use roaring::RoaringTreemap;
 
+use super::avro::SchemaCache;
 use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
 use super::metadata::{IcebergSnapshotSpec, TableMetadata, current_metadata_file, named_metadata_file};
@@ -134,11 +135,12 @@ pub fn open_iceberg_table(
         let contents =
             read_many(&locations).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
         read.manifests_read = contents.len() as u64;
+        let schemas = SchemaCache::default();
         let decode = |k: usize| {
             crate::interrupt::check()?;
             let manifest = &manifests[k];
             let spec_id = snapshot.manifest_list.is_some().then_some(manifest.spec_id);
-            read_manifest(&root, &locations[k], &contents[k], spec_id, manifest.sequence_number)
+            read_manifest(&root, &locations[k], &contents[k], spec_id, manifest.sequence_number, &schemas)
         };
         for file in in_parallel(manifests.len(), decode)?.into_iter().flatten() {
             match file.content {

@@ -151,6 +151,8 @@ fn typed(scalars: &[Option<Scalar>], data_type: &DataType) -> ArrayRef {
                 .iter()
                 .map(|s| match s {
                     Some(Scalar::Decimal(v)) => Some(*v),
+                    // A decimal partition value read as its bytes.
+                    Some(Scalar::Bytes(b)) => big_endian(b),
                     _ => None,
                 })
                 .collect();
