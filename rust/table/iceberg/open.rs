@@ -75,7 +75,7 @@ pub fn open_iceberg_table(
     };
     let bytes = read_all(&metadata_file).map_err(|e| PqsiftError::table(&root, format!("{metadata_file}: {e}")))?;
     let metadata = TableMetadata::parse(&root, &metadata_file, &bytes)?;
-    let paths = Paths { root: root.clone(), recorded: normalised(&metadata.location).to_string(), allowed };
+    let paths = Paths::new(root.clone(), normalised(&metadata.location).to_string(), allowed);
     let snapshot = metadata.snapshot(&root, spec)?;
 
     // The schema the snapshot was written with when travelling in time, else the current.
@@ -400,17 +400,27 @@ struct Paths<'a> {
     root: Location,
     recorded: String,
     allowed: &'a AllowedLocations,
+    /// See [`Paths::writers_base`]; found once, asked of every file outside the root.
+    writers_base: Option<(String, Location)>,
 }
 
-impl Paths<'_> {
+impl<'a> Paths<'a> {
+    fn new(root: Location, recorded: String, allowed: &'a AllowedLocations) -> Self {
+        let mut paths = Self { root, recorded, allowed, writers_base: None };
+        paths.writers_base = paths.writers_base();
+        paths
+    }
+
     fn resolve(&self, recorded: &str, what: &str) -> Result<Location> {
         let path = normalised(recorded);
         let location = match below(path, &self.recorded) {
             Some(relative) => joined(&self.root, relative),
-            None => match self.writers_base().and_then(|(written, actual)| Some((below(path, &written)?, actual))) {
-                Some((relative, base)) => joined(&base, relative),
-                None => self.absolute(recorded, what)?,
-            },
+            None => {
+                match self.writers_base.as_ref().and_then(|(written, actual)| Some((below(path, written)?, actual))) {
+                    Some((relative, base)) => joined(base, relative),
+                    None => self.absolute(recorded, what)?,
+                }
+            }
         };
         self.allowed.check(&self.root, &location, what)?;
         Ok(location)
@@ -518,14 +528,14 @@ mod tests {
     fn recorded_locations_resolve_against_the_given_root() {
         let root = Location::from(std::path::Path::new("/moved/t"));
         let allowed = AllowedLocations::default();
-        let paths = Paths { root: root.clone(), recorded: normalised("file:///old/t/").to_string(), allowed: &allowed };
+        let paths = Paths::new(root.clone(), normalised("file:///old/t/").to_string(), &allowed);
         assert_eq!(
             paths.resolve("file:/old/t/data/a.parquet", "data file").unwrap(),
             root.join("data").join("a.parquet")
         );
         assert_eq!(paths.resolve("/old/t/data/a.parquet", "data file").unwrap(), root.join("data").join("a.parquet"));
         assert!(paths.resolve("/elsewhere/a.parquet", "data file").is_err(), "outside the root is refused");
-        let relative = Paths { root: root.clone(), recorded: "data/persistent/t".into(), allowed: &allowed };
+        let relative = Paths::new(root.clone(), "data/persistent/t".into(), &allowed);
         assert_eq!(
             relative.resolve("data/persistent/t/metadata/m.avro", "manifest").unwrap(),
             root.join("metadata").join("m.avro")
@@ -534,12 +544,12 @@ mod tests {
         // A file the writer kept beside the table, in its warehouse: found there, and read
         // only where the user allows.
         let warehouse = Location::from(std::path::Path::new("/moved/w/db/t"));
-        let beside = Paths { root: warehouse.clone(), recorded: "w/db/t".into(), allowed: &AllowedLocations::Any };
+        let beside = Paths::new(warehouse.clone(), "w/db/t".into(), &AllowedLocations::Any);
         assert_eq!(
             beside.resolve("w/example/f.parquet", "data file").unwrap(),
             Location::from(std::path::Path::new("/moved/w/example/f.parquet"))
         );
-        let refused = Paths { root: warehouse, recorded: "w/db/t".into(), allowed: &allowed };
+        let refused = Paths::new(warehouse, "w/db/t".into(), &allowed);
         assert!(refused.resolve("w/example/f.parquet", "data file").is_err());
     }
 }
