@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -335,3 +336,34 @@ def test_connect_parallelism_from_the_session(connect: Any) -> None:
     finally:
         connect.conf.unset("spark.sql.leafNodeDefaultParallelism")
     assert pqsift.spark.default_parallelism(connect) == 2
+
+
+ICEBERG = Path(__file__).resolve().parents[2] / "shared" / "iceberg-testing" / "data" / "persistent"
+
+
+@pytest.mark.skipif(not ICEBERG.exists(), reason="../shared/iceberg-testing is not there")
+def test_iceberg_tables_read_over_connect(connect: Any, tmp_path: Path) -> None:
+    """Iceberg over Connect: equality deletes and identity partition fills travel in the
+    task plans as in classic Spark, and the data source travels in time."""
+    from test_iceberg_pyiceberg import catalog
+    from test_iceberg_spark import expected, rows
+
+    for name, condition in [
+        ("equality_deletes/warehouse/mydb/mytable_partitioned", "id >= 2"),
+        ("hive_partitioned_table", "event_type = 'view'"),
+    ]:
+        root = str(ICEBERG / name)
+        want = expected(root, condition)
+        assert want, name
+        assert rows(pqsift.spark.read(connect, root, filter=condition).collect()) == want, name
+        frame = connect.read.format("pqsift").load(root).filter(condition)
+        assert rows(frame.collect()) == want, name
+    table = catalog(tmp_path).create_table("db.t", schema=pa.schema([pa.field("id", pa.int64())]))
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    first = table.current_snapshot()
+    assert first is not None
+    table.append(pa.table({"id": pa.array([3], pa.int64())}))
+    root = str(table.location()).removeprefix("file://")
+    assert sorted(r.id for r in connect.read.format("pqsift").load(root).collect()) == [1, 2, 3]
+    travelled = connect.read.format("pqsift").option("snapshot-id", first.snapshot_id).load(root)
+    assert sorted(r.id for r in travelled.collect()) == [1, 2]

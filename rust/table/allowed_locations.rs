@@ -48,15 +48,60 @@ impl AllowedLocations {
     /// "deletion vector", ...); otherwise a [`PqsiftError::Table`] naming the table and
     /// the location (quoted within a bounded length), and how to allow it.
     pub fn check(&self, table_root: &Location, location: &Location, what: &str) -> Result<()> {
-        let prefixes = match self {
-            Self::Any => return Ok(()),
-            Self::Below(prefixes) => prefixes,
+        self.for_table(table_root).check(location, what)
+    }
+
+    /// The check of every location a table at `table_root` names, with the root and the
+    /// allowed prefixes resolved once (a table names thousands of files).
+    pub fn for_table(&self, table_root: &Location) -> LocationCheck {
+        let resolved = |base: &Location| match base {
+            Location::Local(path) => Base::Local(lexically_absolute(path)),
+            other => Base::Object(other.clone()),
         };
-        if is_below(location, table_root) || prefixes.iter().any(|prefix| is_below(location, prefix)) {
+        LocationCheck {
+            table_root: table_root.clone(),
+            bases: match self {
+                Self::Any => None,
+                Self::Below(prefixes) => Some(std::iter::once(table_root).chain(prefixes).map(resolved).collect()),
+            },
+        }
+    }
+}
+
+/// [`AllowedLocations`] for one table (see [`AllowedLocations::for_table`]).
+#[derive(Debug, Clone)]
+pub struct LocationCheck {
+    table_root: Location,
+    /// The root and the allowed prefixes, resolved (`None`: anywhere).
+    bases: Option<Vec<Base>>,
+}
+
+#[derive(Debug, Clone)]
+enum Base {
+    Local(PathBuf),
+    Object(Location),
+}
+
+impl LocationCheck {
+    /// As [`AllowedLocations::check`].
+    pub fn check(&self, location: &Location, what: &str) -> Result<()> {
+        let Some(bases) = &self.bases else { return Ok(()) };
+        let local = match location {
+            Location::Local(path) if is_normal_absolute(path) => Some(std::borrow::Cow::Borrowed(path.as_path())),
+            Location::Local(path) => Some(std::borrow::Cow::Owned(lexically_absolute(path))),
+            Location::Object(_) => None,
+        };
+        let below = |base: &Base| match (base, &local) {
+            (Base::Local(base), Some(path)) => path.starts_with(base),
+            // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
+            (Base::Object(base), None) => location.starts_with(base),
+            _ => false,
+        };
+        if bases.iter().any(below) {
             return Ok(());
         }
         Err(PqsiftError::table(
-            table_root,
+            &self.table_root,
             format!(
                 "the table names the {what} {}, outside its root; a table may only read below its root unless \
                  the location is allowed (option allowed_locations: a list of path or URL prefixes, or \"any\")",
@@ -77,6 +122,14 @@ pub(crate) fn is_below(location: &Location, base: &Location) -> bool {
         (Location::Object(_), Location::Object(_)) => location.starts_with(base),
         _ => false,
     }
+}
+
+/// Whether `path` is absolute and already lexically normal: no `.` or `..` component, no
+/// empty one (cheap to ask of thousands of paths; a name starting with a dot is taken
+/// for a `.` and normalised, which is only slower).
+fn is_normal_absolute(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    bytes.first() == Some(&b'/') && !bytes.windows(2).any(|pair| pair == b"/." || pair == b"//")
 }
 
 /// `path` made absolute against the working directory, with `.` and `..` resolved lexically.
@@ -130,6 +183,20 @@ mod tests {
         // A local file is never below a table in a store, unless any location is allowed.
         assert!(below.check(&root, &Location::from(Path::new("/etc/passwd")), "data file").is_err());
         assert!(AllowedLocations::Any.check(&root, &Location::from(Path::new("/etc/passwd")), "data file").is_ok());
+    }
+
+    #[test]
+    fn only_normal_absolute_paths_skip_normalising() {
+        for normal in ["/a/b.parquet", "/", "/a/b/"] {
+            assert!(is_normal_absolute(Path::new(normal)), "{normal}");
+        }
+        for other in ["a/b", "/a/../b", "/a/./b", "/a//b", "/a/.hidden", "/a/.."] {
+            assert!(!is_normal_absolute(Path::new(other)), "{other}");
+        }
+        let check = AllowedLocations::default().for_table(&Location::from(Path::new("/data/t")));
+        assert!(check.check(&Location::from(Path::new("/data/t/x/f.parquet")), "data file").is_ok());
+        assert!(check.check(&Location::from(Path::new("/data/t/../u/f.parquet")), "data file").is_err());
+        assert!(check.check(&Location::from(Path::new("/data/tx/f.parquet")), "data file").is_err());
     }
 
     #[test]

@@ -219,12 +219,13 @@ pub fn load_snapshot(
             return Err(PqsiftError::table(root, format!("partition column {column:?} is not in the schema")));
         }
     }
+    let allowed = allowed.for_table(root);
     for file in &replayed.files {
-        allowed.check(root, &file.path, "data file")?;
+        allowed.check(&file.path, "data file")?;
         if let Some(dv) = &file.add.deletion_vector
             && let Some(path) = dv.absolute_path(root)?
         {
-            allowed.check(root, &path, "deletion vector")?;
+            allowed.check(&path, "deletion vector")?;
         }
     }
     let files = replayed

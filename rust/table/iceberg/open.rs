@@ -37,7 +37,7 @@ use crate::filter::{BindOptions, Expr};
 use crate::storage::FileSource;
 use crate::storage::Location;
 use crate::storage::source::{read_all, read_many};
-use crate::table::allowed_locations::AllowedLocations;
+use crate::table::allowed_locations::{AllowedLocations, LocationCheck};
 use crate::table::column_matching::field_id;
 use crate::table::delta::deletion_vector::stored_vector;
 use crate::table::delta::schema::ColumnMappingMode;
@@ -400,13 +400,16 @@ struct Paths<'a> {
     root: Location,
     recorded: String,
     allowed: &'a AllowedLocations,
+    /// `allowed` for this table.
+    check: LocationCheck,
     /// See [`Paths::writers_base`]; found once, asked of every file outside the root.
     writers_base: Option<(String, Location)>,
 }
 
 impl<'a> Paths<'a> {
     fn new(root: Location, recorded: String, allowed: &'a AllowedLocations) -> Self {
-        let mut paths = Self { root, recorded, allowed, writers_base: None };
+        let check = allowed.for_table(&root);
+        let mut paths = Self { root, recorded, allowed, check, writers_base: None };
         paths.writers_base = paths.writers_base();
         paths
     }
@@ -422,7 +425,7 @@ impl<'a> Paths<'a> {
                 }
             }
         };
-        self.allowed.check(&self.root, &location, what)?;
+        self.check.check(&location, what)?;
         Ok(location)
     }
 
