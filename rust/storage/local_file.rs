@@ -113,13 +113,19 @@ impl Length for CountingFile {
     }
 }
 
-impl ChunkReader for CountingFile {
-    type T = PositionedReader;
+/// What [`CountingFile::get_read`] reads ahead: the crate reads a page header through it
+/// (for each page of a chunk without an offset index) in requests of a few bytes each,
+/// which unbuffered were a system call per field; the page itself it then reads with
+/// `get_bytes`. A header with statistics of long strings takes another read or two.
+const HEADER_READ_AHEAD: usize = 512;
 
-    /// A reader from `start` on, reading on demand (the crate reads page headers through
-    /// it when a chunk has no offset index).
+impl ChunkReader for CountingFile {
+    type T = std::io::BufReader<PositionedReader>;
+
+    /// A reader from `start` on, reading on demand, [`HEADER_READ_AHEAD`] bytes at a time.
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(PositionedReader { inner: Arc::clone(&self.inner), position: start })
+        let reader = PositionedReader { inner: Arc::clone(&self.inner), position: start };
+        Ok(std::io::BufReader::with_capacity(HEADER_READ_AHEAD, reader))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {

@@ -117,7 +117,7 @@ impl Length for FileSource {
 /// The reader [`FileSource::get_read`] returns.
 pub enum SourceRead {
     /// Positioned reads of a local file.
-    Local(PositionedReader),
+    Local(std::io::BufReader<PositionedReader>),
     /// Bytes in memory.
     Bytes(bytes::buf::Reader<Bytes>),
 }
