@@ -76,6 +76,13 @@ pub fn load_with_hint(location: &Location, size_hint: usize) -> Result<Arc<Parqu
 /// assert_eq!(file.reads(), 1); // footer and page index in one read
 /// ```
 pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaData> {
+    read_metadata_and_file(file, size_hint).map(|(metadata, _)| metadata)
+}
+
+/// [`read_metadata`], and the whole file's bytes when the reads took in all of it (a file
+/// no longer than `size_hint`): a small file is then read once, not once for its footer and
+/// again for its pages.
+pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<(ParquetMetaData, Option<Bytes>)> {
     let name = file.name();
     let path = name.as_str();
     let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
@@ -143,9 +150,10 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
         return Err(refuse_encrypted());
     }
     let metadata = normalise(check(metadata, path, data_end)?, data_end);
+    let whole = |tail: &Tail| (tail.range.start == 0).then(|| tail.bytes.clone());
 
     let Some(index_range) = page_index_range(&metadata) else {
-        return Ok(metadata);
+        return Ok((metadata, whole(&tail)));
     };
     if index_range.start < tail.range.start {
         tail = Tail::read(file, index_range.start..len)?;
@@ -153,15 +161,16 @@ pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaD
     let with_index = ParquetMetaDataReader::new_with_metadata(metadata)
         .with_page_index_policy(PageIndexPolicy::Optional)
         .read_page_index_sized_and_finish(&tail.bytes, len);
-    match with_index {
+    let metadata = match with_index {
         Ok((metadata, index)) => {
             let index = index.map(|i| Arc::new(i) as Arc<dyn parquet::file::metadata::page_index::PageIndexProvider>);
-            Ok(ParquetMetaDataBuilder::new_from_metadata(metadata).set_page_index(index).build())
+            ParquetMetaDataBuilder::new_from_metadata(metadata).set_page_index(index).build()
         }
         // An undecodable page index (inside the file: checked above) is ignored. The
         // metadata went into the failed reader: parse the footer again, from memory.
-        Err(_) => Ok(normalise(check(footer_only(&tail)?, path, data_end)?, data_end)),
-    }
+        Err(_) => normalise(check(footer_only(&tail)?, path, data_end)?, data_end),
+    };
+    Ok((metadata, whole(&tail)))
 }
 
 /// Bytes `range` of a file, read in one I/O.

@@ -12,6 +12,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bytes::Bytes;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
@@ -23,6 +24,11 @@ use crate::storage::{FileSource, Location};
 
 /// Default bound of the process-wide metadata cache.
 pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;
+
+/// Local files up to this size, read whole with their footer, are kept with their metadata
+/// (the cache's bound counts them): reading one then needs no I/O (see
+/// [`MetadataCache::small_file`]).
+pub const SMALL_FILE_BYTES: usize = 64 << 10;
 
 /// Which version of a file an entry holds: a rewritten file has another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +50,7 @@ struct State {
     /// One entry per file, of the version last loaded: loading another version replaces
     /// it in O(1) (a scan of the entries for stale versions made planning 50,000 files
     /// quadratic).
-    entries: ByteLru<Location, (Version, Arc<ParquetMetaData>)>,
+    entries: ByteLru<Location, (Version, Arc<ParquetMetaData>, Option<Bytes>)>,
     hits: u64,
     misses: u64,
 }
@@ -138,17 +144,33 @@ impl MetadataCache {
             Some(source) => source,
             None => FileSource::open(&versioned)?,
         };
-        let metadata = Arc::new(metadata::read_metadata(&source, size_hint)?);
-        let size = metadata.memory_size();
+        let (metadata, whole) = metadata::read_metadata_and_file(&source, size_hint)?;
+        let metadata = Arc::new(metadata);
+        // Local files only for now: from a store, the reads' own requests are what the
+        // object-store tests and metrics count.
+        let whole = whole.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES && !location.is_remote());
+        let size = metadata.memory_size() + whole.as_ref().map_or(0, Bytes::len);
         // Replaces the entry of an older version of the file, if any.
-        self.lock().entries.insert(location.clone(), (version, Arc::clone(&metadata)), size);
+        self.lock().entries.insert(location.clone(), (version, Arc::clone(&metadata), whole), size);
         Ok((metadata, versioned))
+    }
+
+    /// The bytes of the small file at `location` (see [`SMALL_FILE_BYTES`]) when they are
+    /// held with `metadata` — the very metadata a reader holds, so that bytes and footer
+    /// are of one version of the file.
+    pub fn small_file(&self, location: &Location, metadata: &Arc<ParquetMetaData>) -> Option<Bytes> {
+        let mut state = self.lock();
+        let (_, held, bytes) = state.entries.get(location)?;
+        Arc::ptr_eq(held, metadata).then(|| bytes.clone()).flatten()
     }
 
     fn lookup(&self, location: &Location, version: &Version) -> Option<Arc<ParquetMetaData>> {
         let mut state = self.lock();
-        let found =
-            state.entries.get(location).filter(|(held, _)| held == version).map(|(_, metadata)| Arc::clone(metadata));
+        let found = state
+            .entries
+            .get(location)
+            .filter(|(held, _, _)| held == version)
+            .map(|(_, metadata, _)| Arc::clone(metadata));
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,
@@ -175,11 +197,32 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.stats(), (1, 1));
 
-        let tiny = MetadataCache::new(a.memory_size());
+        // The entry holds the metadata and, the file being small, its bytes.
+        let file_bytes = std::fs::metadata(corpus("alltypes_plain.parquet").as_local().unwrap()).unwrap().len();
+        let tiny = MetadataCache::new(a.memory_size() + file_bytes as usize);
         tiny.load(&corpus("alltypes_plain.parquet")).unwrap();
         tiny.load(&corpus("alltypes_tiny_pages.parquet")).unwrap(); // larger than the capacity: not kept
         tiny.load(&corpus("alltypes_plain.parquet")).unwrap();
         assert_eq!(tiny.stats(), (1, 2));
+    }
+
+    #[test]
+    fn small_files_are_kept_whole_with_their_metadata() {
+        let cache = MetadataCache::new(1 << 30);
+        let small = corpus("alltypes_plain.parquet");
+        let metadata = cache.load(&small).unwrap();
+        let bytes = cache.small_file(&small, &metadata).expect("a small file's bytes");
+        assert_eq!(bytes, std::fs::read(small.as_local().unwrap()).unwrap());
+        let other = Arc::new((*metadata).clone());
+        assert!(cache.small_file(&small, &other).is_none(), "only with the metadata read with them");
+        let large = corpus("alltypes_tiny_pages.parquet"); // over SMALL_FILE_BYTES
+        let metadata = cache.load(&large).unwrap();
+        assert!(cache.small_file(&large, &metadata).is_none());
+        let memory = FileSource::Memory(crate::storage::source::MemoryFile::new("m", bytes.clone()));
+        use parquet::file::reader::ChunkReader;
+        assert_eq!(memory.get_bytes(0, 4).unwrap(), &b"PAR1"[..]);
+        assert!(memory.get_bytes(bytes.len() as u64 - 2, 4).is_err(), "past the end");
+        assert_eq!(memory.bytes_read(), 4);
     }
 
     #[test]

@@ -33,11 +33,13 @@ use parquet::basic::Type as PhysicalType;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, BoundExpr, bind, evaluate};
 use crate::format::metadata;
+use crate::format::metadata_cache::MetadataCache;
 use crate::format::page_headers::{check_column_chunk, check_pages, chunk_range};
 use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::reading::decode_failure::{MAX_OFFSET_BYTES, halves, offset_bytes};
 use crate::reading::row_filter::RowFilter;
 use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
+use crate::storage::source::MemoryFile;
 use crate::storage::{FileSource, Location};
 
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
@@ -198,7 +200,13 @@ pub struct FileReader {
 #[derive(Debug)]
 enum Handle {
     Remote(FileSource),
-    Local { path: std::path::PathBuf, open: std::sync::Mutex<Option<FileSource>>, released_bytes: AtomicU64 },
+    /// A small file read whole with its footer.
+    Memory(FileSource),
+    Local {
+        path: std::path::PathBuf,
+        open: std::sync::Mutex<Option<FileSource>>,
+        released_bytes: AtomicU64,
+    },
 }
 
 impl Handle {
@@ -209,7 +217,7 @@ impl Handle {
     /// The file, opened if it is not.
     fn source(&self) -> Result<FileSource> {
         match self {
-            Self::Remote(source) => Ok(source.clone()),
+            Self::Remote(source) | Self::Memory(source) => Ok(source.clone()),
             Self::Local { path, open, .. } => {
                 let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(source) = open.as_ref() {
@@ -233,7 +241,7 @@ impl Handle {
 
     fn bytes_read(&self) -> u64 {
         match self {
-            Self::Remote(source) => source.bytes_read(),
+            Self::Remote(source) | Self::Memory(source) => source.bytes_read(),
             Self::Local { open, released_bytes, .. } => {
                 let open = open.lock().unwrap_or_else(|p| p.into_inner());
                 released_bytes.load(Ordering::Relaxed) + open.as_ref().map_or(0, FileSource::bytes_read)
@@ -257,9 +265,17 @@ impl FileReader {
             let schema = project_schema(metadata.schema(), &predicate.roots);
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
-        let (file, probe) = match location {
-            Location::Local(path) => (Handle::local(path), Handle::local(path)),
-            remote => {
+        let small = MetadataCache::global().small_file(location, metadata.metadata());
+        let (file, probe) = match (location, small) {
+            // Read whole with its footer: no descriptor, no further read (two sources, so
+            // that the probe's reads stay out of `bytes_read` as below).
+            (_, Some(bytes)) => {
+                let name = location.to_string();
+                let memory = || Handle::Memory(FileSource::Memory(MemoryFile::new(&name, bytes.clone())));
+                (memory(), memory())
+            }
+            (Location::Local(path), None) => (Handle::local(path), Handle::local(path)),
+            (remote, None) => {
                 let source = FileSource::open(remote)?;
                 (Handle::Remote(source.clone()), Handle::Remote(source))
             }

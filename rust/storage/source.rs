@@ -41,6 +41,42 @@ pub enum FileSource {
     Remote(RemoteFile),
     /// Ranges of an object, fetched ahead of the reads.
     Fetched(FetchedRanges),
+    /// A whole (small) file already in memory.
+    Memory(MemoryFile),
+}
+
+/// A whole file in memory (read with its footer: see
+/// [`MetadataCache::small_file`](crate::format::metadata_cache::MetadataCache::small_file)),
+/// counting the bytes read from it as a local file does.
+#[derive(Debug, Clone)]
+pub struct MemoryFile {
+    name: Arc<str>,
+    bytes: Bytes,
+    bytes_read: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl MemoryFile {
+    /// The file named `name` (its path or URL, for messages) holding `bytes`.
+    pub fn new(name: &str, bytes: Bytes) -> Self {
+        Self { name: Arc::from(name), bytes, bytes_read: Arc::default() }
+    }
+
+    /// Bytes `start..start + length`, counted as read when `counted` (a page header read
+    /// through [`ChunkReader::get_read`] takes the rest of the file but reads a few bytes).
+    fn slice(&self, start: u64, length: usize, counted: bool) -> parquet::errors::Result<Bytes> {
+        let start = usize::try_from(start).unwrap_or(usize::MAX);
+        let end = start.checked_add(length).filter(|&end| end <= self.bytes.len()).ok_or_else(|| {
+            parquet::errors::ParquetError::EOF(format!(
+                "{}: read of {length} bytes at offset {start} passes the end of the file ({} bytes)",
+                self.name,
+                self.bytes.len()
+            ))
+        })?;
+        if counted {
+            self.bytes_read.fetch_add(length as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(self.bytes.slice(start..end))
+    }
 }
 
 impl FileSource {
@@ -58,6 +94,7 @@ impl FileSource {
             Self::Local(file) => file.path().display().to_string(),
             Self::Remote(file) => file.url().to_string(),
             Self::Fetched(fetched) => fetched.url().to_string(),
+            Self::Memory(file) => file.name.to_string(),
         }
     }
 
@@ -67,6 +104,7 @@ impl FileSource {
             Self::Local(file) => file.bytes_read(),
             Self::Remote(file) => file.bytes_fetched(),
             Self::Fetched(fetched) => fetched.bytes_fetched(),
+            Self::Memory(file) => file.bytes_read.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -75,7 +113,7 @@ impl FileSource {
     /// reads as fast on demand, and is returned as it is.
     pub fn prefetch(&self, ranges: &[Range<u64>], gap: u64) -> Result<Self> {
         match self {
-            Self::Local(_) | Self::Fetched(_) => Ok(self.clone()),
+            Self::Local(_) | Self::Fetched(_) | Self::Memory(_) => Ok(self.clone()),
             Self::Remote(file) => Ok(Self::Fetched(file.fetch(ranges, gap)?)),
         }
     }
@@ -87,7 +125,7 @@ impl FileSource {
             let reason =
                 format!("bytes {}..{} pass the end of the file ({} bytes)", range.start, range.end, self.len());
             return Err(match self {
-                Self::Local(_) => PqsiftError::io(&self.name(), reason),
+                Self::Local(_) | Self::Memory(_) => PqsiftError::io(&self.name(), reason),
                 _ => PqsiftError::Storage { url: self.name(), reason, not_found: false },
             });
         }
@@ -110,6 +148,7 @@ impl Length for FileSource {
             Self::Local(file) => file.len(),
             Self::Remote(file) => file.len(),
             Self::Fetched(fetched) => fetched.len(),
+            Self::Memory(file) => file.bytes.len() as u64,
         }
     }
 }
@@ -146,6 +185,11 @@ impl ChunkReader for FileSource {
                 Ok(SourceRead::Bytes(bytes.reader()))
             }
             Self::Fetched(fetched) => fetched.get_read(start).map(SourceRead::Bytes),
+            Self::Memory(file) => {
+                use bytes::Buf;
+                let rest = file.bytes.len().saturating_sub(usize::try_from(start).unwrap_or(usize::MAX));
+                Ok(SourceRead::Bytes(file.slice(start, rest, false)?.reader()))
+            }
         }
     }
 
@@ -156,6 +200,7 @@ impl ChunkReader for FileSource {
                 .get_range(start..start + length as u64)
                 .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
             Self::Fetched(fetched) => fetched.get_bytes(start, length),
+            Self::Memory(file) => file.slice(start, length, true),
         }
     }
 }
