@@ -21,6 +21,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::transforms::Transform;
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 use crate::storage::source::{list_file_names, read_all, stat};
@@ -87,8 +88,10 @@ pub struct PartitionSpec {
 pub struct PartitionField {
     /// The partition field's name (the manifest's record field).
     pub name: String,
-    /// `identity`, `bucket[N]`, `truncate[W]`, `year`, `month`, `day`, `hour`, `void`.
-    pub transform: String,
+    /// `identity`, `bucket[N]`, `truncate[W]`, `year`, `month`, `day`, `hour`, `void`,
+    /// parsed once here.
+    #[serde(deserialize_with = "transform")]
+    pub transform: Transform,
     /// The source column's field id.
     pub source_id: i32,
     /// The partition field's id (format 1 may omit it: 1000 on, in order).
@@ -129,6 +132,15 @@ pub struct SnapshotLogEntry {
     /// The snapshot.
     #[serde(deserialize_with = "snapshot_id")]
     pub snapshot_id: i64,
+}
+
+fn transform<'de, D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Transform, D::Error> {
+    Ok(Transform::parse(&String::deserialize(deserializer)?))
+}
+
+/// The fields of the spec `spec_id` of `specs` (none when there is no such spec).
+pub fn spec_fields(specs: &[PartitionSpec], spec_id: i32) -> &[PartitionField] {
+    specs.iter().find(|s| s.spec_id == spec_id).map_or(&[][..], |s| s.fields.as_slice())
 }
 
 /// A snapshot id: a `long`, though some writers write one above `i64::MAX` in JSON; its

@@ -27,10 +27,14 @@ use roaring::RoaringTreemap;
 use super::avro::SchemaCache;
 use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
-use super::metadata::{IcebergSnapshotSpec, TableMetadata, current_metadata_file, named_metadata_file};
+use super::metadata::{
+    IcebergSnapshotSpec, PartitionField, PartitionSpec, TableMetadata, current_metadata_file, named_metadata_file,
+    spec_fields,
+};
 use super::schema::{arrow_schema, name_mapping};
 use super::statistics::prune_manifests;
 use super::table::{IcebergReadMetrics, IcebergTable};
+use super::transforms::Transform;
 use super::values::partition_array;
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
@@ -77,6 +81,7 @@ pub fn open_iceberg_table(
     let metadata = TableMetadata::parse(&root, &metadata_file, &bytes)?;
     let paths = Paths::new(root.clone(), normalised(&metadata.location).to_string(), allowed);
     let snapshot = metadata.snapshot(&root, spec)?;
+    let specs: Arc<[PartitionSpec]> = metadata.specs().into();
 
     // The schema the snapshot was written with when travelling in time, else the current.
     let schema_json = match (spec, snapshot.and_then(|s| s.schema_id)) {
@@ -120,7 +125,7 @@ pub fn open_iceberg_table(
         // Data manifests whose partition summaries rule the filter out are not read.
         let manifests: Vec<ManifestFile> = match filter {
             Some((filter, bind)) => {
-                let keep = prune_manifests(filter, &schema, &metadata.specs(), &manifests, bind);
+                let keep = prune_manifests(filter, &schema, &specs, &manifests, bind);
                 manifests
                     .into_iter()
                     .zip(keep)
@@ -175,9 +180,9 @@ pub fn open_iceberg_table(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut declared = DeclaredSchema::new(Arc::clone(&schema), ColumnMappingMode::Id);
-    declared.fills = identity_partitions(&metadata, &schema, &files)?;
+    declared.fills = identity_partitions(&specs, &schema, &files)?;
     if !equality.is_empty() {
-        declared.deletes = Some(equality_deletes(&paths, &metadata, &schema, &files, &equality, reads)?);
+        declared.deletes = Some(equality_deletes(&paths, &specs, &schema, &files, &equality, reads)?);
     }
     Ok(Table {
         name: root.to_string(),
@@ -191,7 +196,7 @@ pub fn open_iceberg_table(
             metadata_file,
             format_version: metadata.format_version,
             snapshot_id: snapshot.map(|s| s.snapshot_id),
-            specs: metadata.specs().into(),
+            specs,
             files,
             deleted_positions,
             read,
@@ -204,25 +209,21 @@ pub fn open_iceberg_table(
 /// data file does not hold, as the spec's column projection says (a double column's value
 /// some writers keep as a float is widened). `None` without identity partitions.
 fn identity_partitions(
-    metadata: &TableMetadata,
+    specs: &[PartitionSpec],
     schema: &Schema,
     files: &[DataFile],
 ) -> Result<Option<PartitionValues>> {
     if files.is_empty() {
         return Ok(None);
     }
-    let specs = metadata.specs();
-    let spec_fields: Vec<&[super::metadata::PartitionField]> = files
-        .iter()
-        .map(|f| specs.iter().find(|s| s.spec_id == f.spec_id).map_or(&[][..], |s| s.fields.as_slice()))
-        .collect();
+    let spec_fields: Vec<&[PartitionField]> = files.iter().map(|f| spec_fields(specs, f.spec_id)).collect();
     let mut fields = Vec::new();
     let mut columns = Vec::new();
     for field in schema.fields() {
         let Some(id) = field_id(field) else { continue };
         let indices: Vec<Option<usize>> = spec_fields
             .iter()
-            .map(|fields| fields.iter().position(|p| p.source_id == id && p.transform == "identity"))
+            .map(|fields| fields.iter().position(|p| p.source_id == id && p.transform == Transform::Identity))
             .collect();
         if indices.iter().all(Option::is_none) {
             continue;
@@ -344,15 +345,14 @@ fn position_deletes(
 /// it (see [`super::deletes`]), `None` where none does.
 fn equality_deletes(
     paths: &Paths,
-    metadata: &TableMetadata,
+    specs: &[PartitionSpec],
     schema: &Schema,
     files: &[DataFile],
     deletes: &[DataFile],
     reads: &dyn ParquetReads,
 ) -> Result<Vec<Option<Expr>>> {
     let root = &paths.root;
-    let specs = metadata.specs();
-    let partitioned = |spec_id: i32| specs.iter().find(|s| s.spec_id == spec_id).is_some_and(|s| !s.fields.is_empty());
+    let partitioned = |spec_id: i32| !spec_fields(specs, spec_id).is_empty();
     let mut predicates = Vec::with_capacity(deletes.len());
     for delete in deletes {
         crate::interrupt::check()?;

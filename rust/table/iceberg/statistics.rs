@@ -38,7 +38,7 @@ use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Schema};
 
 use super::manifest::{DataFile, FieldSummary, ManifestFile};
-use super::metadata::{PartitionField, PartitionSpec};
+use super::metadata::{PartitionField, PartitionSpec, spec_fields};
 use super::transforms::{Transform, bucket_of, source_bounds};
 use super::values::{bound_array, partition_array};
 use crate::error::Result;
@@ -171,11 +171,6 @@ pub fn prune_manifests(
     keep.can_true.into_iter().zip(buckets).map(|(keep, bucket)| keep && bucket).collect()
 }
 
-/// The fields of the spec `spec_id` (none when the metadata has no such spec).
-fn spec_fields(specs: &[PartitionSpec], spec_id: i32) -> &[PartitionField] {
-    specs.iter().find(|s| s.spec_id == spec_id).map_or(&[][..], |s| s.fields.as_slice())
-}
-
 /// The declared field a bound column reads and its field id, when the column is read as
 /// declared (no cast in between).
 fn column_field<'a>(schema: &'a Schema, column: &BoundColumn) -> Option<(&'a Field, i32)> {
@@ -203,7 +198,7 @@ fn best_fields(fields: &[&[PartitionField]], id: i32) -> Vec<Option<usize>> {
         .iter()
         .map(|fields| {
             let on = |p: &&PartitionField| p.source_id == id;
-            let rank = |p: &PartitionField| match Transform::parse(&p.transform) {
+            let rank = |p: &PartitionField| match p.transform {
                 Transform::Identity => Some(0),
                 t if t.preserves_order() => Some(1),
                 _ => None,
@@ -225,7 +220,7 @@ fn partition_source_bounds(
     values: impl Fn(&[Option<usize>], &DataType) -> (ArrayRef, ArrayRef),
 ) -> Option<(ArrayRef, ArrayRef)> {
     let picks = best_fields(fields, id);
-    let transform_of = |i: usize, k: usize| Transform::parse(&fields[i][k].transform);
+    let transform_of = |i: usize, k: usize| fields[i][k].transform;
     // Specs evolve: containers may hold the column through different transforms.
     let mut transforms: Vec<Transform> = Vec::new();
     for transform in picks.iter().enumerate().filter_map(|(i, k)| Some(transform_of(i, (*k)?))) {
@@ -268,7 +263,7 @@ fn bucket_keeps(
             .iter()
             .flat_map(|fields| fields.iter())
             .filter(|p| p.source_id == id)
-            .filter_map(|p| match Transform::parse(&p.transform) {
+            .filter_map(|p| match p.transform {
                 Transform::Bucket(n) => Some(n),
                 _ => None,
             })
@@ -284,11 +279,7 @@ fn bucket_keeps(
             };
             let picks: Vec<Option<usize>> = fields
                 .iter()
-                .map(|fields| {
-                    fields
-                        .iter()
-                        .position(|p| p.source_id == id && Transform::parse(&p.transform) == Transform::Bucket(count))
-                })
+                .map(|fields| fields.iter().position(|p| p.source_id == id && p.transform == Transform::Bucket(count)))
                 .collect();
             for (keep, range) in keep.iter_mut().zip(ranges(&picks)) {
                 if let Some((lower, upper)) = range {
