@@ -331,13 +331,20 @@ impl DeclaredSchema {
             .collect()
     }
 
-    /// The predicate a file's rows must meet — `filter` (the scan's, if any) and the rows
-    /// its deletes leave — in the file's names, as [`DeclaredSchema::file_filter`] gives it.
-    /// `None`: every row.
-    pub fn row_filter(&self, filter: Option<&Expr>, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
-        for path in filter.into_iter().flat_map(columns) {
+    /// `Ok` when this table's columns can answer `filter` as Spark would; checked once,
+    /// when the scan is made, before any file is pruned or read. A filter on an Iceberg
+    /// `uuid` column (read as its 16 bytes, where Spark reads its text: compared with its
+    /// text it would find no row) is a [`PqsiftError::Filter`] naming the column.
+    pub fn check_filter(&self, filter: &Expr, options: &BindOptions) -> Result<()> {
+        for path in columns(filter) {
             let column = resolve_column(&self.schema, &path, options)?;
-            if self.schema.field(column.indices[0]).metadata().contains_key(UUID_KEY) {
+            let Some((first, rest)) = column.indices.split_first() else { continue };
+            let mut field = self.schema.field(*first);
+            for &index in rest {
+                let DataType::Struct(children) = field.data_type() else { break };
+                field = &children[index];
+            }
+            if field.metadata().contains_key(UUID_KEY) {
                 return Err(PqsiftError::filter_on(
                     &path.to_string(),
                     format!(
@@ -346,6 +353,14 @@ impl DeclaredSchema {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The predicate a file's rows must meet — `filter` (the scan's, if any) and the rows
+    /// its deletes leave — in the file's names, as [`DeclaredSchema::file_filter`] gives it.
+    /// The scan has checked the filter with [`DeclaredSchema::check_filter`].
+    /// `None`: every row.
+    pub fn row_filter(&self, filter: Option<&Expr>, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
         match (filter, &view.deleted) {
             (None, None) => Ok(None),
             (Some(filter), None) => self.file_filter(filter, view, options),
