@@ -54,15 +54,11 @@ impl AllowedLocations {
     /// The check of every location a table at `table_root` names, with the root and the
     /// allowed prefixes resolved once (a table names thousands of files).
     pub fn for_table(&self, table_root: &Location) -> LocationCheck {
-        let resolved = |base: &Location| match base {
-            Location::Local(path) => Base::Local(lexically_absolute(path)),
-            other => Base::Object(other.clone()),
-        };
         LocationCheck {
             table_root: table_root.clone(),
             bases: match self {
                 Self::Any => None,
-                Self::Below(prefixes) => Some(std::iter::once(table_root).chain(prefixes).map(resolved).collect()),
+                Self::Below(prefixes) => Some(std::iter::once(table_root).chain(prefixes).map(Base::of).collect()),
             },
         }
     }
@@ -76,28 +72,50 @@ pub struct LocationCheck {
     bases: Option<Vec<Base>>,
 }
 
+/// A location others may be below, `.` and `..` resolved (local paths made absolute
+/// against the working directory; no link is followed).
 #[derive(Debug, Clone)]
 enum Base {
     Local(PathBuf),
     Object(Location),
 }
 
+impl Base {
+    fn of(location: &Location) -> Self {
+        match location {
+            Location::Local(path) => Self::Local(lexically_absolute(path)),
+            other => Self::Object(other.clone()),
+        }
+    }
+
+    /// Whether `location` is this base or below it; `local` is its path resolved (see
+    /// [`resolved_path`]).
+    fn holds(&self, location: &Location, local: Option<&Path>) -> bool {
+        match (self, local) {
+            (Self::Local(base), Some(path)) => path.starts_with(base),
+            // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
+            (Self::Object(base), None) => location.starts_with(base),
+            _ => false,
+        }
+    }
+}
+
+/// A local location's path with `.` and `..` resolved and made absolute (as it is when it
+/// already is); `None` for an object.
+fn resolved_path(location: &Location) -> Option<std::borrow::Cow<'_, Path>> {
+    match location {
+        Location::Local(path) if is_normal_absolute(path) => Some(std::borrow::Cow::Borrowed(path.as_path())),
+        Location::Local(path) => Some(std::borrow::Cow::Owned(lexically_absolute(path))),
+        Location::Object(_) => None,
+    }
+}
+
 impl LocationCheck {
     /// As [`AllowedLocations::check`].
     pub fn check(&self, location: &Location, what: &str) -> Result<()> {
         let Some(bases) = &self.bases else { return Ok(()) };
-        let local = match location {
-            Location::Local(path) if is_normal_absolute(path) => Some(std::borrow::Cow::Borrowed(path.as_path())),
-            Location::Local(path) => Some(std::borrow::Cow::Owned(lexically_absolute(path))),
-            Location::Object(_) => None,
-        };
-        let below = |base: &Base| match (base, &local) {
-            (Base::Local(base), Some(path)) => path.starts_with(base),
-            // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
-            (Base::Object(base), None) => location.starts_with(base),
-            _ => false,
-        };
-        if bases.iter().any(below) {
+        let local = resolved_path(location);
+        if bases.iter().any(|base| base.holds(location, local.as_deref())) {
             return Ok(());
         }
         Err(PqsiftError::table(
@@ -114,14 +132,7 @@ impl LocationCheck {
 /// Whether `location` is `base` or below it, after `.` and `..` are resolved in both (local
 /// paths made absolute against the working directory; no link is followed).
 pub(crate) fn is_below(location: &Location, base: &Location) -> bool {
-    match (location, base) {
-        (Location::Local(path), Location::Local(base)) => {
-            lexically_absolute(path).starts_with(lexically_absolute(base))
-        }
-        // Keys hold no `..`: `Location::join` stores such a part escaped, as a name.
-        (Location::Object(_), Location::Object(_)) => location.starts_with(base),
-        _ => false,
-    }
+    Base::of(base).holds(location, resolved_path(location).as_deref())
 }
 
 /// Whether `path` is absolute and already lexically normal: no `.` or `..` component, no
