@@ -1,6 +1,6 @@
 """Iceberg tables through Spark: ``pqsift.spark.read`` (the driver plans, tasks read their
 files) and the ``"pqsift"`` data source, on the shared Spark-written tables — equality
-deletes, identity partition values the files leave out, a name mapping — and on pyiceberg
+deletes, identity partition values the files leave out, a name mapping, a uuid column — and on pyiceberg
 tables with several snapshots (``snapshot-id``, ``as-of-timestamp``). Each must give the
 rows ``pqsift.scan`` gives, which tests/test_iceberg.py checks against the expected rows.
 """
@@ -27,6 +27,8 @@ TABLES = [
     ("hive_partitioned_table", "event_type = 'view'"),
     ("partition_integer", None),
     ("iceberg_v1_repro/repro/merch_v1", None),
+    # A uuid read as its text, as Spark reads it, and filtered on it.
+    ("uuid", "uuid = '1571effb-facd-42a3-90e9-0af522e9b6c2'"),
 ]
 
 

@@ -212,6 +212,19 @@ impl Binder<'_> {
                 (function, arguments, result)
             }
             "isnan" => (ScalarFunction::IsNan, vec![next!(Double)?], Boolean),
+            crate::filter::functions::UUID_TEXT => {
+                let (typed, _) = bound.next().expect("one argument");
+                match typed.expr.data_type() {
+                    // A file that holds the uuid as text already.
+                    DataType::Utf8 => return Ok(typed),
+                    DataType::FixedSizeBinary(_) | DataType::Binary => {
+                        (ScalarFunction::UuidText, vec![typed.expr], String)
+                    }
+                    other => {
+                        return Err(PqsiftError::filter(format!("{whole}: a uuid column of type {other}")));
+                    }
+                }
+            }
             other => {
                 return Err(PqsiftError::filter(format!("unsupported function \"{other}\" in filter")));
             }

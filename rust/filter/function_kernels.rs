@@ -135,6 +135,7 @@ pub(super) fn call(
             // isnan(NULL) is FALSE, not NULL.
             Arc::new(BooleanArray::from_iter(values.iter().map(|v| Some(v.is_some_and(f64::is_nan)))))
         }
+        F::UuidText => super::uuid_text::uuid_text(&args[0]),
         F::Coalesce => unreachable!("coalesce is evaluated lazily by the evaluator"),
     })
 }

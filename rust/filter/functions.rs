@@ -22,6 +22,10 @@ use std::fmt;
 
 use super::java_regex::JavaRegex;
 
+/// The name of [`ScalarFunction::UuidText`] in a file's filter (explain shows it); not in
+/// the catalogue, so a user's filter cannot call it.
+pub const UUID_TEXT: &str = "uuid_text";
+
 /// A function's canonical name, its aliases and how many arguments it takes.
 struct Entry {
     name: &'static str,
@@ -219,6 +223,10 @@ pub enum ScalarFunction {
     Pmod,
     /// `isnan(x)`: FALSE for NULL.
     IsNan,
+    /// The canonical text of a 16-byte uuid (see [`super::uuid_text`]): how a table reads an
+    /// Iceberg `uuid` column, which Spark reads as text. Not a Spark function: only a
+    /// file's filter calls it, on such a column; it keeps order.
+    UuidText,
 }
 
 impl ScalarFunction {
@@ -255,6 +263,7 @@ impl ScalarFunction {
             Self::Mod => "mod",
             Self::Pmod => "pmod",
             Self::IsNan => "isnan",
+            Self::UuidText => UUID_TEXT,
         }
     }
 
@@ -273,6 +282,7 @@ impl ScalarFunction {
             (Self::Round { .. }, 0) => Some(true),
             (Self::Floor | Self::Ceil, 0) if !float_input => Some(true),
             (Self::Substring, 0) => Some(true),
+            (Self::UuidText, 0) => Some(true),
             _ => None,
         }
     }

@@ -41,6 +41,7 @@ pub mod projection;
 pub mod sort_key;
 mod spark_cast;
 mod sql_type;
+pub mod uuid_text;
 
 #[cfg(test)]
 mod function_tests;

@@ -328,9 +328,6 @@ impl Scan {
                 Some(_) => PqsiftError::filter(format!("{name}: {e}")),
                 None => e,
             })?;
-            if let Some(declared) = &scan.table.declared {
-                declared.check_filter(filter, &scan.options.bind)?;
-            }
         }
         let projection = match &scan.columns {
             // Resolved as filters resolve names (Spark's matching, ambiguity errors),

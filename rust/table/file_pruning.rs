@@ -79,7 +79,9 @@ pub fn specialise(
         let Expr::Column(path) = expr else { return Ok(None) };
         let column = resolve_column(table_schema, path, options)?;
         Ok(match column.indices.as_slice() {
-            [index] => from_partition.get(*index).copied().flatten().map(|k| partitions.literal(k, row)),
+            // A value no literal holds leaves the column: binding it to the file fails then,
+            // rather than the filter seeing a wrong constant.
+            [index] => from_partition.get(*index).copied().flatten().and_then(|k| partitions.literal(k, row)),
             _ => None,
         })
     })?;

@@ -20,7 +20,7 @@
 //! assert_eq!(text, [None, Some("b".to_string())]);
 //! let back = PartitionValues::from_text(&values.type_names(), &[values.row_text(0), text]).unwrap();
 //! assert_eq!(back.values, values.values);
-//! assert_eq!(values.literal(0, 0).to_string(), "DATE '2020-01-01'");
+//! assert_eq!(values.literal(0, 0).unwrap().to_string(), "DATE '2020-01-01'");
 //! ```
 
 use std::sync::Arc;
@@ -130,16 +130,19 @@ impl PartitionValues {
 
     /// Partition column `column`'s value for file `row` as a filter expression of exactly
     /// the column's type, so that a filter with it in place of the column means what the
-    /// filter means on that file's rows.
-    pub fn literal(&self, column: usize, row: usize) -> Expr {
+    /// filter means on that file's rows. `None` for a type no Spark literal holds exactly
+    /// (a time of day, a timestamp finer than microseconds, ...): the caller must not
+    /// guess.
+    pub fn literal(&self, column: usize, row: usize) -> Option<Expr> {
         let array = self.values.column(column);
         let data_type = array.data_type();
-        let typed = |literal: Literal| match SqlType::of_arrow(data_type) {
-            Some(to) if literal.sql_type() != to => Expr::Cast { expr: Box::new(Expr::Literal(literal)), to },
-            _ => Expr::Literal(literal),
+        let to = SqlType::of_arrow(data_type)?;
+        let typed = |literal: Literal| match literal.sql_type() == to {
+            true => Expr::Literal(literal),
+            false => Expr::Cast { expr: Box::new(Expr::Literal(literal)), to },
         };
         if array.is_null(row) {
-            return typed(Literal::Null);
+            return Some(typed(Literal::Null));
         }
         let literal = match data_type {
             DataType::Boolean => Literal::Boolean(array.as_boolean().value(row)),
@@ -155,21 +158,22 @@ impl PartitionValues {
             DataType::Date32 => Literal::Date(array.as_primitive::<Date32Type>().value(row)),
             DataType::Timestamp(TimeUnit::Microsecond, zone) => {
                 let micros = array.as_primitive::<TimestampMicrosecondType>().value(row);
-                match DateTime::from_timestamp_micros(micros) {
-                    Some(utc) if zone.is_some() => Literal::Timestamp(TimestampLiteral {
+                let utc = DateTime::from_timestamp_micros(micros)?;
+                match zone {
+                    Some(_) => Literal::Timestamp(TimestampLiteral {
                         local: utc.naive_utc(),
                         zone: Some(LiteralZone::Offset(0)),
                     }),
                     // A wall clock: TIMESTAMP_NTZ from its text.
-                    Some(utc) => Literal::String(utc.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()),
-                    None => Literal::Null,
+                    None => Literal::String(utc.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()),
                 }
             }
             DataType::Utf8 => Literal::String(array.as_string::<i32>().value(row).to_string()),
             DataType::Binary => Literal::Binary(array.as_binary::<i32>().value(row).to_vec()),
-            _ => Literal::Null,
+            DataType::FixedSizeBinary(_) => Literal::Binary(array.as_fixed_size_binary().value(row).to_vec()),
+            _ => return None,
         };
-        typed(literal)
+        Some(typed(literal))
     }
 
     /// File `row`'s values as canonical text (see the module documentation).
@@ -324,4 +328,26 @@ pub fn parse_spark_type_name(name: &str) -> Option<DataType> {
             DataType::Decimal128(p.trim().parse().ok()?, s.trim().parse().ok()?)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{FixedSizeBinaryArray, Time64MicrosecondArray};
+
+    #[test]
+    fn a_value_without_an_exact_literal_has_none() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("fixed", DataType::FixedSizeBinary(2), true),
+            Field::new("time", DataType::Time64(TimeUnit::Microsecond), true),
+        ]));
+        let fixed = FixedSizeBinaryArray::try_from_iter([[0x68u8, 0x69]].into_iter()).unwrap();
+        let values =
+            PartitionValues::new(schema, vec![Arc::new(fixed), Arc::new(Time64MicrosecondArray::from(vec![5]))])
+                .unwrap();
+        // A fixed value is a BINARY literal: `fixed = 'hi'` holds on the file, as in Spark.
+        assert_eq!(values.literal(0, 0), Some(Expr::Literal(Literal::Binary(b"hi".to_vec()))));
+        // No Spark literal holds a time of day: the column is left, not replaced by NULL.
+        assert_eq!(values.literal(1, 0), None);
+    }
 }

@@ -51,11 +51,12 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use super::column_matching::{ColumnMatcher, FieldIds, has_field_ids};
 use super::delta::schema::{ColumnMappingMode, parse_schema, physical_name};
-use super::delta::table::typed_column;
 use super::file_pruning::{replace_columns, specialise};
-use super::iceberg::schema::{INITIAL_DEFAULT_KEY, UUID_KEY};
+use super::iceberg::schema::{INITIAL_DEFAULT_KEY, initial_default, is_uuid};
 use super::partition_values::PartitionValues;
 use crate::error::{PqsiftError, Result};
+use crate::filter::functions::UUID_TEXT;
+use crate::filter::uuid_text::uuid_text;
 use crate::filter::{BindOptions, ColumnPath, Expr, columns, resolve_column};
 
 /// A table's declared (logical) schema and how its files name their columns.
@@ -305,7 +306,7 @@ impl DeclaredSchema {
             return Ok(cast(&fills.values.column(k).slice(position, 1), field.data_type())?);
         }
         if let Some(text) = field.metadata().get(INITIAL_DEFAULT_KEY) {
-            return typed_column(field.data_type(), &[Some(text.as_str())], "UTC").map_err(|e| {
+            return initial_default(field, text).map_err(|e| {
                 PqsiftError::schema_mismatch(
                     field.name(),
                     format!("the initial default {text:?} of column {}: {e}", field.name()),
@@ -331,34 +332,8 @@ impl DeclaredSchema {
             .collect()
     }
 
-    /// `Ok` when this table's columns can answer `filter` as Spark would; checked once,
-    /// when the scan is made, before any file is pruned or read. A filter on an Iceberg
-    /// `uuid` column (read as its 16 bytes, where Spark reads its text: compared with its
-    /// text it would find no row) is a [`PqsiftError::Filter`] naming the column.
-    pub fn check_filter(&self, filter: &Expr, options: &BindOptions) -> Result<()> {
-        for path in columns(filter) {
-            let column = resolve_column(&self.schema, &path, options)?;
-            let Some((first, rest)) = column.indices.split_first() else { continue };
-            let mut field = self.schema.field(*first);
-            for &index in rest {
-                let DataType::Struct(children) = field.data_type() else { break };
-                field = &children[index];
-            }
-            if field.metadata().contains_key(UUID_KEY) {
-                return Err(PqsiftError::filter_on(
-                    &path.to_string(),
-                    format!(
-                        "column {path} is an Iceberg uuid, read as 16 bytes where Spark reads text: filters on it are not supported yet"
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// The predicate a file's rows must meet — `filter` (the scan's, if any) and the rows
     /// its deletes leave — in the file's names, as [`DeclaredSchema::file_filter`] gives it.
-    /// The scan has checked the filter with [`DeclaredSchema::check_filter`].
     /// `None`: every row.
     pub fn row_filter(&self, filter: Option<&Expr>, view: &FileView, options: &BindOptions) -> Result<Option<Expr>> {
         match (filter, &view.deleted) {
@@ -388,9 +363,26 @@ impl DeclaredSchema {
         };
         let renamed = replace_columns(&specialised, &mut |expr| {
             let Expr::Column(path) = expr else { return Ok(None) };
-            Ok(Some(Expr::Column(ColumnPath::new(self.file_column_path(path, view, options)?))))
+            let renamed = Expr::Column(ColumnPath::new(self.file_column_path(path, view, options)?));
+            // An Iceberg uuid: the file's 16 bytes read as the text the filter compares.
+            Ok(Some(match self.declared_field(path, options).is_some_and(is_uuid) {
+                true => Expr::Function { name: UUID_TEXT.to_string(), args: vec![renamed] },
+                false => renamed,
+            }))
         })?;
         Ok(Some(renamed))
+    }
+
+    /// The declared field a column path names (struct fields below the root included).
+    fn declared_field(&self, path: &ColumnPath, options: &BindOptions) -> Option<&Field> {
+        let column = resolve_column(&self.schema, path, options).ok()?;
+        let (first, rest) = column.indices.split_first()?;
+        let mut field = self.schema.fields().get(*first)?.as_ref();
+        for &index in rest {
+            let DataType::Struct(children) = field.data_type() else { return None };
+            field = children.get(index)?.as_ref();
+        }
+        Some(field)
     }
 
     /// The file's names along a scan column path (struct fields below the root included);
@@ -567,6 +559,8 @@ pub fn to_logical(
                 *sorted,
             )?))
         }
+        // Only an Iceberg uuid is declared text and stored as 16 bytes.
+        (DataType::FixedSizeBinary(16), DataType::Utf8) => Ok(uuid_text(array)),
         _ => Ok(cast(array, logical)?),
     }
 }

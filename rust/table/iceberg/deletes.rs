@@ -34,6 +34,8 @@ use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
+use super::schema::is_uuid;
+use crate::filter::uuid_text::uuid_text;
 use crate::filter::{ColumnPath, CompareOp, Expr};
 use crate::table::column_matching::field_id;
 use crate::table::partition_values::PartitionValues;
@@ -68,15 +70,24 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
             .position(|f| field_id(f) == Some(id))
             .or_else(|| deleted.schema().fields().iter().position(|f| f.name() == field.name()))
             .ok_or_else(|| format!("the delete file has no column with field id {id} ({})", field.name()))?;
-        let values = cast(deleted.column(column), field.data_type()).map_err(|e| {
-            format!("the delete file's column {} does not read as {}: {e}", field.name(), field.data_type())
-        })?;
+        let values = match is_uuid(field) {
+            true => uuid_text(deleted.column(column)),
+            false => cast(deleted.column(column), field.data_type()).map_err(|e| {
+                format!("the delete file's column {} does not read as {}: {e}", field.name(), field.data_type())
+            })?,
+        };
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
         columns.push(values);
     }
     let values = PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, deleted.num_rows())
         .map_err(|e| e.to_string())?;
     let column = |k: usize| Expr::Column(ColumnPath::new([values.schema.field(k).name().clone()]));
+    let literal = |k: usize, row: usize| {
+        let field = values.schema.field(k);
+        values
+            .literal(k, row)
+            .ok_or_else(|| format!("a value of column {} ({}) has no literal", field.name(), field.data_type()))
+    };
     if deleted.num_rows() == 0 {
         return Ok(Expr::Literal(crate::filter::Literal::Boolean(true)));
     }
@@ -84,7 +95,7 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
         let array = values.values.column(0);
         let has_null = array.null_count() > 0;
         let mut list: Vec<Expr> =
-            (0..array.len()).filter(|&row| array.is_valid(row)).map(|row| values.literal(0, row)).collect();
+            (0..array.len()).filter(|&row| array.is_valid(row)).map(|row| literal(0, row)).collect::<Result<_, _>>()?;
         list.sort_by_key(|e| e.to_string());
         list.dedup_by_key(|e| e.to_string());
         let not_null = Expr::IsNull { expr: Box::new(column(0)), negated: true };
@@ -98,18 +109,18 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
     // Several columns: NOT (any deleted tuple), each comparison NULL-safe.
     let tuples: Vec<Expr> = (0..deleted.num_rows())
         .map(|row| {
-            balanced(
-                (0..equality_ids.len())
-                    .map(|k| Expr::Compare {
+            let comparisons = (0..equality_ids.len())
+                .map(|k| {
+                    Ok(Expr::Compare {
                         op: CompareOp::NullSafeEq,
                         left: Box::new(column(k)),
-                        right: Box::new(values.literal(k, row)),
+                        right: Box::new(literal(k, row)?),
                     })
-                    .collect(),
-                Expr::And,
-            )
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(balanced(comparisons, Expr::And))
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     Ok(Expr::Not(Box::new(balanced(tuples, Expr::Or))))
 }
 
@@ -155,6 +166,7 @@ fn comparable(data_type: &DataType) -> bool {
             | DataType::Timestamp(TimeUnit::Microsecond, _)
             | DataType::Utf8
             | DataType::Binary
+            | DataType::FixedSizeBinary(_)
     )
 }
 

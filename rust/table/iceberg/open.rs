@@ -31,11 +31,11 @@ use super::metadata::{
     IcebergSnapshotSpec, PartitionField, PartitionSpec, TableMetadata, current_metadata_file, named_metadata_file,
     spec_fields,
 };
-use super::schema::{arrow_schema, name_mapping};
+use super::schema::{arrow_schema, name_mapping, stored_type};
 use super::statistics::prune_manifests;
 use super::table::{IcebergReadMetrics, IcebergTable};
 use super::transforms::Transform;
-use super::values::partition_array;
+use super::values::{as_declared, partition_array};
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr};
 use crate::storage::FileSource;
@@ -230,7 +230,7 @@ fn identity_partitions(
         }
         let values: Vec<Option<&apache_avro::types::Value>> =
             files.iter().zip(&indices).map(|(file, k)| k.and_then(|k| file.partition.get(k))).collect();
-        columns.push(partition_array(&values, field.data_type()));
+        columns.push(as_declared(partition_array(&values, &stored_type(field)), field));
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
     }
     if fields.is_empty() {

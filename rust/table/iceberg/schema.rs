@@ -2,8 +2,8 @@
 //! Iceberg field id as its Parquet field id, so that files are matched by id (renames,
 //! columns dropped and re-added), and a physical name — the name a file without field ids
 //! gives the column, from the table's `schema.name-mapping.default`, else the field's own
-//! name. Types are read as Spark reads them (`timestamptz` as a UTC timestamp, `uuid` as 16
-//! bytes); a column added later with an `initial-default` (format 3) carries the default
+//! name. Types are read as Spark reads them (`timestamptz` as a UTC timestamp, `uuid` as its
+//! text); a column added later with an `initial-default` (format 3) carries the default
 //! as text for files written before it existed.
 //!
 //! ```
@@ -19,19 +19,35 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow::array::{ArrayRef, BinaryArray, FixedSizeBinaryArray};
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use serde_json::Value;
 
 use crate::table::delta::schema::PHYSICAL_NAME_KEY;
+use crate::table::delta::table::typed_column;
 
 /// Field metadata holding a column's initial default as text (see [`arrow_schema`]).
 pub const INITIAL_DEFAULT_KEY: &str = "pqsift.initial_default";
 
-/// Field metadata marking an Iceberg `uuid` column: read as its 16 bytes, where Spark
-/// reads it as text, so a filter on it is refused rather than compared with the wrong
-/// representation (see [`DeclaredSchema::row_filter`](crate::table::schema_adapter::DeclaredSchema::row_filter)).
+/// Field metadata marking an Iceberg `uuid` column: stored as 16 bytes, read as its
+/// canonical text as Spark reads it (see [`crate::filter::uuid_text`]); a file's filter
+/// reads the column's bytes through [`crate::filter::functions::UUID_TEXT`].
 pub const UUID_KEY: &str = "pqsift.iceberg_uuid";
+
+/// Whether `field` is an Iceberg `uuid` column (see [`UUID_KEY`]).
+pub fn is_uuid(field: &Field) -> bool {
+    field.metadata().contains_key(UUID_KEY)
+}
+
+/// The type a value of `field` has where Iceberg stores it (manifest bounds, partition
+/// values, delete files): the declared type, but 16 bytes for a `uuid`.
+pub fn stored_type(field: &Field) -> DataType {
+    match is_uuid(field) {
+        true => DataType::FixedSizeBinary(16),
+        false => field.data_type().clone(),
+    }
+}
 
 /// The table's name mapping: per field id, the names files without ids give it.
 pub type NameMapping = HashMap<i64, String>;
@@ -134,7 +150,7 @@ fn primitive(name: &str) -> Result<DataType, String> {
         "timestamp_ns" => DataType::Timestamp(TimeUnit::Nanosecond, None),
         "timestamptz_ns" => DataType::Timestamp(TimeUnit::Nanosecond, utc()),
         "string" => DataType::Utf8,
-        "uuid" => DataType::FixedSizeBinary(16),
+        "uuid" => DataType::Utf8,
         "binary" => DataType::Binary,
         "unknown" => DataType::Null,
         other => {
@@ -164,6 +180,32 @@ fn default_text(value: &Value, data_type: &DataType) -> Option<String> {
         (Value::String(s), DataType::Utf8 | DataType::Decimal128(_, _) | DataType::Date32 | DataType::Time64(_)) => {
             Some(s.clone())
         }
+        // Binary kinds as hex (Iceberg's JSON form), decoded when filled.
+        (Value::String(s), DataType::Binary | DataType::FixedSizeBinary(_)) => Some(s.clone()),
         _ => None,
+    }
+}
+
+/// One row of `field`'s initial default, from the text [`arrow_schema`] keeps: binary kinds
+/// from Iceberg's hex, other types as
+/// [`typed_column`](crate::table::delta::table::typed_column) parses them.
+pub fn initial_default(field: &Field, text: &str) -> Result<ArrayRef, String> {
+    let hex = || -> Result<Vec<u8>, String> {
+        let invalid = || format!("{text:?} is not hex");
+        if !text.is_ascii() || !text.len().is_multiple_of(2) {
+            return Err(invalid());
+        }
+        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).map_err(|_| invalid())).collect()
+    };
+    match field.data_type() {
+        DataType::Binary => Ok(Arc::new(BinaryArray::from_iter_values([hex()?]))),
+        DataType::FixedSizeBinary(size) => {
+            let bytes = hex()?;
+            Ok(Arc::new(
+                FixedSizeBinaryArray::try_from_sparse_iter_with_size([Some(bytes)].into_iter(), *size)
+                    .map_err(|e| e.to_string())?,
+            ))
+        }
+        data_type => typed_column(data_type, &[Some(text)], "UTC"),
     }
 }

@@ -18,13 +18,13 @@
 //! ```
 //! use std::collections::HashMap;
 //! use arrow::array::{Array, AsArray};
-//! use arrow::datatypes::{DataType, Float64Type};
+//! use arrow::datatypes::{DataType, Field, Float64Type};
 //! use pqsift::table::iceberg::statistics::{EntryStats, column_zone_maps};
 //! let (nulls, nans) = (HashMap::from([(1, 0)]), HashMap::new());
 //! let lower = HashMap::from([(1, 0.5f64.to_le_bytes().to_vec())]);
 //! let upper = HashMap::from([(1, 2.5f64.to_le_bytes().to_vec())]);
 //! let file = EntryStats { record_count: 3, null_counts: &nulls, nan_counts: &nans, lower_bounds: &lower, upper_bounds: &upper };
-//! let zones = column_zone_maps(&[file], 1, &DataType::Float64, None);
+//! let zones = column_zone_maps(&[file], 1, &Field::new("x", DataType::Float64, true), None);
 //! assert_eq!(zones.mins.as_primitive::<Float64Type>().value(0), 0.5);
 //! assert!(zones.maxes.as_primitive::<Float64Type>().value(0).is_nan()); // NaN count unknown
 //! ```
@@ -33,15 +33,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use apache_avro::types::Value;
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float32Array, Float64Array, UInt64Array};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, Float32Array, Float64Array, UInt64Array,
+};
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Schema};
 
 use super::manifest::{DataFile, FieldSummary, ManifestFile};
 use super::metadata::{PartitionField, PartitionSpec, spec_fields};
+use super::schema::{is_uuid, stored_type};
 use super::transforms::{Transform, bucket_of, source_bounds};
-use super::values::{bound_array, partition_array};
+use super::values::{as_declared, bound_array, field_bound_array, partition_array};
 use crate::error::Result;
+use crate::filter::uuid_text::uuid_bytes;
 use crate::filter::{BindOptions, BoundColumn, BoundExpr, Expr, bind};
 use crate::pruning::guarantees::literal_guarantees;
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
@@ -97,12 +101,13 @@ pub fn prune_by_manifest_statistics(
     };
     let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
         let Some((field, id)) = column_field(schema, column) else { return Ok(None) };
-        let partition = partition_source_bounds(&fields, id, field.data_type(), |picks, data_type| {
+        let partition = partition_source_bounds(&fields, id, &stored_type(field), |picks, data_type| {
             let values = partition_values(picks, data_type);
             (Arc::clone(&values), values)
-        });
+        })
+        .map(|(lower, upper)| (as_declared(lower, field), as_declared(upper, field)));
         let partition = partition.as_ref().map(|(lower, upper)| (lower, upper));
-        Ok(Some(column_zone_maps(&stats, id, field.data_type(), partition)))
+        Ok(Some(column_zone_maps(&stats, id, field, partition)))
     };
     let mut keep = evaluate_on_zone_maps(&bound, files.len(), &source)?.can_true;
     let buckets = bucket_keeps(&bound, schema, &fields, |picks| {
@@ -146,9 +151,10 @@ pub fn prune_manifests(
     };
     let source = |column: &BoundColumn| -> Result<Option<ZoneMaps>> {
         let Some((field, id)) = column_field(schema, column) else { return Ok(None) };
-        let Some((mins, maxes)) = partition_source_bounds(&fields, id, field.data_type(), summary_bounds) else {
+        let Some((mins, maxes)) = partition_source_bounds(&fields, id, &stored_type(field), summary_bounds) else {
             return Ok(None);
         };
+        let (mins, maxes) = (as_declared(mins, field), as_declared(maxes, field));
         // The summary of the field the bounds came from says whether a file has a null.
         let picks = best_fields(&fields, id);
         let summaries: Vec<Option<&FieldSummary>> = picks.iter().enumerate().map(|(i, k)| summary(i, *k)).collect();
@@ -258,7 +264,7 @@ fn bucket_keeps(
 ) -> Vec<bool> {
     let mut keep = vec![true; fields.len()];
     for guarantee in literal_guarantees(bound) {
-        let Some((_, id)) = column_field(schema, &guarantee.column) else { continue };
+        let Some((field, id)) = column_field(schema, &guarantee.column) else { continue };
         let mut counts: Vec<u32> = fields
             .iter()
             .flat_map(|fields| fields.iter())
@@ -272,9 +278,15 @@ fn bucket_keeps(
         counts.dedup();
         for count in counts {
             // The values' buckets; a value without one (a type not bucketed so) keeps all.
-            let Some(buckets) =
-                guarantee.values.iter().map(|v| bucket_of(v.as_ref(), 0, count)).collect::<Option<Vec<i64>>>()
-            else {
+            let bucket = |value: &ArrayRef| match is_uuid(field) {
+                // A uuid is bucketed by its 16 bytes; text that is no uuid's has no bucket.
+                true => {
+                    let bytes = uuid_bytes(value.as_string_opt::<i32>()?.value(0))?;
+                    bucket_of(&FixedSizeBinaryArray::try_from_iter([bytes].into_iter()).ok()?, 0, count)
+                }
+                false => bucket_of(value.as_ref(), 0, count),
+            };
+            let Some(buckets) = guarantee.values.iter().map(bucket).collect::<Option<Vec<i64>>>() else {
                 continue;
             };
             let picks: Vec<Option<usize>> = fields
@@ -291,19 +303,20 @@ fn bucket_keeps(
     keep
 }
 
-/// Zone maps of the column with id `id` and type `data_type`, one container per file of
+/// Zone maps of the column `field` (with id `id`), one container per file of
 /// `files`; `partition` (per file the least and greatest value its partition values allow,
 /// null where unknown) is used where the entry has no bounds of its own.
 pub fn column_zone_maps(
     files: &[EntryStats],
     id: i32,
-    data_type: &DataType,
+    field: &Field,
     partition: Option<(&ArrayRef, &ArrayRef)>,
 ) -> ZoneMaps {
+    let data_type = field.data_type();
     let lower: Vec<Option<&[u8]>> = files.iter().map(|f| f.lower_bounds.get(&id).map(Vec::as_slice)).collect();
     let upper: Vec<Option<&[u8]>> = files.iter().map(|f| f.upper_bounds.get(&id).map(Vec::as_slice)).collect();
-    let mut mins = bound_array(&lower, data_type);
-    let mut maxes = bound_array(&upper, data_type);
+    let mut mins = field_bound_array(&lower, field);
+    let mut maxes = field_bound_array(&upper, field);
     let mut null_counts: UInt64Array =
         files.iter().map(|f| f.null_counts.get(&id).and_then(|n| u64::try_from(*n).ok())).collect();
     if let Some((from, to)) = partition.filter(|(from, to)| {
@@ -403,7 +416,7 @@ mod tests {
         let zero = maps(0.0f64.to_le_bytes().to_vec(), 0.0f64.to_le_bytes().to_vec());
         let some = maps(1.0f64.to_le_bytes().to_vec(), 2.0f64.to_le_bytes().to_vec());
         let files = [entry(&nulls, &no_nan, &zero), entry(&nulls, &one_nan, &some), entry(&nulls, &unknown, &some)];
-        let zones = column_zone_maps(&files, 1, &DataType::Float64, None);
+        let zones = column_zone_maps(&files, 1, &Field::new("x", DataType::Float64, true), None);
         let mins = zones.mins.as_primitive::<Float64Type>();
         let maxes = zones.maxes.as_primitive::<Float64Type>();
         assert!(mins.value(0).is_sign_negative() && maxes.value(0).is_sign_positive());
@@ -424,7 +437,12 @@ mod tests {
         };
         let with_bounds = EntryStats { lower_bounds: &bounds[0], upper_bounds: &bounds[1], ..empty };
         let fill: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![Some(7), Some(100), None]));
-        let zones = column_zone_maps(&[empty, with_bounds, empty], 1, &DataType::Int64, Some((&fill, &fill)));
+        let zones = column_zone_maps(
+            &[empty, with_bounds, empty],
+            1,
+            &Field::new("x", DataType::Int64, true),
+            Some((&fill, &fill)),
+        );
         let mins = zones.mins.as_primitive::<arrow::datatypes::Int64Type>();
         assert_eq!((mins.value(0), zones.null_counts.value(0)), (7, 0));
         assert_eq!(mins.value(1), 5, "the entry's own bounds win");

@@ -24,7 +24,10 @@ use arrow::array::{
     Float64Array, Int32Array, Int64Array, StringArray, Time64MicrosecondArray, TimestampMicrosecondArray,
     TimestampNanosecondArray, new_null_array,
 };
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, Field, TimeUnit};
+
+use super::schema::{is_uuid, stored_type};
+use crate::filter::uuid_text::uuid_text;
 
 /// One scalar of a manifest, before it is typed.
 enum Scalar<'a> {
@@ -33,6 +36,21 @@ enum Scalar<'a> {
     Float(f64),
     Decimal(i128),
     Bytes(&'a [u8]),
+}
+
+/// Bounds of the column `field`, one per container, in its declared type (see
+/// [`as_declared`]); a bound that does not decode is null.
+pub fn field_bound_array(bounds: &[Option<&[u8]>], field: &Field) -> ArrayRef {
+    as_declared(bound_array(bounds, &stored_type(field)), field)
+}
+
+/// Values of `field` decoded as the type Iceberg stores them in
+/// ([`stored_type`]), as the field's declared type: a uuid's 16 bytes as its text.
+pub fn as_declared(values: ArrayRef, field: &Field) -> ArrayRef {
+    match is_uuid(field) {
+        true => uuid_text(&values),
+        false => values,
+    }
 }
 
 /// Bounds (or summary bounds) of a column of type `data_type`, one per container; a bound
