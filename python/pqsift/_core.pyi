@@ -310,6 +310,7 @@ class Scan:
         partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
+        table_piece: bytes | None = None,
     ) -> None:
         """``options``: the planning options of :func:`pqsift.scan` (the names and defaults
         of :func:`scan_option_defaults`; a key left out takes its default, an unknown key is
@@ -318,7 +319,8 @@ class Scan:
         descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
         and pages that cannot hold one of the first rows. ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
-        planning its own files), see above. ``filter`` is Spark SQL text, or a callable
+        planning its own files), see above; ``table_piece`` (:meth:`table_pieces`) does the
+        same for one file of any table, ``sources`` being that file. ``filter`` is Spark SQL text, or a callable
         given the table schema (once the first footer or the declared schema is read) that
         returns it: how a pyarrow expression is written with the columns' types at hand."""
     @property
@@ -329,7 +331,7 @@ class Scan:
         table's first file's, for the partition filter's types)."""
     @property
     def table_format(self) -> str:
-        """``"files"``, ``"hive"`` or ``"delta"``."""
+        """``"files"``, ``"hive"``, ``"delta"`` or ``"iceberg"``."""
     @property
     def table_name(self) -> str:
         """The sources (or the Delta table's root), for messages."""
@@ -384,6 +386,13 @@ class Scan:
     def count_rows(self, options: dict[str, Any] | None = None) -> int:
         """The rows the scan outputs (its limit aside): from the plan without a filter,
         else decoding the filter's columns only. Plans (the plan kept)."""
+    def table_pieces(self, positions: list[int]) -> list[bytes]:
+        """The files at ``positions``, one piece each, for tasks that plan them (lazy
+        planning): what the table's metadata says of the file — the declared schema with
+        its identity partition fills and equality-delete predicate, its partition values,
+        the rows its deletes delete — for ``Scan(..., table_piece=...)``. No footer is read
+        (but a plain table's first, whose schema every file is read into); no storage
+        option travels."""
     def task_plans(self, pieces: list[tuple[int, list[int]]]) -> list[bytes]:
         """The pieces of the last plan (planning first when there is none) — ``(file
         position, row group indices)``, each row group one the plan reads — as task plans

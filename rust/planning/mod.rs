@@ -18,6 +18,7 @@ pub mod page_filter;
 pub mod read_estimate;
 pub mod row_group_filter;
 pub mod scan;
+pub mod table_piece;
 pub mod task_plan;
 pub mod topn_pruner;
 pub mod why_not;

@@ -607,6 +607,9 @@ impl Scan {
         }
         if let (Some(filter), Some(declared), Some(iceberg)) = (&self.filter, &self.table.declared, &self.table.iceberg)
         {
+            if !iceberg.has_entries() {
+                return Ok(all);
+            }
             return prune_by_manifest_statistics(filter, declared, &iceberg.files, &iceberg.specs, &self.options.bind)
                 .map_err(|e| {
                     PqsiftError::table(&iceberg.table_root, format!("pruning on the manifests' statistics: {e}"))

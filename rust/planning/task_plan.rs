@@ -181,17 +181,7 @@ impl TaskPlan {
             partitions: self.partitions.as_ref().map(wire_values),
             files,
         };
-        let body = postcard::to_allocvec(&wire).map_err(|e| PqsiftError::TaskPlan(format!("cannot encode: {e}")))?;
-        let mut out = Vec::with_capacity(HEADER_LEN + body.len() + footers.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&[0; 4]); // the checksum, below
-        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&body);
-        out.extend_from_slice(&footers);
-        let checksum = crc32fast::hash(&out[HEADER_LEN - 8..]);
-        out[MAGIC.len() + 2..MAGIC.len() + 6].copy_from_slice(&checksum.to_le_bytes());
-        Ok(out)
+        seal(MAGIC, &wire, &footers)
     }
 
     /// The plan [`TaskPlan::to_bytes`] wrote, its files' object store clients built with
@@ -199,27 +189,8 @@ impl TaskPlan {
     /// footer, and every row group and selection against its footer.
     pub fn from_bytes(bytes: &[u8], storage: &Storage) -> Result<Self> {
         let invalid = |reason: String| PqsiftError::TaskPlan(reason);
-        if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(invalid("not a pqsift task plan (no PQSFTASK tag)".into()));
-        }
-        let version = u16::from_le_bytes([bytes[MAGIC.len()], bytes[MAGIC.len() + 1]]);
-        if version != FORMAT_VERSION {
-            return Err(invalid(format!(
-                "format version {version}, where this pqsift reads version {FORMAT_VERSION}: the driver and the workers run different pqsift versions"
-            )));
-        }
-        let stored = u32::from_le_bytes(bytes[MAGIC.len() + 2..MAGIC.len() + 6].try_into().expect("4 bytes"));
-        if crc32fast::hash(&bytes[HEADER_LEN - 8..]) != stored {
-            return Err(invalid("its checksum does not match: damaged in transit".into()));
-        }
-        let body_len = u64::from_le_bytes(bytes[HEADER_LEN - 8..HEADER_LEN].try_into().expect("8 bytes"));
-        let rest = &bytes[HEADER_LEN..];
-        let body_len = usize::try_from(body_len)
-            .ok()
-            .filter(|&len| len <= rest.len())
-            .ok_or_else(|| invalid(format!("a plan of {body_len} bytes in {} bytes", rest.len())))?;
-        let wire: Wire = postcard::from_bytes(&rest[..body_len]).map_err(|e| invalid(format!("cannot decode: {e}")))?;
-        let mut footers = Bytes::copy_from_slice(&rest[body_len..]);
+        let (wire, footers): (Wire, &[u8]) = unseal(MAGIC, "task plan", bytes)?;
+        let mut footers = Bytes::copy_from_slice(footers);
 
         let bind = BindOptions { session_time_zone: wire.session_time_zone, case_sensitive: wire.case_sensitive };
         let filter = wire.filter.as_deref().map(parse_filter).transpose()?;
@@ -285,18 +256,63 @@ impl TaskPlan {
     }
 }
 
-/// `PQSFTASK`, the format version (u16), a CRC-32 of what follows it (u32), the plan's
-/// length (u64): all little-endian.
+/// The tag of a task plan's bytes.
 const MAGIC: &[u8; 8] = b"PQSFTASK";
+/// A tag, the format version (u16), a CRC-32 of what follows it (u32), the body's length
+/// (u64): all little-endian.
 const HEADER_LEN: usize = 8 + 2 + 4 + 8;
-/// Raised when the encoding changes: a plan from another pqsift version is refused.
+/// Raised when the encoding changes (of a task plan or a table piece): bytes from another
+/// pqsift version are refused.
 const FORMAT_VERSION: u16 = 2;
+
+/// `body` (postcard) then `trailer` behind a header of `tag` (see [`HEADER_LEN`]): what
+/// [`unseal`] reads back, checked.
+pub(crate) fn seal(tag: &[u8; 8], body: &impl Serialize, trailer: &[u8]) -> Result<Vec<u8>> {
+    let body = postcard::to_allocvec(body).map_err(|e| PqsiftError::TaskPlan(format!("cannot encode: {e}")))?;
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len() + trailer.len());
+    out.extend_from_slice(tag);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&[0; 4]); // the checksum, below
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(trailer);
+    let checksum = crc32fast::hash(&out[HEADER_LEN - 8..]);
+    out[tag.len() + 2..tag.len() + 6].copy_from_slice(&checksum.to_le_bytes());
+    Ok(out)
+}
+
+/// The body and trailer [`seal`] wrote with `tag` (a `what`, for errors), checked: the
+/// tag, the format version, the checksum.
+pub(crate) fn unseal<'a, T: Deserialize<'a>>(tag: &[u8; 8], what: &str, bytes: &'a [u8]) -> Result<(T, &'a [u8])> {
+    let invalid = |reason: String| PqsiftError::TaskPlan(reason);
+    if bytes.len() < HEADER_LEN || &bytes[..tag.len()] != tag {
+        return Err(invalid(format!("not a pqsift {what} (no {} tag)", String::from_utf8_lossy(tag))));
+    }
+    let version = u16::from_le_bytes([bytes[tag.len()], bytes[tag.len() + 1]]);
+    if version != FORMAT_VERSION {
+        return Err(invalid(format!(
+            "format version {version}, where this pqsift reads version {FORMAT_VERSION}: the driver and the workers run different pqsift versions"
+        )));
+    }
+    let stored = u32::from_le_bytes(bytes[tag.len() + 2..tag.len() + 6].try_into().expect("4 bytes"));
+    if crc32fast::hash(&bytes[HEADER_LEN - 8..]) != stored {
+        return Err(invalid("its checksum does not match: damaged in transit".into()));
+    }
+    let body_len = u64::from_le_bytes(bytes[HEADER_LEN - 8..HEADER_LEN].try_into().expect("8 bytes"));
+    let rest = &bytes[HEADER_LEN..];
+    let body_len = usize::try_from(body_len)
+        .ok()
+        .filter(|&len| len <= rest.len())
+        .ok_or_else(|| invalid(format!("a {what} of {body_len} bytes in {} bytes", rest.len())))?;
+    let body = postcard::from_bytes(&rest[..body_len]).map_err(|e| invalid(format!("cannot decode: {e}")))?;
+    Ok((body, &rest[body_len..]))
+}
 
 /// Values per file (partition values, fills) on the wire: `(name, Spark type)` pairs and
 /// per file the values as canonical text, as [`PartitionValues::from_text`] reads them.
-type WireValues = (Vec<(String, String)>, Vec<Vec<Option<String>>>);
+pub(crate) type WireValues = (Vec<(String, String)>, Vec<Vec<Option<String>>>);
 
-fn wire_values(values: &PartitionValues) -> WireValues {
+pub(crate) fn wire_values(values: &PartitionValues) -> WireValues {
     (values.type_names(), (0..values.len()).map(|row| values.row_text(row)).collect())
 }
 
@@ -336,7 +352,7 @@ struct WireRowGroup {
 /// A location without its store client (built again, with the task's storage options),
 /// an object's size and version kept so that reading it needs no `HEAD`.
 #[derive(Serialize, Deserialize)]
-enum WireLocation {
+pub(crate) enum WireLocation {
     /// A local path's bytes (any file name, UTF-8 or not).
     Local(Vec<u8>),
     Object {
@@ -348,7 +364,7 @@ enum WireLocation {
 }
 
 impl WireLocation {
-    fn of(location: &Location) -> Self {
+    pub(crate) fn of(location: &Location) -> Self {
         match location {
             Location::Local(path) => Self::Local(path_bytes(path)),
             object => {
@@ -363,7 +379,7 @@ impl WireLocation {
         }
     }
 
-    fn into_location(self, storage: &Storage) -> Result<Location> {
+    pub(crate) fn into_location(self, storage: &Storage) -> Result<Location> {
         match self {
             Self::Local(bytes) => Ok(Location::Local(path_from_bytes(bytes))),
             Self::Object { url, size, e_tag, last_modified_ns } => {

@@ -19,6 +19,7 @@ use super::stream::{PyScanStream, stream_for};
 use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
+use crate::planning::table_piece;
 use crate::planning::task_plan::TaskPlan;
 use crate::reading::planned_read::{count_rows, output_schema_of, read_plan, read_task as read_task_plan};
 use crate::reading::table_reads::ScanReads;
@@ -45,7 +46,7 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, options=None, *, order_by=None, top_n_limit=None,
-                        partition_values=None, declared_schema=None, deletion_vector=None))]
+                        partition_values=None, declared_schema=None, deletion_vector=None, table_piece=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
@@ -58,6 +59,7 @@ impl PyScan {
         partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
+        table_piece: Option<Vec<u8>>,
     ) -> PyResult<Self> {
         let given = options.unwrap_or_default();
         let top_n = match (order_by, top_n_limit) {
@@ -123,6 +125,18 @@ impl PyScan {
                 })
                 .transpose()?;
             let table = match (partition_values, declared_schema) {
+                // One file of a table planned elsewhere, as the driver's metadata left it.
+                _ if table_piece.is_some() => {
+                    let table = table_piece::from_bytes(table_piece.as_deref().unwrap_or_default(), &storage)?;
+                    if sources.len() != 1 || sources[0].to_string() != table.files[0].to_string() {
+                        return Err(crate::PqsiftError::TaskPlan(format!(
+                            "a table piece of {} read as {} source(s)",
+                            table.files[0],
+                            sources.len()
+                        )));
+                    }
+                    table
+                }
                 // Files planned elsewhere (a Spark task), with their partition values and,
                 // for a Delta table, its declared schema and their deletion vector.
                 (partition_values @ Some(_), declared) | (partition_values, declared @ Some(_)) => {
@@ -374,6 +388,24 @@ impl PyScan {
             *last = Some(plan);
         }
         Ok(files)
+    }
+
+    /// The files at `positions` as table pieces, one each, for tasks that plan them (see
+    /// `table_piece::to_bytes`): no footer read but, for a table of plain files whose
+    /// schema is the first file's, the first.
+    fn table_pieces<'py>(
+        &self,
+        py: Python<'py>,
+        positions: Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, pyo3::types::PyBytes>>> {
+        let encoded = detached(py, || {
+            positions
+                .iter()
+                .map(|&position| table_piece::to_bytes(&self.inner, position))
+                .collect::<crate::Result<Vec<_>>>()
+        })
+        .map_err(py_err(py))?;
+        Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
     }
 
     /// The files left by partition values and a Delta log's statistics, without reading

@@ -100,7 +100,9 @@ class TaskPiece:
     #: With lazy planning, a byte range of a large file: the row groups whose midpoint is in it.
     file_range: tuple[int, int] | None = None
     #: The driver's plan of the piece, as bytes (``pqsift._core.Scan.task_plans``): what the
-    #: task reads without planning again or reading the footer. None with lazy planning.
+    #: task reads without planning again or reading the footer. With lazy planning, what
+    #: the table's metadata says of the file (``pqsift._core.Scan.table_pieces``), from
+    #: which the task plans it.
     plan: bytes | None = field(default=None, repr=False)
 
 
@@ -292,8 +294,20 @@ def _plan_lazily(planned: Any, target_task_bytes: int, parallelism: int | None) 
     pieces: list[TaskPiece] = []
     task_bytes = 0
 
+    # What the table's metadata says of each file (its declared schema with fills and
+    # delete predicates, partition values, deleted rows) travels with it: the task plans the
+    # file from its footer on, not from the table again.
+    table_pieces = dict(zip((p for p, _ in files), planned._core.table_pieces([p for p, _ in files]), strict=True))
+
     def piece(position: int, file_range: tuple[int, int] | None) -> TaskPiece:
-        return TaskPiece(paths[position], None, tuple(values[position]), deletion_vectors[position], file_range)
+        return TaskPiece(
+            paths[position],
+            None,
+            tuple(values[position]),
+            deletion_vectors[position],
+            file_range,
+            plan=table_pieces[position],
+        )
 
     for position, size in files:
         if size > target:

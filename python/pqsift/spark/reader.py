@@ -283,16 +283,18 @@ def _read_row(
     path = row.get("path")
     if not isinstance(path, str):
         raise ValueError(f"a task row needs a string 'path', got {row!r}")
-    if row.get("plan") is not None:
-        yield from _read_planned(
-            path, row["plan"], len(row.get("row_groups") or ()), settings, ignore_corrupt_files, totals
-        )
+    if row.get("plan") is not None and row.get("row_groups") is not None:
+        yield from _read_planned(path, row["plan"], len(row["row_groups"]), settings, ignore_corrupt_files, totals)
         return
     options = dict(settings)
-    planned_elsewhere = table.planned_elsewhere(row.get("deletion_vector"))
-    if partition_schema:
-        # The driver's partition values: the task reads one file, no discovery.
-        planned_elsewhere["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])
+    if row.get("plan") is not None:
+        # Lazy planning: what the table's metadata says of the file came with it.
+        planned_elsewhere: dict[str, Any] = {"table_piece": row["plan"]}
+    else:
+        planned_elsewhere = table.planned_elsewhere(row.get("deletion_vector"))
+        if partition_schema:
+            # The driver's partition values: the task reads one file, no discovery.
+            planned_elsewhere["partition_values"] = (partition_schema, [list(row.get("partition_values") or [])])
     if row.get("row_groups") is not None:
         options["row_groups"] = list(row["row_groups"])
     elif row.get("range_start") is not None or row.get("range_length") is not None:

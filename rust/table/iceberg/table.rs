@@ -93,14 +93,38 @@ impl IcebergTable {
     pub fn kept_rows(&self, position: usize, row_group_rows: &[usize]) -> Result<Option<Vec<RowSelection>>> {
         let Some(deleted) = self.deleted_positions.get(position).and_then(Option::as_ref) else { return Ok(None) };
         kept_by_row_group(deleted, row_group_rows).map(Some).map_err(|e| {
-            PqsiftError::table(&self.table_root, format!("the position deletes of {}: {e}", self.files[position].path))
+            let path = self.files.get(position).map_or("a data file", |f| f.path.as_str());
+            PqsiftError::table(&self.table_root, format!("the position deletes of {path}: {e}"))
         })
+    }
+
+    /// One file of a table whose metadata another process read and pruned on (a Spark
+    /// task planning a file the driver left it, see
+    /// [`table_piece`](crate::planning::table_piece)): the positions its deletes delete,
+    /// and no manifest entry — the file was kept on it already.
+    pub fn planned_elsewhere(table_root: Location, deleted: Option<Arc<RoaringTreemap>>) -> Self {
+        Self {
+            metadata_file: table_root.clone(),
+            table_root,
+            format_version: 0,
+            snapshot_id: None,
+            specs: Arc::from(Vec::new()),
+            files: Vec::new(),
+            deleted_positions: vec![deleted],
+            read: IcebergReadMetrics::default(),
+        }
+    }
+
+    /// Whether the manifest entries of the table's files are here (not for a file
+    /// [planned elsewhere](Self::planned_elsewhere)).
+    pub fn has_entries(&self) -> bool {
+        !self.files.is_empty() || self.deleted_positions.is_empty()
     }
 
     /// The entries of the files at `positions`.
     pub fn select(&self, positions: &[usize]) -> Self {
         Self {
-            files: positions.iter().map(|&p| self.files[p].clone()).collect(),
+            files: positions.iter().filter_map(|&p| self.files.get(p).cloned()).collect(),
             deleted_positions: positions.iter().map(|&p| self.deleted_positions[p].clone()).collect(),
             ..self.clone()
         }

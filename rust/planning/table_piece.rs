@@ -1,0 +1,209 @@
+//! One file of a table as it travels to a task that plans it itself (lazy planning,
+//! Databend's lazy partitions): what the table's metadata says of the file that its
+//! footer cannot — the schema the table declares (with the file's identity partition
+//! fills and equality-delete predicate), its partition values, and the rows the table's
+//! metadata deletes (a Delta deletion vector's descriptor, an Iceberg file's deleted
+//! positions). The driver read the metadata and pruned files on it; the task reads the
+//! footer and prunes row groups, pages and rows as any scan does.
+//!
+//! The bytes are checked on load as a [`TaskPlan`](super::task_plan::TaskPlan)'s are (a
+//! tag, the format version, a CRC-32); no storage option travels in them.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join("pqsift_table_piece_doc");
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("t.parquet");
+//! # let batch = arrow::array::RecordBatch::try_from_iter([("id", std::sync::Arc::new(arrow::array::Int32Array::from((0..100).collect::<Vec<i32>>())) as _)]).unwrap();
+//! # let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(25)).build();
+//! # let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+//! # w.write(&batch).unwrap(); w.close().unwrap();
+//! use pqsift::planning::scan::{Scan, ScanOptions};
+//! use pqsift::planning::table_piece;
+//! use pqsift::storage::Storage;
+//!
+//! let scan = Scan::new(vec![path], None, Some("id >= 60"), ScanOptions::default()).unwrap();
+//! // The driver: the first file, no footer read for it.
+//! let bytes = table_piece::to_bytes(&scan, 0).unwrap();
+//! // A task: the table of that one file, which it scans (and plans) itself.
+//! let table = table_piece::from_bytes(&bytes, &Storage::default()).unwrap();
+//! let task = Scan::of_table(table, None, Some("id >= 60"), ScanOptions::default()).unwrap();
+//! // Its own footer pruned: the row groups of ids 0–49 skipped.
+//! assert_eq!(task.plan().unwrap().metrics.rows_selected, 50);
+//! ```
+
+use std::sync::Arc;
+
+use roaring::RoaringTreemap;
+use serde::{Deserialize, Serialize};
+
+use super::scan::Scan;
+use super::task_plan::{WireLocation, WireValues, seal, unseal, wire_values};
+use crate::error::{PqsiftError, Result};
+use crate::filter::parse_filter;
+use crate::storage::Storage;
+use crate::table::delta::open::planned_delta_table;
+use crate::table::iceberg::table::IcebergTable;
+use crate::table::partition_values::PartitionValues;
+use crate::table::resolved::TableFormat;
+use crate::table::schema_adapter::DeclaredSchema;
+use crate::table::source::Table;
+
+/// The tag of a table piece's bytes.
+const TAG: &[u8; 8] = b"PQSFPIEC";
+
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    /// The table's name, for messages.
+    name: String,
+    location: WireLocation,
+    /// One row of partition values.
+    partitions: Option<WireValues>,
+    /// The schema the file is read into (`DeclaredSchema::to_text`), its fields requested,
+    /// its fills (one row) and its delete predicate (canonical Spark SQL).
+    declared: Option<WireDeclared>,
+    /// A Delta table's root and the file's deletion vector descriptor (JSON).
+    delta_deletion_vector: Option<(WireLocation, String)>,
+    /// An Iceberg table's root and the positions its deletes delete (a portable Roaring
+    /// bitmap), if any.
+    iceberg: Option<(WireLocation, Option<Vec<u8>>)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireDeclared {
+    text: String,
+    requested: Vec<bool>,
+    fills: Option<WireValues>,
+    deletes: Option<String>,
+}
+
+/// The file at `position` of `scan`'s table as a piece a task plans (see the module
+/// documentation). For a table whose files may differ from the first, the schema every
+/// file is read into travels too ([`Scan::scan_schema`], which may read the first footer).
+pub fn to_bytes(scan: &Scan, position: usize) -> Result<Vec<u8>> {
+    let table = scan.table();
+    let location = table
+        .files
+        .get(position)
+        .ok_or_else(|| PqsiftError::TaskPlan(format!("no file at position {position} of {}", table.files.len())))?;
+    let declared = match scan.scan_schema()? {
+        Some(declared) => {
+            let one = declared.select(&[position])?;
+            Some(WireDeclared {
+                text: one.to_text(),
+                requested: one.requested.clone(),
+                fills: one.fills.as_ref().map(wire_values),
+                deletes: one.deletes.as_ref().and_then(|d| d[0].as_ref()).map(ToString::to_string),
+            })
+        }
+        None => None,
+    };
+    let delta_deletion_vector = match &table.delta {
+        Some(delta) => match delta.files.get(position).and_then(|f| f.deletion_vector.as_ref()) {
+            Some(dv) => Some((
+                WireLocation::of(&delta.table_root),
+                serde_json::to_string(dv).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?,
+            )),
+            None => None,
+        },
+        None => None,
+    };
+    let iceberg = match &table.iceberg {
+        Some(iceberg) => {
+            let deleted = match iceberg.deleted_positions.get(position).and_then(Option::as_ref) {
+                Some(positions) => {
+                    let mut bytes = Vec::with_capacity(positions.serialized_size());
+                    positions.serialize_into(&mut bytes).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?;
+                    Some(bytes)
+                }
+                None => None,
+            };
+            Some((WireLocation::of(&iceberg.table_root), deleted))
+        }
+        None => None,
+    };
+    let wire = Wire {
+        name: table.name.clone(),
+        location: WireLocation::of(location),
+        partitions: table.partitions.as_ref().map(|p| p.select(&[position])).transpose()?.as_ref().map(wire_values),
+        declared,
+        delta_deletion_vector,
+        iceberg,
+    };
+    seal(TAG, &wire, &[])
+}
+
+/// The table of the one file [`to_bytes`] wrote, its store clients built with `storage`'s
+/// options.
+pub fn from_bytes(bytes: &[u8], storage: &Storage) -> Result<Table> {
+    let invalid = |reason: String| PqsiftError::TaskPlan(reason);
+    let (wire, rest): (Wire, &[u8]) = unseal(TAG, "table piece", bytes)?;
+    if !rest.is_empty() {
+        return Err(invalid(format!("{} bytes after a table piece", rest.len())));
+    }
+    let location = wire.location.into_location(storage)?;
+    let partitions = match wire.partitions {
+        Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
+        None => PartitionValues::with_rows(Arc::new(arrow::datatypes::Schema::empty()), Vec::new(), 1)?,
+    };
+    if partitions.len() != 1 {
+        return Err(invalid(format!("partition values of {} files for one", partitions.len())));
+    }
+    let mut table = Table::with_partitions(vec![location], partitions)?;
+    table.name = wire.name;
+    let Some(declared) = wire.declared else { return Ok(table) };
+    let deletion_vector = wire
+        .delta_deletion_vector
+        .map(|(root, descriptor)| Ok::<_, PqsiftError>((root.into_location(storage)?, descriptor)))
+        .transpose()?;
+    let mut table = planned_delta_table(table, &declared.text, deletion_vector)?;
+    let mut schema = DeclaredSchema::clone(table.declared.as_deref().expect("a declared schema"));
+    if !declared.requested.is_empty() && declared.requested.len() != schema.schema.fields().len() {
+        return Err(invalid("requested fields that do not match its schema".into()));
+    }
+    schema.requested = declared.requested;
+    schema.fills = declared.fills.map(|(names, rows)| PartitionValues::from_text(&names, &rows)).transpose()?;
+    if schema.fills.as_ref().is_some_and(|f| f.len() != 1) {
+        return Err(invalid("fills of another number of files".into()));
+    }
+    schema.deletes = declared.deletes.map(|text| parse_filter(&text).map(|e| vec![Some(e)])).transpose()?;
+    table.declared = Some(Arc::new(schema));
+    if let Some((root, deleted)) = wire.iceberg {
+        let deleted = deleted
+            .map(|bytes| {
+                RoaringTreemap::deserialize_from(bytes.as_slice())
+                    .map(Arc::new)
+                    .map_err(|e| invalid(format!("deleted positions that do not decode: {e}")))
+            })
+            .transpose()?;
+        table.format = TableFormat::Iceberg;
+        table.iceberg = Some(Arc::new(IcebergTable::planned_elsewhere(root.into_location(storage)?, deleted)));
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_or_foreign_bytes_are_refused() {
+        let storage = Storage::default();
+        assert!(from_bytes(b"PQSFTASK not a piece", &storage).unwrap_err().to_string().contains("table piece"));
+        let path = std::env::temp_dir().join("pqsift_table_piece_test.parquet");
+        let batch = arrow::array::RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(arrow::array::Int32Array::from(vec![1, 2])) as arrow::array::ArrayRef,
+        )])
+        .unwrap();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let scan = Scan::new(vec![path], None, None, crate::planning::scan::ScanOptions::default()).unwrap();
+        let mut bytes = to_bytes(&scan, 0).unwrap();
+        assert_eq!(from_bytes(&bytes, &storage).unwrap().files.len(), 1);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert!(from_bytes(&bytes, &storage).unwrap_err().to_string().contains("checksum"));
+    }
+}
