@@ -53,13 +53,9 @@ KINDS = ["sale", "refund", "view", "click", "return"]
 START = datetime.datetime(2026, 1, 1)
 
 
-def build(directory: Path, files: int, per_manifest: int) -> Path:
-    """The table's catalog database (see the module documentation); built when absent."""
-    done = directory / f"built-{files}-{per_manifest}.json"
-    if done.exists():
-        return Path(json.loads(done.read_text())["catalog"])
-    shutil.rmtree(directory, ignore_errors=True)
-    (directory / "files").mkdir(parents=True)
+def write_files(directory: Path, files: int) -> list[Path]:
+    """FILES Parquet files of ROWS rows (see the module documentation) in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for k in range(files):
         ids = range(k * ROWS, (k + 1) * ROWS)
@@ -72,9 +68,19 @@ def build(directory: Path, files: int, per_manifest: int) -> Path:
                 "payload": pa.array([f"{i:08d}-" + "x" * 120 for i in ids]),
             }
         )
-        path = directory / "files" / f"part-{k:05d}.parquet"
+        path = directory / f"part-{k:05d}.parquet"
         pq.write_table(table, path)
-        paths.append(f"file://{path}")
+        paths.append(path)
+    return paths
+
+
+def build(directory: Path, files: int, per_manifest: int) -> Path:
+    """The table's catalog database (see the module documentation); built when absent."""
+    done = directory / f"built-{files}-{per_manifest}.json"
+    if done.exists():
+        return Path(json.loads(done.read_text())["catalog"])
+    shutil.rmtree(directory, ignore_errors=True)
+    paths = [f"file://{path}" for path in write_files(directory / "files", files)]
     catalog_db = directory / "catalog.db"
     catalog = SqlCatalog("bench", uri=f"sqlite:///{catalog_db}", warehouse=f"file://{directory}/warehouse")
     catalog.create_namespace("db")
@@ -85,6 +91,36 @@ def build(directory: Path, files: int, per_manifest: int) -> Path:
         table = catalog.load_table("db.events")
     done.write_text(json.dumps({"catalog": str(catalog_db), "location": str(table.location())}))
     return catalog_db
+
+
+def bench_queries(files: int) -> dict[str, dict[str, Any]]:
+    """The queries of the module documentation over a table of `files` files: per query its
+    filter as pqsift's SQL, pyiceberg's expression and Polars' expression, and its columns."""
+    point = files * ROWS // 2 + 17
+    ts_from = START + datetime.timedelta(seconds=10 * files * ROWS * 40 // 100)
+    ts_to = ts_from + datetime.timedelta(seconds=10 * files * ROWS // 200)
+    ts_sql = (ts_from.isoformat(sep=" "), ts_to.isoformat(sep=" "))
+    return {
+        "point lookup": {
+            "sql": f"id = {point}",
+            "columns": ["id", "ts", "kind", "amount", "payload"],
+            "pyiceberg": EqualTo("id", point),
+            "polars": pl.col("id") == point,
+        },
+        "time range 0.5%": {
+            "sql": f"ts >= TIMESTAMP '{ts_sql[0]}' AND ts < TIMESTAMP '{ts_sql[1]}'",
+            "columns": ["id", "ts", "amount"],
+            "pyiceberg": And(GreaterThanOrEqual("ts", ts_sql[0].replace(" ", "T")), LessThan("ts", ts_sql[1].replace(" ", "T"))),
+            "polars": (pl.col("ts") >= ts_from) & (pl.col("ts") < ts_to),
+        },
+        "selective with text": {
+            "sql": "kind = 'refund' AND amount > 995",
+            "columns": ["id", "payload"],
+            "pyiceberg": And(EqualTo("kind", "refund"), GreaterThan("amount", 995.0)),
+            "polars": (pl.col("kind") == "refund") & (pl.col("amount") > 995),
+        },
+        "count one column": {"sql": None, "columns": ["id"], "pyiceberg": None, "polars": None},
+    }
 
 
 def timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
@@ -109,31 +145,7 @@ def main() -> None:
     root = str(catalog.load_table("db.events").location()).removeprefix("file://")
     allowed = [str(directory / "files")]  # add_files registered them where they were written
 
-    point = args.files * ROWS // 2 + 17
-    ts_from = START + datetime.timedelta(seconds=10 * args.files * ROWS * 40 // 100)
-    ts_to = ts_from + datetime.timedelta(seconds=10 * args.files * ROWS // 200)
-    ts_sql = (ts_from.isoformat(sep=" "), ts_to.isoformat(sep=" "))
-    queries: dict[str, dict[str, Any]] = {
-        "point lookup": {
-            "sql": f"id = {point}",
-            "columns": ["id", "ts", "kind", "amount", "payload"],
-            "pyiceberg": EqualTo("id", point),
-            "polars": pl.col("id") == point,
-        },
-        "time range 0.5%": {
-            "sql": f"ts >= TIMESTAMP '{ts_sql[0]}' AND ts < TIMESTAMP '{ts_sql[1]}'",
-            "columns": ["id", "ts", "amount"],
-            "pyiceberg": And(GreaterThanOrEqual("ts", ts_sql[0].replace(" ", "T")), LessThan("ts", ts_sql[1].replace(" ", "T"))),
-            "polars": (pl.col("ts") >= ts_from) & (pl.col("ts") < ts_to),
-        },
-        "selective with text": {
-            "sql": "kind = 'refund' AND amount > 995",
-            "columns": ["id", "payload"],
-            "pyiceberg": And(EqualTo("kind", "refund"), GreaterThan("amount", 995.0)),
-            "polars": (pl.col("kind") == "refund") & (pl.col("amount") > 995),
-        },
-        "count one column": {"sql": None, "columns": ["id"], "pyiceberg": None, "polars": None},
-    }
+    queries = bench_queries(args.files)
 
     def run_pqsift(query: dict[str, Any]) -> pa.Table:
         pqsift._core.clear_metadata_cache()

@@ -141,6 +141,8 @@ def _serve(conn: Connection, delay: float) -> None:
                     result = emulator.new_bucket(*args)
                 elif command == "upload_dir":  # straight to moto: the proxy counts none of it
                     result = emulator.upload_dir(*args)
+                elif command == "set_delay":  # e.g. none while a table is built, then the bench's
+                    proxy.delay = float(args[0])
                 elif command == "reset":
                     proxy.reset()
                     cpu_since = time.process_time()
@@ -193,6 +195,10 @@ class S3Server:
 
     def reset(self) -> None:
         self._call("reset")
+
+    def set_delay(self, seconds: float) -> None:
+        """The delay the proxy adds to each request from now on."""
+        self._call("set_delay", seconds)
 
     def snapshot(self) -> dict[str, Any]:
         return self._call("snapshot")

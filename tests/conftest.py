@@ -85,10 +85,14 @@ def s3_emulator() -> Iterator[Any]:
 @pytest.fixture
 def s3(s3_emulator: Any) -> Iterator[Any]:
     """A fresh `LatencyProxy` in front of `s3_emulator` for one test: no delay, no faults,
-    zero counters. Point clients at `s3.storage_options` / `s3.endpoint` / `s3.filesystem()`;
-    set `s3.delay`, call `s3.inject(...)`, read `s3.snapshot()` / `s3.log()`."""
+    zero counters — and pqsift's process-wide metadata cache empty, so that the requests a
+    test counts are its reads' own, not served by an earlier test's footers and small files.
+    Point clients at `s3.storage_options` / `s3.endpoint` / `s3.filesystem()`; set
+    `s3.delay`, call `s3.inject(...)`, read `s3.snapshot()` / `s3.log()`."""
+    import pqsift
     from s3_harness import LatencyProxy
 
+    pqsift._core.clear_metadata_cache()
     proxy = LatencyProxy(s3_emulator).start()
     yield proxy
     proxy.stop()

@@ -25,7 +25,7 @@ use crate::storage::{FileSource, Location};
 /// Default bound of the process-wide metadata cache.
 pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;
 
-/// Local files up to this size, read whole with their footer, are kept with their metadata
+/// Files up to this size (local or in a store), read whole with their footer, are kept with their metadata
 /// (the cache's bound counts them): reading one then needs no I/O (see
 /// [`MetadataCache::small_file`]).
 pub const SMALL_FILE_BYTES: usize = 64 << 10;
@@ -146,9 +146,7 @@ impl MetadataCache {
         };
         let (metadata, whole) = metadata::read_metadata_and_file(&source, size_hint)?;
         let metadata = Arc::new(metadata);
-        // Local files only for now: from a store, the reads' own requests are what the
-        // object-store tests and metrics count.
-        let whole = whole.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES && !location.is_remote());
+        let whole = whole.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
         let size = metadata.memory_size() + whole.as_ref().map_or(0, Bytes::len);
         // Replaces the entry of an older version of the file, if any.
         self.lock().entries.insert(location.clone(), (version, Arc::clone(&metadata), whole), size);

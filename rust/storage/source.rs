@@ -234,12 +234,13 @@ pub struct TableProbe {
 }
 
 /// [`stat`], whether the directory `child` below `location` exists (a Delta table's
-/// `_delta_log`) and, for a store's directory, what is below it. From a store: a `HEAD`
-/// first (one request for an object), unless the URL was written as a prefix
-/// (`s3://bucket/events/`). For a prefix, the listing of `child` and the recursive listing
-/// are sent at once, one round trip: when `child` is there, the recursive listing is
-/// dropped unfinished (a table with a log is not listed); when it is not, that listing is
-/// the table's.
+/// `_delta_log`) and, for a store's directory, what is below it. From a store: the listing
+/// of `child` and the recursive listing are sent at once, one round trip: when `child` is
+/// there, the recursive listing is dropped unfinished (a table with a log is not listed);
+/// when it is not, that listing is the table's. Whether the URL is an object is asked by a
+/// `HEAD` — first and alone for a name with an extension (`part-0.parquet`: one request),
+/// with the listings for any other name (`s3://bucket/events`, a table written without its
+/// slash: one round trip), not at all for a URL written as a prefix (`s3://bucket/events/`).
 pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe> {
     match location {
         Location::Local(path) => {
@@ -259,7 +260,12 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe
             let store = Arc::clone(object.store());
             let key = object.key().clone();
             let child_key = child.map(|c| location.join(c)).and_then(|l| l.as_object().map(|o| o.key().clone()));
-            if !key.as_ref().is_empty() && !object.is_prefix() {
+            let may_be_object = !key.as_ref().is_empty() && !object.is_prefix();
+            // A name with an extension is most likely an object: asked alone, one request.
+            // Any other (a table's directory written without its slash) is asked with the
+            // listings, all in one round trip, and the listings dropped if it is an object.
+            let head_with_listings = may_be_object && !key.filename().is_some_and(|name| name.contains('.'));
+            if may_be_object && !head_with_listings {
                 match super::remote_file::head(object, &url) {
                     Ok(version) => {
                         return Ok(TableProbe { entry: Some(Entry::File(version)), has_child: false, listed: None });
@@ -269,7 +275,9 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe
                 }
             }
             let attempts = listing_attempts(object);
+            let head_key = head_with_listings.then(|| key.clone());
             let prefix = (!key.as_ref().is_empty()).then_some(key);
+            let head_store = Arc::clone(&store);
             let future = async move {
                 let below = retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>());
                 let has_child = async {
@@ -280,23 +288,52 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe
                         None => Ok(false),
                     }
                 };
-                futures_util::pin_mut!(below, has_child);
                 // `None`: the child is there, and what is below does not matter.
-                match futures_util::future::select(has_child, below).await {
-                    futures_util::future::Either::Left((has_child, below)) => match has_child? {
-                        true => Ok::<_, object_store::Error>(None),
-                        false => Ok(Some(below.await?)),
-                    },
-                    futures_util::future::Either::Right((below, has_child)) => {
-                        let below = below?;
-                        Ok((!has_child.await?).then_some(below))
+                let listed = async {
+                    futures_util::pin_mut!(below, has_child);
+                    match futures_util::future::select(has_child, below).await {
+                        futures_util::future::Either::Left((has_child, below)) => match has_child? {
+                            true => Ok::<_, object_store::Error>(None),
+                            false => Ok(Some(below.await?)),
+                        },
+                        futures_util::future::Either::Right((below, has_child)) => {
+                            let below = below?;
+                            Ok((!has_child.await?).then_some(below))
+                        }
                     }
+                };
+                let head = async {
+                    match &head_key {
+                        Some(key) => match head_store.head(key).await {
+                            Ok(meta) => Ok(Some(meta)),
+                            Err(object_store::Error::NotFound { .. }) => Ok(None),
+                            Err(other) => Err(other),
+                        },
+                        None => Ok(None),
+                    }
+                };
+                futures_util::pin_mut!(head, listed);
+                // An object there is the answer, whatever the listings would say.
+                match futures_util::future::select(head, listed).await {
+                    futures_util::future::Either::Left((head, listed)) => match head? {
+                        Some(meta) => Ok(Probed::Object(meta)),
+                        None => Ok(Probed::Listed(listed.await?)),
+                    },
+                    futures_util::future::Either::Right((listed, head)) => match head.await? {
+                        Some(meta) => Ok(Probed::Object(meta)),
+                        None => Ok(Probed::Listed(listed?)),
+                    },
                 }
             };
             Ok(match run(object, &url, future)? {
-                None => TableProbe { entry: Some(Entry::Directory), has_child: true, listed: None },
-                Some(below) if below.is_empty() => TableProbe { entry: None, has_child: false, listed: None },
-                Some(below) => TableProbe {
+                Probed::Object(meta) => {
+                    TableProbe { entry: Some(Entry::File(ObjectVersion::from(&meta))), has_child: false, listed: None }
+                }
+                Probed::Listed(None) => TableProbe { entry: Some(Entry::Directory), has_child: true, listed: None },
+                Probed::Listed(Some(below)) if below.is_empty() => {
+                    TableProbe { entry: None, has_child: false, listed: None }
+                }
+                Probed::Listed(Some(below)) => TableProbe {
                     entry: Some(Entry::Directory),
                     has_child: false,
                     listed: Some(below.iter().map(|meta| remote(object, meta)).collect()),
@@ -304,6 +341,14 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe
             })
         }
     }
+}
+
+/// What probing a store's location found (see [`stat_table`]).
+enum Probed {
+    /// An object.
+    Object(object_store::ObjectMeta),
+    /// The listings: `None` when the child is there, else what is below.
+    Listed(Option<Vec<object_store::ObjectMeta>>),
 }
 
 /// Every file below the directory `dir`, recursively, in location order (remote ones with

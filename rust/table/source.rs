@@ -133,7 +133,9 @@ impl Table {
                     case_sensitive: hive.case_sensitive,
                 };
                 let filter = options.filter.as_ref().map(|f| (f, &bind));
-                return open_iceberg_table(source, None, spec, &options.allowed_locations, filter, reads);
+                // A store's listing made while probing names the metadata files already.
+                let listed = probe.listed.as_deref();
+                return open_iceberg_table(source, listed, None, spec, &options.allowed_locations, filter, reads);
             }
             if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(

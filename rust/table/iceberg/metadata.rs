@@ -280,11 +280,25 @@ pub fn is_metadata_file(name: &str) -> bool {
     name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")
 }
 
-/// The current metadata file of the table at `root`: the one `version-hint.text` names,
-/// else the highest version in `metadata/`.
-pub fn current_metadata_file(root: &Location) -> Result<Location> {
+/// The names of the files in the table's `metadata/` directory: from `listed` (a store's
+/// recursive listing of `root`, made when the table was found) when given, else listed.
+fn metadata_names(root: &Location, listed: Option<&[Location]>) -> Result<Vec<String>> {
     let dir = root.join("metadata");
-    let names = list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
+    match listed {
+        Some(listed) => Ok(listed
+            .iter()
+            .filter(|file| file.parent().as_ref() == Some(&dir))
+            .filter_map(Location::file_name)
+            .collect()),
+        None => list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}"))),
+    }
+}
+
+/// The current metadata file of the table at `root`: the one `version-hint.text` names,
+/// else the highest version in `metadata/` (see [`metadata_names`] for `listed`).
+pub fn current_metadata_file(root: &Location, listed: Option<&[Location]>) -> Result<Location> {
+    let dir = root.join("metadata");
+    let names = metadata_names(root, listed)?;
     if names.iter().any(|n| n == "version-hint.text") {
         let hint = read_all(&dir.join("version-hint.text"))?;
         let hint = String::from_utf8_lossy(&hint).trim().to_string();
@@ -311,9 +325,9 @@ pub fn current_metadata_file(root: &Location) -> Result<Location> {
 
 /// The metadata file of the table at `root` whose name is `name`, or whose version (or
 /// stem) is `name`: `3`, `v3`, `00003-…` (as DuckDB's `version =>` names one).
-pub fn named_metadata_file(root: &Location, name: &str) -> Result<Location> {
+pub fn named_metadata_file(root: &Location, name: &str, listed: Option<&[Location]>) -> Result<Location> {
     let dir = root.join("metadata");
-    let names = list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}")))?;
+    let names = metadata_names(root, listed)?;
     let names: Vec<String> = names.into_iter().filter(|n| is_metadata_file(n)).collect();
     let wanted = name.trim_start_matches('v');
     names

@@ -12,7 +12,7 @@
 //! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::iceberg::open::open_iceberg_table;
 //! let root = std::path::Path::new("/warehouse/db/events").into();
-//! let table = open_iceberg_table(&root, None, IcebergSnapshotSpec::Current, &Default::default(), None, &ScanReads).unwrap();
+//! let table = open_iceberg_table(&root, None, None, IcebergSnapshotSpec::Current, &Default::default(), None, &ScanReads).unwrap();
 //! println!("{} data files", table.files.len());
 //! ```
 
@@ -52,12 +52,15 @@ use crate::table::schema_adapter::DeclaredSchema;
 use parquet::file::reader::Length;
 
 /// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
-/// metadata files — as a [`Table`]. `version` names a metadata file of the root to read
+/// metadata files — as a [`Table`]. `listed`: a store's recursive listing of the root, when
+/// finding the table made one (its metadata files are found there, without a listing of
+/// their own). `version` names a metadata file of the root to read
 /// instead of the current one (`3`, `v3`, `00003-…`). `filter`, the scan's (when known),
 /// skips the data manifests whose partition summaries rule it out. Equality delete files
 /// are read through `reads`.
 pub fn open_iceberg_table(
     source: &Location,
+    listed: Option<&[Location]>,
     version: Option<&str>,
     spec: IcebergSnapshotSpec,
     allowed: &AllowedLocations,
@@ -73,8 +76,8 @@ pub fn open_iceberg_table(
             (root, source.clone())
         }
         _ => match version {
-            Some(version) => (source.clone(), named_metadata_file(source, version)?),
-            None => (source.clone(), current_metadata_file(source)?),
+            Some(version) => (source.clone(), named_metadata_file(source, version, listed)?),
+            None => (source.clone(), current_metadata_file(source, listed)?),
         },
     };
     let bytes = read_all(&metadata_file).map_err(|e| PqsiftError::table(&root, format!("{metadata_file}: {e}")))?;
