@@ -523,10 +523,33 @@ def test_manifests_are_skipped_on_their_partition_summaries(tmp_path: Path) -> N
     assert sorted(got.column("id").to_pylist()) == list(range(160, 200))
     assert scan.metrics["iceberg_manifests_total"] == 8
     assert scan.metrics["iceberg_manifests_pruned"] == 7, scan.metrics
-    assert "(7 skipped on their partition summaries)" in scan.explain()
+    assert "(7 skipped on their partition summaries, " in scan.explain()
     unpruned = pqsift.scan(root, filter="qty = 3 AND id >= 160", **NO_PRUNING)
     assert same(unpruned.to_table(), got) and unpruned.metrics["iceberg_manifests_pruned"] == 0
     assert pqsift.scan(root, filter="qty IS NULL").metrics["iceberg_manifests_pruned"] == 8
+
+
+def test_manifests_decoded_once_serve_later_scans(tmp_path: Path) -> None:
+    """A table scanned again reads its metadata file and manifest list again, but takes the
+    manifests an earlier scan decoded from the process's cache; a commit's new manifests
+    are read, and the cache emptied reads all again."""
+    table = catalog(tmp_path).create_table("db.t", schema=SCHEMA)
+    for start in (0, 50, 100):
+        table.append(batch(start, 50))
+    root = root_of(table)
+    pqsift._core.clear_metadata_cache()
+    first = pqsift.scan(root, filter="qty > 20")
+    expected = first.to_table()
+    assert first.metrics["iceberg_manifests_read"] == 3 and first.metrics["iceberg_manifests_cached"] == 0
+    again = pqsift.scan(root, filter="qty > 20")
+    assert same(again.to_table(), expected)
+    assert again.metrics["iceberg_manifests_cached"] == 3 and "3 cached" in again.explain()
+    table.append(batch(150, 50))
+    after = pqsift.scan(root, filter="qty > 20")
+    assert after.metrics["iceberg_manifests_read"] == 4 and after.metrics["iceberg_manifests_cached"] == 3
+    assert same(after.to_table(), oracle(pqsift.scan(root).to_table(), "qty > 20"))
+    pqsift._core.clear_metadata_cache()
+    assert pqsift.scan(root, filter="qty > 20").metrics["iceberg_manifests_cached"] == 0
 
 
 def test_manifests_are_skipped_on_their_bucket_summaries(tmp_path: Path) -> None:

@@ -427,7 +427,8 @@ def metadata_cache_stats() -> tuple[int, int]:
 
 def clear_metadata_cache() -> None:
     """Empties this process's metadata cache: the next scan of each file reads its footer
-    again (the counts of :func:`metadata_cache_stats` stay)."""
+    again, and of each Iceberg table its manifests (the counts of
+    :func:`metadata_cache_stats` stay)."""
 
 def scan_option_defaults() -> dict[str, Any]:
     """Every planning option of :func:`pqsift.scan` with its default: ``statistics``,

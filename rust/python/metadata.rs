@@ -151,8 +151,10 @@ pub(crate) fn metadata_cache_stats() -> (u64, u64) {
     crate::format::metadata_cache::MetadataCache::global().stats()
 }
 
-/// Empties this process's metadata cache: the next scan of each file reads its footer again.
+/// Empties this process's metadata cache: the next scan of each file reads its footer again
+/// (and of each Iceberg table its manifests).
 #[pyfunction]
 pub(crate) fn clear_metadata_cache() {
-    crate::format::metadata_cache::MetadataCache::global().clear()
+    crate::format::metadata_cache::MetadataCache::global().clear();
+    crate::table::iceberg::manifest_cache::ManifestCache::global().clear();
 }

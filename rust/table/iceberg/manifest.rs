@@ -64,6 +64,8 @@ pub struct FieldSummary {
 pub struct ManifestFile {
     /// Its location as recorded.
     pub path: String,
+    /// Its length in bytes, as the manifest list says (`None`: not said, format 1).
+    pub length: Option<i64>,
     /// The partition spec its files were written with.
     pub spec_id: i32,
     /// Data or deletes (format 1: data).
@@ -124,6 +126,7 @@ pub fn read_manifest_list(table: &Location, file: &Location, bytes: &[u8]) -> Re
             let partitions = record.partitions.0.unwrap_or_default();
             Ok(ManifestFile {
                 path: record.manifest_path,
+                length: record.manifest_length.0.map(|l| l.0).filter(|l| *l > 0),
                 spec_id: i32::try_from(record.partition_spec_id.0).unwrap_or(-1),
                 content,
                 sequence_number: record.sequence_number.0,
@@ -145,6 +148,8 @@ pub fn read_manifest_list(table: &Location, file: &Location, bytes: &[u8]) -> Re
 #[derive(Deserialize)]
 struct ManifestRecord {
     manifest_path: String,
+    #[serde(default)]
+    manifest_length: Nullable<Long>,
     #[serde(default)]
     partition_spec_id: Long,
     #[serde(default)]

@@ -10,6 +10,7 @@
 //!   matching files, the name mapping for files without ids, initial defaults.
 //! * [`avro`] — manifest lists and manifests are Avro object container files.
 //! * [`manifest`] — the manifest list's manifests and the manifests' live entries.
+//! * [`manifest_cache`] — manifests decoded by earlier scans in the process.
 //! * [`values`] — partition tuples and column bounds as Arrow arrays.
 //! * [`transforms`] — partition transforms read backwards: the source values a
 //!   partition value (or a manifest's summary of them) allows.
@@ -27,6 +28,7 @@
 pub mod avro;
 pub mod deletes;
 pub mod manifest;
+pub mod manifest_cache;
 pub mod metadata;
 pub mod open;
 pub mod schema;

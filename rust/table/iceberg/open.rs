@@ -27,6 +27,7 @@ use roaring::RoaringTreemap;
 use super::avro::SchemaCache;
 use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
+use super::manifest_cache::ManifestCache;
 use super::metadata::{
     IcebergSnapshotSpec, PartitionField, PartitionSpec, TableMetadata, current_metadata_file, named_metadata_file,
     spec_fields,
@@ -116,6 +117,7 @@ pub fn open_iceberg_table(
                 .iter()
                 .map(|path| ManifestFile {
                     path: path.clone(),
+                    length: None,
                     spec_id: 0,
                     content: FileContent::Data,
                     sequence_number: 0,
@@ -140,17 +142,30 @@ pub fn open_iceberg_table(
         };
         read.manifests_pruned = read.manifests_total - manifests.len() as u64;
         let locations = manifests.iter().map(|m| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
-        let contents =
-            read_many(&locations).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
-        read.manifests_read = contents.len() as u64;
+        // Manifests decoded by an earlier scan in the process are not read again.
+        let cache = ManifestCache::global();
+        let spec_of = |m: &ManifestFile| snapshot.manifest_list.is_some().then_some(m.spec_id);
+        let mut decoded: Vec<Option<Arc<Vec<DataFile>>>> =
+            manifests.iter().zip(&locations).map(|(m, l)| cache.get(l, m, spec_of(m))).collect();
+        let missing: Vec<usize> = (0..manifests.len()).filter(|&k| decoded[k].is_none()).collect();
+        let to_read: Vec<Location> = missing.iter().map(|&k| locations[k].clone()).collect();
+        let contents = read_many(&to_read).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
+        read.manifests_read = manifests.len() as u64;
+        read.manifests_cached = (manifests.len() - missing.len()) as u64;
         let schemas = SchemaCache::default();
-        let decode = |k: usize| {
+        let decode = |i: usize| {
             crate::interrupt::check()?;
+            let k = missing[i];
             let manifest = &manifests[k];
-            let spec_id = snapshot.manifest_list.is_some().then_some(manifest.spec_id);
-            read_manifest(&root, &locations[k], &contents[k], spec_id, manifest.sequence_number, &schemas)
+            read_manifest(&root, &locations[k], &contents[i], spec_of(manifest), manifest.sequence_number, &schemas)
         };
-        for file in in_parallel(manifests.len(), decode)?.into_iter().flatten() {
+        for (i, files) in in_parallel(missing.len(), decode)?.into_iter().enumerate() {
+            let k = missing[i];
+            let files = Arc::new(files);
+            cache.insert(&locations[k], &manifests[k], spec_of(&manifests[k]), Arc::clone(&files));
+            decoded[k] = Some(files);
+        }
+        for file in decoded.into_iter().flatten().flat_map(|files| files.iter().cloned().collect::<Vec<_>>()) {
             match file.content {
                 FileContent::Data => files.push(file),
                 _ => deletes.push(file),

@@ -20,6 +20,9 @@ pub struct IcebergReadMetrics {
     pub manifests_total: u64,
     /// Of those, manifests read.
     pub manifests_read: u64,
+    /// Of the manifests read, those an earlier scan in the process had decoded (see
+    /// [`super::manifest_cache`]): no request, no decoding.
+    pub manifests_cached: u64,
     /// Data manifests not read: their partition summaries ruled the filter out.
     pub manifests_pruned: u64,
     /// Live data files in the manifests read.
@@ -56,6 +59,7 @@ impl IcebergTable {
             ("iceberg_format_version", u64::from(self.format_version)),
             ("iceberg_manifests_total", self.read.manifests_total),
             ("iceberg_manifests_read", self.read.manifests_read),
+            ("iceberg_manifests_cached", self.read.manifests_cached),
             ("iceberg_manifests_pruned", self.read.manifests_pruned),
             ("iceberg_data_files", self.read.data_files),
             ("iceberg_delete_files", self.read.delete_files),
@@ -66,7 +70,7 @@ impl IcebergTable {
     pub fn explain(&self) -> String {
         let snapshot = self.snapshot_id.map_or_else(|| "no snapshot".to_string(), |id| format!("snapshot {id}"));
         format!(
-            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read ({} skipped on their partition summaries), {} data file(s), {} delete file(s){}\n",
+            "iceberg table {} (format {}, {}, metadata {}): {} of {} manifest(s) read ({} skipped on their partition summaries, {} cached), {} data file(s), {} delete file(s){}\n",
             self.table_root,
             self.format_version,
             snapshot,
@@ -74,6 +78,7 @@ impl IcebergTable {
             self.read.manifests_read,
             self.read.manifests_total,
             self.read.manifests_pruned,
+            self.read.manifests_cached,
             self.read.data_files,
             self.read.delete_files,
             match self.deleted_rows() {
