@@ -23,7 +23,7 @@
 //!
 //! let scan = Scan::new(vec![path], None, Some("id >= 60"), ScanOptions::default()).unwrap();
 //! // The driver: the first file, no footer read for it.
-//! let bytes = table_piece::to_bytes(&scan, 0).unwrap();
+//! let bytes = table_piece::to_bytes(&scan, &[0]).unwrap().remove(0);
 //! // A task: the table of that one file, which it scans (and plans) itself.
 //! let table = table_piece::from_bytes(&bytes, &Storage::default()).unwrap();
 //! let task = Scan::of_table(table, None, Some("id >= 60"), ScanOptions::default()).unwrap();
@@ -76,63 +76,71 @@ struct WireDeclared {
     deletes: Option<String>,
 }
 
-/// The file at `position` of `scan`'s table as a piece a task plans (see the module
-/// documentation). For a table whose files may differ from the first, the schema every
-/// file is read into travels too ([`Scan::scan_schema`], which may read the first footer).
-pub fn to_bytes(scan: &Scan, position: usize) -> Result<Vec<u8>> {
+/// The files at `positions` of `scan`'s table as pieces a task plans, one each (see the
+/// module documentation). For a table whose files may differ from the first, the schema
+/// every file is read into travels too ([`Scan::scan_schema`], which may read the first
+/// footer), written once for all the pieces.
+pub fn to_bytes(scan: &Scan, positions: &[usize]) -> Result<Vec<Vec<u8>>> {
     let table = scan.table();
-    let location = table
-        .files
-        .get(position)
-        .ok_or_else(|| PqsiftError::TaskPlan(format!("no file at position {position} of {}", table.files.len())))?;
-    let declared = match scan.scan_schema()? {
-        Some(declared) => {
-            let one = declared.select(&[position])?;
-            Some(WireDeclared {
-                text: one.to_text(),
-                requested: one.requested.clone(),
-                fills: one.fills.as_ref().map(wire_values),
-                deletes: one.deletes.as_ref().and_then(|d| d[0].as_ref()).map(ToString::to_string),
-            })
-        }
-        None => None,
-    };
-    let delta_deletion_vector = match &table.delta {
-        Some(delta) => match delta.files.get(position).and_then(|f| f.deletion_vector.as_ref()) {
-            Some(dv) => Some((
-                WireLocation::of(&delta.table_root),
-                serde_json::to_string(dv).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?,
-            )),
-            None => None,
-        },
-        None => None,
-    };
-    let iceberg = match &table.iceberg {
-        Some(iceberg) => {
-            let deleted = match iceberg.deleted_positions.get(position).and_then(Option::as_ref) {
-                Some(positions) => {
-                    let mut bytes = Vec::with_capacity(positions.serialized_size());
-                    positions.serialize_into(&mut bytes).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?;
-                    Some(bytes)
+    let scan_schema = scan.scan_schema()?;
+    let schema_text = scan_schema.as_ref().map(|declared| declared.to_text());
+    positions
+        .iter()
+        .map(|&position| {
+            let location = table.files.get(position).ok_or_else(|| {
+                PqsiftError::TaskPlan(format!("no file at position {position} of {}", table.files.len()))
+            })?;
+            let declared = match (&scan_schema, &schema_text) {
+                (Some(declared), Some(text)) => {
+                    let one = declared.select(&[position])?;
+                    Some(WireDeclared {
+                        text: text.clone(),
+                        requested: one.requested,
+                        fills: one.fills.as_ref().map(wire_values),
+                        deletes: one.deletes.as_ref().and_then(|d| d[0].as_ref()).map(ToString::to_string),
+                    })
+                }
+                _ => None,
+            };
+            let delta_deletion_vector = match &table.delta {
+                Some(delta) => match delta.files.get(position).and_then(|f| f.deletion_vector.as_ref()) {
+                    Some(dv) => Some((
+                        WireLocation::of(&delta.table_root),
+                        serde_json::to_string(dv).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?,
+                    )),
+                    None => None,
+                },
+                None => None,
+            };
+            let iceberg = match &table.iceberg {
+                Some(iceberg) => {
+                    let deleted = match iceberg.deleted_positions.get(position).and_then(Option::as_ref) {
+                        Some(positions) => {
+                            let mut bytes = Vec::with_capacity(positions.serialized_size());
+                            positions.serialize_into(&mut bytes).map_err(|e| PqsiftError::TaskPlan(e.to_string()))?;
+                            Some(bytes)
+                        }
+                        None => None,
+                    };
+                    Some((WireLocation::of(&iceberg.table_root), deleted))
                 }
                 None => None,
             };
-            Some((WireLocation::of(&iceberg.table_root), deleted))
-        }
-        None => None,
-    };
-    let wire = Wire {
-        name: table.name.clone(),
-        location: WireLocation::of(location),
-        partitions: table.partitions.as_ref().map(|p| p.select(&[position])).transpose()?.as_ref().map(wire_values),
-        declared,
-        delta_deletion_vector,
-        iceberg,
-    };
-    seal(TAG, &wire, &[])
+            let partitions = table.partitions.as_ref().map(|p| p.select(&[position])).transpose()?;
+            let wire = Wire {
+                name: table.name.clone(),
+                location: WireLocation::of(location),
+                partitions: partitions.as_ref().map(wire_values),
+                declared,
+                delta_deletion_vector,
+                iceberg,
+            };
+            seal(TAG, &wire, &[])
+        })
+        .collect()
 }
 
-/// The table of the one file [`to_bytes`] wrote, its store clients built with `storage`'s
+/// The table of the one file of a piece [`to_bytes`] wrote, its store clients built with `storage`'s
 /// options.
 pub fn from_bytes(bytes: &[u8], storage: &Storage) -> Result<Table> {
     let invalid = |reason: String| PqsiftError::TaskPlan(reason);
@@ -200,7 +208,7 @@ mod tests {
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         let scan = Scan::new(vec![path], None, None, crate::planning::scan::ScanOptions::default()).unwrap();
-        let mut bytes = to_bytes(&scan, 0).unwrap();
+        let mut bytes = to_bytes(&scan, &[0]).unwrap().remove(0);
         assert_eq!(from_bytes(&bytes, &storage).unwrap().files.len(), 1);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;

@@ -398,13 +398,7 @@ impl PyScan {
         py: Python<'py>,
         positions: Vec<usize>,
     ) -> PyResult<Vec<Bound<'py, pyo3::types::PyBytes>>> {
-        let encoded = detached(py, || {
-            positions
-                .iter()
-                .map(|&position| table_piece::to_bytes(&self.inner, position))
-                .collect::<crate::Result<Vec<_>>>()
-        })
-        .map_err(py_err(py))?;
+        let encoded = detached(py, || table_piece::to_bytes(&self.inner, &positions)).map_err(py_err(py))?;
         Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
     }
 

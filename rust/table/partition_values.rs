@@ -128,6 +128,27 @@ impl PartitionValues {
             .join(", ")
     }
 
+    /// Whether values of `data_type` become literals of exactly their type (see
+    /// [`PartitionValues::literal`], whose cases these are).
+    pub fn has_literals(data_type: &DataType) -> bool {
+        matches!(
+            data_type,
+            DataType::Boolean
+                | DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Float32
+                | DataType::Float64
+                | DataType::Decimal128(_, _)
+                | DataType::Date32
+                | DataType::Timestamp(TimeUnit::Microsecond, _)
+                | DataType::Utf8
+                | DataType::Binary
+                | DataType::FixedSizeBinary(_)
+        )
+    }
+
     /// Partition column `column`'s value for file `row` as a filter expression of exactly
     /// the column's type, so that a filter with it in place of the column means what the
     /// filter means on that file's rows. `None` for a type no Spark literal holds exactly
@@ -136,6 +157,9 @@ impl PartitionValues {
     pub fn literal(&self, column: usize, row: usize) -> Option<Expr> {
         let array = self.values.column(column);
         let data_type = array.data_type();
+        if !Self::has_literals(data_type) {
+            return None;
+        }
         let to = SqlType::of_arrow(data_type)?;
         let typed = |literal: Literal| match literal.sql_type() == to {
             true => Expr::Literal(literal),

@@ -32,10 +32,10 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::datatypes::{Field, Schema};
 
-use super::schema::is_uuid;
-use crate::filter::uuid_text::uuid_text;
+use super::schema::stored_type;
+use super::values::as_declared;
 use crate::filter::{ColumnPath, CompareOp, Expr};
 use crate::table::column_matching::field_id;
 use crate::table::partition_values::PartitionValues;
@@ -56,7 +56,7 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
             .iter()
             .find(|f| field_id(f) == Some(id))
             .ok_or_else(|| format!("equality column id {id} is not a top-level column of the table"))?;
-        if !comparable(field.data_type()) {
+        if !PartitionValues::has_literals(field.data_type()) {
             return Err(format!(
                 "equality deletes on column {} of type {} are not applied yet",
                 field.name(),
@@ -70,12 +70,11 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
             .position(|f| field_id(f) == Some(id))
             .or_else(|| deleted.schema().fields().iter().position(|f| f.name() == field.name()))
             .ok_or_else(|| format!("the delete file has no column with field id {id} ({})", field.name()))?;
-        let values = match is_uuid(field) {
-            true => uuid_text(deleted.column(column)),
-            false => cast(deleted.column(column), field.data_type()).map_err(|e| {
-                format!("the delete file's column {} does not read as {}: {e}", field.name(), field.data_type())
-            })?,
-        };
+        // Read as Iceberg stores the column (a uuid's 16 bytes), then as it is declared.
+        let stored = cast(deleted.column(column), &stored_type(field)).map_err(|e| {
+            format!("the delete file's column {} does not read as {}: {e}", field.name(), field.data_type())
+        })?;
+        let values = as_declared(stored, field);
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
         columns.push(values);
     }
@@ -149,31 +148,11 @@ pub fn balanced(mut items: Vec<Expr>, join: fn(Box<Expr>, Box<Expr>) -> Expr) ->
     items.pop().expect("at least one item")
 }
 
-/// Whether values of `data_type` become literals of exactly their type (see
-/// [`PartitionValues::literal`]).
-fn comparable(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Boolean
-            | DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Float32
-            | DataType::Float64
-            | DataType::Decimal128(_, _)
-            | DataType::Date32
-            | DataType::Timestamp(TimeUnit::Microsecond, _)
-            | DataType::Utf8
-            | DataType::Binary
-            | DataType::FixedSizeBinary(_)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow::array::{Int32Array, StringArray};
+    use arrow::datatypes::DataType;
 
     fn field(name: &str, data_type: DataType, id: i32) -> Field {
         Field::new(name, data_type, true)

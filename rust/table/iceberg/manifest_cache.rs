@@ -13,19 +13,20 @@
 //! use std::sync::Arc;
 //! use pqsift::storage::Location;
 //! use pqsift::table::iceberg::manifest::{FileContent, ManifestFile};
-//! use pqsift::table::iceberg::manifest_cache::ManifestCache;
+//! use pqsift::table::iceberg::manifest_cache::{ManifestCache, ManifestKey};
 //! let cache = ManifestCache::new(1 << 20);
 //! let manifest = ManifestFile {
 //!     path: "s3://b/t/metadata/m0.avro".into(), length: Some(4_000), spec_id: 0,
 //!     content: FileContent::Data, sequence_number: 1, partitions: vec![],
 //! };
 //! let location = Location::parse("s3://b/t/metadata/m0.avro", &Default::default()).unwrap();
-//! assert!(cache.get(&location, &manifest, Some(0)).is_none());
-//! cache.insert(&location, &manifest, Some(0), Arc::new(vec![]));
-//! assert!(cache.get(&location, &manifest, Some(0)).is_some());
+//! let key = ManifestKey::of(&location, &manifest, Some(0)).unwrap();
+//! assert!(cache.get(&key).is_none());
+//! cache.insert(key.clone(), Arc::new(vec![]));
+//! assert!(cache.get(&key).is_some());
 //! // Another length is another manifest.
 //! let rewritten = ManifestFile { length: Some(4_001), ..manifest };
-//! assert!(cache.get(&location, &rewritten, Some(0)).is_none());
+//! assert!(cache.get(&ManifestKey::of(&location, &rewritten, Some(0)).unwrap()).is_none());
 //! ```
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -40,7 +41,7 @@ pub const MANIFEST_CACHE_BYTES: usize = 64 << 20;
 /// What a decoded manifest is known by: it also depends on what the manifest list says of
 /// it (the spec its entries were written with, the sequence number they inherit).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Key {
+pub struct ManifestKey {
     location: String,
     length: i64,
     modified_ns: Option<u128>,
@@ -51,7 +52,7 @@ struct Key {
 /// Decoded manifests, by location and length (see the module documentation).
 #[derive(Debug)]
 pub struct ManifestCache {
-    entries: Mutex<ByteLru<Key, Arc<Vec<DataFile>>>>,
+    entries: Mutex<ByteLru<ManifestKey, Arc<Vec<DataFile>>>>,
 }
 
 impl ManifestCache {
@@ -66,29 +67,15 @@ impl ManifestCache {
         GLOBAL.get_or_init(|| ManifestCache::new(MANIFEST_CACHE_BYTES))
     }
 
-    /// The files of `manifest` (at `location`, decoded with `spec_id`) when decoded before.
-    pub fn get(
-        &self,
-        location: &Location,
-        manifest: &ManifestFile,
-        spec_id: Option<i32>,
-    ) -> Option<Arc<Vec<DataFile>>> {
-        let key = key(location, manifest, spec_id)?;
-        self.lock().get(&key).cloned()
+    /// The files of the manifest `key` names, when decoded before.
+    pub fn get(&self, key: &ManifestKey) -> Option<Arc<Vec<DataFile>>> {
+        self.lock().get(key).cloned()
     }
 
-    /// Keeps the files decoded from `manifest` (nothing when its length is not known).
-    pub fn insert(
-        &self,
-        location: &Location,
-        manifest: &ManifestFile,
-        spec_id: Option<i32>,
-        files: Arc<Vec<DataFile>>,
-    ) {
-        if let Some(key) = key(location, manifest, spec_id) {
-            let bytes = files.iter().map(approximate_bytes).sum::<usize>() + key.location.len() + 64;
-            self.lock().insert(key, files, bytes);
-        }
+    /// Keeps the files decoded from the manifest `key` names.
+    pub fn insert(&self, key: ManifestKey, files: Arc<Vec<DataFile>>) {
+        let bytes = files.iter().map(approximate_bytes).sum::<usize>() + key.location.len() + 64;
+        self.lock().insert(key, files, bytes);
     }
 
     /// Empties the cache.
@@ -98,27 +85,32 @@ impl ManifestCache {
         *entries = ByteLru::new(capacity);
     }
 
-    fn lock(&self) -> MutexGuard<'_, ByteLru<Key, Arc<Vec<DataFile>>>> {
+    fn lock(&self) -> MutexGuard<'_, ByteLru<ManifestKey, Arc<Vec<DataFile>>>> {
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
-fn key(location: &Location, manifest: &ManifestFile, spec_id: Option<i32>) -> Option<Key> {
-    let length = manifest.length?;
-    let modified_ns = match location {
-        Location::Local(path) => {
-            let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-            Some(modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos())
-        }
-        _ => None,
-    };
-    Some(Key {
-        location: location.to_string(),
-        length,
-        modified_ns,
-        spec_id,
-        sequence_number: manifest.sequence_number,
-    })
+impl ManifestKey {
+    /// The key of `manifest` at `location`, decoded with `spec_id`; `None` when its length
+    /// is not known (nothing is cached then). A local manifest is stat'ed for its
+    /// modification time.
+    pub fn of(location: &Location, manifest: &ManifestFile, spec_id: Option<i32>) -> Option<Self> {
+        let length = manifest.length?;
+        let modified_ns = match location {
+            Location::Local(path) => {
+                let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+                Some(modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos())
+            }
+            _ => None,
+        };
+        Some(Self {
+            location: location.to_string(),
+            length,
+            modified_ns,
+            spec_id,
+            sequence_number: manifest.sequence_number,
+        })
+    }
 }
 
 /// About how many bytes a decoded entry holds.
@@ -155,12 +147,13 @@ mod tests {
             partitions: vec![],
         };
         let cache = ManifestCache::new(1 << 20);
-        cache.insert(&location, &manifest, None, Arc::new(vec![]));
-        assert!(cache.get(&location, &manifest, None).is_some());
-        assert!(cache.get(&location, &manifest, Some(1)).is_none(), "another spec decodes otherwise");
+        let key = |spec_id: Option<i32>| ManifestKey::of(&location, &manifest, spec_id).unwrap();
+        cache.insert(key(None), Arc::new(vec![]));
+        assert!(cache.get(&key(None)).is_some());
+        assert!(cache.get(&key(Some(1))).is_none(), "another spec decodes otherwise");
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&path, b"two").unwrap();
-        assert!(cache.get(&location, &manifest, None).is_none(), "same length, newer file");
+        assert!(cache.get(&key(None)).is_none(), "same length, newer file");
         cache.clear();
         assert_eq!(cache.lock().len(), 0);
     }

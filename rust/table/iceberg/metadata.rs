@@ -280,16 +280,17 @@ pub fn is_metadata_file(name: &str) -> bool {
     name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")
 }
 
+/// The names of the files directly in `dir` among `listed` (a recursive listing).
+fn names_in<'a>(dir: &'a Location, listed: &'a [Location]) -> impl Iterator<Item = String> + 'a {
+    listed.iter().filter(move |file| file.parent().as_ref() == Some(dir)).filter_map(Location::file_name)
+}
+
 /// The names of the files in the table's `metadata/` directory: from `listed` (a store's
 /// recursive listing of `root`, made when the table was found) when given, else listed.
 fn metadata_names(root: &Location, listed: Option<&[Location]>) -> Result<Vec<String>> {
     let dir = root.join("metadata");
     match listed {
-        Some(listed) => Ok(listed
-            .iter()
-            .filter(|file| file.parent().as_ref() == Some(&dir))
-            .filter_map(Location::file_name)
-            .collect()),
+        Some(listed) => Ok(names_in(&dir, listed).collect()),
         None => list_file_names(&dir).map_err(|e| PqsiftError::table(root, format!("listing metadata/: {e}"))),
     }
 }
@@ -346,9 +347,7 @@ pub fn named_metadata_file(root: &Location, name: &str, listed: Option<&[Locatio
 pub fn is_iceberg_root(location: &Location, listed: Option<&[Location]>) -> bool {
     let metadata = location.join("metadata");
     match listed {
-        Some(listed) => listed.iter().any(|file| {
-            file.parent().as_ref() == Some(&metadata) && file.file_name().is_some_and(|n| is_metadata_file(&n))
-        }),
+        Some(listed) => names_in(&metadata, listed).any(|name| is_metadata_file(&name)),
         None => match location {
             Location::Local(_) => match stat(&metadata) {
                 Ok(Some(crate::storage::source::Entry::Directory)) => list_file_names(&metadata)

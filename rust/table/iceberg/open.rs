@@ -27,7 +27,7 @@ use roaring::RoaringTreemap;
 use super::avro::SchemaCache;
 use super::deletes::{balanced, deleted_rows_predicate};
 use super::manifest::{DataFile, FileContent, ManifestFile, read_manifest, read_manifest_list};
-use super::manifest_cache::ManifestCache;
+use super::manifest_cache::{ManifestCache, ManifestKey};
 use super::metadata::{
     IcebergSnapshotSpec, PartitionField, PartitionSpec, TableMetadata, current_metadata_file, named_metadata_file,
     spec_fields,
@@ -145,8 +145,10 @@ pub fn open_iceberg_table(
         // Manifests decoded by an earlier scan in the process are not read again.
         let cache = ManifestCache::global();
         let spec_of = |m: &ManifestFile| snapshot.manifest_list.is_some().then_some(m.spec_id);
+        let keys: Vec<Option<ManifestKey>> =
+            manifests.iter().zip(&locations).map(|(m, l)| ManifestKey::of(l, m, spec_of(m))).collect();
         let mut decoded: Vec<Option<Arc<Vec<DataFile>>>> =
-            manifests.iter().zip(&locations).map(|(m, l)| cache.get(l, m, spec_of(m))).collect();
+            keys.iter().map(|key| key.as_ref().and_then(|key| cache.get(key))).collect();
         let missing: Vec<usize> = (0..manifests.len()).filter(|&k| decoded[k].is_none()).collect();
         let to_read: Vec<Location> = missing.iter().map(|&k| locations[k].clone()).collect();
         let contents = read_many(&to_read).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
@@ -162,13 +164,15 @@ pub fn open_iceberg_table(
         for (i, files) in in_parallel(missing.len(), decode)?.into_iter().enumerate() {
             let k = missing[i];
             let files = Arc::new(files);
-            cache.insert(&locations[k], &manifests[k], spec_of(&manifests[k]), Arc::clone(&files));
+            if let Some(key) = &keys[k] {
+                cache.insert(key.clone(), Arc::clone(&files));
+            }
             decoded[k] = Some(files);
         }
-        for file in decoded.into_iter().flatten().flat_map(|files| files.iter().cloned().collect::<Vec<_>>()) {
+        for file in decoded.iter().flatten().flat_map(|files| files.iter()) {
             match file.content {
-                FileContent::Data => files.push(file),
-                _ => deletes.push(file),
+                FileContent::Data => files.push(file.clone()),
+                _ => deletes.push(file.clone()),
             }
         }
     }

@@ -120,10 +120,10 @@ impl IcebergTable {
         }
     }
 
-    /// Whether the manifest entries of the table's files are here (not for a file
-    /// [planned elsewhere](Self::planned_elsewhere)).
+    /// Whether the manifest entries of the table's files are here, one per file (not for a
+    /// file [planned elsewhere](Self::planned_elsewhere)).
     pub fn has_entries(&self) -> bool {
-        !self.files.is_empty() || self.deleted_positions.is_empty()
+        self.files.len() == self.deleted_positions.len()
     }
 
     /// The entries of the files at `positions`.
