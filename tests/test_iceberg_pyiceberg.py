@@ -44,6 +44,7 @@ from pyiceberg.types import (
     LongType,
     NestedField,
     StringType,
+    StructType,
     TimestampType,
     UUIDType,
 )
@@ -389,8 +390,51 @@ def _deletion_vector_blob(positions: list[int]) -> bytes:
 
 
 def add_delete_snapshot(table: Any, deletes: dict[str, list[int]], *, vectors: bool) -> None:
-    """A new snapshot of `table` (current metadata rewritten) adding a delete manifest:
-    `deletes` maps a data file's recorded path to the positions deleted in it."""
+    """A new snapshot of `table` adding a delete manifest: `deletes` maps a data file's
+    recorded path to the positions deleted in it."""
+    metadata_path = Path(str(table.metadata_location).removeprefix("file://"))
+    snapshot_id = json.loads(metadata_path.read_text())["current-snapshot-id"] + 1
+    data_dir = metadata_path.parent.parent / "data"
+    entries = []
+    if vectors:
+        puffin = data_dir / f"deletes-{snapshot_id}.puffin"
+        content, blobs = b"PFA1", []
+        for path, positions in deletes.items():
+            blob = _deletion_vector_blob(positions)
+            blobs.append({"referenced_data_file": path, "content_offset": len(content), "content_size_in_bytes": len(blob)})
+            content += blob
+        puffin.write_bytes(content + b"PFA1")
+        entries = [_delete_entry(puffin, len(positions), file_format="PUFFIN", **blob) for positions, blob in zip(deletes.values(), blobs, strict=True)]
+    else:
+        for k, (path, positions) in enumerate(deletes.items()):
+            delete_file = data_dir / f"pos-deletes-{snapshot_id}-{k}.parquet"
+            schema = pa.schema(
+                [
+                    pa.field("file_path", pa.string(), False, {"PARQUET:field_id": "2147483546"}),
+                    pa.field("pos", pa.int64(), False, {"PARQUET:field_id": "2147483545"}),
+                ]
+            )
+            pq.write_table(pa.table({"file_path": [path] * len(positions), "pos": positions}, schema=schema), delete_file)
+            entries.append(_delete_entry(delete_file, len(positions)))
+    commit_delete_manifest(table, entries, format_version=3 if vectors else 2)
+
+
+def _delete_entry(path: Path, records: int, *, content: int = 1, file_format: str = "PARQUET", **fields: Any) -> dict[str, Any]:
+    """A delete file's `data_file` record: `content` 1 for positions, 2 for equality."""
+    return {
+        "content": content,
+        "file_path": str(path),
+        "file_format": file_format,
+        "partition": {},
+        "record_count": records,
+        "file_size_in_bytes": path.stat().st_size,
+        **fields,
+    }
+
+
+def commit_delete_manifest(table: Any, data_files: list[dict[str, Any]], *, format_version: int) -> None:
+    """A new snapshot of `table` (its current metadata rewritten by hand) whose manifest
+    list adds a delete manifest of `data_files`."""
     metadata_path = Path(str(table.metadata_location).removeprefix("file://"))
     metadata = json.loads(metadata_path.read_text())
     parent = next(s for s in metadata["snapshots"] if s["snapshot-id"] == metadata["current-snapshot-id"])
@@ -401,52 +445,18 @@ def add_delete_snapshot(table: Any, deletes: dict[str, list[int]], *, vectors: b
     data_manifest = Path(manifests[0]["manifest_path"].removeprefix("file://"))
     entry_schema, entry_meta, _ = _avro(data_manifest)
     data_file = next(f for f in entry_schema["fields"] if f["name"] == "data_file")["type"]
-    data_file["fields"] += [
-        {"field-id": 143, "name": "referenced_data_file", "type": ["null", "string"], "default": None},
-        {"field-id": 144, "name": "content_offset", "type": ["null", "long"], "default": None},
-        {"field-id": 145, "name": "content_size_in_bytes", "type": ["null", "long"], "default": None},
-    ]
-    entries = []
-    if vectors:
-        puffin = meta_dir.parent / "data" / f"deletes-{snapshot_id}.puffin"
-        content = b"PFA1"
-        for path, positions in deletes.items():
-            blob = _deletion_vector_blob(positions)
-            entries.append(
-                {"path": str(puffin), "format": "PUFFIN", "records": len(positions), "referenced": path, "offset": len(content), "size": len(blob)}
-            )
-            content += blob
-        puffin.write_bytes(content + b"PFA1")
-    else:
-        for k, (path, positions) in enumerate(deletes.items()):
-            delete_file = meta_dir.parent / "data" / f"pos-deletes-{snapshot_id}-{k}.parquet"
-            schema = pa.schema(
-                [
-                    pa.field("file_path", pa.string(), False, {"PARQUET:field_id": "2147483546"}),
-                    pa.field("pos", pa.int64(), False, {"PARQUET:field_id": "2147483545"}),
-                ]
-            )
-            pq.write_table(pa.table({"file_path": [path] * len(positions), "pos": positions}, schema=schema), delete_file)
-            entries.append({"path": str(delete_file), "format": "PARQUET", "records": len(positions), "referenced": None, "offset": None, "size": None})
+    names = {f["name"] for f in data_file["fields"]}
+    for field_id, name, kind in [
+        (135, "equality_ids", {"type": "array", "items": "int", "element-id": 136}),
+        (143, "referenced_data_file", "string"),
+        (144, "content_offset", "long"),
+        (145, "content_size_in_bytes", "long"),
+    ]:
+        if name not in names:
+            data_file["fields"].append({"field-id": field_id, "name": name, "type": ["null", kind], "default": None})
     records = [
-        {
-            "status": 1,
-            "snapshot_id": snapshot_id,
-            "sequence_number": None,
-            "file_sequence_number": None,
-            "data_file": {
-                "content": 1,
-                "file_path": e["path"],
-                "file_format": e["format"],
-                "partition": {},
-                "record_count": e["records"],
-                "file_size_in_bytes": Path(e["path"]).stat().st_size,
-                "referenced_data_file": e["referenced"],
-                "content_offset": e["offset"],
-                "content_size_in_bytes": e["size"],
-            },
-        }
-        for e in entries
+        {"status": 1, "snapshot_id": snapshot_id, "sequence_number": None, "file_sequence_number": None, "data_file": f}
+        for f in data_files
     ]
     delete_manifest = meta_dir / f"deletes-{snapshot_id}-m0.avro"
     _write_avro(delete_manifest, entry_schema, {**entry_meta, "content": "deletes"}, records)
@@ -462,7 +472,7 @@ def add_delete_snapshot(table: Any, deletes: dict[str, list[int]], *, vectors: b
         "added_files_count": len(records),
         "existing_files_count": 0,
         "deleted_files_count": 0,
-        "added_rows_count": sum(e["records"] for e in entries),
+        "added_rows_count": sum(f["record_count"] for f in data_files),
         "existing_rows_count": 0,
         "deleted_rows_count": 0,
         "partitions": [],
@@ -475,7 +485,7 @@ def add_delete_snapshot(table: Any, deletes: dict[str, list[int]], *, vectors: b
     metadata["current-snapshot-id"] = snapshot_id
     metadata["last-sequence-number"] = sequence
     metadata["snapshot-log"].append({"snapshot-id": snapshot_id, "timestamp-ms": parent["timestamp-ms"] + 1})
-    if vectors:
+    if format_version == 3:
         metadata["format-version"] = 3
         metadata.setdefault("next-row-id", 0)
     next_version = meta_dir / f"{int(metadata_path.name.split('-')[0]) + 1:05d}-deletes.metadata.json"
@@ -566,3 +576,76 @@ def test_manifests_are_skipped_on_their_bucket_summaries(tmp_path: Path) -> None
     scan = pqsift.scan(root_of(table), filter="id IN (1, 2, 3, 4, 5, 6, 7, 8)")
     assert sorted(scan.to_table().column("id").to_pylist()) == list(range(1, 9))
     assert scan.metrics["iceberg_manifests_pruned"] == sum(b not in {bucket(i) for i in range(1, 9)} for b in range(4))
+
+
+def test_equality_deletes_on_nested_fields(tmp_path: Path) -> None:
+    """An equality delete file on a struct's field (and a top-level column beside it)
+    deletes the rows whose values equal a deleted row's, NULL equal to NULL — a row whose
+    struct is NULL has a NULL field. The delete file holds the struct with that field alone,
+    as Iceberg writers project it."""
+    point = StructType(NestedField(4, "x", IntegerType(), required=False), NestedField(5, "label", StringType(), required=False))
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "kind", StringType()), NestedField(3, "p", point, required=False))
+    table = catalog(tmp_path).create_table("db.t", schema=schema)
+    arrow_schema = table.schema().as_arrow()
+    points = [None if i % 7 == 0 else {"x": None if i % 5 == 0 else i % 4, "label": f"l{i}"} for i in range(200)]
+    rows = pa.table({"id": range(200), "kind": ["a", "b"] * 100, "p": points}, schema=arrow_schema)
+    table.append(rows)
+    data_dir = Path(root_of(table)) / "data"
+    kind_id, p_id, x_id = (table.schema().find_field(name).field_id for name in ("kind", "p", "p.x"))
+    with_id = lambda field_id: {"PARQUET:field_id": str(field_id)}  # noqa: E731
+    p_x = pa.field("p", pa.struct([pa.field("x", pa.int32(), True, with_id(x_id))]), True, with_id(p_id))
+    deleted = {
+        "on-x": (pa.table({"p": [{"x": 1}, {"x": None}]}, schema=pa.schema([p_x])), [x_id]),
+        "on-kind-and-x": (
+            pa.table({"kind": ["a"], "p": [{"x": 2}]}, schema=pa.schema([pa.field("kind", pa.string(), True, with_id(kind_id)), p_x])),
+            [kind_id, x_id],
+        ),
+    }
+    entries = []
+    for name, (delete_rows, ids) in deleted.items():
+        pq.write_table(delete_rows, data_dir / f"{name}.parquet")
+        entries.append(_delete_entry(data_dir / f"{name}.parquet", delete_rows.num_rows, content=2, equality_ids=ids))
+    commit_delete_manifest(table, entries, format_version=2)
+
+    def kept(row: dict[str, Any]) -> bool:
+        x = (row["p"] or {}).get("x")
+        return x not in (1, None) and not (row["kind"] == "a" and x == 2)
+
+    expected = [r for r in rows.to_pylist() if kept(r)]
+    scan = pqsift.scan(root_of(table))
+    got = scan.to_table()
+    assert sorted(got.to_pylist(), key=lambda r: r["id"]) == expected
+    assert 0 < len(expected) < 200
+    # Projected without the struct, and filtered: the deleted rows stay out.
+    ids = pqsift.scan(root_of(table), columns=["id"], filter="id < 100").to_table().column("id").to_pylist()
+    assert sorted(ids) == [r["id"] for r in expected if r["id"] < 100]
+    unpruned = pqsift.scan(root_of(table), columns=["id"], filter="id < 100", **NO_PRUNING).to_table()
+    assert sorted(unpruned.column("id").to_pylist()) == sorted(ids)
+
+
+def test_fields_a_reader_does_not_know_are_skipped_whatever_they_hold(tmp_path: Path) -> None:
+    """A manifest whose entries carry fields the spec does not name (a writer's own, or a
+    later spec's) — a record, an array of records, an enum — reads as before."""
+    table = catalog(tmp_path).create_table("db.t", schema=SCHEMA)
+    table.append(batch(0, 100))
+    expected = pqsift.scan(root_of(table), filter="qty > 20").to_table()
+    list_file = Path(str(table.current_snapshot().manifest_list).removeprefix("file://"))  # type: ignore[union-attr]
+    manifest = Path(_avro(list_file)[2][0]["manifest_path"].removeprefix("file://"))
+    schema, metadata, records = _avro(manifest)
+    stats = {"type": "record", "name": "writer_stats", "fields": [{"name": "n", "type": "long"}, {"name": "note", "type": ["null", "string"]}]}
+    kind = {"type": "enum", "name": "writer_kind", "symbols": ["A", "B"]}
+    data_file = next(f for f in schema["fields"] if f["name"] == "data_file")["type"]
+    data_file["fields"].insert(1, {"name": "writer_stats", "type": ["null", stats], "default": None})
+    data_file["fields"].append({"name": "more_stats", "type": {"type": "array", "items": "writer_stats"}, "default": []})
+    schema["fields"].insert(0, {"name": "writer_kind", "type": kind, "default": "A"})
+    for record in records:
+        record["writer_kind"] = "B"
+        record["data_file"]["writer_stats"] = {"n": 3, "note": "x"}
+        record["data_file"]["more_stats"] = [{"n": 1, "note": None}, {"n": 2, "note": "y"}]
+    _write_avro(manifest, schema, metadata, records)
+    list_schema, list_metadata, listed = _avro(list_file)
+    listed[0]["manifest_length"] = manifest.stat().st_size
+    _write_avro(list_file, list_schema, list_metadata, listed)
+    pqsift._core.clear_metadata_cache()
+    got = pqsift.scan(root_of(table), filter="qty > 20").to_table()
+    assert expected.num_rows > 0 and same(got, expected)

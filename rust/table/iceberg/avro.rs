@@ -196,7 +196,9 @@ fn read_bytes<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
 
 /// A record of any name decoded into the struct `T`: the crate's deserializer checks that
 /// a struct's name is the record's, and Iceberg writers name their records as they like
-/// (`r2`, `k117_v118`), so records are read as maps of their fields.
+/// (`r2`, `k117_v118`), so records are read as maps of their fields. Fields `T` does not
+/// name are skipped whatever they hold — a record included, which the crate's own
+/// deserializer cannot skip (see [`SkippingUnknown`]).
 #[derive(Debug)]
 pub struct AnyRecord<T>(pub T);
 
@@ -206,19 +208,120 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for AnyRecord<T> {
     }
 }
 
-/// A deserializer asked for anything — a struct included — as its data says.
+/// A deserializer asked for anything — a struct included — as its data says, whose
+/// record fields are read through [`SkippingUnknown`].
 struct AsAny<D>(D);
 
 impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for AsAny<D> {
     type Error = D::Error;
 
     fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> std::result::Result<V::Value, D::Error> {
-        self.0.deserialize_any(visitor)
+        self.0.deserialize_any(RecordVisitor(visitor))
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
         unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A record's visitor handed a record whose field values are read through
+/// [`SkippingUnknown`] (a record arrives as a map; null as unit or none).
+struct RecordVisitor<V>(V);
+
+impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for RecordVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<V::Value, A::Error> {
+        self.0.visit_map(FieldValues(map))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+    fn visit_none<E: serde::de::Error>(self) -> std::result::Result<V::Value, E> {
+        self.0.visit_none()
+    }
+}
+
+/// A record's fields, each value read through [`SkippingUnknown`].
+struct FieldValues<A>(A);
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for FieldValues<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> std::result::Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(seed)
+    }
+    fn next_value_seed<S: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> std::result::Result<S::Value, A::Error> {
+        self.0.next_value_seed(FieldValue(seed))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+/// A field value's seed, given the value's deserializer wrapped in [`SkippingUnknown`].
+struct FieldValue<S>(S);
+
+impl<'de, S: serde::de::DeserializeSeed<'de>> serde::de::DeserializeSeed<'de> for FieldValue<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> std::result::Result<S::Value, D::Error> {
+        self.0.deserialize(SkippingUnknown(deserializer))
+    }
+}
+
+/// A field value's deserializer that skips a value nobody reads (serde asks for
+/// `ignored_any` for a field a struct does not name) with [`Skipped`], which reads any
+/// Avro value: the crate's own deserializer fails on a record there, as it cannot read
+/// the record's field names as ignored values. Everything else goes to the crate's.
+struct SkippingUnknown<D>(D);
+
+macro_rules! forward_to_inner {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $method<V: serde::de::Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> std::result::Result<V::Value, D::Error> {
+            self.0.$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for SkippingUnknown<D> {
+    type Error = D::Error;
+
+    fn deserialize_ignored_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        <Skipped as serde::Deserialize>::deserialize(self.0)?;
+        visitor.visit_unit()
+    }
+
+    forward_to_inner! {
+        deserialize_any(); deserialize_bool(); deserialize_i8(); deserialize_i16(); deserialize_i32();
+        deserialize_i64(); deserialize_i128(); deserialize_u8(); deserialize_u16(); deserialize_u32();
+        deserialize_u64(); deserialize_u128(); deserialize_f32(); deserialize_f64(); deserialize_char();
+        deserialize_str(); deserialize_string(); deserialize_bytes(); deserialize_byte_buf();
+        deserialize_option(); deserialize_unit(); deserialize_seq(); deserialize_map();
+        deserialize_identifier();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
     }
 }
 
@@ -322,6 +425,11 @@ impl<'de> serde::Deserialize<'de> for Skipped {
                 }
                 Ok(Skipped)
             }
+            fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> std::result::Result<Skipped, A::Error> {
+                use serde::de::VariantAccess;
+                data.variant::<FieldName>()?.1.unit_variant()?;
+                Ok(Skipped)
+            }
         }
         deserializer.deserialize_any(Skip)
     }
@@ -379,6 +487,59 @@ mod tests {
         assert_eq!(longs, vec![0, -1, 1, -64, 64, i64::from(i32::MIN)]);
         assert_eq!(read_long(&mut &[0x80u8][..]), None, "cut short");
         assert_eq!(read_long(&mut &[0xffu8; 11][..]), None, "longer than a long");
+    }
+
+    #[test]
+    fn fields_not_named_are_skipped_whatever_they_hold() {
+        use apache_avro::types::{Record, Value};
+        #[derive(serde::Deserialize)]
+        struct Named {
+            first: Long,
+            inner: AnyRecord<Inner>,
+            last: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Inner {
+            kept: Long,
+        }
+        let schema = apache_avro::Schema::parse_str(
+            r#"{"type": "record", "name": "outer", "fields": [
+                {"name": "first", "type": "int"},
+                {"name": "a_record", "type": {"type": "record", "name": "stats", "fields": [
+                    {"name": "n", "type": "long"}, {"name": "deeper", "type": {"type": "record", "name": "d", "fields": [
+                        {"name": "s", "type": "string"}]}}]}},
+                {"name": "records", "type": {"type": "array", "items": "stats"}},
+                {"name": "by_name", "type": {"type": "map", "values": ["null", "stats"]}},
+                {"name": "kind", "type": {"type": "enum", "name": "k", "symbols": ["A", "B"]}},
+                {"name": "inner", "type": {"type": "record", "name": "i", "fields": [
+                    {"name": "extra", "type": ["null", "stats"]}, {"name": "kept", "type": "long"}]}},
+                {"name": "last", "type": "string"}]}"#,
+        )
+        .unwrap();
+        let stats = |n: i64| {
+            Value::Record(vec![
+                ("n".into(), Value::Long(n)),
+                ("deeper".into(), Value::Record(vec![("s".into(), Value::String("x".into()))])),
+            ])
+        };
+        let mut record = Record::new(&schema).unwrap();
+        record.put("first", 7);
+        record.put("a_record", stats(1));
+        record.put("records", Value::Array(vec![stats(2), stats(3)]));
+        record.put("by_name", Value::Map([("a".to_string(), Value::Union(1, Box::new(stats(4))))].into()));
+        record.put("kind", Value::Enum(1, "B".into()));
+        record.put(
+            "inner",
+            Value::Record(vec![("extra".into(), Value::Union(1, Box::new(stats(5)))), ("kept".into(), Value::Long(9))]),
+        );
+        record.put("last", "end");
+        let mut writer = apache_avro::Writer::new(&schema, Vec::new()).unwrap();
+        writer.append_value(record).unwrap();
+        let bytes = writer.into_inner().unwrap();
+        let here = std::path::Path::new("m.avro").into();
+        let (read, _) = read_container_as::<AnyRecord<Named>>(&here, &here, &bytes, &SchemaCache::default()).unwrap();
+        let AnyRecord(named) = &read[0];
+        assert_eq!((named.first.0, named.inner.0.kept.0, named.last.as_str()), (7, 9, "end"));
     }
 
     #[test]

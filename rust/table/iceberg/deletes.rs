@@ -30,9 +30,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StructArray, make_array};
+use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 
 use super::schema::stored_type;
 use super::values::as_declared;
@@ -41,46 +42,41 @@ use crate::table::column_matching::field_id;
 use crate::table::partition_values::PartitionValues;
 
 /// The predicate that keeps the rows of a data file not deleted by the rows `deleted` of
-/// an equality delete file on the columns `equality_ids` (top-level columns of the table
-/// schema `table`). An error names what cannot be applied (a column the table or the
-/// delete file lacks, a type not compared here).
+/// an equality delete file on the columns `equality_ids` (columns of the table schema
+/// `table`, top-level or fields of structs). An error names what cannot be applied (a
+/// column the table or the delete file lacks, a type not compared here).
 pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &RecordBatch) -> Result<Expr, String> {
     if equality_ids.is_empty() {
         return Err("an equality delete file without equality ids".to_string());
     }
     let mut fields = Vec::with_capacity(equality_ids.len());
+    let mut paths = Vec::with_capacity(equality_ids.len());
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(equality_ids.len());
     for &id in equality_ids {
-        let field = table
-            .fields()
-            .iter()
-            .find(|f| field_id(f) == Some(id))
-            .ok_or_else(|| format!("equality column id {id} is not a top-level column of the table"))?;
-        if !PartitionValues::has_literals(field.data_type()) {
-            return Err(format!(
-                "equality deletes on column {} of type {} are not applied yet",
-                field.name(),
-                field.data_type()
-            ));
-        }
-        let column = deleted
-            .schema()
-            .fields()
-            .iter()
-            .position(|f| field_id(f) == Some(id))
-            .or_else(|| deleted.schema().fields().iter().position(|f| f.name() == field.name()))
-            .ok_or_else(|| format!("the delete file has no column with field id {id} ({})", field.name()))?;
-        // Read as Iceberg stores the column (a uuid's 16 bytes), then as it is declared.
-        let stored = cast(deleted.column(column), &stored_type(field)).map_err(|e| {
-            format!("the delete file's column {} does not read as {}: {e}", field.name(), field.data_type())
+        let (path, field) = field_by_id(table.fields(), id).ok_or_else(|| {
+            format!("equality column id {id} is not a column of the table, nor a field of its structs")
         })?;
+        let name = path.join(".");
+        if !PartitionValues::has_literals(field.data_type()) {
+            return Err(format!("equality deletes on column {name} of type {} are not applied yet", field.data_type()));
+        }
+        let schema = deleted.schema();
+        let column = match column_by_id(schema.fields(), deleted.columns(), id)? {
+            Some(column) => Some(column),
+            None => column_by_path(schema.fields(), deleted.columns(), &path)?,
+        }
+        .ok_or_else(|| format!("the delete file has no column with field id {id} ({name})"))?;
+        // Read as Iceberg stores the column (a uuid's 16 bytes), then as it is declared.
+        let stored = cast(&column, &stored_type(field))
+            .map_err(|e| format!("the delete file's column {name} does not read as {}: {e}", field.data_type()))?;
         let values = as_declared(stored, field);
-        fields.push(Field::new(field.name(), field.data_type().clone(), true));
+        fields.push(Field::new(name, field.data_type().clone(), true));
+        paths.push(ColumnPath::new(path));
         columns.push(values);
     }
     let values = PartitionValues::with_rows(Arc::new(Schema::new(fields)), columns, deleted.num_rows())
         .map_err(|e| e.to_string())?;
-    let column = |k: usize| Expr::Column(ColumnPath::new([values.schema.field(k).name().clone()]));
+    let column = |k: usize| Expr::Column(paths[k].clone());
     let literal = |k: usize, row: usize| {
         let field = values.schema.field(k);
         values
@@ -123,6 +119,65 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
     Ok(Expr::Not(Box::new(balanced(tuples, Expr::Or))))
 }
 
+/// The field with id `id` among `fields` or the fields of their structs (equality ids
+/// never name a field inside a list or a map), with the names on its path.
+fn field_by_id(fields: &Fields, id: i32) -> Option<(Vec<String>, &FieldRef)> {
+    fields.iter().find_map(|field| {
+        if field_id(field) == Some(id) {
+            return Some((vec![field.name().clone()], field));
+        }
+        let DataType::Struct(children) = field.data_type() else { return None };
+        let (mut path, found) = field_by_id(children, id)?;
+        path.insert(0, field.name().clone());
+        Some((path, found))
+    })
+}
+
+/// The values of the field with id `id` among `columns` (of `fields`) or within their
+/// structs, NULL wherever a struct holding it is NULL.
+fn column_by_id(fields: &Fields, columns: &[ArrayRef], id: i32) -> Result<Option<ArrayRef>, String> {
+    for (field, column) in fields.iter().zip(columns) {
+        if field_id(field) == Some(id) {
+            return Ok(Some(Arc::clone(column)));
+        }
+        if let DataType::Struct(children) = field.data_type() {
+            let parent = column.as_struct();
+            if let Some(child) = column_by_id(children, parent.columns(), id)? {
+                return with_parent_nulls(child, parent).map(Some);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The values at `path` (by names) among `columns`, for a delete file without field ids.
+fn column_by_path(fields: &Fields, columns: &[ArrayRef], path: &[String]) -> Result<Option<ArrayRef>, String> {
+    let Some((name, rest)) = path.split_first() else { return Ok(None) };
+    let Some(k) = fields.iter().position(|f| f.name() == name) else { return Ok(None) };
+    if rest.is_empty() {
+        return Ok(Some(Arc::clone(&columns[k])));
+    }
+    let DataType::Struct(children) = fields[k].data_type() else { return Ok(None) };
+    let parent = columns[k].as_struct();
+    match column_by_path(children, parent.columns(), rest)? {
+        Some(child) => with_parent_nulls(child, parent).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// `child` NULL also where its struct `parent` is (a struct's children keep their own
+/// validity; a field of a NULL struct reads as NULL).
+fn with_parent_nulls(child: ArrayRef, parent: &StructArray) -> Result<ArrayRef, String> {
+    match parent.nulls() {
+        Some(nulls) if nulls.null_count() > 0 => {
+            let combined = NullBuffer::union(child.nulls(), Some(nulls));
+            let data = child.to_data().into_builder().nulls(combined).build().map_err(|e| e.to_string())?;
+            Ok(make_array(data))
+        }
+        _ => Ok(child),
+    }
+}
+
 fn not_in(column: Expr, list: Vec<Expr>) -> Expr {
     Expr::InList { expr: Box::new(column), list: list.into(), negated: true }
 }
@@ -152,7 +207,6 @@ pub fn balanced(mut items: Vec<Expr>, join: fn(Box<Expr>, Box<Expr>) -> Expr) ->
 mod tests {
     use super::*;
     use arrow::array::{Int32Array, StringArray};
-    use arrow::datatypes::DataType;
 
     fn field(name: &str, data_type: DataType, id: i32) -> Field {
         Field::new(name, data_type, true)
@@ -173,6 +227,29 @@ mod tests {
             "NOT (`id` <=> 3 AND `name` <=> 'c' OR `id` <=> 4 AND `name` <=> CAST(NULL AS STRING))"
         );
         assert!(deleted_rows_predicate(&table, &[9], &deleted).is_err());
+    }
+
+    #[test]
+    fn fields_of_structs_compare_by_their_paths() {
+        let x = field("x", DataType::Int32, 4);
+        let point = |fields: Vec<Field>| field("p", DataType::Struct(fields.into()), 3);
+        let table = Schema::new(vec![
+            field("id", DataType::Int64, 1),
+            point(vec![field("label", DataType::Utf8, 5), x.clone()]),
+        ]);
+        // The delete file's struct holds `x` alone; its second row's struct is NULL, so its `x` is.
+        let xs: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(2), None]));
+        let nulls = NullBuffer::from(vec![true, false, true]);
+        let structs = StructArray::new(vec![x].into(), vec![xs], Some(nulls));
+        let deleted = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![point(vec![field("x", DataType::Int32, 4)])])),
+            vec![Arc::new(structs)],
+        )
+        .unwrap();
+        let predicate = deleted_rows_predicate(&table, &[4], &deleted).unwrap();
+        assert_eq!(predicate.to_string(), "`p`.`x` IS NOT NULL AND `p`.`x` NOT IN (1)");
+        let err = deleted_rows_predicate(&table, &[5], &deleted).unwrap_err();
+        assert!(err.contains("no column with field id 5 (p.label)"), "{err}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use apache_avro::types::Value;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::avro::{AnyRecord, AvroBytes, FieldName, Long, Nullable, SchemaCache, Skipped, read_container_as};
+use super::avro::{AnyRecord, AvroBytes, FieldName, Long, Nullable, SchemaCache, read_container_as};
 use crate::error::{PqsiftError, Result};
 use crate::storage::Location;
 
@@ -253,14 +253,6 @@ struct DataFileRecord {
     record_count: Long,
     #[serde(default)]
     file_size_in_bytes: Nullable<i64>,
-    // Maps planning does not use, skipped (fields the struct does not name are skipped
-    // too, but only when they hold no record: see [`Skipped`]).
-    #[serde(default, rename = "column_sizes")]
-    _column_sizes: Skipped,
-    #[serde(default, rename = "value_counts")]
-    _value_counts: Skipped,
-    #[serde(default, rename = "distinct_counts")]
-    _distinct_counts: Skipped,
     #[serde(default)]
     null_value_counts: IntMap<Long>,
     #[serde(default)]
