@@ -116,3 +116,33 @@ def test_position_deletes_apply_in_tasks(spark: Any, tmp_path: Path, lazy: bool)
     assert want == rows(kept) and len(kept) < 67
     got = pqsift.spark.read(spark, root, ["id", "s"], filter="id % 3 = 0", lazy=lazy).collect()
     assert rows(got) == want
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/iceberg-testing is not there")
+@pytest.mark.parametrize(
+    ("name", "condition"), TABLES, ids=[t[0].split("/")[0] + ("" if t[1] is None else "+filter") for t in TABLES]
+)
+def test_tasks_read_the_manifests_of_a_table_with_many(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, name: str, condition: str | None
+) -> None:
+    """Distributed planning: past MANIFESTS_READ_BY_TASKS data manifests the driver reads
+    the manifest list alone and each task a stripe of some manifests' files (here one file
+    a task): deletes, fills and the filter apply in the tasks, and every row comes once."""
+    from pqsift.spark import planning
+
+    root = str(SHARED / name)
+    want = expected(root, condition)
+    monkeypatch.setattr(planning, "MANIFESTS_READ_BY_TASKS", 0)
+    monkeypatch.setattr(planning, "FILES_PER_MANIFEST_TASK", 1)
+    plan = planning.plan_tasks(root, None, condition)
+    assert "distributed planning" in plan.explain and plan.tasks
+    assert plan.metrics["iceberg_manifests_read"] == 0 and plan.metrics["iceberg_manifests_deferred"] > 0
+    metrics = pqsift.spark.ScanMetrics(spark)
+    assert rows(pqsift.spark.read(spark, root, filter=condition, metrics=metrics).collect()) == want
+    assert metrics.tasks == len(plan.tasks)
+    frame = spark.read.format("pqsift").load(root)
+    if condition is not None:
+        frame = frame.filter(condition)
+    assert rows(frame.collect()) == want
+    # lazy=False: the driver reads every manifest, as before.
+    assert "distributed planning" not in planning.plan_tasks(root, None, condition, lazy=False).explain

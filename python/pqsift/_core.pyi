@@ -311,6 +311,7 @@ class Scan:
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
         table_piece: bytes | None = None,
+        defer_manifests_above: int | None = None,
     ) -> None:
         """``options``: the planning options of :func:`pqsift.scan` (the names and defaults
         of :func:`scan_option_defaults`; a key left out takes its default, an unknown key is
@@ -320,7 +321,12 @@ class Scan:
         and pages that cannot hold one of the first rows. ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
         planning its own files), see above; ``table_piece`` (:meth:`table_pieces`) does the
-        same for one file of any table, ``sources`` being that file. ``filter`` is Spark SQL text, or a callable
+        same for one file of any table, ``sources`` being that file, or (:meth:`manifest_pieces`)
+        for a stripe of an Iceberg snapshot's data manifests, ``sources`` being
+        :attr:`manifest_piece_source`. ``defer_manifests_above``: an Iceberg snapshot with
+        more data manifests than this (left by their partition summaries) is not read past
+        its manifest list — :attr:`deferred_manifests` lists them, and the scan has no file.
+        ``filter`` is Spark SQL text, or a callable
         given the table schema (once the first footer or the declared schema is read) that
         returns it: how a pyarrow expression is written with the columns' types at hand."""
     @property
@@ -393,6 +399,18 @@ class Scan:
         the rows its deletes delete — for ``Scan(..., table_piece=...)``. No footer is read
         (but a plain table's first, whose schema every file is read into); no storage
         option travels."""
+    @property
+    def deferred_manifests(self) -> list[tuple[str, int | None]]:
+        """The data manifests ``defer_manifests_above`` left unread: ``(recorded path, live
+        files as the manifest list counts them, or None)``."""
+    def manifest_pieces(self, stripes: list[tuple[list[int], int, int]]) -> list[bytes]:
+        """Per ``(positions in deferred_manifests, stripe index, stripe count)``, a piece for
+        a task that reads those manifests (and the snapshot's delete manifests) and keeps
+        the live data files whose index among theirs is the index modulo the count — for
+        ``Scan([manifest_piece_source], ..., table_piece=...)``."""
+    @property
+    def manifest_piece_source(self) -> str | None:
+        """The Iceberg metadata file read: the source of a manifest piece's scan."""
     def task_plans(self, pieces: list[tuple[int, list[int]]]) -> list[bytes]:
         """The pieces of the last plan (planning first when there is none) — ``(file
         position, row group indices)``, each row group one the plan reads — as task plans

@@ -10,9 +10,12 @@
 //! * [`scan`] — a scan: its table, filter, projection and options, and its plan.
 //! * [`task_plan`] — a plan (or a piece of one) as data: what a read, here or in a Spark
 //!   task, consumes without planning again.
+//! * [`table_piece`], [`manifest_piece`] — what a Spark task that plans for itself is
+//!   given: one file of a table, or a stripe of an Iceberg snapshot's data manifests.
 
 pub mod access_plan;
 pub mod bloom_filter;
+pub mod manifest_piece;
 pub mod metrics;
 pub mod page_filter;
 pub mod read_estimate;

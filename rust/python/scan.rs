@@ -18,6 +18,7 @@ use super::options::{AllowedLocationsArg, ReadOptionsArg, ScanOptionsArg};
 use super::stream::{PyScanStream, stream_for};
 use crate::filter::sort_key::{SortKey, TopN};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::manifest_piece::{ManifestPiece, is_manifest_piece};
 use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::table_piece;
 use crate::planning::task_plan::TaskPlan;
@@ -28,6 +29,7 @@ use crate::table::allowed_locations::AllowedLocations;
 use crate::table::delta::SnapshotSpec;
 use crate::table::delta::open::planned_delta_table;
 use crate::table::hive::HiveOptions;
+use crate::table::iceberg::table::ManifestSelection;
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 use crate::table::source::{Table, TableFormat, TableOptions};
@@ -46,7 +48,8 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, options=None, *, order_by=None, top_n_limit=None,
-                        partition_values=None, declared_schema=None, deletion_vector=None, table_piece=None))]
+                        partition_values=None, declared_schema=None, deletion_vector=None, table_piece=None,
+                        defer_manifests_above=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
@@ -60,6 +63,7 @@ impl PyScan {
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
         table_piece: Option<Vec<u8>>,
+        defer_manifests_above: Option<usize>,
     ) -> PyResult<Self> {
         let given = options.unwrap_or_default();
         let top_n = match (order_by, top_n_limit) {
@@ -124,6 +128,20 @@ impl PyScan {
                     Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))
                 })
                 .transpose()?;
+            // A stripe of an Iceberg snapshot's manifests comes in a table piece's place.
+            let (table_piece, manifest_piece) = match table_piece {
+                Some(bytes) if is_manifest_piece(&bytes) => (None, Some(ManifestPiece::from_bytes(&bytes, &storage)?)),
+                other => (other, None),
+            };
+            if let Some(piece) = &manifest_piece
+                && (sources.len() != 1 || sources[0].to_string() != piece.metadata_file.to_string())
+            {
+                return Err(crate::PqsiftError::TaskPlan(format!(
+                    "a manifest piece of {} read as {} source(s)",
+                    piece.metadata_file,
+                    sources.len()
+                )));
+            }
             let table = match (partition_values, declared_schema) {
                 // One file of a table planned elsewhere, as the driver's metadata left it.
                 _ if table_piece.is_some() => {
@@ -157,12 +175,17 @@ impl PyScan {
                         infer_partition_types: partition_type_inference,
                         base_path,
                         snapshot,
-                        snapshot_id,
+                        snapshot_id: manifest_piece.as_ref().map_or(snapshot_id, |piece| piece.snapshot_id),
                         allowed_locations,
                         // The statistics stage off: no pruning on the table's metadata either.
                         filter: match &filter {
                             Some(FilterArg::Text(text)) if options.statistics => crate::filter::parse_filter(text).ok(),
                             _ => None,
+                        },
+                        iceberg_manifests: match (manifest_piece, defer_manifests_above) {
+                            (Some(piece), _) => piece.selection,
+                            (None, Some(most)) => ManifestSelection::DeferAbove(most),
+                            (None, None) => ManifestSelection::All,
                         },
                     };
                     Table::resolve(
@@ -400,6 +423,36 @@ impl PyScan {
     ) -> PyResult<Vec<Bound<'py, pyo3::types::PyBytes>>> {
         let encoded = detached(py, || table_piece::to_bytes(&self.inner, &positions)).map_err(py_err(py))?;
         Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
+    }
+
+    /// The data manifests of an Iceberg snapshot left for tasks to read
+    /// (`defer_manifests_above`): `[(recorded path, live files or None)]`.
+    #[getter]
+    fn deferred_manifests(&self) -> Vec<(String, Option<u64>)> {
+        let iceberg = self.inner.table().iceberg.as_deref();
+        iceberg.map_or_else(Vec::new, |t| t.deferred.iter().map(|m| (m.path.clone(), m.live_files)).collect())
+    }
+
+    /// Per `(positions in deferred_manifests, stripe index, stripe count)`, a manifest
+    /// piece (see `manifest_piece`) for a task to read as `table_piece`, its source the
+    /// metadata file (`manifest_piece_source`).
+    fn manifest_pieces<'py>(
+        &self,
+        py: Python<'py>,
+        stripes: Vec<(Vec<usize>, u32, u32)>,
+    ) -> PyResult<Vec<Bound<'py, pyo3::types::PyBytes>>> {
+        let iceberg = self.inner.table().iceberg.as_deref();
+        let encoded = iceberg
+            .ok_or_else(|| crate::PqsiftError::TaskPlan("manifest pieces of a table that is not Iceberg".into()))
+            .and_then(|table| ManifestPiece::stripes(table, &stripes))
+            .map_err(py_err(py))?;
+        Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
+    }
+
+    /// The location a manifest piece's task scans: the Iceberg metadata file read.
+    #[getter]
+    fn manifest_piece_source(&self) -> Option<String> {
+        self.inner.table().iceberg.as_deref().map(|t| t.metadata_file.to_string())
     }
 
     /// The files left by partition values and a Delta log's statistics, without reading

@@ -26,6 +26,7 @@ use super::delta::open::open_delta_table;
 use super::hive::{HiveOptions, discover_partitions};
 use super::iceberg::metadata::{IcebergSnapshotSpec, is_iceberg_root, is_metadata_file};
 use super::iceberg::open::open_iceberg_table;
+use super::iceberg::table::ManifestSelection;
 use super::listing::{data_files_among, list_data_files};
 pub use super::resolved::{Table, TableFormat};
 use crate::error::{PqsiftError, Result};
@@ -54,6 +55,8 @@ pub struct TableOptions {
     /// The scan's filter, when known before the table is read: table metadata it rules out
     /// is not read (an Iceberg manifest by its partition summaries). `None`: all is read.
     pub filter: Option<Expr>,
+    /// Which of an Iceberg snapshot's data manifests are read (all, by default).
+    pub iceberg_manifests: ManifestSelection,
 }
 
 impl Default for TableOptions {
@@ -66,6 +69,7 @@ impl Default for TableOptions {
             snapshot_id: None,
             allowed_locations: AllowedLocations::default(),
             filter: None,
+            iceberg_manifests: ManifestSelection::All,
         }
     }
 }
@@ -135,7 +139,16 @@ impl Table {
                 let filter = options.filter.as_ref().map(|f| (f, &bind));
                 // A store's listing made while probing names the metadata files already.
                 let listed = probe.listed.as_deref();
-                return open_iceberg_table(source, listed, None, spec, &options.allowed_locations, filter, reads);
+                return open_iceberg_table(
+                    source,
+                    listed,
+                    None,
+                    spec,
+                    &options.allowed_locations,
+                    filter,
+                    &options.iceberg_manifests,
+                    reads,
+                );
             }
             if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(

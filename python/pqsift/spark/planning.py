@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqsift.expr import FilterLike
-from pqsift.scan import Scan, scan
+from pqsift.scan import Scan, _scan
 
 __all__ = [
     "DEFAULT_TARGET_TASK_BYTES",
+    "FILES_PER_MANIFEST_TASK",
     "LAZY_PLANNING_FILES",
+    "MANIFESTS_READ_BY_TASKS",
     "MIN_TASK_BYTES",
     "Piece",
     "TableContext",
@@ -45,6 +47,14 @@ Piece = tuple[str, list[int] | None, list[str | None], str | None, tuple[int, in
 #: (Databend's lazy partitions). Footers read one after another on the driver are cheap from
 #: a local disk but a request each from an object store.
 LAZY_PLANNING_FILES = 1000
+
+#: Above this many data manifests (once their partition summaries have pruned), unless
+#: ``lazy=False``, the driver reads an Iceberg table's manifest list alone and the tasks
+#: read the manifests (distributed planning): each task a stripe of some manifests' files.
+MANIFESTS_READ_BY_TASKS = 100
+#: With manifests read by tasks, the most data files a task is given (the manifest list
+#: counts files, not bytes): a larger manifest is shared by several tasks.
+FILES_PER_MANIFEST_TASK = 16
 
 #: Spark's ``spark.sql.files.maxPartitionBytes``: the most a task reads before the next one.
 DEFAULT_TARGET_TASK_BYTES = 128 << 20
@@ -205,7 +215,11 @@ def plan_tasks(
         isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0
     ):
         raise ValueError(f"parallelism must be a positive int, got {parallelism!r}")
-    planned = scan(source, columns, filter, **scan_options)
+    defer = None if lazy is False else MANIFESTS_READ_BY_TASKS
+    planned = _scan(source, columns, filter, dict(scan_options), defer_manifests_above=defer)
+    deferred = planned._core.deferred_manifests
+    if deferred:
+        return _plan_manifests(planned, deferred, parallelism)
     if lazy is None:
         lazy = len(planned.files) > LAZY_PLANNING_FILES
     if lazy:
@@ -277,6 +291,45 @@ def plan_tasks(
         partition_values=values,
         table=TableContext(planned._core.declared_schema, planned._core.table_root, planned._core.table_name),
         scan=planned,
+    )
+
+
+def _plan_manifests(planned: Any, deferred: list[tuple[str, int | None]], parallelism: int | None) -> TaskPlan:
+    """Tasks that read an Iceberg snapshot's data manifests themselves (the driver read the
+    manifest list alone): manifests packed by the files the list counts, a large one
+    striped over several tasks."""
+    counts = [max(1, files or 1) for _, files in deferred]
+    most = FILES_PER_MANIFEST_TASK
+    if parallelism:
+        most = max(1, min(most, math.ceil(sum(counts) / parallelism)))
+    stripes: list[tuple[list[int], int, int]] = []
+    packed: list[int] = []
+    packed_files = 0
+    for position, files in enumerate(counts):
+        if files > most:
+            count = math.ceil(files / most)
+            stripes.extend(([position], index, count) for index in range(count))
+            continue
+        if packed and packed_files + files > most:
+            stripes.append((packed, 0, 1))
+            packed, packed_files = [], 0
+        packed.append(position)
+        packed_files += files
+    if packed:
+        stripes.append((packed, 0, 1))
+    source = planned._core.manifest_piece_source
+    pieces = planned._core.manifest_pieces(stripes)
+    tasks = [Task(pieces=(TaskPiece(source, None, plan=piece),), compressed_bytes=0, rows=0) for piece in pieces]
+    explain = (
+        f"distributed planning: {len(deferred)} data manifest(s) of ~{sum(counts):,} file(s) left by their partition "
+        f"summaries, read by {len(tasks)} task(s), which prune and read their files\n"
+    )
+    return TaskPlan(
+        tasks=tasks,
+        files=[],
+        metrics=dict(planned.metrics),
+        explain=planned.explain() + explain,
+        table=TableContext(planned._core.scan_schema(), planned._core.table_root, planned._core.table_name),
     )
 
 

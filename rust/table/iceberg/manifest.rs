@@ -74,6 +74,8 @@ pub struct ManifestFile {
     pub sequence_number: i64,
     /// Per partition field, a summary of its values.
     pub partitions: Vec<FieldSummary>,
+    /// Its live files (added and existing), as the manifest list says (`None`: not said).
+    pub live_files: Option<u64>,
 }
 
 /// A live file of a manifest.
@@ -139,6 +141,13 @@ pub fn read_manifest_list(table: &Location, file: &Location, bytes: &[u8]) -> Re
                         upper_bound: s.upper_bound.0.map(|b| b.0),
                     })
                     .collect(),
+                live_files: match (record.added_files_count.0, record.existing_files_count.0) {
+                    (None, None) => None,
+                    (added, existing) => Some(
+                        u64::try_from(added.map_or(0, |c| c.0)).unwrap_or(0)
+                            + u64::try_from(existing.map_or(0, |c| c.0)).unwrap_or(0),
+                    ),
+                },
             })
         })
         .collect()
@@ -158,6 +167,11 @@ struct ManifestRecord {
     sequence_number: Long,
     #[serde(default)]
     partitions: Nullable<Vec<AnyRecord<SummaryRecord>>>,
+    // Format 1 names the counts `added_data_files_count` and `existing_data_files_count`.
+    #[serde(default, alias = "added_data_files_count")]
+    added_files_count: Nullable<Long>,
+    #[serde(default, alias = "existing_data_files_count")]
+    existing_files_count: Nullable<Long>,
 }
 
 /// A partition field's summary as written.

@@ -145,6 +145,7 @@ mod tests {
             content: FileContent::Data,
             sequence_number: 1,
             partitions: vec![],
+            live_files: None,
         };
         let cache = ManifestCache::new(1 << 20);
         let key = |spec_id: Option<i32>| ManifestKey::of(&location, &manifest, spec_id).unwrap();

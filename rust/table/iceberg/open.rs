@@ -12,7 +12,7 @@
 //! use pqsift::reading::table_reads::ScanReads;
 //! use pqsift::table::iceberg::open::open_iceberg_table;
 //! let root = std::path::Path::new("/warehouse/db/events").into();
-//! let table = open_iceberg_table(&root, None, None, IcebergSnapshotSpec::Current, &Default::default(), None, &ScanReads).unwrap();
+//! let table = open_iceberg_table(&root, None, None, IcebergSnapshotSpec::Current, &Default::default(), None, &Default::default(), &ScanReads).unwrap();
 //! println!("{} data files", table.files.len());
 //! ```
 
@@ -34,7 +34,7 @@ use super::metadata::{
 };
 use super::schema::{arrow_schema, name_mapping, stored_type};
 use super::statistics::prune_manifests;
-use super::table::{IcebergReadMetrics, IcebergTable};
+use super::table::{DeferredManifest, IcebergReadMetrics, IcebergTable, ManifestSelection};
 use super::transforms::Transform;
 use super::values::{as_declared, partition_array};
 use crate::error::{PqsiftError, Result};
@@ -57,8 +57,9 @@ use parquet::file::reader::Length;
 /// finding the table made one (its metadata files are found there, without a listing of
 /// their own). `version` names a metadata file of the root to read
 /// instead of the current one (`3`, `v3`, `00003-…`). `filter`, the scan's (when known),
-/// skips the data manifests whose partition summaries rule it out. Equality delete files
-/// are read through `reads`.
+/// skips the data manifests whose partition summaries rule it out; `manifests` says which
+/// of the others are read. Equality delete files are read through `reads`.
+#[allow(clippy::too_many_arguments)]
 pub fn open_iceberg_table(
     source: &Location,
     listed: Option<&[Location]>,
@@ -66,8 +67,10 @@ pub fn open_iceberg_table(
     spec: IcebergSnapshotSpec,
     allowed: &AllowedLocations,
     filter: Option<(&Expr, &BindOptions)>,
+    manifests: &ManifestSelection,
     reads: &dyn ParquetReads,
 ) -> Result<Table> {
+    let selection = manifests;
     let (root, metadata_file) = match source.file_name() {
         Some(name) if super::metadata::is_metadata_file(&name) => {
             let root = source
@@ -122,6 +125,7 @@ pub fn open_iceberg_table(
                     content: FileContent::Data,
                     sequence_number: 0,
                     partitions: Vec::new(),
+                    live_files: None,
                 })
                 .collect(),
             (None, None) => Vec::new(),
@@ -141,6 +145,35 @@ pub fn open_iceberg_table(
             None => manifests,
         };
         read.manifests_pruned = read.manifests_total - manifests.len() as u64;
+        let is_data = |m: &ManifestFile| m.content == FileContent::Data;
+        let manifests: Vec<ManifestFile> = match selection {
+            ManifestSelection::All => manifests,
+            ManifestSelection::DeferAbove(most) => {
+                if manifests.iter().filter(|m| is_data(m)).count() > *most {
+                    // Tasks read the data manifests, and the delete manifests with them.
+                    let deferred = manifests
+                        .iter()
+                        .filter(|m| is_data(m))
+                        .map(|m| DeferredManifest { path: m.path.clone(), live_files: m.live_files })
+                        .collect();
+                    return Ok(deferred_table(
+                        root,
+                        metadata_file,
+                        &metadata,
+                        Some(snapshot),
+                        specs,
+                        schema,
+                        read,
+                        deferred,
+                    ));
+                }
+                manifests
+            }
+            ManifestSelection::Stripe { manifests: named, .. } => {
+                let named: std::collections::HashSet<&str> = named.iter().map(String::as_str).collect();
+                manifests.into_iter().filter(|m| !is_data(m) || named.contains(m.path.as_str())).collect()
+            }
+        };
         let locations = manifests.iter().map(|m| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
         // Manifests decoded by an earlier scan in the process are not read again.
         let cache = ManifestCache::global();
@@ -169,9 +202,15 @@ pub fn open_iceberg_table(
             }
             decoded[k] = Some(files);
         }
+        let mut data_position = 0;
         for file in decoded.iter().flatten().flat_map(|files| files.iter()) {
             match file.content {
-                FileContent::Data => files.push(file.clone()),
+                FileContent::Data => {
+                    if selection.keeps(data_position) {
+                        files.push(file.clone());
+                    }
+                    data_position += 1;
+                }
                 _ => deletes.push(file.clone()),
             }
         }
@@ -222,8 +261,43 @@ pub fn open_iceberg_table(
             files,
             deleted_positions,
             read,
+            deferred: Vec::new(),
         })),
     })
+}
+
+/// The table of a snapshot whose data manifests are `deferred` to tasks: its declared
+/// schema, no file.
+#[allow(clippy::too_many_arguments)]
+fn deferred_table(
+    root: Location,
+    metadata_file: Location,
+    metadata: &TableMetadata,
+    snapshot: Option<&super::metadata::Snapshot>,
+    specs: Arc<[PartitionSpec]>,
+    schema: Arc<Schema>,
+    read: IcebergReadMetrics,
+    deferred: Vec<DeferredManifest>,
+) -> Table {
+    Table {
+        name: root.to_string(),
+        format: TableFormat::Iceberg,
+        files: Vec::new(),
+        partitions: None,
+        declared: Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::Id))),
+        delta: None,
+        iceberg: Some(Arc::new(IcebergTable {
+            table_root: root,
+            metadata_file,
+            format_version: metadata.format_version,
+            snapshot_id: snapshot.map(|s| s.snapshot_id),
+            specs,
+            files: Vec::new(),
+            deleted_positions: Vec::new(),
+            read,
+            deferred,
+        })),
+    }
 }
 
 /// Per file, the values of its identity partitions, by the source column's name (null

@@ -31,6 +31,56 @@ pub struct IcebergReadMetrics {
     pub delete_files: u64,
 }
 
+/// Which of a snapshot's data manifests a scan reads (its delete manifests are always
+/// read). Spark tasks read the manifests of a table with many (distributed planning, as
+/// Iceberg's own Spark reader can): the driver reads the manifest list alone, and each
+/// task a stripe of the data files of some manifests.
+///
+/// ```
+/// use pqsift::table::iceberg::table::ManifestSelection;
+/// let stripe = ManifestSelection::Stripe { manifests: vec!["m0.avro".into()], index: 1, count: 3 };
+/// // Of the manifest's live data files, in order, the task keeps the 2nd, 5th, 8th...
+/// assert!(!stripe.keeps(0) && stripe.keeps(1) && stripe.keeps(4));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ManifestSelection {
+    /// Every data manifest the filter does not rule out.
+    #[default]
+    All,
+    /// None when more than this many are left after the partition summaries: the table's
+    /// [`IcebergTable::deferred`] lists them for tasks to read.
+    DeferAbove(usize),
+    /// The data files of the data manifests at these recorded paths, taken in order, whose
+    /// index is `index` modulo `count`.
+    Stripe {
+        /// Recorded paths of data manifests.
+        manifests: Vec<String>,
+        /// Which stripe.
+        index: u32,
+        /// How many stripes.
+        count: u32,
+    },
+}
+
+impl ManifestSelection {
+    /// Whether a stripe keeps the data file at `position` of its manifests' live files.
+    pub fn keeps(&self, position: usize) -> bool {
+        match self {
+            Self::Stripe { index, count, .. } => position % (*count).max(1) as usize == *index as usize,
+            _ => true,
+        }
+    }
+}
+
+/// A data manifest left for tasks to read ([`ManifestSelection::DeferAbove`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredManifest {
+    /// Its location as recorded.
+    pub path: String,
+    /// Its live files, as the manifest list says (`None`: not said).
+    pub live_files: Option<u64>,
+}
+
 /// What a scan keeps of an Iceberg snapshot besides its files.
 #[derive(Debug, Clone)]
 pub struct IcebergTable {
@@ -50,6 +100,9 @@ pub struct IcebergTable {
     pub deleted_positions: Vec<Option<Arc<RoaringTreemap>>>,
     /// What reading the metadata did.
     pub read: IcebergReadMetrics,
+    /// Data manifests left unread for tasks to read ([`ManifestSelection::DeferAbove`]):
+    /// the table then lists no file.
+    pub deferred: Vec<DeferredManifest>,
 }
 
 impl IcebergTable {
@@ -63,6 +116,7 @@ impl IcebergTable {
             ("iceberg_manifests_pruned", self.read.manifests_pruned),
             ("iceberg_data_files", self.read.data_files),
             ("iceberg_delete_files", self.read.delete_files),
+            ("iceberg_manifests_deferred", self.deferred.len() as u64),
         ]
     }
 
@@ -81,9 +135,10 @@ impl IcebergTable {
             self.read.manifests_cached,
             self.read.data_files,
             self.read.delete_files,
-            match self.deleted_rows() {
-                0 => String::new(),
-                rows => format!("; position deletes delete {rows} row(s)"),
+            match (self.deleted_rows(), self.deferred.len()) {
+                (0, 0) => String::new(),
+                (0, deferred) => format!("; {deferred} data manifest(s) left for the tasks to read"),
+                (rows, _) => format!("; position deletes delete {rows} row(s)"),
             }
         )
     }
@@ -117,6 +172,7 @@ impl IcebergTable {
             files: Vec::new(),
             deleted_positions: vec![deleted],
             read: IcebergReadMetrics::default(),
+            deferred: Vec::new(),
         }
     }
 
