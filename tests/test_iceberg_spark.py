@@ -126,19 +126,21 @@ def test_tasks_read_the_manifests_of_a_table_with_many(
     spark: Any, monkeypatch: pytest.MonkeyPatch, name: str, condition: str | None
 ) -> None:
     """Distributed planning: past MANIFESTS_READ_BY_TASKS data manifests the driver reads
-    the manifest list alone and each task a stripe of some manifests' files (here one file
-    a task): deletes, fills and the filter apply in the tasks, and every row comes once."""
+    the manifest list (and one manifest, for the files' mean size) and each task a stripe
+    of some manifests' files (here one file a task): deletes, fills and the filter apply
+    in the tasks, and every row comes once."""
     from pqsift.spark import planning
 
     root = str(SHARED / name)
     want = expected(root, condition)
     monkeypatch.setattr(planning, "MANIFESTS_READ_BY_TASKS", 0)
-    monkeypatch.setattr(planning, "FILES_PER_MANIFEST_TASK", 1)
-    plan = planning.plan_tasks(root, None, condition)
-    assert "distributed planning" in plan.explain and plan.tasks
+    # A task byte target below a file's size: one file a task.
+    plan = planning.plan_tasks(root, None, condition, target_task_bytes=1)
+    assert "distributed planning" in plan.explain and "of at most 1 file(s)" in plan.explain
     assert plan.metrics["iceberg_manifests_read"] == 0 and plan.metrics["iceberg_manifests_deferred"] > 0
     metrics = pqsift.spark.ScanMetrics(spark)
-    assert rows(pqsift.spark.read(spark, root, filter=condition, metrics=metrics).collect()) == want
+    got = pqsift.spark.read(spark, root, filter=condition, metrics=metrics, target_task_bytes=1, driver_read_bytes=0)
+    assert rows(got.collect()) == want
     assert metrics.tasks == len(plan.tasks)
     frame = spark.read.format("pqsift").load(root)
     if condition is not None:

@@ -400,9 +400,10 @@ class Scan:
         (but a plain table's first, whose schema every file is read into); no storage
         option travels."""
     @property
-    def deferred_manifests(self) -> list[tuple[str, int | None]]:
-        """The data manifests ``defer_manifests_above`` left unread: ``(recorded path, live
-        files as the manifest list counts them, or None)``."""
+    def deferred_manifests(self) -> tuple[list[tuple[str, int | None]], int | None]:
+        """The data manifests ``defer_manifests_above`` left unread — ``(recorded path, live
+        files as the manifest list counts them, or None)`` — and the mean size in bytes of
+        the data files of the first (read to learn it; None: it lists none)."""
     def manifest_pieces(self, stripes: list[tuple[list[int], int, int]]) -> list[bytes]:
         """Per ``(positions in deferred_manifests, stripe index, stripe count)``, a piece for
         a task that reads those manifests (and the snapshot's delete manifests) and keeps

@@ -105,10 +105,11 @@ impl ManifestPiece {
             .map(|(positions, index, count)| {
                 let manifests = positions
                     .iter()
-                    .map(|&p| table.deferred.get(p).map(|m| m.path.clone()))
+                    .map(|&p| table.deferred.manifests.get(p).map(|m| m.path.clone()))
                     .collect::<Option<Vec<String>>>()
                     .ok_or_else(|| {
-                        PqsiftError::TaskPlan(format!("a manifest position past the {} deferred", table.deferred.len()))
+                        let deferred = table.deferred.manifests.len();
+                        PqsiftError::TaskPlan(format!("a manifest position past the {deferred} deferred"))
                     })?;
                 let piece = Self {
                     metadata_file: table.metadata_file.clone(),

@@ -426,11 +426,18 @@ impl PyScan {
     }
 
     /// The data manifests of an Iceberg snapshot left for tasks to read
-    /// (`defer_manifests_above`): `[(recorded path, live files or None)]`.
+    /// (`defer_manifests_above`): `([(recorded path, live files or None)], mean data file
+    /// bytes or None)`.
     #[getter]
-    fn deferred_manifests(&self) -> Vec<(String, Option<u64>)> {
-        let iceberg = self.inner.table().iceberg.as_deref();
-        iceberg.map_or_else(Vec::new, |t| t.deferred.iter().map(|m| (m.path.clone(), m.live_files)).collect())
+    #[allow(clippy::type_complexity)]
+    fn deferred_manifests(&self) -> (Vec<(String, Option<u64>)>, Option<u64>) {
+        match self.inner.table().iceberg.as_deref() {
+            Some(table) => (
+                table.deferred.manifests.iter().map(|m| (m.path.clone(), m.live_files)).collect(),
+                table.deferred.mean_file_bytes,
+            ),
+            None => (Vec::new(), None),
+        }
     }
 
     /// Per `(positions in deferred_manifests, stripe index, stripe count)`, a manifest

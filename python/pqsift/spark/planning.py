@@ -21,7 +21,6 @@ from pqsift.scan import Scan, _scan
 
 __all__ = [
     "DEFAULT_TARGET_TASK_BYTES",
-    "FILES_PER_MANIFEST_TASK",
     "LAZY_PLANNING_FILES",
     "MANIFESTS_READ_BY_TASKS",
     "MIN_TASK_BYTES",
@@ -52,9 +51,6 @@ LAZY_PLANNING_FILES = 1000
 #: ``lazy=False``, the driver reads an Iceberg table's manifest list alone and the tasks
 #: read the manifests (distributed planning): each task a stripe of some manifests' files.
 MANIFESTS_READ_BY_TASKS = 100
-#: With manifests read by tasks, the most data files a task is given (the manifest list
-#: counts files, not bytes): a larger manifest is shared by several tasks.
-FILES_PER_MANIFEST_TASK = 16
 
 #: Spark's ``spark.sql.files.maxPartitionBytes``: the most a task reads before the next one.
 DEFAULT_TARGET_TASK_BYTES = 128 << 20
@@ -217,9 +213,9 @@ def plan_tasks(
         raise ValueError(f"parallelism must be a positive int, got {parallelism!r}")
     defer = None if lazy is False else MANIFESTS_READ_BY_TASKS
     planned = _scan(source, columns, filter, dict(scan_options), defer_manifests_above=defer)
-    deferred = planned._core.deferred_manifests
+    deferred, mean_file_bytes = planned._core.deferred_manifests
     if deferred:
-        return _plan_manifests(planned, deferred, parallelism)
+        return _plan_manifests(planned, deferred, mean_file_bytes, target_task_bytes, parallelism)
     if lazy is None:
         lazy = len(planned.files) > LAZY_PLANNING_FILES
     if lazy:
@@ -294,14 +290,25 @@ def plan_tasks(
     )
 
 
-def _plan_manifests(planned: Any, deferred: list[tuple[str, int | None]], parallelism: int | None) -> TaskPlan:
+def _plan_manifests(
+    planned: Any,
+    deferred: list[tuple[str, int | None]],
+    mean_file_bytes: int | None,
+    target_task_bytes: int,
+    parallelism: int | None,
+) -> TaskPlan:
     """Tasks that read an Iceberg snapshot's data manifests themselves (the driver read the
-    manifest list alone): manifests packed by the files the list counts, a large one
-    striped over several tasks."""
+    manifest list and one manifest): manifests packed by the files the list counts, a
+    large one striped over several tasks. The list counts files, not bytes: the files of
+    the manifest read give the mean size, and a task as many files as make its target
+    bytes (shrunk, as for lazy planning, to spread them over ``parallelism`` tasks)."""
     counts = [max(1, files or 1) for _, files in deferred]
-    most = FILES_PER_MANIFEST_TASK
+    file_bytes = max(1, mean_file_bytes or 1)
+    total = sum(counts) * file_bytes
+    target = target_task_bytes
     if parallelism:
-        most = max(1, min(most, math.ceil(sum(counts) / parallelism)))
+        target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
+    most = max(1, target // file_bytes)
     stripes: list[tuple[list[int], int, int]] = []
     packed: list[int] = []
     packed_files = 0
@@ -321,8 +328,9 @@ def _plan_manifests(planned: Any, deferred: list[tuple[str, int | None]], parall
     pieces = planned._core.manifest_pieces(stripes)
     tasks = [Task(pieces=(TaskPiece(source, None, plan=piece),), compressed_bytes=0, rows=0) for piece in pieces]
     explain = (
-        f"distributed planning: {len(deferred)} data manifest(s) of ~{sum(counts):,} file(s) left by their partition "
-        f"summaries, read by {len(tasks)} task(s), which prune and read their files\n"
+        f"distributed planning: {len(deferred)} data manifest(s) of {sum(counts):,} file(s) (~{file_bytes:,} bytes "
+        f"each) left by their partition summaries, read by {len(tasks)} task(s) of at most {most} file(s), which "
+        f"prune and read their files\n"
     )
     return TaskPlan(
         tasks=tasks,

@@ -34,7 +34,7 @@ use super::metadata::{
 };
 use super::schema::{arrow_schema, name_mapping, stored_type};
 use super::statistics::prune_manifests;
-use super::table::{DeferredManifest, IcebergReadMetrics, IcebergTable, ManifestSelection};
+use super::table::{DeferredManifest, DeferredManifests, IcebergReadMetrics, IcebergTable, ManifestSelection};
 use super::transforms::Transform;
 use super::values::{as_declared, partition_array};
 use crate::error::{PqsiftError, Result};
@@ -151,21 +151,15 @@ pub fn open_iceberg_table(
             ManifestSelection::DeferAbove(most) => {
                 if manifests.iter().filter(|m| is_data(m)).count() > *most {
                     // Tasks read the data manifests, and the delete manifests with them.
-                    let deferred = manifests
-                        .iter()
-                        .filter(|m| is_data(m))
-                        .map(|m| DeferredManifest { path: m.path.clone(), live_files: m.live_files })
-                        .collect();
-                    return Ok(deferred_table(
-                        root,
-                        metadata_file,
-                        &metadata,
-                        Some(snapshot),
-                        specs,
-                        schema,
-                        read,
-                        deferred,
-                    ));
+                    let data: Vec<&ManifestFile> = manifests.iter().filter(|m| is_data(m)).collect();
+                    let deferred = DeferredManifests {
+                        manifests: data
+                            .iter()
+                            .map(|m| DeferredManifest { path: m.path.clone(), live_files: m.live_files })
+                            .collect(),
+                        mean_file_bytes: mean_file_bytes(&paths, data[0], snapshot.manifest_list.is_some())?,
+                    };
+                    return Ok(deferred_table(root, metadata_file, &metadata, snapshot, specs, schema, read, deferred));
                 }
                 manifests
             }
@@ -261,9 +255,21 @@ pub fn open_iceberg_table(
             files,
             deleted_positions,
             read,
-            deferred: Vec::new(),
+            deferred: DeferredManifests::default(),
         })),
     })
+}
+
+/// The mean size of the data files `manifest` lists, read to size the tasks that read a
+/// snapshot's deferred manifests (`None`: it lists none).
+fn mean_file_bytes(paths: &Paths, manifest: &ManifestFile, listed: bool) -> Result<Option<u64>> {
+    let root = &paths.root;
+    let location = paths.resolve(&manifest.path, "manifest")?;
+    let bytes = read_all(&location).map_err(|e| PqsiftError::table(root, format!("{location}: {e}")))?;
+    let spec_id = listed.then_some(manifest.spec_id);
+    let files = read_manifest(root, &location, &bytes, spec_id, manifest.sequence_number, &SchemaCache::default())?;
+    let sizes: Vec<u64> = files.iter().map(|f| u64::try_from(f.file_size).unwrap_or(0)).collect();
+    Ok((!sizes.is_empty()).then(|| sizes.iter().sum::<u64>() / sizes.len() as u64))
 }
 
 /// The table of a snapshot whose data manifests are `deferred` to tasks: its declared
@@ -273,11 +279,11 @@ fn deferred_table(
     root: Location,
     metadata_file: Location,
     metadata: &TableMetadata,
-    snapshot: Option<&super::metadata::Snapshot>,
+    snapshot: &super::metadata::Snapshot,
     specs: Arc<[PartitionSpec]>,
     schema: Arc<Schema>,
     read: IcebergReadMetrics,
-    deferred: Vec<DeferredManifest>,
+    deferred: DeferredManifests,
 ) -> Table {
     Table {
         name: root.to_string(),
@@ -290,7 +296,7 @@ fn deferred_table(
             table_root: root,
             metadata_file,
             format_version: metadata.format_version,
-            snapshot_id: snapshot.map(|s| s.snapshot_id),
+            snapshot_id: Some(snapshot.snapshot_id),
             specs,
             files: Vec::new(),
             deleted_positions: Vec::new(),

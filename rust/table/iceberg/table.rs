@@ -72,6 +72,16 @@ impl ManifestSelection {
     }
 }
 
+/// The data manifests left for tasks to read ([`ManifestSelection::DeferAbove`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeferredManifests {
+    /// The manifests, in the manifest list's order.
+    pub manifests: Vec<DeferredManifest>,
+    /// The mean size in bytes of the data files of the first (read to learn it; `None`:
+    /// it lists none): what sizes the tasks, as the manifest list counts files, not bytes.
+    pub mean_file_bytes: Option<u64>,
+}
+
 /// A data manifest left for tasks to read ([`ManifestSelection::DeferAbove`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeferredManifest {
@@ -102,7 +112,7 @@ pub struct IcebergTable {
     pub read: IcebergReadMetrics,
     /// Data manifests left unread for tasks to read ([`ManifestSelection::DeferAbove`]):
     /// the table then lists no file.
-    pub deferred: Vec<DeferredManifest>,
+    pub deferred: DeferredManifests,
 }
 
 impl IcebergTable {
@@ -116,7 +126,7 @@ impl IcebergTable {
             ("iceberg_manifests_pruned", self.read.manifests_pruned),
             ("iceberg_data_files", self.read.data_files),
             ("iceberg_delete_files", self.read.delete_files),
-            ("iceberg_manifests_deferred", self.deferred.len() as u64),
+            ("iceberg_manifests_deferred", self.deferred.manifests.len() as u64),
         ]
     }
 
@@ -135,7 +145,7 @@ impl IcebergTable {
             self.read.manifests_cached,
             self.read.data_files,
             self.read.delete_files,
-            match (self.deleted_rows(), self.deferred.len()) {
+            match (self.deleted_rows(), self.deferred.manifests.len()) {
                 (0, 0) => String::new(),
                 (0, deferred) => format!("; {deferred} data manifest(s) left for the tasks to read"),
                 (rows, _) => format!("; position deletes delete {rows} row(s)"),
@@ -172,7 +182,7 @@ impl IcebergTable {
             files: Vec::new(),
             deleted_positions: vec![deleted],
             read: IcebergReadMetrics::default(),
-            deferred: Vec::new(),
+            deferred: DeferredManifests::default(),
         }
     }
 
