@@ -57,7 +57,7 @@ use parquet::file::reader::Length;
 /// finding the table made one (its metadata files are found there, without a listing of
 /// their own). `version` names a metadata file of the root to read
 /// instead of the current one (`3`, `v3`, `00003-…`). `filter`, the scan's (when known),
-/// skips the data manifests whose partition summaries rule it out; `manifests` says which
+/// skips the data manifests whose partition summaries rule it out; `selection` says which
 /// of the others are read. Equality delete files are read through `reads`.
 #[allow(clippy::too_many_arguments)]
 pub fn open_iceberg_table(
@@ -67,10 +67,9 @@ pub fn open_iceberg_table(
     spec: IcebergSnapshotSpec,
     allowed: &AllowedLocations,
     filter: Option<(&Expr, &BindOptions)>,
-    manifests: &ManifestSelection,
+    selection: &ManifestSelection,
     reads: &dyn ParquetReads,
 ) -> Result<Table> {
-    let selection = manifests;
     let (root, metadata_file) = match source.file_name() {
         Some(name) if super::metadata::is_metadata_file(&name) => {
             let root = source
@@ -159,6 +158,7 @@ pub fn open_iceberg_table(
                             .collect(),
                         mean_file_bytes: mean_file_bytes(&paths, data[0], snapshot.manifest_list.is_some())?,
                     };
+                    read.manifests_read = 1;
                     return Ok(deferred_table(root, metadata_file, &metadata, snapshot, specs, schema, read, deferred));
                 }
                 manifests
