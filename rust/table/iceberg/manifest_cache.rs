@@ -17,7 +17,7 @@
 //! let cache = ManifestCache::new(1 << 20);
 //! let manifest = ManifestFile {
 //!     path: "s3://b/t/metadata/m0.avro".into(), length: Some(4_000), spec_id: 0,
-//!     content: FileContent::Data, sequence_number: 1, partitions: vec![],
+//!     content: FileContent::Data, sequence_number: 1, partitions: vec![], live_files: Some(20),
 //! };
 //! let location = Location::parse("s3://b/t/metadata/m0.avro", &Default::default()).unwrap();
 //! let key = ManifestKey::of(&location, &manifest, Some(0)).unwrap();
