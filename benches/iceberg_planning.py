@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pqsift
 import pqsift.spark
-from iceberg import ROOT, bench_queries, build
+from iceberg import ROOT, bench_queries, build, timed
 from pqsift.spark import planning
 
 #: add_files registered the data files where they were written, outside the table's root.
@@ -52,20 +51,28 @@ def table_root(files: int, per_manifest: int) -> str:
 def plan_once(root: str, query: dict[str, Any], mode: str) -> tuple[float, float, int]:
     pqsift._core.clear_metadata_cache()
     planning.MANIFESTS_READ_BY_TASKS = MODES[mode]
-    wall, cpu = time.perf_counter(), time.process_time()
-    plan = planning.plan_tasks(
-        root, query["columns"], query["sql"], lazy=True, parallelism=2, allowed_locations=ALLOWED
+    wall, cpu, plan = timed(
+        lambda: planning.plan_tasks(
+            root, query["columns"], query["sql"], lazy=True, parallelism=2, allowed_locations=ALLOWED
+        )
     )
-    return time.perf_counter() - wall, time.process_time() - cpu, len(plan.tasks)
+    return wall, cpu, len(plan.tasks)
 
 
 def spark_once(spark: Any, root: str, name: str, query: dict[str, Any], mode: str) -> tuple[float, float, int]:
     pqsift._core.clear_metadata_cache()
     planning.MANIFESTS_READ_BY_TASKS = MODES[mode]
-    wall, cpu = time.perf_counter(), time.process_time()
-    frame = pqsift.spark.read(spark, root, query["columns"], query["sql"], lazy=True, allowed_locations=ALLOWED)
-    rows = frame.count() if name.startswith("count") else len(frame.collect())
-    return time.perf_counter() - wall, time.process_time() - cpu, rows
+
+    def run() -> int:
+        frame = pqsift.spark.read(spark, root, query["columns"], query["sql"], lazy=True, allowed_locations=ALLOWED)
+        return frame.count() if name.startswith("count") else len(frame.collect())
+
+    return timed(run)
+
+
+def ms(result: tuple[float, float, int]) -> str:
+    """A best run as ``wall / CPU`` milliseconds."""
+    return f"{result[0] * 1e3:,.0f} / {result[1] * 1e3:,.0f}"
 
 
 def main() -> None:
@@ -130,10 +137,7 @@ def main() -> None:
     ]
     for name in queries:
         a, b = best[("plan", name, driver)], best[("plan", name, tasks)]
-        lines.append(
-            f"| {name} | {a[0] * 1e3:,.0f} / {a[1] * 1e3:,.0f} | {a[2]} | {b[0] * 1e3:,.0f} / {b[1] * 1e3:,.0f} | {b[2]} "
-            f"| {b[0] / a[0]:.2f} |"
-        )
+        lines.append(f"| {name} | {ms(a)} | {a[2]} | {ms(b)} | {b[2]} | {b[0] / a[0]:.2f} |")
     lines += [
         "",
         "## Spark, `local[2]` (planning and reading)",
@@ -143,10 +147,7 @@ def main() -> None:
     ]
     for name in queries:
         a, b = best[("spark", name, driver)], best[("spark", name, tasks)]
-        lines.append(
-            f"| {name} | {rows_of[name]:,} | {a[0] * 1e3:,.0f} / {a[1] * 1e3:,.0f} | {b[0] * 1e3:,.0f} / {b[1] * 1e3:,.0f} "
-            f"| {b[0] / a[0]:.2f} |"
-        )
+        lines.append(f"| {name} | {rows_of[name]:,} | {ms(a)} | {ms(b)} | {b[0] / a[0]:.2f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.write_text(text)
