@@ -310,7 +310,7 @@ class Scan:
         partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
-        table_piece: bytes | None = None,
+        table_pieces: list[bytes] | None = None,
         defer_manifests_above: int | None = None,
     ) -> None:
         """``options``: the planning options of :func:`pqsift.scan` (the names and defaults
@@ -320,10 +320,10 @@ class Scan:
         descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
         and pages that cannot hold one of the first rows. ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
-        planning its own files), see above; ``table_piece`` (:meth:`table_pieces`) does the
-        same for one file of any table, ``sources`` being that file, or (:meth:`manifest_pieces`)
-        for a stripe of an Iceberg snapshot's data manifests, ``sources`` being
-        :attr:`manifest_piece_source`. ``defer_manifests_above``: an Iceberg snapshot with
+        planning its own files), see above; ``table_pieces`` (:meth:`table_pieces`) does the
+        same for files of any table, scanned as one, ``sources`` being those files in the
+        same order, or (:meth:`manifest_pieces`, one alone) for a stripe of an Iceberg
+        snapshot's data manifests, ``sources`` being :attr:`manifest_piece_source`. ``defer_manifests_above``: an Iceberg snapshot with
         more data manifests than this (left by their partition summaries) is not read past
         its manifest list — :attr:`deferred_manifests` lists them, and the scan has no file.
         ``filter`` is Spark SQL text, or a callable
@@ -396,7 +396,8 @@ class Scan:
         """The files at ``positions``, one piece each, for tasks that plan them (lazy
         planning): what the table's metadata says of the file — the declared schema with
         its identity partition fills and equality-delete predicate, its partition values,
-        the rows its deletes delete — for ``Scan(..., table_piece=...)``. No footer is read
+        the rows its deletes delete — for ``Scan(paths, ..., table_pieces=pieces)``, which
+        scans the pieces of one scan together. No footer is read
         (but a plain table's first, whose schema every file is read into); no storage
         option travels."""
     @property
@@ -408,7 +409,7 @@ class Scan:
         """Per ``(positions in deferred_manifests, stripe index, stripe count)``, a piece for
         a task that reads those manifests (and the snapshot's delete manifests) and keeps
         the live data files whose index among theirs is the index modulo the count — for
-        ``Scan([manifest_piece_source], ..., table_piece=...)``."""
+        ``Scan([manifest_piece_source], ..., table_pieces=[piece])``."""
     @property
     def manifest_piece_source(self) -> str | None:
         """The Iceberg metadata file read: the source of a manifest piece's scan."""

@@ -4,7 +4,8 @@
 //! fills and equality-delete predicate), its partition values, and the rows the table's
 //! metadata deletes (a Delta deletion vector's descriptor, an Iceberg file's deleted
 //! positions). The driver read the metadata and pruned files on it; the task reads the
-//! footer and prunes row groups, pages and rows as any scan does.
+//! footer and prunes row groups, pages and rows as any scan does. A task given several
+//! pieces scans them as one table ([`from_bytes`]).
 //!
 //! The bytes are checked on load as a [`TaskPlan`](super::task_plan::TaskPlan)'s are (a
 //! tag, the format version, a CRC-32); no storage option travels in them.
@@ -25,7 +26,7 @@
 //! // The driver: the first file, no footer read for it.
 //! let bytes = table_piece::to_bytes(&scan, &[0]).unwrap().remove(0);
 //! // A task: the table of that one file, which it scans (and plans) itself.
-//! let table = table_piece::from_bytes(&bytes, &Storage::default()).unwrap();
+//! let table = table_piece::from_bytes(&[bytes], &Storage::default()).unwrap();
 //! let task = Scan::of_table(table, None, Some("id >= 60"), ScanOptions::default()).unwrap();
 //! // Its own footer pruned: the row groups of ids 0–49 skipped.
 //! assert_eq!(task.plan().unwrap().metrics.rows_selected, 50);
@@ -140,51 +141,99 @@ pub fn to_bytes(scan: &Scan, positions: &[usize]) -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
-/// The table of the one file of a piece [`to_bytes`] wrote, its store clients built with `storage`'s
-/// options.
-pub fn from_bytes(bytes: &[u8], storage: &Storage) -> Result<Table> {
+/// The table of the files of `pieces`, which [`to_bytes`] wrote for one scan, in their
+/// order: a task's files scanned as one table, so that one plan and one stream serve them
+/// all (a scan per file costs its own planning and stream start, and a `limit` or top-k
+/// threshold would not carry from one file to the next). Store clients are built with
+/// `storage`'s options.
+///
+/// Pieces of different tables (another name, declared schema, partition columns or table
+/// root) are refused.
+pub fn from_bytes<B: AsRef<[u8]>>(pieces: &[B], storage: &Storage) -> Result<Table> {
     let invalid = |reason: String| PqsiftError::TaskPlan(reason);
-    let (wire, rest): (Wire, &[u8]) = unseal(TAG, "table piece", bytes)?;
-    if !rest.is_empty() {
-        return Err(invalid(format!("{} bytes after a table piece", rest.len())));
-    }
-    let location = wire.location.into_location(storage)?;
-    let partitions = match wire.partitions {
-        Some((schema, rows)) => PartitionValues::from_text(&schema, &rows)?,
-        None => PartitionValues::with_rows(Arc::new(arrow::datatypes::Schema::empty()), Vec::new(), 1)?,
+    let wires = pieces
+        .iter()
+        .map(|bytes| {
+            let (wire, rest): (Wire, &[u8]) = unseal(TAG, "table piece", bytes.as_ref())?;
+            match rest.is_empty() {
+                true => Ok(wire),
+                false => Err(invalid(format!("{} bytes after a table piece", rest.len()))),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let Some(first) = wires.first() else { return Err(invalid("no table piece".into())) };
+    let same_table = |wire: &Wire| {
+        wire.name == first.name
+            && wire.partitions.as_ref().map(|p| &p.0) == first.partitions.as_ref().map(|p| &p.0)
+            && wire.declared.as_ref().map(|d| (&d.text, &d.requested))
+                == first.declared.as_ref().map(|d| (&d.text, &d.requested))
+            && wire.declared.as_ref().and_then(|d| d.fills.as_ref().map(|f| &f.0))
+                == first.declared.as_ref().and_then(|d| d.fills.as_ref().map(|f| &f.0))
+            && wire.iceberg.as_ref().map(|i| &i.0) == first.iceberg.as_ref().map(|i| &i.0)
     };
-    if partitions.len() != 1 {
-        return Err(invalid(format!("partition values of {} files for one", partitions.len())));
+    if let Some(other) = wires.iter().find(|wire| !same_table(wire)) {
+        return Err(invalid(format!("table pieces of two tables ({} and {})", first.name, other.name)));
     }
-    let mut table = Table::with_partitions(vec![location], partitions)?;
-    table.name = wire.name;
-    let Some(declared) = wire.declared else { return Ok(table) };
-    let deletion_vector = wire
-        .delta_deletion_vector
-        .map(|(root, descriptor)| Ok::<_, PqsiftError>((root.into_location(storage)?, descriptor)))
-        .transpose()?;
-    let mut table = planned_delta_table(table, &declared.text, deletion_vector)?;
+    let delta_roots: Vec<&WireLocation> =
+        wires.iter().filter_map(|w| w.delta_deletion_vector.as_ref().map(|(root, _)| root)).collect();
+    if delta_roots.windows(2).any(|pair| pair[0] != pair[1]) {
+        return Err(invalid("table pieces of deletion vectors of two tables".into()));
+    }
+
+    let name = first.name.clone();
+    let partition_names = first.partitions.as_ref().map(|p| p.0.clone()).unwrap_or_default();
+    let declared = first.declared.as_ref().map(|d| (d.text.clone(), d.requested.clone()));
+    let fill_names = first.declared.as_ref().and_then(|d| d.fills.as_ref().map(|f| f.0.clone()));
+    let iceberg_root = first.iceberg.as_ref().map(|i| i.0.clone().into_location(storage)).transpose()?;
+    let delta_root = delta_roots.first().map(|root| (*root).clone().into_location(storage)).transpose()?;
+
+    let files = wires.len();
+    let mut locations = Vec::with_capacity(files);
+    let mut partition_rows = Vec::with_capacity(files);
+    let mut fill_rows = Vec::with_capacity(files);
+    let mut deletes = Vec::with_capacity(files);
+    let mut deletion_vectors = Vec::with_capacity(files);
+    let mut deleted_positions = Vec::with_capacity(files);
+    for wire in wires {
+        locations.push(wire.location.into_location(storage)?);
+        partition_rows.extend(wire.partitions.map(|(_, rows)| rows).unwrap_or_else(|| vec![Vec::new()]));
+        if let Some(declared) = wire.declared {
+            fill_rows.extend(declared.fills.map(|(_, rows)| rows).unwrap_or_default());
+            deletes.push(declared.deletes.map(|text| parse_filter(&text)).transpose()?);
+        }
+        deletion_vectors.push(wire.delta_deletion_vector.map(|(_, descriptor)| descriptor));
+        let deleted = match wire.iceberg.and_then(|(_, deleted)| deleted) {
+            Some(bytes) => Some(Arc::new(
+                RoaringTreemap::deserialize_from(bytes.as_slice())
+                    .map_err(|e| invalid(format!("deleted positions that do not decode: {e}")))?,
+            )),
+            None => None,
+        };
+        deleted_positions.push(deleted);
+    }
+    if partition_rows.len() != files {
+        return Err(invalid(format!("partition values of {} files for {files}", partition_rows.len())));
+    }
+    let partitions = PartitionValues::from_text(&partition_names, &partition_rows)?;
+    let mut table = Table::with_partitions(locations, partitions)?;
+    table.name = name;
+    let Some((text, requested)) = declared else { return Ok(table) };
+    let deletion_vectors = delta_root.map(|root| (root, deletion_vectors));
+    let mut table = planned_delta_table(table, &text, deletion_vectors)?;
     let mut schema = DeclaredSchema::clone(table.declared.as_deref().expect("a declared schema"));
-    if !declared.requested.is_empty() && declared.requested.len() != schema.schema.fields().len() {
+    if !requested.is_empty() && requested.len() != schema.schema.fields().len() {
         return Err(invalid("requested fields that do not match its schema".into()));
     }
-    schema.requested = declared.requested;
-    schema.fills = declared.fills.map(|(names, rows)| PartitionValues::from_text(&names, &rows)).transpose()?;
-    if schema.fills.as_ref().is_some_and(|f| f.len() != 1) {
+    schema.requested = requested;
+    schema.fills = fill_names.map(|names| PartitionValues::from_text(&names, &fill_rows)).transpose()?;
+    if schema.fills.as_ref().is_some_and(|f| f.len() != files) {
         return Err(invalid("fills of another number of files".into()));
     }
-    schema.deletes = declared.deletes.map(|text| parse_filter(&text).map(|e| vec![Some(e)])).transpose()?;
+    schema.deletes = deletes.iter().any(Option::is_some).then_some(deletes);
     table.declared = Some(Arc::new(schema));
-    if let Some((root, deleted)) = wire.iceberg {
-        let deleted = deleted
-            .map(|bytes| {
-                RoaringTreemap::deserialize_from(bytes.as_slice())
-                    .map(Arc::new)
-                    .map_err(|e| invalid(format!("deleted positions that do not decode: {e}")))
-            })
-            .transpose()?;
+    if let Some(root) = iceberg_root {
         table.format = TableFormat::Iceberg;
-        table.iceberg = Some(Arc::new(IcebergTable::planned_elsewhere(root.into_location(storage)?, deleted)));
+        table.iceberg = Some(Arc::new(IcebergTable::planned_elsewhere(root, deleted_positions)));
     }
     Ok(table)
 }
@@ -196,7 +245,7 @@ mod tests {
     #[test]
     fn damaged_or_foreign_bytes_are_refused() {
         let storage = Storage::default();
-        assert!(from_bytes(b"PQSFTASK not a piece", &storage).unwrap_err().to_string().contains("table piece"));
+        assert!(from_bytes(&[b"PQSFTASK not a piece"], &storage).unwrap_err().to_string().contains("table piece"));
         let path = std::env::temp_dir().join("pqsift_table_piece_test.parquet");
         let batch = arrow::array::RecordBatch::try_from_iter([(
             "id",
@@ -209,9 +258,9 @@ mod tests {
         writer.close().unwrap();
         let scan = Scan::new(vec![path], None, None, crate::planning::scan::ScanOptions::default()).unwrap();
         let mut bytes = to_bytes(&scan, &[0]).unwrap().remove(0);
-        assert_eq!(from_bytes(&bytes, &storage).unwrap().files.len(), 1);
+        assert_eq!(from_bytes(&[&bytes], &storage).unwrap().files.len(), 1);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
-        assert!(from_bytes(&bytes, &storage).unwrap_err().to_string().contains("checksum"));
+        assert!(from_bytes(&[&bytes], &storage).unwrap_err().to_string().contains("checksum"));
     }
 }

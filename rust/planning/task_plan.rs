@@ -351,7 +351,7 @@ struct WireRowGroup {
 
 /// A location without its store client (built again, with the task's storage options),
 /// an object's size and version kept so that reading it needs no `HEAD`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, PartialEq, Clone)]
 pub(crate) enum WireLocation {
     /// A local path's bytes (any file name, UTF-8 or not).
     Local(Vec<u8>),

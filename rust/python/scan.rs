@@ -48,7 +48,7 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, options=None, *, order_by=None, top_n_limit=None,
-                        partition_values=None, declared_schema=None, deletion_vector=None, table_piece=None,
+                        partition_values=None, declared_schema=None, deletion_vector=None, table_pieces=None,
                         defer_manifests_above=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
@@ -62,7 +62,7 @@ impl PyScan {
         partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
-        table_piece: Option<Vec<u8>>,
+        table_pieces: Option<Vec<Vec<u8>>>,
         defer_manifests_above: Option<usize>,
     ) -> PyResult<Self> {
         let given = options.unwrap_or_default();
@@ -125,12 +125,19 @@ impl PyScan {
             };
             let deletion_vector = deletion_vector
                 .map(|(root, descriptor)| {
-                    Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, descriptor))
+                    Ok::<_, crate::PqsiftError>((Location::from_user(&root, &storage)?, vec![Some(descriptor)]))
                 })
                 .transpose()?;
-            // A stripe of an Iceberg snapshot's manifests comes in a table piece's place.
-            let (table_piece, manifest_piece) = match table_piece {
-                Some(bytes) if is_manifest_piece(&bytes) => (None, Some(ManifestPiece::from_bytes(&bytes, &storage)?)),
+            // A stripe of an Iceberg snapshot's manifests comes alone in the table pieces' place.
+            let (table_pieces, manifest_piece) = match table_pieces {
+                Some(pieces) if pieces.iter().any(|bytes| is_manifest_piece(bytes)) => match pieces.as_slice() {
+                    [bytes] => (None, Some(ManifestPiece::from_bytes(bytes, &storage)?)),
+                    _ => {
+                        return Err(crate::PqsiftError::TaskPlan(
+                            "a manifest piece is read alone, not with other pieces".into(),
+                        ));
+                    }
+                },
                 other => (other, None),
             };
             if let Some(piece) = &manifest_piece
@@ -143,12 +150,14 @@ impl PyScan {
                 )));
             }
             let table = match (partition_values, declared_schema) {
-                // One file of a table planned elsewhere, as the driver's metadata left it.
-                _ if table_piece.is_some() => {
-                    let table = table_piece::from_bytes(table_piece.as_deref().unwrap_or_default(), &storage)?;
-                    if sources.len() != 1 || sources[0].to_string() != table.files[0].to_string() {
+                // Files of a table planned elsewhere, as the driver's metadata left them.
+                _ if table_pieces.is_some() => {
+                    let table = table_piece::from_bytes(table_pieces.as_deref().unwrap_or_default(), &storage)?;
+                    let named = |files: &[Location]| files.iter().map(ToString::to_string).collect::<Vec<_>>();
+                    if named(&sources) != named(&table.files) {
                         return Err(crate::PqsiftError::TaskPlan(format!(
-                            "a table piece of {} read as {} source(s)",
+                            "table pieces of {} file(s), from {}, read as {} source(s)",
+                            table.files.len(),
                             table.files[0],
                             sources.len()
                         )));
@@ -441,7 +450,7 @@ impl PyScan {
     }
 
     /// Per `(positions in deferred_manifests, stripe index, stripe count)`, a manifest
-    /// piece (see `manifest_piece`) for a task to read as `table_piece`, its source the
+    /// piece (see `manifest_piece`) for a task to read as `table_pieces=[piece]`, its source the
     /// metadata file (`manifest_piece_source`).
     fn manifest_pieces<'py>(
         &self,

@@ -241,9 +241,16 @@ def _row_reader(
         totals["time_task_planning_s"] = 0.0
         totals["files_skipped"] = []
         try:
-            for row in rows:
-                for batch in _read_row(
-                    row, column_list, filter, settings, partition_schema, table, ignore_corrupt_files, totals
+            for scanned_together in _scans(rows, together=not ignore_corrupt_files):
+                for batch in _read_rows(
+                    scanned_together,
+                    column_list,
+                    filter,
+                    settings,
+                    partition_schema,
+                    table,
+                    ignore_corrupt_files,
+                    totals,
                 ):
                     yield batch if metrics_schema is None else _with_metrics_column(batch)
         finally:
@@ -270,8 +277,37 @@ def _metrics_row(schema: pa.Schema, totals: dict[str, Any]) -> pa.RecordBatch:
     )
 
 
-def _read_row(
-    row: dict[str, Any],
+def _scans(rows: Iterable[dict[str, Any]], together: bool) -> Iterator[list[dict[str, Any]]]:
+    """The task rows in the scans that read them: with ``together``, consecutive whole files
+    the task plans itself (lazy planning) in one scan — planning and starting a stream per
+    file costs more than reading a small file, and a limit or top-k threshold then carries
+    from file to file — every other row alone. Apart, a corrupt file fails only its own
+    scan, which ``ignore_corrupt_files`` needs."""
+    group: list[dict[str, Any]] = []
+    for row in rows:
+        if together and _planned_by_task(row):
+            group.append(row)
+            continue
+        if group:
+            yield group
+            group = []
+        yield [row]
+    if group:
+        yield group
+
+
+def _planned_by_task(row: dict[str, Any]) -> bool:
+    """Whether a task row is a whole file whose table piece came with it (lazy planning)."""
+    return (
+        row.get("plan") is not None
+        and row.get("row_groups") is None
+        and row.get("range_start") is None
+        and row.get("range_length") is None
+    )
+
+
+def _read_rows(
+    rows: list[dict[str, Any]],
     columns: list[str] | None,
     filter: str | None,  # noqa: A002
     settings: dict[str, Any],
@@ -280,16 +316,20 @@ def _read_row(
     ignore_corrupt_files: bool,
     totals: dict[str, Any],
 ) -> Iterator[pa.RecordBatch]:
-    path = row.get("path")
-    if not isinstance(path, str):
-        raise ValueError(f"a task row needs a string 'path', got {row!r}")
+    """Reads task rows in one scan: one row, or several that :func:`_scans` put together."""
+    paths: list[str] = []
+    for row in rows:
+        if not isinstance(row.get("path"), str):
+            raise ValueError(f"a task row needs a string 'path', got {row!r}")
+        paths.append(row["path"])
+    row, path = rows[0], paths[0]
     if row.get("plan") is not None and row.get("row_groups") is not None:
         yield from _read_planned(path, row["plan"], len(row["row_groups"]), settings, ignore_corrupt_files, totals)
         return
     options = dict(settings)
     if row.get("plan") is not None:
-        # Lazy planning: what the table's metadata says of the file came with it.
-        planned_elsewhere: dict[str, Any] = {"table_piece": row["plan"]}
+        # Lazy planning: what the table's metadata says of each file came with it.
+        planned_elsewhere: dict[str, Any] = {"table_pieces": [r["plan"] for r in rows]}
     else:
         planned_elsewhere = table.planned_elsewhere(row.get("deletion_vector"))
         if partition_schema:
@@ -305,7 +345,7 @@ def _read_row(
         options["file_range"] = (start, int(length) if length is not None else 1 << 62)
     task_scan = None
     try:
-        task_scan = _scan(path, columns, filter, options, **planned_elsewhere)
+        task_scan = _scan(paths, columns, filter, options, **planned_elsewhere)
         # Without a batch_size asked for, the batches as decoded (at most `decode_bytes`):
         # each batch crossing into the JVM costs ~0.15 ms, 4M rows handed over in 8,192-row
         # batches ~80 ms more than in whole ones.
@@ -333,7 +373,7 @@ def _read_planned(
     read_options = {name: value for name, value in settings.items() if name in READ_OPTIONS}
     read_options["order_by"] = _order_by(read_options.get("order_by"))
     if "batch_size" not in settings:
-        # The batches as decoded (see `_read_row`).
+        # The batches as decoded (see `_read_rows`).
         read_options["batch_size"] = _WHOLE_BATCH_ROWS
     stream = None
     loading = 0.0

@@ -31,40 +31,48 @@ use crate::table::schema_adapter::{DeclaredSchema, find_field};
 
 /// Files of a Delta table planned elsewhere (a Spark task): `table` (its files and
 /// partition values) read with the declared schema of
-/// [`DeclaredSchema::to_text`] and, for a table of one file, that file's deletion vector
-/// (the table's root, the log's descriptor as JSON).
+/// [`DeclaredSchema::to_text`] and, when any has one, the files' deletion vectors (the
+/// table's root, then per file the log's descriptor as JSON).
 pub fn planned_delta_table(
     mut table: Table,
     declared_schema: &str,
-    deletion_vector: Option<(Location, String)>,
+    deletion_vectors: Option<(Location, Vec<Option<String>>)>,
 ) -> Result<Table> {
     let declared = DeclaredSchema::from_text(&table.name, declared_schema)?;
     if !declared.schema_string.is_empty() {
         table.format = TableFormat::Delta; // not the scan schema of plain files
     }
     table.declared = Some(Arc::new(declared));
-    if let Some((table_root, descriptor)) = deletion_vector {
-        let [path] = table.files.as_slice() else {
+    if let Some((table_root, descriptors)) = deletion_vectors {
+        if descriptors.len() != table.files.len() {
             return Err(PqsiftError::filter(format!(
-                "a deletion vector is given for one file, the scan has {}",
+                "deletion vectors are given for {} file(s), the scan has {}",
+                descriptors.len(),
                 table.files.len()
             )));
-        };
-        let descriptor = serde_json::from_str(&descriptor).map_err(|e| {
-            PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}"))
-        })?;
-        let file = DeltaFile {
-            path: path.clone(),
-            size: 0,
-            partition_values: Default::default(),
-            stats: Default::default(),
-            deletion_vector: Some(descriptor),
-            modification_time: 0,
-        };
+        }
+        let files = table
+            .files
+            .iter()
+            .zip(descriptors)
+            .map(|(path, descriptor)| {
+                let deletion_vector = descriptor.map(|text| serde_json::from_str(&text)).transpose().map_err(|e| {
+                    PqsiftError::table(&table_root, format!("a deletion vector descriptor that does not parse: {e}"))
+                })?;
+                Ok(DeltaFile {
+                    path: path.clone(),
+                    size: 0,
+                    partition_values: Default::default(),
+                    stats: Default::default(),
+                    deletion_vector,
+                    modification_time: 0,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         table.delta = Some(Arc::new(DeltaTable {
             table_root,
             version: 0,
-            files: vec![file],
+            files,
             replay: LogReplayMetrics::default(),
             string_prefix_length: 32,
         }));

@@ -168,11 +168,11 @@ impl IcebergTable {
         })
     }
 
-    /// One file of a table whose metadata another process read and pruned on (a Spark
-    /// task planning a file the driver left it, see
-    /// [`table_piece`](crate::planning::table_piece)): the positions its deletes delete,
-    /// and no manifest entry — the file was kept on it already.
-    pub fn planned_elsewhere(table_root: Location, deleted: Option<Arc<RoaringTreemap>>) -> Self {
+    /// Files of a table whose metadata another process read and pruned on (a Spark task
+    /// planning the files the driver left it, see
+    /// [`table_piece`](crate::planning::table_piece)): per file the positions its deletes
+    /// delete, and no manifest entry — the files were kept on them already.
+    pub fn planned_elsewhere(table_root: Location, deleted_positions: Vec<Option<Arc<RoaringTreemap>>>) -> Self {
         Self {
             metadata_file: table_root.clone(),
             table_root,
@@ -180,7 +180,7 @@ impl IcebergTable {
             snapshot_id: None,
             specs: Arc::from(Vec::new()),
             files: Vec::new(),
-            deleted_positions: vec![deleted],
+            deleted_positions,
             read: IcebergReadMetrics::default(),
             deferred: DeferredManifests::default(),
         }
