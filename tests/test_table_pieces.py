@@ -113,3 +113,25 @@ def test_pieces_must_match_their_sources_and_come_from_one_table(tmp_path: Path)
         _core.Scan([*paths, *hive_paths], table_pieces=[*pieces, *hive_pieces])
     with pytest.raises(PqsiftError, match="no table piece"):
         _core.Scan([], table_pieces=[])
+
+
+def test_a_task_scans_its_lazy_files_together_and_every_other_row_alone() -> None:
+    from pqsift.spark.reader import SCAN_FILES_TOGETHER, _scans
+
+    def lazy(name: str) -> dict[str, Any]:
+        return {"path": name, "plan": b"piece", "row_groups": None}
+
+    ranged = {"path": "big", "plan": b"piece", "row_groups": None, "range_start": 0, "range_length": 10}
+    planned = {"path": "p", "plan": b"plan", "row_groups": [0]}
+    rows = [
+        lazy("a"),
+        lazy("b"),
+        ranged,
+        lazy("c"),
+        planned,
+        *(lazy(f"m{i}") for i in range(SCAN_FILES_TOGETHER + 1)),
+    ]
+    groups = [[row["path"] for row in group] for group in _scans(rows, together=True)]
+    many = [f"m{i}" for i in range(SCAN_FILES_TOGETHER + 1)]
+    assert groups == [["a", "b"], ["big"], ["c"], ["p"], many[:-1], many[-1:]]
+    assert all(len(group) == 1 for group in _scans(rows, together=False))

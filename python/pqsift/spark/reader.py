@@ -277,15 +277,23 @@ def _metrics_row(schema: pa.Schema, totals: dict[str, Any]) -> pa.RecordBatch:
     )
 
 
+#: At most this many files a task plans itself are scanned together: a scan keeps the
+#: footers of its files until it ends, and a footer of thousands of columns takes megabytes.
+SCAN_FILES_TOGETHER = 64
+
+
 def _scans(rows: Iterable[dict[str, Any]], together: bool) -> Iterator[list[dict[str, Any]]]:
     """The task rows in the scans that read them: with ``together``, consecutive whole files
-    the task plans itself (lazy planning) in one scan — planning and starting a stream per
-    file costs more than reading a small file, and a limit or top-k threshold then carries
-    from file to file — every other row alone. Apart, a corrupt file fails only its own
-    scan, which ``ignore_corrupt_files`` needs."""
+    the task plans itself (lazy planning), up to :data:`SCAN_FILES_TOGETHER`, in one scan —
+    planning and starting a stream per file costs more than reading a small file, and a
+    limit or top-k threshold then carries from file to file — every other row alone. Apart,
+    a corrupt file fails only its own scan, which ``ignore_corrupt_files`` needs."""
     group: list[dict[str, Any]] = []
     for row in rows:
         if together and _planned_by_task(row):
+            if len(group) == SCAN_FILES_TOGETHER:
+                yield group
+                group = []
             group.append(row)
             continue
         if group:
