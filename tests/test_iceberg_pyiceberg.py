@@ -560,6 +560,15 @@ def test_manifests_decoded_once_serve_later_scans(tmp_path: Path) -> None:
     assert same(after.to_table(), oracle(pqsift.scan(root).to_table(), "qty > 20"))
     pqsift._core.clear_metadata_cache()
     assert pqsift.scan(root, filter="qty > 20").metrics["iceberg_manifests_cached"] == 0
+    # The manifest the driver samples for distributed planning (the data files' mean size)
+    # is cached as any other: the tasks' scan of it does not read it again.
+    pqsift._core.clear_metadata_cache()
+    deferred = pqsift._core.Scan([root], defer_manifests_above=0)
+    manifests, mean_bytes = deferred.deferred_manifests
+    assert len(manifests) == 4 and mean_bytes is not None and mean_bytes > 0
+    first_only = deferred.manifest_pieces([([0], 0, 1)])
+    task = pqsift._core.Scan([deferred.manifest_piece_source], table_pieces=first_only)
+    assert task.metrics()["iceberg_manifests_cached"] == 1
 
 
 def test_manifests_are_skipped_on_their_bucket_summaries(tmp_path: Path) -> None:

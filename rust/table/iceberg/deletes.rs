@@ -53,19 +53,20 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
     let mut paths = Vec::with_capacity(equality_ids.len());
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(equality_ids.len());
     for &id in equality_ids {
-        let (path, field) = field_by_id(table.fields(), id).ok_or_else(|| {
-            format!("equality column id {id} is not a column of the table, nor a field of its structs")
-        })?;
+        let (path, field) =
+            index_path(table.fields(), &Sought::Id(id)).and_then(|at| field_at(table.fields(), &at)).ok_or_else(
+                || format!("equality column id {id} is not a column of the table, nor a field of its structs"),
+            )?;
         let name = path.join(".");
         if !PartitionValues::has_literals(field.data_type()) {
             return Err(format!("equality deletes on column {name} of type {} are not applied yet", field.data_type()));
         }
         let schema = deleted.schema();
-        let column = match column_by_id(schema.fields(), deleted.columns(), id)? {
-            Some(column) => Some(column),
-            None => column_by_path(schema.fields(), deleted.columns(), &path)?,
-        }
-        .ok_or_else(|| format!("the delete file has no column with field id {id} ({name})"))?;
+        // By field id, or by names in a delete file without ids.
+        let at = index_path(schema.fields(), &Sought::Id(id))
+            .or_else(|| index_path(schema.fields(), &Sought::Names(&path)))
+            .ok_or_else(|| format!("the delete file has no column with field id {id} ({name})"))?;
+        let column = column_at(deleted.columns(), &at)?;
         // Read as Iceberg stores the column (a uuid's 16 bytes), then as it is declared.
         let stored = cast(&column, &stored_type(field))
             .map_err(|e| format!("the delete file's column {name} does not read as {}: {e}", field.data_type()))?;
@@ -119,50 +120,64 @@ pub fn deleted_rows_predicate(table: &Schema, equality_ids: &[i32], deleted: &Re
     Ok(Expr::Not(Box::new(balanced(tuples, Expr::Or))))
 }
 
-/// The field with id `id` among `fields` or the fields of their structs (equality ids
-/// never name a field inside a list or a map), with the names on its path.
-fn field_by_id(fields: &Fields, id: i32) -> Option<(Vec<String>, &FieldRef)> {
-    fields.iter().find_map(|field| {
-        if field_id(field) == Some(id) {
-            return Some((vec![field.name().clone()], field));
-        }
-        let DataType::Struct(children) = field.data_type() else { return None };
-        let (mut path, found) = field_by_id(children, id)?;
-        path.insert(0, field.name().clone());
-        Some((path, found))
-    })
+/// A field looked for among a schema's fields and the fields of their structs.
+enum Sought<'a> {
+    /// By its field id (equality ids never name a field inside a list or a map).
+    Id(i32),
+    /// By the names on its path, from the top (a file without field ids).
+    Names(&'a [String]),
 }
 
-/// The values of the field with id `id` among `columns` (of `fields`) or within their
-/// structs, NULL wherever a struct holding it is NULL.
-fn column_by_id(fields: &Fields, columns: &[ArrayRef], id: i32) -> Result<Option<ArrayRef>, String> {
-    for (field, column) in fields.iter().zip(columns) {
-        if field_id(field) == Some(id) {
-            return Ok(Some(Arc::clone(column)));
-        }
-        if let DataType::Struct(children) = field.data_type() {
-            let parent = column.as_struct();
-            if let Some(child) = column_by_id(children, parent.columns(), id)? {
-                return with_parent_nulls(child, parent).map(Some);
+/// The positions from the top of the field `sought` among `fields` or within their
+/// structs: `[2, 0]` is the first field of the struct that is the third top-level field.
+fn index_path(fields: &Fields, sought: &Sought) -> Option<Vec<usize>> {
+    let (position, rest) = match sought {
+        Sought::Id(id) => fields.iter().enumerate().find_map(|(k, field)| {
+            if field_id(field) == Some(*id) {
+                return Some((k, None));
+            }
+            let DataType::Struct(children) = field.data_type() else { return None };
+            Some((k, Some(index_path(children, sought)?)))
+        })?,
+        Sought::Names(names) => {
+            let (name, below) = names.split_first()?;
+            let k = fields.iter().position(|f| f.name() == name)?;
+            match (below.is_empty(), fields[k].data_type()) {
+                (true, _) => (k, None),
+                (false, DataType::Struct(children)) => (k, Some(index_path(children, &Sought::Names(below))?)),
+                (false, _) => return None,
             }
         }
-    }
-    Ok(None)
+    };
+    let mut path = vec![position];
+    path.extend(rest.unwrap_or_default());
+    Some(path)
 }
 
-/// The values at `path` (by names) among `columns`, for a delete file without field ids.
-fn column_by_path(fields: &Fields, columns: &[ArrayRef], path: &[String]) -> Result<Option<ArrayRef>, String> {
-    let Some((name, rest)) = path.split_first() else { return Ok(None) };
-    let Some(k) = fields.iter().position(|f| f.name() == name) else { return Ok(None) };
-    if rest.is_empty() {
-        return Ok(Some(Arc::clone(&columns[k])));
+/// The field at `indices` (an [`index_path`] of `fields`), with the names on its path.
+fn field_at<'a>(fields: &'a Fields, indices: &[usize]) -> Option<(Vec<String>, &'a FieldRef)> {
+    let (&first, below) = indices.split_first()?;
+    let mut field = fields.get(first)?;
+    let mut names = vec![field.name().clone()];
+    for &k in below {
+        let DataType::Struct(children) = field.data_type() else { return None };
+        field = children.get(k)?;
+        names.push(field.name().clone());
     }
-    let DataType::Struct(children) = fields[k].data_type() else { return Ok(None) };
-    let parent = columns[k].as_struct();
-    match column_by_path(children, parent.columns(), rest)? {
-        Some(child) => with_parent_nulls(child, parent).map(Some),
-        None => Ok(None),
+    Some((names, field))
+}
+
+/// The values at `indices` (an [`index_path`] of the columns' fields), NULL wherever a
+/// struct holding them is NULL.
+fn column_at(columns: &[ArrayRef], indices: &[usize]) -> Result<ArrayRef, String> {
+    let not_there = || format!("no column at {indices:?}");
+    let (&first, below) = indices.split_first().ok_or_else(not_there)?;
+    let column = columns.get(first).ok_or_else(not_there)?;
+    if below.is_empty() {
+        return Ok(Arc::clone(column));
     }
+    let parent = column.as_struct_opt().ok_or_else(not_there)?;
+    with_parent_nulls(column_at(parent.columns(), below)?, parent)
 }
 
 /// `child` NULL also where its struct `parent` is (a struct's children keep their own

@@ -168,36 +168,12 @@ pub fn open_iceberg_table(
                 manifests.into_iter().filter(|m| !is_data(m) || named.contains(m.path.as_str())).collect()
             }
         };
-        let locations = manifests.iter().map(|m| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
-        // Manifests decoded by an earlier scan in the process are not read again.
-        let cache = ManifestCache::global();
-        let spec_of = |m: &ManifestFile| snapshot.manifest_list.is_some().then_some(m.spec_id);
-        let keys: Vec<Option<ManifestKey>> =
-            manifests.iter().zip(&locations).map(|(m, l)| ManifestKey::of(l, m, spec_of(m))).collect();
-        let mut decoded: Vec<Option<Arc<Vec<DataFile>>>> =
-            keys.iter().map(|key| key.as_ref().and_then(|key| cache.get(key))).collect();
-        let missing: Vec<usize> = (0..manifests.len()).filter(|&k| decoded[k].is_none()).collect();
-        let to_read: Vec<Location> = missing.iter().map(|&k| locations[k].clone()).collect();
-        let contents = read_many(&to_read).map_err(|e| PqsiftError::table(&root, format!("reading manifests: {e}")))?;
+        let listed = snapshot.manifest_list.is_some();
+        let (decoded, cached) = decode_manifests(&paths, &manifests, listed)?;
         read.manifests_read = manifests.len() as u64;
-        read.manifests_cached = (manifests.len() - missing.len()) as u64;
-        let schemas = SchemaCache::default();
-        let decode = |i: usize| {
-            crate::interrupt::check()?;
-            let k = missing[i];
-            let manifest = &manifests[k];
-            read_manifest(&root, &locations[k], &contents[i], spec_of(manifest), manifest.sequence_number, &schemas)
-        };
-        for (i, files) in in_parallel(missing.len(), decode)?.into_iter().enumerate() {
-            let k = missing[i];
-            let files = Arc::new(files);
-            if let Some(key) = &keys[k] {
-                cache.insert(key.clone(), Arc::clone(&files));
-            }
-            decoded[k] = Some(files);
-        }
+        read.manifests_cached = cached as u64;
         let mut data_position = 0;
-        for file in decoded.iter().flatten().flat_map(|files| files.iter()) {
+        for file in decoded.iter().flat_map(|files| files.iter()) {
             match file.content {
                 FileContent::Data => {
                     if selection.keeps(data_position) {
@@ -260,15 +236,50 @@ pub fn open_iceberg_table(
     })
 }
 
-/// The mean size of the data files `manifest` lists, read to size the tasks that read a
-/// snapshot's deferred manifests (`None`: it lists none).
-fn mean_file_bytes(paths: &Paths, manifest: &ManifestFile, listed: bool) -> Result<Option<u64>> {
+/// The entries of `manifests` (of a manifest list if `listed`, which gives their specs),
+/// and how many of them came from the process's [`ManifestCache`]: a manifest decoded by
+/// an earlier scan is not read again, and one decoded here is kept for later scans.
+fn decode_manifests(
+    paths: &Paths,
+    manifests: &[ManifestFile],
+    listed: bool,
+) -> Result<(Vec<Arc<Vec<DataFile>>>, usize)> {
     let root = &paths.root;
-    let location = paths.resolve(&manifest.path, "manifest")?;
-    let bytes = read_all(&location).map_err(|e| PqsiftError::table(root, format!("{location}: {e}")))?;
-    let spec_id = listed.then_some(manifest.spec_id);
-    let files = read_manifest(root, &location, &bytes, spec_id, manifest.sequence_number, &SchemaCache::default())?;
-    let sizes: Vec<u64> = files.iter().map(|f| u64::try_from(f.file_size).unwrap_or(0)).collect();
+    let locations = manifests.iter().map(|m| paths.resolve(&m.path, "manifest")).collect::<Result<Vec<_>>>()?;
+    let cache = ManifestCache::global();
+    let spec_of = |m: &ManifestFile| listed.then_some(m.spec_id);
+    let keys: Vec<Option<ManifestKey>> =
+        manifests.iter().zip(&locations).map(|(m, l)| ManifestKey::of(l, m, spec_of(m))).collect();
+    let mut decoded: Vec<Option<Arc<Vec<DataFile>>>> =
+        keys.iter().map(|key| key.as_ref().and_then(|key| cache.get(key))).collect();
+    let missing: Vec<usize> = (0..manifests.len()).filter(|&k| decoded[k].is_none()).collect();
+    let to_read: Vec<Location> = missing.iter().map(|&k| locations[k].clone()).collect();
+    let contents = read_many(&to_read).map_err(|e| PqsiftError::table(root, format!("reading manifests: {e}")))?;
+    let schemas = SchemaCache::default();
+    let decode = |i: usize| {
+        crate::interrupt::check()?;
+        let k = missing[i];
+        let manifest = &manifests[k];
+        read_manifest(root, &locations[k], &contents[i], spec_of(manifest), manifest.sequence_number, &schemas)
+    };
+    for (i, files) in in_parallel(missing.len(), decode)?.into_iter().enumerate() {
+        let k = missing[i];
+        let files = Arc::new(files);
+        if let Some(key) = &keys[k] {
+            cache.insert(key.clone(), Arc::clone(&files));
+        }
+        decoded[k] = Some(files);
+    }
+    let cached = manifests.len() - missing.len();
+    Ok((decoded.into_iter().map(|files| files.expect("every manifest decoded")).collect(), cached))
+}
+
+/// The mean size of the data files `manifest` lists, read (and cached, as any manifest
+/// a scan reads) to size the tasks that read a snapshot's deferred manifests (`None`: it
+/// lists none).
+fn mean_file_bytes(paths: &Paths, manifest: &ManifestFile, listed: bool) -> Result<Option<u64>> {
+    let (decoded, _) = decode_manifests(paths, std::slice::from_ref(manifest), listed)?;
+    let sizes: Vec<u64> = decoded[0].iter().map(|f| u64::try_from(f.file_size).unwrap_or(0)).collect();
     Ok((!sizes.is_empty()).then(|| sizes.iter().sum::<u64>() / sizes.len() as u64))
 }
 
