@@ -1,8 +1,9 @@
 """pqsift side by side with pyarrow.dataset, DuckDB, Polars and DataFusion on the same files.
 
 Run with ``make bench-peers`` (installs the peers into the project's venv first; options
-through ``ARGS``, e.g. ``make bench-peers ARGS=--quick``). Two datasets, ``--dataset
-peers|events|all`` (default ``all``), each written if absent (deterministic, ~1 minute):
+through ``ARGS``, e.g. ``make bench-peers ARGS=--quick``). Three datasets, ``--dataset
+peers|events|events-v2|all`` (default ``all``), each written if absent (deterministic, ~1
+minute):
 
 - ``peers`` (``data/bench``): 4,000,000 rows in 8 files — a sorted timestamp, a
   high-cardinality id with a bloom filter, low-cardinality strings, numeric columns with
@@ -14,6 +15,10 @@ peers|events|all`` (default ``all``), each written if absent (deterministic, ~1 
   country and kind, a referrer that is null in ~30% of rows); zstd, page index on, pages of
   <= 20,000 rows (parquet-mr's default), no bloom filter. Seven shapes: the five kinds of
   ``peers`` plus a projection of the text-heavy columns and one of the numeric-heavy ones.
+- ``events-v2`` (``data/bench-events-v2``): the same rows and shapes written with Parquet v2
+  settings (:data:`V2_ENCODINGS`: v2 data pages, DELTA_BINARY_PACKED integers,
+  BYTE_STREAM_SPLIT floats, DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY strings, a dictionary
+  only for ``country`` and ``kind``).
 
 Every shape is timed with every engine at each thread count of ``--threads`` (default
 ``2,1``), in ``--passes`` passes over the engines (default 2), each engine taking a warm-up
@@ -84,7 +89,7 @@ EVENT_ROW_GROUP_ROWS = 1_000_000
 EVENT_DAYS = 30
 
 QUICK_DIVISOR = 8  # --quick: datasets of 1/8 the rows (and row groups of 1/8 the rows)
-DATASETS = ("peers", "events")
+DATASETS = ("peers", "events", "events-v2")
 PEER_ORDER = ("pyarrow.dataset", "duckdb", "polars", "datafusion")
 
 
@@ -308,8 +313,10 @@ def write_events(
     files: int = EVENT_FILES,
     rows_per_file: int = EVENT_ROWS_PER_FILE,
     row_group_rows: int = EVENT_ROW_GROUP_ROWS,
+    parquet_v2: bool = False,
 ) -> None:
-    """The `events` dataset (see the module's docstring), sorted by ts over EVENT_DAYS days."""
+    """The `events` dataset (see the module's docstring), sorted by ts over EVENT_DAYS days;
+    with `parquet_v2`, the same rows written as `events-v2` (:data:`V2_ENCODINGS`)."""
     rng = np.random.default_rng(seed)
     root.mkdir(parents=True, exist_ok=True)
     vocabulary = _vocabulary(rng)
@@ -379,6 +386,9 @@ def write_events(
                 "message": _messages(rng, corpus, n),
             }
         )
+        v2: dict[str, Any] = {}
+        if parquet_v2:
+            v2 = {"data_page_version": "2.0", "use_dictionary": V2_DICTIONARY, "column_encoding": V2_ENCODINGS}
         pq.write_table(
             table,
             root / f"part-{f:03d}.parquet",
@@ -386,7 +396,23 @@ def write_events(
             write_page_index=True,
             max_rows_per_page=20_000,
             compression="zstd",
+            **v2,
         )
+
+
+#: `events-v2`: what writers with Parquet v2 settings produce (parquet-mr's v2 writer, Spark
+#: with `parquet.writer.version=v2`, pyarrow asked for them): v2 data pages, integers and
+#: timestamps DELTA_BINARY_PACKED, floats BYTE_STREAM_SPLIT, free text
+#: DELTA_LENGTH_BYTE_ARRAY, URLs and other prefix-sharing strings DELTA_BYTE_ARRAY, booleans
+#: RLE; only the low-cardinality strings keep a dictionary.
+V2_DICTIONARY = ["country", "kind"]
+V2_ENCODINGS = {
+    **dict.fromkeys(["ts", "event_id", "user_id", "session_id", "duration_ms", "status", "quantity"], "DELTA_BINARY_PACKED"),
+    "amount": "BYTE_STREAM_SPLIT",
+    "message": "DELTA_LENGTH_BYTE_ARRAY",
+    **dict.fromkeys(["url", "user_agent", "referrer"], "DELTA_BYTE_ARRAY"),
+    **dict.fromkeys(["is_mobile", "is_bot"], "RLE"),
+}
 
 
 EVENT_NUMERIC = ["ts", "event_id", "user_id", "session_id", "amount", "duration_ms", "status", "quantity", "is_mobile", "is_bot"]
@@ -451,8 +477,11 @@ class Dataset:
             return
         print(f"writing {self.name}: {self.files} files x {self.rows_per_file:,} rows to {self.root} ...", flush=True)
         started = time.perf_counter()
-        write = write_dataset if self.name == "peers" else write_events
-        write(self.root, files=self.files, rows_per_file=self.rows_per_file, row_group_rows=self.row_group_rows)
+        sizes = {"files": self.files, "rows_per_file": self.rows_per_file, "row_group_rows": self.row_group_rows}
+        if self.name == "peers":
+            write_dataset(self.root, **sizes)
+        else:
+            write_events(self.root, **sizes, parquet_v2=self.name == "events-v2")
         print(f"  written in {time.perf_counter() - started:.1f} s", flush=True)
 
     def describe(self) -> dict[str, Any]:
@@ -479,6 +508,9 @@ def datasets(args: argparse.Namespace) -> list[Dataset]:
     known = {
         "peers": Dataset("peers", args.data, FILES, ROWS_PER_FILE // quick, ROW_GROUP_ROWS // quick),
         "events": Dataset("events", args.events_data, EVENT_FILES, EVENT_ROWS_PER_FILE // quick, EVENT_ROW_GROUP_ROWS // quick),
+        "events-v2": Dataset(
+            "events-v2", args.events_v2_data, EVENT_FILES, EVENT_ROWS_PER_FILE // quick, EVENT_ROW_GROUP_ROWS // quick
+        ),
     }
     names = DATASETS if args.dataset == "all" else (args.dataset,)
     return [known[name] for name in names]
@@ -747,6 +779,8 @@ def spawn(args: argparse.Namespace, threads: int) -> list[dict[str, Any]]:
             str(args.data),
             "--events-data",
             str(args.events_data),
+            "--events-v2-data",
+            str(args.events_v2_data),
             "--repeat",
             str(args.repeat),
             "--passes",
@@ -915,6 +949,7 @@ def main() -> None:
     parser.add_argument("--threads", default="2,1", help="thread counts, each run in a process of its own (default: 2,1)")
     parser.add_argument("--data", type=Path, default=None, help="the peers dataset (default: data/bench)")
     parser.add_argument("--events-data", type=Path, default=None, help="the events dataset (default: data/bench-events)")
+    parser.add_argument("--events-v2-data", type=Path, default=None, help="the events-v2 dataset (default: data/bench-events-v2)")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs after the warm-up (default: 3; --quick: 1)")
     parser.add_argument("--passes", type=int, default=None, help="passes over the engines, each a warm-up and --repeat runs per engine (default: 2; --quick: 1)")
     parser.add_argument("--json", type=Path, default=None, help="default: benches/results/peers.json")
@@ -933,6 +968,7 @@ def main() -> None:
     suffix = "-quick" if args.quick else ""
     args.data = args.data or Path(f"data/bench{suffix}")
     args.events_data = args.events_data or Path(f"data/bench-events{suffix}")
+    args.events_v2_data = args.events_v2_data or Path(f"data/bench-events-v2{suffix}")
     args.repeat = args.repeat or (1 if args.quick else 3)
     args.passes = args.passes or (1 if args.quick else 2)
     results = Path("benches/out" if args.quick else "benches/results")
