@@ -190,10 +190,14 @@ pub struct FileReader {
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
     /// The metadata decoding strings as dictionaries or views (see
-    /// [`FileReader::decode_metadata`]), per set of all-dictionary-encoded chunks and
-    /// choice of views.
-    decode_metadata: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Option<ArrowReaderMetadata>>>,
+    /// [`FileReader::decode_metadata`]), per way the string chunks decode and choice of
+    /// views.
+    decode_metadata: std::sync::Mutex<DecodeMetadataCache>,
 }
+
+/// See [`FileReader::decode_metadata`]: `None` where the crate refused the hint.
+type DecodeMetadataCache =
+    std::collections::HashMap<(Vec<crate::reading::string_views::ChunkStrings>, bool), Option<ArrowReaderMetadata>>;
 
 /// A file a [`FileReader`] reads: an object in a store, or a local file opened on first
 /// use and closed on [`Handle::release`] (bytes read through released descriptors kept).
@@ -973,16 +977,15 @@ impl FileReader {
     /// [`decode_schema`](crate::reading::string_views::decode_schema)); `None` when nothing
     /// changes or the crate refuses the hint.
     fn decode_metadata(&self, row_group: usize, views: bool) -> Option<ArrowReaderMetadata> {
-        use crate::reading::string_views::{decode_schema, dictionary_columns};
+        use crate::reading::string_views::{decode_schema, string_columns};
         let schema = self.metadata.schema();
-        let mut key =
-            dictionary_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
-        key.push(views);
+        let strings =
+            string_columns(schema, self.metadata.parquet_schema(), self.metadata.metadata().row_group(row_group));
         let mut cached = self.decode_metadata.lock().unwrap_or_else(|p| p.into_inner());
         cached
-            .entry(key)
-            .or_insert_with_key(|key| {
-                let hinted = decode_schema(schema, &key[..key.len() - 1], views)?;
+            .entry((strings, views))
+            .or_insert_with_key(|(strings, views)| {
+                let hinted = decode_schema(schema, strings, *views)?;
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hinted);
                 ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
             })

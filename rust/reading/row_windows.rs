@@ -32,7 +32,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::Result;
 use crate::format::metadata::page_locations;
-use crate::reading::string_views::all_dictionary_encoded;
+use crate::reading::string_views::{ChunkStrings, chunk_strings};
 use crate::selection::RowSelection;
 
 /// Default of the read option `decode_bytes`: a row group estimated to decode to more than
@@ -65,8 +65,10 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
             let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
             let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
             let top_level = chunk.column_descr().path().parts().len() == 1;
-            let as_views =
-                views && chunk.column_type() == PhysicalType::BYTE_ARRAY && top_level && !all_dictionary_encoded(chunk);
+            let as_views = views
+                && chunk.column_type() == PhysicalType::BYTE_ARRAY
+                && top_level
+                && chunk_strings(chunk) == ChunkStrings::Views;
             match as_views {
                 true => (2.0 * decoded + 16.0 * values) / rows,
                 false => decoded / rows,

@@ -11,10 +11,13 @@
 //! ([`string_gather`](crate::reading::string_gather)).
 //!
 //! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
-//! dictionary instead ([`dictionary_columns`], [`decode_schema`]): 4-byte keys per row,
+//! dictionary instead ([`chunk_strings`], [`decode_schema`]): 4-byte keys per row,
 //! filtered as keys, a predicate evaluated once per entry, and the strings copied out of
 //! the dictionary only for the rows that survive. (Not for chunks that fall back to plain
-//! pages: the crate would hash every plain value back into a dictionary.)
+//! pages: the crate would hash every plain value back into a dictionary.) A chunk with
+//! DELTA_BYTE_ARRAY pages (prefix-compressed: each value is rebuilt from the one before)
+//! is decoded as plain strings: the crate writes its values out whatever the type, so views
+//! of them would only be copied once more.
 //!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
@@ -80,10 +83,32 @@ pub fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
     })
 }
 
+/// How the crate decodes a top-level string or binary column's chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChunkStrings {
+    /// Every data page dictionary-encoded: as an Arrow dictionary.
+    Dictionary,
+    /// As views where views are asked for (they point into the pages), else as stored.
+    Views,
+    /// As stored: DELTA_BYTE_ARRAY pages, whose values the crate writes out anyway.
+    Plain,
+}
+
+/// How the crate decodes `chunk` (of a top-level string or binary column).
+pub fn chunk_strings(chunk: &ColumnChunkMetaData) -> ChunkStrings {
+    if all_dictionary_encoded(chunk) {
+        ChunkStrings::Dictionary
+    } else if chunk.encodings().any(|e| e == Encoding::DELTA_BYTE_ARRAY) {
+        ChunkStrings::Plain
+    } else {
+        ChunkStrings::Views
+    }
+}
+
 /// Per top-level string or binary column of `schema` (a file's Arrow schema), in order,
-/// whether its chunk in `row_group` is all dictionary-encoded (a column of several leaves
-/// never is). One pass over the leaves: it runs for every decode.
-pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Vec<bool> {
+/// how its chunk in `row_group` is decoded ([`chunk_strings`]; a column of several leaves
+/// is never a dictionary). One pass over the leaves: it runs for every decode.
+pub fn string_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group: &RowGroupMetaData) -> Vec<ChunkStrings> {
     // Per root: its only leaf, or `None` once a second one is seen.
     let mut only_leaf: Vec<Option<Option<usize>>> = vec![None; schema.fields().len()];
     for leaf in 0..parquet.num_columns() {
@@ -99,27 +124,37 @@ pub fn dictionary_columns(schema: &Schema, parquet: &SchemaDescriptor, row_group
         .iter()
         .zip(only_leaf)
         .filter(|(field, _)| view_type(field.data_type()).is_some())
-        .map(|(_, leaf)| leaf.flatten().is_some_and(|leaf| all_dictionary_encoded(row_group.column(leaf))))
+        .map(|(_, leaf)| match leaf.flatten() {
+            Some(leaf) => chunk_strings(row_group.column(leaf)),
+            None => ChunkStrings::Views,
+        })
         .collect()
 }
 
 /// The types to decode the top-level columns of `schema` in: its strings and binaries as
-/// dictionaries where `dictionaries` (see [`dictionary_columns`]) says so, as views
-/// otherwise when `views` (else as they are); `None` when that changes nothing.
-pub fn decode_schema(schema: &Schema, dictionaries: &[bool], views: bool) -> Option<SchemaRef> {
-    if !(views && !dictionaries.is_empty() || dictionaries.contains(&true)) {
+/// `strings` (see [`string_columns`]) says, views only when `views` (else as they are);
+/// `None` when that changes nothing.
+pub fn decode_schema(schema: &Schema, strings: &[ChunkStrings], views: bool) -> Option<SchemaRef> {
+    let changes = |s: &ChunkStrings| match s {
+        ChunkStrings::Dictionary => true,
+        ChunkStrings::Views => views,
+        ChunkStrings::Plain => false,
+    };
+    if !strings.iter().any(changes) {
         return None;
     }
-    let mut dictionaries = dictionaries.iter();
+    let mut strings = strings.iter();
     let fields: Vec<_> = schema
         .fields()
         .iter()
         .map(|field| {
             let Some(view) = view_type(field.data_type()) else { return field.clone() };
-            let decoded = match (dictionaries.next() == Some(&true), views) {
-                (true, _) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone())),
-                (false, true) => view,
-                (false, false) => return field.clone(),
+            let decoded = match (strings.next(), views) {
+                (Some(ChunkStrings::Dictionary), _) => {
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(field.data_type().clone()))
+                }
+                (Some(ChunkStrings::Views) | None, true) => view,
+                _ => return field.clone(),
             };
             Arc::new(field.as_ref().clone().with_data_type(decoded))
         })
