@@ -70,6 +70,21 @@ def spark_once(spark: Any, root: str, name: str, query: dict[str, Any], mode: st
     return timed(run)
 
 
+def local_spark() -> Any:
+    """A ``local[2]`` Spark session, its JVM warmed up by a first job."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.range(10).collect()
+    return spark
+
+
 def ms(result: tuple[float, float, int]) -> str:
     """A best run as ``wall / CPU`` milliseconds."""
     return f"{result[0] * 1e3:,.0f} / {result[1] * 1e3:,.0f}"
@@ -101,16 +116,7 @@ def main() -> None:
                 if round_:
                     keep(("plan", name, mode), result)
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.range(10).collect()
+    spark = local_spark()
     rows_of: dict[str, int] = {}
     for round_ in range(args.repeat + 1):
         for name, query in queries.items():

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pqsift
 import pqsift.spark
 from iceberg import ROOT, bench_queries, timed
-from iceberg_planning import ALLOWED, table_root
+from iceberg_planning import ALLOWED, local_spark, ms, table_root
 from lazy_planning import ensure
 from pqsift.spark import planning
 
@@ -51,16 +51,7 @@ def main() -> None:
     # The driver reads every manifest: the tasks get table pieces, not manifests.
     planning.MANIFESTS_READ_BY_TASKS = 1 << 40
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.range(10).collect()
+    spark = local_spark()
 
     def pqsift_read(source: str, columns: list[str], sql: str | None, count: bool, **options: Any) -> Callable[[], int]:
         def run() -> int:
@@ -97,17 +88,15 @@ def main() -> None:
         }
 
     best: dict[tuple[str, str], tuple[float, float, int]] = {}
+    rows_of: dict[str, int] = {}
     for round_ in range(args.repeat + 1):
         for name, runs in queries.items():
             for mode, run in runs.items():
                 result = timed(run)
-                rows = {r[2] for (n, _), r in best.items() if n == name}
-                if rows and result[2] not in rows:
-                    raise SystemExit(f"{name}: {mode} gave {result[2]} rows, another mode {rows}")
+                if rows_of.setdefault(name, result[2]) != result[2]:
+                    raise SystemExit(f"{name}: {mode} gave {result[2]} rows, another mode {rows_of[name]}")
                 if round_ and ((name, mode) not in best or result[0] < best[(name, mode)][0]):
                     best[(name, mode)] = result
-                elif not round_:
-                    best.setdefault((name, mode), result)
     spark.stop()
 
     per_file, per_task = MODES
@@ -125,10 +114,7 @@ def main() -> None:
         a, b = best[(name, per_file)], best[(name, per_task)]
         native_run = best.get((name, "Spark's reader"))
         spark_cell = "–" if native_run is None else f"{native_run[0] * 1e3:,.0f}"
-        lines.append(
-            f"| {name} | {a[2]:,} | {a[0] * 1e3:,.0f} / {a[1] * 1e3:,.0f} | {b[0] * 1e3:,.0f} / {b[1] * 1e3:,.0f} "
-            f"| {b[0] / a[0]:.2f} | {spark_cell} |"
-        )
+        lines.append(f"| {name} | {rows_of[name]:,} | {ms(a)} | {ms(b)} | {b[0] / a[0]:.2f} | {spark_cell} |")
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.write_text(text)
