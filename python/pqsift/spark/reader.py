@@ -355,8 +355,8 @@ def _read_rows(
     try:
         task_scan = _scan(paths, columns, filter, options, **planned_elsewhere)
         # Without a batch_size asked for, the batches as decoded (at most `decode_bytes`):
-        # each batch crossing into the JVM costs ~0.15 ms, 4M rows handed over in 8,192-row
-        # batches ~80 ms more than in whole ones.
+        # each batch crossing into the JVM has a fixed cost, so small batches add up
+        # (benches/results/spark_handoff.md).
         yield from task_scan._batches(whole_batches="batch_size" not in settings)
     except (CorruptFileError, UnsupportedError):
         if not ignore_corrupt_files:
