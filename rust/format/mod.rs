@@ -8,10 +8,12 @@
 //! * [`footer_repair`] — footers with a column metadata field of another type than the
 //!   format's, that field dropped (as Thrift decoders skip it).
 //! * [`page_headers`] — page headers read without decoding pages.
+//! * [`delta_binary_packed`] — DELTA_BINARY_PACKED integers (Parquet v2 writers).
 //! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
 //! * [`zstd_prefix`] — a zstd page decompressed only as far as a selective read needs.
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
+pub mod delta_binary_packed;
 pub mod footer_repair;
 pub mod inspect;
 pub mod metadata;

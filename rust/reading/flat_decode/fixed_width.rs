@@ -1,6 +1,7 @@
 //! The sink of fixed-width values (integers, floats, dictionary keys): PLAIN values
 //! copied out of the page, dictionary indices unpacked or read where a selected row's
-//! lies, and looked up.
+//! lies, and looked up; BYTE_STREAM_SPLIT and DELTA_BINARY_PACKED pages decoded into
+//! PLAIN's layout first.
 
 use super::*;
 
@@ -13,8 +14,15 @@ pub(crate) trait Native {
     /// The value is its stored bytes, little-endian (so they can be moved without reading
     /// them): `Out` is `WIDTH` bytes.
     const SAME_BITS: bool = true;
+    /// BYTE_STREAM_SPLIT is an encoding of this type (every one but INT96).
+    const SPLIT: bool = true;
     /// The value stored in `bytes` (`WIDTH` of them).
     fn read(bytes: &[u8]) -> Self::Out;
+    /// Appends the first `n` values of DELTA_BINARY_PACKED `data` to `out`; `None`: not
+    /// an encoding of this type (only of INT32 and INT64).
+    fn decode_delta(_data: &[u8], _n: usize, _out: &mut Vec<Self::Out>) -> Option<Result<(), String>> {
+        None
+    }
 }
 
 impl Native for u32 {
@@ -23,6 +31,9 @@ impl Native for u32 {
     fn read(bytes: &[u8]) -> u32 {
         u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
     }
+    fn decode_delta(data: &[u8], n: usize, out: &mut Vec<u32>) -> Option<Result<(), String>> {
+        Some(crate::format::delta_binary_packed::decode(data, n, out))
+    }
 }
 
 impl Native for u64 {
@@ -30,6 +41,9 @@ impl Native for u64 {
     const WIDTH: usize = 8;
     fn read(bytes: &[u8]) -> u64 {
         u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+    }
+    fn decode_delta(data: &[u8], n: usize, out: &mut Vec<u64>) -> Option<Result<(), String>> {
+        Some(crate::format::delta_binary_packed::decode(data, n, out))
     }
 }
 
@@ -42,6 +56,7 @@ impl Native for Int96 {
     type Out = i128;
     const WIDTH: usize = 12;
     const SAME_BITS: bool = false;
+    const SPLIT: bool = false;
     fn read(bytes: &[u8]) -> i128 {
         let nanos = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
         let day = i32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
@@ -81,6 +96,15 @@ pub(super) struct Output<T: Native> {
     /// The dictionary is the indices `0..n` (the values are keys: `T` is `u32`), so an
     /// index is its value, not looked up.
     keys: bool,
+    /// The column is INT32 or INT64 (FLOAT and DOUBLE share the sinks of their widths), so
+    /// DELTA_BINARY_PACKED pages are decoded.
+    integers: bool,
+    /// A BYTE_STREAM_SPLIT page's values in PLAIN's layout, reused from page to page: such
+    /// a page (as far as its last selected value) is rejoined into it, then read as PLAIN.
+    plain: Vec<u8>,
+    /// A DELTA_BINARY_PACKED page's values (as far as its last selected one), reused: their
+    /// bytes are read as a PLAIN page's.
+    deltas: Vec<T::Out>,
 }
 
 impl<T: Native> Output<T> {
@@ -94,7 +118,16 @@ impl<T: Native> Output<T> {
             scratch: Vec::new(),
             selected_indices: Vec::new(),
             keys: false,
+            integers: false,
+            plain: Vec::new(),
+            deltas: Vec::new(),
         }
+    }
+
+    /// The sink of an INT32 or INT64 column: DELTA_BINARY_PACKED pages are decoded too.
+    pub(super) fn of_integers(mut self) -> Self {
+        self.integers = true;
+        self
     }
 
     /// Appends `rows` valid rows to the validity, if the column has one.
@@ -197,22 +230,50 @@ impl<T: Native> Sink for Output<T> {
             validity.reserve(count);
         }
         let whole = count == page.rows;
-        let dictionary = match page.encoding {
+        let encoding = page.encoding;
+        let dictionary = match encoding {
             Encoding::PLAIN => None,
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
                 Some(self.dictionary.take().ok_or_else(|| {
                     DecodeError::Corrupt("a dictionary-encoded page without a dictionary page".into())
                 })?)
             }
+            Encoding::BYTE_STREAM_SPLIT if T::SPLIT => None,
+            Encoding::DELTA_BINARY_PACKED if self.integers && cfg!(target_endian = "little") => None,
             _ => return Ok(false),
         };
-        // A PLAIN page is needed up to its last selected value; indices, whole.
+        // Values are needed up to the last selected one; indices, whole.
         let needed = match &dictionary {
             None if !whole => crate::selection::mask::last_set(selected).map_or(0, |last| page.stored_before(last + 1)),
             None => stored,
             Some(_) => usize::MAX / T::WIDTH,
         };
-        let values = page.values.prefix(needed * T::WIDTH)?;
+        // Every row of a DELTA_BINARY_PACKED page without nulls: decoded into the output.
+        if encoding == Encoding::DELTA_BINARY_PACKED && whole && page.valid.is_none() {
+            T::decode_delta(page.values.prefix(usize::MAX)?, stored, &mut self.values)
+                .expect("an integer sink")
+                .map_err(DecodeError::Corrupt)?;
+            self.append_valid(page.rows);
+            return Ok(true);
+        }
+        // Reused buffers, taken while the page's values borrow them.
+        let mut plain = std::mem::take(&mut self.plain);
+        let mut deltas = std::mem::take(&mut self.deltas);
+        let values = match encoding {
+            Encoding::BYTE_STREAM_SPLIT => {
+                join_streams::<T>(page.values.prefix(usize::MAX)?, stored, needed, &mut plain)?;
+                &plain[..]
+            }
+            Encoding::DELTA_BINARY_PACKED => {
+                deltas.clear();
+                T::decode_delta(page.values.prefix(usize::MAX)?, needed, &mut deltas)
+                    .expect("an integer sink")
+                    .map_err(DecodeError::Corrupt)?;
+                // Little-endian (checked above): the values' bytes are their PLAIN layout.
+                arrow::datatypes::ToByteSlice::to_byte_slice(deltas.as_slice())
+            }
+            _ => page.values.prefix(needed * T::WIDTH)?,
+        };
         if dictionary.is_none() && values.len() / T::WIDTH < needed {
             return Err(DecodeError::Corrupt(format!("a page of {} value bytes holds {stored} values", values.len())));
         }
@@ -226,6 +287,8 @@ impl<T: Native> Sink for Output<T> {
             false => self.selected_rows(values, valid, stored, selected, count, dictionary.as_deref()),
         };
         self.dictionary = dictionary;
+        self.plain = plain;
+        self.deltas = deltas;
         result.map(|()| true)
     }
 }
@@ -482,4 +545,31 @@ impl Sink for KeysOutput {
             _ => Ok(false),
         }
     }
+}
+
+/// Appends to `out` (cleared) the first `n` of the `stored` values of BYTE_STREAM_SPLIT
+/// `data` in PLAIN's layout: byte `k` of value `i` is byte `i` of the `k`-th of `T::WIDTH`
+/// streams of `stored` bytes each. (Values 0x0102 and 0x0304 of 2 bytes: streams
+/// `02 04` and `01 03`.)
+fn join_streams<T: Native>(data: &[u8], stored: usize, n: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    if data.len() != stored * T::WIDTH || n > stored {
+        return Err(DecodeError::Corrupt(format!(
+            "a BYTE_STREAM_SPLIT page of {} bytes for {stored} values of {} bytes",
+            data.len(),
+            T::WIDTH
+        )));
+    }
+    out.clear();
+    out.reserve(n * T::WIDTH);
+    // Each value gathered from the streams (read in step, from the front) and written
+    // whole: the width is a constant, so the inner loop unrolls.
+    let spare = &mut out.spare_capacity_mut()[..n * T::WIDTH];
+    for (i, value) in spare.chunks_exact_mut(T::WIDTH).enumerate() {
+        for (k, byte) in value.iter_mut().enumerate() {
+            byte.write(data[k * stored + i]);
+        }
+    }
+    // SAFETY: every byte of the first `n * T::WIDTH` was written above.
+    unsafe { out.set_len(n * T::WIDTH) };
+    Ok(())
 }

@@ -32,9 +32,12 @@
 //! is appended to the output bitmap a selected run at a time (an RLE one, as v2 pages hold
 //! them, unpacked to bits first).
 //!
-//! A page in another encoding (DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, BIT_PACKED levels)
-//! makes [`decode_selected`] answer `None`, and the caller decodes the
-//! column with the crate.
+//! Fixed-width values in the encodings of Parquet v2 writers are decoded here too, each
+//! page as far as its last selected value into a reused buffer in PLAIN's layout, then
+//! read as a PLAIN page: BYTE_STREAM_SPLIT rejoined, DELTA_BINARY_PACKED integers
+//! unpacked (see [`delta_binary_packed`](crate::format::delta_binary_packed)). A page in
+//! another encoding (DELTA_BYTE_ARRAY, DELTA_LENGTH_BYTE_ARRAY, BIT_PACKED levels) makes
+//! [`decode_selected`] answer `None`, and the caller decodes the column with the crate.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -234,12 +237,20 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             };
             stored.map(|stored| converted::convert(&stored, to)).transpose()
         }
-        (PhysicalType::INT32 | PhysicalType::FLOAT, _) => {
-            let out = decode_pages(pages, nullable, selection, Output::<u32>::new(selected, nullable), zstd)?;
+        (physical @ (PhysicalType::INT32 | PhysicalType::FLOAT), _) => {
+            let mut sink = Output::<u32>::new(selected, nullable);
+            if physical == PhysicalType::INT32 {
+                sink = sink.of_integers();
+            }
+            let out = decode_pages(pages, nullable, selection, sink, zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
-        (PhysicalType::INT64 | PhysicalType::DOUBLE, _) => {
-            let out = decode_pages(pages, nullable, selection, Output::<u64>::new(selected, nullable), zstd)?;
+        (physical @ (PhysicalType::INT64 | PhysicalType::DOUBLE), _) => {
+            let mut sink = Output::<u64>::new(selected, nullable);
+            if physical == PhysicalType::INT64 {
+                sink = sink.of_integers();
+            }
+            let out = decode_pages(pages, nullable, selection, sink, zstd)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
         // INT96 timestamps: days and nanoseconds, then the unit.

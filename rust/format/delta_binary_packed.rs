@@ -1,0 +1,285 @@
+//! Parquet's DELTA_BINARY_PACKED encoding of INT32 and INT64 values, decoded from one
+//! page's bytes (what writers with Parquet v2 settings use for integers and timestamps).
+//!
+//! A header — block size, miniblocks per block, value count (ULEB128 each) and the first
+//! value (zigzag ULEB128) — then blocks: each a minimum delta (zigzag ULEB128), one bit
+//! width per miniblock, and the miniblocks, each `block size / miniblocks` deltas less the
+//! minimum, bit-packed LSB first. A value is the previous one plus the minimum plus its
+//! packed delta, wrapping in the type's width. Miniblocks past the last value are omitted
+//! (their widths are still there, any value).
+//!
+//! ```
+//! use pqsift::format::delta_binary_packed::decode;
+//! // Block of 128 in 4 miniblocks, 5 values, first value 7 (zigzag 14); a block whose
+//! // minimum delta is 1 (zigzag 2), widths 1, 0, 0, 0, then 32 one-bit deltas (4 bytes):
+//! // 0, 1, 0, 1 over the minimum of 1.
+//! let page = [128, 1, 4, 5, 14, 2, 1, 0, 0, 0, 0b1010, 0, 0, 0];
+//! let mut out = Vec::<u64>::new();
+//! decode(&page, 5, &mut out).unwrap();
+//! assert_eq!(out, [7, 8, 10, 11, 13]);
+//! ```
+//!
+//! Why not the crate's: its `DeltaBitPackDecoder` is public only behind the `experimental`
+//! feature (see [`rle_hybrid`](super::rle_hybrid)), and it decodes into a slice the caller
+//! has zeroed; here the values are written once, into the caller's buffer, so that a page
+//! can be decoded only as far as its last selected row.
+
+/// Why DELTA_BINARY_PACKED data could not be decoded (the data is corrupt).
+pub type DeltaError = String;
+
+/// A decoded value's type: the wrapping sum is kept in 64 bits and truncated to `Self`
+/// (INT32 values wrap in 32 bits, and the low 32 bits of a 64-bit wrapping sum are the
+/// 32-bit wrapping sum).
+pub trait DeltaValue: Copy {
+    fn truncate(value: u64) -> Self;
+}
+
+impl DeltaValue for u32 {
+    #[inline(always)]
+    fn truncate(value: u64) -> u32 {
+        value as u32
+    }
+}
+
+impl DeltaValue for u64 {
+    #[inline(always)]
+    fn truncate(value: u64) -> u64 {
+        value
+    }
+}
+
+/// The most values a miniblock may hold here: a larger one is refused as corrupt rather
+/// than sized from the page's claim.
+const MAX_MINIBLOCK: usize = 1 << 16;
+
+/// Appends the first `n` values of DELTA_BINARY_PACKED `data` to `out`; an error when the
+/// data holds fewer, or is malformed.
+pub fn decode<T: DeltaValue>(data: &[u8], n: usize, out: &mut Vec<T>) -> Result<(), DeltaError> {
+    let mut reader = Reader { data, pos: 0 };
+    let block_size = reader.uleb128()?;
+    let miniblocks = reader.uleb128()?;
+    let total = reader.uleb128()?;
+    let first = zigzag(reader.uleb128()?);
+    if n == 0 {
+        return Ok(());
+    }
+    if (total as u128) < n as u128 {
+        return Err(format!("a page of {total} values asked for {n}"));
+    }
+    if miniblocks == 0 || block_size == 0 || !block_size.is_multiple_of(128) || !block_size.is_multiple_of(miniblocks) {
+        return Err(format!("a block of {block_size} values in {miniblocks} miniblocks"));
+    }
+    let per_miniblock = (block_size / miniblocks) as usize;
+    if !per_miniblock.is_multiple_of(32) || per_miniblock > MAX_MINIBLOCK {
+        return Err(format!("miniblocks of {per_miniblock} values"));
+    }
+    let miniblocks = miniblocks as usize;
+    out.reserve(n);
+    out.push(T::truncate(first));
+    let mut last = first;
+    let mut left = n - 1;
+    let mut deltas = vec![0u64; per_miniblock];
+    while left > 0 {
+        let min_delta = zigzag(reader.uleb128()?);
+        let widths = reader.take(miniblocks)?;
+        for &width in widths {
+            if left == 0 {
+                break;
+            }
+            let width = usize::from(width);
+            if width > 64 {
+                return Err(format!("a miniblock of {width}-bit deltas"));
+            }
+            // The last miniblock is padded to its full length; only its values are unpacked.
+            let packed = reader.take(per_miniblock * width / 8)?;
+            let take = left.min(per_miniblock);
+            let deltas = &mut deltas[..take.next_multiple_of(8)];
+            unpack(packed, width, deltas);
+            out.extend(deltas[..take].iter().map(|&delta| {
+                last = last.wrapping_add(min_delta).wrapping_add(delta);
+                T::truncate(last)
+            }));
+            left -= take;
+        }
+    }
+    Ok(())
+}
+
+/// The zigzag-encoded integer `v` (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as its bits.
+fn zigzag(v: u64) -> u64 {
+    (v >> 1) ^ (v & 1).wrapping_neg()
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn uleb128(&mut self) -> Result<u64, DeltaError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let &byte = self.data.get(self.pos).ok_or("DELTA_BINARY_PACKED data ends in a header")?;
+            self.pos += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("a ULEB128 integer of more than 64 bits".into())
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DeltaError> {
+        let end = self.pos.checked_add(n).filter(|&end| end <= self.data.len());
+        let end = end.ok_or("DELTA_BINARY_PACKED data ends in a miniblock")?;
+        let taken = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(taken)
+    }
+}
+
+/// Unpacks `out.len()` (a multiple of 8) `width`-bit values from `packed`, which holds
+/// them.
+fn unpack(packed: &[u8], width: usize, out: &mut [u64]) {
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match width {
+                0 => out.fill(0),
+                $($w => unpack_groups::<$w>(packed, out),)*
+                _ => unreachable!("bit width checked to be at most 64"),
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
+        33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+}
+
+/// [`unpack`] with the width known at compile time: each group of 8 values (`W` bytes)
+/// read a value at a time through one unaligned load (64 bits, or 128 for 57 to 63-bit
+/// values, which may span 9 bytes; 64-bit values are their bytes). The loads reach up to 15 bytes past a group, so the
+/// groups near the end are unpacked from a copy padded with zeros.
+#[inline(always)]
+fn unpack_groups<const W: usize>(packed: &[u8], out: &mut [u64]) {
+    const PAD: usize = 16;
+    let groups = out.len() / 8;
+    let fast = groups.min(packed.len().saturating_sub(PAD) / W);
+    for (g, values) in out.chunks_exact_mut(8).enumerate().take(fast) {
+        unpack_group::<W>(&packed[g * W..g * W + W + PAD], values);
+    }
+    let mut padded = [0u8; 64 + PAD];
+    for (g, values) in out.chunks_exact_mut(8).enumerate().skip(fast) {
+        padded[..W].copy_from_slice(&packed[g * W..g * W + W]);
+        unpack_group::<W>(&padded, values);
+    }
+}
+
+/// The 8 `W`-bit values packed in `group` (which holds 16 bytes past them).
+#[inline(always)]
+fn unpack_group<const W: usize>(group: &[u8], values: &mut [u64]) {
+    let mask = if W == 64 { u64::MAX } else { (1u64 << W) - 1 };
+    for (i, value) in values.iter_mut().enumerate() {
+        let bit = i * W;
+        let at = bit / 8;
+        *value = if W == 64 {
+            u64::from_le_bytes(group[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+        } else if W <= 56 {
+            u64::from_le_bytes(group[at..at + 8].try_into().expect("8 bytes")) >> (bit % 8) & mask
+        } else {
+            (u128::from_le_bytes(group[at..at + 16].try_into().expect("16 bytes")) >> (bit % 8)) as u64 & mask
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::basic::Encoding;
+    use parquet::file::properties::{WriterProperties, WriterVersion};
+    use proptest::prelude::*;
+
+    /// `values` written by the crate as one DELTA_BINARY_PACKED page of an INT64 (or INT32)
+    /// column, and the page's value bytes.
+    fn page_of(values: &[i64], int32: bool) -> Vec<u8> {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let array: arrow::array::ArrayRef = match int32 {
+            true => std::sync::Arc::new(arrow::array::Int32Array::from_iter_values(values.iter().map(|&v| v as i32))),
+            false => std::sync::Arc::new(arrow::array::Int64Array::from_iter_values(values.iter().copied())),
+        };
+        let batch = arrow::array::RecordBatch::try_from_iter([("v", array)]).unwrap();
+        let properties = WriterProperties::builder()
+            .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_dictionary_enabled(false)
+            .set_encoding(Encoding::DELTA_BINARY_PACKED)
+            .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+            .set_data_page_row_count_limit(usize::MAX)
+            .build();
+        let mut file = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let reader = SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
+        let mut pages = reader.get_row_group(0).unwrap().get_column_page_reader(0).unwrap();
+        match pages.get_next_page().unwrap().unwrap() {
+            parquet::column::page::Page::DataPageV2 { buf, encoding, def_levels_byte_len, .. } => {
+                assert_eq!(encoding, Encoding::DELTA_BINARY_PACKED);
+                buf[def_levels_byte_len as usize..].to_vec()
+            }
+            other => panic!("a v2 data page, not {:?}", other.page_type()),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The crate's pages decode to their values, any prefix of them: extremes that
+        /// overflow a delta, runs of one value, sorted and random values.
+        #[test]
+        fn decodes_the_crates_pages(
+            values in prop::collection::vec(prop_oneof![
+                any::<i64>(), Just(i64::MIN), Just(i64::MAX), Just(0i64), -1000i64..1000,
+            ], 1..1200),
+            sorted in any::<bool>(),
+            int32 in any::<bool>(),
+            cut in 0usize..1200,
+        ) {
+            let mut values = values;
+            if sorted {
+                values.sort_unstable();
+            }
+            let page = page_of(&values, int32);
+            let n = cut.min(values.len());
+            if int32 {
+                let mut out = Vec::<u32>::new();
+                decode(&page, n, &mut out).unwrap();
+                let want: Vec<u32> = values[..n].iter().map(|&v| v as i32 as u32).collect();
+                prop_assert_eq!(out, want);
+            } else {
+                let mut out = Vec::<u64>::new();
+                decode(&page, n, &mut out).unwrap();
+                let want: Vec<u64> = values[..n].iter().map(|&v| v as u64).collect();
+                prop_assert_eq!(out, want);
+            }
+            // One value more than the page holds is an error.
+            prop_assert!(decode(&page, values.len() + 1, &mut Vec::<u64>::new()).is_err());
+        }
+
+        /// Any bytes decode or fail cleanly, without a panic or a huge allocation.
+        #[test]
+        fn any_bytes_fail_cleanly(data in prop::collection::vec(any::<u8>(), 0..200), n in 0usize..2000) {
+            let _ = decode(&data, n, &mut Vec::<u64>::new());
+        }
+    }
+
+    #[test]
+    fn every_width_round_trips() {
+        // Deltas of every width from 0 to 64 bits: each miniblock of 32 values spans twice
+        // the previous one's range.
+        for width in 0..=64u32 {
+            let step: i64 = if width == 0 { 0 } else { (1u64 << (width - 1)) as i64 };
+            let values: Vec<i64> = (0..300i64).map(|i| if i % 2 == 0 { 0 } else { step.wrapping_mul(1) }).collect();
+            let page = page_of(&values, false);
+            let mut out = Vec::<u64>::new();
+            decode(&page, values.len(), &mut out).unwrap();
+            assert_eq!(out, values.iter().map(|&v| v as u64).collect::<Vec<_>>(), "width {width}");
+        }
+    }
+}
