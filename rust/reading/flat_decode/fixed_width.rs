@@ -251,7 +251,7 @@ impl<T: Native> Sink for Output<T> {
         // Every row of a DELTA_BINARY_PACKED page without nulls: decoded into the output.
         if encoding == Encoding::DELTA_BINARY_PACKED && whole && page.valid.is_none() {
             T::decode_delta(page.values.prefix(usize::MAX)?, stored, &mut self.values)
-                .expect("an integer sink")
+                .unwrap_or_else(not_integers)
                 .map_err(DecodeError::Corrupt)?;
             self.append_valid(page.rows);
             return Ok(true);
@@ -267,7 +267,7 @@ impl<T: Native> Sink for Output<T> {
             Encoding::DELTA_BINARY_PACKED => {
                 deltas.clear();
                 T::decode_delta(page.values.prefix(usize::MAX)?, needed, &mut deltas)
-                    .expect("an integer sink")
+                    .unwrap_or_else(not_integers)
                     .map_err(DecodeError::Corrupt)?;
                 // Little-endian (checked above): the values' bytes are their PLAIN layout.
                 arrow::datatypes::ToByteSlice::to_byte_slice(deltas.as_slice())
@@ -545,6 +545,12 @@ impl Sink for KeysOutput {
             _ => Ok(false),
         }
     }
+}
+
+/// What [`Native::decode_delta`] answers for a sink of other values (never asked: only
+/// INT32 and INT64 sinks take DELTA_BINARY_PACKED pages).
+fn not_integers() -> Result<(), String> {
+    Err("DELTA_BINARY_PACKED values of a type other than INT32 or INT64".into())
 }
 
 /// Appends to `out` (cleared) the first `n` of the `stored` values of BYTE_STREAM_SPLIT
