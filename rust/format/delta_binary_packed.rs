@@ -117,16 +117,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn uleb128(&mut self) -> Result<u64, DeltaError> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let &byte = self.data.get(self.pos).ok_or("DELTA_BINARY_PACKED data ends in a header")?;
-            self.pos += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err("a ULEB128 integer of more than 64 bits".into())
+        super::uleb128::read(self.data, &mut self.pos, 10).map_err(|e| match e {
+            super::uleb128::Uleb128Error::Ended => "DELTA_BINARY_PACKED data ends in a header".into(),
+            super::uleb128::Uleb128Error::TooLong => "a ULEB128 integer of more than 64 bits".into(),
+        })
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], DeltaError> {
@@ -156,8 +150,9 @@ fn unpack(packed: &[u8], width: usize, out: &mut [u64]) {
 
 /// [`unpack`] with the width known at compile time: each group of 8 values (`W` bytes)
 /// read a value at a time through one unaligned load (64 bits, or 128 for 57 to 63-bit
-/// values, which may span 9 bytes; 64-bit values are their bytes). The loads reach up to 15 bytes past a group, so the
-/// groups near the end are unpacked from a copy padded with zeros.
+/// values, which may span 9 bytes; 64-bit values are their bytes). The loads reach up to
+/// 15 bytes past a group, so the groups near the end are unpacked from a copy padded with
+/// zeros.
 #[inline(always)]
 fn unpack_groups<const W: usize>(packed: &[u8], out: &mut [u64]) {
     const PAD: usize = 16;
@@ -271,11 +266,10 @@ mod tests {
 
     #[test]
     fn every_width_round_trips() {
-        // Deltas of every width from 0 to 64 bits: each miniblock of 32 values spans twice
-        // the previous one's range.
+        // Values alternating 0 and 2^(width - 1): deltas packed in widths from 0 to 64 bits.
         for width in 0..=64u32 {
             let step: i64 = if width == 0 { 0 } else { (1u64 << (width - 1)) as i64 };
-            let values: Vec<i64> = (0..300i64).map(|i| if i % 2 == 0 { 0 } else { step.wrapping_mul(1) }).collect();
+            let values: Vec<i64> = (0..300i64).map(|i| if i % 2 == 0 { 0 } else { step }).collect();
             let page = page_of(&values, false);
             let mut out = Vec::<u64>::new();
             decode(&page, values.len(), &mut out).unwrap();

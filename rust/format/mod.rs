@@ -10,6 +10,7 @@
 //! * [`page_headers`] — page headers read without decoding pages.
 //! * [`delta_binary_packed`] — DELTA_BINARY_PACKED integers (Parquet v2 writers).
 //! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
+//! * [`uleb128`] — the variable-length integers of Thrift and of those encodings.
 //! * [`zstd_prefix`] — a zstd page decompressed only as far as a selective read needs.
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
@@ -22,4 +23,5 @@ pub mod opener;
 pub mod page_headers;
 pub mod rle_hybrid;
 pub(crate) mod thrift_walk;
+pub mod uleb128;
 pub mod zstd_prefix;

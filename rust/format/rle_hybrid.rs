@@ -174,16 +174,10 @@ impl<'a> Runs<'a> {
 
     /// A run header: ULEB128, at most 5 bytes (a `u32`).
     fn uleb128(&mut self) -> Result<u64, HybridError> {
-        let mut value = 0u64;
-        for shift in (0..35).step_by(7) {
-            let byte = *self.data.get(self.pos).ok_or_else(|| self.ended())?;
-            self.pos += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err("a run header longer than 5 bytes".to_string())
+        super::uleb128::read(self.data, &mut self.pos, 5).map_err(|e| match e {
+            super::uleb128::Uleb128Error::Ended => self.ended(),
+            super::uleb128::Uleb128Error::TooLong => "a run header longer than 5 bytes".to_string(),
+        })
     }
 
     fn ended(&self) -> HybridError {

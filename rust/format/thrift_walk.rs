@@ -42,15 +42,7 @@ impl<'a> ThriftWalker<'a> {
     }
 
     fn varint(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            value |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
+        super::uleb128::read(self.bytes, &mut self.position, 10).ok()
     }
 
     fn advance(&mut self, n: u64) -> Option<()> {
