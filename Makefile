@@ -5,7 +5,7 @@
 #               (cargo test + pytest)
 #
 # Set-up is idempotent: a virtual environment in .venv, the Python packages of
-# requirements-dev.txt, and a release build of the Rust extension installed into it.
+# requirements-dev.txt, and the release wheel (Rust extension and Python package) installed into it.
 # Running either command again only redoes what changed.
 
 PYTHON ?= python3
@@ -59,7 +59,7 @@ docs: setup
 .PHONY: wheel wheel-check
 wheel: setup
 	rm -f target/wheels/pqsift-*.whl
-	$(BIN)/maturin build --release --locked --zig --compatibility manylinux2014 --out target/wheels
+	$(BIN)/maturin build --release --locked --quiet --zig --compatibility manylinux2014 --out target/wheels
 
 # The wheel installed into a fresh virtual environment (nothing else in it) and a scan run
 # from there (tools/wheel_smoke.py).
@@ -68,9 +68,12 @@ wheel-check: wheel
 
 setup: $(STAMPS)/python-deps
 
-build: setup
-	@rm -f python/pqsift/_core.cpython-*.so  # a build from before abi3 would shadow _core.abi3.so
-	$(BIN)/maturin develop --release --locked --quiet
+# The release build is the wheel itself, installed into .venv: the tests run what users install,
+# and one release build serves both (a `maturin develop` beside the wheel built the crate twice).
+# The install is not editable: after changing python/, run `make build` again.
+build: wheel
+	@rm -f python/pqsift/_core.*.so  # left by an editable install; only the installed copy is used
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall target/wheels/pqsift-*.whl
 	@$(BIN)/python -c "import pqsift; print('pqsift', pqsift.__version__, 'built and installed in $(VENV)')"
 
 bench: build
