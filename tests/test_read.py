@@ -314,11 +314,11 @@ def test_corrupt_data_raises_with_the_file_name(corpus: Path, name: str) -> None
 def test_auto_policy_is_per_column_type(tmp_path: Path) -> None:
     """Runs of 10 rows: below the threshold 32, so a fixed-width column the crate decodes
     (a 40-digit decimal, 17 bytes of FIXED_LEN_BYTE_ARRAY) goes through a mask (every row
-    of the span), but above 32 / 8 = 4, so a string column the crate decodes
-    (DELTA_BYTE_ARRAY) goes through runs (only the selected rows): the crossover for
+    of the span), but above 32 / 8 = 4, so a string column the crate decodes (a string
+    inside a struct) goes through runs (only the selected rows): the crossover for
     strings is far lower (benches/results/selection.md). Flat columns pqsift decodes
-    itself (int64, int16 converted from INT32, 38-digit decimals, PLAIN strings) read only
-    the selected rows whatever the policy."""
+    itself (int64, int16 converted from INT32, 38-digit decimals, PLAIN and
+    DELTA_BYTE_ARRAY strings) read only the selected rows whatever the policy."""
     rows = 20_000
     flag = (np.arange(rows) // 10) % 2 == 0
     path = tmp_path / "runs.parquet"
@@ -330,23 +330,26 @@ def test_auto_policy_is_per_column_type(tmp_path: Path) -> None:
                 "n16": (np.arange(rows) % 30_000).astype(np.int16),
                 "d": pa.array(np.arange(rows), pa.int64()).cast(pa.decimal256(40, 2)),
                 "d38": pa.array(np.arange(rows), pa.int64()).cast(pa.decimal128(38, 2)),
-                "s": [f"value {i}" for i in range(rows)],
+                "s": pa.StructArray.from_arrays([pa.array([f"value {i}" for i in range(rows)])], ["v"]),
                 "p": [f"value {i}" for i in range(rows)],
+                "delta": [f"value {i}" for i in range(rows)],
             }
         ),
         path,
         write_page_index=True,
         use_dictionary=False,
-        column_encoding={"s": "DELTA_BYTE_ARRAY"},
+        column_encoding={"delta": "DELTA_BYTE_ARRAY"},
     )
     # The mask spans the first to the last selected row: the trailing run of 10 is skipped.
-    for column, decoded in (("d", rows - 10), ("s", rows // 2), ("n", rows // 2), ("n16", rows // 2), ("d38", rows // 2), ("p", rows // 2)):
+    flat = ("n", "n16", "d38", "p", "delta")
+    for column, decoded in (("d", rows - 10), ("s", rows // 2), *((c, rows // 2) for c in flat)):
         scan = pqsift.scan(path, columns=[column], filter="flag")
         assert scan.to_table().num_rows == rows // 2
         assert scan.metrics["rows_decoded_by_column"][column] == decoded, column
-    scan = pqsift.scan(path, columns=["s"], filter="flag", selection_policy="mask")
-    scan.to_table()
-    assert scan.metrics["rows_decoded_by_column"]["s"] == rows - 10
+    for column, decoded in (("s", rows - 10), *((c, rows // 2) for c in flat)):
+        scan = pqsift.scan(path, columns=[column], filter="flag", selection_policy="mask")
+        scan.to_table()
+        assert scan.metrics["rows_decoded_by_column"][column] == decoded, column
 
 
 def test_v2_boolean_pages_are_decoded_for_the_selected_rows(tmp_path: Path) -> None:

@@ -52,28 +52,51 @@ impl DeltaValue for u64 {
 /// than sized from the page's claim.
 const MAX_MINIBLOCK: usize = 1 << 16;
 
+/// A stream's header: its block layout, value count and first value.
+struct Header {
+    miniblocks: usize,
+    per_miniblock: usize,
+    total: u64,
+    first: u64,
+}
+
+impl Header {
+    /// Reads the header at the start of `reader`'s data; the layout is checked only when
+    /// there are deltas to unpack (a stream of one value or none has no blocks).
+    fn read(reader: &mut Reader<'_>) -> Result<Self, DeltaError> {
+        let block_size = reader.uleb128()?;
+        let miniblocks = reader.uleb128()?;
+        let total = reader.uleb128()?;
+        let first = zigzag(reader.uleb128()?);
+        if total > 1 {
+            if miniblocks == 0
+                || block_size == 0
+                || !block_size.is_multiple_of(128)
+                || !block_size.is_multiple_of(miniblocks)
+            {
+                return Err(format!("a block of {block_size} values in {miniblocks} miniblocks"));
+            }
+            let per_miniblock = block_size / miniblocks;
+            if !per_miniblock.is_multiple_of(32) || per_miniblock > MAX_MINIBLOCK as u64 {
+                return Err(format!("miniblocks of {per_miniblock} values"));
+            }
+        }
+        let per_miniblock = if total > 1 { (block_size / miniblocks) as usize } else { 0 };
+        Ok(Self { miniblocks: miniblocks as usize, per_miniblock, total, first })
+    }
+}
+
 /// Appends the first `n` values of DELTA_BINARY_PACKED `data` to `out`; an error when the
 /// data holds fewer, or is malformed.
 pub fn decode<T: DeltaValue>(data: &[u8], n: usize, out: &mut Vec<T>) -> Result<(), DeltaError> {
     let mut reader = Reader { data, pos: 0 };
-    let block_size = reader.uleb128()?;
-    let miniblocks = reader.uleb128()?;
-    let total = reader.uleb128()?;
-    let first = zigzag(reader.uleb128()?);
+    let Header { miniblocks, per_miniblock, total, first } = Header::read(&mut reader)?;
     if n == 0 {
         return Ok(());
     }
     if (total as u128) < n as u128 {
         return Err(format!("a page of {total} values asked for {n}"));
     }
-    if miniblocks == 0 || block_size == 0 || !block_size.is_multiple_of(128) || !block_size.is_multiple_of(miniblocks) {
-        return Err(format!("a block of {block_size} values in {miniblocks} miniblocks"));
-    }
-    let per_miniblock = (block_size / miniblocks) as usize;
-    if !per_miniblock.is_multiple_of(32) || per_miniblock > MAX_MINIBLOCK {
-        return Err(format!("miniblocks of {per_miniblock} values"));
-    }
-    let miniblocks = miniblocks as usize;
     out.reserve(n);
     out.push(T::truncate(first));
     let mut last = first;
@@ -103,6 +126,37 @@ pub fn decode<T: DeltaValue>(data: &[u8], n: usize, out: &mut Vec<T>) -> Result<
         }
     }
     Ok(())
+}
+
+/// How many values DELTA_BINARY_PACKED `data` holds, and how many bytes they take (where
+/// what follows them begins: the byte array encodings put their bytes after such a stream
+/// of lengths), read from the headers without unpacking a value.
+///
+/// ```
+/// use pqsift::format::delta_binary_packed::extent;
+/// // The stream of the module's example, then two bytes of something else.
+/// let data = [128, 1, 4, 5, 14, 2, 1, 0, 0, 0, 0b1010, 0, 0, 0, b'h', b'i'];
+/// assert_eq!(extent(&data).unwrap(), (5, 14));
+/// ```
+pub fn extent(data: &[u8]) -> Result<(u64, usize), DeltaError> {
+    let mut reader = Reader { data, pos: 0 };
+    let Header { miniblocks, per_miniblock, total, .. } = Header::read(&mut reader)?;
+    // Each block takes at least a byte: the walk ends with the data, whatever `total` says.
+    let mut left = total.saturating_sub(1);
+    while left > 0 {
+        reader.uleb128()?;
+        for &width in reader.take(miniblocks)? {
+            if left == 0 {
+                break;
+            }
+            if width > 64 {
+                return Err(format!("a miniblock of {width}-bit deltas"));
+            }
+            reader.take(per_miniblock * usize::from(width) / 8)?;
+            left = left.saturating_sub(per_miniblock as u64);
+        }
+    }
+    Ok((total, reader.pos))
 }
 
 /// The zigzag-encoded integer `v` (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as its bits.
@@ -255,12 +309,22 @@ mod tests {
             }
             // One value more than the page holds is an error.
             prop_assert!(decode(&page, values.len() + 1, &mut Vec::<u64>::new()).is_err());
+            // The stream ends where the page does, whatever follows it; cut short, it errs.
+            let mut followed = page.clone();
+            followed.extend_from_slice(b"after");
+            prop_assert_eq!(extent(&followed).unwrap(), (values.len() as u64, page.len()));
+            if values.len() > 1 {
+                prop_assert!(extent(&page[..page.len() - 1]).is_err());
+            }
         }
 
         /// Any bytes decode or fail cleanly, without a panic or a huge allocation.
         #[test]
         fn any_bytes_fail_cleanly(data in prop::collection::vec(any::<u8>(), 0..200), n in 0usize..2000) {
             let _ = decode(&data, n, &mut Vec::<u64>::new());
+            if let Ok((_, end)) = extent(&data) {
+                prop_assert!(end <= data.len());
+            }
         }
     }
 

@@ -15,9 +15,10 @@
 //! filtered as keys, a predicate evaluated once per entry, and the strings copied out of
 //! the dictionary only for the rows that survive. (Not for chunks that fall back to plain
 //! pages: the crate would hash every plain value back into a dictionary.) A chunk with
-//! DELTA_BYTE_ARRAY pages (prefix-compressed: each value is rebuilt from the one before)
-//! is decoded as plain strings: the crate writes its values out whatever the type, so views
-//! of them would only be copied once more.
+//! DELTA_BYTE_ARRAY or DELTA_LENGTH_BYTE_ARRAY pages is decoded as plain strings, by
+//! [`flat_decode`](crate::reading::flat_decode) for a flat column: a DELTA_BYTE_ARRAY
+//! value is rebuilt from the one before (written out whatever the type), and a
+//! DELTA_LENGTH_BYTE_ARRAY page's values lie one after another, copied out in one move.
 //!
 //! ```
 //! use arrow::datatypes::{DataType, Field, Schema};
@@ -90,7 +91,7 @@ pub enum ChunkStrings {
     Dictionary,
     /// As views where views are asked for (they point into the pages), else as stored.
     Views,
-    /// As stored: DELTA_BYTE_ARRAY pages, whose values the crate writes out anyway.
+    /// As stored: DELTA_BYTE_ARRAY or DELTA_LENGTH_BYTE_ARRAY pages (see the module's doc).
     Plain,
 }
 
@@ -98,7 +99,7 @@ pub enum ChunkStrings {
 pub fn chunk_strings(chunk: &ColumnChunkMetaData) -> ChunkStrings {
     if all_dictionary_encoded(chunk) {
         ChunkStrings::Dictionary
-    } else if chunk.encodings().any(|e| e == Encoding::DELTA_BYTE_ARRAY) {
+    } else if chunk.encodings().any(|e| matches!(e, Encoding::DELTA_BYTE_ARRAY | Encoding::DELTA_LENGTH_BYTE_ARRAY)) {
         ChunkStrings::Plain
     } else {
         ChunkStrings::Views

@@ -35,8 +35,11 @@
 //! Fixed-width values in the encodings of Parquet v2 writers are decoded here too, each
 //! page as far as its last selected value into a reused buffer in PLAIN's layout, then
 //! read as a PLAIN page: BYTE_STREAM_SPLIT rejoined, DELTA_BINARY_PACKED integers
-//! unpacked (see [`delta_binary_packed`](crate::format::delta_binary_packed)). A page in
-//! another encoding (DELTA_BYTE_ARRAY, DELTA_LENGTH_BYTE_ARRAY, BIT_PACKED levels) makes
+//! unpacked (see [`delta_binary_packed`](crate::format::delta_binary_packed)). So are
+//! strings in theirs, as plain strings: a DELTA_LENGTH_BYTE_ARRAY page's lengths decoded as
+//! far as the last selected value and the selected values copied from where they lie, a
+//! DELTA_BYTE_ARRAY page's values rebuilt in order up to the last selected one. A page in
+//! another encoding (BIT_PACKED levels, or strings in these two asked for as views) makes
 //! [`decode_selected`] answer `None`, and the caller decodes the column with the crate.
 //!
 //! ```
@@ -469,10 +472,11 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
                 return Ok(None);
             }
         }
-        // Decompressed as far as needed only where that can stop short: a PLAIN page whose
-        // last row is not selected. (Indices are decoded whole.)
-        let lazy = page_encoding(&page) == Some(Encoding::PLAIN)
-            && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
+        // Decompressed as far as needed only where that can stop short: a page of byte
+        // arrays or PLAIN values whose last row is not selected. (Indices are decoded whole.)
+        let lazy = page_encoding(&page).is_some_and(|encoding| {
+            matches!(encoding, Encoding::PLAIN | Encoding::DELTA_LENGTH_BYTE_ARRAY | Encoding::DELTA_BYTE_ARRAY)
+        }) && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
         let Some(mut page) = data_page(page, nullable, zstd.as_deref_mut().map(|zstd| (zstd, at, lazy)))? else {
             return Ok(None);
         };

@@ -1,7 +1,10 @@
 //! The sink of strings and binaries: PLAIN pages walked by length up to the last
-//! selected value, dictionary pages looked up, one output buffer for the selection.
+//! selected value, dictionary pages looked up, the byte array encodings of Parquet v2
+//! writers (DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY) decoded as far as the last selected
+//! value, one output buffer for the selection.
 
 use super::*;
+use crate::format::delta_binary_packed;
 
 /// The `count` PLAIN byte arrays (each a 4-byte little-endian length, then the bytes) of a
 /// dictionary page, as a string array (UTF-8 checked) or a binary one. `None`: more bytes
@@ -59,6 +62,12 @@ pub(super) struct BytesOutput<O> {
     indices: Vec<u32>,
     /// A page's selected rows: the stored index of each one's value, or [`NULL_ROW`].
     wanted: Vec<u32>,
+    /// A delta-encoded page's lengths (of its values, or of their suffixes), reused.
+    lengths: Vec<u32>,
+    /// A DELTA_BYTE_ARRAY page's prefix lengths, reused.
+    prefixes: Vec<u32>,
+    /// The DELTA_BYTE_ARRAY value last rebuilt, where the wanted ones are not all of them.
+    rebuilt: Vec<u8>,
     /// Selected rows not yet appended.
     rows_left: usize,
     /// Strings (UTF-8 checked), not binaries.
@@ -69,13 +78,89 @@ pub(super) struct BytesOutput<O> {
 pub(super) const NULL_ROW: u32 = u32::MAX;
 
 /// Whether a string page in `encoding` is dictionary-encoded (`false`: PLAIN); `None`: an
-/// encoding decoded only by the crate.
+/// encoding the views sink leaves to the crate.
 pub(super) fn dictionary_encoded(encoding: Encoding) -> Option<bool> {
     match encoding {
         Encoding::PLAIN => Some(false),
         Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(true),
         _ => None,
     }
+}
+
+/// How a string page's values are stored, for [`BytesOutput`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// Each value's 4-byte length, then its bytes.
+    Plain,
+    /// Indices into the dictionary page.
+    Dictionary,
+    /// DELTA_LENGTH_BYTE_ARRAY: every length (DELTA_BINARY_PACKED), then every value's bytes.
+    DeltaLength,
+    /// DELTA_BYTE_ARRAY: every value's length of the value before's bytes it starts with,
+    /// then the rest of each as DELTA_LENGTH_BYTE_ARRAY.
+    DeltaPrefix,
+}
+
+impl Stored {
+    /// `None`: an encoding decoded only by the crate.
+    fn of(encoding: Encoding) -> Option<Self> {
+        match encoding {
+            Encoding::PLAIN => Some(Self::Plain),
+            Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(Self::Dictionary),
+            Encoding::DELTA_LENGTH_BYTE_ARRAY => Some(Self::DeltaLength),
+            Encoding::DELTA_BYTE_ARRAY => Some(Self::DeltaPrefix),
+            _ => None,
+        }
+    }
+}
+
+/// A DELTA_BYTE_ARRAY page's layout: where its suffix lengths start and where their bytes
+/// do, its `stored` values and the `last` one wanted.
+#[derive(Debug, Clone, Copy)]
+struct PrefixedPage {
+    suffix_lengths: usize,
+    suffixes: usize,
+    stored: usize,
+    last: usize,
+}
+
+/// The most bytes one DELTA_BYTE_ARRAY page's wanted values may rebuild to: each value may
+/// repeat the one before, so a page of a few bytes could claim terabytes.
+const MAX_REBUILT_PAGE: usize = 1 << 30;
+
+/// Where the DELTA_BINARY_PACKED stream starting at byte `from` of `values` ends, and how
+/// many values it holds: the page decompressed as far as the stream's headers need.
+fn delta_stream(values: &mut PageValues<'_>, from: usize, what: &str) -> Result<(u64, usize), DecodeError> {
+    let size = values.len();
+    let mut want = from.saturating_add(4096);
+    loop {
+        let bytes = values.prefix(want)?;
+        let complete = bytes.len() >= size;
+        match bytes.get(from..).map(delta_binary_packed::extent) {
+            Some(Ok((total, length))) => return Ok((total, from + length)),
+            // Cut short where the page is not decompressed that far yet: ask for more.
+            _ if !complete => want = want.saturating_mul(4),
+            Some(Err(e)) => return Err(DecodeError::Corrupt(format!("a page's {what}: {e}"))),
+            None => return Err(DecodeError::Corrupt(format!("a page's {what} start past its end"))),
+        }
+    }
+}
+
+/// The first `n` values of the DELTA_BINARY_PACKED stream at the start of `data` (which holds
+/// at least `stored`), as lengths, into `out`, and their sum.
+fn delta_lengths(data: &[u8], stored: usize, n: usize, out: &mut Vec<u32>, what: &str) -> Result<usize, DecodeError> {
+    out.clear();
+    delta_binary_packed::decode::<u32>(data, n, out)
+        .map_err(|e| DecodeError::Corrupt(format!("a page's {what}: {e}")))?;
+    let mut sum = 0usize;
+    for &length in out.iter() {
+        // Lengths are INT32: a negative one is corrupt.
+        if length > i32::MAX as u32 {
+            return Err(DecodeError::Corrupt(format!("a page of {stored} values has a {what} of {}", length as i32)));
+        }
+        sum += length as usize;
+    }
+    Ok(sum)
 }
 
 /// The stored index of each of `page`'s `count` rows that `selected` selects, in `wanted`
@@ -128,6 +213,9 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
             dictionary: None,
             indices: Vec::new(),
             wanted: Vec::new(),
+            lengths: Vec::new(),
+            prefixes: Vec::new(),
+            rebuilt: Vec::new(),
             rows_left: selected,
             utf8: matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8),
         }
@@ -177,6 +265,19 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
             )));
         }
         Ok(())
+    }
+
+    /// Makes room for `this_page` more value bytes: where the buffer must grow, it is sized
+    /// for the `rows_ahead` rows still to come at `per_value` bytes each (one buffer for the
+    /// whole selection, as a copy at the exact size would be), not doubled as it fills:
+    /// doubling leaves up to half of it unused, and copies what it holds. At most
+    /// RESERVE_AHEAD beyond this page's values: one long value must not reserve its length
+    /// for every row.
+    fn reserve(&mut self, per_value: usize, this_page: usize, rows_ahead: usize) {
+        if self.values.capacity() - self.values.len() < this_page {
+            let ahead = per_value.saturating_mul(rows_ahead).saturating_mul(17) / 16;
+            self.values.reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
+        }
     }
 
     /// Ends the row just appended; `false`: the values outgrew `O` (left to the crate).
@@ -304,6 +405,198 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         result
     }
 
+    /// The last wanted row's stored index; `None`: every wanted row is null.
+    fn last_wanted(&self) -> Option<usize> {
+        self.wanted.iter().rev().find(|&&want| want != NULL_ROW).map(|&want| want as usize)
+    }
+
+    /// The wanted rows of a DELTA_LENGTH_BYTE_ARRAY page of `stored` values: its lengths
+    /// decoded as far as the last wanted value, then each wanted value's bytes copied from
+    /// where the lengths put them (every value wanted: all of them at once).
+    fn delta_length(&mut self, values: &mut PageValues<'_>, stored: usize) -> Result<bool, DecodeError> {
+        let Some(last) = self.last_wanted() else { return Ok(self.null_rows()) };
+        let (total, start) = delta_stream(values, 0, "lengths")?;
+        if total < stored as u64 || last >= stored {
+            return Err(DecodeError::Corrupt(format!("a page of {stored} values holds {total} lengths")));
+        }
+        let mut lengths = std::mem::take(&mut self.lengths);
+        let result = self.copy_delta_values(values, start, stored, last, &mut lengths);
+        self.lengths = lengths;
+        result
+    }
+
+    /// The wanted values of a page whose first `last + 1` values' lengths are the start of
+    /// the DELTA_BINARY_PACKED stream at the start of `values`, their bytes one after
+    /// another from byte `start`.
+    fn copy_delta_values(
+        &mut self,
+        values: &mut PageValues<'_>,
+        start: usize,
+        stored: usize,
+        last: usize,
+        lengths: &mut Vec<u32>,
+    ) -> Result<bool, DecodeError> {
+        let bytes = delta_lengths(values.prefix(start)?, stored, last + 1, lengths, "lengths")?;
+        let end = start + bytes;
+        let data = values.prefix(end)?;
+        let data = data.get(start..end).ok_or_else(|| {
+            DecodeError::Corrupt(format!("a page's {stored} values run past its end ({} bytes)", data.len()))
+        })?;
+        if O::from_usize(self.values.len() + bytes).is_none() {
+            return Ok(false);
+        }
+        let wanted = std::mem::take(&mut self.wanted);
+        let every = last + 1 == stored && wanted.iter().filter(|&&w| w != NULL_ROW).count() == stored;
+        if every {
+            // Every value: their bytes as they lie, and an offset a row.
+            let mut end = self.values.len();
+            self.values.extend_from_slice(data);
+            let mut next = lengths.iter();
+            self.offsets.extend(wanted.iter().map(|&want| {
+                if want != NULL_ROW {
+                    end += *next.next().expect("a length a stored value") as usize;
+                }
+                O::usize_as(end)
+            }));
+        } else {
+            // `at`: where the `index`-th value's bytes start.
+            let (mut at, mut index) = (0usize, 0usize);
+            for &want in &wanted {
+                if want != NULL_ROW {
+                    let want = want as usize;
+                    at += lengths[index..want].iter().map(|&l| l as usize).sum::<usize>();
+                    let length = lengths[want] as usize;
+                    self.values.extend_from_slice(&data[at..at + length]);
+                    (at, index) = (at + length, want + 1);
+                }
+                self.offsets.push(O::usize_as(self.values.len()));
+            }
+        }
+        self.wanted = wanted;
+        Ok(true)
+    }
+
+    /// The wanted rows of a DELTA_BYTE_ARRAY page of `stored` values: each value is the
+    /// first bytes of the one before (its prefix length) and its suffix, so the values are
+    /// rebuilt in order up to the last wanted one — in the output where every value is
+    /// wanted, else in a scratch value, copied out where wanted.
+    fn delta_prefix(
+        &mut self,
+        values: &mut PageValues<'_>,
+        stored: usize,
+        rows_ahead: usize,
+    ) -> Result<bool, DecodeError> {
+        let Some(last) = self.last_wanted() else { return Ok(self.null_rows()) };
+        let (total, suffixes_at) = delta_stream(values, 0, "prefix lengths")?;
+        let (suffixes, start) = delta_stream(values, suffixes_at, "suffix lengths")?;
+        if total < stored as u64 || suffixes < stored as u64 || last >= stored {
+            return Err(DecodeError::Corrupt(format!(
+                "a page of {stored} values holds {total} prefix lengths and {suffixes} suffix lengths"
+            )));
+        }
+        let (mut prefixes, mut lengths) = (std::mem::take(&mut self.prefixes), std::mem::take(&mut self.lengths));
+        let page = PrefixedPage { suffix_lengths: suffixes_at, suffixes: start, stored, last };
+        let result = self.rebuild(values, page, rows_ahead, &mut prefixes, &mut lengths);
+        (self.prefixes, self.lengths) = (prefixes, lengths);
+        result
+    }
+
+    /// [`Self::delta_prefix`] once the page's streams are found: its first `last + 1`
+    /// values rebuilt from their prefix and suffix lengths (decoded into `prefixes` and
+    /// `lengths`), the wanted ones appended; room is made for them first, and for the
+    /// `rows_ahead` rows still to come at their size.
+    fn rebuild(
+        &mut self,
+        values: &mut PageValues<'_>,
+        page: PrefixedPage,
+        rows_ahead: usize,
+        prefixes: &mut Vec<u32>,
+        lengths: &mut Vec<u32>,
+    ) -> Result<bool, DecodeError> {
+        let PrefixedPage { suffix_lengths: suffixes_at, suffixes: start, stored, last } = page;
+        delta_lengths(values.prefix(suffixes_at)?, stored, last + 1, prefixes, "prefix length")?;
+        let bytes = {
+            let head = values.prefix(start)?;
+            let suffix_lengths = head.get(suffixes_at..).unwrap_or_default();
+            delta_lengths(suffix_lengths, stored, last + 1, lengths, "suffix length")?
+        };
+        let end = start + bytes;
+        let data = values.prefix(end)?;
+        let suffixes = data.get(start..end).ok_or_else(|| {
+            DecodeError::Corrupt(format!("a page's {stored} suffixes run past its end ({} bytes)", data.len()))
+        })?;
+        // Each value starts with at most the whole value before it (the first, with none):
+        // checked first, so that a value's length is its prefix's and its suffix's, and the
+        // values up to the last wanted are no longer than the page's suffixes.
+        let mut before = 0usize;
+        for (value, (&prefix, &suffix)) in prefixes.iter().zip(lengths.iter()).enumerate() {
+            if prefix as usize > before {
+                return Err(DecodeError::Corrupt(format!(
+                    "value {value} of a page starts with {prefix} bytes of the value before, which has {before}"
+                )));
+            }
+            before = prefix as usize + suffix as usize;
+        }
+        let (mut wanted_bytes, mut with_values) = (0usize, 0usize);
+        for &want in self.wanted.iter().filter(|&&want| want != NULL_ROW) {
+            wanted_bytes += prefixes[want as usize] as usize + lengths[want as usize] as usize;
+            with_values += 1;
+        }
+        if wanted_bytes > MAX_REBUILT_PAGE {
+            return Err(DecodeError::Corrupt(format!(
+                "a DELTA_BYTE_ARRAY page's values rebuild to {wanted_bytes} bytes, more than {MAX_REBUILT_PAGE}"
+            )));
+        }
+        if O::from_usize(self.values.len() + wanted_bytes).is_none() {
+            return Ok(false);
+        }
+        self.reserve(wanted_bytes / with_values.max(1), wanted_bytes, rows_ahead);
+        let wanted = std::mem::take(&mut self.wanted);
+        // `at`: where the `index`-th value's suffix starts.
+        let (mut at, mut index) = (0usize, 0usize);
+        if last + 1 == stored && with_values == stored {
+            // Every value: each rebuilt in the output, from the one before it there.
+            let mut before = self.values.len();
+            for &want in &wanted {
+                if want != NULL_ROW {
+                    let (prefix, length) = (prefixes[index] as usize, lengths[index] as usize);
+                    let start = self.values.len();
+                    self.values.extend_from_within(before..before + prefix);
+                    self.values.extend_from_slice(&suffixes[at..at + length]);
+                    (before, at, index) = (start, at + length, index + 1);
+                }
+                self.offsets.push(O::usize_as(self.values.len()));
+            }
+        } else {
+            // Some: each value up to the last wanted rebuilt in a scratch value, the wanted
+            // ones copied out.
+            let mut rebuilt = std::mem::take(&mut self.rebuilt);
+            rebuilt.clear();
+            for &want in &wanted {
+                if want != NULL_ROW {
+                    while index <= want as usize {
+                        let (prefix, length) = (prefixes[index] as usize, lengths[index] as usize);
+                        rebuilt.truncate(prefix);
+                        rebuilt.extend_from_slice(&suffixes[at..at + length]);
+                        (at, index) = (at + length, index + 1);
+                    }
+                    self.values.extend_from_slice(&rebuilt);
+                }
+                self.offsets.push(O::usize_as(self.values.len()));
+            }
+            self.rebuilt = rebuilt;
+        }
+        self.wanted = wanted;
+        Ok(true)
+    }
+
+    /// Appends the wanted rows when none has a value.
+    fn null_rows(&mut self) -> bool {
+        let end = O::usize_as(self.values.len());
+        self.offsets.extend(std::iter::repeat_n(end, self.wanted.len()));
+        true
+    }
+
     /// The wanted rows from a dictionary-encoded page's `stored` indices (`whole`: every
     /// row, or enough of them, is wanted: the indices are decoded in one pass).
     fn looked_up(&mut self, values: &[u8], stored: usize, whole: bool) -> Result<bool, DecodeError> {
@@ -360,7 +653,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
     }
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
-        let Some(dictionary_encoded) = dictionary_encoded(page.encoding) else { return Ok(false) };
+        let Some(encoding) = Stored::of(page.encoding) else { return Ok(false) };
         let count = selected.count_set_bits();
         self.offsets.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
@@ -369,30 +662,37 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         // the whole selection, as a copy at the exact size would be), not doubled as it
         // fills: doubling leaves up to half of it unused. At most RESERVE_AHEAD beyond this
         // page's values: one long value must not reserve its length for every row.
-        let per_value = match (dictionary_encoded, &self.dictionary) {
-            (false, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
-            (true, Some(dictionary)) => dictionary.values().len() / arrow::array::Array::len(dictionary).max(1),
-            (true, None) => 0,
+        // (A DELTA_LENGTH_BYTE_ARRAY page's lengths are counted as values' bytes: a few
+        // bytes a value. A DELTA_BYTE_ARRAY page's values are sized once its lengths are
+        // decoded: they may be many times the page.)
+        let per_value = match (encoding, &self.dictionary) {
+            (Stored::Plain, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
+            (Stored::Dictionary, Some(dictionary)) => {
+                dictionary.values().len() / arrow::array::Array::len(dictionary).max(1)
+            }
+            (Stored::Dictionary, None) | (Stored::DeltaPrefix, _) => 0,
+            (Stored::DeltaLength, _) => page.values.len() / stored.max(1),
         };
-        // (A PLAIN page's values are within the page; looked-up ones may repeat a long
-        // dictionary value: reserved up to RESERVE_AHEAD, grown if they are real.)
-        let this_page = match dictionary_encoded {
-            false => per_value.saturating_mul(with_values),
-            true => per_value.saturating_mul(with_values).min(RESERVE_AHEAD),
+        // (A PLAIN or DELTA_LENGTH_BYTE_ARRAY page's values are within the page; looked-up
+        // ones may repeat a long dictionary value: reserved up to RESERVE_AHEAD, grown if
+        // they are real.)
+        let this_page = match encoding {
+            Stored::Plain | Stored::DeltaLength => per_value.saturating_mul(with_values),
+            Stored::Dictionary | Stored::DeltaPrefix => per_value.saturating_mul(with_values).min(RESERVE_AHEAD),
         };
-        if self.values.capacity() - self.values.len() < this_page {
-            let ahead = per_value.saturating_mul(self.rows_left.max(count)).saturating_mul(17) / 16;
-            self.values.reserve_exact(ahead.clamp(this_page, this_page.saturating_add(RESERVE_AHEAD)));
-        }
+        let rows_ahead = self.rows_left.max(count);
+        self.reserve(per_value, this_page, rows_ahead);
         self.rows_left = self.rows_left.saturating_sub(count);
         let (start, first_row) = (self.values.len(), self.offsets.len() - 1);
-        let appended = match dictionary_encoded {
-            false => self.plain(&mut page.values, stored, with_values)?,
-            true => self.looked_up(
+        let appended = match encoding {
+            Stored::Plain => self.plain(&mut page.values, stored, with_values)?,
+            Stored::Dictionary => self.looked_up(
                 page.values.prefix(usize::MAX)?,
                 stored,
                 count == page.rows || dense_selection(with_values, stored),
             )?,
+            Stored::DeltaLength => self.delta_length(&mut page.values, stored)?,
+            Stored::DeltaPrefix => self.delta_prefix(&mut page.values, stored, rows_ahead)?,
         };
         if appended && self.utf8 {
             self.check_utf8(start, first_row)?;

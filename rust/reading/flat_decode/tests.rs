@@ -339,20 +339,27 @@ prop_compose! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
-    /// Strings and binaries of any chunk — PLAIN, dictionary-encoded, or falling back
-    /// from one to the other — copied out for the selected rows, and as views: the crate's
-    /// decode, filtered, whether the pages come decompressed or still zstd-compressed.
+    /// Strings and binaries of any chunk — PLAIN, DELTA_LENGTH_BYTE_ARRAY or
+    /// DELTA_BYTE_ARRAY, dictionary-encoded, or falling back from a dictionary to one of
+    /// those — copied out for the selected rows, and as views (PLAIN and dictionaries):
+    /// the crate's decode, filtered, whether the pages come decompressed or still
+    /// zstd-compressed.
     #[test]
     fn strings_equal_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
         binary in any::<bool>(),
         large in any::<bool>(),
         layout in layout(3000),
+        encoding in 0u8..3,
     ) {
         let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if layout.nullable { s } else { s.or(Some(1)) }).collect();
         // 6 to ~150 bytes: values inline in a view or not, shorter and longer than a move
-        // of a whole page's copy, lengths below 128 (ASCII) and above.
-        let text = |s: u32| format!("v{s} ü{}", "x".repeat((s % 37 * (1 + s % 4)) as usize));
+        // of a whole page's copy, lengths below 128 (ASCII) and above; characters of two
+        // and three bytes sharing their first (a DELTA_BYTE_ARRAY prefix may end inside one).
+        let text = |s: u32| {
+            let character = ["ü", "é", "日"][(s % 3) as usize];
+            format!("v{s} {character}{}", "x".repeat((s % 37 * (1 + s % 4)) as usize))
+        };
         let values: ArrayRef = match (binary, large) {
             (true, false) => Arc::new(arrow::array::BinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
             (true, true) => Arc::new(arrow::array::LargeBinaryArray::from_iter(seeds.iter().map(|s| s.map(|s| text(s).into_bytes())))),
@@ -366,23 +373,30 @@ proptest! {
             .set_dictionary_enabled(layout.dictionary)
             .set_dictionary_page_size_limit(600)
             .set_compression(codec(layout.zstd));
+        let properties = match encoding {
+            1 => properties.set_encoding(Encoding::DELTA_LENGTH_BYTE_ARRAY),
+            2 => properties.set_encoding(Encoding::DELTA_BYTE_ARRAY),
+            _ => properties,
+        };
         let file = written(&batch, properties, layout.v2, layout.page_rows);
+        // (The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY unless told.)
+        let delta = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).encodings()
+            .any(|e| matches!(e, Encoding::DELTA_LENGTH_BYTE_ARRAY | Encoding::DELTA_BYTE_ARRAY));
         let mask = layout.mask(seeds.len());
         let read = crate_read(&file, &mask, layout.use_index);
         prop_assert!(decodable(&read.descriptor, &read.arrow_type));
         let selection = RowSelection::from_bools(&mask);
         let selection = if layout.picks[1] { selection.into_representation(crate::selection::Representation::Selectors) } else { selection };
-        // The writer's v2 pages outside a dictionary are DELTA_BYTE_ARRAY: the crate's.
+        // Every encoding strings are written in is decoded here.
         let got = decoded_both_ways(&file, &read, &selection, decode_selected::<dyn PageReader>);
-        prop_assert!(got.is_some() || layout.v2);
-        if let Some(got) = &got {
-            prop_assert_eq!(got.to_data(), read.expected.to_data());
-        }
+        let got = got.expect("decoded here");
+        prop_assert_eq!(got.to_data(), read.expected.to_data());
+        // As views: PLAIN and dictionary pages (the delta encodings are read as plain strings).
         let view_type = if binary { DataType::BinaryView } else { DataType::Utf8View };
         prop_assert!(decodable(&read.descriptor, &view_type));
         let as_views = CrateRead { arrow_type: view_type.clone(), descriptor: read.descriptor.clone(), locations: read.locations.clone(), expected: read.expected.clone() };
         let views = decoded_both_ways(&file, &as_views, &selection, decode_selected::<dyn PageReader>);
-        prop_assert_eq!(views.is_some(), got.is_some());
+        prop_assert!(views.is_some() || delta);
         if let Some(views) = views {
             prop_assert_eq!(views.data_type(), &view_type);
             let plain = arrow::compute::cast(&views, read.expected.data_type()).unwrap();
@@ -556,6 +570,76 @@ fn a_length_longer_than_the_values_is_refused() {
                     strings.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0),
                     "x".repeat(200)
                 );
+            }
+        }
+    }
+}
+
+/// `values` as DELTA_BINARY_PACKED: blocks of 128 in 4 miniblocks, every delta in 64 bits
+/// (any INT32 values, hostile ones too).
+fn delta_stream(values: &[i32]) -> Vec<u8> {
+    fn uleb(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let zigzag = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
+    let mut out = Vec::new();
+    uleb(&mut out, 128);
+    uleb(&mut out, 4);
+    uleb(&mut out, values.len() as u64);
+    uleb(&mut out, zigzag(values.first().map_or(0, |&v| i64::from(v))));
+    let deltas: Vec<u64> = values.windows(2).map(|w| (i64::from(w[1]) - i64::from(w[0])) as u64).collect();
+    for block in deltas.chunks(128) {
+        uleb(&mut out, 0);
+        out.extend_from_slice(&[64; 4]);
+        for miniblock in block.chunks(32) {
+            for i in 0..32 {
+                out.extend_from_slice(&miniblock.get(i).copied().unwrap_or(0).to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY pages with hostile lengths — negative,
+    /// past the page, prefixes longer than the value before, fewer than the page's values —
+    /// are decoded or refused with an error, never a panic; what is decoded is the values
+    /// as the lengths say.
+    #[test]
+    fn hostile_delta_string_pages_fail_cleanly(
+        lengths in prop::collection::vec(prop_oneof![0i32..6, Just(-1), Just(i32::MAX), Just(1000)], 0..40),
+        prefixes in prop::collection::vec(prop_oneof![0i32..4, Just(-3), Just(i32::MAX)], 0..40),
+        data in prop::collection::vec(any::<u8>(), 0..200),
+        stored in 1usize..40,
+        by_prefix in any::<bool>(),
+        picks in prop::collection::vec(any::<bool>(), 40),
+    ) {
+        let mut page = Vec::new();
+        if by_prefix {
+            page.extend(delta_stream(&prefixes));
+        }
+        page.extend(delta_stream(&lengths));
+        page.extend_from_slice(&data);
+        let encoding = if by_prefix { Encoding::DELTA_BYTE_ARRAY } else { Encoding::DELTA_LENGTH_BYTE_ARRAY };
+        let mut output = strings::BytesOutput::<i32>::new(stored, false, &DataType::Binary);
+        let mut data_page = DataPage { rows: stored, valid: None, encoding, values: PageValues::Ready(page.into()) };
+        let selected = BooleanBuffer::from(picks[..stored].to_vec());
+        if output.page(&mut data_page, &selected).is_ok_and(|done| done) {
+            let got = output.finish().unwrap();
+            let got = got.as_any().downcast_ref::<arrow::array::BinaryArray>().unwrap();
+            prop_assert_eq!(got.len(), selected.count_set_bits());
+            if !by_prefix {
+                // Each selected value: its bytes where the lengths before it put them.
+                let starts: Vec<usize> = lengths.iter().scan(0usize, |at, &l| { let s = *at; *at = at.wrapping_add(l as u32 as usize); Some(s) }).collect();
+                for (row, value) in selected.set_indices().zip(got.iter()) {
+                    let (start, length) = (starts[row], lengths[row] as usize);
+                    prop_assert_eq!(value.unwrap(), &data[start..start + length]);
+                }
             }
         }
     }
