@@ -528,14 +528,14 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         // Each value starts with at most the whole value before it (the first, with none):
         // checked first, so that a value's length is its prefix's and its suffix's, and the
         // values up to the last wanted are no longer than the page's suffixes.
-        let mut before = 0usize;
+        let mut previous = 0usize;
         for (value, (&prefix, &suffix)) in prefixes.iter().zip(lengths.iter()).enumerate() {
-            if prefix as usize > before {
+            if prefix as usize > previous {
                 return Err(DecodeError::Corrupt(format!(
-                    "value {value} of a page starts with {prefix} bytes of the value before, which has {before}"
+                    "value {value} of a page starts with {prefix} bytes of the value before, which has {previous}"
                 )));
             }
-            before = prefix as usize + suffix as usize;
+            previous = prefix as usize + suffix as usize;
         }
         let (mut wanted_bytes, mut with_values) = (0usize, 0usize);
         for &want in self.wanted.iter().filter(|&&want| want != NULL_ROW) {
@@ -658,13 +658,10 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
         self.offsets.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
         let stored = page.non_null();
-        // Sized from this page's average value for the rows still to come (one buffer for
-        // the whole selection, as a copy at the exact size would be), not doubled as it
-        // fills: doubling leaves up to half of it unused. At most RESERVE_AHEAD beyond this
-        // page's values: one long value must not reserve its length for every row.
-        // (A DELTA_LENGTH_BYTE_ARRAY page's lengths are counted as values' bytes: a few
-        // bytes a value. A DELTA_BYTE_ARRAY page's values are sized once its lengths are
-        // decoded: they may be many times the page.)
+        // Sized from this page's average value (see `reserve`). A DELTA_LENGTH_BYTE_ARRAY
+        // page's lengths are counted as values' bytes (a few bytes a value); a
+        // DELTA_BYTE_ARRAY page's values are sized once its lengths are decoded (they may be
+        // many times the page).
         let per_value = match (encoding, &self.dictionary) {
             (Stored::Plain, _) => page.values.len().saturating_sub(4 * stored) / stored.max(1),
             (Stored::Dictionary, Some(dictionary)) => {
