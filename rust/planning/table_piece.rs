@@ -194,12 +194,24 @@ pub fn from_bytes<B: AsRef<[u8]>>(pieces: &[B], storage: &Storage) -> Result<Tab
     let mut deletes = Vec::with_capacity(files);
     let mut deletion_vectors = Vec::with_capacity(files);
     let mut deleted_positions = Vec::with_capacity(files);
+    // The files of a partition share their equality deletes: each text is parsed once.
+    let mut parsed_deletes: std::collections::HashMap<String, crate::filter::Expr> = std::collections::HashMap::new();
     for wire in wires {
         locations.push(wire.location.into_location(storage)?);
         partition_rows.extend(wire.partitions.map(|(_, rows)| rows).unwrap_or_else(|| vec![Vec::new()]));
         if let Some(declared) = wire.declared {
             fill_rows.extend(declared.fills.map(|(_, rows)| rows).unwrap_or_default());
-            deletes.push(declared.deletes.map(|text| parse_filter(&text)).transpose()?);
+            let parsed = match declared.deletes {
+                Some(text) => Some(match parsed_deletes.entry(text) {
+                    std::collections::hash_map::Entry::Occupied(known) => known.get().clone(),
+                    std::collections::hash_map::Entry::Vacant(new) => {
+                        let expr = parse_filter(new.key())?;
+                        new.insert(expr).clone()
+                    }
+                }),
+                None => None,
+            };
+            deletes.push(parsed);
         }
         deletion_vectors.push(wire.delta_deletion_vector.map(|(_, descriptor)| descriptor));
         let deleted = match wire.iceberg.and_then(|(_, deleted)| deleted) {
