@@ -32,6 +32,8 @@
 //! assert_eq!(task.plan().unwrap().metrics.rows_selected, 50);
 //! ```
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use roaring::RoaringTreemap;
@@ -195,7 +197,7 @@ pub fn from_bytes<B: AsRef<[u8]>>(pieces: &[B], storage: &Storage) -> Result<Tab
     let mut deletion_vectors = Vec::with_capacity(files);
     let mut deleted_positions = Vec::with_capacity(files);
     // The files of a partition share their equality deletes: each text is parsed once.
-    let mut parsed_deletes: std::collections::HashMap<String, crate::filter::Expr> = std::collections::HashMap::new();
+    let mut parsed_deletes: HashMap<String, crate::filter::Expr> = HashMap::new();
     for wire in wires {
         locations.push(wire.location.into_location(storage)?);
         partition_rows.extend(wire.partitions.map(|(_, rows)| rows).unwrap_or_else(|| vec![Vec::new()]));
@@ -203,8 +205,8 @@ pub fn from_bytes<B: AsRef<[u8]>>(pieces: &[B], storage: &Storage) -> Result<Tab
             fill_rows.extend(declared.fills.map(|(_, rows)| rows).unwrap_or_default());
             let parsed = match declared.deletes {
                 Some(text) => Some(match parsed_deletes.entry(text) {
-                    std::collections::hash_map::Entry::Occupied(known) => known.get().clone(),
-                    std::collections::hash_map::Entry::Vacant(new) => {
+                    Entry::Occupied(known) => known.get().clone(),
+                    Entry::Vacant(new) => {
                         let expr = parse_filter(new.key())?;
                         new.insert(expr).clone()
                     }
