@@ -80,10 +80,10 @@ pub(super) const NULL_ROW: u32 = u32::MAX;
 /// Whether a string page in `encoding` is dictionary-encoded (`false`: PLAIN); `None`: an
 /// encoding the views sink leaves to the crate.
 pub(super) fn dictionary_encoded(encoding: Encoding) -> Option<bool> {
-    match encoding {
-        Encoding::PLAIN => Some(false),
-        Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => Some(true),
-        _ => None,
+    match Stored::of(encoding)? {
+        Stored::Plain => Some(false),
+        Stored::Dictionary => Some(true),
+        Stored::DeltaLength | Stored::DeltaPrefix => None,
     }
 }
 
