@@ -140,6 +140,44 @@ def test_read_returns_what_spark_native_returns(spark: Any, dataset: Path, filte
     assert _rows(got) == _rows(expected)
 
 
+@pytest.fixture(scope="module")
+def spark_written_int96(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Timestamps as Spark writes them by default: INT96, no Arrow schema; every 10 minutes
+    over New York's spring daylight-saving change, some null."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path_factory.mktemp("spark_int96") / "t"
+    start = 1_772_841_600  # 2026-03-07 00:00 UTC
+    spark.range(0, 432).selectExpr("id", f"IF(id % 37 = 5, NULL, timestamp_seconds({start} + id * 600)) AS ts").coalesce(1).write.parquet(str(path))
+    (file,) = path.glob("*.parquet")
+    assert pq.ParquetFile(file).schema.column(1).physical_type == "INT96"
+    return path
+
+
+INT96_FILTERS = [
+    "ts >= TIMESTAMP '2026-03-08 01:30:00' AND ts < TIMESTAMP '2026-03-08 03:30:00'",  # 02:00-03:00 never happened
+    "ts IN (TIMESTAMP '2026-03-08 12:00:00', TIMESTAMP '2026-03-07 23:50:00')",
+    "ts < DATE '2026-03-08' OR ts IS NULL",
+    "CAST(ts AS DATE) = DATE '2026-03-08'",
+]
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+@pytest.mark.parametrize("read_by", list(READ_BY))
+def test_spark_written_int96_filtered_as_spark_filters_it(spark: Any, spark_written_int96: Path, zone: str, read_by: str) -> None:
+    """Spark reads INT96 as TIMESTAMP (instants): a literal is the session zone's instant."""
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        for where in INT96_FILTERS:
+            expected = _native(spark, spark_written_int96, where, ["id", "ts"])
+            assert 0 < expected.num_rows < 432, where
+            got = pqsift.spark.read(spark, spark_written_int96, ["id", "ts"], where, driver_read_bytes=READ_BY[read_by]).toArrow()
+            assert _rows(got) == _rows(expected), (where, zone)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_schema_is_spark_native_schema(spark: Any, dataset: Path) -> None:
     assert pqsift.spark.schema(dataset) == spark.read.parquet(str(dataset)).schema
 

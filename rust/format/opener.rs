@@ -64,6 +64,61 @@ pub fn readable_arrow_schema(file_metadata: &FileMetaData) -> parquet::errors::R
     Ok(without_undecodable_dictionaries(file_metadata, &schema).unwrap_or(schema))
 }
 
+/// Per root of the file's schema, whether it is a Parquet INT96 timestamp (Spark's default
+/// timestamp, written by Spark, Hive and Impala).
+pub fn int96_roots(file_metadata: &FileMetaData) -> Vec<bool> {
+    let roots = file_metadata.schema_descr().root_schema().get_fields();
+    roots.iter().map(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::INT96).collect()
+}
+
+/// `schema`, a file's Arrow schema (its roots in order), as filters bind to it: top-level
+/// INT96 timestamps labelled UTC; the same `Arc` when the file has none.
+///
+/// Spark reads INT96 as TIMESTAMP, an instant. Arrow reads it as a timestamp without a time
+/// zone, which pqsift's output keeps (as pyarrow does) but which a filter takes for Spark's
+/// TIMESTAMP_NTZ, a wall clock: bound to that, `ts >= TIMESTAMP '2026-01-08 09:00:00'`
+/// would compare wall clocks in the session time zone — other rows than Spark's outside
+/// UTC, and a time zone conversion per value in any zone. The values need no change: they
+/// are instants already, only the label differs.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow::datatypes::{DataType, TimeUnit};
+/// use parquet::file::metadata::FileMetaData;
+/// use parquet::schema::{parser::parse_message_type, types::SchemaDescriptor};
+/// use pqsift::format::opener::{filter_schema, readable_arrow_schema};
+///
+/// let parquet = parse_message_type("message spark { optional int96 ts; optional int64 id; }").unwrap();
+/// let metadata = FileMetaData::new(1, 0, None, None, Arc::new(SchemaDescriptor::new(Arc::new(parquet))), None);
+/// let schema = Arc::new(readable_arrow_schema(&metadata).unwrap());
+/// assert_eq!(schema.field(0).data_type(), &DataType::Timestamp(TimeUnit::Nanosecond, None));
+/// let bound_to = filter_schema(&schema, &metadata);
+/// assert_eq!(bound_to.field(0).data_type(), &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())));
+/// assert_eq!(bound_to.field(1), schema.field(1));
+/// ```
+pub fn filter_schema(schema: &SchemaRef, file_metadata: &FileMetaData) -> SchemaRef {
+    let int96 = int96_roots(file_metadata);
+    let relabelled = |root: usize, data_type: &DataType| match data_type {
+        DataType::Timestamp(unit, None) if int96.get(root).copied().unwrap_or(false) => {
+            Some(DataType::Timestamp(*unit, Some("UTC".into())))
+        }
+        _ => None,
+    };
+    if !schema.fields().iter().enumerate().any(|(root, f)| relabelled(root, f.data_type()).is_some()) {
+        return Arc::clone(schema);
+    }
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(root, field)| match relabelled(root, field.data_type()) {
+            Some(instant) => Arc::new(field.as_ref().clone().with_data_type(instant)),
+            None => Arc::clone(field),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
 /// The schema to hand the crate's reader instead of the one it derives, when
 /// [`readable_arrow_schema`] differs from it.
 pub(crate) fn reader_schema_override(file_metadata: &FileMetaData) -> parquet::errors::Result<Option<Schema>> {

@@ -30,7 +30,7 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::projection::resolve_projection;
 use crate::filter::sort_key::TopN;
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
-use crate::format::opener::OpenedFile;
+use crate::format::opener::{OpenedFile, filter_schema};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::planning::metrics::PruningMetrics;
@@ -573,7 +573,7 @@ impl Scan {
     pub fn bound_filter(&self, position: usize, file: &OpenedFile) -> Result<Option<BoundExpr>> {
         self.file_filter(position, file)?
             .map(|filter| {
-                bind(&filter, &file.schema, &self.options.bind)
+                bind(&filter, &filter_schema(&file.schema, file.metadata.file_metadata()), &self.options.bind)
                     .map_err(|e| PqsiftError::filter(format!("{}: {e}", file.name())))
             })
             .transpose()

@@ -323,15 +323,8 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
 fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
-    let parquet_roots = file.metadata.file_metadata().schema_descr().root_schema().get_fields();
-    let int96: Vec<bool> = roots
-        .iter()
-        .map(|&r| {
-            parquet_roots
-                .get(r)
-                .is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
-        })
-        .collect();
+    let int96_roots = crate::format::opener::int96_roots(file.metadata.file_metadata());
+    let int96: Vec<bool> = roots.iter().map(|&r| int96_roots.get(r).copied().unwrap_or(false)).collect();
     spark_schema(schema, &int96, &file.location.to_string())
 }
 
@@ -388,7 +381,7 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         let file_has_ids = has_field_ids(metadata.schema().fields());
         let filter = RowFilter::build(
             layout.filter.as_ref(),
-            metadata.schema(),
+            &crate::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata()),
             metadata.metadata(),
             &config.bind,
             config.reorder_filters,
@@ -590,12 +583,10 @@ fn arrow_metadata(file: &OpenedFile, int96_unit: Option<TimeUnit>) -> Result<Arr
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
     let file_metadata = file.metadata.file_metadata();
     let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
-    let roots = file_metadata.schema_descr().root_schema().get_fields();
-    let is_int96 = |root: usize| {
-        roots.get(root).is_some_and(|t| t.is_primitive() && t.get_physical_type() == parquet::basic::Type::INT96)
-    };
+    let int96 = crate::format::opener::int96_roots(file_metadata);
+    let is_int96 = |root: usize| int96.get(root).copied().unwrap_or(false);
     if let Some(unit) = int96_unit
-        && (0..roots.len()).any(is_int96)
+        && int96.contains(&true)
     {
         let readable = match schema.take() {
             Some(schema) => schema,

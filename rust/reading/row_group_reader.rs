@@ -181,6 +181,9 @@ pub struct FileReader {
     key: Arc<str>,
     /// Per predicate (text order): the predicate bound to the schema of its roots.
     bound: Vec<BoundExpr>,
+    /// The file's schema as the predicates were bound to it
+    /// ([`filter_schema`](crate::format::opener::filter_schema): INT96 roots labelled UTC).
+    filter_schema: SchemaRef,
     /// A second handle for page header checks of local files, so that they stay out of
     /// `bytes_read` (column data read).
     probe: Handle,
@@ -264,9 +267,11 @@ impl FileReader {
         options: &BindOptions,
     ) -> Result<Self> {
         let key: Arc<str> = Arc::from(location.to_string());
+        let filter_schema =
+            crate::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
-            let schema = project_schema(metadata.schema(), &predicate.roots);
+            let schema = project_schema(&filter_schema, &predicate.roots);
             bound.push(bind(&predicate.expr, &schema, options)?);
         }
         let small = MetadataCache::global().small_file(location, metadata.metadata());
@@ -289,6 +294,7 @@ impl FileReader {
             metadata,
             key,
             bound,
+            filter_schema,
             probe,
             checked: Default::default(),
             prefetched: Default::default(),
@@ -447,8 +453,9 @@ impl FileReader {
                 &mut metrics,
                 decode,
             )?;
+            let batch = self.in_filter_types(batch, &predicate.roots)?;
             let file_types: Vec<&DataType> =
-                predicate.roots.iter().map(|&r| self.metadata.schema().field(r).data_type()).collect();
+                predicate.roots.iter().map(|&r| self.filter_schema.field(r).data_type()).collect();
             let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
@@ -532,7 +539,7 @@ impl FileReader {
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
-            let columns = pick(&all, &needed, &predicate.roots)?;
+            let columns = self.in_filter_types(pick(&all, &needed, &predicate.roots)?, &predicate.roots)?;
             // Unknown (null) is not selected.
             let passed = match &keep {
                 // A conjunct that can raise sees only the rows the ones before it kept.
@@ -996,6 +1003,31 @@ impl FileReader {
     /// the cache) with its view columns, and its dictionary columns unless
     /// `keep_dictionaries`, turned back into the file's types (see
     /// [`string_gather`](crate::reading::string_gather)).
+    /// `batch`, the roots `roots` decoded, in the types the predicates were bound to: an
+    /// INT96 timestamp, decoded without a time zone, labelled UTC (its values are instants
+    /// already). The batch itself for a file without INT96 columns.
+    fn in_filter_types(&self, batch: RecordBatch, roots: &[usize]) -> Result<RecordBatch> {
+        if Arc::ptr_eq(&self.filter_schema, self.metadata.schema()) {
+            return Ok(batch);
+        }
+        let mut fields = Vec::with_capacity(roots.len());
+        let mut columns = Vec::with_capacity(roots.len());
+        for (&root, (field, column)) in roots.iter().zip(batch.schema().fields().iter().zip(batch.columns())) {
+            let column = match (column.data_type(), self.filter_schema.field(root).data_type()) {
+                (DataType::Timestamp(unit, None), labelled @ DataType::Timestamp(bound_unit, Some(_)))
+                    if unit == bound_unit =>
+                {
+                    arrow::array::make_array(column.to_data().into_builder().data_type(labelled.clone()).build()?)
+                }
+                _ => Arc::clone(column),
+            };
+            fields.push(Arc::new(field.as_ref().clone().with_data_type(column.data_type().clone())));
+            columns.push(column);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?)
+    }
+
     fn to_file_types(&self, batch: RecordBatch, roots: &[usize], keep_dictionaries: bool) -> Result<RecordBatch> {
         let schema = self.metadata.schema();
         let mut fields = Vec::with_capacity(roots.len());

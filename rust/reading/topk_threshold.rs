@@ -113,7 +113,8 @@ impl<'a> ThresholdSkipper<'a> {
 
     fn row_groups_satisfying(&self, file: &OpenedFile, predicate: &Expr) -> Vec<bool> {
         let row_groups = file.metadata.num_row_groups();
-        let Ok(bound) = bind(predicate, &file.schema, self.bind) else { return vec![true; row_groups] };
+        let schema = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
+        let Ok(bound) = bind(predicate, &schema, self.bind) else { return vec![true; row_groups] };
         let zones = |column: &BoundColumn| file.row_group_zone_maps(column);
         match evaluate_on_zone_maps(&bound, row_groups, &zones) {
             Ok(possible) => possible.can_true,

@@ -1,0 +1,83 @@
+"""INT96 timestamps (Spark's, Hive's and Impala's default) in filters: Spark reads them as
+TIMESTAMP, instants, so a literal is an instant in the session time zone, whatever type
+pqsift's output gives the column (pyarrow's zone-less ``timestamp[ns]``, or
+``timestamp[us, UTC]`` for Spark). The oracle: the instants, compared in Python with the
+literal resolved by ``zoneinfo`` (for a time skipped by a daylight-saving change, the
+offset before it, which is Spark's shift forward; for a repeated one, the earlier).
+Spark-written files are checked against Spark itself in test_spark.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import pqsift
+
+START = datetime(2026, 3, 7, tzinfo=UTC)
+#: Every 10 minutes over two daylight-saving changes in New York and Los Angeles.
+INSTANTS = [START + timedelta(minutes=10 * i) for i in range(6 * 72)] + [
+    datetime(2026, 10, 31, tzinfo=UTC) + timedelta(minutes=10 * i) for i in range(6 * 72)
+]
+
+
+@pytest.fixture(scope="module")
+def int96_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("int96") / "t.parquet"
+    ts = pa.array([*INSTANTS, None], type=pa.timestamp("us", tz="UTC"))
+    table = pa.table({"id": pa.array(range(len(ts)), type=pa.int64()), "ts": ts})
+    pq.write_table(
+        table, path, use_deprecated_int96_timestamps=True, store_schema=False, row_group_size=100, data_page_size=512
+    )
+    # As Spark writes it: INT96 and no Arrow schema to name a time zone.
+    assert pq.ParquetFile(path).schema.column(1).physical_type == "INT96"
+    assert b"ARROW:schema" not in (pq.read_metadata(path).metadata or {})
+    return path
+
+
+def _instant(literal: str, zone: str) -> datetime:
+    return datetime.fromisoformat(literal).replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+
+
+CASES = [
+    # (filter with {a} and {b} for literals, literals, predicate on the instant and the resolved literals)
+    (
+        "ts >= TIMESTAMP '{a}' AND ts < TIMESTAMP '{b}'",
+        ("2026-03-08 01:30:00", "2026-03-08 03:30:00"),
+        lambda t, a, b: a <= t < b,
+    ),
+    ("ts = TIMESTAMP '{a}'", ("2026-11-01 01:40:00",), lambda t, a: t == a),
+    ("ts > TIMESTAMP '{a}'", ("2026-11-01 23:00:00",), lambda t, a: t > a),
+    (
+        "ts IN (TIMESTAMP '{a}', TIMESTAMP '{b}')",
+        ("2026-03-08 12:00:00", "2026-03-08 02:20:00"),
+        lambda t, a, b: t in (a, b),
+    ),
+    ("ts < DATE '{a}'", ("2026-03-08",), lambda t, a: t < a),
+]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "America/Los_Angeles", "Asia/Kolkata"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("pushdown", [True, False])
+def test_int96_compared_as_instants_in_the_session_time_zone(
+    int96_file: Path, zone: str, case: int, pushdown: bool
+) -> None:
+    template, literals, predicate = CASES[case]
+    text = template.format(**dict(zip("ab", literals, strict=False)))
+    resolved = [_instant(literal if " " in literal else literal + " 00:00:00", zone) for literal in literals]
+    expected = [i for i, t in enumerate(INSTANTS) if predicate(t, *resolved)]
+    assert 0 < len(expected) < len(INSTANTS), text  # a case that selects something, not everything
+    for spark_output in (False, True):
+        got = pqsift.scan(
+            int96_file, ["id", "ts"], text, session_time_zone=zone, pushdown_filters=pushdown, spark_output=spark_output
+        ).to_table()
+        assert got.column("id").to_pylist() == expected, (text, zone, spark_output)
+    # The output types are pyarrow's (no time zone) and Spark's; the filter changed neither.
+    assert got.schema.field("ts").type == pa.timestamp("us", tz="UTC")
+    plain = pqsift.scan(int96_file, ["ts"], text, session_time_zone=zone).to_table()
+    assert plain.schema.field("ts").type == pq.read_schema(int96_file).field("ts").type == pa.timestamp("ns")
