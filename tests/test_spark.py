@@ -255,7 +255,9 @@ def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path, mo
     total, largest = sum(sizes.values()), max(sizes.values())
     assert len(small_plan.tasks) == -(-total // 150_000)  # as many as the target asks, no remainder task
     for task in small_plan.tasks:
-        # Equal shares, give or take the row groups at each end (in by their middle byte).
+        # Equal shares, give or take the row groups at each end (in by their middle byte);
+        # every column read, so each row group's bytes to read are all its bytes.
+        assert task.read_bytes == task.compressed_bytes
         assert abs(task.compressed_bytes - total / len(small_plan.tasks)) <= largest
     assert any(len(task.pieces) > 1 for task in small_plan.tasks)  # small files share a task
     assert any(len(p.row_groups) < 20 for t in small_plan.tasks for p in t.pieces if p.path.endswith("big.parquet"))
@@ -264,9 +266,19 @@ def test_tasks_are_balanced_and_one_per_partition(spark: Any, tmp_path: Path, mo
     monkeypatch.setattr(pqsift.spark.planning, "MIN_TASK_BYTES", 1)
     halves = pqsift.spark.plan_tasks(tmp_path, target_task_bytes=1 << 30, parallelism=2)
     assert len(halves.tasks) == 2 and all(abs(t.compressed_bytes - total / 2) <= largest for t in halves.tasks)
+    # One narrow column: tasks cut by the bytes it reads, not by the row groups' whole size.
+    narrow = pqsift.spark.plan_tasks(tmp_path, ["id"], target_task_bytes=150_000)
+    read = {(f.path, rg.index): rg.read_bytes for f in pqsift.scan(tmp_path, ["id"]).plan().files for rg in f.row_groups}
+    assert sum(read.values()) < total / 3
+    assert len(narrow.tasks) == -(-sum(read.values()) // 150_000) < len(small_plan.tasks)
+    assert sorted((p.path, rg) for t in narrow.tasks for p in t.pieces for rg in p.row_groups) == sorted(sizes)
+    for task in narrow.tasks:
+        assert task.read_bytes == sum(read[(p.path, rg)] for p in task.pieces for rg in p.row_groups)
+        assert abs(task.read_bytes - sum(read.values()) / len(narrow.tasks)) <= max(read.values())
     df = pqsift.spark.read(spark, tmp_path, ["id"], target_task_bytes=150_000, driver_read_bytes=0)
     per_partition = df.rdd.glom().map(len).collect()
-    assert len(per_partition) == len(small_plan.tasks)
+    # Less to read than one target: spread over local[2]'s two cores.
+    assert len(per_partition) == len(pqsift.spark.plan_tasks(tmp_path, ["id"], target_task_bytes=150_000, parallelism=2).tasks) == 2
     assert all(n > 0 for n in per_partition)
     assert sum(per_partition) == 20000 + 5 * 300
 

@@ -114,11 +114,14 @@ class TaskPiece:
 
 @dataclass(frozen=True)
 class Task:
-    """What one Spark task reads: pieces of one or more files, and their compressed bytes."""
+    """What one Spark task reads: pieces of one or more files, their row groups' compressed
+    bytes and rows, and ``read_bytes``, the compressed bytes its read can take (the sum of
+    their ``RowGroupPlan.read_bytes``; None where nothing below the file was planned)."""
 
     pieces: tuple[TaskPiece, ...]
     compressed_bytes: int
     rows: int
+    read_bytes: int | None = None
 
     def to_rows(self) -> list[Piece]:
         """The pieces as plain :data:`Piece` tuples: what travels to the workers."""
@@ -193,9 +196,13 @@ def plan_tasks(
 ) -> TaskPlan:
     """Plans the tasks of a scan of ``source``: footers, bloom filters and page indexes are
     read (through the process-wide metadata cache), pruned row groups dropped, and the
-    surviving row groups, in file order, cut into as few tasks of equal compressed bytes as
-    keep each near ``target_task_bytes`` (a row group goes to the task its middle byte falls
-    in). As in Spark's file source, the target shrinks to spread the data over
+    surviving row groups, in file order, cut into as few tasks of equal bytes to read as keep
+    each near ``target_task_bytes`` (a row group goes to the task its middle byte falls
+    in). The bytes to read are the row groups' ``RowGroupPlan.read_bytes``, the chunks of
+    the columns read and with a page index only their pages holding a selected row, not
+    their whole size as in Spark's file source: a narrow projection of wide row groups is a
+    few tasks, not one per row group. As in Spark's file source, the target shrinks to
+    spread the data over
     ``parallelism`` tasks (the cluster's cores) but not below :data:`MIN_TASK_BYTES`; a
     large file becomes several row-group ranges and small files share a task. A row group
     is never split. ``scan_options`` are the pruning options of :func:`pqsift.scan`.
@@ -229,25 +236,24 @@ def plan_tasks(
         for rg in file.row_groups
         if rg.decision != "skip"
     ]
-    total = sum(size for _, _, size, _, _ in units)
-    selected_bytes = sum(read for _, _, _, _, read in units)
+    total = selected_bytes = sum(read for _, _, _, _, read in units)
     target = target_task_bytes
     if parallelism:
         target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
-    # As many tasks as the target asks, of equal bytes: each row group goes to the task its
-    # middle byte falls in. (Filling each task up to the target left a small remainder: 16,
-    # 15 and 1 row groups on two cores, the third task run after the others.)
+    # As many tasks as the target asks, of equal bytes to read: each row group goes to the
+    # task its middle byte falls in. (Filling each task up to the target left a small
+    # remainder: 16, 15 and 1 row groups on two cores, the third task run after the others.)
     count = max(1, math.ceil(total / target))
-    cut: list[tuple[list[tuple[int, list[int]]], int, int]] = []  # per task: pieces, bytes, rows
+    cut: list[tuple[list[tuple[int, list[int]]], int, int, int]] = []  # per task: pieces, bytes, rows, read bytes
     pieces: list[tuple[int, list[int]]] = []
-    task_bytes = task_rows = before = 0
+    task_bytes = task_rows = task_read = before = 0
     task_index = None
-    for position, index, size, rows, _ in units:
-        at = min(count - 1, (2 * before + size) * count // (2 * total)) if total else 0
-        before += size
+    for position, index, size, rows, read in units:
+        at = min(count - 1, (2 * before + read) * count // (2 * total)) if total else 0
+        before += read
         if pieces and at != task_index:
-            cut.append((pieces, task_bytes, task_rows))
-            pieces, task_bytes, task_rows = [], 0, 0
+            cut.append((pieces, task_bytes, task_rows, task_read))
+            pieces, task_bytes, task_rows, task_read = [], 0, 0, 0
         task_index = at
         if pieces and pieces[-1][0] == position:
             pieces[-1][1].append(index)
@@ -255,11 +261,12 @@ def plan_tasks(
             pieces.append((position, [index]))
         task_bytes += size
         task_rows += rows
+        task_read += read
     if pieces:
-        cut.append((pieces, task_bytes, task_rows))
+        cut.append((pieces, task_bytes, task_rows, task_read))
     # Each piece carries the driver's plan of it (footer, row groups' selections): its task
     # reads that as it is, planning nothing again.
-    plans = iter(planned._core.task_plans([piece for task_pieces, _, _ in cut for piece in task_pieces]))
+    plans = iter(planned._core.task_plans([piece for task_pieces, _, _, _ in cut for piece in task_pieces]))
     tasks = [
         Task(
             pieces=tuple(
@@ -274,8 +281,9 @@ def plan_tasks(
             ),
             compressed_bytes=task_bytes,
             rows=task_rows,
+            read_bytes=task_read,
         )
-        for task_pieces, task_bytes, task_rows in cut
+        for task_pieces, task_bytes, task_rows, task_read in cut
     ]
     return TaskPlan(
         tasks=tasks,
