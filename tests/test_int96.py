@@ -81,3 +81,23 @@ def test_int96_compared_as_instants_in_the_session_time_zone(
     assert got.schema.field("ts").type == pa.timestamp("us", tz="UTC")
     plain = pqsift.scan(int96_file, ["ts"], text, session_time_zone=zone).to_table()
     assert plain.schema.field("ts").type == pq.read_schema(int96_file).field("ts").type == pa.timestamp("ns")
+
+
+def test_int96_nanoseconds_compare_as_the_microsecond_holding_them(tmp_path: Path) -> None:
+    """Spark reads an INT96 in microseconds, flooring its nanoseconds (its day's
+    nanoseconds are never negative): 1 ns before 1970 is 1969-12-31 23:59:59.999999, not
+    1970-01-01 00:00:00 as truncating toward zero would make it."""
+    path = tmp_path / "ns.parquet"
+    nanos = [-1500, -1, 0, 999, 1000]
+    table = pa.table({"id": list(range(len(nanos))), "ts": pa.array(nanos, type=pa.timestamp("ns"))})
+    pq.write_table(table, path, use_deprecated_int96_timestamps=True, store_schema=False)
+    cases = {
+        "ts < TIMESTAMP '1970-01-01 00:00:00'": [0, 1],
+        "ts = TIMESTAMP '1970-01-01 00:00:00'": [2, 3],
+        "ts = TIMESTAMP '1969-12-31 23:59:59.999999'": [1],
+        "ts >= TIMESTAMP '1970-01-01 00:00:00.000001'": [4],
+    }
+    for text, expected in cases.items():
+        for pushdown in (True, False):
+            got = pqsift.scan(path, ["id"], text, pushdown_filters=pushdown).to_table().column("id").to_pylist()
+            assert got == expected, (text, pushdown)

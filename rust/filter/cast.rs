@@ -112,7 +112,7 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             arrow_cast(&(Arc::new(micros.with_timezone(UTC)) as ArrayRef), to)
         }
         (Timestamp, Date | TimestampNtz) | (TimestampNtz, Timestamp) => {
-            let micros = arrow_cast(array, &SqlType::TimestampNtz.to_arrow())?;
+            let micros = arrow_cast(&in_micros(array)?, &SqlType::TimestampNtz.to_arrow())?;
             let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
             let tz = parse_time_zone(session_time_zone)?;
             let shifted: TimestampMicrosecondArray = micros
@@ -145,7 +145,7 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             }
         }
         (TimestampNtz, Date) => {
-            let micros = arrow_cast(array, &SqlType::TimestampNtz.to_arrow())?;
+            let micros = arrow_cast(&in_micros(array)?, &SqlType::TimestampNtz.to_arrow())?;
             ntz_to_date(&micros)
         }
         (Date, TimestampNtz) => {
@@ -156,9 +156,29 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
         }
         (Timestamp | TimestampNtz, Timestamp | TimestampNtz) => {
             // Same kind, other unit or zone label: the instant or wall clock is kept.
-            arrow_cast(array, to)
+            match to {
+                DataType::Timestamp(TimeUnit::Microsecond, _) => arrow_cast(&in_micros(array)?, to),
+                _ => arrow_cast(array, to),
+            }
         }
         _ => arrow_cast(array, to),
+    }
+}
+
+/// A timestamp array in microseconds, Spark's unit, its zone label kept. Nanoseconds are
+/// floored to the microsecond holding them, as Spark's instants are (Arrow's cast
+/// truncates toward zero, which rounds an instant before 1970 up, and divides by a
+/// variable, most of a filter's time on a nanosecond column such as an INT96 one); coarser
+/// units are multiplied by Arrow's checked cast.
+fn in_micros(array: &ArrayRef) -> Result<ArrayRef> {
+    match array.data_type() {
+        DataType::Timestamp(TimeUnit::Nanosecond, zone) => {
+            let nanos = array.as_primitive::<arrow::datatypes::TimestampNanosecondType>();
+            let micros: TimestampMicrosecondArray = nanos.unary(|value| value.div_euclid(1_000));
+            Ok(Arc::new(micros.with_timezone_opt(zone.clone())))
+        }
+        DataType::Timestamp(_, zone) => arrow_cast(array, &DataType::Timestamp(TimeUnit::Microsecond, zone.clone())),
+        _ => Ok(array.clone()),
     }
 }
 

@@ -131,15 +131,23 @@ pub(super) fn int96_timestamps(
         TimeUnit::Millisecond => Ok(timestamps::<TimestampMillisecondType, 1_000>(values, nulls, zone)),
         TimeUnit::Microsecond => Ok(timestamps::<TimestampMicrosecondType, 1>(values, nulls, zone)),
         TimeUnit::Nanosecond => {
+            // One pass without a branch: each value in 128 bits, whether it fits 64 folded
+            // into one flag. Only a column where one does not is searched for it, nulls
+            // skipped (a null's slot holds 0, whose instant does not fit either).
+            let mut nanos = Vec::with_capacity(values.len());
+            let all_fit = values.iter().fold(true, |all_fit, &v| {
+                let (value, fits) = int96_nanos(v);
+                nanos.push(value);
+                all_fit & fits
+            });
             let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-            if let Some(i) = values.iter().enumerate().position(|(i, &v)| valid(i) && int96_nanos(v).is_none()) {
+            if !all_fit && let Some(i) = values.iter().enumerate().position(|(i, &v)| valid(i) && !int96_nanos(v).1) {
                 return Err(DecodeError::OutOfRange(format!(
                     "an INT96 timestamp of {} µs from 1970-01-01 (as Spark reads it) is outside the range of timestamp[ns], \
                      which would wrap it into another instant; read it in microseconds (option coerce_int96_timestamp_unit)",
                     int96_micros(values[i])
                 )));
             }
-            let nanos = values.iter().map(|&v| int96_nanos(v).unwrap_or(0)).collect::<Vec<i64>>();
             Ok(Arc::new(
                 PrimitiveArray::<TimestampNanosecondType>::new(ScalarBuffer::from(nanos), nulls)
                     .with_timezone_opt(zone),
@@ -160,11 +168,18 @@ fn int96_micros(value: i128) -> i64 {
         .wrapping_sub(JULIAN_DAY_OF_EPOCH.wrapping_mul(MICROS_PER_DAY))
 }
 
-/// The nanoseconds since the epoch of an INT96: Spark's microseconds, and the nanoseconds
-/// below them; `None` beyond 64 bits.
-fn int96_nanos(value: i128) -> Option<i64> {
-    let nanos = value as u64 as i64;
-    int96_micros(value).checked_mul(1_000)?.checked_add(nanos % 1_000)
+/// The nanoseconds since the epoch of an INT96 — Spark's microseconds, and the nanoseconds
+/// below them — and whether they fit 64 bits (the microseconds' nanoseconds and the sum
+/// both): wrapping arithmetic, its overflows found by comparisons, so that no step branches.
+fn int96_nanos(value: i128) -> (i64, bool) {
+    let micros = int96_micros(value);
+    let below = (value as u64 as i64) % 1_000;
+    let scaled = micros.wrapping_mul(1_000);
+    let nanos = scaled.wrapping_add(below);
+    let scaled_fits = (i64::MIN / 1_000..=i64::MAX / 1_000).contains(&micros);
+    // A sum overflows when its sign differs from both addends'.
+    let sum_fits = ((scaled ^ nanos) & (below ^ nanos)) >= 0;
+    (nanos, scaled_fits & sum_fits)
 }
 
 /// [`int96_timestamps`] in the unit of `T`, `PER_UNIT` microseconds in one (1 or more).
