@@ -20,6 +20,14 @@ and writes ``benches/results/spark.md``.
 ``--driver-sweep`` adds the measurement behind ``DRIVER_READ_BYTES``: the range shape's
 window widened from 1 to 384 hours, read on the driver and by tasks.
 
+``--dataset events-spark`` times the first five shapes of ``peers.py``'s ``events`` dataset
+(the range, the point lookup without a bloom filter, the selective shape with text, ~25%, a
+projection) on those 8,000,000 rows as **Spark itself writes them** (``data/bench-events-spark``,
+written here if absent): range-partitioned and sorted by ``ts`` into two files, with
+Spark's defaults — snappy, 128 MiB row groups, 1 MiB pages, parquet-java's column index,
+``ts`` as INT96 (``spark.sql.parquet.outputTimestampType``'s default, which keeps Spark from
+pushing a filter on it down to the statistics).
+
 ``--connect`` runs the same readers as a Spark Connect client (Spark 4's default client) of
 a local Connect server (``local[*]``, the same settings, in a child process:
 ``tests/connect_harness.py``), and writes ``benches/results/spark_connect.md``. There the
@@ -41,13 +49,37 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import START, _sql_ts, shapes, write_dataset
+from peers import (
+    EVENT_FILES,
+    EVENT_ROWS_PER_FILE,
+    START,
+    Shape,
+    _sql_ts,
+    event_shapes,
+    shapes,
+    write_dataset,
+    write_events,
+)
 
 
-def needed(shape) -> list[str]:  # type: ignore[no-untyped-def]
-    """The projected columns and those the filter names."""
-    filtered = [name for name in ("ts", "id", "kind", "region", "amount", "quantity") if name in shape.where]
-    return list(dict.fromkeys([*shape.columns, *filtered]))
+def needed(shape: Shape) -> list[str]:
+    """The projected columns and those the filter reads."""
+    return list(dict.fromkeys([*shape.columns, *shape.filter_columns]))
+
+
+def write_spark_events(spark: Any, root: Path) -> None:
+    """The `events` rows (``peers.write_events``) as Spark writes them with its defaults:
+    range-partitioned by ``ts`` into two files, each sorted by ``ts`` (a table clustered by
+    time), snappy, 128 MiB row groups, INT96 timestamps."""
+    source = root.with_name(root.name + ".source")
+    write_events(source)
+    try:
+        rows = spark.read.parquet(str(source.resolve()))
+        rows.repartitionByRange(2, "ts").sortWithinPartitions("ts").write.mode("overwrite").parquet(str(root.resolve()))
+    finally:
+        for path in source.glob("*"):
+            path.unlink()
+        source.rmdir()
 
 
 def interleaved_times(runs: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
@@ -108,6 +140,22 @@ def connect_spark() -> tuple[Any, Any]:
     return spark, server
 
 
+def describe(root: Path) -> str:
+    """Files, rows, row groups (and their median compressed size) and codecs of a dataset."""
+    import pyarrow.parquet as pq
+
+    paths = sorted(root.glob("*.parquet"))
+    metadata = [pq.ParquetFile(path).metadata for path in paths]
+    groups = [m.row_group(i) for m in metadata for i in range(m.num_row_groups)]
+    sizes = sorted(sum(g.column(c).total_compressed_size for c in range(g.num_columns)) for g in groups)
+    codecs = sorted({g.column(c).compression for g in groups for c in range(g.num_columns)})
+    writer = metadata[0].created_by if metadata else "?"
+    return (
+        f"{sum(m.num_rows for m in metadata):,} rows in {len(paths)} files, {len(groups)} row groups of"
+        f" {sizes[len(sizes) // 2] / 2**20:.0f} MiB (median, compressed), {'/'.join(codecs)}, written by {writer}"
+    )
+
+
 def noop(df: Any) -> None:
     """Runs ``df`` to the end into Spark's noop sink: every row made, nothing written."""
     df.write.format("noop").mode("overwrite").save()
@@ -115,15 +163,22 @@ def noop(df: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("data/bench"))
+    parser.add_argument("--dataset", choices=("peers", "events-spark"), default="peers", help="the rows and shapes (default: peers)")
+    parser.add_argument("--data", type=Path, default=None, help="default: data/bench, data/bench-events-spark")
     parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
     parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
     parser.add_argument("--connect", action="store_true", help="run as a Spark Connect client of a local server")
     parser.add_argument("--out", type=Path, default=None, help="default: benches/results/spark.md (spark_connect.md with --connect)")
     args = parser.parse_args()
+    spark_written = args.dataset == "events-spark"
+    if args.data is None:
+        args.data = Path("data/bench-events-spark" if spark_written else "data/bench")
     if args.out is None:
-        args.out = Path("benches/results/spark_connect.md" if args.connect else "benches/results/spark.md")
-    if not list(args.data.glob("*.parquet")):
+        stem = "spark_events" if spark_written else "spark"
+        args.out = Path(f"benches/results/{stem}{'_connect' if args.connect else ''}.md")
+    if args.driver_sweep and spark_written:
+        raise SystemExit("--driver-sweep is for the peers dataset")
+    if not spark_written and not list(args.data.glob("*.parquet")):
         print(f"writing {args.data} ...", flush=True)
         write_dataset(args.data)
 
@@ -131,6 +186,10 @@ def main() -> None:
     from pqsift.spark.planning import plan_tasks
 
     spark, server = connect_spark() if args.connect else (local_spark(), None)
+    if spark_written and not list(args.data.glob("*.parquet")):
+        print(f"writing {args.data} with Spark ...", flush=True)
+        write_spark_events(spark, args.data)
+    shape_list = event_shapes(EVENT_FILES * EVENT_ROWS_PER_FILE)[:5] if spark_written else shapes()
     # Absolute: over Connect a relative path would be resolved by the server for the native
     # reader (pqsift resolves it on the client).
     path = str(args.data.resolve())
@@ -156,7 +215,7 @@ def main() -> None:
         "|---|---:|---|" + "---:|" * (len(readers) + len(pqsift_readers)),
     ]
     print(f"{'shape':<28}{'rows':>10}  {'read by':<8}" + "".join(f"{name:>22}" for name in readers))
-    for shape in shapes():
+    for shape in shape_list:
         counts = {name: make(shape).count() for name, make in readers.items()}
         if len(set(counts.values())) != 1:
             raise SystemExit(f"{shape.name}: row counts differ: {counts}")
@@ -210,7 +269,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     header = (
         f"# pqsift in Spark{' over Spark Connect' if args.connect else ''} vs Spark's native reader\n\n"
-        f"Dataset: `{args.data}` (benches/peers.py), local[*] on"
+        f"Dataset: `{args.data}` ({describe(args.data)}), local[*] on"
         f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns (each round starting one reader further along), {args.repeat} rounds;"
         " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster)."
         " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks"
