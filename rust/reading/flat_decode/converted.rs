@@ -131,9 +131,9 @@ pub(super) fn int96_timestamps(
         TimeUnit::Millisecond => Ok(timestamps::<TimestampMillisecondType, 1_000>(values, nulls, zone)),
         TimeUnit::Microsecond => Ok(timestamps::<TimestampMicrosecondType, 1>(values, nulls, zone)),
         TimeUnit::Nanosecond => {
-            // One pass without a branch: each value in 128 bits, whether it fits 64 folded
-            // into one flag. Only a column where one does not is searched for it, nulls
-            // skipped (a null's slot holds 0, whose instant does not fit either).
+            // One pass without a branch: each value in wrapping arithmetic, whether it fits
+            // 64 bits folded into one flag. Only a column where one does not is searched
+            // for it, nulls skipped (a null's slot holds a placeholder, which need not fit).
             let mut nanos = Vec::with_capacity(values.len());
             let all_fit = values.iter().fold(true, |all_fit, &v| {
                 let (value, fits) = int96_nanos(v);
