@@ -103,11 +103,6 @@ def test_int96_nanoseconds_compare_as_the_microsecond_holding_them(tmp_path: Pat
             assert got == expected, (text, pushdown)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="INT96 inside a struct is still bound as a wall clock (TIMESTAMP_NTZ), and pqsift.spark gives it timestamp_ntz "
-    "where Spark gives timestamp: only top-level INT96 columns are instants so far",
-)
 def test_int96_in_a_struct_compared_as_an_instant(tmp_path: Path) -> None:
     path = tmp_path / "nested.parquet"
     ts = pa.array(INSTANTS, type=pa.timestamp("us", tz="UTC"))
@@ -120,5 +115,16 @@ def test_int96_in_a_struct_compared_as_an_instant(tmp_path: Path) -> None:
     )
     expected = [i for i, t in enumerate(INSTANTS) if low <= t < high]
     text = "s.ts >= TIMESTAMP '2026-03-08 01:30:00' AND s.ts < TIMESTAMP '2026-03-08 03:30:00'"
-    got = pqsift.scan(path, ["id"], text, session_time_zone="America/Los_Angeles").to_table()
-    assert got.column("id").to_pylist() == expected
+    for pushdown in (True, False):
+        got = pqsift.scan(
+            path, ["id"], text, session_time_zone="America/Los_Angeles", pushdown_filters=pushdown
+        ).to_table()
+        assert got.column("id").to_pylist() == expected, pushdown
+    # Output: pyarrow's zone-less nanoseconds; for Spark its `timestamp`, the same instants.
+    plain = pqsift.scan(path, ["s"]).to_table()
+    assert (
+        plain.schema.field("s").type == pq.read_schema(path).field("s").type == pa.struct([("ts", pa.timestamp("ns"))])
+    )
+    spark = pqsift.scan(path, ["s"], spark_output=True).to_table()
+    assert spark.schema.field("s").type == pa.struct([("ts", pa.timestamp("us", tz="UTC"))])
+    assert [row["ts"] for row in spark.column("s").to_pylist()] == INSTANTS

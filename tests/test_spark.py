@@ -148,9 +148,10 @@ def spark_written_int96(spark: Any, tmp_path_factory: pytest.TempPathFactory) ->
 
     path = tmp_path_factory.mktemp("spark_int96") / "t"
     start = 1_772_841_600  # 2026-03-07 00:00 UTC
-    spark.range(0, 432).selectExpr("id", f"IF(id % 37 = 5, NULL, timestamp_seconds({start} + id * 600)) AS ts").coalesce(1).write.parquet(str(path))
+    rows = spark.range(0, 432).selectExpr("id", f"IF(id % 37 = 5, NULL, timestamp_seconds({start} + id * 600)) AS ts")
+    rows.selectExpr("id", "ts", "named_struct('at', ts) AS s").coalesce(1).write.parquet(str(path))
     (file,) = path.glob("*.parquet")
-    assert pq.ParquetFile(file).schema.column(1).physical_type == "INT96"
+    assert [pq.ParquetFile(file).schema.column(i).physical_type for i in (1, 2)] == ["INT96", "INT96"]
     return path
 
 
@@ -159,6 +160,7 @@ INT96_FILTERS = [
     "ts IN (TIMESTAMP '2026-03-08 12:00:00', TIMESTAMP '2026-03-07 23:50:00')",
     "ts < DATE '2026-03-08' OR ts IS NULL",
     "CAST(ts AS DATE) = DATE '2026-03-08'",
+    "s.at >= TIMESTAMP '2026-03-08 01:30:00' AND s.at < TIMESTAMP '2026-03-08 03:30:00'",
 ]
 
 
@@ -170,10 +172,11 @@ def test_spark_written_int96_filtered_as_spark_filters_it(spark: Any, spark_writ
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         for where in INT96_FILTERS:
-            expected = _native(spark, spark_written_int96, where, ["id", "ts"])
+            expected = _native(spark, spark_written_int96, where, ["id", "ts", "s"])
             assert 0 < expected.num_rows < 432, where
-            got = pqsift.spark.read(spark, spark_written_int96, ["id", "ts"], where, driver_read_bytes=READ_BY[read_by]).toArrow()
-            assert _rows(got) == _rows(expected), (where, zone)
+            df = pqsift.spark.read(spark, spark_written_int96, ["id", "ts", "s"], where, driver_read_bytes=READ_BY[read_by])
+            assert df.schema == spark.read.parquet(str(spark_written_int96)).schema  # s.at a timestamp, as ts
+            assert _rows(df.toArrow()) == _rows(expected), (where, zone)
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
 

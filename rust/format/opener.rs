@@ -71,8 +71,9 @@ pub fn int96_roots(file_metadata: &FileMetaData) -> Vec<bool> {
     roots.iter().map(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::INT96).collect()
 }
 
-/// `schema`, a file's Arrow schema (its roots in order), as filters bind to it: top-level
-/// INT96 timestamps labelled UTC; the same `Arc` when the file has none.
+/// `schema`, a file's Arrow schema (its roots in order), as filters bind to it: its INT96
+/// timestamps, at the top level or inside structs, lists and maps, labelled UTC; the same
+/// `Arc` when the file has none.
 ///
 /// Spark reads INT96 as TIMESTAMP, an instant. Arrow reads it as a timestamp without a time
 /// zone, which pqsift's output keeps (as pyarrow does) but which a filter takes for Spark's
@@ -88,35 +89,87 @@ pub fn int96_roots(file_metadata: &FileMetaData) -> Vec<bool> {
 /// use parquet::schema::{parser::parse_message_type, types::SchemaDescriptor};
 /// use pqsift::format::opener::{filter_schema, readable_arrow_schema};
 ///
-/// let parquet = parse_message_type("message spark { optional int96 ts; optional int64 id; }").unwrap();
+/// let message = "message spark { optional int96 ts; optional int64 id; optional group s { optional int96 at; } }";
+/// let parquet = parse_message_type(message).unwrap();
 /// let metadata = FileMetaData::new(1, 0, None, None, Arc::new(SchemaDescriptor::new(Arc::new(parquet))), None);
 /// let schema = Arc::new(readable_arrow_schema(&metadata).unwrap());
 /// assert_eq!(schema.field(0).data_type(), &DataType::Timestamp(TimeUnit::Nanosecond, None));
 /// let bound_to = filter_schema(&schema, &metadata);
-/// assert_eq!(bound_to.field(0).data_type(), &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())));
+/// let instant = DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()));
+/// assert_eq!(bound_to.field(0).data_type(), &instant);
 /// assert_eq!(bound_to.field(1), schema.field(1));
+/// let DataType::Struct(fields) = bound_to.field(2).data_type() else { panic!() };
+/// assert_eq!(fields[0].data_type(), &instant);
 /// ```
 pub fn filter_schema(schema: &SchemaRef, file_metadata: &FileMetaData) -> SchemaRef {
-    let int96 = int96_roots(file_metadata);
-    let relabelled = |root: usize, data_type: &DataType| match data_type {
-        DataType::Timestamp(unit, None) if int96.get(root).copied().unwrap_or(false) => {
-            Some(DataType::Timestamp(*unit, Some("UTC".into())))
-        }
-        _ => None,
-    };
-    if !schema.fields().iter().enumerate().any(|(root, f)| relabelled(root, f.data_type()).is_some()) {
+    let descriptor = file_metadata.schema_descr();
+    let int96: Vec<bool> = descriptor.columns().iter().map(|c| c.physical_type() == PhysicalType::INT96).collect();
+    let leaves: usize = schema.fields().iter().map(|f| leaf_count(f.data_type())).sum();
+    // A schema whose leaves are not the file's (never from readable_arrow_schema): unchanged.
+    if !int96.contains(&true) || leaves != int96.len() {
         return Arc::clone(schema);
     }
+    let mut leaf = 0;
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()
-        .enumerate()
-        .map(|(root, field)| match relabelled(root, field.data_type()) {
-            Some(instant) => Arc::new(field.as_ref().clone().with_data_type(instant)),
-            None => Arc::clone(field),
+        .map(|field| {
+            Arc::new(field.as_ref().clone().with_data_type(int96_as_instants(field.data_type(), &int96, &mut leaf)))
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `data_type`, whose first Parquet leaf is `*leaf`, with the zone-less timestamps of its
+/// INT96 leaves (per `int96`, by leaf index) labelled UTC; `*leaf` moved past its leaves.
+fn int96_as_instants(data_type: &DataType, int96: &[bool], leaf: &mut usize) -> DataType {
+    let field = |f: &FieldRef, leaf: &mut usize| -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(int96_as_instants(f.data_type(), int96, leaf)))
+    };
+    match data_type {
+        DataType::Struct(children) => DataType::Struct(children.iter().map(|c| field(c, leaf)).collect()),
+        DataType::List(item) => DataType::List(field(item, leaf)),
+        DataType::LargeList(item) => DataType::LargeList(field(item, leaf)),
+        DataType::FixedSizeList(item, n) => DataType::FixedSizeList(field(item, leaf), *n),
+        DataType::ListView(item) => DataType::ListView(field(item, leaf)),
+        DataType::LargeListView(item) => DataType::LargeListView(field(item, leaf)),
+        DataType::Map(entries, sorted) => DataType::Map(field(entries, leaf), *sorted),
+        other => {
+            let is_int96 = int96.get(*leaf).copied().unwrap_or(false);
+            *leaf += 1;
+            match other {
+                DataType::Timestamp(unit, None) if is_int96 => DataType::Timestamp(*unit, Some("UTC".into())),
+                _ => other.clone(),
+            }
+        }
+    }
+}
+
+/// `projected` (a projection of a file's field, struct fields perhaps pruned) with its
+/// timestamps labelled as `full` (the same field in [`filter_schema`]) labels them: nested
+/// INT96 timestamps found by field name, whatever the projection kept.
+pub fn instants_like(projected: &DataType, full: &DataType) -> DataType {
+    let field = |f: &FieldRef, like: &FieldRef| -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(instants_like(f.data_type(), like.data_type())))
+    };
+    match (projected, full) {
+        (DataType::Timestamp(unit, None), DataType::Timestamp(_, Some(zone))) => {
+            DataType::Timestamp(*unit, Some(Arc::clone(zone)))
+        }
+        (DataType::Struct(children), DataType::Struct(like)) => DataType::Struct(
+            children
+                .iter()
+                .map(|c| match like.iter().find(|l| l.name() == c.name()) {
+                    Some(l) => field(c, l),
+                    None => Arc::clone(c),
+                })
+                .collect(),
+        ),
+        (DataType::List(item), DataType::List(like)) => DataType::List(field(item, like)),
+        (DataType::LargeList(item), DataType::LargeList(like)) => DataType::LargeList(field(item, like)),
+        (DataType::Map(entries, sorted), DataType::Map(like, _)) => DataType::Map(field(entries, like), *sorted),
+        _ => projected.clone(),
+    }
 }
 
 /// The schema to hand the crate's reader instead of the one it derives, when

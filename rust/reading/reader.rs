@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, RecordBatch};
 use arrow::compute::SortOptions;
-use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 
@@ -325,7 +325,24 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
 fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
     let int96_roots = crate::format::opener::int96_roots(file.metadata.file_metadata());
     let int96: Vec<bool> = roots.iter().map(|&r| int96_roots.get(r).copied().unwrap_or(false)).collect();
-    spark_schema(schema, &int96, &file.location.to_string())
+    // INT96 inside structs, lists and maps are Spark's `timestamp` too: labelled instants
+    // as filters see them (`spark_schema` maps a labelled timestamp to Spark's).
+    let instants = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .zip(roots)
+        .map(|(field, &root)| match instants.fields().get(root) {
+            Some(full) => Arc::new(
+                field
+                    .as_ref()
+                    .clone()
+                    .with_data_type(crate::format::opener::instants_like(field.data_type(), full.data_type())),
+            ),
+            None => Arc::clone(field),
+        })
+        .collect();
+    spark_schema(&Schema::new_with_metadata(fields, schema.metadata().clone()), &int96, &file.location.to_string())
 }
 
 /// Starts reading `tasks` (row groups, in output order) of `files`.

@@ -1013,13 +1013,11 @@ impl FileReader {
         let mut fields = Vec::with_capacity(roots.len());
         let mut columns = Vec::with_capacity(roots.len());
         for (&root, (field, column)) in roots.iter().zip(batch.schema().fields().iter().zip(batch.columns())) {
-            let column = match (column.data_type(), self.filter_schema.field(root).data_type()) {
-                (DataType::Timestamp(unit, None), labelled @ DataType::Timestamp(bound_unit, Some(_)))
-                    if unit == bound_unit =>
-                {
-                    arrow::array::make_array(column.to_data().into_builder().data_type(labelled.clone()).build()?)
-                }
-                _ => Arc::clone(column),
+            let labelled =
+                crate::format::opener::instants_like(column.data_type(), self.filter_schema.field(root).data_type());
+            let column = match &labelled == column.data_type() {
+                true => Arc::clone(column),
+                false => arrow::array::make_array(relabelled(column.to_data(), &labelled)?),
             };
             fields.push(Arc::new(field.as_ref().clone().with_data_type(column.data_type().clone())));
             columns.push(column);
@@ -1321,6 +1319,31 @@ fn too_large(what: impl std::fmt::Display) -> String {
 
 /// The schema of the root columns `roots`, in that order (ascending when the crate
 /// decodes them).
+/// `data` as `to`, a type that differs only in time zone labels (the values unchanged),
+/// its children relabelled likewise.
+fn relabelled(data: arrow::array::ArrayData, to: &DataType) -> Result<arrow::array::ArrayData> {
+    if data.data_type() == to {
+        return Ok(data);
+    }
+    let child_types: Vec<&DataType> = match to {
+        DataType::Struct(fields) => fields.iter().map(|f| f.data_type()).collect(),
+        DataType::List(item)
+        | DataType::LargeList(item)
+        | DataType::FixedSizeList(item, _)
+        | DataType::ListView(item)
+        | DataType::LargeListView(item)
+        | DataType::Map(item, _) => vec![item.data_type()],
+        _ => Vec::new(),
+    };
+    let children = match child_types.len() == data.child_data().len() {
+        true => {
+            data.child_data().iter().zip(child_types).map(|(c, t)| relabelled(c.clone(), t)).collect::<Result<_>>()?
+        }
+        false => data.child_data().to_vec(),
+    };
+    Ok(data.into_builder().data_type(to.clone()).child_data(children).build()?)
+}
+
 pub(crate) fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
     Arc::new(Schema::new(roots.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()))
 }
