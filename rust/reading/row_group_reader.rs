@@ -1317,8 +1317,6 @@ fn too_large(what: impl std::fmt::Display) -> String {
     format!("a batch of a string or binary column holds more than 2 GiB, beyond Arrow's 32-bit offsets ({what})")
 }
 
-/// The schema of the root columns `roots`, in that order (ascending when the crate
-/// decodes them).
 /// `data` as `to`, a type that differs only in time zone labels (the values unchanged),
 /// its children relabelled likewise.
 fn relabelled(data: arrow::array::ArrayData, to: &DataType) -> Result<arrow::array::ArrayData> {
@@ -1344,6 +1342,8 @@ fn relabelled(data: arrow::array::ArrayData, to: &DataType) -> Result<arrow::arr
     Ok(data.into_builder().data_type(to.clone()).child_data(children).build()?)
 }
 
+/// The schema of the root columns `roots`, in that order (ascending when the crate
+/// decodes them).
 pub(crate) fn project_schema(schema: &SchemaRef, roots: &[usize]) -> SchemaRef {
     Arc::new(Schema::new(roots.iter().map(|&r| schema.field(r).clone()).collect::<Vec<_>>()))
 }
