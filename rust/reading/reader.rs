@@ -111,7 +111,7 @@ pub fn declared_output_schema(config: &ReaderConfig) -> Option<Result<SchemaRef>
     Some((|| {
         let projection = resolve_projection(&declared.schema, config.columns.as_deref(), &config.bind)?;
         match config.spark_output {
-            true => spark_schema(&projection.schema, &vec![false; projection.schema.fields().len()], "the table"),
+            true => spark_schema(&projection.schema, "the table"),
             false => Ok(projection.schema),
         }
     })())
@@ -186,11 +186,7 @@ impl FileLayout {
             false => Arc::clone(&projection.schema),
             true => {
                 let file_part = spark_schema_of(file, &file_projection.schema, &file_projection.roots)?;
-                let partition_part = spark_schema(
-                    &partitions.schema,
-                    &vec![false; partitions.schema.fields().len()],
-                    &file.location.to_string(),
-                )?;
+                let partition_part = spark_schema(&partitions.schema, &file.location.to_string())?;
                 let fields: Vec<_> = projection
                     .schema
                     .fields()
@@ -278,11 +274,7 @@ impl FileLayout {
         }
         let file_projection = Projection { roots, paths, schema: Arc::new(Schema::new(fields)) };
         let output_schema = match config.spark_output {
-            true => spark_schema(
-                &projection.schema,
-                &vec![false; projection.schema.fields().len()],
-                &file.location.to_string(),
-            )?,
+            true => spark_schema(&projection.schema, &file.location.to_string())?,
             false => Arc::clone(&projection.schema),
         };
         let filter = declared.row_filter(config.filter.as_ref(), &view, &config.bind).map_err(named)?;
@@ -323,10 +315,9 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
 fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Result<SchemaRef> {
-    let int96_roots = crate::format::opener::int96_roots(file.metadata.file_metadata());
-    let int96: Vec<bool> = roots.iter().map(|&r| int96_roots.get(r).copied().unwrap_or(false)).collect();
-    // INT96 inside structs, lists and maps are Spark's `timestamp` too: labelled instants
-    // as filters see them (`spark_schema` maps a labelled timestamp to Spark's).
+    // INT96 timestamps, top-level or inside structs, lists and maps, are Spark's
+    // `timestamp`: labelled instants as filters see them (`spark_schema` maps a labelled
+    // timestamp to Spark's).
     let instants = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
     let fields: Vec<FieldRef> = schema
         .fields()
@@ -342,7 +333,7 @@ fn spark_schema_of(file: &OpenedFile, schema: &Schema, roots: &[usize]) -> Resul
             None => Arc::clone(field),
         })
         .collect();
-    spark_schema(&Schema::new_with_metadata(fields, schema.metadata().clone()), &int96, &file.location.to_string())
+    spark_schema(&Schema::new_with_metadata(fields, schema.metadata().clone()), &file.location.to_string())
 }
 
 /// Starts reading `tasks` (row groups, in output order) of `files`.

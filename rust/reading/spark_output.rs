@@ -33,7 +33,7 @@
 //!     Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, Some("+00:00".into())), true),
 //!     Field::new("kind", DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true),
 //! ]);
-//! let spark = spark_schema(&file, &[false; 3], "t.parquet").unwrap();
+//! let spark = spark_schema(&file, "t.parquet").unwrap();
 //! assert_eq!(spark.field(0).data_type(), &DataType::Int64);
 //! assert!(spark.field(0).is_nullable());
 //! assert_eq!(spark.field(1).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
@@ -48,28 +48,24 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, Tim
 
 use crate::error::{PqsiftError, Result};
 
-/// The Spark-compatible schema of `schema` (a file's Arrow schema, projected).
-/// `int96[i]` says root field `i` is a Parquet INT96 timestamp (Spark's legacy
-/// UTC-adjusted timestamp, which Arrow reads as a timestamp without time zone). `path`
-/// names the file in errors.
-pub fn spark_schema(schema: &Schema, int96: &[bool], path: &str) -> Result<SchemaRef> {
+/// The Spark-compatible schema of `schema` (a file's Arrow schema, projected). A Parquet
+/// INT96 timestamp (Spark's legacy UTC-adjusted one, which Arrow reads without a time
+/// zone) must come labelled with its zone, as
+/// [`filter_schema`](crate::format::opener::filter_schema) labels it: a timestamp without
+/// one is Spark's `timestamp_ntz`. `path` names the file in errors.
+pub fn spark_schema(schema: &Schema, path: &str) -> Result<SchemaRef> {
     let fields = schema
         .fields()
         .iter()
-        .enumerate()
-        .map(|(i, field)| {
-            let data_type = if int96.get(i).copied().unwrap_or(false) {
-                utc_micros()
-            } else {
-                spark_type(field.data_type()).map_err(|reason| {
-                    PqsiftError::Unsupported {
-                        path: path.to_string(),
-                        reason: format!("column `{}`: {reason}", field.name()),
-                        column: None,
-                    }
-                    .about_column(crate::filter::ColumnPath::new([field.name().as_str()]).name())
-                })?
-            };
+        .map(|field| {
+            let data_type = spark_type(field.data_type()).map_err(|reason| {
+                PqsiftError::Unsupported {
+                    path: path.to_string(),
+                    reason: format!("column `{}`: {reason}", field.name()),
+                    column: None,
+                }
+                .about_column(crate::filter::ColumnPath::new([field.name().as_str()]).name())
+            })?;
             Ok(Field::new(field.name(), data_type, true))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -182,7 +178,7 @@ mod tests {
             ),
         ])
         .unwrap();
-        let target = spark_schema(&batch.schema(), &[false; 3], "x").unwrap();
+        let target = spark_schema(&batch.schema(), "x").unwrap();
         let out = conform(batch, &target).unwrap();
         assert_eq!(out.schema(), target);
         assert_eq!(out.column(0).data_type(), &DataType::Decimal128(20, 0));
@@ -194,15 +190,17 @@ mod tests {
     #[test]
     fn types_without_a_spark_equivalent_name_the_column() {
         let schema = Schema::new(vec![Field::new("t", DataType::Time64(TimeUnit::Microsecond), true)]);
-        let error = spark_schema(&schema, &[false], "f.parquet").unwrap_err();
+        let error = spark_schema(&schema, "f.parquet").unwrap_err();
         assert!(matches!(error, PqsiftError::Unsupported { .. }));
         assert!(error.to_string().contains("f.parquet") && error.to_string().contains("`t`"), "{error}");
     }
 
     #[test]
     fn int96_roots_become_utc_timestamps() {
-        let schema = Schema::new(vec![Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, None), true)]);
-        let spark = spark_schema(&schema, &[true], "f").unwrap();
+        // As filter_schema labels an INT96 root.
+        let schema =
+            Schema::new(vec![Field::new("t", DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())), true)]);
+        let spark = spark_schema(&schema, "f").unwrap();
         assert_eq!(spark.field(0).data_type(), &utc_micros());
     }
 }
