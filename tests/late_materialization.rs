@@ -70,8 +70,9 @@ fn open(path: &Path, filter_text: &str, reorder: bool) -> Opened {
             .unwrap();
     let expr = parse_filter(filter_text).unwrap();
     let options = BindOptions::default();
-    let filter = RowFilter::build(Some(&expr), metadata.schema(), metadata.metadata(), &options, reorder).unwrap();
-    let reader = FileReader::new(&Location::from(path), metadata.clone(), &filter, &options).unwrap();
+    let filter_schema = pqsift::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata());
+    let filter = RowFilter::build(Some(&expr), &filter_schema, metadata.metadata(), &options, reorder).unwrap();
+    let reader = FileReader::new(&Location::from(path), metadata.clone(), filter_schema, &filter, &options).unwrap();
     Opened { reader, filter, metadata }
 }
 

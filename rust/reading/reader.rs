@@ -387,16 +387,19 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         }
         let metadata = layout.metadata;
         let file_has_ids = has_field_ids(metadata.schema().fields());
+        // Computed once: the row filter and the file's reader bind to the same labels.
+        let filter_schema =
+            crate::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata());
         let filter = RowFilter::build(
             layout.filter.as_ref(),
-            &crate::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata()),
+            &filter_schema,
             metadata.metadata(),
             &config.bind,
             config.reorder_filters,
         )?
         .sharing_pass_rate(Arc::clone(&pass_rate));
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
-        let reader = FileReader::new(&file.location, metadata, &filter, &config.bind)?;
+        let reader = FileReader::new(&file.location, metadata, filter_schema, &filter, &config.bind)?;
         let assembly = match (layout.columns, layout.partition_row) {
             (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,

@@ -258,17 +258,18 @@ impl Handle {
 }
 
 impl FileReader {
-    /// A reader of the file at `location` with `filter`'s predicates bound to its schema:
-    /// an object in a store is opened now (its size known), a local file when first read.
+    /// A reader of the file at `location` with `filter`'s predicates bound to
+    /// `filter_schema` (its schema as filters bind to it,
+    /// [`filter_schema`](crate::format::opener::filter_schema)): an object in a store is
+    /// opened now (its size known), a local file when first read.
     pub fn new(
         location: &Location,
         metadata: ArrowReaderMetadata,
+        filter_schema: SchemaRef,
         filter: &RowFilter,
         options: &BindOptions,
     ) -> Result<Self> {
         let key: Arc<str> = Arc::from(location.to_string());
-        let filter_schema =
-            crate::format::opener::filter_schema(metadata.schema(), metadata.metadata().file_metadata());
         let mut bound = Vec::with_capacity(filter.predicates().len());
         for predicate in filter.predicates() {
             let schema = project_schema(&filter_schema, &predicate.roots);
