@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
-    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray, new_null_array,
+    Int8Array, Int16Array, Int32Array, Int64Array, NullArray, StringArray, TimestampMicrosecondArray,
+    TimestampNanosecondArray, new_null_array,
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
-use arrow::datatypes::{DataType, Field, Fields, Schema, TimestampMicrosecondType};
+use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit, TimestampMicrosecondType};
 
 use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
@@ -629,6 +630,16 @@ impl Binder<'_> {
         {
             return Ok(compare(op, BoundExpr::Literal(unwrapped), right_bound.expr));
         }
+        if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
+            && let Some(bound) = floored_nanos_compare(op, &left_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(bound);
+        }
+        if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
+            && let Some(bound) = floored_nanos_compare(op.swapped(), &right_bound.expr, literal, &common.to_arrow())
+        {
+            return Ok(bound);
+        }
         let left_final = match left_coerced {
             Some(literal) => BoundExpr::Literal(literal),
             None => self.coerce(left_bound, common, left)?,
@@ -948,6 +959,56 @@ fn unwrap_literal(value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> O
     let narrowed = cast_with_options(literal, &own_type, &lenient).ok()?;
     let back = cast_with_options(&narrowed, common, &lenient).ok()?;
     (narrowed.null_count() == literal.null_count() && back.to_data() == literal.to_data()).then_some(narrowed)
+}
+
+/// `value op literal` for a nanosecond timestamp `value` and a microsecond `literal` of
+/// the same kind (`common`: both instants or both wall clocks), in nanoseconds.
+///
+/// Spark compares the value floored to its microsecond, `floor(v / 1000) op l`, which is
+/// `v` against the first nanosecond of `l`'s microsecond or of the next one: `>= l` is
+/// `v >= 1000·l`, `> l` is `v >= 1000·(l+1)`, `= l` is both bounds. Each row is then
+/// compared as it was decoded, never converted (an INT96 timestamp is read in
+/// nanoseconds), and statistics in nanoseconds prune it directly. `None` — the cast
+/// decides — for a null literal, a bound past nanoseconds' range, or `<=>`; `=` and `!=`
+/// only on a column (they read the value twice).
+///
+/// ```text
+/// ts >= TIMESTAMP '2026-01-08 09:00:00'   (ts: timestamp[ns, UTC])
+///   → ts >= 1767862800000000000
+/// ts = TIMESTAMP '2026-01-08 09:00:00.000001'
+///   → ts >= 1767862800000001000 AND ts < 1767862800000002000
+/// ```
+fn floored_nanos_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef, common: &DataType) -> Option<BoundExpr> {
+    let (DataType::Timestamp(TimeUnit::Nanosecond, own_zone), DataType::Timestamp(TimeUnit::Microsecond, zone)) =
+        (&value.data_type(), common)
+    else {
+        return None;
+    };
+    let micros = literal.as_primitive_opt::<TimestampMicrosecondType>()?;
+    if own_zone.is_some() != zone.is_some() || micros.len() != 1 || micros.is_null(0) {
+        return None;
+    }
+    let first = micros.value(0).checked_mul(1_000)?;
+    let next = first.checked_add(1_000)?;
+    let at = |nanos: i64| {
+        let literal = TimestampNanosecondArray::from(vec![nanos]).with_timezone_opt(own_zone.clone());
+        BoundExpr::Literal(Arc::new(literal))
+    };
+    let against = |op, nanos| compare(op, value.clone(), at(nanos));
+    let is_column = matches!(value, BoundExpr::Column(_));
+    Some(match op {
+        CompareOp::GtEq => against(CompareOp::GtEq, first),
+        CompareOp::Gt => against(CompareOp::GtEq, next),
+        CompareOp::Lt => against(CompareOp::Lt, first),
+        CompareOp::LtEq => against(CompareOp::Lt, next),
+        CompareOp::Eq if is_column => {
+            BoundExpr::And(Box::new(against(CompareOp::GtEq, first)), Box::new(against(CompareOp::Lt, next)))
+        }
+        CompareOp::NotEq if is_column => {
+            BoundExpr::Or(Box::new(against(CompareOp::Lt, first)), Box::new(against(CompareOp::GtEq, next)))
+        }
+        CompareOp::Eq | CompareOp::NotEq | CompareOp::NullSafeEq => return None,
+    })
 }
 
 /// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.

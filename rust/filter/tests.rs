@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int8Array, Int32Array,
+    ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int8Array, Int32Array,
     Int64Array, StringArray, StringViewArray, StructArray, TimestampMillisecondArray, TimestampNanosecondArray,
     UInt8Array,
 };
@@ -343,9 +343,14 @@ fn literals_convert_to_the_column_type_when_exact() {
     assert!(matches!(left, BoundExpr::Cast { to: DataType::Float64, .. }));
     let (_, right) = operands(bind_ok("d >= '2024-01-31'"));
     assert_eq!(right.data_type(), DataType::Date32);
-    let (_, right) = operands(bind_ok("ts > TIMESTAMP '2024-01-31 00:00:00'"));
-    // Nanosecond columns are read as Spark's microseconds.
-    assert_eq!(right.data_type(), DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+    // Nanosecond columns compare in nanoseconds, against the first nanosecond of the
+    // literal's microsecond (`>`: of the next one), as Spark floors them to microseconds.
+    let (left, right) = operands(bind_ok("ts > TIMESTAMP '2024-01-31 00:00:00'"));
+    assert!(matches!(left, BoundExpr::Column(_)));
+    assert_eq!(right.data_type(), DataType::Timestamp(TimeUnit::Nanosecond, Some("+00:00".into())));
+    let BoundExpr::Literal(bound) = right else { panic!() };
+    assert_eq!(bound.as_primitive::<arrow::datatypes::TimestampNanosecondType>().value(0), 1_706_659_200_000_001_000);
+    assert!(matches!(bind_ok("ts = TIMESTAMP '2024-01-31 00:00:00'"), BoundExpr::And(..)));
     let (_, right) = operands(bind_ok("ts_ms > TIMESTAMP '2024-01-31 00:00:00'"));
     assert_eq!(right.data_type(), DataType::Timestamp(TimeUnit::Millisecond, None));
     let BoundExpr::InList { expr, list, .. } = bind_ok("tiny IN (1, 2, 3)") else { panic!() };
@@ -607,6 +612,52 @@ fn dates_and_timestamps() {
     assert_eq!(run_on_with(&b, "CAST(ts AS DATE) = DATE '2024-01-31'", &paris).unwrap(), [T, F, N]);
     // An NTZ wall clock compares with a TIMESTAMP literal as the same wall clock.
     assert_eq!(run_on_with(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(), [T, F, N]);
+}
+
+proptest::proptest! {
+    /// A nanosecond column against a microsecond literal, every operator, both timestamp
+    /// kinds, either side: Spark's answer, the value floored to its microsecond (before
+    /// 1970 too) and compared.
+    #[test]
+    fn nanoseconds_compare_as_their_floored_microsecond(
+        base in -9_000_000_000_000_000_000i64..9_000_000_000_000_000_000,
+        offsets in proptest::collection::vec(proptest::option::weighted(0.9, -3_000i64..3_000), 1..40),
+        literal_offset in -4i64..4,
+        op in proptest::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", "<=>"]),
+        instant in proptest::bool::ANY,
+        swapped in proptest::bool::ANY,
+    ) {
+        let values: Vec<Option<i64>> = offsets.iter().map(|o| o.map(|o| base + o)).collect();
+        let zone = instant.then(|| Arc::from("UTC"));
+        let column = TimestampNanosecondArray::from(values.clone()).with_timezone_opt(zone);
+        let b = batch(vec![("ts", Arc::new(column) as ArrayRef)]);
+        let literal = base.div_euclid(1_000) + literal_offset;
+        let text = chrono::DateTime::from_timestamp_micros(literal).unwrap().format("%Y-%m-%d %H:%M:%S%.6f");
+        let kind = if instant { "TIMESTAMP" } else { "TIMESTAMP_NTZ" };
+        let sql = match swapped {
+            false => format!("ts {op} {kind} '{text}'"),
+            true => format!("{kind} '{text}' {op} ts"),
+        };
+        let expected: Vec<Option<bool>> = values
+            .iter()
+            .map(|v| {
+                let Some(v) = v else { return if op == "<=>" { F } else { N } };
+                let (a, b) = match swapped {
+                    false => (v.div_euclid(1_000), literal),
+                    true => (literal, v.div_euclid(1_000)),
+                };
+                Some(match op {
+                    "=" | "<=>" => a == b,
+                    "!=" => a != b,
+                    "<" => a < b,
+                    "<=" => a <= b,
+                    ">" => a > b,
+                    _ => a >= b,
+                })
+            })
+            .collect();
+        proptest::prop_assert_eq!(eval(&b, &sql), expected, "{}", sql);
+    }
 }
 
 #[test]
