@@ -2,7 +2,7 @@
 //! same bits: narrower integers (`INTEGER(8|16, _)`), `Date64` from INT32 days, timestamps
 //! from INT32, decimals (Spark writes `DECIMAL(p ≤ 9)` as INT32, `p ≤ 18` as INT64, wider
 //! ones as FIXED_LEN_BYTE_ARRAY: [`decimals`]), and INT96 timestamps (Spark's default:
-//! [`int96_timestamps`]).
+//! [`Int96Timestamps`]).
 //! The selected rows are decoded here as the stored integers, then converted value by value
 //! exactly as the crate's primitive array reader converts them (`coerce_i32` /
 //! `coerce_i64`: truncating casts, days × 86,400,000, precision and scale set, not
@@ -12,8 +12,8 @@
 use super::*;
 use arrow::array::{AsArray, PrimitiveArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, ArrowTimestampType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type,
-    DecimalType, Int8Type, Int16Type, Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    ArrowPrimitiveType, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type, Decimal256Type, DecimalType,
+    Int8Type, Int16Type, Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, i256,
 };
 
@@ -108,8 +108,10 @@ fn decimal<T: DecimalType + ArrowPrimitiveType>(
     Ok(Arc::new(values))
 }
 
-/// INT96 timestamps `values` (each its day in the high 64 bits, its nanoseconds in the low
-/// 64: the `Native` of INT96) as `unit`s since the epoch in `zone`.
+/// The sink of INT96 timestamps as `unit`s since the epoch: each page's selected rows read
+/// as [`Int96`] pairs (day, nanoseconds), then converted while they are in cache into the
+/// output's 8 bytes a row (the whole column's pairs, 16 bytes a row, written and read back
+/// again, cost more than the conversion).
 ///
 /// First Spark's microseconds, computed as Spark's `fromJulianDay` computes them, wrapping
 /// in 64 bits: Spark's writer wraps the same way for instants past year ~290,000 (its
@@ -118,41 +120,96 @@ fn decimal<T: DecimalType + ArrowPrimitiveType>(
 /// seconds rounded down (as the crate rounds), nanoseconds with the microseconds'
 /// nanoseconds added back — an instant the nanoseconds' 64 bits cannot hold (after year
 /// 2262) is an error ([`DecodeError::OutOfRange`]), never a wrapped one.
-pub(super) fn int96_timestamps(
-    values: &[i128],
-    nulls: Option<NullBuffer>,
+pub(super) struct Int96Timestamps {
+    /// The current page's pairs, and the validity of every row.
+    stored: Output<Int96>,
+    timestamps: Vec<i64>,
     unit: TimeUnit,
-    zone: Option<Arc<str>>,
-) -> Result<ArrayRef, DecodeError> {
-    // The unit's constants are the function's, not variables: a division by a variable
-    // was most of the conversion.
-    match unit {
-        TimeUnit::Second => Ok(timestamps::<TimestampSecondType, 1_000_000>(values, nulls, zone)),
-        TimeUnit::Millisecond => Ok(timestamps::<TimestampMillisecondType, 1_000>(values, nulls, zone)),
-        TimeUnit::Microsecond => Ok(timestamps::<TimestampMicrosecondType, 1>(values, nulls, zone)),
-        TimeUnit::Nanosecond => {
-            // One pass without a branch: each value in wrapping arithmetic, whether it fits
-            // 64 bits folded into one flag. Only a column where one does not is searched
-            // for it, nulls skipped (a null's slot holds a placeholder, which need not fit).
-            let mut nanos = Vec::with_capacity(values.len());
-            let all_fit = values.iter().fold(true, |all_fit, &v| {
-                let (value, fits) = int96_nanos(v);
-                nanos.push(value);
-                all_fit & fits
-            });
-            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-            if !all_fit && let Some(i) = values.iter().enumerate().position(|(i, &v)| valid(i) && !int96_nanos(v).1) {
-                return Err(DecodeError::OutOfRange(format!(
-                    "an INT96 timestamp of {} µs from 1970-01-01 (as Spark reads it) is outside the range of timestamp[ns], \
-                     which would wrap it into another instant; read it in microseconds (option coerce_int96_timestamp_unit)",
-                    int96_micros(values[i])
-                )));
-            }
-            Ok(Arc::new(
-                PrimitiveArray::<TimestampNanosecondType>::new(ScalarBuffer::from(nanos), nulls)
-                    .with_timezone_opt(zone),
-            ))
+    /// The first valid row's value that nanoseconds cannot hold, in Spark's microseconds.
+    out_of_range: Option<i64>,
+}
+
+impl Int96Timestamps {
+    pub(super) fn new(selected: usize, nullable: bool, unit: TimeUnit) -> Self {
+        Self {
+            stored: Output::new(0, nullable),
+            timestamps: Vec::with_capacity(selected.min(MAX_RESERVED_VALUES)),
+            unit,
+            out_of_range: None,
         }
+    }
+
+    /// The column of the rows decoded, in `zone`.
+    pub(super) fn finish(self, zone: Option<Arc<str>>) -> Result<ArrayRef, DecodeError> {
+        if let Some(micros) = self.out_of_range {
+            return Err(DecodeError::OutOfRange(format!(
+                "an INT96 timestamp of {micros} µs from 1970-01-01 (as Spark reads it) is outside the range of \
+                 timestamp[ns], which would wrap it into another instant; read it in microseconds (option \
+                 coerce_int96_timestamp_unit)"
+            )));
+        }
+        let (_, nulls) = self.stored.into_parts();
+        let values = ScalarBuffer::from(self.timestamps);
+        Ok(match self.unit {
+            TimeUnit::Second => {
+                Arc::new(PrimitiveArray::<TimestampSecondType>::new(values, nulls).with_timezone_opt(zone))
+            }
+            TimeUnit::Millisecond => {
+                Arc::new(PrimitiveArray::<TimestampMillisecondType>::new(values, nulls).with_timezone_opt(zone))
+            }
+            TimeUnit::Microsecond => {
+                Arc::new(PrimitiveArray::<TimestampMicrosecondType>::new(values, nulls).with_timezone_opt(zone))
+            }
+            TimeUnit::Nanosecond => {
+                Arc::new(PrimitiveArray::<TimestampNanosecondType>::new(values, nulls).with_timezone_opt(zone))
+            }
+        })
+    }
+
+    /// Converts the pairs of the page just read into the unit.
+    fn convert_page(&mut self) {
+        let first_row = self.timestamps.len();
+        let (pairs, validity) = self.stored.values_and_validity();
+        // The unit's constants are the function's, not variables: a division by a variable
+        // was most of the conversion.
+        match self.unit {
+            TimeUnit::Second => self.timestamps.extend(pairs.iter().map(|&v| int96_micros(v).div_euclid(1_000_000))),
+            TimeUnit::Millisecond => self.timestamps.extend(pairs.iter().map(|&v| int96_micros(v).div_euclid(1_000))),
+            TimeUnit::Microsecond => self.timestamps.extend(pairs.iter().map(|&v| int96_micros(v))),
+            TimeUnit::Nanosecond => {
+                // Whether each fits folded into one flag; only a page where one does not is
+                // searched for it, nulls skipped (a null's slot holds a placeholder, which
+                // need not fit).
+                let mut all_fit = true;
+                self.timestamps.extend(pairs.iter().map(|&v| {
+                    let (nanos, fits) = int96_nanos(v);
+                    all_fit &= fits;
+                    nanos
+                }));
+                let valid = |i: usize| validity.is_none_or(|v| v.get_bit(first_row + i));
+                if !all_fit
+                    && self.out_of_range.is_none()
+                    && let Some(i) = pairs.iter().enumerate().position(|(i, &v)| valid(i) && !int96_nanos(v).1)
+                {
+                    self.out_of_range = Some(int96_micros(pairs[i]));
+                }
+            }
+        }
+        self.stored.clear_values();
+    }
+}
+
+impl Sink for Int96Timestamps {
+    fn dictionary(&mut self, page: PageValues<'_>, count: usize) -> Result<bool, DecodeError> {
+        self.stored.dictionary(page, count)
+    }
+
+    fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
+        let decoded = self.stored.page(page, selected)?;
+        if decoded {
+            self.convert_page();
+        }
+        Ok(decoded)
     }
 }
 
@@ -168,10 +225,25 @@ fn int96_micros(value: i128) -> i64 {
         .wrapping_sub(JULIAN_DAY_OF_EPOCH.wrapping_mul(MICROS_PER_DAY))
 }
 
+/// Days from the epoch within which any nanoseconds of the day (below a day's) give an
+/// instant that nanoseconds hold (±106,751.99 days).
+const DAYS_NANOSECONDS_HOLD: i64 = 106_750;
+const NANOS_PER_DAY: u64 = 86_400_000_000_000;
+
 /// The nanoseconds since the epoch of an INT96 — Spark's microseconds, and the nanoseconds
 /// below them — and whether they fit 64 bits (the microseconds' nanoseconds and the sum
-/// both): wrapping arithmetic, its overflows found by comparisons, so that no step branches.
+/// both).
+///
+/// An instant from 1677 to 2262 with its nanoseconds within the day (any writer's) is its
+/// days' nanoseconds plus its own, exactly what the microseconds give, without their
+/// division; others are computed in wrapping arithmetic, their overflows found by
+/// comparisons.
 fn int96_nanos(value: i128) -> (i64, bool) {
+    let (day, nanos) = ((value >> 64) as i64, value as u64);
+    let days = day.wrapping_sub(JULIAN_DAY_OF_EPOCH);
+    if (-DAYS_NANOSECONDS_HOLD..=DAYS_NANOSECONDS_HOLD).contains(&days) && nanos < NANOS_PER_DAY {
+        return (days * NANOS_PER_DAY as i64 + nanos as i64, true);
+    }
     let micros = int96_micros(value);
     let below = (value as u64 as i64) % 1_000;
     let scaled = micros.wrapping_mul(1_000);
@@ -180,14 +252,4 @@ fn int96_nanos(value: i128) -> (i64, bool) {
     // A sum overflows when its sign differs from both addends'.
     let sum_fits = ((scaled ^ nanos) & (below ^ nanos)) >= 0;
     (nanos, scaled_fits & sum_fits)
-}
-
-/// [`int96_timestamps`] in the unit of `T`, `PER_UNIT` microseconds in one (1 or more).
-fn timestamps<T: ArrowTimestampType, const PER_UNIT: i64>(
-    values: &[i128],
-    nulls: Option<NullBuffer>,
-    zone: Option<Arc<str>>,
-) -> ArrayRef {
-    let timestamps: Vec<i64> = values.iter().map(|&v| int96_micros(v).div_euclid(PER_UNIT)).collect();
-    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(timestamps), nulls).with_timezone_opt(zone))
 }

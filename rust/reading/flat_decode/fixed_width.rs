@@ -148,6 +148,17 @@ impl<T: Native> Output<T> {
         Ok(make_array(data))
     }
 
+    /// The values held (those appended since the last [`clear_values`](Self::clear_values))
+    /// and the validity of every row appended (theirs last), if the column has one.
+    pub(super) fn values_and_validity(&self) -> (&[T::Out], Option<&BooleanBufferBuilder>) {
+        (&self.values, self.validity.as_ref())
+    }
+
+    /// Drops the values held, keeping their buffer for the next page's.
+    pub(super) fn clear_values(&mut self) {
+        self.values.clear();
+    }
+
     /// The values and, where a row is null, their validity.
     pub(super) fn into_parts(mut self) -> (Vec<T::Out>, Option<NullBuffer>) {
         let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);

@@ -258,12 +258,8 @@ pub fn decode_selected<R: PageReader + ?Sized>(
         }
         // INT96 timestamps: days and nanoseconds, then the unit.
         (PhysicalType::INT96, DataType::Timestamp(unit, zone)) => {
-            let out = decode_pages(pages, nullable, selection, Output::<Int96>::new(selected, nullable), zstd)?;
-            out.map(|out| {
-                let (values, nulls) = out.into_parts();
-                converted::int96_timestamps(&values, nulls, *unit, zone.clone())
-            })
-            .transpose()
+            let sink = converted::Int96Timestamps::new(selected, nullable, *unit);
+            decode_pages(pages, nullable, selection, sink, zstd)?.map(|out| out.finish(zone.clone())).transpose()
         }
         // Decimals of 1 to 16 big-endian bytes (Spark's DECIMAL(p > 18), or any in its legacy
         // format): a sink per width, the width known at compile time.
