@@ -3,7 +3,7 @@
 Run with ``make bench-peers`` (installs the peers into the project's venv first; options
 through ``ARGS``, e.g. ``make bench-peers ARGS=--quick``). Three datasets, ``--dataset
 peers|events|events-v2|all`` (default ``all``), each written if absent (deterministic, ~1
-minute):
+minute), and a fourth only when asked for (``--dataset events-spark``):
 
 - ``peers`` (``data/bench``): 4,000,000 rows in 8 files — a sorted timestamp, a
   high-cardinality id with a bloom filter, low-cardinality strings, numeric columns with
@@ -19,6 +19,12 @@ minute):
   settings (:data:`V2_ENCODINGS`: v2 data pages, DELTA_BINARY_PACKED integers,
   BYTE_STREAM_SPLIT floats, DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY strings, a dictionary
   only for ``country`` and ``kind``).
+- ``events-spark`` (``data/bench-events-spark``, shared with ``spark_bench.py``): the
+  ``events`` rows as Spark writes them with its defaults (``spark_bench.write_spark_events``:
+  two files sorted by ``ts``, snappy, 128 MiB row groups, ``ts`` as INT96 without
+  statistics); written by a local Spark session (~2 minutes), always at full size. Its
+  ``ts`` is a timestamp without a time zone in pyarrow, so pyarrow's filter compares it
+  with zone-less bounds (the same instants, the session being UTC).
 
 Every shape is timed with every engine at each thread count of ``--threads`` (default
 ``2,1``), in ``--passes`` passes over the engines (default 2), each engine taking a warm-up
@@ -90,6 +96,8 @@ EVENT_DAYS = 30
 
 QUICK_DIVISOR = 8  # --quick: datasets of 1/8 the rows (and row groups of 1/8 the rows)
 DATASETS = ("peers", "events", "events-v2")
+#: Timed only when asked for by name: writing it needs Spark.
+OPT_IN_DATASETS = ("events-spark",)
 PEER_ORDER = ("pyarrow.dataset", "duckdb", "polars", "datafusion")
 
 
@@ -161,6 +169,11 @@ class Shape:
 
 def _utc(t: datetime) -> pa.Scalar:
     return pa.scalar(t, type=pa.timestamp("us", tz="UTC"))
+
+
+def _zoneless(t: datetime) -> pa.Scalar:
+    """`t` as a timestamp without a time zone (how pyarrow reads an INT96 column)."""
+    return pa.scalar(t.replace(tzinfo=None), type=pa.timestamp("ns"))
 
 
 def _sql_ts(t: datetime) -> str:
@@ -419,17 +432,19 @@ EVENT_NUMERIC = ["ts", "event_id", "user_id", "session_id", "amount", "duration_
 EVENT_TEXT = ["country", "kind", "url", "user_agent", "referrer", "message"]
 
 
-def event_shapes(rows: int) -> list[Shape]:
-    """The shapes of the `events` dataset of `rows` rows."""
+def event_shapes(rows: int, int96_ts: bool = False) -> list[Shape]:
+    """The shapes of the `events` dataset of `rows` rows; `int96_ts`: its ``ts`` is INT96,
+    read by pyarrow without a time zone (`events-spark`)."""
     t1 = START + timedelta(days=17, hours=9)
     t2 = t1 + timedelta(hours=6)
+    bound = _zoneless if int96_ts else _utc
     point = int(event_ids(np.array([rows * 5 // 13]))[0])
     return [
         Shape(
             "range on sorted ts",
             ["ts", "event_id", "user_id", "amount", "url"],
             f"ts >= {_sql_ts(t1)} AND ts < {_sql_ts(t2)}",
-            (ds.field("ts") >= _utc(t1)) & (ds.field("ts") < _utc(t2)),
+            (ds.field("ts") >= bound(t1)) & (ds.field("ts") < bound(t2)),
             ("ts",),
         ),
         Shape(
@@ -480,6 +495,14 @@ class Dataset:
         sizes = {"files": self.files, "rows_per_file": self.rows_per_file, "row_group_rows": self.row_group_rows}
         if self.name == "peers":
             write_dataset(self.root, **sizes)
+        elif self.name == "events-spark":
+            from spark_bench import local_spark, write_spark_events
+
+            spark = local_spark()
+            try:
+                write_spark_events(spark, self.root)
+            finally:
+                spark.stop()
         else:
             write_events(self.root, **sizes, parquet_v2=self.name == "events-v2")
         print(f"  written in {time.perf_counter() - started:.1f} s", flush=True)
@@ -500,7 +523,7 @@ class Dataset:
         }
 
     def shapes(self, rows: int) -> list[Shape]:
-        return shapes(rows) if self.name == "peers" else event_shapes(rows)
+        return shapes(rows) if self.name == "peers" else event_shapes(rows, int96_ts=self.name == "events-spark")
 
 
 def datasets(args: argparse.Namespace) -> list[Dataset]:
@@ -511,6 +534,8 @@ def datasets(args: argparse.Namespace) -> list[Dataset]:
         "events-v2": Dataset(
             "events-v2", args.events_v2_data, EVENT_FILES, EVENT_ROWS_PER_FILE // quick, EVENT_ROW_GROUP_ROWS // quick
         ),
+        # Spark decides its files and row groups; always at full size.
+        "events-spark": Dataset("events-spark", args.events_spark_data, 2, EVENT_FILES * EVENT_ROWS_PER_FILE // 2, 0),
     }
     names = DATASETS if args.dataset == "all" else (args.dataset,)
     return [known[name] for name in names]
@@ -781,6 +806,8 @@ def spawn(args: argparse.Namespace, threads: int) -> list[dict[str, Any]]:
             str(args.events_data),
             "--events-v2-data",
             str(args.events_v2_data),
+            "--events-spark-data",
+            str(args.events_spark_data),
             "--repeat",
             str(args.repeat),
             "--passes",
@@ -945,11 +972,22 @@ def compare_bytes(dataset: Dataset) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=(*DATASETS, "all"), default="all", help="which dataset(s) to time (default: all)")
+    parser.add_argument(
+        "--dataset",
+        choices=(*DATASETS, *OPT_IN_DATASETS, "all"),
+        default="all",
+        help=f"which dataset(s) to time (default: all, which is {', '.join(DATASETS)})",
+    )
     parser.add_argument("--threads", default="2,1", help="thread counts, each run in a process of its own (default: 2,1)")
     parser.add_argument("--data", type=Path, default=None, help="the peers dataset (default: data/bench)")
     parser.add_argument("--events-data", type=Path, default=None, help="the events dataset (default: data/bench-events)")
     parser.add_argument("--events-v2-data", type=Path, default=None, help="the events-v2 dataset (default: data/bench-events-v2)")
+    parser.add_argument(
+        "--events-spark-data",
+        type=Path,
+        default=Path("data/bench-events-spark"),
+        help="the events-spark dataset, written with Spark (default: data/bench-events-spark)",
+    )
     parser.add_argument("--repeat", type=int, default=None, help="timed runs after the warm-up (default: 3; --quick: 1)")
     parser.add_argument("--passes", type=int, default=None, help="passes over the engines, each a warm-up and --repeat runs per engine (default: 2; --quick: 1)")
     parser.add_argument("--json", type=Path, default=None, help="default: benches/results/peers.json")
