@@ -128,3 +128,32 @@ def test_int96_in_a_struct_compared_as_an_instant(tmp_path: Path) -> None:
     spark = pqsift.scan(path, ["s"], spark_output=True).to_table()
     assert spark.schema.field("s").type == pa.struct([("ts", pa.timestamp("us", tz="UTC"))])
     assert [row["ts"] for row in spark.column("s").to_pylist()] == INSTANTS
+
+
+def test_nested_int96_past_nanoseconds_range_read_in_microseconds(tmp_path: Path) -> None:
+    """An INT96 inside a struct or a list after 2262 (or before 1677) does not fit
+    nanoseconds: read in microseconds (Spark's unit, or the option's), it reads as written,
+    as a top-level one does, where nanoseconds would wrap it into another instant."""
+    path = tmp_path / "far.parquet"
+    far = [datetime(3000, 1, 2, 3, 4, 5, 6, tzinfo=UTC), datetime(1500, 6, 7, tzinfo=UTC), INSTANTS[0]]
+    ts = pa.array(far, type=pa.timestamp("us", tz="UTC"))
+    table = pa.table(
+        {
+            "id": pa.array(range(len(far)), type=pa.int64()),
+            "ts": ts,
+            "s": pa.StructArray.from_arrays([ts], ["ts"]),
+            "l": pa.array([[t] for t in far], type=pa.list_(pa.timestamp("us", tz="UTC"))),
+        }
+    )
+    pq.write_table(table, path, use_deprecated_int96_timestamps=True, store_schema=False)
+    oracle = pq.read_table(path, coerce_int96_timestamp_unit="us")
+    assert oracle.column("s").to_pylist() == [{"ts": t.replace(tzinfo=None)} for t in far]
+    for options in ({"spark_output": True}, {"coerce_int96_timestamp_unit": "us"}):
+        got = pqsift.scan(path, ["ts", "s", "l"], **options).to_table()  # type: ignore[arg-type]
+        utc = lambda t: t if t.tzinfo else t.replace(tzinfo=UTC)  # noqa: E731
+        assert [utc(t) for t in got.column("ts").to_pylist()] == far, options
+        assert [utc(row["ts"]) for row in got.column("s").to_pylist()] == far, options
+        assert [utc(row[0]) for row in got.column("l").to_pylist()] == far, options
+        text = "s.ts >= TIMESTAMP '2999-01-01 00:00:00' OR s.ts < TIMESTAMP '1600-01-01 00:00:00'"
+        rows = pqsift.scan(path, ["id"], text, **options).to_table()  # type: ignore[arg-type]
+        assert rows.column("id").to_pylist() == [0, 1], options

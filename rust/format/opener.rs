@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use arrow::array::Array;
-use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::basic::Type as PhysicalType;
@@ -64,13 +64,6 @@ pub fn readable_arrow_schema(file_metadata: &FileMetaData) -> parquet::errors::R
     Ok(without_undecodable_dictionaries(file_metadata, &schema).unwrap_or(schema))
 }
 
-/// Per root of the file's schema, whether it is a Parquet INT96 timestamp (Spark's default
-/// timestamp, written by Spark, Hive and Impala).
-pub fn int96_roots(file_metadata: &FileMetaData) -> Vec<bool> {
-    let roots = file_metadata.schema_descr().root_schema().get_fields();
-    roots.iter().map(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::INT96).collect()
-}
-
 /// `schema`, a file's Arrow schema (its roots in order), as filters bind to it: its INT96
 /// timestamps, at the top level or inside structs, lists and maps, labelled UTC; the same
 /// `Arc` when the file has none.
@@ -102,29 +95,74 @@ pub fn int96_roots(file_metadata: &FileMetaData) -> Vec<bool> {
 /// assert_eq!(fields[0].data_type(), &instant);
 /// ```
 pub fn filter_schema(schema: &SchemaRef, file_metadata: &FileMetaData) -> SchemaRef {
+    let instant = |unit: TimeUnit, zone: &Option<Arc<str>>| match zone {
+        None => DataType::Timestamp(unit, Some("UTC".into())),
+        Some(_) => DataType::Timestamp(unit, zone.clone()),
+    };
+    with_int96_leaves(schema, file_metadata, &instant).map_or_else(|| Arc::clone(schema), Arc::new)
+}
+
+/// `schema`, a file's Arrow schema (its roots in order), with its INT96 timestamps, at the
+/// top level or inside structs, lists and maps, in `unit` (their zone kept); `None` when
+/// the file has none. The crate then decodes them in that unit: in microseconds an
+/// instant after 2262 reads as written, where nanoseconds would wrap it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow::datatypes::{DataType, TimeUnit};
+/// use parquet::file::metadata::FileMetaData;
+/// use parquet::schema::{parser::parse_message_type, types::SchemaDescriptor};
+/// use pqsift::format::opener::{int96_in_unit, readable_arrow_schema};
+///
+/// let message = "message spark { optional int96 ts; optional group s { optional int96 at; } }";
+/// let parquet = parse_message_type(message).unwrap();
+/// let metadata = FileMetaData::new(1, 0, None, None, Arc::new(SchemaDescriptor::new(Arc::new(parquet))), None);
+/// let schema = Arc::new(readable_arrow_schema(&metadata).unwrap());
+/// let micros = int96_in_unit(&schema, &metadata, TimeUnit::Microsecond).unwrap();
+/// assert_eq!(micros.field(0).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, None));
+/// let DataType::Struct(fields) = micros.field(1).data_type() else { panic!() };
+/// assert_eq!(fields[0].data_type(), &DataType::Timestamp(TimeUnit::Microsecond, None));
+/// ```
+pub fn int96_in_unit(schema: &SchemaRef, file_metadata: &FileMetaData, unit: TimeUnit) -> Option<Schema> {
+    with_int96_leaves(schema, file_metadata, &|_, zone| DataType::Timestamp(unit, zone.clone()))
+}
+
+/// `schema` (a file's Arrow schema) with the timestamp type of each of its INT96 leaves, at
+/// any depth, given by `retyped` (from its unit and zone); `None` when the file has none,
+/// or the schema's leaves are not the file's (never from [`readable_arrow_schema`]).
+fn with_int96_leaves(
+    schema: &SchemaRef,
+    file_metadata: &FileMetaData,
+    retyped: &dyn Fn(TimeUnit, &Option<Arc<str>>) -> DataType,
+) -> Option<Schema> {
     let descriptor = file_metadata.schema_descr();
     let int96: Vec<bool> = descriptor.columns().iter().map(|c| c.physical_type() == PhysicalType::INT96).collect();
     let leaves: usize = schema.fields().iter().map(|f| leaf_count(f.data_type())).sum();
-    // A schema whose leaves are not the file's (never from readable_arrow_schema): unchanged.
     if !int96.contains(&true) || leaves != int96.len() {
-        return Arc::clone(schema);
+        return None;
     }
     let mut leaf = 0;
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()
         .map(|field| {
-            Arc::new(field.as_ref().clone().with_data_type(int96_as_instants(field.data_type(), &int96, &mut leaf)))
+            let retyped = int96_retyped(field.data_type(), &int96, &mut leaf, retyped);
+            Arc::new(field.as_ref().clone().with_data_type(retyped))
         })
         .collect();
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    Some(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
-/// `data_type`, whose first Parquet leaf is `*leaf`, with the zone-less timestamps of its
-/// INT96 leaves (per `int96`, by leaf index) labelled UTC; `*leaf` moved past its leaves.
-fn int96_as_instants(data_type: &DataType, int96: &[bool], leaf: &mut usize) -> DataType {
+/// `data_type`, whose first Parquet leaf is `*leaf`, with the timestamps of its INT96
+/// leaves (per `int96`, by leaf index) typed by `retyped`; `*leaf` moved past its leaves.
+fn int96_retyped(
+    data_type: &DataType,
+    int96: &[bool],
+    leaf: &mut usize,
+    retyped: &dyn Fn(TimeUnit, &Option<Arc<str>>) -> DataType,
+) -> DataType {
     let field = |f: &FieldRef, leaf: &mut usize| -> FieldRef {
-        Arc::new(f.as_ref().clone().with_data_type(int96_as_instants(f.data_type(), int96, leaf)))
+        Arc::new(f.as_ref().clone().with_data_type(int96_retyped(f.data_type(), int96, leaf, retyped)))
     };
     match data_type {
         DataType::Struct(children) => DataType::Struct(children.iter().map(|c| field(c, leaf)).collect()),
@@ -138,7 +176,7 @@ fn int96_as_instants(data_type: &DataType, int96: &[bool], leaf: &mut usize) -> 
             let is_int96 = int96.get(*leaf).copied().unwrap_or(false);
             *leaf += 1;
             match other {
-                DataType::Timestamp(unit, None) if is_int96 => DataType::Timestamp(*unit, Some("UTC".into())),
+                DataType::Timestamp(unit, zone) if is_int96 => retyped(*unit, zone),
                 _ => other.clone(),
             }
         }

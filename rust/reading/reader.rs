@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, RecordBatch};
 use arrow::compute::SortOptions;
-use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{FieldRef, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 
@@ -587,34 +587,21 @@ fn prune_for_limit(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 }
 
 /// The file's reader metadata: its Arrow schema as [`readable_arrow_schema`] gives it,
-/// with top-level INT96 timestamps in `int96_unit` when given.
+/// with its INT96 timestamps (top-level or nested) in `int96_unit` when given.
 ///
 /// [`readable_arrow_schema`]: crate::format::opener::readable_arrow_schema
 fn arrow_metadata(file: &OpenedFile, int96_unit: Option<TimeUnit>) -> Result<ArrowReaderMetadata> {
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
     let file_metadata = file.metadata.file_metadata();
     let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
-    let int96 = crate::format::opener::int96_roots(file_metadata);
-    let is_int96 = |root: usize| int96.get(root).copied().unwrap_or(false);
-    if let Some(unit) = int96_unit
-        && int96.contains(&true)
-    {
-        let readable = match schema.take() {
-            Some(schema) => schema,
-            None => crate::format::opener::readable_arrow_schema(file_metadata).map_err(corrupt)?,
+    if let Some(unit) = int96_unit {
+        let readable = match &schema {
+            Some(schema) => Arc::new(schema.clone()),
+            None => Arc::clone(&file.schema),
         };
-        let fields: Vec<_> = readable
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(root, field)| match field.data_type() {
-                DataType::Timestamp(_, zone) if is_int96(root) => {
-                    Arc::new(field.as_ref().clone().with_data_type(DataType::Timestamp(unit, zone.clone())))
-                }
-                _ => Arc::clone(field),
-            })
-            .collect();
-        schema = Some(Schema::new_with_metadata(fields, readable.metadata().clone()));
+        if let Some(in_unit) = crate::format::opener::int96_in_unit(&readable, file_metadata, unit) {
+            schema = Some(in_unit);
+        }
     }
     let mut options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
     if let Some(schema) = schema {
