@@ -117,13 +117,13 @@ pub fn filter_schema(schema: &SchemaRef, file_metadata: &FileMetaData) -> Schema
 /// let message = "message spark { optional int96 ts; optional group s { optional int96 at; } }";
 /// let parquet = parse_message_type(message).unwrap();
 /// let metadata = FileMetaData::new(1, 0, None, None, Arc::new(SchemaDescriptor::new(Arc::new(parquet))), None);
-/// let schema = Arc::new(readable_arrow_schema(&metadata).unwrap());
+/// let schema = readable_arrow_schema(&metadata).unwrap();
 /// let micros = int96_in_unit(&schema, &metadata, TimeUnit::Microsecond).unwrap();
 /// assert_eq!(micros.field(0).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, None));
 /// let DataType::Struct(fields) = micros.field(1).data_type() else { panic!() };
 /// assert_eq!(fields[0].data_type(), &DataType::Timestamp(TimeUnit::Microsecond, None));
 /// ```
-pub fn int96_in_unit(schema: &SchemaRef, file_metadata: &FileMetaData, unit: TimeUnit) -> Option<Schema> {
+pub fn int96_in_unit(schema: &Schema, file_metadata: &FileMetaData, unit: TimeUnit) -> Option<Schema> {
     with_int96_leaves(schema, file_metadata, &|_, zone| DataType::Timestamp(unit, zone.clone()))
 }
 
@@ -131,7 +131,7 @@ pub fn int96_in_unit(schema: &SchemaRef, file_metadata: &FileMetaData, unit: Tim
 /// any depth, given by `retyped` (from its unit and zone); `None` when the file has none,
 /// or the schema's leaves are not the file's (never from [`readable_arrow_schema`]).
 fn with_int96_leaves(
-    schema: &SchemaRef,
+    schema: &Schema,
     file_metadata: &FileMetaData,
     retyped: &dyn Fn(TimeUnit, &Option<Arc<str>>) -> DataType,
 ) -> Option<Schema> {

@@ -595,11 +595,8 @@ fn arrow_metadata(file: &OpenedFile, int96_unit: Option<TimeUnit>) -> Result<Arr
     let file_metadata = file.metadata.file_metadata();
     let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
     if let Some(unit) = int96_unit {
-        let readable = match &schema {
-            Some(schema) => Arc::new(schema.clone()),
-            None => Arc::clone(&file.schema),
-        };
-        if let Some(in_unit) = crate::format::opener::int96_in_unit(&readable, file_metadata, unit) {
+        let readable = schema.as_ref().unwrap_or(&file.schema);
+        if let Some(in_unit) = crate::format::opener::int96_in_unit(readable, file_metadata, unit) {
             schema = Some(in_unit);
         }
     }
