@@ -286,6 +286,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
             limit: None,
             conform_to: None,
             sort: None,
+            first_batches_soon: false,
         };
         let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(1 << 20)));
         let batches: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
@@ -296,10 +297,54 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
 
     let files = vec![scan_file(&path, FILTER, &projection)];
     let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
-    let options =
-        StreamOptions { read: ReadOptions::default(), threads: 1, limit: Some(50), conform_to: None, sort: None };
+    let options = StreamOptions {
+        read: ReadOptions::default(),
+        threads: 1,
+        limit: Some(50),
+        conform_to: None,
+        sort: None,
+        first_batches_soon: false,
+    };
     let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
     let got = concat_batches(&schema, &got).unwrap();
     assert_eq!(got, expected.slice(0, 50));
+}
+
+#[test]
+fn stream_progress_counts_the_rows_handed_out_and_the_first_windows_are_small() {
+    use pqsift::reading::scan_stream::{ScanStream, ScanTask, StreamOptions};
+    let dir = tempdir();
+    let path = write_sample(&dir);
+    let projection = [0, 2];
+    let total = (ROW_GROUP_ROWS * ROW_GROUPS) as u64;
+    // Row groups read whole (the default budget), and in windows (160 KiB of the predicate
+    // and projected columns a row group, against 64 KiB).
+    for (decode_bytes, windowed) in [(ReadOptions::default().decode_bytes, false), (64 << 10, true)] {
+        let files = vec![scan_file(&path, FILTER, &projection)];
+        let schema = files[0].output.clone();
+        let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
+        let read = ReadOptions { decode_bytes, ..ReadOptions::default() };
+        let options =
+            StreamOptions { read, threads: 2, limit: None, conform_to: None, sort: None, first_batches_soon: true };
+        let mut stream = ScanStream::start(schema, files, tasks, options, Arc::new(SharedArrayCache::new(0)));
+        assert_eq!(stream.progress(), (0, total));
+        let (mut last, mut rows_out, mut first) = (0, 0, None);
+        while let Some(batch) = stream.next_batch_checked() {
+            rows_out += batch.unwrap().num_rows() as u64;
+            let (scanned, of) = stream.progress();
+            assert_eq!(of, total);
+            assert!(scanned >= last && rows_out <= scanned, "{scanned} after {last}, {rows_out} out");
+            first.get_or_insert(scanned);
+            last = scanned;
+        }
+        assert_eq!(stream.progress(), (total, total));
+        // The first windows are 1/64 of the budget (a window of the whole budget is half a
+        // row group): the first batch comes after a few rows.
+        let first = first.unwrap();
+        match windowed {
+            true => assert!(first <= ROW_GROUP_ROWS as u64 / 16, "first batch after {first} rows"),
+            false => assert_eq!(first, ROW_GROUP_ROWS as u64),
+        }
+    }
 }

@@ -384,6 +384,22 @@ def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypat
     assert metrics.value["rows_out"] == 300 + metrics._driver_reading["rows_out"]  # the abandoned read counts too
 
 
+def test_a_driver_read_of_a_large_row_group_is_abandoned_after_its_first_rows(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark writes row groups of 128 MiB: a read on the driver on course to pass its bound
+    stops after the first small windows of the first row group, not after the row group."""
+    from pqsift.spark import driver_read
+
+    rows = 1 << 20
+    table = pa.table({"id": pa.array(range(rows), pa.int64()), "amount": pa.array(range(rows), pa.float64())})
+    pq.write_table(table, tmp_path / "one_row_group.parquet", row_group_size=rows)
+    monkeypatch.setattr(driver_read, "DRIVER_RESULT_BYTES", table.nbytes // 4)
+    metrics = pqsift.spark.ScanMetrics(spark)
+    df = pqsift.spark.read(spark, tmp_path, ["id", "amount"], "id >= 0", metrics=metrics)
+    assert "MapInArrow" in _physical_plan(df) and not metrics.read_on_driver
+    assert df.count() == rows
+    assert 0 < metrics._driver_reading["rows_out"] <= rows // 16, metrics._driver_reading
+
+
 def test_output_floor_counts_values_and_offsets() -> None:
     from pqsift.spark import driver_read
 

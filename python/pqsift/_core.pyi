@@ -381,11 +381,14 @@ class Scan:
     def metadata_size_hint(self) -> int:
         """Bytes read from the end of each file in the first I/O for its metadata."""
     def plan(self) -> list[dict[str, Any]]: ...
-    def read(self, options: dict[str, Any] | None = None) -> tuple[ScanStream, float]:
+    def read(self, options: dict[str, Any] | None = None, first_batches_soon: bool = False) -> tuple[ScanStream, float]:
         """Plans the scan (the plan kept, as :meth:`plan` keeps it) and starts reading the
         plan's row groups and page selections with the read ``options`` (the names and
         defaults of :func:`read_option_defaults`; a key left out takes its default) over the
-        footers planning read. Returns the stream and the seconds planning took."""
+        footers planning read. Returns the stream and the seconds planning took.
+        ``first_batches_soon``: the caller may stop after the first batches (a read on
+        Spark's driver bounding its output), so a filtered read of local files starts with
+        small windows of its large row groups."""
     def output_schema(self, options: dict[str, Any] | None = None) -> _Schema:
         """The schema a read with the read ``options`` outputs, from the first file's footer:
         nothing planned, no row read."""
@@ -436,6 +439,10 @@ class ScanStream:
     def __next__(self) -> Any: ...
     def __arrow_c_schema__(self) -> object: ...
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def progress(self) -> tuple[int, int] | None:
+        """``(scanned, total)``: the rows (before the filter) of the row groups and windows
+        whose output has been handed out, and of all to read; ``None`` once the stream was
+        handed off. The output so far scaled by ``total / scanned`` estimates the whole."""
     def metrics(self) -> dict[str, Any]:
         """rows_out, rows_decoded, rows_decoded_by_column, bytes_read, cache_hits,
         cache_misses, time_predicates_s, time_projection_s, and the object store's

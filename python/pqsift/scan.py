@@ -299,15 +299,16 @@ class Scan:
         _core.check_read_options(options)
         return Scan(self._core, {**self._read_options, **options})
 
-    def _stream(self, *, whole_batches: bool = False) -> _core.ScanStream:
+    def _stream(self, *, whole_batches: bool = False, first_batches_soon: bool = False) -> _core.ScanStream:
         """Plans, then starts reading the row groups the plan keeps, in the core (the plan
         is not handed through Python, the footers planning read are read from);
         ``whole_batches``: batches as decoded (a row group or a window of one), not cut to
-        ``batch_size``."""
+        ``batch_size``; ``first_batches_soon``: the caller may stop after the first batches
+        (see :meth:`pqsift._core.Scan.read`)."""
         options = dict(self._read_options)
         if whole_batches:
             options["batch_size"] = max(options["batch_size"], _WHOLE_BATCH_ROWS)
-        stream, planning_seconds = self._core.read(options)
+        stream, planning_seconds = self._core.read(options, first_batches_soon)
         self._read_metrics = {"time_plan_s": planning_seconds}
         self._last_stream = stream
         return stream

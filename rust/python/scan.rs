@@ -23,6 +23,7 @@ use crate::planning::scan::{Scan, ScanOptions, ScanPlan};
 use crate::planning::table_piece;
 use crate::planning::task_plan::TaskPlan;
 use crate::reading::planned_read::{count_rows, output_schema_of, read_plan, read_task as read_task_plan};
+use crate::reading::reader::ReaderConfig;
 use crate::reading::table_reads::ScanReads;
 use crate::storage::{Location, Storage, StorageOptions};
 use crate::table::allowed_locations::AllowedLocations;
@@ -336,11 +337,17 @@ impl PyScan {
     /// Reads the scan: plans it (the plan kept, as `plan` keeps it) and starts reading the
     /// plan's row groups and page selections with the read `options` (a dict, see
     /// `ReadOptionsArg`) over the footers planning read — nothing planned or opened twice.
-    /// Returns the stream and the seconds planning took.
-    #[pyo3(signature = (options=None))]
-    fn read(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<(PyScanStream, f64)> {
+    /// Returns the stream and the seconds planning took. `first_batches_soon`: the caller
+    /// may stop after the first batches (see `StreamOptions::first_batches_soon`).
+    #[pyo3(signature = (options=None, first_batches_soon=false))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        options: Option<ReadOptionsArg>,
+        first_batches_soon: bool,
+    ) -> PyResult<(PyScanStream, f64)> {
         let options = options.unwrap_or_default();
-        let config = options.config(py)?;
+        let config = ReaderConfig { first_batches_soon, ..options.config(py)? };
         let started = std::time::Instant::now();
         let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
         let planning = started.elapsed().as_secs_f64();

@@ -106,6 +106,12 @@ impl PyScanStream {
         PyCapsule::new_with_value(py, ffi, c"arrow_array_stream")
     }
 
+    /// How far the read is: (rows scanned, rows to scan), before the filter (see
+    /// `ScanStream::progress`); `None` once the stream was handed off.
+    fn progress(&self) -> Option<(u64, u64)> {
+        self.stream.as_ref().map(ScanStream::progress)
+    }
+
     /// What reading has done so far (see `Scan.metrics`).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);

@@ -64,6 +64,9 @@ pub struct ReaderConfig {
     /// Spark's output and a Delta table's schema, else nanoseconds as the file's Arrow
     /// schema says. A value the unit cannot hold is an error, never a wrapped instant.
     pub int96_unit: Option<TimeUnit>,
+    /// The reader may stop after the first batches (see
+    /// [`StreamOptions::first_batches_soon`](crate::reading::scan_stream::StreamOptions)).
+    pub first_batches_soon: bool,
 }
 
 impl ReaderConfig {
@@ -94,6 +97,7 @@ impl Default for ReaderConfig {
             declared: None,
             order_by: Vec::new(),
             int96_unit: None,
+            first_batches_soon: false,
         }
     }
 }
@@ -423,8 +427,14 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
     let conform_to = config.spark_output.then(|| Arc::clone(&schema));
     let tasks: Vec<ScanTask> = tasks.into_iter().filter(|t| !empty_files.contains(&t.file)).collect();
     let tasks = prune_for_limit(files, tasks, config);
-    let options =
-        StreamOptions { read: config.read.clone(), threads: config.threads, limit: config.limit, conform_to, sort };
+    let options = StreamOptions {
+        read: config.read.clone(),
+        threads: config.threads,
+        limit: config.limit,
+        conform_to,
+        sort,
+        first_batches_soon: config.first_batches_soon,
+    };
     let stream =
         ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
     if let Some(metrics) = first_pass {

@@ -120,6 +120,19 @@ impl ScanTask {
         Self { file, row_group, selection, window: None }
     }
 
+    /// The rows this task reads of `file`: its selection's, before the filter.
+    fn rows_read(&self, file: &ScanFile) -> usize {
+        let row_count = usize::try_from(file.reader.metadata().row_group(self.row_group).num_rows()).unwrap_or(0);
+        match (&self.selection, &self.window) {
+            (None, None) => row_count,
+            (Some(selection), None) => selection.selected_count(),
+            (None, Some(window)) => window.len(),
+            (Some(_), Some(window)) => {
+                self.rows(row_count).ok().flatten().map_or(window.len(), |selection| selection.selected_count())
+            }
+        }
+    }
+
     /// The selection to read: the plan's, limited to the window.
     fn rows(&self, row_count: usize) -> Result<Option<RowSelection>> {
         let Some(window) = &self.window else { return Ok(self.selection.clone()) };
@@ -133,25 +146,33 @@ impl ScanTask {
 
 /// `tasks` with each row group too large to decode at once (see
 /// [`row_windows`](crate::reading::row_windows)) replaced by one task per window, in row
-/// order. With `growing` (a read that may stop early), the first windows are 1/64 of
+/// order. With a `limit` (`first_rows`), or for a consumer that may stop after its first
+/// batches (`soon`) a filter on local files, the first windows are 1/64 of
 /// `decode_bytes`, each run of them twice the last, up to `decode_bytes`: a read that
-/// stops after a few rows decodes little more than it needed.
+/// stops after a few rows decodes little more than it needed, and a consumer bounding a
+/// filter's output learns from the first batches whether it will pass. Other reads start
+/// whole: a page straddling small windows is decompressed for each of them, and from an
+/// object store a window is a round trip of its own.
 fn split_into_windows(
     files: &[ScanFile],
     tasks: Vec<ScanTask>,
     decode_bytes: u64,
     pushdown: bool,
-    growing: bool,
+    (first_rows, soon): (bool, bool),
 ) -> Vec<ScanTask> {
     const SMALLEST: usize = 64;
     let leaves: Vec<Vec<usize>> = files.iter().map(|f| f.leaves_windowed(pushdown)).collect();
     let mut out = Vec::with_capacity(tasks.len());
     // Smallest windows per output window while growing (SMALLEST: grown).
-    let mut run = if growing { 1 } else { SMALLEST };
+    let mut run = 1;
     for task in tasks {
         let file = &files[task.file];
         let metadata = file.reader.metadata();
         let remote = file.reader.is_remote();
+        let starts_small = first_rows || (soon && !remote && !file.filter.predicates().is_empty());
+        if !starts_small {
+            run = SMALLEST;
+        }
         // A read without row filter outputs every decoded row: its plain strings come as views.
         let views = file.filter.predicates().is_empty();
         let small = run < SMALLEST;
@@ -223,6 +244,10 @@ pub struct StreamOptions {
     pub conform_to: Option<SchemaRef>,
     /// Output the rows sorted (`ORDER BY`), after reading them all.
     pub sort: Option<SortSpec>,
+    /// The consumer may stop after its first batches (a read on Spark's driver stops once
+    /// the output is on course to pass its bound): a filtered read of local files starts
+    /// with small windows, so the first batches come soon (see [`ScanStream::progress`]).
+    pub first_batches_soon: bool,
 }
 
 /// `ORDER BY keys [LIMIT limit]` on the stream's batches.
@@ -474,6 +499,12 @@ pub struct ScanStream {
     /// Parts of the last task's rows still to consume, and the number of the next.
     parts_left: usize,
     next_part: usize,
+    /// Per task, the rows it reads (its selection's, before the filter).
+    task_rows: Vec<u64>,
+    /// Rows of the tasks whose output has been handed over, and of the task whose parts
+    /// are being handed over (counted with its last part).
+    rows_scanned: u64,
+    rows_scanning: u64,
 }
 
 impl ScanStream {
@@ -499,7 +530,7 @@ impl ScanStream {
             tasks,
             options.read.decode_bytes,
             options.read.pushdown_filters,
-            first_rows.is_some(),
+            (first_rows.is_some(), options.first_batches_soon),
         );
         let mut options = options;
         options.read.row_limit = first_rows;
@@ -526,6 +557,7 @@ impl ScanStream {
         for task in &tasks {
             *tasks_left[task.file].get_mut() += 1;
         }
+        let task_rows = tasks.iter().map(|task| task.rows_read(&files[task.file]) as u64).collect();
         let shared = Arc::new(Shared {
             files,
             tasks,
@@ -556,7 +588,26 @@ impl ScanStream {
             sorted: false,
             parts_left: 0,
             next_part: 0,
+            task_rows,
+            rows_scanned: 0,
+            rows_scanning: 0,
         }
+    }
+
+    /// How far the read is, in rows before the filter: `(scanned, total)`, where `scanned`
+    /// counts the rows of the row groups (and windows) whose output has been handed out and
+    /// `total` those of every one to read. The output so far, scaled by `total / scanned`,
+    /// estimates the whole output: a consumer that stops past a bound sees it early.
+    ///
+    /// ```
+    /// # use pqsift::reading::scan_stream::ScanStream;
+    /// fn on_course_to_pass(stream: &ScanStream, output_bytes: u64, bound: u64) -> bool {
+    ///     let (scanned, total) = stream.progress();
+    ///     output_bytes as u128 * total as u128 > bound as u128 * scanned as u128
+    /// }
+    /// ```
+    pub fn progress(&self) -> (u64, u64) {
+        (self.rows_scanned, self.task_rows.iter().sum())
     }
 
     /// What reading has done so far, summed over row groups.
@@ -657,7 +708,12 @@ impl ScanStream {
         loop {
             if let Some(result) = progress.done.remove(&index) {
                 progress.next_emit += 1;
+                let rows = self.task_rows[index];
                 let result = result.map(|output| {
+                    match output.parts.is_empty() {
+                        true => self.rows_scanned += rows,
+                        false => self.rows_scanning = rows,
+                    }
                     self.parts_left = output.parts.len();
                     self.next_part = 0;
                     progress.parts_consumed = 0;
@@ -702,6 +758,9 @@ impl ScanStream {
         progress.parts_consumed += 1;
         self.next_part += 1;
         self.parts_left -= 1;
+        if self.parts_left == 0 {
+            self.rows_scanned += std::mem::take(&mut self.rows_scanning);
+        }
         self.shared.changed.notify_all();
         result
     }

@@ -175,9 +175,8 @@ def read_on_driver(
     # What a read of the whole scan counted before it was given up for the pieces.
     spent = dict.fromkeys(READ_METRICS, 0)
     if planned_scan is not None:
-        row_groups = sum(1 if piece[1] is None else len(piece[1]) for piece in pieces)
         try:
-            return _read_whole_scan(planned_scan, schema, row_groups, limit, threads, options, spent), spent
+            return _read_whole_scan(planned_scan, schema, limit, threads, options, spent), spent
         except (CorruptFileError, UnsupportedError):
             if not ignore_corrupt_files:
                 raise
@@ -228,13 +227,12 @@ def read_on_driver(
 def _read_whole_scan(
     planned: Scan,
     schema: pa.Schema,
-    row_groups: int,
     limit: int,
     threads: int | None,
     options: dict[str, Any],
     read: dict[str, Any],
 ) -> pa.Table | None:
-    """The rows of ``planned`` (``row_groups`` of them to read) as a table of ``schema``,
+    """The rows of ``planned`` as a table of ``schema``,
     read with ``threads`` and the read ``options``; None once the output passes ``limit``
     or is on course to (see :func:`read_on_driver`). Fills ``read`` with what was read."""
     read_options = {name: value for name, value in options.items() if name in READ_OPTIONS}
@@ -244,13 +242,16 @@ def _read_whole_scan(
     batches: list[pa.RecordBatch] = []
     output_bytes = 0
     try:
-        # Batches as decoded (a row group, or a window of a large one): each is checked.
-        for batch in whole._batches(whole_batches="batch_size" not in options):
+        # Batches as decoded (a row group, or a window of a large one: the first windows
+        # small, so that a read on course to pass the bound stops after a few rows).
+        stream = whole._stream(whole_batches="batch_size" not in options, first_batches_soon=True)
+        for item in stream:
+            batch = pa.record_batch(item)
             output_bytes += batch.nbytes
             batches.append(batch)
-            # A batch holds at most a row group's rows (one without rows sends none): the
-            # output so far, scaled to all the row groups, must stay within the bound.
-            if output_bytes > limit or output_bytes * row_groups > limit * min(len(batches), row_groups):
+            # The output so far, scaled to all the rows to scan, must stay within the bound.
+            scanned, total = stream.progress() or (0, 0)
+            if output_bytes > limit or output_bytes * total > limit * scanned:
                 return None
     finally:
         # Counted so far, an abandoned read too (its stream stops when dropped, on return).
