@@ -85,12 +85,11 @@ DRIVER_RESULT_BYTES = 16 << 20
 
 #: The same bound for a Spark Connect client, whose rows reach Spark another way: sent to
 #: the server, which makes them a local relation of JVM rows and ships those inside its
-#: tasks (the range's 4.8 MiB: 101 ms to write to ``noop``, 41 ms for one row). Measured
-#: (``benches/spark_bench.py --connect --driver-sweep``, local server, 2 cores): the
-#: client's read is faster up to ~5 MiB of output (4.8 MiB: 75 ms against 90 by tasks),
-#: slower above (9.6 MiB: 102 against 93); an abandoned read adds what it read to the
-#: tasks' time.
-CONNECT_RESULT_BYTES = 6 << 20
+#: tasks, far slower per byte than Arrow batches. Measured with
+#: ``benches/spark_bench.py --connect --driver-sweep`` (local server, 2 cores; the runs
+#: are in ``benches/results/spark_connect*.md``): the client's read wins below ~1–2 MiB of
+#: output and loses by 1.2–1.9× at the range shape's 4.8 MiB, which tasks read faster.
+CONNECT_RESULT_BYTES = 2 << 20
 
 
 def output_floor(rows: int, schema: pa.Schema) -> int:
