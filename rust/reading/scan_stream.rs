@@ -595,8 +595,9 @@ impl ScanStream {
     }
 
     /// How far the read is, in rows before the filter: `(scanned, total)`, where `scanned`
-    /// counts the rows of the row groups (and windows) whose output has been handed out and
-    /// `total` those of every one to read. The output so far, scaled by `total / scanned`,
+    /// counts the rows of the row groups (and windows) whose output the consumer has been
+    /// given (a task's with its first batch, or with the last part of rows passing its
+    /// filter in parts) and `total` those of every one to read. The output so far, scaled by `total / scanned`,
     /// estimates the whole output: a consumer that stops past a bound sees it early.
     ///
     /// ```

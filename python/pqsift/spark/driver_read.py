@@ -231,9 +231,10 @@ def _read_whole_scan(
     options: dict[str, Any],
     read: dict[str, Any],
 ) -> pa.Table | None:
-    """The rows of ``planned`` as a table of ``schema``,
-    read with ``threads`` and the read ``options``; None once the output passes ``limit``
-    or is on course to (see :func:`read_on_driver`). Fills ``read`` with what was read."""
+    """The rows of ``planned`` as a table of ``schema``, read with ``threads`` and the read
+    ``options``; None once the output passes ``limit`` or is on course to: scaled by the
+    stream's progress (rows to scan over rows scanned), it would. Fills ``read`` with what
+    was read."""
     read_options = {name: value for name, value in options.items() if name in READ_OPTIONS}
     whole = planned._with_read_options(**read_options, threads=threads, spark_output=True)
     # The driver's planning counts are its own; what planning this read adds is the read's.
