@@ -158,7 +158,8 @@ fn split_into_windows(
     tasks: Vec<ScanTask>,
     decode_bytes: u64,
     pushdown: bool,
-    (first_rows, soon): (bool, bool),
+    first_rows: bool,
+    soon: bool,
 ) -> Vec<ScanTask> {
     const SMALLEST: usize = 64;
     let leaves: Vec<Vec<usize>> = files.iter().map(|f| f.leaves_windowed(pushdown)).collect();
@@ -499,8 +500,9 @@ pub struct ScanStream {
     /// Parts of the last task's rows still to consume, and the number of the next.
     parts_left: usize,
     next_part: usize,
-    /// Per task, the rows it reads (its selection's, before the filter).
+    /// Per task, the rows it reads (its selection's, before the filter), and their sum.
     task_rows: Vec<u64>,
+    rows_to_scan: u64,
     /// Rows of the tasks whose output has been handed over, and of the task whose parts
     /// are being handed over (counted with its last part).
     rows_scanned: u64,
@@ -530,7 +532,8 @@ impl ScanStream {
             tasks,
             options.read.decode_bytes,
             options.read.pushdown_filters,
-            (first_rows.is_some(), options.first_batches_soon),
+            first_rows.is_some(),
+            options.first_batches_soon,
         );
         let mut options = options;
         options.read.row_limit = first_rows;
@@ -557,7 +560,8 @@ impl ScanStream {
         for task in &tasks {
             *tasks_left[task.file].get_mut() += 1;
         }
-        let task_rows = tasks.iter().map(|task| task.rows_read(&files[task.file]) as u64).collect();
+        let task_rows: Vec<u64> = tasks.iter().map(|task| task.rows_read(&files[task.file]) as u64).collect();
+        let rows_to_scan = task_rows.iter().sum();
         let shared = Arc::new(Shared {
             files,
             tasks,
@@ -589,6 +593,7 @@ impl ScanStream {
             parts_left: 0,
             next_part: 0,
             task_rows,
+            rows_to_scan,
             rows_scanned: 0,
             rows_scanning: 0,
         }
@@ -597,8 +602,9 @@ impl ScanStream {
     /// How far the read is, in rows before the filter: `(scanned, total)`, where `scanned`
     /// counts the rows of the row groups (and windows) whose output the consumer has been
     /// given (a task's with its first batch, or with the last part of rows passing its
-    /// filter in parts) and `total` those of every one to read. The output so far, scaled by `total / scanned`,
-    /// estimates the whole output: a consumer that stops past a bound sees it early.
+    /// filter in parts) and `total` those of every one to read. The output so far, scaled
+    /// by `total / scanned`, estimates the whole output: a consumer that stops past a bound
+    /// sees it early.
     ///
     /// ```
     /// # use pqsift::reading::scan_stream::ScanStream;
@@ -608,7 +614,7 @@ impl ScanStream {
     /// }
     /// ```
     pub fn progress(&self) -> (u64, u64) {
-        (self.rows_scanned, self.task_rows.iter().sum())
+        (self.rows_scanned, self.rows_to_scan)
     }
 
     /// What reading has done so far, summed over row groups.
