@@ -85,10 +85,10 @@ DRIVER_RESULT_BYTES = 16 << 20
 
 #: The same bound for a Spark Connect client, whose rows reach Spark another way: sent to
 #: the server, which makes them a local relation of JVM rows and ships those inside its
-#: tasks, far slower per byte than Arrow batches. Measured with
-#: ``benches/spark_bench.py --connect --driver-sweep`` (local server, 2 cores; the runs
-#: are in ``benches/results/spark_connect*.md``): the client's read wins below ~1–2 MiB of
-#: output and loses by 1.2–1.9× at the range shape's 4.8 MiB, which tasks read faster.
+#: tasks, far slower per byte than Arrow batches. The bound sits where
+#: ``benches/spark_bench.py --connect --driver-sweep`` puts the crossover (the runs and
+#: their figures are in ``benches/results/spark_connect*.md`` and the docs): below it the
+#: client's read wins; at the range shape's output the tasks read faster.
 CONNECT_RESULT_BYTES = 2 << 20
 
 
