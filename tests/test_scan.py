@@ -55,7 +55,8 @@ def test_statistics_skip_row_groups_and_explain(tmp_path: Path) -> None:
     assert m["row_groups_total"] == 10
     assert m["row_groups_pruned_statistics"] == 8
     assert m["row_groups_pruned_bloom_filter"] == 0
-    assert m["pages_total"] == 0 and m["pages_pruned"] == 0
+    # No page index: the two row groups' pages (one each) are judged by their headers.
+    assert m["pages_total"] == 2 and m["pages_pruned"] == 0
     assert m["rows_total"] == 1000 and m["rows_selected"] == 200
     text = scan.explain()
     assert "row group 0: skipped by statistics" in text
@@ -203,11 +204,53 @@ def test_page_index_combines_unaligned_columns(tmp_path: Path) -> None:
         assert rg.selected_rows < n // 2
 
 
-def test_file_without_page_index_still_plans(tmp_path: Path) -> None:
-    path = int_file(tmp_path / "np.parquet", row_group_size=1000)
-    plan = pqsift.scan(path, filter="x >= 850").plan()
+def test_file_without_page_index_or_page_statistics_still_plans(tmp_path: Path) -> None:
+    path = int_file(tmp_path / "np.parquet", row_group_size=1000, data_page_size=1, write_batch_size=100, write_statistics=False)
+    scan = pqsift.scan(path, filter="x >= 850")
+    plan = scan.plan()
     assert [rg.decision for rg in plan.files[0].row_groups] == ["scan"]
     assert plan.metrics["pages_total"] == 0
+    assert "page index: the file has none" in scan.explain()
+
+
+@pytest.mark.parametrize("data_page_version", ["1.0", "2.0"])
+def test_pages_are_pruned_by_their_header_statistics_without_a_page_index(tmp_path: Path, data_page_version: str) -> None:
+    # pyarrow writes no page index by default, but puts each data page's statistics in
+    # its header: pages are pruned by those, and the read decodes the kept pages only.
+    path = tmp_path / "h.parquet"
+    n = 1000
+    table = pa.table(
+        {
+            "x": pa.array([None if i % 97 == 0 else i for i in range(n)], pa.int64()),
+            "s": [f"k{i:04d}" for i in range(n)],
+            "f": pa.array([math.nan if i % 89 == 0 else float(i) for i in range(n)], pa.float64()),
+        }
+    )
+    pq.write_table(
+        table, path, row_group_size=n, use_dictionary=False, data_page_size=1, write_batch_size=100,
+        data_page_version=data_page_version,
+    )
+    assert not pq.ParquetFile(path).metadata.row_group(0).column(0).has_offset_index
+    cases: list[tuple[str, Callable[[dict[str, Any]], bool | None], int]] = [
+        ("x >= 850", lambda r: r["x"] is not None and r["x"] >= 850, 8),
+        ("s < 'k0150'", lambda r: r["s"] < "k0150", 8),
+        ("x IS NULL", lambda r: r["x"] is None, 0),
+        # NaN is above every number in Spark, and a page header says nothing of NaN.
+        ("f > 990", lambda r: math.isnan(r["f"]) or r["f"] > 990, 0),
+        # Pages are counted per column: 8 of each column's 10.
+        ("x < 100 OR s >= 'k0900'", lambda r: (r["x"] is not None and r["x"] < 100) or r["s"] >= "k0900", 16),
+    ]
+    rows = table.to_pylist()
+    for text, matches, pruned in cases:
+        scan = pqsift.scan(path, filter=text)
+        plan = scan.plan()
+        plan_rows_ok(plan, rows, matches)
+        assert (scan.metrics["pages_total"] > 0, scan.metrics["pages_pruned"]) == (True, pruned), text
+        if pruned:
+            assert "pages kept (page headers)" in scan.explain()
+        expected = [r for r in rows if matches(r) is True]
+        got = pqsift.scan(path, filter=text).to_table().to_pylist()
+        assert len(got) == len(expected) and all(a["s"] == b["s"] for a, b in zip(got, expected, strict=True)), text
 
 
 def _expected_pages(path: Path, column: str, values: list[Any], keep: Callable[[Any], bool]) -> tuple[int, int, list[tuple[int, int]]]:

@@ -8,6 +8,8 @@
 //! * [`footer_repair`] — footers with a column metadata field of another type than the
 //!   format's, that field dropped (as Thrift decoders skip it).
 //! * [`page_headers`] — page headers read without decoding pages.
+//! * [`header_page_index`] — a page index built from data page headers' statistics, for
+//!   files written without one.
 //! * [`delta_binary_packed`] — DELTA_BINARY_PACKED integers (Parquet v2 writers).
 //! * [`rle_hybrid`] — the RLE / bit-packing hybrid encoding (levels, dictionary indices).
 //! * [`uleb128`] — the variable-length integers of Thrift and of those encodings.
@@ -16,6 +18,7 @@
 
 pub mod delta_binary_packed;
 pub mod footer_repair;
+pub mod header_page_index;
 pub mod inspect;
 pub mod metadata;
 pub mod metadata_cache;

@@ -160,13 +160,26 @@ fn check_page(
 /// The sizes of the page header at `position` (the page ending by `end`) and the header's
 /// length; `None` when no valid header is there.
 fn read_header(file: &FileSource, position: u64, end: u64) -> Result<Option<(PageSizes, usize)>> {
+    read_header_with(file, position, end, PageSizes::read)
+}
+
+/// What `parse` makes of the page header at `position` (the page ending by `end`), and the
+/// header's length; `None` when no valid header is there. `parse` gives `None` when the
+/// bytes do not hold a whole header: they are read again, more of them, up to
+/// [`MAX_HEADER`].
+pub(crate) fn read_header_with<T>(
+    file: &FileSource,
+    position: u64,
+    end: u64,
+    parse: impl Fn(&[u8]) -> Option<(T, usize)>,
+) -> Result<Option<(T, usize)>> {
     if end <= position {
         return Ok(None); // (an offset index may put a page before its chunk)
     }
     let mut probe = HEADER_PROBE.min(end - position);
     loop {
         let bytes = file.read(position..position + probe)?;
-        match PageSizes::read(&bytes) {
+        match parse(&bytes) {
             Some(found) => return Ok(Some(found)),
             None if probe < (end - position).min(MAX_HEADER) => {
                 probe = (probe * 16).min(end - position).min(MAX_HEADER)

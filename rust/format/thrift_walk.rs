@@ -1,7 +1,7 @@
 //! Walking Thrift compact-protocol bytes (Parquet's footer, page headers) without
 //! decoding them: skip values, read top-level integers. The parquet crate's own decoder is
-//! private; pqsift needs only a few fields — the footer's encryption marker and page
-//! header sizes — to check before the crate acts on them. Every step is bounded by the
+//! private; pqsift needs only a few fields — the footer's encryption marker, page header
+//! sizes to check before the crate acts on them, and the statistics in data page headers. Every step is bounded by the
 //! buffer and a nesting limit, so hostile bytes cannot make it allocate, loop or recurse.
 
 /// A cursor over Thrift compact-protocol bytes that can only skip values.
@@ -75,6 +75,14 @@ impl<'a> ThriftWalker<'a> {
             n => u64::from(n),
         };
         Some((header & 0x0f, size))
+    }
+
+    /// The bytes of the binary (or string) value at the cursor.
+    pub(crate) fn binary(&mut self) -> Option<&'a [u8]> {
+        let length = self.varint()?;
+        let start = self.position;
+        self.advance(length)?;
+        Some(&self.bytes[start..self.position])
     }
 
     /// Bytes left after the cursor.

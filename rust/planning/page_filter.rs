@@ -35,14 +35,18 @@
 
 use std::ops::Range;
 
+use parquet::file::metadata::page_index::{PageIndex, PageIndexProvider};
+
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundExpr;
+use crate::format::header_page_index::page_index_from_headers;
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
 use crate::pruning::pruning_predicate::{LeafPredicate, Possible, evaluate_tree};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
+use crate::storage::{FileSource, Location};
 
 /// Narrows every surviving row group to the rows of pages where the filter can be true.
 pub fn prune_by_page_index(
@@ -51,12 +55,24 @@ pub fn prune_by_page_index(
     plan: &mut FileAccessPlan,
     metrics: &mut PruningMetrics,
 ) -> Result<()> {
-    if file.metadata.page_index().is_none() {
-        for index in plan.surviving().collect::<Vec<_>>() {
-            plan.note(index, vec!["page index: the file has none".to_string()]);
-        }
-        return Ok(());
-    }
+    // The stage is the page index's either way; its reasons say where the bounds came from.
+    let from_headers;
+    let (page_index, source): (&dyn PageIndexProvider, &str) = match file.metadata.page_index() {
+        Some(page_index) => (page_index.as_ref(), "page index"),
+        None => match page_index_from_page_headers(file, filter, plan)? {
+            Some(built) => {
+                from_headers = built;
+                (&from_headers, "page headers")
+            }
+            None => {
+                for index in plan.surviving().collect::<Vec<_>>() {
+                    plan.note(index, vec!["page index: the file has none".to_string()]);
+                }
+                return Ok(());
+            }
+        },
+    };
+    let from_file = source == "page index";
     for index in plan.surviving().collect::<Vec<_>>() {
         let rows = plan.row_groups[index].rows;
         let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
@@ -68,7 +84,7 @@ pub fn prune_by_page_index(
             };
             let zones = match leaf.column().and_then(|column| file.leaf(column).map(|found| (column, found))) {
                 Some((column, (leaf_index, field))) => {
-                    match ZoneMaps::for_pages(&file.metadata, index, leaf_index, &field) {
+                    match ZoneMaps::for_pages_in(&file.metadata, page_index, index, leaf_index, &field) {
                         Ok(Some(zones)) => in_type(zones, &column.data_type).map(|zones| (leaf_index, zones)),
                         Ok(None) => None,
                         Err(e) => return Err(PqsiftError::corrupt(&file.location, e)),
@@ -78,7 +94,11 @@ pub fn prune_by_page_index(
             };
             let Some((leaf_index, zones)) = zones else {
                 if let Some(column) = leaf.column() {
-                    let note = format!("page index: none for {}", column.path.parts().join("."));
+                    let name = column.path.parts().join(".");
+                    let note = match from_file {
+                        true => format!("page index: none for {name}"),
+                        false => format!("page index: the file has none, nor statistics in the page headers of {name}"),
+                    };
                     if !notes.contains(&note) {
                         notes.push(note);
                     }
@@ -123,7 +143,7 @@ pub fn prune_by_page_index(
         metrics.pages_pruned += (pages - kept) as u64;
         let selected = selection.selected_count();
         metrics.page_index_rows_pruned += (rows - selected) as u64;
-        let reason = format!("{kept} of {pages} pages kept (page index), {selected} of {rows} rows");
+        let reason = format!("{kept} of {pages} pages kept ({source}), {selected} of {rows} rows");
         if selected == 0 {
             plan.skip(index, "page index", format!("no page can match: {reason}"));
             metrics.row_groups_pruned_page_index += 1;
@@ -134,6 +154,29 @@ pub fn prune_by_page_index(
         }
     }
     Ok(())
+}
+
+/// For a local file written without a page index, one built from the statistics in the
+/// page headers of the filter's columns in the surviving row groups (see
+/// [`header_page_index`](crate::format::header_page_index)); `None` when no chunk has
+/// them. From a store each header would be a request of its own: none is built there.
+fn page_index_from_page_headers(
+    file: &OpenedFile,
+    filter: &BoundExpr,
+    plan: &FileAccessPlan,
+) -> Result<Option<PageIndex>> {
+    if !matches!(file.location, Location::Local(_)) {
+        return Ok(None);
+    }
+    let leaves: Vec<usize> =
+        filter.columns().into_iter().filter_map(|column| file.leaf(column)).map(|(leaf, _)| leaf).collect();
+    let chunks: Vec<(usize, usize)> =
+        plan.surviving().flat_map(|row_group| leaves.iter().map(move |&leaf| (row_group, leaf))).collect();
+    if chunks.is_empty() {
+        return Ok(None);
+    }
+    let source = FileSource::open(&file.location)?;
+    page_index_from_headers(&source, &file.metadata, &chunks)
 }
 
 /// The rows of each page, from the page row counts (offset index), checked to cover the

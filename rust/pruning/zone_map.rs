@@ -26,6 +26,7 @@ use arrow::datatypes::{DataType, Field, Float64Type};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::basic::SortOrder;
 use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::page_index::PageIndexProvider;
 
 use crate::error::{PqsiftError, Result};
 
@@ -140,22 +141,33 @@ impl ZoneMaps {
     /// from the page index; `None` when the file has no column index or offset index for
     /// this column chunk.
     pub fn for_pages(metadata: &ParquetMetaData, row_group: usize, leaf: usize, field: &Field) -> Result<Option<Self>> {
-        let Some(page_index) = metadata.page_index() else {
-            return Ok(None);
-        };
+        match metadata.page_index() {
+            Some(page_index) => Self::for_pages_in(metadata, page_index.as_ref(), row_group, leaf, field),
+            None => Ok(None),
+        }
+    }
+
+    /// [`ZoneMaps::for_pages`] from `page_index` rather than the file's own (one built from
+    /// the page headers, see [`header_page_index`](crate::format::header_page_index)).
+    pub fn for_pages_in(
+        metadata: &ParquetMetaData,
+        page_index: &dyn PageIndexProvider,
+        row_group: usize,
+        leaf: usize,
+        field: &Field,
+    ) -> Result<Option<Self>> {
         if page_index.column_index(row_group, leaf).is_none() || page_index.offset_index(row_group, leaf).is_none() {
             return Ok(None);
         }
         let converter = converter(metadata, leaf, field)?;
         let stats_error = |e: parquet::errors::ParquetError| PqsiftError::Statistics(e.to_string());
         let groups = [row_group];
-        let mins = converter.data_page_mins(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
-        let maxes = converter.data_page_maxes(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
-        let null_counts = converter.data_page_null_counts(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
-        let nan_counts = converter.data_page_nan_counts(page_index.as_ref(), groups.iter()).map_err(stats_error)?;
-        let Some(row_counts) = converter
-            .data_page_row_counts(page_index.as_ref(), metadata.row_groups(), groups.iter())
-            .map_err(stats_error)?
+        let mins = converter.data_page_mins(page_index, groups.iter()).map_err(stats_error)?;
+        let maxes = converter.data_page_maxes(page_index, groups.iter()).map_err(stats_error)?;
+        let null_counts = converter.data_page_null_counts(page_index, groups.iter()).map_err(stats_error)?;
+        let nan_counts = converter.data_page_nan_counts(page_index, groups.iter()).map_err(stats_error)?;
+        let Some(row_counts) =
+            converter.data_page_row_counts(page_index, metadata.row_groups(), groups.iter()).map_err(stats_error)?
         else {
             return Ok(None);
         };
