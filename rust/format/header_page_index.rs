@@ -49,7 +49,7 @@
 //! ```
 
 use parquet::basic::{ColumnOrder, SortOrder};
-use parquet::file::metadata::page_index::{PageIndex, PageIndexBuilder};
+use parquet::file::metadata::page_index::PageIndexProvider;
 use parquet::file::metadata::{ColumnIndexBuilder, OffsetIndexBuilder, ParquetMetaData};
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::page_index::offset_index::OffsetIndexMetaData;
@@ -63,6 +63,31 @@ use crate::storage::FileSource;
 /// header, and pages this small would cost more to walk than to decode.
 pub const MAX_WALKED_PAGES: usize = 20_000;
 
+/// Column indexes and offset indexes of some column chunks, built from their page headers:
+/// a [`PageIndexProvider`] holding only those chunks (the crate's `PageIndex` sets a slot
+/// aside for every chunk of the file, which for a wide file costs more than the walk).
+#[derive(Debug)]
+pub struct HeaderPageIndex {
+    /// In ascending `(row group, leaf column)` order.
+    chunks: Vec<IndexedChunk>,
+}
+
+/// One column chunk's indexes.
+#[derive(Debug)]
+struct IndexedChunk {
+    /// `(row group, leaf column)`.
+    at: (usize, usize),
+    column_index: ColumnIndexMetaData,
+    offset_index: OffsetIndexMetaData,
+}
+
+impl HeaderPageIndex {
+    fn find(&self, row_group: usize, leaf: usize) -> Option<&IndexedChunk> {
+        let found = self.chunks.binary_search_by_key(&(row_group, leaf), |chunk| chunk.at).ok()?;
+        self.chunks.get(found)
+    }
+}
+
 /// A page index holding, for each `(row group, leaf column)` of `chunks` whose page
 /// headers carry the bounds (see the module), the column index and offset index built
 /// from them; `None` when no chunk has them. Reads of `file` fail as errors; headers that
@@ -71,18 +96,38 @@ pub fn page_index_from_headers(
     file: &FileSource,
     metadata: &ParquetMetaData,
     chunks: &[(usize, usize)],
-) -> Result<Option<PageIndex>> {
-    let columns = metadata.file_metadata().schema_descr().num_columns();
-    let mut index = PageIndexBuilder::new(metadata.num_row_groups(), columns);
-    let mut built = false;
+) -> Result<Option<HeaderPageIndex>> {
+    let mut built = Vec::new();
     for &(row_group, leaf) in chunks {
         if let Some((column_index, offset_index)) = chunk_index(file, metadata, row_group, leaf)? {
-            index.put_column_index(column_index, row_group, leaf);
-            index.put_offset_index(offset_index, row_group, leaf);
-            built = true;
+            built.push(IndexedChunk { at: (row_group, leaf), column_index, offset_index });
         }
     }
-    Ok(built.then(|| index.build()))
+    built.sort_by_key(|chunk| chunk.at);
+    built.dedup_by_key(|chunk| chunk.at);
+    Ok((!built.is_empty()).then_some(HeaderPageIndex { chunks: built }))
+}
+
+impl PageIndexProvider for HeaderPageIndex {
+    fn has_offset_indexes(&self) -> bool {
+        true
+    }
+
+    fn has_column_indexes(&self) -> bool {
+        true
+    }
+
+    fn column_index(&self, row_group: usize, leaf: usize) -> Option<&ColumnIndexMetaData> {
+        self.find(row_group, leaf).map(|chunk| &chunk.column_index)
+    }
+
+    fn offset_index(&self, row_group: usize, leaf: usize) -> Option<&OffsetIndexMetaData> {
+        self.find(row_group, leaf).map(|chunk| &chunk.offset_index)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// The column index and offset index of one chunk, from its page headers.

@@ -35,11 +35,11 @@
 
 use std::ops::Range;
 
-use parquet::file::metadata::page_index::{PageIndex, PageIndexProvider};
+use parquet::file::metadata::page_index::PageIndexProvider;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundExpr;
-use crate::format::header_page_index::page_index_from_headers;
+use crate::format::header_page_index::{HeaderPageIndex, page_index_from_headers};
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
@@ -164,7 +164,7 @@ fn page_index_from_page_headers(
     file: &OpenedFile,
     filter: &BoundExpr,
     plan: &FileAccessPlan,
-) -> Result<Option<PageIndex>> {
+) -> Result<Option<HeaderPageIndex>> {
     if !matches!(file.location, Location::Local(_)) {
         return Ok(None);
     }
