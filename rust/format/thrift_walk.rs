@@ -1,10 +1,11 @@
 //! Walking Thrift compact-protocol bytes (Parquet's footer, page headers) without
-//! decoding them: skip values, read top-level integers. The parquet crate's own decoder is
-//! private; pqsift needs only a few fields — the footer's encryption marker, page header
-//! sizes to check before the crate acts on them, and the statistics in data page headers. Every step is bounded by the
-//! buffer and a nesting limit, so hostile bytes cannot make it allocate, loop or recurse.
+//! decoding them: skip values, read integers and byte strings. The parquet crate's own
+//! decoder is private; pqsift needs only a few fields — the footer's encryption marker,
+//! page header sizes to check before the crate acts on them, and the statistics in data
+//! page headers. Every step is bounded by the buffer and a nesting limit, so hostile bytes
+//! cannot make it allocate, loop or recurse.
 
-/// A cursor over Thrift compact-protocol bytes that can only skip values.
+/// A cursor over Thrift compact-protocol bytes that skips values and reads a few kinds.
 pub(crate) struct ThriftWalker<'a> {
     bytes: &'a [u8],
     position: usize,
