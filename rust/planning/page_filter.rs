@@ -165,18 +165,21 @@ fn page_index_from_page_headers(
     filter: &BoundExpr,
     plan: &FileAccessPlan,
 ) -> Result<Option<HeaderPageIndex>> {
-    if !matches!(file.location, Location::Local(_)) {
-        return Ok(None);
-    }
     let leaves: Vec<usize> =
         filter.columns().into_iter().filter_map(|column| file.leaf(column)).map(|(leaf, _)| leaf).collect();
     let chunks: Vec<(usize, usize)> =
         plan.surviving().flat_map(|row_group| leaves.iter().map(move |&leaf| (row_group, leaf))).collect();
-    if chunks.is_empty() {
+    header_page_index(file, &chunks)
+}
+
+/// For a local file, a page index of the `(row group, leaf column)` chunks `chunks` built
+/// from their page headers; `None` from a store, or when no chunk's headers have bounds.
+pub(crate) fn header_page_index(file: &OpenedFile, chunks: &[(usize, usize)]) -> Result<Option<HeaderPageIndex>> {
+    if !matches!(file.location, Location::Local(_)) || chunks.is_empty() {
         return Ok(None);
     }
     let source = FileSource::open(&file.location)?;
-    page_index_from_headers(&source, &file.metadata, &chunks)
+    page_index_from_headers(&source, &file.metadata, chunks)
 }
 
 /// The rows of each page, from the page row counts (offset index), checked to cover the

@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
+use parquet::file::metadata::page_index::PageIndexProvider;
 
 use crate::error::Result;
 use crate::filter::sort_key::{SortKey, TopN};
@@ -47,7 +48,7 @@ use crate::filter::{BindOptions, BoundExpr, resolve_column, spark_float_order};
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
-use crate::planning::page_filter::page_row_ranges;
+use crate::planning::page_filter::{header_page_index, page_row_ranges};
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
 use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
@@ -198,7 +199,8 @@ fn prune_pages(
     Ok(())
 }
 
-/// The pages of a row group as containers with their row ranges (empty: no page index).
+/// The pages of a row group as containers with their row ranges (empty: no page index,
+/// nor bounds in the key's page headers).
 /// Pages guarantee rows only when the row group is read whole and the filter accepts all.
 /// A page of a row group as a zone-map container, with the rows it holds.
 type PageBound = (Container, std::ops::Range<usize>);
@@ -213,7 +215,19 @@ fn page_containers(
     let Ok(column) = resolve_column(&file.schema, &key.column, bind) else { return Ok(Vec::new()) };
     let Some((leaf, field)) = file.leaf(&column) else { return Ok(Vec::new()) };
     let index = row_group.row_group;
-    let Some(zones) = ZoneMaps::for_pages(&file.metadata, index, leaf, &field)
+    // A file without a page index: the bounds in the key's page headers, where it has them.
+    let from_headers;
+    let page_index: &dyn PageIndexProvider = match file.metadata.page_index() {
+        Some(page_index) => page_index.as_ref(),
+        None => match header_page_index(file, &[(index, leaf)])? {
+            Some(built) => {
+                from_headers = built;
+                &from_headers
+            }
+            None => return Ok(Vec::new()),
+        },
+    };
+    let Some(zones) = ZoneMaps::for_pages_in(&file.metadata, page_index, index, leaf, &field)
         .ok()
         .flatten()
         .and_then(|zones| in_type(zones, &column.data_type))
