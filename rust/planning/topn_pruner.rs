@@ -199,12 +199,12 @@ fn prune_pages(
     Ok(())
 }
 
-/// The pages of a row group as containers with their row ranges (empty: no page index,
-/// nor bounds in the key's page headers).
-/// Pages guarantee rows only when the row group is read whole and the filter accepts all.
 /// A page of a row group as a zone-map container, with the rows it holds.
 type PageBound = (Container, std::ops::Range<usize>);
 
+/// The pages of a row group as containers with their row ranges (empty: no page index,
+/// nor bounds in the key's page headers). Pages guarantee rows only when the row group is
+/// read whole and the filter accepts all.
 fn page_containers(
     file: &OpenedFile,
     row_group: &Container,
