@@ -56,23 +56,14 @@ pub fn prune_by_page_index(
     metrics: &mut PruningMetrics,
 ) -> Result<()> {
     // The stage is the page index's either way; its reasons say where the bounds came from.
-    let from_headers;
-    let (page_index, source): (&dyn PageIndexProvider, &str) = match file.metadata.page_index() {
-        Some(page_index) => (page_index.as_ref(), "page index"),
-        None => match page_index_from_page_headers(file, filter, plan)? {
-            Some(built) => {
-                from_headers = built;
-                (&from_headers, "page headers")
-            }
-            None => {
-                for index in plan.surviving().collect::<Vec<_>>() {
-                    plan.note(index, vec!["page index: the file has none".to_string()]);
-                }
-                return Ok(());
-            }
-        },
+    let Some(bounds) = PageBounds::of(file, || filter_chunks(file, filter, plan))? else {
+        for index in plan.surviving().collect::<Vec<_>>() {
+            plan.note(index, vec!["page index: the file has none".to_string()]);
+        }
+        return Ok(());
     };
-    let from_file = source == "page index";
+    let (page_index, from_file) = (bounds.index(), matches!(bounds, PageBounds::File(_)));
+    let source = if from_file { "page index" } else { "page headers" };
     for index in plan.surviving().collect::<Vec<_>>() {
         let rows = plan.row_groups[index].rows;
         let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
@@ -156,30 +147,43 @@ pub fn prune_by_page_index(
     Ok(())
 }
 
-/// For a local file written without a page index, one built from the statistics in the
-/// page headers of the filter's columns in the surviving row groups (see
-/// [`header_page_index`](crate::format::header_page_index)); `None` when no chunk has
-/// them. From a store each header would be a request of its own: none is built there.
-fn page_index_from_page_headers(
-    file: &OpenedFile,
-    filter: &BoundExpr,
-    plan: &FileAccessPlan,
-) -> Result<Option<HeaderPageIndex>> {
-    let leaves: Vec<usize> =
-        filter.columns().into_iter().filter_map(|column| file.leaf(column)).map(|(leaf, _)| leaf).collect();
-    let chunks: Vec<(usize, usize)> =
-        plan.surviving().flat_map(|row_group| leaves.iter().map(move |&leaf| (row_group, leaf))).collect();
-    header_page_index(file, &chunks)
+/// Where page bounds come from: the file's own page index, or for a local file written
+/// without one, an index built from the statistics in its page headers (see
+/// [`header_page_index`](crate::format::header_page_index)). From a store each header would
+/// be a request of its own: none is built there.
+pub(crate) enum PageBounds<'a> {
+    File(&'a dyn PageIndexProvider),
+    Headers(HeaderPageIndex),
 }
 
-/// For a local file, a page index of the `(row group, leaf column)` chunks `chunks` built
-/// from their page headers; `None` from a store, or when no chunk's headers have bounds.
-pub(crate) fn header_page_index(file: &OpenedFile, chunks: &[(usize, usize)]) -> Result<Option<HeaderPageIndex>> {
-    if !matches!(file.location, Location::Local(_)) || chunks.is_empty() {
-        return Ok(None);
+impl<'a> PageBounds<'a> {
+    /// The file's page index, or one from the page headers of the `(row group, leaf
+    /// column)` chunks `chunks` gives; `None` when neither has bounds.
+    pub(crate) fn of(file: &'a OpenedFile, chunks: impl FnOnce() -> Vec<(usize, usize)>) -> Result<Option<Self>> {
+        if let Some(page_index) = file.metadata.page_index() {
+            return Ok(Some(Self::File(page_index.as_ref())));
+        }
+        let chunks = chunks();
+        if !matches!(file.location, Location::Local(_)) || chunks.is_empty() {
+            return Ok(None);
+        }
+        let source = FileSource::open(&file.location)?;
+        Ok(page_index_from_headers(&source, &file.metadata, &chunks)?.map(Self::Headers))
     }
-    let source = FileSource::open(&file.location)?;
-    page_index_from_headers(&source, &file.metadata, chunks)
+
+    pub(crate) fn index(&self) -> &dyn PageIndexProvider {
+        match self {
+            Self::File(page_index) => *page_index,
+            Self::Headers(built) => built,
+        }
+    }
+}
+
+/// The chunks of the filter's columns in the surviving row groups.
+fn filter_chunks(file: &OpenedFile, filter: &BoundExpr, plan: &FileAccessPlan) -> Vec<(usize, usize)> {
+    let leaves: Vec<usize> =
+        filter.columns().into_iter().filter_map(|column| file.leaf(column)).map(|(leaf, _)| leaf).collect();
+    plan.surviving().flat_map(|row_group| leaves.iter().map(move |&leaf| (row_group, leaf))).collect()
 }
 
 /// The rows of each page, from the page row counts (offset index), checked to cover the

@@ -40,7 +40,6 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use parquet::file::metadata::page_index::PageIndexProvider;
 
 use crate::error::Result;
 use crate::filter::sort_key::{SortKey, TopN};
@@ -48,7 +47,7 @@ use crate::filter::{BindOptions, BoundExpr, resolve_column, spark_float_order};
 use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 use crate::planning::metrics::PruningMetrics;
-use crate::planning::page_filter::{header_page_index, page_row_ranges};
+use crate::planning::page_filter::{PageBounds, page_row_ranges};
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
 use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
@@ -216,18 +215,8 @@ fn page_containers(
     let Some((leaf, field)) = file.leaf(&column) else { return Ok(Vec::new()) };
     let index = row_group.row_group;
     // A file without a page index: the bounds in the key's page headers, where it has them.
-    let from_headers;
-    let page_index: &dyn PageIndexProvider = match file.metadata.page_index() {
-        Some(page_index) => page_index.as_ref(),
-        None => match header_page_index(file, &[(index, leaf)])? {
-            Some(built) => {
-                from_headers = built;
-                &from_headers
-            }
-            None => return Ok(Vec::new()),
-        },
-    };
-    let Some(zones) = ZoneMaps::for_pages_in(&file.metadata, page_index, index, leaf, &field)
+    let Some(pages) = PageBounds::of(file, || vec![(index, leaf)])? else { return Ok(Vec::new()) };
+    let Some(zones) = ZoneMaps::for_pages_in(&file.metadata, pages.index(), index, leaf, &field)
         .ok()
         .flatten()
         .and_then(|zones| in_type(zones, &column.data_type))
