@@ -8,6 +8,8 @@
 //!   filter is not decoded again for the output.
 //! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
 //!   the selected rows only, straight into Arrow buffers.
+//! * [`dictionary_predicate`] — a predicate on one dictionary-encoded column evaluated
+//!   once per dictionary entry, each row taking its key's answer.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
 //!   moved by AVX-512 compress).
 //! * [`round_trips`] — from a store, whether a row group's projection is fetched with its
@@ -31,6 +33,7 @@
 
 pub mod cached_reader;
 pub mod decode_failure;
+pub mod dictionary_predicate;
 pub mod flat_decode;
 pub mod planned_read;
 pub mod reader;

@@ -457,7 +457,8 @@ impl FileReader {
             let batch = self.in_filter_types(batch, &predicate.roots)?;
             let file_types: Vec<&DataType> =
                 predicate.roots.iter().map(|&r| self.filter_schema.field(r).data_type()).collect();
-            let passed = crate::reading::string_views::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
+            let passed =
+                crate::reading::dictionary_predicate::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
             let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
             selection = selection.and_then(&refinement)?;
@@ -1296,7 +1297,7 @@ enum Decode {
     /// For evaluation, in the file's types (after [`FileReader::to_file_types`]).
     FileTypes,
     /// For a predicate on one column: strings of all-dictionary-encoded chunks as Arrow
-    /// dictionaries.
+    /// dictionaries (see [`dictionary_predicate`](crate::reading::dictionary_predicate)).
     Dictionaries,
     /// For output, after a row filter.
     Output,

@@ -18,8 +18,11 @@
 //! assert_eq!(kept.as_ref(), &Float64Array::from(vec![None, Some(3.0)]) as &dyn Array);
 //! ```
 
-use arrow::array::{Array, ArrayData, ArrayRef, BooleanArray, make_array};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayData, ArrayRef, AsArray, BooleanArray, DictionaryArray, make_array};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
+use arrow::datatypes::Int32Type;
 use arrow::error::ArrowError;
 
 use crate::reading::flat_decode::compress::{Native, append_selected};
@@ -34,7 +37,7 @@ pub fn select_rows(values: &ArrayRef, mask: &BooleanBuffer) -> Result<ArrayRef, 
             values.len()
         )));
     }
-    match fixed_width(values, mask) {
+    match fixed_width(values, mask).or_else(|| dictionary_keys(values, mask)) {
         Some(selected) => Ok(selected),
         None => arrow::compute::filter(values, &BooleanArray::new(mask.clone(), None)),
     }
@@ -60,6 +63,16 @@ fn fixed_width(values: &ArrayRef, mask: &BooleanBuffer) -> Option<ArrayRef> {
     Some(make_array(selected))
 }
 
+/// [`select_rows`] for a dictionary with 32-bit keys (a predicate's column decoded as one):
+/// the kept rows' keys, over the same values; `None` for any other array.
+fn dictionary_keys(values: &ArrayRef, mask: &BooleanBuffer) -> Option<ArrayRef> {
+    let dictionary = values.as_dictionary_opt::<Int32Type>()?;
+    let keys: ArrayRef = Arc::new(dictionary.keys().clone());
+    let keys = fixed_width(&keys, mask)?.as_primitive::<Int32Type>().clone();
+    // SAFETY: each kept valid key is one of `dictionary`'s, below its values' length.
+    Some(Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys, dictionary.values().clone()) }))
+}
+
 /// The values (`T::WIDTH` bytes each) of the rows `mask` sets.
 fn compressed<T: Native>(bytes: &[u8], mask: &BooleanBuffer, count: usize) -> Option<Buffer> {
     let mut out = Vec::new();
@@ -68,8 +81,6 @@ fn compressed<T: Native>(bytes: &[u8], mask: &BooleanBuffer, count: usize) -> Op
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use arrow::array::{Date32Array, Float32Array, Int64Array, StringArray, TimestampMicrosecondArray};
     use proptest::prelude::*;
 
@@ -96,6 +107,11 @@ mod tests {
                 Arc::new(Float32Array::from_iter(padded().map(|v| v.map(|v| v as f32)))),
                 Arc::new(Date32Array::from_iter(padded().map(|v| v.map(|v| v as i32)))),
                 Arc::new(StringArray::from_iter(padded().map(|v| v.map(|v| v.to_string())))),
+                // Keys moved as 4-byte values, the dictionary kept.
+                Arc::new(arrow::array::DictionaryArray::<arrow::datatypes::Int32Type>::new(
+                    arrow::array::Int32Array::from_iter(padded().map(|v| v.map(|v| (v.unsigned_abs() % 3) as i32))),
+                    Arc::new(Float32Array::from(vec![0.5, f32::NAN, -0.0])),
+                )),
             ];
             for array in arrays {
                 let array = array.slice(offset, rows.len());

@@ -12,7 +12,8 @@
 //!
 //! A column chunk whose data pages are all dictionary-encoded is decoded as an Arrow
 //! dictionary instead ([`chunk_strings`], [`decode_schema`]): 4-byte keys per row,
-//! filtered as keys, a predicate evaluated once per entry, and the strings copied out of
+//! filtered as keys, a predicate evaluated once per entry
+//! ([`dictionary_predicate`](crate::reading::dictionary_predicate)), and the strings copied out of
 //! the dictionary only for the rows that survive. (Not for chunks that fall back to plain
 //! pages: the crate would hash every plain value back into a dictionary.) A chunk with
 //! DELTA_BYTE_ARRAY or DELTA_LENGTH_BYTE_ARRAY pages is decoded as plain strings, by
@@ -161,47 +162,6 @@ pub fn decode_schema(schema: &Schema, strings: &[ChunkStrings], views: bool) -> 
         })
         .collect();
     Some(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
-}
-
-/// Evaluates `predicate`, bound to columns of the file's types `file_types`, on `batch`.
-/// A batch of one column decoded as a dictionary where the file's type is not one (see
-/// [`decode_schema`]) is evaluated on the dictionary's values plus a null, once each, and
-/// the answers taken per row by key (a null key takes the null's answer): the same
-/// answers for a predicate of that one column, without a string per row.
-pub fn evaluate_by_dictionary(
-    predicate: &crate::filter::BoundExpr,
-    batch: &RecordBatch,
-    file_types: &[&DataType],
-) -> Result<arrow::array::BooleanArray> {
-    use arrow::array::{Array, AsArray, UInt32Array};
-    use arrow::datatypes::Int32Type;
-    let dictionary = match (batch.columns(), file_types) {
-        ([column], [file_type]) if column.data_type() != *file_type => column.as_dictionary_opt::<Int32Type>(),
-        _ => None,
-    };
-    let Some(dictionary) = dictionary else {
-        return crate::filter::evaluate(predicate, batch);
-    };
-    let values = dictionary.values();
-    let with_null =
-        arrow::compute::concat(&[values.as_ref(), arrow::array::new_null_array(values.data_type(), 1).as_ref()])?;
-    let field = batch.schema().field(0).clone().with_data_type(values.data_type().clone()).with_nullable(true);
-    let entries = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![with_null])?;
-    let answers = crate::filter::evaluate(predicate, &entries)?;
-    let null_entry = values.len() as u32;
-    let keys = dictionary.keys();
-    let indices: UInt32Array = match keys.nulls() {
-        None => keys.values().iter().map(|&k| k as u32).collect::<Vec<_>>().into(),
-        Some(nulls) => keys
-            .values()
-            .iter()
-            .zip(nulls.iter())
-            .map(|(&k, valid)| if valid { k as u32 } else { null_entry })
-            .collect::<Vec<_>>()
-            .into(),
-    };
-    let taken = arrow::compute::take(&answers, &indices, None)?;
-    Ok(taken.as_boolean().clone())
 }
 
 /// `batch` in the types of `schema` (the same columns, some as views or not): the
