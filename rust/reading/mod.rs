@@ -8,7 +8,7 @@
 //!   filter is not decoded again for the output.
 //! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
 //!   the selected rows only, straight into Arrow buffers.
-//! * [`dictionary_predicate`] — a predicate on one dictionary-encoded column evaluated
+//! * [`dictionary_predicate`] — a predicate on one dictionary-encoded string column evaluated
 //!   once per dictionary entry, each row taking its key's answer.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
 //!   moved by AVX-512 compress).
