@@ -11,7 +11,7 @@
 //! * [`dictionary_predicate`] — a predicate on one dictionary-encoded string column evaluated
 //!   once per dictionary entry, each row taking its key's answer.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
-//!   moved by AVX-512 compress).
+//!   and dictionary keys moved by AVX-512 compress).
 //! * [`round_trips`] — from a store, whether a row group's projection is fetched with its
 //!   predicate columns or after the filter, from the pages it needs and the filter's pass rate.
 //! * [`row_group_reader`] — one row group: predicate columns first, projected columns for

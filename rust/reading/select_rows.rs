@@ -108,7 +108,7 @@ mod tests {
                 Arc::new(Date32Array::from_iter(padded().map(|v| v.map(|v| v as i32)))),
                 Arc::new(StringArray::from_iter(padded().map(|v| v.map(|v| v.to_string())))),
                 // Keys moved as 4-byte values, the dictionary kept.
-                Arc::new(arrow::array::DictionaryArray::<arrow::datatypes::Int32Type>::new(
+                Arc::new(DictionaryArray::<Int32Type>::new(
                     arrow::array::Int32Array::from_iter(padded().map(|v| v.map(|v| (v.unsigned_abs() % 3) as i32))),
                     Arc::new(Float32Array::from(vec![0.5, f32::NAN, -0.0])),
                 )),
