@@ -834,7 +834,7 @@ impl FileReader {
         decode: Decode,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{
-            DecodeError, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
+            DecodeError, StoredPages, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
         };
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
@@ -866,17 +866,21 @@ impl FileReader {
         let metadata = self.metadata.metadata();
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
-        // zstd pages with an offset index (which says where each page's header is, for its
-        // size) are read still compressed and decompressed only as far as needed.
-        let zstd_locations =
-            locations.as_deref().filter(|_| matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)));
+        // Pages read still compressed and decompressed here, into a reused buffer: snappy
+        // pages, and zstd pages with an offset index (which says where each page's header
+        // is, for its size), those only as far as needed.
         let header_error = std::cell::RefCell::new(None);
-        let mut zstd = zstd_locations.map(|locations| {
-            zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error)
-        });
-        let mut pages = self.page_reader(source, chunk, rows, locations.clone(), zstd.is_some())?;
-        let decoded = decode(&mut pages, &column, arrow_type, selection, zstd.as_mut());
-        drop(zstd);
+        let max_page_bytes = usize::try_from(options.max_page_bytes).unwrap_or(usize::MAX);
+        let mut stored = match chunk.compression() {
+            parquet::basic::Compression::SNAPPY => Some(StoredPages::snappy(max_page_bytes)),
+            parquet::basic::Compression::ZSTD(_) => locations.as_deref().map(|locations| {
+                zstd_pages(source, chunk_range(chunk).0, locations, options.max_page_bytes, &header_error)
+            }),
+            _ => None,
+        };
+        let mut pages = self.page_reader(source, chunk, rows, locations.clone(), stored.is_some())?;
+        let decoded = decode(&mut pages, &column, arrow_type, selection, stored.as_mut());
+        drop(stored);
         decoded.map_err(|e| match e {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::corrupt(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
@@ -1383,8 +1387,8 @@ fn page_boundaries(
     (boundaries.first() == Some(&0)).then_some(boundaries)
 }
 
-/// The sizes of a zstd chunk's pages read still compressed (see
-/// [`ZstdPages`](crate::reading::flat_decode::ZstdPages)) whose frames do not declare
+/// zstd pages read still compressed (see
+/// [`StoredPages`](crate::reading::flat_decode::StoredPages)), with the sizes of those whose frames do not declare
 /// them, from their headers in `source`:
 /// the dictionary page's at `chunk_start`, before the first data page, and the data pages'
 /// where the offset index `locations` puts them. A size above `limit` is refused (as the
@@ -1396,9 +1400,9 @@ fn zstd_pages<'a>(
     locations: &'a [parquet::file::page_index::offset_index::PageLocation],
     limit: u64,
     failure: &'a std::cell::RefCell<Option<PqsiftError>>,
-) -> crate::reading::flat_decode::ZstdPages<'a> {
-    use crate::reading::flat_decode::{DecodeError, PageAt};
-    crate::reading::flat_decode::ZstdPages::new(usize::try_from(limit).unwrap_or(usize::MAX), move |at| {
+) -> crate::reading::flat_decode::StoredPages<'a> {
+    use crate::reading::flat_decode::{DecodeError, PageAt, StoredPages};
+    StoredPages::zstd(usize::try_from(limit).unwrap_or(usize::MAX), move |at| {
         let offset =
             |n: usize| locations.get(n).map(|l| (l.offset.max(0) as u64, l.compressed_page_size.max(0) as u64));
         let (start, end) = match at {

@@ -18,12 +18,14 @@
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
 //! dictionary keys), `strings`, `booleans` — with `dictionary_indices` shared by the
 //! first two, `compress` taking a page's selected values out a 64-row word at a time
-//! (AVX-512 where the CPU has it), and `zstd_pages` handing pages over still compressed.
+//! (AVX-512 where the CPU has it), and `stored_pages` handing pages over still compressed.
 //!
-//! The crate's reader decompresses each page whole. Given [`ZstdPages`] (a zstd chunk with
-//! an offset index: the caller reads each page's size from its header), it hands pages
-//! over still compressed, and a PLAIN page whose last row is not selected is decompressed
-//! only up to its last selected value (see [`zstd_prefix`](crate::format::zstd_prefix)).
+//! The crate's reader decompresses each page whole, into a fresh zero-filled buffer. Given
+//! [`StoredPages`] (a snappy chunk, or a zstd chunk with an offset index: the caller reads
+//! each page's size from its header), it hands pages over still compressed, to be
+//! decompressed into a buffer reused from page to page; a zstd PLAIN page whose last row
+//! is not selected only up to its last selected value (see
+//! [`zstd_prefix`](crate::format::zstd_prefix)).
 //!
 //! Why: the crate decodes every row of a page a selection touches into a zero-filled
 //! buffer (every key, for a dictionary), and a fragmented selection (the mask policy) is
@@ -94,18 +96,18 @@ pub(crate) mod compress;
 mod converted;
 mod dictionary_indices;
 mod fixed_width;
+mod stored_pages;
 mod strings;
 #[cfg(test)]
 mod tests;
 mod views;
-mod zstd_pages;
 
 use booleans::BitOutput;
 use dictionary_indices::{PageKeys, decode_indices, dense_selection, indices_cursor, indices_error, outside};
 use fixed_width::{BigEndian, Int96, KeysOutput, Output};
+pub use stored_pages::{PageAt, StoredPages};
 use strings::{BytesOutput, byte_arrays};
 use views::ViewsOutput;
-pub use zstd_pages::{PageAt, ZstdPages};
 
 /// Why a column could not be decoded here.
 #[derive(Debug)]
@@ -206,11 +208,11 @@ pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
     column: &ColumnDescriptor,
     arrow_type: &DataType,
     selection: &RowSelection,
-    zstd: Option<&mut ZstdPages<'_>>,
+    stored: Option<&mut StoredPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError> {
     let nullable = column.max_def_level() == 1;
     let sink = KeysOutput::new(selection.selected_count(), nullable, arrow_type);
-    decode_pages(pages, nullable, selection, sink, zstd)?.map(KeysOutput::finish).transpose()
+    decode_pages(pages, nullable, selection, sink, stored)?.map(KeysOutput::finish).transpose()
 }
 
 /// Decodes the rows of `selection` (over the whole column chunk) from `pages`, a page
@@ -219,15 +221,16 @@ pub fn decode_dictionary_selected<R: PageReader + ?Sized>(
 /// counts (an offset index, or v1 headers: one level a row). `Ok(None)`: a page is in an
 /// encoding decoded only by the crate (nothing is returned of what was read).
 ///
-/// `zstd`: the reader hands pages over still zstd-compressed (a reader over the chunk's
-/// metadata with its codec set to none), each decompressed here only as far as its
-/// selected rows need (see [`zstd_prefix`](crate::format::zstd_prefix)).
+/// `stored`: the reader hands pages over still compressed (a reader over the chunk's
+/// metadata with its codec set to none), each decompressed here into a reused buffer
+/// (zstd pages only as far as their selected rows need: see
+/// [`zstd_prefix`](crate::format::zstd_prefix)).
 pub fn decode_selected<R: PageReader + ?Sized>(
     pages: &mut R,
     column: &ColumnDescriptor,
     arrow_type: &DataType,
     selection: &RowSelection,
-    zstd: Option<&mut ZstdPages<'_>>,
+    stored: Option<&mut StoredPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError> {
     let nullable = column.max_def_level() == 1;
     let selected = selection.selected_count();
@@ -235,8 +238,8 @@ pub fn decode_selected<R: PageReader + ?Sized>(
         // Decoded as the stored integers, then converted.
         (physical @ (PhysicalType::INT32 | PhysicalType::INT64), to) if converted::is_converted(physical, to) => {
             let stored = match physical {
-                PhysicalType::INT32 => decode_selected(pages, column, &DataType::Int32, selection, zstd)?,
-                _ => decode_selected(pages, column, &DataType::Int64, selection, zstd)?,
+                PhysicalType::INT32 => decode_selected(pages, column, &DataType::Int32, selection, stored)?,
+                _ => decode_selected(pages, column, &DataType::Int64, selection, stored)?,
             };
             stored.map(|stored| converted::convert(&stored, to)).transpose()
         }
@@ -245,7 +248,7 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             if physical == PhysicalType::INT32 {
                 sink = sink.of_integers();
             }
-            let out = decode_pages(pages, nullable, selection, sink, zstd)?;
+            let out = decode_pages(pages, nullable, selection, sink, stored)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
         (physical @ (PhysicalType::INT64 | PhysicalType::DOUBLE), _) => {
@@ -253,13 +256,13 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             if physical == PhysicalType::INT64 {
                 sink = sink.of_integers();
             }
-            let out = decode_pages(pages, nullable, selection, sink, zstd)?;
+            let out = decode_pages(pages, nullable, selection, sink, stored)?;
             Ok(out.map(|out| out.finish(arrow_type)).transpose()?)
         }
         // INT96 timestamps: days and nanoseconds, then the unit.
         (PhysicalType::INT96, DataType::Timestamp(unit, zone)) => {
             let sink = converted::Int96Timestamps::new(selected, nullable, *unit);
-            decode_pages(pages, nullable, selection, sink, zstd)?.map(|out| out.finish(zone.clone())).transpose()
+            decode_pages(pages, nullable, selection, sink, stored)?.map(|out| out.finish(zone.clone())).transpose()
         }
         // Decimals of 1 to 16 big-endian bytes (Spark's DECIMAL(p > 18), or any in its legacy
         // format): a sink per width, the width known at compile time.
@@ -267,7 +270,7 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             macro_rules! by_width {
                 ($($n:literal)*) => {
                     match column.type_length() {
-                        $($n => decode_decimals::<BigEndian<$n>, R>(pages, nullable, selection, precision, scale, zstd),)*
+                        $($n => decode_decimals::<BigEndian<$n>, R>(pages, nullable, selection, precision, scale, stored),)*
                         other => Err(DecodeError::Corrupt(format!("a decimal of {other} bytes is not decoded here"))),
                     }
                 };
@@ -275,7 +278,7 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
         }
         (PhysicalType::BOOLEAN, _) => {
-            let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), zstd)?;
+            let out = decode_pages(pages, nullable, selection, BitOutput::new(selected, nullable), stored)?;
             Ok(out.map(BitOutput::finish))
         }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
@@ -284,7 +287,7 @@ pub fn decode_selected<R: PageReader + ?Sized>(
                 nullable,
                 selection,
                 BytesOutput::<i32>::new(selected, nullable, arrow_type),
-                zstd,
+                stored,
             )?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
@@ -294,12 +297,13 @@ pub fn decode_selected<R: PageReader + ?Sized>(
                 nullable,
                 selection,
                 BytesOutput::<i64>::new(selected, nullable, arrow_type),
-                zstd,
+                stored,
             )?;
             Ok(out.map(BytesOutput::finish).transpose()?)
         }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8View | DataType::BinaryView) => {
-            let out = decode_pages(pages, nullable, selection, ViewsOutput::new(selected, nullable, arrow_type), zstd)?;
+            let out =
+                decode_pages(pages, nullable, selection, ViewsOutput::new(selected, nullable, arrow_type), stored)?;
             Ok(out.map(ViewsOutput::finish))
         }
         (other, _) => Err(DecodeError::Corrupt(format!("{other} as {arrow_type} is not decoded here"))),
@@ -331,7 +335,8 @@ impl DataPage<'_> {
     }
 }
 
-/// A data page's value bytes: decompressed, or a zstd frame decompressed as far as asked.
+/// A data page's value bytes: as the crate handed them over, a zstd frame decompressed as
+/// far as asked, or a page decompressed into the reused buffer.
 enum PageValues<'z> {
     Ready(bytes::Bytes),
     /// The frame's output from byte `start` on (a v1 page's levels come first).
@@ -339,15 +344,16 @@ enum PageValues<'z> {
         frame: ZstdPrefix<'z>,
         start: usize,
     },
+    /// The page, decompressed into the first `len` bytes of a reused buffer, from byte
+    /// `start` on.
+    Reused {
+        buffer: &'z mut Vec<u8>,
+        len: usize,
+        start: usize,
+    },
 }
 
-impl<'z> PageValues<'z> {
-    /// The page of `frame` decompressed whole now (in one call), into the buffer it reuses.
-    fn whole(mut frame: ZstdPrefix<'z>) -> Result<Self, DecodeError> {
-        frame.whole().map_err(DecodeError::Corrupt)?;
-        Ok(Self::Zstd { frame, start: 0 })
-    }
-
+impl PageValues<'_> {
     /// At least the first `n` value bytes (all of them, if the page holds fewer; all that
     /// is decompressed so far, if more): `usize::MAX` asks for the whole page.
     fn prefix(&mut self, n: usize) -> Result<&[u8], DecodeError> {
@@ -358,6 +364,7 @@ impl<'z> PageValues<'z> {
                 let bytes = frame.prefix(start.saturating_add(n)).map_err(DecodeError::Corrupt)?;
                 Ok(&bytes[start.min(bytes.len())..])
             }
+            Self::Reused { buffer, len, start } => Ok(&buffer[(*start).min(*len)..*len]),
         }
     }
 
@@ -366,11 +373,12 @@ impl<'z> PageValues<'z> {
         match self {
             Self::Ready(bytes) => bytes.len(),
             Self::Zstd { frame, start } => frame.size().saturating_sub(*start),
+            Self::Reused { len, start, .. } => len.saturating_sub(*start),
         }
     }
 
-    /// The value bytes, owned: a zstd page decompressed whole into a buffer it hands over
-    /// (not the one pages reuse).
+    /// The value bytes, owned: a compressed page decompressed whole, its buffer handed over
+    /// or (a small page in the reused buffer) copied out.
     fn into_owned(self) -> Result<bytes::Bytes, DecodeError> {
         match self {
             Self::Ready(bytes) => Ok(bytes),
@@ -378,6 +386,15 @@ impl<'z> PageValues<'z> {
                 let page = frame.into_page().map_err(DecodeError::Corrupt)?;
                 Ok(page.slice(start.min(page.len())..))
             }
+            // A page filling most of the buffer takes it (the next page allocates anew); a
+            // smaller one (a dictionary) is copied out, leaving the buffer to the next
+            // page rather than pinning all of it.
+            Self::Reused { buffer, len, start } if len.saturating_mul(2) >= buffer.capacity() => {
+                let mut page = std::mem::take(buffer);
+                page.truncate(len);
+                Ok(bytes::Bytes::from(page).slice(start.min(len)..))
+            }
+            Self::Reused { buffer, len, start } => Ok(bytes::Bytes::copy_from_slice(&buffer[start.min(len)..len])),
         }
     }
 
@@ -385,7 +402,7 @@ impl<'z> PageValues<'z> {
     fn advance(&mut self, n: usize) {
         match self {
             Self::Ready(bytes) => *bytes = bytes.slice(n.min(bytes.len())..),
-            Self::Zstd { start, .. } => *start += n,
+            Self::Zstd { start, .. } | Self::Reused { start, .. } => *start += n,
         }
     }
 }
@@ -406,7 +423,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
     nullable: bool,
     selection: &RowSelection,
     mut sink: S,
-    mut zstd: Option<&mut ZstdPages<'_>>,
+    mut stored: Option<&mut StoredPages<'_>>,
 ) -> Result<Option<S>, DecodeError> {
     let Some((_, end)) = selection.selected_bounds() else {
         return Ok(Some(sink));
@@ -429,7 +446,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
             if pages.supports_deferred_dictionary() {
                 pages.skip_next_page()?;
                 deferred = true;
-            } else if !load_dictionary(pages.get_next_page()?, &mut sink, zstd.as_deref_mut())? {
+            } else if !load_dictionary(pages.get_next_page()?, &mut sink, stored.as_deref_mut())? {
                 return Ok(None);
             }
             continue;
@@ -464,7 +481,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         }
         if deferred && page_encoding(&page).is_some_and(is_dictionary_encoding) {
             deferred = false;
-            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink, zstd.as_deref_mut())? {
+            if !load_dictionary(pages.take_deferred_dictionary()?, &mut sink, stored.as_deref_mut())? {
                 return Ok(None);
             }
         }
@@ -473,7 +490,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
         let lazy = page_encoding(&page).is_some_and(|encoding| {
             matches!(encoding, Encoding::PLAIN | Encoding::DELTA_LENGTH_BYTE_ARRAY | Encoding::DELTA_BYTE_ARRAY)
         }) && selected.as_ref().is_some_and(|window| !window.is_empty() && !window.value(window.len() - 1));
-        let Some(mut page) = data_page(page, nullable, zstd.as_deref_mut().map(|zstd| (zstd, at, lazy)))? else {
+        let Some(mut page) = data_page(page, nullable, stored.as_deref_mut().map(|stored| (stored, at, lazy)))? else {
             return Ok(None);
         };
         let selected = selected.unwrap_or_else(|| windows.next(page.rows));
@@ -493,9 +510,9 @@ fn decode_decimals<W: fixed_width::Native<Out = i128>, R: PageReader + ?Sized>(
     selection: &RowSelection,
     precision: u8,
     scale: i8,
-    zstd: Option<&mut ZstdPages<'_>>,
+    stored: Option<&mut StoredPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError> {
-    let out = decode_pages(pages, nullable, selection, Output::<W>::new(selection.selected_count(), nullable), zstd)?;
+    let out = decode_pages(pages, nullable, selection, Output::<W>::new(selection.selected_count(), nullable), stored)?;
     out.map(|out| {
         let (values, nulls) = out.into_parts();
         converted::decimals(values, nulls, precision, scale)
@@ -535,19 +552,19 @@ fn is_dictionary_encoding(encoding: Encoding) -> bool {
     matches!(encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY)
 }
 
-/// Hands the dictionary page `page` (still compressed when `zstd` is given) to `sink`;
+/// Hands the dictionary page `page` (still compressed when `stored` is given) to `sink`;
 /// `false`: not decoded here.
 fn load_dictionary<S: Sink>(
     page: Option<Page>,
     sink: &mut S,
-    zstd: Option<&mut ZstdPages<'_>>,
+    stored: Option<&mut StoredPages<'_>>,
 ) -> Result<bool, DecodeError> {
     match page {
         Some(Page::DictionaryPage {
             buf, num_values, encoding: Encoding::PLAIN | Encoding::PLAIN_DICTIONARY, ..
         }) => {
-            let page = match zstd {
-                Some(zstd) => PageValues::whole(zstd.page(PageAt::Dictionary, buf)?)?,
+            let page = match stored {
+                Some(stored) => stored.values(PageAt::Dictionary, buf, 0, false)?,
                 None => PageValues::Ready(buf),
             };
             sink.dictionary(page, num_values as usize)
@@ -561,22 +578,21 @@ fn load_dictionary<S: Sink>(
 /// `MAX_DECODE_BATCH_ROWS` in `row_group_reader`).
 const MAX_PAGE_ROWS: usize = 1 << 20;
 
-/// `page` split into its levels and values (`zstd`: still compressed, the `at`-th page of
+/// `page` split into its levels and values (`stored`: still compressed, the `at`-th page of
 /// its chunk, decompressed as far as asked if `lazy`, else at once); `None`: levels in an
 /// encoding not decoded here. The column has no repetition levels and at most one
 /// definition level.
 fn data_page<'z>(
     page: Page,
     nullable: bool,
-    zstd: Option<(&'z mut ZstdPages<'_>, PageAt, bool)>,
+    stored: Option<(&'z mut StoredPages<'_>, PageAt, bool)>,
 ) -> Result<Option<DataPage<'z>>, DecodeError> {
     let corrupt = |what: &str| DecodeError::Corrupt(format!("a data page's {what} run past its end"));
     match page {
         Page::DataPage { buf, num_values, encoding, def_level_encoding, .. } => {
             let rows = num_values as usize;
-            let mut values = match zstd {
-                Some((zstd, at, true)) => PageValues::Zstd { frame: zstd.page(at, buf)?, start: 0 },
-                Some((zstd, at, false)) => PageValues::whole(zstd.page(at, buf)?)?,
+            let mut values = match stored {
+                Some((stored, at, lazy)) => stored.values(at, buf, 0, lazy)?,
                 None => PageValues::Ready(buf),
             };
             if !nullable {
@@ -622,11 +638,8 @@ fn data_page<'z>(
                 false => None,
             };
             let rest = buf.slice(end..);
-            let values = match zstd {
-                Some((zstd, at, true)) if is_compressed => {
-                    PageValues::Zstd { frame: zstd.page_after(at, rest, end)?, start: 0 }
-                }
-                Some((zstd, at, false)) if is_compressed => PageValues::whole(zstd.page_after(at, rest, end)?)?,
+            let values = match stored {
+                Some((stored, at, lazy)) if is_compressed => stored.values(at, rest, end, lazy)?,
                 _ => PageValues::Ready(rest),
             };
             Ok(Some(DataPage { rows, valid, encoding, values }))

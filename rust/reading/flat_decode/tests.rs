@@ -108,6 +108,11 @@ fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead 
     CrateRead { descriptor, arrow_type, locations, expected }
 }
 
+/// The codec of the file's one column chunk.
+fn chunk_compression(file: &bytes::Bytes) -> parquet::basic::Compression {
+    SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).compression()
+}
+
 /// The pages of the file's one column chunk.
 fn pages(
     file: &bytes::Bytes,
@@ -119,9 +124,9 @@ fn pages(
         .unwrap()
 }
 
-/// The same pages handed over still compressed (`None` unless the chunk is zstd), and
-/// their uncompressed sizes (the dictionary page's first, if any), taken from a read
-/// that decompresses them.
+/// The same pages handed over still compressed (`None` unless the chunk is zstd or
+/// snappy), and their uncompressed sizes (the dictionary page's first, if any), taken
+/// from a read that decompresses them.
 fn raw_pages(
     file: &bytes::Bytes,
     rows: usize,
@@ -130,7 +135,7 @@ fn raw_pages(
     use parquet::column::page::PageReader as _;
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let chunk = reader.metadata().row_group(0).column(0);
-    if !matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_)) {
+    if !matches!(chunk.compression(), parquet::basic::Compression::ZSTD(_) | parquet::basic::Compression::SNAPPY) {
         return None;
     }
     let mut sizes = Vec::new();
@@ -148,13 +153,13 @@ type DecodeColumn = fn(
     &ColumnDescriptor,
     &DataType,
     &RowSelection,
-    Option<&mut ZstdPages<'_>>,
+    Option<&mut StoredPages<'_>>,
 ) -> Result<Option<ArrayRef>, DecodeError>;
 
 /// Decodes the rows of `selection` from `file`'s one column with `decode`, from pages
-/// decompressed by the crate, and (zstd chunks) from pages read still compressed, sized
-/// by their frames and by their headers: all must give the same answer, which is
-/// returned.
+/// decompressed by the crate, and (zstd and snappy chunks) from pages read still
+/// compressed, zstd pages sized by their frames and by their headers: all must give the
+/// same answer, which is returned.
 fn decoded_both_ways(
     file: &bytes::Bytes,
     read: &CrateRead,
@@ -174,14 +179,20 @@ fn decoded_both_ways(
         .is_some();
     for headers_only in [false, true] {
         let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
-        let zstd = ZstdPages::new(usize::MAX, |at| {
-            Ok(match at {
-                PageAt::Dictionary => sizes[0],
-                PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
-            })
-        });
-        let mut zstd = if headers_only { zstd.with_headers_only() } else { zstd };
-        let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut zstd)).unwrap();
+        let mut stored = match chunk_compression(file) {
+            parquet::basic::Compression::SNAPPY if headers_only => break,
+            parquet::basic::Compression::SNAPPY => StoredPages::snappy(usize::MAX),
+            _ => {
+                let zstd = StoredPages::zstd(usize::MAX, |at| {
+                    Ok(match at {
+                        PageAt::Dictionary => sizes[0],
+                        PageAt::Data(n) => sizes[n + usize::from(has_dictionary)],
+                    })
+                });
+                if headers_only { zstd.with_headers_only() } else { zstd }
+            }
+        };
+        let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut stored)).unwrap();
         assert_eq!(
             compressed.as_ref().map(|a| a.to_data()),
             got.as_ref().map(|a| a.to_data()),
@@ -210,7 +221,7 @@ proptest! {
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 3000),
         density in 0u8..4,
-        zstd in any::<bool>(),
+        compression in 0u8..3,
         other_encoding in 0u8..3,
     ) {
         let seeds: Vec<Option<u32>> = seeds.into_iter().map(|s| if nullable { s } else { s.or(Some(1)) }).collect();
@@ -220,7 +231,7 @@ proptest! {
         let properties = WriterProperties::builder()
             .set_dictionary_enabled(dictionary)
             .set_dictionary_page_size_limit(if small_dictionary { 64 } else { 1 << 20 })
-            .set_compression(codec(zstd));
+            .set_compression(codec(compression));
         // Kinds 2 and 3 are floats, 4 booleans; the others are stored as INT32 or INT64.
         let properties = match other_encoding {
             1 if kind != 4 => properties.set_encoding(Encoding::BYTE_STREAM_SPLIT),
@@ -262,7 +273,7 @@ proptest! {
         page_rows in prop::sample::select(vec![7usize, 500, 10_000]),
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 3000),
-        zstd in any::<bool>(),
+        compression in 0u8..3,
     ) {
         let text = |s: &u32| format!("value {s} ünïcode {}", "x".repeat(*s as usize));
         let values: ArrayRef = match binary {
@@ -270,7 +281,7 @@ proptest! {
             false => Arc::new(arrow::array::StringArray::from_iter(seeds.iter().map(|s| s.map(|s| text(&s))))),
         };
         let batch = RecordBatch::try_from_iter([("v", values)]).unwrap();
-        let file = written(&batch, WriterProperties::builder().set_compression(codec(zstd)), v2, page_rows);
+        let file = written(&batch, WriterProperties::builder().set_compression(codec(compression)), v2, page_rows);
         let rows = seeds.len();
         let mask = &picks[..rows];
         let read = crate_read(&file, mask, use_index);
@@ -300,7 +311,7 @@ fn selection_mask(density: u8, rows: usize, picks: &[bool]) -> Vec<bool> {
 }
 
 /// How a proptest writes a column and selects its rows: nulls or not, dictionary or PLAIN,
-/// v1 or v2 pages of `page_rows` rows, with or without the offset index, zstd or not, and
+/// v1 or v2 pages of `page_rows` rows, with or without the offset index, compressed or not ([`codec`]), and
 /// the selection (`density` and `picks`, see [`selection_mask`]).
 #[derive(Debug, Clone)]
 struct Layout {
@@ -311,7 +322,8 @@ struct Layout {
     use_index: bool,
     picks: Vec<bool>,
     density: u8,
-    zstd: bool,
+    /// See [`codec`].
+    compression: u8,
 }
 
 impl Layout {
@@ -331,9 +343,9 @@ prop_compose! {
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), rows),
         density in 0u8..5,
-        zstd in any::<bool>(),
+        compression in 0u8..3,
     ) -> Layout {
-        Layout { nullable, dictionary, v2, page_rows, use_index, picks, density, zstd }
+        Layout { nullable, dictionary, v2, page_rows, use_index, picks, density, compression }
     }
 }
 
@@ -343,7 +355,7 @@ proptest! {
     /// DELTA_BYTE_ARRAY, dictionary-encoded, or falling back from a dictionary to one of
     /// those — copied out for the selected rows, and as views (PLAIN and dictionaries):
     /// the crate's decode, filtered, whether the pages come decompressed or still
-    /// zstd-compressed.
+    /// compressed (zstd or snappy).
     #[test]
     fn strings_equal_the_crate_filtered(
         seeds in prop::collection::vec(prop::option::weighted(0.8, 0u32..400), 1..3000),
@@ -372,7 +384,7 @@ proptest! {
         let properties = WriterProperties::builder()
             .set_dictionary_enabled(layout.dictionary)
             .set_dictionary_page_size_limit(600)
-            .set_compression(codec(layout.zstd));
+            .set_compression(codec(layout.compression));
         let properties = match encoding {
             1 => properties.set_encoding(Encoding::DELTA_LENGTH_BYTE_ARRAY),
             2 => properties.set_encoding(Encoding::DELTA_BYTE_ARRAY),
@@ -415,8 +427,8 @@ fn views_keep_a_page_only_where_most_of_it_is_selected() {
     let batch =
         RecordBatch::try_from_iter([("v", Arc::new(arrow::array::StringArray::from(text.clone())) as ArrayRef)])
             .unwrap();
-    for zstd in [false, true] {
-        let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
+    for compression in 0..3 {
+        let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(compression));
         let file = written(&batch, properties, false, rows);
         let descriptor =
             SerializedFileReader::new(file.clone()).unwrap().metadata().file_metadata().schema_descr().column(0);
@@ -434,7 +446,7 @@ fn views_keep_a_page_only_where_most_of_it_is_selected() {
         };
         let few = decode(&RowSelection::from_ranges(&[17..20, 9_000..9_002], rows).unwrap());
         assert_eq!(few.iter().flatten().collect::<Vec<_>>(), [17, 18, 19, 9_000, 9_001].map(|i| text[i].as_str()));
-        assert_eq!(few.data_buffers().iter().map(|b| b.len()).sum::<usize>(), 500, "zstd {zstd}");
+        assert_eq!(few.data_buffers().iter().map(|b| b.len()).sum::<usize>(), 500, "codec {compression}");
         let all = decode(&RowSelection::from_ranges(&[0..rows], rows).unwrap());
         assert_eq!(all.data_buffers().len(), 1);
         assert_eq!(all.data_buffers()[0].len(), rows * 104, "the page's values, lengths and all");
@@ -463,12 +475,16 @@ fn views_keep_a_page_only_where_most_of_it_is_selected() {
 
 /// A PLAIN string column whose values are the byte strings `values`, written as they are
 /// (Arrow's writer does not check them), read back as strings for every row.
-fn strings_read_back(values: &[&[u8]], zstd: bool) -> Result<Option<ArrayRef>, DecodeError> {
-    strings_read_back_as(values, zstd, &DataType::Utf8)
+fn strings_read_back(values: &[&[u8]], compression: u8) -> Result<Option<ArrayRef>, DecodeError> {
+    strings_read_back_as(values, compression, &DataType::Utf8)
 }
 
 /// The same, read back as `arrow_type`.
-fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> Result<Option<ArrayRef>, DecodeError> {
+fn strings_read_back_as(
+    values: &[&[u8]],
+    compression: u8,
+    arrow_type: &DataType,
+) -> Result<Option<ArrayRef>, DecodeError> {
     let offsets: Vec<i32> = std::iter::once(0)
         .chain(values.iter().scan(0, |end, v| {
             *end += v.len() as i32;
@@ -487,7 +503,7 @@ fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> 
     let field = arrow::datatypes::Field::new("v", DataType::Utf8, false);
     let batch =
         RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(strings)]).unwrap();
-    let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(zstd));
+    let properties = WriterProperties::builder().set_dictionary_enabled(false).set_compression(codec(compression));
     let file = written(&batch, properties, false, 10_000);
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let descriptor = reader.metadata().file_metadata().schema_descr().column(0);
@@ -502,17 +518,17 @@ fn strings_read_back_as(values: &[&[u8]], zstd: bool, arrow_type: &DataType) -> 
 fn strings_that_are_not_utf8_are_refused() {
     let good: &[&[u8]] =
         &["plain".as_bytes(), "ünïcode".as_bytes(), b"", "a longer value of more than thirty-two bytes".as_bytes()];
-    for zstd in [false, true] {
-        let read = strings_read_back(good, zstd).unwrap().expect("decoded here");
+    for compression in 0..3 {
+        let read = strings_read_back(good, compression).unwrap().expect("decoded here");
         let read = read.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
         assert_eq!(
             read.iter().flatten().collect::<Vec<_>>(),
             ["plain", "ünïcode", "", "a longer value of more than thirty-two bytes"]
         );
-        let not_utf8 = strings_read_back(&[b"fine", b"bad \xff byte"], zstd).unwrap_err().to_string();
+        let not_utf8 = strings_read_back(&[b"fine", b"bad \xff byte"], compression).unwrap_err().to_string();
         assert!(not_utf8.contains("not UTF-8") && not_utf8.contains("byte 8"), "{not_utf8}");
         // "é" is 0xC3 0xA9: split over two values, the second starts inside it.
-        let split = strings_read_back(&[b"caf\xc3", b"\xa9", b"ok"], zstd).unwrap_err().to_string();
+        let split = strings_read_back(&[b"caf\xc3", b"\xa9", b"ok"], compression).unwrap_err().to_string();
         assert!(split.contains("row 1") && split.contains("inside a UTF-8 character"), "{split}");
     }
 }
@@ -527,8 +543,8 @@ fn strings_that_are_not_utf8_are_refused_as_views() {
         vec!["plain".as_bytes(), "ünïcode".as_bytes(), b"", long.as_bytes(), "twelve bytes".as_bytes()];
     let long_then_split = [long.as_bytes(), &b"\xc3"[..]].concat();
     let split_then_long = [&b"\xa9"[..], long.as_bytes()].concat();
-    for zstd in [false, true] {
-        let read = strings_read_back_as(&good, zstd, &DataType::Utf8View).unwrap().expect("decoded here");
+    for compression in 0..3 {
+        let read = strings_read_back_as(&good, compression, &DataType::Utf8View).unwrap().expect("decoded here");
         let read = read.as_any().downcast_ref::<arrow::array::StringViewArray>().unwrap();
         assert_eq!(read.iter().flatten().collect::<Vec<_>>(), ["plain", "ünïcode", "", long.as_str(), "twelve bytes"]);
         let bad: [&[&[u8]]; 4] = [
@@ -538,11 +554,11 @@ fn strings_that_are_not_utf8_are_refused_as_views() {
             &[b"caf\xc3", &split_then_long],
         ];
         for values in bad {
-            let error = strings_read_back_as(values, zstd, &DataType::Utf8View).unwrap_err().to_string();
+            let error = strings_read_back_as(values, compression, &DataType::Utf8View).unwrap_err().to_string();
             assert!(error.contains("not UTF-8"), "{error}");
         }
         // Binaries are not checked.
-        assert!(strings_read_back_as(&[b"caf\xc3", b"\xff"], zstd, &DataType::BinaryView).unwrap().is_some());
+        assert!(strings_read_back_as(&[b"caf\xc3", b"\xff"], compression, &DataType::BinaryView).unwrap().is_some());
     }
 }
 
@@ -713,7 +729,7 @@ proptest! {
             (None, true) => None,
             (s, _) => Some(timestamp(s.unwrap_or(1))),
         }).collect();
-        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.zstd));
+        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.compression));
         let file = int96_written(&values, layout.nullable, properties, layout.v2, layout.page_rows);
         let mask = layout.mask(values.len());
         let mut read = crate_read(&file, &mask, layout.use_index);
@@ -770,7 +786,7 @@ proptest! {
         .unwrap();
         let field = arrow::datatypes::Field::new("v", values.data_type().clone(), layout.nullable);
         let batch = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![Arc::new(values)]).unwrap();
-        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.zstd));
+        let properties = WriterProperties::builder().set_dictionary_enabled(layout.dictionary).set_compression(codec(layout.compression));
         let properties = if split { properties.set_encoding(Encoding::BYTE_STREAM_SPLIT) } else { properties };
         let file = written(&batch, properties, layout.v2, layout.page_rows);
         let mask = layout.mask(seeds.len());
@@ -789,10 +805,13 @@ proptest! {
     }
 }
 
-fn codec(zstd: bool) -> parquet::basic::Compression {
-    match zstd {
-        true => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
-        false => parquet::basic::Compression::UNCOMPRESSED,
+/// The codecs whose pages are decompressed here as well as by the crate: 1 zstd, 2
+/// snappy; else none.
+fn codec(compression: u8) -> parquet::basic::Compression {
+    match compression {
+        1 => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(1).unwrap()),
+        2 => parquet::basic::Compression::SNAPPY,
+        _ => parquet::basic::Compression::UNCOMPRESSED,
     }
 }
 
