@@ -146,6 +146,9 @@ impl<'s> StoredPages<'s> {
                 }
                 Ok(PageValues::Zstd { frame, start: 0 })
             }
+            // A v2 page of no values may store none of their bytes, not even a block's
+            // length (Arrow C++ writes such pages): nothing to decompress.
+            Codec::Snappy if compressed.is_empty() => Ok(PageValues::Ready(compressed)),
             Codec::Snappy => {
                 let corrupt = |e: snap::Error| DecodeError::Corrupt(format!("a snappy page: {e}"));
                 let size = snap::raw::decompress_len(&compressed).map_err(corrupt)?;
@@ -211,6 +214,12 @@ mod tests {
         assert_eq!(owned, long);
         assert_eq!(pages.buffer.capacity(), 0);
         assert_eq!(whole(pages.values(PageAt::Data(3), snappy(&short), 0, false).unwrap()), short);
+    }
+
+    #[test]
+    fn an_empty_snappy_page_is_empty() {
+        let values = StoredPages::snappy(100).values(PageAt::Data(0), bytes::Bytes::new(), 7, false).unwrap();
+        assert_eq!(values.len(), 0);
     }
 
     #[test]
