@@ -222,11 +222,14 @@ impl<T: Native> Sink for Output<T> {
         }
         // Values that are their stored bits, on an aligned page: the page becomes the
         // dictionary, not copied (a large dictionary's copy stores into memory not in the
-        // caches, and showed in profiles).
-        let aligned = values.as_ptr().align_offset(align_of::<T::Out>()) == 0;
-        if T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little") && aligned {
-            let page = Buffer::from(page.into_owned()?);
-            self.dictionary = Some(ScalarBuffer::new(page, 0, count));
+        // caches, and showed in profiles). Aligned is asked of the owned page: one in the
+        // reused buffer is copied out when owned.
+        if T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little") {
+            let page = page.into_owned()?;
+            self.dictionary = Some(match page.as_ptr().align_offset(align_of::<T::Out>()) {
+                0 => ScalarBuffer::new(Buffer::from(page), 0, count),
+                _ => page.chunks_exact(T::WIDTH).take(count).map(T::read).collect(),
+            });
             return Ok(true);
         }
         self.dictionary = Some(values.chunks_exact(T::WIDTH).take(count).map(T::read).collect());
