@@ -237,11 +237,11 @@ pub fn decode_selected<R: PageReader + ?Sized>(
     match (column.physical_type(), arrow_type) {
         // Decoded as the stored integers, then converted.
         (physical @ (PhysicalType::INT32 | PhysicalType::INT64), to) if converted::is_converted(physical, to) => {
-            let stored = match physical {
+            let integers = match physical {
                 PhysicalType::INT32 => decode_selected(pages, column, &DataType::Int32, selection, stored)?,
                 _ => decode_selected(pages, column, &DataType::Int64, selection, stored)?,
             };
-            stored.map(|stored| converted::convert(&stored, to)).transpose()
+            integers.map(|integers| converted::convert(&integers, to)).transpose()
         }
         (physical @ (PhysicalType::INT32 | PhysicalType::FLOAT), _) => {
             let mut sink = Output::<u32>::new(selected, nullable);
