@@ -1388,8 +1388,8 @@ fn page_boundaries(
 }
 
 /// zstd pages read still compressed (see
-/// [`StoredPages`](crate::reading::flat_decode::StoredPages)), with the sizes of those whose frames do not declare
-/// them, from their headers in `source`:
+/// [`StoredPages`](crate::reading::flat_decode::StoredPages)), with the sizes of those
+/// whose frames do not declare them, from their headers in `source`:
 /// the dictionary page's at `chunk_start`, before the first data page, and the data pages'
 /// where the offset index `locations` puts them. A size above `limit` is refused (as the
 /// crate's own reads are, see [`page_headers`](crate::format::page_headers)); an I/O

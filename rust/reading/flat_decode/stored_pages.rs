@@ -147,7 +147,7 @@ impl<'s> StoredPages<'s> {
                 Ok(PageValues::Zstd { frame, start: 0 })
             }
             // A v2 page of no values may store none of their bytes, not even a block's
-            // length (Arrow C++ writes such pages): nothing to decompress.
+            // length (some writers do, as the crate's reader allows): nothing to decompress.
             Codec::Snappy if compressed.is_empty() => Ok(PageValues::Ready(compressed)),
             Codec::Snappy => {
                 let corrupt = |e: snap::Error| DecodeError::Corrupt(format!("a snappy page: {e}"));
