@@ -108,11 +108,6 @@ fn crate_read(file: &bytes::Bytes, mask: &[bool], use_index: bool) -> CrateRead 
     CrateRead { descriptor, arrow_type, locations, expected }
 }
 
-/// The codec of the file's one column chunk.
-fn chunk_compression(file: &bytes::Bytes) -> parquet::basic::Compression {
-    SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).compression()
-}
-
 /// The pages of the file's one column chunk.
 fn pages(
     file: &bytes::Bytes,
@@ -170,16 +165,11 @@ fn decoded_both_ways(
     let got =
         decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None)
             .unwrap();
-    let has_dictionary = SerializedFileReader::new(file.clone())
-        .unwrap()
-        .metadata()
-        .row_group(0)
-        .column(0)
-        .dictionary_page_offset()
-        .is_some();
+    let chunk = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).clone();
+    let has_dictionary = chunk.dictionary_page_offset().is_some();
     for headers_only in [false, true] {
         let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
-        let mut stored = match chunk_compression(file) {
+        let mut stored = match chunk.compression() {
             parquet::basic::Compression::SNAPPY if headers_only => break,
             parquet::basic::Compression::SNAPPY => StoredPages::snappy(usize::MAX),
             _ => {
