@@ -17,7 +17,7 @@ use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
 use pqsift::format::metadata;
 use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
-use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions, RootColumns};
 use pqsift::selection::{RowSelection, SelectionPolicy};
 use pqsift::storage::Location;
 
@@ -99,14 +99,29 @@ fn read_all(
     for rg in 0..opened.metadata.metadata().num_row_groups() {
         let (batch, m, parts) = opened
             .reader
-            .read_row_group(rg, None, projection, &Default::default(), &opened.filter, options, cache)
+            .read_row_group(
+                rg,
+                None,
+                RootColumns { roots: projection, leaf_subsets: &Default::default() },
+                &opened.filter,
+                options,
+                cache,
+            )
             .unwrap();
         metrics.add(&m);
         batches.push(batch);
         // The rows left in parts (more than `decode_bytes` passed), read in order.
         for part in parts {
-            let (batch, m) =
-                opened.reader.read_rows(rg, &part, projection, &Default::default(), options, cache).unwrap();
+            let (batch, m) = opened
+                .reader
+                .read_rows(
+                    rg,
+                    &part,
+                    RootColumns { roots: projection, leaf_subsets: &Default::default() },
+                    options,
+                    cache,
+                )
+                .unwrap();
             metrics.add(&m);
             batches.push(batch);
         }
@@ -201,8 +216,7 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
         .read_row_group(
             1,
             Some(&selection),
-            &[0, 3],
-            &Default::default(),
+            RootColumns { roots: &[0, 3], leaf_subsets: &Default::default() },
             &opened.filter,
             &ReadOptions::default(),
             &cache,
@@ -220,7 +234,14 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     assert!(
         opened
             .reader
-            .read_row_group(1, Some(&wrong), &[0], &Default::default(), &opened.filter, &ReadOptions::default(), &cache)
+            .read_row_group(
+                1,
+                Some(&wrong),
+                RootColumns { roots: &[0], leaf_subsets: &Default::default() },
+                &opened.filter,
+                &ReadOptions::default(),
+                &cache,
+            )
             .is_err()
     );
 }

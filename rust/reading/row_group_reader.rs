@@ -45,6 +45,49 @@ use crate::storage::{FileSource, Location};
 /// Per root, the Parquet leaf columns to decode instead of all of its leaves.
 pub type LeafSubsets = BTreeMap<usize, Vec<usize>>;
 
+/// Root columns to decode, in the order wanted, and of the roots read only through paths
+/// (structs pruned to the fields asked for) the Parquet leaves to decode: a read's
+/// projection, built once per file and passed along.
+///
+/// ```
+/// use pqsift::reading::row_group_reader::{LeafSubsets, RootColumns};
+///
+/// // Root 2 then root 0; of root 2, a struct, only its leaf 4 is decoded.
+/// let subsets = LeafSubsets::from([(2, vec![4])]);
+/// let columns = RootColumns { roots: &[2, 0], leaf_subsets: &subsets };
+/// assert_eq!(columns.roots, [2, 0]);
+/// assert_eq!(columns.leaf_subsets.get(&2), Some(&vec![4]));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RootColumns<'a> {
+    /// Root column indices, in output order.
+    pub roots: &'a [usize],
+    /// Per root read through paths, its leaves to decode (a root not listed: all of them).
+    pub leaf_subsets: &'a LeafSubsets,
+}
+
+impl<'a> RootColumns<'a> {
+    /// `roots`, each decoded whole (no leaf subset applies).
+    fn whole(roots: &'a [usize]) -> Self {
+        static NONE: LeafSubsets = BTreeMap::new();
+        Self { roots, leaf_subsets: &NONE }
+    }
+
+    /// The same leaf subsets for other roots.
+    fn with_roots(self, roots: &'a [usize]) -> Self {
+        Self { roots, ..self }
+    }
+}
+
+/// One decode of a row group's columns: which row group, the read's options, and the types
+/// the caller takes — the same through every call the decode makes.
+#[derive(Debug, Clone, Copy)]
+struct DecodeStage<'a> {
+    row_group: usize,
+    options: &'a ReadOptions,
+    decode: Decode,
+}
+
 /// How rows are read.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
@@ -335,8 +378,8 @@ impl FileReader {
     }
 
     /// Reads row group `row_group` for `selection` (the access plan's; `None` = every
-    /// row), returning the root columns `projection` (in that order) of the rows that pass
-    /// `filter`. A root in `leaf_subsets` is decoded with only those Parquet leaves (a
+    /// row), returning the root columns of `projection` (in its order) of the rows that pass
+    /// `filter`. A root with a leaf subset is decoded with only those Parquet leaves (a
     /// struct pruned to the fields a projection path needs) unless a predicate decoded it
     /// whole.
     ///
@@ -344,13 +387,11 @@ impl FileReader {
     /// `options.decode_bytes`, the batch is empty and the selections of their parts (see
     /// [`parts`](crate::reading::row_windows::parts)) are returned for
     /// [`FileReader::read_rows`].
-    #[allow(clippy::too_many_arguments)]
     pub fn read_row_group(
         &self,
         row_group: usize,
         selection: Option<&RowSelection>,
-        projection: &[usize],
-        leaf_subsets: &LeafSubsets,
+        projection: RootColumns<'_>,
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
@@ -367,39 +408,31 @@ impl FileReader {
             None => RowSelection::select_all(rows),
         };
         match options.pushdown_filters {
-            true => self.read_late_materialized(row_group, selection, projection, leaf_subsets, filter, options, cache),
+            true => self.read_late_materialized(row_group, selection, projection, filter, options, cache),
             false => {
-                let (batch, metrics) = self.read_then_filter(row_group, &selection, projection, filter, options)?;
+                let (batch, metrics) =
+                    self.read_then_filter(row_group, &selection, projection.roots, filter, options)?;
                 Ok((batch, metrics, Vec::new()))
             }
         }
     }
 
-    /// The root columns `projection` of `row_group` for the rows of `selection` (a part
+    /// The root columns of `projection` of `row_group` for the rows of `selection` (a part
     /// [`FileReader::read_row_group`] left, whose rows passed the filter): decoded, or
     /// from the shared cache where a predicate left them.
     pub fn read_rows(
         &self,
         row_group: usize,
         selection: &RowSelection,
-        projection: &[usize],
-        leaf_subsets: &LeafSubsets,
+        projection: RootColumns<'_>,
         options: &ReadOptions,
         cache: &SharedArrayCache,
     ) -> Result<(RecordBatch, ReadMetrics)> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         let started = Instant::now();
-        let out = self.columns(
-            row_group,
-            projection,
-            leaf_subsets,
-            selection,
-            options,
-            &mut cache,
-            &mut metrics,
-            Decode::Output,
-        )?;
+        let stage = DecodeStage { row_group, options, decode: Decode::Output };
+        let out = self.columns(stage, projection, selection, &mut cache, &mut metrics)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
@@ -408,13 +441,11 @@ impl FileReader {
     /// Late materialization: each predicate's columns decoded for the rows still selected,
     /// the selection refined by each (`and_then`), the projection decoded for the
     /// survivors only; columns a predicate decoded are reused from the cache.
-    #[allow(clippy::too_many_arguments)]
     fn read_late_materialized(
         &self,
         row_group: usize,
         mut selection: RowSelection,
-        projection: &[usize],
-        leaf_subsets: &LeafSubsets,
+        projection: RootColumns<'_>,
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
@@ -425,7 +456,7 @@ impl FileReader {
         // (and the projection's, when the pages holding survivors are expected to be most).
         let _prefetched = match self.is_remote() {
             true => {
-                let projection_leaves = self.leaves_of(projection, leaf_subsets);
+                let projection_leaves = self.leaves_of(projection);
                 self.prefetch_predicates(row_group, filter, &selection, &projection_leaves, options, &mut metrics)?
             }
             false => None,
@@ -437,23 +468,15 @@ impl FileReader {
             }
             let started = Instant::now();
             let predicate = &filter.predicates()[index];
-            let whole = LeafSubsets::new();
             // A predicate on one string column may see it as a dictionary: it is evaluated
             // on the dictionary's values, once each, and spread over the rows by key.
             let decode = match predicate.roots.len() {
                 1 => Decode::Dictionaries,
                 _ => Decode::FileTypes,
             };
-            let batch = self.columns(
-                row_group,
-                &predicate.roots,
-                &whole,
-                &selection,
-                options,
-                &mut cache,
-                &mut metrics,
-                decode,
-            )?;
+            let stage = DecodeStage { row_group, options, decode };
+            let columns = RootColumns::whole(&predicate.roots);
+            let batch = self.columns(stage, columns, &selection, &mut cache, &mut metrics)?;
             let batch = self.in_filter_types(batch, &predicate.roots)?;
             let file_types: Vec<&DataType> =
                 predicate.roots.iter().map(|&r| self.filter_schema.field(r).data_type()).collect();
@@ -481,7 +504,7 @@ impl FileReader {
             // Without a filter the row group's windows already bound the decode.
             true => vec![selection],
             false => {
-                let leaves = self.leaves_of(projection, leaf_subsets);
+                let leaves = self.leaves_of(projection);
                 // Half the budget a part: the stream holds a few at once (see scan_stream).
                 crate::reading::row_windows::parts(
                     self.metadata.metadata(),
@@ -499,21 +522,22 @@ impl FileReader {
             1 => parts.next().expect("one part"),
             _ => RowSelection::from_ranges(&[], selection_rows)?,
         };
-        let out =
-            self.columns(row_group, projection, leaf_subsets, &first, options, &mut cache, &mut metrics, output)?;
+        let stage = DecodeStage { row_group, options, decode: output };
+        let out = self.columns(stage, projection, &first, &mut cache, &mut metrics)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics, parts.collect()))
     }
 
-    /// The Parquet leaves decoding the roots `roots` reads: all of each, or those
-    /// `leaf_subsets` lists for it.
-    fn leaves_of(&self, roots: &[usize], leaf_subsets: &LeafSubsets) -> Vec<usize> {
+    /// The Parquet leaves decoding `columns` reads: all of each root's, or those its leaf
+    /// subset lists.
+    fn leaves_of(&self, columns: RootColumns<'_>) -> Vec<usize> {
         let parquet_schema = self.metadata.parquet_schema();
         (0..parquet_schema.num_columns())
             .filter(|&leaf| {
                 let root = parquet_schema.get_column_root_idx(leaf);
-                roots.contains(&root) && leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
+                columns.roots.contains(&root)
+                    && columns.leaf_subsets.get(&root).is_none_or(|subset| subset.contains(&leaf))
             })
             .collect()
     }
@@ -536,8 +560,8 @@ impl FileReader {
         }
         needed.sort_unstable();
         needed.dedup();
-        let all =
-            self.decode(row_group, &needed, &LeafSubsets::new(), selection, options, &mut metrics, Decode::FileTypes)?;
+        let stage = DecodeStage { row_group, options, decode: Decode::FileTypes };
+        let all = self.decode(stage, RootColumns::whole(&needed), selection, &mut metrics)?;
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
         for (index, predicate) in filter.predicates().iter().enumerate() {
@@ -569,22 +593,20 @@ impl FileReader {
         Ok((out, metrics))
     }
 
-    /// The root columns `roots` (in that order) for the rows of `selection`: from the cache
-    /// where it holds them, decoded otherwise (and cached for a predicate: a later predicate
-    /// or the projection may need them). `decode` says which types the caller takes.
-    #[allow(clippy::too_many_arguments)]
+    /// The root columns of `columns` (in that order) for the rows of `selection`: from the
+    /// cache where it holds them, decoded otherwise (and cached for a predicate: a later
+    /// predicate or the projection may need them). The stage says which types the caller
+    /// takes.
     fn columns(
         &self,
-        row_group: usize,
-        roots: &[usize],
-        leaf_subsets: &LeafSubsets,
+        stage: DecodeStage<'_>,
+        columns: RootColumns<'_>,
         selection: &RowSelection,
-        options: &ReadOptions,
         cache: &mut CachedArrayReader<'_>,
         metrics: &mut ReadMetrics,
-        decode: Decode,
     ) -> Result<RecordBatch> {
-        let keep = !decode.is_output();
+        let (roots, leaf_subsets) = (columns.roots, columns.leaf_subsets);
+        let keep = !stage.decode.is_output();
         let mut found: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         let mut missing: Vec<usize> = Vec::new();
         for &root in roots {
@@ -601,9 +623,7 @@ impl FileReader {
         }
         missing.sort_unstable();
         missing.dedup();
-        for (root, values) in
-            self.decode_in_parallel(row_group, &missing, leaf_subsets, selection, options, metrics, decode)?
-        {
+        for (root, values) in self.decode_in_parallel(stage, columns.with_roots(&missing), selection, metrics)? {
             if keep && !leaf_subsets.contains_key(&root) {
                 cache.insert(root, values.clone(), selection.clone());
             }
@@ -620,33 +640,30 @@ impl FileReader {
         let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?;
         // Dictionaries and views (decoded so, or cached so by a predicate) back to the
         // file's types, unless the caller takes them.
-        match decode {
+        match stage.decode {
             Decode::Dictionaries => self.to_file_types(batch, roots, true),
-            _ if decode.is_output() && options.keep_views => Ok(batch),
+            decode if decode.is_output() && stage.options.keep_views => Ok(batch),
             _ => self.to_file_types(batch, roots, false),
         }
     }
 
-    /// Decodes the root columns `roots` (ascending) for the rows of `selection`, split over
-    /// up to `options.column_threads` threads: the roots are dealt, largest compressed
-    /// chunk first, to the least loaded thread. `decode`: see [`FileReader::decode`].
-    #[allow(clippy::too_many_arguments)]
+    /// Decodes the root columns of `columns` (ascending) for the rows of `selection`, split
+    /// over up to the options' `column_threads` threads: the roots are dealt, largest
+    /// compressed chunk first, to the least loaded thread. See [`FileReader::decode`].
     fn decode_in_parallel(
         &self,
-        row_group: usize,
-        roots: &[usize],
-        leaf_subsets: &LeafSubsets,
+        stage: DecodeStage<'_>,
+        columns: RootColumns<'_>,
         selection: &RowSelection,
-        options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        decode: Decode,
     ) -> Result<Vec<(usize, ArrayRef)>> {
-        let threads = options.column_threads.clamp(1, roots.len().max(1));
+        let (row_group, roots) = (stage.row_group, columns.roots);
+        let threads = stage.options.column_threads.clamp(1, roots.len().max(1));
         if threads == 1 {
             if roots.is_empty() {
                 return Ok(Vec::new());
             }
-            let decoded = self.decode(row_group, roots, leaf_subsets, selection, options, metrics, decode)?;
+            let decoded = self.decode(stage, columns, selection, metrics)?;
             return Ok(roots.iter().copied().zip(decoded.columns().iter().cloned()).collect());
         }
         let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads];
@@ -665,8 +682,7 @@ impl FileReader {
                     group.sort_unstable();
                     scope.spawn(move || {
                         let mut local = ReadMetrics::default();
-                        let decoded =
-                            self.decode(row_group, &group, leaf_subsets, selection, options, &mut local, decode)?;
+                        let decoded = self.decode(stage, columns.with_roots(&group), selection, &mut local)?;
                         Ok((group, decoded, local))
                     })
                 })
@@ -702,31 +718,28 @@ impl FileReader {
             .sum()
     }
 
-    /// Decodes the root columns `roots` (ascending) for the rows of `selection`: every leaf
-    /// of each root, or the leaves `leaf_subsets` lists for it.
+    /// Decodes the root columns of `columns` (ascending) for the rows of `selection`: every
+    /// leaf of each root, or the leaves its leaf subset lists.
     ///
     /// Top-level strings and binaries are decoded as dictionaries where their chunk is all
     /// dictionary-encoded, and the others as views where a filter follows the decode (a
     /// mask over pages' rows: the filter moves 16-byte views), views are output, or every
-    /// decoded row is output (`decode` is [`Decode::OutputAll`]: no filter). The caller
+    /// decoded row is output (the stage's [`Decode::OutputAll`]: no filter). The caller
     /// copies the surviving rows' bytes into the file's types once
     /// ([`FileReader::to_file_types`], see [`string_gather`](crate::reading::string_gather))
     /// unless it takes dictionaries or views. A decode through runs for rows a filter
     /// selected copies plain strings directly: views would keep whole pages alive for a few
     /// values (slower on a selective read of a text column).
-    #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
-        row_group: usize,
-        roots: &[usize],
-        leaf_subsets: &LeafSubsets,
+        stage: DecodeStage<'_>,
+        columns: RootColumns<'_>,
         selection: &RowSelection,
-        options: &ReadOptions,
         metrics: &mut ReadMetrics,
-        decode: Decode,
     ) -> Result<RecordBatch> {
+        let (row_group, roots, options) = (stage.row_group, columns.roots, stage.options);
         let parquet_schema = self.metadata.parquet_schema();
-        let leaves = self.leaves_of(roots, leaf_subsets);
+        let leaves = self.leaves_of(columns);
         if !selection.selects_any() {
             let mask = ProjectionMask::leaves(parquet_schema, leaves.iter().copied());
             let corrupt = |e: parquet::errors::ParquetError| PqsiftError::corrupt(self.name(), e);
@@ -744,37 +757,20 @@ impl FileReader {
             leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
         let policy = options.selection_policy.for_columns(variable_width);
         let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
-        let decoder_selection = plan.decoder_selection();
-        let decoder: Vec<CrateSelector> = decoder_selection
-            .iter_runs()
-            .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
-            .collect();
-        let source = self.source_for(row_group, &leaves, &decoder_selection, options)?;
+        let source = self.source_for(row_group, &leaves, &plan.decoder_selection(), options)?;
         // Flat fixed-width columns, and flat dictionary-encoded strings, are decoded for the
         // selected rows only (see flat_decode); the others, and any whose pages need the
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) =
-                self.decode_directly(&source, row_group, root, leaf_subsets, selection, options, decode)?
-            {
+            if let Some(values) = self.decode_directly(&source, stage, columns.with_roots(&[root]), selection)? {
                 direct.insert(root, values);
             }
         }
         let rest: Vec<usize> = roots.iter().copied().filter(|root| !direct.contains_key(root)).collect();
         let decoded = match rest.is_empty() {
             true => None,
-            false => Some(self.decode_with_crate(
-                &source,
-                row_group,
-                &rest,
-                leaf_subsets,
-                &plan,
-                decoder,
-                selection,
-                options,
-                decode,
-            )?),
+            false => Some(self.decode_with_crate(&source, stage, columns.with_roots(&rest), &plan, selection)?),
         };
         let by_crate = decoded.map(|batch| (rest, batch, plan.decoded_rows() as u64));
         self.assemble(roots, direct, by_crate, selection, metrics)
@@ -817,37 +813,37 @@ impl FileReader {
         Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?)
     }
 
-    /// Root `root` of `row_group` for the rows of `selection`, decoded by
+    /// The one root of `column` for the rows of `selection`, decoded by
     /// [`flat_decode`](crate::reading::flat_decode) from `source`; `None` when it is not a
     /// flat column decoded there, or a page of it needs the crate. Strings output as views
     /// (`keep_views`) are decoded as views, pointing into the pages, unless their chunk is
     /// all dictionary-encoded (a dictionary, as for other decodes).
-    #[allow(clippy::too_many_arguments)]
     fn decode_directly(
         &self,
         source: &FileSource,
-        row_group: usize,
-        root: usize,
-        leaf_subsets: &LeafSubsets,
+        stage: DecodeStage<'_>,
+        column: RootColumns<'_>,
         selection: &RowSelection,
-        options: &ReadOptions,
-        decode: Decode,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{
             DecodeError, StoredPages, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
         };
+        let (row_group, options) = (stage.row_group, stage.options);
+        let [root] = column.roots[..] else {
+            return Ok(None);
+        };
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
         // A root read through a leaf subset is a pruned struct, never flat.
-        if leaf_subsets.contains_key(&root) {
+        if column.leaf_subsets.contains_key(&root) {
             return Ok(None);
         }
-        let [leaf] = self.leaves_of(&[root], leaf_subsets)[..] else {
+        let [leaf] = self.leaves_of(column)[..] else {
             return Ok(None);
         };
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
-        let view_type = match options.keep_views && decode.is_output() {
+        let view_type = match options.keep_views && stage.decode.is_output() {
             true => crate::reading::string_views::view_type(arrow_type),
             false => None,
         };
@@ -925,24 +921,25 @@ impl FileReader {
             .map_err(decoding)
     }
 
-    /// The crate's decode of the roots `roots` (ascending) of `row_group` from `source`,
-    /// through `plan` (`decoder`: its runs for the crate) and its post-filter, to the rows of
-    /// `selection`. See [`FileReader::decode`].
-    #[allow(clippy::too_many_arguments)]
+    /// The crate's decode of the roots of `columns` (ascending) from `source`, through
+    /// `plan` (its decoder selection as the crate's runs) and its post-filter, to the rows
+    /// of `selection`. See [`FileReader::decode`].
     fn decode_with_crate(
         &self,
         source: &FileSource,
-        row_group: usize,
-        roots: &[usize],
-        leaf_subsets: &LeafSubsets,
+        stage: DecodeStage<'_>,
+        columns: RootColumns<'_>,
         plan: &ReadPlan,
-        decoder: Vec<CrateSelector>,
         selection: &RowSelection,
-        options: &ReadOptions,
-        decode: Decode,
     ) -> Result<RecordBatch> {
-        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(roots, leaf_subsets));
-        let views = plan.post_filter().is_some() || options.keep_views || decode == Decode::OutputAll;
+        let row_group = stage.row_group;
+        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(columns));
+        let views = plan.post_filter().is_some() || stage.options.keep_views || stage.decode == Decode::OutputAll;
+        let decoder: Vec<CrateSelector> = plan
+            .decoder_selection()
+            .iter_runs()
+            .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
+            .collect();
         let recast = self.decode_metadata(row_group, views);
         let decoded = self
             .decode_runs(

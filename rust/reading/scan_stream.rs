@@ -20,7 +20,7 @@ use arrow::record_batch::RecordBatchReader;
 use crate::error::{PqsiftError, Result};
 use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::row_filter::RowFilter;
-use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
+use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions, RootColumns};
 use crate::reading::top_rows::TopRows;
 use crate::selection::RowSelection;
 
@@ -206,6 +206,11 @@ fn split_into_windows(
 }
 
 impl ScanFile {
+    /// The root columns read for output, with their leaf subsets.
+    fn projection(&self) -> RootColumns<'_> {
+        RootColumns { roots: &self.projection, leaf_subsets: &self.leaf_subsets }
+    }
+
     /// The Parquet leaves a row group's windows are planned on: every leaf of the
     /// predicates' roots and, unless the filter runs first (`pushdown`, with predicates),
     /// of the projection's (only the listed ones of a root read through paths). A filtered
@@ -394,8 +399,7 @@ impl Shared {
             file.reader.read_row_group(
                 task.row_group,
                 selection.as_ref(),
-                &file.projection,
-                &file.leaf_subsets,
+                file.projection(),
                 &file.filter,
                 &self.options.read,
                 &self.cache,
@@ -414,14 +418,7 @@ impl Shared {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         let (batch, mut metrics) = self.guarded(index, || {
-            file.reader.read_rows(
-                task.row_group,
-                part,
-                &file.projection,
-                &file.leaf_subsets,
-                &self.options.read,
-                &self.cache,
-            )
+            file.reader.read_rows(task.row_group, part, file.projection(), &self.options.read, &self.cache)
         })?;
         metrics.projection_parts = 1;
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);

@@ -159,7 +159,19 @@ pub fn open_iceberg_table(
                         mean_file_bytes: mean_file_bytes(&paths, data[0], snapshot.manifest_list.is_some())?,
                     };
                     read.manifests_read = 1;
-                    return Ok(deferred_table(root, metadata_file, &metadata, snapshot, specs, schema, read, deferred));
+                    let iceberg = IcebergTable {
+                        table_root: root,
+                        metadata_file,
+                        format_version: metadata.format_version,
+                        snapshot_id: Some(snapshot.snapshot_id),
+                        specs,
+                        files: Vec::new(),
+                        deleted_positions: Vec::new(),
+                        read,
+                        deferred,
+                    };
+                    let declared = DeclaredSchema::new(schema, ColumnMappingMode::Id);
+                    return Ok(iceberg_table(iceberg, declared, Vec::new()));
                 }
                 manifests
             }
@@ -215,25 +227,32 @@ pub fn open_iceberg_table(
     if !equality.is_empty() {
         declared.deletes = Some(equality_deletes(&paths, &specs, &schema, &files, &equality, reads)?);
     }
-    Ok(Table {
-        name: root.to_string(),
+    let iceberg = IcebergTable {
+        table_root: root,
+        metadata_file,
+        format_version: metadata.format_version,
+        snapshot_id: snapshot.map(|s| s.snapshot_id),
+        specs,
+        files,
+        deleted_positions,
+        read,
+        deferred: DeferredManifests::default(),
+    };
+    Ok(iceberg_table(iceberg, declared, locations))
+}
+
+/// The table reading `files` (those `iceberg` lists, resolved: none when its manifests are
+/// deferred to tasks) in the schema `declared`.
+fn iceberg_table(iceberg: IcebergTable, declared: DeclaredSchema, files: Vec<Location>) -> Table {
+    Table {
+        name: iceberg.table_root.to_string(),
         format: TableFormat::Iceberg,
-        files: locations,
+        files,
         partitions: None,
         declared: Some(Arc::new(declared)),
         delta: None,
-        iceberg: Some(Arc::new(IcebergTable {
-            table_root: root,
-            metadata_file,
-            format_version: metadata.format_version,
-            snapshot_id: snapshot.map(|s| s.snapshot_id),
-            specs,
-            files,
-            deleted_positions,
-            read,
-            deferred: DeferredManifests::default(),
-        })),
-    })
+        iceberg: Some(Arc::new(iceberg)),
+    }
 }
 
 /// The entries of `manifests` (of a manifest list if `listed`, which gives their specs),
@@ -281,40 +300,6 @@ fn mean_file_bytes(paths: &Paths, manifest: &ManifestFile, listed: bool) -> Resu
     let (decoded, _) = decode_manifests(paths, std::slice::from_ref(manifest), listed)?;
     let sizes: Vec<u64> = decoded[0].iter().map(|f| u64::try_from(f.file_size).unwrap_or(0)).collect();
     Ok((!sizes.is_empty()).then(|| sizes.iter().sum::<u64>() / sizes.len() as u64))
-}
-
-/// The table of a snapshot whose data manifests are `deferred` to tasks: its declared
-/// schema, no file.
-#[allow(clippy::too_many_arguments)]
-fn deferred_table(
-    root: Location,
-    metadata_file: Location,
-    metadata: &TableMetadata,
-    snapshot: &super::metadata::Snapshot,
-    specs: Arc<[PartitionSpec]>,
-    schema: Arc<Schema>,
-    read: IcebergReadMetrics,
-    deferred: DeferredManifests,
-) -> Table {
-    Table {
-        name: root.to_string(),
-        format: TableFormat::Iceberg,
-        files: Vec::new(),
-        partitions: None,
-        declared: Some(Arc::new(DeclaredSchema::new(schema, ColumnMappingMode::Id))),
-        delta: None,
-        iceberg: Some(Arc::new(IcebergTable {
-            table_root: root,
-            metadata_file,
-            format_version: metadata.format_version,
-            snapshot_id: Some(snapshot.snapshot_id),
-            specs,
-            files: Vec::new(),
-            deleted_positions: Vec::new(),
-            read,
-            deferred,
-        })),
-    }
 }
 
 /// Per file, the values of its identity partitions, by the source column's name (null
