@@ -757,7 +757,8 @@ impl FileReader {
             leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
         let policy = options.selection_policy.for_columns(variable_width);
         let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
-        let source = self.source_for(row_group, &leaves, &plan.decoder_selection(), options)?;
+        let decoder = plan.decoder_selection();
+        let source = self.source_for(row_group, &leaves, &decoder, options)?;
         // Flat fixed-width columns, and flat dictionary-encoded strings, are decoded for the
         // selected rows only (see flat_decode); the others, and any whose pages need the
         // crate, by the crate through the plan.
@@ -770,7 +771,9 @@ impl FileReader {
         let rest: Vec<usize> = roots.iter().copied().filter(|root| !direct.contains_key(root)).collect();
         let decoded = match rest.is_empty() {
             true => None,
-            false => Some(self.decode_with_crate(&source, stage, columns.with_roots(&rest), &plan, selection)?),
+            false => {
+                Some(self.decode_with_crate(&source, stage, columns.with_roots(&rest), &plan, &decoder, selection)?)
+            }
         };
         let by_crate = decoded.map(|batch| (rest, batch, plan.decoded_rows() as u64));
         self.assemble(roots, direct, by_crate, selection, metrics)
@@ -922,21 +925,21 @@ impl FileReader {
     }
 
     /// The crate's decode of the roots of `columns` (ascending) from `source`, through
-    /// `plan` (its decoder selection as the crate's runs) and its post-filter, to the rows
-    /// of `selection`. See [`FileReader::decode`].
+    /// `plan` (`decoder`: its decoder selection) and its post-filter, to the rows of
+    /// `selection`. See [`FileReader::decode`].
     fn decode_with_crate(
         &self,
         source: &FileSource,
         stage: DecodeStage<'_>,
         columns: RootColumns<'_>,
         plan: &ReadPlan,
+        decoder: &RowSelection,
         selection: &RowSelection,
     ) -> Result<RecordBatch> {
         let row_group = stage.row_group;
         let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(columns));
         let views = plan.post_filter().is_some() || stage.options.keep_views || stage.decode == Decode::OutputAll;
-        let decoder: Vec<CrateSelector> = plan
-            .decoder_selection()
+        let decoder: Vec<CrateSelector> = decoder
             .iter_runs()
             .map(|r| if r.skip { CrateSelector::skip(r.row_count) } else { CrateSelector::select(r.row_count) })
             .collect();
