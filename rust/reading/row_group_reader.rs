@@ -764,7 +764,7 @@ impl FileReader {
         // crate, by the crate through the plan.
         let mut direct: BTreeMap<usize, ArrayRef> = BTreeMap::new();
         for &root in roots {
-            if let Some(values) = self.decode_directly(&source, stage, columns.with_roots(&[root]), selection)? {
+            if let Some(values) = self.decode_directly(&source, stage, root, columns.leaf_subsets, selection)? {
                 direct.insert(root, values);
             }
         }
@@ -816,7 +816,7 @@ impl FileReader {
         Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &batch_options)?)
     }
 
-    /// The one root of `column` for the rows of `selection`, decoded by
+    /// Root `root` for the rows of `selection`, decoded by
     /// [`flat_decode`](crate::reading::flat_decode) from `source`; `None` when it is not a
     /// flat column decoded there, or a page of it needs the crate. Strings output as views
     /// (`keep_views`) are decoded as views, pointing into the pages, unless their chunk is
@@ -825,23 +825,21 @@ impl FileReader {
         &self,
         source: &FileSource,
         stage: DecodeStage<'_>,
-        column: RootColumns<'_>,
+        root: usize,
+        leaf_subsets: &LeafSubsets,
         selection: &RowSelection,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{
             DecodeError, StoredPages, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
         };
         let (row_group, options) = (stage.row_group, stage.options);
-        let [root] = column.roots[..] else {
-            return Ok(None);
-        };
         let parquet_schema = self.metadata.parquet_schema();
         let arrow_type = self.metadata.schema().field(root).data_type();
         // A root read through a leaf subset is a pruned struct, never flat.
-        if column.leaf_subsets.contains_key(&root) {
+        if leaf_subsets.contains_key(&root) {
             return Ok(None);
         }
-        let [leaf] = self.leaves_of(column)[..] else {
+        let [leaf] = self.leaves_of(RootColumns::whole(&[root]))[..] else {
             return Ok(None);
         };
         let column = parquet_schema.column(leaf);
