@@ -46,3 +46,48 @@ def test_binding_to_a_corpus_file(corpus: Path) -> None:
 def test_binding_errors_before_reading_a_corrupt_file(corpus: Path) -> None:
     with pytest.raises(pqsift.CorruptFileError, match="PARQUET-1481"):
         pqsift.parse_filter("a = 1", str(corpus / "bad_data" / "PARQUET-1481.parquet"))
+
+
+
+def _filters_at_the_operator_limit() -> list[object]:
+    """Filters of exactly the parser's most operators (1,000), each a chain nesting one level
+    per operator, with the values of `a` (0..999 and a null) each keeps."""
+    ors = " OR ".join(f"a = {v}" for v in range(500))  # 500 `=`, 499 `OR`
+    ands = " AND ".join(f"a <> {v}" for v in range(500))
+    sums = "a" + " + 1" * 999  # 999 `+`
+    return [
+        pytest.param(f"NOT ({ors})", list(range(500, 1000)), id="or-chain"),
+        pytest.param(f"NOT ({ands})", list(range(500)), id="and-chain"),
+        pytest.param(f"{sums} = 1500", [501], id="sum-chain"),
+    ]
+
+
+@pytest.mark.parametrize("text, kept", _filters_at_the_operator_limit())
+def test_filters_at_the_operator_limit_fit_a_2_mib_thread_stack(tmp_path: Path, text: str, kept: list[int]) -> None:
+    """Parsing, binding and evaluation recurse on a filter's nesting; the operator limit is
+    what keeps them within a 2 MiB stack (Rust's default for a thread, and so the reader
+    threads') in the release build users install. Parsing and binding run on the calling
+    thread, here one started with a 2 MiB stack; evaluation on pqsift's reader threads. One
+    operator more is refused."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"a": pa.array([*range(1000), None], pa.int64())}), path, row_group_size=300)
+
+    def scan() -> list[int]:
+        values: list[int] = pqsift.scan(str(path), filter=text, threads=2).to_table().column("a").to_pylist()
+        with pytest.raises(pqsift.FilterError, match="too many operators"):
+            pqsift.scan(str(path), filter=f"a > 0 AND ({text})")
+        return values
+
+    previous = threading.stack_size(2 << 20)  # for the threads started from here on
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            values = pool.submit(scan).result()  # an error raised in `scan` is raised here
+    finally:
+        threading.stack_size(previous)
+    assert sorted(values) == kept

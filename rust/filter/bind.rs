@@ -387,6 +387,12 @@ impl BoundExpr {
 /// assert!(error.to_string().contains("cannot compare `day` (DATE) with 5 (INT)"), "{error}");
 /// ```
 pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
+    // Binding and evaluation recurse on the tree (and sharing compares and clones it): refuse
+    // trees deeper than any parsed one before anything else.
+    let nesting = super::depth(expr);
+    if nesting > MAX_DEPTH {
+        return Err(PqsiftError::filter(format!("filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})")));
+    }
     if list_items(expr) < SHARED_BIND_ITEMS {
         return bind_now(expr, schema, options);
     }
@@ -400,13 +406,18 @@ const SHARED_BIND_ITEMS: usize = 256;
 /// How many recent bindings [`shared_bind`] keeps.
 const SHARED_BINDS: usize = 8;
 
-/// The items of the filter's IN lists, summed.
+/// The items of the filter's IN lists, summed (without recursion: the tree is not yet known
+/// to be within the depth limit).
 fn list_items(expr: &Expr) -> usize {
-    match expr {
-        Expr::Literal(_) => 0,
-        Expr::InList { expr, list, .. } => list.len() + list_items(expr) + list.iter().map(list_items).sum::<usize>(),
-        _ => expr.children().into_iter().map(list_items).sum(),
+    let mut items = 0;
+    let mut pending = vec![expr];
+    while let Some(next) = pending.pop() {
+        if let Expr::InList { list, .. } = next {
+            items += list.len();
+        }
+        pending.extend(next.children());
     }
+    items
 }
 
 /// [`bind`] of a filter with long IN lists, shared with the previous calls on an equal
@@ -436,11 +447,6 @@ fn shared_bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bo
 
 fn bind_now(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
     super::literal::parse_time_zone(&options.session_time_zone)?;
-    // Binding and evaluation recurse on the tree: refuse trees deeper than any parsed one.
-    let nesting = super::depth(expr);
-    if nesting > MAX_DEPTH {
-        return Err(PqsiftError::filter(format!("filter nested too deeply ({nesting} levels, at most {MAX_DEPTH})")));
-    }
     let binder = Binder { schema, options, time_zone: options.session_time_zone.as_str().into() };
     let bound = binder.bind(expr)?;
     match bound.sql_type {
@@ -515,6 +521,7 @@ struct Binder<'a> {
 }
 
 impl Binder<'_> {
+    #[recursive::recursive]
     fn bind(&self, expr: &Expr) -> Result<Typed> {
         Ok(match expr {
             Expr::Column(path) => {

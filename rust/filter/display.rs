@@ -159,11 +159,13 @@ fn precedence(expr: &Expr) -> u8 {
 }
 
 /// Writes `expr`, parenthesised unless it binds tighter than `min_precedence - 1`.
+#[recursive::recursive]
 fn write_operand(f: &mut Formatter<'_>, expr: &Expr, min_precedence: u8) -> fmt::Result {
     if precedence(expr) >= min_precedence { write!(f, "{expr}") } else { write!(f, "({expr})") }
 }
 
 impl Display for Expr {
+    #[recursive::recursive]
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         // Binary operators are left-associative: the right operand needs one level more.
         // Predicates do not chain at all: their operands must bind tighter than them.

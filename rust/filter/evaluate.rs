@@ -131,6 +131,7 @@ impl Evaluator<'_> {
         self.batch.num_rows()
     }
 
+    #[recursive::recursive]
     fn eval(&self, expr: &BoundExpr, active: Option<&BooleanBuffer>) -> Result<Value> {
         match expr {
             BoundExpr::Column(column) => Ok(Value::Array(self.column(column)?)),

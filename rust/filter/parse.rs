@@ -200,9 +200,9 @@ fn taken_list(list: &[ast::Expr]) -> Option<Vec<Expr>> {
 }
 
 /// The most operators a filter may have. A chain `a OR b OR ...` nests one level per
-/// operator, and parsing, binding and evaluation recurse on that nesting: the limit keeps
-/// them well within a 2 MiB thread stack. A long list of alternatives belongs in `IN (...)`,
-/// which is flat.
+/// operator, and parsing, binding, pruning and evaluation recurse on that nesting: the limit
+/// bounds the depth (the recursive steps also grow the stack when it runs low, see the
+/// `recursive` crate). A long list of alternatives belongs in `IN (...)`, which is flat.
 pub(crate) const MAX_OPERATORS: usize = 1_000;
 
 fn check_operator_count(sql: &str, tokens: &[TokenWithSpan]) -> Result<()> {
@@ -323,6 +323,7 @@ fn boxed(expr: &ast::Expr) -> Result<Box<Expr>> {
 }
 
 /// Converts a `sqlparser` expression, rejecting everything outside the supported set.
+#[recursive::recursive]
 fn convert(expr: &ast::Expr) -> Result<Expr> {
     Ok(match expr {
         ast::Expr::Identifier(ident) => Expr::Column(ColumnPath::new([ident.value.clone()])),

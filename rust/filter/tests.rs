@@ -738,14 +738,33 @@ fn python_builder_texts_parse() {
 
 #[test]
 fn size_limits_are_errors_not_stack_overflows() {
-    let chain = |n: usize| vec!["a = 1"; n].join(" OR ");
-    let expr = parse(&chain(500));
+    // In a thread of Rust's default stack (2 MiB), in any build: the recursive steps
+    // move to a fresh stack segment when this one runs low.
+    let thread = std::thread::Builder::new().stack_size(2 << 20);
+    thread.spawn(filters_at_the_operator_limit).unwrap().join().unwrap();
+}
+
+/// Filters of exactly the most operators the parser takes, each a chain nesting one level per
+/// operator: parsed, printed, bound and evaluated; one operator more is refused.
+fn filters_at_the_operator_limit() {
     let b = ints();
-    let bound = bind(&expr, &b.schema(), &BindOptions::default()).unwrap();
-    assert_eq!(evaluate(&bound, &b).unwrap().len(), 5);
-    assert_eq!(parse(&expr.to_string()), expr);
-    let error = parse_err(&chain(50_000));
-    assert!(error.contains("too many operators") && error.contains("IN ("), "{error}");
+    let chain = |term: &dyn Fn(usize) -> String, operator: &str| (0..500).map(term).collect::<Vec<_>>().join(operator);
+    let ors = chain(&|v| format!("a = {v}"), " OR "); // 500 `=`, 499 `OR`
+    let ands = chain(&|v| format!("a <> {v}"), " AND ");
+    let cases = [
+        (format!("NOT ({ors})"), [F, F, N, T, F]),
+        (format!("NOT ({ands})"), [T, T, N, F, T]),
+        (format!("t{} = 3", " + 1".repeat(999)), [F, F, F, N, F]), // 999 `+`
+    ];
+    for (text, expected) in cases {
+        let expr = parse(&text);
+        // Compared as text: the derived `==` recurses without growing the stack.
+        assert_eq!(parse(&expr.to_string()).to_string(), expr.to_string());
+        let bound = bind(&expr, &b.schema(), &BindOptions::default()).unwrap();
+        assert_eq!(eval_bound(&bound, &b), expected, "{}", &text[..40]);
+        let error = parse_err(&format!("a > 0 AND ({text})"));
+        assert!(error.contains("too many operators") && error.contains("IN ("), "{error}");
+    }
     // Long IN lists are flat, not deep.
     let list = (0..20_000).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
     let bound = bind(&parse(&format!("a IN ({list})")), &b.schema(), &BindOptions::default()).unwrap();

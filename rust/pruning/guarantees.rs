@@ -51,6 +51,7 @@ pub fn literal_guarantees(filter: &BoundExpr) -> Vec<LiteralGuarantee> {
 
 type Guarantees = BTreeMap<String, LiteralGuarantee>;
 
+#[recursive::recursive]
 fn derive(expr: &BoundExpr) -> Guarantees {
     let mut out = Guarantees::new();
     match expr {
@@ -177,6 +178,7 @@ fn preimage<'a>(value: &'a BoundExpr, literal: &ArrayRef) -> Preimage<'a> {
 }
 
 /// The column under a chain of injective casts, `None` for anything else.
+#[recursive::recursive]
 fn peel_injective_casts(value: &BoundExpr) -> Option<&BoundColumn> {
     match value {
         BoundExpr::Column(column) => Some(column),

@@ -174,6 +174,7 @@ pub fn evaluate_on_zone_maps(
 /// let result = evaluate_tree(&filter, &mut |_: &BoundExpr| Ok(Possible { can_true: vec![true], can_false: vec![false] })).unwrap();
 /// assert_eq!(result, Possible { can_true: vec![false], can_false: vec![true] });
 /// ```
+#[recursive::recursive]
 pub fn evaluate_tree<S: ContainerSet>(
     filter: &BoundExpr,
     leaf: &mut dyn FnMut(&BoundExpr) -> Result<Possible<S>>,
@@ -615,6 +616,7 @@ impl<'a> Bounds<'a> {
 }
 
 /// Recognises a monotone function of one column, rebinding the column to field 0.
+#[recursive::recursive]
 fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
     match expr {
         BoundExpr::Column(column) => {

@@ -109,6 +109,7 @@ fn is_true(constant: &Expr, options: &BindOptions) -> Result<bool> {
 
 /// `expr` with every node `f` returns a replacement for replaced (children are not visited
 /// then); other nodes rebuilt from their replaced children.
+#[recursive::recursive]
 pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Expr>>) -> Result<Expr> {
     if let Some(replacement) = f(expr)? {
         return Ok(replacement);
