@@ -48,7 +48,6 @@ def test_binding_errors_before_reading_a_corrupt_file(corpus: Path) -> None:
         pqsift.parse_filter("a = 1", str(corpus / "bad_data" / "PARQUET-1481.parquet"))
 
 
-
 def _filters_at_the_operator_limit() -> list[object]:
     """Filters of exactly the parser's most operators (1,000), each a chain nesting one level
     per operator, with the values of `a` (0..999 and a null) each keeps."""
@@ -64,11 +63,12 @@ def _filters_at_the_operator_limit() -> list[object]:
 
 @pytest.mark.parametrize("text, kept", _filters_at_the_operator_limit())
 def test_filters_at_the_operator_limit_fit_a_2_mib_thread_stack(tmp_path: Path, text: str, kept: list[int]) -> None:
-    """Parsing, binding and evaluation recurse on a filter's nesting; the operator limit is
-    what keeps them within a 2 MiB stack (Rust's default for a thread, and so the reader
-    threads') in the release build users install. Parsing and binding run on the calling
-    thread, here one started with a 2 MiB stack; evaluation on pqsift's reader threads. One
-    operator more is refused."""
+    """Parsing, binding, pruning and evaluation recurse on a filter's nesting: within the
+    operator limit they must not overflow a 2 MiB stack (Rust's default for a thread, and so
+    the reader threads'), in the release build users install. A chain of additions at the
+    limit crashed the process before those steps grew the stack. Parsing and binding run on
+    the calling thread, here one started with a 2 MiB stack; evaluation on pqsift's reader
+    threads. One operator more is refused."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
