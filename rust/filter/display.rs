@@ -159,7 +159,6 @@ fn precedence(expr: &Expr) -> u8 {
 }
 
 /// Writes `expr`, parenthesised unless it binds tighter than `min_precedence - 1`.
-#[recursive::recursive]
 fn write_operand(f: &mut Formatter<'_>, expr: &Expr, min_precedence: u8) -> fmt::Result {
     if precedence(expr) >= min_precedence { write!(f, "{expr}") } else { write!(f, "({expr})") }
 }
