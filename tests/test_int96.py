@@ -157,3 +157,45 @@ def test_nested_int96_past_nanoseconds_range_read_in_microseconds(tmp_path: Path
         text = "s.ts >= TIMESTAMP '2999-01-01 00:00:00' OR s.ts < TIMESTAMP '1600-01-01 00:00:00'"
         rows = pqsift.scan(path, ["id"], text, **options).to_table()  # type: ignore[arg-type]
         assert rows.column("id").to_pylist() == [0, 1], options
+
+
+def test_nested_int96_past_nanoseconds_range_is_refused_not_wrapped(tmp_path: Path) -> None:
+    """Read in nanoseconds (the default), an INT96 after 2262 inside a struct, a list or a
+    map does not fit: pyarrow (the crate too) wraps 9999-12-31, a common "no end" sentinel,
+    into 1816-03-29. pqsift raises instead, as it does for a top-level column, naming the
+    column and the option that reads it; values in range, and the other columns, read."""
+    path = tmp_path / "sentinel.parquet"
+    sentinel = datetime(9999, 12, 31, tzinfo=UTC)
+    instants = [INSTANTS[0], sentinel, None]
+    ts = pa.array(instants, type=pa.timestamp("us", tz="UTC"))
+    table = pa.table(
+        {
+            "id": pa.array(range(3), type=pa.int64()),
+            "s": pa.StructArray.from_arrays([ts], ["ts"]),
+            "l": pa.array([[t] for t in instants], type=pa.list_(pa.timestamp("us", tz="UTC"))),
+            "m": pa.array([[("k", t)] for t in instants], type=pa.map_(pa.string(), pa.timestamp("us", tz="UTC"))),
+        }
+    )
+    pq.write_table(table, path, use_deprecated_int96_timestamps=True, store_schema=False)
+    assert pq.ParquetFile(path).schema.column(1).physical_type == "INT96"
+    wrapped = pq.read_table(path).column("s").to_pylist()[1]["ts"]
+    assert wrapped.year == 1816, "pyarrow no longer wraps: the oracle of this test changed"
+    for column in ("s", "l", "m"):
+        for text in (None, "id >= 0"):
+            with pytest.raises(pqsift.UnsupportedError) as caught:
+                pqsift.scan(path, ["id", column], filter=text).to_table()
+            assert caught.value.column == column
+            assert caught.value.path == str(path)
+            assert "9999-12-31 00:00:00 UTC" in str(caught.value)
+            assert "coerce_int96_timestamp_unit" in str(caught.value)
+        # The rows before the sentinel read; filtered on, the column is decoded (and refused).
+        first = pqsift.scan(path, ["id", column], filter="id = 0").to_table()
+        assert first.column("id").to_pylist() == [0]
+    with pytest.raises(pqsift.UnsupportedError, match="column s"):
+        pqsift.scan(path, ["id"], filter="s.ts > TIMESTAMP '3000-01-01 00:00:00'").to_table()
+    # In microseconds they read as written (pyarrow's microseconds, the oracle).
+    oracle = pq.read_table(path, coerce_int96_timestamp_unit="us")
+    got = pqsift.scan(path, coerce_int96_timestamp_unit="us").to_table()
+    assert got.column("s").to_pylist() == oracle.column("s").to_pylist()
+    assert got.column("m").to_pylist() == oracle.column("m").to_pylist()
+    assert got.column("s").to_pylist()[1]["ts"] == sentinel.replace(tzinfo=None)

@@ -527,8 +527,8 @@ def scan(
     instants far beyond nanoseconds' year 2262 (year 290,000 in the Apache corpus): one the
     unit cannot hold raises :class:`pqsift.UnsupportedError` naming this option (pyarrow
     wraps it into another instant). INT96 inside structs, lists and maps is read in the
-    option's unit too; such a value past nanoseconds' range, read in nanoseconds, wraps as
-    pyarrow's does (only top-level columns are checked).
+    option's unit too, and checked the same way: a value past nanoseconds' range in a row
+    read raises (for those, the crate's values are decoded a second time, in seconds).
 
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
     ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point

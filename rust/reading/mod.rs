@@ -8,6 +8,8 @@
 //!   filter is not decoded again for the output.
 //! * [`flat_decode`] — flat fixed-width and dictionary-encoded string columns decoded for
 //!   the selected rows only, straight into Arrow buffers.
+//! * [`int96_range`] — INT96 timestamps the crate decodes in nanoseconds, checked for the
+//!   wrap past 2262 (decoded again in seconds).
 //! * [`dictionary_predicate`] — a predicate on one dictionary-encoded string column evaluated
 //!   once per dictionary entry, each row taking its key's answer.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
@@ -35,6 +37,7 @@ pub mod cached_reader;
 pub mod decode_failure;
 pub mod dictionary_predicate;
 pub mod flat_decode;
+pub mod int96_range;
 pub mod planned_read;
 pub mod reader;
 pub mod round_trips;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow::compute::{concat_batches, filter_record_batch};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ProjectionMask;
@@ -239,6 +239,10 @@ pub struct FileReader {
     /// [`FileReader::decode_metadata`]), per way the string chunks decode and choice of
     /// views.
     decode_metadata: std::sync::Mutex<DecodeMetadataCache>,
+    /// The metadata decoding the file's INT96 leaves in seconds, to check those the crate
+    /// decodes in nanoseconds (see [`int96_range`](crate::reading::int96_range)); `None`
+    /// when the file has no INT96 leaf or the crate refused the hint.
+    int96_in_seconds: std::sync::OnceLock<Option<ArrowReaderMetadata>>,
 }
 
 /// See [`FileReader::decode_metadata`]: `None` where the crate refused the hint.
@@ -343,6 +347,7 @@ impl FileReader {
             checked: Default::default(),
             prefetched: Default::default(),
             decode_metadata: Default::default(),
+            int96_in_seconds: Default::default(),
         })
     }
 
@@ -948,7 +953,7 @@ impl FileReader {
                 recast.as_ref().unwrap_or(&self.metadata),
                 row_group,
                 mask,
-                decoder,
+                decoder.clone(),
                 plan.decoded_rows(),
             )
             .map_err(|e| source.take_error().unwrap_or(e))?;
@@ -963,10 +968,12 @@ impl FileReader {
                 ),
             ));
         }
-        let decoded = match plan.post_filter() {
-            Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask, None))?,
+        let (rows, post_filter) = (decoded.num_rows(), plan.post_filter());
+        let decoded = match &post_filter {
+            Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask.clone(), None))?,
             None => decoded,
         };
+        self.check_int96_nanoseconds(source, row_group, columns, (decoder, rows, post_filter), &decoded)?;
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
                 self.name(),
@@ -982,6 +989,64 @@ impl FileReader {
 }
 
 impl FileReader {
+    /// Fails where a crate-decoded INT96 value of `decoded` (the roots of `columns`, the
+    /// `rows` of the runs `decoder` kept by the post-filter `mask`) wrapped in nanoseconds:
+    /// the roots holding nanosecond timestamps and INT96 leaves are decoded again with those
+    /// leaves in seconds, the same rows kept, and compared (see
+    /// [`int96_range`](crate::reading::int96_range)). A row the decode passed over but does
+    /// not output is not checked.
+    fn check_int96_nanoseconds(
+        &self,
+        source: &FileSource,
+        row_group: usize,
+        columns: RootColumns<'_>,
+        (decoder, rows, mask): (Vec<CrateSelector>, usize, Option<arrow::buffer::BooleanBuffer>),
+        decoded: &RecordBatch,
+    ) -> Result<()> {
+        use crate::reading::int96_range::{first_wrapped, holds_nanoseconds, wrap_reason};
+        let parquet_schema = self.metadata.parquet_schema();
+        let has_int96 = |root: usize| {
+            self.leaves_of(columns.with_roots(&[root]))
+                .iter()
+                .any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::INT96)
+        };
+        let at_risk: Vec<(usize, usize)> = columns
+            .roots
+            .iter()
+            .enumerate()
+            .filter(|&(at, &root)| holds_nanoseconds(decoded.column(at).data_type()) && has_int96(root))
+            .map(|(at, &root)| (at, root))
+            .collect();
+        if at_risk.is_empty() {
+            return Ok(());
+        }
+        let seconds = self.int96_in_seconds.get_or_init(|| {
+            let file_metadata = self.metadata.metadata().file_metadata();
+            let schema = crate::format::opener::int96_in_unit(self.metadata.schema(), file_metadata, TimeUnit::Second)?;
+            let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(Arc::new(schema));
+            ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
+        });
+        let Some(seconds) = seconds else { return Ok(()) };
+        let roots: Vec<usize> = at_risk.iter().map(|&(_, root)| root).collect();
+        let leaves = ProjectionMask::leaves(parquet_schema, self.leaves_of(columns.with_roots(&roots)));
+        let check = self.decode_runs(source, seconds, row_group, leaves, decoder, rows)?;
+        let check = match mask {
+            Some(mask) => filter_record_batch(&check, &BooleanArray::new(mask, None))?,
+            None => check,
+        };
+        for (checked, &(at, root)) in at_risk.iter().enumerate() {
+            if let Some(instant) = first_wrapped(decoded.column(at), check.column(checked)) {
+                let column = self.metadata.schema().field(root).name();
+                return Err(PqsiftError::unsupported(
+                    self.name(),
+                    format!("row group {row_group}, column {column}: {}", wrap_reason(instant)),
+                )
+                .about_column(crate::filter::ColumnPath::new([column]).name()));
+            }
+        }
+        Ok(())
+    }
+
     /// The file's metadata with its top-level strings and binaries decoded, in
     /// `row_group`, as dictionaries where their chunk is all dictionary-encoded and as
     /// views otherwise when `views` (see
