@@ -25,7 +25,7 @@ use super::delta::SnapshotSpec;
 use super::delta::open::open_delta_table;
 use super::hive::{HiveOptions, discover_partitions};
 use super::iceberg::metadata::{IcebergSnapshotSpec, is_iceberg_root, is_metadata_file};
-use super::iceberg::open::open_iceberg_table;
+use super::iceberg::open::{IcebergOpen, open_iceberg_table};
 use super::iceberg::table::ManifestSelection;
 use super::listing::{data_files_among, list_data_files};
 pub use super::resolved::{Table, TableFormat};
@@ -139,16 +139,12 @@ impl Table {
                 let filter = options.filter.as_ref().map(|f| (f, &bind));
                 // A store's listing made while probing names the metadata files already.
                 let listed = probe.listed.as_deref();
-                return open_iceberg_table(
-                    source,
+                let open = IcebergOpen {
                     listed,
-                    None,
-                    spec,
-                    &options.allowed_locations,
                     filter,
-                    &options.iceberg_manifests,
-                    reads,
-                );
+                    ..IcebergOpen::snapshot(spec, &options.allowed_locations, &options.iceberg_manifests)
+                };
+                return open_iceberg_table(source, &open, reads);
             }
             if options.snapshot.is_some() || options.snapshot_id.is_some() {
                 return Err(PqsiftError::table(

@@ -10,9 +10,11 @@
 //! ```no_run
 //! use pqsift::table::iceberg::metadata::IcebergSnapshotSpec;
 //! use pqsift::reading::table_reads::ScanReads;
-//! use pqsift::table::iceberg::open::open_iceberg_table;
+//! use pqsift::table::iceberg::open::{IcebergOpen, open_iceberg_table};
 //! let root = std::path::Path::new("/warehouse/db/events").into();
-//! let table = open_iceberg_table(&root, None, None, IcebergSnapshotSpec::Current, &Default::default(), None, &Default::default(), &ScanReads).unwrap();
+//! let (allowed, selection) = (Default::default(), Default::default());
+//! let open = IcebergOpen::snapshot(IcebergSnapshotSpec::Current, &allowed, &selection);
+//! let table = open_iceberg_table(&root, &open, &ScanReads).unwrap();
 //! println!("{} data files", table.files.len());
 //! ```
 
@@ -52,24 +54,43 @@ use crate::table::resolved::{Table, TableFormat};
 use crate::table::schema_adapter::DeclaredSchema;
 use parquet::file::reader::Length;
 
-/// Opens the snapshot `spec` of the Iceberg table at `source` — its root, or one of its
-/// metadata files — as a [`Table`]. `listed`: a store's recursive listing of the root, when
-/// finding the table made one (its metadata files are found there, without a listing of
-/// their own). `version` names a metadata file of the root to read
-/// instead of the current one (`3`, `v3`, `00003-…`). `filter`, the scan's (when known),
-/// skips the data manifests whose partition summaries rule it out; `selection` says which
-/// of the others are read. Equality delete files are read through `reads`.
-#[allow(clippy::too_many_arguments)]
-pub fn open_iceberg_table(
-    source: &Location,
-    listed: Option<&[Location]>,
-    version: Option<&str>,
-    spec: IcebergSnapshotSpec,
-    allowed: &AllowedLocations,
-    filter: Option<(&Expr, &BindOptions)>,
-    selection: &ManifestSelection,
-    reads: &dyn ParquetReads,
-) -> Result<Table> {
+/// What opening an Iceberg table takes besides its location: which snapshot, from which
+/// metadata file, the scan's filter and which manifests to read (see
+/// [`open_iceberg_table`]).
+#[derive(Debug, Clone, Copy)]
+pub struct IcebergOpen<'a> {
+    /// The snapshot read.
+    pub snapshot: IcebergSnapshotSpec,
+    /// A metadata file of the root to read instead of the current one (`3`, `v3`,
+    /// `00003-…`).
+    pub version: Option<&'a str>,
+    /// A store's recursive listing of the root, when finding the table made one: its
+    /// metadata files are found there, without a listing of their own.
+    pub listed: Option<&'a [Location]>,
+    /// Where files outside the table's root may be.
+    pub allowed: &'a AllowedLocations,
+    /// The scan's filter, when known: the data manifests whose partition summaries rule it
+    /// out are not read.
+    pub filter: Option<(&'a Expr, &'a BindOptions)>,
+    /// Which of the other manifests are read.
+    pub selection: &'a ManifestSelection,
+}
+
+impl<'a> IcebergOpen<'a> {
+    /// The snapshot `snapshot` from the current metadata file, no listing, no filter.
+    pub fn snapshot(
+        snapshot: IcebergSnapshotSpec,
+        allowed: &'a AllowedLocations,
+        selection: &'a ManifestSelection,
+    ) -> Self {
+        Self { snapshot, version: None, listed: None, allowed, filter: None, selection }
+    }
+}
+
+/// Opens the snapshot `open` names of the Iceberg table at `source` — its root, or one of
+/// its metadata files — as a [`Table`]. Equality delete files are read through `reads`.
+pub fn open_iceberg_table(source: &Location, open: &IcebergOpen<'_>, reads: &dyn ParquetReads) -> Result<Table> {
+    let IcebergOpen { snapshot: spec, version, listed, allowed, filter, selection } = *open;
     let (root, metadata_file) = match source.file_name() {
         Some(name) if super::metadata::is_metadata_file(&name) => {
             let root = source
