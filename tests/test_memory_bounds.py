@@ -14,6 +14,9 @@ figures; every assertion message has them too.
   on disk) is rejected with ``UnsupportedError`` before it is decompressed: < 256 MiB.
 - No file of the parquet-testing corpus takes a full scan past 1 GiB of RSS (one
   subprocess; the high-water mark reset between files through ``/proc/self/clear_refs``).
+- 800 files of a 1,000-column table pruned to one by the filter: the footers of the
+  pruned files are let go once planned, peak < 384 MiB (the metadata cache's 256 MiB and
+  working memory) where holding every parsed footer took ~800 MiB.
 """
 
 from __future__ import annotations
@@ -218,6 +221,55 @@ def test_two_gib_of_strings_in_one_chunk_is_rejected_before_decompressing() -> N
     assert got["outcome"] == "UnsupportedError", figures
     assert path.name in got["message"], figures
     assert rise < PEAK_RSS_LIMIT, figures
+
+
+# ----- many wide footers, pruned -----------------------------------------------------------
+
+# Files of a wide table (1,000 int64 columns, one row): a footer parses to about a megabyte.
+WIDE_COLUMNS, WIDE_FILES = 1_000, 800
+# The metadata cache's bound (rust/format/metadata_cache.rs) and room for the scan's own work.
+FOOTERS_PEAK_LIMIT = 384 * MiB
+
+_PRUNED_FOOTERS = _CHILD_PRELUDE + r"""
+baseline = status("VmRSS")
+started = time.perf_counter()
+table = pqsift.scan(sys.argv[1], columns=["k"], filter="k = 1").to_table()
+print(json.dumps({"baseline": baseline, "rows": table.num_rows, "seconds": time.perf_counter() - started}))
+print("VmHWM", status("VmHWM") // 1024)
+"""
+
+
+def test_footers_of_files_the_filter_prunes_are_not_all_held(tmp_path: Path) -> None:
+    """800 files of a 1,000-column table, one of which holds the row the filter wants:
+    planning lets each pruned file's footer go once planned (the metadata cache keeps
+    what its bound allows), so the peak stays under the cache's bound plus working memory,
+    not the ~800 MiB that every parsed footer together takes."""
+    import shutil
+
+    import pyarrow as pa
+
+    columns = {f"c{i}": pa.array([i], pa.int64()) for i in range(WIDE_COLUMNS)}
+    miss, hit = tmp_path / "miss.parquet", tmp_path / "hit.parquet"
+    pq.write_table(pa.table({"k": pa.array([0], pa.int64()), **columns}), miss)
+    pq.write_table(pa.table({"k": pa.array([1], pa.int64()), **columns}), hit)
+    table = tmp_path / "table"
+    table.mkdir()
+    for number in range(WIDE_FILES - 1):
+        shutil.copyfile(miss, table / f"part-{number:05d}.parquet")
+    shutil.copyfile(hit, table / f"part-{WIDE_FILES - 1:05d}.parquet")
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _PRUNED_FOOTERS, str(table)])
+    assert code == 0, f"the scan failed (exit {code}): {err.decode()[-3000:]}"
+    got = json.loads(out.splitlines()[-1])
+    rise = peak - got["baseline"]
+    footer = pq.read_metadata(miss).serialized_size
+    figures = (
+        f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
+        f"{got['rows']} row in {got['seconds']:.1f} s; baseline {got['baseline'] / MiB:.0f} MiB, "
+        f"peak above baseline {rise / MiB:,.0f} MiB (bound {FOOTERS_PEAK_LIMIT / MiB:.0f} MiB)"
+    )
+    print(figures)
+    assert got["rows"] == 1, figures
+    assert rise < FOOTERS_PEAK_LIMIT, figures
 
 
 # ----- every corpus file ------------------------------------------------------------------

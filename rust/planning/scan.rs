@@ -171,6 +171,10 @@ impl ScanPlan {
 /// Footers of files in an object store read at once while planning.
 pub const FOOTERS_IN_FLIGHT: usize = 16;
 
+/// Footers of files in an object store fetched ahead of planning, at most: the next
+/// window is fetched when planning reaches it.
+pub const FOOTERS_FETCHED_AHEAD: usize = 4 * FOOTERS_IN_FLIGHT;
+
 /// A scan of a table (Parquet files, possibly with partition values) with an optional
 /// filter and projection.
 #[derive(Debug)]
@@ -706,9 +710,14 @@ impl Scan {
         let by_partition = self.files_by_partition()?;
         let by_log = self.files_by_log_statistics(&by_partition)?;
         let surviving: Vec<usize> = (0..self.table.files.len()).filter(|&p| by_partition[p] && by_log[p]).collect();
-        self.open_concurrently(&surviving);
+        // From a store, footers are fetched ahead in windows, not all at once: a window's
+        // footers are held only until its files are planned.
+        let mut fetched_ahead = surviving.chunks(FOOTERS_FETCHED_AHEAD).peekable();
         for position in 0..self.table.files.len() {
             crate::interrupt::check()?;
+            if fetched_ahead.peek().is_some_and(|window| window.first() == Some(&position)) {
+                self.open_concurrently(fetched_ahead.next().expect("peeked"));
+            }
             if !by_partition[position] || !by_log[position] {
                 let path = self.table.files[position].to_string();
                 let reason = if !by_partition[position] {
@@ -735,11 +744,16 @@ impl Scan {
             metrics.row_groups_total += plan.row_groups.len() as u64;
             metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
             files.push(plan);
+            drop(file);
+            self.release_if_unread(position, &files[position]);
         }
         if let Some(top_n) = &self.options.top_n {
             self.prune_top_n(top_n, &by_partition, &by_log, &mut files, &mut metrics)?;
+            for (position, plan) in files.iter().enumerate() {
+                self.release_if_unread(position, plan);
+            }
         }
-        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| plan.skipped.is_none()) {
+        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| plan.surviving().next().is_some()) {
             let file = self.open(position)?;
             let leaves = self.leaves_read(&file);
             for row_group in &mut plan.row_groups {
@@ -786,6 +800,19 @@ impl Scan {
         (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect()
     }
 
+    /// Lets go of the footer of file `position` when `plan` reads none of its row groups
+    /// (the first file's is kept: it gives the output schema), so that planning many files
+    /// holds the footers of those it reads, not of all it looked at; the metadata cache may
+    /// still hold it, within its bound. A later [`Scan::open`] reads it again.
+    fn release_if_unread(&self, position: usize, plan: &FileAccessPlan) {
+        if position != 0
+            && plan.surviving().next().is_none()
+            && let Some(slot) = self.opened.get(position)
+        {
+            slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
+    }
+
     /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).
     fn prune_top_n(
         &self,
@@ -812,7 +839,8 @@ impl Scan {
         let mut filters = Vec::with_capacity(files.len());
         for position in 0..files.len() {
             crate::interrupt::check()?;
-            if !by_partition[position] || !by_log[position] {
+            // A file none of whose row groups is read offers no row: not opened again.
+            if !by_partition[position] || !by_log[position] || files[position].surviving().next().is_none() {
                 opened.push(None);
                 filters.push(None);
                 continue;
