@@ -51,6 +51,27 @@ impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
         self.bytes
     }
 
+    /// Bounds the map to `capacity` bytes from now on, evicting the least recently used
+    /// entries until what it holds fits.
+    ///
+    /// ```
+    /// use pqsift::lru::ByteLru;
+    /// let mut cache = ByteLru::new(10);
+    /// cache.insert("a", 1, 4);
+    /// cache.insert("b", 2, 4);
+    /// cache.set_capacity(5); // 8 bytes > 5: "a", the least recent, goes
+    /// assert_eq!(cache.get(&"a"), None);
+    /// assert_eq!(cache.get(&"b"), Some(&2));
+    /// ```
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        while self.bytes > self.capacity {
+            let Some((_, oldest)) = self.by_use.pop_first() else { break };
+            let (_, evicted, _) = self.entries.remove(&oldest).expect("indexed entries exist");
+            self.bytes -= evicted;
+        }
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -134,22 +155,36 @@ mod tests {
             }
             self.entries.push((key, value, size));
         }
+
+        fn set_capacity(&mut self, capacity: usize) {
+            while self.entries.iter().map(|e| e.2).sum::<usize>() > capacity {
+                self.entries.remove(0);
+            }
+        }
     }
 
     proptest! {
         #[test]
         fn behaves_like_a_use_ordered_list(
             capacity in 0usize..40,
-            ops in prop::collection::vec((any::<bool>(), 0u8..8, any::<u32>(), 0usize..15), 0..200),
+            ops in prop::collection::vec((0u8..7, 0u8..8, any::<u32>(), 0usize..15), 0..200),
         ) {
             let mut lru = ByteLru::new(capacity);
             let mut model = Model::default();
-            for (is_get, key, value, size) in ops {
-                if is_get {
-                    prop_assert_eq!(lru.get(&key).copied(), model.get(key));
-                } else {
-                    lru.insert(key, value, size);
-                    model.insert(key, value, size, capacity);
+            let mut capacity = capacity;
+            for (kind, key, value, size) in ops {
+                match kind {
+                    0..=2 => prop_assert_eq!(lru.get(&key).copied(), model.get(key)),
+                    3..=5 => {
+                        lru.insert(key, value, size);
+                        model.insert(key, value, size, capacity);
+                    }
+                    _ => {
+                        capacity = size * 3;
+                        lru.set_capacity(capacity);
+                        model.set_capacity(capacity);
+                        prop_assert_eq!(lru.capacity(), capacity);
+                    }
                 }
                 prop_assert_eq!(lru.bytes(), model.entries.iter().map(|e| e.2).sum::<usize>());
                 prop_assert!(lru.bytes() <= capacity);

@@ -36,10 +36,10 @@ print("VmHWM", next(line.split()[1] for line in status.splitlines() if line.star
 """
 
 
-def peak_rss_of(argv: list[str]) -> tuple[int, str, bytes, int]:
-    """Runs ``argv``: (exit code, stdout without the peak line, stderr, peak RSS in bytes
-    as the child measured it, ``VmHWM``)."""
-    done = subprocess.run(argv, capture_output=True, timeout=120)
+def peak_rss_of(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, bytes, int]:
+    """Runs ``argv`` (in ``env``, else this process's environment): (exit code, stdout
+    without the peak line, stderr, peak RSS in bytes as the child measured it, ``VmHWM``)."""
+    done = subprocess.run(argv, capture_output=True, timeout=120, env=env)
     lines = done.stdout.decode().strip().splitlines()
     peak = next((int(line.split()[1]) * 1024 for line in lines if line.startswith("VmHWM")), 1 << 62)
     return done.returncode, "\n".join(line for line in lines if not line.startswith("VmHWM")), done.stderr, peak

@@ -16,7 +16,8 @@ figures; every assertion message has them too.
   subprocess; the high-water mark reset between files through ``/proc/self/clear_refs``).
 - 800 files of a 1,000-column table pruned to one by the filter: the footers of the
   pruned files are let go once planned, peak < 384 MiB (the metadata cache's 256 MiB and
-  working memory) where holding every parsed footer took ~800 MiB.
+  working memory) where holding every parsed footer took ~800 MiB; < 96 MiB with the
+  cache bounded to 16 MiB by ``PQSIFT_METADATA_CACHE_BYTES``.
 """
 
 from __future__ import annotations
@@ -229,47 +230,74 @@ def test_two_gib_of_strings_in_one_chunk_is_rejected_before_decompressing() -> N
 WIDE_COLUMNS, WIDE_FILES = 1_000, 800
 # The metadata cache's bound (rust/format/metadata_cache.rs) and room for the scan's own work.
 FOOTERS_PEAK_LIMIT = 384 * MiB
+# With the cache bounded to 16 MiB: what the scan itself holds.
+SMALL_CACHE_PEAK_LIMIT = 96 * MiB
 
 _PRUNED_FOOTERS = _CHILD_PRELUDE + r"""
 baseline = status("VmRSS")
 started = time.perf_counter()
 table = pqsift.scan(sys.argv[1], columns=["k"], filter="k = 1").to_table()
-print(json.dumps({"baseline": baseline, "rows": table.num_rows, "seconds": time.perf_counter() - started}))
+print(json.dumps({"baseline": baseline, "rows": table.num_rows, "seconds": time.perf_counter() - started,
+                  "cache_bound": pqsift.metadata_cache_usage()[1]}))
 print("VmHWM", status("VmHWM") // 1024)
 """
 
 
-def test_footers_of_files_the_filter_prunes_are_not_all_held(tmp_path: Path) -> None:
-    """800 files of a 1,000-column table, one of which holds the row the filter wants:
-    planning lets each pruned file's footer go once planned (the metadata cache keeps
-    what its bound allows), so the peak stays under the cache's bound plus working memory,
-    not the ~800 MiB that every parsed footer together takes."""
+@pytest.fixture(scope="module")
+def wide_footers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """WIDE_FILES files of a WIDE_COLUMNS-column table, one row each; only the last holds
+    ``k = 1``. Returns the directory and the size of a footer (serialized)."""
     import shutil
 
     import pyarrow as pa
 
+    root = tmp_path_factory.mktemp("wide_footers")
     columns = {f"c{i}": pa.array([i], pa.int64()) for i in range(WIDE_COLUMNS)}
-    miss, hit = tmp_path / "miss.parquet", tmp_path / "hit.parquet"
+    miss, hit = root / "miss.parquet", root / "hit.parquet"
     pq.write_table(pa.table({"k": pa.array([0], pa.int64()), **columns}), miss)
     pq.write_table(pa.table({"k": pa.array([1], pa.int64()), **columns}), hit)
-    table = tmp_path / "table"
+    table = root / "table"
     table.mkdir()
     for number in range(WIDE_FILES - 1):
         shutil.copyfile(miss, table / f"part-{number:05d}.parquet")
     shutil.copyfile(hit, table / f"part-{WIDE_FILES - 1:05d}.parquet")
-    code, out, err, peak = peak_rss_of([sys.executable, "-c", _PRUNED_FOOTERS, str(table)])
+    return table, pq.read_metadata(miss).serialized_size
+
+
+@pytest.mark.parametrize(
+    ("cache_bytes", "limit"),
+    [(None, FOOTERS_PEAK_LIMIT), (16 * MiB, SMALL_CACHE_PEAK_LIMIT)],
+    ids=["default cache", "16 MiB cache"],
+)
+def test_footers_of_files_the_filter_prunes_are_not_all_held(
+    wide_footers: tuple[Path, int], cache_bytes: int | None, limit: int
+) -> None:
+    """800 files of a 1,000-column table, one of which holds the row the filter wants:
+    planning lets each pruned file's footer go once planned (the metadata cache keeps
+    what its bound allows), so the peak stays under the cache's bound plus working memory,
+    not the ~800 MiB that every parsed footer together takes; with the cache bounded
+    through ``PQSIFT_METADATA_CACHE_BYTES`` (as Spark's executors would set it), lower."""
+    import os
+
+    table, footer = wide_footers
+    env = dict(os.environ)
+    env.pop("PQSIFT_METADATA_CACHE_BYTES", None)
+    if cache_bytes is not None:
+        env["PQSIFT_METADATA_CACHE_BYTES"] = str(cache_bytes)
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _PRUNED_FOOTERS, str(table)], env=env)
     assert code == 0, f"the scan failed (exit {code}): {err.decode()[-3000:]}"
     got = json.loads(out.splitlines()[-1])
     rise = peak - got["baseline"]
-    footer = pq.read_metadata(miss).serialized_size
     figures = (
         f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
+        f"cache bound {'default' if cache_bytes is None else f'{cache_bytes / MiB:.0f} MiB'}: "
         f"{got['rows']} row in {got['seconds']:.1f} s; baseline {got['baseline'] / MiB:.0f} MiB, "
-        f"peak above baseline {rise / MiB:,.0f} MiB (bound {FOOTERS_PEAK_LIMIT / MiB:.0f} MiB)"
+        f"peak above baseline {rise / MiB:,.0f} MiB (bound {limit / MiB:.0f} MiB)"
     )
     print(figures)
     assert got["rows"] == 1, figures
-    assert rise < FOOTERS_PEAK_LIMIT, figures
+    assert got["cache_bound"] == (256 * MiB if cache_bytes is None else cache_bytes), figures
+    assert rise < limit, figures
 
 
 # ----- every corpus file ------------------------------------------------------------------

@@ -24,6 +24,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pqsift._core import RowSelection, __version__, inspect, parse_filter
+from pqsift.caches import apply_environment as _apply_cache_environment
+from pqsift.caches import metadata_cache_usage, set_metadata_cache_bytes
 from pqsift.errors import (
     CorruptFileError,
     FilterError,
@@ -72,10 +74,14 @@ __all__ = [
     "from_dnf",
     "inspect",
     "lit",
+    "metadata_cache_usage",
     "parse_filter",
     "scan",
+    "set_metadata_cache_bytes",
     "when",
 ]
+
+_apply_cache_environment()
 
 if TYPE_CHECKING:
     from pqsift.arrow_dataset import Dataset, dataset

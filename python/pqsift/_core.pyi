@@ -452,6 +452,13 @@ class ScanStream:
 def metadata_cache_stats() -> tuple[int, int]:
     """``(hits, misses)`` of this process's metadata cache; a miss is a footer read."""
 
+def metadata_cache_usage() -> tuple[int, int]:
+    """``(bytes held, bound)`` of this process's metadata cache."""
+
+def set_metadata_cache_bytes(capacity_bytes: int) -> int:
+    """Bounds this process's metadata cache to ``capacity_bytes``, evicting down to it;
+    returns the bound before."""
+
 def clear_metadata_cache() -> None:
     """Empties this process's metadata cache: the next scan of each file reads its footer
     again, and of each Iceberg table its manifests (the counts of

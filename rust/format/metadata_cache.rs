@@ -83,6 +83,22 @@ impl MetadataCache {
         (state.hits, state.misses)
     }
 
+    /// `(bytes held, bound)`: the entries' estimated memory, and the most it may reach.
+    pub fn usage(&self) -> (usize, usize) {
+        let state = self.lock();
+        (state.entries.bytes(), state.entries.capacity())
+    }
+
+    /// Bounds the cache to `capacity_bytes` from now on (0: it keeps nothing), evicting
+    /// the least recently used entries until what it holds fits; answers the bound before.
+    /// Python workers on one host each have their own cache: this bounds each.
+    pub fn set_capacity(&self, capacity_bytes: usize) -> usize {
+        let mut state = self.lock();
+        let before = state.entries.capacity();
+        state.entries.set_capacity(capacity_bytes);
+        before
+    }
+
     /// Drops every entry (the hit and miss counts stay): the next load of each file reads
     /// its footer again — what a benchmark of cold reads, or a process done with a table,
     /// wants.
@@ -202,6 +218,22 @@ mod tests {
         tiny.load(&corpus("alltypes_tiny_pages.parquet")).unwrap(); // larger than the capacity: not kept
         tiny.load(&corpus("alltypes_plain.parquet")).unwrap();
         assert_eq!(tiny.stats(), (1, 2));
+    }
+
+    #[test]
+    fn a_lowered_bound_evicts_and_holds() {
+        let cache = MetadataCache::new(1 << 30);
+        cache.load(&corpus("alltypes_plain.parquet")).unwrap();
+        cache.load(&corpus("alltypes_tiny_pages.parquet")).unwrap();
+        let (held, bound) = cache.usage();
+        assert!(held > 0 && bound == 1 << 30);
+        assert_eq!(cache.set_capacity(0), 1 << 30);
+        assert_eq!(cache.usage(), (0, 0));
+        // Nothing is kept now: every load reads the footer again.
+        cache.load(&corpus("alltypes_plain.parquet")).unwrap();
+        cache.load(&corpus("alltypes_plain.parquet")).unwrap();
+        assert_eq!(cache.stats(), (0, 4));
+        assert_eq!(cache.usage(), (0, 0));
     }
 
     #[test]

@@ -151,6 +151,19 @@ pub(crate) fn metadata_cache_stats() -> (u64, u64) {
     crate::format::metadata_cache::MetadataCache::global().stats()
 }
 
+/// `(bytes held, bound)` of this process's metadata cache.
+#[pyfunction]
+pub(crate) fn metadata_cache_usage() -> (usize, usize) {
+    crate::format::metadata_cache::MetadataCache::global().usage()
+}
+
+/// Bounds this process's metadata cache to `capacity_bytes`, evicting down to it; answers
+/// the bound before.
+#[pyfunction]
+pub(crate) fn set_metadata_cache_bytes(capacity_bytes: usize) -> usize {
+    crate::format::metadata_cache::MetadataCache::global().set_capacity(capacity_bytes)
+}
+
 /// Empties this process's metadata cache: the next scan of each file reads its footer again
 /// (and of each Iceberg table its manifests).
 #[pyfunction]

@@ -27,6 +27,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(metadata::inspect_py, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::clear_metadata_cache, module)?)?;
+    module.add_function(wrap_pyfunction!(metadata::metadata_cache_usage, module)?)?;
+    module.add_function(wrap_pyfunction!(metadata::set_metadata_cache_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(filter::parse_filter_py, module)?)?;
     module.add_function(wrap_pyfunction!(stream::read, module)?)?;
     module.add_function(wrap_pyfunction!(scan::read_task, module)?)?;
