@@ -528,7 +528,7 @@ def scan(
     unit cannot hold raises :class:`pqsift.UnsupportedError` naming this option (pyarrow
     wraps it into another instant). INT96 inside structs, lists and maps is read in the
     option's unit too, and checked the same way: a value past nanoseconds' range in a row
-    read raises (for those, the crate's values are decoded a second time, in seconds).
+    read raises (their INT96 leaves are decoded a second time, in seconds, to check).
 
     ``string_view`` (``False``): top-level string and binary columns come out as Arrow
     ``string_view`` / ``binary_view`` instead of ``string`` / ``binary`` (values may point

@@ -43,9 +43,25 @@ pub fn holds_nanoseconds(data_type: &DataType) -> bool {
     }
 }
 
+/// Whether `data_type` holds a map at any depth: a map is decoded only with its keys, so a
+/// check of its INT96 values decodes the whole column.
+pub fn holds_map(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Map(..) => true,
+        DataType::Struct(fields) => fields.iter().any(|f| holds_map(f.data_type())),
+        DataType::List(field)
+        | DataType::LargeList(field)
+        | DataType::ListView(field)
+        | DataType::LargeListView(field)
+        | DataType::FixedSizeList(field, _) => holds_map(field.data_type()),
+        _ => false,
+    }
+}
+
 /// The first value of `nanoseconds` that wrapped, as its instant in seconds since 1970
 /// (from `seconds`): the two are one column decoded twice, its INT96 leaves in nanoseconds
-/// and in seconds, the same shape, the same rows. `None`: no value wrapped.
+/// and in seconds, the same rows — the second decode perhaps of fewer struct fields (those
+/// holding INT96 leaves), each found among the first's by name. `None`: no value wrapped.
 ///
 /// The seconds decode rounds the nanoseconds within the day toward zero, where this divides
 /// them rounding down: the two may differ by one second on a corrupt value whose nanoseconds
@@ -60,9 +76,19 @@ pub fn first_wrapped(nanoseconds: &ArrayRef, seconds: &ArrayRef) -> Option<i64> 
                 (ns.div_euclid(1_000_000_000).abs_diff(s) > 1).then_some(s)
             })
         }
-        (DataType::Struct(_), DataType::Struct(_)) => {
+        (DataType::Struct(ns_fields), DataType::Struct(s_fields)) => {
+            // The check may decode fewer of the struct's fields (its INT96 leaves only):
+            // each of its fields is found, in order, among the decoded ones.
             let (ns, s) = (nanoseconds.as_struct(), seconds.as_struct());
-            ns.columns().iter().zip(s.columns()).find_map(|(ns, s)| first_wrapped(ns, s))
+            let mut next = 0;
+            s_fields.iter().zip(s.columns()).find_map(|(field, s)| {
+                let kind = std::mem::discriminant(field.data_type());
+                let at = (next..ns_fields.len()).find(|&i| {
+                    ns_fields[i].name() == field.name() && std::mem::discriminant(ns_fields[i].data_type()) == kind
+                })?;
+                next = at + 1;
+                first_wrapped(ns.column(at), s)
+            })
         }
         (DataType::List(_), DataType::List(_)) => {
             first_wrapped(nanoseconds.as_list::<i32>().values(), seconds.as_list::<i32>().values())
@@ -134,6 +160,16 @@ mod tests {
             Arc::new(StructArray::new(Fields::from(vec![field]), vec![ts], None))
         };
         assert_eq!(first_wrapped(&in_struct(ns.clone()), &in_struct(s.clone())), Some(SENTINEL_S));
+        // The check decoded the timestamp field only; the struct decoded holds another
+        // field first, of the same name as no check field.
+        let wide = {
+            let other: ArrayRef = Arc::new(Int32Array::from(vec![7, 8]));
+            let fields = vec![Field::new("x", DataType::Int32, true), Field::new("ts", ns.data_type().clone(), true)];
+            Arc::new(StructArray::new(Fields::from(fields), vec![other, ns.clone()], None)) as ArrayRef
+        };
+        assert_eq!(first_wrapped(&wide, &in_struct(s.clone())), Some(SENTINEL_S));
+        let (fine, zeros) = pair(vec![Some(1), Some(2)], vec![Some(0), Some(0)]);
+        assert_eq!(first_wrapped(&in_struct(fine), &in_struct(zeros)), None);
         let in_list = |ts: ArrayRef| -> ArrayRef {
             let field = Arc::new(Field::new("item", ts.data_type().clone(), true));
             Arc::new(ListArray::new(field, OffsetBuffer::from_lengths([2]), ts, None))
@@ -155,8 +191,11 @@ mod tests {
         assert_eq!(first_wrapped(&in_map(ns.clone()), &in_map(s.clone())), Some(SENTINEL_S));
         // Only the types: a struct of a nanosecond timestamp holds nanoseconds.
         assert!(holds_nanoseconds(in_map(ns).data_type()));
-        assert!(!holds_nanoseconds(in_map(s).data_type()));
+        assert!(!holds_nanoseconds(in_map(s.clone()).data_type()));
         assert!(!holds_nanoseconds(&DataType::Timestamp(TimeUnit::Microsecond, None)));
+        let list_of = |data_type: &DataType| DataType::List(Arc::new(Field::new("item", data_type.clone(), true)));
+        assert!(holds_map(&list_of(in_map(s.clone()).data_type())));
+        assert!(!holds_map(&list_of(in_struct(s).data_type())));
     }
 
     #[test]

@@ -991,10 +991,12 @@ impl FileReader {
 impl FileReader {
     /// Fails where a crate-decoded INT96 value of `decoded` (the roots of `columns`, the
     /// `rows` of the runs `decoder` kept by the post-filter `mask`) wrapped in nanoseconds:
-    /// the roots holding nanosecond timestamps and INT96 leaves are decoded again with those
-    /// leaves in seconds, the same rows kept, and compared (see
-    /// [`int96_range`](crate::reading::int96_range)). A row the decode passed over but does
-    /// not output is not checked.
+    /// the INT96 leaves of the roots holding nanosecond timestamps are decoded again in
+    /// seconds, the same rows kept, and compared (see
+    /// [`int96_range`](crate::reading::int96_range)) — only those leaves, so that the check
+    /// of a wide struct costs its timestamps, unless a map holds them (a map decodes only
+    /// with its keys: the whole root then). A row the decode passed over but does not output
+    /// is not checked.
     fn check_int96_nanoseconds(
         &self,
         source: &FileSource,
@@ -1003,20 +1005,23 @@ impl FileReader {
         (decoder, rows, mask): (Vec<CrateSelector>, usize, Option<arrow::buffer::BooleanBuffer>),
         decoded: &RecordBatch,
     ) -> Result<()> {
-        use crate::reading::int96_range::{first_wrapped, holds_nanoseconds, wrap_reason};
+        use crate::reading::int96_range::{first_wrapped, holds_map, holds_nanoseconds, wrap_reason};
         let parquet_schema = self.metadata.parquet_schema();
-        let has_int96 = |root: usize| {
-            self.leaves_of(columns.with_roots(&[root]))
-                .iter()
-                .any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::INT96)
-        };
-        let at_risk: Vec<(usize, usize)> = columns
-            .roots
-            .iter()
-            .enumerate()
-            .filter(|&(at, &root)| holds_nanoseconds(decoded.column(at).data_type()) && has_int96(root))
-            .map(|(at, &root)| (at, root))
-            .collect();
+        let is_int96 = |leaf: &usize| parquet_schema.column(*leaf).physical_type() == PhysicalType::INT96;
+        let mut at_risk: Vec<(usize, usize)> = Vec::new();
+        let mut leaves: Vec<usize> = Vec::new();
+        for (at, &root) in columns.roots.iter().enumerate() {
+            let data_type = decoded.column(at).data_type();
+            let root_leaves = self.leaves_of(columns.with_roots(&[root]));
+            if !holds_nanoseconds(data_type) || !root_leaves.iter().any(is_int96) {
+                continue;
+            }
+            at_risk.push((at, root));
+            match holds_map(data_type) {
+                true => leaves.extend(root_leaves),
+                false => leaves.extend(root_leaves.into_iter().filter(is_int96)),
+            }
+        }
         if at_risk.is_empty() {
             return Ok(());
         }
@@ -1027,8 +1032,7 @@ impl FileReader {
             ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options).ok()
         });
         let Some(seconds) = seconds else { return Ok(()) };
-        let roots: Vec<usize> = at_risk.iter().map(|&(_, root)| root).collect();
-        let leaves = ProjectionMask::leaves(parquet_schema, self.leaves_of(columns.with_roots(&roots)));
+        let leaves = ProjectionMask::leaves(parquet_schema, leaves);
         let check = self.decode_runs(source, seconds, row_group, leaves, decoder, rows)?;
         let check = match mask {
             Some(mask) => filter_record_batch(&check, &BooleanArray::new(mask, None))?,
