@@ -109,3 +109,13 @@ def test_a_bad_environment_value_fails_the_import_naming_the_variable(value: str
     done = _import_with(value)
     assert done.returncode != 0
     assert "ValueError" in done.stderr and "PQSIFT_METADATA_CACHE_BYTES" in done.stderr, done.stderr
+
+
+def test_the_modules_example_runs(bound_restored: int) -> None:
+    import doctest
+
+    import pqsift.caches
+
+    result = doctest.testmod(pqsift.caches)
+    assert result.attempted > 0 and result.failed == 0
+    assert pqsift.metadata_cache_usage()[1] == bound_restored
