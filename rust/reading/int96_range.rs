@@ -160,8 +160,8 @@ mod tests {
             Arc::new(StructArray::new(Fields::from(vec![field]), vec![ts], None))
         };
         assert_eq!(first_wrapped(&in_struct(ns.clone()), &in_struct(s.clone())), Some(SENTINEL_S));
-        // The check decoded the timestamp field only; the struct decoded holds another
-        // field first, of the same name as no check field.
+        // The check decoded the timestamp field only, which the struct decoded holds
+        // after another field.
         let wide = {
             let other: ArrayRef = Arc::new(Int32Array::from(vec![7, 8]));
             let fields = vec![Field::new("x", DataType::Int32, true), Field::new("ts", ns.data_type().clone(), true)];
