@@ -278,7 +278,8 @@ def _metrics_row(schema: pa.Schema, totals: dict[str, Any]) -> pa.RecordBatch:
 
 
 #: At most this many files a task plans itself are scanned together: a scan keeps the
-#: footers of its files until it ends, and a footer of thousands of columns takes megabytes.
+#: footers of the files it reads until it ends (those its filter prunes it lets go), and a
+#: footer of thousands of columns takes megabytes.
 SCAN_FILES_TOGETHER = 64
 
 
