@@ -33,6 +33,7 @@ import time
 import traceback
 import urllib.parse
 import uuid
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -721,6 +722,31 @@ def test_planning_fetches_footers_concurrently(s3: LatencyProxy, s3_emulator: S3
     assert snapshot["max_in_flight"] >= 7, snapshot
     footers = [r for r in _object_gets(s3) if r.key.startswith("many/")]
     assert len(footers) == 8, [r.key for r in footers]
+
+
+def test_footers_are_fetched_ahead_in_windows_each_once(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
+    """150 files, more than two windows of footers fetched ahead: every footer is fetched
+    once, concurrently but never more than 16 at a time, and the rows of the three files
+    the filter keeps are pyarrow's."""
+    files = 150
+    many = _mkdir(tmp_path / "windows")
+    for i in range(files):
+        pq.write_table(pa.table({"id": pa.array(range(i * 10, (i + 1) * 10), pa.int64())}), many / f"part-{i:03d}.parquet")
+    bucket = s3_emulator.new_bucket("windows")
+    s3_emulator.upload_dir(tmp_path, bucket)
+    s3.reset()
+    s3.delay = 0.005
+    # Rows of files 0, 70 and 149: in the first window, the second and the last.
+    where = "id < 10 OR (id >= 700 AND id < 710) OR id >= 1490"
+    scan = pqsift.scan(f"s3://{bucket}/windows/", filter=where, storage_options=s3.storage_options)
+    got = scan.to_table()
+    snapshot = s3.snapshot()
+    gets = Counter(r.key for r in _object_gets(s3) if r.key.startswith("windows/"))
+    assert set(gets) == {f"windows/part-{i:03d}.parquet" for i in range(files)}
+    # A file this small is read whole with its footer: one request each, never again.
+    assert set(gets.values()) == {1}, {key: n for key, n in gets.items() if n != 1}
+    assert 8 <= snapshot["max_in_flight"] <= 16 + 2, snapshot
+    assert sorted(got.column("id").to_pylist()) == [*range(10), *range(700, 710), *range(1490, 1500)]
 
 
 
