@@ -953,7 +953,7 @@ impl FileReader {
                 recast.as_ref().unwrap_or(&self.metadata),
                 row_group,
                 mask,
-                decoder.clone(),
+                &decoder,
                 plan.decoded_rows(),
             )
             .map_err(|e| source.take_error().unwrap_or(e))?;
@@ -973,7 +973,7 @@ impl FileReader {
             Some(mask) => filter_record_batch(&decoded, &BooleanArray::new(mask.clone(), None))?,
             None => decoded,
         };
-        self.check_int96_nanoseconds(source, row_group, columns, (decoder, rows, post_filter), &decoded)?;
+        self.check_int96_nanoseconds(source, row_group, columns, (&decoder, rows, post_filter), &decoded)?;
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
                 self.name(),
@@ -1002,7 +1002,7 @@ impl FileReader {
         source: &FileSource,
         row_group: usize,
         columns: RootColumns<'_>,
-        (decoder, rows, mask): (Vec<CrateSelector>, usize, Option<arrow::buffer::BooleanBuffer>),
+        (decoder, rows, mask): (&[CrateSelector], usize, Option<arrow::buffer::BooleanBuffer>),
         decoded: &RecordBatch,
     ) -> Result<()> {
         use crate::reading::int96_range::{first_wrapped, holds_map, holds_nanoseconds, wrap_reason};
@@ -1134,13 +1134,13 @@ impl FileReader {
         metadata: &ArrowReaderMetadata,
         row_group: usize,
         mask: ProjectionMask,
-        decoder: Vec<CrateSelector>,
+        decoder: &[CrateSelector],
         rows: usize,
     ) -> Result<RecordBatch> {
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask.clone())
-            .with_row_selection(CrateSelection::from(decoder.clone()))
+            .with_row_selection(CrateSelection::from(decoder.to_vec()))
             .with_row_selection_policy(RowSelectionPolicy::Selectors)
             // One batch for the whole selection: the row group is assembled whole anyway, and
             // decoding in batch_size pieces would cost a concatenation (a copy of every value).
@@ -1156,7 +1156,7 @@ impl FileReader {
                 other => PqsiftError::corrupt(self.name(), other),
             }),
             Err(e @ ArrowError::OffsetOverflowError(_)) => Err(PqsiftError::unsupported(self.name(), too_large(e))),
-            Err(error) => Err(self.decode_failure(source, metadata, row_group, mask, &decoder, error)),
+            Err(error) => Err(self.decode_failure(source, metadata, row_group, mask, decoder, error)),
         }
     }
 
@@ -1178,7 +1178,7 @@ impl FileReader {
         let mut bytes = 0;
         for part in [first, second] {
             let rows = part.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
-            match self.decode_runs(source, metadata, row_group, mask.clone(), part, rows) {
+            match self.decode_runs(source, metadata, row_group, mask.clone(), &part, rows) {
                 Ok(batch) => bytes += offset_bytes(&batch),
                 Err(fault) => return fault,
             }
