@@ -60,7 +60,7 @@ fn files_the_filter_prunes_let_their_footers_go() {
     let files = write_files(&dir);
     let scan = Scan::new(files, None, Some("x >= 200 AND x < 250"), ScanOptions::default()).unwrap();
     let plan = scan.plan().unwrap();
-    assert_eq!(plan.files.iter().filter(|f| f.surviving().next().is_some()).count(), 1);
+    assert_eq!(plan.files.iter().filter(|f| !f.is_pruned()).count(), 1);
     // The first file (the output schema) and the one read are held; the other two are not.
     assert_eq!(held(&scan), [true, false, true, false]);
     assert_eq!(read_x(&scan), (200..250).collect::<Vec<_>>());

@@ -753,7 +753,7 @@ impl Scan {
                 self.release_if_unread(position, plan);
             }
         }
-        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| plan.surviving().next().is_some()) {
+        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| !plan.is_pruned()) {
             let file = self.open(position)?;
             let leaves = self.leaves_read(&file);
             for row_group in &mut plan.row_groups {
@@ -806,7 +806,7 @@ impl Scan {
     /// still hold it, within its bound. A later [`Scan::open`] reads it again.
     fn release_if_unread(&self, position: usize, plan: &FileAccessPlan) {
         if position != 0
-            && plan.surviving().next().is_none()
+            && plan.is_pruned()
             && let Some(slot) = self.opened.get(position)
         {
             slot.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -840,7 +840,7 @@ impl Scan {
         for position in 0..files.len() {
             crate::interrupt::check()?;
             // A file none of whose row groups is read offers no row: not opened again.
-            if !by_partition[position] || !by_log[position] || files[position].surviving().next().is_none() {
+            if !by_partition[position] || !by_log[position] || files[position].is_pruned() {
                 opened.push(None);
                 filters.push(None);
                 continue;
