@@ -30,32 +30,29 @@ use arrow::datatypes::{DataType, TimeUnit, TimestampNanosecondType, TimestampSec
 /// Whether `data_type` holds a nanosecond timestamp at any depth (in a struct, list, or
 /// map): a column whose INT96 leaves, if it has any, the crate decodes in nanoseconds.
 pub fn holds_nanoseconds(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => true,
-        DataType::Struct(fields) => fields.iter().any(|f| holds_nanoseconds(f.data_type())),
-        DataType::List(field)
-        | DataType::LargeList(field)
-        | DataType::ListView(field)
-        | DataType::LargeListView(field)
-        | DataType::FixedSizeList(field, _)
-        | DataType::Map(field, _) => holds_nanoseconds(field.data_type()),
-        _ => false,
-    }
+    holds(data_type, &|t| matches!(t, DataType::Timestamp(TimeUnit::Nanosecond, _)))
 }
 
 /// Whether `data_type` holds a map at any depth: a map is decoded only with its keys, so a
 /// check of its INT96 values decodes the whole column.
 pub fn holds_map(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Map(..) => true,
-        DataType::Struct(fields) => fields.iter().any(|f| holds_map(f.data_type())),
-        DataType::List(field)
-        | DataType::LargeList(field)
-        | DataType::ListView(field)
-        | DataType::LargeListView(field)
-        | DataType::FixedSizeList(field, _) => holds_map(field.data_type()),
-        _ => false,
-    }
+    holds(data_type, &|t| matches!(t, DataType::Map(..)))
+}
+
+/// Whether `data_type`, or a type nested in it (struct fields, list items, map entries),
+/// is `found`.
+fn holds(data_type: &DataType, found: &dyn Fn(&DataType) -> bool) -> bool {
+    found(data_type)
+        || match data_type {
+            DataType::Struct(fields) => fields.iter().any(|f| holds(f.data_type(), found)),
+            DataType::List(field)
+            | DataType::LargeList(field)
+            | DataType::ListView(field)
+            | DataType::LargeListView(field)
+            | DataType::FixedSizeList(field, _)
+            | DataType::Map(field, _) => holds(field.data_type(), found),
+            _ => false,
+        }
 }
 
 /// The first value of `nanoseconds` that wrapped, as its instant in seconds since 1970
