@@ -138,6 +138,16 @@ def status(field):
     raise LookupError(field)
 """
 
+
+def run_child(script: str, *args: str, failed: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], int, int]:
+    """Runs one of the child scripts below with ``args`` (in ``env``): its JSON line, its
+    peak RSS and the peak above its baseline. A child that exits with an error fails the
+    test, the message starting with ``failed``."""
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", script, *args], env=env)
+    assert code == 0, f"{failed} (exit {code}): {err.decode()[-3000:]}"
+    got = json.loads(out.splitlines()[-1])
+    return got, peak, peak - got["baseline"]
+
 # Prints the counts as JSON, then the peak in test_hostile's format ("VmHWM <kB>").
 _STREAM = _CHILD_PRELUDE + r"""
 path, arguments = sys.argv[1], json.loads(sys.argv[2])
@@ -170,10 +180,7 @@ STREAM_CASES: dict[str, dict[str, Any]] = {
 def test_streaming_one_gib_row_groups_stays_under_256_mib(wide_file: tuple[Path, dict[str, Any]], case: str) -> None:
     path, facts = wide_file
     arguments = STREAM_CASES[case]
-    code, out, err, peak = peak_rss_of([sys.executable, "-c", _STREAM, str(path), json.dumps(arguments)])
-    assert code == 0, f"{case}: the scan failed (exit {code}): {err.decode()[-3000:]}"
-    got = json.loads(out.splitlines()[-1])
-    rise = peak - got["baseline"]
+    got, peak, rise = run_child(_STREAM, str(path), json.dumps(arguments), failed=f"{case}: the scan failed")
     figures = (
         f"{case}: {got['rows']:,} rows in {got['batches']:,} batches, {got['seconds']:.1f} s; "
         f"baseline {got['baseline'] / MiB:.0f} MiB, peak {peak / MiB:,.0f} MiB, "
@@ -209,10 +216,7 @@ print("VmHWM", status("VmHWM") // 1024)
 
 def test_two_gib_of_strings_in_one_chunk_is_rejected_before_decompressing() -> None:
     path = ROOT / "data" / "large_string_map.brotli.parquet"
-    code, out, err, peak = peak_rss_of([sys.executable, "-c", _REJECT, str(path)])
-    assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-3000:]}"
-    got = json.loads(out.splitlines()[-1])
-    rise = peak - got["baseline"]
+    got, peak, rise = run_child(_REJECT, str(path), failed="the scan crashed")
     figures = (
         f"{path.name} ({path.stat().st_size:,} bytes): {got['outcome']} in {got['seconds']:.1f} s; "
         f"baseline {got['baseline'] / MiB:.0f} MiB, peak {peak / MiB:,.0f} MiB, "
@@ -284,10 +288,7 @@ def test_footers_of_files_the_filter_prunes_are_not_all_held(
     env.pop("PQSIFT_METADATA_CACHE_BYTES", None)
     if cache_bytes is not None:
         env["PQSIFT_METADATA_CACHE_BYTES"] = str(cache_bytes)
-    code, out, err, peak = peak_rss_of([sys.executable, "-c", _PRUNED_FOOTERS, str(table)], env=env)
-    assert code == 0, f"the scan failed (exit {code}): {err.decode()[-3000:]}"
-    got = json.loads(out.splitlines()[-1])
-    rise = peak - got["baseline"]
+    got, _, rise = run_child(_PRUNED_FOOTERS, str(table), failed="the scan failed", env=env)
     figures = (
         f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
         f"cache bound {'default' if cache_bytes is None else f'{cache_bytes / MiB:.0f} MiB'}: "
