@@ -117,7 +117,7 @@ proptest! {
             bind: BindOptions { case_sensitive, ..BindOptions::default() },
             ..ScanOptions::default()
         };
-        let scan = Scan::new(vec![path.as_path()], None, Some(&filter), options).unwrap();
+        let scan = std::sync::Arc::new(Scan::new(vec![path.as_path()], None, Some(&filter), options).unwrap());
         let plan = scan.plan().unwrap();
         let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig { threads: 1, ..ReaderConfig::default() }, None).unwrap();
         let mut rows = 0;

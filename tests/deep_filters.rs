@@ -36,7 +36,7 @@ fn written() -> std::path::PathBuf {
 
 /// The values of `a` the scan of `path` with `filter` keeps, in file order.
 fn scanned(path: &std::path::Path, filter: &str) -> Vec<i64> {
-    let scan = Scan::new(vec![path], None, Some(filter), ScanOptions::default()).unwrap();
+    let scan = std::sync::Arc::new(Scan::new(vec![path], None, Some(filter), ScanOptions::default()).unwrap());
     let plan = scan.plan().unwrap();
     assert!(plan.explain().contains("row group 0"));
     let (_, mut stream) =

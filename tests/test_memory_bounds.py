@@ -17,7 +17,8 @@ figures; every assertion message has them too.
 - 800 files of a 1,000-column table pruned to one by the filter: the footers of the
   pruned files are let go once planned, peak < 384 MiB (the metadata cache's 256 MiB and
   working memory) where holding every parsed footer took ~800 MiB; < 96 MiB with the
-  cache bounded to 16 MiB by ``PQSIFT_METADATA_CACHE_BYTES``.
+  cache bounded to 16 MiB by ``PQSIFT_METADATA_CACHE_BYTES``. Every one of them read, with
+  that cache: < 224 MiB, the footers of one group of files at a time.
 """
 
 from __future__ import annotations
@@ -299,6 +300,43 @@ def test_footers_of_files_the_filter_prunes_are_not_all_held(
     assert got["rows"] == 1, figures
     assert got["cache_bound"] == (256 * MiB if cache_bytes is None else cache_bytes), figures
     assert rise < limit, figures
+
+
+# With the cache bounded to 16 MiB, a read of every file: the footers of one group of files
+# read together (FILES_READ_TOGETHER in rust/planning/scan.rs, 64: ~60 MiB of them) and
+# working memory, where holding every parsed footer took ~800 MiB.
+EVERY_FILE_PEAK_LIMIT = 224 * MiB
+
+_EVERY_FILE = _CHILD_PRELUDE + r"""
+baseline = status("VmRSS")
+started = time.perf_counter()
+keys = [value for batch in pqsift.scan(sys.argv[1], columns=["k"], filter="k >= 0") for value in batch.column(0).to_pylist()]
+print(json.dumps({"baseline": baseline, "keys": keys, "seconds": time.perf_counter() - started}))
+print("VmHWM", status("VmHWM") // 1024)
+"""
+
+
+def test_a_read_of_every_file_holds_the_footers_of_one_group_at_a_time(wide_footers: tuple[Path, int]) -> None:
+    """800 files of a 1,000-column table, every one read: the plan holds the footers of the
+    first group of files read together and lets the others go; the read opens the next
+    group (reading its footers again) once the last is done. With the metadata cache
+    bounded to 16 MiB, the peak is one group's footers and working memory, not the
+    ~800 MiB that every parsed footer together takes; every row comes, in file order."""
+    import os
+
+    table, footer = wide_footers
+    env = {**os.environ, "PQSIFT_METADATA_CACHE_BYTES": str(16 * MiB)}
+    got, _, rise = run_child(_EVERY_FILE, str(table), failed="the scan failed", env=env)
+    figures = (
+        f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
+        f"every one read, cache bound 16 MiB: {len(got['keys'])} rows in {got['seconds']:.1f} s; "
+        f"baseline {got['baseline'] / MiB:.0f} MiB, peak above baseline {rise / MiB:,.0f} MiB "
+        f"(bound {EVERY_FILE_PEAK_LIMIT / MiB:.0f} MiB)"
+    )
+    print(figures)
+    # File order: every file but the last holds k = 0.
+    assert got["keys"] == [0] * (WIDE_FILES - 1) + [1], figures
+    assert rise < EVERY_FILE_PEAK_LIMIT, figures
 
 
 # ----- every corpus file ------------------------------------------------------------------

@@ -175,6 +175,13 @@ pub const FOOTERS_IN_FLIGHT: usize = 16;
 /// window is fetched when planning reaches it.
 pub const FOOTERS_FETCHED_AHEAD: usize = 4 * FOOTERS_IN_FLIGHT;
 
+/// Files a read opens at once: a scan's plan holds the footers of the first this many files
+/// it reads (and of the first file) and lets the others go, and the read opens the rest in
+/// groups of this many as it reaches them (see [`Scan::plan`]). A footer of a wide table
+/// takes about a megabyte parsed: a read of thousands of such files holding them all would
+/// hold gigabytes.
+pub const FILES_READ_TOGETHER: usize = 64;
+
 /// A scan of a table (Parquet files, possibly with partition values) with an optional
 /// filter and projection.
 #[derive(Debug)]
@@ -186,10 +193,40 @@ pub struct Scan {
     /// Footers read so far, by file position; a slot stays locked while its footer is
     /// read, so that threads wanting the same file wait for one read instead of each
     /// fetching it.
-    opened: Vec<Mutex<Option<Arc<OpenedFile>>>>,
+    opened: Vec<Mutex<Footer>>,
     /// For files (not a Delta table) whose schemas differ: the first file's, which the
     /// others are read into; set when a file is found to differ (see [`Scan::declared`]).
     evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
+}
+
+/// What a scan holds of one file's footer.
+#[derive(Debug, Default)]
+enum Footer {
+    /// Not read yet.
+    #[default]
+    Unread,
+    /// Read, and held.
+    Held(Arc<OpenedFile>),
+    /// Read, planned on, and let go to bound the memory a scan of many files holds: a later
+    /// [`Scan::open`] reads it again (from the metadata cache when it still has it) and
+    /// checks that its row groups are those the plan was made on (this fingerprint of
+    /// them, see [`layout_fingerprint`]).
+    Released(u64),
+}
+
+/// A fingerprint of `metadata`'s row group layout — each row group's rows, offset and
+/// sizes, and the column count — that a footer read again must match for a plan made on
+/// the first reading to apply: a file rewritten in between fails the check rather than
+/// being read with another file's row groups and page selections.
+fn layout_fingerprint(metadata: &parquet::file::metadata::ParquetMetaData) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    metadata.file_metadata().schema_descr().num_columns().hash(&mut hasher);
+    for row_group in metadata.row_groups() {
+        (row_group.num_rows(), row_group.file_offset(), row_group.compressed_size(), row_group.total_byte_size())
+            .hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// Where a scan's filter comes from: Spark SQL text, or a function of the table schema.
@@ -282,7 +319,7 @@ impl Scan {
                 )));
             }
         }
-        let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
+        let opened = (0..table.files.len()).map(|_| Mutex::new(Footer::Unread)).collect();
         let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
@@ -464,25 +501,60 @@ impl Scan {
         &self.options
     }
 
-    /// The footer of file `position` when it has been read.
+    /// The footer of file `position` when the scan holds it.
     pub fn opened(&self, position: usize) -> Option<Arc<OpenedFile>> {
-        self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        match &*self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()) {
+            Footer::Held(file) => Some(Arc::clone(file)),
+            Footer::Unread | Footer::Released(_) => None,
+        }
     }
 
-    /// The footer of file `position`, read once and cached. Comparing a file with the
-    /// first opens the first: its slot is another, so that cannot wait on itself.
+    /// The footer of file `position`, read once and held (until planning lets it go, see
+    /// [`Scan::plan`]). Comparing a file with the first opens the first: its slot is
+    /// another, so that cannot wait on itself.
     pub fn open(&self, position: usize) -> Result<Arc<OpenedFile>> {
         let (Some(slot), Some(path)) = (self.opened.get(position), self.table.files.get(position)) else {
             return Err(PqsiftError::filter(format!("no file at position {position}")));
         };
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(file) = slot.as_ref() {
-            return Ok(Arc::clone(file));
-        }
+        let planned_on = match &*slot {
+            Footer::Held(file) => return Ok(Arc::clone(file)),
+            Footer::Released(fingerprint) => Some(*fingerprint),
+            Footer::Unread => None,
+        };
         let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
+        if planned_on.is_some_and(|fingerprint| fingerprint != layout_fingerprint(&file.metadata)) {
+            return Err(PqsiftError::corrupt(
+                &file.location,
+                "its row groups changed after the scan was planned: plan the scan again",
+            ));
+        }
         self.check_against_first(position, &file)?;
-        *slot = Some(Arc::clone(&file));
+        *slot = Footer::Held(Arc::clone(&file));
         Ok(file)
+    }
+
+    /// Lets go of the footer of file `position`, if held (never the first file's: it gives
+    /// the output schema); a later [`Scan::open`] reads it again and checks it is the same.
+    /// A read of a later group of files lets their footers go once it has them: the read
+    /// holds them while it needs them, and the scan does not keep them after.
+    pub fn release(&self, position: usize) {
+        if position == 0 {
+            return;
+        }
+        if let Some(slot) = self.opened.get(position) {
+            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Footer::Held(file) = &*slot {
+                *slot = Footer::Released(layout_fingerprint(&file.metadata));
+            }
+        }
+    }
+
+    /// Reads ahead the footers of the files at `positions` that are in an object store,
+    /// several at once (see [`Scan::open_concurrently`]): what a read of many files calls
+    /// before it opens the next ones.
+    pub fn prefetch(&self, positions: &[usize]) {
+        self.open_concurrently(positions);
     }
 
     /// Reads the footers of the files at `positions` in an object store, up to
@@ -690,6 +762,10 @@ impl Scan {
 
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
     ///
+    /// The scan then holds the footers of the first file and of the first
+    /// [`FILES_READ_TOGETHER`] files with a row group to read; it lets the others go, and
+    /// [`Scan::open`] reads one again (checked against the plan) when the read reaches it.
+    ///
     /// ```
     /// # let dir = std::env::temp_dir().join("pqsift_plan_doc");
     /// # std::fs::create_dir_all(&dir).unwrap();
@@ -713,6 +789,7 @@ impl Scan {
         // From a store, footers are fetched ahead in windows, not all at once: a window's
         // footers are held only until its files are planned.
         let mut fetched_ahead = surviving.chunks(FOOTERS_FETCHED_AHEAD).peekable();
+        let mut files_read = 0;
         for position in 0..self.table.files.len() {
             crate::interrupt::check()?;
             if fetched_ahead.peek().is_some_and(|window| window.first() == Some(&position)) {
@@ -743,21 +820,33 @@ impl Scan {
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;
             metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
+            if !plan.is_pruned() {
+                let leaves = self.leaves_read(&file);
+                for row_group in &mut plan.row_groups {
+                    row_group.read_bytes = row_group_bytes(&file.metadata, row_group, &leaves);
+                }
+            }
+            // Held: the footers of the files the read opens first (the first file among
+            // them, for its schema, unless the table declares one). The others are read
+            // again when the read reaches them (TopN pruning compares every file: all held).
+            let read = !plan.is_pruned() || (position == 0 && self.declared().is_none());
+            files_read += usize::from(read);
+            let held_for_read = read && (files_read <= FILES_READ_TOGETHER || self.options.top_n.is_some());
             files.push(plan);
             drop(file);
-            self.release_if_unread(position, &files[position]);
+            if !held_for_read {
+                self.release(position);
+            }
         }
         if let Some(top_n) = &self.options.top_n {
             self.prune_top_n(top_n, &by_partition, &by_log, &mut files, &mut metrics)?;
-            for (position, plan) in files.iter().enumerate() {
-                self.release_if_unread(position, plan);
-            }
-        }
-        for (position, plan) in files.iter_mut().enumerate().filter(|(_, plan)| !plan.is_pruned()) {
-            let file = self.open(position)?;
-            let leaves = self.leaves_read(&file);
-            for row_group in &mut plan.row_groups {
-                row_group.read_bytes = row_group_bytes(&file.metadata, row_group, &leaves);
+            for (position, plan) in files.iter_mut().enumerate() {
+                for row_group in plan.row_groups.iter_mut().filter(|rg| rg.access == RowGroupAccess::Skip) {
+                    row_group.read_bytes = 0;
+                }
+                if plan.is_pruned() {
+                    self.release(position);
+                }
             }
         }
         for plan in files.iter().filter(|plan| plan.skipped.is_none()) {
@@ -798,19 +887,6 @@ impl Scan {
             }
         }
         (0..schema.num_columns()).filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf))).collect()
-    }
-
-    /// Lets go of the footer of file `position` when `plan` reads none of its row groups
-    /// (the first file's is kept: it gives the output schema), so that planning many files
-    /// holds the footers of those it reads, not of all it looked at; the metadata cache may
-    /// still hold it, within its bound. A later [`Scan::open`] reads it again.
-    fn release_if_unread(&self, position: usize, plan: &FileAccessPlan) {
-        if position != 0
-            && plan.is_pruned()
-            && let Some(slot) = self.opened.get(position)
-        {
-            slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-        }
     }
 
     /// TopN pruning over every file planned (see [`topn_pruner`](crate::planning::topn_pruner)).

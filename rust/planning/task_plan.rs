@@ -53,13 +53,17 @@ use crate::storage::{Location, Storage};
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 
+/// The row groups of one file a read reads, each with the rows it reads of it (`None`:
+/// all): a [`PlannedFile`] before its footer is opened.
+pub type RowGroupReads = Vec<(usize, Option<RowSelection>)>;
+
 /// One file of a [`TaskPlan`]: its footer and the row groups to read.
 #[derive(Debug, Clone)]
 pub struct PlannedFile {
     /// The file, its footer and page index read.
     pub file: Arc<OpenedFile>,
     /// The row groups to read, in file order, each with the rows to read (`None`: all).
-    pub row_groups: Vec<(usize, Option<RowSelection>)>,
+    pub row_groups: RowGroupReads,
 }
 
 /// What reading a planned scan (or a piece of one) needs, and nothing it must decide again.
@@ -85,7 +89,14 @@ impl TaskPlan {
     /// group the plan skips, or one the file lacks, is an error (the caller cut the pieces
     /// from another plan). A piece with no row group keeps its file (for its schema).
     pub fn of_scan(scan: &Scan, plan: &ScanPlan, pieces: &[(usize, Vec<usize>)]) -> Result<Self> {
-        let mut files = Vec::with_capacity(pieces.len());
+        Self::of_row_groups(scan, Self::row_groups_of(plan, pieces)?)
+    }
+
+    /// The row groups `pieces` name — `(file position, row group indices)` — each with the
+    /// rows `plan` reads of it, checked as [`TaskPlan::of_scan`] says: what a plan of those
+    /// pieces holds but the footers.
+    pub fn row_groups_of(plan: &ScanPlan, pieces: &[(usize, Vec<usize>)]) -> Result<Vec<(usize, RowGroupReads)>> {
+        let mut selected = Vec::with_capacity(pieces.len());
         for (position, row_groups) in pieces {
             let file_plan = plan.files.get(*position).ok_or_else(|| {
                 PqsiftError::TaskPlan(format!("no file at position {position} of a scan of {}", plan.files.len()))
@@ -104,9 +115,20 @@ impl TaskPlan {
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
-            files.push(PlannedFile { file: scan.open(*position)?, row_groups });
+            selected.push((*position, row_groups));
         }
-        let positions: Vec<usize> = pieces.iter().map(|(position, _)| *position).collect();
+        Ok(selected)
+    }
+
+    /// The plan of reading `selected` (from [`TaskPlan::row_groups_of`]) of `scan`: the
+    /// files' footers opened (read again if the scan let them go).
+    pub fn of_row_groups(scan: &Scan, selected: Vec<(usize, RowGroupReads)>) -> Result<Self> {
+        let positions: Vec<usize> = selected.iter().map(|(position, _)| *position).collect();
+        scan.prefetch(&positions);
+        let files = selected
+            .into_iter()
+            .map(|(position, row_groups)| Ok(PlannedFile { file: scan.open(position)?, row_groups }))
+            .collect::<Result<Vec<_>>>()?;
         Self::of_files(scan, &positions, files)
     }
 

@@ -38,7 +38,7 @@ use crate::table::source::{Table, TableFormat, TableOptions};
 /// A scan; see `python/pqsift/_core.pyi`.
 #[pyclass(name = "Scan", module = "pqsift._core", frozen)]
 pub(crate) struct PyScan {
-    inner: Scan,
+    inner: Arc<Scan>,
     /// The storage options and the store metrics of the scan's planning.
     storage: Storage,
     /// The last plan, for `explain` and `metrics`.
@@ -218,7 +218,7 @@ impl PyScan {
             }
         })
         .map_err(py_err(py))?;
-        Ok(Self { inner, storage, last_plan: Mutex::new(None) })
+        Ok(Self { inner: Arc::new(inner), storage, last_plan: Mutex::new(None) })
     }
 
     /// The files of the scan, as strings.
@@ -400,7 +400,15 @@ impl PyScan {
             let plan = last.as_ref().ok_or_else(|| crate::PqsiftError::Internal("no plan".into()))?;
             pieces
                 .iter()
-                .map(|piece| TaskPlan::of_scan(&self.inner, plan, std::slice::from_ref(piece))?.to_bytes())
+                .map(|piece| {
+                    // A footer the plan let go is let go again once in the task's bytes.
+                    let held = self.inner.opened(piece.0).is_some();
+                    let bytes = TaskPlan::of_scan(&self.inner, plan, std::slice::from_ref(piece))?.to_bytes();
+                    if !held {
+                        self.inner.release(piece.0);
+                    }
+                    bytes
+                })
                 .collect::<crate::Result<Vec<_>>>()
         })
         .map_err(py_err(py))?;
@@ -415,12 +423,18 @@ impl PyScan {
             .iter()
             .enumerate()
             .map(|(position, file)| {
-                // A file skipped on its partition values keeps its footer unread.
+                // A file skipped on its partition values keeps its footer unread; one the
+                // plan let go is let go again.
+                let held = self.inner.opened(position).is_some();
                 let opened = match file.skipped {
                     Some(_) => None,
                     None => Some(self.inner.open(position).map_err(py_err(py))?),
                 };
-                file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()))
+                let dict = file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()));
+                if !held {
+                    self.inner.release(position);
+                }
+                dict
             })
             .collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {

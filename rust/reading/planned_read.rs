@@ -1,12 +1,13 @@
 //! Reading a planned scan: the plan's surviving row groups, with their page selections,
-//! become the stream's tasks over the footers planning read. Nothing is planned, bound or
-//! opened twice — the plan is built once and passed along as data.
+//! become the stream's tasks over the footers planning read. Nothing is planned or bound
+//! twice — the plan is built once and passed along as data — and a footer is read twice
+//! only when the plan let it go to bound memory (a read of many files).
 //!
 //! ```no_run
 //! use pqsift::planning::scan::{Scan, ScanOptions};
 //! use pqsift::reading::planned_read::read_plan;
 //! use pqsift::reading::reader::ReaderConfig;
-//! let scan = Scan::new(vec![std::path::Path::new("events.parquet")], None, Some("id = 7"), ScanOptions::default()).unwrap();
+//! let scan = std::sync::Arc::new(Scan::new(vec![std::path::Path::new("events.parquet")], None, Some("id = 7"), ScanOptions::default()).unwrap());
 //! let plan = scan.plan().unwrap();
 //! let (schema, mut stream) = read_plan(&scan, &plan, ReaderConfig::default(), None).unwrap();
 //! while let Some(batch) = stream.next_batch_checked() {
@@ -21,10 +22,10 @@ use arrow::datatypes::{Schema, SchemaRef};
 use crate::error::Result;
 use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
-use crate::planning::scan::{Scan, ScanPlan};
-use crate::planning::task_plan::TaskPlan;
+use crate::planning::scan::{FILES_READ_TOGETHER, Scan, ScanPlan};
+use crate::planning::task_plan::{RowGroupReads, TaskPlan};
 use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
-use crate::reading::scan_stream::{ScanStream, ScanTask};
+use crate::reading::scan_stream::{LaterGroups, ScanStream, ScanTask};
 use crate::storage::Storage;
 
 /// Starts reading `plan`, a plan of `scan`, with the read options of `config`; the columns,
@@ -33,13 +34,66 @@ use crate::storage::Storage;
 /// read's metrics apart from planning's), else into the scan's. Returns the output schema
 /// with the stream: a scan whose every row group was pruned still has one (the declared
 /// schema's, or the first file's).
+///
+/// Files are read in groups of [`FILES_READ_TOGETHER`], each group's footers opened when
+/// the read reaches it (the plan let them go), so that a read of thousands of files holds
+/// the footers of one group at a time — unless the read sorts, which needs every file at
+/// once.
 pub fn read_plan(
-    scan: &Scan,
+    scan: &Arc<Scan>,
     plan: &ScanPlan,
     config: ReaderConfig,
     counted_in: Option<&Storage>,
 ) -> Result<(SchemaRef, ScanStream)> {
-    read_task(&TaskPlan::of_scan(scan, plan, &surviving(scan, plan))?, config, counted_in)
+    read_in_groups(scan, plan, config, counted_in, |_| {})
+}
+
+/// [`read_plan`], each group's task plan passed through `adjust` first.
+fn read_in_groups(
+    scan: &Arc<Scan>,
+    plan: &ScanPlan,
+    config: ReaderConfig,
+    counted_in: Option<&Storage>,
+    adjust: fn(&mut TaskPlan),
+) -> Result<(SchemaRef, ScanStream)> {
+    let mut selected = TaskPlan::row_groups_of(plan, &surviving(scan, plan))?;
+    let later: Vec<_> = match config.order_by.is_empty() && selected.len() > FILES_READ_TOGETHER {
+        true => selected.split_off(FILES_READ_TOGETHER).chunks(FILES_READ_TOGETHER).map(<[_]>::to_vec).collect(),
+        false => Vec::new(),
+    };
+    let mut first = TaskPlan::of_row_groups(scan, selected)?;
+    adjust(&mut first);
+    let (schema, stream) = read_task(&first, config.clone(), counted_in)?;
+    if later.is_empty() {
+        return Ok((schema, stream));
+    }
+    let rows = later.iter().map(|group| rows_read(plan, group)).collect();
+    let scan = Arc::clone(scan);
+    let counted_in = counted_in.cloned();
+    let mut groups: Vec<_> = later.into_iter().map(Some).collect();
+    let open = move |index: usize, limit: Option<usize>| {
+        let group = groups.get_mut(index).and_then(Option::take).ok_or_else(|| {
+            crate::error::PqsiftError::Internal(format!("group {index} of a read's files opened twice"))
+        })?;
+        let positions: Vec<usize> = group.iter().map(|(position, _)| *position).collect();
+        let mut task = TaskPlan::of_row_groups(&scan, group)?;
+        for position in positions {
+            scan.release(position);
+        }
+        adjust(&mut task);
+        let config = ReaderConfig { limit, first_batches_soon: false, ..config.clone() };
+        Ok(read_task(&task, config, counted_in.as_ref())?.1)
+    };
+    Ok((schema, stream.followed_by(LaterGroups::new(rows, open))))
+}
+
+/// The rows `group`'s row groups scan (their selections', before the filter).
+fn rows_read(plan: &ScanPlan, group: &[(usize, RowGroupReads)]) -> u64 {
+    group
+        .iter()
+        .flat_map(|(position, row_groups)| row_groups.iter().map(move |(index, _)| (*position, *index)))
+        .map(|(position, index)| plan.files[position].row_groups[index].selected_rows() as u64)
+        .sum()
 }
 
 /// The files of `plan` with a row group to read, with those row groups, and the first
@@ -97,18 +151,17 @@ fn schema_of(first: Option<&OpenedFile>, config: &ReaderConfig) -> Result<Schema
 /// use pqsift::planning::scan::{Scan, ScanOptions};
 /// use pqsift::reading::planned_read::count_rows;
 /// use pqsift::reading::reader::ReaderConfig;
-/// let scan = Scan::new(vec![std::path::Path::new("events.parquet")], None, Some("amount > 900"), ScanOptions::default()).unwrap();
+/// let scan = std::sync::Arc::new(Scan::new(vec![std::path::Path::new("events.parquet")], None, Some("amount > 900"), ScanOptions::default()).unwrap());
 /// let rows = count_rows(&scan, &scan.plan().unwrap(), ReaderConfig::default()).unwrap();
 /// ```
-pub fn count_rows(scan: &Scan, plan: &ScanPlan, config: ReaderConfig) -> Result<u64> {
+pub fn count_rows(scan: &Arc<Scan>, plan: &ScanPlan, config: ReaderConfig) -> Result<u64> {
     if scan.filter().is_none() && !scan.declared().is_some_and(|d| d.has_deletes()) {
         let rows = plan.files.iter().flat_map(|file| &file.row_groups).map(|rg| rg.selected_rows() as u64);
         return Ok(rows.sum());
     }
-    let mut task = TaskPlan::of_scan(scan, plan, &surviving(scan, plan))?;
-    task.columns = Some(Vec::new()); // the filter's columns only
     let config = ReaderConfig { limit: None, order_by: Vec::new(), spark_output: false, ..config };
-    let (_, mut stream) = read_task(&task, config, None)?;
+    // The filter's columns only.
+    let (_, mut stream) = read_in_groups(scan, plan, config, None, |task| task.columns = Some(Vec::new()))?;
     let mut rows = 0u64;
     while let Some(batch) = stream.next_batch_checked() {
         rows += batch?.num_rows() as u64;

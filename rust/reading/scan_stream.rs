@@ -464,30 +464,113 @@ impl Shared {
 /// Reads a stream's metrics, whoever consumes the stream.
 #[derive(Debug, Clone)]
 pub struct MetricsHandle {
-    shared: Arc<Shared>,
+    reads: Arc<Mutex<GroupsRead>>,
+}
+
+/// What a stream has read: its current group of files, and the groups it finished.
+#[derive(Debug)]
+struct GroupsRead {
+    /// `None` between groups.
+    current: Option<Arc<Shared>>,
+    /// The finished groups' metrics (their rows output included) and bytes read.
+    earlier: ReadMetrics,
+    earlier_bytes: u64,
+}
+
+impl GroupsRead {
+    fn lock(reads: &Mutex<Self>) -> std::sync::MutexGuard<'_, Self> {
+        reads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Shared {
+    /// This group's metrics, its rows handed out counted.
+    fn metrics_now(&self) -> ReadMetrics {
+        let mut metrics = self.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        metrics.rows_out = self.rows_emitted.load(Ordering::Relaxed);
+        metrics
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.files.iter().map(|f| f.reader.bytes_read()).sum()
+    }
 }
 
 impl MetricsHandle {
     /// What reading has done so far, summed over row groups; `rows_out` counts the rows
     /// handed to the consumer.
     pub fn metrics(&self) -> ReadMetrics {
-        let mut metrics = self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        metrics.rows_out = self.shared.rows_emitted.load(Ordering::Relaxed);
+        let reads = GroupsRead::lock(&self.reads);
+        let mut metrics = reads.earlier.clone();
+        if let Some(current) = &reads.current {
+            metrics.add(&current.metrics_now());
+        }
         metrics
     }
 
     /// Bytes read from the files so far.
     pub fn bytes_read(&self) -> u64 {
-        self.shared.files.iter().map(|f| f.reader.bytes_read()).sum()
+        let reads = GroupsRead::lock(&self.reads);
+        reads.earlier_bytes + reads.current.as_ref().map_or(0, |current| current.bytes_read())
+    }
+}
+
+/// The files a stream reads after its own, in groups opened one after the other: the
+/// footers of one group are held at a time (see [`ScanStream::followed_by`]).
+pub struct LaterGroups {
+    /// Opens group `i` (0: the first after the stream's own) to output at most `limit`
+    /// rows (`None`: all).
+    open: Box<dyn FnMut(usize, Option<usize>) -> Result<ScanStream> + Send + Sync>,
+    /// Per group, the rows it scans (before the filter): the read's progress counts them
+    /// before they are opened.
+    rows: Vec<u64>,
+    next: usize,
+}
+
+impl LaterGroups {
+    /// `rows.len()` groups, each opened by `open(i, limit)` (see [`LaterGroups::open`]);
+    /// `rows[i]` is the rows group `i` scans.
+    pub fn new(
+        rows: Vec<u64>,
+        open: impl FnMut(usize, Option<usize>) -> Result<ScanStream> + Send + Sync + 'static,
+    ) -> Self {
+        Self { open: Box::new(open), rows, next: 0 }
+    }
+
+    fn rows_left(&self) -> u64 {
+        self.rows[self.next..].iter().sum()
+    }
+}
+
+impl std::fmt::Debug for LaterGroups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaterGroups").field("groups", &self.rows.len()).field("next", &self.next).finish()
     }
 }
 
 /// A lazy stream of record batches of at most `batch_size` rows.
 ///
 /// It is an Arrow [`RecordBatchReader`], so it exports to Python as an Arrow C stream.
+/// It reads one group of files at a time: its own, then those of [`LaterGroups`].
 #[derive(Debug)]
 pub struct ScanStream {
     schema: SchemaRef,
+    /// The group being read; `None` once it is done (its footers let go before the next
+    /// group's are read).
+    group: Option<GroupStream>,
+    later: Option<LaterGroups>,
+    reads: Arc<Mutex<GroupsRead>>,
+    /// The finished groups' progress: rows scanned, rows to scan, and rows output.
+    scanned_before: u64,
+    to_scan_before: u64,
+    rows_out_before: usize,
+    /// The read's limit (each group's is what is left of it).
+    limit: Option<usize>,
+}
+
+/// The read of one group of files.
+#[derive(Debug)]
+struct GroupStream {
     shared: Arc<Shared>,
     pending: VecDeque<RecordBatch>,
     rows_out: usize,
@@ -580,8 +663,13 @@ impl ScanStream {
                 .spawn(move || worker.worker())
                 .expect("spawning a reader thread");
         }
-        Self {
-            schema,
+        let limit = shared.options.limit;
+        let reads = Arc::new(Mutex::new(GroupsRead {
+            current: Some(Arc::clone(&shared)),
+            earlier: ReadMetrics::default(),
+            earlier_bytes: 0,
+        }));
+        let group = GroupStream {
             shared,
             pending: VecDeque::new(),
             rows_out: 0,
@@ -593,7 +681,26 @@ impl ScanStream {
             rows_to_scan,
             rows_scanned: 0,
             rows_scanning: 0,
+        };
+        Self {
+            schema,
+            group: Some(group),
+            later: None,
+            reads,
+            scanned_before: 0,
+            to_scan_before: 0,
+            rows_out_before: 0,
+            limit,
         }
+    }
+
+    /// This stream, then `later`'s groups of files, each opened once the one before has
+    /// output its last row (and not at all once the limit is reached): a read of many
+    /// files holds the footers of one group at a time. Every group must output this
+    /// stream's schema, and have no sort.
+    pub fn followed_by(mut self, later: LaterGroups) -> Self {
+        self.later = Some(later);
+        self
     }
 
     /// How far the read is, in rows before the filter: `(scanned, total)`, where `scanned`
@@ -611,7 +718,9 @@ impl ScanStream {
     /// }
     /// ```
     pub fn progress(&self) -> (u64, u64) {
-        (self.rows_scanned, self.rows_to_scan)
+        let later = self.later.as_ref().map_or(0, LaterGroups::rows_left);
+        let (scanned, to_scan) = self.group.as_ref().map_or((0, 0), |group| (group.rows_scanned, group.rows_to_scan));
+        (self.scanned_before + scanned, self.to_scan_before + to_scan + later)
     }
 
     /// What reading has done so far, summed over row groups.
@@ -621,7 +730,11 @@ impl ScanStream {
 
     /// Counts work done for this stream elsewhere (a first pass over the same files).
     pub fn add_metrics(&self, metrics: &ReadMetrics) {
-        self.shared.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(metrics);
+        let mut reads = GroupsRead::lock(&self.reads);
+        match &reads.current {
+            Some(current) => current.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(metrics),
+            None => reads.earlier.add(metrics),
+        }
     }
 
     /// Bytes read from the files so far.
@@ -631,12 +744,63 @@ impl ScanStream {
 
     /// A handle that reads the metrics even after the stream was handed to a consumer.
     pub fn metrics_handle(&self) -> MetricsHandle {
-        MetricsHandle { shared: Arc::clone(&self.shared) }
+        MetricsHandle { reads: Arc::clone(&self.reads) }
     }
 
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
     /// `ArrowError` for Arrow consumers).
     pub fn next_batch_checked(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if let Some(next) = self.group.as_mut().and_then(GroupStream::next_batch) {
+                if next.is_err() {
+                    // A read that failed stops there, as a single group's does.
+                    self.later = None;
+                }
+                return Some(next);
+            }
+            if let Some(finished) = self.group.take() {
+                self.retire(finished);
+            }
+            let limit_left = self.limit.map(|limit| limit.saturating_sub(self.rows_out_before));
+            let later = self.later.as_mut().filter(|later| later.next < later.rows.len() && limit_left != Some(0))?;
+            let index = later.next;
+            later.next += 1;
+            let opened = (later.open)(index, limit_left).and_then(|next| match next.schema == self.schema {
+                true => Ok(next),
+                // The scan checks each file against the first as it opens it.
+                false => Err(PqsiftError::Internal(format!(
+                    "a later group of files outputs the schema {}, not the read's {}",
+                    next.schema, self.schema
+                ))),
+            });
+            match opened {
+                Ok(ScanStream { group, .. }) => {
+                    GroupsRead::lock(&self.reads).current = group.as_ref().map(|group| Arc::clone(&group.shared));
+                    self.group = group;
+                }
+                Err(error) => {
+                    self.later = None;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+
+    /// Keeps what the `finished` group did, and lets go of it (its footers, its readers).
+    fn retire(&mut self, finished: GroupStream) {
+        self.scanned_before += finished.rows_scanned;
+        self.to_scan_before += finished.rows_to_scan;
+        self.rows_out_before += finished.rows_out;
+        let mut reads = GroupsRead::lock(&self.reads);
+        reads.earlier.add(&finished.shared.metrics_now());
+        reads.earlier_bytes += finished.shared.bytes_read();
+        reads.current = None;
+    }
+}
+
+impl GroupStream {
+    /// The group's next batch; `None` once its last is out.
+    fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         if let Some(sort) = self.shared.options.sort.clone()
             && !self.sorted
         {
@@ -788,7 +952,7 @@ impl ScanStream {
     }
 }
 
-impl Drop for ScanStream {
+impl Drop for GroupStream {
     fn drop(&mut self) {
         self.finish();
     }

@@ -34,7 +34,7 @@ impl ParquetReads for ScanReads {
 /// The `columns` (`None`: all) of the file at `path` where `filter` holds, planned and read
 /// on one thread.
 fn read(path: &Location, columns: Option<Vec<String>>, filter: Option<&str>) -> Result<ColumnsRead> {
-    let scan = Scan::new(vec![path.clone()], columns, filter, ScanOptions::default())?;
+    let scan = std::sync::Arc::new(Scan::new(vec![path.clone()], columns, filter, ScanOptions::default())?);
     let plan = scan.plan()?;
     let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig { threads: 1, ..ReaderConfig::default() }, None)?;
     let mut batches = Vec::new();
