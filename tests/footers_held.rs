@@ -1,7 +1,8 @@
 //! Planning holds the footers of the files it will read first, not of every file it looked
 //! at: a file none of whose row groups survive the filter (or TopN) lets its footer go once
 //! planned — the first file's stays, for the output schema — and so does every file read
-//! after the first `FILES_READ_TOGETHER`, which the read opens again group by group.
+//! after the first group (`footer_bytes_read_together`), which the read opens again group
+//! by group.
 //! Reading still returns every row the filter keeps, in order. A footer of a wide table
 //! takes about a megabyte parsed, so a scan of thousands of such files would otherwise hold
 //! gigabytes.
@@ -13,7 +14,7 @@ use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use pqsift::filter::sort_key::{SortKey, TopN};
-use pqsift::planning::scan::{FILES_READ_TOGETHER, Scan, ScanOptions};
+use pqsift::planning::scan::{Scan, ScanOptions};
 use pqsift::reading::planned_read::{count_rows, read_plan};
 use pqsift::reading::reader::ReaderConfig;
 use pqsift::reading::row_group_reader::ReadOptions;
@@ -101,8 +102,20 @@ fn files_topn_prunes_let_their_footers_go() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Files read together in the tests below.
+const FILES_READ_TOGETHER: usize = 64;
+
 /// Files enough for three groups of `FILES_READ_TOGETHER`.
 const MANY: i64 = 2 * FILES_READ_TOGETHER as i64 + 20;
+
+/// Options whose groups of files read together are `FILES_READ_TOGETHER` of `files` (all
+/// of one layout: their footers take the same memory, give or take their statistics).
+fn grouped(files: &[PathBuf]) -> ScanOptions {
+    let one = Scan::new(vec![files[0].clone()], None, None, ScanOptions::default()).unwrap();
+    let footer = one.plan().unwrap().files[0].footer_bytes;
+    assert!(footer > 0);
+    ScanOptions { footer_bytes_read_together: FILES_READ_TOGETHER * footer + footer / 2, ..ScanOptions::default() }
+}
 
 #[test]
 fn a_read_of_many_files_holds_one_group_of_footers_and_reads_every_row_in_order() {
@@ -111,7 +124,8 @@ fn a_read_of_many_files_holds_one_group_of_footers_and_reads_every_row_in_order(
     // Every file has rows to read but files 0 and 1; file 0 gives the schema, and is the
     // first of the first group read.
     let filter = format!("x >= {}", 2 * ROWS);
-    let scan = Arc::new(Scan::new(files, None, Some(&filter), ScanOptions::default()).unwrap());
+    let options = grouped(&files);
+    let scan = Arc::new(Scan::new(files, None, Some(&filter), options).unwrap());
     let plan = scan.plan().unwrap();
     assert_eq!(plan.files.iter().filter(|f| !f.is_pruned()).count(), MANY as usize - 2);
     assert!(plan.files[70].row_groups[0].read_bytes > 0, "read estimates are made for files let go too");
@@ -145,7 +159,7 @@ fn a_read_of_many_files_holds_one_group_of_footers_and_reads_every_row_in_order(
 fn a_file_rewritten_after_planning_is_refused_when_its_group_is_opened() {
     let dir = std::env::temp_dir().join(format!("pqsift_footers_held_rewritten_{}", std::process::id()));
     let files = write_files(&dir, MANY);
-    let scan = Arc::new(Scan::new(files.clone(), None, None, ScanOptions::default()).unwrap());
+    let scan = Arc::new(Scan::new(files.clone(), None, None, grouped(&files)).unwrap());
     let plan = scan.plan().unwrap();
     let (_, mut stream) = read_plan(&scan, &plan, ReaderConfig::default(), None).unwrap();
     // A file of the last group, its footer let go, gets another row group.

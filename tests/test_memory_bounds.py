@@ -18,7 +18,7 @@ figures; every assertion message has them too.
   pruned files are let go once planned, peak < 384 MiB (the metadata cache's 256 MiB and
   working memory) where holding every parsed footer took ~800 MiB; < 96 MiB with the
   cache bounded to 16 MiB by ``PQSIFT_METADATA_CACHE_BYTES``. Every one of them read, with
-  that cache: < 224 MiB, the footers of one group of files at a time.
+  that cache: < 160 MiB, the footers of one group of files at a time.
 """
 
 from __future__ import annotations
@@ -303,9 +303,9 @@ def test_footers_of_files_the_filter_prunes_are_not_all_held(
 
 
 # With the cache bounded to 16 MiB, a read of every file: the footers of one group of files
-# read together (FILES_READ_TOGETHER in rust/planning/scan.rs, 64: ~60 MiB of them) and
-# working memory, where holding every parsed footer took ~800 MiB.
-EVERY_FILE_PEAK_LIMIT = 224 * MiB
+# read together (the option footer_bytes_read_together, 32 MiB) and working memory, where
+# holding every parsed footer took ~800 MiB.
+EVERY_FILE_PEAK_LIMIT = 160 * MiB
 
 _EVERY_FILE = _CHILD_PRELUDE + r"""
 baseline = status("VmRSS")

@@ -467,7 +467,8 @@ def clear_metadata_cache() -> None:
 def scan_option_defaults() -> dict[str, Any]:
     """Every planning option of :func:`pqsift.scan` with its default: ``statistics``,
     ``bloom_filter``, ``page_index``, ``session_time_zone``, ``case_sensitive``,
-    ``file_range``, ``row_groups``, ``metadata_size_hint``, ``partitioning``,
+    ``file_range``, ``row_groups``, ``metadata_size_hint``, ``footer_bytes_read_together``,
+    ``partitioning``,
     ``partition_type_inference``, ``base_path``, ``version``, ``timestamp``,
     ``allowed_locations``, ``merge_schema``, ``schema``, ``match_field_ids``,
     ``ignore_missing_field_ids``, ``storage_options``."""

@@ -60,6 +60,7 @@ class ScanOptions(TypedDict, total=False):
     file_range: tuple[int, int] | None
     row_groups: Iterable[int] | None
     metadata_size_hint: int
+    footer_bytes_read_together: int
     # Tables.
     partitioning: bool
     partition_type_inference: bool
@@ -443,7 +444,10 @@ def scan(
     single file), ``row_groups`` (a list of row group indices: only those, of a single
     file — a task planned elsewhere, e.g. by :func:`pqsift.spark.read`),
     ``metadata_size_hint`` (bytes read from the end of each file in one I/O for its footer
-    and page index, 512 KiB; what does not fit is read after).
+    and page index, 512 KiB; what does not fit is read after),
+    ``footer_bytes_read_together`` (a read opens its files in groups whose parsed footers
+    take at most this much memory, 32 MiB, and holds one group's at a time; a read sorted
+    by ``order_by`` opens them all at once).
 
     Object stores: ``source`` may be a URL — ``s3://bucket/key.parquet``, a prefix
     ``s3://bucket/events/`` (listed as a directory), a Delta table root — on S3

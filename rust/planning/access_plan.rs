@@ -86,6 +86,9 @@ pub struct FileAccessPlan {
     /// Why the whole file was skipped before its footer was read (partition values), if
     /// it was: it then has no row groups.
     pub skipped: Option<String>,
+    /// The memory its parsed footer takes (the parquet crate's estimate; 0 when unread):
+    /// what a read holds while it reads the file (see [`ReadGroups`]).
+    pub footer_bytes: usize,
 }
 
 impl FileAccessPlan {
@@ -104,7 +107,7 @@ impl FileAccessPlan {
                 read_bytes: 0,
             })
             .collect();
-        Self { path: path.into(), row_groups, note: None, skipped: None }
+        Self { path: path.into(), row_groups, note: None, skipped: None, footer_bytes: 0 }
     }
 
     /// A file skipped whole, before its footer was read, because of `reason`.
@@ -210,5 +213,42 @@ impl FileAccessPlan {
             }
         }
         text
+    }
+}
+
+/// Files read together: consecutive files, in scan order, whose footers take at most
+/// `budget` bytes together (a file whose footer alone takes more is a group of its own). A
+/// read holds the footers of one group at a time; planning holds those of the first.
+///
+/// ```
+/// use pqsift::planning::access_plan::ReadGroups;
+/// let mut groups = ReadGroups::new(100);
+/// let numbers: Vec<usize> = [60, 30, 20, 150, 10].into_iter().map(|bytes| groups.add(bytes)).collect();
+/// assert_eq!(numbers, [0, 0, 1, 2, 3]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadGroups {
+    budget: usize,
+    group: usize,
+    files: usize,
+    bytes: usize,
+}
+
+impl ReadGroups {
+    /// Groups of footers taking at most `budget` bytes.
+    pub fn new(budget: usize) -> Self {
+        Self { budget, group: 0, files: 0, bytes: 0 }
+    }
+
+    /// The number of the group (from 0) of the next file, whose footer takes `bytes`.
+    pub fn add(&mut self, bytes: usize) -> usize {
+        if self.files > 0 && self.bytes.saturating_add(bytes) > self.budget {
+            self.group += 1;
+            self.files = 0;
+            self.bytes = 0;
+        }
+        self.files += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.group
     }
 }

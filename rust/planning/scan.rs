@@ -31,7 +31,7 @@ use crate::filter::projection::resolve_projection;
 use crate::filter::sort_key::TopN;
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
 use crate::format::opener::{OpenedFile, filter_schema};
-use crate::planning::access_plan::{FileAccessPlan, RowGroupAccess};
+use crate::planning::access_plan::{FileAccessPlan, ReadGroups, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
@@ -86,6 +86,12 @@ pub struct ScanOptions {
     /// [`crate::table::column_matching`]). A schema read from the files has no ids to
     /// match, as in Spark.
     pub field_ids: FieldIds,
+    /// A read opens its files in groups whose parsed footers take at most this many bytes
+    /// (see [`ReadGroups`]): the scan's plan holds the footers of the first group and lets
+    /// the others go, and the read opens each later group when it reaches it. A footer of
+    /// a wide table takes about a megabyte parsed: a read of thousands of such files
+    /// holding them all would hold gigabytes.
+    pub footer_bytes_read_together: usize,
 }
 
 impl Default for ScanOptions {
@@ -102,6 +108,7 @@ impl Default for ScanOptions {
             merge_schema: false,
             schema: None,
             field_ids: FieldIds::Off,
+            footer_bytes_read_together: FOOTER_BYTES_READ_TOGETHER,
         }
     }
 }
@@ -175,12 +182,9 @@ pub const FOOTERS_IN_FLIGHT: usize = 16;
 /// window is fetched when planning reaches it.
 pub const FOOTERS_FETCHED_AHEAD: usize = 4 * FOOTERS_IN_FLIGHT;
 
-/// Files a read opens at once: a scan's plan holds the footers of the first this many files
-/// it reads (and of the first file) and lets the others go, and the read opens the rest in
-/// groups of this many as it reaches them (see [`Scan::plan`]). A footer of a wide table
-/// takes about a megabyte parsed: a read of thousands of such files holding them all would
-/// hold gigabytes.
-pub const FILES_READ_TOGETHER: usize = 64;
+/// The default bound of the memory the footers of the files a read opens at once take
+/// (see [`ScanOptions::footer_bytes_read_together`]).
+pub const FOOTER_BYTES_READ_TOGETHER: usize = 32 << 20;
 
 /// A scan of a table (Parquet files, possibly with partition values) with an optional
 /// filter and projection.
@@ -762,9 +766,10 @@ impl Scan {
 
     /// Plans the scan from metadata: footers, bloom filters and page indexes, no column data.
     ///
-    /// The scan then holds the footers of the first file and of the first
-    /// [`FILES_READ_TOGETHER`] files with a row group to read; it lets the others go, and
-    /// [`Scan::open`] reads one again (checked against the plan) when the read reaches it.
+    /// The scan then holds the footers of the first file and of the first group of files
+    /// with a row group to read (see [`ScanOptions::footer_bytes_read_together`]); it lets
+    /// the others go, and [`Scan::open`] reads one again (checked against the plan) when
+    /// the read reaches it.
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join("pqsift_plan_doc");
@@ -789,7 +794,7 @@ impl Scan {
         // From a store, footers are fetched ahead in windows, not all at once: a window's
         // footers are held only until its files are planned.
         let mut fetched_ahead = surviving.chunks(FOOTERS_FETCHED_AHEAD).peekable();
-        let mut files_read = 0;
+        let mut read_groups = ReadGroups::new(self.options.footer_bytes_read_together);
         for position in 0..self.table.files.len() {
             crate::interrupt::check()?;
             if fetched_ahead.peek().is_some_and(|window| window.first() == Some(&position)) {
@@ -820,6 +825,7 @@ impl Scan {
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;
             metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
+            plan.footer_bytes = file.metadata.memory_size();
             if !plan.is_pruned() {
                 let leaves = self.leaves_read(&file);
                 for row_group in &mut plan.row_groups {
@@ -830,8 +836,7 @@ impl Scan {
             // them, for its schema, unless the table declares one). The others are read
             // again when the read reaches them (TopN pruning compares every file: all held).
             let read = !plan.is_pruned() || (position == 0 && self.declared().is_none());
-            files_read += usize::from(read);
-            let held_for_read = read && (files_read <= FILES_READ_TOGETHER || self.options.top_n.is_some());
+            let held_for_read = read && (self.options.top_n.is_some() || read_groups.add(plan.footer_bytes) == 0);
             files.push(plan);
             drop(file);
             if !held_for_read {

@@ -96,6 +96,7 @@ impl PyScan {
                 .transpose()
                 .map_err(py_err(py))?,
             field_ids: given.field_ids(),
+            footer_bytes_read_together: given.footer_bytes_read_together,
         };
         let ScanOptionsArg {
             partitioning,

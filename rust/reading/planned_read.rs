@@ -21,8 +21,9 @@ use arrow::datatypes::{Schema, SchemaRef};
 
 use crate::error::Result;
 use crate::format::opener::OpenedFile;
+use crate::planning::access_plan::ReadGroups;
 use crate::planning::access_plan::RowGroupAccess;
-use crate::planning::scan::{FILES_READ_TOGETHER, Scan, ScanPlan};
+use crate::planning::scan::{Scan, ScanPlan};
 use crate::planning::task_plan::{RowGroupReads, TaskPlan};
 use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::scan_stream::{LaterGroups, ScanStream, ScanTask};
@@ -35,10 +36,12 @@ use crate::storage::Storage;
 /// with the stream: a scan whose every row group was pruned still has one (the declared
 /// schema's, or the first file's).
 ///
-/// Files are read in groups of [`FILES_READ_TOGETHER`], each group's footers opened when
-/// the read reaches it (the plan let them go), so that a read of thousands of files holds
-/// the footers of one group at a time — unless the read sorts, which needs every file at
-/// once.
+/// Files are read in groups (see [`ScanOptions::footer_bytes_read_together`]), each
+/// group's footers opened when the read reaches it (the plan let them go), so that a read
+/// of thousands of files holds the footers of one group at a time — unless the read sorts,
+/// which needs every file at once.
+///
+/// [`ScanOptions::footer_bytes_read_together`]: crate::planning::scan::ScanOptions::footer_bytes_read_together
 pub fn read_plan(
     scan: &Arc<Scan>,
     plan: &ScanPlan,
@@ -56,14 +59,25 @@ fn read_in_groups(
     counted_in: Option<&Storage>,
     adjust: fn(&mut TaskPlan),
 ) -> Result<(SchemaRef, ScanStream)> {
-    let mut selected = TaskPlan::row_groups_of(plan, &surviving(scan, plan))?;
-    let later: Vec<_> = match config.order_by.is_empty() && selected.len() > FILES_READ_TOGETHER {
-        true => selected.split_off(FILES_READ_TOGETHER).chunks(FILES_READ_TOGETHER).map(<[_]>::to_vec).collect(),
-        false => Vec::new(),
-    };
-    let mut first = TaskPlan::of_row_groups(scan, selected)?;
+    let selected = TaskPlan::row_groups_of(plan, &surviving(scan, plan))?;
+    let mut groups: Vec<Vec<(usize, RowGroupReads)>> = Vec::new();
+    let mut read_groups = ReadGroups::new(scan.options().footer_bytes_read_together);
+    for file in selected {
+        // A sorted read needs every file at once.
+        let group = match config.order_by.is_empty() {
+            true => read_groups.add(plan.files[file.0].footer_bytes),
+            false => 0,
+        };
+        match groups.get_mut(group) {
+            Some(files) => files.push(file),
+            None => groups.push(vec![file]),
+        }
+    }
+    let mut groups = groups.into_iter();
+    let mut first = TaskPlan::of_row_groups(scan, groups.next().unwrap_or_default())?;
     adjust(&mut first);
     let (schema, stream) = read_task(&first, config.clone(), counted_in)?;
+    let later: Vec<_> = groups.collect();
     if later.is_empty() {
         return Ok((schema, stream));
     }
