@@ -178,5 +178,9 @@ fn a_file_rewritten_after_planning_is_refused_when_its_group_is_opened() {
     assert!(message.contains("changed after the scan was planned"), "{message}");
     assert!(message.contains(&rewritten.display().to_string()), "{message}");
     assert!(stream.next_batch_checked().is_none(), "a failed read goes on with no later group");
+    // Planned again, the scan reads the file as it is now.
+    let values = read_in_order(&scan, ReaderConfig::default()).unwrap();
+    assert_eq!(values.len(), (MANY as usize - 1) * ROWS as usize + 2 * ROWS as usize);
+    assert_eq!(values[values.len() - 2 * ROWS as usize..], (0..2 * ROWS).collect::<Vec<_>>()[..]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

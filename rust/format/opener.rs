@@ -270,6 +270,21 @@ pub struct OpenedFile {
 }
 
 impl OpenedFile {
+    /// A fingerprint of the file's row group layout — each row group's rows, offset and
+    /// sizes, and the column count. A plan made on one reading of a footer applies to
+    /// another reading only if the two fingerprints match: a file rewritten in between
+    /// must not be read with the row groups and page selections of its old version.
+    pub fn layout_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.metadata.file_metadata().schema_descr().num_columns().hash(&mut hasher);
+        for row_group in self.metadata.row_groups() {
+            (row_group.num_rows(), row_group.file_offset(), row_group.compressed_size(), row_group.total_byte_size())
+                .hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
     pub fn open(location: &Location) -> Result<Self> {

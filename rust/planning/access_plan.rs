@@ -89,6 +89,9 @@ pub struct FileAccessPlan {
     /// The memory its parsed footer takes (the parquet crate's estimate; 0 when unread):
     /// what a read holds while it reads the file (see [`ReadGroups`]).
     pub footer_bytes: usize,
+    /// The layout of the footer the plan was made on (`OpenedFile::layout_fingerprint`),
+    /// when one was read: a read that opens the footer again checks it is the same.
+    pub footer_layout: Option<u64>,
 }
 
 impl FileAccessPlan {
@@ -107,7 +110,7 @@ impl FileAccessPlan {
                 read_bytes: 0,
             })
             .collect();
-        Self { path: path.into(), row_groups, note: None, skipped: None, footer_bytes: 0 }
+        Self { path: path.into(), row_groups, note: None, skipped: None, footer_bytes: 0, footer_layout: None }
     }
 
     /// A file skipped whole, before its footer was read, because of `reason`.

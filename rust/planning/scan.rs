@@ -197,40 +197,10 @@ pub struct Scan {
     /// Footers read so far, by file position; a slot stays locked while its footer is
     /// read, so that threads wanting the same file wait for one read instead of each
     /// fetching it.
-    opened: Vec<Mutex<Footer>>,
+    opened: Vec<Mutex<Option<Arc<OpenedFile>>>>,
     /// For files (not a Delta table) whose schemas differ: the first file's, which the
     /// others are read into; set when a file is found to differ (see [`Scan::declared`]).
     evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
-}
-
-/// What a scan holds of one file's footer.
-#[derive(Debug, Default)]
-enum Footer {
-    /// Not read yet.
-    #[default]
-    Unread,
-    /// Read, and held.
-    Held(Arc<OpenedFile>),
-    /// Read, planned on, and let go to bound the memory a scan of many files holds: a later
-    /// [`Scan::open`] reads it again (from the metadata cache when it still has it) and
-    /// checks that its row groups are those the plan was made on (this fingerprint of
-    /// them, see [`layout_fingerprint`]).
-    Released(u64),
-}
-
-/// A fingerprint of `metadata`'s row group layout — each row group's rows, offset and
-/// sizes, and the column count — that a footer read again must match for a plan made on
-/// the first reading to apply: a file rewritten in between fails the check rather than
-/// being read with another file's row groups and page selections.
-fn layout_fingerprint(metadata: &parquet::file::metadata::ParquetMetaData) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    metadata.file_metadata().schema_descr().num_columns().hash(&mut hasher);
-    for row_group in metadata.row_groups() {
-        (row_group.num_rows(), row_group.file_offset(), row_group.compressed_size(), row_group.total_byte_size())
-            .hash(&mut hasher);
-    }
-    hasher.finish()
 }
 
 /// Where a scan's filter comes from: Spark SQL text, or a function of the table schema.
@@ -323,7 +293,7 @@ impl Scan {
                 )));
             }
         }
-        let opened = (0..table.files.len()).map(|_| Mutex::new(Footer::Unread)).collect();
+        let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
         let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
@@ -507,10 +477,7 @@ impl Scan {
 
     /// The footer of file `position` when the scan holds it.
     pub fn opened(&self, position: usize) -> Option<Arc<OpenedFile>> {
-        match &*self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()) {
-            Footer::Held(file) => Some(Arc::clone(file)),
-            Footer::Unread | Footer::Released(_) => None,
-        }
+        self.opened.get(position)?.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The footer of file `position`, read once and held (until planning lets it go, see
@@ -521,36 +488,25 @@ impl Scan {
             return Err(PqsiftError::filter(format!("no file at position {position}")));
         };
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        let planned_on = match &*slot {
-            Footer::Held(file) => return Ok(Arc::clone(file)),
-            Footer::Released(fingerprint) => Some(*fingerprint),
-            Footer::Unread => None,
-        };
-        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
-        if planned_on.is_some_and(|fingerprint| fingerprint != layout_fingerprint(&file.metadata)) {
-            return Err(PqsiftError::corrupt(
-                &file.location,
-                "its row groups changed after the scan was planned: plan the scan again",
-            ));
+        if let Some(file) = slot.as_ref() {
+            return Ok(Arc::clone(file));
         }
+        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
         self.check_against_first(position, &file)?;
-        *slot = Footer::Held(Arc::clone(&file));
+        *slot = Some(Arc::clone(&file));
         Ok(file)
     }
 
     /// Lets go of the footer of file `position`, if held (never the first file's: it gives
-    /// the output schema); a later [`Scan::open`] reads it again and checks it is the same.
-    /// A read of a later group of files lets their footers go once it has them: the read
-    /// holds them while it needs them, and the scan does not keep them after.
+    /// the output schema); a later [`Scan::open`] reads it again (a read checks it against
+    /// its plan's `FileAccessPlan::footer_layout`). A read of a later group of files lets
+    /// their footers go once it has them: the read holds them while it needs them, and the
+    /// scan does not keep them after.
     pub fn release(&self, position: usize) {
-        if position == 0 {
-            return;
-        }
-        if let Some(slot) = self.opened.get(position) {
-            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if let Footer::Held(file) = &*slot {
-                *slot = Footer::Released(layout_fingerprint(&file.metadata));
-            }
+        if position != 0
+            && let Some(slot) = self.opened.get(position)
+        {
+            slot.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
     }
 
@@ -768,8 +724,8 @@ impl Scan {
     ///
     /// The scan then holds the footers of the first file and of the first group of files
     /// with a row group to read (see [`ScanOptions::footer_bytes_read_together`]); it lets
-    /// the others go, and [`Scan::open`] reads one again (checked against the plan) when
-    /// the read reaches it.
+    /// the others go, and [`Scan::open`] reads one again when the read reaches it (the
+    /// read checks it against the plan's `footer_layout`).
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join("pqsift_plan_doc");
@@ -826,6 +782,7 @@ impl Scan {
             metrics.row_groups_total += plan.row_groups.len() as u64;
             metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
             plan.footer_bytes = file.metadata.memory_size();
+            plan.footer_layout = Some(file.layout_fingerprint());
             if !plan.is_pruned() {
                 let leaves = self.leaves_read(&file);
                 for row_group in &mut plan.row_groups {

@@ -53,9 +53,18 @@ use crate::storage::{Location, Storage};
 use crate::table::partition_values::PartitionValues;
 use crate::table::schema_adapter::DeclaredSchema;
 
-/// The row groups of one file a read reads, each with the rows it reads of it (`None`:
-/// all): a [`PlannedFile`] before its footer is opened.
-pub type RowGroupReads = Vec<(usize, Option<RowSelection>)>;
+/// What a read reads of one file, before its footer is opened: a [`PlannedFile`] to be.
+#[derive(Debug, Clone)]
+pub struct FileReads {
+    /// The file's position in the scan.
+    pub position: usize,
+    /// The row groups to read, in file order, each with the rows to read (`None`: all).
+    pub row_groups: Vec<(usize, Option<RowSelection>)>,
+    /// The layout of the footer the plan was made on (see
+    /// [`OpenedFile::layout_fingerprint`]), when known: the footer opened to read the file
+    /// must have the same.
+    pub layout: Option<u64>,
+}
 
 /// One file of a [`TaskPlan`]: its footer and the row groups to read.
 #[derive(Debug, Clone)]
@@ -63,7 +72,7 @@ pub struct PlannedFile {
     /// The file, its footer and page index read.
     pub file: Arc<OpenedFile>,
     /// The row groups to read, in file order, each with the rows to read (`None`: all).
-    pub row_groups: RowGroupReads,
+    pub row_groups: Vec<(usize, Option<RowSelection>)>,
 }
 
 /// What reading a planned scan (or a piece of one) needs, and nothing it must decide again.
@@ -95,7 +104,7 @@ impl TaskPlan {
     /// The row groups `pieces` name — `(file position, row group indices)` — each with the
     /// rows `plan` reads of it, checked as [`TaskPlan::of_scan`] says: what a plan of those
     /// pieces holds but the footers.
-    pub fn row_groups_of(plan: &ScanPlan, pieces: &[(usize, Vec<usize>)]) -> Result<Vec<(usize, RowGroupReads)>> {
+    pub fn row_groups_of(plan: &ScanPlan, pieces: &[(usize, Vec<usize>)]) -> Result<Vec<FileReads>> {
         let mut selected = Vec::with_capacity(pieces.len());
         for (position, row_groups) in pieces {
             let file_plan = plan.files.get(*position).ok_or_else(|| {
@@ -115,19 +124,30 @@ impl TaskPlan {
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
-            selected.push((*position, row_groups));
+            selected.push(FileReads { position: *position, row_groups, layout: file_plan.footer_layout });
         }
         Ok(selected)
     }
 
     /// The plan of reading `selected` (from [`TaskPlan::row_groups_of`]) of `scan`: the
-    /// files' footers opened (read again if the scan let them go).
-    pub fn of_row_groups(scan: &Scan, selected: Vec<(usize, RowGroupReads)>) -> Result<Self> {
-        let positions: Vec<usize> = selected.iter().map(|(position, _)| *position).collect();
+    /// files' footers opened (read again if the scan let them go), each checked against
+    /// the footer the plan was made on — a file rewritten since is refused, not read with
+    /// its old version's row groups and page selections.
+    pub fn of_row_groups(scan: &Scan, selected: Vec<FileReads>) -> Result<Self> {
+        let positions: Vec<usize> = selected.iter().map(|file| file.position).collect();
         scan.prefetch(&positions);
         let files = selected
             .into_iter()
-            .map(|(position, row_groups)| Ok(PlannedFile { file: scan.open(position)?, row_groups }))
+            .map(|FileReads { position, row_groups, layout }| {
+                let file = scan.open(position)?;
+                if layout.is_some_and(|layout| layout != file.layout_fingerprint()) {
+                    return Err(PqsiftError::corrupt(
+                        &file.location,
+                        "its row groups changed after the scan was planned: plan the scan again",
+                    ));
+                }
+                Ok(PlannedFile { file, row_groups })
+            })
             .collect::<Result<Vec<_>>>()?;
         Self::of_files(scan, &positions, files)
     }

@@ -21,10 +21,9 @@ use arrow::datatypes::{Schema, SchemaRef};
 
 use crate::error::Result;
 use crate::format::opener::OpenedFile;
-use crate::planning::access_plan::ReadGroups;
-use crate::planning::access_plan::RowGroupAccess;
+use crate::planning::access_plan::{ReadGroups, RowGroupAccess};
 use crate::planning::scan::{Scan, ScanPlan};
-use crate::planning::task_plan::{RowGroupReads, TaskPlan};
+use crate::planning::task_plan::{FileReads, TaskPlan};
 use crate::reading::reader::{ReaderConfig, declared_output_schema, open_stream, output_schema};
 use crate::reading::scan_stream::{LaterGroups, ScanStream, ScanTask};
 use crate::storage::Storage;
@@ -60,12 +59,12 @@ fn read_in_groups(
     adjust: fn(&mut TaskPlan),
 ) -> Result<(SchemaRef, ScanStream)> {
     let selected = TaskPlan::row_groups_of(plan, &surviving(scan, plan))?;
-    let mut groups: Vec<Vec<(usize, RowGroupReads)>> = Vec::new();
+    let mut groups: Vec<Vec<FileReads>> = Vec::new();
     let mut read_groups = ReadGroups::new(scan.options().footer_bytes_read_together);
     for file in selected {
         // A sorted read needs every file at once.
         let group = match config.order_by.is_empty() {
-            true => read_groups.add(plan.files[file.0].footer_bytes),
+            true => read_groups.add(plan.files[file.position].footer_bytes),
             false => 0,
         };
         match groups.get_mut(group) {
@@ -89,7 +88,7 @@ fn read_in_groups(
         let group = groups.get_mut(index).and_then(Option::take).ok_or_else(|| {
             crate::error::PqsiftError::Internal(format!("group {index} of a read's files opened twice"))
         })?;
-        let positions: Vec<usize> = group.iter().map(|(position, _)| *position).collect();
+        let positions: Vec<usize> = group.iter().map(|file| file.position).collect();
         let mut task = TaskPlan::of_row_groups(&scan, group)?;
         for position in positions {
             scan.release(position);
@@ -102,11 +101,13 @@ fn read_in_groups(
 }
 
 /// The rows `group`'s row groups scan (their selections', before the filter).
-fn rows_read(plan: &ScanPlan, group: &[(usize, RowGroupReads)]) -> u64 {
+fn rows_read(plan: &ScanPlan, group: &[FileReads]) -> u64 {
     group
         .iter()
-        .flat_map(|(position, row_groups)| row_groups.iter().map(move |(index, _)| (*position, *index)))
-        .map(|(position, index)| plan.files[position].row_groups[index].selected_rows() as u64)
+        .flat_map(|file| {
+            file.row_groups.iter().map(|(index, _)| plan.files[file.position].row_groups[*index].selected_rows())
+        })
+        .map(|rows| rows as u64)
         .sum()
 }
 

@@ -528,8 +528,9 @@ pub struct LaterGroups {
 }
 
 impl LaterGroups {
-    /// `rows.len()` groups, each opened by `open(i, limit)` (see [`LaterGroups::open`]);
-    /// `rows[i]` is the rows group `i` scans.
+    /// `rows.len()` groups: `open(i, limit)` opens group `i` (0: the first after the
+    /// stream's own) to output at most `limit` rows (`None`: all), and `rows[i]` is the
+    /// rows it scans.
     pub fn new(
         rows: Vec<u64>,
         open: impl FnMut(usize, Option<usize>) -> Result<ScanStream> + Send + Sync + 'static,
