@@ -510,6 +510,18 @@ impl Scan {
         }
     }
 
+    /// Runs `f`, which may open the footer of file `position`, and lets that footer go again
+    /// after unless the scan held it before: a look at a file the plan let go (`explain`,
+    /// a Spark task's plan) does not keep its footer.
+    pub fn holding_as_before<T>(&self, position: usize, f: impl FnOnce() -> T) -> T {
+        let held = self.opened(position).is_some();
+        let out = f();
+        if !held {
+            self.release(position);
+        }
+        out
+    }
+
     /// Reads ahead the footers of the files at `positions` that are in an object store,
     /// several at once (see [`Scan::open_concurrently`]): what a read of many files calls
     /// before it opens the next ones.

@@ -402,13 +402,9 @@ impl PyScan {
             pieces
                 .iter()
                 .map(|piece| {
-                    // A footer the plan let go is let go again once in the task's bytes.
-                    let held = self.inner.opened(piece.0).is_some();
-                    let bytes = TaskPlan::of_scan(&self.inner, plan, std::slice::from_ref(piece))?.to_bytes();
-                    if !held {
-                        self.inner.release(piece.0);
-                    }
-                    bytes
+                    self.inner.holding_as_before(piece.0, || {
+                        TaskPlan::of_scan(&self.inner, plan, std::slice::from_ref(piece))?.to_bytes()
+                    })
                 })
                 .collect::<crate::Result<Vec<_>>>()
         })
@@ -424,18 +420,14 @@ impl PyScan {
             .iter()
             .enumerate()
             .map(|(position, file)| {
-                // A file skipped on its partition values keeps its footer unread; one the
-                // plan let go is let go again.
-                let held = self.inner.opened(position).is_some();
+                // A file skipped on its partition values keeps its footer unread.
                 let opened = match file.skipped {
                     Some(_) => None,
-                    None => Some(self.inner.open(position).map_err(py_err(py))?),
+                    None => {
+                        Some(self.inner.holding_as_before(position, || self.inner.open(position)).map_err(py_err(py))?)
+                    }
                 };
-                let dict = file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()));
-                if !held {
-                    self.inner.release(position);
-                }
-                dict
+                file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()))
             })
             .collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {
