@@ -86,11 +86,11 @@ pub struct FileAccessPlan {
     /// Why the whole file was skipped before its footer was read (partition values), if
     /// it was: it then has no row groups.
     pub skipped: Option<String>,
-    /// The memory its parsed footer takes (the parquet crate's estimate; 0 when unread):
-    /// what a read holds while it reads the file (see [`ReadGroups`]).
+    /// The memory its parsed footer takes (the parquet crate's estimate; 0 for a file the
+    /// read does not open): what a read holds while it reads the file (see [`ReadGroups`]).
     pub footer_bytes: usize,
     /// The layout of the footer the plan was made on (`OpenedFile::layout_fingerprint`),
-    /// when one was read: a read that opens the footer again checks it is the same.
+    /// for a file the read opens: a read that opens the footer again checks it is the same.
     pub footer_layout: Option<u64>,
 }
 

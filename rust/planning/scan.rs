@@ -522,18 +522,12 @@ impl Scan {
         out
     }
 
-    /// Reads ahead the footers of the files at `positions` that are in an object store,
-    /// several at once (see [`Scan::open_concurrently`]): what a read of many files calls
-    /// before it opens the next ones.
-    pub fn prefetch(&self, positions: &[usize]) {
-        self.open_concurrently(positions);
-    }
-
     /// Reads the footers of the files at `positions` in an object store, up to
     /// [`FOOTERS_IN_FLIGHT`] at once (a request costs tens of milliseconds: one after the
-    /// other, a thousand footers would take most of a minute). Local files are left to be
-    /// read in order; errors are left to [`Scan::open`] to raise in file order.
-    fn open_concurrently(&self, positions: &[usize]) {
+    /// other, a thousand footers would take most of a minute): what planning and a read
+    /// of many files call before they open the next ones. Local files are left to be read
+    /// in order; errors are left to [`Scan::open`] to raise in file order.
+    pub fn open_concurrently(&self, positions: &[usize]) {
         let remote: Vec<usize> = positions.iter().copied().filter(|&p| self.table.files[p].is_remote()).collect();
         if remote.len() < 2 {
             return;
@@ -793,8 +787,6 @@ impl Scan {
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;
             metrics.rows_total += plan.row_groups.iter().map(|rg| rg.rows as u64).sum::<u64>();
-            plan.footer_bytes = file.metadata.memory_size();
-            plan.footer_layout = Some(file.layout_fingerprint());
             if !plan.is_pruned() {
                 let leaves = self.leaves_read(&file);
                 for row_group in &mut plan.row_groups {
@@ -805,6 +797,10 @@ impl Scan {
             // them, for its schema, unless the table declares one). The others are read
             // again when the read reaches them (TopN pruning compares every file: all held).
             let read = !plan.is_pruned() || (position == 0 && self.declared().is_none());
+            if read {
+                plan.footer_bytes = file.metadata.memory_size();
+                plan.footer_layout = Some(file.layout_fingerprint());
+            }
             let held_for_read = read && (self.options.top_n.is_some() || read_groups.add(plan.footer_bytes) == 0);
             files.push(plan);
             drop(file);
