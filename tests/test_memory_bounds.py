@@ -269,6 +269,29 @@ def wide_footers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return table, pq.read_metadata(miss).serialized_size
 
 
+def run_over_wide_footers(
+    script: str, wide_footers: tuple[Path, int], cache_bytes: int | None, limit: int
+) -> tuple[dict[str, Any], int, str]:
+    """Runs `script` over the wide footers' table with the metadata cache bounded to
+    `cache_bytes` (None: the default): its JSON line, its peak above its baseline, and the
+    figures to print and fail with (`limit`: the bound the peak is held to)."""
+    import os
+
+    table, footer = wide_footers
+    env = dict(os.environ)
+    env.pop("PQSIFT_METADATA_CACHE_BYTES", None)
+    if cache_bytes is not None:
+        env["PQSIFT_METADATA_CACHE_BYTES"] = str(cache_bytes)
+    got, _, rise = run_child(script, str(table), failed="the scan failed", env=env)
+    figures = (
+        f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
+        f"cache bound {'default' if cache_bytes is None else f'{cache_bytes / MiB:.0f} MiB'}: "
+        f"{got['seconds']:.1f} s; baseline {got['baseline'] / MiB:.0f} MiB, "
+        f"peak above baseline {rise / MiB:,.0f} MiB (bound {limit / MiB:.0f} MiB)"
+    )
+    return got, rise, figures
+
+
 @pytest.mark.parametrize(
     ("cache_bytes", "limit"),
     [(None, FOOTERS_PEAK_LIMIT), (16 * MiB, SMALL_CACHE_PEAK_LIMIT)],
@@ -282,20 +305,8 @@ def test_footers_of_files_the_filter_prunes_are_not_all_held(
     what its bound allows), so the peak stays under the cache's bound plus working memory,
     not the ~800 MiB that every parsed footer together takes; with the cache bounded
     through ``PQSIFT_METADATA_CACHE_BYTES`` (as Spark's executors would set it), lower."""
-    import os
-
-    table, footer = wide_footers
-    env = dict(os.environ)
-    env.pop("PQSIFT_METADATA_CACHE_BYTES", None)
-    if cache_bytes is not None:
-        env["PQSIFT_METADATA_CACHE_BYTES"] = str(cache_bytes)
-    got, _, rise = run_child(_PRUNED_FOOTERS, str(table), failed="the scan failed", env=env)
-    figures = (
-        f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
-        f"cache bound {'default' if cache_bytes is None else f'{cache_bytes / MiB:.0f} MiB'}: "
-        f"{got['rows']} row in {got['seconds']:.1f} s; baseline {got['baseline'] / MiB:.0f} MiB, "
-        f"peak above baseline {rise / MiB:,.0f} MiB (bound {limit / MiB:.0f} MiB)"
-    )
+    got, rise, figures = run_over_wide_footers(_PRUNED_FOOTERS, wide_footers, cache_bytes, limit)
+    figures = f"{got['rows']} row: {figures}"
     print(figures)
     assert got["rows"] == 1, figures
     assert got["cache_bound"] == (256 * MiB if cache_bytes is None else cache_bytes), figures
@@ -322,17 +333,8 @@ def test_a_read_of_every_file_holds_the_footers_of_one_group_at_a_time(wide_foot
     group (reading its footers again) once the last is done. With the metadata cache
     bounded to 16 MiB, the peak is one group's footers and working memory, not the
     ~800 MiB that every parsed footer together takes; every row comes, in file order."""
-    import os
-
-    table, footer = wide_footers
-    env = {**os.environ, "PQSIFT_METADATA_CACHE_BYTES": str(16 * MiB)}
-    got, _, rise = run_child(_EVERY_FILE, str(table), failed="the scan failed", env=env)
-    figures = (
-        f"{WIDE_FILES} files of {WIDE_COLUMNS + 1} columns (footers of {footer / 1024:,.0f} KiB serialized), "
-        f"every one read, cache bound 16 MiB: {len(got['keys'])} rows in {got['seconds']:.1f} s; "
-        f"baseline {got['baseline'] / MiB:.0f} MiB, peak above baseline {rise / MiB:,.0f} MiB "
-        f"(bound {EVERY_FILE_PEAK_LIMIT / MiB:.0f} MiB)"
-    )
+    got, rise, figures = run_over_wide_footers(_EVERY_FILE, wide_footers, 16 * MiB, EVERY_FILE_PEAK_LIMIT)
+    figures = f"every one read, {len(got['keys'])} rows: {figures}"
     print(figures)
     # File order: every file but the last holds k = 0.
     assert got["keys"] == [0] * (WIDE_FILES - 1) + [1], figures
