@@ -48,8 +48,8 @@ impl Version {
 #[derive(Debug)]
 struct State {
     /// One entry per file, of the version last loaded: loading another version replaces
-    /// it in O(1) (a scan of the entries for stale versions made planning 50,000 files
-    /// quadratic).
+    /// it in O(1) (a scan of the entries for stale versions made planning many files
+    /// quadratic in their number).
     entries: ByteLru<Location, (Version, Arc<ParquetMetaData>, Option<Bytes>)>,
     hits: u64,
     misses: u64,
