@@ -102,12 +102,46 @@ impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
     /// least recently used entries to stay within capacity. A value larger than the whole
     /// capacity is not kept (and an entry it would replace is removed).
     pub fn insert(&mut self, key: K, value: V, size: usize) {
+        self.insert_sparing(key, value, size, u64::MAX);
+    }
+
+    /// The map's clock: every entry used from now on is used at a later tick (see
+    /// [`ByteLru::insert_sparing`]).
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// [`ByteLru::insert`], evicting only entries not used after `since` (a reading of
+    /// [`ByteLru::clock`]): when that leaves too little room, `value` is not kept. Answers
+    /// whether it was.
+    ///
+    /// Why: a reader that goes through more entries than fit and then through them again in
+    /// the same order (a scan planning many files, then reading them) finds none of them
+    /// under plain LRU, each insert evicting the entry needed soonest. Sparing the entries
+    /// it used itself keeps the first ones for its second pass.
+    ///
+    /// ```
+    /// use pqsift::lru::ByteLru;
+    /// let mut cache = ByteLru::new(8);
+    /// cache.insert("old", 0, 4);
+    /// let since = cache.clock();
+    /// for (i, key) in ["a", "b", "c"].into_iter().enumerate() {
+    ///     cache.insert_sparing(key, i, 4, since); // "old" goes for "b"; "c" is not kept
+    /// }
+    /// let kept = ["a", "b", "c"].map(|key| cache.get(&key).copied());
+    /// assert_eq!(kept, [Some(0), Some(1), None]);
+    /// ```
+    pub fn insert_sparing(&mut self, key: K, value: V, size: usize, since: u64) -> bool {
         self.remove(&key);
         if size > self.capacity {
-            return;
+            return false;
         }
         while self.bytes + size > self.capacity {
-            let Some((_, oldest)) = self.by_use.pop_first() else { break };
+            match self.by_use.first_key_value() {
+                Some((&used, _)) if used <= since => {}
+                _ => return false,
+            }
+            let (_, oldest) = self.by_use.pop_first().expect("just seen");
             let (_, evicted, _) = self.entries.remove(&oldest).expect("indexed entries exist");
             self.bytes -= evicted;
         }
@@ -115,6 +149,15 @@ impl<K: Eq + Hash + Clone, V> ByteLru<K, V> {
         self.bytes += size;
         self.by_use.insert(now, key.clone());
         self.entries.insert(key, (value, size, now));
+        true
+    }
+
+    /// Drops every entry; the clock goes on (so that a reading of it taken before still
+    /// spares only what was used after).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.by_use.clear();
+        self.bytes = 0;
     }
 
     /// Removes `key`; its value, if it was there.
@@ -132,28 +175,38 @@ mod tests {
     use proptest::prelude::*;
 
     /// A model: a list in use order, evicting from the front.
+    /// A model: a list in use order, evicting from the front; each entry with the tick of
+    /// its last use, the clock advancing on every lookup and every insert kept.
     #[derive(Default)]
     struct Model {
-        entries: Vec<(u8, u32, usize)>,
+        entries: Vec<(u8, u32, usize, u64)>,
+        clock: u64,
     }
 
     impl Model {
         fn get(&mut self, key: u8) -> Option<u32> {
-            let position = self.entries.iter().position(|(k, _, _)| *k == key)?;
-            let entry = self.entries.remove(position);
+            self.clock += 1;
+            let position = self.entries.iter().position(|e| e.0 == key)?;
+            let mut entry = self.entries.remove(position);
+            entry.3 = self.clock;
             self.entries.push(entry);
             Some(entry.1)
         }
 
-        fn insert(&mut self, key: u8, value: u32, size: usize, capacity: usize) {
-            self.entries.retain(|(k, _, _)| *k != key);
+        fn insert(&mut self, key: u8, value: u32, size: usize, capacity: usize, since: u64) -> bool {
+            self.entries.retain(|e| e.0 != key);
             if size > capacity {
-                return;
+                return false;
             }
             while self.entries.iter().map(|e| e.2).sum::<usize>() + size > capacity {
+                if self.entries[0].3 > since {
+                    return false;
+                }
                 self.entries.remove(0);
             }
-            self.entries.push((key, value, size));
+            self.clock += 1;
+            self.entries.push((key, value, size, self.clock));
+            true
         }
 
         fn set_capacity(&mut self, capacity: usize) {
@@ -167,7 +220,7 @@ mod tests {
         #[test]
         fn behaves_like_a_use_ordered_list(
             capacity in 0usize..40,
-            ops in prop::collection::vec((0u8..7, 0u8..8, any::<u32>(), 0usize..15), 0..200),
+            ops in prop::collection::vec((0u8..8, 0u8..8, any::<u32>(), 0usize..15), 0..200),
         ) {
             let mut lru = ByteLru::new(capacity);
             let mut model = Model::default();
@@ -175,9 +228,17 @@ mod tests {
             for (kind, key, value, size) in ops {
                 match kind {
                     0..=2 => prop_assert_eq!(lru.get(&key).copied(), model.get(key)),
-                    3..=5 => {
+                    3..=4 => {
                         lru.insert(key, value, size);
-                        model.insert(key, value, size, capacity);
+                        model.insert(key, value, size, capacity, u64::MAX);
+                    }
+                    5 => {
+                        // Spares what was used in the last few ticks.
+                        let since = lru.clock().saturating_sub(u64::from(value % 6));
+                        prop_assert_eq!(
+                            lru.insert_sparing(key, value, size, since),
+                            model.insert(key, value, size, capacity, since)
+                        );
                     }
                     _ => {
                         capacity = size * 3;
@@ -189,6 +250,7 @@ mod tests {
                 prop_assert_eq!(lru.bytes(), model.entries.iter().map(|e| e.2).sum::<usize>());
                 prop_assert!(lru.bytes() <= capacity);
                 prop_assert_eq!(lru.len(), model.entries.len());
+                prop_assert_eq!(lru.clock(), model.clock);
             }
         }
     }

@@ -132,3 +132,36 @@ def test_a_read_of_many_files_refuses_one_rewritten_after_planning(tmp_path: Pat
     assert ids == list(range(files - 1))
     assert raised.value.path == str(last)
     assert "changed after the scan was planned" in str(raised.value)
+
+
+def test_a_read_of_more_footers_than_the_cache_holds_finds_the_first_ones_cached(tmp_path: Path) -> None:
+    """Eight files, each read in a group of its own, with the metadata cache bounded to four
+    footers. Planning reads every footer and the read reopens files 2–8 in the same order:
+    under plain LRU each footer planning cached was evicted before the read reached it (15
+    footers read, and 15 again the next time). The scan's loads spare what it used itself,
+    so files 1–4 stay cached: the read finds 2–4, and the next scan finds 1–4 twice."""
+    files = 8
+    columns = {f"c{i}": pa.array(range(5), pa.int64()) for i in range(40)}
+    pq.write_table(pa.table(columns), tmp_path / "part-0.parquet")
+    for number in range(1, files):
+        (tmp_path / f"part-{number}.parquet").write_bytes((tmp_path / "part-0.parquet").read_bytes())
+    before = pqsift.metadata_cache_usage()[1]
+    try:
+        _core.clear_metadata_cache()
+        pqsift.set_metadata_cache_bytes(1 << 30)
+        pqsift.scan(tmp_path).plan()
+        entry = pqsift.metadata_cache_usage()[0] // files
+        _core.clear_metadata_cache()
+        pqsift.set_metadata_cache_bytes(4 * entry + entry // 2)
+
+        def footers_read() -> int:
+            misses = _core.metadata_cache_stats()[1]
+            table = pqsift.scan(tmp_path, threads=1, footer_bytes_read_together=1).to_table()
+            assert table.num_rows == 5 * files
+            return _core.metadata_cache_stats()[1] - misses
+
+        assert footers_read() == files + (files - 4)
+        assert footers_read() == 2 * (files - 4)
+    finally:
+        pqsift.set_metadata_cache_bytes(before)
+        _core.clear_metadata_cache()

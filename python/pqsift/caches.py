@@ -2,7 +2,9 @@
 
 A process keeps the parsed footers (and page indexes) of the files it has read, so that a
 second scan of them, or a Spark worker's next task, reads no footer. The cache is bounded
-in bytes (their estimated memory), least recently used first out: 256 MiB unless set.
+in bytes (their estimated memory), least recently used first out: 256 MiB unless set. A
+scan's own footer reads evict only footers it has not used since its planning began, so a
+scan of more footers than fit finds the first ones it planned still cached when it reads.
 Each Spark Python worker is a process with its own cache, so a host holds at most its
 workers' count times the bound; to lower it on executors, set the environment variable
 there (``spark.executorEnv.PQSIFT_METADATA_CACHE_BYTES``)::

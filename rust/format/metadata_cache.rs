@@ -6,6 +6,12 @@
 //! a rewritten file is read again and replaces its entry — and the cache is bounded by the metadata's estimated memory size, evicting the least
 //! recently used.
 //!
+//! A scan loads its files' footers through [`MetadataCache::load_sparing`] with the cache's
+//! [`CacheEpoch`] taken when it started planning: its loads evict only entries nobody has
+//! used since. A scan of more footers than fit, which reads them again in the order it
+//! planned them, then finds the first ones still cached instead of none (see
+//! [`ByteLru::insert_sparing`]).
+//!
 //! For an object whose size and version a listing gave, a hit costs no request. Otherwise
 //! the first request asks for the object's last `size_hint` bytes, and its answer carries
 //! the version: on a hit they are dropped, on a miss they are the footer's first read.
@@ -29,6 +35,22 @@ pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 20;
 /// (the cache's bound counts them): reading one then needs no I/O (see
 /// [`MetadataCache::small_file`]).
 pub const SMALL_FILE_BYTES: usize = 64 << 10;
+
+/// A reading of the cache's clock (see [`MetadataCache::load_sparing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheEpoch(u64);
+
+impl From<CacheEpoch> for u64 {
+    fn from(CacheEpoch(tick): CacheEpoch) -> Self {
+        tick
+    }
+}
+
+impl From<u64> for CacheEpoch {
+    fn from(tick: u64) -> Self {
+        Self(tick)
+    }
+}
 
 /// Which version of a file an entry holds: a rewritten file has another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,9 +125,13 @@ impl MetadataCache {
     /// its footer again — what a benchmark of cold reads, or a process done with a table,
     /// wants.
     pub fn clear(&self) {
-        let mut state = self.lock();
-        let capacity = state.entries.capacity();
-        state.entries = ByteLru::new(capacity);
+        self.lock().entries.clear();
+    }
+
+    /// The cache's clock now: loads sparing it ([`MetadataCache::load_sparing`]) evict no
+    /// entry used from now on.
+    pub fn epoch(&self) -> CacheEpoch {
+        CacheEpoch(self.lock().entries.clock())
     }
 
     /// The metadata of the file at `location`, from the cache when the file is unchanged.
@@ -131,6 +157,18 @@ impl MetadataCache {
     /// [`MetadataCache::load_with_hint`], and `location` with the size and version of the
     /// object the metadata is of (so that reading it needs no `HEAD`).
     pub fn load_versioned(&self, location: &Location, size_hint: usize) -> Result<(Arc<ParquetMetaData>, Location)> {
+        self.load_sparing(location, size_hint, None)
+    }
+
+    /// [`MetadataCache::load_versioned`], keeping what it reads only where that evicts no
+    /// entry used since `spared` (a scan's [`MetadataCache::epoch`]; `None`: any entry may
+    /// go, least recently used first).
+    pub fn load_sparing(
+        &self,
+        location: &Location,
+        size_hint: usize,
+        spared: Option<CacheEpoch>,
+    ) -> Result<(Arc<ParquetMetaData>, Location)> {
         let (version, source) = match location {
             Location::Local(path) => {
                 let stat = std::fs::metadata(path).map_err(|e| PqsiftError::os(path, &e))?;
@@ -165,7 +203,8 @@ impl MetadataCache {
         let whole = whole.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
         let size = metadata.memory_size() + whole.as_ref().map_or(0, Bytes::len);
         // Replaces the entry of an older version of the file, if any.
-        self.lock().entries.insert(location.clone(), (version, Arc::clone(&metadata), whole), size);
+        let since = spared.map_or(u64::MAX, |CacheEpoch(tick)| tick);
+        self.lock().entries.insert_sparing(location.clone(), (version, Arc::clone(&metadata), whole), size, since);
         Ok((metadata, versioned))
     }
 
@@ -253,6 +292,42 @@ mod tests {
         assert_eq!(memory.get_bytes(0, 4).unwrap(), &b"PAR1"[..]);
         assert!(memory.get_bytes(bytes.len() as u64 - 2, 4).is_err(), "past the end");
         assert_eq!(memory.bytes_read(), 4);
+    }
+
+    /// Six copies of one small file, of which the cache holds four: loaded in order twice,
+    /// as a scan plans and then reads them. Plain LRU finds none the second time (each load
+    /// evicts the one needed next); loads sparing the pass's epoch keep the first four.
+    #[test]
+    fn loads_sparing_an_epoch_keep_the_first_entries_of_a_pass_larger_than_the_cache() {
+        let dir = std::env::temp_dir().join(format!("pqsift-mc-sparing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<Location> = (0..6)
+            .map(|i| {
+                let path = dir.join(format!("f{i}.parquet"));
+                std::fs::copy(corpus("alltypes_plain.parquet").as_local().unwrap(), &path).unwrap();
+                Location::Local(path)
+            })
+            .collect();
+        let entry = {
+            let cache = MetadataCache::new(1 << 30);
+            cache.load(&files[0]).unwrap();
+            cache.usage().0
+        };
+        // Which files the second pass found cached.
+        let second_pass_hits = |spare: bool| {
+            let cache = MetadataCache::new(4 * entry + entry / 2);
+            cache.load(&corpus("alltypes_plain.parquet")).unwrap(); // another scan's entry: may go
+            let epoch = spare.then(|| cache.epoch());
+            let load = |file: &Location| {
+                let hits = cache.stats().0;
+                cache.load_sparing(file, metadata::DEFAULT_METADATA_SIZE_HINT, epoch).unwrap();
+                cache.stats().0 > hits
+            };
+            files.iter().for_each(|file| assert!(!load(file)));
+            files.iter().map(load).collect::<Vec<bool>>()
+        };
+        assert_eq!(second_pass_hits(false), [false; 6], "plain LRU: each entry evicted before its second load");
+        assert_eq!(second_pass_hits(true), [true, true, true, true, false, false], "the first four kept");
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::error::{PqsiftError, Result};
 use crate::filter::projection::resolve_projection;
 use crate::filter::sort_key::TopN;
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
+use crate::format::metadata_cache::{CacheEpoch, MetadataCache};
 use crate::format::opener::{OpenedFile, filter_schema};
 use crate::planning::access_plan::{FileAccessPlan, ReadGroups, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
@@ -201,6 +202,10 @@ pub struct Scan {
     /// For files (not a Delta table) whose schemas differ: the first file's, which the
     /// others are read into; set when a file is found to differ (see [`Scan::declared`]).
     evolved: std::sync::OnceLock<Arc<DeclaredSchema>>,
+    /// The metadata cache's clock when planning last began: the scan's footer reads evict
+    /// no cache entry used since (see [`MetadataCache::load_sparing`]), so that a read of
+    /// more footers than the cache holds finds the first ones planning kept.
+    cache_epoch: std::sync::atomic::AtomicU64,
 }
 
 /// Where a scan's filter comes from: Spark SQL text, or a function of the table schema.
@@ -294,7 +299,8 @@ impl Scan {
             }
         }
         let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
-        let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default() };
+        let cache_epoch = std::sync::atomic::AtomicU64::new(MetadataCache::global().epoch().into());
+        let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default(), cache_epoch };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
                 return Err(PqsiftError::table(
@@ -491,7 +497,8 @@ impl Scan {
         if let Some(file) = slot.as_ref() {
             return Ok(Arc::clone(file));
         }
-        let file = Arc::new(OpenedFile::open_with_hint(path, self.options.metadata_size_hint)?);
+        let spared = CacheEpoch::from(self.cache_epoch.load(std::sync::atomic::Ordering::Relaxed));
+        let file = Arc::new(OpenedFile::open_sparing(path, self.options.metadata_size_hint, Some(spared))?);
         self.check_against_first(position, &file)?;
         *slot = Some(Arc::clone(&file));
         Ok(file)
@@ -748,6 +755,9 @@ impl Scan {
     /// assert_eq!((plan.metrics.files_pruned, plan.metrics.rows_selected), (1, 0));
     /// ```
     pub fn plan(&self) -> Result<ScanPlan> {
+        // A new epoch at each plan: what the cache has seen used since the scan was made
+        // (another scan's files) may go.
+        self.cache_epoch.store(MetadataCache::global().epoch().into(), std::sync::atomic::Ordering::Relaxed);
         let mut metrics = PruningMetrics::default();
         let mut files = Vec::with_capacity(self.table.files.len());
         let by_partition = self.files_by_partition()?;
