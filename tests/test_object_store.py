@@ -467,6 +467,39 @@ def test_corpus_file_filtered_reads_as_locally(name: str, where: str, s3: Latenc
 # ===========================================================================================
 
 
+def test_a_footer_read_again_asks_for_the_bytes_it_needed_the_first_time(
+    s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
+    """Each file read in a group of its own, the metadata cache off: the second file's footer
+    is read when planning (its last ``metadata_size_hint`` bytes) and again when the read
+    reaches it — then only the bytes at its end that its footer and page index take, which
+    the first read found, not the hint again."""
+    copy = _fresh_copy(s3_emulator, peers, "tail")
+    hint = 1 << 20
+    before = pqsift.set_metadata_cache_bytes(0)
+    try:
+        scan = pqsift.scan(
+            copy.url, columns=["id"], footer_bytes_read_together=1, metadata_size_hint=hint, storage_options=s3.storage_options
+        )
+        table = scan.to_table()
+    finally:
+        pqsift.set_metadata_cache_bytes(before)
+    assert table.num_rows == sum(pq.ParquetFile(peers.local / name).metadata.num_rows for name in PEER_FILES)
+    name = PEER_FILES[1]
+    path = peers.local / name
+    layout = _layout(path)
+    assert layout.size > hint, "the hint must be a part of the file for this test"
+    footer = int.from_bytes(path.read_bytes()[-8:-4], "little") + 8
+    tails = [
+        end - start
+        for start, end in (_byte_range(r, layout.size) for r in _object_gets(s3, copy.key(name)) if r.key == copy.key(name))
+        if end == layout.size
+    ]
+    assert len(tails) >= 2 and tails[0] == hint, tails
+    # The footer, the page index (and what lies between), no column data.
+    assert all(footer <= tail <= layout.size - layout.data_end for tail in tails[1:]), (tails, footer, layout.data_end)
+
+
 @pytest.mark.parametrize("shape", [SHAPES_BY_NAME["point lookup (bloom)"], NARROW_RANGE], ids=lambda s: s.name)
 def test_selective_reads_fetch_only_the_row_groups_that_match(
     shape: Any, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded

@@ -76,13 +76,26 @@ pub fn load_with_hint(location: &Location, size_hint: usize) -> Result<Arc<Parqu
 /// assert_eq!(file.reads(), 1); // footer and page index in one read
 /// ```
 pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaData> {
-    read_metadata_and_file(file, size_hint).map(|(metadata, _)| metadata)
+    read_metadata_and_file(file, size_hint).map(|read| read.metadata)
+}
+
+/// What [`read_metadata_and_file`] read.
+#[derive(Debug)]
+pub struct FooterRead {
+    /// The file's metadata, with its page index when it has one.
+    pub metadata: ParquetMetaData,
+    /// The whole file, when the reads took in all of it (a file no longer than the size hint).
+    pub whole_file: Option<Bytes>,
+    /// How many bytes at the end of the file hold its footer and page index, when that is
+    /// less than the whole file: the size hint that reads them again in one request, and no
+    /// more (a file read whole has none, so that it is read whole again).
+    pub tail_bytes: Option<u64>,
 }
 
 /// [`read_metadata`], and the whole file's bytes when the reads took in all of it (a file
 /// no longer than `size_hint`): a small file is then read once, not once for its footer and
 /// again for its pages.
-pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<(ParquetMetaData, Option<Bytes>)> {
+pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<FooterRead> {
     let name = file.name();
     let path = name.as_str();
     let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
@@ -150,10 +163,14 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<(Pa
         return Err(refuse_encrypted());
     }
     let metadata = normalise(check(metadata, path, data_end)?, data_end);
-    let whole = |tail: &Tail| (tail.range.start == 0).then(|| tail.bytes.clone());
+    let read = |metadata: ParquetMetaData, tail: &Tail, needed_from: u64| {
+        let whole = tail.range.start == 0;
+        let whole_file = whole.then(|| tail.bytes.clone());
+        FooterRead { metadata, whole_file, tail_bytes: (!whole).then_some(len - needed_from) }
+    };
 
     let Some(index_range) = page_index_range(&metadata) else {
-        return Ok((metadata, whole(&tail)));
+        return Ok(read(metadata, &tail, data_end));
     };
     if index_range.start < tail.range.start {
         tail = Tail::read(file, index_range.start..len)?;
@@ -170,7 +187,7 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<(Pa
         // metadata went into the failed reader: parse the footer again, from memory.
         Err(_) => normalise(check(footer_only(&tail)?, path, data_end)?, data_end),
     };
-    Ok((metadata, whole(&tail)))
+    Ok(read(metadata, &tail, index_range.start.min(data_end)))
 }
 
 /// Bytes `range` of a file, read in one I/O.

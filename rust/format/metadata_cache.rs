@@ -67,12 +67,36 @@ impl Version {
     }
 }
 
+/// A file's cached metadata.
+#[derive(Debug)]
+struct Entry {
+    version: Version,
+    metadata: Arc<ParquetMetaData>,
+    /// The whole file, when small (see [`SMALL_FILE_BYTES`]).
+    whole_file: Option<Bytes>,
+    /// See [`Loaded::tail_bytes`].
+    tail_bytes: Option<u64>,
+}
+
+/// A file's metadata, from the cache or read.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub metadata: Arc<ParquetMetaData>,
+    /// The file, with the size and version of the object the metadata is of (so that
+    /// reading it needs no `HEAD`).
+    pub location: Location,
+    /// The bytes at the file's end that hold its footer and page index (see
+    /// [`FooterRead::tail_bytes`](metadata::FooterRead::tail_bytes)): the size hint that
+    /// reads them again in one request once the cache has let them go.
+    pub tail_bytes: Option<u64>,
+}
+
 #[derive(Debug)]
 struct State {
     /// One entry per file, of the version last loaded: loading another version replaces
     /// it in O(1) (a scan of the entries for stale versions made planning many files
     /// quadratic in their number).
-    entries: ByteLru<Location, (Version, Arc<ParquetMetaData>, Option<Bytes>)>,
+    entries: ByteLru<Location, Entry>,
     hits: u64,
     misses: u64,
 }
@@ -151,24 +175,13 @@ impl MetadataCache {
     /// [`MetadataCache::load`], reading the last `size_hint` bytes of the file first on a
     /// miss (see [`metadata::read_metadata`]). The hint changes the I/O, never the result.
     pub fn load_with_hint(&self, location: &Location, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
-        self.load_versioned(location, size_hint).map(|(metadata, _)| metadata)
+        self.load_sparing(location, size_hint, None).map(|loaded| loaded.metadata)
     }
 
-    /// [`MetadataCache::load_with_hint`], and `location` with the size and version of the
-    /// object the metadata is of (so that reading it needs no `HEAD`).
-    pub fn load_versioned(&self, location: &Location, size_hint: usize) -> Result<(Arc<ParquetMetaData>, Location)> {
-        self.load_sparing(location, size_hint, None)
-    }
-
-    /// [`MetadataCache::load_versioned`], keeping what it reads only where that evicts no
+    /// [`MetadataCache::load_with_hint`], keeping what it reads only where that evicts no
     /// entry used since `spared` (a scan's [`MetadataCache::epoch`]; `None`: any entry may
     /// go, least recently used first).
-    pub fn load_sparing(
-        &self,
-        location: &Location,
-        size_hint: usize,
-        spared: Option<CacheEpoch>,
-    ) -> Result<(Arc<ParquetMetaData>, Location)> {
+    pub fn load_sparing(&self, location: &Location, size_hint: usize, spared: Option<CacheEpoch>) -> Result<Loaded> {
         let (version, source) = match location {
             Location::Local(path) => {
                 let stat = std::fs::metadata(path).map_err(|e| PqsiftError::os(path, &e))?;
@@ -191,21 +204,22 @@ impl MetadataCache {
             }),
             _ => location.clone(),
         };
-        if let Some(metadata) = self.lookup(location, &version) {
-            return Ok((metadata, versioned));
+        if let Some((metadata, tail_bytes)) = self.lookup(location, &version) {
+            return Ok(Loaded { metadata, location: versioned, tail_bytes });
         }
         let source = match source {
             Some(source) => source,
             None => FileSource::open(&versioned)?,
         };
-        let (metadata, whole) = metadata::read_metadata_and_file(&source, size_hint)?;
-        let metadata = Arc::new(metadata);
-        let whole = whole.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
-        let size = metadata.memory_size() + whole.as_ref().map_or(0, Bytes::len);
+        let read = metadata::read_metadata_and_file(&source, size_hint)?;
+        let metadata = Arc::new(read.metadata);
+        let whole_file = read.whole_file.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
+        let size = metadata.memory_size() + whole_file.as_ref().map_or(0, Bytes::len);
+        let entry = Entry { version, metadata: Arc::clone(&metadata), whole_file, tail_bytes: read.tail_bytes };
         // Replaces the entry of an older version of the file, if any.
         let since = spared.map_or(u64::MAX, |CacheEpoch(tick)| tick);
-        self.lock().entries.insert_sparing(location.clone(), (version, Arc::clone(&metadata), whole), size, since);
-        Ok((metadata, versioned))
+        self.lock().entries.insert_sparing(location.clone(), entry, size, since);
+        Ok(Loaded { metadata, location: versioned, tail_bytes: read.tail_bytes })
     }
 
     /// The bytes of the small file at `location` (see [`SMALL_FILE_BYTES`]) when they are
@@ -213,17 +227,18 @@ impl MetadataCache {
     /// are of one version of the file.
     pub fn small_file(&self, location: &Location, metadata: &Arc<ParquetMetaData>) -> Option<Bytes> {
         let mut state = self.lock();
-        let (_, held, bytes) = state.entries.get(location)?;
-        Arc::ptr_eq(held, metadata).then(|| bytes.clone()).flatten()
+        let entry = state.entries.get(location)?;
+        Arc::ptr_eq(&entry.metadata, metadata).then(|| entry.whole_file.clone()).flatten()
     }
 
-    fn lookup(&self, location: &Location, version: &Version) -> Option<Arc<ParquetMetaData>> {
+    /// The metadata cached for this `version` of the file, and its tail's size.
+    fn lookup(&self, location: &Location, version: &Version) -> Option<(Arc<ParquetMetaData>, Option<u64>)> {
         let mut state = self.lock();
         let found = state
             .entries
             .get(location)
-            .filter(|(held, _, _)| held == version)
-            .map(|(_, metadata, _)| Arc::clone(metadata));
+            .filter(|entry| entry.version == *version)
+            .map(|entry| (Arc::clone(&entry.metadata), entry.tail_bytes));
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,

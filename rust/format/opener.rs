@@ -267,6 +267,10 @@ pub struct OpenedFile {
     pub metadata: Arc<ParquetMetaData>,
     /// The Arrow schema the parquet crate decodes the file to.
     pub schema: SchemaRef,
+    /// How many bytes at the file's end hold its footer and page index, when the footer was
+    /// read from a part of the file (see [`FooterRead`](crate::format::metadata::FooterRead)):
+    /// a read of the footer again asks for just these.
+    pub tail_bytes: Option<u64>,
 }
 
 impl OpenedFile {
@@ -299,10 +303,11 @@ impl OpenedFile {
     /// [`OpenedFile::open_with_hint`], the footer read kept in the metadata cache only where
     /// that evicts no entry used since `spared` (see [`MetadataCache::load_sparing`]).
     pub fn open_sparing(location: &Location, metadata_size_hint: usize, spared: Option<CacheEpoch>) -> Result<Self> {
-        let (metadata, location) = MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
+        let loaded = MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
+        let (metadata, location, tail_bytes) = (loaded.metadata, loaded.location, loaded.tail_bytes);
         let file_metadata = metadata.file_metadata();
         let schema = readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
-        Ok(Self { location, metadata, schema: Arc::new(schema) })
+        Ok(Self { location, metadata, schema: Arc::new(schema), tail_bytes })
     }
 
     /// The file as a display string.

@@ -206,6 +206,10 @@ pub struct Scan {
     /// no cache entry used since (see [`MetadataCache::load_sparing`]), so that a read of
     /// more footers than the cache holds finds the first ones planning kept.
     cache_epoch: std::sync::atomic::AtomicU64,
+    /// Per file, the bytes at its end its footer and page index took when last read (0:
+    /// not read yet, or read whole): a footer let go and read again asks for just these,
+    /// not `metadata_size_hint`.
+    tail_bytes: Vec<std::sync::atomic::AtomicU64>,
 }
 
 /// Where a scan's filter comes from: Spark SQL text, or a function of the table schema.
@@ -300,7 +304,9 @@ impl Scan {
         }
         let opened = (0..table.files.len()).map(|_| Mutex::new(None)).collect();
         let cache_epoch = std::sync::atomic::AtomicU64::new(MetadataCache::global().epoch().into());
-        let mut scan = Self { table, columns, filter, options, opened, evolved: Default::default(), cache_epoch };
+        let tail_bytes = (0..table.files.len()).map(|_| Default::default()).collect();
+        let mut scan =
+            Self { table, columns, filter, options, opened, evolved: Default::default(), cache_epoch, tail_bytes };
         if let Some(given) = &scan.options.schema {
             if scan.table.declared.is_some() {
                 return Err(PqsiftError::table(
@@ -497,8 +503,14 @@ impl Scan {
         if let Some(file) = slot.as_ref() {
             return Ok(Arc::clone(file));
         }
-        let spared = CacheEpoch::from(self.cache_epoch.load(std::sync::atomic::Ordering::Relaxed));
-        let file = Arc::new(OpenedFile::open_sparing(path, self.options.metadata_size_hint, Some(spared))?);
+        use std::sync::atomic::Ordering::Relaxed;
+        let spared = CacheEpoch::from(self.cache_epoch.load(Relaxed));
+        let hint = match self.tail_bytes[position].load(Relaxed) {
+            0 => self.options.metadata_size_hint,
+            tail => usize::try_from(tail).unwrap_or(usize::MAX),
+        };
+        let file = Arc::new(OpenedFile::open_sparing(path, hint, Some(spared))?);
+        self.tail_bytes[position].store(file.tail_bytes.unwrap_or(0), Relaxed);
         self.check_against_first(position, &file)?;
         *slot = Some(Arc::clone(&file));
         Ok(file)

@@ -480,7 +480,7 @@ fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
         .parse_and_finish(&footer)
         .map_err(|e| PqsiftError::corrupt(&location, format!("its footer in the task plan does not decode: {e}")))?;
     let schema = readable_arrow_schema(metadata.file_metadata()).map_err(|e| PqsiftError::corrupt(&location, e))?;
-    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema: Arc::new(schema) })
+    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema: Arc::new(schema), tail_bytes: None })
 }
 
 /// The selection of `runs` over a row group of `rows` rows of `file`.
