@@ -270,6 +270,34 @@ impl<T: Native> Sink for Output<T> {
             self.append_valid(page.rows);
             return Ok(true);
         }
+        // Every row of a BYTE_STREAM_SPLIT page without nulls: joined into the output.
+        let same_bits = T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little");
+        if encoding == Encoding::BYTE_STREAM_SPLIT && same_bits && whole && page.valid.is_none() {
+            let data = page.values.prefix(usize::MAX)?;
+            if data.len() != stored.saturating_mul(T::WIDTH) {
+                return Err(DecodeError::Corrupt(format!(
+                    "a BYTE_STREAM_SPLIT page of {} bytes for {stored} values of {} bytes",
+                    data.len(),
+                    T::WIDTH
+                )));
+            }
+            self.values.reserve(stored);
+            let spare = &mut self.values.spare_capacity_mut()[..stored];
+            // SAFETY: `T::Out` is `T::WIDTH` bytes holding the stored ones, little-endian
+            // (`same_bits`), any bytes a valid value (an integer or a float), so the spare
+            // values are as many spare bytes.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(
+                    spare.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+                    stored * T::WIDTH,
+                )
+            };
+            super::byte_stream_split::join(data, T::WIDTH, stored, bytes);
+            // SAFETY: `join` wrote every byte of the `stored` values after the length.
+            unsafe { self.values.set_len(self.values.len() + stored) };
+            self.append_valid(page.rows);
+            return Ok(true);
+        }
         // Reused buffers, taken while the page's values borrow them.
         let mut plain = std::mem::take(&mut self.plain);
         let mut deltas = std::mem::take(&mut self.deltas);
@@ -567,8 +595,8 @@ fn not_integers() -> Result<(), String> {
     Err("DELTA_BINARY_PACKED values of a type other than INT32 or INT64".into())
 }
 
-/// Appends to `out` (cleared) the first `n` of the `stored` values of BYTE_STREAM_SPLIT
-/// `data` in PLAIN's layout: byte `k` of value `i` is byte `i` of the `k`-th of `T::WIDTH`
+/// Sets `out` to the first `n` of the `stored` values of BYTE_STREAM_SPLIT `data` in
+/// PLAIN's layout: byte `k` of value `i` is byte `i` of the `k`-th of `T::WIDTH`
 /// streams of `stored` bytes each. (Values 0x0102 and 0x0304 of 2 bytes: streams
 /// `02 04` and `01 03`.)
 fn join_streams<T: Native>(data: &[u8], stored: usize, n: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
@@ -581,15 +609,8 @@ fn join_streams<T: Native>(data: &[u8], stored: usize, n: usize, out: &mut Vec<u
     }
     out.clear();
     out.reserve(n * T::WIDTH);
-    // Each value gathered from the streams (read in step, from the front) and written
-    // whole: the width is a constant, so the inner loop unrolls.
-    let spare = &mut out.spare_capacity_mut()[..n * T::WIDTH];
-    for (i, value) in spare.chunks_exact_mut(T::WIDTH).enumerate() {
-        for (k, byte) in value.iter_mut().enumerate() {
-            byte.write(data[k * stored + i]);
-        }
-    }
-    // SAFETY: every byte of the first `n * T::WIDTH` was written above.
+    super::byte_stream_split::join(data, T::WIDTH, stored, &mut out.spare_capacity_mut()[..n * T::WIDTH]);
+    // SAFETY: `join` wrote every byte of the first `n * T::WIDTH`.
     unsafe { out.set_len(n * T::WIDTH) };
     Ok(())
 }

@@ -18,7 +18,8 @@
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
 //! dictionary keys), `strings`, `booleans` — with `dictionary_indices` shared by the
 //! first two, `compress` taking a page's selected values out a 64-row word at a time
-//! (AVX-512 where the CPU has it), and `stored_pages` handing pages over still compressed.
+//! (AVX-512 where the CPU has it), `byte_stream_split` rejoining BYTE_STREAM_SPLIT values
+//! eight at a time, and `stored_pages` handing pages over still compressed.
 //!
 //! The crate's reader decompresses each page whole, into a fresh zero-filled buffer. Given
 //! [`StoredPages`] (a snappy chunk, or a zstd chunk with an offset index: the caller reads
@@ -92,6 +93,7 @@ use crate::format::zstd_prefix::ZstdPrefix;
 use crate::selection::RowSelection;
 
 mod booleans;
+mod byte_stream_split;
 pub(crate) mod compress;
 mod converted;
 mod dictionary_indices;

@@ -210,7 +210,7 @@ proptest! {
         small_dictionary in any::<bool>(),
         use_index in any::<bool>(),
         picks in prop::collection::vec(any::<bool>(), 3000),
-        density in 0u8..4,
+        density in 0u8..5,
         compression in 0u8..3,
         other_encoding in 0u8..3,
     ) {
@@ -231,12 +231,13 @@ proptest! {
         let file = written(&batch, properties, v2, page_rows);
 
         let rows = seeds.len();
-        // Dense, fragmented, sparse or nothing.
+        // Dense, fragmented, sparse, nothing or everything (whole pages).
         let mask: Vec<bool> = (0..rows).map(|i| match density {
             0 => picks[i],
             1 => picks[i] && picks[(i * 7 + 3) % picks.len()],
             2 => i % 97 == 3 || (i > rows / 2 && picks[i]),
-            _ => false,
+            3 => false,
+            _ => true,
         }).collect();
         let selection = RowSelection::from_bools(&mask);
         // Run-backed selections are walked, mask-backed ones sliced.
