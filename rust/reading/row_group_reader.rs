@@ -849,9 +849,13 @@ impl FileReader {
         };
         let column = parquet_schema.column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
+        // A chunk with DELTA_BYTE_ARRAY or DELTA_LENGTH_BYTE_ARRAY pages is decoded as plain
+        // strings even where views are kept (the views sink leaves those pages to the
+        // crate); the output's cast then points views into them.
+        use crate::reading::string_views::{ChunkStrings, chunk_strings};
         let view_type = match options.keep_views && stage.decode.is_output() {
-            true => crate::reading::string_views::view_type(arrow_type),
-            false => None,
+            true if chunk_strings(chunk) != ChunkStrings::Plain => crate::reading::string_views::view_type(arrow_type),
+            _ => None,
         };
         let dictionary = dictionary_decodable(&column, arrow_type, chunk);
         let arrow_type = match &view_type {
