@@ -81,6 +81,7 @@ struct Entry {
 /// A file's metadata, from the cache or read.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The footer, with the page index when the file has one.
     pub metadata: Arc<ParquetMetaData>,
     /// The file, with the size and version of the object the metadata is of (so that
     /// reading it needs no `HEAD`).
