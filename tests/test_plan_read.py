@@ -139,7 +139,8 @@ def test_a_read_of_more_footers_than_the_cache_holds_finds_the_first_ones_cached
     footers. Planning reads every footer and the read reopens files 2–8 in the same order:
     under plain LRU each footer planning cached was evicted before the read reached it (15
     footers read, and 15 again the next time). The scan's loads spare what it used itself,
-    so files 1–4 stay cached: the read finds 2–4, and the next scan finds 1–4 twice."""
+    so files 1–4 stay cached: the read finds 2–4, and the next scan finds 1–4 when it plans
+    and 2–4 again when it reads."""
     files = 8
     columns = {f"c{i}": pa.array(range(5), pa.int64()) for i in range(40)}
     pq.write_table(pa.table(columns), tmp_path / "part-0.parquet")
