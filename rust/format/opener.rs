@@ -26,7 +26,7 @@ use parquet::file::metadata::{FileMetaData, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
-use crate::format::metadata_cache::{CacheEpoch, MetadataCache};
+use crate::format::metadata_cache::{CacheEpoch, Loaded, MetadataCache};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::storage::Location;
 
@@ -303,8 +303,8 @@ impl OpenedFile {
     /// [`OpenedFile::open_with_hint`], the footer read kept in the metadata cache only where
     /// that evicts no entry used since `spared` (see [`MetadataCache::load_sparing`]).
     pub fn open_sparing(location: &Location, metadata_size_hint: usize, spared: Option<CacheEpoch>) -> Result<Self> {
-        let loaded = MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
-        let (metadata, location, tail_bytes) = (loaded.metadata, loaded.location, loaded.tail_bytes);
+        let Loaded { metadata, location, tail_bytes } =
+            MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
         let file_metadata = metadata.file_metadata();
         let schema = readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
         Ok(Self { location, metadata, schema: Arc::new(schema), tail_bytes })

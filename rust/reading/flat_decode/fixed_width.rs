@@ -16,6 +16,10 @@ pub(crate) trait Native {
     const SAME_BITS: bool = true;
     /// BYTE_STREAM_SPLIT is an encoding of this type (every one but INT96).
     const SPLIT: bool = true;
+    /// An `Out` is the stored bytes themselves (`SAME_BITS`, `WIDTH` bytes, a little-endian
+    /// machine): stored values can be moved into `Out`s as bytes.
+    const STORED_BYTES: bool =
+        Self::SAME_BITS && size_of::<Self::Out>() == Self::WIDTH && cfg!(target_endian = "little");
     /// The value stored in `bytes` (`WIDTH` of them).
     fn read(bytes: &[u8]) -> Self::Out;
     /// Appends the first `n` values of DELTA_BINARY_PACKED `data` to `out`; `None`: not
@@ -224,7 +228,7 @@ impl<T: Native> Sink for Output<T> {
         // dictionary, not copied (a large dictionary's copy stores into memory not in the
         // caches, and showed in profiles). Aligned is asked of the owned page: one in the
         // reused buffer is copied out when owned.
-        if T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little") {
+        if T::STORED_BYTES {
             let page = page.into_owned()?;
             self.dictionary = Some(match page.as_ptr().align_offset(align_of::<T::Out>()) {
                 0 => ScalarBuffer::new(Buffer::from(page), 0, count),
@@ -271,21 +275,14 @@ impl<T: Native> Sink for Output<T> {
             return Ok(true);
         }
         // Every row of a BYTE_STREAM_SPLIT page without nulls: joined into the output.
-        let same_bits = T::SAME_BITS && size_of::<T::Out>() == T::WIDTH && cfg!(target_endian = "little");
-        if encoding == Encoding::BYTE_STREAM_SPLIT && same_bits && whole && page.valid.is_none() {
+        if encoding == Encoding::BYTE_STREAM_SPLIT && T::STORED_BYTES && whole && page.valid.is_none() {
             let data = page.values.prefix(usize::MAX)?;
-            if data.len() != stored.saturating_mul(T::WIDTH) {
-                return Err(DecodeError::Corrupt(format!(
-                    "a BYTE_STREAM_SPLIT page of {} bytes for {stored} values of {} bytes",
-                    data.len(),
-                    T::WIDTH
-                )));
-            }
+            check_streams::<T>(data, stored, stored)?;
             self.values.reserve(stored);
             let spare = &mut self.values.spare_capacity_mut()[..stored];
             // SAFETY: `T::Out` is `T::WIDTH` bytes holding the stored ones, little-endian
-            // (`same_bits`), any bytes a valid value (an integer or a float), so the spare
-            // values are as many spare bytes.
+            // (`STORED_BYTES`), any bytes a valid value (an integer or a float), so the
+            // spare values are as many spare bytes.
             let bytes = unsafe {
                 std::slice::from_raw_parts_mut(
                     spare.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
@@ -595,18 +592,25 @@ fn not_integers() -> Result<(), String> {
     Err("DELTA_BINARY_PACKED values of a type other than INT32 or INT64".into())
 }
 
-/// Sets `out` to the first `n` of the `stored` values of BYTE_STREAM_SPLIT `data` in
-/// PLAIN's layout: byte `k` of value `i` is byte `i` of the `k`-th of `T::WIDTH`
-/// streams of `stored` bytes each. (Values 0x0102 and 0x0304 of 2 bytes: streams
-/// `02 04` and `01 03`.)
-fn join_streams<T: Native>(data: &[u8], stored: usize, n: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-    if data.len() != stored * T::WIDTH || n > stored {
+/// An error unless BYTE_STREAM_SPLIT `data` is `stored` values' streams, of which `n` are
+/// wanted.
+fn check_streams<T: Native>(data: &[u8], stored: usize, n: usize) -> Result<(), DecodeError> {
+    if data.len() != stored.saturating_mul(T::WIDTH) || n > stored {
         return Err(DecodeError::Corrupt(format!(
             "a BYTE_STREAM_SPLIT page of {} bytes for {stored} values of {} bytes",
             data.len(),
             T::WIDTH
         )));
     }
+    Ok(())
+}
+
+/// Sets `out` to the first `n` of the `stored` values of BYTE_STREAM_SPLIT `data` in
+/// PLAIN's layout: byte `k` of value `i` is byte `i` of the `k`-th of `T::WIDTH`
+/// streams of `stored` bytes each. (Values 0x0102 and 0x0304 of 2 bytes: streams
+/// `02 04` and `01 03`.)
+fn join_streams<T: Native>(data: &[u8], stored: usize, n: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    check_streams::<T>(data, stored, n)?;
     out.clear();
     out.reserve(n * T::WIDTH);
     super::byte_stream_split::join(data, T::WIDTH, stored, &mut out.spare_capacity_mut()[..n * T::WIDTH]);
