@@ -6,8 +6,9 @@
 //! key and the chunk's dictionary, see [`string_views`](crate::reading::string_views)).
 //! The predicate is then evaluated on the dictionary's values plus a null, once each, and
 //! each row takes its key's answer: the answers a per-row evaluation gives (the predicate
-//! is a function of the one value), without a string per row. Spreading the answers is a
-//! table lookup a row, packed 64 rows to a word.
+//! is a function of the one value), without a string per row. Spreading the answers
+//! compares each row's key with the one entry that passes (an equality) or the one that
+//! fails, else looks each row's answer up; the answers are packed 64 rows to a word.
 //!
 //! (Fixed-width values decoded so were measured too: a lookup per row cost what the
 //! AVX-512 compare of the dense values does, so they are decoded as values.)
@@ -76,25 +77,54 @@ pub fn evaluate_by_dictionary(
     Ok(BooleanArray::new(passed, None))
 }
 
-/// Each row's answer by its key, `passes[key]` (1: it passes), 64 rows to a word: one
-/// load and shift a row, no branch. (Arrow's `collect_bool` packs the same way, but its
-/// closure indexes the keys by row, a bounds check each: measured slower.) A key outside
-/// `passes` (only a null row's can be: Arrow's dictionaries hold the others below the
-/// values' length) is clamped into it, its answer replaced by the caller.
+/// Each row's answer by its key, `passes[key]` (1: it passes), 64 rows to a word. A key
+/// outside `passes` (only a null row's can be: Arrow's dictionaries hold the others below
+/// the values' length) is clamped into it, its answer replaced by the caller.
+///
+/// Where one entry passes (an equality, `kind = 'refund'`) or all but one do, each row's
+/// key is compared with it, which vectorizes; otherwise each row looks its answer up.
 fn spread(keys: &[i32], passes: &[u8]) -> BooleanBuffer {
     let Some(last) = passes.len().checked_sub(1) else {
         return BooleanBuffer::new_unset(keys.len());
     };
-    let words: Vec<u64> = keys
-        .chunks(64)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .enumerate()
-                .fold(0u64, |word, (bit, &key)| word | u64::from(passes[(key as u32 as usize).min(last)]) << bit)
-        })
-        .collect();
+    let passing = passes.iter().filter(|&&pass| pass == 1).count();
+    let only = |answer: u8| passes.iter().position(|&pass| pass == answer).filter(|&key| key < last);
+    let words = match passing {
+        0 => return BooleanBuffer::new_unset(keys.len()),
+        n if n == passes.len() => return BooleanBuffer::new_set(keys.len()),
+        1 if let Some(key) = only(1) => pack(keys, |k| k == key as i32),
+        n if n == last
+            && let Some(key) = only(0) =>
+        {
+            pack(keys, |k| k != key as i32)
+        }
+        _ => pack(keys, |k| passes[(k as u32 as usize).min(last)] == 1),
+    };
     BooleanBuffer::new(Buffer::from_vec(words), 0, keys.len())
+}
+
+/// `answer` of each key, 64 to a word: a word's answers as bytes of 0 or 1 first (a loop
+/// without a branch), then packed eight at a time by one multiplication, which moves the
+/// low bit of each of a `u64`'s bytes into its top byte, in order. (Shifting each answer
+/// into the word compiled to a shift and an OR a row; Arrow's `collect_bool` indexes the
+/// keys by row, a bounds check each.)
+#[inline(always)]
+fn pack(keys: &[i32], answer: impl Fn(i32) -> bool) -> Vec<u64> {
+    const GATHER_LOW_BITS: u64 = 0x0102_0408_1020_4080;
+    keys.chunks(64)
+        .map(|chunk| {
+            let mut answers = [0u8; 64];
+            for (slot, &key) in answers.iter_mut().zip(chunk) {
+                *slot = u8::from(answer(key));
+            }
+            let mut word = 0u64;
+            for (byte, eight) in answers.chunks_exact(8).enumerate() {
+                let eight = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
+                word |= (eight.wrapping_mul(GATHER_LOW_BITS) >> 56) << (8 * byte);
+            }
+            word
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -111,5 +141,22 @@ mod tests {
         assert_eq!(passed.iter().collect::<Vec<_>>(), expected);
         assert_eq!(spread(&[], &passes).len(), 0);
         assert_eq!(spread(&[0, 0], &[]).count_set_bits(), 0);
+    }
+
+    proptest::proptest! {
+        /// Every way of spreading (none, all, one entry, all but one, a lookup) gives each
+        /// row its key's answer, a key outside the answers clamped into them.
+        #[test]
+        fn spread_is_the_lookup(
+            passes in proptest::collection::vec(0u8..2, 0..6),
+            keys in proptest::collection::vec(-2i32..8, 0..300),
+        ) {
+            let passed = spread(&keys, &passes);
+            proptest::prop_assert_eq!(passed.len(), keys.len());
+            for (row, &key) in keys.iter().enumerate() {
+                let expected = !passes.is_empty() && passes[(key as u32 as usize).min(passes.len() - 1)] == 1;
+                proptest::prop_assert_eq!(passed.value(row), expected, "row {} key {}", row, key);
+            }
+        }
     }
 }
