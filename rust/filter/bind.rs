@@ -902,7 +902,13 @@ impl Binder<'_> {
     }
 
     fn names_match(&self, actual: &str, wanted: &str) -> bool {
-        if self.options.case_sensitive { actual == wanted } else { actual.to_lowercase() == wanted.to_lowercase() }
+        match self.options.case_sensitive {
+            true => actual == wanted,
+            // ASCII names (most) compared in place: a lookup among a footer's thousands of
+            // columns allocates nothing.
+            false if actual.is_ascii() && wanted.is_ascii() => actual.eq_ignore_ascii_case(wanted),
+            false => actual.to_lowercase() == wanted.to_lowercase(),
+        }
     }
 
     fn unknown_column(&self, fields: &Fields, name: &str, path: &ColumnPath, depth: usize) -> PqsiftError {

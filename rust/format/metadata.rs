@@ -452,6 +452,22 @@ pub fn page_locations(metadata: &ParquetMetaData, row_group: usize, column: usiz
     )
 }
 
+/// A fingerprint of a file's row group layout — each row group's rows, offset and sizes,
+/// and the column count. A plan made on one reading of a footer applies to another reading
+/// only if the two fingerprints match: a file rewritten in between must not be read with
+/// the row groups and page selections of its old version. (A walk of every column chunk:
+/// taken once per footer read.)
+pub fn layout_fingerprint(metadata: &ParquetMetaData) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    metadata.file_metadata().schema_descr().num_columns().hash(&mut hasher);
+    for row_group in metadata.row_groups() {
+        (row_group.num_rows(), row_group.file_offset(), row_group.compressed_size(), row_group.total_byte_size())
+            .hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
 /// The byte range of a column chunk's dictionary page (from the chunk's start to its first
 /// data page), if it has one.
 pub fn dictionary_page_range(metadata: &ParquetMetaData, row_group: usize, column: usize) -> Option<Range<u64>> {

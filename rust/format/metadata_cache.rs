@@ -18,11 +18,13 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use arrow::datatypes::SchemaRef;
 use bytes::Bytes;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{PqsiftError, Result};
-use crate::format::metadata;
+use crate::format::arrow_schema::readable_arrow_schema;
+use crate::format::metadata::{self, layout_fingerprint};
 use crate::lru::ByteLru;
 use crate::storage::location::ObjectVersion;
 use crate::storage::remote_file::RemoteFile;
@@ -72,6 +74,12 @@ impl Version {
 struct Entry {
     version: Version,
     metadata: Arc<ParquetMetaData>,
+    /// See [`Loaded::schema`].
+    schema: std::result::Result<SchemaRef, String>,
+    /// See [`Loaded::footer_bytes`].
+    footer_bytes: usize,
+    /// See [`Loaded::layout`].
+    layout: u64,
     /// The whole file, when small (see [`SMALL_FILE_BYTES`]).
     whole_file: Option<Bytes>,
     /// See [`Loaded::tail_bytes`].
@@ -83,6 +91,15 @@ struct Entry {
 pub struct Loaded {
     /// The footer, with the page index when the file has one.
     pub metadata: Arc<ParquetMetaData>,
+    /// The Arrow schema the file reads as ([`readable_arrow_schema`]), or why it has none
+    /// (the metadata stays usable): converted when the footer is read, not on every open —
+    /// for a footer of thousands of columns the conversion is a walk of them all.
+    pub schema: std::result::Result<SchemaRef, String>,
+    /// The metadata's estimated size in memory ([`ParquetMetaData::memory_size`], a walk
+    /// of every column chunk), measured once when read.
+    pub footer_bytes: usize,
+    /// The row group layout's fingerprint ([`layout_fingerprint`]), taken once when read.
+    pub layout: u64,
     /// The file, with the size and version of the object the metadata is of (so that
     /// reading it needs no `HEAD`).
     pub location: Location,
@@ -102,7 +119,8 @@ struct State {
     misses: u64,
 }
 
-/// The metadata cache. [`MetadataCache::global`] is the process-wide one.
+/// The metadata cache. [`MetadataCache::global`] is the process-wide one. Its bound counts
+/// each entry's footer, Arrow schema and small file.
 #[derive(Debug)]
 pub struct MetadataCache {
     state: Mutex<State>,
@@ -205,8 +223,9 @@ impl MetadataCache {
             }),
             _ => location.clone(),
         };
-        if let Some((metadata, tail_bytes)) = self.lookup(location, &version) {
-            return Ok(Loaded { metadata, location: versioned, tail_bytes });
+        if let Some(mut loaded) = self.lookup(location, &version) {
+            loaded.location = versioned;
+            return Ok(loaded);
         }
         let source = match source {
             Some(source) => source,
@@ -214,13 +233,29 @@ impl MetadataCache {
         };
         let read = metadata::read_metadata_and_file(&source, size_hint)?;
         let metadata = Arc::new(read.metadata);
+        let schema = readable_arrow_schema(metadata.file_metadata()).map(Arc::new).map_err(|e| e.to_string());
+        let footer_bytes = metadata.memory_size();
+        let layout = layout_fingerprint(&metadata);
         let whole_file = read.whole_file.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
-        let size = metadata.memory_size() + whole_file.as_ref().map_or(0, Bytes::len);
-        let entry = Entry { version, metadata: Arc::clone(&metadata), whole_file, tail_bytes: read.tail_bytes };
+        let schema_bytes = schema.as_ref().map_or(0, |schema| {
+            schema.fields().size() + schema.metadata().iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+        });
+        let size = footer_bytes + schema_bytes + whole_file.as_ref().map_or(0, Bytes::len);
+        let loaded =
+            Loaded { metadata, schema, footer_bytes, layout, location: versioned, tail_bytes: read.tail_bytes };
+        let entry = Entry {
+            version,
+            metadata: Arc::clone(&loaded.metadata),
+            schema: loaded.schema.clone(),
+            footer_bytes,
+            layout,
+            whole_file,
+            tail_bytes: read.tail_bytes,
+        };
         // Replaces the entry of an older version of the file, if any.
         let since = spared.map_or(u64::MAX, |CacheEpoch(tick)| tick);
         self.lock().entries.insert_sparing(location.clone(), entry, size, since);
-        Ok(Loaded { metadata, location: versioned, tail_bytes: read.tail_bytes })
+        Ok(loaded)
     }
 
     /// The bytes of the small file at `location` (see [`SMALL_FILE_BYTES`]) when they are
@@ -233,13 +268,17 @@ impl MetadataCache {
     }
 
     /// The metadata cached for this `version` of the file, and its tail's size.
-    fn lookup(&self, location: &Location, version: &Version) -> Option<(Arc<ParquetMetaData>, Option<u64>)> {
+    /// The entry for this `version` of the file (its `location` the cache's key).
+    fn lookup(&self, location: &Location, version: &Version) -> Option<Loaded> {
         let mut state = self.lock();
-        let found = state
-            .entries
-            .get(location)
-            .filter(|entry| entry.version == *version)
-            .map(|entry| (Arc::clone(&entry.metadata), entry.tail_bytes));
+        let found = state.entries.get(location).filter(|entry| entry.version == *version).map(|entry| Loaded {
+            metadata: Arc::clone(&entry.metadata),
+            schema: entry.schema.clone(),
+            footer_bytes: entry.footer_bytes,
+            layout: entry.layout,
+            location: location.clone(),
+            tail_bytes: entry.tail_bytes,
+        });
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,
@@ -266,13 +305,34 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.stats(), (1, 1));
 
-        // The entry holds the metadata and, the file being small, its bytes.
+        // The entry holds the metadata, the Arrow schema and, the file being small, its bytes.
         let file_bytes = std::fs::metadata(corpus("alltypes_plain.parquet").as_local().unwrap()).unwrap().len();
-        let tiny = MetadataCache::new(a.memory_size() + file_bytes as usize);
+        let entry = cache.usage().0;
+        assert!(entry > a.memory_size() + file_bytes as usize, "{entry}");
+        let tiny = MetadataCache::new(entry);
         tiny.load(&corpus("alltypes_plain.parquet")).unwrap();
         tiny.load(&corpus("alltypes_tiny_pages.parquet")).unwrap(); // larger than the capacity: not kept
         tiny.load(&corpus("alltypes_plain.parquet")).unwrap();
         assert_eq!(tiny.stats(), (1, 2));
+    }
+
+    /// What a footer read measures (its Arrow schema, size and layout) comes back with each
+    /// hit as the miss measured it — the same values a fresh measure gives.
+    #[test]
+    fn a_hit_carries_what_the_miss_measured() {
+        let cache = MetadataCache::new(1 << 30);
+        for name in ["alltypes_plain.parquet", "alltypes_tiny_pages.parquet", "nested_structs.rust.parquet"] {
+            let miss = cache.load_sparing(&corpus(name), 1 << 10, None).unwrap();
+            let hit = cache.load_sparing(&corpus(name), 1 << 10, None).unwrap();
+            assert!(Arc::ptr_eq(&miss.metadata, &hit.metadata), "{name}");
+            let fresh = readable_arrow_schema(miss.metadata.file_metadata()).unwrap();
+            for loaded in [&miss, &hit] {
+                assert_eq!(loaded.schema.as_deref().unwrap(), &fresh, "{name}");
+                assert_eq!(loaded.footer_bytes, miss.metadata.memory_size(), "{name}");
+                assert_eq!(loaded.layout, layout_fingerprint(&miss.metadata), "{name}");
+            }
+        }
+        assert_eq!(cache.stats(), (3, 3));
     }
 
     #[test]

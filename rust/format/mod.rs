@@ -5,6 +5,7 @@
 //!   (step 1 of DataFusion's `ParquetOpener`), with hostile metadata checked before it is trusted.
 //! * [`metadata_cache`] — the process-wide metadata cache (path, size, mtime; bounded).
 //! * [`opener`] — a file opened for planning: its metadata and Arrow schema.
+//! * [`arrow_schema`] — the Arrow schema a file is read as.
 //! * [`footer_repair`] — footers with a column metadata field of another type than the
 //!   format's, that field dropped (as Thrift decoders skip it).
 //! * [`page_headers`] — page headers read without decoding pages.
@@ -16,6 +17,7 @@
 //! * [`zstd_prefix`] — a zstd page decompressed only as far as a selective read needs.
 //! * [`inspect`] — a summary of a file's metadata for people (`pqsift inspect`).
 
+pub mod arrow_schema;
 pub mod delta_binary_packed;
 pub mod footer_repair;
 pub mod header_page_index;

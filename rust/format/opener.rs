@@ -20,49 +20,15 @@ use std::sync::Arc;
 use arrow::array::Array;
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use parquet::arrow::parquet_to_arrow_schema;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::{FileMetaData, ParquetMetaData};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
+pub use crate::format::arrow_schema::readable_arrow_schema;
 use crate::format::metadata_cache::{CacheEpoch, Loaded, MetadataCache};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::storage::Location;
-
-/// The Arrow schema a file is read as: the parquet crate's reading of its Parquet schema
-/// and embedded Arrow schema, without the dictionary hints the crate cannot decode.
-///
-/// An Arrow writer records that a column was a dictionary; the crate then decodes it as
-/// one, but its fixed-length byte array reader builds dictionaries of byte values only
-/// (pyarrow's `dictionary<values=decimal128>` column is stored as FIXED_LEN_BYTE_ARRAY and
-/// fails with "unsupported data type for byte array dictionary reader"). Such a column is
-/// read as its values.
-///
-/// ```
-/// # use std::sync::Arc;
-/// # use arrow::array::{Decimal128Array, DictionaryArray, Int32Array, RecordBatch};
-/// # use arrow::datatypes::{DataType, Int32Type};
-/// # use parquet::arrow::ArrowWriter;
-/// # use parquet::file::metadata::ParquetMetaDataReader;
-/// # use parquet::file::properties::WriterProperties;
-/// use pqsift::format::opener::readable_arrow_schema;
-/// # let values = Decimal128Array::from(vec![125, 250]).with_precision_and_scale(20, 2).unwrap();
-/// # let column = DictionaryArray::<Int32Type>::try_new(Int32Array::from(vec![0, 1, 0]), Arc::new(values)).unwrap();
-/// # let batch = RecordBatch::try_from_iter([("price", Arc::new(column) as _)]).unwrap();
-/// # let mut bytes = Vec::new();
-/// # let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
-/// # writer.write(&batch).unwrap();
-/// # writer.close().unwrap();
-/// # let metadata = ParquetMetaDataReader::new().parse_and_finish(&bytes::Bytes::from(bytes)).unwrap();
-/// // A dictionary of DECIMAL(20,2), stored as FIXED_LEN_BYTE_ARRAY: read as the decimals.
-/// let schema = readable_arrow_schema(metadata.file_metadata()).unwrap();
-/// assert_eq!(schema.field(0).data_type(), &DataType::Decimal128(20, 2));
-/// ```
-pub fn readable_arrow_schema(file_metadata: &FileMetaData) -> parquet::errors::Result<Schema> {
-    let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())?;
-    Ok(without_undecodable_dictionaries(file_metadata, &schema).unwrap_or(schema))
-}
 
 /// `schema`, a file's Arrow schema (its roots in order), as filters bind to it: its INT96
 /// timestamps, at the top level or inside structs, lists and maps, labelled UTC; the same
@@ -210,54 +176,6 @@ pub fn instants_like(projected: &DataType, full: &DataType) -> DataType {
     }
 }
 
-/// The schema to hand the crate's reader instead of the one it derives, when
-/// [`readable_arrow_schema`] differs from it.
-pub(crate) fn reader_schema_override(file_metadata: &FileMetaData) -> parquet::errors::Result<Option<Schema>> {
-    // Only a FIXED_LEN_BYTE_ARRAY root can need it: most files skip a second conversion.
-    let roots = file_metadata.schema_descr().root_schema().get_fields();
-    if !roots.iter().any(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY) {
-        return Ok(None);
-    }
-    let schema = parquet_to_arrow_schema(file_metadata.schema_descr(), file_metadata.key_value_metadata())?;
-    Ok(without_undecodable_dictionaries(file_metadata, &schema))
-}
-
-fn without_undecodable_dictionaries(file_metadata: &FileMetaData, schema: &Schema) -> Option<Schema> {
-    let roots = file_metadata.schema_descr().root_schema().get_fields();
-    let undecodable = |root: usize, data_type: &DataType| -> bool {
-        let DataType::Dictionary(_, values) = data_type else { return false };
-        let byte_values = matches!(
-            values.as_ref(),
-            DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-                | DataType::FixedSizeBinary(_)
-                | DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::Utf8View
-        );
-        let fixed_len = roots
-            .get(root)
-            .is_some_and(|t| t.is_primitive() && t.get_physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY);
-        fixed_len && !byte_values
-    };
-    if !schema.fields().iter().enumerate().any(|(i, f)| undecodable(i, f.data_type())) {
-        return None;
-    }
-    let fields: Vec<FieldRef> = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, field)| match field.data_type() {
-            DataType::Dictionary(_, values) if undecodable(i, field.data_type()) => {
-                Arc::new(field.as_ref().clone().with_data_type(values.as_ref().clone()))
-            }
-            _ => field.clone(),
-        })
-        .collect();
-    Some(Schema::new_with_metadata(fields, schema.metadata().clone()))
-}
-
 /// A Parquet file with its metadata read.
 #[derive(Debug, Clone)]
 pub struct OpenedFile {
@@ -271,22 +189,19 @@ pub struct OpenedFile {
     /// read from a part of the file (see [`FooterRead`](crate::format::metadata::FooterRead)):
     /// a read of the footer again asks for just these.
     pub tail_bytes: Option<u64>,
+    /// The metadata's estimated size in memory ([`ParquetMetaData::memory_size`]), measured
+    /// once when the footer was read.
+    pub footer_bytes: usize,
+    /// See [`OpenedFile::layout_fingerprint`].
+    pub layout: u64,
 }
 
 impl OpenedFile {
-    /// A fingerprint of the file's row group layout — each row group's rows, offset and
-    /// sizes, and the column count. A plan made on one reading of a footer applies to
-    /// another reading only if the two fingerprints match: a file rewritten in between
-    /// must not be read with the row groups and page selections of its old version.
+    /// A fingerprint of the file's row group layout
+    /// ([`layout_fingerprint`](crate::format::metadata::layout_fingerprint)), taken when
+    /// the footer was read.
     pub fn layout_fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        self.metadata.file_metadata().schema_descr().num_columns().hash(&mut hasher);
-        for row_group in self.metadata.row_groups() {
-            (row_group.num_rows(), row_group.file_offset(), row_group.compressed_size(), row_group.total_byte_size())
-                .hash(&mut hasher);
-        }
-        hasher.finish()
+        self.layout
     }
 
     /// Reads the footer and page index of `path` (no column data), through the
@@ -303,11 +218,10 @@ impl OpenedFile {
     /// [`OpenedFile::open_with_hint`], the footer read kept in the metadata cache only where
     /// that evicts no entry used since `spared` (see [`MetadataCache::load_sparing`]).
     pub fn open_sparing(location: &Location, metadata_size_hint: usize, spared: Option<CacheEpoch>) -> Result<Self> {
-        let Loaded { metadata, location, tail_bytes } =
+        let Loaded { metadata, schema, footer_bytes, layout, location, tail_bytes } =
             MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
-        let file_metadata = metadata.file_metadata();
-        let schema = readable_arrow_schema(file_metadata).map_err(|e| PqsiftError::corrupt(&location, e))?;
-        Ok(Self { location, metadata, schema: Arc::new(schema), tail_bytes })
+        let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
+        Ok(Self { location, metadata, schema, tail_bytes, footer_bytes, layout })
     }
 
     /// The file as a display string.

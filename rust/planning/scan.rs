@@ -820,7 +820,7 @@ impl Scan {
             // again when the read reaches them (TopN pruning compares every file: all held).
             let read = !plan.is_pruned() || (position == 0 && self.declared().is_none());
             if read {
-                plan.footer_bytes = file.metadata.memory_size();
+                plan.footer_bytes = file.footer_bytes;
                 plan.footer_layout = Some(file.layout_fingerprint());
             }
             let held_for_read = read && (self.options.top_n.is_some() || read_groups.add(plan.footer_bytes) == 0);

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr, parse_filter};
+use crate::format::metadata::layout_fingerprint;
 use crate::format::opener::{OpenedFile, readable_arrow_schema};
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanPlan};
@@ -480,7 +481,15 @@ fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
         .parse_and_finish(&footer)
         .map_err(|e| PqsiftError::corrupt(&location, format!("its footer in the task plan does not decode: {e}")))?;
     let schema = readable_arrow_schema(metadata.file_metadata()).map_err(|e| PqsiftError::corrupt(&location, e))?;
-    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema: Arc::new(schema), tail_bytes: None })
+    let (footer_bytes, layout) = (metadata.memory_size(), layout_fingerprint(&metadata));
+    Ok(OpenedFile {
+        location,
+        metadata: Arc::new(metadata),
+        schema: Arc::new(schema),
+        tail_bytes: None,
+        footer_bytes,
+        layout,
+    })
 }
 
 /// The selection of `runs` over a row group of `rows` rows of `file`.

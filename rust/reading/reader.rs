@@ -599,20 +599,16 @@ fn prune_for_limit(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 /// The file's reader metadata: its Arrow schema as [`readable_arrow_schema`] gives it,
 /// with its INT96 timestamps (top-level or nested) in `int96_unit` when given.
 ///
-/// [`readable_arrow_schema`]: crate::format::opener::readable_arrow_schema
+/// The schema is handed to the crate rather than derived by it again: converted once when
+/// the footer was read, it spares each read decoding the embedded Arrow schema, a walk of
+/// every column of a wide footer.
+///
+/// [`readable_arrow_schema`]: crate::format::arrow_schema::readable_arrow_schema
 fn arrow_metadata(file: &OpenedFile, int96_unit: Option<TimeUnit>) -> Result<ArrowReaderMetadata> {
     let corrupt = |e| PqsiftError::corrupt(&file.location, e);
-    let file_metadata = file.metadata.file_metadata();
-    let mut schema = crate::format::opener::reader_schema_override(file_metadata).map_err(corrupt)?;
-    if let Some(unit) = int96_unit {
-        let readable = schema.as_ref().unwrap_or(&file.schema);
-        if let Some(in_unit) = crate::format::opener::int96_in_unit(readable, file_metadata, unit) {
-            schema = Some(in_unit);
-        }
-    }
-    let mut options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    if let Some(schema) = schema {
-        options = options.with_schema(Arc::new(schema));
-    }
+    let in_unit = int96_unit
+        .and_then(|unit| crate::format::opener::int96_in_unit(&file.schema, file.metadata.file_metadata(), unit));
+    let schema = in_unit.map_or_else(|| Arc::clone(&file.schema), Arc::new);
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional).with_schema(schema);
     ArrowReaderMetadata::try_new(Arc::clone(&file.metadata), options).map_err(corrupt)
 }
