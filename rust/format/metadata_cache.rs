@@ -267,8 +267,7 @@ impl MetadataCache {
         Arc::ptr_eq(&entry.metadata, metadata).then(|| entry.whole_file.clone()).flatten()
     }
 
-    /// The metadata cached for this `version` of the file, and its tail's size.
-    /// The entry for this `version` of the file (its `location` the cache's key).
+    /// What is cached for this `version` of the file (its `location` the cache's key).
     fn lookup(&self, location: &Location, version: &Version) -> Option<Loaded> {
         let mut state = self.lock();
         let found = state.entries.get(location).filter(|entry| entry.version == *version).map(|entry| Loaded {
