@@ -1,11 +1,14 @@
 //! How many compressed bytes reading a planned row group can take: the column chunks of
 //! the leaf columns the scan decodes (its projection and its filter's columns) and, where
 //! the page index locates their pages, only the pages holding a selected row (plus the
-//! dictionary page). It is an upper bound of what late materialization reads — the
-//! projection may be read for fewer rows still — and what the Spark layer weighs when it
-//! decides whether a result is small enough to read on the driver
-//! (`pqsift.spark.driver_read`): a point lookup in one of Spark's 128 MiB row groups reads a
-//! few pages of two columns, not the row group.
+//! dictionary page). With a page index it is an upper bound of what late materialization
+//! reads — the projection may be read for fewer rows still. Without one, a row group that
+//! a selection narrows (pages pruned by their headers' statistics, a deletion vector)
+//! counts each chunk in proportion to the rows selected: about what is decompressed, as
+//! the reader skips the pages holding no selected row, not what is read (whole chunks).
+//! It is what the Spark layer weighs when it decides whether a result is small enough to
+//! read on the driver (`pqsift.spark.driver_read`): a point lookup in one of Spark's
+//! 128 MiB row groups reads a few pages of two columns, not the row group.
 //!
 //! ```
 //! use pqsift::planning::access_plan::{FileAccessPlan, RowGroupAccess};
