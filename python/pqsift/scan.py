@@ -219,21 +219,8 @@ class Scan:
         files = [
             FilePlan(
                 path=f["path"],
-                row_groups=[
-                    RowGroupPlan(
-                        index=rg["index"],
-                        rows=rg["rows"],
-                        decision=rg["decision"],
-                        selected_rows=rg["selected_rows"],
-                        selection=rg["selection"],
-                        compressed_bytes=rg["compressed_bytes"],
-                        read_bytes=rg["read_bytes"],
-                        stage=rg["stage"],
-                        reason=rg["reason"],
-                        notes=list(rg["notes"]),
-                    )
-                    for rg in f["row_groups"]
-                ],
+                # Tuples in the order of the fields (the core's `file_dict`).
+                row_groups=[RowGroupPlan(*rg) for rg in f["row_groups"]],
                 skipped=f["skipped"],
             )
             for f in self._core.plan()

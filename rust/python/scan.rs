@@ -541,28 +541,34 @@ fn file_dict<'py>(
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
     dict.set_item("skipped", file.skipped.clone())?;
+    // Each row group a tuple in the order of `pqsift.scan.RowGroupPlan`'s fields, which
+    // the package builds positionally: a dict per row group (and its keyword construction)
+    // cost more than the planning for files of thousands of row groups.
     let mut row_groups = Vec::with_capacity(file.row_groups.len());
     for rg in &file.row_groups {
-        let entry = PyDict::new(py);
-        entry.set_item("index", rg.index)?;
-        entry.set_item("rows", rg.rows)?;
-        entry.set_item(
-            "compressed_bytes",
-            metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size()),
-        )?;
-        entry.set_item("read_bytes", rg.read_bytes)?;
-        entry.set_item("decision", rg.decision())?;
-        entry.set_item("stage", rg.stage.clone())?;
-        entry.set_item("reason", &rg.reason)?;
-        entry.set_item("notes", &rg.notes)?;
-        entry.set_item("selected_rows", rg.selected_rows())?;
-        match &rg.access {
-            RowGroupAccess::Selection(selection) => {
-                entry.set_item("selection", PyRowSelection::from(selection.clone()))?
-            }
-            _ => entry.set_item("selection", py.None())?,
-        }
-        row_groups.push(entry);
+        let decision = match rg.access {
+            RowGroupAccess::Skip => pyo3::intern!(py, "skip"),
+            RowGroupAccess::Scan => pyo3::intern!(py, "scan"),
+            RowGroupAccess::Selection(_) => pyo3::intern!(py, "select"),
+        };
+        let selection = match &rg.access {
+            RowGroupAccess::Selection(selection) => Some(PyRowSelection::from(selection.clone())),
+            _ => None,
+        };
+        let compressed_bytes = metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size());
+        let row_group = (
+            rg.index,
+            rg.rows,
+            decision,
+            rg.selected_rows(),
+            selection,
+            compressed_bytes,
+            rg.read_bytes,
+            rg.stage.as_deref(),
+            &rg.reason,
+            &rg.notes,
+        );
+        row_groups.push(row_group.into_pyobject(py)?);
     }
     dict.set_item("row_groups", row_groups)?;
     Ok(dict)
