@@ -125,6 +125,26 @@ def test_stage_switches(tmp_path: Path) -> None:
     assert pages_only.metrics["rows_selected"] == 150
 
 
+@pytest.mark.parametrize(
+    ("where", "reasons"),
+    [
+        ("x > 950", {0: "max(x)=99 <= 950", 1: "max(x)=199 <= 950"}),
+        ("x <= 50", {1: "min(x)=100 > 50"}),
+        ("x = 5", {1: "5 is outside [min(x)=100, max(x)=199]", 2: "5 is outside [min(x)=200, max(x)=299]"}),
+        ("x IN (1, 2, 3, 4, 5, 6, 7)", {1: "none of (1, 2, 3, 4, 5, ... 7 values in all) is inside [min(x)=100, max(x)=199]"}),
+        ("s IN ('k0001', 'k0002')", {2: "none of (k0001, k0002) is inside [min(s)=k0200, max(s)=k0299]"}),
+        ("x < 50 AND s >= 'k0990'", {0: "max(s)=k0099 < k0990", 1: "min(x)=100 >= 50"}),
+    ],
+)
+def test_statistics_reasons_name_the_bound_and_the_condition(tmp_path: Path, where: str, reasons: dict[int, str]) -> None:
+    """Each row group the statistics skip is named by the conjunct that rules it out, its
+    zone map's bound and the condition's values (the bounds formatted per row group, the
+    values once per conjunct)."""
+    row_groups = pqsift.scan(int_file(tmp_path / "t.parquet"), filter=where).plan().files[0].row_groups
+    for index, reason in reasons.items():
+        assert (row_groups[index].decision, row_groups[index].reason) == ("skip", reason)
+
+
 def test_all_null_and_empty_row_groups(tmp_path: Path) -> None:
     path = tmp_path / "n.parquet"
     values = [None] * 100 + list(range(100))

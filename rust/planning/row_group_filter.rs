@@ -157,9 +157,67 @@ const SHOWN_VALUES: usize = 5;
 /// row group's zone map once per file, when a reason is first asked for: evaluating it
 /// again for each skipped row group made the stage quadratic in row groups.
 struct SkipReasons<'a> {
-    /// The conjuncts on a column with a zone map, and per conjunct which row groups it
-    /// may be true in.
-    conjuncts: Vec<(LeafPredicate, &'a ZoneMaps, OnceCell<Vec<bool>>)>,
+    /// The conjuncts on a column with a zone map.
+    conjuncts: Vec<Conjunct<'a>>,
+}
+
+/// A conjunct on a column with a zone map: which row groups it may be true in, and what
+/// naming one it rules out takes — each made when first asked for.
+struct Conjunct<'a> {
+    leaf: LeafPredicate,
+    zones: &'a ZoneMaps,
+    can_true: OnceCell<Vec<bool>>,
+    words: OnceCell<Words<'a>>,
+}
+
+/// What naming the row groups a conjunct rules out takes, made once per conjunct: the
+/// column's name, formatters of the zone map's bounds, and the condition's values as
+/// text (a formatter made for each value of each row group showed in profiles of files
+/// of thousands of row groups).
+struct Words<'a> {
+    name: String,
+    mins: Option<ArrayFormatter<'a>>,
+    maxes: Option<ArrayFormatter<'a>>,
+    /// A comparison's literal, or the values an IN list shows; empty for other conditions.
+    values: String,
+}
+
+/// Value `i` of `array` as explain output shows it (`NULL`, `?` if it has no text form).
+fn text(array: &dyn Array, i: usize) -> String {
+    ArrayFormatter::try_new(array, &bound_format()).map(|f| f.value(i).to_string()).unwrap_or_else(|_| "?".to_string())
+}
+
+fn bound_format() -> FormatOptions<'static> {
+    FormatOptions::default().with_null("NULL")
+}
+
+impl<'a> Words<'a> {
+    fn new(leaf: &LeafPredicate, zones: &'a ZoneMaps, column: &BoundColumn) -> Self {
+        let listed = |values: Vec<String>, len: usize| {
+            let mut shown = values;
+            if len > SHOWN_VALUES {
+                shown.push(format!("... {len} values in all"));
+            }
+            shown.join(", ")
+        };
+        let values = match leaf {
+            LeafPredicate::Compare { term, literal, .. } if term.is_plain_column() => text(literal.as_ref(), 0),
+            LeafPredicate::InList { term, items, negated: false } if term.is_plain_column() => {
+                listed(items.iter().take(SHOWN_VALUES).map(|item| text(item.as_ref(), 0)).collect(), items.len())
+            }
+            LeafPredicate::InSet { term, set, negated: false } if term.is_plain_column() => {
+                let values = set.values();
+                listed((0..values.len().min(SHOWN_VALUES)).map(|i| text(values.as_ref(), i)).collect(), values.len())
+            }
+            _ => String::new(),
+        };
+        Self {
+            name: column.path.parts().join("."),
+            mins: ArrayFormatter::try_new(zones.mins.as_ref(), &bound_format()).ok(),
+            maxes: ArrayFormatter::try_new(zones.maxes.as_ref(), &bound_format()).ok(),
+            values,
+        }
+    }
 }
 
 impl<'a> SkipReasons<'a> {
@@ -176,7 +234,7 @@ impl<'a> SkipReasons<'a> {
                     let leaf = LeafPredicate::analyse(other);
                     let zones = leaf.column().and_then(|column| zone_maps.get(&column.indices)?.as_ref());
                     if let Some(zones) = zones {
-                        conjuncts.push((leaf, zones, OnceCell::new()));
+                        conjuncts.push(Conjunct { leaf, zones, can_true: OnceCell::new(), words: OnceCell::new() });
                     }
                 }
             }
@@ -185,28 +243,25 @@ impl<'a> SkipReasons<'a> {
     }
 
     fn reason(&self, index: usize) -> Option<String> {
-        for (leaf, zones, can_true) in &self.conjuncts {
+        for Conjunct { leaf, zones, can_true, words } in &self.conjuncts {
             let can_true = can_true.get_or_init(|| leaf.evaluate(Some(*zones), zones.len()).can_true);
             if index >= zones.len() || can_true[index] {
                 continue;
             }
             let Some(column) = leaf.column() else { continue };
-            let name = column.path.parts().join(".");
-            let value = |array: &dyn Array, i: usize| -> String {
-                let options = FormatOptions::default().with_null("NULL");
-                ArrayFormatter::try_new(array, &options)
-                    .map(|f| f.value(i).to_string())
-                    .unwrap_or_else(|_| "?".to_string())
-            };
+            let Words { name, mins, maxes, values } = words.get_or_init(|| Words::new(leaf, zones, column));
             let all_null =
                 zones.null_counts.is_valid(index) && zones.null_counts.value(index) == zones.row_counts.value(index);
             if all_null {
                 return Some(format!("all {} values of {name} are NULL", zones.row_counts.value(index)));
             }
-            let (min, max) = (value(zones.mins.as_ref(), index), value(zones.maxes.as_ref(), index));
+            let bound = |formatter: &Option<ArrayFormatter<'_>>| {
+                formatter.as_ref().map_or_else(|| "?".to_string(), |f| f.value(index).to_string())
+            };
+            let (min, max) = (bound(mins), bound(maxes));
             return Some(match leaf {
-                LeafPredicate::Compare { term, op, literal } if term.is_plain_column() => {
-                    let literal = value(literal.as_ref(), 0);
+                LeafPredicate::Compare { term, op, .. } if term.is_plain_column() => {
+                    let literal = values;
                     match op {
                         CompareOp::Gt => format!("max({name})={max} <= {literal}"),
                         CompareOp::GtEq => format!("max({name})={max} < {literal}"),
@@ -216,23 +271,12 @@ impl<'a> SkipReasons<'a> {
                         _ => format!("{literal} is outside [min({name})={min}, max({name})={max}]"),
                     }
                 }
-                LeafPredicate::InList { term, items, negated: false } if term.is_plain_column() => {
+                LeafPredicate::InList { term, negated: false, .. }
+                | LeafPredicate::InSet { term, negated: false, .. }
+                    if term.is_plain_column() =>
+                {
                     // A long list is named by its first values and its length.
-                    let mut shown: Vec<String> =
-                        items.iter().take(SHOWN_VALUES).map(|item| value(item.as_ref(), 0)).collect();
-                    if items.len() > SHOWN_VALUES {
-                        shown.push(format!("... {} values in all", items.len()));
-                    }
-                    format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
-                }
-                LeafPredicate::InSet { term, set, negated: false } if term.is_plain_column() => {
-                    let values = set.values();
-                    let mut shown: Vec<String> =
-                        (0..values.len().min(SHOWN_VALUES)).map(|i| value(values.as_ref(), i)).collect();
-                    if values.len() > SHOWN_VALUES {
-                        shown.push(format!("... {} values in all", values.len()));
-                    }
-                    format!("none of ({}) is inside [min({name})={min}, max({name})={max}]", shown.join(", "))
+                    format!("none of ({values}) is inside [min({name})={min}, max({name})={max}]")
                 }
                 LeafPredicate::IsNull { negated: false, .. } => format!("null_count({name})=0"),
                 _ => format!("a condition on {name} cannot hold for min({name})={min}, max({name})={max}"),
