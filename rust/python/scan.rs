@@ -546,11 +546,8 @@ fn file_dict<'py>(
     // cost more than the planning for files of thousands of row groups.
     let mut row_groups = Vec::with_capacity(file.row_groups.len());
     for rg in &file.row_groups {
-        let decision = match rg.access {
-            RowGroupAccess::Skip => pyo3::intern!(py, "skip"),
-            RowGroupAccess::Scan => pyo3::intern!(py, "scan"),
-            RowGroupAccess::Selection(_) => pyo3::intern!(py, "select"),
-        };
+        // One of three names: interned, not a new string per row group.
+        let decision = pyo3::types::PyString::intern(py, rg.decision());
         let selection = match &rg.access {
             RowGroupAccess::Selection(selection) => Some(PyRowSelection::from(selection.clone())),
             _ => None,
