@@ -73,17 +73,42 @@ impl Version {
 #[derive(Debug)]
 struct Entry {
     version: Version,
-    metadata: Arc<ParquetMetaData>,
-    /// See [`Loaded::schema`].
-    schema: std::result::Result<SchemaRef, String>,
-    /// See [`Loaded::footer_bytes`].
-    footer_bytes: usize,
-    /// See [`Loaded::layout`].
-    layout: u64,
+    /// What a load answers (its location the versioned one of the load that read it).
+    loaded: Loaded,
     /// The whole file, when small (see [`SMALL_FILE_BYTES`]).
     whole_file: Option<Bytes>,
-    /// See [`Loaded::tail_bytes`].
-    tail_bytes: Option<u64>,
+}
+
+/// What is measured of a footer when it is read — each a walk of every column (chunk),
+/// taken once and kept with the footer rather than on every open of a cached file.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The Arrow schema the file reads as ([`readable_arrow_schema`]), or why it has none
+    /// (the metadata stays usable).
+    pub schema: std::result::Result<SchemaRef, String>,
+    /// The metadata's estimated size in memory ([`ParquetMetaData::memory_size`]).
+    pub footer_bytes: usize,
+    /// The row group layout's fingerprint ([`layout_fingerprint`]).
+    pub layout: u64,
+}
+
+impl Measured {
+    /// Measures `metadata`.
+    pub fn of(metadata: &ParquetMetaData) -> Self {
+        Self {
+            schema: readable_arrow_schema(metadata.file_metadata()).map(Arc::new).map_err(|e| e.to_string()),
+            footer_bytes: metadata.memory_size(),
+            layout: layout_fingerprint(metadata),
+        }
+    }
+
+    /// What the footer and its Arrow schema take in memory.
+    fn bytes(&self) -> usize {
+        let schema = self.schema.as_ref().map_or(0, |schema| {
+            schema.fields().size() + schema.metadata().iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+        });
+        self.footer_bytes + schema
+    }
 }
 
 /// A file's metadata, from the cache or read.
@@ -91,15 +116,8 @@ struct Entry {
 pub struct Loaded {
     /// The footer, with the page index when the file has one.
     pub metadata: Arc<ParquetMetaData>,
-    /// The Arrow schema the file reads as ([`readable_arrow_schema`]), or why it has none
-    /// (the metadata stays usable): converted when the footer is read, not on every open —
-    /// for a footer of thousands of columns the conversion is a walk of them all.
-    pub schema: std::result::Result<SchemaRef, String>,
-    /// The metadata's estimated size in memory ([`ParquetMetaData::memory_size`], a walk
-    /// of every column chunk), measured once when read.
-    pub footer_bytes: usize,
-    /// The row group layout's fingerprint ([`layout_fingerprint`]), taken once when read.
-    pub layout: u64,
+    /// What was measured of it when it was read.
+    pub measured: Measured,
     /// The file, with the size and version of the object the metadata is of (so that
     /// reading it needs no `HEAD`).
     pub location: Location,
@@ -232,26 +250,12 @@ impl MetadataCache {
             None => FileSource::open(&versioned)?,
         };
         let read = metadata::read_metadata_and_file(&source, size_hint)?;
-        let metadata = Arc::new(read.metadata);
-        let schema = readable_arrow_schema(metadata.file_metadata()).map(Arc::new).map_err(|e| e.to_string());
-        let footer_bytes = metadata.memory_size();
-        let layout = layout_fingerprint(&metadata);
+        let measured = Measured::of(&read.metadata);
         let whole_file = read.whole_file.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
-        let schema_bytes = schema.as_ref().map_or(0, |schema| {
-            schema.fields().size() + schema.metadata().iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
-        });
-        let size = footer_bytes + schema_bytes + whole_file.as_ref().map_or(0, Bytes::len);
+        let size = measured.bytes() + whole_file.as_ref().map_or(0, Bytes::len);
         let loaded =
-            Loaded { metadata, schema, footer_bytes, layout, location: versioned, tail_bytes: read.tail_bytes };
-        let entry = Entry {
-            version,
-            metadata: Arc::clone(&loaded.metadata),
-            schema: loaded.schema.clone(),
-            footer_bytes,
-            layout,
-            whole_file,
-            tail_bytes: read.tail_bytes,
-        };
+            Loaded { metadata: Arc::new(read.metadata), measured, location: versioned, tail_bytes: read.tail_bytes };
+        let entry = Entry { version, loaded: loaded.clone(), whole_file };
         // Replaces the entry of an older version of the file, if any.
         let since = spared.map_or(u64::MAX, |CacheEpoch(tick)| tick);
         self.lock().entries.insert_sparing(location.clone(), entry, size, since);
@@ -264,20 +268,14 @@ impl MetadataCache {
     pub fn small_file(&self, location: &Location, metadata: &Arc<ParquetMetaData>) -> Option<Bytes> {
         let mut state = self.lock();
         let entry = state.entries.get(location)?;
-        Arc::ptr_eq(&entry.metadata, metadata).then(|| entry.whole_file.clone()).flatten()
+        Arc::ptr_eq(&entry.loaded.metadata, metadata).then(|| entry.whole_file.clone()).flatten()
     }
 
-    /// What is cached for this `version` of the file (its `location` the cache's key).
+    /// What is cached for this `version` of the file.
     fn lookup(&self, location: &Location, version: &Version) -> Option<Loaded> {
         let mut state = self.lock();
-        let found = state.entries.get(location).filter(|entry| entry.version == *version).map(|entry| Loaded {
-            metadata: Arc::clone(&entry.metadata),
-            schema: entry.schema.clone(),
-            footer_bytes: entry.footer_bytes,
-            layout: entry.layout,
-            location: location.clone(),
-            tail_bytes: entry.tail_bytes,
-        });
+        let found =
+            state.entries.get(location).filter(|entry| entry.version == *version).map(|entry| entry.loaded.clone());
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,
@@ -325,10 +323,10 @@ mod tests {
             let hit = cache.load_sparing(&corpus(name), 1 << 10, None).unwrap();
             assert!(Arc::ptr_eq(&miss.metadata, &hit.metadata), "{name}");
             let fresh = readable_arrow_schema(miss.metadata.file_metadata()).unwrap();
-            for loaded in [&miss, &hit] {
-                assert_eq!(loaded.schema.as_deref().unwrap(), &fresh, "{name}");
-                assert_eq!(loaded.footer_bytes, miss.metadata.memory_size(), "{name}");
-                assert_eq!(loaded.layout, layout_fingerprint(&miss.metadata), "{name}");
+            for Loaded { measured, .. } in [&miss, &hit] {
+                assert_eq!(measured.schema.as_deref().unwrap(), &fresh, "{name}");
+                assert_eq!(measured.footer_bytes, miss.metadata.memory_size(), "{name}");
+                assert_eq!(measured.layout, layout_fingerprint(&miss.metadata), "{name}");
             }
         }
         assert_eq!(cache.stats(), (3, 3));

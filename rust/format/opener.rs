@@ -26,7 +26,7 @@ use parquet::file::metadata::{FileMetaData, ParquetMetaData};
 use crate::error::{PqsiftError, Result};
 use crate::filter::BoundColumn;
 pub use crate::format::arrow_schema::readable_arrow_schema;
-use crate::format::metadata_cache::{CacheEpoch, Loaded, MetadataCache};
+use crate::format::metadata_cache::{CacheEpoch, Loaded, Measured, MetadataCache};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::storage::Location;
 
@@ -192,18 +192,13 @@ pub struct OpenedFile {
     /// The metadata's estimated size in memory ([`ParquetMetaData::memory_size`]), measured
     /// once when the footer was read.
     pub footer_bytes: usize,
-    /// See [`OpenedFile::layout_fingerprint`].
+    /// The fingerprint of the file's row group layout
+    /// ([`layout_fingerprint`](crate::format::metadata::layout_fingerprint)), taken when
+    /// the footer was read.
     pub layout: u64,
 }
 
 impl OpenedFile {
-    /// A fingerprint of the file's row group layout
-    /// ([`layout_fingerprint`](crate::format::metadata::layout_fingerprint)), taken when
-    /// the footer was read.
-    pub fn layout_fingerprint(&self) -> u64 {
-        self.layout
-    }
-
     /// Reads the footer and page index of `path` (no column data), through the
     /// process-wide metadata cache, which reading then shares.
     pub fn open(location: &Location) -> Result<Self> {
@@ -218,7 +213,7 @@ impl OpenedFile {
     /// [`OpenedFile::open_with_hint`], the footer read kept in the metadata cache only where
     /// that evicts no entry used since `spared` (see [`MetadataCache::load_sparing`]).
     pub fn open_sparing(location: &Location, metadata_size_hint: usize, spared: Option<CacheEpoch>) -> Result<Self> {
-        let Loaded { metadata, schema, footer_bytes, layout, location, tail_bytes } =
+        let Loaded { metadata, measured: Measured { schema, footer_bytes, layout }, location, tail_bytes } =
             MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
         let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
         Ok(Self { location, metadata, schema, tail_bytes, footer_bytes, layout })

@@ -821,7 +821,7 @@ impl Scan {
             let read = !plan.is_pruned() || (position == 0 && self.declared().is_none());
             if read {
                 plan.footer_bytes = file.footer_bytes;
-                plan.footer_layout = Some(file.layout_fingerprint());
+                plan.footer_layout = Some(file.layout);
             }
             let held_for_read = read && (self.options.top_n.is_some() || read_groups.add(plan.footer_bytes) == 0);
             files.push(plan);

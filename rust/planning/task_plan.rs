@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::{BindOptions, Expr, parse_filter};
-use crate::format::metadata::layout_fingerprint;
-use crate::format::opener::{OpenedFile, readable_arrow_schema};
+use crate::format::metadata_cache::Measured;
+use crate::format::opener::OpenedFile;
 use crate::planning::access_plan::RowGroupAccess;
 use crate::planning::scan::{Scan, ScanPlan};
 use crate::selection::{RowSelection, RowSelector};
@@ -141,7 +141,7 @@ impl TaskPlan {
             .into_iter()
             .map(|FileReads { position, row_groups, layout }| {
                 let file = scan.open(position)?;
-                if layout.is_some_and(|layout| layout != file.layout_fingerprint()) {
+                if layout.is_some_and(|layout| layout != file.layout) {
                     return Err(PqsiftError::corrupt(
                         &file.location,
                         "its row groups changed after the scan was planned: plan the scan again",
@@ -480,16 +480,9 @@ fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
         .with_page_index_policy(PageIndexPolicy::Optional)
         .parse_and_finish(&footer)
         .map_err(|e| PqsiftError::corrupt(&location, format!("its footer in the task plan does not decode: {e}")))?;
-    let schema = readable_arrow_schema(metadata.file_metadata()).map_err(|e| PqsiftError::corrupt(&location, e))?;
-    let (footer_bytes, layout) = (metadata.memory_size(), layout_fingerprint(&metadata));
-    Ok(OpenedFile {
-        location,
-        metadata: Arc::new(metadata),
-        schema: Arc::new(schema),
-        tail_bytes: None,
-        footer_bytes,
-        layout,
-    })
+    let Measured { schema, footer_bytes, layout } = Measured::of(&metadata);
+    let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
+    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema, tail_bytes: None, footer_bytes, layout })
 }
 
 /// The selection of `runs` over a row group of `rows` rows of `file`.
