@@ -224,6 +224,34 @@ def test_data_source_user_schema_and_options(spark: Any, dataset: Path) -> None:
         spark.read.format("pqsift").option("no_such_option", "1").load(str(dataset)).collect()
 
 
+def test_data_source_reads_nothing_when_every_row_group_is_pruned(spark: Any, dataset: Path) -> None:
+    # Spark hands `read` a partition of None when `partitions` planned none.
+    assert pqsift.spark.plan_tasks(dataset, ["id"], "id < 0").tasks == []
+    source = spark.read.format("pqsift").option("columns", "id,kind")
+    by_option = source.option("filter", "id < 0").load(str(dataset))
+    by_spark = source.load(str(dataset)).filter("id < 0")
+    for frame in (by_option, by_spark):
+        assert frame.toArrow().num_rows == 0
+        assert frame.columns == ["id", "kind"]
+
+
+def test_data_source_spreads_a_scan_over_the_cluster_cores(spark: Any, tmp_path: Path) -> None:
+    # More than two smallest tasks of bytes to read, in one file: local[2]'s two cores
+    # (taken at registration) get a task each, as `pqsift.spark.read` spreads it.
+    draw = random.Random(3)
+    values = pa.array([draw.getrandbits(63) for _ in range(1_400_000)], pa.int64())
+    pq.write_table(pa.table({"id": values}), tmp_path / "wide.parquet", row_group_size=100_000, compression="none")
+    assert (tmp_path / "wide.parquet").stat().st_size > 2 * pqsift.spark.planning.MIN_TASK_BYTES
+    source = spark.read.format("pqsift").option("columns", "id")
+    frame = source.load(str(tmp_path))
+    assert frame.rdd.getNumPartitions() == 2
+    counts = frame.rdd.glom().map(len).collect()
+    assert all(n > 0 for n in counts) and sum(counts) == 1_400_000
+    assert source.option("parallelism", 1).load(str(tmp_path)).rdd.getNumPartitions() == 1
+    with pytest.raises(Exception, match="option 'parallelism' must be a positive integer, got '0'"):
+        source.option("parallelism", 0).load(str(tmp_path)).collect()
+
+
 def test_pushed_filters_translate_exactly_or_stay_with_spark() -> None:
     from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringContains, StringEndsWith
 

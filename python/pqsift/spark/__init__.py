@@ -781,11 +781,13 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
 
     Options: ``columns`` (comma-separated; Spark 4.3 does not tell Python sources which
     columns a query needs), ``filter`` (Spark SQL, applied by pqsift), ``sessionTimeZone``,
-    ``ignoreCorruptFiles``, ``targetTaskBytes``, and the options of :func:`pqsift.scan`
-    (case and underscores do not matter: ``pushdownFilters`` = ``pushdown_filters``).
-    ``sessionTimeZone``, ``matchFieldIds`` and ``ignoreMissingFieldIds`` default to the
-    session's (``spark.sql.session.timeZone``, ``spark.sql.parquet.fieldId.read.*``) at
-    registration. A user-given schema (``.schema("a int, b string")``) is the schema every
+    ``ignoreCorruptFiles``, ``targetTaskBytes``, ``parallelism``, and the options of
+    :func:`pqsift.scan` (case and underscores do not matter: ``pushdownFilters`` =
+    ``pushdown_filters``). ``sessionTimeZone``, ``matchFieldIds`` and
+    ``ignoreMissingFieldIds`` default to the session's (``spark.sql.session.timeZone``,
+    ``spark.sql.parquet.fieldId.read.*``) at registration, ``parallelism`` (the fewest
+    tasks a scan is spread over where the data allows) to the cluster's cores then
+    (:func:`default_parallelism`). A user-given schema (``.schema("a int, b string")``) is the schema every
     file is read into, by Spark's rules (as ``schema=`` of :func:`pqsift.scan`; fields with
     a ``parquet.field.id`` found by it when field ids are matched). With the option
     ``metrics``, pass the DataFrame through :meth:`ScanMetrics.observe` to collect the
@@ -813,5 +815,11 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
         conf.flag("spark.sql.parquet.fieldId.read.ignoreMissing"),
     )
     spark.dataSource.register(
-        data_source_class(filter_pushdown, conf.time_zone(), base_directory=os.getcwd(), field_ids=field_ids)
+        data_source_class(
+            filter_pushdown,
+            conf.time_zone(),
+            base_directory=os.getcwd(),
+            field_ids=field_ids,
+            parallelism=_default_parallelism(spark, conf),
+        )
     )

@@ -156,7 +156,16 @@ _SPARK_OPTIONS_REFUSED = {
 _PLANNER_OPTIONS = ("file_range", "row_groups", "spark_output")
 
 # Options the data source reads itself, besides those of pqsift.scan.
-_OWN_OPTIONS = ("path", "paths", "columns", "filter", "ignore_corrupt_files", "target_task_bytes", "metrics")
+_OWN_OPTIONS = (
+    "path",
+    "paths",
+    "columns",
+    "filter",
+    "ignore_corrupt_files",
+    "target_task_bytes",
+    "parallelism",
+    "metrics",
+)
 
 
 # Prefix of options passed to the object store one by one: ``storage.aws_endpoint``.
@@ -289,14 +298,20 @@ class PqsiftReader(DataSourceReader):
     """Plans tasks with the pushed filters and reads them with the pqsift core."""
 
     def __init__(
-        self, options: dict[str, str], schema: StructType, user_schema: bool, base_directory: str | None = None
+        self,
+        options: dict[str, str],
+        schema: StructType,
+        user_schema: bool,
+        base_directory: str | None = None,
+        parallelism: int | None = None,
     ) -> None:
         settings = _settings(options, base_directory)
         self.path = _path_of(settings)
         self.columns = _columns_of(settings.get("columns"), schema, user_schema)
         self.filters = [settings["filter"]] if settings.get("filter") else []
         self.ignore_corrupt_files = _bool("ignore_corrupt_files", settings.get("ignore_corrupt_files", "false"))
-        self.target_task_bytes = int(settings.get("target_task_bytes", DEFAULT_TARGET_TASK_BYTES))
+        self.target_task_bytes = _positive_int(settings, "target_task_bytes") or DEFAULT_TARGET_TASK_BYTES
+        self.parallelism = _positive_int(settings, "parallelism") or parallelism
         self.metrics = _metrics_wanted(settings)
         if self.metrics and user_schema:
             raise ValueError(
@@ -319,7 +334,14 @@ class PqsiftReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         pruning = {k: v for k, v in self.options.items() if k in PLANNING_OPTIONS}
-        plan = plan_tasks(self.path, self.columns, self._filter(), target_task_bytes=self.target_task_bytes, **pruning)
+        plan = plan_tasks(
+            self.path,
+            self.columns,
+            self._filter(),
+            target_task_bytes=self.target_task_bytes,
+            parallelism=self.parallelism,
+            **pruning,
+        )
         tasks = [task.to_rows() for task in plan.tasks]
         planning = None
         if self.metrics:
@@ -333,6 +355,9 @@ class PqsiftReader(DataSourceReader):
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:
+            # Spark's stand-in partition when `partitions` planned none (every file pruned).
+            return
         options = {"threads": 1, **self.options}
         partition_schema, table, pieces, planning = partition.value
         batches = read_pieces(
@@ -362,6 +387,16 @@ class PushdownReader(PqsiftReader):
                 yield pushed
             else:
                 self.filters.append(text)
+
+
+def _positive_int(settings: dict[str, str], name: str) -> int | None:
+    """The option ``name`` as a positive integer, None when not given."""
+    text = settings.get(name)
+    if text is None:
+        return None
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise ValueError(f"pqsift data source: option {name!r} must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def _metrics_wanted(settings: dict[str, str]) -> bool:
@@ -440,11 +475,14 @@ def data_source_class(
     session_time_zone: str = "UTC",
     base_directory: str | None = None,
     field_ids: tuple[bool, bool] = (False, False),
+    parallelism: int | None = None,
 ) -> type[DataSource]:
     """The data source class to register; with ``filter_pushdown`` its reader implements
-    ``pushFilters``. ``session_time_zone`` and ``field_ids`` (``match_field_ids``,
-    ``ignore_missing_field_ids``) are the defaults of the options of those names (a
-    Python data source does not see the Spark session's configuration). ``base_directory``
+    ``pushFilters``. ``session_time_zone``, ``field_ids`` (``match_field_ids``,
+    ``ignore_missing_field_ids``) and ``parallelism`` (the cluster's cores: at least this
+    many tasks where the data allows, as :func:`~pqsift.spark.read` spreads a scan) are the
+    defaults of the options of those names (a Python data source does not see the Spark
+    session's configuration, nor its cores). ``base_directory``
     (the registering process's working directory): what relative paths are resolved
     against — the source's methods run in a Python worker whose working directory is
     another (on Spark Connect, the server's); ``None`` leaves them to that worker."""
@@ -482,6 +520,6 @@ def data_source_class(
             for name, default in defaults.items():
                 if name not in given:
                     options[name] = str(default).lower() if isinstance(default, bool) else default
-            return reader_class(options, schema, user_schema, base_directory)
+            return reader_class(options, schema, user_schema, base_directory, parallelism)
 
     return PqsiftDataSource
