@@ -109,6 +109,28 @@ def test_nulls_and_nan_in_spark_order(tmp_path: Path, descending: bool, nulls_fi
     assert same(got, oracle(values, descending, nulls_first, 100)), got[:10]
 
 
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("nulls_first", [False, True])
+def test_a_long_read_keeps_a_full_sorts_first_rows(tmp_path: Path, descending: bool, nulls_first: bool) -> None:
+    # More rows than the top-k holds before its first trim, so later batches meet the
+    # running threshold: few distinct keys (ties across batches), NULLs, NaNs of both
+    # signs, -0.0; `id` orders the ties, from later rows first, so a tie that comes late
+    # must still displace one held.
+    rng = random.Random(11)
+    rows = 200_000
+    choices: list[float | None] = [None, math.nan, -math.nan, -0.0, 0.0, *(float(q) / 4 for q in range(-30, 30))]
+    values = [rng.choice(choices) for _ in range(rows)]
+    path = tmp_path / "long.parquet"
+    pq.write_table(pa.table({"f": pa.array(values, pa.float64()), "id": pa.array(range(rows), pa.int64())}), path, row_group_size=50_000)
+    order = ("f", "desc" if descending else "asc", "nulls_first" if nulls_first else "nulls_last")
+    for limit in (1, 37, 5_000):
+        got = pqsift.scan(str(path), order_by=[order, ("id", "desc")], limit=limit, threads=1).to_table()
+        expected = sorted(range(rows), key=lambda i: (*spark_key(values[i], descending, nulls_first), -i))[:limit]
+        assert got.column("id").to_pylist() == expected, limit
+        keys_only = pqsift.scan(str(path), columns=["f"], order_by=[order], limit=limit).to_table()
+        assert same(keys_only.column("f").to_pylist(), oracle(values, descending, nulls_first, limit))
+
+
 def test_several_keys_and_bad_keys(tmp_path: Path) -> None:
     path = write(tmp_path / "k.parquet", [i // 10 for i in range(ROWS)])
     table = pqsift.scan(str(path), columns=["id"], order_by=[("ts", "desc"), ("id", "asc")], limit=3).to_table()

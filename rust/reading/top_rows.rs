@@ -1,5 +1,9 @@
 //! `ORDER BY ... [LIMIT k]` over the batches a scan decodes: the rows in Spark's order, at
 //! most `k` of them, holding no more than about `2k` rows (plus one batch) at a time.
+//! Each trim leaves a running threshold, the first key of the `k`-th row held; later
+//! batches are filtered by it with one vectorised comparison before they are held (the
+//! heap-free form of DuckDB's and DataFusion's top-k), so most rows of a long read are
+//! never sorted.
 //!
 //! Sorting is Arrow's `lexsort_to_indices`, on key columns normalised to Spark's order:
 //! every NaN (whatever its sign bit: x86 makes `0.0 / 0.0` a negative NaN) is the
@@ -26,9 +30,15 @@
 //! assert_eq!((x.value(1), x.value(2)), (5.0, 1.0));
 //! ```
 
-use arrow::array::RecordBatch;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch, Scalar, UInt32Array};
+use arrow::compute::kernels::cmp;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
-use arrow::compute::{SortOptions, concat_batches, take_record_batch};
+use arrow::compute::{
+    SortOptions, concat_batches, filter_record_batch, is_null, or, prep_null_mask_filter, take_record_batch,
+};
+use arrow::error::ArrowError;
 
 use crate::error::{PqsiftError, Result};
 use crate::filter::spark_float_order;
@@ -40,13 +50,19 @@ pub struct TopRows {
     limit: Option<usize>,
     batches: Vec<RecordBatch>,
     rows: usize,
+    /// The first key of the `limit`-th row held after the last trim, in Spark's order
+    /// (see [`spark_float_order`]): a row whose key comes after it cannot make the first
+    /// `limit`, so each batch is filtered by it before it is held.
+    threshold: Option<ArrayRef>,
+    /// Rows held before a trim, at least: each trim sorts them all.
+    trim_at: usize,
 }
 
 impl TopRows {
     /// Rows ordered by the columns at `keys` (column index, order), the first `limit` kept
     /// (`None`: all).
     pub fn new(keys: Vec<(usize, SortOptions)>, limit: Option<usize>) -> Self {
-        Self { keys, limit, batches: Vec::new(), rows: 0 }
+        Self { keys, limit, batches: Vec::new(), rows: 0, threshold: None, trim_at: 1 << 16 }
     }
 
     /// Adds a batch; trims to the first `limit` rows once twice that many are held.
@@ -54,16 +70,60 @@ impl TopRows {
         if batch.num_rows() == 0 || self.limit == Some(0) {
             return Ok(());
         }
+        let batch = match &self.threshold {
+            Some(threshold) => self.at_least_as_good(batch, threshold)?,
+            None => batch,
+        };
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
         self.rows += batch.num_rows();
         self.batches.push(batch);
         if let Some(limit) = self.limit
-            && self.rows >= limit.saturating_mul(2).max(1 << 16)
+            && self.rows >= limit.saturating_mul(2).max(self.trim_at)
         {
             let trimmed = self.sorted()?;
             self.rows = trimmed.as_ref().map_or(0, RecordBatch::num_rows);
+            self.threshold = trimmed.as_ref().filter(|rows| rows.num_rows() >= limit).and_then(|rows| {
+                let (index, _) = self.keys.first()?;
+                Some(spark_float_order(&rows.column(*index).slice(limit - 1, 1)))
+            });
             self.batches = trimmed.into_iter().collect();
         }
         Ok(())
+    }
+
+    /// The rows of `batch` whose first key is at least as good as `threshold` (ties kept:
+    /// a later key may still order them first). A NULL key is as good as a value only with
+    /// nulls first; a NULL threshold with nulls last (fewer non-null keys held than the
+    /// limit) lets every row through. A key type the comparison kernels do not order is
+    /// not filtered.
+    fn at_least_as_good(&self, batch: RecordBatch, threshold: &ArrayRef) -> Result<RecordBatch> {
+        let Some(&(index, options)) = self.keys.first() else { return Ok(batch) };
+        let keys = spark_float_order(batch.column(index));
+        let error = |e: ArrowError| PqsiftError::Compute(format!("filtering by the running top-k threshold: {e}"));
+        let keep = match (threshold.is_null(0), options.nulls_first) {
+            (true, false) => return Ok(batch),
+            (true, true) => is_null(&keys).map_err(error)?,
+            (false, nulls_first) => {
+                let threshold = Scalar::new(threshold);
+                let compared = match options.descending {
+                    true => cmp::gt_eq(&keys, &threshold),
+                    false => cmp::lt_eq(&keys, &threshold),
+                };
+                let Ok(compared) = compared else { return Ok(batch) };
+                // A NULL key compares as NULL: not kept, unless nulls come first.
+                let values = match compared.null_count() {
+                    0 => compared,
+                    _ => prep_null_mask_filter(&compared),
+                };
+                match nulls_first && keys.null_count() > 0 {
+                    true => or(&values, &is_null(&keys).map_err(error)?).map_err(error)?,
+                    false => values,
+                }
+            }
+        };
+        filter_record_batch(&batch, &keep).map_err(error)
     }
 
     /// The rows in order (`None`: no row).
@@ -83,17 +143,122 @@ impl TopRows {
                 options: Some(options),
             })
             .collect();
-        let indices = lexsort_to_indices(&columns, self.limit).map_err(error)?;
+        let indices = first_indices(&columns, self.limit).map_err(error)?;
         Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
     }
 }
 
+/// The indices of the first `limit` rows in `columns`' order, as `lexsort_to_indices`
+/// gives them. Arrow sorts one column with its limit only when nulls come first; with
+/// nulls last it sorts every non-null value in full, whatever the limit. So a single key
+/// with nulls last is sorted with nulls first, the limit widened by the nulls (which then
+/// all come before the best values), and the nulls moved behind.
+fn first_indices(columns: &[SortColumn], limit: Option<usize>) -> std::result::Result<UInt32Array, ArrowError> {
+    let ([key], Some(limit)) = (columns, limit) else { return lexsort_to_indices(columns, limit) };
+    let options = key.options.unwrap_or_default();
+    if options.nulls_first {
+        return lexsort_to_indices(columns, Some(limit));
+    }
+    let nulls = key.values.null_count();
+    let nulls_first =
+        SortColumn { values: Arc::clone(&key.values), options: Some(SortOptions { nulls_first: true, ..options }) };
+    let sorted = lexsort_to_indices(&[nulls_first], Some(limit.saturating_add(nulls)))?;
+    let (null_rows, value_rows) = sorted.values().split_at(nulls.min(sorted.len()));
+    Ok(value_rows.iter().chain(null_rows).take(limit).copied().collect())
+}
+
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use arrow::array::{ArrayRef, AsArray, Int64Array};
+    use arrow::array::{AsArray, Float64Array, Int64Array};
+    use arrow::datatypes::{Float64Type, Int64Type};
+    use proptest::prelude::*;
+
+    /// A key in Spark's order as a comparable value: NULL apart, every NaN alike and the
+    /// greatest, -0.0 equal to 0.0.
+    fn spark_key(value: Option<f64>) -> Option<(bool, i64)> {
+        value.map(|v| match v.is_nan() {
+            true => (true, 0),
+            false => (false, ((v + 0.0) * 4.0) as i64), // the drawn values are quarters
+        })
+    }
+
+    proptest! {
+        /// Against a full sort of all the rows: the same keys in the same order, each row's
+        /// other column carried along, with NULLs, NaNs, signed zeros and ties, in both
+        /// directions and null placements, over any split into batches. With the row number
+        /// as a second key, ties on the first are ordered too, so the rows must be exactly
+        /// the full sort's: the running threshold must keep a tie.
+        #[test]
+        fn the_first_rows_are_a_full_sorts(
+            keys in prop::collection::vec(
+                prop_oneof![
+                    2 => Just(None),
+                    1 => Just(Some(f64::NAN)),
+                    1 => Just(Some(-f64::NAN)),
+                    1 => Just(Some(-0.0)),
+                    8 => (-20i32..20).prop_map(|q| Some(f64::from(q) / 4.0)),
+                ],
+                0..300,
+            ),
+            cuts in prop::collection::vec(0usize..300, 0..12),
+            limit in prop::option::of(0usize..40),
+            descending in any::<bool>(),
+            nulls_first in any::<bool>(),
+            by_row_too in any::<bool>(),
+            later_rows_first in any::<bool>(),
+            trim_at in 1usize..64,
+        ) {
+            let options = SortOptions { descending, nulls_first };
+            let mut order = vec![(0, options)];
+            if by_row_too {
+                // Later rows first: a tie that comes later must displace one held.
+                order.push((1, SortOptions { descending: later_rows_first, nulls_first: false }));
+            }
+            let mut top = TopRows::new(order, limit);
+            top.trim_at = trim_at; // small, so that trims and the threshold they set happen
+            let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (keys.len() + 1)).collect();
+            bounds.extend([0, keys.len()]);
+            bounds.sort_unstable();
+            for pair in bounds.windows(2) {
+                let (start, end) = (pair[0], pair[1]);
+                let key: ArrayRef = Arc::new(Float64Array::from(keys[start..end].to_vec()));
+                let row: ArrayRef = Arc::new(Int64Array::from_iter_values(start as i64..end as i64));
+                top.push(RecordBatch::try_from_iter_with_nullable([("key", key, true), ("row", row, false)]).unwrap()).unwrap();
+            }
+            let spark_order = |a: &Option<(bool, i64)>, b: &Option<(bool, i64)>| match (a, b) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, Some(_)) => if nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
+                (Some(_), None) => if nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                (Some(a), Some(b)) => if descending { b.cmp(a) } else { a.cmp(b) },
+            };
+            let mut expected: Vec<(Option<(bool, i64)>, i64)> =
+                keys.iter().enumerate().map(|(row, &k)| (spark_key(k), row as i64)).collect();
+            expected.sort_by(|a, b| {
+                let by_row = if later_rows_first { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) };
+                spark_order(&a.0, &b.0).then(by_row)
+            });
+            expected.truncate(limit.unwrap_or(keys.len()));
+            let got: Vec<(Option<(bool, i64)>, i64)> = match top.finish().unwrap() {
+                None => Vec::new(),
+                Some(out) => {
+                    let key = out.column(0).as_primitive::<Float64Type>();
+                    let row = out.column(1).as_primitive::<Int64Type>();
+                    (0..out.num_rows()).map(|i| (spark_key(key.is_valid(i).then(|| key.value(i))), row.value(i))).collect()
+                }
+            };
+            for (key, row) in &got {
+                prop_assert_eq!(*key, spark_key(keys[*row as usize]));
+            }
+            match by_row_too {
+                true => prop_assert_eq!(got, expected),
+                false => {
+                    let keys_only = |rows: Vec<(Option<(bool, i64)>, i64)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+                    prop_assert_eq!(keys_only(got), keys_only(expected));
+                }
+            }
+        }
+    }
 
     #[test]
     fn holds_about_twice_the_limit() {
