@@ -787,11 +787,12 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     ``ignoreMissingFieldIds`` default to the session's (``spark.sql.session.timeZone``,
     ``spark.sql.parquet.fieldId.read.*``) at registration, ``parallelism`` (the fewest
     tasks a scan is spread over where the data allows) to the cluster's cores then
-    (:func:`default_parallelism`). A user-given schema (``.schema("a int, b string")``) is the schema every
-    file is read into, by Spark's rules (as ``schema=`` of :func:`pqsift.scan`; fields with
-    a ``parquet.field.id`` found by it when field ids are matched). With the option
-    ``metrics``, pass the DataFrame through :meth:`ScanMetrics.observe` to collect the
-    scan's counts (the option adds a column only ``observe`` removes).
+    (:func:`default_parallelism`). A user-given schema (``.schema("a int, b string")``) is
+    the schema every file is read into, by Spark's rules (as ``schema=`` of
+    :func:`pqsift.scan`; fields with a ``parquet.field.id`` found by it when field ids are
+    matched). With the option ``metrics``, pass the DataFrame through
+    :meth:`ScanMetrics.observe` to collect the scan's counts (the option adds a column only
+    ``observe`` removes).
 
     A relative path given to ``load`` (or option ``basePath``) is resolved against this
     process's working directory at registration: the source's methods run in Spark's Python
