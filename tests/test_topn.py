@@ -251,6 +251,41 @@ def test_unsorted_key_decodes_wide_columns_only_for_top_rows(tmp_path: Path) -> 
     assert table.column("id").to_pylist() == (nulls + rest)[:20]
 
 
+@pytest.mark.parametrize("limit", [1, 3, 30])
+def test_the_read_proper_reads_only_the_row_groups_holding_a_top_row(tmp_path: Path, limit: int) -> None:
+    """With no statistics on the key, none rules a row group out, but the first pass
+    learns which row groups hold the top rows: the read proper reads those alone, and
+    explain names the others."""
+    rng = random.Random(21)
+    ts = rng.sample(range(10 * ROWS), ROWS)
+    day = [t % 7 for t in ts]
+    row_group = 200
+    groups = ROWS // row_group
+    table = pa.table({
+        "ts": pa.array(ts, pa.int64()), "day": pa.array(day, pa.int64()), "id": pa.array(range(ROWS), pa.int64()),
+        "note": pa.array([rng.randbytes(25).hex() for _ in range(ROWS)]),
+    })
+    path = tmp_path / "wide.parquet"
+    pq.write_table(table, path, row_group_size=row_group, write_statistics=["id", "note"])
+    scan = pqsift.scan(str(path), columns=["note", "id"], filter="id % 3 != 0", order_by=[("ts", "desc")], limit=limit)
+    passing = [i for i in range(ROWS) if i % 3 != 0]
+    expected = sorted(passing, key=lambda i: -ts[i])[:limit]
+    assert scan.to_table().column("id").to_pylist() == expected
+    holding = {i // row_group for i in expected}
+    metrics = scan.metrics
+    assert metrics["row_groups_skipped_by_threshold"] == 0
+    assert metrics["row_groups_without_top_rows"] == groups - len(holding)
+    # The key of every row in the first pass, again only in the row groups holding a top row.
+    assert metrics["rows_decoded_by_column"]["ts"] <= ROWS + len(holding) * row_group
+    named = re.findall(r"wide\.parquet row group (\d+): not read again \(no top row\)", scan.explain())
+    assert sorted(int(g) for g in named) == sorted(set(range(groups)) - holding)
+    # Several keys: the first pass orders by all of them, ties on the first broken by the second.
+    scan = pqsift.scan(str(path), columns=["id", "note"], order_by=[("day", "desc"), ("ts", "asc")], limit=limit)
+    expected = sorted(range(ROWS), key=lambda i: (-day[i], ts[i]))[:limit]
+    assert scan.to_table().column("id").to_pylist() == expected
+    assert scan.metrics["row_groups_without_top_rows"] == groups - len({i // row_group for i in expected})
+
+
 @pytest.mark.parametrize("direction", ["asc", "desc"])
 def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, direction: str) -> None:
     """"The 10 latest purchases": 8 files x 4 row groups, ts sorted across files, a filter

@@ -230,7 +230,7 @@ class Scan:
     def explain(self) -> str:
         """Per file and row group: the decision and why (plans first if needed); once
         read with ``order_by`` and ``limit``, what the threshold learnt while reading kept
-        out of the read."""
+        out of the read, and the row groups the first pass found no top row in."""
         text: str = self._core.explain()
         read = {} if self._last_stream is None else self._last_stream.metrics()
         skipped = read.get("row_groups_skipped_by_threshold", 0)
@@ -242,6 +242,14 @@ class Scan:
             )
             for path, row_group in read.get("row_groups_skipped_by_threshold_list", []):
                 text += f"  {path} row group {row_group}: not read (threshold)\n"
+        without = read.get("row_groups_without_top_rows", 0)
+        if without:
+            text += (
+                f"reading: {without} more row group(s) read for their keys only: "
+                f"none holds a row of the top {self._read_options.get('limit')}\n"
+            )
+            for path, row_group in read.get("row_groups_without_top_rows_list", []):
+                text += f"  {path} row group {row_group}: not read again (no top row)\n"
         return text
 
     @property
@@ -256,7 +264,8 @@ class Scan:
         in, when they decode to more than ``decode_bytes``),
         ``row_groups_skipped_by_threshold`` (with ``order_by`` and ``limit``: row groups
         not read because their statistics rule out the k-th row's key, learnt while
-        reading), and time per stage
+        reading), ``row_groups_without_top_rows`` (row groups whose keys the first pass
+        read and found none of the top rows in, not read again), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
         ``retries``, ``bytes_requested``, ``bytes_received``, ``max_requests_in_flight``,

@@ -124,9 +124,11 @@ impl PyScanStream {
         out.set_item("row_group_windows", metrics.windows)?;
         out.set_item("projection_parts", metrics.projection_parts)?;
         out.set_item("row_groups_skipped_by_threshold", metrics.row_groups_skipped_by_threshold)?;
+        out.set_item("row_groups_without_top_rows", metrics.row_groups_without_top_rows)?;
         if let Some(skips) = &metrics.threshold_skips {
             out.set_item("threshold_key_condition", &skips.key_condition)?;
             out.set_item("row_groups_skipped_by_threshold_list", skips.row_groups.clone())?;
+            out.set_item("row_groups_without_top_rows_list", skips.without_top_rows.clone())?;
         }
         out.set_item("projections_fetched_with_predicates", metrics.projections_fetched_with_predicates)?;
         out.set_item("cache_misses", metrics.cache_misses)?;

@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, RecordBatch};
+use std::collections::HashSet;
+
+use arrow::array::{Array, AsArray, RecordBatch, RecordBatchOptions, UInt32Array};
 use arrow::compute::SortOptions;
-use arrow::datatypes::{FieldRef, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit, UInt32Type};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 
@@ -444,15 +446,17 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 }
 
 /// `ORDER BY key ... LIMIT k` with columns beyond the keys: a first pass reads only the
-/// first key (late materialization makes that the cheap column) to find `T`, the key of
-/// the k-th row; the read proper then has the filter `key at least as good as T` added,
-/// so that the other columns are decoded only for rows that can make the top k (ties
-/// included). The first pass learns `T` as it reads, in waves of row groups best bound
-/// first, and skips the row groups whose statistics rule the running threshold out; the
-/// read proper skips those the final one rules out (see [`topk_threshold`]).
+/// sort keys (late materialization makes them the cheap columns) to find the top k rows
+/// and `T`, the first key of the k-th; the read proper then reads only the row groups
+/// holding one of those rows, with the filter `key at least as good as T` added, so that
+/// the other columns are decoded only for rows that can make the top k (ties included).
+/// The first pass learns `T` as it reads, in waves of row groups best bound first, and
+/// skips the row groups whose statistics rule the running threshold out; the read proper
+/// skips those the final one rules out (see [`topk_threshold`]), and those the first pass
+/// read but found no top row in.
 ///
 /// Returns that config with the row groups left to read, and what the first pass read;
-/// `None` where it cannot help or `T` has no literal form.
+/// `None` where it cannot help.
 ///
 /// [`topk_threshold`]: crate::reading::topk_threshold
 #[allow(clippy::type_complexity)]
@@ -462,21 +466,44 @@ fn narrow_to_top_rows(
     config: &ReaderConfig,
 ) -> Result<(Option<(ReaderConfig, Vec<ScanTask>)>, Option<ReadMetrics>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
-    let key_text = key.column.to_string();
+    let same = |a: &[String], b: &[String]| {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| if config.bind.case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
+    };
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
-        columns
-            .iter()
-            .all(|c| config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| parts == k.column.parts())))
+        columns.iter().all(|c| {
+            config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| same(&parts, k.column.parts())))
+        })
     });
     if limit == 0 || files.is_empty() || tasks.is_empty() || only_keys {
         return Ok((None, None));
     }
-    let first = ReaderConfig { columns: Some(vec![key_text]), order_by: vec![key.clone()], ..config.clone() };
+    // The keys, each read once, and the order on them: the first key first.
+    let mut key_columns: Vec<&SortKey> = Vec::with_capacity(config.order_by.len());
+    let mut order = Vec::with_capacity(config.order_by.len());
+    for sort_key in &config.order_by {
+        let index = match key_columns.iter().position(|k| same(k.column.parts(), sort_key.column.parts())) {
+            Some(index) => index,
+            None => {
+                key_columns.push(sort_key);
+                key_columns.len() - 1
+            }
+        };
+        order.push((index, SortOptions { descending: sort_key.descending, nulls_first: sort_key.nulls_first }));
+    }
+    // Read unsorted and unlimited, so that each batch's row group is known: the rows are
+    // ordered here, each tagged with its row group.
+    let first = ReaderConfig {
+        columns: Some(key_columns.iter().map(|k| k.column.to_string()).collect()),
+        order_by: Vec::new(),
+        limit: None,
+        ..config.clone()
+    };
     let skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
     let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
-    let order = vec![(0, SortOptions { descending: key.descending, nulls_first: key.nulls_first })];
     let mut metrics = ReadMetrics::default();
+    let mut sources = RowGroupTags::default();
     let mut best: Option<RecordBatch> = None;
     let mut predicate = None;
     // Waves double, so that a first pass that must read everything opens O(log n) streams.
@@ -490,7 +517,11 @@ fn narrow_to_top_rows(
             top.push(rows)?;
         }
         while let Some(batch) = stream.next_batch_checked() {
-            top.push(batch?)?;
+            let batch = batch?;
+            let Some(row_group) = stream.last_row_group() else {
+                return Err(PqsiftError::Internal("a first-pass batch without its row group".into()));
+            };
+            top.push(sources.tag(batch, row_group)?)?;
         }
         metrics.add(&stream.metrics());
         best = top.finish()?;
@@ -500,22 +531,83 @@ fn narrow_to_top_rows(
         remaining = remaining.into_iter().zip(may).filter_map(|(task, may)| may.then_some(task)).collect();
         predicate = Some(better);
     }
-    let Some(predicate) = predicate else { return Ok((None, Some(metrics))) };
-    let may = skipper.may_satisfy(tasks, &predicate);
-    let (kept, skipped): (Vec<(&ScanTask, bool)>, Vec<(&ScanTask, bool)>) =
-        tasks.iter().zip(may).partition(|(_, may)| *may);
-    let kept: Vec<ScanTask> = kept.into_iter().map(|(task, _)| task.clone()).collect();
-    metrics.row_groups_skipped_by_threshold = skipped.len() as u64;
-    let mut row_groups: Vec<(String, usize)> =
-        skipped.iter().map(|(task, _)| (files[task.file].location.to_string(), task.row_group)).collect();
-    row_groups.dedup(); // the windows of one row group
-    metrics.threshold_skips =
-        Some(crate::reading::row_group_reader::ThresholdSkips { key_condition: predicate.to_string(), row_groups });
-    let filter = match &config.filter {
-        Some(filter) => Expr::And(Box::new(filter.clone()), Box::new(predicate)),
-        None => predicate,
+    // Every top row lies in one of these row groups: the others are not read again.
+    let holding = best.as_ref().map(|rows| sources.row_groups_of(rows)).transpose()?.unwrap_or_default();
+    let may = match &predicate {
+        Some(predicate) => skipper.may_satisfy(tasks, predicate),
+        None => vec![true; tasks.len()],
     };
-    Ok((Some((ReaderConfig { filter: Some(filter), ..config.clone() }, kept)), Some(metrics)))
+    let mut kept = Vec::new();
+    let mut ruled_out = Vec::new();
+    let mut without_top_rows = Vec::new();
+    for (task, may) in tasks.iter().zip(may) {
+        let row_group = (files[task.file].location.to_string(), task.row_group);
+        match (may, holding.contains(&(task.file, task.row_group))) {
+            (_, true) => kept.push(task.clone()),
+            (false, false) => ruled_out.push(row_group),
+            (true, false) => without_top_rows.push(row_group),
+        }
+    }
+    // A row group's windows are tasks of their own: each row group counted once.
+    ruled_out.dedup();
+    without_top_rows.dedup();
+    metrics.row_groups_skipped_by_threshold = ruled_out.len() as u64;
+    metrics.row_groups_without_top_rows = without_top_rows.len() as u64;
+    if !ruled_out.is_empty() || !without_top_rows.is_empty() {
+        metrics.threshold_skips = Some(crate::reading::row_group_reader::ThresholdSkips {
+            key_condition: predicate.as_ref().map(Expr::to_string).unwrap_or_default(),
+            row_groups: ruled_out,
+            without_top_rows,
+        });
+    }
+    let filter = match (&config.filter, predicate) {
+        (Some(filter), Some(predicate)) => Some(Expr::And(Box::new(filter.clone()), Box::new(predicate))),
+        (filter, predicate) => predicate.or_else(|| filter.clone()),
+    };
+    Ok((Some((ReaderConfig { filter, ..config.clone() }, kept)), Some(metrics)))
+}
+
+/// The row groups a first pass's rows come from, as a column appended to each batch: a
+/// row's tag is the position of its (file, row group) in `row_groups`.
+#[derive(Default)]
+struct RowGroupTags {
+    row_groups: Vec<(usize, usize)>,
+    tags: std::collections::HashMap<(usize, usize), u32>,
+    schema: Option<SchemaRef>,
+}
+
+impl RowGroupTags {
+    /// `batch`, all of whose rows come from `row_group` (file index, row group index), with
+    /// their tag appended.
+    fn tag(&mut self, batch: RecordBatch, row_group: (usize, usize)) -> Result<RecordBatch> {
+        let tag = match self.tags.get(&row_group) {
+            Some(&tag) => tag,
+            None => {
+                let tag = u32::try_from(self.row_groups.len())
+                    .map_err(|_| PqsiftError::Internal("too many row groups to tag".into()))?;
+                self.row_groups.push(row_group);
+                self.tags.insert(row_group, tag);
+                tag
+            }
+        };
+        let schema = self.schema.get_or_insert_with(|| {
+            let mut fields: Vec<FieldRef> = batch.schema().fields().iter().cloned().collect();
+            fields.push(Arc::new(Field::new("row group", DataType::UInt32, false)));
+            Arc::new(Schema::new(fields))
+        });
+        let mut columns = batch.columns().to_vec();
+        columns.push(Arc::new(UInt32Array::from_value(tag, batch.num_rows())));
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)?)
+    }
+
+    /// The (file, row group) pairs the rows of `rows` (batches [`tag`](Self::tag)ged) come from.
+    fn row_groups_of(&self, rows: &RecordBatch) -> Result<HashSet<(usize, usize)>> {
+        let tags = rows.columns().last().and_then(|tags| tags.as_primitive_opt::<UInt32Type>());
+        let untagged = || PqsiftError::Internal("first-pass rows without their row group".into());
+        let tags = tags.ok_or_else(untagged)?;
+        tags.values().iter().map(|&tag| self.row_groups.get(tag as usize).copied().ok_or_else(untagged)).collect()
+    }
 }
 
 /// `key` comes no later than `threshold` (a one-element array) in the key's order.

@@ -173,6 +173,9 @@ pub struct ReadMetrics {
     /// Those row groups, as (file, row group index), and the condition on the key their
     /// statistics ruled out: the k-th row's key as the first pass learnt it.
     pub threshold_skips: Option<ThresholdSkips>,
+    /// Row groups `ORDER BY ... LIMIT k`'s first pass read the keys of and found none of
+    /// the top k rows in: the read proper does not read them again.
+    pub row_groups_without_top_rows: u64,
     /// Row groups read from a store whose projection was fetched in the round trip of their
     /// predicate columns (see [`round_trips`](crate::reading::round_trips)).
     pub projections_fetched_with_predicates: u64,
@@ -186,6 +189,9 @@ pub struct ThresholdSkips {
     pub key_condition: String,
     /// The row groups not read: (file path or URL, row group index).
     pub row_groups: Vec<(String, usize)>,
+    /// The row groups whose keys the first pass read, holding none of the top k rows: not
+    /// read again (file path or URL, row group index).
+    pub without_top_rows: Vec<(String, usize)>,
 }
 
 impl ReadMetrics {
@@ -203,10 +209,12 @@ impl ReadMetrics {
         self.windows += other.windows;
         self.projection_parts += other.projection_parts;
         self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
+        self.row_groups_without_top_rows += other.row_groups_without_top_rows;
         if let Some(skips) = &other.threshold_skips {
             let mine = self.threshold_skips.get_or_insert_with(ThresholdSkips::default);
             mine.key_condition.clone_from(&skips.key_condition);
             mine.row_groups.extend(skips.row_groups.iter().cloned());
+            mine.without_top_rows.extend(skips.without_top_rows.iter().cloned());
         }
         self.projections_fetched_with_predicates += other.projections_fetched_with_predicates;
     }

@@ -578,6 +578,8 @@ struct GroupStream {
     finished: bool,
     /// With a sort: whether every row has been read and sorted.
     sorted: bool,
+    /// The task whose rows the batches handed out now come from (index into the tasks).
+    emitting: Option<usize>,
     /// Parts of the last task's rows still to consume, and the number of the next.
     parts_left: usize,
     next_part: usize,
@@ -676,6 +678,7 @@ impl ScanStream {
             rows_out: 0,
             finished: false,
             sorted: false,
+            emitting: None,
             parts_left: 0,
             next_part: 0,
             task_rows,
@@ -746,6 +749,16 @@ impl ScanStream {
     /// A handle that reads the metrics even after the stream was handed to a consumer.
     pub fn metrics_handle(&self) -> MetricsHandle {
         MetricsHandle { reads: Arc::clone(&self.reads) }
+    }
+
+    /// The row group the last batch came from, as (index into the stream's files, row
+    /// group index), for a stream without a sort (a sorted one mixes row groups); `None`
+    /// before the first batch, with a sort, or once the read moved to a later group of
+    /// files.
+    pub fn last_row_group(&self) -> Option<(usize, usize)> {
+        let group = self.group.as_ref().filter(|group| group.shared.options.sort.is_none())?;
+        let task = &group.shared.tasks[group.emitting?];
+        Some((task.file, task.row_group))
     }
 
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
@@ -877,6 +890,7 @@ impl GroupStream {
         loop {
             if let Some(result) = progress.done.remove(&index) {
                 progress.next_emit += 1;
+                self.emitting = Some(index);
                 let rows = self.task_rows[index];
                 let result = result.map(|output| {
                     match output.parts.is_empty() {
