@@ -17,7 +17,7 @@ use pqsift::filter::{BindOptions, bind, evaluate, parse_filter};
 use pqsift::format::metadata;
 use pqsift::reading::cached_reader::SharedArrayCache;
 use pqsift::reading::row_filter::RowFilter;
-use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions, RootColumns};
+use pqsift::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions, RootColumns, RowGroupRead};
 use pqsift::selection::{RowSelection, SelectionPolicy};
 use pqsift::storage::Location;
 
@@ -97,7 +97,7 @@ fn read_all(
     let mut batches = Vec::new();
     let mut metrics = ReadMetrics::default();
     for rg in 0..opened.metadata.metadata().num_row_groups() {
-        let (batch, m, parts) = opened
+        let RowGroupRead { batch, metrics: m, parts, .. } = opened
             .reader
             .read_row_group(
                 rg,
@@ -211,7 +211,7 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     let cache = SharedArrayCache::new(0);
     // As if the page index had kept rows 2000..2500 of row group 1 only.
     let selection = RowSelection::from_ranges(&[2000..2500], ROW_GROUP_ROWS).unwrap();
-    let (batch, metrics, parts) = opened
+    let RowGroupRead { batch, metrics, rows, parts } = opened
         .reader
         .read_row_group(
             1,
@@ -225,6 +225,10 @@ fn access_plan_selection_is_respected_and_fewer_bytes_are_read() {
     assert!(parts.is_empty());
     let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
     assert!(ids.values().iter().all(|&id| (12_000..12_500).contains(&id)));
+    // The batch's rows, by their positions in the row group: each id is its row's.
+    let positions: Vec<i64> = rows.unwrap().selected_ranges().into_iter().flatten().map(|row| row as i64).collect();
+    let ids_of_rows: Vec<i64> = positions.iter().map(|row| ROW_GROUP_ROWS as i64 + row).collect();
+    assert_eq!(ids.values().to_vec(), ids_of_rows);
     assert_eq!(metrics.rows_decoded_by_column["amount"], 500);
     let file_size = std::fs::metadata(&path).unwrap().len();
     assert!(opened.reader.bytes_read() < file_size / 10, "{} of {file_size} bytes read", opened.reader.bytes_read());

@@ -252,10 +252,10 @@ def test_unsorted_key_decodes_wide_columns_only_for_top_rows(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("limit", [1, 3, 30])
-def test_the_read_proper_reads_only_the_row_groups_holding_a_top_row(tmp_path: Path, limit: int) -> None:
+def test_the_read_proper_reads_only_the_top_rows(tmp_path: Path, limit: int) -> None:
     """With no statistics on the key, none rules a row group out, but the first pass
-    learns which row groups hold the top rows: the read proper reads those alone, and
-    explain names the others."""
+    learns where the top rows lie: the read proper reads those rows alone (with the filter
+    run after decoding, the row groups holding them), and explain names the others."""
     rng = random.Random(21)
     ts = rng.sample(range(10 * ROWS), ROWS)
     day = [t % 7 for t in ts]
@@ -267,18 +267,29 @@ def test_the_read_proper_reads_only_the_row_groups_holding_a_top_row(tmp_path: P
     })
     path = tmp_path / "wide.parquet"
     pq.write_table(table, path, row_group_size=row_group, write_statistics=["id", "note"])
-    scan = pqsift.scan(str(path), columns=["note", "id"], filter="id % 3 != 0", order_by=[("ts", "desc")], limit=limit)
     passing = [i for i in range(ROWS) if i % 3 != 0]
     expected = sorted(passing, key=lambda i: -ts[i])[:limit]
-    assert scan.to_table().column("id").to_pylist() == expected
     holding = {i // row_group for i in expected}
-    metrics = scan.metrics
-    assert metrics["row_groups_skipped_by_threshold"] == 0
-    assert metrics["row_groups_without_top_rows"] == groups - len(holding)
-    # The key of every row in the first pass, again only in the row groups holding a top row.
-    assert metrics["rows_decoded_by_column"]["ts"] <= ROWS + len(holding) * row_group
-    named = re.findall(r"wide\.parquet row group (\d+): not read again \(no top row\)", scan.explain())
-    assert sorted(int(g) for g in named) == sorted(set(range(groups)) - holding)
+    for pushdown in (True, False):
+        scan = pqsift.scan(
+            str(path), columns=["note", "id"], filter="id % 3 != 0", order_by=[("ts", "desc")], limit=limit,
+            pushdown_filters=pushdown,
+        )
+        assert scan.to_table().column("id").to_pylist() == expected
+        metrics = scan.metrics
+        assert metrics["row_groups_skipped_by_threshold"] == 0
+        assert metrics["row_groups_without_top_rows"] == groups - len(holding)
+        decoded = metrics["rows_decoded_by_column"]
+        if pushdown:
+            # The key of the rows passing the filter in the first pass, then of the top rows.
+            assert decoded["ts"] == len(passing) + limit, decoded
+            assert decoded["note"] == limit, decoded
+        else:
+            # Every row's in the first pass, then those of the row groups holding a top row.
+            assert decoded["ts"] == ROWS + len(holding) * row_group, decoded
+            assert decoded["note"] == len(holding) * row_group, decoded
+        named = re.findall(r"wide\.parquet row group (\d+): not read again \(no top row\)", scan.explain())
+        assert sorted(int(g) for g in named) == sorted(set(range(groups)) - holding)
     # Several keys: the first pass orders by all of them, ties on the first broken by the second.
     scan = pqsift.scan(str(path), columns=["id", "note"], order_by=[("day", "desc"), ("ts", "asc")], limit=limit)
     expected = sorted(range(ROWS), key=lambda i: (-day[i], ts[i]))[:limit]

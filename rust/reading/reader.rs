@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use arrow::array::{Array, AsArray, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::array::{Array, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
 use arrow::compute::SortOptions;
-use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit, UInt32Type};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit, UInt32Type, UInt64Type};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::PageIndexPolicy;
 
@@ -21,11 +21,12 @@ use crate::reading::cached_reader::SharedArrayCache;
 use crate::reading::row_filter::RowFilter;
 use crate::reading::row_group_reader::{FileReader, ReadMetrics, ReadOptions};
 use crate::reading::scan_stream::{
-    OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
+    BatchSource, OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
 };
 use crate::reading::spark_output::spark_schema;
 use crate::reading::top_rows::TopRows;
 use crate::reading::topk_threshold::ThresholdSkipper;
+use crate::selection::RowSelection;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
 use crate::table::partition_values::PartitionValues;
@@ -446,14 +447,16 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 }
 
 /// `ORDER BY key ... LIMIT k` with columns beyond the keys: a first pass reads only the
-/// sort keys (late materialization makes them the cheap columns) to find the top k rows
-/// and `T`, the first key of the k-th; the read proper then reads only the row groups
-/// holding one of those rows, with the filter `key at least as good as T` added, so that
-/// the other columns are decoded only for rows that can make the top k (ties included).
-/// The first pass learns `T` as it reads, in waves of row groups best bound first, and
-/// skips the row groups whose statistics rule the running threshold out; the read proper
-/// skips those the final one rules out (see [`topk_threshold`]), and those the first pass
-/// read but found no top row in.
+/// sort keys (late materialization makes them the cheap columns) to find the top k rows,
+/// each tagged with its row group and position there, and `T`, the first key of the k-th;
+/// the read proper then reads those rows alone (they passed the filter already). Where a
+/// row's position is not known (the filter run after decoding), it reads the row groups
+/// holding a top row, with the filter `key at least as good as T` added, so that the other
+/// columns are decoded only for rows that can make the top k (ties included). The first
+/// pass learns `T` as it reads, in waves of row groups best bound first, and skips the row
+/// groups whose statistics rule the running threshold out; the read proper skips those the
+/// final one rules out (see [`topk_threshold`]), and those the first pass read but found
+/// no top row in.
 ///
 /// Returns that config with the row groups left to read, and what the first pass read;
 /// `None` where it cannot help.
@@ -503,7 +506,9 @@ fn narrow_to_top_rows(
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
     let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
     let mut metrics = ReadMetrics::default();
-    let mut sources = RowGroupTags::default();
+    let mut sources = RowTags::default();
+    // One running top k over the waves: each wave starts from the threshold of those before.
+    let mut top = TopRows::new(order.clone(), Some(limit));
     let mut best: Option<RecordBatch> = None;
     let mut predicate = None;
     // Waves double, so that a first pass that must read everything opens O(log n) streams.
@@ -512,19 +517,22 @@ fn narrow_to_top_rows(
         let reading: Vec<ScanTask> = remaining.drain(..wave.min(remaining.len())).collect();
         wave = wave.saturating_mul(2);
         let mut stream = open_stream(files, reading, &first)?;
-        let mut top = TopRows::new(order.clone(), Some(limit));
-        if let Some(rows) = best.take() {
-            top.push(rows)?;
-        }
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
-            let Some(row_group) = stream.last_row_group() else {
+            let Some(source) = stream.last_batch_source() else {
                 return Err(PqsiftError::Internal("a first-pass batch without its row group".into()));
             };
-            top.push(sources.tag(batch, row_group)?)?;
+            // Only the rows that may still make the top k are tagged and held.
+            let batch = match top.candidates(&batch)? {
+                Some(keep) => {
+                    sources.tag(&arrow::compute::filter_record_batch(&batch, &keep)?, &source, Some(&keep))?
+                }
+                None => sources.tag(&batch, &source, None)?,
+            };
+            top.push(batch)?;
         }
         metrics.add(&stream.metrics());
-        best = top.finish()?;
+        best = top.first_rows()?;
         let Some(rows) = best.as_ref().filter(|rows| rows.num_rows() >= limit) else { continue };
         let Some(better) = at_least_as_good(key, &rows.column(0).slice(limit - 1, 1)) else { continue };
         let may = skipper.may_satisfy(remaining.make_contiguous(), &better);
@@ -560,6 +568,22 @@ fn narrow_to_top_rows(
             without_top_rows,
         });
     }
+    // Where the first pass knows where each top row lies, the read proper reads those rows
+    // alone: they passed the filter already, and their keys are decoded once more only
+    // for them.
+    if let Some(rows) = best.as_ref().map(|rows| sources.rows_of(rows)).transpose()?.flatten() {
+        let mut exact = Vec::new();
+        for task in &kept {
+            let Some(positions) = rows.get(&(task.file, task.row_group)) else { continue };
+            if exact.last().is_some_and(|last: &ScanTask| (last.file, last.row_group) == (task.file, task.row_group)) {
+                continue; // a window of the row group before
+            }
+            let row_count = files[task.file].metadata.row_group(task.row_group).num_rows().max(0) as usize;
+            let selection = RowSelection::from_ranges(&ranges_of(positions), row_count)?;
+            exact.push(ScanTask::new(task.file, task.row_group, Some(selection)));
+        }
+        return Ok((Some((ReaderConfig { filter: None, ..config.clone() }, exact)), Some(metrics)));
+    }
     let filter = match (&config.filter, predicate) {
         (Some(filter), Some(predicate)) => Some(Expr::And(Box::new(filter.clone()), Box::new(predicate))),
         (filter, predicate) => predicate.or_else(|| filter.clone()),
@@ -567,19 +591,41 @@ fn narrow_to_top_rows(
     Ok((Some((ReaderConfig { filter, ..config.clone() }, kept)), Some(metrics)))
 }
 
-/// The row groups a first pass's rows come from, as a column appended to each batch: a
-/// row's tag is the position of its (file, row group) in `row_groups`.
+/// Sorted row positions as ranges of consecutive rows.
+fn ranges_of(positions: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    for &position in positions {
+        match ranges.last_mut() {
+            Some(last) if last.end == position => last.end += 1,
+            _ => ranges.push(position..position + 1),
+        }
+    }
+    ranges
+}
+
+/// Row positions per (file index, row group index).
+type RowsByRowGroup = HashMap<(usize, usize), Vec<usize>>;
+
+/// Where a first pass's rows lie, as two columns appended to each batch: the position of
+/// the row's (file, row group) in `row_groups`, and the row's position in its row group
+/// (where the stream knows it).
 #[derive(Default)]
-struct RowGroupTags {
+struct RowTags {
     row_groups: Vec<(usize, usize)>,
     tags: std::collections::HashMap<(usize, usize), u32>,
     schema: Option<SchemaRef>,
+    /// Whether every batch tagged so far came with its rows' positions.
+    positions_known: bool,
+    /// The rows the last batch is a slice of, and their positions.
+    positions: Option<(Arc<RowSelection>, Vec<u64>)>,
+    tagged: bool,
 }
 
-impl RowGroupTags {
-    /// `batch`, all of whose rows come from `row_group` (file index, row group index), with
-    /// their tag appended.
-    fn tag(&mut self, batch: RecordBatch, row_group: (usize, usize)) -> Result<RecordBatch> {
+impl RowTags {
+    /// `kept`, the rows `keep` keeps (`None`: all) of a batch whose rows lie where
+    /// `source` says, with their tags appended.
+    fn tag(&mut self, kept: &RecordBatch, source: &BatchSource, keep: Option<&BooleanArray>) -> Result<RecordBatch> {
+        let row_group = (source.file, source.row_group);
         let tag = match self.tags.get(&row_group) {
             Some(&tag) => tag,
             None => {
@@ -590,23 +636,91 @@ impl RowGroupTags {
                 tag
             }
         };
+        let rows = kept.num_rows();
+        // Each kept row's position in the batch, then in its row group.
+        let in_batch: Vec<usize> = match keep {
+            Some(keep) => keep.values().set_indices().collect(),
+            None => (0..rows).collect(),
+        };
+        let positions = match &source.rows {
+            Some((selection, offset)) if in_batch.len() == rows => self.positions(selection, *offset, &in_batch),
+            _ => None,
+        };
+        self.positions_known = positions.is_some() && (self.positions_known || !self.tagged);
+        self.tagged = true;
         let schema = self.schema.get_or_insert_with(|| {
-            let mut fields: Vec<FieldRef> = batch.schema().fields().iter().cloned().collect();
+            let mut fields: Vec<FieldRef> = kept.schema().fields().iter().cloned().collect();
             fields.push(Arc::new(Field::new("row group", DataType::UInt32, false)));
+            fields.push(Arc::new(Field::new("row", DataType::UInt64, false)));
             Arc::new(Schema::new(fields))
         });
-        let mut columns = batch.columns().to_vec();
-        columns.push(Arc::new(UInt32Array::from_value(tag, batch.num_rows())));
-        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let mut columns = kept.columns().to_vec();
+        columns.push(Arc::new(UInt32Array::from_value(tag, rows)));
+        columns.push(Arc::new(positions.map_or_else(|| UInt64Array::from_value(0, rows), UInt64Array::from)));
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)?)
     }
 
-    /// The (file, row group) pairs the rows of `rows` (batches [`tag`](Self::tag)ged) come from.
-    fn row_groups_of(&self, rows: &RecordBatch) -> Result<HashSet<(usize, usize)>> {
-        let tags = rows.columns().last().and_then(|tags| tags.as_primitive_opt::<UInt32Type>());
+    /// The positions in their row group of the rows `in_batch` (indices into a slice from
+    /// `offset` on of the rows of `selection`); `None` past its rows.
+    fn positions(&mut self, selection: &Arc<RowSelection>, offset: usize, in_batch: &[usize]) -> Option<Vec<u64>> {
+        // Every row selected: a row's position is its index.
+        if selection.selected_count() == selection.row_count() {
+            return in_batch.iter().map(|&i| u64::try_from(offset.checked_add(i)?).ok()).collect();
+        }
+        // Otherwise the selected rows' positions, listed once for all the slices of a batch.
+        if !self.positions.as_ref().is_some_and(|(of, _)| Arc::ptr_eq(of, selection)) {
+            let all = selection.selected_ranges().into_iter().flatten().map(|row| row as u64).collect();
+            self.positions = Some((Arc::clone(selection), all));
+        }
+        let (_, all) = self.positions.as_ref()?;
+        in_batch.iter().map(|&i| all.get(offset.checked_add(i)?).copied()).collect()
+    }
+
+    /// The tags of `rows` (batches [`tag`](Self::tag)ged): each row's (file, row group)
+    /// and position in it.
+    fn tags_of<'a>(&self, rows: &'a RecordBatch) -> Result<(&'a [u32], &'a [u64])> {
         let untagged = || PqsiftError::Internal("first-pass rows without their row group".into());
-        let tags = tags.ok_or_else(untagged)?;
-        tags.values().iter().map(|&tag| self.row_groups.get(tag as usize).copied().ok_or_else(untagged)).collect()
+        let columns = rows.columns();
+        let (Some(row_groups), Some(positions)) = (columns.len().checked_sub(2).map(|at| &columns[at]), columns.last())
+        else {
+            return Err(untagged());
+        };
+        let row_groups = row_groups.as_primitive_opt::<UInt32Type>().ok_or_else(untagged)?;
+        let positions = positions.as_primitive_opt::<UInt64Type>().ok_or_else(untagged)?;
+        Ok((row_groups.values(), positions.values()))
+    }
+
+    /// The (file, row group) pairs the rows of `rows` come from.
+    fn row_groups_of(&self, rows: &RecordBatch) -> Result<HashSet<(usize, usize)>> {
+        let (tags, _) = self.tags_of(rows)?;
+        tags.iter().map(|&tag| self.row_group(tag)).collect()
+    }
+
+    /// Per (file, row group), the sorted positions of the rows of `rows` in it; `None`
+    /// where a batch came without them.
+    fn rows_of(&self, rows: &RecordBatch) -> Result<Option<RowsByRowGroup>> {
+        if !self.positions_known {
+            return Ok(None);
+        }
+        let (tags, positions) = self.tags_of(rows)?;
+        let mut out = RowsByRowGroup::new();
+        for (&tag, &position) in tags.iter().zip(positions) {
+            let position = usize::try_from(position).map_err(|_| PqsiftError::Internal("a row past memory".into()))?;
+            out.entry(self.row_group(tag)?).or_default().push(position);
+        }
+        for positions in out.values_mut() {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        Ok(Some(out))
+    }
+
+    fn row_group(&self, tag: u32) -> Result<(usize, usize)> {
+        self.row_groups
+            .get(tag as usize)
+            .copied()
+            .ok_or_else(|| PqsiftError::Internal("first-pass rows without their row group".into()))
     }
 }
 

@@ -181,6 +181,21 @@ pub struct ReadMetrics {
     pub projections_fetched_with_predicates: u64,
 }
 
+/// What [`FileReader::read_row_group`] read of a row group.
+#[derive(Debug)]
+pub struct RowGroupRead {
+    /// The root columns of the projection, for the rows of `rows`.
+    pub batch: RecordBatch,
+    /// What reading it did.
+    pub metrics: ReadMetrics,
+    /// The rows `batch` holds, of the row group's (`None`: not known, where the filter ran
+    /// on the decoded rows).
+    pub rows: Option<RowSelection>,
+    /// The selections of the parts the rows passing the filter are decoded in next, when
+    /// they are too many to decode at once (`batch` is then empty).
+    pub parts: Vec<RowSelection>,
+}
+
 /// What `ORDER BY ... LIMIT k`'s threshold kept out of a read (see
 /// [`topk_threshold`](crate::reading::topk_threshold)).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -408,7 +423,7 @@ impl FileReader {
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
-    ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
+    ) -> Result<RowGroupRead> {
         let rows = self.metadata.metadata().row_group(row_group).num_rows().max(0) as usize;
         let selection = match selection {
             Some(s) if s.row_count() == rows => s.clone(),
@@ -425,7 +440,7 @@ impl FileReader {
             false => {
                 let (batch, metrics) =
                     self.read_then_filter(row_group, &selection, projection.roots, filter, options)?;
-                Ok((batch, metrics, Vec::new()))
+                Ok(RowGroupRead { batch, metrics, rows: None, parts: Vec::new() })
             }
         }
     }
@@ -462,7 +477,7 @@ impl FileReader {
         filter: &RowFilter,
         options: &ReadOptions,
         cache: &SharedArrayCache,
-    ) -> Result<(RecordBatch, ReadMetrics, Vec<RowSelection>)> {
+    ) -> Result<RowGroupRead> {
         let mut metrics = ReadMetrics::default();
         let mut cache = CachedArrayReader::new(cache, self.key.clone(), row_group);
         // From a store, one round trip for every predicate's pages instead of one per stage
@@ -539,7 +554,7 @@ impl FileReader {
         let out = self.columns(stage, projection, &first, &mut cache, &mut metrics)?;
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
-        Ok((out, metrics, parts.collect()))
+        Ok(RowGroupRead { batch: out, metrics, rows: Some(first), parts: parts.collect() })
     }
 
     /// The Parquet leaves decoding `columns` reads: all of each root's, or those its leaf

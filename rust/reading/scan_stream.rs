@@ -236,6 +236,20 @@ impl ScanFile {
 /// Row groups read at once from an object store, whatever `threads` is.
 pub const REMOTE_ROW_GROUPS_IN_FLIGHT: usize = 8;
 
+/// Where a batch's rows lie: see [`ScanStream::last_batch_source`].
+#[derive(Debug, Clone)]
+pub struct BatchSource {
+    /// Index into the stream's files.
+    pub file: usize,
+    /// The row group's index in its file.
+    pub row_group: usize,
+    /// The rows of the row group the batch is a slice of (in order, one output row each;
+    /// the same `Arc` for every slice of one), and the offset of the batch's first row in
+    /// them; `None` where not known (a filter run on decoded rows, with `pushdown_filters`
+    /// off).
+    pub rows: Option<(Arc<RowSelection>, usize)>,
+}
+
 /// Settings of the stream.
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
@@ -298,6 +312,8 @@ enum Job {
 #[derive(Debug)]
 struct TaskOutput {
     batch: RecordBatch,
+    /// The rows `batch` holds, of the row group's (`None`: not known).
+    rows: Option<RowSelection>,
     parts: Vec<RowSelection>,
 }
 
@@ -395,7 +411,7 @@ impl Shared {
         let file = &self.files[task.file];
         let row_count = file.reader.metadata().row_group(task.row_group).num_rows().max(0) as usize;
         let selection = task.rows(row_count)?;
-        let (batch, mut metrics, parts) = self.guarded(index, || {
+        let read = self.guarded(index, || {
             file.reader.read_row_group(
                 task.row_group,
                 selection.as_ref(),
@@ -405,12 +421,13 @@ impl Shared {
                 &self.cache,
             )
         })?;
+        let mut metrics = read.metrics;
         metrics.windows = u64::from(task.window.is_some());
         self.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(&metrics);
         if self.tasks_left[task.file].fetch_sub(1, Ordering::AcqRel) == 1 {
             file.reader.release();
         }
-        Ok(TaskOutput { batch: self.output_batch(index, batch)?, parts })
+        Ok(TaskOutput { batch: self.output_batch(index, read.batch)?, rows: read.rows, parts: read.parts })
     }
 
     /// The rows of `part` (a part task `index` left) of its row group, as an output batch.
@@ -573,13 +590,20 @@ pub struct ScanStream {
 #[derive(Debug)]
 struct GroupStream {
     shared: Arc<Shared>,
-    pending: VecDeque<RecordBatch>,
+    /// Slices of the last batch read, each with its first row's offset in that batch.
+    pending: VecDeque<(RecordBatch, usize)>,
     rows_out: usize,
     finished: bool,
     /// With a sort: whether every row has been read and sorted.
     sorted: bool,
-    /// The task whose rows the batches handed out now come from (index into the tasks).
+    /// The task whose rows the batches handed out now come from (index into the tasks),
+    /// the rows of its row group the batch being handed out in slices holds (where known),
+    /// and the offset in it of the last slice handed out.
     emitting: Option<usize>,
+    emitting_rows: Option<Arc<RowSelection>>,
+    emitted_offset: usize,
+    /// The rows of each part of the last task's rows.
+    part_rows: Vec<RowSelection>,
     /// Parts of the last task's rows still to consume, and the number of the next.
     parts_left: usize,
     next_part: usize,
@@ -679,6 +703,9 @@ impl ScanStream {
             finished: false,
             sorted: false,
             emitting: None,
+            emitting_rows: None,
+            emitted_offset: 0,
+            part_rows: Vec::new(),
             parts_left: 0,
             next_part: 0,
             task_rows,
@@ -751,14 +778,14 @@ impl ScanStream {
         MetricsHandle { reads: Arc::clone(&self.reads) }
     }
 
-    /// The row group the last batch came from, as (index into the stream's files, row
-    /// group index), for a stream without a sort (a sorted one mixes row groups); `None`
-    /// before the first batch, with a sort, or once the read moved to a later group of
-    /// files.
-    pub fn last_row_group(&self) -> Option<(usize, usize)> {
+    /// Where the last batch's rows lie, for a stream without a sort (a sorted one mixes
+    /// row groups); `None` before the first batch, with a sort, or once the read moved to
+    /// a later group of files.
+    pub fn last_batch_source(&self) -> Option<BatchSource> {
         let group = self.group.as_ref().filter(|group| group.shared.options.sort.is_none())?;
         let task = &group.shared.tasks[group.emitting?];
-        Some((task.file, task.row_group))
+        let rows = group.emitting_rows.as_ref().map(|rows| (Arc::clone(rows), group.emitted_offset));
+        Some(BatchSource { file: task.file, row_group: task.row_group, rows })
     }
 
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
@@ -829,7 +856,8 @@ impl GroupStream {
                 self.finish();
                 return Some(Err(error));
             }
-            if let Some(batch) = self.pending.pop_front() {
+            if let Some((batch, offset)) = self.pending.pop_front() {
+                self.emitted_offset = offset;
                 self.shared.rows_emitted.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
                 return Some(Ok(batch));
             }
@@ -893,6 +921,8 @@ impl GroupStream {
                 self.emitting = Some(index);
                 let rows = self.task_rows[index];
                 let result = result.map(|output| {
+                    self.emitting_rows = output.rows.map(Arc::new);
+                    self.part_rows.clone_from(&output.parts);
                     match output.parts.is_empty() {
                         true => self.rows_scanned += rows,
                         false => self.rows_scanning = rows,
@@ -939,6 +969,7 @@ impl GroupStream {
             }
         };
         progress.parts_consumed += 1;
+        self.emitting_rows = self.part_rows.get(number).cloned().map(Arc::new);
         self.next_part += 1;
         self.parts_left -= 1;
         if self.parts_left == 0 {
@@ -955,7 +986,7 @@ impl GroupStream {
         let mut offset = 0;
         while offset < batch.num_rows() {
             let len = size.min(batch.num_rows() - offset);
-            self.pending.push_back(batch.slice(offset, len));
+            self.pending.push_back((batch.slice(offset, len), offset));
             offset += len;
         }
     }

@@ -32,7 +32,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, RecordBatch, Scalar, UInt32Array};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, UInt32Array};
 use arrow::compute::kernels::cmp;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{
@@ -70,8 +70,9 @@ impl TopRows {
         if batch.num_rows() == 0 || self.limit == Some(0) {
             return Ok(());
         }
-        let batch = match &self.threshold {
-            Some(threshold) => self.at_least_as_good(batch, threshold)?,
+        let batch = match self.candidates(&batch)? {
+            Some(keep) => filter_record_batch(&batch, &keep)
+                .map_err(|e| PqsiftError::Compute(format!("filtering by the running top-k threshold: {e}")))?,
             None => batch,
         };
         if batch.num_rows() == 0 {
@@ -82,28 +83,53 @@ impl TopRows {
         if let Some(limit) = self.limit
             && self.rows >= limit.saturating_mul(2).max(self.trim_at)
         {
-            let trimmed = self.sorted()?;
-            self.rows = trimmed.as_ref().map_or(0, RecordBatch::num_rows);
-            self.threshold = trimmed.as_ref().filter(|rows| rows.num_rows() >= limit).and_then(|rows| {
-                let (index, _) = self.keys.first()?;
-                Some(spark_float_order(&rows.column(*index).slice(limit - 1, 1)))
-            });
-            self.batches = trimmed.into_iter().collect();
+            self.trim(limit)?;
         }
         Ok(())
     }
 
-    /// The rows of `batch` whose first key is at least as good as `threshold` (ties kept:
-    /// a later key may still order them first). A NULL key is as good as a value only with
-    /// nulls first; a NULL threshold with nulls last (fewer non-null keys held than the
+    /// The first `limit` rows so far, in order (`None`: no row), which stay held: the
+    /// running threshold is theirs from now on.
+    pub fn first_rows(&mut self) -> Result<Option<RecordBatch>> {
+        match self.limit {
+            Some(limit) => {
+                self.trim(limit)?;
+                Ok(self.batches.first().cloned())
+            }
+            None => {
+                let all = self.sorted()?;
+                self.batches = all.iter().cloned().collect();
+                Ok(all)
+            }
+        }
+    }
+
+    /// Keeps the first `limit` rows only, and their threshold.
+    fn trim(&mut self, limit: usize) -> Result<()> {
+        let trimmed = self.sorted()?;
+        self.rows = trimmed.as_ref().map_or(0, RecordBatch::num_rows);
+        self.threshold = trimmed.as_ref().filter(|rows| rows.num_rows() >= limit).and_then(|rows| {
+            let (index, _) = self.keys.first()?;
+            Some(spark_float_order(&rows.column(*index).slice(limit - 1, 1)))
+        });
+        self.batches = trimmed.into_iter().collect();
+        Ok(())
+    }
+
+    /// The rows of `batch` that may still make the first `limit`, as a mask (`None`: all
+    /// of them): those whose first key is at least as good as the running threshold (ties
+    /// kept: a later key may still order them first). A NULL key is as good as a value only
+    /// with nulls first; a NULL threshold with nulls last (fewer non-null keys held than the
     /// limit) lets every row through. A key type the comparison kernels do not order is
-    /// not filtered.
-    fn at_least_as_good(&self, batch: RecordBatch, threshold: &ArrayRef) -> Result<RecordBatch> {
-        let Some(&(index, options)) = self.keys.first() else { return Ok(batch) };
+    /// not filtered. (A caller that extends the rows it pushes extends these alone.)
+    pub fn candidates(&self, batch: &RecordBatch) -> Result<Option<BooleanArray>> {
+        let (Some(threshold), Some(&(index, options))) = (&self.threshold, self.keys.first()) else {
+            return Ok(None);
+        };
         let keys = spark_float_order(batch.column(index));
         let error = |e: ArrowError| PqsiftError::Compute(format!("filtering by the running top-k threshold: {e}"));
         let keep = match (threshold.is_null(0), options.nulls_first) {
-            (true, false) => return Ok(batch),
+            (true, false) => return Ok(None),
             (true, true) => is_null(&keys).map_err(error)?,
             (false, nulls_first) => {
                 let threshold = Scalar::new(threshold);
@@ -111,7 +137,7 @@ impl TopRows {
                     true => cmp::gt_eq(&keys, &threshold),
                     false => cmp::lt_eq(&keys, &threshold),
                 };
-                let Ok(compared) = compared else { return Ok(batch) };
+                let Ok(compared) = compared else { return Ok(None) };
                 // A NULL key compares as NULL: not kept, unless nulls come first.
                 let values = match compared.null_count() {
                     0 => compared,
@@ -123,7 +149,7 @@ impl TopRows {
                 }
             }
         };
-        filter_record_batch(&batch, &keep).map_err(error)
+        Ok(Some(keep))
     }
 
     /// The rows in order (`None`: no row).
@@ -188,7 +214,9 @@ mod tests {
         /// other column carried along, with NULLs, NaNs, signed zeros and ties, in both
         /// directions and null placements, over any split into batches. With the row number
         /// as a second key, ties on the first are ordered too, so the rows must be exactly
-        /// the full sort's: the running threshold must keep a tie.
+        /// the full sort's: the running threshold must keep a tie. The first rows taken
+        /// midway (`first_rows`, as a first pass does after each wave) are those of the rows
+        /// pushed so far, and leave the rest of the read unchanged.
         #[test]
         fn the_first_rows_are_a_full_sorts(
             keys in prop::collection::vec(
@@ -208,6 +236,7 @@ mod tests {
             by_row_too in any::<bool>(),
             later_rows_first in any::<bool>(),
             trim_at in 1usize..64,
+            midway in prop::option::of(0usize..12),
         ) {
             let options = SortOptions { descending, nulls_first };
             let mut order = vec![(0, options)];
@@ -220,11 +249,15 @@ mod tests {
             let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (keys.len() + 1)).collect();
             bounds.extend([0, keys.len()]);
             bounds.sort_unstable();
-            for pair in bounds.windows(2) {
+            let mut taken_midway = None;
+            for (batch, pair) in bounds.windows(2).enumerate() {
                 let (start, end) = (pair[0], pair[1]);
                 let key: ArrayRef = Arc::new(Float64Array::from(keys[start..end].to_vec()));
                 let row: ArrayRef = Arc::new(Int64Array::from_iter_values(start as i64..end as i64));
                 top.push(RecordBatch::try_from_iter_with_nullable([("key", key, true), ("row", row, false)]).unwrap()).unwrap();
+                if midway == Some(batch) {
+                    taken_midway = Some((end, top.first_rows().unwrap()));
+                }
             }
             let spark_order = |a: &Option<(bool, i64)>, b: &Option<(bool, i64)>| match (a, b) {
                 (None, None) => std::cmp::Ordering::Equal,
@@ -232,29 +265,39 @@ mod tests {
                 (Some(_), None) => if nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
                 (Some(a), Some(b)) => if descending { b.cmp(a) } else { a.cmp(b) },
             };
-            let mut expected: Vec<(Option<(bool, i64)>, i64)> =
-                keys.iter().enumerate().map(|(row, &k)| (spark_key(k), row as i64)).collect();
-            expected.sort_by(|a, b| {
-                let by_row = if later_rows_first { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) };
-                spark_order(&a.0, &b.0).then(by_row)
-            });
-            expected.truncate(limit.unwrap_or(keys.len()));
-            let got: Vec<(Option<(bool, i64)>, i64)> = match top.finish().unwrap() {
-                None => Vec::new(),
-                Some(out) => {
-                    let key = out.column(0).as_primitive::<Float64Type>();
-                    let row = out.column(1).as_primitive::<Int64Type>();
-                    (0..out.num_rows()).map(|i| (spark_key(key.is_valid(i).then(|| key.value(i))), row.value(i))).collect()
+            // The first rows of the first `rows` keys, by a full sort.
+            let expected = |rows: usize| {
+                let mut expected: Vec<(Option<(bool, i64)>, i64)> =
+                    keys[..rows].iter().enumerate().map(|(row, &k)| (spark_key(k), row as i64)).collect();
+                expected.sort_by(|a, b| {
+                    let by_row = if later_rows_first { b.1.cmp(&a.1) } else { a.1.cmp(&b.1) };
+                    spark_order(&a.0, &b.0).then(by_row)
+                });
+                expected.truncate(limit.unwrap_or(rows));
+                expected
+            };
+            let rows_of = |out: Option<RecordBatch>| -> Vec<(Option<(bool, i64)>, i64)> {
+                match out {
+                    None => Vec::new(),
+                    Some(out) => {
+                        let key = out.column(0).as_primitive::<Float64Type>();
+                        let row = out.column(1).as_primitive::<Int64Type>();
+                        (0..out.num_rows()).map(|i| (spark_key(key.is_valid(i).then(|| key.value(i))), row.value(i))).collect()
+                    }
                 }
             };
-            for (key, row) in &got {
-                prop_assert_eq!(*key, spark_key(keys[*row as usize]));
+            let keys_only = |rows: Vec<(Option<(bool, i64)>, i64)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+            let mut checks = vec![(keys.len(), rows_of(top.finish().unwrap()))];
+            if let Some((rows, out)) = taken_midway {
+                checks.push((rows, rows_of(out)));
             }
-            match by_row_too {
-                true => prop_assert_eq!(got, expected),
-                false => {
-                    let keys_only = |rows: Vec<(Option<(bool, i64)>, i64)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
-                    prop_assert_eq!(keys_only(got), keys_only(expected));
+            for (rows, got) in checks {
+                for (key, row) in &got {
+                    prop_assert_eq!(*key, spark_key(keys[*row as usize]));
+                }
+                match by_row_too {
+                    true => prop_assert_eq!(got, expected(rows)),
+                    false => prop_assert_eq!(keys_only(got), keys_only(expected(rows))),
                 }
             }
         }

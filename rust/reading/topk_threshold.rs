@@ -1,8 +1,8 @@
 //! Top-k that learns while it reads: the dynamic filter of DuckDB's Top-N and DataFusion's
 //! dynamic filter pushdown. `ORDER BY key LIMIT k` is read in two passes (see
 //! [`open_stream`](crate::reading::reader::open_stream)): the first decodes only the keys to
-//! find the top rows and `T`, the first key of the k-th row, the second the other columns
-//! of the rows at least as good as `T`, in the row groups holding a top row. The first pass visits row groups best bound first (smallest minimum for
+//! find the top rows, where they lie and `T`, the first key of the k-th row, the second
+//! the other columns of those rows alone. The first pass visits row groups best bound first (smallest minimum for
 //! `ASC`, largest maximum for `DESC`), in waves, and after each wave turns the running k-th
 //! key into the predicate `key at least as good as T`; a row group whose statistics prove
 //! that predicate false is not read, in that pass or the next. The predicate is evaluated
