@@ -1,9 +1,10 @@
 //! `ORDER BY ... [LIMIT k]` over the batches a scan decodes: the rows in Spark's order, at
-//! most `k` of them, holding no more than about `2k` rows (plus one batch) at a time.
-//! Each trim leaves a running threshold, the first key of the `k`-th row held; later
-//! batches are filtered by it with one vectorised comparison before they are held (the
-//! heap-free form of DuckDB's and DataFusion's top-k), so most rows of a long read are
-//! never sorted.
+//! most `k` of them, holding no more than about `3k` rows at a time. Each trim leaves a
+//! running threshold, the first key of the `k`-th row held; later batches are filtered by
+//! it with one vectorised comparison before they are held (the heap-free form of DuckDB's
+//! and DataFusion's top-k), so most rows of a long read are never sorted. A batch more of
+//! whose rows pass than `k` (a key sorted against the order, read before any better one)
+//! is cut to its own first `k` by a partial sort before it is held.
 //!
 //! Sorting is Arrow's `lexsort_to_indices`, on key columns normalised to Spark's order:
 //! every NaN (whatever its sign bit: x86 makes `0.0 / 0.0` a negative NaN) is the
@@ -32,7 +33,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, UInt32Array};
+use arrow::array::{Array, ArrayRef, BooleanArray, BooleanBufferBuilder, RecordBatch, Scalar, UInt32Array};
 use arrow::compute::kernels::cmp;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{
@@ -54,7 +55,7 @@ pub struct TopRows {
     /// (see [`spark_float_order`]): a row whose key comes after it cannot make the first
     /// `limit`, so each batch is filtered by it before it is held.
     threshold: Option<ArrayRef>,
-    /// Rows held before a trim, at least: each trim sorts them all.
+    /// Rows held before a trim, at least (beside twice the limit): each trim sorts them all.
     trim_at: usize,
 }
 
@@ -62,10 +63,11 @@ impl TopRows {
     /// Rows ordered by the columns at `keys` (column index, order), the first `limit` kept
     /// (`None`: all).
     pub fn new(keys: Vec<(usize, SortOptions)>, limit: Option<usize>) -> Self {
-        Self { keys, limit, batches: Vec::new(), rows: 0, threshold: None, trim_at: 1 << 16 }
+        Self { keys, limit, batches: Vec::new(), rows: 0, threshold: None, trim_at: 0 }
     }
 
-    /// Adds a batch; trims to the first `limit` rows once twice that many are held.
+    /// Adds a batch — only its [`candidates`](Self::candidates) — and trims to the first
+    /// `limit` rows once twice that many are held.
     pub fn push(&mut self, batch: RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 || self.limit == Some(0) {
             return Ok(());
@@ -117,12 +119,43 @@ impl TopRows {
     }
 
     /// The rows of `batch` that may still make the first `limit`, as a mask (`None`: all
-    /// of them): those whose first key is at least as good as the running threshold (ties
-    /// kept: a later key may still order them first). A NULL key is as good as a value only
-    /// with nulls first; a NULL threshold with nulls last (fewer non-null keys held than the
-    /// limit) lets every row through. A key type the comparison kernels do not order is
-    /// not filtered. (A caller that extends the rows it pushes extends these alone.)
+    /// of them): of those whose first key is at least as good as the running threshold,
+    /// the batch's own first `limit` (the batch's others come after `limit` of its rows).
+    /// So a batch costs one comparison, and a partial sort only while its rows keep beating
+    /// the threshold (a key sorted the other way round), and no more than `limit` of its
+    /// rows are held. (A caller that extends the rows it pushes extends these alone.)
     pub fn candidates(&self, batch: &RecordBatch) -> Result<Option<BooleanArray>> {
+        let passing = self.at_least_as_good(batch)?;
+        let Some(limit) = self.limit else { return Ok(passing) };
+        let passing = passing.map(|mask| match mask.null_count() {
+            0 => mask,
+            _ => prep_null_mask_filter(&mask),
+        });
+        let count = passing.as_ref().map_or(batch.num_rows(), BooleanArray::true_count);
+        if count <= limit {
+            return Ok(passing);
+        }
+        let error = |e: ArrowError| PqsiftError::Compute(format!("sorting a batch for the top rows: {e}"));
+        // The passing rows' positions in the batch, and the first `limit` of them in order.
+        let (rows, passed): (Vec<usize>, RecordBatch) = match &passing {
+            Some(mask) => (mask.values().set_indices().collect(), filter_record_batch(batch, mask).map_err(error)?),
+            None => ((0..batch.num_rows()).collect(), batch.clone()),
+        };
+        let first = first_indices(&self.sort_columns(&passed), Some(limit)).map_err(error)?;
+        let mut keep = BooleanBufferBuilder::new(batch.num_rows());
+        keep.append_n(batch.num_rows(), false);
+        for &i in first.values() {
+            keep.set_bit(rows[i as usize], true);
+        }
+        Ok(Some(BooleanArray::new(keep.finish(), None)))
+    }
+
+    /// The rows of `batch` whose first key is at least as good as the running threshold,
+    /// as a mask (`None`: all of them; ties kept: a later key may still order them first).
+    /// A NULL key is as good as a value only with nulls first; a NULL threshold with nulls
+    /// last (fewer non-null keys held than the limit) lets every row through. A key type
+    /// the comparison kernels do not order is not filtered.
+    fn at_least_as_good(&self, batch: &RecordBatch) -> Result<Option<BooleanArray>> {
         let (Some(threshold), Some(&(index, options))) = (&self.threshold, self.keys.first()) else {
             return Ok(None);
         };
@@ -161,16 +194,19 @@ impl TopRows {
         let Some(first) = self.batches.first() else { return Ok(None) };
         let error = |e: arrow::error::ArrowError| PqsiftError::Compute(format!("sorting the rows: {e}"));
         let all = concat_batches(&first.schema(), &self.batches).map_err(error)?;
-        let columns: Vec<SortColumn> = self
-            .keys
+        let indices = first_indices(&self.sort_columns(&all), self.limit).map_err(error)?;
+        Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
+    }
+
+    /// The key columns of `batch`, in Spark's order.
+    fn sort_columns(&self, batch: &RecordBatch) -> Vec<SortColumn> {
+        self.keys
             .iter()
             .map(|&(index, options)| SortColumn {
-                values: spark_float_order(all.column(index)),
+                values: spark_float_order(batch.column(index)),
                 options: Some(options),
             })
-            .collect();
-        let indices = first_indices(&columns, self.limit).map_err(error)?;
-        Ok(Some(take_record_batch(&all, &indices).map_err(error)?))
+            .collect()
     }
 }
 
@@ -237,6 +273,7 @@ mod tests {
             later_rows_first in any::<bool>(),
             trim_at in 1usize..64,
             midway in prop::option::of(0usize..12),
+            filtered_first in any::<bool>(),
         ) {
             let options = SortOptions { descending, nulls_first };
             let mut order = vec![(0, options)];
@@ -254,7 +291,12 @@ mod tests {
                 let (start, end) = (pair[0], pair[1]);
                 let key: ArrayRef = Arc::new(Float64Array::from(keys[start..end].to_vec()));
                 let row: ArrayRef = Arc::new(Int64Array::from_iter_values(start as i64..end as i64));
-                top.push(RecordBatch::try_from_iter_with_nullable([("key", key, true), ("row", row, false)]).unwrap()).unwrap();
+                let mut rows = RecordBatch::try_from_iter_with_nullable([("key", key, true), ("row", row, false)]).unwrap();
+                // As a caller tagging the rows it pushes: the candidates alone.
+                if filtered_first && let Some(keep) = top.candidates(&rows).unwrap() {
+                    rows = filter_record_batch(&rows, &keep).unwrap();
+                }
+                top.push(rows).unwrap();
                 if midway == Some(batch) {
                     taken_midway = Some((end, top.first_rows().unwrap()));
                 }
