@@ -284,6 +284,10 @@ def test_the_read_proper_reads_only_the_top_rows(tmp_path: Path, limit: int) -> 
             # The key of the rows passing the filter in the first pass, then of the top rows.
             assert decoded["ts"] == len(passing) + limit, decoded
             assert decoded["note"] == limit, decoded
+            # The bytes the first pass read count too: every chunk of `id` and `ts`.
+            footer = pq.ParquetFile(path).metadata
+            first_pass = sum(footer.row_group(g).column(c).total_compressed_size for g in range(groups) for c in (0, 2))
+            assert metrics["bytes_read"] >= first_pass, (metrics["bytes_read"], first_pass)
         else:
             # Every row's in the first pass, then those of the row groups holding a top row.
             assert decoded["ts"] == ROWS + len(holding) * row_group, decoded

@@ -440,8 +440,8 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
     };
     let stream =
         ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
-    if let Some(metrics) = first_pass {
-        stream.add_metrics(&metrics);
+    if let Some((metrics, bytes_read)) = first_pass {
+        stream.add_metrics(&metrics, bytes_read);
     }
     Ok(stream)
 }
@@ -458,8 +458,8 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 /// final one rules out (see [`topk_threshold`]), and those the first pass read but found
 /// no top row in.
 ///
-/// Returns that config with the row groups left to read, and what the first pass read;
-/// `None` where it cannot help.
+/// Returns that config with the row groups left to read, and what the first pass did and
+/// the bytes it read; `None` where it cannot help.
 ///
 /// [`topk_threshold`]: crate::reading::topk_threshold
 #[allow(clippy::type_complexity)]
@@ -467,7 +467,7 @@ fn narrow_to_top_rows(
     files: &[OpenedFile],
     tasks: &[ScanTask],
     config: &ReaderConfig,
-) -> Result<(Option<(ReaderConfig, Vec<ScanTask>)>, Option<ReadMetrics>)> {
+) -> Result<(Option<(ReaderConfig, Vec<ScanTask>)>, Option<(ReadMetrics, u64)>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
     let same = |a: &[String], b: &[String]| {
         a.len() == b.len()
@@ -506,6 +506,7 @@ fn narrow_to_top_rows(
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
     let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
     let mut metrics = ReadMetrics::default();
+    let mut bytes_read = 0;
     let mut sources = RowTags::default();
     // One running top k over the waves: each wave starts from the threshold of those before.
     let mut top = TopRows::new(order.clone(), Some(limit));
@@ -532,6 +533,7 @@ fn narrow_to_top_rows(
             top.push(batch)?;
         }
         metrics.add(&stream.metrics());
+        bytes_read += stream.bytes_read();
         best = top.first_rows()?;
         let Some(rows) = best.as_ref().filter(|rows| rows.num_rows() >= limit) else { continue };
         let Some(better) = at_least_as_good(key, &rows.column(0).slice(limit - 1, 1)) else { continue };
@@ -582,13 +584,13 @@ fn narrow_to_top_rows(
             let selection = RowSelection::from_ranges(&ranges_of(positions), row_count)?;
             exact.push(ScanTask::new(task.file, task.row_group, Some(selection)));
         }
-        return Ok((Some((ReaderConfig { filter: None, ..config.clone() }, exact)), Some(metrics)));
+        return Ok((Some((ReaderConfig { filter: None, ..config.clone() }, exact)), Some((metrics, bytes_read))));
     }
     let filter = match (&config.filter, predicate) {
         (Some(filter), Some(predicate)) => Some(Expr::And(Box::new(filter.clone()), Box::new(predicate))),
         (filter, predicate) => predicate.or_else(|| filter.clone()),
     };
-    Ok((Some((ReaderConfig { filter, ..config.clone() }, kept)), Some(metrics)))
+    Ok((Some((ReaderConfig { filter, ..config.clone() }, kept)), Some((metrics, bytes_read))))
 }
 
 /// Sorted row positions as ranges of consecutive rows.

@@ -759,9 +759,11 @@ impl ScanStream {
         self.metrics_handle().metrics()
     }
 
-    /// Counts work done for this stream elsewhere (a first pass over the same files).
-    pub fn add_metrics(&self, metrics: &ReadMetrics) {
+    /// Counts work done for this stream elsewhere (a first pass over the same files), and
+    /// the bytes it read.
+    pub fn add_metrics(&self, metrics: &ReadMetrics, bytes_read: u64) {
         let mut reads = GroupsRead::lock(&self.reads);
+        reads.earlier_bytes += bytes_read;
         match &reads.current {
             Some(current) => current.metrics.lock().unwrap_or_else(|p| p.into_inner()).add(metrics),
             None => reads.earlier.add(metrics),
