@@ -614,7 +614,7 @@ type RowsByRowGroup = HashMap<(usize, usize), Vec<usize>>;
 #[derive(Default)]
 struct RowTags {
     row_groups: Vec<(usize, usize)>,
-    tags: std::collections::HashMap<(usize, usize), u32>,
+    tags: HashMap<(usize, usize), u32>,
     schema: Option<SchemaRef>,
     /// Whether every batch tagged so far came with its rows' positions.
     positions_known: bool,
