@@ -4,7 +4,9 @@
 //! it with one vectorised comparison before they are held (the heap-free form of DuckDB's
 //! and DataFusion's top-k), so most rows of a long read are never sorted. A batch more of
 //! whose rows pass than `k` (a key sorted against the order, read before any better one)
-//! is cut to its own first `k` by a partial sort before it is held.
+//! is cut to its own first `k` before it is held: the rows at least as good as its `k`-th
+//! key (a selection on the key's values, for a primitive key without NULLs), else a partial
+//! sort of its rows.
 //!
 //! Sorting is Arrow's `lexsort_to_indices`, on key columns normalised to Spark's order:
 //! every NaN (whatever its sign bit: x86 makes `0.0 / 0.0` a negative NaN) is the
@@ -33,11 +35,14 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, BooleanBufferBuilder, RecordBatch, Scalar, UInt32Array};
+use arrow::array::{
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, BooleanArray, BooleanBufferBuilder, PrimitiveArray,
+    RecordBatch, Scalar, UInt32Array, downcast_primitive_array,
+};
 use arrow::compute::kernels::cmp;
 use arrow::compute::kernels::sort::{SortColumn, lexsort_to_indices};
 use arrow::compute::{
-    SortOptions, concat_batches, filter_record_batch, is_null, or, prep_null_mask_filter, take_record_batch,
+    SortOptions, and, concat_batches, filter_record_batch, is_null, or, prep_null_mask_filter, take_record_batch,
 };
 use arrow::error::ArrowError;
 
@@ -136,7 +141,28 @@ impl TopRows {
             return Ok(passing);
         }
         let error = |e: ArrowError| PqsiftError::Compute(format!("sorting a batch for the top rows: {e}"));
-        // The passing rows' positions in the batch, and the first `limit` of them in order.
+        // The rows at least as good as the batch's own `limit`-th key (ties kept), where they
+        // are not many more than `limit`.
+        let &(index, options) = self.keys.first().expect("a limit with a key");
+        let keys = spark_float_order(batch.column(index));
+        if let Some(kth) = self.kth_key(&keys, passing.as_ref(), limit) {
+            let kth = Scalar::new(kth);
+            let within = match options.descending {
+                true => cmp::gt_eq(&keys, &kth),
+                false => cmp::lt_eq(&keys, &kth),
+            };
+            if let Ok(within) = within {
+                let keep = match &passing {
+                    Some(passing) => and(passing, &within).map_err(error)?,
+                    None => within,
+                };
+                if keep.true_count() <= limit.saturating_mul(2) {
+                    return Ok(Some(keep));
+                }
+            }
+        }
+        // Otherwise the passing rows' positions in the batch, and the first `limit` of them in
+        // order.
         let (rows, passed): (Vec<usize>, RecordBatch) = match &passing {
             Some(mask) => (mask.values().set_indices().collect(), filter_record_batch(batch, mask).map_err(error)?),
             None => ((0..batch.num_rows()).collect(), batch.clone()),
@@ -148,6 +174,21 @@ impl TopRows {
             keep.set_bit(rows[i as usize], true);
         }
         Ok(Some(BooleanArray::new(keep.finish(), None)))
+    }
+
+    /// The first key's `limit`-th best value among the rows of `batch` that `passing` keeps
+    /// (`None`: all), as a one-element array: a selection on the values alone, cheaper than
+    /// a partial sort of row indices. `None` where the key is not of a primitive type, holds
+    /// NULLs, or fewer rows pass.
+    fn kth_key(&self, keys: &ArrayRef, passing: Option<&BooleanArray>, limit: usize) -> Option<ArrayRef> {
+        let &(_, options) = self.keys.first()?;
+        if keys.null_count() > 0 || limit == 0 {
+            return None;
+        }
+        downcast_primitive_array!(
+            keys => kth_value(keys, passing, limit, options.descending),
+            _ => None
+        )
     }
 
     /// The rows of `batch` whose first key is at least as good as the running threshold,
@@ -208,6 +249,30 @@ impl TopRows {
             })
             .collect()
     }
+}
+
+/// The `limit`-th value of `keys` in the order (`descending` or not; floats by their total
+/// order, in which Spark's normalised NaN is the greatest) among the rows `passing` keeps.
+fn kth_value<T: ArrowPrimitiveType>(
+    keys: &PrimitiveArray<T>,
+    passing: Option<&BooleanArray>,
+    limit: usize,
+    descending: bool,
+) -> Option<ArrayRef> {
+    let values = keys.values();
+    let mut picked: Vec<T::Native> = match passing {
+        Some(mask) => mask.values().set_indices().map(|row| values[row]).collect(),
+        None => values.to_vec(),
+    };
+    if picked.len() < limit {
+        return None;
+    }
+    let (_, kth, _) = picked.select_nth_unstable_by(limit - 1, |a, b| match descending {
+        true => b.compare(*a),
+        false => a.compare(*b),
+    });
+    let kth = PrimitiveArray::<T>::from_iter_values([*kth]).with_data_type(keys.data_type().clone());
+    Some(Arc::new(kth))
 }
 
 /// The indices of the first `limit` rows in `columns`' order, as `lexsort_to_indices`
@@ -274,7 +339,13 @@ mod tests {
             trim_at in 1usize..64,
             midway in prop::option::of(0usize..12),
             filtered_first in any::<bool>(),
+            without_nulls in any::<bool>(),
         ) {
+            // Keys without NULLs take the selection on values (see `kth_key`).
+            let keys: Vec<Option<f64>> = match without_nulls {
+                true => keys.iter().map(|k| k.or(Some(1.0))).collect(),
+                false => keys,
+            };
             let options = SortOptions { descending, nulls_first };
             let mut order = vec![(0, options)];
             if by_row_too {
