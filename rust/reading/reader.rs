@@ -469,39 +469,17 @@ fn narrow_to_top_rows(
     config: &ReaderConfig,
 ) -> Result<(Option<(ReaderConfig, Vec<ScanTask>)>, Option<(ReadMetrics, u64)>)> {
     let (Some(key), Some(limit)) = (config.order_by.first(), config.limit) else { return Ok((None, None)) };
-    let same = |a: &[String], b: &[String]| {
-        a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| if config.bind.case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
-    };
     let only_keys = config.columns.as_ref().is_some_and(|columns| {
-        columns.iter().all(|c| {
-            config.order_by.iter().any(|k| split_column_name(c).is_ok_and(|parts| same(&parts, k.column.parts())))
-        })
+        columns.iter().all(|c| config.order_by.iter().any(|k| names_key(c, k, config.bind.case_sensitive)))
     });
     if limit == 0 || files.is_empty() || tasks.is_empty() || only_keys {
         return Ok((None, None));
     }
     // The keys, each read once, and the order on them: the first key first.
-    let mut key_columns: Vec<&SortKey> = Vec::with_capacity(config.order_by.len());
-    let mut order = Vec::with_capacity(config.order_by.len());
-    for sort_key in &config.order_by {
-        let index = match key_columns.iter().position(|k| same(k.column.parts(), sort_key.column.parts())) {
-            Some(index) => index,
-            None => {
-                key_columns.push(sort_key);
-                key_columns.len() - 1
-            }
-        };
-        order.push((index, SortOptions { descending: sort_key.descending, nulls_first: sort_key.nulls_first }));
-    }
+    let (key_columns, order) = with_sort_keys(Vec::new(), config);
     // Read unsorted and unlimited, so that each batch's row group is known: the rows are
     // ordered here, each tagged with its row group.
-    let first = ReaderConfig {
-        columns: Some(key_columns.iter().map(|k| k.column.to_string()).collect()),
-        order_by: Vec::new(),
-        limit: None,
-        ..config.clone()
-    };
+    let first = ReaderConfig { columns: Some(key_columns), order_by: Vec::new(), limit: None, ..config.clone() };
     let skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
     let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
@@ -616,11 +594,10 @@ struct RowTags {
     row_groups: Vec<(usize, usize)>,
     tags: HashMap<(usize, usize), u32>,
     schema: Option<SchemaRef>,
-    /// Whether every batch tagged so far came with its rows' positions.
-    positions_known: bool,
+    /// Whether a batch came without its rows' positions.
+    positions_missing: bool,
     /// The rows the last batch is a slice of, and their positions.
     positions: Option<(Arc<RowSelection>, Vec<u64>)>,
-    tagged: bool,
 }
 
 impl RowTags {
@@ -648,8 +625,7 @@ impl RowTags {
             Some((selection, offset)) if in_batch.len() == rows => self.positions(selection, *offset, &in_batch),
             _ => None,
         };
-        self.positions_known = positions.is_some() && (self.positions_known || !self.tagged);
-        self.tagged = true;
+        self.positions_missing |= positions.is_none();
         let schema = self.schema.get_or_insert_with(|| {
             let mut fields: Vec<FieldRef> = kept.schema().fields().iter().cloned().collect();
             fields.push(Arc::new(Field::new("row group", DataType::UInt32, false)));
@@ -702,7 +678,7 @@ impl RowTags {
     /// Per (file, row group), the sorted positions of the rows of `rows` in it; `None`
     /// where a batch came without them.
     fn rows_of(&self, rows: &RecordBatch) -> Result<Option<RowsByRowGroup>> {
-        if !self.positions_known {
+        if self.positions_missing {
             return Ok(None);
         }
         let (tags, positions) = self.tags_of(rows)?;
@@ -749,7 +725,7 @@ fn sort_columns(files: &[OpenedFile], config: &ReaderConfig) -> Result<(Option<R
     if config.order_by.is_empty() || files.is_empty() {
         return Ok((None, None));
     }
-    let mut columns = match &config.columns {
+    let columns = match &config.columns {
         Some(columns) => columns.clone(),
         None => {
             let schema = match declared_output_schema(config) {
@@ -760,14 +736,17 @@ fn sort_columns(files: &[OpenedFile], config: &ReaderConfig) -> Result<(Option<R
         }
     };
     let keep_columns = columns.len();
-    let same = |a: &[String], b: &[String]| {
-        a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| if config.bind.case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
-    };
+    let (columns, keys) = with_sort_keys(columns, config);
+    let sorting = ReaderConfig { columns: Some(columns), limit: None, ..config.clone() };
+    Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
+}
+
+/// `columns` with each `order_by` key appended where none of them names it, and the sort
+/// on them: each key's index among the columns, and its order.
+fn with_sort_keys(mut columns: Vec<String>, config: &ReaderConfig) -> (Vec<String>, Vec<(usize, SortOptions)>) {
     let mut keys = Vec::with_capacity(config.order_by.len());
     for key in &config.order_by {
-        let wanted = key.column.parts();
-        let index = match columns.iter().position(|c| split_column_name(c).is_ok_and(|parts| same(&parts, wanted))) {
+        let index = match columns.iter().position(|c| names_key(c, key, config.bind.case_sensitive)) {
             Some(index) => index,
             None => {
                 columns.push(key.column.to_string());
@@ -776,8 +755,17 @@ fn sort_columns(files: &[OpenedFile], config: &ReaderConfig) -> Result<(Option<R
         };
         keys.push((index, SortOptions { descending: key.descending, nulls_first: key.nulls_first }));
     }
-    let sorting = ReaderConfig { columns: Some(columns), limit: None, ..config.clone() };
-    Ok((Some(sorting), Some(SortSpec { keys, limit: config.limit, keep_columns })))
+    (columns, keys)
+}
+
+/// Whether the column text `column` names `key`'s column (names compared as the bind
+/// options say).
+fn names_key(column: &str, key: &SortKey, case_sensitive: bool) -> bool {
+    let wanted = key.column.parts();
+    split_column_name(column).is_ok_and(|parts| {
+        parts.len() == wanted.len()
+            && parts.iter().zip(wanted).all(|(x, y)| if case_sensitive { x == y } else { x.eq_ignore_ascii_case(y) })
+    })
 }
 
 /// The limit pruner (as Databend's): without a filter every planned row is output, so the row
