@@ -51,8 +51,8 @@ def main() -> None:
     import duckdb
     import polars as pl
 
-    print(f"| query (LIMIT {k}) | engine | wall ms | CPU ms | bytes read | row groups pruned by TopN / threshold |")
-    print("|---|---|---|---|---|---|")
+    print(f"| query (LIMIT {k}) | engine | wall ms | CPU ms | bytes read | row groups pruned by TopN / threshold | pages of the key skipped by the threshold |")
+    print("|---|---|---|---|---|---|---|")
     for title, key, columns, where in QUERIES:
         order = [(key, "desc")]
 
@@ -74,16 +74,17 @@ def main() -> None:
             polars_frame = polars_frame.filter(pl.col("kind") == "purchase")
         pruned_by_pqsift = with_pruner.metrics["row_groups_pruned_topn"] + with_pruner.metrics.get("row_groups_skipped_by_threshold", 0)
         rows = {
-            "pqsift": (lambda: top(), with_pruner.metrics["bytes_read"], pruned_by_pqsift),
-            "pqsift, full read + sort": (full_then_sort, full.metrics["bytes_read"], 0),
-            "DuckDB": (lambda: duckdb.sql(f"SELECT {', '.join(columns)} FROM read_parquet('{root}/*.parquet') {sql_where} ORDER BY {key} DESC LIMIT {k}").arrow(), None, None),  # noqa: B023
-            "Polars": (lambda: polars_frame.select(columns).top_k(k, by=key).collect(), None, None),  # noqa: B023
+            "pqsift": (lambda: top(), with_pruner.metrics["bytes_read"], pruned_by_pqsift, with_pruner.metrics.get("pages_skipped_by_threshold", 0)),
+            "pqsift, full read + sort": (full_then_sort, full.metrics["bytes_read"], 0, 0),
+            "DuckDB": (lambda: duckdb.sql(f"SELECT {', '.join(columns)} FROM read_parquet('{root}/*.parquet') {sql_where} ORDER BY {key} DESC LIMIT {k}").arrow(), None, None, None),  # noqa: B023
+            "Polars": (lambda: polars_frame.select(columns).top_k(k, by=key).collect(), None, None, None),  # noqa: B023
         }
-        for engine, (run, read, pruned) in rows.items():
+        for engine, (run, read, pruned, pages) in rows.items():
             wall, cpu = timed(run, args.repeat)
             shown_bytes = f"{read / 2**20:.1f} MiB" if read is not None else "—"
             shown_pruned = f"{pruned} of {with_pruner.metrics['row_groups_total']}" if pruned is not None else "—"
-            print(f"| {title} | {engine} | {wall * 1e3:.0f} | {cpu * 1e3:.0f} | {shown_bytes} | {shown_pruned} |", flush=True)
+            shown_pages = "—" if pages is None else str(pages)
+            print(f"| {title} | {engine} | {wall * 1e3:.0f} | {cpu * 1e3:.0f} | {shown_bytes} | {shown_pruned} | {shown_pages} |", flush=True)
 
 
 if __name__ == "__main__":

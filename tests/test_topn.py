@@ -158,7 +158,7 @@ def test_order_by_without_limit_sorts_everything(tmp_path: Path) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     values=st.lists(st.one_of(st.none(), st.integers(-50, 50).map(float), st.just(math.nan), st.just(-0.0)), min_size=1, max_size=150),
-    sorted_like=st.booleans(),
+    sorted_like=st.sampled_from(["no", "ascending", "descending"]),
     row_group_size=st.integers(1, 40),
     page_rows=st.integers(1, 10),
     limit=st.integers(0, 30),
@@ -168,11 +168,12 @@ def test_order_by_without_limit_sorts_everything(tmp_path: Path) -> None:
     page_index=st.booleans(),
 )
 def test_topn_pruning_never_loses_a_top_row(
-    tmp_path: Path, values: list[float | None], sorted_like: bool, row_group_size: int, page_rows: int, limit: int,
+    tmp_path: Path, values: list[float | None], sorted_like: str, row_group_size: int, page_rows: int, limit: int,
     descending: bool, nulls_first: bool, filtered: bool, page_index: bool,
 ) -> None:
-    if sorted_like:
-        values = sorted(values, key=lambda v: spark_key(v, False, True))
+    # A sorted key, either way, is read page by page within its row groups (page index).
+    if sorted_like != "no":
+        values = sorted(values, key=lambda v: spark_key(v, sorted_like == "descending", True))
     path = tmp_path / "h.parquet"
     table = pa.table({"f": pa.array(values, pa.float64()), "g": pa.array([i % 3 for i in range(len(values))], pa.int64())})
     pq.write_table(
@@ -320,24 +321,76 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
         table = pa.table({"ts": pa.array(ts, pa.int64()), "event_type": kind, "note": note})
         pq.write_table(table, tmp_path / f"part-{f}.parquet", row_group_size=1_000)
     scan = pqsift.scan(
-        str(tmp_path), columns=["ts", "note"], filter="event_type = 'purchase'", order_by=[("ts", direction)], limit=10
+        str(tmp_path), columns=["ts", "note"], filter="event_type = 'purchase'", order_by=[("ts", direction)], limit=10,
+        threads=2,
     )
     got = scan.to_table()
     want = sorted(expected, reverse=direction == "desc")[:10]
     assert list(zip(got.column("ts").to_pylist(), got.column("note").to_pylist(), strict=True)) == want
     metrics = scan.metrics
     assert metrics["row_groups_pruned_topn"] == 0  # planning could not prove a row anywhere
-    assert metrics["row_groups_skipped_by_threshold"] == 31
+    # The first wave reads the two best row groups (one per thread): the best holds the top
+    # 10, the second none; the threshold keeps the other 30 out.
+    assert metrics["row_groups_skipped_by_threshold"] == 30
+    assert metrics["row_groups_without_top_rows"] == 1
     explain = scan.explain()
-    assert "reading: 31 more row group(s) not read: every row of the top 10 meets `ts` " in explain, explain
-    # Each row group kept out, named: all but the one holding the 10 best keys.
+    assert "reading: 30 more row group(s) not read: every row of the top 10 meets `ts` " in explain, explain
+    # Each row group kept out, named.
     named = re.findall(r"part-(\d)\.parquet row group (\d): not read \(threshold\)", explain)
-    best_file, best_group = (7, 3) if direction == "desc" else (0, 0)
-    assert sorted(named) == sorted((str(f), str(g)) for f in range(files) for g in range(4) if (f, g) != (best_file, best_group))
+    best = [(7, 3), (7, 2)] if direction == "desc" else [(0, 0), (0, 1)]
+    assert sorted(named) == sorted((str(f), str(g)) for f in range(files) for g in range(4) if (f, g) not in best)
+    assert re.findall(r"part-(\d)\.parquet row group (\d): not read again \(no top row\)", explain) == [tuple(map(str, best[1]))]
     # The key of a wave of row groups (one per thread) in the first pass, of one row group
     # in the second: not the 32,000 rows of every row group.
     assert metrics["rows_decoded_by_column"]["ts"] <= 3 * 1_000
     assert metrics["rows_decoded_by_column"]["note"] <= 10
+
+
+@pytest.mark.parametrize("direction", ["asc", "desc"])
+@pytest.mark.parametrize("rare", [False, True], ids=["common", "rare"])
+def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, direction: str, rare: bool) -> None:
+    """One row group of 20,000 rows, ts sorted, in pages of 500: the first pass reads the
+    key's best pages first (its page index shows it sorted), and the running threshold,
+    evaluated on the page index, keeps the rest of the row group out of the read. A rare
+    kind takes waves that double until 10 rows are found; an unsorted key is not split."""
+    rng = random.Random(5)
+    rows = 20_000
+    kinds = ["view", "cart", "purchase", "refund"]
+    kind = [("gift" if rng.randrange(400) == 0 else "view") if rare else kinds[rng.randrange(4)] for _ in range(rows)]
+    note = [rng.randbytes(8).hex() for _ in range(rows)]
+    amount = [rng.random() for _ in range(rows)]
+    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "amount": amount, "kind": kind, "note": note})
+    path = tmp_path / "one.parquet"
+    pq.write_table(table, path, row_group_size=rows, max_rows_per_page=500, write_batch_size=500, write_page_index=True)
+    wanted = "gift" if rare else "purchase"
+    for key in ("ts", "amount"):
+        scan = pqsift.scan(
+            str(path), columns=["ts", "note"], filter=f"kind = '{wanted}'", order_by=[(key, direction)], limit=10, threads=2
+        )
+        got = scan.to_table()
+        matching = [i for i in range(rows) if kind[i] == wanted]
+        order = sorted(matching, key=lambda i: i if key == "ts" else amount[i], reverse=direction == "desc")
+        assert got.column("ts").to_pylist() == order[:10], (key, direction)
+        metrics = scan.metrics
+        if key == "amount":
+            # Every page spans about the whole range: read as one part, nothing skipped.
+            assert metrics["pages_skipped_by_threshold"] == 0
+            continue
+        skipped = metrics["pages_skipped_by_threshold"]
+        # The filter's column is decoded by the first pass alone (the read proper takes the
+        # rows it found): every page planning kept (the pages of `kind` align with those of
+        # `ts`) is either read there or skipped by the threshold.
+        read = metrics["rows_decoded_by_column"]["kind"]
+        assert read == 500 * (40 - metrics["pages_pruned"] - skipped), (read, skipped)
+        if not rare:
+            # One wave of two pages (a page per thread) holds ten purchases.
+            assert skipped == 38, scan.explain()
+        else:
+            assert 0 < skipped < 38
+        assert metrics["row_groups_skipped_by_threshold"] == 0
+        explain = scan.explain()
+        assert f"reading: {skipped} page(s) of the first sort key not read in the row groups read in part" in explain
+        assert "`ts` >= " in explain if direction == "desc" else "`ts` <= " in explain
 
 
 @pytest.mark.parametrize(
@@ -354,10 +407,16 @@ def test_the_threshold_skips_row_groups_on_keys_of_other_types(tmp_path: Path, v
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=500)
     kept = table.filter(pa.compute.equal(table["g"], 1))
     for direction, order in (("asc", "ascending"), ("desc", "descending")):
-        scan = pqsift.scan(str(tmp_path / "t.parquet"), columns=["k", "g"], filter="g = 1", order_by=[("k", direction)], limit=5)
+        scan = pqsift.scan(
+            str(tmp_path / "t.parquet"), columns=["k", "g"], filter="g = 1", order_by=[("k", direction)], limit=5, threads=2
+        )
         got = scan.to_table().column("k").to_pylist()
         assert got == kept.sort_by([("k", order)]).column("k").to_pylist()[:5]
         # pyarrow writes no NaN counts: a float row group may hide a NaN, which Spark orders
         # above every number, so no statistics rule a row group out of a descending top 5.
         may_hide_nan = pa.types.is_floating(arrow_type) and direction == "desc"
-        assert scan.metrics["row_groups_skipped_by_threshold"] == (0 if may_hide_nan else 7), direction
+        # The first wave reads two row groups (one per thread): the threshold rules out the
+        # other six, and one of the two read holds no top row.
+        metrics = scan.metrics
+        assert metrics["row_groups_skipped_by_threshold"] == (0 if may_hide_nan else 6), direction
+        assert metrics["row_groups_skipped_by_threshold"] + metrics["row_groups_without_top_rows"] == 7

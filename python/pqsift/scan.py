@@ -242,6 +242,14 @@ class Scan:
             )
             for path, row_group in read.get("row_groups_skipped_by_threshold_list", []):
                 text += f"  {path} row group {row_group}: not read (threshold)\n"
+        pages = read.get("pages_skipped_by_threshold", 0)
+        if pages:
+            text += (
+                f"reading: {pages} page(s) of the first sort key not read in the row groups read in part: "
+                f"every row of the top {self._read_options.get('limit')} meets "
+                f"{read.get('threshold_key_condition', 'a condition on the key')} (learnt while reading), "
+                "and their page index shows no row does\n"
+            )
         without = read.get("row_groups_without_top_rows", 0)
         if without:
             text += (
@@ -264,7 +272,9 @@ class Scan:
         in, when they decode to more than ``decode_bytes``),
         ``row_groups_skipped_by_threshold`` (with ``order_by`` and ``limit``: row groups
         not read because their statistics rule out the k-th row's key, learnt while
-        reading), ``row_groups_without_top_rows`` (row groups whose keys the first pass
+        reading), ``pages_skipped_by_threshold`` (pages of the first key not read in the
+        row groups read in part, where the key is sorted within them: the same threshold on
+        the page index), ``row_groups_without_top_rows`` (row groups whose keys the first pass
         read and found none of the top rows in, not read again), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),

@@ -125,6 +125,7 @@ impl PyScanStream {
         out.set_item("projection_parts", metrics.projection_parts)?;
         out.set_item("row_groups_skipped_by_threshold", metrics.row_groups_skipped_by_threshold)?;
         out.set_item("row_groups_without_top_rows", metrics.row_groups_without_top_rows)?;
+        out.set_item("pages_skipped_by_threshold", metrics.pages_skipped_by_threshold)?;
         if let Some(skips) = &metrics.threshold_skips {
             out.set_item("threshold_key_condition", &skips.key_condition)?;
             out.set_item("row_groups_skipped_by_threshold_list", skips.row_groups.clone())?;

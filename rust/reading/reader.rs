@@ -25,7 +25,7 @@ use crate::reading::scan_stream::{
 };
 use crate::reading::spark_output::spark_schema;
 use crate::reading::top_rows::TopRows;
-use crate::reading::topk_threshold::ThresholdSkipper;
+use crate::reading::topk_threshold::{KeyPart, ThresholdSkipper, tasks_reading};
 use crate::selection::RowSelection;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
@@ -453,10 +453,10 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 /// row's position is not known (the filter run after decoding), it reads the row groups
 /// holding a top row, with the filter `key at least as good as T` added, so that the other
 /// columns are decoded only for rows that can make the top k (ties included). The first
-/// pass learns `T` as it reads, in waves of row groups best bound first, and skips the row
-/// groups whose statistics rule the running threshold out; the read proper skips those the
-/// final one rules out (see [`topk_threshold`]), and those the first pass read but found
-/// no top row in.
+/// pass learns `T` as it reads, in waves of row groups (or, where the key is sorted within
+/// one, of its pages) best bound first, and skips the row groups and pages whose statistics
+/// rule the running threshold out (see [`topk_threshold`]); the read proper reads only the
+/// row groups holding a top row.
 ///
 /// Returns that config with the row groups left to read, and what the first pass did and
 /// the bytes it read; `None` where it cannot help.
@@ -482,7 +482,7 @@ fn narrow_to_top_rows(
     let first = ReaderConfig { columns: Some(key_columns), order_by: Vec::new(), limit: None, ..config.clone() };
     let skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
-    let mut remaining: std::collections::VecDeque<ScanTask> = skipper.best_first(tasks.to_vec()).into();
+    let mut remaining: std::collections::VecDeque<KeyPart> = skipper.parts(tasks.to_vec()).into();
     let mut metrics = ReadMetrics::default();
     let mut bytes_read = 0;
     let mut sources = RowTags::default();
@@ -490,11 +490,15 @@ fn narrow_to_top_rows(
     let mut top = TopRows::new(order.clone(), Some(limit));
     let mut best: Option<RecordBatch> = None;
     let mut predicate = None;
+    // The row groups the first pass read (some of), and the pages of the key it did not.
+    let mut read = HashSet::new();
+    let mut pages_not_read = Vec::new();
     // Waves double, so that a first pass that must read everything opens O(log n) streams.
     let mut wave = config.threads.max(1);
     while !remaining.is_empty() {
-        let reading: Vec<ScanTask> = remaining.drain(..wave.min(remaining.len())).collect();
+        let reading = tasks_reading(remaining.drain(..wave.min(remaining.len())).collect(), files)?;
         wave = wave.saturating_mul(2);
+        read.extend(reading.iter().map(|task| (task.file, task.row_group)));
         let mut stream = open_stream(files, reading, &first)?;
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
@@ -515,22 +519,28 @@ fn narrow_to_top_rows(
         best = top.first_rows()?;
         let Some(rows) = best.as_ref().filter(|rows| rows.num_rows() >= limit) else { continue };
         let Some(better) = at_least_as_good(key, &rows.column(0).slice(limit - 1, 1)) else { continue };
-        let may = skipper.may_satisfy(remaining.make_contiguous(), &better);
-        remaining = remaining.into_iter().zip(may).filter_map(|(task, may)| may.then_some(task)).collect();
+        let may = skipper.parts_may_satisfy(remaining.make_contiguous(), &better);
+        let mut kept_parts = std::collections::VecDeque::with_capacity(remaining.len());
+        for (part, may) in remaining.into_iter().zip(may) {
+            match (may, part.is_page()) {
+                (true, _) => kept_parts.push_back(part),
+                (false, true) => pages_not_read.push(part.row_group()),
+                (false, false) => {}
+            }
+        }
+        remaining = kept_parts;
         predicate = Some(better);
     }
-    // Every top row lies in one of these row groups: the others are not read again.
+    // Every top row lies in one of these row groups: the others are not read again. Those
+    // the first pass did not read at all, the threshold ruled out.
     let holding = best.as_ref().map(|rows| sources.row_groups_of(rows)).transpose()?.unwrap_or_default();
-    let may = match &predicate {
-        Some(predicate) => skipper.may_satisfy(tasks, predicate),
-        None => vec![true; tasks.len()],
-    };
     let mut kept = Vec::new();
     let mut ruled_out = Vec::new();
     let mut without_top_rows = Vec::new();
-    for (task, may) in tasks.iter().zip(may) {
+    for task in tasks {
         let row_group = (files[task.file].location.to_string(), task.row_group);
-        match (may, holding.contains(&(task.file, task.row_group))) {
+        let at = (task.file, task.row_group);
+        match (read.contains(&at), holding.contains(&at)) {
             (_, true) => kept.push(task.clone()),
             (false, false) => ruled_out.push(row_group),
             (true, false) => without_top_rows.push(row_group),
@@ -541,7 +551,10 @@ fn narrow_to_top_rows(
     without_top_rows.dedup();
     metrics.row_groups_skipped_by_threshold = ruled_out.len() as u64;
     metrics.row_groups_without_top_rows = without_top_rows.len() as u64;
-    if !ruled_out.is_empty() || !without_top_rows.is_empty() {
+    // Pages of row groups the first pass read in part; a row group not read at all counts
+    // as one.
+    metrics.pages_skipped_by_threshold = pages_not_read.iter().filter(|at| read.contains(*at)).count() as u64;
+    if !ruled_out.is_empty() || !without_top_rows.is_empty() || metrics.pages_skipped_by_threshold > 0 {
         metrics.threshold_skips = Some(crate::reading::row_group_reader::ThresholdSkips {
             key_condition: predicate.as_ref().map(Expr::to_string).unwrap_or_default(),
             row_groups: ruled_out,

@@ -173,6 +173,10 @@ pub struct ReadMetrics {
     /// Those row groups, as (file, row group index), and the condition on the key their
     /// statistics ruled out: the k-th row's key as the first pass learnt it.
     pub threshold_skips: Option<ThresholdSkips>,
+    /// Pages of the first sort key's column, in row groups whose keys the first pass read
+    /// in part, that it did not read: the page index rules out the running threshold there
+    /// (see [`topk_threshold`](crate::reading::topk_threshold)).
+    pub pages_skipped_by_threshold: u64,
     /// Row groups `ORDER BY ... LIMIT k`'s first pass read the keys of and found none of
     /// the top k rows in: the read proper does not read them again.
     pub row_groups_without_top_rows: u64,
@@ -225,6 +229,7 @@ impl ReadMetrics {
         self.projection_parts += other.projection_parts;
         self.row_groups_skipped_by_threshold += other.row_groups_skipped_by_threshold;
         self.row_groups_without_top_rows += other.row_groups_without_top_rows;
+        self.pages_skipped_by_threshold += other.pages_skipped_by_threshold;
         if let Some(skips) = &other.threshold_skips {
             let mine = self.threshold_skips.get_or_insert_with(ThresholdSkips::default);
             mine.key_condition.clone_from(&skips.key_condition);

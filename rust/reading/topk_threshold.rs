@@ -8,20 +8,29 @@
 //! that predicate false is not read, in that pass or the next. The predicate is evaluated
 //! on the zone maps exactly as the planning's statistics stage evaluates a filter —
 //! three-valued, with NULLs, NaN and truncated bounds — so skipping never drops a top row.
-//! With a sorted key the first pass reads about one row group instead of all of them.
+//! Where a row group's page index shows the key sorted within it, the same runs on its
+//! pages: each page of the key is a part of the read of its own, visited in order of its
+//! bound, and ruled out by its page statistics. With a sorted key the first pass reads a
+//! page or two per thread instead of every row group.
 //!
-//! The visiting order is a heuristic (any order is sound): row groups whose bound is
-//! unknown go first.
+//! The visiting order is a heuristic (any order is sound): parts whose bound is unknown go
+//! first.
 
-use arrow::array::{Array, ArrayRef, new_null_array};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
 use arrow::compute::kernels::sort::sort_to_indices;
 use arrow::compute::{SortOptions, concat};
 
 use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind, resolve_column, spark_float_order};
 use crate::format::opener::OpenedFile;
+use crate::planning::page_filter::page_row_ranges;
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
 use crate::reading::scan_stream::ScanTask;
+use crate::selection::RowSelection;
 use crate::table::partition_values::PartitionValues;
 
 /// Decides, from row group statistics, which row groups may hold a row at least as good
@@ -63,9 +72,12 @@ impl<'a> ThresholdSkipper<'a> {
         Self { files, key, bind, columns }
     }
 
-    /// `tasks` ordered best bound first; unchanged when the files' bounds do not share a type.
-    pub(crate) fn best_first(&self, tasks: Vec<ScanTask>) -> Vec<ScanTask> {
-        let bounds: Vec<Option<ArrayRef>> = self
+    /// The parts of `tasks` the first pass reads, best bound first: each task whole, or,
+    /// where the key is sorted within its row group (see [`sorted_pages`](Self::sorted_pages)),
+    /// a part per page of the key's column, so that a sorted key's best rows are read
+    /// before the rest of their row group. Unordered when the bounds do not share a type.
+    pub(crate) fn parts(&self, tasks: Vec<ScanTask>) -> Vec<KeyPart> {
+        let row_group_bounds: Vec<Option<ArrayRef>> = self
             .files
             .iter()
             .zip(&self.columns)
@@ -74,24 +86,99 @@ impl<'a> ThresholdSkipper<'a> {
                 Some(if self.key.descending { zones.maxes } else { zones.mins })
             })
             .collect();
-        let Some(data_type) = bounds.iter().flatten().next().map(|b| b.data_type().clone()) else { return tasks };
+        let mut parts = Vec::with_capacity(tasks.len());
+        let mut bounds: Vec<Option<ArrayRef>> = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            if let Some((pages, ranges)) = self.sorted_pages(&task) {
+                for (page, rows) in ranges.into_iter().enumerate() {
+                    let selected = match &task.selection {
+                        Some(selection) => selection.slice(rows.start, rows.len()).is_ok_and(|s| s.selects_any()),
+                        None => true,
+                    };
+                    if selected {
+                        bounds.push(Some(pages.slice(page, 1)));
+                        parts.push(KeyPart { task: task.clone(), page: Some((page, rows)) });
+                    }
+                }
+                continue;
+            }
+            bounds.push(match &row_group_bounds[task.file] {
+                Some(bound) if task.row_group < bound.len() => Some(bound.slice(task.row_group, 1)),
+                _ => None,
+            });
+            parts.push(KeyPart { task, page: None });
+        }
+        let Some(data_type) = bounds.iter().flatten().next().map(|b| b.data_type().clone()) else { return parts };
         if bounds.iter().flatten().any(|b| b.data_type() != &data_type) {
-            return tasks;
+            return parts;
         }
         let unknown = new_null_array(&data_type, 1);
-        let per_task: Vec<ArrayRef> = tasks
-            .iter()
-            .map(|task| match &bounds[task.file] {
-                Some(bound) if task.row_group < bound.len() => bound.slice(task.row_group, 1),
-                _ => unknown.clone(),
-            })
-            .collect();
-        let refs: Vec<&dyn Array> = per_task.iter().map(|a| a.as_ref()).collect();
-        let Ok(all) = concat(&refs) else { return tasks };
+        let per_part: Vec<&dyn Array> = bounds.iter().map(|b| b.as_ref().unwrap_or(&unknown).as_ref()).collect();
+        let Ok(all) = concat(&per_part) else { return parts };
         let options = SortOptions { descending: self.key.descending, nulls_first: true };
-        let Ok(order) = sort_to_indices(&spark_float_order(&all), Some(options), None) else { return tasks };
-        let mut slots: Vec<Option<ScanTask>> = tasks.into_iter().map(Some).collect();
+        let Ok(order) = sort_to_indices(&spark_float_order(&all), Some(options), None) else { return parts };
+        let mut slots: Vec<Option<KeyPart>> = parts.into_iter().map(Some).collect();
         order.values().iter().filter_map(|&i| slots[i as usize].take()).collect()
+    }
+
+    /// The bounds (minimum ascending, maximum descending) of the key's pages in `task`'s
+    /// row group, and each page's rows, where the page index shows the key sorted there:
+    /// every page bounded, the bounds in order one way or the other, the first and last
+    /// apart. An unsorted key's pages all span about the same values: split, they would
+    /// prune nothing and cost a read each.
+    fn sorted_pages(&self, task: &ScanTask) -> Option<(ArrayRef, Vec<Range<usize>>)> {
+        if task.window.is_some() {
+            return None;
+        }
+        let file = &self.files[task.file];
+        let zones = file.page_zone_maps(self.columns[task.file].as_ref()?, task.row_group).ok()??;
+        let bounds = spark_float_order(if self.key.descending { &zones.maxes } else { &zones.mins });
+        if bounds.len() < 2 || bounds.null_count() > 0 {
+            return None;
+        }
+        let compare = make_comparator(bounds.as_ref(), bounds.as_ref(), SortOptions::default()).ok()?;
+        let steps: Vec<Ordering> = (1..bounds.len()).map(|i| compare(i - 1, i)).collect();
+        // In order one way or the other, and not all alike (pages that all span the same
+        // values have nothing to tell apart).
+        let sorted = (steps.iter().all(|&o| o != Ordering::Greater) || steps.iter().all(|&o| o != Ordering::Less))
+            && compare(0, bounds.len() - 1) != Ordering::Equal;
+        let rows = usize::try_from(file.metadata.row_group(task.row_group).num_rows()).ok()?;
+        let ranges = page_row_ranges(&zones, rows).ok()?;
+        sorted.then_some((bounds, ranges))
+    }
+
+    /// Per part, whether it may hold a row satisfying `predicate` (a condition on the key):
+    /// `false` only where the statistics of its row group, or of its page, prove it cannot.
+    pub(crate) fn parts_may_satisfy(&self, parts: &[KeyPart], predicate: &Expr) -> Vec<bool> {
+        let tasks: Vec<ScanTask> = parts.iter().map(|part| part.task.clone()).collect();
+        let in_row_group = self.may_satisfy(&tasks, predicate);
+        let mut pages: HashMap<(usize, usize), Vec<bool>> = HashMap::new();
+        parts
+            .iter()
+            .zip(in_row_group)
+            .map(|(part, may)| {
+                let Some((page, _)) = &part.page else { return may };
+                let (file, row_group) = (part.task.file, part.task.row_group);
+                let possible =
+                    pages.entry((file, row_group)).or_insert_with(|| self.pages_satisfying(file, row_group, predicate));
+                may && possible.get(*page).copied().unwrap_or(true)
+            })
+            .collect()
+    }
+
+    /// Per page of the key in `row_group`, whether `predicate` can be true there (all true
+    /// where the page index cannot tell).
+    fn pages_satisfying(&self, file: usize, row_group: usize, predicate: &Expr) -> Vec<bool> {
+        let Some(key) = &self.columns[file] else { return Vec::new() };
+        let file = &self.files[file];
+        let Ok(Some(key_pages)) = file.page_zone_maps(key, row_group) else { return Vec::new() };
+        let schema = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
+        let Ok(bound) = bind(predicate, &schema, self.bind) else { return Vec::new() };
+        let pages = |column: &BoundColumn| file.page_zone_maps(column, row_group);
+        match evaluate_on_zone_maps(&bound, key_pages.len(), &pages) {
+            Ok(possible) => possible.can_true,
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Per task, whether its row group may hold a row satisfying `predicate` (a condition on
@@ -123,13 +210,69 @@ impl<'a> ThresholdSkipper<'a> {
     }
 }
 
+/// A part of the first pass's read (see [`ThresholdSkipper::parts`]): a task whole, or the
+/// rows of one page of the key's column in the task's row group.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyPart {
+    task: ScanTask,
+    /// The page: its index among the key's pages in the row group, and its rows; `None`:
+    /// the task whole.
+    page: Option<(usize, Range<usize>)>,
+}
+
+impl KeyPart {
+    /// Whether the part is one page of a row group read in parts.
+    pub(crate) fn is_page(&self) -> bool {
+        self.page.is_some()
+    }
+
+    /// Its (file, row group).
+    pub(crate) fn row_group(&self) -> (usize, usize) {
+        (self.task.file, self.task.row_group)
+    }
+}
+
+/// The tasks that read `parts`: a whole part's task as it is, and one task per row group
+/// for its pages, selecting their rows (within the task's own selection).
+pub(crate) fn tasks_reading(parts: Vec<KeyPart>, files: &[OpenedFile]) -> crate::error::Result<Vec<ScanTask>> {
+    let mut tasks: Vec<ScanTask> = Vec::with_capacity(parts.len());
+    let mut pages: Vec<Vec<Range<usize>>> = Vec::with_capacity(parts.len());
+    let mut task_of: HashMap<(usize, usize), usize> = HashMap::new();
+    for part in parts {
+        let Some((_, rows)) = part.page else {
+            tasks.push(part.task);
+            pages.push(Vec::new());
+            continue;
+        };
+        let at = *task_of.entry((part.task.file, part.task.row_group)).or_insert_with(|| {
+            tasks.push(part.task);
+            pages.push(Vec::new());
+            tasks.len() - 1
+        });
+        pages[at].push(rows);
+    }
+    for (task, mut ranges) in tasks.iter_mut().zip(pages) {
+        if ranges.is_empty() {
+            continue;
+        }
+        ranges.sort_unstable_by_key(|rows| rows.start);
+        let row_count = usize::try_from(files[task.file].metadata.row_group(task.row_group).num_rows()).unwrap_or(0);
+        let in_pages = RowSelection::from_ranges(&ranges, row_count)?;
+        task.selection = Some(match &task.selection {
+            Some(selection) => selection.intersection(&in_pages)?,
+            None => in_pages,
+        });
+    }
+    Ok(tasks)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use arrow::array::{Float64Array, Int64Array, RecordBatch};
     use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
     use proptest::prelude::*;
 
     use super::*;
@@ -140,6 +283,11 @@ mod tests {
 
     /// A file of `values` in row groups of `per_group` rows, opened.
     fn opened(name: &str, values: Vec<Option<f64>>, per_group: usize) -> OpenedFile {
+        opened_in_pages(name, values, per_group, usize::MAX)
+    }
+
+    /// The same, in pages of at most `per_page` rows, with a page index.
+    fn opened_in_pages(name: &str, values: Vec<Option<f64>>, per_group: usize, per_page: usize) -> OpenedFile {
         let dir = std::env::temp_dir().join(format!("pqsift_topk_threshold_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
@@ -147,7 +295,12 @@ mod tests {
         let batch =
             RecordBatch::try_from_iter([("x", Arc::new(Float64Array::from(values)) as _), ("id", Arc::new(ids) as _)])
                 .unwrap();
-        let properties = WriterProperties::builder().set_max_row_group_row_count(Some(per_group)).build();
+        let properties = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(per_group))
+            .set_data_page_row_count_limit(per_page)
+            .set_write_batch_size(per_page.min(1024))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .build();
         let mut writer =
             ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(properties)).unwrap();
         writer.write(&batch).unwrap();
@@ -166,10 +319,46 @@ mod tests {
         let key = SortKey::parse("x", false, false).unwrap();
         let bind = BindOptions::default();
         let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-        let order: Vec<usize> = skipper.best_first(tasks(&files[0])).iter().map(|t| t.row_group).collect();
+        let parts = skipper.parts(tasks(&files[0]));
+        assert!(parts.iter().all(|part| !part.is_page()), "one page per row group: nothing to split");
+        let order: Vec<usize> = parts.iter().map(|part| part.row_group().1).collect();
         assert_eq!(order, (0..10).rev().collect::<Vec<_>>());
         let may = skipper.may_satisfy(&tasks(&files[0]), &parse_filter("x <= 150").unwrap());
         assert_eq!(may, [false, false, false, false, false, false, false, false, true, true]);
+    }
+
+    #[test]
+    fn a_sorted_key_is_visited_page_by_page() {
+        // 0..1000 ascending in one row group, pages of 100: page 9 holds 900..999.
+        let files = [opened_in_pages("sorted-pages.parquet", (0..1000).map(|v| Some(v as f64)).collect(), 1000, 100)];
+        let key = SortKey::parse("x", true, false).unwrap();
+        let bind = BindOptions::default();
+        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let parts = skipper.parts(tasks(&files[0]));
+        assert_eq!(parts.len(), 10);
+        let pages: Vec<usize> = parts.iter().map(|part| part.page.as_ref().unwrap().0).collect();
+        assert_eq!(pages, (0..10).rev().collect::<Vec<_>>(), "descending: the largest maximum first");
+        // `x >= 850` can hold only on pages 8 and 9.
+        let may = skipper.parts_may_satisfy(&parts, &parse_filter("x >= 850").unwrap());
+        assert_eq!(may, [true, true, false, false, false, false, false, false, false, false]);
+        // Pages read in one wave are one task, selecting their rows.
+        let wave: Vec<KeyPart> = parts.into_iter().take(3).collect();
+        let tasks = tasks_reading(wave, &files).unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].selection.as_ref().unwrap().selected_ranges(), [700..1000]);
+    }
+
+    #[test]
+    fn an_unsorted_key_is_read_whole() {
+        // Each page spans 0..100: no page order to follow.
+        let files =
+            [opened_in_pages("unsorted-pages.parquet", (0..1000).map(|v| Some((v % 100) as f64)).collect(), 1000, 100)];
+        let key = SortKey::parse("x", false, false).unwrap();
+        let bind = BindOptions::default();
+        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let parts = skipper.parts(tasks(&files[0]));
+        assert_eq!(parts.len(), 1);
+        assert!(!parts[0].is_page());
     }
 
     #[test]
@@ -209,6 +398,54 @@ mod tests {
                 let holds = chunk.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t });
                 prop_assert!(may[group] || !holds, "row group {group} ruled out though it holds a row {op} {t}");
             }
+        }
+
+        /// The same for the parts of a read whose key may be sorted, either way, within its
+        /// row groups: a part ruled out holds no satisfying row, and the parts cover every row.
+        #[test]
+        fn never_rules_out_a_part_holding_a_satisfying_row(
+            values in proptest::collection::vec(
+                prop_oneof![Just(None), Just(Some(f64::NAN)), Just(Some(-0.0)), (-50i32..50).prop_map(|v| Some(f64::from(v)))],
+                1..200,
+            ),
+            sorted in 0u8..3,
+            per_group in 1usize..60,
+            per_page in 1usize..12,
+            threshold in -60i32..60,
+            descending in any::<bool>(),
+        ) {
+            let mut values = values;
+            let total = |v: &Option<f64>| v.map(|v| if v.is_nan() { f64::INFINITY } else { v });
+            if sorted > 0 {
+                values.sort_by(|a, b| total(a).partial_cmp(&total(b)).unwrap_or(std::cmp::Ordering::Equal));
+            }
+            if sorted == 2 {
+                values.reverse();
+            }
+            let name = format!("prop-pages-{}.parquet", CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            let files = [opened_in_pages(&name, values.clone(), per_group, per_page)];
+            let key = SortKey::parse("x", descending, false).unwrap();
+            let bind = BindOptions::default();
+            let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+            let parts = skipper.parts(tasks(&files[0]));
+            let op = if descending { ">=" } else { "<=" };
+            let may = skipper.parts_may_satisfy(&parts, &parse_filter(&format!("x {op} {threshold}")).unwrap());
+            let t = f64::from(threshold);
+            let mut covered = vec![0usize; values.len()];
+            for (part, may) in parts.iter().zip(may) {
+                let (_, row_group) = part.row_group();
+                let rows = match &part.page {
+                    Some((_, rows)) => rows.clone(),
+                    None => 0..values[row_group * per_group..].len().min(per_group),
+                };
+                let chunk = &values[row_group * per_group..][rows.clone()];
+                for row in rows {
+                    covered[row_group * per_group + row] += 1;
+                }
+                let holds = chunk.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t });
+                prop_assert!(may || !holds, "a part of row group {row_group} ruled out though it holds a row {op} {t}");
+            }
+            prop_assert!(covered.iter().all(|&c| c == 1), "the parts cover each row once: {covered:?}");
         }
     }
 }
