@@ -348,11 +348,13 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
 
 @pytest.mark.parametrize("direction", ["asc", "desc"])
 @pytest.mark.parametrize("rare", [False, True], ids=["common", "rare"])
-def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, direction: str, rare: bool) -> None:
+@pytest.mark.parametrize("page_index", [True, False], ids=["page-index", "page-headers"])
+def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, direction: str, rare: bool, page_index: bool) -> None:
     """One row group of 20,000 rows, ts sorted, in pages of 500: the first pass reads the
-    key's best pages first (its page index shows it sorted), and the running threshold,
-    evaluated on the page index, keeps the rest of the row group out of the read. A rare
-    kind takes waves that double until 10 rows are found; an unsorted key is not split."""
+    key's best pages first (its page statistics show it sorted: the page index, or without
+    one, as pyarrow writes by default, the page headers), and the running threshold,
+    evaluated on them, keeps the rest of the row group out of the read. A rare kind takes
+    waves that double until 10 rows are found; an unsorted key is not split."""
     rng = random.Random(5)
     rows = 20_000
     kinds = ["view", "cart", "purchase", "refund"]
@@ -361,7 +363,7 @@ def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, di
     amount = [rng.random() for _ in range(rows)]
     table = pa.table({"ts": pa.array(range(rows), pa.int64()), "amount": amount, "kind": kind, "note": note})
     path = tmp_path / "one.parquet"
-    pq.write_table(table, path, row_group_size=rows, max_rows_per_page=500, write_batch_size=500, write_page_index=True)
+    pq.write_table(table, path, row_group_size=rows, max_rows_per_page=500, write_batch_size=500, write_page_index=page_index)
     wanted = "gift" if rare else "purchase"
     for key in ("ts", "amount"):
         scan = pqsift.scan(

@@ -25,7 +25,7 @@ use crate::reading::scan_stream::{
 };
 use crate::reading::spark_output::spark_schema;
 use crate::reading::top_rows::TopRows;
-use crate::reading::topk_threshold::{KeyPart, ThresholdSkipper, tasks_reading};
+use crate::reading::topk_threshold::{ThresholdSkipper, tasks_reading};
 use crate::selection::RowSelection;
 use crate::table::column_matching::has_field_ids;
 use crate::table::file_pruning::specialise;
@@ -480,9 +480,9 @@ fn narrow_to_top_rows(
     // Read unsorted and unlimited, so that each batch's row group is known: the rows are
     // ordered here, each tagged with its row group.
     let first = ReaderConfig { columns: Some(key_columns), order_by: Vec::new(), limit: None, ..config.clone() };
-    let skipper =
+    let mut skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
-    let mut remaining: std::collections::VecDeque<KeyPart> = skipper.parts(tasks.to_vec()).into();
+    let mut remaining = skipper.parts(tasks.to_vec());
     let mut metrics = ReadMetrics::default();
     let mut bytes_read = 0;
     let mut sources = RowTags::default();
@@ -496,7 +496,7 @@ fn narrow_to_top_rows(
     // Waves double, so that a first pass that must read everything opens O(log n) streams.
     let mut wave = config.threads.max(1);
     while !remaining.is_empty() {
-        let reading = tasks_reading(remaining.drain(..wave.min(remaining.len())).collect(), files)?;
+        let reading = tasks_reading(skipper.next_wave(&mut remaining, wave), files)?;
         wave = wave.saturating_mul(2);
         read.extend(reading.iter().map(|task| (task.file, task.row_group)));
         let mut stream = open_stream(files, reading, &first)?;

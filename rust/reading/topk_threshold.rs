@@ -8,16 +8,17 @@
 //! that predicate false is not read, in that pass or the next. The predicate is evaluated
 //! on the zone maps exactly as the planning's statistics stage evaluates a filter —
 //! three-valued, with NULLs, NaN and truncated bounds — so skipping never drops a top row.
-//! Where a row group's page index shows the key sorted within it, the same runs on its
-//! pages: each page of the key is a part of the read of its own, visited in order of its
-//! bound, and ruled out by its page statistics. With a sorted key the first pass reads a
+//! Where a row group's page statistics (its page index, or a local file's page headers)
+//! show the key sorted within it, the same runs on its pages: each page of the key is a
+//! part of the read of its own, visited in order of its bound, and ruled out by its page
+//! statistics. With a sorted key the first pass reads a
 //! page or two per thread instead of every row group.
 //!
 //! The visiting order is a heuristic (any order is sound): parts whose bound is unknown go
 //! first.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
 use arrow::array::{Array, ArrayRef, make_comparator, new_null_array};
@@ -26,11 +27,14 @@ use arrow::compute::{SortOptions, concat};
 
 use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind, resolve_column, spark_float_order};
-use crate::format::opener::OpenedFile;
+use crate::format::header_page_index::page_index_from_headers;
+use crate::format::opener::{OpenedFile, in_type};
 use crate::planning::page_filter::page_row_ranges;
 use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
+use crate::pruning::zone_map::ZoneMaps;
 use crate::reading::scan_stream::ScanTask;
 use crate::selection::RowSelection;
+use crate::storage::{FileSource, Location};
 use crate::table::partition_values::PartitionValues;
 
 /// Decides, from row group statistics, which row groups may hold a row at least as good
@@ -43,6 +47,8 @@ pub(crate) struct ThresholdSkipper<'a> {
     /// declared schema's column (mapped by name or id), or absent — means its row groups
     /// are always read.
     columns: Vec<Option<BoundColumn>>,
+    /// The key's page statistics in the row groups split into pages, by (file, row group).
+    key_pages: HashMap<(usize, usize), ZoneMaps>,
 }
 
 impl<'a> ThresholdSkipper<'a> {
@@ -69,14 +75,13 @@ impl<'a> ThresholdSkipper<'a> {
                 false => resolve_column(&file.schema, &key.column, bind).ok(),
             })
             .collect();
-        Self { files, key, bind, columns }
+        Self { files, key, bind, columns, key_pages: HashMap::new() }
     }
 
-    /// The parts of `tasks` the first pass reads, best bound first: each task whole, or,
-    /// where the key is sorted within its row group (see [`sorted_pages`](Self::sorted_pages)),
-    /// a part per page of the key's column, so that a sorted key's best rows are read
-    /// before the rest of their row group. Unordered when the bounds do not share a type.
-    pub(crate) fn parts(&self, tasks: Vec<ScanTask>) -> Vec<KeyPart> {
+    /// The parts of `tasks` the first pass reads, each task whole, best bound first (its
+    /// row group's); unordered when the bounds do not share a type. A part is split into
+    /// its pages when a wave draws it (see [`next_wave`](Self::next_wave)).
+    pub(crate) fn parts(&self, tasks: Vec<ScanTask>) -> VecDeque<KeyPart> {
         let row_group_bounds: Vec<Option<ArrayRef>> = self
             .files
             .iter()
@@ -86,52 +91,91 @@ impl<'a> ThresholdSkipper<'a> {
                 Some(if self.key.descending { zones.maxes } else { zones.mins })
             })
             .collect();
-        let mut parts = Vec::with_capacity(tasks.len());
-        let mut bounds: Vec<Option<ArrayRef>> = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            if let Some((pages, ranges)) = self.sorted_pages(&task) {
-                for (page, rows) in ranges.into_iter().enumerate() {
-                    let selected = match &task.selection {
-                        Some(selection) => selection.slice(rows.start, rows.len()).is_ok_and(|s| s.selects_any()),
-                        None => true,
-                    };
-                    if selected {
-                        bounds.push(Some(pages.slice(page, 1)));
-                        parts.push(KeyPart { task: task.clone(), page: Some((page, rows)) });
-                    }
-                }
-                continue;
-            }
-            bounds.push(match &row_group_bounds[task.file] {
+        let bounds: Vec<Option<ArrayRef>> = tasks
+            .iter()
+            .map(|task| match &row_group_bounds[task.file] {
                 Some(bound) if task.row_group < bound.len() => Some(bound.slice(task.row_group, 1)),
                 _ => None,
-            });
-            parts.push(KeyPart { task, page: None });
-        }
-        let Some(data_type) = bounds.iter().flatten().next().map(|b| b.data_type().clone()) else { return parts };
+            })
+            .collect();
+        let parts: Vec<KeyPart> = tasks.into_iter().map(|task| KeyPart { task, page: None }).collect();
+        let order = self.best_first(&bounds).unwrap_or_else(|| (0..parts.len()).collect());
+        let mut slots: Vec<Option<KeyPart>> = parts.into_iter().map(Some).collect();
+        order.into_iter().filter_map(|i| slots[i].take()).collect()
+    }
+
+    /// The order of `bounds` (one value each; `None`: unknown, first), best first; `None`
+    /// when they do not share a type.
+    fn best_first(&self, bounds: &[Option<ArrayRef>]) -> Option<Vec<usize>> {
+        let data_type = bounds.iter().flatten().next().map(|b| b.data_type().clone())?;
         if bounds.iter().flatten().any(|b| b.data_type() != &data_type) {
-            return parts;
+            return None;
         }
         let unknown = new_null_array(&data_type, 1);
         let per_part: Vec<&dyn Array> = bounds.iter().map(|b| b.as_ref().unwrap_or(&unknown).as_ref()).collect();
-        let Ok(all) = concat(&per_part) else { return parts };
+        let all = concat(&per_part).ok()?;
         let options = SortOptions { descending: self.key.descending, nulls_first: true };
-        let Ok(order) = sort_to_indices(&spark_float_order(&all), Some(options), None) else { return parts };
-        let mut slots: Vec<Option<KeyPart>> = parts.into_iter().map(Some).collect();
-        order.values().iter().filter_map(|&i| slots[i as usize].take()).collect()
+        let order = sort_to_indices(&spark_float_order(&all), Some(options), None).ok()?;
+        Some(order.values().iter().map(|&i| i as usize).collect())
     }
 
-    /// The bounds (minimum ascending, maximum descending) of the key's pages in `task`'s
-    /// row group, and each page's rows, where the page index shows the key sorted there:
-    /// every page bounded, the bounds in order one way or the other, the first and last
-    /// apart. An unsorted key's pages all span about the same values: split, they would
-    /// prune nothing and cost a read each.
-    fn sorted_pages(&self, task: &ScanTask) -> Option<(ArrayRef, Vec<Range<usize>>)> {
+    /// The next `size` parts to read, from the front of `remaining`. A row group drawn
+    /// whole whose key is sorted within it (see [`sorted_pages`](Self::sorted_pages)) is
+    /// split into a part per page of the key, best bound first, put back in front: its best
+    /// page shares the row group's bound, the best left, so that a sorted key's best rows
+    /// are read before the rest of their row group. Split only when drawn, so that row
+    /// groups the threshold rules out first cost no page statistics.
+    pub(crate) fn next_wave(&mut self, remaining: &mut VecDeque<KeyPart>, size: usize) -> Vec<KeyPart> {
+        let mut wave = Vec::with_capacity(size);
+        while wave.len() < size {
+            let Some(part) = remaining.pop_front() else { break };
+            if part.page.is_none()
+                && let Some(pages) = self.split(&part.task)
+            {
+                for page in pages.into_iter().rev() {
+                    remaining.push_front(page);
+                }
+                continue;
+            }
+            wave.push(part);
+        }
+        wave
+    }
+
+    /// `task` as a part per page of the key (those its selection reads), best bound first,
+    /// where the key is sorted within its row group; its page statistics kept for
+    /// [`parts_may_satisfy`](Self::parts_may_satisfy).
+    fn split(&mut self, task: &ScanTask) -> Option<Vec<KeyPart>> {
+        let (zones, ranges) = self.sorted_pages(task)?;
+        let bounds = if self.key.descending { &zones.maxes } else { &zones.mins };
+        let bounds: Vec<Option<ArrayRef>> = (0..bounds.len()).map(|page| Some(bounds.slice(page, 1))).collect();
+        let order = self.best_first(&bounds)?;
+        let parts = order
+            .into_iter()
+            .filter(|&page| match &task.selection {
+                Some(selection) => {
+                    let rows = &ranges[page];
+                    selection.slice(rows.start, rows.len()).is_ok_and(|s| s.selects_any())
+                }
+                None => true,
+            })
+            .map(|page| KeyPart { task: task.clone(), page: Some((page, ranges[page].clone())) })
+            .collect();
+        self.key_pages.insert((task.file, task.row_group), zones);
+        Some(parts)
+    }
+
+    /// The key's page statistics in `task`'s row group, and each page's rows, where they
+    /// show the key sorted there: every page bounded (minimum ascending, maximum
+    /// descending), the bounds in order one way or the other, the first and last apart. An
+    /// unsorted key's pages all span about the same values: split, they would prune
+    /// nothing and cost a read each.
+    fn sorted_pages(&self, task: &ScanTask) -> Option<(ZoneMaps, Vec<Range<usize>>)> {
         if task.window.is_some() {
             return None;
         }
         let file = &self.files[task.file];
-        let zones = file.page_zone_maps(self.columns[task.file].as_ref()?, task.row_group).ok()??;
+        let zones = self.key_page_zones(task)?;
         let bounds = spark_float_order(if self.key.descending { &zones.maxes } else { &zones.mins });
         if bounds.len() < 2 || bounds.null_count() > 0 {
             return None;
@@ -144,7 +188,25 @@ impl<'a> ThresholdSkipper<'a> {
             && compare(0, bounds.len() - 1) != Ordering::Equal;
         let rows = usize::try_from(file.metadata.row_group(task.row_group).num_rows()).ok()?;
         let ranges = page_row_ranges(&zones, rows).ok()?;
-        sorted.then_some((bounds, ranges))
+        sorted.then_some((zones, ranges))
+    }
+
+    /// The key's page statistics in `task`'s row group: from the file's page index, or for
+    /// a local file written without one (pyarrow's default), from its page headers.
+    fn key_page_zones(&self, task: &ScanTask) -> Option<ZoneMaps> {
+        let column = self.columns[task.file].as_ref()?;
+        let file = &self.files[task.file];
+        if file.metadata.page_index().is_some() {
+            return file.page_zone_maps(column, task.row_group).ok()?;
+        }
+        if !matches!(file.location, Location::Local(_)) {
+            return None;
+        }
+        let (leaf, field) = file.leaf(column)?;
+        let source = FileSource::open(&file.location).ok()?;
+        let index = page_index_from_headers(&source, &file.metadata, &[(task.row_group, leaf)]).ok()??;
+        let zones = ZoneMaps::for_pages_in(&file.metadata, &index, task.row_group, leaf, &field).ok()??;
+        in_type(zones, &column.data_type)
     }
 
     /// Per part, whether it may hold a row satisfying `predicate` (a condition on the key):
@@ -166,16 +228,17 @@ impl<'a> ThresholdSkipper<'a> {
             .collect()
     }
 
-    /// Per page of the key in `row_group`, whether `predicate` can be true there (all true
-    /// where the page index cannot tell).
+    /// Per page of the key in a row group split into pages, whether `predicate` (on the
+    /// key) can be true there; empty where it cannot tell.
     fn pages_satisfying(&self, file: usize, row_group: usize, predicate: &Expr) -> Vec<bool> {
-        let Some(key) = &self.columns[file] else { return Vec::new() };
+        let (Some(key), Some(zones)) = (&self.columns[file], self.key_pages.get(&(file, row_group))) else {
+            return Vec::new();
+        };
         let file = &self.files[file];
-        let Ok(Some(key_pages)) = file.page_zone_maps(key, row_group) else { return Vec::new() };
         let schema = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
         let Ok(bound) = bind(predicate, &schema, self.bind) else { return Vec::new() };
-        let pages = |column: &BoundColumn| file.page_zone_maps(column, row_group);
-        match evaluate_on_zone_maps(&bound, key_pages.len(), &pages) {
+        let pages = |column: &BoundColumn| Ok((column.indices == key.indices).then(|| zones.clone()));
+        match evaluate_on_zone_maps(&bound, zones.len(), &pages) {
             Ok(possible) => possible.can_true,
             Err(_) => Vec::new(),
         }
@@ -210,8 +273,9 @@ impl<'a> ThresholdSkipper<'a> {
     }
 }
 
-/// A part of the first pass's read (see [`ThresholdSkipper::parts`]): a task whole, or the
-/// rows of one page of the key's column in the task's row group.
+/// A part of the first pass's read (see [`ThresholdSkipper::parts`] and
+/// [`next_wave`](ThresholdSkipper::next_wave)): a task whole, or the rows of one page of
+/// the key's column in the task's row group.
 #[derive(Debug, Clone)]
 pub(crate) struct KeyPart {
     task: ScanTask,
@@ -319,7 +383,9 @@ mod tests {
         let key = SortKey::parse("x", false, false).unwrap();
         let bind = BindOptions::default();
         let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-        let parts = skipper.parts(tasks(&files[0]));
+        let mut skipper = skipper;
+        let mut remaining = skipper.parts(tasks(&files[0]));
+        let parts = skipper.next_wave(&mut remaining, 10);
         assert!(parts.iter().all(|part| !part.is_page()), "one page per row group: nothing to split");
         let order: Vec<usize> = parts.iter().map(|part| part.row_group().1).collect();
         assert_eq!(order, (0..10).rev().collect::<Vec<_>>());
@@ -329,23 +395,29 @@ mod tests {
 
     #[test]
     fn a_sorted_key_is_visited_page_by_page() {
-        // 0..1000 ascending in one row group, pages of 100: page 9 holds 900..999.
-        let files = [opened_in_pages("sorted-pages.parquet", (0..1000).map(|v| Some(v as f64)).collect(), 1000, 100)];
+        // 0..1000 ascending in row groups of 500, pages of 100: page 4 of row group 1 holds
+        // 900..999.
+        let files = [opened_in_pages("sorted-pages.parquet", (0..1000).map(|v| Some(v as f64)).collect(), 500, 100)];
         let key = SortKey::parse("x", true, false).unwrap();
         let bind = BindOptions::default();
-        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-        let parts = skipper.parts(tasks(&files[0]));
-        assert_eq!(parts.len(), 10);
-        let pages: Vec<usize> = parts.iter().map(|part| part.page.as_ref().unwrap().0).collect();
-        assert_eq!(pages, (0..10).rev().collect::<Vec<_>>(), "descending: the largest maximum first");
-        // `x >= 850` can hold only on pages 8 and 9.
-        let may = skipper.parts_may_satisfy(&parts, &parse_filter("x >= 850").unwrap());
-        assert_eq!(may, [true, true, false, false, false, false, false, false, false, false]);
+        let mut skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let mut remaining = skipper.parts(tasks(&files[0]));
+        assert!(remaining.iter().all(|part| !part.is_page()), "split only when drawn");
+        // Descending, the largest maximum first: row group 1, split into its pages.
+        let wave = skipper.next_wave(&mut remaining, 3);
+        let pages: Vec<(usize, usize)> =
+            wave.iter().map(|part| (part.row_group().1, part.page.as_ref().unwrap().0)).collect();
+        assert_eq!(pages, [(1, 4), (1, 3), (1, 2)]);
         // Pages read in one wave are one task, selecting their rows.
-        let wave: Vec<KeyPart> = parts.into_iter().take(3).collect();
-        let tasks = tasks_reading(wave, &files).unwrap();
-        assert_eq!(tasks.len(), 1);
-        assert_eq!(tasks[0].selection.as_ref().unwrap().selected_ranges(), [700..1000]);
+        let read = tasks_reading(wave, &files).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].selection.as_ref().unwrap().selected_ranges(), [200..500]);
+        // Left: pages 1 and 0 of row group 1, then row group 0 whole. `x >= 650` can hold
+        // only on page 1 (600..699).
+        let left: Vec<KeyPart> = remaining.iter().cloned().collect();
+        assert_eq!(left.len(), 3);
+        let may = skipper.parts_may_satisfy(&left, &parse_filter("x >= 650").unwrap());
+        assert_eq!(may, [true, false, false]);
     }
 
     #[test]
@@ -355,8 +427,9 @@ mod tests {
             [opened_in_pages("unsorted-pages.parquet", (0..1000).map(|v| Some((v % 100) as f64)).collect(), 1000, 100)];
         let key = SortKey::parse("x", false, false).unwrap();
         let bind = BindOptions::default();
-        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-        let parts = skipper.parts(tasks(&files[0]));
+        let mut skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let mut remaining = skipper.parts(tasks(&files[0]));
+        let parts = skipper.next_wave(&mut remaining, 5);
         assert_eq!(parts.len(), 1);
         assert!(!parts[0].is_page());
     }
@@ -426,8 +499,12 @@ mod tests {
             let files = [opened_in_pages(&name, values.clone(), per_group, per_page)];
             let key = SortKey::parse("x", descending, false).unwrap();
             let bind = BindOptions::default();
-            let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-            let parts = skipper.parts(tasks(&files[0]));
+            let mut skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+            let mut remaining = skipper.parts(tasks(&files[0]));
+            let mut parts = Vec::new();
+            while !remaining.is_empty() {
+                parts.extend(skipper.next_wave(&mut remaining, 3));
+            }
             let op = if descending { ">=" } else { "<=" };
             let may = skipper.parts_may_satisfy(&parts, &parse_filter(&format!("x {op} {threshold}")).unwrap());
             let t = f64::from(threshold);
