@@ -11,8 +11,8 @@
 //! Where a row group's page statistics (its page index, or a local file's page headers)
 //! show the key sorted within it, the same runs on its pages: each page of the key is a
 //! part of the read of its own, visited in order of its bound, and ruled out by its page
-//! statistics. With a sorted key the first pass reads a
-//! page or two per thread instead of every row group.
+//! statistics. With a sorted key the first pass reads a page or two per thread instead of
+//! every row group.
 //!
 //! The visiting order is a heuristic (any order is sound): parts whose bound is unknown go
 //! first.
@@ -160,7 +160,11 @@ impl<'a> ThresholdSkipper<'a> {
                 None => true,
             })
             .map(|page| KeyPart { task: task.clone(), page: Some((page, ranges[page].clone())) })
-            .collect();
+            .collect::<Vec<_>>();
+        // A selection no page holds (never planned) is read as it is.
+        if parts.is_empty() {
+            return None;
+        }
         self.key_pages.insert((task.file, task.row_group), zones);
         Some(parts)
     }
@@ -382,8 +386,7 @@ mod tests {
         let files = [opened("desc.parquet", (0..1000).rev().map(|v| Some(v as f64)).collect(), 100)];
         let key = SortKey::parse("x", false, false).unwrap();
         let bind = BindOptions::default();
-        let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
-        let mut skipper = skipper;
+        let mut skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
         let mut remaining = skipper.parts(tasks(&files[0]));
         let parts = skipper.next_wave(&mut remaining, 10);
         assert!(parts.iter().all(|part| !part.is_page()), "one page per row group: nothing to split");
