@@ -395,6 +395,33 @@ def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, di
         assert "`ts` >= " in explain if direction == "desc" else "`ts` <= " in explain
 
 
+@pytest.mark.parametrize("pushdown", [True, False])
+def test_the_running_threshold_filters_rows_before_the_other_predicates(tmp_path: Path, pushdown: bool) -> None:
+    """An unsorted key and a filter on a wide text column: after the first wave the running
+    threshold is a predicate of the row filter, cheap and selective, so the text is
+    decoded only for rows whose key can still make the top 10 — not for every row."""
+    rng = random.Random(3)
+    rows, groups = 16_000, 8
+    amount = [rng.random() for _ in range(rows)]
+    note = [("error " if rng.randrange(3) == 0 else "ok ") + rng.randbytes(30).hex() for _ in range(rows)]
+    table = pa.table({"amount": amount, "note": note, "id": pa.array(range(rows), pa.int64())})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=rows // groups, use_dictionary=["id"])
+    scan = pqsift.scan(
+        str(tmp_path / "t.parquet"), columns=["id"], filter="note LIKE 'error%'", order_by=[("amount", "desc")],
+        limit=10, threads=2, pushdown_filters=pushdown,
+    )
+    got = scan.to_table().column("id").to_pylist()
+    matching = [i for i in range(rows) if note[i].startswith("error")]
+    assert got == sorted(matching, key=lambda i: -amount[i])[:10]
+    decoded = scan.metrics["rows_decoded_by_column"]["note"]
+    if pushdown:
+        # The first wave (two row groups, one per thread) reads `note` whole; later waves
+        # read it for the rows the threshold lets through.
+        assert decoded < rows // 2, decoded
+    else:
+        assert decoded >= rows  # the filter runs on decoded rows: every note is decoded
+
+
 @pytest.mark.parametrize(
     ("values", "arrow_type"),
     [

@@ -454,9 +454,9 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
 /// holding a top row, with the filter `key at least as good as T` added, so that the other
 /// columns are decoded only for rows that can make the top k (ties included). The first
 /// pass learns `T` as it reads, in waves of row groups (or, where the key is sorted within
-/// one, of its pages) best bound first, and skips the row groups and pages whose statistics
-/// rule the running threshold out (see [`topk_threshold`]); the read proper reads only the
-/// row groups holding a top row.
+/// one, of its pages) best bound first; it skips the row groups and pages whose statistics
+/// rule the running threshold out (see [`topk_threshold`]), and adds the threshold to the
+/// filter of each later wave. The read proper reads only the row groups holding a top row.
 ///
 /// Returns that config with the row groups left to read, and what the first pass did and
 /// the bytes it read; `None` where it cannot help.
@@ -499,7 +499,10 @@ fn narrow_to_top_rows(
         let reading = tasks_reading(skipper.next_wave(&mut remaining, wave), files)?;
         wave = wave.saturating_mul(2);
         read.extend(reading.iter().map(|task| (task.file, task.row_group)));
-        let mut stream = open_stream(files, reading, &first)?;
+        // The running threshold joins the filter: the row filter evaluates it as any
+        // conjunct (a cheap, selective one early), so the other predicates' columns are
+        // decoded only for rows whose key can still make the top k.
+        let mut stream = open_stream(files, reading, &with_condition(&first, predicate.as_ref()))?;
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
             let Some(source) = stream.last_batch_source() else {
@@ -577,11 +580,16 @@ fn narrow_to_top_rows(
         }
         return Ok((Some((ReaderConfig { filter: None, ..config.clone() }, exact)), Some((metrics, bytes_read))));
     }
-    let filter = match (&config.filter, predicate) {
-        (Some(filter), Some(predicate)) => Some(Expr::And(Box::new(filter.clone()), Box::new(predicate))),
-        (filter, predicate) => predicate.or_else(|| filter.clone()),
+    Ok((Some((with_condition(config, predicate.as_ref()), kept)), Some((metrics, bytes_read))))
+}
+
+/// `config` with `condition` added to its filter (`None`: as it is).
+fn with_condition(config: &ReaderConfig, condition: Option<&Expr>) -> ReaderConfig {
+    let filter = match (&config.filter, condition) {
+        (Some(filter), Some(condition)) => Some(Expr::And(Box::new(filter.clone()), Box::new(condition.clone()))),
+        (filter, condition) => condition.cloned().or_else(|| filter.clone()),
     };
-    Ok((Some((ReaderConfig { filter, ..config.clone() }, kept)), Some((metrics, bytes_read))))
+    ReaderConfig { filter, ..config.clone() }
 }
 
 /// Sorted row positions as ranges of consecutive rows.
