@@ -422,6 +422,28 @@ def test_the_running_threshold_filters_rows_before_the_other_predicates(tmp_path
         assert decoded >= rows  # the filter runs on decoded rows: every note is decoded
 
 
+def test_the_first_wave_reads_only_the_heads_of_large_row_groups(tmp_path: Path) -> None:
+    """Two row groups of 150,000 rows: with no threshold yet, the first wave reads the
+    head of each (65,536 rows), and the rest is read with the threshold those gave, so the
+    filter's wide column is decoded for fewer rows than one row group holds."""
+    rng = random.Random(4)
+    rows = 300_000
+    amount = [rng.random() for _ in range(rows)]
+    # A wide column, more bytes than the key's: the row filter runs the threshold first.
+    note = [("error " if rng.randrange(3) == 0 else "ok ") + rng.randbytes(24).hex() for _ in range(rows)]
+    table = pa.table({"amount": amount, "note": note, "id": pa.array(range(rows), pa.int64())})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=rows // 2)
+    scan = pqsift.scan(
+        str(tmp_path / "t.parquet"), columns=["id"], filter="note LIKE 'error%'", order_by=[("amount", "desc")],
+        limit=10, threads=2,
+    )
+    got = scan.to_table().column("id").to_pylist()
+    matching = [i for i in range(rows) if note[i].startswith("error")]
+    assert got == sorted(matching, key=lambda i: -amount[i])[:10]
+    decoded = scan.metrics["rows_decoded_by_column"]["note"]
+    assert 2 * 65_536 <= decoded < rows // 2, decoded
+
+
 @pytest.mark.parametrize(
     ("values", "arrow_type"),
     [

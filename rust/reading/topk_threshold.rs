@@ -49,6 +49,8 @@ pub(crate) struct ThresholdSkipper<'a> {
     columns: Vec<Option<BoundColumn>>,
     /// The key's page statistics in the row groups split into pages, by (file, row group).
     key_pages: HashMap<(usize, usize), ZoneMaps>,
+    /// Whether a wave was drawn.
+    drawn: bool,
 }
 
 impl<'a> ThresholdSkipper<'a> {
@@ -75,7 +77,7 @@ impl<'a> ThresholdSkipper<'a> {
                 false => resolve_column(&file.schema, &key.column, bind).ok(),
             })
             .collect();
-        Self { files, key, bind, columns, key_pages: HashMap::new() }
+        Self { files, key, bind, columns, key_pages: HashMap::new(), drawn: false }
     }
 
     /// The parts of `tasks` the first pass reads, each task whole, best bound first (its
@@ -98,7 +100,7 @@ impl<'a> ThresholdSkipper<'a> {
                 _ => None,
             })
             .collect();
-        let parts: Vec<KeyPart> = tasks.into_iter().map(|task| KeyPart { task, page: None }).collect();
+        let parts: Vec<KeyPart> = tasks.into_iter().map(|task| KeyPart { task, extent: Extent::Whole }).collect();
         let order = self.best_first(&bounds).unwrap_or_else(|| (0..parts.len()).collect());
         let mut slots: Vec<Option<KeyPart>> = parts.into_iter().map(Some).collect();
         order.into_iter().filter_map(|i| slots[i].take()).collect()
@@ -125,21 +127,46 @@ impl<'a> ThresholdSkipper<'a> {
     /// page shares the row group's bound, the best left, so that a sorted key's best rows
     /// are read before the rest of their row group. Split only when drawn, so that row
     /// groups the threshold rules out first cost no page statistics.
+    ///
+    /// The first wave, which has no threshold to read with, reads only the head of each
+    /// other large row group (see [`head_rows`]); the rest waits in front for a threshold.
     pub(crate) fn next_wave(&mut self, remaining: &mut VecDeque<KeyPart>, size: usize) -> Vec<KeyPart> {
+        let first = !self.drawn;
+        self.drawn = true;
         let mut wave = Vec::with_capacity(size);
+        let mut rests = Vec::new();
         while wave.len() < size {
             let Some(part) = remaining.pop_front() else { break };
-            if part.page.is_none()
-                && let Some(pages) = self.split(&part.task)
-            {
-                for page in pages.into_iter().rev() {
-                    remaining.push_front(page);
+            if matches!(part.extent, Extent::Whole) {
+                if let Some(pages) = self.split(&part.task) {
+                    for page in pages.into_iter().rev() {
+                        remaining.push_front(page);
+                    }
+                    continue;
                 }
-                continue;
+                if first && let Some((head, rest)) = self.head_and_rest(&part.task) {
+                    wave.push(head);
+                    rests.push(rest);
+                    continue;
+                }
             }
             wave.push(part);
         }
+        for rest in rests.into_iter().rev() {
+            remaining.push_front(rest);
+        }
         wave
+    }
+
+    /// A whole row group's first [`head_rows`] rows as a part, and the others as another.
+    fn head_and_rest(&self, task: &ScanTask) -> Option<(KeyPart, KeyPart)> {
+        if task.selection.is_some() || task.window.is_some() {
+            return None;
+        }
+        let rows = usize::try_from(self.files[task.file].metadata.row_group(task.row_group).num_rows()).ok()?;
+        let head = head_rows(rows)?;
+        let part = |rows: Range<usize>| KeyPart { task: task.clone(), extent: Extent::Rows(rows) };
+        Some((part(0..head), part(head..rows)))
     }
 
     /// `task` as a part per page of the key (those its selection reads), best bound first,
@@ -159,7 +186,7 @@ impl<'a> ThresholdSkipper<'a> {
                 }
                 None => true,
             })
-            .map(|page| KeyPart { task: task.clone(), page: Some((page, ranges[page].clone())) })
+            .map(|page| KeyPart { task: task.clone(), extent: Extent::Page(page, ranges[page].clone()) })
             .collect::<Vec<_>>();
         // A selection no page holds (never planned) is read as it is.
         if parts.is_empty() {
@@ -223,7 +250,7 @@ impl<'a> ThresholdSkipper<'a> {
             .iter()
             .zip(in_row_group)
             .map(|(part, may)| {
-                let Some((page, _)) = &part.page else { return may };
+                let Extent::Page(page, _) = &part.extent else { return may };
                 let (file, row_group) = (part.task.file, part.task.row_group);
                 let possible =
                     pages.entry((file, row_group)).or_insert_with(|| self.pages_satisfying(file, row_group, predicate));
@@ -283,15 +310,36 @@ impl<'a> ThresholdSkipper<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct KeyPart {
     task: ScanTask,
-    /// The page: its index among the key's pages in the row group, and its rows; `None`:
-    /// the task whole.
-    page: Option<(usize, Range<usize>)>,
+    extent: Extent,
 }
+
+/// What of its task a [`KeyPart`] reads.
+#[derive(Debug, Clone)]
+enum Extent {
+    /// All its rows.
+    Whole,
+    /// The rows of one page of the key: its index among the key's pages, and its rows.
+    Page(usize, Range<usize>),
+    /// A range of rows without statistics of its own: a row group's head or rest in the
+    /// first wave.
+    Rows(Range<usize>),
+}
+
+/// Rows at the head of a row group of `rows` that the first wave reads (the rest read
+/// later, with the threshold the heads gave): an eighth, at least [`HEAD_ROWS`]; `None`
+/// for a row group too small to cut.
+fn head_rows(rows: usize) -> Option<usize> {
+    let head = (rows / 8).max(HEAD_ROWS);
+    (rows >= 2 * head).then_some(head)
+}
+
+/// The fewest rows [`head_rows`] takes: about a decoded batch.
+const HEAD_ROWS: usize = 65_536;
 
 impl KeyPart {
     /// Whether the part is one page of a row group read in parts.
     pub(crate) fn is_page(&self) -> bool {
-        self.page.is_some()
+        matches!(self.extent, Extent::Page(..))
     }
 
     /// Its (file, row group).
@@ -307,7 +355,7 @@ pub(crate) fn tasks_reading(parts: Vec<KeyPart>, files: &[OpenedFile]) -> crate:
     let mut pages: Vec<Vec<Range<usize>>> = Vec::with_capacity(parts.len());
     let mut task_of: HashMap<(usize, usize), usize> = HashMap::new();
     for part in parts {
-        let Some((_, rows)) = part.page else {
+        let (Extent::Page(_, rows) | Extent::Rows(rows)) = part.extent else {
             tasks.push(part.task);
             pages.push(Vec::new());
             continue;
@@ -376,6 +424,13 @@ mod tests {
         OpenedFile::open(&Location::Local(path)).unwrap()
     }
 
+    fn page_of(part: &KeyPart) -> usize {
+        match part.extent {
+            Extent::Page(page, _) => page,
+            _ => panic!("not a page: {part:?}"),
+        }
+    }
+
     fn tasks(file: &OpenedFile) -> Vec<ScanTask> {
         (0..file.metadata.num_row_groups()).map(|rg| ScanTask::new(0, rg, None)).collect()
     }
@@ -408,8 +463,7 @@ mod tests {
         assert!(remaining.iter().all(|part| !part.is_page()), "split only when drawn");
         // Descending, the largest maximum first: row group 1, split into its pages.
         let wave = skipper.next_wave(&mut remaining, 3);
-        let pages: Vec<(usize, usize)> =
-            wave.iter().map(|part| (part.row_group().1, part.page.as_ref().unwrap().0)).collect();
+        let pages: Vec<(usize, usize)> = wave.iter().map(|part| (part.row_group().1, page_of(part))).collect();
         assert_eq!(pages, [(1, 4), (1, 3), (1, 2)]);
         // Pages read in one wave are one task, selecting their rows.
         let read = tasks_reading(wave, &files).unwrap();
@@ -421,6 +475,27 @@ mod tests {
         assert_eq!(left.len(), 3);
         let may = skipper.parts_may_satisfy(&left, &parse_filter("x >= 650").unwrap());
         assert_eq!(may, [true, false, false]);
+    }
+
+    #[test]
+    fn the_first_wave_reads_the_head_of_a_large_row_group() {
+        // One row group of 150,000 unsorted values: no page order, and no threshold yet.
+        let rows = 150_000usize;
+        let values = (0..rows).map(|v| Some((v * 7919 % 1000) as f64)).collect();
+        let files = [opened("head.parquet", values, rows)];
+        let key = SortKey::parse("x", true, false).unwrap();
+        let bind = BindOptions::default();
+        let mut skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
+        let mut remaining = skipper.parts(tasks(&files[0]));
+        let first = skipper.next_wave(&mut remaining, 2);
+        assert_eq!(first.len(), 1, "the rest waits for the threshold");
+        let read = tasks_reading(first, &files).unwrap();
+        assert_eq!(read[0].selection.as_ref().unwrap().selected_ranges(), [0..HEAD_ROWS]);
+        // The next wave reads the rest, whole, as any later wave would.
+        let second = skipper.next_wave(&mut remaining, 2);
+        let read = tasks_reading(second, &files).unwrap();
+        assert_eq!(read[0].selection.as_ref().unwrap().selected_ranges(), [HEAD_ROWS..rows]);
+        assert!(remaining.is_empty());
     }
 
     #[test]
@@ -514,9 +589,9 @@ mod tests {
             let mut covered = vec![0usize; values.len()];
             for (part, may) in parts.iter().zip(may) {
                 let (_, row_group) = part.row_group();
-                let rows = match &part.page {
-                    Some((_, rows)) => rows.clone(),
-                    None => 0..values[row_group * per_group..].len().min(per_group),
+                let rows = match &part.extent {
+                    Extent::Page(_, rows) | Extent::Rows(rows) => rows.clone(),
+                    Extent::Whole => 0..values[row_group * per_group..].len().min(per_group),
                 };
                 let chunk = &values[row_group * per_group..][rows.clone()];
                 for row in rows {
