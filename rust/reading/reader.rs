@@ -499,9 +499,9 @@ fn narrow_to_top_rows(
         let reading = tasks_reading(skipper.next_wave(&mut remaining, wave), files)?;
         wave = wave.saturating_mul(2);
         read.extend(reading.iter().map(|task| (task.file, task.row_group)));
-        // The running threshold joins the filter: the row filter evaluates it as any
-        // conjunct (a cheap, selective one early), so the other predicates' columns are
-        // decoded only for rows whose key can still make the top k.
+        // The running threshold joins the filter, ordered by the row filter as any conjunct:
+        // ahead of a wider column's, whose values are then decoded only for rows whose key
+        // can still make the top k.
         let mut stream = open_stream(files, reading, &with_condition(&first, predicate.as_ref()))?;
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
