@@ -248,7 +248,7 @@ class Scan:
                 f"reading: {pages} page(s) of the first sort key not read in the row groups read in part: "
                 f"every row of the top {self._read_options.get('limit')} meets "
                 f"{read.get('threshold_key_condition', 'a condition on the key')} (learnt while reading), "
-                "and their page index shows no row does\n"
+                "and their page statistics show no row does\n"
             )
         without = read.get("row_groups_without_top_rows", 0)
         if without:

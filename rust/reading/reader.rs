@@ -482,6 +482,9 @@ fn narrow_to_top_rows(
     let first = ReaderConfig { columns: Some(key_columns), order_by: Vec::new(), limit: None, ..config.clone() };
     let mut skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
+    if config.filter.is_none() {
+        skipper = skipper.without_cuts();
+    }
     let mut remaining = skipper.parts(tasks.to_vec());
     let mut metrics = ReadMetrics::default();
     let mut bytes_read = 0;

@@ -49,8 +49,8 @@ pub(crate) struct ThresholdSkipper<'a> {
     columns: Vec<Option<BoundColumn>>,
     /// The key's page statistics in the row groups split into pages, by (file, row group).
     key_pages: HashMap<(usize, usize), ZoneMaps>,
-    /// Whether a wave was drawn.
-    drawn: bool,
+    /// The most rows a part of the next wave reads (see [`next_wave`](Self::next_wave)).
+    part_rows: usize,
 }
 
 impl<'a> ThresholdSkipper<'a> {
@@ -77,7 +77,7 @@ impl<'a> ThresholdSkipper<'a> {
                 false => resolve_column(&file.schema, &key.column, bind).ok(),
             })
             .collect();
-        Self { files, key, bind, columns, key_pages: HashMap::new(), drawn: false }
+        Self { files, key, bind, columns, key_pages: HashMap::new(), part_rows: HEAD_ROWS }
     }
 
     /// The parts of `tasks` the first pass reads, each task whole, best bound first (its
@@ -128,29 +128,34 @@ impl<'a> ThresholdSkipper<'a> {
     /// are read before the rest of their row group. Split only when drawn, so that row
     /// groups the threshold rules out first cost no page statistics.
     ///
-    /// The first wave, which has no threshold to read with, reads only the head of each
-    /// other large row group (see [`head_rows`]); the rest waits in front for a threshold.
+    /// A row group (or a range of its rows) larger than twice the wave's part size is cut:
+    /// its head read now, the rest put back in front. The part size starts at
+    /// [`HEAD_ROWS`] and doubles with each wave, so that the rows read double too: the first
+    /// wave, with no threshold to read with, reads a little of each of its row groups, and
+    /// each later wave reads with the threshold of twice as many rows before it — so the
+    /// rows that pass it, scattered over the pages of the filter's other columns, stay few.
     pub(crate) fn next_wave(&mut self, remaining: &mut VecDeque<KeyPart>, size: usize) -> Vec<KeyPart> {
-        let first = !self.drawn;
-        self.drawn = true;
+        let part_rows = self.part_rows;
+        self.part_rows = part_rows.saturating_mul(2);
         let mut wave = Vec::with_capacity(size);
         let mut rests = Vec::new();
         while wave.len() < size {
             let Some(part) = remaining.pop_front() else { break };
-            if matches!(part.extent, Extent::Whole) {
-                if let Some(pages) = self.split(&part.task) {
-                    for page in pages.into_iter().rev() {
-                        remaining.push_front(page);
-                    }
-                    continue;
+            if matches!(part.extent, Extent::Whole)
+                && let Some(pages) = self.split(&part.task)
+            {
+                for page in pages.into_iter().rev() {
+                    remaining.push_front(page);
                 }
-                if first && let Some((head, rest)) = self.head_and_rest(&part.task) {
+                continue;
+            }
+            match self.head_and_rest(&part, part_rows) {
+                Some((head, rest)) => {
                     wave.push(head);
                     rests.push(rest);
-                    continue;
                 }
+                None => wave.push(part),
             }
-            wave.push(part);
         }
         for rest in rests.into_iter().rev() {
             remaining.push_front(rest);
@@ -158,15 +163,26 @@ impl<'a> ThresholdSkipper<'a> {
         wave
     }
 
-    /// A whole row group's first [`head_rows`] rows as a part, and the others as another.
-    fn head_and_rest(&self, task: &ScanTask) -> Option<(KeyPart, KeyPart)> {
+    /// The first `rows` rows of `part` (its row group whole, or a range of it) as a part,
+    /// and the others as another, where they are at least as many.
+    fn head_and_rest(&self, part: &KeyPart, rows: usize) -> Option<(KeyPart, KeyPart)> {
+        let task = &part.task;
         if task.selection.is_some() || task.window.is_some() {
             return None;
         }
-        let rows = usize::try_from(self.files[task.file].metadata.row_group(task.row_group).num_rows()).ok()?;
-        let head = head_rows(rows)?;
-        let part = |rows: Range<usize>| KeyPart { task: task.clone(), extent: Extent::Rows(rows) };
-        Some((part(0..head), part(head..rows)))
+        let range = match &part.extent {
+            Extent::Whole => {
+                0..usize::try_from(self.files[task.file].metadata.row_group(task.row_group).num_rows()).ok()?
+            }
+            Extent::Rows(range) => range.clone(),
+            Extent::Page(..) => return None,
+        };
+        if range.len() < rows.saturating_mul(2) {
+            return None;
+        }
+        let cut = range.start + rows;
+        let piece = |rows: Range<usize>| KeyPart { task: task.clone(), extent: Extent::Rows(rows) };
+        Some((piece(range.start..cut), piece(cut..range.end)))
     }
 
     /// `task` as a part per page of the key (those its selection reads), best bound first,
@@ -238,6 +254,14 @@ impl<'a> ThresholdSkipper<'a> {
         let index = page_index_from_headers(&source, &file.metadata, &[(task.row_group, leaf)]).ok()??;
         let zones = ZoneMaps::for_pages_in(&file.metadata, &index, task.row_group, leaf, &field).ok()??;
         in_type(zones, &column.data_type)
+    }
+
+    /// The skipper that never cuts a row group into ranges of rows (see
+    /// [`next_wave`](Self::next_wave)): without a filter, a threshold has no other column's
+    /// decoding to spare, and smaller waves would only cost.
+    pub(crate) fn without_cuts(mut self) -> Self {
+        self.part_rows = usize::MAX;
+        self
     }
 
     /// Per part, whether it may hold a row satisfying `predicate` (a condition on the key):
@@ -320,20 +344,13 @@ enum Extent {
     Whole,
     /// The rows of one page of the key: its index among the key's pages, and its rows.
     Page(usize, Range<usize>),
-    /// A range of rows without statistics of its own: a row group's head or rest in the
-    /// first wave.
+    /// A range of rows without statistics of its own: a row group cut by
+    /// [`next_wave`](ThresholdSkipper::next_wave).
     Rows(Range<usize>),
 }
 
-/// Rows at the head of a row group of `rows` that the first wave reads (the rest read
-/// later, with the threshold the heads gave): an eighth, at least [`HEAD_ROWS`]; `None`
-/// for a row group too small to cut.
-fn head_rows(rows: usize) -> Option<usize> {
-    let head = (rows / 8).max(HEAD_ROWS);
-    (rows >= 2 * head).then_some(head)
-}
-
-/// The fewest rows [`head_rows`] takes: about a decoded batch.
+/// The rows a part of the first wave reads at most (about a decoded batch); see
+/// [`ThresholdSkipper::next_wave`].
 const HEAD_ROWS: usize = 65_536;
 
 impl KeyPart {
