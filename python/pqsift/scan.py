@@ -274,7 +274,7 @@ class Scan:
         not read because their statistics rule out the k-th row's key, learnt while
         reading), ``pages_skipped_by_threshold`` (pages of the first key not read in the
         row groups read in part, where the key is sorted within them: the same threshold on
-        the page index), ``row_groups_without_top_rows`` (row groups whose keys the first pass
+        their page statistics), ``row_groups_without_top_rows`` (row groups whose keys the first pass
         read and found none of the top rows in, not read again), and time per stage
         (``time_plan_s``, ``time_predicates_s``, ``time_projection_s``). From an object
         store, over planning and reading: ``requests`` (HTTP requests, retries included),
