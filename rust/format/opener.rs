@@ -276,21 +276,6 @@ impl OpenedFile {
             Err(other) => Err(other),
         }
     }
-
-    /// Zone maps of `column` over the data pages of row group `row_group`, from the file's
-    /// page index; `None` where the file or the column has none.
-    pub fn page_zone_maps(&self, column: &BoundColumn, row_group: usize) -> Result<Option<ZoneMaps>> {
-        let Some((leaf, field)) = self.leaf(column) else {
-            return Ok(None);
-        };
-        match ZoneMaps::for_pages(&self.metadata, row_group, leaf, &field) {
-            Ok(zones) => Ok(zones.and_then(|zones| in_type(zones, &column.data_type))),
-            Err(PqsiftError::Statistics(reason)) => {
-                Err(PqsiftError::corrupt(&self.location, reason).about_column(column.path.name()))
-            }
-            Err(other) => Err(other),
-        }
-    }
 }
 
 /// Zone maps in the bound column's type: as they are, or cast to the dictionary type of a

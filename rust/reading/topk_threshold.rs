@@ -27,14 +27,12 @@ use arrow::compute::{SortOptions, concat};
 
 use crate::filter::sort_key::SortKey;
 use crate::filter::{BindOptions, BoundColumn, Expr, bind, resolve_column, spark_float_order};
-use crate::format::header_page_index::page_index_from_headers;
 use crate::format::opener::{OpenedFile, in_type};
-use crate::planning::page_filter::page_row_ranges;
-use crate::pruning::pruning_predicate::evaluate_on_zone_maps;
+use crate::planning::page_filter::{PageBounds, page_row_ranges};
+use crate::pruning::pruning_predicate::{ZoneSource, evaluate_on_zone_maps};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::reading::scan_stream::ScanTask;
 use crate::selection::RowSelection;
-use crate::storage::{FileSource, Location};
 use crate::table::partition_values::PartitionValues;
 
 /// Decides, from row group statistics, which row groups may hold a row at least as good
@@ -238,21 +236,15 @@ impl<'a> ThresholdSkipper<'a> {
         sorted.then_some((zones, ranges))
     }
 
-    /// The key's page statistics in `task`'s row group: from the file's page index, or for
-    /// a local file written without one (pyarrow's default), from its page headers.
+    /// The key's page statistics in `task`'s row group, from the pages' bounds as the
+    /// planning's page stage finds them: the file's page index, or for a local file written
+    /// without one (pyarrow's default), its page headers.
     fn key_page_zones(&self, task: &ScanTask) -> Option<ZoneMaps> {
         let column = self.columns[task.file].as_ref()?;
         let file = &self.files[task.file];
-        if file.metadata.page_index().is_some() {
-            return file.page_zone_maps(column, task.row_group).ok()?;
-        }
-        if !matches!(file.location, Location::Local(_)) {
-            return None;
-        }
         let (leaf, field) = file.leaf(column)?;
-        let source = FileSource::open(&file.location).ok()?;
-        let index = page_index_from_headers(&source, &file.metadata, &[(task.row_group, leaf)]).ok()??;
-        let zones = ZoneMaps::for_pages_in(&file.metadata, &index, task.row_group, leaf, &field).ok()??;
+        let bounds = PageBounds::of(file, || vec![(task.row_group, leaf)]).ok()??;
+        let zones = ZoneMaps::for_pages_in(&file.metadata, bounds.index(), task.row_group, leaf, &field).ok()??;
         in_type(zones, &column.data_type)
     }
 
@@ -267,64 +259,48 @@ impl<'a> ThresholdSkipper<'a> {
     /// Per part, whether it may hold a row satisfying `predicate` (a condition on the key):
     /// `false` only where the statistics of its row group, or of its page, prove it cannot.
     pub(crate) fn parts_may_satisfy(&self, parts: &[KeyPart], predicate: &Expr) -> Vec<bool> {
-        let tasks: Vec<ScanTask> = parts.iter().map(|part| part.task.clone()).collect();
-        let in_row_group = self.may_satisfy(&tasks, predicate);
-        let mut pages: HashMap<(usize, usize), Vec<bool>> = HashMap::new();
+        let mut row_groups: Vec<Option<Option<Vec<bool>>>> = vec![None; self.files.len()];
+        let mut pages: HashMap<(usize, usize), Option<Vec<bool>>> = HashMap::new();
         parts
             .iter()
-            .zip(in_row_group)
-            .map(|(part, may)| {
-                let Extent::Page(page, _) = &part.extent else { return may };
-                let (file, row_group) = (part.task.file, part.task.row_group);
-                let possible =
-                    pages.entry((file, row_group)).or_insert_with(|| self.pages_satisfying(file, row_group, predicate));
-                may && possible.get(*page).copied().unwrap_or(true)
-            })
-            .collect()
-    }
-
-    /// Per page of the key in a row group split into pages, whether `predicate` (on the
-    /// key) can be true there; empty where it cannot tell.
-    fn pages_satisfying(&self, file: usize, row_group: usize, predicate: &Expr) -> Vec<bool> {
-        let (Some(key), Some(zones)) = (&self.columns[file], self.key_pages.get(&(file, row_group))) else {
-            return Vec::new();
-        };
-        let file = &self.files[file];
-        let schema = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
-        let Ok(bound) = bind(predicate, &schema, self.bind) else { return Vec::new() };
-        let pages = |column: &BoundColumn| Ok((column.indices == key.indices).then(|| zones.clone()));
-        match evaluate_on_zone_maps(&bound, zones.len(), &pages) {
-            Ok(possible) => possible.can_true,
-            Err(_) => Vec::new(),
-        }
-    }
-
-    /// Per task, whether its row group may hold a row satisfying `predicate` (a condition on
-    /// the key): `false` only where the statistics prove it cannot.
-    pub(crate) fn may_satisfy(&self, tasks: &[ScanTask], predicate: &Expr) -> Vec<bool> {
-        let mut per_file: Vec<Option<Vec<bool>>> = vec![None; self.files.len()];
-        tasks
-            .iter()
-            .map(|task| {
-                if self.columns[task.file].is_none() {
-                    return true;
+            .map(|part| {
+                let (file, row_group) = part.row_group();
+                let Some(key) = &self.columns[file] else { return true };
+                let opened = &self.files[file];
+                let in_row_group = row_groups[file].get_or_insert_with(|| {
+                    let zones = |column: &BoundColumn| opened.row_group_zone_maps(column);
+                    self.satisfying(opened, opened.metadata.num_row_groups(), &zones, predicate)
+                });
+                let may = |possible: &Option<Vec<bool>>, at: usize| {
+                    possible.as_ref().and_then(|possible| possible.get(at).copied()).unwrap_or(true)
+                };
+                if !may(in_row_group, row_group) {
+                    return false;
                 }
-                let file = &self.files[task.file];
-                let possible = per_file[task.file].get_or_insert_with(|| self.row_groups_satisfying(file, predicate));
-                possible.get(task.row_group).copied().unwrap_or(true)
+                let Extent::Page(page, _) = &part.extent else { return true };
+                let in_pages = pages.entry((file, row_group)).or_insert_with(|| {
+                    let key_pages = self.key_pages.get(&(file, row_group))?;
+                    let zones = |column: &BoundColumn| Ok((column.indices == key.indices).then(|| key_pages.clone()));
+                    self.satisfying(opened, key_pages.len(), &zones, predicate)
+                });
+                may(in_pages, *page)
             })
             .collect()
     }
 
-    fn row_groups_satisfying(&self, file: &OpenedFile, predicate: &Expr) -> Vec<bool> {
-        let row_groups = file.metadata.num_row_groups();
+    /// Per container of `file` (its row groups, or one row group's pages; `containers` of
+    /// them, whose zone maps `zones` gives), whether `predicate` can be true there; `None`
+    /// where it cannot tell.
+    fn satisfying(
+        &self,
+        file: &OpenedFile,
+        containers: usize,
+        zones: &dyn ZoneSource,
+        predicate: &Expr,
+    ) -> Option<Vec<bool>> {
         let schema = crate::format::opener::filter_schema(&file.schema, file.metadata.file_metadata());
-        let Ok(bound) = bind(predicate, &schema, self.bind) else { return vec![true; row_groups] };
-        let zones = |column: &BoundColumn| file.row_group_zone_maps(column);
-        match evaluate_on_zone_maps(&bound, row_groups, &zones) {
-            Ok(possible) => possible.can_true,
-            Err(_) => vec![true; row_groups],
-        }
+        let bound = bind(predicate, &schema, self.bind).ok()?;
+        Some(evaluate_on_zone_maps(&bound, containers, zones).ok()?.can_true)
     }
 }
 
@@ -452,6 +428,30 @@ mod tests {
         (0..file.metadata.num_row_groups()).map(|rg| ScanTask::new(0, rg, None)).collect()
     }
 
+    /// Each row group of `file` whole, in order.
+    fn whole(file: &OpenedFile) -> Vec<KeyPart> {
+        tasks(file).into_iter().map(|task| KeyPart { task, extent: Extent::Whole }).collect()
+    }
+
+    /// Keys: NULLs, NaN, -0.0 and whole numbers in -50..50.
+    fn keys() -> impl Strategy<Value = Vec<Option<f64>>> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(None),
+                Just(Some(f64::NAN)),
+                Just(Some(-0.0)),
+                (-50i32..50).prop_map(|v| Some(f64::from(v)))
+            ],
+            1..200,
+        )
+    }
+
+    /// Whether one of `values` meets `x >= t` (descending) or `x <= t`, in Spark's order:
+    /// NaN above every number, so NaN >= t and never <= t.
+    fn holds(values: &[Option<f64>], descending: bool, t: f64) -> bool {
+        values.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t })
+    }
+
     #[test]
     fn visits_the_best_bound_first_and_rules_out_by_statistics() {
         // 1,000 values written descending, 10 row groups: row group 9 holds 0..99.
@@ -464,7 +464,7 @@ mod tests {
         assert!(parts.iter().all(|part| !part.is_page()), "one page per row group: nothing to split");
         let order: Vec<usize> = parts.iter().map(|part| part.row_group().1).collect();
         assert_eq!(order, (0..10).rev().collect::<Vec<_>>());
-        let may = skipper.may_satisfy(&tasks(&files[0]), &parse_filter("x <= 150").unwrap());
+        let may = skipper.parts_may_satisfy(&whole(&files[0]), &parse_filter("x <= 150").unwrap());
         assert_eq!(may, [false, false, false, false, false, false, false, false, true, true]);
     }
 
@@ -535,7 +535,7 @@ mod tests {
         let key = SortKey::parse("x", false, false).unwrap();
         let bind = BindOptions::default();
         let skipper = ThresholdSkipper::new(&files, &key, &bind, None, true);
-        assert!(skipper.may_satisfy(&tasks(&files[0]), &parse_filter("x <= 5").unwrap()).iter().all(|&m| m));
+        assert!(skipper.parts_may_satisfy(&whole(&files[0]), &parse_filter("x <= 5").unwrap()).iter().all(|&m| m));
     }
 
     proptest! {
@@ -544,10 +544,7 @@ mod tests {
         /// hold a row satisfying `x <= t` holds none.
         #[test]
         fn never_rules_out_a_row_group_holding_a_satisfying_row(
-            values in proptest::collection::vec(
-                prop_oneof![Just(None), Just(Some(f64::NAN)), Just(Some(-0.0)), (-50i32..50).prop_map(|v| Some(f64::from(v)))],
-                1..200,
-            ),
+            values in keys(),
             per_group in 1usize..40,
             threshold in -60i32..60,
             descending in any::<bool>(),
@@ -559,12 +556,10 @@ mod tests {
             let bind = BindOptions::default();
             let skipper = ThresholdSkipper::new(&files, &key, &bind, None, false);
             let op = if descending { ">=" } else { "<=" };
-            let may = skipper.may_satisfy(&tasks(&files[0]), &parse_filter(&format!("x {op} {threshold}")).unwrap());
+            let may = skipper.parts_may_satisfy(&whole(&files[0]), &parse_filter(&format!("x {op} {threshold}")).unwrap());
             let t = f64::from(threshold);
             for (group, chunk) in values.chunks(per_group).enumerate() {
-                // Spark's order: NaN above every number, so NaN >= t and never <= t.
-                let holds = chunk.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t });
-                prop_assert!(may[group] || !holds, "row group {group} ruled out though it holds a row {op} {t}");
+                prop_assert!(may[group] || !holds(chunk, descending, t), "row group {group} ruled out though it holds a row {op} {t}");
             }
         }
 
@@ -572,10 +567,7 @@ mod tests {
         /// row groups: a part ruled out holds no satisfying row, and the parts cover every row.
         #[test]
         fn never_rules_out_a_part_holding_a_satisfying_row(
-            values in proptest::collection::vec(
-                prop_oneof![Just(None), Just(Some(f64::NAN)), Just(Some(-0.0)), (-50i32..50).prop_map(|v| Some(f64::from(v)))],
-                1..200,
-            ),
+            values in keys(),
             sorted in 0u8..3,
             per_group in 1usize..60,
             per_page in 1usize..12,
@@ -614,8 +606,7 @@ mod tests {
                 for row in rows {
                     covered[row_group * per_group + row] += 1;
                 }
-                let holds = chunk.iter().flatten().any(|&v| if descending { v.is_nan() || v >= t } else { !v.is_nan() && v <= t });
-                prop_assert!(may || !holds, "a part of row group {row_group} ruled out though it holds a row {op} {t}");
+                prop_assert!(may || !holds(chunk, descending, t), "a part of row group {row_group} ruled out though it holds a row {op} {t}");
             }
             prop_assert!(covered.iter().all(|&c| c == 1), "the parts cover each row once: {covered:?}");
         }
