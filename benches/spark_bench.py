@@ -28,6 +28,12 @@ Spark's defaults — snappy, 128 MiB row groups, 1 MiB pages, parquet-java's col
 ``ts`` as INT96 (``spark.sql.parquet.outputTimestampType``'s default, which keeps Spark from
 pushing a filter on it down to the statistics).
 
+``--topn`` times top-k queries instead (``benches/topn.py``'s: ``ORDER BY key DESC LIMIT
+k`` with a wide column projected, sorted and unsorted keys, with and without a filter):
+Spark's ``orderBy(...).limit(k)`` over its native reader against ``pqsift.spark.read(...,
+order_by=..., limit=k)``, read on the driver and by tasks, each checked to return the same
+keys as Spark; ``--dataset events`` or ``events-spark`` (``results/spark_topn.md``).
+
 ``--connect`` runs the same readers as a Spark Connect client (Spark 4's default client) of
 a local Connect server (``local[*]``, the same settings, in a child process:
 ``tests/connect_harness.py``), and writes ``benches/results/spark_connect.md``. There the
@@ -51,8 +57,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from peers import (
     EVENT_FILES,
+    EVENT_ROW_GROUP_ROWS,
     EVENT_ROWS_PER_FILE,
     START,
+    Dataset,
     Shape,
     _sql_ts,
     event_shapes,
@@ -163,22 +171,45 @@ def noop(df: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=("peers", "events-spark"), default="peers", help="the rows and shapes (default: peers)")
-    parser.add_argument("--data", type=Path, default=None, help="default: data/bench, data/bench-events-spark")
+    parser.add_argument(
+        "--dataset",
+        choices=("peers", "events", "events-spark"),
+        default="peers",
+        help="the rows and shapes (default: peers)",
+    )
+    parser.add_argument(
+        "--data", type=Path, default=None, help="default: data/bench, data/bench-events, data/bench-events-spark"
+    )
     parser.add_argument("--repeat", type=int, default=9, help="rounds of interleaved runs after the warm-up")
     parser.add_argument("--driver-sweep", action="store_true", help="also measure the driver-read threshold")
     parser.add_argument("--connect", action="store_true", help="run as a Spark Connect client of a local server")
-    parser.add_argument("--out", type=Path, default=None, help="default: benches/results/spark.md (spark_connect.md with --connect)")
+    parser.add_argument("--topn", action="store_true", help="time top-k queries (events or events-spark)")
+    parser.add_argument("--limit", type=int, default=100, help="k of the --topn queries")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: benches/results/spark.md (spark_connect.md with --connect)"
+    )
     args = parser.parse_args()
     spark_written = args.dataset == "events-spark"
     if args.data is None:
-        args.data = Path("data/bench-events-spark" if spark_written else "data/bench")
+        args.data = Path(
+            {"peers": "data/bench", "events": "data/bench-events", "events-spark": "data/bench-events-spark"}[
+                args.dataset
+            ]
+        )
     if args.out is None:
-        stem = "spark_events" if spark_written else "spark"
+        stem = (
+            "spark_topn"
+            if args.topn
+            else {"peers": "spark", "events": "spark_events_pyarrow", "events-spark": "spark_events"}[args.dataset]
+        )
         args.out = Path(f"benches/results/{stem}{'_connect' if args.connect else ''}.md")
-    if args.driver_sweep and spark_written:
+    if args.driver_sweep and args.dataset != "peers":
         raise SystemExit("--driver-sweep is for the peers dataset")
-    if not spark_written and not list(args.data.glob("*.parquet")):
+    if args.topn and args.dataset == "peers":
+        raise SystemExit("--topn is for the events datasets")
+    if args.dataset == "events":
+        Dataset("events", args.data, EVENT_FILES, EVENT_ROWS_PER_FILE, EVENT_ROW_GROUP_ROWS).ensure()
+    elif not spark_written and not list(args.data.glob("*.parquet")):
         print(f"writing {args.data} ...", flush=True)
         write_dataset(args.data)
 
@@ -189,21 +220,28 @@ def main() -> None:
     if spark_written and not list(args.data.glob("*.parquet")):
         print(f"writing {args.data} with Spark ...", flush=True)
         write_spark_events(spark, args.data)
-    shape_list = event_shapes(EVENT_FILES * EVENT_ROWS_PER_FILE)[:5] if spark_written else shapes()
+    shape_list = event_shapes(EVENT_FILES * EVENT_ROWS_PER_FILE)[:5] if args.dataset != "peers" else shapes()
     # Absolute: over Connect a relative path would be resolved by the server for the native
     # reader (pqsift resolves it on the client).
     path = str(args.data.resolve())
+    if args.topn:
+        lines = topn_lines(spark, path, args.limit, args.repeat)
+        title = f"Top-k queries (`LIMIT {args.limit}`) in Spark{' over Spark Connect' if args.connect else ''}: pqsift vs Spark's native reader"
+        finish(spark, server, args, title, lines)
+        return
 
     readers = {
         "spark native": lambda s: spark.read.parquet(path).filter(s.where or "true").select(*s.columns),
         "pqsift read": lambda s: pqsift.spark.read(spark, path, s.columns, s.where or None),
         "pqsift tasks only": lambda s: pqsift.spark.read(spark, path, s.columns, s.where or None, driver_read_bytes=0),
         # A data source's schema must hold the filter's columns too (Spark filters by name).
-        "pqsift data source": lambda s: spark.read.format("pqsift")
-        .option("columns", ",".join(needed(s)))
-        .load(path)
-        .filter(s.where or "true")
-        .select(*s.columns),
+        "pqsift data source": lambda s: (
+            spark.read.format("pqsift")
+            .option("columns", ",".join(needed(s)))
+            .load(path)
+            .filter(s.where or "true")
+            .select(*s.columns)
+        ),
     }
     pqsift_readers = [name for name in readers if name != "spark native"]
     lines = [
@@ -226,7 +264,10 @@ def main() -> None:
         medians = {name: statistics.median(t) for name, t in times.items()}
         native = medians["spark native"]
         rows = next(iter(counts.values()))
-        print(f"{shape.name:<28}{rows:>10,}  {read_by:<8}" + "".join(f"{medians[n] * 1000:>14.0f} ms ({min(times[n]) * 1000:.0f})" for n in readers))
+        print(
+            f"{shape.name:<28}{rows:>10,}  {read_by:<8}"
+            + "".join(f"{medians[n] * 1000:>14.0f} ms ({min(times[n]) * 1000:.0f})" for n in readers)
+        )
         lines.append(
             f"| {shape.name} | {rows:,} | {read_by} | "
             + " | ".join(f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in readers)
@@ -254,7 +295,9 @@ def main() -> None:
             output = pqsift.scan(path, columns, where, spark_output=True, session_time_zone="UTC").to_table()
             times = interleaved_times(
                 {
-                    "driver": lambda w=where: noop(pqsift.spark.read(spark, path, columns, w, driver_read_bytes=1 << 62)),
+                    "driver": lambda w=where: noop(
+                        pqsift.spark.read(spark, path, columns, w, driver_read_bytes=1 << 62)
+                    ),
                     "tasks": lambda w=where: noop(pqsift.spark.read(spark, path, columns, w, driver_read_bytes=0)),
                 },
                 args.repeat,
@@ -263,20 +306,94 @@ def main() -> None:
             row = f"| {hours} h | {output.num_rows:,} | {selected / 2**20:.1f} | {output.nbytes / 2**20:.1f} | {driver * 1000:.0f} | {tasks * 1000:.0f} | {tasks / driver:.2f} |"
             print(row, flush=True)
             sweep.append(row)
+    finish(
+        spark,
+        server,
+        args,
+        f"pqsift in Spark{' over Spark Connect' if args.connect else ''} vs Spark's native reader",
+        lines + sweep,
+    )
+
+
+def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
+    """The ``--topn`` table: each of ``topn.QUERIES`` by Spark (``orderBy(...).limit(k)``
+    over its native reader) and by ``pqsift.spark.read`` (as a user gets it, and by tasks
+    only), after checking that all three return the same keys in the same order."""
+    from pyspark.sql import functions
+
+    import pqsift.spark
+    from topn import QUERIES
+
+    readers: dict[str, Callable[[str, list[str], str | None], Any]] = {
+        "spark native": lambda key, columns, where: (
+            spark.read.parquet(path).filter(where or "true").select(*columns).orderBy(functions.desc(key)).limit(k)
+        ),
+        "pqsift read": lambda key, columns, where: pqsift.spark.read(
+            spark, path, columns, where, order_by=[(key, "desc")], limit=k
+        ),
+        "pqsift tasks only": lambda key, columns, where: pqsift.spark.read(
+            spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=0
+        ),
+    }
+    pqsift_readers = [name for name in readers if name != "spark native"]
+    lines = [
+        "| query | read by | "
+        + " | ".join(f"{name} (ms)" for name in readers)
+        + " | "
+        + " | ".join(f"native / {name.removeprefix('pqsift ')}" for name in pqsift_readers)
+        + " |",
+        "|---|---|" + "---:|" * (len(readers) + len(pqsift_readers)),
+    ]
+    for title, key, columns, where in QUERIES:
+        keys = {name: [row[key] for row in make(key, columns, where).collect()] for name, make in readers.items()}
+        if any(found != keys["spark native"] for found in keys.values()) or len(keys["spark native"]) != k:
+            raise SystemExit(f"{title}: the readers' keys differ: {keys}")
+        metrics = pqsift.spark.ScanMetrics(spark)
+        pqsift.spark.read(spark, path, columns, where, order_by=[(key, "desc")], limit=k, metrics=metrics).collect()
+        read_by = "driver" if metrics.read_on_driver else f"{metrics.tasks} tasks"
+        times = interleaved_times(
+            {name: lambda m=make: noop(m(key, columns, where)) for name, make in readers.items()},  # noqa: B023 - called at once
+            rounds,
+        )
+        medians = {name: statistics.median(t) for name, t in times.items()}
+        native = medians["spark native"]
+        line = (
+            f"| {title} | {read_by} | "
+            + " | ".join(f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in readers)
+            + " | "
+            + " | ".join(f"{native / medians[n]:.2f}×" for n in pqsift_readers)
+            + " |"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    lines += ["", "Queries (`ORDER BY key DESC LIMIT k`):", ""]
+    lines += [
+        f"- {title}: `{where or '(no filter)'}` → {', '.join(columns)}, key `{key}`"
+        for title, key, columns, where in QUERIES
+    ]
+    return lines
+
+
+def finish(spark: Any, server: Any, args: argparse.Namespace, title: str, lines: list[str]) -> None:
+    """Stops Spark (and the Connect server) and writes the table to ``args.out``."""
     spark.stop()
     if server is not None:
         server.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     header = (
-        f"# pqsift in Spark{' over Spark Connect' if args.connect else ''} vs Spark's native reader\n\n"
+        f"# {title}\n\n"
         f"Dataset: `{args.data}` ({describe(args.data)}), local[*] on"
         f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns (each round starting one reader further along), {args.repeat} rounds;"
         " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster)."
         " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks"
-        + ("; over Connect, `driver` is the client's process, its rows sent as a local relation" if args.connect else "")
+        + (
+            "; over Connect, `driver` is the client's process, its rows sent as a local relation"
+            if args.connect
+            else ""
+        )
         + ").\n\n"
     )
-    args.out.write_text(header + "\n".join(lines + sweep) + "\n")
+    args.out.write_text(header + "\n".join(lines) + "\n")
     print(f"\nwritten {args.out}")
 
 
