@@ -24,7 +24,7 @@ use crate::reading::scan_stream::{
     BatchSource, OutputAssembly, OutputColumn, ScanFile, ScanStream, ScanTask, SortSpec, StreamOptions,
 };
 use crate::reading::spark_output::spark_schema;
-use crate::reading::top_rows::TopRows;
+use crate::reading::top_rows::{KeyBound, TopRows};
 use crate::reading::topk_threshold::{ThresholdSkipper, tasks_reading};
 use crate::selection::RowSelection;
 use crate::table::column_matching::has_field_ids;
@@ -730,17 +730,19 @@ impl RowTags {
 fn at_least_as_good(key: &SortKey, threshold: &arrow::array::ArrayRef) -> Option<Expr> {
     let column = Expr::Column(key.column.clone());
     let is_null = Expr::IsNull { expr: Box::new(column.clone()), negated: false };
-    if threshold.is_null(0) {
-        // The k-th row's key is NULL: with NULLs first every top row's is; else no bound.
-        return key.nulls_first.then_some(is_null);
+    match KeyBound::new(threshold.is_null(0), key.options()) {
+        KeyBound::Any => None,
+        KeyBound::NullKeys => Some(is_null),
+        KeyBound::Compare { descending, or_null } => {
+            let literal = Literal::from_arrow(threshold)?;
+            let op = if descending { CompareOp::GtEq } else { CompareOp::LtEq };
+            let compare = Expr::Compare { op, left: Box::new(column), right: Box::new(Expr::Literal(literal)) };
+            Some(match or_null {
+                true => Expr::Or(Box::new(is_null), Box::new(compare)),
+                false => compare,
+            })
+        }
     }
-    let literal = Literal::from_arrow(threshold)?;
-    let op = if key.descending { CompareOp::GtEq } else { CompareOp::LtEq };
-    let compare = Expr::Compare { op, left: Box::new(column), right: Box::new(Expr::Literal(literal)) };
-    Some(match key.nulls_first {
-        true => Expr::Or(Box::new(is_null), Box::new(compare)),
-        false => compare,
-    })
 }
 
 /// With `ORDER BY`: the config that reads the sort keys too (appended to the columns when
@@ -777,7 +779,7 @@ fn with_sort_keys(mut columns: Vec<String>, config: &ReaderConfig) -> (Vec<Strin
                 columns.len() - 1
             }
         };
-        keys.push((index, SortOptions { descending: key.descending, nulls_first: key.nulls_first }));
+        keys.push((index, key.options()));
     }
     (columns, keys)
 }

@@ -38,7 +38,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, BooleanArray, BooleanBufferBuilder, PrimitiveArray,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, BooleanArray, BooleanBufferBuilder, Datum, PrimitiveArray,
     RecordBatch, Scalar, UInt32Array, downcast_primitive_array,
 };
 use arrow::compute::kernels::cmp;
@@ -147,20 +147,15 @@ impl TopRows {
         // are not many more than `limit`.
         let &(index, options) = self.keys.first().expect("a limit with a key");
         let keys = spark_float_order(batch.column(index));
-        if let Some(kth) = self.kth_key(&keys, passing.as_ref(), limit) {
-            let kth = Scalar::new(kth);
-            let within = match options.descending {
-                true => cmp::gt_eq(&keys, &kth),
-                false => cmp::lt_eq(&keys, &kth),
+        if let Some(kth) = self.kth_key(&keys, passing.as_ref(), limit)
+            && let Ok(within) = no_worse_than(&keys, &Scalar::new(kth), options.descending)
+        {
+            let keep = match &passing {
+                Some(passing) => and(passing, &within).map_err(error)?,
+                None => within,
             };
-            if let Ok(within) = within {
-                let keep = match &passing {
-                    Some(passing) => and(passing, &within).map_err(error)?,
-                    None => within,
-                };
-                if keep.true_count() <= limit.saturating_mul(2) {
-                    return Ok(Some(keep));
-                }
+            if keep.true_count() <= limit.saturating_mul(2) {
+                return Ok(Some(keep));
             }
         }
         // Otherwise the passing rows' positions in the batch, and the first `limit` of them in
@@ -205,22 +200,17 @@ impl TopRows {
         };
         let keys = spark_float_order(batch.column(index));
         let error = |e: ArrowError| PqsiftError::Compute(format!("filtering by the running top-k threshold: {e}"));
-        let keep = match (threshold.is_null(0), options.nulls_first) {
-            (true, false) => return Ok(None),
-            (true, true) => is_null(&keys).map_err(error)?,
-            (false, nulls_first) => {
-                let threshold = Scalar::new(threshold);
-                let compared = match options.descending {
-                    true => cmp::gt_eq(&keys, &threshold),
-                    false => cmp::lt_eq(&keys, &threshold),
-                };
-                let Ok(compared) = compared else { return Ok(None) };
+        let keep = match KeyBound::new(threshold.is_null(0), options) {
+            KeyBound::Any => return Ok(None),
+            KeyBound::NullKeys => is_null(&keys).map_err(error)?,
+            KeyBound::Compare { descending, or_null } => {
+                let Ok(compared) = no_worse_than(&keys, &Scalar::new(threshold), descending) else { return Ok(None) };
                 // A NULL key compares as NULL: not kept, unless nulls come first.
                 let values = match compared.null_count() {
                     0 => compared,
                     _ => prep_null_mask_filter(&compared),
                 };
-                match nulls_first && keys.null_count() > 0 {
+                match or_null && keys.null_count() > 0 {
                     true => or(&values, &is_null(&keys).map_err(error)?).map_err(error)?,
                     false => values,
                 }
@@ -251,6 +241,59 @@ impl TopRows {
                 options: Some(options),
             })
             .collect()
+    }
+}
+
+/// What "at least as good as the `k`-th row's first key" admits, for a key in a given
+/// order (ties admitted: a later key may still order them first). One definition for its
+/// two forms: the kernel [`TopRows`] filters decoded batches with, and the predicate a
+/// top-k's first pass adds to the filter and evaluates on statistics.
+///
+/// ```
+/// use arrow::compute::SortOptions;
+/// use pqsift::reading::top_rows::KeyBound;
+///
+/// // DESC NULLS LAST: a NULL k-th key means fewer than k non-null keys, so any row may
+/// // still make the first k; a value admits the keys at or above it.
+/// let options = SortOptions { descending: true, nulls_first: false };
+/// assert_eq!(KeyBound::new(true, options), KeyBound::Any);
+/// assert_eq!(KeyBound::new(false, options), KeyBound::Compare { descending: true, or_null: false });
+/// // NULLS FIRST: a NULL k-th key admits only NULL keys; a value admits them too.
+/// let options = SortOptions { descending: false, nulls_first: true };
+/// assert_eq!(KeyBound::new(true, options), KeyBound::NullKeys);
+/// assert_eq!(KeyBound::new(false, options), KeyBound::Compare { descending: false, or_null: true });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyBound {
+    /// Every row: the `k`-th key is NULL and NULLs come last.
+    Any,
+    /// The rows whose key is NULL: the `k`-th key is NULL and NULLs come first.
+    NullKeys,
+    /// The keys `>=` the `k`-th (`descending`) or `<=` it, and NULL keys too (`or_null`)
+    /// where NULLs come first.
+    Compare { descending: bool, or_null: bool },
+}
+
+impl KeyBound {
+    /// The bound of a `k`-th key that is NULL or not, in the order `options`.
+    pub fn new(threshold_is_null: bool, options: SortOptions) -> Self {
+        match (threshold_is_null, options.nulls_first) {
+            (true, false) => Self::Any,
+            (true, true) => Self::NullKeys,
+            (false, or_null) => Self::Compare { descending: options.descending, or_null },
+        }
+    }
+}
+
+/// `keys` at least as good as `bound` in the order (`descending` or not); NULL where a key is.
+fn no_worse_than(
+    keys: &dyn Datum,
+    bound: &dyn Datum,
+    descending: bool,
+) -> std::result::Result<BooleanArray, ArrowError> {
+    match descending {
+        true => cmp::gt_eq(keys, bound),
+        false => cmp::lt_eq(keys, bound),
     }
 }
 
