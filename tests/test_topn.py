@@ -217,6 +217,39 @@ def test_same_rows_as_spark_order_by_limit(tmp_path: Path, spark: Any) -> None:
     assert top.metrics["row_groups_pruned_topn"] == 15
 
 
+def test_a_top_k_read_by_tasks_is_spread_over_parallelism_tasks(tmp_path: Path, spark: Any, monkeypatch: Any) -> None:
+    """Read by tasks, a top-k read takes `parallelism` tasks whatever its bytes (each task
+    more decodes its own first k rows' other columns), where the same read unordered is
+    cut by bytes; the rows are Spark's either way, and a given `target_task_bytes` holds."""
+    import pqsift.spark
+
+    rng = random.Random(5)
+    directory = tmp_path / "t"
+    directory.mkdir()
+    for part in range(4):
+        ids = list(range(part * ROWS, (part + 1) * ROWS))
+        notes = pa.array([rng.randbytes(16).hex() for _ in ids])
+        write(directory / f"{part}.parquet", [rng.randrange(10**6) for _ in ids], note=notes)
+    # Bytes per task small enough that the unordered read needs many tasks.
+    monkeypatch.setattr(pqsift.spark, "DEFAULT_TARGET_TASK_BYTES", 64 << 10)
+    monkeypatch.setattr(pqsift.spark.planning, "MIN_TASK_BYTES", 1)
+    spark.read.parquet(str(directory)).createOrReplaceTempView("spread_t")
+    expected = [tuple(r) for r in spark.sql("SELECT id, note FROM spread_t ORDER BY ts DESC, id LIMIT 25").collect()]
+
+    def tasks_of(**options: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        metrics = pqsift.spark.ScanMetrics(spark)
+        frame = pqsift.spark.read(spark, str(directory), ["id", "note"], driver_read_bytes=0, parallelism=2, metrics=metrics, **options)
+        rows = [tuple(r) for r in frame.collect()]
+        return metrics.tasks, rows
+
+    unordered, rows = tasks_of()
+    assert unordered > 2 and len(rows) == 4 * ROWS
+    order = {"order_by": [("ts", "desc"), ("id", "asc")], "limit": 25}
+    assert tasks_of(**order) == (2, expected)
+    given, rows = tasks_of(**order, target_task_bytes=64 << 10)
+    assert given > 2 and rows == expected  # (more than unordered: the key's bytes count too)
+
+
 def test_partition_keys_sort_but_do_not_prune(tmp_path: Path) -> None:
     """A partition column replaces a file column of its name: the file's statistics on it
     say nothing, so TopN does not prune on it; the rows are still Spark's."""

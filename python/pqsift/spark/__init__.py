@@ -485,13 +485,17 @@ class _MetricsParam(AccumulatorParam[dict[str, Any]]):
         return total
 
 
+#: ``target_task_bytes`` for a plan whose tasks are as many as ``parallelism`` asks.
+_NO_TASK_BYTES_BOUND = 1 << 62
+
+
 def read(
     spark: SparkSession,
     source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     columns: Iterable[str] | None = None,
     filter: FilterLike | None = None,  # noqa: A002 - the public name
     *,
-    target_task_bytes: int = DEFAULT_TARGET_TASK_BYTES,
+    target_task_bytes: int | None = None,
     ignore_corrupt_files: bool = False,
     metrics: ScanMetrics | None = None,
     threads: int = 1,
@@ -505,9 +509,11 @@ def read(
 
     On the driver: list the files, prune files and row groups from footers (statistics,
     bloom filters, page index), and pack the surviving row groups into tasks of about
-    ``target_task_bytes`` (see :func:`plan_tasks`), one task per partition, spread over
-    at least ``parallelism`` tasks where the data allows (default: the cluster's cores, see
-    :func:`default_parallelism`). Each task
+    ``target_task_bytes`` (see :func:`plan_tasks`; default
+    :data:`~pqsift.spark.planning.DEFAULT_TARGET_TASK_BYTES`, and for a top-k read no
+    bound, see below), one task per partition, spread over at least ``parallelism`` tasks
+    where the data allows (default: the cluster's cores, see :func:`default_parallelism`).
+    Each task
     then reads its row groups with late materialization (:func:`reader`). The filter is
     read with the session's ``spark.sql.session.timeZone`` and ``spark.sql.caseSensitive``
     unless ``session_time_zone`` / ``case_sensitive`` are given, and files of different
@@ -538,7 +544,11 @@ def read(
 
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
     plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
-    that order, and the DataFrame is Spark's ``orderBy(...).limit(k)`` of them.
+    that order, and the DataFrame is Spark's ``orderBy(...).limit(k)`` of them. Unless
+    ``target_task_bytes`` is given, a top-k read is spread over ``parallelism`` tasks
+    whatever its bytes: a task reads its keys first and its other columns for its own
+    first ``limit`` rows alone, so its cost is not its bytes, and each task more decodes
+    ``limit`` more rows of the other columns and learns its running threshold afresh.
 
     Relative paths (``source``, ``base_path``) are made absolute here, against this
     process's working directory: the tasks run elsewhere (on Spark Connect, in the server's
@@ -566,6 +576,11 @@ def read(
     _check_options(options)
     column_list = None if columns is None else list(columns)
     order_by = _order_by(options.get("order_by"))
+    if target_task_bytes is None:
+        top_k = order_by is not None and options.get("limit") is not None
+        # A top-k task's cost is its keys and its own first `limit` rows, not its bytes:
+        # no byte bound, the tasks as many as `parallelism` (see the docstring).
+        target_task_bytes = _NO_TASK_BYTES_BOUND if top_k else DEFAULT_TARGET_TASK_BYTES
     # Sort keys not among the columns are read too, and dropped after the sort.
     sort_only = [key for key, _, _ in order_by or [] if column_list is not None and key not in column_list]
     if sort_only and column_list is not None:
