@@ -243,15 +243,7 @@ def main() -> None:
             .select(*s.columns)
         ),
     }
-    pqsift_readers = [name for name in readers if name != "spark native"]
-    lines = [
-        "| shape | rows | read by | "
-        + " | ".join(f"{name} (ms)" for name in readers)
-        + " | "
-        + " | ".join(f"native / {name.removeprefix('pqsift ')}" for name in pqsift_readers)
-        + " |",
-        "|---|---:|---|" + "---:|" * (len(readers) + len(pqsift_readers)),
-    ]
+    lines = table_head("| shape | rows | read by |", "|---|---:|---|", list(readers))
     print(f"{'shape':<28}{'rows':>10}  {'read by':<8}" + "".join(f"{name:>22}" for name in readers))
     for shape in shape_list:
         counts = {name: make(shape).count() for name, make in readers.items()}
@@ -261,20 +253,12 @@ def main() -> None:
         pqsift.spark.read(spark, path, shape.columns, shape.where or None, metrics=metrics)
         read_by = "driver" if metrics.read_on_driver else f"{metrics.tasks} tasks"
         times = interleaved_times({name: lambda m=make: noop(m(shape)) for name, make in readers.items()}, args.repeat)  # noqa: B023 - called at once
-        medians = {name: statistics.median(t) for name, t in times.items()}
-        native = medians["spark native"]
         rows = next(iter(counts.values()))
         print(
             f"{shape.name:<28}{rows:>10,}  {read_by:<8}"
-            + "".join(f"{medians[n] * 1000:>14.0f} ms ({min(times[n]) * 1000:.0f})" for n in readers)
+            + "".join(f"{statistics.median(t) * 1000:>14.0f} ms ({min(t) * 1000:.0f})" for t in times.values())
         )
-        lines.append(
-            f"| {shape.name} | {rows:,} | {read_by} | "
-            + " | ".join(f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in readers)
-            + " | "
-            + " | ".join(f"{native / medians[n]:.2f}×" for n in pqsift_readers)
-            + " |"
-        )
+        lines.append(f"| {shape.name} | {rows:,} | {read_by} | {table_cells(times)} |")
     sweep: list[str] = []
     if args.driver_sweep:
         columns = ["ts", "id", "amount", "text"]
@@ -315,6 +299,25 @@ def main() -> None:
     )
 
 
+def table_head(first: str, first_rule: str, readers: list[str]) -> list[str]:
+    """A results table's two header lines: the ``first`` columns (and their ``first_rule``),
+    each reader's time, and Spark's native time over each pqsift reader's."""
+    pqsift_readers = [name for name in readers if name != "spark native"]
+    times = [f"{name} (ms)" for name in readers]
+    ratios = [f"native / {name.removeprefix('pqsift ')}" for name in pqsift_readers]
+    return [f"{first} {' | '.join(times + ratios)} |", first_rule + "---:|" * (len(times) + len(ratios))]
+
+
+def table_cells(times: dict[str, list[float]]) -> str:
+    """The cells :func:`table_head` names: each reader's median (best) ms, then Spark's
+    native median over each pqsift reader's."""
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    native = medians["spark native"]
+    cells = [f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in times]
+    cells += [f"{native / medians[n]:.2f}×" for n in times if n != "spark native"]
+    return " | ".join(cells)
+
+
 def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     """The ``--topn`` table: each of ``topn.QUERIES`` by Spark (``orderBy(...).limit(k)``
     over its native reader) and by ``pqsift.spark.read`` (as a user gets it, and by tasks
@@ -335,15 +338,7 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
             spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=0
         ),
     }
-    pqsift_readers = [name for name in readers if name != "spark native"]
-    lines = [
-        "| query | read by | "
-        + " | ".join(f"{name} (ms)" for name in readers)
-        + " | "
-        + " | ".join(f"native / {name.removeprefix('pqsift ')}" for name in pqsift_readers)
-        + " |",
-        "|---|---|" + "---:|" * (len(readers) + len(pqsift_readers)),
-    ]
+    lines = table_head("| query | read by |", "|---|---|", list(readers))
     for title, key, columns, where in QUERIES:
         keys = {name: [row[key] for row in make(key, columns, where).collect()] for name, make in readers.items()}
         if any(found != keys["spark native"] for found in keys.values()) or len(keys["spark native"]) != k:
@@ -355,15 +350,7 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
             {name: lambda m=make: noop(m(key, columns, where)) for name, make in readers.items()},  # noqa: B023 - called at once
             rounds,
         )
-        medians = {name: statistics.median(t) for name, t in times.items()}
-        native = medians["spark native"]
-        line = (
-            f"| {title} | {read_by} | "
-            + " | ".join(f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in readers)
-            + " | "
-            + " | ".join(f"{native / medians[n]:.2f}×" for n in pqsift_readers)
-            + " |"
-        )
+        line = f"| {title} | {read_by} | {table_cells(times)} |"
         print(line, flush=True)
         lines.append(line)
     lines += ["", "Queries (`ORDER BY key DESC LIMIT k`):", ""]
