@@ -131,35 +131,66 @@ trait Float: Copy + PartialOrd {
     fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>>;
 }
 
-/// Implements [`Float`] for `$float` with AVX-512: `$compare` compares `$lanes` values a
-/// step (`$set1`, `$load` and `$cmp` the type's intrinsics). Its predicates are IEEE's with
-/// NaN's answer chosen: `_UQ` ones answer true for a NaN value, `_OQ` ones false, so `Gt`
-/// (`x > c || x is NaN`) is "not less or equal", unordered true.
+/// Implements [`Float`] for `$float` with AVX-512, else AVX2: `$compare` compares `$lanes`
+/// values a step (`$set1`, `$load` and `$cmp` the type's intrinsics), `$compare_avx2`
+/// `$lanes2` (`$set1_2`, `$load2`, `$cmp2` and `$movemask`). Their predicates are IEEE's
+/// with NaN's answer chosen: `_UQ` ones answer true for a NaN value, `_OQ` ones false, so
+/// `Gt` (`x > c || x is NaN`) is "not less or equal", unordered true.
 macro_rules! float_vectors {
-    ($float:ty, $compare:ident, $lanes:literal, $set1:ident, $load:ident, $cmp:ident) => {
+    ($float:ty, $compare:ident, $lanes:literal, $set1:ident, $load:ident, $cmp:ident,
+     $compare_avx2:ident, $lanes2:literal, $set1_2:ident, $load2:ident, $cmp2:ident, $movemask:ident) => {
         impl Float for $float {
             #[allow(unreachable_code)]
             fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>> {
                 #[cfg(target_arch = "x86_64")]
                 {
                     use std::arch::x86_64::*;
-                    if !std::is_x86_feature_detected!("avx512f") {
-                        return None;
+                    macro_rules! by_predicate {
+                        ($function:ident) => {
+                            match op {
+                                CompareOp::Eq | CompareOp::NullSafeEq => $function::<_CMP_EQ_OQ>(values, c),
+                                CompareOp::NotEq => $function::<_CMP_NEQ_UQ>(values, c),
+                                CompareOp::Lt => $function::<_CMP_LT_OQ>(values, c),
+                                CompareOp::LtEq => $function::<_CMP_LE_OQ>(values, c),
+                                CompareOp::Gt => $function::<_CMP_NLE_UQ>(values, c),
+                                CompareOp::GtEq => $function::<_CMP_NLT_UQ>(values, c),
+                            }
+                        };
                     }
-                    // SAFETY: the CPU has AVX-512F.
-                    return Some(unsafe {
-                        match op {
-                            CompareOp::Eq | CompareOp::NullSafeEq => $compare::<_CMP_EQ_OQ>(values, c),
-                            CompareOp::NotEq => $compare::<_CMP_NEQ_UQ>(values, c),
-                            CompareOp::Lt => $compare::<_CMP_LT_OQ>(values, c),
-                            CompareOp::LtEq => $compare::<_CMP_LE_OQ>(values, c),
-                            CompareOp::Gt => $compare::<_CMP_NLE_UQ>(values, c),
-                            CompareOp::GtEq => $compare::<_CMP_NLT_UQ>(values, c),
-                        }
-                    });
+                    if std::is_x86_feature_detected!("avx512f") {
+                        // SAFETY: the CPU has AVX-512F.
+                        return Some(unsafe { by_predicate!($compare) });
+                    }
+                    if std::is_x86_feature_detected!("avx") {
+                        // SAFETY: the CPU has AVX.
+                        return Some(unsafe { by_predicate!($compare_avx2) });
+                    }
                 }
                 None
             }
+        }
+
+        /// The words of `values[i] PREDICATE c` with AVX's 256-bit compares, as with AVX-512.
+        ///
+        /// # Safety
+        /// The CPU has AVX.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx")]
+        unsafe fn $compare_avx2<const PREDICATE: i32>(values: &[$float], c: $float) -> Vec<u64> {
+            use std::arch::x86_64::*;
+            let c = $set1_2(c);
+            let mut words = Vec::with_capacity(values.len().div_ceil(64));
+            words.extend(values.chunks_exact(64).map(|chunk| {
+                let mut word = 0u64;
+                for step in 0..64 / $lanes2 {
+                    // SAFETY: the chunk holds 64 values; the load is unaligned.
+                    let lanes = unsafe { $load2(chunk.as_ptr().add(step * $lanes2)) };
+                    // The mask's low `$lanes2` bits, a lane each.
+                    word |= ($movemask($cmp2::<PREDICATE>(lanes, c)) as u32 as u64) << (step * $lanes2);
+                }
+                word
+            }));
+            words
         }
 
         /// The words of `values[i] PREDICATE c` for the whole 64-value words of `values`
@@ -186,8 +217,34 @@ macro_rules! float_vectors {
         }
     };
 }
-float_vectors!(f64, compare_f64_avx512, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_cmp_pd_mask);
-float_vectors!(f32, compare_f32_avx512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_cmp_ps_mask);
+float_vectors!(
+    f64,
+    compare_f64_avx512,
+    8,
+    _mm512_set1_pd,
+    _mm512_loadu_pd,
+    _mm512_cmp_pd_mask,
+    compare_f64_avx,
+    4,
+    _mm256_set1_pd,
+    _mm256_loadu_pd,
+    _mm256_cmp_pd,
+    _mm256_movemask_pd
+);
+float_vectors!(
+    f32,
+    compare_f32_avx512,
+    16,
+    _mm512_set1_ps,
+    _mm512_loadu_ps,
+    _mm512_cmp_ps_mask,
+    compare_f32_avx,
+    8,
+    _mm256_set1_ps,
+    _mm256_loadu_ps,
+    _mm256_cmp_ps,
+    _mm256_movemask_ps
+);
 
 /// Floats with every NaN replaced by one positive NaN and -0.0 by 0.0, so that Arrow's
 /// total order (comparison kernels, sorting, the row format's bytes) gives Spark's answers:

@@ -45,13 +45,34 @@ pub(crate) fn append_selected<T: Native>(
         unsafe { append_selected_avx512::<T>(values, selected, out) };
         return true;
     }
-    append_selected_scalar::<T>(values, selected, out);
+    // SAFETY: `values` holds every selected row's value; `out` has room for them.
+    unsafe { append_selected_scalar::<T>(values, selected, out) };
     true
 }
 
-/// [`append_selected`] a set bit at a time.
-fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
-    out.extend(selected.set_indices().map(|row| T::read(&values[row * T::WIDTH..(row + 1) * T::WIDTH])));
+/// [`append_selected`] a set bit at a time: each word's lowest set bit taken and cleared,
+/// its value written at the output's end (no capacity check or bounds check a value: the
+/// caller checked both once; an iterator of set bits with `extend` did both a value).
+///
+/// # Safety
+/// `values` holds the value of every row `selected` sets; `out` has room for them.
+unsafe fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
+    let mut len = out.len();
+    let base = out.as_mut_ptr();
+    // Bits past the selection's end are padded as zeros: only selected rows are read.
+    for (index, mut word) in selected.bit_chunks().iter_padded().enumerate() {
+        let first = index * 64;
+        while word != 0 {
+            let row = first + word.trailing_zeros() as usize;
+            // SAFETY: `row` is selected, so its value lies in `values`; `len` stays below
+            // the room for the selected values.
+            unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
+            len += 1;
+            word &= word - 1;
+        }
+    }
+    // SAFETY: every value below `len` was written above.
+    unsafe { out.set_len(len) };
 }
 
 /// [`append_selected`] with AVX-512: a word whose 64 rows' values all lie in `values` is
@@ -148,8 +169,9 @@ mod tests {
         let mut out = vec![T::default(); 3];
         prop_assert!(append_selected::<T>(shifted, &selected, expected.len(), &mut out));
         prop_assert_eq!(&out[3..], &expected[..]);
-        let mut scalar: Vec<T> = Vec::new();
-        append_selected_scalar::<T>(shifted, &selected, &mut scalar);
+        let mut scalar: Vec<T> = Vec::with_capacity(expected.len());
+        // SAFETY: the selection's rows lie in the page; room for each selected value.
+        unsafe { append_selected_scalar::<T>(shifted, &selected, &mut scalar) };
         prop_assert_eq!(scalar, expected);
         Ok(())
     }
