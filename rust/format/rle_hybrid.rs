@@ -221,6 +221,12 @@ fn unpack_run<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) {
         let done = unsafe { vbmi::unpack_sixteens::<W>(bytes, take, out) };
         return unpack_run_scalar::<W>(&bytes[done * W / 8..], take - done, out);
     }
+    #[cfg(target_arch = "x86_64")]
+    if W <= avx2::WIDEST && take >= 8 && avx2::available() {
+        // SAFETY: the CPU has the instructions; `bytes` holds the `take` values.
+        let done = unsafe { avx2::unpack_eights::<W>(bytes, take, out) };
+        return unpack_run_scalar::<W>(&bytes[done * W / 8..], take - done, out);
+    }
     unpack_run_scalar::<W>(bytes, take, out)
 }
 
@@ -323,6 +329,94 @@ mod vbmi {
             out.set_len(start + sixteens * 16);
         }
         sixteens * 16
+    }
+}
+
+/// Bit-packed values unpacked eight at a time with AVX2, where the CPU has no AVX-512 VBMI:
+/// the group's first four values from a 16-byte load at its start, the last four from one
+/// at its middle byte (a byte shuffle works within 16-byte halves), each value's (up to)
+/// four bytes shuffled into its 32-bit lane, a shift per lane and a mask. Values up to
+/// [`WIDEST`](avx2::WIDEST) bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// The widest values unpacked here: 7 bits of offset plus the value fit in 32 bits.
+    pub(super) const WIDEST: usize = 25;
+
+    /// Whether the CPU has the instructions.
+    #[inline]
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("avx2")
+    }
+
+    /// Per width: where the second load starts (the byte of value 4's first bit), each
+    /// lane's source bytes within its half, and each lane's shift.
+    struct Table<const W: usize>;
+
+    impl<const W: usize> Table<W> {
+        const HIGH: usize = 4 * W / 8;
+        const BYTES: [u8; 32] = {
+            let mut bytes = [0u8; 32];
+            let mut lane = 0;
+            while lane < 8 {
+                // Bits from the start of the lane's half: the second half starts at `HIGH`.
+                let bit = lane * W - if lane < 4 { 0 } else { 8 * Self::HIGH };
+                let mut byte = 0;
+                while byte < 4 {
+                    // At most (3 * 25 + 7) / 8 + 3 = 13: inside the half's 16 bytes.
+                    bytes[lane * 4 + byte] = (bit / 8 + byte) as u8;
+                    byte += 1;
+                }
+                lane += 1;
+            }
+            bytes
+        };
+        const SHIFTS: [u32; 8] = {
+            let mut shifts = [0u32; 8];
+            let mut lane = 0;
+            while lane < 8 {
+                let bit = lane * W - if lane < 4 { 0 } else { 8 * Self::HIGH };
+                shifts[lane] = (bit % 8) as u32;
+                lane += 1;
+            }
+            shifts
+        };
+    }
+
+    /// Appends the first values of `take` `W`-bit values packed in `bytes` (which holds
+    /// them), eight at a time as long as both loads stay inside `bytes`; returns how many (a
+    /// multiple of 8: they end on a byte, `W` bytes per 8).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 ([`available`]); `W` is at most [`WIDEST`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn unpack_eights<const W: usize>(bytes: &[u8], take: usize, out: &mut Vec<u32>) -> usize {
+        // Group `g`'s loads read bytes `g * W .. g * W + HIGH + 16`.
+        let loads = match bytes.len() {
+            len if len >= Table::<W>::HIGH + 16 => (len - Table::<W>::HIGH - 16) / W + 1,
+            _ => 0,
+        };
+        let eights = (take / 8).min(loads);
+        out.reserve(eights * 8);
+        let start = out.len();
+        // SAFETY (the block): group `g < loads` reads inside `bytes` (above); each store
+        // writes 8 values inside the room reserved.
+        unsafe {
+            let shuffle = _mm256_loadu_si256(Table::<W>::BYTES.as_ptr().cast());
+            let shifts = _mm256_loadu_si256(Table::<W>::SHIFTS.as_ptr().cast());
+            let mask = _mm256_set1_epi32(((1u64 << W) - 1) as i32);
+            let destination = out.as_mut_ptr().add(start);
+            for g in 0..eights {
+                let at = bytes.as_ptr().add(g * W);
+                let packed = _mm256_loadu2_m128i(at.add(Table::<W>::HIGH).cast(), at.cast());
+                let lanes = _mm256_shuffle_epi8(packed, shuffle);
+                let values = _mm256_and_si256(_mm256_srlv_epi32(lanes, shifts), mask);
+                _mm256_storeu_si256(destination.add(8 * g).cast(), values);
+            }
+            out.set_len(start + eights * 8);
+        }
+        eights * 8
     }
 }
 
@@ -565,8 +659,8 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever the width, count and bytes: values unpacked sixteen at a time (AVX-512
-        /// VBMI, where the CPU has it) equal those unpacked eight at a time.
+        /// Whatever the width, count and bytes: values unpacked by vectors (AVX-512 VBMI,
+        /// else AVX2, where the CPU has them) equal those unpacked a value at a time.
         #[test]
         fn unpacking_sixteen_at_a_time_agrees(width in 1usize..=32, take in 0usize..600, seed in any::<u64>(), spare in 0usize..80) {
             let mut state = seed | 1;
