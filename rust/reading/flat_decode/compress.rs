@@ -1,6 +1,7 @@
 //! The selected rows' values of a page, appended to the output a 64-row word of the
 //! selection at a time: a word's values compressed with AVX-512 (`vpcompressd` /
-//! `vpcompressq`, 16 or 8 values a step) where the CPU has it, else its set bits walked.
+//! `vpcompressq`, 16 or 8 values a step) where the CPU has it, else with AVX2 (a
+//! permutation looked up per 8 or 4 values), else its set bits walked.
 //!
 //! With a quarter of the rows selected, reading each selected row's value where it lies
 //! (find the next set bit, bounds-check, load, store) was, profiled, the largest part of a PLAIN column's
@@ -43,6 +44,13 @@ pub(crate) fn append_selected<T: Native>(
         // SAFETY: the CPU has AVX-512F; `values` holds every selected row's value and `out`
         // has room for the selected values plus a vector.
         unsafe { append_selected_avx512::<T>(values, selected, out) };
+        return true;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if T::SAME_BITS && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has AVX2 and POPCNT; `values` holds every selected row's value
+        // and `out` has room for the selected values plus a vector.
+        unsafe { append_selected_avx2::<T>(values, selected, out) };
         return true;
     }
     // SAFETY: `values` holds every selected row's value; `out` has room for them.
@@ -138,6 +146,100 @@ unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuf
     unsafe { out.set_len(len) };
 }
 
+/// Per 8-bit mask, the lanes its set bits name, in order, a byte each (the rest 0): the
+/// permutation that moves a vector's selected 32-bit values to its front.
+const KEPT_LANES_OF_8: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let (mut lane, mut kept) = (0, 0);
+        while lane < 8 {
+            if mask >> lane & 1 == 1 {
+                table[mask] |= (lane as u64) << (8 * kept);
+                kept += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// Per 4-bit mask, the 32-bit lanes of the 64-bit values its set bits name, in order (two
+/// a value), a byte each: the permutation that moves a vector's selected 64-bit values to
+/// its front.
+const KEPT_LANES_OF_4: [u64; 16] = {
+    let mut table = [0u64; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let (mut value, mut kept) = (0, 0);
+        while value < 4 {
+            if mask >> value & 1 == 1 {
+                table[mask] |= ((2 * value) as u64) << (16 * kept) | ((2 * value + 1) as u64) << (16 * kept + 8);
+                kept += 1;
+            }
+            value += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// [`append_selected`] with AVX2, which has no compress: each vector's selected values are
+/// moved to its front by a permutation looked up from its mask (eight 4-byte or four
+/// 8-byte values a step), the whole vector stored, and the output advanced by the values
+/// kept. A word reaching past the page's values (its last), a set bit at a time.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT; `T` is 4 or 8 bytes, its stored bits
+/// ([`Native::SAME_BITS`]); `values` holds the value of every row `selected` sets; `out`
+/// has room for the selected values plus [`SLACK`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn append_selected_avx2<T: Native>(values: &[u8], selected: &BooleanBuffer, out: &mut Vec<T::Out>) {
+    use std::arch::x86_64::*;
+    let stored = values.len() / T::WIDTH;
+    let mut len = out.len();
+    let base = out.as_mut_ptr();
+    for (index, word) in selected.bit_chunks().iter_padded().enumerate() {
+        if word == 0 {
+            continue;
+        }
+        let first = index * 64;
+        if first + 64 > stored {
+            let mut rest = word;
+            while rest != 0 {
+                let row = first + rest.trailing_zeros() as usize;
+                // SAFETY: `row` is selected, so its value lies in `values`; `len` is below
+                // the room reserved.
+                unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
+                len += 1;
+                rest &= rest - 1;
+            }
+            continue;
+        }
+        // SAFETY (the block): the word's 64 values lie in `values` (loads unaligned); each
+        // store writes one vector (8 or 4 values) at `len`, below the room reserved (the
+        // selected values so far plus SLACK), and `len` advances by the values it kept.
+        unsafe {
+            let source = values.as_ptr().add(first * T::WIDTH);
+            let (step_values, steps, table): (usize, usize, &[u64]) = match T::WIDTH {
+                8 => (4, 16, &KEPT_LANES_OF_4),
+                _ => (8, 8, &KEPT_LANES_OF_8),
+            };
+            for step in 0..steps {
+                let mask = (word >> (step * step_values)) as usize & ((1 << step_values) - 1);
+                let lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(*table.get_unchecked(mask) as i64));
+                let loaded = _mm256_loadu_si256(source.add(step * 32).cast());
+                _mm256_storeu_si256(base.add(len).cast(), _mm256_permutevar8x32_epi32(loaded, lanes));
+                len += mask.count_ones() as usize;
+            }
+        }
+    }
+    // SAFETY: every value below `len` was written above.
+    unsafe { out.set_len(len) };
+}
+
 /// The bytes taken by the values of the set bits of `word` below bit `bit`, `width` bytes
 /// each: where the step starting at `bit` stores within the word's output.
 #[inline(always)]
@@ -178,7 +280,8 @@ mod tests {
 
     proptest! {
         /// Whatever the mask, its offset and the page's length: the selected values, in
-        /// order, after what the output held — the same by AVX-512 and a bit at a time.
+        /// order, after what the output held — the same by vectors (AVX-512, else AVX2) and a
+        /// bit at a time.
         #[test]
         fn the_selected_values_in_order(
             values in proptest::collection::vec(any::<u64>(), 0..400),
