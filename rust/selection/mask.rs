@@ -382,10 +382,16 @@ pub(crate) fn has_at_least_runs(mask: &BooleanBuffer, n: usize) -> bool {
     runs >= n
 }
 
-/// Index of the last set bit.
+/// Index of the last set bit. Its last 64 bits first: a page's selection (asked for the
+/// last value it needs) mostly ends near its end; else a pass over the rest.
 pub(crate) fn last_set(mask: &BooleanBuffer) -> Option<usize> {
+    let tail = mask.len().saturating_sub(64);
+    let last_word = mask.slice(tail, mask.len() - tail).bit_chunks().iter_padded().next().unwrap_or(0);
+    if last_word != 0 {
+        return Some(tail + 63 - last_word.leading_zeros() as usize);
+    }
     let mut last = None;
-    for (index, word) in mask.bit_chunks().iter_padded().enumerate() {
+    for (index, word) in mask.slice(0, tail).bit_chunks().iter_padded().enumerate() {
         if word != 0 {
             last = Some(index * 64 + 63 - word.leading_zeros() as usize);
         }
@@ -446,6 +452,18 @@ mod tests {
             proptest::prop_assert_eq!(compress(&bits, &mask).iter().collect::<Vec<_>>(), expected.clone());
             let portable = compress_words(&bits, &mask, arrow::util::bit_util::compress);
             proptest::prop_assert_eq!(portable.iter().collect::<Vec<_>>(), expected);
+        }
+
+        /// `first_set` and `last_set` against a walk of the bits, sparse or dense, on
+        /// buffers sliced mid-byte, the last set bit within the last 64 or before them.
+        #[test]
+        fn first_and_last_set_bits(
+            bits in proptest::collection::vec(proptest::bool::weighted(0.02), 0..400),
+            offset in 0usize..9,
+        ) {
+            let mask = BooleanBuffer::from_iter((0..offset).map(|_| true).chain(bits.iter().copied())).slice(offset, bits.len());
+            proptest::prop_assert_eq!(last_set(&mask), bits.iter().rposition(|&b| b));
+            proptest::prop_assert_eq!(first_set(&mask), bits.iter().position(|&b| b));
         }
     }
 }
