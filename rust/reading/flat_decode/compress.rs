@@ -68,19 +68,29 @@ unsafe fn append_selected_scalar<T: Native>(values: &[u8], selected: &BooleanBuf
     let mut len = out.len();
     let base = out.as_mut_ptr();
     // Bits past the selection's end are padded as zeros: only selected rows are read.
-    for (index, mut word) in selected.bit_chunks().iter_padded().enumerate() {
-        let first = index * 64;
-        while word != 0 {
-            let row = first + word.trailing_zeros() as usize;
-            // SAFETY: `row` is selected, so its value lies in `values`; `len` stays below
-            // the room for the selected values.
-            unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
-            len += 1;
-            word &= word - 1;
-        }
+    for (index, word) in selected.bit_chunks().iter_padded().enumerate() {
+        // SAFETY: the word's set rows are selected, so their values lie in `values`; `out`
+        // has room for every selected value.
+        unsafe { write_set_bits::<T>(values, index * 64, word, base, &mut len) };
     }
     // SAFETY: every value below `len` was written above.
     unsafe { out.set_len(len) };
+}
+
+/// Writes the values of the rows `first + i` for the bits `i` that `word` sets, in order,
+/// at `base + len` on, advancing `len`: each lowest set bit taken and cleared.
+///
+/// # Safety
+/// Each such row's value lies in `values`; there is room for them at `base + len`.
+#[inline(always)]
+unsafe fn write_set_bits<T: Native>(values: &[u8], first: usize, mut word: u64, base: *mut T::Out, len: &mut usize) {
+    while word != 0 {
+        let row = first + word.trailing_zeros() as usize;
+        // SAFETY: the caller's guarantee.
+        unsafe { base.add(*len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
+        *len += 1;
+        word &= word - 1;
+    }
 }
 
 /// [`append_selected`] with AVX-512: a word whose 64 rows' values all lie in `values` is
@@ -207,15 +217,9 @@ unsafe fn append_selected_avx2<T: Native>(values: &[u8], selected: &BooleanBuffe
         }
         let first = index * 64;
         if first + 64 > stored {
-            let mut rest = word;
-            while rest != 0 {
-                let row = first + rest.trailing_zeros() as usize;
-                // SAFETY: `row` is selected, so its value lies in `values`; `len` is below
-                // the room reserved.
-                unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
-                len += 1;
-                rest &= rest - 1;
-            }
+            // SAFETY: the word's set rows are selected, so their values lie in `values`;
+            // `out` has room for every selected value.
+            unsafe { write_set_bits::<T>(values, first, word, base, &mut len) };
             continue;
         }
         // SAFETY (the block): the word's 64 values lie in `values` (loads unaligned); each
