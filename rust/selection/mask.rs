@@ -382,21 +382,20 @@ pub(crate) fn has_at_least_runs(mask: &BooleanBuffer, n: usize) -> bool {
     runs >= n
 }
 
-/// Index of the last set bit. Its last 64 bits first: a page's selection (asked for the
-/// last value it needs) mostly ends near its end; else a pass over the rest.
+/// Index of the last set bit: the words from the last back (a page's selection, asked for
+/// the last value it needs, mostly ends near its end).
 pub(crate) fn last_set(mask: &BooleanBuffer) -> Option<usize> {
-    let tail = mask.len().saturating_sub(64);
-    let last_word = mask.slice(tail, mask.len() - tail).bit_chunks().iter_padded().next().unwrap_or(0);
-    if last_word != 0 {
-        return Some(tail + 63 - last_word.leading_zeros() as usize);
+    let chunks = mask.bit_chunks();
+    let full = chunks.chunk_len();
+    let last_in = |index: usize, word: u64| index * 64 + 63 - word.leading_zeros() as usize;
+    match chunks.remainder_bits() {
+        0 => (0..full)
+            .rev()
+            .map(|index| (index, chunks.chunk(index)))
+            .find(|&(_, word)| word != 0)
+            .map(|(i, w)| last_in(i, w)),
+        remainder => Some(last_in(full, remainder)),
     }
-    let mut last = None;
-    for (index, word) in mask.slice(0, tail).bit_chunks().iter_padded().enumerate() {
-        if word != 0 {
-            last = Some(index * 64 + 63 - word.leading_zeros() as usize);
-        }
-    }
-    last
 }
 
 #[cfg(test)]
