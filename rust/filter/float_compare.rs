@@ -131,14 +131,14 @@ trait Float: Copy + PartialOrd {
     fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>>;
 }
 
-/// Implements [`Float`] for `$float` with AVX-512, else AVX2: `$compare` compares `$lanes`
-/// values a step (`$set1`, `$load` and `$cmp` the type's intrinsics), `$compare_avx2`
-/// `$lanes2` (`$set1_2`, `$load2`, `$cmp2` and `$movemask`). Their predicates are IEEE's
+/// Implements [`Float`] for `$float` with AVX-512, else AVX: `$compare` compares `$lanes`
+/// values a step (`$set1`, `$load` and `$cmp` the type's intrinsics), `$compare_avx`
+/// `$lanes_avx` (`$set1_avx`, `$load_avx`, `$cmp_avx` and `$movemask`). Their predicates are IEEE's
 /// with NaN's answer chosen: `_UQ` ones answer true for a NaN value, `_OQ` ones false, so
 /// `Gt` (`x > c || x is NaN`) is "not less or equal", unordered true.
 macro_rules! float_vectors {
     ($float:ty, $compare:ident, $lanes:literal, $set1:ident, $load:ident, $cmp:ident,
-     $compare_avx2:ident, $lanes2:literal, $set1_2:ident, $load2:ident, $cmp2:ident, $movemask:ident) => {
+     $compare_avx:ident, $lanes_avx:literal, $set1_avx:ident, $load_avx:ident, $cmp_avx:ident, $movemask:ident) => {
         impl Float for $float {
             #[allow(unreachable_code)]
             fn compare_vectors(op: CompareOp, values: &[Self], c: Self) -> Option<Vec<u64>> {
@@ -163,7 +163,7 @@ macro_rules! float_vectors {
                     }
                     if std::is_x86_feature_detected!("avx") {
                         // SAFETY: the CPU has AVX.
-                        return Some(unsafe { by_predicate!($compare_avx2) });
+                        return Some(unsafe { by_predicate!($compare_avx) });
                     }
                 }
                 None
@@ -176,17 +176,17 @@ macro_rules! float_vectors {
         /// The CPU has AVX.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx")]
-        unsafe fn $compare_avx2<const PREDICATE: i32>(values: &[$float], c: $float) -> Vec<u64> {
+        unsafe fn $compare_avx<const PREDICATE: i32>(values: &[$float], c: $float) -> Vec<u64> {
             use std::arch::x86_64::*;
-            let c = $set1_2(c);
+            let c = $set1_avx(c);
             let mut words = Vec::with_capacity(values.len().div_ceil(64));
             words.extend(values.chunks_exact(64).map(|chunk| {
                 let mut word = 0u64;
-                for step in 0..64 / $lanes2 {
+                for step in 0..64 / $lanes_avx {
                     // SAFETY: the chunk holds 64 values; the load is unaligned.
-                    let lanes = unsafe { $load2(chunk.as_ptr().add(step * $lanes2)) };
-                    // The mask's low `$lanes2` bits, a lane each.
-                    word |= ($movemask($cmp2::<PREDICATE>(lanes, c)) as u32 as u64) << (step * $lanes2);
+                    let lanes = unsafe { $load_avx(chunk.as_ptr().add(step * $lanes_avx)) };
+                    // The mask's low `$lanes_avx` bits, a lane each.
+                    word |= ($movemask($cmp_avx::<PREDICATE>(lanes, c)) as u32 as u64) << (step * $lanes_avx);
                 }
                 word
             }));
