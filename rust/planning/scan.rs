@@ -895,11 +895,11 @@ impl Scan {
         // names, widened types) are not what they describe: no pruning on those keys.
         let Some(key) = top_n.keys.first() else { return Ok(()) };
         let first = &key.column.parts()[0];
-        let is_partition = self.table.partitions.as_ref().is_some_and(|p| {
-            p.schema.fields().iter().any(|f| {
-                f.name() == first || (!self.options.bind.case_sensitive && f.name().eq_ignore_ascii_case(first))
-            })
-        });
+        let is_partition = self
+            .table
+            .partitions
+            .as_ref()
+            .is_some_and(|p| find_field(p.schema.fields(), first, self.options.bind.case_sensitive).is_some());
         if is_partition || self.declared().is_some() {
             return Ok(());
         }

@@ -34,6 +34,7 @@ use crate::pruning::zone_map::ZoneMaps;
 use crate::reading::scan_stream::ScanTask;
 use crate::selection::RowSelection;
 use crate::table::partition_values::PartitionValues;
+use crate::table::schema_adapter::find_field;
 
 /// Decides, from row group statistics, which row groups may hold a row at least as good
 /// as a threshold of the first sort key.
@@ -62,12 +63,8 @@ impl<'a> ThresholdSkipper<'a> {
         declared: bool,
     ) -> Self {
         let root = key.column.parts()[0].as_str();
-        let partition_key = partitions.is_some_and(|partitions| {
-            partitions.schema.fields().iter().any(|f| match bind.case_sensitive {
-                true => f.name() == root,
-                false => f.name().eq_ignore_ascii_case(root),
-            })
-        });
+        let partition_key = partitions
+            .is_some_and(|partitions| find_field(partitions.schema.fields(), root, bind.case_sensitive).is_some());
         let columns = files
             .iter()
             .map(|file| match declared || partition_key {
