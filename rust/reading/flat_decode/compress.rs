@@ -116,15 +116,9 @@ unsafe fn append_selected_avx512<T: Native>(values: &[u8], selected: &BooleanBuf
         if first + 64 > stored {
             // The last word: its rows past the page's values are not selected, but a
             // vector load would read them.
-            for bit in 0..64 {
-                if word >> bit & 1 == 1 {
-                    let row = first + bit;
-                    // SAFETY: `row` is selected, so its value lies in `values`; `len` is
-                    // below the room reserved.
-                    unsafe { base.add(len).write(T::read(values.get_unchecked(row * T::WIDTH..(row + 1) * T::WIDTH))) };
-                    len += 1;
-                }
-            }
+            // SAFETY: the word's set rows are selected, so their values lie in `values`;
+            // `out` has room for every selected value.
+            unsafe { write_set_bits::<T>(values, first, word, base, &mut len) };
             continue;
         }
         // SAFETY (both arms): the word's 64 values lie in `values` (loads unaligned); each
