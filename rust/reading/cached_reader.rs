@@ -77,7 +77,7 @@ impl CachedColumn {
             false => mask::compress(&wanted.to_mask(), &self.selection.to_mask()),
         };
         // A wanted row the cache does not hold would be silently lost: refuse instead.
-        if relative.count_set_bits() != wanted.selected_count() {
+        if crate::selection::count_set_bits(&relative) != wanted.selected_count() {
             return Err(PqsiftError::selection("the request selects rows the cached column does not hold"));
         }
         select_rows(&self.values, &relative).map_err(|e| PqsiftError::selection(e.to_string()))

@@ -49,7 +49,7 @@ fn fixed_width(values: &ArrayRef, mask: &BooleanBuffer) -> Option<ArrayRef> {
     let width = data.data_type().primitive_width().filter(|width| matches!(width, 4 | 8))?;
     let [buffer] = data.buffers() else { return None };
     let bytes = buffer.as_slice().get(data.offset() * width..)?;
-    let count = mask.count_set_bits();
+    let count = crate::selection::count_set_bits(mask);
     let kept = match width {
         8 => compressed::<u64>(bytes, mask, count)?,
         _ => compressed::<u32>(bytes, mask, count)?,

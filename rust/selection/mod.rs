@@ -51,6 +51,7 @@ use arrow::buffer::BooleanBuffer;
 
 use crate::error::{PqsiftError, Result};
 
+pub use mask::count_set_bits;
 pub use policy::{ReadPlan, ReadSegment, Representation, SelectionPolicy};
 pub use scan_ranges::{PageLocation, coalesce_ranges};
 
@@ -297,7 +298,7 @@ impl RowSelection {
     pub fn selected_count(&self) -> usize {
         match &self.inner {
             Inner::Runs(r) => r.iter().filter(|s| s.selects()).map(|s| s.row_count).sum(),
-            Inner::Mask(m) => m.count_set_bits(),
+            Inner::Mask(m) => mask::count_set_bits(m),
         }
     }
 

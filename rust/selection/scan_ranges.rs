@@ -65,7 +65,7 @@ pub(crate) fn selected_rows_by_page(selection: &RowSelection, first_rows: &[usiz
         Inner::Mask(mask) => Ok((0..first_rows.len())
             .map(|i| {
                 let (start, end) = (first_rows[i].min(rows), page_end(i));
-                if end > start { mask.slice(start, end - start).count_set_bits() } else { 0 }
+                if end > start { super::count_set_bits(&mask.slice(start, end - start)) } else { 0 }
             })
             .collect()),
         Inner::Runs(_) => {

@@ -121,6 +121,16 @@ proptest! {
     }
 
     #[test]
+    fn count_set_bits_matches_model(b in bools(2_000), start in 0usize..130, end_cut in 0usize..130) {
+        // Any bit offset and length: a head and a tail around the aligned words, or neither.
+        let buffer = BooleanBuffer::from(b.as_slice());
+        let start = start.min(b.len());
+        let len = (b.len() - start).saturating_sub(end_cut);
+        let expected = b[start..start + len].iter().filter(|x| **x).count();
+        prop_assert_eq!(count_set_bits(&buffer.slice(start, len)), expected);
+    }
+
+    #[test]
     fn windows_cover_the_rows_in_order((b, s) in selection(600), cuts in prop::collection::vec(0usize..80, 0..20)) {
         let mut windows = s.windows();
         let mut start = 0;

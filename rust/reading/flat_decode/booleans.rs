@@ -45,7 +45,7 @@ impl Sink for BitOutput {
         }
         let Some(valid) = &page.valid else {
             if let Some(validity) = &mut self.validity {
-                validity.append_n(selected.count_set_bits(), true);
+                validity.append_n(crate::selection::count_set_bits(selected), true);
             }
             for (start, end) in selected.set_slices() {
                 self.values.append_packed_range(start..end, bits);

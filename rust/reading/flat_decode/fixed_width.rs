@@ -242,7 +242,7 @@ impl<T: Native> Sink for Output<T> {
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let stored = page.non_null();
-        let count = selected.count_set_bits();
+        let count = crate::selection::count_set_bits(selected);
         self.values.reserve(count);
         if let Some(validity) = &mut self.validity {
             validity.reserve(count);

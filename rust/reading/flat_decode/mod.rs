@@ -90,7 +90,7 @@ use parquet::schema::types::ColumnDescriptor;
 
 use crate::format::rle_hybrid;
 use crate::format::zstd_prefix::ZstdPrefix;
-use crate::selection::RowSelection;
+use crate::selection::{RowSelection, count_set_bits};
 
 mod booleans;
 mod byte_stream_split;
@@ -328,12 +328,12 @@ struct DataPage<'z> {
 
 impl DataPage<'_> {
     fn non_null(&self) -> usize {
-        self.valid.as_ref().map_or(self.rows, BooleanBuffer::count_set_bits)
+        self.valid.as_ref().map_or(self.rows, count_set_bits)
     }
 
     /// The number of values stored before row `row` (the rows before it that are valid).
     fn stored_before(&self, row: usize) -> usize {
-        self.valid.as_ref().map_or(row, |valid| valid.slice(0, row).count_set_bits())
+        self.valid.as_ref().map_or(row, |valid| count_set_bits(&valid.slice(0, row)))
     }
 }
 
@@ -468,7 +468,7 @@ fn decode_pages<R: PageReader + ?Sized, S: Sink>(
                 return Ok(None);
             }
             let window = windows.next(rows);
-            if window.count_set_bits() == 0 {
+            if count_set_bits(&window) == 0 {
                 pages.skip_next_page()?;
                 row += rows;
                 continue;
@@ -654,7 +654,7 @@ fn data_page<'z>(
 fn validity(levels: &[u8], rows: usize) -> Result<Option<BooleanBuffer>, DecodeError> {
     let bits =
         rle_hybrid::decode_bits(levels, rows).map_err(|e| DecodeError::Corrupt(format!("definition levels: {e}")))?;
-    Ok((bits.count_set_bits() < rows).then_some(bits))
+    Ok((count_set_bits(&bits) < rows).then_some(bits))
 }
 
 /// The stored index of each `selected` row's value in a page whose validity is `valid`

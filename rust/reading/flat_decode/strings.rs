@@ -654,7 +654,7 @@ impl<O: OffsetSizeTrait> Sink for BytesOutput<O> {
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let Some(encoding) = Stored::of(page.encoding) else { return Ok(false) };
-        let count = selected.count_set_bits();
+        let count = crate::selection::count_set_bits(selected);
         self.offsets.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
         let stored = page.non_null();

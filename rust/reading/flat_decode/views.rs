@@ -276,7 +276,7 @@ impl Sink for ViewsOutput {
 
     fn page(&mut self, page: &mut DataPage<'_>, selected: &BooleanBuffer) -> Result<bool, DecodeError> {
         let Some(dictionary_encoded) = dictionary_encoded(page.encoding) else { return Ok(false) };
-        let count = selected.count_set_bits();
+        let count = crate::selection::count_set_bits(selected);
         self.views.reserve(count);
         let with_values = wanted_rows(page, selected, count, &mut self.validity, &mut self.wanted);
         let stored = page.non_null();
