@@ -101,7 +101,6 @@ pub fn decode<T: DeltaValue>(data: &[u8], n: usize, out: &mut Vec<T>) -> Result<
     out.push(T::truncate(first));
     let mut last = first;
     let mut left = n - 1;
-    let mut deltas = vec![0u64; per_miniblock];
     while left > 0 {
         let min_delta = zigzag(reader.uleb128()?);
         let widths = reader.take(miniblocks)?;
@@ -114,14 +113,13 @@ pub fn decode<T: DeltaValue>(data: &[u8], n: usize, out: &mut Vec<T>) -> Result<
                 return Err(format!("a miniblock of {width}-bit deltas"));
             }
             // The last miniblock is padded to its full length; only its values are unpacked.
-            let packed = reader.take(per_miniblock * width / 8)?;
+            let start = reader.pos;
+            reader.take(per_miniblock * width / 8)?;
             let take = left.min(per_miniblock);
-            let deltas = &mut deltas[..take.next_multiple_of(8)];
-            unpack(packed, width, deltas);
-            out.extend(deltas[..take].iter().map(|&delta| {
-                last = last.wrapping_add(min_delta).wrapping_add(delta);
-                T::truncate(last)
-            }));
+            // Unpacked from the rest of the data, not the miniblock alone: a group's load
+            // may read on into the next miniblock's bytes, so only the data's last groups
+            // need a padded copy (a miniblock of 32 values is just four groups).
+            append_miniblock(&data[start..], width, take, min_delta, &mut last, out);
             left -= take;
         }
     }
@@ -186,57 +184,95 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Unpacks `out.len()` (a multiple of 8) `width`-bit values from `packed`, which holds
-/// them.
-fn unpack(packed: &[u8], width: usize, out: &mut [u64]) {
+/// Appends a miniblock's first `take` values to `out`: its `width`-bit deltas unpacked from
+/// the start of `packed` (which holds them, and may hold more bytes after them), each value
+/// the one before (`last`, updated) plus `min_delta` plus its delta.
+fn append_miniblock<T: DeltaValue>(
+    packed: &[u8],
+    width: usize,
+    take: usize,
+    min_delta: u64,
+    last: &mut u64,
+    out: &mut Vec<T>,
+) {
     macro_rules! by_width {
         ($($w:literal)*) => {
             match width {
-                0 => out.fill(0),
-                $($w => unpack_groups::<$w>(packed, out),)*
+                $($w => append_groups::<T, $w>(packed, take, min_delta, last, out),)*
                 _ => unreachable!("bit width checked to be at most 64"),
             }
         };
     }
-    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
+    by_width!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
         33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
 }
 
-/// [`unpack`] with the width known at compile time: each group of 8 values (`W` bytes)
-/// read a value at a time through one unaligned load (64 bits, or 128 for 57 to 63-bit
-/// values, which may span 9 bytes; 64-bit values are their bytes). The loads reach up to
-/// 15 bytes past a group, so the groups near the end are unpacked from a copy padded with
-/// zeros.
+/// [`append_miniblock`] with the width known at compile time, a group of 8 deltas (`W`
+/// bytes) at a time, unpacked into registers and summed straight into `out`. The unpacking
+/// loads reach up to 15 bytes past a group, so the groups near the end of `packed` are
+/// unpacked from a copy padded with zeros.
 #[inline(always)]
-fn unpack_groups<const W: usize>(packed: &[u8], out: &mut [u64]) {
+fn append_groups<T: DeltaValue, const W: usize>(
+    packed: &[u8],
+    take: usize,
+    min_delta: u64,
+    last: &mut u64,
+    out: &mut Vec<T>,
+) {
     const PAD: usize = 16;
-    let groups = out.len() / 8;
-    let fast = groups.min(packed.len().saturating_sub(PAD) / W);
-    for (g, values) in out.chunks_exact_mut(8).enumerate().take(fast) {
-        unpack_group::<W>(&packed[g * W..g * W + W + PAD], values);
-    }
+    let groups = take.div_ceil(8);
+    // (No group of a zero width is unpacked.)
+    let fast = packed.len().saturating_sub(PAD).checked_div(W).map_or(0, |fit| groups.min(fit));
+    out.reserve(take);
+    let spare = &mut out.spare_capacity_mut()[..take];
+    let mut running = *last;
     let mut padded = [0u8; 64 + PAD];
-    for (g, values) in out.chunks_exact_mut(8).enumerate().skip(fast) {
-        padded[..W].copy_from_slice(&packed[g * W..g * W + W]);
-        unpack_group::<W>(&padded, values);
+    let (full, tail) = spare.as_chunks_mut::<8>();
+    for (g, slots) in full.iter_mut().enumerate() {
+        let deltas = if W == 0 {
+            [0; 8]
+        } else if g < fast {
+            unpack_group::<W>(&packed[g * W..g * W + W + PAD])
+        } else {
+            padded[..W].copy_from_slice(&packed[g * W..g * W + W]);
+            unpack_group::<W>(&padded)
+        };
+        // Eight values, in registers: the only chain is one add a value.
+        for (slot, delta) in slots.iter_mut().zip(deltas) {
+            running = running.wrapping_add(min_delta).wrapping_add(delta);
+            slot.write(T::truncate(running));
+        }
     }
+    if !tail.is_empty() {
+        let g = full.len();
+        padded[..W].copy_from_slice(&packed[g * W..g * W + W]);
+        for (slot, delta) in tail.iter_mut().zip(unpack_group::<W>(&padded)) {
+            running = running.wrapping_add(min_delta).wrapping_add(delta);
+            slot.write(T::truncate(running));
+        }
+    }
+    *last = running;
+    // SAFETY: the loop above wrote each of the `take` spare values.
+    unsafe { out.set_len(out.len() + take) };
 }
 
 /// The 8 `W`-bit values packed in `group` (which holds 16 bytes past them).
 #[inline(always)]
-fn unpack_group<const W: usize>(group: &[u8], values: &mut [u64]) {
+fn unpack_group<const W: usize>(group: &[u8]) -> [u64; 8] {
     let mask = if W == 64 { u64::MAX } else { (1u64 << W) - 1 };
-    for (i, value) in values.iter_mut().enumerate() {
+    std::array::from_fn(|i| {
         let bit = i * W;
         let at = bit / 8;
-        *value = if W == 64 {
+        if W == 0 {
+            0
+        } else if W == 64 {
             u64::from_le_bytes(group[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
         } else if W <= 56 {
             u64::from_le_bytes(group[at..at + 8].try_into().expect("8 bytes")) >> (bit % 8) & mask
         } else {
             (u128::from_le_bytes(group[at..at + 16].try_into().expect("16 bytes")) >> (bit % 8)) as u64 & mask
-        };
-    }
+        }
+    })
 }
 
 #[cfg(test)]
