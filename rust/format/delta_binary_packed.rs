@@ -374,6 +374,14 @@ mod tests {
             let mut out = Vec::<u64>::new();
             decode(&page, values.len(), &mut out).unwrap();
             assert_eq!(out, values.iter().map(|&v| v as u64).collect::<Vec<_>>(), "width {width}");
+            // INT32: the same deltas, summed and written in 32 bits.
+            if width <= 32 {
+                let page = page_of(&values, true);
+                let mut out = Vec::<u32>::new();
+                decode(&page, values.len(), &mut out).unwrap();
+                let want: Vec<u32> = values.iter().map(|&v| v as i32 as u32).collect();
+                assert_eq!(out, want, "INT32, width {width}");
+            }
         }
     }
 }
