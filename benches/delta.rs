@@ -24,20 +24,10 @@ use parquet::column::page::Page;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use pqsift::format::delta_binary_packed::{DeltaValue, decode};
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 const ROWS: usize = 1_000_000;
-
-/// A deterministic generator (xorshift), so runs compare.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The DELTA_BINARY_PACKED value bytes of each data page of `column`'s one-column file,
 /// with the page's value count.
@@ -76,17 +66,18 @@ fn decode_all<T: DeltaValue>(pages: &[(Bytes, usize)], out: &mut Vec<T>) {
 }
 
 fn delta(c: &mut Criterion) {
-    let mut random = Random(0x9E37_79B9_7F4A_7C15);
+    // A fixed seed, so that runs compare.
+    let mut random = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut ts = 1_767_225_600_000_000i64;
     let sorted_ts: Vec<i64> = (0..ROWS)
         .map(|_| {
-            ts += (random.next() % 20_000) as i64;
+            ts += (random.next_u64() % 20_000) as i64;
             ts
         })
         .collect();
-    let ids: Vec<i64> = (0..ROWS).map(|_| random.next() as i64).collect();
-    let counts: Vec<i64> = (0..ROWS).map(|_| (random.next() % 1_000_000) as i64).collect();
-    let codes: Vec<i32> = (0..ROWS).map(|_| (random.next() % 500) as i32).collect();
+    let ids: Vec<i64> = (0..ROWS).map(|_| random.next_u64() as i64).collect();
+    let counts: Vec<i64> = (0..ROWS).map(|_| (random.next_u64() % 1_000_000) as i64).collect();
+    let codes: Vec<i32> = (0..ROWS).map(|_| (random.next_u64() % 500) as i32).collect();
 
     let mut group = c.benchmark_group("delta_binary_packed");
     group.measurement_time(Duration::from_secs(5));
