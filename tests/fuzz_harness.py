@@ -170,6 +170,37 @@ def generated_seeds(directory: Path) -> list[Path]:
     path = directory / "nested.parquet"
     pq.write_table(nested, path, row_group_size=200, write_page_index=True, max_rows_per_page=64)
     paths.append(path)
+    # What writers with Parquet v2 settings produce, in pages of many DELTA_BINARY_PACKED
+    # miniblocks: pqsift's own decoders of these encodings read ahead within a page.
+    encoded = pa.table(
+        {
+            "id": pa.array(np.arange(n, dtype=np.int64) * 1_000_003 % 7_919_993),
+            "small": pa.array(rng.integers(-40, 40, n).astype(np.int32), mask=rng.random(n) < 0.1),
+            "kind": flat["kind"],
+            "amount": flat["amount"],
+            "text": flat["text"],
+            "url": pa.array([f"https://h{i % 7}.example/p/{i}" for i in range(n)], mask=rng.random(n) < 0.1),
+        }
+    )
+    path = directory / "flat_v2_encodings.parquet"
+    pq.write_table(
+        encoded,
+        path,
+        row_group_size=1500,
+        write_page_index=True,
+        max_rows_per_page=700,
+        compression="zstd",
+        data_page_version="2.0",
+        use_dictionary=["kind"],
+        column_encoding={
+            "id": "DELTA_BINARY_PACKED",
+            "small": "DELTA_BINARY_PACKED",
+            "amount": "BYTE_STREAM_SPLIT",
+            "text": "DELTA_LENGTH_BYTE_ARRAY",
+            "url": "DELTA_BYTE_ARRAY",
+        },
+    )
+    paths.append(path)
     return paths
 
 

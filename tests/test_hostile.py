@@ -192,3 +192,31 @@ def test_the_unmodified_file_reads(base: Path) -> None:
 
     assert pqsift.scan(base, filter="x = 5").to_table().num_rows == 1
     assert pqsift.scan(base).to_table().num_rows == ROWS
+
+
+def test_a_map_whose_footer_makes_its_key_optional_fails_cleanly(tmp_path: Path) -> None:
+    """The footer's map key made OPTIONAL: the key's levels then decode nulls, which an
+    Arrow map cannot hold (pyarrow aborts the process importing one, as it did before the
+    decoded maps were checked). The scan, in a subprocess, must fail with a pqsift error
+    naming the file and the column, with and without a filter."""
+    path = tmp_path / "optional_map_key.parquet"
+    table = pa.table(
+        {
+            "k": pa.array(np.arange(500, dtype=np.int32)),
+            "m": pa.array([[("k", i)] for i in range(500)], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    pq.write_table(table, path)
+
+    def key_optional(footer: ps.Struct) -> None:
+        keys = [element for element in footer.get(2).items if element.get(4) == b"key"]
+        assert len(keys) == 1
+        keys[0].set(3, ps.I32, 1)  # SchemaElement.repetition_type: OPTIONAL
+
+    path.write_bytes(ps.edit_footer(path.read_bytes(), key_optional))
+    for filter_text in (None, "k > 3"):
+        code, out, err, _ = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+        assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+        outcome, _, message = out.partition(" ")
+        assert outcome == "CorruptFileError", out
+        assert path.name in message and "column m: a map key is null" in message, message

@@ -10,6 +10,8 @@
 //!   the selected rows only, straight into Arrow buffers.
 //! * [`int96_range`] — INT96 timestamps the crate decodes in nanoseconds, checked for the
 //!   wrap past 2262 (decoded again in seconds).
+//! * [`map_keys`] — a map decoded with a null key (its footer declaring the key optional)
+//!   refused, as an Arrow map cannot hold one.
 //! * [`dictionary_predicate`] — a predicate on one dictionary-encoded string column evaluated
 //!   once per dictionary entry, each row taking its key's answer.
 //! * [`select_rows`] — an array's rows under a mask (Arrow's filter, fixed-width values
@@ -38,6 +40,7 @@ pub mod decode_failure;
 pub mod dictionary_predicate;
 pub mod flat_decode;
 pub mod int96_range;
+pub mod map_keys;
 pub mod planned_read;
 pub mod reader;
 pub mod round_trips;

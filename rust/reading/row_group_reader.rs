@@ -1006,6 +1006,7 @@ impl FileReader {
             None => decoded,
         };
         self.check_int96_nanoseconds(source, row_group, columns, (&decoder, rows, post_filter), &decoded)?;
+        self.check_map_keys(row_group, columns, &decoded)?;
         if decoded.num_rows() != selection.selected_count() {
             return Err(PqsiftError::corrupt(
                 self.name(),
@@ -1021,6 +1022,22 @@ impl FileReader {
 }
 
 impl FileReader {
+    /// Fails where a map of `decoded` (the roots of `columns`) holds a null key or entry
+    /// (see [`map_keys`](crate::reading::map_keys)): the file is corrupt there.
+    fn check_map_keys(&self, row_group: usize, columns: RootColumns<'_>, decoded: &RecordBatch) -> Result<()> {
+        for (at, &root) in columns.roots.iter().enumerate() {
+            if let Some(reason) = crate::reading::map_keys::null_in_maps(decoded.column(at).as_ref()) {
+                let column = self.metadata.schema().field(root).name();
+                return Err(PqsiftError::corrupt(
+                    self.name(),
+                    format!("row group {row_group}, column {column}: {reason}"),
+                )
+                .about_column(crate::filter::ColumnPath::new([column]).name()));
+            }
+        }
+        Ok(())
+    }
+
     /// Fails where a crate-decoded INT96 value of `decoded` (the roots of `columns`, the
     /// `rows` of the runs `decoder` kept by the post-filter `mask`) wrapped in nanoseconds:
     /// the INT96 leaves of the roots holding nanosecond timestamps are decoded again in
