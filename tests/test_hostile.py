@@ -22,7 +22,10 @@ PEAK_RSS_LIMIT = 256 << 20
 ROWS = 20_000
 
 _CHILD = r"""
-import sys, pqsift
+import resource, sys, pqsift
+# A read that believed an impossible claim fails here, fast, rather than exhausting the
+# machine (the peak asserted below is far lower).
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 path, text = sys.argv[1], sys.argv[2] or None
 try:
     table = pqsift.scan(path, filter=text).to_table()
@@ -86,6 +89,18 @@ def billions_of_rows(footer: ps.Struct) -> None:
     meta.set(ps.CM_NUM_VALUES, ps.I64, 5_000_000_000)
 
 
+def rows_and_values(rows: int, values: int) -> Callable[[ps.Struct], None]:
+    """The row group's row count and its chunk's value count raised together (so they
+    agree that the chunk holds every row), the file's own count left alone."""
+
+    def edit(footer: ps.Struct) -> None:
+        footer.get(ps.FILE_ROW_GROUPS).items[0].set(ps.RG_NUM_ROWS, ps.I64, rows)
+        _, meta = ps.chunks(footer)[0]
+        meta.set(ps.CM_NUM_VALUES, ps.I64, values)
+
+    return edit
+
+
 def page_header(fid: int, value: int) -> Callable[[ps.Struct], None]:
     def edit(header: ps.Struct) -> None:
         header.set(fid, ps.I32, value)
@@ -121,6 +136,10 @@ CASES: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
     "chunk data page offset 1 TiB": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_DATA_PAGE, HUGE)), None),
     "chunk negative offset": (lambda d: ps.edit_footer(d, set_chunk(ps.CM_DATA_PAGE, -5)), None),
     "5 billion rows and values": (lambda d: ps.edit_footer(d, billions_of_rows), None),
+    # Decode-size estimates from these claims once cut a window (a task) or an output part
+    # per row: 2^31 of them.
+    "2^31 rows, 2^63 values": (lambda d: ps.edit_footer(d, rows_and_values(I32_MAX, (1 << 63) - 1)), None),
+    "2^31 rows, 2^63 values, constant filter": (lambda d: ps.edit_footer(d, rows_and_values(I32_MAX, (1 << 63) - 1)), "1 = 1"),
     "page compressed size 2 GiB": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_COMPRESSED, I32_MAX)), None),
     "page uncompressed size 2 GiB": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_UNCOMPRESSED, I32_MAX)), None),
     "page negative size": (lambda d: ps.edit_first_page_header(d, page_header(ps.PH_COMPRESSED, -100)), None),
@@ -220,3 +239,54 @@ def test_a_map_whose_footer_makes_its_key_optional_fails_cleanly(tmp_path: Path)
         outcome, _, message = out.partition(" ")
         assert outcome == "CorruptFileError", out
         assert path.name in message and "column m: a map key is null" in message, message
+
+
+_COUNT_CHILD = r"""
+import resource, sys, pqsift
+# A read that believed the footer would make a batch (or a bit) per claimed row: bounded,
+# as in _CHILD.
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+path = sys.argv[1]
+for options in ({"columns": []}, {"filter": "1 = 1"}, {"filter": "1 = 1", "pushdown_filters": False}, {}):
+    try:
+        print("ok", pqsift.scan(path, **options).to_table().num_rows)
+    except pqsift.PqsiftError as error:
+        print(type(error).__name__, "|", error)
+"""
+
+
+def test_a_row_group_claiming_more_rows_than_its_values_fails_at_open(base: Path, tmp_path: Path) -> None:
+    """A row group's row count raised far past its chunk's values (the file's own count
+    left alone): a read of no column, or with a filter of no column (`1 = 1`), trusts the
+    count alone. Each read must fail as corrupt at open, naming the claim — not evaluate a
+    constant over 10^18 rows (an allocation abort) or cut that many empty batches."""
+
+    def huge_row_group(footer: ps.Struct) -> None:
+        footer.get(ps.FILE_ROW_GROUPS).items[0].set(ps.RG_NUM_ROWS, ps.I64, 10**18)
+
+    path = tmp_path / "huge_row_group.parquet"
+    path.write_bytes(ps.edit_footer(base.read_bytes(), huge_row_group))
+    done = subprocess.run([sys.executable, "-c", _COUNT_CHILD, str(path)], capture_output=True, timeout=120)
+    assert done.returncode == 0, f"the scan crashed (exit {done.returncode}): {done.stderr.decode()[-2000:]}"
+    lines = done.stdout.decode().strip().splitlines()
+    assert len(lines) == 4, lines
+    for line in lines:
+        outcome, _, message = line.partition(" | ")
+        assert outcome == "CorruptFileError", line
+        assert path.name in message and f"claims {10**18} rows, but its column chunks hold at most {ROWS} values" in message
+
+
+def test_claims_on_a_list_column_cut_bounded_parts(tmp_path: Path) -> None:
+    """A list column's row group is not read in windows, so with a filter of no column
+    (`1 = 1`) every claimed row is selected and the output is cut in parts by the
+    footer's estimate: bounded in number, the first part's decode finds the rows
+    missing."""
+    path = tmp_path / "list_claims.parquet"
+    table = pa.table({"xs": pa.array([[i, i + 1] for i in range(1000)], pa.list_(pa.int64()))})
+    pq.write_table(table, path)
+    path.write_bytes(ps.edit_footer(path.read_bytes(), rows_and_values(I32_MAX, (1 << 63) - 1)))
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _CHILD, str(path), "1 = 1"])
+    assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+    outcome, _, message = out.partition(" ")
+    assert outcome == "CorruptFileError" and path.name in message, out
+    assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak >> 20} MiB"

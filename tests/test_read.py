@@ -115,6 +115,27 @@ def test_every_option_gives_the_same_rows(
     assert same(pa.Table.from_batches(batches, schema=expected.schema), expected)
 
 
+CONSTANT_CASES = [
+    ("1 = 1", lambda t: pc.equal(t["id"], t["id"])),
+    ("1 = 0", lambda t: pc.not_equal(t["id"], t["id"])),
+    ("CAST(NULL AS BOOLEAN)", lambda t: pc.not_equal(t["id"], t["id"])),
+    ("1 = 1 AND amount > 999", lambda t: spark_gt(t["amount"], 999)),
+    ("amount > 999 AND 2 > 3", lambda t: pc.not_equal(t["id"], t["id"])),
+    ("id < 7 OR 1 = 0", lambda t: pc.less(t["id"], 7)),
+]
+
+
+@pytest.mark.parametrize("pushdown_filters", [True, False])
+@pytest.mark.parametrize("text, oracle", CONSTANT_CASES, ids=[c[0] for c in CONSTANT_CASES])
+def test_conjuncts_of_no_column_are_answered_once(events: Path, text: str, oracle, pushdown_filters: bool) -> None:
+    """A conjunct reading no column has one answer for every row (NULL: none pass),
+    evaluated once per row group rather than per row."""
+    table = full(events)
+    expected = table.filter(oracle(table)).select(["id", "amount"])
+    got = pqsift.scan(events, columns=["id", "amount"], filter=text, pushdown_filters=pushdown_filters).to_table()
+    assert same(got, expected), text
+
+
 def test_late_materialization_shows_in_the_metrics(events: Path) -> None:
     scan = pqsift.scan(
         events, columns=["id", "text", "amount"], filter="kind = 'c' AND amount > 900", selection_policy="selectors", reorder_filters=False

@@ -220,6 +220,16 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
         if row_group.num_rows() < 0 {
             return corrupt(format!("row group {r} claims {} rows", row_group.num_rows()));
         }
+        // Every row has a value or a level in each column, so a row group holds no more
+        // rows than its fullest chunk values: a read of no column (a count) trusts the
+        // row count alone, and would make its batches.
+        let most_values = row_group.columns().iter().map(|chunk| chunk.num_values()).max();
+        if let Some(values) = most_values.filter(|&values| row_group.num_rows() > values) {
+            return corrupt(format!(
+                "row group {r} claims {} rows, but its column chunks hold at most {values} values",
+                row_group.num_rows()
+            ));
+        }
         for chunk in row_group.columns() {
             // Named only when something is wrong: a footer has tens of thousands of chunks.
             let at = || format!("row group {r}, column {}", chunk.column_path().string());

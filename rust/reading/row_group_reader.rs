@@ -501,23 +501,32 @@ impl FileReader {
             }
             let started = Instant::now();
             let predicate = &filter.predicates()[index];
-            // A predicate on one string column may see it as a dictionary: it is evaluated
-            // on the dictionary's values, once each, and spread over the rows by key.
-            let decode = match predicate.roots.len() {
-                1 => Decode::Dictionaries,
-                _ => Decode::FileTypes,
-            };
-            let stage = DecodeStage { row_group, options, decode };
-            let columns = RootColumns::whole(&predicate.roots);
-            let batch = self.columns(stage, columns, &selection, &mut cache, &mut metrics)?;
-            let batch = self.in_filter_types(batch, &predicate.roots)?;
-            let file_types: Vec<&DataType> =
-                predicate.roots.iter().map(|&r| self.filter_schema.field(r).data_type()).collect();
-            let passed =
-                crate::reading::dictionary_predicate::evaluate_by_dictionary(&self.bound[index], &batch, &file_types)?;
-            let refinement = RowSelection::from_filters(&[passed]);
             let rows_in = selection.selected_count() as u64;
-            selection = selection.and_then(&refinement)?;
+            selection = match predicate.roots.is_empty() {
+                true if self.constant_passes(index)? => selection,
+                true => RowSelection::from_ranges(&[], selection.row_count())?,
+                false => {
+                    // A predicate on one string column may see it as a dictionary: it is
+                    // evaluated on the dictionary's values, once each, and spread over the
+                    // rows by key.
+                    let decode = match predicate.roots.len() {
+                        1 => Decode::Dictionaries,
+                        _ => Decode::FileTypes,
+                    };
+                    let stage = DecodeStage { row_group, options, decode };
+                    let columns = RootColumns::whole(&predicate.roots);
+                    let batch = self.columns(stage, columns, &selection, &mut cache, &mut metrics)?;
+                    let batch = self.in_filter_types(batch, &predicate.roots)?;
+                    let file_types: Vec<&DataType> =
+                        predicate.roots.iter().map(|&r| self.filter_schema.field(r).data_type()).collect();
+                    let passed = crate::reading::dictionary_predicate::evaluate_by_dictionary(
+                        &self.bound[index],
+                        &batch,
+                        &file_types,
+                    )?;
+                    selection.and_then(&RowSelection::from_filters(&[passed]))?
+                }
+            };
             let elapsed = started.elapsed();
             filter.record(index, rows_in, selection.selected_count() as u64, elapsed);
             metrics.predicate_time += elapsed;
@@ -597,7 +606,17 @@ impl FileReader {
         let all = self.decode(stage, RootColumns::whole(&needed), selection, &mut metrics)?;
         let all = self.to_file_types(all, &needed, false)?;
         let mut keep: Option<BooleanArray> = None;
+        let mut none_pass = false;
         for (index, predicate) in filter.predicates().iter().enumerate() {
+            if predicate.roots.is_empty() {
+                match self.constant_passes(index)? {
+                    true => continue,
+                    false => {
+                        none_pass = true;
+                        break;
+                    }
+                }
+            }
             let columns = self.in_filter_types(pick(&all, &needed, &predicate.roots)?, &predicate.roots)?;
             // Unknown (null) is not selected.
             let passed = match &keep {
@@ -617,6 +636,7 @@ impl FileReader {
             });
         }
         let filtered = match keep {
+            _ if none_pass => all.slice(0, 0),
             Some(mask) => filter_record_batch(&all, &mask)?,
             None => all,
         };
@@ -624,6 +644,17 @@ impl FileReader {
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok((out, metrics))
+    }
+
+    /// Whether the predicate `index`, which reads no column (`1 = 1`, or a constant of the
+    /// session), passes: its one answer for every row, evaluated on one row rather than
+    /// over the row group's — as many as its footer claims, which may be more than memory
+    /// holds a bit each. NULL does not pass.
+    fn constant_passes(&self, index: usize) -> Result<bool> {
+        let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(1));
+        let one_row = RecordBatch::try_new_with_options(Arc::new(arrow::datatypes::Schema::empty()), vec![], &options)?;
+        let passed = evaluate(&self.bound[index], &one_row)?;
+        Ok(arrow::array::Array::is_valid(&passed, 0) && passed.value(0))
     }
 
     /// The root columns of `columns` (in that order) for the rows of `selection`: from the

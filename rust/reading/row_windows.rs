@@ -77,11 +77,18 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
         .sum()
 }
 
+/// The most windows a row group is read in, and parts its survivors are decoded in: as
+/// many as a row group decoding to `MAX_WINDOWS × decode_bytes` (2 TiB at the default)
+/// needs. Estimates are made of the footer's claims, and a corrupt one (values beyond any
+/// file's) would otherwise cut a window or part a row.
+pub const MAX_WINDOWS: usize = 1 << 16;
+
 /// Consecutive row ranges covering `0..rows`, each of about `decode_bytes` at
-/// `bytes_per_row`, ending on a start of `page_starts` (ascending, from 0) where one
-/// falls inside the window; `[0..rows]` when the whole fits.
+/// `bytes_per_row` (but at most [`MAX_WINDOWS`] of them), ending on a start of
+/// `page_starts` (ascending, from 0) where one falls inside the window; `[0..rows]` when
+/// the whole fits.
 pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, decode_bytes: u64) -> Vec<Range<usize>> {
-    let target = rows_within(decode_bytes, bytes_per_row);
+    let target = rows_within(decode_bytes, bytes_per_row).max(rows.div_ceil(MAX_WINDOWS));
     if target >= rows {
         return vec![0..rows];
     }
@@ -154,8 +161,8 @@ pub fn plan(
 
 /// The rows of `selection` (the survivors of a row group's filter) split into consecutive
 /// **parts** whose `leaves` are estimated to decode to about `decode_bytes` each (at least
-/// one row a part): one part, the whole selection, when they fit. Each part is a selection
-/// over the whole row group.
+/// one row a part, at most [`MAX_WINDOWS`] parts): one part, the whole selection, when
+/// they fit. Each part is a selection over the whole row group.
 ///
 /// A filtered read plans its windows on the predicates' columns alone (see
 /// [`crate::reading::scan_stream`]): a selective filter over a wide text column then
@@ -180,7 +187,8 @@ pub fn parts(
     decode_bytes: u64,
 ) -> Result<Vec<RowSelection>> {
     let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, false);
-    split_selected(selection, rows_within(decode_bytes, bytes_per_row))
+    let per_part = rows_within(decode_bytes, bytes_per_row).max(selection.selected_count().div_ceil(MAX_WINDOWS));
+    split_selected(selection, per_part)
 }
 
 /// How many rows of `bytes_per_row` fit `decode_bytes` (at least one).
@@ -286,6 +294,16 @@ mod tests {
             }
             prop_assert_eq!(union, mask);
         }
+    }
+
+    #[test]
+    fn a_corrupt_estimate_cuts_at_most_max_windows() {
+        // A footer claiming 2^31 rows of ~17 GB each: a window a row, uncapped.
+        let rows = (1usize << 31) - 1;
+        let out = windows(rows, 1.7e10, None, DEFAULT_DECODE_BYTES);
+        assert_eq!(out.len(), MAX_WINDOWS);
+        assert_eq!((out[0].start, out[MAX_WINDOWS - 1].end), (0, rows));
+        assert!(out.windows(2).all(|pair| pair[0].end == pair[1].start));
     }
 
     #[test]
