@@ -290,3 +290,21 @@ def test_claims_on_a_list_column_cut_bounded_parts(tmp_path: Path) -> None:
     outcome, _, message = out.partition(" ")
     assert outcome == "CorruptFileError" and path.name in message, out
     assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak >> 20} MiB"
+
+
+def test_a_column_name_with_a_nul_byte_is_refused_by_name(base: Path, tmp_path: Path) -> None:
+    """Parquet allows a NUL byte in a name (a damaged footer has one); Arrow's C data
+    interface, through which batches reach Python, does not. Reading that column is an
+    UnsupportedError naming the file and the column, not a ValueError of the export."""
+    import pqsift
+
+    def nul_in_name(footer: ps.Struct) -> None:
+        footer.get(2).items[1].set(4, ps.BINARY, b"x\x00y")  # FileMetaData.schema[1].name
+        footer.remove(5)  # the key-value metadata: its Arrow schema names the column "x"
+
+    path = tmp_path / "nul_name.parquet"
+    path.write_bytes(ps.edit_footer(base.read_bytes(), nul_in_name))
+    with pytest.raises(pqsift.UnsupportedError) as raised:
+        pqsift.scan(path).to_table()
+    assert raised.value.path == str(path) and raised.value.column == "`x\x00y`", raised.value
+    assert "holds a NUL byte" in str(raised.value)

@@ -145,8 +145,15 @@ struct FileLayout {
 }
 
 impl FileLayout {
-    /// The layout of the file at `position` of the scan's files.
+    /// The layout of the file at `position` of the scan's files, its output names checked
+    /// (see [`check_exportable_names`]).
     fn of(file: &OpenedFile, position: usize, config: &ReaderConfig) -> Result<Self> {
+        let layout = Self::unchecked(file, position, config)?;
+        check_exportable_names(&layout.output_schema, &file.location.to_string())?;
+        Ok(layout)
+    }
+
+    fn unchecked(file: &OpenedFile, position: usize, config: &ReaderConfig) -> Result<Self> {
         let metadata = arrow_metadata(file, config.int96_read_unit())?;
         if let Some(declared) = &config.declared {
             return Self::of_declared(file, metadata, position, config, declared);
@@ -318,6 +325,42 @@ fn field_at(root: &arrow::datatypes::Field, path: &[String]) -> Option<(Vec<Stri
         true => (names, root.clone()),
         false => (names, field.clone().with_nullable(true)),
     })
+}
+
+/// Fails where a name in `schema` (of a column or a field within one) holds a NUL byte:
+/// every batch leaves for Python through Arrow's C data interface, which carries names as
+/// C strings. Parquet allows the byte (a damaged footer has it); only the columns read are
+/// asked.
+fn check_exportable_names(schema: &Schema, path: &str) -> Result<()> {
+    fn with_nul(field: &Field) -> Option<&Field> {
+        if field.name().contains('\0') {
+            return Some(field);
+        }
+        match field.data_type() {
+            DataType::Struct(fields) => fields.iter().find_map(|f| with_nul(f)),
+            DataType::List(item)
+            | DataType::LargeList(item)
+            | DataType::ListView(item)
+            | DataType::LargeListView(item)
+            | DataType::FixedSizeList(item, _)
+            | DataType::Map(item, _) => with_nul(item),
+            _ => None,
+        }
+    }
+    for column in schema.fields() {
+        if let Some(field) = with_nul(column) {
+            let name = match std::ptr::eq(field, column.as_ref()) {
+                true => format!("the column name {:?}", column.name()),
+                false => format!("the name {:?} of a field in column {:?}", field.name(), column.name()),
+            };
+            let reason = format!(
+                "{name} holds a NUL byte, which Arrow's C data interface cannot carry to Python: read the other columns"
+            );
+            let column = crate::filter::ColumnPath::new([column.name()]).name();
+            return Err(PqsiftError::unsupported(path, reason).about_column(column));
+        }
+    }
+    Ok(())
 }
 
 /// `schema` (the roots `roots` of `file`) in Spark's types.
