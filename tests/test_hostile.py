@@ -308,3 +308,41 @@ def test_a_column_name_with_a_nul_byte_is_refused_by_name(base: Path, tmp_path: 
         pqsift.scan(path).to_table()
     assert raised.value.path == str(path) and raised.value.column == "`x\x00y`", raised.value
     assert "holds a NUL byte" in str(raised.value)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "list"])
+@pytest.mark.parametrize("compression", ["zstd", "snappy", "none"])
+def test_a_dictionary_page_claiming_more_values_than_bytes_fails_cleanly(tmp_path: Path, nested: bool, compression: str) -> None:
+    """A dictionary page's value count raised to 2^31 in a page of a few hundred bytes:
+    the crate reserves room for every value it claims before reading one (8 GiB for a
+    list of strings). Each string value takes at least its 4-byte length, so the claim is
+    refused first, with and without a filter."""
+    values = [f"v{i % 50}" for i in range(2000)]
+    column = pa.array([[v] for v in values]) if nested else pa.array(values)
+    path = tmp_path / "dictionary_claim.parquet"
+    pq.write_table(pa.table({"s": column, "k": pa.array(range(2000))}), path, compression=compression)
+    path.write_bytes(ps.edit_first_page_header(path.read_bytes(), page_num_values(I32_MAX)))
+    for filter_text in (None, "k > 5"):
+        code, out, err, peak = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+        assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+        outcome, _, message = out.partition(" ")
+        assert outcome == "CorruptFileError" and path.name in message, out
+        assert f"a dictionary page of {I32_MAX} values" in message, message
+        assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak >> 20} MiB"
+
+
+def test_a_schema_element_claiming_more_children_than_the_schema_holds_fails_cleanly(base: Path, tmp_path: Path) -> None:
+    """The root's child count raised to 2^31: the crate reserves room for that many
+    children (16 GiB) before it finds them missing. Refused from the footer's bytes first."""
+
+    def many_children(footer: ps.Struct) -> None:
+        footer.get(2).items[0].set(5, ps.I32, I32_MAX)  # FileMetaData.schema[0].num_children
+
+    path = tmp_path / "children_claim.parquet"
+    path.write_bytes(ps.edit_footer(base.read_bytes(), many_children))
+    code, out, err, peak = peak_rss_of([sys.executable, "-c", _CHILD, str(path), ""])
+    assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+    outcome, _, message = out.partition(" ")
+    assert outcome == "CorruptFileError" and path.name in message, out
+    assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak >> 20} MiB"
+    assert f"schema element 0 claims {I32_MAX} children, but the schema has 1 elements after it" in message, message

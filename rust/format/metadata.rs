@@ -152,6 +152,9 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<Foo
                 .ok_or_else(|| corrupt(error.to_string()))
         })
     };
+    if let Some(reason) = overclaimed_children(&footer) {
+        return Err(corrupt(reason));
+    }
     let metadata = match footer_only(&tail) {
         Err(_) if footer_declares_encryption(&footer) => return Err(refuse_encrypted()),
         Err(error) => return Err(error),
@@ -388,6 +391,49 @@ fn page_index_range(metadata: &ParquetMetaData) -> Option<Range<u64>> {
         }
     }
     range
+}
+
+/// Where a `SchemaElement` of a serialized `FileMetaData` claims more children than the
+/// schema has elements after it (or fewer than none): the crate reserves room for that
+/// many before it finds them missing, so a flipped `num_children` asks for gigabytes.
+/// `None` where every claim fits, or the schema cannot be walked (the crate then reports
+/// what is wrong).
+fn overclaimed_children(footer: &[u8]) -> Option<String> {
+    const LIST: u8 = 9;
+    const STRUCT: u8 = 12;
+    let mut walker = ThriftWalker::new(footer);
+    let mut last_id = 0i16;
+    let elements = loop {
+        let (field_type, id) = walker.field_header(last_id)?;
+        if id == 2 && field_type == LIST {
+            let (element_type, elements) = walker.list_header()?;
+            if element_type != STRUCT {
+                return None;
+            }
+            break elements;
+        }
+        walker.skip(field_type, 0)?;
+        last_id = id;
+    };
+    for element in 0..elements {
+        let mut last_id = 0i16;
+        while let Some((field_type, id)) = walker.field_header(last_id) {
+            match id {
+                5 => {
+                    let children = walker.integer(field_type)?;
+                    let after = elements - element - 1;
+                    if u64::try_from(children).is_ok_and(|children| children > after) || children < 0 {
+                        return Some(format!(
+                            "schema element {element} claims {children} children, but the schema has {after} elements after it"
+                        ));
+                    }
+                }
+                _ => walker.skip(field_type, 1)?,
+            }
+            last_id = id;
+        }
+    }
+    None
 }
 
 /// Whether a serialized `FileMetaData` (Thrift compact protocol) has field 8,

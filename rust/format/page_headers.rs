@@ -68,11 +68,12 @@ pub fn check_column_chunk(
     row_group: usize,
     max_page_bytes: u64,
 ) -> Result<()> {
-    if !needs_check(chunk, max_page_bytes) {
-        return Ok(()); // the crate checks the rest itself
-    }
     let (start, length) = chunk_range(chunk);
     let end = start + length;
+    if !needs_check(chunk, max_page_bytes) {
+        // The crate checks the rest itself, but for a dictionary page's count of values.
+        return check_first_page(file, chunk, row_group, start, end, max_page_bytes);
+    }
     let mut position = start;
     let mut page = 0usize;
     // The pages end with the chunk's last value, as the crate reads them: bytes after it
@@ -97,12 +98,29 @@ pub fn check_pages(
     max_page_bytes: u64,
 ) -> Result<()> {
     if !needs_check(chunk, max_page_bytes) {
-        return Ok(());
+        let start = chunk_range(chunk).0;
+        return match pages.iter().find(|range| range.start == start) {
+            Some(first) => check_first_page(file, chunk, row_group, first.start, first.end, max_page_bytes),
+            None => Ok(()),
+        };
     }
     for (page, range) in pages.iter().enumerate() {
         check_page(file, chunk, row_group, page, range.start, range.end, max_page_bytes)?;
     }
     Ok(())
+}
+
+/// Checks the header of the chunk's first page (at `start`, the chunk ending by `end`):
+/// its dictionary page, where it has one.
+fn check_first_page(
+    file: &FileSource,
+    chunk: &ColumnChunkMetaData,
+    row_group: usize,
+    start: u64,
+    end: u64,
+    max_page_bytes: u64,
+) -> Result<()> {
+    check_page(file, chunk, row_group, 0, start, end, max_page_bytes).map(|_| ())
 }
 
 /// Checks the header of the page at `position`, which must end by `end`; returns where
@@ -145,6 +163,17 @@ fn check_page(
             chunk.compression()
         )));
     }
+    if let Some(entries) = header.dictionary_values {
+        // The crate reserves room for every entry a dictionary page claims before reading
+        // one; each takes at least a fixed number of the page's bytes.
+        let least = u64::try_from(entries).ok().map(|n| n.saturating_mul(least_value_bytes(chunk)));
+        if least.is_none_or(|least| least > uncompressed) {
+            return Err(corrupt(format!(
+                "a dictionary page of {entries} values in {uncompressed} bytes ({} bytes a value at least)",
+                least_value_bytes(chunk)
+            )));
+        }
+    }
     if uncompressed > max_page_bytes {
         return Err(PqsiftError::unsupported(
             &name,
@@ -155,6 +184,19 @@ fn check_page(
         ));
     }
     Ok((page_end, header.values))
+}
+
+/// The fewest bytes a PLAIN value of `chunk`'s type takes (a dictionary page's values are
+/// PLAIN): a string's length prefix, a fixed width; 0 for booleans (bits).
+fn least_value_bytes(chunk: &ColumnChunkMetaData) -> u64 {
+    use parquet::basic::Type;
+    match chunk.column_type() {
+        Type::BOOLEAN => 0,
+        Type::INT32 | Type::FLOAT | Type::BYTE_ARRAY => 4,
+        Type::INT64 | Type::DOUBLE => 8,
+        Type::INT96 => 12,
+        Type::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as u64,
+    }
 }
 
 /// The sizes of the page header at `position` (the page ending by `end`) and the header's
@@ -205,12 +247,14 @@ pub(crate) fn chunk_range(chunk: &ColumnChunkMetaData) -> (u64, u64) {
     (start.max(0) as u64, chunk.compressed_size().max(0) as u64)
 }
 
-/// The sizes of a page header (PageHeader fields 2 and 3), and a data page's value count
-/// (field 1 of its `DataPageHeader`, field 5, or `DataPageHeaderV2`, field 8).
+/// The sizes of a page header (PageHeader fields 2 and 3), a data page's value count
+/// (field 1 of its `DataPageHeader`, field 5, or `DataPageHeaderV2`, field 8), and a
+/// dictionary page's (field 1 of its `DictionaryPageHeader`, field 7).
 struct PageSizes {
     uncompressed: i64,
     compressed: i64,
     values: Option<i64>,
+    dictionary_values: Option<i64>,
 }
 
 impl PageSizes {
@@ -218,7 +262,7 @@ impl PageSizes {
     fn read(bytes: &[u8]) -> Option<(Self, usize)> {
         let mut walker = ThriftWalker::new(bytes);
         const STRUCT: u8 = 12;
-        let (mut uncompressed, mut compressed, mut values) = (None, None, None);
+        let (mut uncompressed, mut compressed, mut values, mut dictionary_values) = (None, None, None, None);
         let mut last_id = 0i16;
         loop {
             let before = walker.position();
@@ -233,11 +277,15 @@ impl PageSizes {
             match id {
                 2 => uncompressed = Some(walker.integer(field_type)?),
                 3 => compressed = Some(walker.integer(field_type)?),
-                5 | 8 if field_type == STRUCT => {
+                5 | 7 | 8 if field_type == STRUCT => {
+                    let count = match id {
+                        7 => &mut dictionary_values,
+                        _ => &mut values,
+                    };
                     let mut inner_id = 0i16;
                     while let Some((inner_type, id)) = walker.field_header(inner_id) {
                         match id {
-                            1 => values = Some(walker.integer(inner_type)?),
+                            1 => *count = Some(walker.integer(inner_type)?),
                             _ => walker.skip(inner_type, 1)?,
                         }
                         inner_id = id;
@@ -247,6 +295,9 @@ impl PageSizes {
             }
             last_id = id;
         }
-        Some((Self { uncompressed: uncompressed?, compressed: compressed?, values }, walker.position()))
+        Some((
+            Self { uncompressed: uncompressed?, compressed: compressed?, values, dictionary_values },
+            walker.position(),
+        ))
     }
 }
