@@ -346,3 +346,28 @@ def test_a_schema_element_claiming_more_children_than_the_schema_holds_fails_cle
     assert outcome == "CorruptFileError" and path.name in message, out
     assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak >> 20} MiB"
     assert f"schema element 0 claims {I32_MAX} children, but the schema has 1 elements after it" in message, message
+
+
+def test_a_data_page_claiming_plain_strings_it_does_not_hold_fails_cleanly(tmp_path: Path) -> None:
+    """A dictionary-encoded v2 data page whose header says PLAIN (one byte of the fuzz
+    harness's v2 seed): the crate reads its dictionary indices as length-prefixed strings,
+    skips past the page's end and then took the bytes left as the end minus that position
+    — wrapped, a reservation of petabytes, an abort. With the crate's overflow checks on,
+    the subtraction fails instead, and the scan with it, as a CorruptFileError."""
+    import fuzz_harness
+
+    (seed,) = [path for path in fuzz_harness.generated_seeds(tmp_path) if path.name == "flat_v2_encodings.parquet"]
+    data = seed.read_bytes()
+    _, footer = ps.split(data)
+    (kind,) = [meta for _, meta in ps.chunks(footer)[:6] if meta.get(3).items == [b"kind"]]  # ColumnMetaData.path_in_schema
+
+    def plain(header: ps.Struct) -> None:
+        header.get(ps.PH_DATA_V2).set(4, ps.I32, 0)  # DataPageHeaderV2.encoding: PLAIN
+
+    path = tmp_path / "plain_claim.parquet"
+    path.write_bytes(ps.rewrite_struct_at(data, kind.get(ps.CM_DATA_PAGE), plain))
+    for filter_text in (None, "id > 3 OR id IS NULL"):
+        code, out, err, _ = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+        assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+        outcome, _, message = out.partition(" ")
+        assert outcome == "CorruptFileError" and path.name in message, out
