@@ -224,8 +224,8 @@ fn check(metadata: ParquetMetaData, path: &str, data_end: u64) -> Result<Parquet
             return corrupt(format!("row group {r} claims {} rows", row_group.num_rows()));
         }
         // Every row has a value or a level in each column, so a row group holds no more
-        // rows than its fullest chunk values: a read of no column (a count) trusts the
-        // row count alone, and would make its batches.
+        // rows than its fullest chunk has values: a read of no column (a count) trusts the
+        // row count alone, and would make that many rows' batches.
         let most_values = row_group.columns().iter().map(|chunk| chunk.num_values()).max();
         if let Some(values) = most_values.filter(|&values| row_group.num_rows() > values) {
             return corrupt(format!(
@@ -407,7 +407,9 @@ fn overclaimed_children(footer: &[u8]) -> Option<String> {
         let (field_type, id) = walker.field_header(last_id)?;
         if id == 2 && field_type == LIST {
             let (element_type, elements) = walker.list_header()?;
-            if element_type != STRUCT {
+            // An element takes a byte at least (its stop): a list longer than the bytes
+            // left is the crate's to report, not to walk.
+            if element_type != STRUCT || elements > walker.remaining() as u64 {
                 return None;
             }
             break elements;

@@ -651,10 +651,9 @@ impl FileReader {
     /// over the row group's — as many as its footer claims, which may be more than memory
     /// holds a bit each. NULL does not pass.
     fn constant_passes(&self, index: usize) -> Result<bool> {
-        let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(1));
-        let one_row = RecordBatch::try_new_with_options(Arc::new(arrow::datatypes::Schema::empty()), vec![], &options)?;
-        let passed = evaluate(&self.bound[index], &one_row)?;
-        Ok(arrow::array::Array::is_valid(&passed, 0) && passed.value(0))
+        let options = RecordBatchOptions::new().with_row_count(Some(1));
+        let one_row = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)?;
+        Ok(evaluate(&self.bound[index], &one_row)?.iter().next() == Some(Some(true)))
     }
 
     /// The root columns of `columns` (in that order) for the rows of `selection`: from the
