@@ -88,7 +88,7 @@ pub const MAX_WINDOWS: usize = 1 << 16;
 /// `page_starts` (ascending, from 0) where one falls inside the window; `[0..rows]` when
 /// the whole fits.
 pub fn windows(rows: usize, bytes_per_row: f64, page_starts: Option<&[usize]>, decode_bytes: u64) -> Vec<Range<usize>> {
-    let target = rows_within(decode_bytes, bytes_per_row).max(rows.div_ceil(MAX_WINDOWS));
+    let target = rows_within(decode_bytes, bytes_per_row, rows);
     if target >= rows {
         return vec![0..rows];
     }
@@ -187,13 +187,13 @@ pub fn parts(
     decode_bytes: u64,
 ) -> Result<Vec<RowSelection>> {
     let bytes_per_row = decoded_bytes_per_row(metadata, row_group, leaves, false);
-    let per_part = rows_within(decode_bytes, bytes_per_row).max(selection.selected_count().div_ceil(MAX_WINDOWS));
-    split_selected(selection, per_part)
+    split_selected(selection, rows_within(decode_bytes, bytes_per_row, selection.selected_count()))
 }
 
-/// How many rows of `bytes_per_row` fit `decode_bytes` (at least one).
-fn rows_within(decode_bytes: u64, bytes_per_row: f64) -> usize {
-    ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1)
+/// How many rows of `bytes_per_row` fit `decode_bytes` (at least one), and enough that
+/// `rows` make at most [`MAX_WINDOWS`] windows or parts.
+fn rows_within(decode_bytes: u64, bytes_per_row: f64, rows: usize) -> usize {
+    ((decode_bytes as f64 / bytes_per_row.max(1e-9)).floor() as usize).max(1).max(rows.div_ceil(MAX_WINDOWS))
 }
 
 /// `selection` split into consecutive selections (over the same rows) of at most
