@@ -81,14 +81,6 @@ def set_column_chunk(fid: int, type: int, value: int) -> Callable[[ps.Struct], N
     return edit
 
 
-def billions_of_rows(footer: ps.Struct) -> None:
-    footer.set(ps.FILE_NUM_ROWS, ps.I64, 5_000_000_000)
-    rg = footer.get(ps.FILE_ROW_GROUPS).items[0]
-    rg.set(ps.RG_NUM_ROWS, ps.I64, 5_000_000_000)
-    _, meta = ps.chunks(footer)[0]
-    meta.set(ps.CM_NUM_VALUES, ps.I64, 5_000_000_000)
-
-
 def rows_and_values(rows: int, values: int) -> Callable[[ps.Struct], None]:
     """The row group's row count and its chunk's value count raised together (so they
     agree that the chunk holds every row), the file's own count left alone."""
@@ -99,6 +91,12 @@ def rows_and_values(rows: int, values: int) -> Callable[[ps.Struct], None]:
         meta.set(ps.CM_NUM_VALUES, ps.I64, values)
 
     return edit
+
+
+def billions_of_rows(footer: ps.Struct) -> None:
+    """5 billion rows and values, the file's own count too."""
+    footer.set(ps.FILE_NUM_ROWS, ps.I64, 5_000_000_000)
+    rows_and_values(5_000_000_000, 5_000_000_000)(footer)
 
 
 def page_header(fid: int, value: int) -> Callable[[ps.Struct], None]:
