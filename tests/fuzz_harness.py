@@ -66,12 +66,14 @@ import pqsift
 # abort, a MemoryError), where the campaign sees it, rather than exhausting the machine.
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 cases = json.load(sys.stdin)
-for case_id, path, text in cases:
+for case_id, path, text, variant in cases:
     print("START", case_id, flush=True)
     outcomes = []
-    for filter_text in (None, text):
+    if "order_by" in variant:
+        variant["order_by"] = [tuple(key) for key in variant["order_by"]]
+    for filter_text, options in ((None, {}), (text, {}), (text, variant)):
         try:
-            pqsift.scan(path, filter=filter_text, threads=2).to_table()
+            pqsift.scan(path, filter=filter_text, threads=2, **options).to_table()
             outcomes.append("ok")
         except pqsift.PqsiftError as error:
             named = path in str(error) or type(error).__name__ in ("FilterError", "SelectionError")
@@ -80,6 +82,22 @@ for case_id, path, text in cases:
             outcomes.append("unexpected:" + type(error).__name__ + ":" + str(error)[:200].replace(" ", "_"))
     print("RESULT", case_id, *outcomes, flush=True)
 """
+SCANS_PER_CASE = 3
+
+
+def scan_variant(column: str | None, rng: random.Random) -> dict[str, object]:
+    """The options of a case's third scan (with the filter): a path the plain scans do not
+    take — top-k and limits, the baseline without pushdown, string views and small batches
+    under a mask, Spark's output types — drawn per case."""
+    variants: list[dict[str, object]] = [
+        {"limit": 5},
+        {"pushdown_filters": False},
+        {"string_view": True, "batch_size": 100, "selection_policy": "mask"},
+        {"spark_output": True, "reorder_filters": False, "selection_policy": "selectors"},
+    ]
+    if column is not None:
+        variants += [{"order_by": [(column, rng.choice(["asc", "desc"]))], "limit": 7}, {"columns": [column]}]
+    return rng.choice(variants)
 
 
 @dataclass
@@ -87,6 +105,7 @@ class Seed:
     path: Path
     data: bytes
     filter: str
+    column: str | None  # the filter's column, a key for top-k
 
 
 @dataclass
@@ -107,9 +126,10 @@ class Report:
         return "\n".join(lines)
 
 
-def seed_filter(path: Path) -> str:
+def seed_filter(path: Path) -> tuple[str, str | None]:
     """A filter on the file's first top-level primitive column, from its statistics-free
-    schema alone: a comparison and a null test, so that pruning and late materialization run."""
+    schema alone: a comparison and a null test, so that pruning and late materialization
+    run; and that column's name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -118,12 +138,12 @@ def seed_filter(path: Path) -> str:
         t = f.type
         name = "`" + f.name.replace("`", "``") + "`"
         if pa.types.is_integer(t) or pa.types.is_floating(t):
-            return f"{name} > 3 OR {name} IS NULL"
+            return f"{name} > 3 OR {name} IS NULL", f.name
         if pa.types.is_string(t) or pa.types.is_large_string(t):
-            return f"{name} >= 'b' AND {name} IS NOT NULL"
+            return f"{name} >= 'b' AND {name} IS NOT NULL", f.name
         if pa.types.is_boolean(t):
-            return f"{name} OR {name} IS NULL"
-    return "1 = 1"
+            return f"{name} OR {name} IS NULL", f.name
+    return "1 = 1", None
 
 
 def generated_seeds(directory: Path) -> list[Path]:
@@ -209,7 +229,7 @@ def generated_seeds(directory: Path) -> list[Path]:
 
 def load_seeds(corpus: Path, directory: Path) -> list[Seed]:
     paths = [corpus / name for name in CORPUS_SEEDS if (corpus / name).is_file()] + generated_seeds(directory)
-    return [Seed(path, path.read_bytes(), seed_filter(path)) for path in paths]
+    return [Seed(path, path.read_bytes(), *seed_filter(path)) for path in paths]
 
 
 # ----- mutations ------------------------------------------------------------------------
@@ -313,20 +333,111 @@ def footer_drop(data: bytes, rng: random.Random) -> bytes:
     return ps.edit_footer(data, edit)
 
 
-def page_header_field(data: bytes, rng: random.Random) -> bytes:
+def _random_page(data: bytes, rng: random.Random) -> tuple[ps.Struct, tuple[int, ps.Struct, int, int]]:
+    """A random page of a random column chunk: (the chunk's metadata, the page)."""
     _, footer = ps.split(data)
-    index = rng.randrange(len(ps.chunks(footer)))
-    _, meta = ps.chunks(footer)[index]
-    offset = rng.choice([o for o in (meta.get(ps.CM_DICT_PAGE), meta.get(ps.CM_DATA_PAGE)) if o is not None and o >= 4])
-    body, footer = ps.split(data)
-    header, end = ps.decode(body, offset)
+    _, meta = rng.choice(ps.chunks(footer))
+    return meta, rng.choice(ps.pages(data, meta))
+
+
+def page_header_field(data: bytes, rng: random.Random) -> bytes:
+    """An integer field of any page's header (dictionary, first or later data page)."""
+    _, (offset, header, data_start, _) = _random_page(data, rng)
     _mutate_struct_ints(header, rng)
-    new = ps.encode(header)
-    delta = len(new) - (end - offset)
-    ps.shift_offsets(footer, offset, delta)
-    _, meta = ps.chunks(footer)[index]
-    meta.set(ps.CM_COMPRESSED, ps.I64, meta.get(ps.CM_COMPRESSED, 0) + delta)
-    return ps.join(body[:offset] + new + body[end:], footer)
+    return ps.splice(data, offset, data_start, ps.encode(header))
+
+
+# Parquet's codecs as pyarrow names them (LZO and Hadoop's LZ4 framing: none).
+_CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
+
+
+def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    """One to three edits of ``data``: bits flipped, bytes set to edge values, a run
+    overwritten or copied from elsewhere, the end cut or extended."""
+    out = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        edit = rng.randrange(6)
+        if not out or edit == 5:
+            out += bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 16)))
+        elif edit == 0:
+            i = rng.randrange(len(out))
+            out[i] ^= 1 << rng.randrange(8)
+        elif edit == 1:
+            out[rng.randrange(len(out))] = rng.choice([0, 0xFF, 0x7F, 0x80, rng.getrandbits(8)])
+        elif edit == 2:
+            i = rng.randrange(len(out))
+            n = min(len(out) - i, rng.randint(1, 8))
+            out[i : i + n] = bytes([rng.choice([0xFF, 0x00, rng.getrandbits(8)])]) * n
+        elif edit == 3:
+            i, j = rng.randrange(len(out)), rng.randrange(len(out))
+            n = min(len(out) - max(i, j), rng.randint(1, 32))
+            out[i : i + n] = out[j : j + n]
+        else:
+            del out[len(out) - min(len(out), rng.randint(1, 16)) :]
+    return bytes(out)
+
+
+def page_body(data: bytes, rng: random.Random) -> bytes:
+    """A page's decompressed bytes edited, compressed again, and its header's sizes (and
+    the chunk's, and the offset index's) set to match, its checksum dropped: damage that
+    decompression cannot catch, left for the decoders of levels and values to meet."""
+    import pyarrow as pa
+
+    meta, (offset, header, data_start, page_end) = _random_page(data, rng)
+    codec = _CODECS[meta.get(ps.CM_CODEC, 0)]
+    stored = data[data_start:page_end]
+    v2 = header.get(ps.PH_DATA_V2)
+    levels = 0 if v2 is None else v2.get(ps.V2_DEFINITION_BYTES, 0) + v2.get(ps.V2_REPETITION_BYTES, 0)
+    if v2 is not None and v2.get(ps.V2_IS_COMPRESSED, True) is False:
+        codec = None
+    uncompressed = header.get(ps.PH_UNCOMPRESSED, 0) - levels
+    values = stored[levels:] if codec is None else pa.Codec(codec).decompress(stored[levels:], uncompressed, asbytes=True)
+    edited = _mutate_bytes(stored[:levels] + values, rng)
+    # Levels keep their length (edits past it land in the values): their sizes stay true.
+    edited_levels, edited_values = edited[:levels], edited[levels:]
+    packed = edited_values if codec is None else pa.Codec(codec).compress(edited_values, asbytes=True)
+    header.remove(ps.PH_CRC)
+    header.set(ps.PH_UNCOMPRESSED, ps.I32, levels + len(edited_values))
+    header.set(ps.PH_COMPRESSED, ps.I32, levels + len(packed))
+    new = ps.encode(header) + edited_levels + packed
+    return ps.splice(data, offset, page_end, new, uncompressed_delta=len(edited_values) - uncompressed)
+
+
+def page_index_field(data: bytes, rng: random.Random) -> bytes:
+    """A column index or offset index edited — an integer (page offsets, sizes, first rows,
+    null counts, the boundary order), a min or max value, a null-page flag, or a list cut
+    short — and written after the pages, where the chunk now points."""
+    _, footer = ps.split(data)
+    targets = [
+        (chunk, column_index)
+        for chunk, (cc, _) in enumerate(ps.chunks(footer))
+        for column_index, field in ((True, ps.CC_CI_OFFSET), (False, ps.CC_OI_OFFSET))
+        if cc.get(field) is not None
+    ]
+    if not targets:
+        raise ValueError("no page index")
+    chunk, column_index = rng.choice(targets)
+
+    def edit(index: ps.Struct) -> None:
+        lists = [f.value for f in index.fields if isinstance(f.value, ps.List) and f.value.items]
+        binaries = [v for v in lists if v.element_type == ps.BINARY]
+        flags = [v for v in lists if v.element_type in (ps.TRUE, ps.FALSE)]
+        kind = rng.randrange(4)
+        if kind == 1 and binaries:
+            values = rng.choice(binaries)
+            replacement = [bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 12))), rng.choice(rng.choice(binaries).items), b""]
+            values.items[rng.randrange(len(values.items))] = rng.choice(replacement)
+        elif kind == 2 and flags:
+            values = rng.choice(flags)
+            i = rng.randrange(len(values.items))
+            values.items[i] = not values.items[i]
+        elif kind == 3 and lists:
+            values = rng.choice(lists)
+            del values.items[rng.randrange(len(values.items))]
+        else:
+            _mutate_struct_ints(index, rng)
+
+    return ps.edit_page_index(data, edit, chunk, column_index)
 
 
 def bloom_header_field(data: bytes, rng: random.Random) -> bytes:
@@ -346,11 +457,14 @@ MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
     "footer_field": footer_field,
     "footer_drop": footer_drop,
     "page_header_field": page_header_field,
+    "page_body": page_body,
+    "page_index_field": page_index_field,
     "bloom_header_field": bloom_header_field,
 }
 # Structured mutations find more than random flips: weight them up.
 WEIGHTS = {"truncate": 1, "truncate_footer": 1, "bit_flips": 2, "footer_bit_flips": 2, "footer_length": 1,
-           "footer_field": 5, "footer_drop": 1, "page_header_field": 4, "bloom_header_field": 2}
+           "footer_field": 5, "footer_drop": 1, "page_header_field": 4, "page_body": 5, "page_index_field": 3,
+           "bloom_header_field": 2}
 
 
 def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
@@ -365,7 +479,7 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
 # ----- running --------------------------------------------------------------------------
 
 
-def _run_worker(cases: list[tuple[str, str, str]], timeout: float) -> tuple[dict[str, list[str]], set[str], str]:
+def _run_worker(cases: list[tuple[str, str, str, dict[str, object]]], timeout: float) -> tuple[dict[str, list[str]], set[str], str]:
     """Runs ``cases`` in one subprocess: (results by case, started cases, how it ended)."""
     try:
         done = subprocess.run(
@@ -395,7 +509,7 @@ def run_campaign(
     rng = random.Random(seed)
     report = Report()
     for start in range(0, cases, batch):
-        pending: list[tuple[str, str, str]] = []
+        pending: list[tuple[str, str, str, dict[str, object]]] = []
         kinds: dict[str, str] = {}
         for i in range(start, min(cases, start + batch)):
             source = rng.choice(seeds)
@@ -403,7 +517,7 @@ def run_campaign(
             path = directory / f"case{i:06d}_{kind}_{source.path.stem}.parquet"
             path.write_bytes(data)
             case_id = f"{i}"
-            pending.append((case_id, str(path), source.filter))
+            pending.append((case_id, str(path), source.filter, scan_variant(source.column, rng)))
             kinds[case_id] = kind
             report.mutations[kind] += 1
         results, _, ended = _run_worker(pending, timeout=30 + 3 * len(pending))
@@ -413,12 +527,12 @@ def run_campaign(
                 if case[0] in results:
                     continue
                 alone, _, alone_ended = _run_worker([case], timeout=60)
-                results[case[0]] = alone.get(case[0]) or [alone_ended.split(":")[0]] * 2
+                results[case[0]] = alone.get(case[0]) or [alone_ended.split(":")[0]] * SCANS_PER_CASE
                 if alone_ended != "ok":
-                    results[case[0]] = ["crash" if alone_ended.startswith("crash") else alone_ended] * 2
+                    results[case[0]] = ["crash" if alone_ended.startswith("crash") else alone_ended] * SCANS_PER_CASE
                     log(f"isolated failure: case {case[0]} {case[1]}: {alone_ended}")
-        for case_id, path, _ in pending:
-            outcomes = results.get(case_id, ["missing", "missing"])
+        for case_id, path, _, _ in pending:
+            outcomes = results.get(case_id, ["missing"] * SCANS_PER_CASE)
             report.cases += 1
             report.scans += len(outcomes)
             for outcome in outcomes:

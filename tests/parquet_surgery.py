@@ -22,10 +22,15 @@ INTS = (BYTE, I16, I32, I64)
 FILE_ROW_GROUPS, FILE_NUM_ROWS = 4, 3
 RG_COLUMNS, RG_NUM_ROWS = 1, 3
 CC_FILE_OFFSET, CC_META, CC_OI_OFFSET, CC_OI_LENGTH, CC_CI_OFFSET, CC_CI_LENGTH = 2, 3, 4, 5, 6, 7
-CM_NUM_VALUES, CM_UNCOMPRESSED, CM_COMPRESSED, CM_DATA_PAGE, CM_INDEX_PAGE, CM_DICT_PAGE = 5, 6, 7, 9, 10, 11
+CM_CODEC, CM_NUM_VALUES, CM_UNCOMPRESSED, CM_COMPRESSED, CM_DATA_PAGE, CM_INDEX_PAGE, CM_DICT_PAGE = 4, 5, 6, 7, 9, 10, 11
 CM_BLOOM_OFFSET, CM_BLOOM_LENGTH = 14, 15
-# PageHeader: type, uncompressed size, compressed size; data page (v1 / v2) headers.
-PH_UNCOMPRESSED, PH_COMPRESSED, PH_DATA, PH_DICT, PH_DATA_V2 = 2, 3, 5, 7, 8
+# DataPageHeaderV2: the levels' byte lengths (stored before the values, uncompressed) and
+# whether the values are compressed.
+V2_DEFINITION_BYTES, V2_REPETITION_BYTES, V2_IS_COMPRESSED = 5, 6, 7
+# OffsetIndex's page locations; PageLocation's offset and size (header included).
+OI_LOCATIONS, PL_OFFSET, PL_SIZE = 1, 1, 2
+# PageHeader: type, uncompressed size, compressed size, CRC; data page (v1 / v2) headers.
+PH_UNCOMPRESSED, PH_COMPRESSED, PH_CRC, PH_DATA, PH_DICT, PH_DATA_V2 = 2, 3, 4, 5, 7, 8
 
 
 @dataclass
@@ -294,6 +299,54 @@ def first_page_offset(meta: Struct) -> int:
     return dictionary if dictionary is not None and dictionary >= 4 else meta.get(CM_DATA_PAGE)
 
 
+def pages(data: bytes, meta: Struct) -> list[tuple[int, Struct, int, int]]:
+    """Every page of the column chunk ``meta`` describes, walked header by header: (header
+    offset, header, first byte of the page's data, end of the page)."""
+    position = first_page_offset(meta)
+    end = position + meta.get(CM_COMPRESSED, 0)
+    out = []
+    while position < end:
+        header, data_start = decode(data, position)
+        page_end = data_start + header.get(PH_COMPRESSED, 0)
+        out.append((position, header, data_start, page_end))
+        position = page_end
+    return out
+
+
+def splice(data: bytes, start: int, end: int, new: bytes, uncompressed_delta: int = 0) -> bytes:
+    """Replaces ``data[start:end]``, a part of one column chunk's pages, with ``new`` and
+    moves what lies behind it: the footer's offsets, the chunk's sizes, and the page
+    locations of every offset index (written anew after the pages; the old ones stay,
+    unreferenced), so that the file stays whole but for the bytes replaced."""
+    body, footer = split(data)
+    delta = len(new) - (end - start)
+    for _, meta in chunks(footer):
+        first = first_page_offset(meta)
+        if first <= start < first + meta.get(CM_COMPRESSED, 0):
+            meta.set(CM_COMPRESSED, I64, meta.get(CM_COMPRESSED, 0) + delta)
+            meta.set(CM_UNCOMPRESSED, I64, meta.get(CM_UNCOMPRESSED, 0) + uncompressed_delta)
+    offset_indexes = []
+    for cc, _ in chunks(footer):
+        if cc.get(CC_OI_OFFSET) is None:
+            continue
+        index, _ = decode(body, cc.get(CC_OI_OFFSET))
+        for location in index.get(OI_LOCATIONS, List(STRUCT, [])).items:
+            offset, size = location.get(PL_OFFSET, 0), location.get(PL_SIZE, 0)
+            if offset <= start < offset + size:
+                location.set(PL_SIZE, I32, size + delta)
+            elif offset > start:
+                location.set(PL_OFFSET, I64, offset + delta)
+        offset_indexes.append((cc, index))
+    shift_offsets(footer, start, delta)
+    body = body[:start] + new + body[end:]
+    for cc, index in offset_indexes:
+        encoded = encode(index)
+        cc.set(CC_OI_OFFSET, I64, len(body))
+        cc.set(CC_OI_LENGTH, I32, len(encoded))
+        body += encoded
+    return join(body, footer)
+
+
 def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: int = 0) -> bytes:
     """Rewrites the first page header of column chunk ``chunk`` (file order)."""
     _, footer = split(data)
@@ -308,6 +361,21 @@ def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: i
     _, meta2 = chunks(footer2)[chunk]
     meta2.set(CM_COMPRESSED, I64, meta2.get(CM_COMPRESSED, 0) + delta)
     return join(body[:offset] + new + body[end:], footer2)
+
+
+def edit_page_index(data: bytes, edit: Callable[[Struct], None], chunk: int, column_index: bool = False) -> bytes:
+    """Rewrites the offset index (or the column index) of column chunk ``chunk`` (file
+    order), appended after the pages; the chunk points at the new one, the old one stays,
+    unreferenced."""
+    offset_field, length_field = (CC_CI_OFFSET, CC_CI_LENGTH) if column_index else (CC_OI_OFFSET, CC_OI_LENGTH)
+    body, footer = split(data)
+    cc, _ = chunks(footer)[chunk]
+    index, _ = decode(body, cc.get(offset_field))
+    edit(index)
+    encoded = encode(index)
+    cc.set(offset_field, I64, len(body))
+    cc.set(length_field, I32, len(encoded))
+    return join(body + encoded, footer)
 
 
 def edit_bloom_header(data: bytes, edit: Callable[[Struct], None], chunk: int) -> bytes:

@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use parquet::file::metadata::page_index::{PageIndex, PageIndexProvider};
 use parquet::file::metadata::{
     ColumnChunkMetaData, FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
     RowGroupMetaData,
@@ -183,7 +184,9 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<Foo
         .read_page_index_sized_and_finish(&tail.bytes, len);
     let metadata = match with_index {
         Ok((metadata, index)) => {
-            let index = index.map(|i| Arc::new(i) as Arc<dyn parquet::file::metadata::page_index::PageIndexProvider>);
+            // A page index that decodes but does not fit its chunks is ignored as well.
+            let index = index.filter(|index| offset_indexes_fit(&metadata, index));
+            let index = index.map(|i| Arc::new(i) as Arc<dyn PageIndexProvider>);
             ParquetMetaDataBuilder::new_from_metadata(metadata).set_page_index(index).build()
         }
         // An undecodable page index (inside the file: checked above) is ignored. The
@@ -191,6 +194,33 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<Foo
         Err(_) => normalise(check(footer_only(&tail)?, path, data_end)?, data_end),
     };
     Ok(read(metadata, &tail, index_range.start.min(data_end)))
+}
+
+/// Whether every offset index describes pages its column chunk can hold: at least one,
+/// the first starting at row 0, each starting after the one before and inside the row
+/// group, each inside the chunk's bytes and after the page before, and as many as the
+/// chunk's column index describes. Page pruning, row windows and the crate's page
+/// statistics index and subtract by these values, trusting them.
+fn offset_indexes_fit(metadata: &ParquetMetaData, index: &PageIndex) -> bool {
+    metadata.row_groups().iter().enumerate().all(|(r, row_group)| {
+        row_group.columns().iter().enumerate().all(|(c, chunk)| {
+            let Some(offset_index) = index.offset_index(r, c) else { return true };
+            let pages = offset_index.page_locations();
+            let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset());
+            let chunk_end = start.saturating_add(chunk.compressed_size());
+            let (mut next_row, mut next_byte) = (0, start);
+            let fits = pages.iter().enumerate().all(|(i, page)| {
+                let row_fits = if i == 0 { page.first_row_index == 0 } else { page.first_row_index >= next_row };
+                let end = page.offset.saturating_add(i64::from(page.compressed_page_size));
+                let bytes_fit = page.offset >= next_byte && page.compressed_page_size > 0 && end <= chunk_end;
+                (next_row, next_byte) = (page.first_row_index.saturating_add(1), end);
+                row_fits && bytes_fit && page.first_row_index < row_group.num_rows().max(1)
+            });
+            let pages_counted =
+                index.column_index(r, c).is_none_or(|column_index| column_index.num_pages() == pages.len() as u64);
+            !pages.is_empty() && fits && pages_counted
+        })
+    })
 }
 
 /// Bytes `range` of a file, read in one I/O.
