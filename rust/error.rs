@@ -242,6 +242,20 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
+/// `work()` on the file at `path`, a panic inside it returned as a [`PqsiftError::Corrupt`]
+/// naming the file and `context`: the parquet crate asserts and unwraps on metadata and
+/// pages it does not expect, and a malformed file must fail as its own error, not as an
+/// internal one (or take the process down).
+pub(crate) fn panics_as_corrupt<T>(
+    path: &(impl Subject + ?Sized),
+    context: impl std::fmt::Display,
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        Err(PqsiftError::corrupt(path, format!("{context} failed: {}", panic_message(panic.as_ref()))))
+    })
+}
+
 /// The most characters a message quotes of one value: a path, a URL, a filter, a token.
 pub const MAX_QUOTED_CHARS: usize = 512;
 

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-use crate::error::{PqsiftError, Result};
+use crate::error::{PqsiftError, Result, panics_as_corrupt};
 use crate::filter::projection::resolve_projection;
 use crate::filter::sort_key::TopN;
 use crate::filter::{BindOptions, BoundExpr, Expr, bind, parse_filter};
@@ -804,7 +804,8 @@ impl Scan {
             }
             let file = self.open(position)?;
             let mut plan =
-                self.plan_file(position, &file, &mut metrics).map_err(|e| e.in_file(&file.location, "planning"))?;
+                panics_as_corrupt(&file.location, "planning", || self.plan_file(position, &file, &mut metrics))
+                    .map_err(|e| e.in_file(&file.location, "planning"))?;
             self.apply_deletion_vector(position, &file, &mut plan, &mut metrics)?;
             metrics.files_total += 1;
             metrics.row_groups_total += plan.row_groups.len() as u64;

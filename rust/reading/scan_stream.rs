@@ -447,16 +447,9 @@ impl Shared {
     fn guarded<T>(&self, index: usize, read: impl FnOnce() -> Result<T>) -> Result<T> {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
-            Ok(result) => result.map_err(|e| e.in_file(file.reader.name(), format!("row group {}", task.row_group))),
-            Err(panic) => {
-                let message = crate::error::panic_message(panic.as_ref());
-                Err(PqsiftError::corrupt(
-                    file.reader.name(),
-                    format!("row group {}: the decoder failed: {message}", task.row_group),
-                ))
-            }
-        }
+        let name = file.reader.name();
+        crate::error::panics_as_corrupt(name, format_args!("row group {}: the decoder", task.row_group), read)
+            .map_err(|e| e.in_file(name, format_args!("row group {}", task.row_group)))
     }
 
     /// Task `index`'s decoded `batch` as the scan outputs it: struct fields extracted,
