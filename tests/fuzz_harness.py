@@ -190,9 +190,10 @@ def generated_seeds(directory: Path) -> list[Path]:
             "m": pa.array([[("k", i)] for i in range(500)], pa.map_(pa.string(), pa.int64())),
         }
     )
-    path = directory / "nested.parquet"
-    pq.write_table(nested, path, row_group_size=200, write_page_index=True, max_rows_per_page=64)
-    paths.append(path)
+    for name, options in {"nested.parquet": {}, "nested_v2.parquet": {"compression": "zstd", "data_page_version": "2.0"}}.items():
+        path = directory / name
+        pq.write_table(nested, path, row_group_size=200, write_page_index=True, max_rows_per_page=64, **options)
+        paths.append(path)
     # What writers with Parquet v2 settings produce, in pages of many DELTA_BINARY_PACKED
     # miniblocks: pqsift's own decoders of these encodings read ahead within a page.
     encoded = pa.table(
@@ -333,22 +334,20 @@ def footer_drop(data: bytes, rng: random.Random) -> bytes:
     return ps.edit_footer(data, edit)
 
 
-def _random_page(data: bytes, rng: random.Random) -> tuple[ps.Struct, tuple[int, ps.Struct, int, int]]:
-    """A random page of a random column chunk: (the chunk's metadata, the page)."""
+def _random_page(data: bytes, rng: random.Random) -> tuple[int, int, tuple[int, ps.Struct, int, int]]:
+    """A random page of a random column chunk: (the chunk, the page's position in it, the page)."""
     _, footer = ps.split(data)
-    _, meta = rng.choice(ps.chunks(footer))
-    return meta, rng.choice(ps.pages(data, meta))
+    chunk = rng.randrange(len(ps.chunks(footer)))
+    pages = ps.pages(data, ps.chunks(footer)[chunk][1])
+    page = rng.randrange(len(pages))
+    return chunk, page, pages[page]
 
 
 def page_header_field(data: bytes, rng: random.Random) -> bytes:
     """An integer field of any page's header (dictionary, first or later data page)."""
-    _, (offset, header, data_start, _) = _random_page(data, rng)
+    _, _, (offset, header, data_start, _) = _random_page(data, rng)
     _mutate_struct_ints(header, rng)
     return ps.splice(data, offset, data_start, ps.encode(header))
-
-
-# Parquet's codecs as pyarrow names them (LZO and Hadoop's LZ4 framing: none).
-_CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
 
 
 def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -378,29 +377,10 @@ def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
 
 
 def page_body(data: bytes, rng: random.Random) -> bytes:
-    """A page's decompressed bytes edited, compressed again, and its header's sizes (and
-    the chunk's, and the offset index's) set to match, its checksum dropped: damage that
-    decompression cannot catch, left for the decoders of levels and values to meet."""
-    import pyarrow as pa
-
-    meta, (offset, header, data_start, page_end) = _random_page(data, rng)
-    codec = _CODECS[meta.get(ps.CM_CODEC, 0)]
-    stored = data[data_start:page_end]
-    v2 = header.get(ps.PH_DATA_V2)
-    levels = 0 if v2 is None else v2.get(ps.V2_DEFINITION_BYTES, 0) + v2.get(ps.V2_REPETITION_BYTES, 0)
-    if v2 is not None and v2.get(ps.V2_IS_COMPRESSED, True) is False:
-        codec = None
-    uncompressed = header.get(ps.PH_UNCOMPRESSED, 0) - levels
-    values = stored[levels:] if codec is None else pa.Codec(codec).decompress(stored[levels:], uncompressed, asbytes=True)
-    edited = _mutate_bytes(stored[:levels] + values, rng)
-    # Levels keep their length (edits past it land in the values): their sizes stay true.
-    edited_levels, edited_values = edited[:levels], edited[levels:]
-    packed = edited_values if codec is None else pa.Codec(codec).compress(edited_values, asbytes=True)
-    header.remove(ps.PH_CRC)
-    header.set(ps.PH_UNCOMPRESSED, ps.I32, levels + len(edited_values))
-    header.set(ps.PH_COMPRESSED, ps.I32, levels + len(packed))
-    new = ps.encode(header) + edited_levels + packed
-    return ps.splice(data, offset, page_end, new, uncompressed_delta=len(edited_values) - uncompressed)
+    """A page's decompressed bytes edited (``parquet_surgery.edit_page_bytes``): damage
+    that decompression cannot catch, left for the decoders of levels and values to meet."""
+    chunk, page, _ = _random_page(data, rng)
+    return ps.edit_page_bytes(data, chunk, page, lambda page_bytes: _mutate_bytes(page_bytes, rng))
 
 
 def page_index_field(data: bytes, rng: random.Random) -> bytes:

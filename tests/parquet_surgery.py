@@ -347,6 +347,37 @@ def splice(data: bytes, start: int, end: int, new: bytes, uncompressed_delta: in
     return join(body, footer)
 
 
+# Parquet's codecs as pyarrow names them (LZO and Hadoop's LZ4 framing: none).
+CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
+
+
+def edit_page_bytes(data: bytes, chunk: int, page: int, edit: Callable[[bytes], bytes]) -> bytes:
+    """Rewrites page ``page`` of column chunk ``chunk`` (file order) as ``edit`` returns its
+    decompressed bytes (levels and values; a v2 page's levels keep their length), compressed
+    again; the header's sizes, the chunk's and the offset index follow, the checksum goes."""
+    import pyarrow as pa
+
+    _, footer = split(data)
+    meta = chunks(footer)[chunk][1]
+    offset, header, data_start, page_end = pages(data, meta)[page]
+    codec = CODECS[meta.get(CM_CODEC, 0)]
+    stored = data[data_start:page_end]
+    v2 = header.get(PH_DATA_V2)
+    levels = 0 if v2 is None else v2.get(V2_DEFINITION_BYTES, 0) + v2.get(V2_REPETITION_BYTES, 0)
+    if v2 is not None and v2.get(V2_IS_COMPRESSED, True) is False:
+        codec = None
+    uncompressed = header.get(PH_UNCOMPRESSED, 0) - levels
+    values = stored[levels:] if codec is None else pa.Codec(codec).decompress(stored[levels:], uncompressed, asbytes=True)
+    edited = edit(stored[:levels] + values)
+    edited_levels, edited_values = edited[:levels], edited[levels:]
+    packed = edited_values if codec is None else pa.Codec(codec).compress(edited_values, asbytes=True)
+    header.remove(PH_CRC)
+    header.set(PH_UNCOMPRESSED, I32, levels + len(edited_values))
+    header.set(PH_COMPRESSED, I32, levels + len(packed))
+    new = encode(header) + edited_levels + packed
+    return splice(data, offset, page_end, new, uncompressed_delta=len(edited_values) - uncompressed)
+
+
 def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: int = 0) -> bytes:
     """Rewrites the first page header of column chunk ``chunk`` (file order)."""
     _, footer = split(data)

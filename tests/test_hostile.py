@@ -417,3 +417,32 @@ def test_an_offset_index_that_does_not_fit_its_chunk_is_ignored(tmp_path: Path, 
         code, out, err, _ = peak_rss_of([sys.executable, "-c", _CHILD, str(edited), filter_text])
         assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
         assert out == f"ok {table.filter(expression).num_rows}", f"{filter_text}: {out}"
+
+
+def test_a_list_page_whose_repetition_levels_run_out_fails_instead_of_spinning(tmp_path: Path) -> None:
+    """A map's key page (v1, snappy) whose repetition levels are one run of zero length
+    (one bit of the fuzz harness's nested seed): they run out before the page's 64 values.
+    Reading through them, the crate reports the levels missing; skipping into the page, it
+    looped forever, counting no level and no row. A filter on another column made that
+    skip. Now a list or map column skips whole pages only, and both scans fail as corrupt."""
+    import fuzz_harness
+
+    (seed,) = [path for path in fuzz_harness.generated_seeds(tmp_path) if path.name == "nested.parquet"]
+    data = seed.read_bytes()
+    _, footer = ps.split(data)
+    (key,) = [i for i, (_, meta) in enumerate(ps.chunks(footer)[:6]) if meta.get(3).items == [b"m", b"key_value", b"key"]]
+    pages = ps.pages(data, ps.chunks(footer)[key][1])
+    data_page = next(i for i, (_, header, _, _) in enumerate(pages) if header.get(ps.PH_DATA) is not None)
+
+    def no_repetition_levels(page: bytes) -> bytes:
+        (length,) = struct.unpack_from("<I", page)
+        assert page[4 : 4 + length] == bytes([0x80, 0x01, 0x00]), page[: 4 + length].hex()  # 64 zeros, run-length
+        return page[:4] + bytes([0x80, 0x00, 0x00]) + page[4 + length :]  # a run of none
+
+    path = tmp_path / "levels_run_out.parquet"
+    path.write_bytes(ps.edit_page_bytes(data, key, data_page, no_repetition_levels))
+    for filter_text in (None, "k > 3"):
+        code, out, err, _ = peak_rss_of([sys.executable, "-c", _CHILD, str(path), filter_text or ""])
+        assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
+        outcome, _, message = out.partition(" ")
+        assert outcome == "CorruptFileError" and path.name in message, out

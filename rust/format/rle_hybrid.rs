@@ -53,6 +53,37 @@ pub fn decode_values(data: &[u8], bit_width: u8, n: usize, out: &mut Vec<u32>) -
     Ok(())
 }
 
+/// Fails where hybrid-encoded `data` of `bit_width` bits (at most 32) ends before `n`
+/// values: its run headers walked, no value decoded. Runs of no value are passed over,
+/// as decoders pass over them.
+///
+/// ```
+/// use pqsift::format::rle_hybrid::check_holds;
+/// // A run of 3 × 5, then one bit-packed group of 8 values of 3 bits: 11 values.
+/// let data = [6, 5, 3, 0b10_001_000, 0b1_100_011_0, 0b111_110_10];
+/// assert!(check_holds(&data, 3, 11).is_ok());
+/// assert!(check_holds(&data, 3, 12).is_err());
+/// // A run of no value (header 0), then nothing.
+/// assert!(check_holds(&[0, 0], 1, 1).is_err());
+/// ```
+pub fn check_holds(data: &[u8], bit_width: u8, n: usize) -> Result<(), HybridError> {
+    if bit_width > 32 {
+        return Err(format!("bit width {bit_width} is over 32"));
+    }
+    let width = usize::from(bit_width);
+    let mut runs = Runs { data, pos: 0, width, decoded: 0, wanted: n };
+    while runs.decoded < n {
+        // Each run takes a header byte at least: the walk ends with the data.
+        let values = match runs.next()? {
+            Run::Repeat { count, .. } => count,
+            Run::Packed { count, .. } if width == 0 => count,
+            Run::Packed { bytes, count } => count.min(bytes.len() * 8 / width),
+        };
+        runs.decoded = runs.decoded.saturating_add(values);
+    }
+    Ok(())
+}
+
 /// Decodes the first `n` values of hybrid-encoded 1-bit `data` (the definition levels of a
 /// flat optional column) as `n` bits: set where the value is 1. A value above 1 is an
 /// error.
@@ -587,6 +618,18 @@ mod tests {
             let mut out = Vec::new();
             decode_values(&data, width as u8, n, &mut out).unwrap();
             prop_assert_eq!(&out[..], &all[..n]);
+        }
+
+        #[test]
+        fn check_holds_agrees_with_decoding(width in 1usize..=32, runs in prop::collection::vec((any::<u32>(), 1usize..40, any::<bool>()), 1..12), cut in 0usize..64, extra in 0usize..12) {
+            // Cut anywhere (a damaged page): the check passes exactly where decoding does.
+            let data = encode(&runs, width);
+            let data = &data[..data.len().saturating_sub(cut)];
+            let n = expected(&runs, width).len() + extra;
+            for wanted in [n / 2, n.saturating_sub(extra), n] {
+                let decoded = decode_values(data, width as u8, wanted, &mut Vec::new());
+                prop_assert_eq!(check_holds(data, width as u8, wanted).is_ok(), decoded.is_ok(), "{} values", wanted);
+            }
         }
 
         #[test]

@@ -10,6 +10,8 @@
 //!   the selected rows only, straight into Arrow buffers.
 //! * [`int96_range`] — INT96 timestamps the crate decodes in nanoseconds, checked for the
 //!   wrap past 2262 (decoded again in seconds).
+//! * [`repetition_levels`] — the repetition levels of a list or map column's pages checked
+//!   before the crate skips rows inside them (it loops forever where they end early).
 //! * [`map_keys`] — a map decoded with a null key (its footer declaring the key optional)
 //!   refused, as an Arrow map cannot hold one.
 //! * [`dictionary_predicate`] — a predicate on one dictionary-encoded string column evaluated
@@ -43,6 +45,7 @@ pub mod int96_range;
 pub mod map_keys;
 pub mod planned_read;
 pub mod reader;
+pub mod repetition_levels;
 pub mod round_trips;
 pub mod row_filter;
 pub mod row_group_reader;

@@ -38,7 +38,7 @@ use crate::format::page_headers::{check_column_chunk, check_pages, chunk_range};
 use crate::reading::cached_reader::{CacheTier, CachedArrayReader, SharedArrayCache};
 use crate::reading::decode_failure::{MAX_OFFSET_BYTES, halves, offset_bytes};
 use crate::reading::row_filter::RowFilter;
-use crate::selection::{ReadPlan, RowSelection, SelectionPolicy};
+use crate::selection::{ReadPlan, RowSelection, RowSelector, SelectionPolicy};
 use crate::storage::source::MemoryFile;
 use crate::storage::{FileSource, Location};
 
@@ -260,6 +260,9 @@ pub struct FileReader {
     probe: Handle,
     /// Column chunks (row group, leaf) whose page headers have been checked.
     checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
+    /// Per column chunk (row group, leaf) with repetition levels, the data pages whose
+    /// levels have been checked (see [`repetition_levels`](crate::reading::repetition_levels)).
+    levels_checked: std::sync::Mutex<std::collections::HashMap<(usize, usize), std::collections::HashSet<usize>>>,
     /// From a store: per row group being read, the pages of its predicate columns, fetched
     /// at once by its first stage.
     prefetched: std::sync::Mutex<std::collections::HashMap<usize, FileSource>>,
@@ -373,6 +376,7 @@ impl FileReader {
             filter_schema,
             probe,
             checked: Default::default(),
+            levels_checked: Default::default(),
             prefetched: Default::default(),
             decode_metadata: Default::default(),
             int96_in_seconds: Default::default(),
@@ -1002,7 +1006,11 @@ impl FileReader {
         selection: &RowSelection,
     ) -> Result<RecordBatch> {
         let row_group = stage.row_group;
-        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(columns));
+        let leaves = self.leaves_of(columns);
+        if decoder.iter_runs().any(|run| run.skip) {
+            self.check_repetition_levels(source, row_group, &leaves, decoder)?;
+        }
+        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), leaves);
         let views = plan.post_filter().is_some() || stage.options.keep_views || stage.decode == Decode::OutputAll;
         let decoder: Vec<CrateSelector> = decoder
             .iter_runs()
@@ -1052,6 +1060,51 @@ impl FileReader {
 }
 
 impl FileReader {
+    /// Fails where a page of a leaf of `leaves` with repetition levels, one the crate may
+    /// skip rows inside while decoding `decoder`, holds fewer repetition levels than values
+    /// (see [`repetition_levels`](crate::reading::repetition_levels)): the pages holding a
+    /// row `decoder` selects (the crate skips the pages between them whole, by the offset
+    /// index), or every page of a chunk without an offset index. Each page is checked once.
+    fn check_repetition_levels(
+        &self,
+        source: &FileSource,
+        row_group: usize,
+        leaves: &[usize],
+        decoder: &RowSelection,
+    ) -> Result<()> {
+        let schema = self.metadata.parquet_schema();
+        let metadata = self.metadata.metadata();
+        for &leaf in leaves {
+            let max_rep_level = schema.column(leaf).max_rep_level();
+            if max_rep_level == 0 {
+                continue;
+            }
+            let wanted = match metadata::page_locations(metadata, row_group, leaf) {
+                Some(pages) if !pages.is_empty() => Some(decoder.selected_pages(&pages)?),
+                _ => None,
+            };
+            let done = {
+                let checked = self.levels_checked.lock().unwrap_or_else(|p| p.into_inner());
+                checked.get(&(row_group, leaf)).cloned().unwrap_or_default()
+            };
+            let unchecked = |page: usize| {
+                !done.contains(&page) && wanted.as_ref().is_none_or(|wanted| wanted.get(page).copied().unwrap_or(false))
+            };
+            let chunks = metadata.row_group(row_group);
+            let rows = usize::try_from(chunks.num_rows()).unwrap_or(0);
+            let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
+            let mut pages = self.page_reader(source, chunks.column(leaf), rows, locations, false)?;
+            let checked = crate::reading::repetition_levels::check_pages(&mut pages, max_rep_level, unchecked)
+                .map_err(|reason| {
+                    let column = schema.column(leaf).path().string();
+                    PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+                })?;
+            let mut all = self.levels_checked.lock().unwrap_or_else(|p| p.into_inner());
+            all.entry((row_group, leaf)).or_default().extend(checked);
+        }
+        Ok(())
+    }
+
     /// Fails where a map of `decoded` (the roots of `columns`) holds a null key or entry
     /// (see [`map_keys`](crate::reading::map_keys)): the file is corrupt there.
     fn check_map_keys(&self, row_group: usize, columns: RootColumns<'_>, decoded: &RecordBatch) -> Result<()> {
@@ -1254,6 +1307,17 @@ impl FileReader {
         let Some((first, second)) = halves(decoder) else {
             return PqsiftError::corrupt(self.name(), error);
         };
+        // The halves skip rows inside pages: their repetition levels must hold.
+        let leaves: Vec<usize> =
+            (0..self.metadata.parquet_schema().num_columns()).filter(|&leaf| mask.leaf_included(leaf)).collect();
+        let runs = decoder
+            .iter()
+            .map(|r| if r.skip { RowSelector::skip(r.row_count) } else { RowSelector::select(r.row_count) });
+        let checked = RowSelection::from_runs(runs)
+            .and_then(|decoded| self.check_repetition_levels(source, row_group, &leaves, &decoded));
+        if let Err(fault) = checked {
+            return fault;
+        }
         let mut bytes = 0;
         for part in [first, second] {
             let rows = part.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
