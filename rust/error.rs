@@ -442,3 +442,20 @@ impl PqsiftError {
         Self::Internal(bounded_message(panic_message(panic)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_work_on_a_file_is_that_file_corrupt() {
+        let path = std::path::Path::new("/data/x.parquet");
+        let failed = panics_as_corrupt(path, "planning", || -> Result<()> { panic!("index out of bounds") });
+        let message = failed.unwrap_err().to_string();
+        assert!(
+            message.contains("/data/x.parquet") && message.contains("planning failed: index out of bounds"),
+            "{message}"
+        );
+        assert_eq!(panics_as_corrupt(path, "planning", || Ok(7)).unwrap(), 7);
+    }
+}
