@@ -1,7 +1,7 @@
 """The long fuzzing campaign: ``python benches/fuzz.py [--cases 10000] [--seed N]``.
 
-Mutants of corpus and generated Parquet files (``tests/fuzz_harness.py``) are scanned with
-and without a filter in worker subprocesses; crashes, hangs and non-pqsift exceptions are
+Mutants of corpus and generated Parquet files (``tests/fuzz_harness.py``) are scanned three
+ways (without and with a filter, and with drawn options) in worker subprocesses; crashes, hangs and non-pqsift exceptions are
 isolated case by case and their mutant files kept in ``--keep`` (default
 ``fuzz-failures/``). Prints cases run and outcomes by class; exits 1 on any failure.
 """

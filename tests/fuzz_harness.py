@@ -2,8 +2,10 @@
 
 Mutants of real Parquet files — truncations (anywhere, and inside the footer), bit flips
 (anywhere, and in the footer), a rewritten footer length, a footer integer field set to an
-extreme or nearby value (sizes, counts, offsets, types, lengths), a page header or bloom
-filter header field likewise — are scanned without and with a filter in worker
+extreme or nearby value (sizes, counts, offsets, types, lengths), an integer field of any
+page header or of a bloom filter header likewise, a column or offset index edited, a
+page's decompressed bytes edited (compressed again, sizes kept true) — are scanned three
+ways (without a filter, with one, with one and options drawn per case) in worker
 subprocesses, many cases per worker. A worker that dies (abort, segfault) or hangs is not
 fatal: its unfinished cases are re-run one per subprocess to find the culprit.
 

@@ -1,6 +1,7 @@
 """A short, deterministic fuzzing campaign (``tests/fuzz_harness.py``): mutants of corpus
-and generated files, scanned with and without a filter in subprocesses. Every outcome
-must be a result or a pqsift exception: no crash, hang, panic or foreign exception.
+and generated files, scanned three ways (without and with a filter, and with drawn
+options) in subprocesses. Every outcome must be a result or a pqsift exception: no
+crash, hang, panic or foreign exception.
 ``python benches/fuzz.py`` runs the long campaign."""
 
 from __future__ import annotations
