@@ -67,7 +67,8 @@ import pqsift
 # A case that allocates what a claim says rather than what the file holds fails here (an
 # abort, a MemoryError), where the campaign sees it, rather than exhausting the machine.
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-cases = json.load(sys.stdin)
+job = json.load(sys.stdin)
+common, cases = job["options"], job["cases"]
 for case_id, path, text, variant in cases:
     print("START", case_id, flush=True)
     outcomes = []
@@ -75,7 +76,7 @@ for case_id, path, text, variant in cases:
         variant["order_by"] = [tuple(key) for key in variant["order_by"]]
     for filter_text, options in ((None, {}), (text, {}), (text, variant)):
         try:
-            pqsift.scan(path, filter=filter_text, threads=2, **options).to_table()
+            pqsift.scan(path, filter=filter_text, threads=2, **common, **options).to_table()
             outcomes.append("ok")
         except pqsift.PqsiftError as error:
             named = path in str(error) or type(error).__name__ in ("FilterError", "SelectionError")
@@ -100,6 +101,15 @@ def scan_variant(column: str | None, rng: random.Random) -> dict[str, object]:
     if column is not None:
         variants += [{"order_by": [(column, rng.choice(["asc", "desc"]))], "limit": 7}, {"columns": [column]}]
     return rng.choice(variants)
+
+
+@dataclass
+class Store:
+    """An object store mutants are scanned from, instead of local files: ``put`` uploads
+    one (a name, its bytes) and returns its URL; ``options`` are the scans' storage options."""
+
+    put: Callable[[str, bytes], str]
+    options: dict[str, str]
 
 
 @dataclass
@@ -461,12 +471,14 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
 # ----- running --------------------------------------------------------------------------
 
 
-def _run_worker(cases: list[tuple[str, str, str, dict[str, object]]], timeout: float) -> tuple[dict[str, list[str]], set[str], str]:
-    """Runs ``cases`` in one subprocess: (results by case, started cases, how it ended)."""
+def _run_worker(
+    cases: list[tuple[str, str, str, dict[str, object]]], timeout: float, options: dict[str, object]
+) -> tuple[dict[str, list[str]], set[str], str]:
+    """Runs ``cases`` in one subprocess, every scan with ``options``: (results by case,
+    started cases, how it ended)."""
+    job = json.dumps({"options": options, "cases": cases})
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _WORKER], input=json.dumps(cases), capture_output=True, text=True, timeout=timeout
-        )
+        done = subprocess.run([sys.executable, "-c", _WORKER], input=job, capture_output=True, text=True, timeout=timeout)
         stdout, ended = done.stdout, ("ok" if done.returncode == 0 else f"crash (exit {done.returncode})")
         if done.returncode != 0:
             ended += ": " + done.stderr[-300:].replace("\n", " | ")
@@ -485,9 +497,18 @@ def _run_worker(cases: list[tuple[str, str, str, dict[str, object]]], timeout: f
 
 
 def run_campaign(
-    seeds: list[Seed], cases: int, seed: int, directory: Path, batch: int = 100, log: Callable[[str], None] = lambda s: None
+    seeds: list[Seed],
+    cases: int,
+    seed: int,
+    directory: Path,
+    batch: int = 100,
+    log: Callable[[str], None] = lambda s: None,
+    store: Store | None = None,
 ) -> Report:
-    """``cases`` mutants of ``seeds`` (deterministic for ``seed``), scanned in batches."""
+    """``cases`` mutants of ``seeds`` (deterministic for ``seed``), scanned in batches: from
+    ``directory``, or uploaded to ``store`` and scanned from there (kept in ``directory``
+    too)."""
+    options: dict[str, object] = {} if store is None else {"storage_options": store.options}
     rng = random.Random(seed)
     report = Report()
     for start in range(0, cases, batch):
@@ -499,21 +520,23 @@ def run_campaign(
             path = directory / f"case{i:06d}_{kind}_{source.path.stem}.parquet"
             path.write_bytes(data)
             case_id = f"{i}"
-            pending.append((case_id, str(path), source.filter, scan_variant(source.column, rng)))
+            target = str(path) if store is None else store.put(path.name, data)
+            pending.append((case_id, target, source.filter, scan_variant(source.column, rng)))
             kinds[case_id] = kind
             report.mutations[kind] += 1
-        results, _, ended = _run_worker(pending, timeout=30 + 3 * len(pending))
+        results, _, ended = _run_worker(pending, timeout=30 + 3 * len(pending), options=options)
         if ended != "ok":
             # Isolate: every case without a result runs alone.
             for case in pending:
                 if case[0] in results:
                     continue
-                alone, _, alone_ended = _run_worker([case], timeout=60)
+                alone, _, alone_ended = _run_worker([case], timeout=60, options=options)
                 results[case[0]] = alone.get(case[0]) or [alone_ended.split(":")[0]] * SCANS_PER_CASE
                 if alone_ended != "ok":
                     results[case[0]] = ["crash" if alone_ended.startswith("crash") else alone_ended] * SCANS_PER_CASE
                     log(f"isolated failure: case {case[0]} {case[1]}: {alone_ended}")
-        for case_id, path, _, _ in pending:
+        for case_id, target, _, _ in pending:
+            path = str(directory / target.rsplit("/", 1)[-1])
             outcomes = results.get(case_id, ["missing"] * SCANS_PER_CASE)
             report.cases += 1
             report.scans += len(outcomes)
@@ -530,9 +553,11 @@ def run_campaign(
     return report
 
 
-def campaign(corpus: Path, cases: int, seed: int, keep: Path | None = None, batch: int = 100, log=print) -> Report:
+def campaign(
+    corpus: Path, cases: int, seed: int, keep: Path | None = None, batch: int = 100, log=print, store: Store | None = None
+) -> Report:
     with tempfile.TemporaryDirectory(prefix="pqsift-fuzz-") as tmp:
         directory = keep or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
         seeds = load_seeds(corpus, Path(tmp))
-        return run_campaign(seeds, cases, seed, directory, batch=batch, log=log)
+        return run_campaign(seeds, cases, seed, directory, batch=batch, log=log, store=store)
