@@ -27,8 +27,8 @@ CM_BLOOM_OFFSET, CM_BLOOM_LENGTH = 14, 15
 # DataPageHeaderV2: the levels' byte lengths (stored before the values, uncompressed) and
 # whether the values are compressed.
 V2_DEFINITION_BYTES, V2_REPETITION_BYTES, V2_IS_COMPRESSED = 5, 6, 7
-# OffsetIndex's page locations; PageLocation's offset and size (header included).
-OI_LOCATIONS, PL_OFFSET, PL_SIZE = 1, 1, 2
+# OffsetIndex's page locations; PageLocation's offset, size (header included), first row.
+OI_LOCATIONS, PL_OFFSET, PL_SIZE, PL_FIRST_ROW = 1, 1, 2, 3
 # PageHeader: type, uncompressed size, compressed size, CRC; data page (v1 / v2) headers.
 PH_UNCOMPRESSED, PH_COMPRESSED, PH_CRC, PH_DATA, PH_DICT, PH_DATA_V2 = 2, 3, 4, 5, 7, 8
 

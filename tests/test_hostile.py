@@ -380,7 +380,7 @@ def _no_pages(index: ps.Struct) -> None:
 
 
 def _rows_backwards(index: ps.Struct) -> None:
-    _locations(index)[2].set(3, ps.I64, 1)  # PageLocation.first_row_index, below page 1's
+    _locations(index)[2].set(ps.PL_FIRST_ROW, ps.I64, 1)  # below page 1's first row
 
 
 def _page_before_its_chunk(index: ps.Struct) -> None:
@@ -424,7 +424,8 @@ def test_a_list_page_whose_repetition_levels_run_out_fails_instead_of_spinning(t
     (one bit of the fuzz harness's nested seed): they run out before the page's 64 values.
     Reading through them, the crate reports the levels missing; skipping into the page, it
     looped forever, counting no level and no row. A filter on another column made that
-    skip. Now a list or map column skips whole pages only, and both scans fail as corrupt."""
+    skip. Now the repetition levels of the pages such a skip can enter are walked first:
+    both scans fail as corrupt, naming the column and the page."""
     import fuzz_harness
 
     (seed,) = [path for path in fuzz_harness.generated_seeds(tmp_path) if path.name == "nested.parquet"]
@@ -446,3 +447,4 @@ def test_a_list_page_whose_repetition_levels_run_out_fails_instead_of_spinning(t
         assert code == 0, f"the scan crashed (exit {code}): {err.decode()[-2000:]}"
         outcome, _, message = out.partition(" ")
         assert outcome == "CorruptFileError" and path.name in message, out
+        assert "column m.key_value.key: data page 0: repetition levels" in message, message
