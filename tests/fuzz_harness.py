@@ -206,6 +206,21 @@ def generated_seeds(directory: Path) -> list[Path]:
         path = directory / name
         pq.write_table(nested, path, row_group_size=200, write_page_index=True, max_rows_per_page=64, **options)
         paths.append(path)
+    # Deeper nesting, repetition levels up to 2: lists of structs holding lists, maps of lists.
+    item = pa.struct([("a", pa.list_(pa.int64())), ("b", pa.string())])
+    deep = pa.table(
+        {
+            "k": pa.array(np.arange(600, dtype=np.int64)),
+            "items": pa.array(
+                [[{"a": list(range(i % 4)), "b": f"b{i}"}] * (i % 3) if i % 11 else None for i in range(600)],
+                pa.list_(item),
+            ),
+            "groups": pa.array([[(f"g{i % 5}", [i, None][: i % 3])] for i in range(600)], pa.map_(pa.string(), pa.list_(pa.int32()))),
+        }
+    )
+    path = directory / "deep_nested.parquet"
+    pq.write_table(deep, path, row_group_size=250, write_page_index=True, max_rows_per_page=50, compression="snappy")
+    paths.append(path)
     # What writers with Parquet v2 settings produce, in pages of many DELTA_BINARY_PACKED
     # miniblocks: pqsift's own decoders of these encodings read ahead within a page.
     encoded = pa.table(
