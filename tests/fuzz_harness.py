@@ -221,6 +221,32 @@ def generated_seeds(directory: Path) -> list[Path]:
     path = directory / "deep_nested.parquet"
     pq.write_table(deep, path, row_group_size=250, write_page_index=True, max_rows_per_page=50, compression="snappy")
     paths.append(path)
+    # Lists in the encodings of Parquet v2 settings: the crate decodes (and skips) them.
+    lists = pa.table(
+        {
+            "k": pa.array(np.arange(600, dtype=np.int64)),
+            "xs": pa.array([[i * 7919 % 1009, i][: i % 3] for i in range(600)], pa.list_(pa.int64())),
+            "ts": pa.array([[f"t{i}"] * (i % 3) if i % 13 else None for i in range(600)], pa.list_(pa.string())),
+            "fs": pa.array([[i * 0.5, None][: i % 3] for i in range(600)], pa.list_(pa.float64())),
+        }
+    )
+    path = directory / "lists_v2_encodings.parquet"
+    pq.write_table(
+        lists,
+        path,
+        row_group_size=300,
+        write_page_index=True,
+        max_rows_per_page=50,
+        compression="zstd",
+        data_page_version="2.0",
+        use_dictionary=False,
+        column_encoding={
+            "xs.list.element": "DELTA_BINARY_PACKED",
+            "ts.list.element": "DELTA_LENGTH_BYTE_ARRAY",
+            "fs.list.element": "BYTE_STREAM_SPLIT",
+        },
+    )
+    paths.append(path)
     # What writers with Parquet v2 settings produce, in pages of many DELTA_BINARY_PACKED
     # miniblocks: pqsift's own decoders of these encodings read ahead within a page.
     encoded = pa.table(
