@@ -22,6 +22,7 @@ use parquet::file::metadata::{
 use parquet::file::reader::Length;
 
 use crate::error::{PqsiftError, Result};
+use crate::format::page_headers::chunk_range;
 use crate::format::thrift_walk::ThriftWalker;
 use crate::selection::PageLocation;
 use crate::storage::{FileSource, Location};
@@ -206,14 +207,17 @@ fn offset_indexes_fit(metadata: &ParquetMetaData, index: &PageIndex) -> bool {
         row_group.columns().iter().enumerate().all(|(c, chunk)| {
             let Some(offset_index) = index.offset_index(r, c) else { return true };
             let pages = offset_index.page_locations();
-            let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset());
-            let chunk_end = start.saturating_add(chunk.compressed_size());
+            let (start, length) = chunk_range(chunk);
+            let chunk_end = start.saturating_add(length);
             let (mut next_row, mut next_byte) = (0, start);
             let fits = pages.iter().enumerate().all(|(i, page)| {
                 let row_fits = if i == 0 { page.first_row_index == 0 } else { page.first_row_index >= next_row };
-                let end = page.offset.saturating_add(i64::from(page.compressed_page_size));
-                let bytes_fit = page.offset >= next_byte && page.compressed_page_size > 0 && end <= chunk_end;
-                (next_row, next_byte) = (page.first_row_index.saturating_add(1), end);
+                let offset = u64::try_from(page.offset).ok();
+                let size = u64::try_from(page.compressed_page_size).ok().filter(|&size| size > 0);
+                let end = offset.zip(size).map(|(offset, size)| offset.saturating_add(size));
+                let bytes_fit =
+                    offset.is_some_and(|offset| offset >= next_byte) && end.is_some_and(|end| end <= chunk_end);
+                (next_row, next_byte) = (page.first_row_index.saturating_add(1), end.unwrap_or(u64::MAX));
                 row_fits && bytes_fit && page.first_row_index < row_group.num_rows().max(1)
             });
             let pages_counted =
