@@ -1074,6 +1074,8 @@ impl FileReader {
     ) -> Result<()> {
         let schema = self.metadata.parquet_schema();
         let metadata = self.metadata.metadata();
+        let chunks = metadata.row_group(row_group);
+        let rows = usize::try_from(chunks.num_rows()).unwrap_or(0);
         for &leaf in leaves {
             let max_rep_level = schema.column(leaf).max_rep_level();
             if max_rep_level == 0 {
@@ -1090,8 +1092,6 @@ impl FileReader {
             let unchecked = |page: usize| {
                 !done.contains(&page) && wanted.as_ref().is_none_or(|wanted| wanted.get(page).copied().unwrap_or(false))
             };
-            let chunks = metadata.row_group(row_group);
-            let rows = usize::try_from(chunks.num_rows()).unwrap_or(0);
             let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
             let mut pages = self.page_reader(source, chunks.column(leaf), rows, locations, false)?;
             let checked = crate::reading::repetition_levels::check_pages(&mut pages, max_rep_level, unchecked)
