@@ -398,9 +398,8 @@ def _random_page(data: bytes, rng: random.Random) -> tuple[int, int, tuple[int, 
 
 def page_header_field(data: bytes, rng: random.Random) -> bytes:
     """An integer field of any page's header (dictionary, first or later data page)."""
-    _, _, (offset, header, data_start, _) = _random_page(data, rng)
-    _mutate_struct_ints(header, rng)
-    return ps.splice(data, offset, data_start, ps.encode(header))
+    _, _, (offset, _, _, _) = _random_page(data, rng)
+    return ps.rewrite_struct_at(data, offset, lambda header: _mutate_struct_ints(header, rng))
 
 
 def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:

@@ -273,19 +273,13 @@ def shift_offsets(footer: Struct, after: int, delta: int) -> None:
                 meta.set(fid, I64, v + delta)
 
 
-def rewrite_struct_at(data: bytes, offset: int, edit: Callable[[Struct], None], owner: Struct | None = None) -> bytes:
+def rewrite_struct_at(data: bytes, offset: int, edit: Callable[[Struct], None]) -> bytes:
     """Decodes the Thrift struct at ``offset`` (a page or bloom filter header), applies
-    ``edit``, and writes it back; the bytes behind it move, and so do the footer's offsets
-    (and ``owner``'s compressed size, when the struct lies in that column chunk)."""
-    body, footer = split(data)
-    header, end = decode(body, offset)
+    ``edit``, and writes it back in its place (see :func:`splice`: what lies behind it
+    moves, the footer, the chunk holding it and the offset indexes follow)."""
+    header, end = decode(data, offset)
     edit(header)
-    new = encode(header)
-    delta = len(new) - (end - offset)
-    shift_offsets(footer, offset, delta)
-    if owner is not None:
-        owner.set(CM_COMPRESSED, I64, owner.get(CM_COMPRESSED, 0) + delta)
-    return join(body[:offset] + new + body[end:], footer)
+    return splice(data, offset, end, encode(header))
 
 
 def edit_footer(data: bytes, edit: Callable[[Struct], None]) -> bytes:
@@ -381,17 +375,7 @@ def edit_page_bytes(data: bytes, chunk: int, page: int, edit: Callable[[bytes], 
 def edit_first_page_header(data: bytes, edit: Callable[[Struct], None], chunk: int = 0) -> bytes:
     """Rewrites the first page header of column chunk ``chunk`` (file order)."""
     _, footer = split(data)
-    _cc, meta = chunks(footer)[chunk]
-    offset = first_page_offset(meta)
-    body, footer2 = split(data)
-    header, end = decode(body, offset)
-    edit(header)
-    new = encode(header)
-    delta = len(new) - (end - offset)
-    shift_offsets(footer2, offset, delta)
-    _, meta2 = chunks(footer2)[chunk]
-    meta2.set(CM_COMPRESSED, I64, meta2.get(CM_COMPRESSED, 0) + delta)
-    return join(body[:offset] + new + body[end:], footer2)
+    return rewrite_struct_at(data, first_page_offset(chunks(footer)[chunk][1]), edit)
 
 
 def edit_page_index(data: bytes, edit: Callable[[Struct], None], chunk: int, column_index: bool = False) -> bytes:
@@ -412,12 +396,6 @@ def edit_page_index(data: bytes, edit: Callable[[Struct], None], chunk: int, col
 def edit_bloom_header(data: bytes, edit: Callable[[Struct], None], chunk: int) -> bytes:
     """Rewrites the bloom filter header of column chunk ``chunk`` and drops the chunk's
     ``bloom_filter_length``, so that readers trust the header's size."""
-    body, footer = split(data)
-    _, meta = chunks(footer)[chunk]
-    offset = meta.get(CM_BLOOM_OFFSET)
-    header, end = decode(body, offset)
-    edit(header)
-    new = encode(header)
-    shift_offsets(footer, offset, len(new) - (end - offset))
-    meta.remove(CM_BLOOM_LENGTH)
-    return join(body[:offset] + new + body[end:], footer)
+    _, footer = split(data)
+    data = rewrite_struct_at(data, chunks(footer)[chunk][1].get(CM_BLOOM_OFFSET), edit)
+    return edit_footer(data, lambda footer: chunks(footer)[chunk][1].remove(CM_BLOOM_LENGTH))
