@@ -1006,11 +1006,7 @@ impl FileReader {
         selection: &RowSelection,
     ) -> Result<RecordBatch> {
         let row_group = stage.row_group;
-        let leaves = self.leaves_of(columns);
-        if decoder.iter_runs().any(|run| run.skip) {
-            self.check_repetition_levels(source, row_group, &leaves, decoder)?;
-        }
-        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), leaves);
+        let mask = ProjectionMask::leaves(self.metadata.parquet_schema(), self.leaves_of(columns));
         let views = plan.post_filter().is_some() || stage.options.keep_views || stage.decode == Decode::OutputAll;
         let decoder: Vec<CrateSelector> = decoder
             .iter_runs()
@@ -1060,27 +1056,35 @@ impl FileReader {
 }
 
 impl FileReader {
-    /// Fails where a page of a leaf of `leaves` with repetition levels, one the crate may
-    /// skip rows inside while decoding `decoder`, holds fewer repetition levels than values
-    /// (see [`repetition_levels`](crate::reading::repetition_levels)): the pages holding a
-    /// row `decoder` selects (the crate skips the pages between them whole, by the offset
+    /// Fails where a page of a leaf of `mask` with repetition levels, one the crate may skip
+    /// rows inside while decoding the runs `decoder` (when they skip any), holds fewer
+    /// repetition levels than values (see
+    /// [`repetition_levels`](crate::reading::repetition_levels)): the pages holding a row
+    /// `decoder` selects (the crate skips the pages between them whole, by the offset
     /// index), or every page of a chunk without an offset index. Each page is checked once.
     fn check_repetition_levels(
         &self,
         source: &FileSource,
         row_group: usize,
-        leaves: &[usize],
-        decoder: &RowSelection,
+        mask: &ProjectionMask,
+        decoder: &[CrateSelector],
     ) -> Result<()> {
         let schema = self.metadata.parquet_schema();
+        let repeated: Vec<usize> = (0..schema.num_columns())
+            .filter(|&leaf| mask.leaf_included(leaf) && schema.column(leaf).max_rep_level() > 0)
+            .collect();
+        if repeated.is_empty() || !decoder.iter().any(|run| run.skip) {
+            return Ok(());
+        }
+        let runs = decoder
+            .iter()
+            .map(|r| if r.skip { RowSelector::skip(r.row_count) } else { RowSelector::select(r.row_count) });
+        let decoder = RowSelection::from_runs(runs)?;
         let metadata = self.metadata.metadata();
         let chunks = metadata.row_group(row_group);
         let rows = usize::try_from(chunks.num_rows()).unwrap_or(0);
-        for &leaf in leaves {
+        for leaf in repeated {
             let max_rep_level = schema.column(leaf).max_rep_level();
-            if max_rep_level == 0 {
-                continue;
-            }
             let wanted = match metadata::page_locations(metadata, row_group, leaf) {
                 Some(pages) if !pages.is_empty() => Some(decoder.selected_pages(&pages)?),
                 _ => None,
@@ -1259,7 +1263,8 @@ impl FileReader {
 
     /// The crate's decoder over `row_group`'s leaves `mask` with `metadata` (the file's,
     /// or its [`FileReader::decode_metadata`]), through the runs `decoder` (`rows` selected), as one
-    /// batch.
+    /// batch. Every decode by the crate comes here, so the repetition levels its skips rely
+    /// on are checked here ([`FileReader::check_repetition_levels`]).
     fn decode_runs(
         &self,
         source: &FileSource,
@@ -1269,6 +1274,7 @@ impl FileReader {
         decoder: &[CrateSelector],
         rows: usize,
     ) -> Result<RecordBatch> {
+        self.check_repetition_levels(source, row_group, &mask, decoder)?;
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask.clone())
@@ -1307,17 +1313,6 @@ impl FileReader {
         let Some((first, second)) = halves(decoder) else {
             return PqsiftError::corrupt(self.name(), error);
         };
-        // The halves skip rows inside pages: their repetition levels must hold.
-        let leaves: Vec<usize> =
-            (0..self.metadata.parquet_schema().num_columns()).filter(|&leaf| mask.leaf_included(leaf)).collect();
-        let runs = decoder
-            .iter()
-            .map(|r| if r.skip { RowSelector::skip(r.row_count) } else { RowSelector::select(r.row_count) });
-        let checked = RowSelection::from_runs(runs)
-            .and_then(|decoded| self.check_repetition_levels(source, row_group, &leaves, &decoded));
-        if let Err(fault) = checked {
-            return fault;
-        }
         let mut bytes = 0;
         for part in [first, second] {
             let rows = part.iter().filter(|r| !r.skip).map(|r| r.row_count).sum();
