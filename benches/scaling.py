@@ -1,6 +1,6 @@
 """Cost against the size of the metadata (issue 42): does planning stay linear?
 
-    python benches/scaling.py [--axis row_groups,columns,files,rows] [--repeat 3]
+    python benches/scaling.py [--axis row_groups,columns,files,rows] [--sizes 10,1000] [--repeat 3]
 
 Four axes, each a selective query (100 rows) that pqsift, Polars and DuckDB answer, the
 engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
@@ -10,7 +10,7 @@ engines interleaved; wall time is the best of ``--repeat`` rounds, CPU time
   streaming writers — Flink, Kafka sinks, small batches — produce), ``id`` sorted;
 - **columns**: one file of 200,000 rows in 20 row groups, 10 to 2,000 int64 columns (wide
   footers), two projected;
-- **files**: 1 to 10,000 files of 1,000 rows (one row group each), ``id`` sorted across
+- **files**: 1 to 100,000 files of 1,000 rows (one row group each), ``id`` sorted across
   them;
 - **rows**: one file of 1M to 100M rows in row groups of 1M (pyarrow's default), ``id``
   sorted — the query's 100 rows in one row group whatever the size ("per unit": per
@@ -45,7 +45,7 @@ import pqsift
 DEFAULT_SIZES = {
     "row_groups": [40, 500, 2_000, 4_000, 8_000, 10_000],
     "columns": [10, 100, 500, 1_000, 2_000],
-    "files": [1, 10, 100, 1_000, 10_000],
+    "files": [1, 10, 100, 1_000, 10_000, 100_000],
     "rows": [1_000_000, 10_000_000, 100_000_000],
 }
 # What "per unit" divides planning time by: a row group, a column, a file, a million rows.
@@ -143,6 +143,7 @@ def timed(run: Callable[[], int], walls: list[float], cpus: list[float]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--axis", default="row_groups,columns,files,rows")
+    parser.add_argument("--sizes", help="the points of each axis, comma-separated (default: the axis's own)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=Path("data/scaling"))
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "scaling.md")
@@ -166,7 +167,8 @@ def main() -> None:
             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         print("\n".join(lines[-4:]), flush=True)
-        for size in DEFAULT_SIZES[axis]:
+        sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else DEFAULT_SIZES[axis]
+        for size in sizes:
             case = write_case(axis, size, args.data)
             runs = engines(case, connection)
             walls: dict[str, list[float]] = {name: [] for name in runs}

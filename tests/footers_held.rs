@@ -184,3 +184,36 @@ fn a_file_rewritten_after_planning_is_refused_when_its_group_is_opened() {
     assert_eq!(values[values.len() - 2 * ROWS as usize..], (0..2 * ROWS).collect::<Vec<_>>()[..]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Planning with local footers read on several threads makes the same plan, holds the
+/// same footers, and fails on the same file — the first broken one in file order — as
+/// planning on one.
+#[test]
+fn footers_read_on_threads_plan_as_one_thread_does() {
+    let dir = std::env::temp_dir().join(format!("pqsift_footers_held_threads_{}", std::process::id()));
+    let files = write_files(&dir, MANY);
+    let filter = Some("x >= 7000 AND x < 7050 OR x = 120");
+    let one = Scan::new(files.clone(), None, filter, ScanOptions::default()).unwrap().plan().unwrap();
+    for threads in [2, 3, 16] {
+        let scan = Arc::new(Scan::new(files.clone(), None, filter, ScanOptions::default()).unwrap());
+        let plan = scan.plan_with_threads(threads).unwrap();
+        assert_eq!(plan.explain(), one.explain(), "{threads} threads");
+        assert_eq!(plan.metrics, one.metrics, "{threads} threads");
+        let read: Vec<usize> = (0..files.len()).filter(|&p| !plan.files[p].is_pruned()).collect();
+        assert_eq!(read, [1, 70]);
+        // The first file (the output schema) and the two read are held, no other.
+        assert_eq!(held(&scan).iter().filter(|&&h| h).count(), 3);
+        assert!(held(&scan)[0] && held(&scan)[1] && held(&scan)[70]);
+        assert_eq!(read_x(&scan), [120].into_iter().chain(7000..7050).collect::<Vec<_>>());
+    }
+    // Two files broken after the scan was made: each plan names the first.
+    for broken in [&files[90], &files[30]] {
+        std::fs::write(broken, b"not parquet at all, and long enough to have a footer").unwrap();
+    }
+    for threads in [1, 2, 16] {
+        let scan = Scan::new(files.clone(), None, filter, ScanOptions::default()).unwrap();
+        let error = scan.plan_with_threads(threads).unwrap_err().to_string();
+        assert!(error.contains("part-030.parquet") && !error.contains("part-090"), "{threads} threads: {error}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -380,9 +380,10 @@ class Scan:
     @property
     def metadata_size_hint(self) -> int:
         """Bytes read from the end of each file in the first I/O for its metadata."""
-    def plan(self) -> list[dict[str, Any]]:
+    def plan(self, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Per file a dict (``path``, ``note``, ``skipped``, ``row_groups``), each row group
-        a tuple of :class:`pqsift.scan.RowGroupPlan`'s fields in their order."""
+        a tuple of :class:`pqsift.scan.RowGroupPlan`'s fields in their order; of the read
+        ``options``, ``threads`` reads local footers at once."""
     def read(self, options: dict[str, Any] | None = None, first_batches_soon: bool = False) -> tuple[ScanStream, float]:
         """Plans the scan (the plan kept, as :meth:`plan` keeps it) and starts reading the
         plan's row groups and page selections with the read ``options`` (the names and

@@ -215,7 +215,9 @@ class Scan:
 
     def plan(self) -> Plan:
         """Reads footers, bloom filters and page indexes (no column data) and decides, per
-        row group, whether to skip it, scan it, or read a row selection of it."""
+        row group, whether to skip it, scan it, or read a row selection of it. The footers
+        of local files are read on the scan's ``threads``, those in an object store fetched
+        several at once."""
         files = [
             FilePlan(
                 path=f["path"],
@@ -223,7 +225,7 @@ class Scan:
                 row_groups=[RowGroupPlan(*rg) for rg in f["row_groups"]],
                 skipped=f["skipped"],
             )
-            for f in self._core.plan()
+            for f in self._core.plan(self._read_options)
         ]
         return Plan(files=files, metrics=dict(self._core.metrics()), _text=self._core.explain())
 

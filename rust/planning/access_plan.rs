@@ -42,6 +42,8 @@ pub struct RowGroupPlan {
     /// For a row group kept: what each stage could not use and why (`stage: words`), see
     /// [`why_not`](crate::planning::why_not).
     pub notes: Vec<String>,
+    /// The row group's compressed bytes, as its footer says; set once the plan is made.
+    pub compressed_bytes: u64,
     /// The compressed bytes reading it can take (see
     /// [`read_estimate`](crate::planning::read_estimate)); set once the plan is made.
     pub read_bytes: u64,
@@ -107,6 +109,7 @@ impl FileAccessPlan {
                 stage: None,
                 reason: String::new(),
                 notes: Vec::new(),
+                compressed_bytes: 0,
                 read_bytes: 0,
             })
             .collect();

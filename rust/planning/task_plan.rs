@@ -136,7 +136,7 @@ impl TaskPlan {
     /// its old version's row groups and page selections.
     pub fn of_row_groups(scan: &Scan, selected: Vec<FileReads>) -> Result<Self> {
         let positions: Vec<usize> = selected.iter().map(|file| file.position).collect();
-        scan.open_concurrently(&positions);
+        scan.open_concurrently(&positions, 1);
         let files = selected
             .into_iter()
             .map(|FileReads { position, row_groups, layout }| {

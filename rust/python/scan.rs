@@ -12,7 +12,6 @@ use pyo3::types::PyDict;
 
 use super::errors::{detached, py_err};
 use super::selection::PyRowSelection;
-use parquet::file::metadata::ParquetMetaData;
 
 use super::options::{AllowedLocationsArg, ReadOptionsArg, ScanOptionsArg};
 use super::stream::{PyScanStream, stream_for};
@@ -350,7 +349,7 @@ impl PyScan {
         let options = options.unwrap_or_default();
         let config = ReaderConfig { first_batches_soon, ..options.config(py)? };
         let started = std::time::Instant::now();
-        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
+        let plan = detached(py, || self.inner.plan_with_threads(config.threads)).map_err(py_err(py))?;
         let planning = started.elapsed().as_secs_f64();
         // The read's requests are counted apart from planning's, as `metrics` reports them.
         let storage = Storage::new(self.storage.options().clone());
@@ -378,7 +377,7 @@ impl PyScan {
     #[pyo3(signature = (options=None))]
     fn count_rows(&self, py: Python<'_>, options: Option<ReadOptionsArg>) -> PyResult<u64> {
         let config = options.unwrap_or_default().config(py)?;
-        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
+        let plan = detached(py, || self.inner.plan_with_threads(config.threads)).map_err(py_err(py))?;
         let rows = detached(py, || count_rows(&self.inner, &plan, config)).map_err(py_err(py))?;
         if let Ok(mut last) = self.last_plan.lock() {
             *last = Some(plan);
@@ -412,24 +411,13 @@ impl PyScan {
         Ok(encoded.iter().map(|bytes| pyo3::types::PyBytes::new(py, bytes)).collect())
     }
 
-    /// Plans the scan: a list of per-file dicts.
-    fn plan<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let plan = detached(py, || self.inner.plan()).map_err(py_err(py))?;
-        let files = plan
-            .files
-            .iter()
-            .enumerate()
-            .map(|(position, file)| {
-                // A file skipped on its partition values keeps its footer unread.
-                let opened = match file.skipped {
-                    Some(_) => None,
-                    None => {
-                        Some(self.inner.holding_as_before(position, || self.inner.open(position)).map_err(py_err(py))?)
-                    }
-                };
-                file_dict(py, file, opened.as_ref().map(|o| o.metadata.as_ref()))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+    /// Plans the scan: a list of per-file dicts. Of the read `options`, `threads` reads
+    /// local footers at once.
+    #[pyo3(signature = (options=None))]
+    fn plan<'py>(&self, py: Python<'py>, options: Option<ReadOptionsArg>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let threads = options.unwrap_or_default().config(py)?.threads;
+        let plan = detached(py, || self.inner.plan_with_threads(threads)).map_err(py_err(py))?;
+        let files = plan.files.iter().map(|file| file_dict(py, file)).collect::<PyResult<Vec<_>>>()?;
         if let Ok(mut last) = self.last_plan.lock() {
             *last = Some(plan);
         }
@@ -526,17 +514,13 @@ impl PyScan {
     fn ensure_plan(&self, py: Python<'_>) -> PyResult<()> {
         let missing = self.last_plan.lock().map(|p| p.is_none()).unwrap_or(true);
         if missing {
-            self.plan(py)?;
+            self.plan(py, None)?;
         }
         Ok(())
     }
 }
 
-fn file_dict<'py>(
-    py: Python<'py>,
-    file: &FileAccessPlan,
-    metadata: Option<&ParquetMetaData>,
-) -> PyResult<Bound<'py, PyDict>> {
+fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("path", &file.path)?;
     dict.set_item("note", file.note.clone())?;
@@ -552,14 +536,13 @@ fn file_dict<'py>(
             RowGroupAccess::Selection(selection) => Some(PyRowSelection::from(selection.clone())),
             _ => None,
         };
-        let compressed_bytes = metadata.and_then(|m| m.row_groups().get(rg.index)).map_or(0, |m| m.compressed_size());
         let row_group = (
             rg.index,
             rg.rows,
             decision,
             rg.selected_rows(),
             selection,
-            compressed_bytes,
+            rg.compressed_bytes,
             rg.read_bytes,
             rg.stage.as_deref(),
             &rg.reason,
