@@ -415,7 +415,7 @@ fn list_items(expr: &Expr) -> usize {
         if let Expr::InList { list, .. } = next {
             items += list.len();
         }
-        pending.extend(next.children());
+        pending.extend(next.walked_children());
     }
     items
 }

@@ -364,6 +364,18 @@ impl Expr {
         Self::Column(ColumnPath::new(parts))
     }
 
+    /// The children a walk of the tree visits: all but an IN list's literal items, leaves
+    /// without columns that a long list holds by the hundred thousand (a walk per file
+    /// planned went through each, building a list of them).
+    pub(crate) fn walked_children(&self) -> Vec<&Expr> {
+        match self {
+            Self::InList { expr, list, .. } => std::iter::once(expr.as_ref())
+                .chain(list.iter().filter(|item| !matches!(item, Self::Literal(_))))
+                .collect(),
+            _ => self.children(),
+        }
+    }
+
     /// The direct sub-expressions, left to right.
     ///
     /// ```
@@ -430,8 +442,10 @@ pub fn depth(expr: &Expr) -> usize {
     let mut deepest = 0;
     let mut pending = vec![(expr, 1)];
     while let Some((next, level)) = pending.pop() {
-        deepest = deepest.max(level);
-        pending.extend(next.children().into_iter().map(|child| (child, level + 1)));
+        let literal_items =
+            matches!(next, Expr::InList { list, .. } if list.iter().any(|item| matches!(item, Expr::Literal(_))));
+        deepest = deepest.max(if literal_items { level + 1 } else { level });
+        pending.extend(next.walked_children().into_iter().map(|child| (child, level + 1)));
     }
     deepest
 }
@@ -456,7 +470,7 @@ pub fn columns(expr: &Expr) -> Vec<ColumnPath> {
         {
             found.push(path.clone());
         }
-        pending.extend(next.children().into_iter().rev());
+        pending.extend(next.walked_children().into_iter().rev());
     }
     found
 }

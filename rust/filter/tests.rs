@@ -191,6 +191,24 @@ fn helpers_split_and_collect_columns() {
     assert_eq!(columns(&expr), [ColumnPath::new(["x", "y"]), ColumnPath::new(["z"]), ColumnPath::new(["w"])]);
 }
 
+/// A walk of the tree passes an IN list's literal items by (a long list holds thousands),
+/// yet counts them in the depth and finds the columns of the items that are expressions.
+#[test]
+fn walks_count_literal_items_without_visiting_them() {
+    let long = (0..100).map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    for (text, deepest, found) in [
+        ("x IN (1, 2)".to_string(), 2, vec!["x"]),
+        (format!("x IN ({long})"), 2, vec!["x"]),
+        (format!("x IN ({long}, y + 1)"), 3, vec!["x", "y"]),
+        (format!("x IN (y, {long}) AND z IN ({long})"), 3, vec!["x", "y", "z"]),
+        ("x IN (abs(y - 1))".to_string(), 4, vec!["x", "y"]),
+    ] {
+        let expr = parse(&text);
+        assert_eq!(depth(&expr), deepest, "{text}");
+        assert_eq!(columns(&expr), found.iter().map(|c| ColumnPath::new([*c])).collect::<Vec<_>>(), "{text}");
+    }
+}
+
 // ---------------------------------------------------------------- display
 
 #[test]
