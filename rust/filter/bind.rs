@@ -25,7 +25,7 @@ use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
 use super::sql_type::UTC;
-use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
+use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, ExprList, Literal, SqlType};
 use crate::{PqsiftError, Result};
 
 #[path = "bind_function_calls.rs"]
@@ -403,8 +403,38 @@ pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
 /// and options, and shared (see [`shared_bind`]).
 const SHARED_BIND_ITEMS: usize = 256;
 
-/// How many recent bindings [`shared_bind`] keeps.
+/// How many recent results each cache of [`Recent`] keeps.
 const SHARED_BINDS: usize = 8;
+
+/// A few recent results kept to be shared by later calls with an equal key, the oldest
+/// dropped first: binding a long IN list costs more than finding it again among a few.
+struct Recent<K, V>(std::sync::Mutex<Vec<(K, V)>>);
+
+impl<K, V: Clone> Recent<K, V> {
+    const fn new() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// The kept result whose key `matches`, else `make`'s (kept under `key` if it is `Ok`).
+    fn get_or_make(
+        &self,
+        matches: impl Fn(&K) -> bool,
+        key: impl FnOnce() -> K,
+        make: impl FnOnce() -> Result<V>,
+    ) -> Result<V> {
+        let lock = || self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, value)) = lock().iter().find(|(kept, _)| matches(kept)) {
+            return Ok(value.clone());
+        }
+        let value = make()?;
+        let mut recent = lock();
+        if recent.len() >= SHARED_BINDS {
+            recent.remove(0);
+        }
+        recent.push((key(), value.clone()));
+        Ok(value)
+    }
+}
 
 /// The items of the filter's IN lists, summed (without recursion: the tree is not yet known
 /// to be within the depth limit).
@@ -426,23 +456,12 @@ fn list_items(expr: &Expr) -> usize {
 /// sorting it into a set) costs far more than comparing the parsed filters, and a
 /// bound filter is cheap to clone (its long lists are sets behind an `Arc`).
 fn shared_bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
-    type Entry = (Expr, Schema, BindOptions, BoundExpr);
-    static RECENT: std::sync::Mutex<Vec<Entry>> = std::sync::Mutex::new(Vec::new());
-    let lock = || RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let found = lock()
-        .iter()
-        .find(|(e, s, o, _)| o == options && s == schema && e == expr)
-        .map(|(_, _, _, bound)| bound.clone());
-    if let Some(bound) = found {
-        return Ok(bound);
-    }
-    let bound = bind_now(expr, schema, options)?;
-    let mut recent = lock();
-    if recent.len() >= SHARED_BINDS {
-        recent.remove(0);
-    }
-    recent.push((expr.clone(), schema.clone(), options.clone(), bound.clone()));
-    Ok(bound)
+    static RECENT: Recent<(Expr, Schema, BindOptions), BoundExpr> = Recent::new();
+    RECENT.get_or_make(
+        |(e, s, o)| o == options && s == schema && e == expr,
+        || (expr.clone(), schema.clone(), options.clone()),
+        || bind_now(expr, schema, options),
+    )
 }
 
 fn bind_now(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
@@ -658,12 +677,15 @@ impl Binder<'_> {
         Ok(compare(op, left_final, right_final))
     }
 
-    fn bind_in_list(&self, tested: &Expr, list: &[Expr], negated: bool) -> Result<BoundExpr> {
+    fn bind_in_list(&self, tested: &Expr, list: &ExprList, negated: bool) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
+        if let Some(set) = shared_integer_set(&value.expr, list) {
+            return Ok(BoundExpr::InSet { expr: Box::new(value.expr), set: set?, negated });
+        }
         let value_type = self.comparable_type(&value, tested)?;
         let items = list.iter().map(|item| self.bind(item)).collect::<Result<Vec<_>>>()?;
         let mut common = value_type;
-        for (item, source) in items.iter().zip(list) {
+        for (item, source) in items.iter().zip(list.iter()) {
             let item_type = self.comparable_type(item, source)?;
             common = comparison_type(common, item_type).ok_or_else(|| {
                 PqsiftError::filter(format!(
@@ -689,7 +711,7 @@ impl Binder<'_> {
         let bound_items = items
             .into_iter()
             .zip(coerced_items)
-            .zip(list)
+            .zip(list.iter())
             .map(|((item, coerced), source)| match coerced {
                 Some(literal) => Ok(BoundExpr::Literal(literal)),
                 None => self.coerce(item, common, source),
@@ -943,6 +965,53 @@ fn boolean(expr: BoundExpr) -> Typed {
 
 fn compare(op: CompareOp, left: BoundExpr, right: BoundExpr) -> BoundExpr {
     BoundExpr::Compare { op, left: Box::new(left), right: Box::new(right) }
+}
+
+/// The set of a list of integer literals that all fit the tested value's own signed integer
+/// type (`own_type`): what binding each item gives (its literal widened to the common type,
+/// then unwrapped to the value's type, exact), made as one array at once rather than item
+/// by item through one-element arrays and casts — a semi-join pushed into a scan lists a
+/// hundred thousand ids. `None` where that does not hold (another item or type, a value out
+/// of range), left to the general path.
+fn integer_set(own_type: &DataType, list: &[Expr]) -> Option<Result<InSet>> {
+    let integer = |item: &Expr| match item {
+        Expr::Literal(Literal::Byte(v)) => Some(i64::from(*v)),
+        Expr::Literal(Literal::Short(v)) => Some(i64::from(*v)),
+        Expr::Literal(Literal::Int(v)) => Some(i64::from(*v)),
+        Expr::Literal(Literal::Long(v)) => Some(*v),
+        _ => None,
+    };
+    fn fitting<T: TryFrom<i64>>(values: &[i64]) -> Option<Vec<T>> {
+        values.iter().map(|&v| T::try_from(v).ok()).collect()
+    }
+    let values: Vec<i64> = list.iter().map(integer).collect::<Option<_>>()?;
+    let array: ArrayRef = match own_type {
+        DataType::Int8 => Arc::new(Int8Array::from(fitting::<i8>(&values)?)),
+        DataType::Int16 => Arc::new(Int16Array::from(fitting::<i16>(&values)?)),
+        DataType::Int32 => Arc::new(Int32Array::from(fitting::<i32>(&values)?)),
+        DataType::Int64 => Arc::new(Int64Array::from(values)),
+        _ => return None,
+    };
+    Some(InSet::new(&[array]))
+}
+
+/// [`integer_set`] for a long list tested on a value that is not a literal, shared with the
+/// previous binds of the same list (a clone of it) to a value of the same type: planning
+/// binds the filter to the table's schema and reading to each file's, and a list of 100,000
+/// values takes longer to make into a set than to read.
+fn shared_integer_set(value: &BoundExpr, list: &ExprList) -> Option<Result<Arc<InSet>>> {
+    static RECENT: Recent<(ExprList, DataType), Option<Arc<InSet>>> = Recent::new();
+    if is_literal(value) || list.len() <= SET_MIN_ITEMS {
+        return None;
+    }
+    let data_type = value.data_type();
+    RECENT
+        .get_or_make(
+            |(kept, kept_type)| kept.is_shared_with(list) && *kept_type == data_type,
+            || (list.clone(), data_type.clone()),
+            || integer_set(&data_type, list).transpose().map(|set| set.map(Arc::new)),
+        )
+        .transpose()
 }
 
 fn is_literal(expr: &BoundExpr) -> bool {

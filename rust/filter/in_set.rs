@@ -70,7 +70,8 @@ fn internal(error: arrow::error::ArrowError) -> PqsiftError {
 }
 
 impl InSet {
-    /// The set of `items`, one-element arrays of one type (NULL items may be `NullArray`).
+    /// The set of `items`, arrays of one type: one element each, as a bound list gives them
+    /// (NULL items may be `NullArray`), or longer ones without nulls.
     pub fn new(items: &[ArrayRef]) -> Result<Self> {
         let typed: Vec<&dyn Array> = items
             .iter()
@@ -85,8 +86,17 @@ impl InSet {
         };
         let converter = RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
         let rows = converter.convert_columns(&[Arc::clone(&all)]).map_err(internal)?;
-        let mut order: Vec<usize> = (0..rows.num_rows()).collect();
-        order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
+        // Arrow's sort orders the values as their rows compare (floats are in Spark's
+        // order already), and sorts 100,000 integers several times faster than comparing
+        // rows; rows where it cannot sort the type.
+        let mut order: Vec<usize> = match arrow::compute::sort_to_indices(&all, None, None) {
+            Ok(indices) => indices.values().iter().map(|&i| i as usize).collect(),
+            Err(_) => {
+                let mut order: Vec<usize> = (0..rows.num_rows()).collect();
+                order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
+                order
+            }
+        };
         order.dedup_by(|a, b| rows.row(*a) == rows.row(*b));
         let indices = arrow::array::UInt32Array::from_iter_values(order.iter().map(|&i| i as u32));
         let values = arrow::compute::take(all.as_ref(), &indices, None).map_err(internal)?;

@@ -230,7 +230,14 @@ impl FromIterator<Expr> for ExprList {
 
 impl PartialEq for ExprList {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+        self.is_shared_with(other) || self.0 == other.0
+    }
+}
+
+impl ExprList {
+    /// Whether `other` is a clone of this list (shares its items), without comparing them.
+    pub fn is_shared_with(&self, other: &ExprList) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

@@ -376,6 +376,36 @@ fn literals_convert_to_the_column_type_when_exact() {
     assert!(list.iter().all(|item| item.data_type() == DataType::Int8));
 }
 
+/// A long list of integer literals (of any integer kind) that fit the column's own type
+/// is bound as a set of that type at once; one that does not fit is widened as before.
+/// Either way the rows found are the literal values'.
+#[test]
+fn long_integer_lists_bind_as_sets_of_the_columns_type() {
+    let listed = "1Y, 2S, 3, 4L, -5, 100, 3, 7, 8L, 9, 10, 11, 12";
+    for (column, own) in [("tiny", DataType::Int8), ("i", DataType::Int32), ("big", DataType::Int64)] {
+        let BoundExpr::InSet { expr, set, negated: false } = bind_ok(&format!("{column} IN ({listed})")) else {
+            panic!("{column}")
+        };
+        assert!(matches!(*expr, BoundExpr::Column(_)));
+        assert_eq!((set.values().data_type(), set.len(), set.has_null()), (&own, 12, false), "{column}");
+    }
+    // 300 is no TINYINT: the column is compared in the list's common type (BIGINT: 4L).
+    let BoundExpr::InSet { expr, set, .. } = bind_ok(&format!("tiny IN ({listed}, 300)")) else { panic!() };
+    assert!(matches!(*expr, BoundExpr::Cast { .. }));
+    assert_eq!(set.values().data_type(), &DataType::Int64);
+    let values = [Some(3), None, Some(-5), Some(6), Some(100), Some(i64::from(i32::MAX) + 1)];
+    let rows = batch(vec![
+        ("tiny", Arc::new(Int8Array::from(values.map(|v| v.and_then(|v| i8::try_from(v).ok())).to_vec())) as ArrayRef),
+        ("i", Arc::new(Int32Array::from(values.map(|v| v.and_then(|v| i32::try_from(v).ok())).to_vec()))),
+        ("big", Arc::new(Int64Array::from(values.to_vec()))),
+    ]);
+    let big = i64::from(i32::MAX) + 1;
+    assert_eq!(eval(&rows, &format!("tiny IN ({listed})")), [T, N, T, F, T, N]);
+    assert_eq!(eval(&rows, &format!("tiny NOT IN ({listed}, 300)")), [F, N, F, T, F, N]);
+    assert_eq!(eval(&rows, &format!("i IN ({listed})")), [T, N, T, F, T, N]);
+    assert_eq!(eval(&rows, &format!("big IN ({listed}, {big})")), [T, N, T, F, T, T]);
+}
+
 // ---------------------------------------------------------------- evaluation
 
 fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
