@@ -18,6 +18,8 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use super::functions;
+#[path = "raw_lists.rs"]
+mod raw_lists;
 use super::spark_cast::{parse_date, parse_decimal_text, parse_timestamp_text};
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -78,11 +80,18 @@ fn shared_parse(sql: &str) -> Result<Expr> {
 /// [`parse_filter`]; `take_lists`: long literal lists skip `sqlparser` (always but in tests).
 fn parse(sql: &str, take_lists: bool) -> Result<Expr> {
     let dialect = SparkFilterDialect;
-    let tokens = Tokenizer::new(&dialect, sql)
-        .tokenize_with_location()
-        .map_err(|e| PqsiftError::filter(format!("cannot parse filter {:?}: {e}", crate::error::quoted(sql))))?;
+    let lifted = if take_lists { tokens_with_raw_lists(sql) } else { None };
+    let (tokens, lists) = match lifted {
+        Some(lifted) => lifted,
+        None => (
+            Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| {
+                PqsiftError::filter(format!("cannot parse filter {:?}: {e}", crate::error::quoted(sql)))
+            })?,
+            Vec::new(),
+        ),
+    };
     let tokens = join_numeric_suffixes(tokens);
-    let (tokens, lists) = if take_lists { take_literal_lists(tokens)? } else { (tokens, Vec::new()) };
+    let (tokens, lists) = if take_lists { take_literal_lists(tokens, lists)? } else { (tokens, lists) };
     check_operator_count(sql, &tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let parsed = parser.parse_expr().map_err(|e| parse_error(sql, e))?;
@@ -97,6 +106,16 @@ fn parse(sql: &str, take_lists: bool) -> Result<Expr> {
     let converted = convert(&parsed);
     LITERAL_LISTS.with(|taken| taken.borrow_mut().clear());
     converted
+}
+
+/// The tokens of `sql` with its long lists of plain integers read off the text first
+/// (see `raw_lists`), and those lists; `None` where there are none or the tokenizer does
+/// not confirm them, for the text to be tokenized as written.
+fn tokens_with_raw_lists(sql: &str) -> Option<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
+    let lifted = raw_lists::lift(sql, LITERAL_LIST_MIN, plain_integer)?;
+    let tokens = Tokenizer::new(&SparkFilterDialect, &lifted.text).tokenize_with_location().ok()?;
+    let placed = raw_lists::place(tokens, &lifted, |n| format!("{LIST_PLACEHOLDER}{n}"))?;
+    Some((placed, lifted.lists))
 }
 
 /// An `IN` list of at least this many plain literals is taken out of the tokens before
@@ -119,15 +138,18 @@ thread_local! {
 /// `IN` list of numbers is the most common shape of a semi-join pushed
 /// into a scan. Lists with anything else (a column, an expression, a typed literal) are
 /// left to the parser whole.
-fn take_literal_lists(tokens: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
+/// `lists`: those taken before (numbered first).
+fn take_literal_lists(
+    tokens: Vec<TokenWithSpan>,
+    mut lists: Vec<Vec<Expr>>,
+) -> Result<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
     use sqlparser::keywords::Keyword;
     let is_in =
         |token: &Token| matches!(token, Token::Word(word) if word.keyword == Keyword::IN && word.quote_style.is_none());
     if !tokens.iter().any(|token| is_in(&token.token)) {
-        return Ok((tokens, Vec::new()));
+        return Ok((tokens, lists));
     }
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
-    let mut lists: Vec<Vec<Expr>> = Vec::new();
     let mut position = 0;
     while position < tokens.len() {
         let token = &tokens[position];
@@ -190,6 +212,21 @@ fn literal_list(tokens: &[TokenWithSpan], start: usize) -> Result<Option<(Vec<Ex
             _ => return Ok(None),
         }
     }
+}
+
+/// A plain integer's literal (`long`: written with the suffix `L`), typed as
+/// [`numeric_literal`] types it (INT, else BIGINT, else DECIMAL; BIGINT with the suffix):
+/// the common case without its allocations. `None` where it is an error.
+fn plain_integer(digits: &str, negative: bool, long: bool) -> Option<Literal> {
+    if digits.len() <= 18 {
+        let magnitude: i64 = digits.parse().ok()?;
+        let value = if negative { -magnitude } else { magnitude };
+        return Some(match i32::try_from(value) {
+            Ok(int) if !long => Literal::Int(int),
+            _ => Literal::Long(value),
+        });
+    }
+    numeric_literal(&format!("{digits}{}", if long { "L" } else { "" }), negative).ok()
 }
 
 /// The literals of a list [`take_literal_lists`] took, when `list` is its placeholder.
@@ -835,5 +872,89 @@ mod tests {
         assert_eq!((list.len(), &list[5]), (2000, &Expr::Literal(Literal::Int(-5))));
         // A placeholder written in the text is not a taken list.
         assert!(parse_filter("a IN ($0pqsift_list0)").is_err());
+    }
+
+    /// Lists read off the raw text parse as the tokens of the text as written do, wherever
+    /// the text puts them: in code, in strings, comments and quoted names, after a word
+    /// that only ends in `in`, with their numbers at the edges of INT and BIGINT.
+    #[test]
+    fn raw_integer_lists_parse_as_the_text_as_written() {
+        let edges = [
+            "2147483647",
+            "2147483648",
+            "-2147483648",
+            "-2147483649",
+            "9223372036854775807",
+            "-9223372036854775808L",
+            "7L",
+            "- 0l",
+        ];
+        let numbers = (0..30).map(|i| format!("{}{i}", ["", "-", "+ ", "- "][i % 4])).chain(edges.map(String::from));
+        let list = numbers.collect::<Vec<_>>().join(", ");
+        let lines = list.replace(", ", ",\n  ");
+        for sql in [
+            format!("a IN ({list})"),
+            format!("a NOT IN ({lines}) AND b IN({list}) OR c in (\n{list}\n)"),
+            format!("a IN ({list}, 99999999999999999999)"),
+            format!("s = 'x IN ({list})' OR a IN ({list})"),
+            format!("s = 'it\\'s IN ({list})' AND a IN ({list})"),
+            format!("`IN` IN ({list}) AND `x IN ({list})` = 1"),
+            format!("a = 1 /* IN ({list}) */ OR a IN ({list})"),
+            format!("a = 1 -- IN ({lines})\n OR a IN ({list})"),
+            format!("a = 1 OR aIN ({list})"),
+            format!("s = '$pqsift_raw_list0' OR a IN ({list})"),
+        ] {
+            assert_eq!(parse(&sql, true), parse(&sql, false), "{sql}");
+        }
+        // Read off the text where the list is in code, as written where it is not.
+        let lifted = |sql: String| tokens_with_raw_lists(&sql).map(|(_, lists)| lists.len());
+        assert_eq!(lifted(format!("a IN ({list}) OR c in (\n{lines}\n)")), Some(2));
+        assert_eq!(lifted(format!("s = 'x IN ({list})'")), None);
+        assert_eq!(lifted(format!("a = 1 -- IN ({lines})")), None);
+        assert_eq!(lifted(format!("`x IN ({list})` = 1")), None);
+        assert_eq!(lifted(format!("a IN ({list}, 1D)")), None);
+        // Out of range: left to the parser, which says so.
+        let too_long = format!("a IN ({list}, 9223372036854775808L)");
+        assert_eq!(lifted(too_long.clone()), None);
+        assert!(parse(&too_long, true).unwrap_err().to_string().contains("out of range for BIGINT"));
+        // An error after a lifted list is placed where it is in the text as written.
+        for sql in
+            [format!("a IN ({lines}) AND b >"), format!("a IN ({list}) AND b > 1 c"), format!("a IN ({list}) AND")]
+        {
+            let (lifted, written) = (parse(&sql, true).unwrap_err(), parse(&sql, false).unwrap_err());
+            assert_eq!(lifted.to_string(), written.to_string(), "{sql}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Lists of any integers, signs, suffixes and spacing, lifted or not, parse alike.
+        #[test]
+        fn raw_integer_lists_parse_alike(
+            values in proptest::collection::vec((proptest::num::i128::ANY, 0..3usize, 0..4usize, proptest::bool::ANY), 16..40),
+            context in 0..4usize,
+        ) {
+            let spaces = ["", " ", "\n", " \t "];
+            let items: Vec<String> = values
+                .iter()
+                .map(|(v, sign, space, long)| {
+                    let magnitude = (v % 10i128.pow(1 + (v.unsigned_abs() % 25) as u32)).unsigned_abs();
+                    let suffix = if *long { "L" } else { "" };
+                    format!("{}{}{magnitude}{suffix}", ["", "-", "+"][*sign], spaces[*space])
+                })
+                .collect();
+            let list = items.join(&format!(",{}", spaces[context]));
+            let sql = match context {
+                0 => format!("a IN ({list})"),
+                1 => format!("a IN ({list}) OR b IN ({list})"),
+                2 => format!("s = 'IN ({list})' AND a NOT IN ({list})"),
+                _ => format!("a IN ({list}) AND"),
+            };
+            // Equal results; an error either way (which one is reported first, an
+            // out-of-range literal or the syntax, may differ).
+            match (parse(&sql, true), parse(&sql, false)) {
+                (Ok(lifted), Ok(written)) => proptest::prop_assert_eq!(lifted, written),
+                (lifted, written) => proptest::prop_assert!(lifted.is_err() && written.is_err(), "{lifted:?} {written:?}"),
+            }
+        }
     }
 }
