@@ -38,6 +38,23 @@ use crate::error::{PqsiftError, Result};
 /// Sets [`InSet::shared`] keeps.
 const RECENT_SETS: usize = 8;
 
+/// A set [`InSet::shared`] keeps, with the items it was made of (`None`: its own items).
+type RecentSet = (Option<Vec<ArrayRef>>, Arc<InSet>);
+
+static RECENT: Mutex<Vec<RecentSet>> = Mutex::new(Vec::new());
+
+fn recent_sets() -> std::sync::MutexGuard<'static, Vec<RecentSet>> {
+    RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn remember_set(entry: RecentSet) {
+    let mut recent = recent_sets();
+    if recent.len() >= RECENT_SETS {
+        recent.remove(0);
+    }
+    recent.push(entry);
+}
+
 /// The non-null values of an IN list, distinct and in order, and whether it holds NULL.
 pub struct InSet {
     converter: RowConverter,
@@ -107,25 +124,21 @@ impl InSet {
 
     /// [`InSet::new`], shared with the previous calls on the same items: the bloom-filter
     /// stage asks for the set of a literal guarantee's values once per file, and they are
-    /// the same arrays each time ([`InSet::value_items`] of the bound set). The last few
-    /// sets are kept, with the items they were made of (so that their addresses cannot be
-    /// reused meanwhile).
+    /// the same arrays each time. Where they are the very items of a bound set
+    /// ([`InSet::shared_value_items`], which a literal guarantee holds), that set is the
+    /// answer, made once when the filter was bound. The last few sets are kept, with the
+    /// items they were made of (so that their addresses cannot be reused meanwhile).
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
-        type Entry = (Vec<ArrayRef>, Arc<InSet>);
-        static RECENT: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-        let same_items =
-            |kept: &[ArrayRef]| kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b));
-        if let Some((_, set)) =
-            RECENT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(kept, _)| same_items(kept))
-        {
+        let same_items = |(kept, set): &RecentSet| match kept {
+            Some(kept) => kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b)),
+            // A set's own items, NULL-free: the set made of them is that set.
+            None => set.items.get().is_some_and(|own| std::ptr::eq(own.as_ref(), items)),
+        };
+        if let Some((_, set)) = recent_sets().iter().find(|entry| same_items(entry)) {
             return Ok(Arc::clone(set));
         }
         let set = Arc::new(Self::new(items)?);
-        let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
-        if recent.len() >= RECENT_SETS {
-            recent.remove(0);
-        }
-        recent.push((items.to_vec(), Arc::clone(&set)));
+        remember_set((Some(items.to_vec()), Arc::clone(&set)));
         Ok(set)
     }
 
@@ -156,9 +169,14 @@ impl InSet {
         self.shared_items()
     }
 
-    /// [`InSet::value_items`], shared: a literal guarantee holds them without copying.
-    pub fn shared_value_items(&self) -> Arc<[ArrayRef]> {
-        Arc::clone(self.shared_items())
+    /// [`InSet::value_items`], shared: a literal guarantee holds them without copying, and
+    /// [`InSet::shared`] of them finds this set again rather than making it anew.
+    pub fn shared_value_items(self: &Arc<Self>) -> Arc<[ArrayRef]> {
+        let items = Arc::clone(self.shared_items());
+        if !self.has_null && !recent_sets().iter().any(|(_, set)| Arc::ptr_eq(set, self)) {
+            remember_set((None, Arc::clone(self)));
+        }
+        items
     }
 
     fn shared_items(&self) -> &Arc<[ArrayRef]> {
@@ -483,6 +501,26 @@ mod tests {
         assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         let set = InSet::new(&[whole.slice(2, 1), whole.slice(3, 1)]).unwrap(); // {5, 7}, from slices
         assert_eq!(set.contains(&whole).unwrap().iter().filter(|v| *v == Some(true)).count(), 2);
+    }
+
+    /// The set of a set's own items is that set (a NULL-free one): a literal guarantee's
+    /// values are probed per file without making the set again. Equal items held
+    /// elsewhere, or a set with NULL, make a set of their own.
+    #[test]
+    fn a_sets_own_items_share_it() {
+        let int = |v: i64| Arc::new(arrow::array::Int64Array::from(vec![v])) as ArrayRef;
+        let set = Arc::new(InSet::new(&[int(9), int(1), int(5)]).unwrap());
+        let items = set.shared_value_items();
+        assert!(Arc::ptr_eq(&InSet::shared(&items).unwrap(), &set));
+        let copied: Vec<ArrayRef> = items
+            .iter()
+            .map(|item| int(item.as_any().downcast_ref::<arrow::array::Int64Array>().unwrap().value(0)))
+            .collect();
+        let made = InSet::shared(&copied).unwrap();
+        assert!(!Arc::ptr_eq(&made, &set) && *made == *set);
+        let with_null = Arc::new(InSet::new(&[int(1), int(2), Arc::new(arrow::array::NullArray::new(1))]).unwrap());
+        let made = InSet::shared(&with_null.shared_value_items()).unwrap();
+        assert!(!made.has_null() && made.len() == 2 && with_null.has_null());
     }
 
     /// The AVX2 build of the few-values test answers as the portable one does, over whole
