@@ -192,6 +192,28 @@ class TestComparisons:
         with pytest.raises(ValueError):
             col("a").isin([])
 
+    def test_isin_of_integers_writes_each_as_lit_does(self) -> None:
+        edges = [0, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, -(2**63), 2**63, 10**37]
+        assert sql(col("a").isin(edges)) == f"`a` IN ({', '.join(lit(v).to_sql() for v in edges)})"
+        # bool is an int but not written as one.
+        assert sql(col("a").isin([1, True])) == "`a` IN (1, true)"
+
+    def test_isin_of_arrays(self) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        assert sql(col("a").isin(pa.array([3, None, 2**40]))) == "`a` IN (3, NULL, 1099511627776L)"
+        assert sql(col("a").isin(pa.chunked_array([["x"], ["it's"]]))) == "`a` IN ('x', 'it\\'s')"
+        assert sql(col("a").isin(pa.array([datetime.date(2024, 1, 2)]))) == "`a` IN (DATE '2024-01-02')"
+        assert sql(col("a").isin(np.array([5, -7], np.int32))) == "`a` IN (5, -7)"
+        assert sql(col("a").isin(np.array([1.5, 2.0]))) == "`a` IN (1.5D, 2.0D)"
+        assert sql(col("a").isin(np.array(["p", "q"]))) == "`a` IN ('p', 'q')"
+        assert sql(col("a").isin(np.array([True]))) == "`a` IN (true)"
+        with pytest.raises(TypeError, match="datetime64"):
+            col("a").isin(np.array(["2024-01-01"], "datetime64[ns]"))
+        with pytest.raises(TypeError, match="2-dimensional"):
+            col("a").isin(np.array([[1, 2]]))
+
     def test_between(self) -> None:
         assert sql(col("a").between(1, 10)) == "`a` BETWEEN 1 AND 10"
         assert sql(col("a").between(col("b") - 1, col("b") + 1)) == "`a` BETWEEN `b` - 1 AND `b` + 1"

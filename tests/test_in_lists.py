@@ -35,6 +35,25 @@ def test_long_list_prunes_row_groups_pages_and_bloom_filters(tmp_path: Path) -> 
     assert scan.to_table().num_rows == ROWS - len({v for v in wanted if v % 2 == 0})
 
 
+def test_lists_from_arrays_and_pyarrow_expressions_find_what_pyarrow_finds(tmp_path: Path) -> None:
+    """A semi-join's 20,000 ids as a numpy array, a pyarrow array and a pyarrow ``isin``
+    expression: each finds the rows pyarrow's own filter finds."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    path = tmp_path / "ids.parquet"
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(ROWS * 4)[:ROWS].astype(np.int64)
+    pq.write_table(pa.table({"id": ids, "n": np.arange(ROWS)}), path, row_group_size=ROW_GROUP)
+    wanted = np.concatenate([rng.integers(0, ROWS * 4, 20_000), [-(2**40), 2**40, -5]])
+    expected = sorted(ds.dataset(path).to_table(filter=pc.field("id").isin(wanted)).column("n").to_pylist())
+    assert 0 < len(expected) < ROWS
+    for written in (pqsift.col("id").isin(wanted), pqsift.col("id").isin(pa.array(wanted)), pc.field("id").isin(wanted)):
+        got = pqsift.scan(str(path), columns=["n"], filter=written).to_table().column("n").to_pylist()
+        assert sorted(got) == expected
+
+
 def test_long_list_semantics_match_spark(tmp_path: Path) -> None:
     """NULL in the list, NaN = NaN, -0.0 = 0.0, NULL rows: as Spark evaluates IN."""
     path = tmp_path / "f.parquet"

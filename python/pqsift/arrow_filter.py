@@ -344,12 +344,18 @@ class _Writer:
         value_set = node.options["value_set"] if node.options is not None else None
         if not isinstance(value_set, pa.ListScalar) or value_set.values is None:
             raise ValueError("pyarrow's is_in without a value_set")
-        if pa.types.is_floating(value_set.values.type) and any(v.is_valid and v.as_py() == 0 for v in value_set.values):
+        kind = value_set.values.type
+        if any(is_kind(kind) for is_kind in _AS_PYTHON):
+            # Each as _python_value gives it, without a pyarrow scalar per value.
+            values: list[Any] = value_set.values.to_pylist()
+        else:
+            values = [_python_value(v) for v in value_set.values]
+        if pa.types.is_floating(kind) and any(v == 0 for v in values if v is not None):
             raise ValueError(
                 "pyarrow's is_in tells -0.0 from 0.0 (it matches bits), which Spark SQL's IN cannot; "
                 "compare with == instead"
             )
-        return [_python_value(v) for v in value_set.values]
+        return values
 
     def is_in(self, target_node: _Node, node: _Call) -> Expr:
         target = self.value(target_node)

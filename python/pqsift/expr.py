@@ -25,8 +25,9 @@ import decimal
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias, cast
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = ["Expr", "FilterLike", "LiteralValue", "col", "field", "filter_sql", "fn", "from_dnf", "lit", "when"]
@@ -181,19 +182,35 @@ class Expr:
     # ------------------------------------------------------------------ predicates
 
     def isin(self, *values: object) -> Expr:
-        """``IN``: ``col("a").isin([1, 2])`` or ``col("a").isin(1, 2)``.
+        """``IN``: ``col("a").isin([1, 2])`` or ``col("a").isin(1, 2)``; the values may
+        also be a pyarrow array (the semi-join's ids from another table) or a numpy array
+        of booleans, numbers or strings.
 
         >>> col("a").isin([1, 2, None]).to_sql()
         '`a` IN (1, 2, NULL)'
+        >>> import pyarrow as pa
+        >>> col("a").isin(pa.array([3, 4], pa.int64())).to_sql()
+        '`a` IN (3, 4)'
         """
         items: list[object]
         if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):
             items = list(values[0])
+        elif len(values) == 1 and _is_array(values[0]):
+            items = _array_items(values[0])
         else:
             items = list(values)
         if not items:
             raise ValueError("isin() needs at least one value: SQL has no empty IN list")
-        rendered = ", ".join(_to_expr(item).to_sql() for item in items)
+        if set(map(type, items)) == {int}:
+            # A semi-join's ids: written at once, without an Expr per item; where all are
+            # INTs, as Python writes a list of them.
+            integers = cast("list[int]", items)
+            if min(integers) >= _INT_MIN and max(integers) <= _INT_MAX:
+                rendered = repr(integers)[1:-1]
+            else:
+                rendered = ", ".join(map(_int_sql, integers))
+        else:
+            rendered = ", ".join(_to_expr(item).to_sql() for item in items)
         return self._predicate(f"{self._operand(_PREDICATE + 1)} IN ({rendered})")
 
     def is_null(self) -> Expr:
@@ -665,6 +682,26 @@ def _literal_sql(value: object) -> str:
     if isinstance(value, datetime.date):
         return f"DATE '{_date_text(value)}'"
     raise TypeError(f"cannot make a Spark SQL literal from {type(value).__name__}: {value!r}")
+
+
+def _is_array(value: object) -> bool:
+    return isinstance(value, (pa.Array, pa.ChunkedArray)) or (
+        type(value).__module__ == "numpy" and type(value).__name__ == "ndarray"
+    )
+
+
+def _array_items(values: Any) -> list[object]:
+    """The Python values of a pyarrow array or a one-dimensional numpy array, as
+    :func:`lit` takes them."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return list(values.to_pylist())
+    if values.ndim != 1 or values.dtype.kind not in ("b", "i", "u", "f", "U"):
+        # datetime64 and the like: their tolist() gives integers or objects of another meaning.
+        raise TypeError(
+            f"isin() takes one-dimensional numpy arrays of booleans, numbers or strings, not {values.ndim}-dimensional"
+            f" ones of dtype {values.dtype}"
+        )
+    return list(values.tolist())
 
 
 def _int_sql(value: int) -> str:
