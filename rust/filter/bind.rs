@@ -679,7 +679,7 @@ impl Binder<'_> {
 
     fn bind_in_list(&self, tested: &Expr, list: &ExprList, negated: bool) -> Result<BoundExpr> {
         let value = self.bind(tested)?;
-        if let Some(set) = shared_integer_set(&value.expr, list) {
+        if let Some(set) = shared_literal_set(&value, list) {
             return Ok(BoundExpr::InSet { expr: Box::new(value.expr), set: set?, negated });
         }
         let value_type = self.comparable_type(&value, tested)?;
@@ -967,13 +967,14 @@ fn compare(op: CompareOp, left: BoundExpr, right: BoundExpr) -> BoundExpr {
     BoundExpr::Compare { op, left: Box::new(left), right: Box::new(right) }
 }
 
-/// The set of a list of integer literals that all fit the tested value's own signed integer
-/// type (`own_type`): what binding each item gives (its literal widened to the common type,
-/// then unwrapped to the value's type, exact), made as one array at once rather than item
-/// by item through one-element arrays and casts — a semi-join pushed into a scan lists a
-/// hundred thousand ids. `None` where that does not hold (another item or type, a value out
-/// of range), left to the general path.
-fn integer_set(own_type: &DataType, list: &[Expr]) -> Option<Result<InSet>> {
+/// The set of a list of literals that are all of the tested value's own type: integer
+/// literals (of any integer kind) that fit its signed integer type, or strings tested on
+/// a STRING of Arrow type `Utf8`. That is what binding each item gives (its literal
+/// widened to the common type, then unwrapped to the value's type, exact), made as one
+/// array at once rather than item by item through one-element arrays and casts — a
+/// semi-join pushed into a scan lists a hundred thousand ids. `None` where that does not
+/// hold (another item or type, a value out of range), left to the general path.
+fn literal_set(value: &Typed, list: &[Expr]) -> Option<Result<InSet>> {
     let integer = |item: &Expr| match item {
         Expr::Literal(Literal::Byte(v)) => Some(i64::from(*v)),
         Expr::Literal(Literal::Short(v)) => Some(i64::from(*v)),
@@ -984,32 +985,39 @@ fn integer_set(own_type: &DataType, list: &[Expr]) -> Option<Result<InSet>> {
     fn fitting<T: TryFrom<i64>>(values: &[i64]) -> Option<Vec<T>> {
         values.iter().map(|&v| T::try_from(v).ok()).collect()
     }
-    let values: Vec<i64> = list.iter().map(integer).collect::<Option<_>>()?;
-    let array: ArrayRef = match own_type {
-        DataType::Int8 => Arc::new(Int8Array::from(fitting::<i8>(&values)?)),
-        DataType::Int16 => Arc::new(Int16Array::from(fitting::<i16>(&values)?)),
-        DataType::Int32 => Arc::new(Int32Array::from(fitting::<i32>(&values)?)),
-        DataType::Int64 => Arc::new(Int64Array::from(values)),
+    let integers = || list.iter().map(integer).collect::<Option<Vec<i64>>>();
+    let array: ArrayRef = match value.expr.data_type() {
+        DataType::Int8 => Arc::new(Int8Array::from(fitting::<i8>(&integers()?)?)),
+        DataType::Int16 => Arc::new(Int16Array::from(fitting::<i16>(&integers()?)?)),
+        DataType::Int32 => Arc::new(Int32Array::from(fitting::<i32>(&integers()?)?)),
+        DataType::Int64 => Arc::new(Int64Array::from(integers()?)),
+        DataType::Utf8 if value.sql_type == Some(SqlType::String) => {
+            let strings = list.iter().map(|item| match item {
+                Expr::Literal(Literal::String(text)) => Some(text.as_str()),
+                _ => None,
+            });
+            Arc::new(StringArray::from(strings.collect::<Option<Vec<&str>>>()?))
+        }
         _ => return None,
     };
     Some(InSet::new(&[array]))
 }
 
-/// [`integer_set`] for a long list tested on a value that is not a literal, shared with the
+/// [`literal_set`] for a long list tested on a value that is not a literal, shared with the
 /// previous binds of the same list (a clone of it) to a value of the same type: planning
 /// binds the filter to the table's schema and reading to each file's, and a list of 100,000
 /// values takes longer to make into a set than to read.
-fn shared_integer_set(value: &BoundExpr, list: &ExprList) -> Option<Result<Arc<InSet>>> {
-    static RECENT: Recent<(ExprList, DataType), Option<Arc<InSet>>> = Recent::new();
-    if is_literal(value) || list.len() <= SET_MIN_ITEMS {
+fn shared_literal_set(value: &Typed, list: &ExprList) -> Option<Result<Arc<InSet>>> {
+    static RECENT: Recent<(ExprList, DataType, Option<SqlType>), Option<Arc<InSet>>> = Recent::new();
+    if is_literal(&value.expr) || list.len() <= SET_MIN_ITEMS {
         return None;
     }
-    let data_type = value.data_type();
+    let key = (value.expr.data_type(), value.sql_type);
     RECENT
         .get_or_make(
-            |(kept, kept_type)| kept.is_shared_with(list) && *kept_type == data_type,
-            || (list.clone(), data_type.clone()),
-            || integer_set(&data_type, list).transpose().map(|set| set.map(Arc::new)),
+            |(kept, data_type, sql_type)| kept.is_shared_with(list) && (data_type, sql_type) == (&key.0, &key.1),
+            || (list.clone(), key.0.clone(), key.1),
+            || literal_set(value, list).transpose().map(|set| set.map(Arc::new)),
         )
         .transpose()
 }

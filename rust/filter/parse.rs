@@ -108,7 +108,7 @@ fn parse(sql: &str, take_lists: bool) -> Result<Expr> {
     converted
 }
 
-/// The tokens of `sql` with its long lists of plain integers read off the text first
+/// The tokens of `sql` with its long lists of plain literals read off the text first
 /// (see `raw_lists`), and those lists; `None` where there are none or the tokenizer does
 /// not confirm them, for the text to be tokenized as written.
 fn tokens_with_raw_lists(sql: &str) -> Option<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
@@ -892,7 +892,11 @@ mod tests {
         let numbers = (0..30).map(|i| format!("{}{i}", ["", "-", "+ ", "- "][i % 4])).chain(edges.map(String::from));
         let list = numbers.collect::<Vec<_>>().join(", ");
         let lines = list.replace(", ", ",\n  ");
+        let strings = ["'a'", "''", "'ü -- /* IN ('", "NULL", "' x '", "null", "'\n\t'", "'$'"].repeat(3).join(", ");
         for sql in [
+            format!("a IN ({strings})"),
+            format!("a IN ({strings}, {list}) AND b IN (\n{strings}\n)"),
+            format!("a IN ({strings}, 'it''s') OR b IN ({strings}, 'it\\'s')"),
             format!("a IN ({list})"),
             format!("a NOT IN ({lines}) AND b IN({list}) OR c in (\n{list}\n)"),
             format!("a IN ({list}, 99999999999999999999)"),
@@ -908,7 +912,7 @@ mod tests {
         }
         // Read off the text where the list is in code, as written where it is not.
         let lifted = |sql: String| tokens_with_raw_lists(&sql).map(|(_, lists)| lists.len());
-        assert_eq!(lifted(format!("a IN ({list}) OR c in (\n{lines}\n)")), Some(2));
+        assert_eq!(lifted(format!("a IN ({list}) OR c in (\n{lines}\n) OR d IN ({strings})")), Some(3));
         assert_eq!(lifted(format!("s = 'x IN ({list})'")), None);
         assert_eq!(lifted(format!("a = 1 -- IN ({lines})")), None);
         assert_eq!(lifted(format!("`x IN ({list})` = 1")), None);
@@ -927,19 +931,26 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Lists of any integers, signs, suffixes and spacing, lifted or not, parse alike.
+        /// Lists of any integers, signs, suffixes, strings and spacing, lifted or not,
+        /// parse alike.
         #[test]
-        fn raw_integer_lists_parse_alike(
-            values in proptest::collection::vec((proptest::num::i128::ANY, 0..3usize, 0..4usize, proptest::bool::ANY), 16..40),
+        fn raw_literal_lists_parse_alike(
+            values in proptest::collection::vec(
+                (proptest::num::i128::ANY, 0..3usize, 0..4usize, proptest::bool::ANY, proptest::option::of("[a-z'\\\\ü$(),\n-]{0,6}")),
+                16..40,
+            ),
             context in 0..4usize,
         ) {
             let spaces = ["", " ", "\n", " \t "];
             let items: Vec<String> = values
                 .iter()
-                .map(|(v, sign, space, long)| {
-                    let magnitude = (v % 10i128.pow(1 + (v.unsigned_abs() % 25) as u32)).unsigned_abs();
-                    let suffix = if *long { "L" } else { "" };
-                    format!("{}{}{magnitude}{suffix}", ["", "-", "+"][*sign], spaces[*space])
+                .map(|(v, sign, space, long, text)| match text {
+                    Some(text) => format!("'{text}'"),
+                    None => {
+                        let magnitude = (v % 10i128.pow(1 + (v.unsigned_abs() % 25) as u32)).unsigned_abs();
+                        let suffix = if *long { "L" } else { "" };
+                        format!("{}{}{magnitude}{suffix}", ["", "-", "+"][*sign], spaces[*space])
+                    }
                 })
                 .collect();
             let list = items.join(&format!(",{}", spaces[context]));

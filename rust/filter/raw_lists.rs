@@ -1,10 +1,11 @@
-//! Long `IN` lists of plain integers lifted out of a filter's text before it is tokenized.
+//! Long `IN` lists of plain literals lifted out of a filter's text before it is tokenized.
 //!
 //! A semi-join pushed into a scan arrives as `id IN (17, 4, 96, ...)` with a hundred
-//! thousand numbers; `sqlparser` tokenizes each number, comma and space into a token with
-//! its own allocations, which costs more than reading the table. Numbers, signs, commas
-//! and spaces are a lexically trivial stretch of text, so such a list is read straight off
-//! the text and replaced by a marker the tokenizer reads as one placeholder token.
+//! thousand numbers (or quoted keys); `sqlparser` tokenizes each number, string, comma and
+//! space into a token with its own allocations, which costs more than reading the table.
+//! Numbers, `NULL`, strings without quotes or backslashes inside, commas and spaces are a
+//! lexically plain stretch of text, so such a list is read straight off the text and
+//! replaced by a marker the tokenizer reads as one placeholder token.
 //!
 //! Whether the stretch really was a list in code (not inside a string, a comment or a
 //! quoted name) is left to the tokenizer to tell: it tokenizes the text with the markers,
@@ -30,7 +31,7 @@ use super::{Expr, Literal};
 /// token. Texts that contain the name are not lifted, so a marker is always one of ours.
 const MARKER: &str = "$pqsift_raw_list";
 
-/// A filter text with its long integer lists lifted out.
+/// A filter text with its long lists of plain literals lifted out.
 pub(super) struct Lifted {
     /// The text, each lifted list's items replaced by [`MARKER`] and its number.
     pub text: String,
@@ -48,10 +49,10 @@ struct ListEnd {
     last_line: u64,
 }
 
-/// The text with each `IN (...)` list of at least `min_items` plain integers (optionally
-/// signed, optionally with the suffix `L`) lifted out, or `None` where there is none to
-/// lift. `integer` types a number from its digits, sign and suffix as the parser does; a
-/// number it rejects leaves its list to the parser, which reports it.
+/// The text with each `IN (...)` list of at least `min_items` plain literals (see
+/// [`literal_items`]) lifted out, or `None` where there is none to lift. `integer` types a
+/// number from its digits, sign and suffix as the parser does; a number it rejects leaves
+/// its list to the parser, which reports it.
 pub(super) fn lift(
     sql: &str,
     min_items: usize,
@@ -72,13 +73,13 @@ pub(super) fn lift(
         if !after_in(&sql[..open]) {
             continue;
         }
-        let Some((items, close)) = integer_items(sql, open + 1, &integer) else { continue };
+        let Some((items, close)) = literal_items(sql, open + 1, &integer) else { continue };
         if items.len() < min_items {
             continue;
         }
         let inside = &sql[open + 1..close];
         let newlines = inside.bytes().filter(|&b| b == b'\n').count() as u64;
-        let last_line = inside.rsplit('\n').next().unwrap_or(inside).len() as u64;
+        let last_line = inside.rsplit('\n').next().unwrap_or(inside).chars().count() as u64;
         text.push_str(&sql[copied..=open]);
         text.push_str(&format!("{MARKER}{}", lists.len()));
         ends.push(ListEnd { newlines, last_line });
@@ -105,9 +106,11 @@ fn after_in(before: &str) -> bool {
         && !trimmed[..cut].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
-/// The items of a list of plain integers whose text starts at `start` (after its `(`),
-/// with the position of its `)`; `None` at anything else.
-fn integer_items(
+/// The items of a list of plain literals whose text starts at `start` (after its `(`),
+/// with the position of its `)`; `None` at anything else. Plain: integers (optionally
+/// signed, optionally with the suffix `L`), `NULL`, and strings without a quote or a
+/// backslash inside (whose text is their value, under any escaping rules).
+fn literal_items(
     sql: &str,
     start: usize,
     integer: &impl Fn(&str, bool, bool) -> Option<Literal>,
@@ -119,18 +122,35 @@ fn integer_items(
     let mut at = start;
     loop {
         at = skip_spaces(at);
-        let negative = bytes.get(at) == Some(&b'-');
-        if matches!(bytes.get(at), Some(b'-' | b'+')) {
-            at = skip_spaces(at + 1);
-        }
-        let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits == 0 {
-            return None;
-        }
-        // Spark's BIGINT suffix, as pqsift's own expressions write large values.
-        let long = matches!(bytes.get(at + digits), Some(b'L' | b'l'));
-        items.push(Expr::Literal(integer(&sql[at..at + digits], negative, long)?));
-        at = skip_spaces(at + digits + usize::from(long));
+        let (literal, end) = match bytes.get(at) {
+            Some(b'\'') => {
+                let length = bytes[at + 1..].iter().position(|&b| b == b'\'' || b == b'\\')?;
+                if bytes[at + 1 + length] != b'\'' {
+                    return None; // an escape: left to the tokenizer
+                }
+                (Literal::String(sql[at + 1..at + 1 + length].to_string()), at + length + 2)
+            }
+            Some(b'n' | b'N') if sql[at..].get(..4).is_some_and(|word| word.eq_ignore_ascii_case("null")) => {
+                (Literal::Null, at + 4)
+            }
+            _ => {
+                let negative = bytes.get(at) == Some(&b'-');
+                if matches!(bytes.get(at), Some(b'-' | b'+')) {
+                    at = skip_spaces(at + 1);
+                }
+                let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+                if digits == 0 {
+                    return None;
+                }
+                // Spark's BIGINT suffix, as pqsift's own expressions write large values.
+                let long = matches!(bytes.get(at + digits), Some(b'L' | b'l'));
+                (integer(&sql[at..at + digits], negative, long)?, at + digits + usize::from(long))
+            }
+        };
+        items.push(Expr::Literal(literal));
+        // What follows a literal must end it: `'a''b'`, `'a' 'b'`, `1e5` and `NULLS` are
+        // not lists of plain literals.
+        at = skip_spaces(end);
         match bytes.get(at) {
             Some(b',') => at += 1,
             Some(b')') => return Some((items, at)),
@@ -229,17 +249,24 @@ mod tests {
 
     #[test]
     fn lifts_long_integer_lists_keeping_what_follows_in_place() {
-        let sql = "a IN (1, -2, + 3,\n 4, 5, 6, 7, 8, 9) AND b in(5, 6, 7, 8, 10, 11, 12) AND c IN (9)";
+        let sql = "a IN (1, -2, + 3,\n 4, 'ü\n', null, 7, 8, 9) AND b in(5, 6, 7, 8, 10, 11, 12) AND c IN (9)";
         let lifted = lift(sql, 4, int).unwrap();
         assert_eq!(lifted.lists.len(), 2);
         assert_eq!(lifted.lists[0][1], Expr::Literal(Literal::Long(-2)));
+        assert_eq!(lifted.lists[0][4..6], [Expr::Literal(Literal::String("ü\n".into())), Expr::Literal(Literal::Null)]);
         assert_eq!(lifted.lists[1].len(), 7);
         assert_eq!(lifted.text, "a IN ($pqsift_raw_list0) AND b in($pqsift_raw_list1) AND c IN (9)");
     }
 
     #[test]
-    fn leaves_what_is_not_a_plain_integer_list() {
+    fn leaves_what_is_not_a_list_of_plain_literals() {
         for sql in [
+            "a IN ('p', 'q', 'r''s', 't')",
+            "a IN ('p', 'q', 'r\\'s', 't')",
+            "a IN ('p', 'q', 'r' 's', 't')",
+            "a IN ('p', 'q', 'r', X'00')",
+            "a IN ('p', 'q', 'r', -'s')",
+            "a IN (1, 2, 3, NULLS)",
             "a IN (1, 2, 3, 4LL)",
             "a IN (1, 2, 3, 4 L)",
             "a IN (1, 2, 3, 4Y)",

@@ -406,6 +406,50 @@ fn long_integer_lists_bind_as_sets_of_the_columns_type() {
     assert_eq!(eval(&rows, &format!("big IN ({listed}, {big})")), [T, N, T, F, T, T]);
 }
 
+/// Equal bindings: the same tree, and sets of the same values.
+fn assert_same_binding(left: &BoundExpr, right: &BoundExpr, context: &str) {
+    match (left, right) {
+        (BoundExpr::InSet { expr: a, set: x, negated: m }, BoundExpr::InSet { expr: b, set: y, negated: n }) => {
+            assert_eq!((format!("{a:?}"), m), (format!("{b:?}"), n), "{context}");
+            assert!(**x == **y, "{context}: sets of other values");
+        }
+        _ => assert_eq!(format!("{left:?}"), format!("{right:?}"), "{context}"),
+    }
+}
+
+/// A long list of strings tested on a STRING column is bound as a set at once, the set
+/// the item-by-item path makes (a `CAST` item sends the list there); elsewhere (a
+/// `Utf8View` column) the general path binds it.
+#[test]
+fn long_string_lists_bind_as_the_item_by_item_path_does() {
+    let listed = (0..20).map(|i| format!("'v{}'", i % 15)).collect::<Vec<_>>().join(", ");
+    for column in ["s", "sv"] {
+        let (at_once, by_item) = (
+            bind_ok(&format!("{column} IN ({listed}, '7', '-8', 'ü')")),
+            bind_ok(&format!("{column} IN ({listed}, CAST('7' AS STRING), '-8', 'ü')")),
+        );
+        assert_same_binding(&at_once, &by_item, column);
+    }
+    let BoundExpr::InSet { expr, set, .. } = bind_ok(&format!("s IN ({listed})")) else { panic!() };
+    assert!(matches!(*expr, BoundExpr::Column(_)));
+    assert_eq!((set.values().data_type(), set.len()), (&DataType::Utf8, 15));
+    let integers = (0..20).map(|i| (i * 7 - 50).to_string()).collect::<Vec<_>>().join(", ");
+    for column in ["i", "big", "tiny", "f", "dec"] {
+        let (at_once, by_item) = (
+            bind_ok(&format!("{column} IN ({integers})")),
+            bind_ok(&format!("{column} IN ({integers}, CAST(-50 AS INT))")),
+        );
+        assert_same_binding(&at_once, &by_item, column);
+    }
+    let rows = batch(vec![
+        ("s", Arc::new(StringArray::from(vec![Some("v3"), None, Some("v15"), Some("ü")])) as ArrayRef),
+        ("sv", Arc::new(arrow::array::StringViewArray::from(vec![Some("v3"), None, Some("v15"), Some("ü")]))),
+    ]);
+    assert_eq!(eval(&rows, &format!("s IN ({listed}, 'ü')")), [T, N, F, T]);
+    assert_eq!(eval(&rows, &format!("sv IN ({listed}, 'ü')")), [T, N, F, T]);
+    assert_eq!(eval(&rows, &format!("s NOT IN ({listed}, 'ü')")), [F, N, T, F]);
+}
+
 // ---------------------------------------------------------------- evaluation
 
 fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
