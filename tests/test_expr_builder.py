@@ -195,6 +195,8 @@ class TestComparisons:
     def test_isin_of_integers_writes_each_as_lit_does(self) -> None:
         edges = [0, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, -(2**63), 2**63, 10**37]
         assert sql(col("a").isin(edges)) == f"`a` IN ({', '.join(lit(v).to_sql() for v in edges)})"
+        texts = ["a", "it's", "back\\slash", "ü", ""]
+        assert sql(col("a").isin(texts)) == f"`a` IN ({', '.join(lit(v).to_sql() for v in texts)})"
         # bool is an int but not written as one.
         assert sql(col("a").isin([1, True])) == "`a` IN (1, true)"
 

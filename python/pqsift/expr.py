@@ -201,9 +201,12 @@ class Expr:
             items = list(values)
         if not items:
             raise ValueError("isin() needs at least one value: SQL has no empty IN list")
-        if set(map(type, items)) == {int}:
-            # A semi-join's ids: written at once, without an Expr per item; where all are
-            # INTs, as Python writes a list of them.
+        # A semi-join's keys, all strings or all integers: written at once, without an Expr
+        # per item (integers that are all INTs as Python writes a list of them).
+        kinds = set(map(type, items))
+        if kinds == {str}:
+            rendered = ", ".join(map(_string_literal, cast("list[str]", items)))
+        elif kinds == {int}:
             integers = cast("list[int]", items)
             if min(integers) >= _INT_MIN and max(integers) <= _INT_MAX:
                 rendered = repr(integers)[1:-1]
