@@ -67,6 +67,11 @@ pub(super) fn lift(
     let mut ends = Vec::new();
     let mut copied = 0;
     let mut at = 0;
+    // A candidate that fails is read again from the next `(`, which may lie inside it (a
+    // string item holding `IN (`). Read from there, its strings are the first reading's
+    // separators and its code the first reading's strings, which hold `IN (` wherever
+    // another candidate starts: each reading ends by the next candidate, so the text is
+    // read a bounded number of times over.
     while let Some(found) = bytes[at..].iter().position(|&b| b == b'(') {
         let open = at + found;
         at = open + 1;
@@ -188,23 +193,19 @@ pub(super) fn place(
         if open != Some(Token::LParen) || !is_in || close != Some(Token::RParen) {
             return None;
         }
-        // The list's end, from the marker's (the columns past its text kept as they are).
+        // The list's end, from the marker's: the marker's width replaced by the list's
+        // (whatever column the tokenizer gives as a span's end).
         let start = moved.location(span.start);
-        let marker_width = name.chars().count() as u64;
         let list = lifted.ends[placed];
-        let end = match list.newlines {
-            0 => Location::new(
-                start.line,
-                (span.end.column - span.start.column - marker_width) + start.column + list.last_line,
-            ),
-            lines => Location::new(
-                start.line + lines,
-                (span.end.column - span.start.column - marker_width) + 1 + list.last_line,
-            ),
+        let past_text = span.end.column as i64 - span.start.column as i64 - name.chars().count() as i64;
+        let (line, first_column) = match list.newlines {
+            0 => (start.line, start.column),
+            lines => (start.line + lines, 1),
         };
+        let end = Location::new(line, (first_column + list.last_line).saturating_add_signed(past_text));
         moved = Moved {
             lifted_line: span.end.line,
-            lines: end.line - span.end.line,
+            lines: end.line.saturating_sub(span.end.line),
             columns: end.column as i64 - span.end.column as i64,
         };
         tokens[position] = TokenWithSpan::new(Token::Placeholder(placeholder(placed)), Span::new(start, end));
@@ -256,6 +257,17 @@ mod tests {
         assert_eq!(lifted.lists[0][4..6], [Expr::Literal(Literal::String("ü\n".into())), Expr::Literal(Literal::Null)]);
         assert_eq!(lifted.lists[1].len(), 7);
         assert_eq!(lifted.text, "a IN ($pqsift_raw_list0) AND b in($pqsift_raw_list1) AND c IN (9)");
+    }
+
+    /// Strings that hold `IN (` start candidate lists inside a list, read with the quotes
+    /// the other way round (`', '` a string, `,` a comma): none is lifted, only the list
+    /// in code.
+    #[test]
+    fn candidates_inside_strings_are_not_lifted() {
+        let numbers = (0..20).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        let items = ["'IN ('", "','", "','", "','"].repeat(20).join(", ");
+        let lifted = lift(&format!("a IN ({items}, b) OR c IN ({numbers})"), 4, int).unwrap();
+        assert_eq!(lifted.text, format!("a IN ({items}, b) OR c IN ($pqsift_raw_list0)"));
     }
 
     #[test]
