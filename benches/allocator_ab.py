@@ -44,6 +44,7 @@ JEMALLOC_CONFIGS = {
     "1 s decay": "dirty_decay_ms:1000",
     "no huge pages": "thp:default,metadata_thp:disabled",
     "8 arenas": "narenas:8",
+    "no oversize arena": "oversize_threshold:0",
 }
 
 TIME_CHILD = r"""
