@@ -24,6 +24,7 @@ use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
+use super::recent::Recent;
 use super::sql_type::UTC;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, ExprList, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -403,38 +404,8 @@ pub fn bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<Bound
 /// and options, and shared (see [`shared_bind`]).
 const SHARED_BIND_ITEMS: usize = 256;
 
-/// How many recent results each cache of [`Recent`] keeps.
+/// How many recent bindings [`shared_bind`] and [`shared_literal_set`] keep.
 const SHARED_BINDS: usize = 8;
-
-/// A few recent results kept to be shared by later calls with an equal key, the oldest
-/// dropped first: binding a long IN list costs more than finding it again among a few.
-struct Recent<K, V>(std::sync::Mutex<Vec<(K, V)>>);
-
-impl<K, V: Clone> Recent<K, V> {
-    const fn new() -> Self {
-        Self(std::sync::Mutex::new(Vec::new()))
-    }
-
-    /// The kept result whose key `matches`, else `make`'s (kept under `key` if it is `Ok`).
-    fn get_or_make(
-        &self,
-        matches: impl Fn(&K) -> bool,
-        key: impl FnOnce() -> K,
-        make: impl FnOnce() -> Result<V>,
-    ) -> Result<V> {
-        let lock = || self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((_, value)) = lock().iter().find(|(kept, _)| matches(kept)) {
-            return Ok(value.clone());
-        }
-        let value = make()?;
-        let mut recent = lock();
-        if recent.len() >= SHARED_BINDS {
-            recent.remove(0);
-        }
-        recent.push((key(), value.clone()));
-        Ok(value)
-    }
-}
 
 /// The items of the filter's IN lists, summed (without recursion: the tree is not yet known
 /// to be within the depth limit).
@@ -456,9 +427,9 @@ fn list_items(expr: &Expr) -> usize {
 /// sorting it into a set) costs far more than comparing the parsed filters, and a
 /// bound filter is cheap to clone (its long lists are sets behind an `Arc`).
 fn shared_bind(expr: &Expr, schema: &Schema, options: &BindOptions) -> Result<BoundExpr> {
-    static RECENT: Recent<(Expr, Schema, BindOptions), BoundExpr> = Recent::new();
+    static RECENT: Recent<(Expr, Schema, BindOptions), BoundExpr> = Recent::new(SHARED_BINDS);
     RECENT.get_or_make(
-        |(e, s, o)| o == options && s == schema && e == expr,
+        |(e, s, o), _| o == options && s == schema && e == expr,
         || (expr.clone(), schema.clone(), options.clone()),
         || bind_now(expr, schema, options),
     )
@@ -1008,14 +979,14 @@ fn literal_set(value: &Typed, list: &[Expr]) -> Option<Result<InSet>> {
 /// binds the filter to the table's schema and reading to each file's, and a list of 100,000
 /// values takes longer to make into a set than to read.
 fn shared_literal_set(value: &Typed, list: &ExprList) -> Option<Result<Arc<InSet>>> {
-    static RECENT: Recent<(ExprList, DataType, Option<SqlType>), Option<Arc<InSet>>> = Recent::new();
+    static RECENT: Recent<(ExprList, DataType, Option<SqlType>), Option<Arc<InSet>>> = Recent::new(SHARED_BINDS);
     if is_literal(&value.expr) || list.len() <= SET_MIN_ITEMS {
         return None;
     }
     let key = (value.expr.data_type(), value.sql_type);
     RECENT
         .get_or_make(
-            |(kept, data_type, sql_type)| kept.is_shared_with(list) && (data_type, sql_type) == (&key.0, &key.1),
+            |(kept, data_type, sql_type), _| kept.is_shared_with(list) && (data_type, sql_type) == (&key.0, &key.1),
             || (list.clone(), key.0.clone(), key.1),
             || literal_set(value, list).transpose().map(|set| set.map(Arc::new)),
         )

@@ -24,7 +24,7 @@
 //! ```
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
@@ -33,27 +33,14 @@ use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, Rows, SortField};
 
 use super::float_compare::spark_float_order;
+use super::recent::Recent;
 use crate::error::{PqsiftError, Result};
 
 /// Sets [`InSet::shared`] keeps.
 const RECENT_SETS: usize = 8;
 
-/// A set [`InSet::shared`] keeps, with the items it was made of (`None`: its own items).
-type RecentSet = (Option<Vec<ArrayRef>>, Arc<InSet>);
-
-static RECENT: Mutex<Vec<RecentSet>> = Mutex::new(Vec::new());
-
-fn recent_sets() -> std::sync::MutexGuard<'static, Vec<RecentSet>> {
-    RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn remember_set(entry: RecentSet) {
-    let mut recent = recent_sets();
-    if recent.len() >= RECENT_SETS {
-        recent.remove(0);
-    }
-    recent.push(entry);
-}
+/// The sets [`InSet::shared`] keeps, with the items each was made of (`None`: its own).
+static RECENT: Recent<Option<Vec<ArrayRef>>, Arc<InSet>> = Recent::new(RECENT_SETS);
 
 /// The non-null values of an IN list, distinct and in order, and whether it holds NULL.
 pub struct InSet {
@@ -129,17 +116,12 @@ impl InSet {
     /// answer, made once when the filter was bound. The last few sets are kept, with the
     /// items they were made of (so that their addresses cannot be reused meanwhile).
     pub fn shared(items: &[ArrayRef]) -> Result<Arc<Self>> {
-        let same_items = |(kept, set): &RecentSet| match kept {
+        let same_items = |kept: &Option<Vec<ArrayRef>>, set: &Arc<InSet>| match kept {
             Some(kept) => kept.len() == items.len() && kept.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b)),
             // A set's own items, NULL-free: the set made of them is that set.
             None => set.items.get().is_some_and(|own| std::ptr::eq(own.as_ref(), items)),
         };
-        if let Some((_, set)) = recent_sets().iter().find(|entry| same_items(entry)) {
-            return Ok(Arc::clone(set));
-        }
-        let set = Arc::new(Self::new(items)?);
-        remember_set((Some(items.to_vec()), Arc::clone(&set)));
-        Ok(set)
+        RECENT.get_or_make(same_items, || Some(items.to_vec()), || Self::new(items).map(Arc::new))
     }
 
     /// Distinct non-null values.
@@ -173,8 +155,9 @@ impl InSet {
     /// [`InSet::shared`] of them finds this set again rather than making it anew.
     pub fn shared_value_items(self: &Arc<Self>) -> Arc<[ArrayRef]> {
         let items = Arc::clone(self.shared_items());
-        if !self.has_null && !recent_sets().iter().any(|(_, set)| Arc::ptr_eq(set, self)) {
-            remember_set((None, Arc::clone(self)));
+        if !self.has_null {
+            let kept = RECENT.get_or_make(|_, set| Arc::ptr_eq(set, self), || None, || Ok(Arc::clone(self)));
+            debug_assert!(kept.is_ok(), "keeping a set cannot fail");
         }
         items
     }

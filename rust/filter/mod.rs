@@ -38,6 +38,7 @@ mod java_regex;
 mod literal;
 mod parse;
 pub mod projection;
+mod recent;
 pub mod sort_key;
 mod spark_cast;
 mod sql_type;

@@ -18,6 +18,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use super::functions;
+use super::recent::Recent;
 #[path = "raw_lists.rs"]
 mod raw_lists;
 use super::spark_cast::{parse_date, parse_decimal_text, parse_timestamp_text};
@@ -63,18 +64,8 @@ const SHARED_PARSES: usize = 4;
 /// query gets the same text. The copies share their lists ([`super::ExprList`]), so
 /// binding them later finds the shared binding by pointer.
 fn shared_parse(sql: &str) -> Result<Expr> {
-    static RECENT: std::sync::Mutex<Vec<(String, Expr)>> = std::sync::Mutex::new(Vec::new());
-    let lock = || RECENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, expr)) = lock().iter().find(|(text, _)| text == sql) {
-        return Ok(expr.clone());
-    }
-    let expr = parse(sql, true)?;
-    let mut recent = lock();
-    if recent.len() >= SHARED_PARSES {
-        recent.remove(0);
-    }
-    recent.push((sql.to_string(), expr.clone()));
-    Ok(expr)
+    static RECENT: Recent<String, Expr> = Recent::new(SHARED_PARSES);
+    RECENT.get_or_make(|text, _| text == sql, || sql.to_string(), || parse(sql, true))
 }
 
 /// [`parse_filter`]; `take_lists`: long literal lists skip `sqlparser` (always but in tests).
@@ -138,15 +129,13 @@ thread_local! {
 /// `IN` list of numbers is the most common shape of a semi-join pushed
 /// into a scan. Lists with anything else (a column, an expression, a typed literal) are
 /// left to the parser whole.
+///
 /// `lists`: those taken before (numbered first).
 fn take_literal_lists(
     tokens: Vec<TokenWithSpan>,
     mut lists: Vec<Vec<Expr>>,
 ) -> Result<(Vec<TokenWithSpan>, Vec<Vec<Expr>>)> {
-    use sqlparser::keywords::Keyword;
-    let is_in =
-        |token: &Token| matches!(token, Token::Word(word) if word.keyword == Keyword::IN && word.quote_style.is_none());
-    if !tokens.iter().any(|token| is_in(&token.token)) {
+    if !tokens.iter().any(|token| is_in_keyword(&token.token)) {
         return Ok((tokens, lists));
     }
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
@@ -155,7 +144,7 @@ fn take_literal_lists(
         let token = &tokens[position];
         out.push(token.clone());
         position += 1;
-        if !is_in(&token.token) {
+        if !is_in_keyword(&token.token) {
             continue;
         }
         let Some((literals, open, end)) = literal_list(&tokens, position)? else { continue };
@@ -170,6 +159,11 @@ fn take_literal_lists(
         position = end + 1;
     }
     Ok((out, lists))
+}
+
+/// Whether `token` is the keyword `IN` (not a quoted name).
+fn is_in_keyword(token: &Token) -> bool {
+    matches!(token, Token::Word(word) if word.keyword == sqlparser::keywords::Keyword::IN && word.quote_style.is_none())
 }
 
 /// The literals of the list that opens at or after `start` (whitespace first), with the

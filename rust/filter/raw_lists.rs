@@ -22,7 +22,6 @@
 //! The tokens after a marker are moved back to their lines and columns in the text as
 //! written, so that an error names the place the user wrote.
 
-use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
 
 use super::{Expr, Literal};
@@ -189,7 +188,7 @@ pub(super) fn place(
         let open = next_code(&mut before);
         let word = next_code(&mut before);
         let close = next_code(tokens[position + 1..].iter());
-        let is_in = matches!(&word, Some(Token::Word(w)) if w.keyword == Keyword::IN && w.quote_style.is_none());
+        let is_in = word.as_ref().is_some_and(super::is_in_keyword);
         if open != Some(Token::LParen) || !is_in || close != Some(Token::RParen) {
             return None;
         }
