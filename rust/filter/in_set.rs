@@ -91,8 +91,8 @@ impl InSet {
         let converter = RowConverter::new(vec![SortField::new(all.data_type().clone())]).map_err(internal)?;
         let rows = converter.convert_columns(&[Arc::clone(&all)]).map_err(internal)?;
         // Arrow's sort orders the values as their rows compare (floats are in Spark's
-        // order already), and sorts 100,000 integers several times faster than comparing
-        // rows; rows where it cannot sort the type.
+        // order already), with a sort made for the type rather than a comparison of byte
+        // strings a pair; rows where it cannot sort the type.
         let mut order: Vec<usize> = match arrow::compute::sort_to_indices(&all, None, None) {
             Ok(indices) => indices.values().iter().map(|&i| i as usize).collect(),
             Err(_) => {
