@@ -4,8 +4,8 @@ together.
 
 Run with ``make bench-allocator`` (builds the wheel into ``target/ab/``). Each variant runs
 in child processes that import the package from that wheel, with jemalloc's settings
-changed through ``_RJEM_MALLOC_CONF`` (this build's ``MALLOC_CONF``; it overrides the
-options it names), so all are timed by the same interpreter on the same files
+changed through ``PQSIFT_MALLOC_CONF`` (it overrides the options it names; the package
+loads its extension with jemalloc's own variable set to it, ``pqsift/_allocator.py``), so all are timed by the same interpreter on the same files
 (``data/bench`` and ``data/bench-events``, written by ``benches/peers.py`` if absent):
 
 1. **Time**: every shape of both datasets, at 1 and 2 threads, a warm-up and ``--repeat`` runs
@@ -39,7 +39,7 @@ BENCHES = Path(__file__).resolve().parent
 ROOT = BENCHES.parent
 AB = ROOT / "target" / "ab"
 
-#: The alternatives to the default configuration, as `_RJEM_MALLOC_CONF` overrides.
+#: The alternatives to the default configuration, as `PQSIFT_MALLOC_CONF` overrides.
 JEMALLOC_CONFIGS = {
     "1 s decay": "dirty_decay_ms:1000",
     "no huge pages": "thp:default,metadata_thp:disabled",
@@ -124,12 +124,12 @@ def variants() -> dict[str, tuple[Path, dict[str, str]]]:
     package = extract("current")
     out: dict[str, tuple[Path, dict[str, str]]] = {"default": (package, {})}
     for name, conf in JEMALLOC_CONFIGS.items():
-        out[name] = (package, {"_RJEM_MALLOC_CONF": conf})
+        out[name] = (package, {"PQSIFT_MALLOC_CONF": conf})
     return out
 
 
 def child_env(package: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("_RJEM_MALLOC_CONF", "MALLOC_CONF")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PQSIFT_MALLOC_CONF", "_RJEM_MALLOC_CONF", "MALLOC_CONF")}
     env.update(extra)
     env["PYTHONPATH"] = f"{package}{os.pathsep}{env.get('PYTHONPATH', '')}"
     env["AB_BENCHES"] = str(BENCHES)
@@ -193,7 +193,7 @@ def markdown(document: dict[str, Any]) -> str:
         f"`{document['command']}` on {document['machine']}. CPU: median over {document['passes']} passes of the "
         f"median of {document['repeat']} runs; wall: best. Ratio: variant / default (< 1: the variant is cheaper).",
         "",
-        "Variants (`_RJEM_MALLOC_CONF` over the default of `rust/allocator.rs`):",
+        "Variants (`PQSIFT_MALLOC_CONF` over the default of `rust/allocator.rs`):",
         "",
     ]
     lines += [f"- **{name}**: `{conf}`" for name, conf in JEMALLOC_CONFIGS.items()]

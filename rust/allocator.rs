@@ -18,7 +18,10 @@
 //! growth and a retention pool of its own), interleaved on the benchmark shapes:
 //! `benches/results/allocator.md` (`make bench-allocator`). `_RJEM_MALLOC_CONF` (this
 //! build's `MALLOC_CONF`) in the environment overrides any of these settings, e.g.
-//! `thp:default` to leave huge pages to the kernel.
+//! `thp:default` to leave huge pages to the kernel. Every library linking jemalloc through
+//! these crates reads that same variable (Polars writes its own settings into it when
+//! imported), so the Python package loads the extension with it set to
+//! `PQSIFT_MALLOC_CONF`, or unset, and then puts it back (`pqsift/_allocator.py`).
 //!
 //! ```
 //! // On Linux the configuration below is the one jemalloc started with.
@@ -49,6 +52,36 @@ pub use std::alloc::System as Allocator;
 /// The allocator of every block: jemalloc on Linux, the system's elsewhere.
 #[cfg(target_os = "linux")]
 pub use tikv_jemallocator::Jemalloc as Allocator;
+
+/// The settings jemalloc started with: [`MALLOC_CONF`], overridden by the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Arenas (`opt.narenas`).
+    pub narenas: u32,
+    /// How long freed pages are kept before they are given back (`opt.dirty_decay_ms`).
+    pub dirty_decay_ms: isize,
+    /// How long given-back pages stay lazily freed (`opt.muzzy_decay_ms`).
+    pub muzzy_decay_ms: isize,
+    /// Whether jemalloc's own thread gives pages back (`opt.background_thread`).
+    pub background_thread: bool,
+}
+
+/// The settings jemalloc started with (starting it if nothing has allocated yet); `None`
+/// off Linux, where the system's allocator serves.
+///
+/// ```
+/// if let Some(settings) = pqsift::allocator::settings() {
+///     assert!(settings.narenas >= 1);
+/// }
+/// ```
+pub fn settings() -> Option<Settings> {
+    Some(Settings {
+        narenas: setting(c"opt.narenas")?,
+        dirty_decay_ms: setting(c"opt.dirty_decay_ms")?,
+        muzzy_decay_ms: setting(c"opt.muzzy_decay_ms")?,
+        background_thread: setting(c"opt.background_thread")?,
+    })
+}
 
 /// Reads the jemalloc setting or statistic `name`, of type `T`; `None` off Linux or for a
 /// name or type jemalloc does not have.

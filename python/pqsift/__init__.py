@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# First: loads the extension with pqsift's own allocator settings (see the module).
+from pqsift import _allocator  # noqa: F401
 from pqsift._core import RowSelection, __version__, inspect, parse_filter
 from pqsift.caches import apply_environment as _apply_cache_environment
 from pqsift.caches import metadata_cache_usage, set_metadata_cache_bytes

@@ -176,6 +176,11 @@ class RowSelection:
     def __len__(self) -> int:
         """:attr:`row_count`."""
 
+def allocator_settings() -> dict[str, int | bool] | None:
+    """The settings this extension's jemalloc started with (``narenas``, ``dirty_decay_ms``,
+    ``muzzy_decay_ms``, ``background_thread``), starting it if nothing has allocated yet;
+    ``None`` where the system's allocator serves."""
+
 def column_pages(path: str, column: str) -> list[tuple[int, list[tuple[int, int, int]], tuple[int, int] | None]]:
     """Per row group of the file at ``path``: ``(rows, pages, dictionary_page)`` of the leaf
     column ``column`` (a dotted path for nested fields). ``pages`` is the offset index as

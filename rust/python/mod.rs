@@ -5,6 +5,7 @@
 //! the exception classes of `pqsift.errors`, Arrow data crosses through the Arrow PyCapsule
 //! interface.
 
+mod allocator;
 mod arrow_ffi;
 mod errors;
 mod filter;
@@ -23,6 +24,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<selection::PyRowSelection>()?;
     module.add_class::<scan::PyScan>()?;
     module.add_class::<scan::PyArrowSchema>()?;
+    module.add_function(wrap_pyfunction!(allocator::allocator_settings, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::column_pages, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::inspect_py, module)?)?;
     module.add_function(wrap_pyfunction!(metadata::metadata_cache_stats, module)?)?;
