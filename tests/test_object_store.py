@@ -232,10 +232,16 @@ def _assert_same_table(got: pa.Table, expected: pa.Table, what: str) -> None:
 
 def _object_gets(proxy: LatencyProxy, key_suffix: str = "") -> list[RequestRecord]:
     """The GETs of objects (not listings) whose key ends with ``key_suffix``."""
-    return [r for r in proxy.log() if r.method == "GET" and r.key and "list-type" not in r.query and r.key.endswith(key_suffix)]
+    return [
+        r
+        for r in proxy.log()
+        if r.method == "GET" and r.key and "list-type" not in r.query and r.key.endswith(key_suffix)
+    ]
 
 
-def _assert_store_metrics_agree(scan: pqsift.Scan, proxy: LatencyProxy, *, retries: int | None = 0, check_bytes: bool = True) -> dict[str, Any]:
+def _assert_store_metrics_agree(
+    scan: pqsift.Scan, proxy: LatencyProxy, *, retries: int | None = 0, check_bytes: bool = True
+) -> dict[str, Any]:
     """After a read: pqsift's ``requests`` is the number of requests the proxy saw (the
     proxy was fresh or reset before the scan was made), ``retries`` is ``retries`` (when
     given), the bytes asked for cover the object bytes received, and some time was spent
@@ -380,7 +386,9 @@ def test_query_shapes_return_pyarrows_rows(shape: Any, s3: LatencyProxy, peers: 
 def test_a_single_object_and_a_list_of_urls(s3: LatencyProxy, peers: Uploaded) -> None:
     """One object by its URL, and a list of URLs: pyarrow's rows of those files."""
     shape = SHAPES_BY_NAME["moderate (~25%)"]
-    one = pqsift.scan(peers.url_of(PEER_FILES[1]), columns=shape.columns, filter=shape.where, storage_options=s3.storage_options)
+    one = pqsift.scan(
+        peers.url_of(PEER_FILES[1]), columns=shape.columns, filter=shape.where, storage_options=s3.storage_options
+    )
     expected = ds.dataset(str(peers.local / PEER_FILES[1])).to_table(columns=shape.columns, filter=shape.arrow_filter)
     _assert_same_table(one.to_table().sort_by("id"), expected.sort_by("id"), "one object")
     assert one.files == [peers.url_of(PEER_FILES[1])]
@@ -479,7 +487,11 @@ def test_a_footer_read_again_asks_for_the_bytes_it_needed_the_first_time(
     before = pqsift.set_metadata_cache_bytes(0)
     try:
         scan = pqsift.scan(
-            copy.url, columns=["id"], footer_bytes_read_together=1, metadata_size_hint=hint, storage_options=s3.storage_options
+            copy.url,
+            columns=["id"],
+            footer_bytes_read_together=1,
+            metadata_size_hint=hint,
+            storage_options=s3.storage_options,
         )
         table = scan.to_table()
     finally:
@@ -492,7 +504,9 @@ def test_a_footer_read_again_asks_for_the_bytes_it_needed_the_first_time(
     footer = int.from_bytes(path.read_bytes()[-8:-4], "little") + 8
     tails = [
         end - start
-        for start, end in (_byte_range(r, layout.size) for r in _object_gets(s3, copy.key(name)) if r.key == copy.key(name))
+        for start, end in (
+            _byte_range(r, layout.size) for r in _object_gets(s3, copy.key(name)) if r.key == copy.key(name)
+        )
         if end == layout.size
     ]
     assert len(tails) >= 2 and tails[0] == hint, tails
@@ -510,7 +524,9 @@ def test_selective_reads_fetch_only_the_row_groups_that_match(
     requests few. Fresh URLs: no footer comes from a cache."""
     copy = _fresh_copy(s3_emulator, peers, "selective")
     hint = 128 << 10  # the metadata size hint: the footer, page index and bloom filters fit
-    scan = pqsift.scan(copy.url, columns=shape.columns, filter=shape.where, metadata_size_hint=hint, storage_options=s3.storage_options)
+    scan = pqsift.scan(
+        copy.url, columns=shape.columns, filter=shape.where, metadata_size_hint=hint, storage_options=s3.storage_options
+    )
     got = scan.to_table()
     expected = _pyarrow_rows(peers.local, shape)
     assert 0 < expected.num_rows <= 600
@@ -524,7 +540,9 @@ def test_selective_reads_fetch_only_the_row_groups_that_match(
         layout = _layout(path)
         matching = _matching_row_groups(path, shape.arrow_filter)
         fetched = _row_groups_fetched(s3, copy.key(name), layout)
-        assert fetched <= matching, f"{name}: column data of row groups {sorted(fetched - matching)} fetched, none of their rows match"
+        assert fetched <= matching, (
+            f"{name}: column data of row groups {sorted(fetched - matching)} fetched, none of their rows match"
+        )
         total_size += layout.size
         matching_groups += len(matching)
         # The footer read, one more pass over the metadata (bloom filters, page index read on
@@ -644,33 +662,66 @@ def test_full_projection_is_coalesced_per_row_group(s3: LatencyProxy, paged: Upl
 # ===========================================================================================
 
 
-def test_a_prefix_is_listed_in_one_round_trip(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
-    """A directory URL: whether it holds a Delta log and what it holds are asked at once —
-    two LIST requests in flight together, no other — and the listing's sizes open the files
-    without a HEAD."""
+def test_a_prefix_is_listed_in_one_request(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+    """A directory URL: the listing itself tells whether it holds a Delta log — one LIST
+    request, no other — and the listing's sizes open the files without a HEAD."""
     copy = _fresh_copy(s3_emulator, peers, "listing")
     s3.delay = 0.03
     scan = pqsift.scan(copy.url, storage_options=s3.storage_options)
     _assert_files_are([f.path for f in scan.plan().files], copy.bucket, [copy.key(name) for name in PEER_FILES])
     lists = [r for r in s3.log() if "list-type" in r.query]
-    assert len(lists) == 2, [r.target for r in lists]
-    first_answered = min(r.started + r.duration for r in lists)
-    assert max(r.started for r in lists) < first_answered, "the second listing waited for the first"
+    assert len(lists) == 1, [r.target for r in lists]
     assert not [r for r in s3.log() if r.method == "HEAD"]
+
+
+#: More keys than a listing's page, all sorting before ``_delta_log`` ('.' < '_') and left
+#: out of a table as hidden.
+HIDDEN_KEYS = 1_100
+
+
+def _with_hidden_keys(emulator: S3Emulator, uploaded: Uploaded, tag: str) -> Uploaded:
+    copy = _fresh_copy(emulator, uploaded, tag)
+    for i in range(HIDDEN_KEYS):
+        emulator.put_object(copy.bucket, copy.key(f".hidden/{i:05d}"), b"x")
+    return copy
+
+
+def test_a_prefix_of_more_than_a_page_is_listed_whole(
+    s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
+    """Past a page of keys without a Delta log, the log is asked about directly while the
+    listing's other pages come: the directory's files are all found, the rows pyarrow's."""
+    copy = _with_hidden_keys(s3_emulator, peers, "paged-listing")
+    scan = pqsift.scan(copy.url, storage_options=s3.storage_options)
+    _assert_files_are(scan.files, copy.bucket, [copy.key(name) for name in PEER_FILES])
+    assert scan.table_format != "delta"
+    assert scan.count_rows() == sum(pq.ParquetFile(peers.local / name).metadata.num_rows for name in PEER_FILES)
+    delimited = [r for r in s3.log() if "list-type" in r.query and "delimiter" in r.query]
+    assert len(delimited) == 1, [r.target for r in s3.log() if "list-type" in r.query]
+
+
+def test_a_delta_log_behind_a_page_of_keys_is_found(
+    s3: LatencyProxy, s3_emulator: S3Emulator, delta_tables: dict[str, Uploaded]
+) -> None:
+    """A Delta table whose first listing page holds none of its log (keys sorting before
+    ``_delta_log``): asked about directly, the log is found and read, as locally."""
+    table = _with_hidden_keys(s3_emulator, delta_tables["tables/table-with-dv-small"], "delta-behind-keys")
+    scan = pqsift.scan(table.root_url, storage_options=s3.storage_options)
+    _assert_delta_scan_as_local(scan, pqsift.scan(str(table.local)), table, "delta behind a page of keys")
 
 
 def test_a_directory_written_without_its_slash_is_probed_in_one_round_trip(
     s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
 ) -> None:
     """``s3://bucket/table`` (no trailing slash, no extension) may be an object or a
-    prefix: the HEAD asking the one and the two listings asking the other go together,
-    three requests in flight at once; a name with an extension is asked by a HEAD alone."""
+    prefix: the HEAD asking the one and the listing asking the other go together, two
+    requests in flight at once; a name with an extension is asked by a HEAD alone."""
     copy = _fresh_copy(s3_emulator, peers, "no-slash")
     s3.delay = 0.03
     scan = pqsift.scan(copy.url.rstrip("/"), storage_options=s3.storage_options)
     _assert_files_are([f.path for f in scan.plan().files], copy.bucket, [copy.key(name) for name in PEER_FILES])
     probes = [r for r in s3.log() if "list-type" in r.query or r.method == "HEAD"]
-    assert sorted(r.method for r in probes) == ["GET", "GET", "HEAD"], [r.target for r in probes]
+    assert sorted(r.method for r in probes) == ["GET", "HEAD"], [r.target for r in probes]
     first_answered = min(r.started + r.duration for r in probes)
     assert max(r.started for r in probes) < first_answered, "a probe waited for another"
     s3.reset()
@@ -678,7 +729,9 @@ def test_a_directory_written_without_its_slash_is_probed_in_one_round_trip(
     assert one.files and [r.method for r in s3.log()] == ["HEAD"]
 
 
-def test_most_pages_holding_survivors_come_with_the_predicate_columns(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+def test_most_pages_holding_survivors_come_with_the_predicate_columns(
+    s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
     """~25% of rows pass ``amount > 737.5``: every page of ``id`` and ``kind`` holds a row
     that passes, so each row group's projection is fetched in the round trip of its
     predicate column — one request per row group, the pages coalesced — not after the
@@ -702,7 +755,9 @@ def test_most_pages_holding_survivors_come_with_the_predicate_columns(s3: Latenc
     assert metrics["projections_fetched_with_predicates"] == row_groups
 
 
-def test_a_needles_projection_is_fetched_for_its_page_only(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
+def test_a_needles_projection_is_fetched_for_its_page_only(
+    s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path
+) -> None:
     """One row of 30,000 passes an unsorted filter (no statistics narrow it), over small
     pages: almost no page of the wide column holds it, so its pages are fetched after the
     filter, only the one holding the row — a fraction of the column, in a second round
@@ -712,10 +767,21 @@ def test_a_needles_projection_is_fetched_for_its_page_only(s3: LatencyProxy, s3_
     # 2 MB of text a row group: more than a request is worth (the 1 MiB coalescing gap).
     text = pa.array([f"row {i:06d} " + "x" * 390 for i in range(rows)])
     path = _mkdir(tmp_path / "needle") / "needle.parquet"
-    pq.write_table(pa.table({"v": values, "text": text}), path, row_group_size=5_000, data_page_size=8 << 10, write_batch_size=64, write_page_index=True, compression="none", use_dictionary=False)
+    pq.write_table(
+        pa.table({"v": values, "text": text}),
+        path,
+        row_group_size=5_000,
+        data_page_size=8 << 10,
+        write_batch_size=64,
+        write_page_index=True,
+        compression="none",
+        use_dictionary=False,
+    )
     bucket = s3_emulator.new_bucket("needle")
     s3_emulator.upload_dir(tmp_path / "needle", bucket, "t")
-    scan = pqsift.scan(f"s3://{bucket}/t/", columns=["v", "text"], filter="v = 12345", storage_options=s3.storage_options)
+    scan = pqsift.scan(
+        f"s3://{bucket}/t/", columns=["v", "text"], filter="v = 12345", storage_options=s3.storage_options
+    )
     got = scan.to_table()
     assert got.column("v").to_pylist() == [12_345]
     metrics = _assert_store_metrics_agree(scan, s3)
@@ -735,7 +801,9 @@ def test_planning_fetches_footers_concurrently(s3: LatencyProxy, s3_emulator: S3
     request each."""
     many = _mkdir(tmp_path / "many")
     for i in range(8):
-        table = pa.table({"id": pa.array(range(i * 1000, (i + 1) * 1000), pa.int64()), "v": pa.array([float(i)] * 1000)})
+        table = pa.table(
+            {"id": pa.array(range(i * 1000, (i + 1) * 1000), pa.int64()), "v": pa.array([float(i)] * 1000)}
+        )
         pq.write_table(table, many / f"part-{i}.parquet", row_group_size=500)
     pq.write_table(pa.table({"id": [1]}), _mkdir(tmp_path / "warm") / "warm.parquet")
     bucket = s3_emulator.new_bucket("concurrent")
@@ -757,14 +825,18 @@ def test_planning_fetches_footers_concurrently(s3: LatencyProxy, s3_emulator: S3
     assert len(footers) == 8, [r.key for r in footers]
 
 
-def test_footers_are_fetched_ahead_in_windows_each_once(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
+def test_footers_are_fetched_ahead_in_windows_each_once(
+    s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path
+) -> None:
     """150 files, more than two windows of footers fetched ahead: every footer is fetched
     once, concurrently but never more than 16 at a time, and the rows of the three files
     the filter keeps are pyarrow's."""
     files = 150
     many = _mkdir(tmp_path / "windows")
     for i in range(files):
-        pq.write_table(pa.table({"id": pa.array(range(i * 10, (i + 1) * 10), pa.int64())}), many / f"part-{i:03d}.parquet")
+        pq.write_table(
+            pa.table({"id": pa.array(range(i * 10, (i + 1) * 10), pa.int64())}), many / f"part-{i:03d}.parquet"
+        )
     bucket = s3_emulator.new_bucket("windows")
     s3_emulator.upload_dir(tmp_path, bucket)
     s3.reset()
@@ -780,7 +852,6 @@ def test_footers_are_fetched_ahead_in_windows_each_once(s3: LatencyProxy, s3_emu
     assert set(gets.values()) == {1}, {key: n for key, n in gets.items() if n != 1}
     assert 8 <= snapshot["max_in_flight"] <= 16 + 2, snapshot
     assert sorted(got.column("id").to_pylist()) == [*range(10), *range(700, 710), *range(1490, 1500)]
-
 
 
 # ===========================================================================================
@@ -812,7 +883,9 @@ def test_a_failed_listing_is_retried(kind: str, s3: LatencyProxy, peers: Uploade
     shape = SHAPES_BY_NAME["moderate (~25%)"]
     s3.inject(kind, count=2, methods=("GET",), path_contains="list-type=2")
     scan = pqsift.scan(peers.url, columns=shape.columns, filter=shape.where, storage_options=s3.storage_options)
-    _assert_same_table(scan.to_table().sort_by("id"), _pyarrow_rows(peers.local, shape).sort_by("id"), f"list after {kind}")
+    _assert_same_table(
+        scan.to_table().sort_by("id"), _pyarrow_rows(peers.local, shape).sort_by("id"), f"list after {kind}"
+    )
     assert s3.snapshot()["by_fault"] == {kind: 2}
     if kind in ("500", "503"):  # an error status is exactly one failed attempt
         _assert_store_metrics_agree(scan, s3, retries=2)
@@ -872,7 +945,13 @@ def test_permanent_failure_with_the_default_retry_policy_ends(
         s3.inject("500", count=100_000, methods=("GET", "HEAD"), path_contains=key.split("/")[0])
     else:
         options["aws_endpoint"] = f"http://127.0.0.1:{_closed_port()}"
-    done = subprocess.run([sys.executable, "-c", _READ_IN_CHILD, url, json.dumps(options)], capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_IN_CHILD, url, json.dumps(options)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["raised"] is not None and "PqsiftError" in outcome["raised"], outcome
@@ -919,7 +998,9 @@ def test_unreachable_endpoint_is_a_storage_error(s3: LatencyProxy, peers: Upload
     """A port nothing listens on: connections are refused; with ``max_retries=1`` the
     error comes at once and names the URL."""
     url = peers.url_of(PEER_FILES[0])
-    options = _options(s3, aws_endpoint=f"http://127.0.0.1:{_closed_port()}", max_retries="1", aws_secret_access_key=SECRET)
+    options = _options(
+        s3, aws_endpoint=f"http://127.0.0.1:{_closed_port()}", max_retries="1", aws_secret_access_key=SECRET
+    )
     started = time.perf_counter()
     with pytest.raises(pqsift.StorageError) as info:
         pqsift.scan(url, storage_options=options).to_table()
@@ -936,7 +1017,9 @@ def test_unknown_scheme_is_a_pqsift_error_naming_the_url(s3: LatencyProxy) -> No
     assert url in str(info.value)
 
 
-def test_an_object_that_is_not_parquet_is_a_corrupt_file(s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+def test_an_object_that_is_not_parquet_is_a_corrupt_file(
+    s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
     key = f"junk-{uuid.uuid4().hex[:8]}/not-parquet.parquet"
     s3_emulator.put_object(peers.bucket, key, b"this is not a parquet file at all" * 10)
     url = f"s3://{peers.bucket}/{key}"
@@ -1103,8 +1186,17 @@ def _assert_delta_scan_as_local(scan: pqsift.Scan, local: pqsift.Scan, table: Up
     assert scan.table_format == "delta"
     assert scan.table_version == local.table_version
     assert scan.partition_schema == local.partition_schema
-    _assert_files_are(scan.files, table.bucket, [table.key(Path(f).relative_to(table.local).as_posix()) for f in local.files])
-    for metric in ("delta_version", "delta_active_files", "rows_deleted", "files_pruned", "files_pruned_partition", "files_pruned_log_stats"):
+    _assert_files_are(
+        scan.files, table.bucket, [table.key(Path(f).relative_to(table.local).as_posix()) for f in local.files]
+    )
+    for metric in (
+        "delta_version",
+        "delta_active_files",
+        "rows_deleted",
+        "files_pruned",
+        "files_pruned_partition",
+        "files_pruned_log_stats",
+    ):
         assert scan.metrics[metric] == local.metrics[metric], f"{what}: {metric}"
 
 
@@ -1117,15 +1209,21 @@ def test_delta_table_reads_as_locally(relative: str, s3: LatencyProxy, delta_tab
 
 
 @pytest.mark.parametrize(("relative", "where"), DELTA_FILTERS)
-def test_delta_table_filtered_reads_as_locally(relative: str, where: str, s3: LatencyProxy, delta_tables: dict[str, Uploaded]) -> None:
+def test_delta_table_filtered_reads_as_locally(
+    relative: str, where: str, s3: LatencyProxy, delta_tables: dict[str, Uploaded]
+) -> None:
     table = delta_tables[relative]
     scan = pqsift.scan(table.root_url, filter=where, storage_options=s3.storage_options)
     local = pqsift.scan(str(table.local), filter=where)
     _assert_delta_scan_as_local(scan, local, table, f"{relative} where {where}")
 
 
-@pytest.mark.parametrize(("relative", "version"), DELTA_VERSIONS, ids=[f"{relative}@{version}" for relative, version in DELTA_VERSIONS])
-def test_delta_time_travel_reads_as_locally(relative: str, version: int, s3: LatencyProxy, delta_tables: dict[str, Uploaded]) -> None:
+@pytest.mark.parametrize(
+    ("relative", "version"), DELTA_VERSIONS, ids=[f"{relative}@{version}" for relative, version in DELTA_VERSIONS]
+)
+def test_delta_time_travel_reads_as_locally(
+    relative: str, version: int, s3: LatencyProxy, delta_tables: dict[str, Uploaded]
+) -> None:
     table = delta_tables[relative]
     scan = pqsift.scan(table.root_url, version=version, storage_options=s3.storage_options)
     local = pqsift.scan(str(table.local), version=version)
@@ -1159,7 +1257,9 @@ def test_delta_version_beyond_the_log_names_the_url(s3: LatencyProxy, delta_tabl
 
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """``python -m pqsift ARGS`` in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "pqsift", *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pqsift", *map(str, args)], capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def _cli_options(options: dict[str, str]) -> list[str]:
@@ -1190,7 +1290,9 @@ def test_cli_inspect_and_scan_an_object(s3: LatencyProxy, peers: Uploaded, tmp_p
 
     shape = SHAPES_BY_NAME["selective, text projected"]
     out = tmp_path / "out.parquet"
-    scanned = _cli("scan", peers.url, "--filter", shape.where, "--columns", ",".join(shape.columns), "--output", out, *options)
+    scanned = _cli(
+        "scan", peers.url, "--filter", shape.where, "--columns", ",".join(shape.columns), "--output", out, *options
+    )
     assert scanned.returncode == 0, scanned.stderr
     _assert_same_table(pq.read_table(out).sort_by("id"), _pyarrow_rows(peers.local, shape).sort_by("id"), "CLI scan")
 
@@ -1274,7 +1376,9 @@ def test_listed_urls_read_back_the_same_objects(s3: LatencyProxy, odd: tuple[str
         _assert_same_table(rows, tables[key], url)
 
 
-def test_a_listing_of_more_than_a_thousand_keys_is_complete(s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path) -> None:
+def test_a_listing_of_more_than_a_thousand_keys_is_complete(
+    s3: LatencyProxy, s3_emulator: S3Emulator, tmp_path: Path
+) -> None:
     """ListObjectsV2 answers 1,000 keys a page: 1,001 ignored objects sort before the
     three files, which are all on the second page."""
     bucket = s3_emulator.new_bucket("pages")
@@ -1328,7 +1432,9 @@ def test_spark_read_and_data_source_on_s3(spark: Any, s3: LatencyProxy, hive: Up
     assert _spark_rows(source) == _spark_rows(native)
 
 
-def test_spark_tasks_make_no_more_requests_than_one_scan(spark: Any, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded) -> None:
+def test_spark_tasks_make_no_more_requests_than_one_scan(
+    spark: Any, s3: LatencyProxy, s3_emulator: S3Emulator, peers: Uploaded
+) -> None:
     """``pqsift.spark.read`` with every row group its own task, read in Spark's Python
     workers from the driver's plans: every request the proxy sees (the driver's planning,
     the output schema, all the tasks) is at most 1.05x those of one in-process scan of the
@@ -1344,7 +1450,16 @@ def test_spark_tasks_make_no_more_requests_than_one_scan(spark: Any, s3: Latency
     copy = _fresh_copy(s3_emulator, peers, "spark-tasks")
     s3.reset()
     metrics = pqsift.spark.ScanMetrics(spark)
-    frame = pqsift.spark.read(spark, copy.url, shape.columns, shape.where, storage_options=options, target_task_bytes=1, driver_read_bytes=0, metrics=metrics)
+    frame = pqsift.spark.read(
+        spark,
+        copy.url,
+        shape.columns,
+        shape.where,
+        storage_options=options,
+        target_task_bytes=1,
+        driver_read_bytes=0,
+        metrics=metrics,
+    )
     rows = frame.collect()
     in_tasks = s3.snapshot()["requests"]
     assert len(rows) == expected.num_rows > 0 and metrics.tasks > 1
@@ -1360,9 +1475,12 @@ def test_spark_reads_a_delta_table_on_s3(spark: Any, s3: LatencyProxy, delta_tab
     table = delta_tables["tables/table-with-dv-small"]
     options = s3.storage_options
     frame = pqsift.spark.read(spark, table.root_url, storage_options=options)
-    assert sorted(r.value for r in frame.collect()) == sorted(pqsift.scan(str(table.local)).to_table().column("value").to_pylist())
+    assert sorted(r.value for r in frame.collect()) == sorted(
+        pqsift.scan(str(table.local)).to_table().column("value").to_pylist()
+    )
     assert frame.count() == 8
     assert pqsift.spark.read(spark, table.root_url, version=0, storage_options=options).count() == 10
+
     def source() -> Any:
         return spark.read.format("pqsift").option("storage_options", json.dumps(options))
 

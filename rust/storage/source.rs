@@ -279,26 +279,12 @@ pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe
             let prefix = (!key.as_ref().is_empty()).then_some(key);
             let head_store = Arc::clone(&store);
             let future = async move {
-                let below = retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>());
-                let has_child = async {
-                    match &child_key {
-                        Some(child) => retried(attempts, || store.list_with_delimiter(Some(child)))
-                            .await
-                            .map(|l| !l.objects.is_empty() || !l.common_prefixes.is_empty()),
-                        None => Ok(false),
-                    }
-                };
                 // `None`: the child is there, and what is below does not matter.
                 let listed = async {
-                    futures_util::pin_mut!(below, has_child);
-                    match futures_util::future::select(has_child, below).await {
-                        futures_util::future::Either::Left((has_child, below)) => match has_child? {
-                            true => Ok::<_, object_store::Error>(None),
-                            false => Ok(Some(below.await?)),
-                        },
-                        futures_util::future::Either::Right((below, has_child)) => {
-                            let below = below?;
-                            Ok((!has_child.await?).then_some(below))
+                    match &child_key {
+                        Some(child) => retried(attempts, || watched_listing(&store, prefix.as_ref(), child)).await,
+                        None => {
+                            retried(attempts, || store.list(prefix.as_ref()).try_collect::<Vec<_>>()).await.map(Some)
                         }
                     }
                 };
@@ -349,6 +335,58 @@ enum Probed {
     Object(object_store::ObjectMeta),
     /// The listings: `None` when the child is there, else what is below.
     Listed(Option<Vec<object_store::ObjectMeta>>),
+}
+
+/// Keys a store's listing answers in one request (S3's and GCS's page).
+const LISTING_PAGE: usize = 1000;
+
+/// The recursive listing of `prefix`, watched for keys below `child`: `None` as soon as
+/// one comes (the listing dropped unfinished), else everything below `prefix`. A small
+/// table's first page settles it, so probing for a Delta log costs no request of its own;
+/// when a page of keys has come without settling it (a large table, or one whose files
+/// sort before the child), the child is asked about directly while the rest comes, so a
+/// large Delta table is not listed to its end. No listing order is assumed.
+async fn watched_listing(
+    store: &Arc<dyn ObjectStore>,
+    prefix: Option<&object_store::path::Path>,
+    child: &object_store::path::Path,
+) -> object_store::Result<Option<Vec<object_store::ObjectMeta>>> {
+    let below_child = |meta: &object_store::ObjectMeta| {
+        meta.location.prefix_match(child).is_some_and(|mut rest| rest.next().is_some())
+    };
+    let mut stream = store.list(prefix);
+    let mut below = Vec::new();
+    while below.len() < LISTING_PAGE {
+        match stream.try_next().await? {
+            None => return Ok(Some(below)),
+            Some(meta) if below_child(&meta) => return Ok(None),
+            Some(meta) => below.push(meta),
+        }
+    }
+    let rest = async move {
+        while let Some(meta) = stream.try_next().await? {
+            if below_child(&meta) {
+                return Ok(None);
+            }
+            below.push(meta);
+        }
+        Ok::<_, object_store::Error>(Some(below))
+    };
+    let has_child = async {
+        let listed = store.list_with_delimiter(Some(child)).await?;
+        Ok::<_, object_store::Error>(!listed.objects.is_empty() || !listed.common_prefixes.is_empty())
+    };
+    futures_util::pin_mut!(rest, has_child);
+    match futures_util::future::select(has_child, rest).await {
+        futures_util::future::Either::Left((has_child, rest)) => match has_child? {
+            true => Ok(None),
+            false => rest.await,
+        },
+        futures_util::future::Either::Right((rest, has_child)) => match rest? {
+            None => Ok(None),
+            Some(below) => Ok((!has_child.await?).then_some(below)),
+        },
+    }
 }
 
 /// Every file below the directory `dir`, recursively, in location order (remote ones with
