@@ -228,17 +228,18 @@ pub struct TableProbe {
     /// Whether the directory `child` asked about is below it (a Delta table's `_delta_log`).
     pub has_child: bool,
     /// For a store's directory without `child`: every object below it, with its size and
-    /// version — the recursive listing, sent with the other so that listing the table
-    /// costs no round trip of its own. `None` for a local directory, a file, or nothing.
+    /// version — the recursive listing that told whether `child` is there, so that listing
+    /// the table costs no round trip of its own. `None` for a local directory, a file, or
+    /// nothing.
     pub listed: Option<Vec<Location>>,
 }
 
 /// [`stat`], whether the directory `child` below `location` exists (a Delta table's
-/// `_delta_log`) and, for a store's directory, what is below it. From a store: the listing
-/// of `child` and the recursive listing are sent at once, one round trip: when `child` is
-/// there, the recursive listing is dropped unfinished (a table with a log is not listed);
-/// when it is not, that listing is the table's. Whether the URL is an object is asked by a
-/// `HEAD` — first and alone for a name with an extension (`part-0.parquet`: one request),
+/// `_delta_log`) and, for a store's directory, what is below it. From a store: the
+/// recursive listing, watched for keys below `child` (`watched_listing`), one request for
+/// a small table: when `child` is there, the listing is dropped unfinished (a table with a
+/// log is not listed); when it is not, that listing is the table's. Whether the URL is an
+/// object is asked by a `HEAD` — first and alone for a name with an extension (`part-0.parquet`: one request),
 /// with the listings for any other name (`s3://bucket/events`, a table written without its
 /// slash: one round trip), not at all for a URL written as a prefix (`s3://bucket/events/`).
 pub fn stat_table(location: &Location, child: Option<&str>) -> Result<TableProbe> {
