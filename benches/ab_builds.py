@@ -71,7 +71,7 @@ def main() -> None:
         return
     if args.base is None:
         parser.error("--base is required")
-    for dataset in peers.datasets(argparse.Namespace(quick=False, dataset="all", data=Path("data/bench"), events_data=Path("data/bench-events"))):
+    for dataset in [*peers.default_datasets("peers"), *peers.default_datasets("events")]:
         dataset.ensure()
     best: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
     for _ in range(args.rounds):

@@ -95,15 +95,7 @@ def main() -> None:
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     print("\n".join(lines[-2:]), flush=True)
-    known = argparse.Namespace(
-        quick=False,
-        dataset="all",
-        data=Path("data/bench"),
-        events_data=Path("data/bench-events"),
-        events_v2_data=Path("data/bench-events-v2"),
-        events_spark_data=Path("data/bench-events-spark"),
-    )
-    for dataset in peers.datasets(known):
+    for dataset in peers.default_datasets():
         if not dataset.root.exists():
             print(f"skipping {dataset.name}: {dataset.root} is not written (make bench-peers writes it)")
             continue

@@ -39,17 +39,9 @@ def main() -> None:
     # Read at import by Polars and DataFusion's runtime: set before peers imports them.
     os.environ["POLARS_MAX_THREADS"] = str(args.threads)
     os.environ["TOKIO_WORKER_THREADS"] = str(args.threads)
-    from peers import datasets, engines, limit_threads
+    from peers import default_datasets, engines, limit_threads
 
-    defaults = argparse.Namespace(
-        dataset=args.dataset,
-        quick=False,
-        data=Path("data/bench"),
-        events_data=Path("data/bench-events"),
-        events_v2_data=Path("data/bench-events-v2"),
-        events_spark_data=Path("data/bench-events-spark"),
-    )
-    (dataset,) = datasets(defaults)
+    (dataset,) = default_datasets(args.dataset)
     dataset.ensure()
     shape = {s.name: s for s in dataset.shapes(dataset.files * dataset.rows_per_file)}[args.shape]
     limit_threads(args.threads)

@@ -541,6 +541,21 @@ def datasets(args: argparse.Namespace) -> list[Dataset]:
     return [known[name] for name in names]
 
 
+def default_datasets(name: str = "all") -> list[Dataset]:
+    """:func:`datasets` at full size in their default directories (``data/bench``, ...),
+    for the benches that reuse them."""
+    return datasets(
+        argparse.Namespace(
+            quick=False,
+            dataset=name,
+            data=Path("data/bench"),
+            events_data=Path("data/bench-events"),
+            events_v2_data=Path("data/bench-events-v2"),
+            events_spark_data=Path("data/bench-events-spark"),
+        )
+    )
+
+
 def sql(shape: Shape, table: str) -> str:
     where = f" WHERE {shape.where}" if shape.where else ""
     return f"SELECT {', '.join(shape.columns)} FROM {table}{where}"
