@@ -123,10 +123,8 @@ def main() -> None:
             frames = [frame for path in files for frame in page_frames(path, read)]
             floor, decompressed = floor_seconds(frames, args.repeat)
             cpu = cpu_seconds(engines["pqsift"], shape, args.repeat)
-            peer, peer_cpu = min(
-                ((name, cpu_seconds(engines[name], shape, args.repeat)) for name in PEERS if name in engines),
-                key=lambda p: p[1],
-            )
+            timed = [(name, cpu_seconds(engines[name], shape, args.repeat)) for name in PEERS if name in engines]
+            peer, peer_cpu = min(timed, key=lambda p: p[1], default=("none installed", float("nan")))
             lines.append(
                 f"| {dataset.name} | {shape.name} | {len(frames):,} | {decompressed / 2**20:,.0f} "
                 f"| {floor * 1000:.1f} | {cpu * 1000:.1f} | {cpu / floor:.2f} "
