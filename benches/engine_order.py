@@ -36,10 +36,10 @@ def main() -> None:
     parser.add_argument("--order", required=True, help="engine names of peers.py, comma-separated, run in this order")
     parser.add_argument("--out", type=Path, default=None, help="also write the runs here as Markdown")
     args = parser.parse_args()
-    # Read at import by Polars and DataFusion's runtime: set before peers imports them.
-    os.environ["POLARS_MAX_THREADS"] = str(args.threads)
-    os.environ["TOKIO_WORKER_THREADS"] = str(args.threads)
-    from peers import default_datasets, engines, limit_threads
+    from peers import default_datasets, engines, limit_threads, thread_environment
+
+    # Before `engines` imports Polars and DataFusion.
+    os.environ.update(thread_environment(args.threads))
 
     (dataset,) = default_datasets(args.dataset)
     dataset.ensure()

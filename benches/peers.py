@@ -565,6 +565,17 @@ def sql(shape: Shape, table: str) -> str:
 # Engines, each limited to `threads` threads
 
 
+#: Read by Polars (its thread pool, at import) and by DataFusion's runtime: how the
+#: environment limits them to a number of threads.
+THREAD_VARIABLES = ("POLARS_MAX_THREADS", "TOKIO_WORKER_THREADS")
+
+
+def thread_environment(threads: int) -> dict[str, str]:
+    """The environment that limits Polars and DataFusion to `threads` threads: set it
+    before either is imported (:func:`engines` imports them)."""
+    return dict.fromkeys(THREAD_VARIABLES, str(threads))
+
+
 def limit_threads(threads: int) -> dict[str, Any]:
     """Limits pyarrow to `threads` threads and checks Polars' pool (set by the parent through
     POLARS_MAX_THREADS before Polars was imported); returns what each engine reports."""
@@ -579,7 +590,7 @@ def limit_threads(threads: int) -> dict[str, Any]:
             raise SystemExit(f"polars runs {pl.thread_pool_size()} threads, not {threads}: POLARS_MAX_THREADS is read at import")
     except ImportError:
         pass
-    limits["env"] = {k: os.environ.get(k) for k in ("POLARS_MAX_THREADS", "TOKIO_WORKER_THREADS")}
+    limits["env"] = {k: os.environ.get(k) for k in THREAD_VARIABLES}
     return limits
 
 
@@ -802,7 +813,7 @@ def parse_threads(text: str) -> list[int]:
 
 def spawn(args: argparse.Namespace, threads: int) -> list[dict[str, Any]]:
     """Runs this script as a child limited to `threads` threads and returns its runs."""
-    env = dict(os.environ, POLARS_MAX_THREADS=str(threads), TOKIO_WORKER_THREADS=str(threads))
+    env = dict(os.environ, **thread_environment(threads))
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "runs.json"
         command = [
