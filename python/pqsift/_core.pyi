@@ -312,6 +312,7 @@ class Scan:
         *,
         order_by: list[tuple[str, bool, bool]] | None = None,
         top_n_limit: int | None = None,
+        footer_threads: int | None = None,
         partition_values: tuple[list[tuple[str, str]], list[list[str | None]]] | None = None,
         declared_schema: str | None = None,
         deletion_vector: tuple[str, str] | None = None,
@@ -323,7 +324,9 @@ class Scan:
         a ``TypeError`` naming the option it probably meant); ``schema`` as the text of
         :attr:`declared_schema`, ``storage_options`` as str values. ``order_by`` ((column,
         descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
-        and pages that cannot hold one of the first rows. ``partition_values``,
+        and pages that cannot hold one of the first rows. ``footer_threads``: the threads a
+        footer over a megabyte is decoded on (the read's ``threads``; default as theirs).
+        ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
         planning its own files), see above; ``table_pieces`` (:meth:`table_pieces`) does the
         same for files of any table, scanned as one, ``sources`` being those files in the

@@ -618,6 +618,7 @@ def _scan(
         planning,
         order_by=order_by,
         top_n_limit=reading.get("limit") if order_by else None,
+        footer_threads=reading.get("threads"),
         **planned_elsewhere,
     )
     return Scan(core, {**READ_OPTIONS, **reading})

@@ -138,29 +138,10 @@ mod tests {
     /// nothing but the fields it drops (one file has such a field).
     #[test]
     fn corpus_footers_copy_byte_for_byte() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/parquet-testing");
-        let mut files = Vec::new();
-        let mut pending = vec![root];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if path.extension().is_some_and(|e| e == "parquet") {
-                    files.push(path);
-                }
-            }
-        }
-        assert!(files.len() > 200, "the corpus is missing: {} files", files.len());
         let (mut walked, mut repaired) = (0, Vec::new());
-        for path in files {
+        for path in crate::format::test_corpus::files() {
             let bytes = std::fs::read(&path).unwrap();
-            let Some(tail) = bytes.len().checked_sub(8) else { continue };
-            let footer_len = u32::from_le_bytes(bytes[tail..tail + 4].try_into().unwrap()) as usize;
-            if &bytes[tail + 4..] != b"PAR1" || footer_len > tail {
-                continue;
-            }
-            let footer = &bytes[tail - footer_len..tail];
+            let Some(footer) = crate::format::test_corpus::footer(&bytes) else { continue };
             let mut rewrite = Rewrite { walker: ThriftWalker::new(footer), out: Vec::new(), dropped: 0 };
             if rewrite.copy_struct(Struct::FileMetaData).is_none() {
                 continue; // damaged on purpose (bad_data/)

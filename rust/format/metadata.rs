@@ -22,8 +22,9 @@ use parquet::file::metadata::{
 use parquet::file::reader::Length;
 
 use crate::error::{PqsiftError, Result};
+use crate::format::footer_parts::{decode_in_parts, parts_for};
 use crate::format::page_headers::chunk_range;
-use crate::format::thrift_walk::ThriftWalker;
+use crate::format::thrift_walk::{ThriftWalker, push_list_header};
 use crate::selection::PageLocation;
 use crate::storage::{FileSource, Location};
 
@@ -78,7 +79,7 @@ pub fn load_with_hint(location: &Location, size_hint: usize) -> Result<Arc<Parqu
 /// assert_eq!(file.reads(), 1); // footer and page index in one read
 /// ```
 pub fn read_metadata(file: &FileSource, size_hint: usize) -> Result<ParquetMetaData> {
-    read_metadata_and_file(file, size_hint).map(|read| read.metadata)
+    read_metadata_and_file(file, size_hint, 1).map(|read| read.metadata)
 }
 
 /// What [`read_metadata_and_file`] read.
@@ -96,8 +97,9 @@ pub struct FooterRead {
 
 /// [`read_metadata`], and the whole file's bytes when the reads took in all of it (a file
 /// no longer than `size_hint`): a small file is then read once, not once for its footer and
-/// again for its pages.
-pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<FooterRead> {
+/// again for its pages. A wide footer is decoded on up to `decode_threads` threads (see
+/// [`crate::format::footer_parts`]).
+pub fn read_metadata_and_file(file: &FileSource, size_hint: usize, decode_threads: usize) -> Result<FooterRead> {
     let name = file.name();
     let path = name.as_str();
     let corrupt = |reason: String| PqsiftError::corrupt(path, reason);
@@ -143,12 +145,16 @@ pub fn read_metadata_and_file(file: &FileSource, size_hint: usize) -> Result<Foo
     };
 
     let footer_only = |tail: &Tail| -> Result<ParquetMetaData> {
+        // A wide footer in parts, one per core (see `footer_parts`); otherwise whole.
+        if let Some(metadata) = decode_in_parts(&footer, parts_for(footer.len(), decode_threads)) {
+            return Ok(metadata);
+        }
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Skip);
         let parsed = reader.try_parse_sized(&tail.bytes, len).and_then(|()| reader.finish());
         parsed.or_else(|error| {
             // A field of another type than the format's (a pre-release writer): skipped, as
             // Thrift decoders skip it; otherwise the crate's error stands.
-            let repaired = super::footer_repair::without_mistyped_fields(&tail.slice(data_end..len - FOOTER_TAIL));
+            let repaired = super::footer_repair::without_mistyped_fields(&footer);
             repaired
                 .and_then(|footer| ParquetMetaDataReader::decode_metadata(&footer).ok())
                 .ok_or_else(|| corrupt(error.to_string()))
@@ -501,18 +507,7 @@ fn footer_declares_encryption(footer: &[u8]) -> bool {
 /// (no column orders, other orders, fields out of order) is walked.
 fn ends_with_column_orders(footer: &[u8], leaves: usize) -> bool {
     let mut list_header = Vec::with_capacity(11);
-    match leaves {
-        0..=14 => list_header.push(((leaves as u8) << 4) | 0x0c),
-        _ => {
-            list_header.push(0xfc);
-            let mut n = leaves as u64;
-            while n >= 0x80 {
-                list_header.push((n as u8) | 0x80);
-                n >>= 7;
-            }
-            list_header.push(n as u8);
-        }
-    }
+    push_list_header(&mut list_header, 12, leaves);
     let orders = 3 * leaves;
     let Some(field_at) = footer.len().checked_sub(1 + orders + list_header.len() + 1) else {
         return false;

@@ -212,13 +212,20 @@ impl MetadataCache {
     /// [`MetadataCache::load`], reading the last `size_hint` bytes of the file first on a
     /// miss (see [`metadata::read_metadata`]). The hint changes the I/O, never the result.
     pub fn load_with_hint(&self, location: &Location, size_hint: usize) -> Result<Arc<ParquetMetaData>> {
-        self.load_sparing(location, size_hint, None).map(|loaded| loaded.metadata)
+        self.load_sparing(location, size_hint, 1, None).map(|loaded| loaded.metadata)
     }
 
     /// [`MetadataCache::load_with_hint`], keeping what it reads only where that evicts no
     /// entry used since `spared` (a scan's [`MetadataCache::epoch`]; `None`: any entry may
-    /// go, least recently used first).
-    pub fn load_sparing(&self, location: &Location, size_hint: usize, spared: Option<CacheEpoch>) -> Result<Loaded> {
+    /// go, least recently used first); a wide footer is decoded on up to `decode_threads`
+    /// threads (see [`metadata::read_metadata_and_file`]).
+    pub fn load_sparing(
+        &self,
+        location: &Location,
+        size_hint: usize,
+        decode_threads: usize,
+        spared: Option<CacheEpoch>,
+    ) -> Result<Loaded> {
         let (version, source) = match location {
             Location::Local(path) => {
                 let stat = std::fs::metadata(path).map_err(|e| PqsiftError::os(path, &e))?;
@@ -249,7 +256,7 @@ impl MetadataCache {
             Some(source) => source,
             None => FileSource::open(&versioned)?,
         };
-        let read = metadata::read_metadata_and_file(&source, size_hint)?;
+        let read = metadata::read_metadata_and_file(&source, size_hint, decode_threads)?;
         let measured = Measured::of(&read.metadata);
         let whole_file = read.whole_file.filter(|bytes| bytes.len() <= SMALL_FILE_BYTES);
         let size = measured.bytes() + whole_file.as_ref().map_or(0, Bytes::len);
@@ -319,8 +326,8 @@ mod tests {
     fn a_hit_carries_what_the_miss_measured() {
         let cache = MetadataCache::new(1 << 30);
         for name in ["alltypes_plain.parquet", "alltypes_tiny_pages.parquet", "nested_structs.rust.parquet"] {
-            let miss = cache.load_sparing(&corpus(name), 1 << 10, None).unwrap();
-            let hit = cache.load_sparing(&corpus(name), 1 << 10, None).unwrap();
+            let miss = cache.load_sparing(&corpus(name), 1 << 10, 1, None).unwrap();
+            let hit = cache.load_sparing(&corpus(name), 1 << 10, 1, None).unwrap();
             assert!(Arc::ptr_eq(&miss.metadata, &hit.metadata), "{name}");
             let fresh = readable_arrow_schema(miss.metadata.file_metadata()).unwrap();
             for Loaded { measured, .. } in [&miss, &hit] {
@@ -393,7 +400,7 @@ mod tests {
             let epoch = spare.then(|| cache.epoch());
             let load = |file: &Location| {
                 let hits = cache.stats().0;
-                cache.load_sparing(file, metadata::DEFAULT_METADATA_SIZE_HINT, epoch).unwrap();
+                cache.load_sparing(file, metadata::DEFAULT_METADATA_SIZE_HINT, 1, epoch).unwrap();
                 cache.stats().0 > hits
             };
             files.iter().for_each(|file| assert!(!load(file)));

@@ -207,14 +207,20 @@ impl OpenedFile {
 
     /// [`OpenedFile::open`], reading the last `metadata_size_hint` bytes first on a cache miss.
     pub fn open_with_hint(location: &Location, metadata_size_hint: usize) -> Result<Self> {
-        Self::open_sparing(location, metadata_size_hint, None)
+        Self::open_sparing(location, metadata_size_hint, 1, None)
     }
 
     /// [`OpenedFile::open_with_hint`], the footer read kept in the metadata cache only where
-    /// that evicts no entry used since `spared` (see [`MetadataCache::load_sparing`]).
-    pub fn open_sparing(location: &Location, metadata_size_hint: usize, spared: Option<CacheEpoch>) -> Result<Self> {
+    /// that evicts no entry used since `spared`, and a wide one decoded on up to
+    /// `decode_threads` threads (see [`MetadataCache::load_sparing`]).
+    pub fn open_sparing(
+        location: &Location,
+        metadata_size_hint: usize,
+        decode_threads: usize,
+        spared: Option<CacheEpoch>,
+    ) -> Result<Self> {
         let Loaded { metadata, measured: Measured { schema, footer_bytes, layout }, location, tail_bytes } =
-            MetadataCache::global().load_sparing(location, metadata_size_hint, spared)?;
+            MetadataCache::global().load_sparing(location, metadata_size_hint, decode_threads, spared)?;
         let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
         Ok(Self { location, metadata, schema, tail_bytes, footer_bytes, layout })
     }

@@ -1,8 +1,8 @@
 //! Walking Thrift compact-protocol bytes (Parquet's footer, page headers) without
 //! decoding them: skip values, read integers and byte strings. The parquet crate's own
 //! decoder is private; pqsift needs only a few fields — the footer's encryption marker,
-//! page header sizes to check before the crate acts on them, and the statistics in data
-//! page headers. Every step is bounded by the buffer and a nesting limit, so hostile bytes
+//! page header sizes to check before the crate acts on them, the statistics in data page
+//! headers — and where a footer's row groups begin and end (to decode it in parts). Every step is bounded by the buffer and a nesting limit, so hostile bytes
 //! cannot make it allocate, loop or recurse.
 
 /// A cursor over Thrift compact-protocol bytes that skips values and reads a few kinds.
@@ -142,13 +142,12 @@ impl<'a> ThriftWalker<'a> {
                 if size > (self.bytes.len() - self.position) as u64 {
                     return None;
                 }
-                for _ in 0..size {
-                    match element {
-                        1 | 2 => self.advance(1)?,
-                        _ => self.skip(element, depth + 1)?,
-                    }
+                match element {
+                    // Booleans and bytes, a byte each (in a list, a boolean is a byte).
+                    1..=3 => self.advance(size),
+                    12 => (0..size).try_for_each(|_| self.skip_struct(depth + 1)),
+                    _ => (0..size).try_for_each(|_| self.skip(element, depth + 1)),
                 }
-                Some(())
             }
             11 => {
                 let size = self.varint()?;
@@ -169,22 +168,53 @@ impl<'a> ThriftWalker<'a> {
                 }
                 Some(())
             }
-            _ => {
-                // A struct: fields up to the stop byte (or the end of the bytes). A field's id
-                // does not matter here, only how its header is laid out.
-                while let Some(&header) = self.bytes.get(self.position) {
-                    self.position += 1;
-                    let field_type = header & 0x0f;
-                    if field_type == 0 {
-                        break;
-                    }
-                    if header >> 4 == 0 {
-                        self.skip_varint()?;
-                    }
-                    self.skip(field_type, depth + 1)?;
-                }
-                Some(())
-            }
+            _ => self.skip_struct(depth),
         }
     }
+
+    /// Past a struct's fields, up to its stop byte (or the end of the bytes). A field's id
+    /// does not matter here, only how its header is laid out. The scalar kinds, which are
+    /// most of a footer's millions of values, are skipped here without a call.
+    fn skip_struct(&mut self, depth: usize) -> Option<()> {
+        if depth > Self::MAX_DEPTH {
+            return None;
+        }
+        while let Some(&header) = self.bytes.get(self.position) {
+            self.position += 1;
+            let field_type = header & 0x0f;
+            if field_type == 0 {
+                break;
+            }
+            if header >> 4 == 0 {
+                self.skip_varint()?;
+            }
+            match field_type {
+                1 | 2 => {}
+                3 => self.advance(1)?,
+                4..=6 => self.skip_varint()?,
+                7 => self.advance(8)?,
+                8 => {
+                    let n = self.varint()?;
+                    self.advance(n)?;
+                }
+                _ => self.skip(field_type, depth + 1)?,
+            }
+        }
+        Some(())
+    }
+}
+
+/// A compact-protocol list header: `count` elements of `element_type`.
+pub(crate) fn push_list_header(bytes: &mut Vec<u8>, element_type: u8, count: usize) {
+    if count < 15 {
+        bytes.push(((count as u8) << 4) | element_type);
+        return;
+    }
+    bytes.push(0xf0 | element_type);
+    let mut n = count as u64;
+    while n >= 0x80 {
+        bytes.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    bytes.push(n as u8);
 }

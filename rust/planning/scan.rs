@@ -93,6 +93,9 @@ pub struct ScanOptions {
     /// a wide table takes about a megabyte parsed: a read of thousands of such files
     /// holding them all would hold gigabytes.
     pub footer_bytes_read_together: usize,
+    /// Threads a wide footer is decoded on (see [`crate::format::footer_parts`]): the
+    /// read's `threads`, which the caller knows; 1 by default.
+    pub footer_threads: usize,
 }
 
 impl Default for ScanOptions {
@@ -110,6 +113,7 @@ impl Default for ScanOptions {
             schema: None,
             field_ids: FieldIds::Off,
             footer_bytes_read_together: FOOTER_BYTES_READ_TOGETHER,
+            footer_threads: 1,
         }
     }
 }
@@ -509,7 +513,7 @@ impl Scan {
             0 => self.options.metadata_size_hint,
             tail => usize::try_from(tail).unwrap_or(usize::MAX),
         };
-        let file = Arc::new(OpenedFile::open_sparing(path, hint, Some(spared))?);
+        let file = Arc::new(OpenedFile::open_sparing(path, hint, self.options.footer_threads, Some(spared))?);
         self.tail_bytes[position].store(file.tail_bytes.unwrap_or(0), Relaxed);
         self.check_against_first(position, &file)?;
         *slot = Some(Arc::clone(&file));

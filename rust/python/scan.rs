@@ -48,7 +48,7 @@ pub(crate) struct PyScan {
 impl PyScan {
     #[new]
     #[pyo3(signature = (sources, columns=None, filter=None, options=None, *, order_by=None, top_n_limit=None,
-                        partition_values=None, declared_schema=None, deletion_vector=None, table_pieces=None,
+                        footer_threads=None, partition_values=None, declared_schema=None, deletion_vector=None, table_pieces=None,
                         defer_manifests_above=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
@@ -59,6 +59,7 @@ impl PyScan {
         options: Option<ScanOptionsArg>,
         order_by: Option<Vec<(String, bool, bool)>>,
         top_n_limit: Option<usize>,
+        footer_threads: Option<usize>,
         partition_values: Option<(Vec<(String, String)>, Vec<Vec<Option<String>>>)>,
         declared_schema: Option<String>,
         deletion_vector: Option<(PathBuf, String)>,
@@ -96,6 +97,8 @@ impl PyScan {
                 .map_err(py_err(py))?,
             field_ids: given.field_ids(),
             footer_bytes_read_together: given.footer_bytes_read_together,
+            // The read's `threads` (the same default when not given).
+            footer_threads: footer_threads.unwrap_or_else(|| ReaderConfig::default().threads).max(1),
         };
         let ScanOptionsArg {
             partitioning,
