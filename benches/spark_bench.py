@@ -320,11 +320,13 @@ def table_cells(times: dict[str, list[float]]) -> str:
 
 def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     """The ``--topn`` table: each of ``topn.QUERIES`` by Spark (``orderBy(...).limit(k)``
-    over its native reader) and by ``pqsift.spark.read`` (as a user gets it, and by tasks
-    only), after checking that all three return the same keys in the same order."""
+    over its native reader) and by ``pqsift.spark.read`` (as a user gets it on this local
+    master; with the driver bound a cluster's master has, ``DRIVER_READ_BYTES``; and by
+    tasks only), after checking that all return the same keys in the same order."""
     from pyspark.sql import functions
 
     import pqsift.spark
+    from pqsift.spark.driver_read import DRIVER_READ_BYTES
     from topn import QUERIES
 
     readers: dict[str, Callable[[str, list[str], str | None], Any]] = {
@@ -334,23 +336,30 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
         "pqsift read": lambda key, columns, where: pqsift.spark.read(
             spark, path, columns, where, order_by=[(key, "desc")], limit=k
         ),
+        "pqsift cluster bound": lambda key, columns, where: pqsift.spark.read(
+            spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=DRIVER_READ_BYTES
+        ),
         "pqsift tasks only": lambda key, columns, where: pqsift.spark.read(
             spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=0
         ),
     }
-    lines = table_head("| query | read by |", "|---|---|", list(readers))
+    lines = table_head("| query | read by | read by, cluster bound |", "|---|---|---|", list(readers))
     for title, key, columns, where in QUERIES:
         keys = {name: [row[key] for row in make(key, columns, where).collect()] for name, make in readers.items()}
         if any(found != keys["spark native"] for found in keys.values()) or len(keys["spark native"]) != k:
             raise SystemExit(f"{title}: the readers' keys differ: {keys}")
-        metrics = pqsift.spark.ScanMetrics(spark)
-        pqsift.spark.read(spark, path, columns, where, order_by=[(key, "desc")], limit=k, metrics=metrics).collect()
-        read_by = "driver" if metrics.read_on_driver else f"{metrics.tasks} tasks"
+        read_by = []
+        for bound in (None, DRIVER_READ_BYTES):
+            metrics = pqsift.spark.ScanMetrics(spark)
+            pqsift.spark.read(
+                spark, path, columns, where, order_by=[(key, "desc")], limit=k, metrics=metrics, driver_read_bytes=bound
+            ).collect()
+            read_by.append("driver" if metrics.read_on_driver else f"{metrics.tasks} tasks")
         times = interleaved_times(
             {name: lambda m=make: noop(m(key, columns, where)) for name, make in readers.items()},  # noqa: B023 - called at once
             rounds,
         )
-        line = f"| {title} | {read_by} | {table_cells(times)} |"
+        line = f"| {title} | {' | '.join(read_by)} | {table_cells(times)} |"
         print(line, flush=True)
         lines.append(line)
     lines += ["", "Queries (`ORDER BY key DESC LIMIT k`):", ""]

@@ -138,6 +138,12 @@ pub enum PqsiftError {
     /// its `KeyboardInterrupt`.
     #[error("interrupted")]
     Interrupted,
+
+    /// A read stopped once it had read more bytes than its `max_bytes_read` option allows
+    /// (checked as batches come out, and between the waves of a top-k's first pass). Maps
+    /// to `pqsift.ReadBudgetError`.
+    #[error("{0}")]
+    ReadBudget(String),
 }
 
 impl From<arrow::error::ArrowError> for PqsiftError {
@@ -174,7 +180,7 @@ impl PqsiftError {
     pub fn fields(&self) -> ErrorFields<'_> {
         let reason = match self {
             Self::InvalidSelection(reason) | Self::Statistics(reason) | Self::Compute(reason) => reason,
-            Self::TaskPlan(reason) => reason,
+            Self::TaskPlan(reason) | Self::ReadBudget(reason) => reason,
             Self::Internal(reason) => reason,
             Self::Io { reason, .. } | Self::Corrupt { reason, .. } | Self::Unsupported { reason, .. } => reason,
             Self::Filter { reason, .. } | Self::Table { reason, .. } | Self::Storage { reason, .. } => reason,
@@ -328,6 +334,13 @@ impl PqsiftError {
     /// Shorthand for [`PqsiftError::InvalidSelection`].
     pub(crate) fn selection(message: impl Into<String>) -> Self {
         Self::InvalidSelection(message.into())
+    }
+
+    /// A read that has read `bytes_read` bytes, more than its `max_bytes_read` of `budget`.
+    pub(crate) fn read_budget(bytes_read: u64, budget: u64) -> Self {
+        Self::ReadBudget(format!(
+            "the read stopped after {bytes_read} bytes read, more than its max_bytes_read of {budget}"
+        ))
     }
 
     /// An I/O error on `path`.

@@ -312,6 +312,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
             conform_to: None,
             sort: None,
             first_batches_soon: false,
+            max_bytes_read: None,
         };
         let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(1 << 20)));
         let batches: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
@@ -329,6 +330,7 @@ fn stream_keeps_order_across_threads_and_stops_at_the_limit() {
         conform_to: None,
         sort: None,
         first_batches_soon: false,
+        max_bytes_read: None,
     };
     let stream = ScanStream::start(schema.clone(), files, tasks, options, Arc::new(SharedArrayCache::new(0)));
     let got: Vec<RecordBatch> = stream.map(Result::unwrap).collect();
@@ -350,8 +352,15 @@ fn stream_progress_counts_the_rows_handed_out_and_the_first_windows_are_small() 
         let schema = files[0].output.clone();
         let tasks: Vec<ScanTask> = (0..ROW_GROUPS).map(|row_group| ScanTask::new(0, row_group, None)).collect();
         let read = ReadOptions { decode_bytes, ..ReadOptions::default() };
-        let options =
-            StreamOptions { read, threads: 2, limit: None, conform_to: None, sort: None, first_batches_soon: true };
+        let options = StreamOptions {
+            read,
+            threads: 2,
+            limit: None,
+            conform_to: None,
+            sort: None,
+            first_batches_soon: true,
+            max_bytes_read: None,
+        };
         let mut stream = ScanStream::start(schema, files, tasks, options, Arc::new(SharedArrayCache::new(0)));
         assert_eq!(stream.progress(), (0, total));
         let (mut last, mut rows_out, mut first) = (0, 0, None);

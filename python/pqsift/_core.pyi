@@ -493,7 +493,7 @@ def read_option_defaults() -> dict[str, Any]:
     ``reorder_filters``, ``selection_policy``, ``selection_threshold``, ``batch_size``,
     ``threads``, ``limit``, ``cache_bytes``, ``spark_output``, ``coalesce_gap``,
     ``max_page_bytes``, ``decode_bytes``, ``string_view``, ``order_by`` (``(column,
-    descending, nulls_first)`` triples), ``coerce_int96_timestamp_unit``."""
+    descending, nulls_first)`` triples), ``coerce_int96_timestamp_unit``, ``max_bytes_read``."""
 
 def read_task(
     plan: bytes, options: dict[str, Any] | None = None, storage_options: dict[str, str] | None = None

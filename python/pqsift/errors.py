@@ -26,6 +26,7 @@ __all__ = [
     "PathNotFoundError",
     "PqsiftError",
     "PqsiftIOError",
+    "ReadBudgetError",
     "SchemaMismatchError",
     "SelectionError",
     "StorageError",
@@ -148,3 +149,10 @@ class TaskPlanError(PqsiftError, ValueError):
     that cannot be read: damaged in transit, written by another pqsift version than the
     task's (the driver and the workers must run the same), or inconsistent with the
     footers it carries."""
+
+
+class ReadBudgetError(PqsiftError):
+    """A read that stopped once it had read more bytes than its ``max_bytes_read`` option
+    allows (see :func:`pqsift.scan`): a guard against a read that would cost more than
+    the caller will pay, e.g. a top-k whose running threshold does not cut the read short.
+    ``reason`` gives the bytes read and the bound."""

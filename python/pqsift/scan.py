@@ -92,6 +92,7 @@ class ScanOptions(TypedDict, total=False):
     string_view: bool
     order_by: str | tuple[str, ...] | Iterable[str | tuple[str, ...]] | None
     coerce_int96_timestamp_unit: Literal["s", "ms", "us", "ns"] | None
+    max_bytes_read: int | None
 
 
 # The most rows a decoded batch has (the core's cap): `to_table` takes batches whole.
@@ -530,7 +531,11 @@ def scan(
     size — so memory is bounded by ``decode_bytes`` × tasks in flight, not by the row
     group), ``max_page_bytes`` (256
     MiB: a page whose header claims more uncompressed bytes raises
-    :class:`pqsift.UnsupportedError` before it is decompressed).
+    :class:`pqsift.UnsupportedError` before it is decompressed), ``max_bytes_read``
+    (``None``: a read that has read more bytes of its files raises
+    :class:`pqsift.ReadBudgetError` — checked as batches come out and between a top-k's
+    waves, so up to a window of row groups more may have been read; what the Spark driver
+    uses to try a top-k itself before it hands it to tasks).
 
     ``coerce_int96_timestamp_unit`` (``None``; ``"s"``, ``"ms"``, ``"us"``, ``"ns"``, as
     pyarrow names it): the unit INT96 timestamps (Spark's and Impala's legacy type) are read

@@ -20,6 +20,7 @@ static FILTER_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static STORAGE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static NOT_FOUND_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TASK_PLAN_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static READ_BUDGET_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static BASE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Converts a core error into the Python exception for it.
@@ -42,6 +43,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: PqsiftError) -> PyErr {
         PqsiftError::Storage { not_found: true, .. } => (&NOT_FOUND_ERROR, "ObjectNotFoundError"),
         PqsiftError::Storage { .. } => (&STORAGE_ERROR, "StorageError"),
         PqsiftError::TaskPlan(_) => (&TASK_PLAN_ERROR, "TaskPlanError"),
+        PqsiftError::ReadBudget(_) => (&READ_BUDGET_ERROR, "ReadBudgetError"),
         PqsiftError::Compute(_) | PqsiftError::Internal(_) | PqsiftError::Interrupted => (&BASE_ERROR, "PqsiftError"),
     };
     let message = bounded_message(error.to_string());

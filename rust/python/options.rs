@@ -222,6 +222,7 @@ pub(crate) struct ReadOptionsArg {
     string_view: bool,
     order_by: Option<Vec<(String, bool, bool)>>,
     coerce_int96_timestamp_unit: Option<String>,
+    max_bytes_read: Option<u64>,
 }
 
 impl Default for ReadOptionsArg {
@@ -243,6 +244,7 @@ impl Default for ReadOptionsArg {
             string_view: read.string_view,
             order_by: None,
             coerce_int96_timestamp_unit: None,
+            max_bytes_read: None,
         }
     }
 }
@@ -266,6 +268,7 @@ options_arg!(
         string_view,
         order_by,
         coerce_int96_timestamp_unit,
+        max_bytes_read,
     ]
 );
 
@@ -325,6 +328,7 @@ impl ReadOptionsArg {
             spark_output: self.spark_output,
             order_by,
             int96_unit,
+            max_bytes_read: self.max_bytes_read,
             ..defaults
         })
     }

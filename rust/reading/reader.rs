@@ -70,6 +70,10 @@ pub struct ReaderConfig {
     /// The reader may stop after the first batches (see
     /// [`StreamOptions::first_batches_soon`](crate::reading::scan_stream::StreamOptions)).
     pub first_batches_soon: bool,
+    /// Stop with [`PqsiftError::ReadBudget`] once the read has read more than this many
+    /// bytes (see [`StreamOptions::max_bytes_read`](crate::reading::scan_stream::StreamOptions));
+    /// a top-k's first pass counts.
+    pub max_bytes_read: Option<u64>,
 }
 
 impl ReaderConfig {
@@ -101,6 +105,7 @@ impl Default for ReaderConfig {
             order_by: Vec::new(),
             int96_unit: None,
             first_batches_soon: false,
+            max_bytes_read: None,
         }
     }
 }
@@ -480,6 +485,7 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         conform_to,
         sort,
         first_batches_soon: config.first_batches_soon,
+        max_bytes_read: config.max_bytes_read,
     };
     let stream =
         ScanStream::start(schema, scan_files, tasks, options, Arc::new(SharedArrayCache::new(config.cache_bytes)));
@@ -522,7 +528,15 @@ fn narrow_to_top_rows(
     let (key_columns, order) = with_sort_keys(Vec::new(), config);
     // Read unsorted and unlimited, so that each batch's row group is known: the rows are
     // ordered here, each tagged with its row group.
-    let first = ReaderConfig { columns: Some(key_columns), order_by: Vec::new(), limit: None, ..config.clone() };
+    // The read's byte bound is checked here over the waves (each wave's stream counts only
+    // its own bytes), and by the read proper's stream, which counts the first pass's too.
+    let first = ReaderConfig {
+        columns: Some(key_columns),
+        order_by: Vec::new(),
+        limit: None,
+        max_bytes_read: None,
+        ..config.clone()
+    };
     let mut skipper =
         ThresholdSkipper::new(files, key, &config.bind, config.partitions.as_ref(), config.declared.is_some());
     if config.filter.is_none() {
@@ -551,6 +565,11 @@ fn narrow_to_top_rows(
         let mut stream = open_stream(files, reading, &with_condition(&first, predicate.as_ref()))?;
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
+            if let Some(budget) = config.max_bytes_read
+                && bytes_read + stream.bytes_read() > budget
+            {
+                return Err(PqsiftError::read_budget(bytes_read + stream.bytes_read(), budget));
+            }
             let Some(source) = stream.last_batch_source() else {
                 return Err(PqsiftError::Internal("a first-pass batch without its row group".into()));
             };

@@ -268,6 +268,12 @@ pub struct StreamOptions {
     /// the output is on course to pass its bound): a filtered read of local files starts
     /// with small windows, so the first batches come soon (see [`ScanStream::progress`]).
     pub first_batches_soon: bool,
+    /// Once more bytes than this have been read (the files' bytes, as
+    /// [`ScanStream::bytes_read`] counts them), the next batch is
+    /// [`PqsiftError::ReadBudget`](crate::PqsiftError::ReadBudget) and the read stops.
+    /// Checked as batches come out: the workers may have read up to a window of row groups
+    /// further (a sorted read, every row group, before its first batch).
+    pub max_bytes_read: Option<u64>,
 }
 
 /// `ORDER BY keys [LIMIT limit]` on the stream's batches.
@@ -577,6 +583,8 @@ pub struct ScanStream {
     rows_out_before: usize,
     /// The read's limit (each group's is what is left of it).
     limit: Option<usize>,
+    /// The read stops with an error once it has read more bytes than this.
+    max_bytes_read: Option<u64>,
 }
 
 /// The read of one group of files.
@@ -684,6 +692,7 @@ impl ScanStream {
                 .expect("spawning a reader thread");
         }
         let limit = shared.options.limit;
+        let max_bytes_read = shared.options.max_bytes_read;
         let reads = Arc::new(Mutex::new(GroupsRead {
             current: Some(Arc::clone(&shared)),
             earlier: ReadMetrics::default(),
@@ -715,6 +724,7 @@ impl ScanStream {
             to_scan_before: 0,
             rows_out_before: 0,
             limit,
+            max_bytes_read,
         }
     }
 
@@ -786,6 +796,14 @@ impl ScanStream {
     /// The next batch, with errors as [`PqsiftError`] (the `Iterator` impl wraps them in
     /// `ArrowError` for Arrow consumers).
     pub fn next_batch_checked(&mut self) -> Option<Result<RecordBatch>> {
+        if let Some(budget) = self.max_bytes_read {
+            let bytes_read = self.bytes_read();
+            if bytes_read > budget {
+                // Dropping the groups stops their workers; nothing more comes.
+                (self.group, self.later, self.max_bytes_read) = (None, None, None);
+                return Some(Err(PqsiftError::read_budget(bytes_read, budget)));
+            }
+        }
         loop {
             if let Some(next) = self.group.as_mut().and_then(GroupStream::next_batch) {
                 if next.is_err() {

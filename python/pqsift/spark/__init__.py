@@ -40,7 +40,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
@@ -543,7 +543,12 @@ def read(
     and no Python task runs.
 
     ``order_by`` (with ``limit``: a top-k query) as in :func:`pqsift.scan`: the driver's
-    plan skips what cannot hold a top row, each task outputs its first ``limit`` rows in
+    plan skips what cannot hold a top row. A top-k whose plan is too large to read on the
+    driver is still tried there (but for lazy planning), with the read option
+    ``max_bytes_read`` set to ``driver_read_bytes``: a top-k reads its keys best bound first
+    and stops once no unread row can make the top ``limit`` (the latest rows of a kind, on
+    a sorted key: a page or two), so its bytes are not its plan's. Only when that read
+    passes the bound do tasks read it: each task outputs its first ``limit`` rows in
     that order, and the DataFrame is Spark's ``orderBy(...).limit(k)`` of them. Unless
     ``target_task_bytes`` is given, a top-k read is spread over ``parallelism`` tasks
     whatever its bytes: a task reads its keys first and its other columns for its own
@@ -576,8 +581,8 @@ def read(
     _check_options(options)
     column_list = None if columns is None else list(columns)
     order_by = _order_by(options.get("order_by"))
+    top_k = order_by is not None and options.get("limit") is not None
     if target_task_bytes is None:
-        top_k = order_by is not None and options.get("limit") is not None
         # A top-k task's cost is its keys and its own first `limit` rows, not its bytes:
         # no byte bound, the tasks as many as `parallelism` (see the docstring).
         target_task_bytes = _NO_TASK_BYTES_BOUND if top_k else DEFAULT_TARGET_TASK_BYTES
@@ -635,6 +640,13 @@ def read(
         and not _too_large_for_the_driver(request, result_bytes)
     ):
         frame = _read_small_result(spark, request, result_bytes)
+    elif top_k and plan.scan is not None and driver_read_bytes > 0:
+        # A top-k's bytes are not its plan's: it reads its keys best bound first and stops
+        # once no unread row can make the first `limit` rows (a sorted key: a page or two).
+        # So it is tried here, stopped once it has read `driver_read_bytes`, and handed to
+        # the tasks only then.
+        bounded = {**request.options, "max_bytes_read": driver_read_bytes}
+        frame = _read_small_result(spark, replace(request, options=bounded), result_bytes)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)
     if not order_by:

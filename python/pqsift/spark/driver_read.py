@@ -53,7 +53,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pqsift.errors import CorruptFileError, UnsupportedError
+from pqsift.errors import CorruptFileError, ReadBudgetError, UnsupportedError
 from pqsift.scan import READ_OPTIONS, Scan
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.reader import READ_METRICS, STORE_METRICS, read_pieces
@@ -166,9 +166,11 @@ def read_on_driver(
     """Reads ``pieces`` here, as the tasks would (Spark's Arrow types), into a table of
     ``schema``: ``planned_scan`` (the driver's scan that planned them) as one stream if
     given, else piece by piece (:func:`~pqsift.spark.reader.read_pieces`). None once the
-    output passes ``result_bytes`` (default :data:`DRIVER_RESULT_BYTES`). Also returns what
-    was read (:data:`~pqsift.spark.reader.READ_METRICS`), counted even for an abandoned
-    read."""
+    output passes ``result_bytes`` (default :data:`DRIVER_RESULT_BYTES`), or the read its
+    ``max_bytes_read`` option. Also returns what was read
+    (:data:`~pqsift.spark.reader.READ_METRICS`), counted even for an abandoned read (but
+    for a top-k's first pass stopped by ``max_bytes_read``, which ends before its stream
+    exists)."""
     limit = DRIVER_RESULT_BYTES if result_bytes is None else result_bytes
     pieces = list(pieces)
     # What a read of the whole scan counted before it was given up for the pieces.
@@ -176,6 +178,8 @@ def read_on_driver(
     if planned_scan is not None:
         try:
             return _read_whole_scan(planned_scan, schema, limit, threads, options, spent), spent
+        except ReadBudgetError:
+            return None, spent
         except (CorruptFileError, UnsupportedError):
             if not ignore_corrupt_files:
                 raise
@@ -216,6 +220,8 @@ def read_on_driver(
             if output_bytes > limit or output_bytes * total > limit * progress:
                 return None, read
             batches.append(batch)
+    except ReadBudgetError:
+        return None, read
     finally:
         stream.close()  # runs the reader's finally: the counts are reported
         for name in READ_METRICS:
