@@ -387,7 +387,15 @@ def finish(spark: Any, server: Any, args: argparse.Namespace, title: str, lines:
             if args.connect
             else ""
         )
-        + ").\n\n"
+        + ")."
+        + (
+            " `cluster bound`: with `driver_read_bytes` at `DRIVER_READ_BYTES` (8 MiB), the bound a cluster's"
+            " master has (a local master has none): a top-k is tried on the driver and handed to tasks once"
+            " its read passes it."
+            if args.topn
+            else ""
+        )
+        + "\n\n"
     )
     args.out.write_text(header + "\n".join(lines) + "\n")
     print(f"\nwritten {args.out}")
