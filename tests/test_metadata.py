@@ -51,7 +51,7 @@ def test_column_pages_and_scan_ranges_on_a_written_file(tmp_path: Path) -> None:
 def test_dictionary_page_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "dict.parquet"
     pq.write_table(pa.table({"tag": ["a", "b", "c"] * 1000}), path, use_dictionary=True, write_page_index=True)
-    ((_, pages, dictionary),) = column_pages(str(path), "tag")
+    (_, pages, dictionary), = column_pages(str(path), "tag")
     assert dictionary is not None
     offset, length = dictionary
     assert offset + length == pages[0][0]
@@ -59,7 +59,7 @@ def test_dictionary_page_is_reported(tmp_path: Path) -> None:
 
 def test_corpus_tiny_pages(corpus: Path) -> None:
     row_groups = column_pages(str(corpus / "data" / "alltypes_tiny_pages.parquet"), "int_col")
-    ((rows, pages, _),) = row_groups
+    (rows, pages, _), = row_groups
     assert rows == 7300
     assert len(pages) > 100
     everything = RowSelection.select_all(rows)
@@ -68,7 +68,7 @@ def test_corpus_tiny_pages(corpus: Path) -> None:
 
 
 def test_file_without_page_index(corpus: Path) -> None:
-    ((rows, pages, _),) = column_pages(str(corpus / "data" / "alltypes_plain.parquet"), "id")
+    (rows, pages, _), = column_pages(str(corpus / "data" / "alltypes_plain.parquet"), "id")
     assert rows == 8
     assert pages == []
 
@@ -100,12 +100,8 @@ def test_a_wide_footer_reads_the_same_on_any_number_of_threads(tmp_path: Path) -
     those of a decoding on one thread, and pyarrow's."""
     path = tmp_path / "wide.parquet"
     rows = 2_000
-    table = pa.table(
-        {
-            "id": pa.array(range(rows), pa.int64()),
-            **{f"c{i}": pa.array(range(i, i + rows), pa.int64()) for i in range(1, 1_000)},
-        }
-    )
+    columns = {f"c{i}": pa.array(range(i, i + rows), pa.int64()) for i in range(1, 1_000)}
+    table = pa.table({"id": pa.array(range(rows), pa.int64()), **columns})
     pq.write_table(table, path, row_group_size=rows // 20)
     assert pq.ParquetFile(path).metadata.serialized_size > 2 << 20
     expected = table.filter(pa.compute.greater_equal(table["c999"], 2_850)).select(["id", "c500", "c999"])

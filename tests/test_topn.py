@@ -25,12 +25,7 @@ def write(path: Path, ts: list[int | None], page_index: bool = True, **columns: 
     # Unique text is not dictionary-encoded (as writers fall back to plain for it). Without
     # a page index, pages are judged by the statistics in their headers.
     pq.write_table(
-        table,
-        path,
-        row_group_size=ROW_GROUP,
-        max_rows_per_page=PAGE,
-        write_batch_size=PAGE,
-        write_page_index=page_index,
+        table, path, row_group_size=ROW_GROUP, max_rows_per_page=PAGE, write_batch_size=PAGE, write_page_index=page_index,
         use_dictionary=[c for c in table.column_names if c != "note"],
     )
     return path
@@ -50,10 +45,7 @@ def oracle(values: list[Any], descending: bool, nulls_first: bool, limit: int) -
 
 
 def same(a: list[Any], b: list[Any]) -> bool:
-    return len(a) == len(b) and all(
-        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
-        for x, y in zip(a, b, strict=True)
-    )
+    return len(a) == len(b) and all(x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True))
 
 
 @pytest.mark.parametrize("page_index", [True, False])
@@ -71,14 +63,8 @@ def test_sorted_column_reads_only_the_last_row_group_and_pages(tmp_path: Path, p
     assert metrics["topn_rows_pruned"] == ROW_GROUP - PAGE
     assert metrics["rows_decoded_by_column"].get("note", 0) <= PAGE
     explain = scan.explain()
-    assert (
-        "row group 0: skipped by topn: best ts 999 is worse than 7000, the worst of 10 rows guaranteed by 1 row group(s)"
-        in explain
-    )
-    assert (
-        "row group 7: select 100 of 1000 rows: 1 of 10 pages can hold a top row: the others' best ts is worse than 7900"
-        in explain
-    )
+    assert "row group 0: skipped by topn: best ts 999 is worse than 7000, the worst of 10 rows guaranteed by 1 row group(s)" in explain
+    assert "row group 7: select 100 of 1000 rows: 1 of 10 pages can hold a top row: the others' best ts is worse than 7900" in explain
     assert "TopN: 7 row group(s) and 900 more rows skipped" in explain
     full = pqsift.scan(str(path), columns=["id", "note"])
     full.to_table()
@@ -136,11 +122,7 @@ def test_a_long_read_keeps_a_full_sorts_first_rows(tmp_path: Path, descending: b
     choices: list[float | None] = [None, math.nan, -math.nan, -0.0, 0.0, *(float(q) / 4 for q in range(-30, 30))]
     values = [rng.choice(choices) for _ in range(rows)]
     path = tmp_path / "long.parquet"
-    pq.write_table(
-        pa.table({"f": pa.array(values, pa.float64()), "id": pa.array(range(rows), pa.int64())}),
-        path,
-        row_group_size=50_000,
-    )
+    pq.write_table(pa.table({"f": pa.array(values, pa.float64()), "id": pa.array(range(rows), pa.int64())}), path, row_group_size=50_000)
     order = ("f", "desc" if descending else "asc", "nulls_first" if nulls_first else "nulls_last")
     for limit in (1, 37, 5_000):
         got = pqsift.scan(str(path), order_by=[order, ("id", "desc")], limit=limit, threads=1).to_table()
@@ -173,15 +155,9 @@ def test_order_by_without_limit_sorts_everything(tmp_path: Path) -> None:
     assert scan.metrics["row_groups_pruned_topn"] == 0
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
-    values=st.lists(
-        st.one_of(st.none(), st.integers(-50, 50).map(float), st.just(math.nan), st.just(-0.0)),
-        min_size=1,
-        max_size=150,
-    ),
+    values=st.lists(st.one_of(st.none(), st.integers(-50, 50).map(float), st.just(math.nan), st.just(-0.0)), min_size=1, max_size=150),
     sorted_like=st.sampled_from(["no", "ascending", "descending"]),
     row_group_size=st.integers(1, 40),
     page_rows=st.integers(1, 10),
@@ -192,38 +168,21 @@ def test_order_by_without_limit_sorts_everything(tmp_path: Path) -> None:
     page_index=st.booleans(),
 )
 def test_topn_pruning_never_loses_a_top_row(
-    tmp_path: Path,
-    values: list[float | None],
-    sorted_like: str,
-    row_group_size: int,
-    page_rows: int,
-    limit: int,
-    descending: bool,
-    nulls_first: bool,
-    filtered: bool,
-    page_index: bool,
+    tmp_path: Path, values: list[float | None], sorted_like: str, row_group_size: int, page_rows: int, limit: int,
+    descending: bool, nulls_first: bool, filtered: bool, page_index: bool,
 ) -> None:
     # A sorted key, either way, is read page by page within its row groups (page index).
     if sorted_like != "no":
         values = sorted(values, key=lambda v: spark_key(v, sorted_like == "descending", True))
     path = tmp_path / "h.parquet"
-    table = pa.table(
-        {"f": pa.array(values, pa.float64()), "g": pa.array([i % 3 for i in range(len(values))], pa.int64())}
-    )
+    table = pa.table({"f": pa.array(values, pa.float64()), "g": pa.array([i % 3 for i in range(len(values))], pa.int64())})
     pq.write_table(
-        table,
-        path,
-        row_group_size=row_group_size,
-        data_page_size=1,
-        write_batch_size=page_rows,
-        write_page_index=page_index,
+        table, path, row_group_size=row_group_size, data_page_size=1, write_batch_size=page_rows, write_page_index=page_index
     )
     order = ("f", "desc" if descending else "asc", "nulls_first" if nulls_first else "nulls_last")
     kept = [v for i, v in enumerate(values) if not filtered or i % 3 != 0]
     # `g` projected too: the read runs in two passes (the key first, then the rows it keeps).
-    scan = pqsift.scan(
-        str(path), columns=["g", "f"], filter="g != 0" if filtered else None, order_by=[order], limit=limit
-    )
+    scan = pqsift.scan(str(path), columns=["g", "f"], filter="g != 0" if filtered else None, order_by=[order], limit=limit)
     got = scan.to_table().column("f").to_pylist()
     assert same(got, oracle(kept, descending, nulls_first, limit)), (got, scan.explain())
 
@@ -243,17 +202,10 @@ def test_same_rows_as_spark_order_by_limit(tmp_path: Path, spark: Any) -> None:
     for i in rng.sample(range(ROWS), 30):
         unsorted[i] = None  # type: ignore[call-overload]
     write(directory / "a.parquet", list(range(ROWS)), f=pa.array(unsorted, pa.float64()))
-    write(
-        directory / "b.parquet", list(range(ROWS, 2 * ROWS)), f=pa.array([float(i) for i in range(ROWS)], pa.float64())
-    )
+    write(directory / "b.parquet", list(range(ROWS, 2 * ROWS)), f=pa.array([float(i) for i in range(ROWS)], pa.float64()))
     spark.read.parquet(str(directory)).createOrReplaceTempView("topn_t")
     for key, limit in (("f", 50), ("ts", 20)):
-        expected = [
-            tuple(r)
-            for r in spark.sql(
-                f"SELECT id, {key} FROM topn_t ORDER BY {key} DESC NULLS LAST, id LIMIT {limit}"
-            ).collect()
-        ]
+        expected = [tuple(r) for r in spark.sql(f"SELECT id, {key} FROM topn_t ORDER BY {key} DESC NULLS LAST, id LIMIT {limit}").collect()]
         order = [(key, "desc", "nulls_last"), ("id", "asc")]
         got = pqsift.scan(str(directory), columns=["id", key], order_by=order, limit=limit).to_table()
         assert same([v for r in got.to_pylist() for v in r.values()], [v for r in expected for v in r])
@@ -286,9 +238,7 @@ def test_a_top_k_read_by_tasks_is_spread_over_parallelism_tasks(tmp_path: Path, 
 
     def tasks_of(**options: Any) -> tuple[int, list[tuple[Any, ...]]]:
         metrics = pqsift.spark.ScanMetrics(spark)
-        frame = pqsift.spark.read(
-            spark, str(directory), ["id", "note"], driver_read_bytes=0, parallelism=2, metrics=metrics, **options
-        )
+        frame = pqsift.spark.read(spark, str(directory), ["id", "note"], driver_read_bytes=0, parallelism=2, metrics=metrics, **options)
         rows = [tuple(r) for r in frame.collect()]
         return metrics.tasks, rows
 
@@ -307,16 +257,7 @@ def test_partition_keys_sort_but_do_not_prune(tmp_path: Path) -> None:
         directory = tmp_path / f"day={day}"
         directory.mkdir()
         # The file's own `day` column holds values unrelated to the directory's.
-        pq.write_table(
-            pa.table(
-                {
-                    "day": pa.array(range(start, start + 100), pa.int64()),
-                    "id": pa.array(range(start, start + 100), pa.int64()),
-                }
-            ),
-            directory / "f.parquet",
-            row_group_size=10,
-        )
+        pq.write_table(pa.table({"day": pa.array(range(start, start + 100), pa.int64()), "id": pa.array(range(start, start + 100), pa.int64())}), directory / "f.parquet", row_group_size=10)
     scan = pqsift.scan(str(tmp_path), columns=["id", "day"], order_by=[("day", "desc"), ("id", "asc")], limit=3)
     assert scan.to_table().to_pylist() == [{"id": 100, "day": 2}, {"id": 101, "day": 2}, {"id": 102, "day": 2}]
     assert scan.metrics["row_groups_pruned_topn"] == 0
@@ -339,9 +280,7 @@ def test_unsorted_key_decodes_wide_columns_only_for_top_rows(tmp_path: Path) -> 
     # Ascending with NULLs first: NULL keys are the best rows.
     keys = [None if i % 500 == 0 else v for i, v in enumerate(ts)]
     path = write(tmp_path / "nulls.parquet", keys, note=pa.array([str(i) for i in range(ROWS)]))
-    table = pqsift.scan(
-        str(path), columns=["id"], order_by=[("ts", "asc", "nulls_first"), ("id", "asc")], limit=20
-    ).to_table()
+    table = pqsift.scan(str(path), columns=["id"], order_by=[("ts", "asc", "nulls_first"), ("id", "asc")], limit=20).to_table()
     nulls = [i for i in range(ROWS) if keys[i] is None]
     rest = sorted((i for i in range(ROWS) if keys[i] is not None), key=lambda i: keys[i])  # type: ignore[arg-type, return-value]
     assert table.column("id").to_pylist() == (nulls + rest)[:20]
@@ -357,14 +296,10 @@ def test_the_read_proper_reads_only_the_top_rows(tmp_path: Path, limit: int) -> 
     day = [t % 7 for t in ts]
     row_group = 200
     groups = ROWS // row_group
-    table = pa.table(
-        {
-            "ts": pa.array(ts, pa.int64()),
-            "day": pa.array(day, pa.int64()),
-            "id": pa.array(range(ROWS), pa.int64()),
-            "note": pa.array([rng.randbytes(25).hex() for _ in range(ROWS)]),
-        }
-    )
+    table = pa.table({
+        "ts": pa.array(ts, pa.int64()), "day": pa.array(day, pa.int64()), "id": pa.array(range(ROWS), pa.int64()),
+        "note": pa.array([rng.randbytes(25).hex() for _ in range(ROWS)]),
+    })
     path = tmp_path / "wide.parquet"
     pq.write_table(table, path, row_group_size=row_group, write_statistics=["id", "note"])
     passing = [i for i in range(ROWS) if i % 3 != 0]
@@ -372,11 +307,7 @@ def test_the_read_proper_reads_only_the_top_rows(tmp_path: Path, limit: int) -> 
     holding = {i // row_group for i in expected}
     for pushdown in (True, False):
         scan = pqsift.scan(
-            str(path),
-            columns=["note", "id"],
-            filter="id % 3 != 0",
-            order_by=[("ts", "desc")],
-            limit=limit,
+            str(path), columns=["note", "id"], filter="id % 3 != 0", order_by=[("ts", "desc")], limit=limit,
             pushdown_filters=pushdown,
         )
         assert scan.to_table().column("id").to_pylist() == expected
@@ -407,7 +338,7 @@ def test_the_read_proper_reads_only_the_top_rows(tmp_path: Path, limit: int) -> 
 
 @pytest.mark.parametrize("direction", ["asc", "desc"])
 def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, direction: str) -> None:
-    """ "The 10 latest purchases": 8 files x 4 row groups, ts sorted across files, a filter
+    """"The 10 latest purchases": 8 files x 4 row groups, ts sorted across files, a filter
     statistics cannot prove true anywhere (every row group holds every kind), so nothing
     is pruned at planning. The first pass reads the row groups best bound first and stops
     once the running 10th key rules the others out."""
@@ -423,11 +354,7 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
         table = pa.table({"ts": pa.array(ts, pa.int64()), "event_type": kind, "note": note})
         pq.write_table(table, tmp_path / f"part-{f}.parquet", row_group_size=1_000)
     scan = pqsift.scan(
-        str(tmp_path),
-        columns=["ts", "note"],
-        filter="event_type = 'purchase'",
-        order_by=[("ts", direction)],
-        limit=10,
+        str(tmp_path), columns=["ts", "note"], filter="event_type = 'purchase'", order_by=[("ts", direction)], limit=10,
         threads=2,
     )
     got = scan.to_table()
@@ -445,9 +372,7 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
     named = re.findall(r"part-(\d)\.parquet row group (\d): not read \(threshold\)", explain)
     best = [(7, 3), (7, 2)] if direction == "desc" else [(0, 0), (0, 1)]
     assert sorted(named) == sorted((str(f), str(g)) for f in range(files) for g in range(4) if (f, g) not in best)
-    assert re.findall(r"part-(\d)\.parquet row group (\d): not read again \(no top row\)", explain) == [
-        tuple(map(str, best[1]))
-    ]
+    assert re.findall(r"part-(\d)\.parquet row group (\d): not read again \(no top row\)", explain) == [tuple(map(str, best[1]))]
     # The key of a wave of row groups (one per thread) in the first pass, of one row group
     # in the second: not the 32,000 rows of every row group.
     assert metrics["rows_decoded_by_column"]["ts"] <= 3 * 1_000
@@ -457,9 +382,7 @@ def test_a_filtered_top_k_learns_its_threshold_while_reading(tmp_path: Path, dir
 @pytest.mark.parametrize("direction", ["asc", "desc"])
 @pytest.mark.parametrize("rare", [False, True], ids=["common", "rare"])
 @pytest.mark.parametrize("page_index", [True, False], ids=["page-index", "page-headers"])
-def test_a_sorted_key_is_read_page_by_page_within_a_row_group(
-    tmp_path: Path, direction: str, rare: bool, page_index: bool
-) -> None:
+def test_a_sorted_key_is_read_page_by_page_within_a_row_group(tmp_path: Path, direction: str, rare: bool, page_index: bool) -> None:
     """One row group of 20,000 rows, ts sorted, in pages of 500: the first pass reads the
     key's best pages first (its page statistics show it sorted: the page index, or without
     one, as pyarrow writes by default, the page headers), and the running threshold,
@@ -473,18 +396,11 @@ def test_a_sorted_key_is_read_page_by_page_within_a_row_group(
     amount = [rng.random() for _ in range(rows)]
     table = pa.table({"ts": pa.array(range(rows), pa.int64()), "amount": amount, "kind": kind, "note": note})
     path = tmp_path / "one.parquet"
-    pq.write_table(
-        table, path, row_group_size=rows, max_rows_per_page=500, write_batch_size=500, write_page_index=page_index
-    )
+    pq.write_table(table, path, row_group_size=rows, max_rows_per_page=500, write_batch_size=500, write_page_index=page_index)
     wanted = "gift" if rare else "purchase"
     for key in ("ts", "amount"):
         scan = pqsift.scan(
-            str(path),
-            columns=["ts", "note"],
-            filter=f"kind = '{wanted}'",
-            order_by=[(key, direction)],
-            limit=10,
-            threads=2,
+            str(path), columns=["ts", "note"], filter=f"kind = '{wanted}'", order_by=[(key, direction)], limit=10, threads=2
         )
         got = scan.to_table()
         matching = [i for i in range(rows) if kind[i] == wanted]
@@ -524,13 +440,8 @@ def test_the_running_threshold_filters_rows_before_the_other_predicates(tmp_path
     table = pa.table({"amount": amount, "note": note, "id": pa.array(range(rows), pa.int64())})
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=rows // groups, use_dictionary=["id"])
     scan = pqsift.scan(
-        str(tmp_path / "t.parquet"),
-        columns=["id"],
-        filter="note LIKE 'error%'",
-        order_by=[("amount", "desc")],
-        limit=10,
-        threads=2,
-        pushdown_filters=pushdown,
+        str(tmp_path / "t.parquet"), columns=["id"], filter="note LIKE 'error%'", order_by=[("amount", "desc")],
+        limit=10, threads=2, pushdown_filters=pushdown,
     )
     got = scan.to_table().column("id").to_pylist()
     matching = [i for i in range(rows) if note[i].startswith("error")]
@@ -556,12 +467,8 @@ def test_the_first_wave_reads_only_the_heads_of_large_row_groups(tmp_path: Path)
     table = pa.table({"amount": amount, "note": note, "id": pa.array(range(rows), pa.int64())})
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=rows // 2)
     scan = pqsift.scan(
-        str(tmp_path / "t.parquet"),
-        columns=["id"],
-        filter="note LIKE 'error%'",
-        order_by=[("amount", "desc")],
-        limit=10,
-        threads=2,
+        str(tmp_path / "t.parquet"), columns=["id"], filter="note LIKE 'error%'", order_by=[("amount", "desc")],
+        limit=10, threads=2,
     )
     got = scan.to_table().column("id").to_pylist()
     matching = [i for i in range(rows) if note[i].startswith("error")]
@@ -579,20 +486,13 @@ def test_the_first_wave_reads_only_the_heads_of_large_row_groups(tmp_path: Path)
     ],
     ids=["string", "timestamp", "float32"],
 )
-def test_the_threshold_skips_row_groups_on_keys_of_other_types(
-    tmp_path: Path, values: list[Any], arrow_type: pa.DataType
-) -> None:
+def test_the_threshold_skips_row_groups_on_keys_of_other_types(tmp_path: Path, values: list[Any], arrow_type: pa.DataType) -> None:
     table = pa.table({"k": pa.array(values, arrow_type), "g": pa.array([i % 2 for i in range(4_000)], pa.int64())})
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=500)
     kept = table.filter(pa.compute.equal(table["g"], 1))
     for direction, order in (("asc", "ascending"), ("desc", "descending")):
         scan = pqsift.scan(
-            str(tmp_path / "t.parquet"),
-            columns=["k", "g"],
-            filter="g = 1",
-            order_by=[("k", direction)],
-            limit=5,
-            threads=2,
+            str(tmp_path / "t.parquet"), columns=["k", "g"], filter="g = 1", order_by=[("k", direction)], limit=5, threads=2
         )
         got = scan.to_table().column("k").to_pylist()
         assert got == kept.sort_by([("k", order)]).column("k").to_pylist()[:5]

@@ -2,8 +2,9 @@
 //! decoding them: skip values, read integers and byte strings. The parquet crate's own
 //! decoder is private; pqsift needs only a few fields — the footer's encryption marker,
 //! page header sizes to check before the crate acts on them, the statistics in data page
-//! headers — and where a footer's row groups begin and end (to decode it in parts). Every step is bounded by the buffer and a nesting limit, so hostile bytes
-//! cannot make it allocate, loop or recurse.
+//! headers — and where a footer's row groups begin and end (to decode it in parts). Every
+//! step is bounded by the buffer and a nesting limit, so hostile bytes cannot make it
+//! allocate, loop or recurse.
 
 /// A cursor over Thrift compact-protocol bytes that skips values and reads a few kinds.
 pub(crate) struct ThriftWalker<'a> {

@@ -645,7 +645,9 @@ def read(
         # once no unread row can make the first `limit` rows (a sorted key: a page or two).
         # So it is tried here, stopped once it has read `driver_read_bytes`, and handed to
         # the tasks only then.
-        bounded = {**request.options, "max_bytes_read": driver_read_bytes}
+        given = request.options.get("max_bytes_read")
+        bound = driver_read_bytes if given is None else min(given, driver_read_bytes)
+        bounded = {**request.options, "max_bytes_read": bound}
         frame = _read_small_result(spark, replace(request, options=bounded), result_bytes)
     if frame is None:
         frame = _read_in_tasks(spark, request, threads)
