@@ -590,3 +590,27 @@ def test_a_top_k_too_large_for_the_driver_by_its_plan_is_still_read_there(tmp_pa
         assert [tuple(r) for r in frame.collect()] == expected
         assert metrics.read_on_driver is read_on_driver, key
         assert (metrics.tasks == 0) is read_on_driver, (key, metrics.tasks)
+
+
+def test_a_top_k_on_a_key_without_statistics_is_refused_before_it_reads(tmp_path: Path) -> None:
+    """INT96 timestamps have no statistics (parquet-java writes none; nor does pyarrow): no
+    threshold can rule a row group out, so every key is read. A top-k bounded below those
+    bytes raises before reading anything; one bounded above them reads Spark's rows."""
+    import datetime
+
+    rows = 40_000
+    start = datetime.datetime(2026, 1, 1)
+    ts = [start + datetime.timedelta(seconds=i) for i in range(rows)]
+    table = pa.table({"ts": pa.array(ts, pa.timestamp("us")), "id": pa.array(range(rows), pa.int64())})
+    path = tmp_path / "int96.parquet"
+    pq.write_table(table, path, row_group_size=5_000, use_deprecated_int96_timestamps=True)
+    metadata = pq.ParquetFile(path).metadata
+    statistics = metadata.row_group(0).column(0).statistics
+    assert statistics is None or not statistics.has_min_max
+    key_bytes = sum(metadata.row_group(r).column(0).total_compressed_size for r in range(metadata.num_row_groups))
+    latest = {"order_by": [("ts", "desc")], "limit": 5, "columns": ["id"]}
+    with pytest.raises(pqsift.ReadBudgetError, match="without its statistics") as raised:
+        pqsift.scan(path, max_bytes_read=key_bytes // 2, **latest).to_table()
+    assert "at least" in raised.value.reason
+    got = pqsift.scan(path, max_bytes_read=2 * key_bytes + (1 << 20), **latest).to_table()
+    assert got.column("id").to_pylist() == list(range(rows - 1, rows - 6, -1))

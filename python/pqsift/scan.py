@@ -534,8 +534,9 @@ def scan(
     :class:`pqsift.UnsupportedError` before it is decompressed), ``max_bytes_read``
     (``None``: a read that has read more bytes of its files raises
     :class:`pqsift.ReadBudgetError` — checked as batches come out and between a top-k's
-    waves, so up to a window of row groups more may have been read; what the Spark driver
-    uses to try a top-k itself before it hands it to tasks).
+    waves, so up to a window of row groups more may have been read, and before reading for
+    a top-k whose key chunks without statistics alone pass it; what the Spark driver uses
+    to try a top-k itself before it hands it to tasks).
 
     ``coerce_int96_timestamp_unit`` (``None``; ``"s"``, ``"ms"``, ``"us"``, ``"ns"``, as
     pyarrow names it): the unit INT96 timestamps (Spark's and Impala's legacy type) are read

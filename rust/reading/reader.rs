@@ -542,6 +542,18 @@ fn narrow_to_top_rows(
     if config.filter.is_none() {
         skipper = skipper.without_cuts();
     }
+    // A key without statistics is read whole whatever the threshold: past the byte bound,
+    // the first pass need not start.
+    if let Some(budget) = config.max_bytes_read {
+        let floor = skipper.unskippable_key_bytes(tasks);
+        if floor > budget {
+            return Err(PqsiftError::ReadBudget(format!(
+                "the read would read at least {floor} bytes of `{}` (row groups without its statistics, which no \
+                 threshold rules out), more than its max_bytes_read of {budget}",
+                key.column
+            )));
+        }
+    }
     let mut remaining = skipper.parts(tasks.to_vec());
     let mut metrics = ReadMetrics::default();
     let mut bytes_read = 0;

@@ -134,7 +134,7 @@ impl ScanTask {
     }
 
     /// The selection to read: the plan's, limited to the window.
-    fn rows(&self, row_count: usize) -> Result<Option<RowSelection>> {
+    pub(crate) fn rows(&self, row_count: usize) -> Result<Option<RowSelection>> {
         let Some(window) = &self.window else { return Ok(self.selection.clone()) };
         let in_window = RowSelection::from_ranges(std::slice::from_ref(window), row_count)?;
         Ok(Some(match &self.selection {

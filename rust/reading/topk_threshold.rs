@@ -75,6 +75,39 @@ impl<'a> ThresholdSkipper<'a> {
         Self { files, key, bind, columns, key_pages: HashMap::new(), part_rows: HEAD_ROWS }
     }
 
+    /// The key's compressed bytes the first pass reads whatever threshold it learns: those
+    /// of the rows of `tasks` in row groups whose bound on the key is unknown (no
+    /// statistics, as parquet-java writes none for INT96) while a row holds a key, which no
+    /// threshold rules out — in proportion to the rows a task reads of its row group. A
+    /// floor of the first pass's reading (its filter's columns and the other row groups
+    /// come on top): a read bounded below it need not start.
+    pub(crate) fn unskippable_key_bytes(&self, tasks: &[ScanTask]) -> u64 {
+        let mut bytes = 0.0;
+        for (index, (file, column)) in self.files.iter().zip(&self.columns).enumerate() {
+            let Some(column) = column else { continue };
+            let (Some((leaf, _)), Ok(Some(zones))) = (file.leaf(column), file.row_group_zone_maps(column)) else {
+                continue;
+            };
+            let bounds = if self.key.descending { &zones.maxes } else { &zones.mins };
+            for task in tasks.iter().filter(|task| task.file == index && task.row_group < zones.len()) {
+                let at = task.row_group;
+                let rows = zones.row_counts.value(at);
+                let all_null = zones.null_counts.is_valid(at) && zones.null_counts.value(at) >= rows;
+                if bounds.is_valid(at) || all_null || rows == 0 {
+                    continue;
+                }
+                let read = match task.rows(rows as usize) {
+                    Ok(Some(selection)) => selection.selected_count() as u64,
+                    Ok(None) => rows,
+                    Err(_) => 0,
+                };
+                let chunk = file.metadata.row_group(at).column(leaf).compressed_size().max(0) as f64;
+                bytes += chunk * read as f64 / rows as f64;
+            }
+        }
+        bytes as u64
+    }
+
     /// The parts of `tasks` the first pass reads, each task whole, best bound first (its
     /// row group's); unordered when the bounds do not share a type. A part is split into
     /// its pages when a wave draws it (see [`next_wave`](Self::next_wave)).
