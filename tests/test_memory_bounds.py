@@ -236,9 +236,8 @@ WIDE_COLUMNS, WIDE_FILES = 1_000, 800
 # The metadata cache's bound (rust/format/metadata_cache.rs) and room for the scan's own work.
 FOOTERS_PEAK_LIMIT = 384 * MiB
 # With the cache bounded to 16 MiB: what the scan itself holds, and the extension's code
-# pages it touches (file-backed, 12-15 MiB of the peak, more where the installed library
-# sits in the page cache in larger folios: a fresh pip install measured 2-3 MiB above a
-# copy of the same files).
+# pages it touches (file-backed; more of them where the installed library sits in the page
+# cache in larger folios, as a fresh pip install leaves it).
 SMALL_CACHE_PEAK_LIMIT = 104 * MiB
 
 _PRUNED_FOOTERS = _CHILD_PRELUDE + r"""
