@@ -323,15 +323,13 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     over its native reader) and by ``pqsift.spark.read`` (as a user gets it on this local
     master; with the driver bound a cluster's master has, ``DRIVER_READ_BYTES``; and by
     tasks only), after checking that all return the same keys in the same order."""
-    from pyspark.sql import functions
-
     import pqsift.spark
     from pqsift.spark.driver_read import DRIVER_READ_BYTES
     from topn import QUERIES
 
     readers: dict[str, Callable[[str, list[str], str | None], Any]] = {
         "spark native": lambda key, columns, where: (
-            spark.read.parquet(path).filter(where or "true").select(*columns).orderBy(functions.desc(key)).limit(k)
+            spark.read.parquet(path).filter(where or "true").select(*columns).orderBy(key, ascending=False).limit(k)
         ),
         "pqsift read": lambda key, columns, where: pqsift.spark.read(
             spark, path, columns, where, order_by=[(key, "desc")], limit=k

@@ -118,11 +118,19 @@ def test_read_returns_what_spark_native_returns(connect: Any, dataset: Path, fil
     assert _rows(df.toArrow()) == _rows(expected.toArrow())
 
 
-def test_read_top_rows_as_spark_orders_them(connect: Any, dataset: Path) -> None:
+@pytest.mark.parametrize("driver_read_bytes", [None, 1], ids=["local bound", "tried, then tasks"])
+def test_read_top_rows_as_spark_orders_them(connect: Any, dataset: Path, driver_read_bytes: int | None) -> None:
+    """A top-k as Spark orders it: read by the client (a local server's plan bound is
+    lifted), and by tasks once the client's attempt passes a 1-byte bound."""
     from pyspark.sql.connect import functions
 
     path = dataset / "part-0.parquet"  # ids unique: the order is total
-    df = pqsift.spark.read(connect, path, ["id", "kind"], "kind IS NOT NULL", order_by=[("x", "desc"), "id"], limit=7)
+    metrics = pqsift.spark.ScanMetrics(connect)
+    df = pqsift.spark.read(
+        connect, path, ["id", "kind"], "kind IS NOT NULL", order_by=[("x", "desc"), "id"], limit=7,
+        driver_read_bytes=driver_read_bytes, metrics=metrics,
+    )
+    assert metrics.read_on_driver is (driver_read_bytes is None)
     native = connect.read.parquet(str(path)).filter("kind IS NOT NULL")
     expected = native.orderBy(functions.col("x").desc_nulls_last(), functions.col("id").asc_nulls_first()).select("id", "kind").limit(7)
     assert df.columns == ["id", "kind"]
