@@ -95,23 +95,23 @@ def test_unknown_column(corpus: Path) -> None:
 
 
 def test_a_wide_footer_reads_the_same_on_any_number_of_threads(tmp_path: Path) -> None:
-    """A footer over a megabyte (1,000 columns × 20 row groups) is decoded in parts, one per
-    read thread: the rows, the pruning on the last row groups' statistics and the schema are
-    those of a decoding on one thread, and pyarrow's."""
+    """A footer of several megabytes (1,000 columns × 40 row groups) is decoded in parts, one
+    per read thread: the rows, the pruning on the last row groups' statistics and the schema
+    are those of a decoding on one thread, and pyarrow's."""
     path = tmp_path / "wide.parquet"
-    rows = 2_000
+    rows = 4_000
     columns = {f"c{i}": pa.array(range(i, i + rows), pa.int64()) for i in range(1, 1_000)}
     table = pa.table({"id": pa.array(range(rows), pa.int64()), **columns})
-    pq.write_table(table, path, row_group_size=rows // 20)
-    assert pq.ParquetFile(path).metadata.serialized_size > 2 << 20
-    expected = table.filter(pa.compute.greater_equal(table["c999"], 2_850)).select(["id", "c500", "c999"])
+    pq.write_table(table, path, row_group_size=rows // 40)
+    assert pq.ParquetFile(path).metadata.serialized_size > 4 << 20  # two parts of 2 MiB
+    expected = table.filter(pa.compute.greater_equal(table["c999"], 4_850)).select(["id", "c500", "c999"])
     results = []
     for threads in (1, 2, 3):
         pqsift._core.clear_metadata_cache()
-        scan = pqsift.scan(path, columns=["id", "c500", "c999"], filter="c999 >= 2850", threads=threads)
+        scan = pqsift.scan(path, columns=["id", "c500", "c999"], filter="c999 >= 4850", threads=threads)
         decisions = [row_group.decision for row_group in scan.plan().files[0].row_groups]
         results.append((decisions, scan.to_table()))
     for decisions, result in results:
         assert decisions == results[0][0]
-        assert decisions.count("skip") == 18  # the statistics of the last row groups, decoded apart
+        assert decisions.count("skip") == 38  # the statistics of the last row groups, decoded apart
         assert result.equals(expected)

@@ -325,7 +325,7 @@ class Scan:
         :attr:`declared_schema`, ``storage_options`` as str values. ``order_by`` ((column,
         descending, nulls_first) keys) with ``top_n_limit``: TopN pruning of the row groups
         and pages that cannot hold one of the first rows. ``footer_threads``: the threads a
-        footer over a megabyte is decoded on (the read's ``threads``; default as theirs).
+        footer of over 4 MiB is decoded on (the read's ``threads``; default as theirs).
         ``partition_values``,
         ``declared_schema`` and ``deletion_vector``: files planned elsewhere (a Spark task
         planning its own files), see above; ``table_pieces`` (:meth:`table_pieces`) does the
