@@ -318,6 +318,10 @@ def table_cells(times: dict[str, list[float]]) -> str:
     return " | ".join(cells)
 
 
+#: A top-k query's DataFrame from (key, columns, filter).
+TopReader = Callable[[str, list[str], str | None], Any]
+
+
 def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     """The ``--topn`` table: each of ``topn.QUERIES`` by Spark (``orderBy(...).limit(k)``
     over its native reader) and by ``pqsift.spark.read`` (as a user gets it on this local
@@ -327,19 +331,18 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     from pqsift.spark.driver_read import DRIVER_READ_BYTES
     from topn import QUERIES
 
-    readers: dict[str, Callable[[str, list[str], str | None], Any]] = {
+    def pqsift_top(**options: Any) -> TopReader:
+        return lambda key, columns, where: pqsift.spark.read(
+            spark, path, columns, where, order_by=[(key, "desc")], limit=k, **options
+        )
+
+    readers: dict[str, TopReader] = {
         "spark native": lambda key, columns, where: (
             spark.read.parquet(path).filter(where or "true").select(*columns).orderBy(key, ascending=False).limit(k)
         ),
-        "pqsift read": lambda key, columns, where: pqsift.spark.read(
-            spark, path, columns, where, order_by=[(key, "desc")], limit=k
-        ),
-        "pqsift cluster bound": lambda key, columns, where: pqsift.spark.read(
-            spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=DRIVER_READ_BYTES
-        ),
-        "pqsift tasks only": lambda key, columns, where: pqsift.spark.read(
-            spark, path, columns, where, order_by=[(key, "desc")], limit=k, driver_read_bytes=0
-        ),
+        "pqsift read": pqsift_top(),
+        "pqsift cluster bound": pqsift_top(driver_read_bytes=DRIVER_READ_BYTES),
+        "pqsift tasks only": pqsift_top(driver_read_bytes=0),
     }
     lines = table_head("| query | read by | read by, cluster bound |", "|---|---|---|", list(readers))
     for title, key, columns, where in QUERIES:
@@ -349,9 +352,7 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
         read_by = []
         for bound in (None, DRIVER_READ_BYTES):
             metrics = pqsift.spark.ScanMetrics(spark)
-            pqsift.spark.read(
-                spark, path, columns, where, order_by=[(key, "desc")], limit=k, metrics=metrics, driver_read_bytes=bound
-            ).collect()
+            pqsift_top(metrics=metrics, driver_read_bytes=bound)(key, columns, where).collect()
             read_by.append("driver" if metrics.read_on_driver else f"{metrics.tasks} tasks")
         times = interleaved_times(
             {name: lambda m=make: noop(m(key, columns, where)) for name, make in readers.items()},  # noqa: B023 - called at once

@@ -46,6 +46,9 @@ pub(crate) struct ThresholdSkipper<'a> {
     /// declared schema's column (mapped by name or id), or absent — means its row groups
     /// are always read.
     columns: Vec<Option<BoundColumn>>,
+    /// Per file, the key's row group zone maps (`None`: unknown), made once for the visiting
+    /// order and the byte floor.
+    key_zones: Vec<Option<ZoneMaps>>,
     /// The key's page statistics in the row groups split into pages, by (file, row group).
     key_pages: HashMap<(usize, usize), ZoneMaps>,
     /// The most rows a part of the next wave reads (see [`next_wave`](Self::next_wave)).
@@ -71,8 +74,13 @@ impl<'a> ThresholdSkipper<'a> {
                 true => None,
                 false => resolve_column(&file.schema, &key.column, bind).ok(),
             })
+            .collect::<Vec<Option<BoundColumn>>>();
+        let key_zones = files
+            .iter()
+            .zip(&columns)
+            .map(|(file, column)| file.row_group_zone_maps(column.as_ref()?).ok().flatten())
             .collect();
-        Self { files, key, bind, columns, key_pages: HashMap::new(), part_rows: HEAD_ROWS }
+        Self { files, key, bind, columns, key_zones, key_pages: HashMap::new(), part_rows: HEAD_ROWS }
     }
 
     /// The key's compressed bytes the first pass reads whatever threshold it learns: those
@@ -84,10 +92,8 @@ impl<'a> ThresholdSkipper<'a> {
     pub(crate) fn unskippable_key_bytes(&self, tasks: &[ScanTask]) -> u64 {
         let mut bytes = 0.0;
         for (index, (file, column)) in self.files.iter().zip(&self.columns).enumerate() {
-            let Some(column) = column else { continue };
-            let (Some((leaf, _)), Ok(Some(zones))) = (file.leaf(column), file.row_group_zone_maps(column)) else {
-                continue;
-            };
+            let (Some(column), Some(zones)) = (column, &self.key_zones[index]) else { continue };
+            let Some((leaf, _)) = file.leaf(column) else { continue };
             let bounds = if self.key.descending { &zones.maxes } else { &zones.mins };
             for task in tasks.iter().filter(|task| task.file == index && task.row_group < zones.len()) {
                 let at = task.row_group;
@@ -112,14 +118,10 @@ impl<'a> ThresholdSkipper<'a> {
     /// row group's); unordered when the bounds do not share a type. A part is split into
     /// its pages when a wave draws it (see [`next_wave`](Self::next_wave)).
     pub(crate) fn parts(&self, tasks: Vec<ScanTask>) -> VecDeque<KeyPart> {
-        let row_group_bounds: Vec<Option<ArrayRef>> = self
-            .files
+        let row_group_bounds: Vec<Option<&ArrayRef>> = self
+            .key_zones
             .iter()
-            .zip(&self.columns)
-            .map(|(file, column)| {
-                let zones = file.row_group_zone_maps(column.as_ref()?).ok()??;
-                Some(if self.key.descending { zones.maxes } else { zones.mins })
-            })
+            .map(|zones| zones.as_ref().map(|zones| if self.key.descending { &zones.maxes } else { &zones.mins }))
             .collect();
         let bounds: Vec<Option<ArrayRef>> = tasks
             .iter()
