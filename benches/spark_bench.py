@@ -115,16 +115,33 @@ SETTINGS = {
 }
 
 
-def local_spark() -> Any:
+#: JVM options giving Arrow Java's two checks (``pqsift.spark.arrow_checks``) explicitly,
+#: which pqsift then leaves as they are: ``--arrow-checks on`` / ``off``.
+ARROW_CHECKS_JAVA_OPTIONS = {
+    "on": "-Darrow.enable_unsafe_memory_access=false -Darrow.enable_null_check_for_get=true",
+    "off": "-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get=false",
+}
+
+
+def _with_arrow_checks(settings: dict[str, str], arrow_checks: str) -> dict[str, str]:
+    """``settings`` with the driver JVM's options for ``arrow_checks`` (``default``: none,
+    what pqsift does by itself)."""
+    if arrow_checks == "default":
+        return dict(settings)
+    return {**settings, "spark.driver.extraJavaOptions": ARROW_CHECKS_JAVA_OPTIONS[arrow_checks]}
+
+
+def local_spark(arrow_checks: str = "default") -> Any:
     """A local Spark session for the benchmarks (``local[*]``, :data:`SETTINGS`, quiet),
-    with the ``pqsift`` data source registered."""
+    with the ``pqsift`` data source registered; Arrow Java's checks as pqsift leaves them
+    in the driver's JVM, or ``arrow_checks`` ``on`` / ``off`` given to the JVM."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import pqsift.spark
 
     builder = SparkSession.builder.master("local[*]").appName("pqsift-bench")
-    for key, value in SETTINGS.items():
+    for key, value in _with_arrow_checks(SETTINGS, arrow_checks).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -132,17 +149,18 @@ def local_spark() -> Any:
     return spark
 
 
-def connect_spark() -> tuple[Any, Any]:
+def connect_spark(arrow_checks: str = "default") -> tuple[Any, Any]:
     """A Spark Connect client session of a local Connect server (``local[*]``,
     :data:`SETTINGS`) started here, with the ``pqsift`` data source registered; and the
-    server, to stop."""
+    server, to stop. pqsift cannot reach the server's JVM: its Arrow Java checks are on
+    unless ``arrow_checks`` is ``off``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import pqsift.spark
     from connect_harness import ConnectServer, missing_modules
 
     if missing := missing_modules():
         raise SystemExit(f"--connect needs the [connect] extra's modules: {', '.join(missing)} missing")
-    server = ConnectServer(SETTINGS, master="local[*]").start()
+    server = ConnectServer(_with_arrow_checks(SETTINGS, arrow_checks), master="local[*]").start()
     spark = server.session()
     pqsift.spark.register(spark)
     return spark, server
@@ -186,6 +204,12 @@ def main() -> None:
     parser.add_argument("--topn", action="store_true", help="time top-k queries (events or events-spark)")
     parser.add_argument("--limit", type=int, default=100, help="k of the --topn queries")
     parser.add_argument(
+        "--arrow-checks",
+        choices=("default", "on", "off"),
+        default="default",
+        help="Arrow Java's checks in the driver's (or Connect server's) JVM: as pqsift leaves them, or given",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="default: benches/results/spark.md (spark_connect.md with --connect)"
     )
     args = parser.parse_args()
@@ -216,7 +240,7 @@ def main() -> None:
     import pqsift.spark
     from pqsift.spark.planning import plan_tasks
 
-    spark, server = connect_spark() if args.connect else (local_spark(), None)
+    spark, server = connect_spark(args.arrow_checks) if args.connect else (local_spark(args.arrow_checks), None)
     if spark_written and not list(args.data.glob("*.parquet")):
         print(f"writing {args.data} with Spark ...", flush=True)
         write_spark_events(spark, args.data)
@@ -369,6 +393,16 @@ def topn_lines(spark: Any, path: str, k: int, rounds: int) -> list[str]:
     return lines
 
 
+def _arrow_checks_note(arrow_checks: str, connect: bool) -> str:
+    """What the results header says of Arrow Java's checks in the JVM that made the rows."""
+    jvm = "the Connect server's JVM" if connect else "the driver's JVM"
+    if arrow_checks != "default":
+        return f" Arrow Java's checks {arrow_checks} in {jvm}, given to it (`--arrow-checks {arrow_checks}`)."
+    if connect:
+        return f" Arrow Java's checks on in {jvm} (its default: pqsift cannot reach it)."
+    return f" Arrow Java's checks off in {jvm}, as pqsift sets them."
+
+
 def finish(spark: Any, server: Any, args: argparse.Namespace, title: str, lines: list[str]) -> None:
     """Stops Spark (and the Connect server) and writes the table to ``args.out``."""
     spark.stop()
@@ -394,6 +428,7 @@ def finish(spark: Any, server: Any, args: argparse.Namespace, title: str, lines:
             if args.topn
             else ""
         )
+        + _arrow_checks_note(args.arrow_checks, args.connect)
         + "\n\n"
     )
     args.out.write_text(header + "\n".join(lines) + "\n")

@@ -78,6 +78,12 @@ def main() -> None:
         "--warmup", type=int, default=3, help="untimed rounds first: the JVM's code warms up over many queries"
     )
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--arrow-checks",
+        choices=("default", "on", "off"),
+        default="default",
+        help="Arrow Java's checks in the JVM: as pqsift leaves them (off), or given",
+    )
     args = parser.parse_args()
     default_data, names = DATASETS[args.dataset]
     data_path: Path = args.data or default_data
@@ -128,7 +134,7 @@ def main() -> None:
         def reader(self, schema: Any) -> DataSourceReader:
             return KeptReader()
 
-    spark = local_spark()
+    spark = local_spark(args.arrow_checks)
     spark.dataSource.register(KeptSource)
     data = str(data_path.resolve())
     runs = {
@@ -145,11 +151,17 @@ def main() -> None:
     lines = [
         "# The floor of Python in Spark: Arrow batches handed over vs pqsift vs native",
         "",
-        f"`python benches/spark_handoff.py --dataset {args.dataset} --rounds {args.rounds} --warmup {args.warmup}`: "
+        f"`python benches/spark_handoff.py --dataset {args.dataset} --rounds {args.rounds} --warmup {args.warmup}"
+        f" --arrow-checks {args.arrow_checks}`: "
         f"`{data_path}`, the columns {', '.join(f'`{n}`' for n in names)} (bigint, double) of its "
         f"{total_rows:,} rows, {TASKS} tasks, batches of {batch_rows:,} rows; local[*] on 2 cores, noop sink, "
         "interleaved after the warm-up rounds; median (best) wall ms. `hand-off only` and "
-        "`data source hand-off only` make nothing while timed: their batches are kept in the Python workers.",
+        "`data source hand-off only` make nothing while timed: their batches are kept in the Python workers. "
+        + (
+            "Arrow Java's checks off in the JVM, as pqsift sets them."
+            if args.arrow_checks == "default"
+            else f"Arrow Java's checks {args.arrow_checks} in the JVM, given to it."
+        ),
         "",
         "| run | median (best) ms | native / run (medians) |",
         "|---|---:|---:|",

@@ -649,6 +649,49 @@ def test_workers_that_cannot_import_pqsift_are_caught_before_a_task_runs(spark: 
         pqsift.spark.register(spark)
 
 
+def test_arrow_java_reads_unchecked_in_the_driver_jvm(spark: Any, dataset: Path) -> None:
+    """The session's JVM (where a local master's tasks run) reads Arrow vectors without
+    Arrow Java's per-value bound and null checks once pqsift has registered or read in it,
+    the rows still Spark's own."""
+    from pqsift.spark.arrow_checks import UNCHECKED
+
+    jvm = spark.sparkContext._jvm
+    if any(jvm.java.lang.System.getenv(variable) is not None for _, variable, _ in UNCHECKED):
+        pytest.skip("Arrow Java's checks are configured by this environment")
+    expected = spark.read.parquet(str(dataset)).filter("small > 0").select("id", "small", "note", "tags")
+    got = pqsift.spark.read(spark, dataset, columns=["id", "small", "note", "tags"], filter="small > 0", driver_read_bytes=0)
+
+    def by_id(frame: Any) -> list[Any]:
+        return sorted(frame.collect(), key=lambda row: row["id"])
+
+    assert by_id(got) == by_id(expected)
+    for name, _, value in UNCHECKED:
+        assert jvm.java.lang.System.getProperty(name) == value
+    assert jvm.org.apache.arrow.memory.BoundsChecking.BOUNDS_CHECKING_ENABLED is False
+    assert jvm.org.apache.arrow.vector.NullCheckingForGet.NULL_CHECKING_ENABLED is False
+
+
+def test_arrow_java_checks_given_by_the_user_are_left_as_given() -> None:
+    from pqsift.spark.arrow_checks import EXECUTOR_SETTINGS, settings_to_make
+
+    nothing: dict[str, str] = {}
+    assert settings_to_make(nothing.get, nothing.get) == [
+        ("arrow.enable_unsafe_memory_access", "true"),
+        ("arrow.enable_null_check_for_get", "false"),
+    ]
+    # Either way of giving a setting, whatever its value, keeps pqsift's hands off it.
+    properties = {"arrow.enable_unsafe_memory_access": "false"}
+    environment = {"ARROW_ENABLE_NULL_CHECK_FOR_GET": "true"}
+    assert settings_to_make(properties.get, nothing.get) == [("arrow.enable_null_check_for_get", "false")]
+    assert settings_to_make(nothing.get, environment.get) == [("arrow.enable_unsafe_memory_access", "true")]
+    assert settings_to_make(properties.get, environment.get) == []
+    assert EXECUTOR_SETTINGS == {
+        "spark.executorEnv.ARROW_ENABLE_UNSAFE_MEMORY_ACCESS": "true",
+        "spark.executorEnv.ARROW_ENABLE_NULL_CHECK_FOR_GET": "false",
+    }
+    assert pqsift.spark.EXECUTOR_ARROW_SETTINGS is EXECUTOR_SETTINGS
+
+
 def test_sparks_parquet_options_have_sparks_meaning_or_are_refused_by_name(spark: Any, tmp_path: Path) -> None:
     for day in (1, 2):
         (tmp_path / f"day={day}").mkdir()

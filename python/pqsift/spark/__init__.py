@@ -28,6 +28,11 @@ Your own task DataFrame works too: any DataFrame with a ``path`` column (and opt
 ``row_groups`` or ``range_start`` / ``range_length``) can be read with
 ``tasks.mapInArrow(pqsift.spark.reader(cols, filter), pqsift.spark.schema(files, cols))``.
 
+On a classic session the first :func:`read` or :func:`register` turns Arrow Java's
+per-value checks off in the driver's JVM unless they were configured
+(:mod:`pqsift.spark.arrow_checks`; a cluster's executors take
+:data:`EXECUTOR_ARROW_SETTINGS`).
+
 This module imports ``pyspark``; ``import pqsift`` alone does not (Spark's workers import
 only :mod:`pqsift.spark.reader`, which does not either).
 """
@@ -50,6 +55,8 @@ from pqsift import _core
 from pqsift.errors import PqsiftError, PqsiftIOError
 from pqsift.expr import FilterLike, _split_column_name, filter_sql
 from pqsift.scan import PLANNING_OPTIONS, Scan, _order_by, scan
+from pqsift.spark.arrow_checks import EXECUTOR_SETTINGS as EXECUTOR_ARROW_SETTINGS
+from pqsift.spark.arrow_checks import uncheck_driver_arrow
 from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
 from pqsift.spark.planning import (
     DEFAULT_TARGET_TASK_BYTES,
@@ -80,6 +87,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECT_DEFAULT_PARALLELISM",
     "DRIVER_READ_BYTES",
+    "EXECUTOR_ARROW_SETTINGS",
     "TASK_COLUMNS",
     "ScanMetrics",
     "Task",
@@ -563,6 +571,8 @@ def read(
     if metrics is not None and metrics.connect != is_connect(spark):
         raise ValueError("metrics: a ScanMetrics of another kind of session (classic / Spark Connect) than spark")
     _check_workers_import_pqsift(spark)
+    if not is_connect(spark):
+        uncheck_driver_arrow(spark)
     filter = filter_sql(filter)  # noqa: A001 - the public parameter, as SQL text
     source = absolute_source(source)
     if options.get("base_path") is not None:
@@ -835,6 +845,8 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     session.
     """
     _check_workers_import_pqsift(spark)
+    if not is_connect(spark):
+        uncheck_driver_arrow(spark)
     from pqsift.spark.datasource import data_source_class
 
     if filter_pushdown:
