@@ -692,6 +692,36 @@ def test_arrow_java_checks_given_by_the_user_are_left_as_given() -> None:
     assert pqsift.spark.EXECUTOR_ARROW_SETTINGS is EXECUTOR_SETTINGS
 
 
+def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, dataset: Path) -> None:
+    """In a Spark task, pqsift freezes the worker's objects (PySpark's daemon collects after
+    every task, visiting all of them); outside a task, or opted out, nothing is frozen."""
+    import gc
+
+    from pqsift.spark.worker_gc import OPT_OUT, REFREEZE_OBJECTS, freeze_worker_objects
+
+    def probe(batches: Any) -> Any:
+        for _ in batches:
+            pass
+        frozen = freeze_worker_objects()
+        os.environ[OPT_OUT] = "0"
+        try:
+            opted_out = freeze_worker_objects()
+        finally:
+            del os.environ[OPT_OUT]
+        row = {"frozen": frozen, "opted_out": opted_out, "kept": gc.get_freeze_count(), "unfrozen": len(gc.get_objects(generation=2))}
+        yield pa.RecordBatch.from_pylist([row])
+
+    assert pqsift.spark.read(spark, dataset, columns=["id"], filter="small > 90", driver_read_bytes=0).count() > 0
+    schema = "frozen boolean, opted_out boolean, kept long, unfrozen long"
+    for row in spark.range(0, 2, 1, numPartitions=2).mapInArrow(probe, schema).collect():
+        assert row.frozen and not row.opted_out
+        assert row.kept > REFREEZE_OBJECTS  # the worker's modules: pyspark, pyarrow, pqsift
+        assert row.unfrozen < REFREEZE_OBJECTS
+    kept = gc.get_freeze_count()
+    assert freeze_worker_objects() is False  # this process is no Spark worker
+    assert gc.get_freeze_count() == kept
+
+
 def test_sparks_parquet_options_have_sparks_meaning_or_are_refused_by_name(spark: Any, tmp_path: Path) -> None:
     for day in (1, 2):
         (tmp_path / f"day={day}").mkdir()

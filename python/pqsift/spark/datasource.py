@@ -49,6 +49,7 @@ from pqsift.expr import _datetime_text, _quote_identifier, lit
 from pqsift.scan import PLANNING_OPTIONS, READ_OPTIONS
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, absolute_path, absolute_source, plan_tasks
 from pqsift.spark.reader import METRICS_COLUMN, read_pieces
+from pqsift.spark.worker_gc import freeze_worker_objects
 
 __all__ = ["data_source_class", "filter_to_sql"]
 
@@ -358,6 +359,7 @@ class PqsiftReader(DataSourceReader):
         if partition.value is None:
             # Spark's stand-in partition when `partitions` planned none (every file pruned).
             return
+        freeze_worker_objects()
         options = {"threads": 1, **self.options}
         partition_schema, table, pieces, planning = partition.value
         batches = read_pieces(

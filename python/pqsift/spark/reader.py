@@ -4,7 +4,9 @@ Arrow record batches in exactly the types Spark expects.
 
 Python workers are reused between tasks (``spark.python.worker.reuse``), so the core's
 process-wide metadata cache serves later tasks on the same files; each task reads with
-``threads=1`` by default, since Spark already runs one task per core.
+``threads=1`` by default, since Spark already runs one task per core. A worker's objects
+are frozen for Python's cycle collector when it first reads
+(:mod:`pqsift.spark.worker_gc`).
 
 What a task read (:data:`READ_METRICS`) goes back to the driver through a Spark accumulator
 on a classic session; Spark Connect has no accumulators, so there each task ends its output
@@ -25,6 +27,7 @@ from pqsift.errors import CorruptFileError, PqsiftError, UnsupportedError
 from pqsift.expr import FilterLike, filter_sql
 from pqsift.scan import _WHOLE_BATCH_ROWS, PLANNING_OPTIONS, READ_OPTIONS, Scan, _order_by, _scan, _storage_options
 from pqsift.spark.planning import Piece, TableContext
+from pqsift.spark.worker_gc import freeze_worker_objects
 
 __all__ = [
     "METRICS_COLUMN",
@@ -161,6 +164,7 @@ def _reader(
                 yield _piece_row(piece)
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        freeze_worker_objects()
         return read_rows(row for batch in batches for row in rows_of(batch))
 
     return read_tasks
