@@ -131,3 +131,28 @@ def test_a_plan_reads_alone(hive: Path) -> None:
     table = pa.Table.from_batches([pa.record_batch(batch) for batch in stream])
     assert table.column("id").to_pylist() == list(range(10))
     assert 0 <= seconds < 1
+
+
+def test_a_tasks_error_names_the_row_group_by_its_number_in_the_file(tmp_path: Path) -> None:
+    """A task's footer holds only the row groups it reads; its errors still name them as the
+    file numbers them."""
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(4000), pa.int64())}), path, row_group_size=1000, compression="zstd")
+    chunk = pq.ParquetFile(path).metadata.row_group(2).column(0)
+    data = bytearray(path.read_bytes())
+    middle = chunk.data_page_offset + chunk.total_compressed_size // 2
+    data[middle : middle + 64] = b"\xff" * 64  # inside row group 2's compressed pages
+    path.write_bytes(bytes(data))
+    plan = plan_tasks(path, ["id"], None, target_task_bytes=1)  # a task per row group
+    pieces = [piece for task in plan.tasks for piece in task.pieces]
+    assert [list(piece.row_groups or ()) for piece in pieces] == [[0], [1], [2], [3]]
+    assert all(piece.plan is not None for piece in pieces)
+    for piece in pieces[:2] + pieces[3:]:
+        stream, _ = _core.read_task(piece.plan, {"threads": 1})
+        assert sum(pa.record_batch(batch).num_rows for batch in stream) == 1000
+    with pytest.raises(pqsift.CorruptFileError) as raised:
+        stream, _ = _core.read_task(pieces[2].plan, {"threads": 1})
+        for _ in stream:
+            pass
+    assert "row group 2" in str(raised.value), str(raised.value)
+    assert raised.value.path == str(path)

@@ -176,6 +176,18 @@ pub fn instants_like(projected: &DataType, full: &DataType) -> DataType {
     }
 }
 
+/// The index in its file of the row group at `index` of a footer holding the row groups
+/// `numbers` (`None`: all of them, `index` itself).
+///
+/// ```
+/// use pqsift::format::opener::row_group_number;
+/// assert_eq!(row_group_number(None, 3), 3);
+/// assert_eq!(row_group_number(Some(&[4, 7, 9]), 1), 7);
+/// ```
+pub fn row_group_number(numbers: Option<&[usize]>, index: usize) -> usize {
+    numbers.and_then(|numbers| numbers.get(index).copied()).unwrap_or(index)
+}
+
 /// A Parquet file with its metadata read.
 #[derive(Debug, Clone)]
 pub struct OpenedFile {
@@ -196,6 +208,10 @@ pub struct OpenedFile {
     /// ([`layout_fingerprint`](crate::format::metadata::layout_fingerprint)), taken when
     /// the footer was read.
     pub layout: u64,
+    /// When [`OpenedFile::metadata`] holds only some of the file's row groups (a task
+    /// plan's footer carries those the task reads), their indices in the file, in order;
+    /// `None`: it holds them all. What messages name a row group by.
+    pub row_group_numbers: Option<Arc<[usize]>>,
 }
 
 impl OpenedFile {
@@ -222,12 +238,18 @@ impl OpenedFile {
         let Loaded { metadata, measured: Measured { schema, footer_bytes, layout }, location, tail_bytes } =
             MetadataCache::global().load_sparing(location, metadata_size_hint, decode_threads, spared)?;
         let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
-        Ok(Self { location, metadata, schema, tail_bytes, footer_bytes, layout })
+        Ok(Self { location, metadata, schema, tail_bytes, footer_bytes, layout, row_group_numbers: None })
     }
 
     /// The file as a display string.
     pub fn name(&self) -> String {
         self.location.to_string()
+    }
+
+    /// The index in the file of the row group at `index` of [`OpenedFile::metadata`] (see
+    /// [`OpenedFile::row_group_numbers`]).
+    pub fn row_group_number(&self, index: usize) -> usize {
+        row_group_number(self.row_group_numbers.as_deref(), index)
     }
 
     /// Rows per row group.

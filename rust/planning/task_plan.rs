@@ -7,9 +7,10 @@
 //!
 //! The encoding is versioned and checked on load: a magic tag, a format version, a CRC-32
 //! of the rest, the plan (postcard), then each file's footer as the Parquet metadata
-//! writer encodes it, with the offset indexes of the row groups to read (what reading
-//! needs of the page index). No storage option travels in it: a task is given those apart,
-//! so credentials never sit in a plan.
+//! writer encodes it, cut to the row groups to read and their offset indexes (what reading
+//! needs of the page index), so that a file's plans together weigh about its footer, however
+//! many tasks share it; the row groups' numbers in the file travel in the plan. No storage
+//! option travels in it: a task is given those apart, so credentials never sit in a plan.
 //!
 //! ```
 //! # let dir = std::env::temp_dir().join("pqsift_task_plan_doc");
@@ -27,9 +28,12 @@
 //! let plan = scan.plan().unwrap();
 //! // The driver: the file's surviving row groups (2 and 3), as bytes.
 //! let bytes = TaskPlan::of_scan(&scan, &plan, &[(0, vec![2, 3])]).unwrap().to_bytes().unwrap();
-//! // A task: the same plan back, no file opened.
+//! // A task: the same plan back, no file opened; its footer holds those two row groups.
 //! let task = TaskPlan::from_bytes(&bytes, &Storage::default()).unwrap();
-//! assert_eq!(task.files[0].row_groups.iter().map(|(index, _)| *index).collect::<Vec<_>>(), [2, 3]);
+//! let file = &task.files[0];
+//! assert_eq!(file.file.metadata.num_row_groups(), 2);
+//! let numbers: Vec<usize> = file.row_groups.iter().map(|&(index, _)| file.file.row_group_number(index)).collect();
+//! assert_eq!(numbers, [2, 3]);
 //! assert_eq!(task.filter.unwrap().to_string(), "`id` >= 60");
 //! ```
 
@@ -267,25 +271,50 @@ impl TaskPlan {
         let mut files = Vec::with_capacity(wire.files.len());
         for file in wire.files {
             let location = file.location.into_location(storage)?;
-            let opened = match file.footer_len {
+            let numbers = file
+                .row_groups
+                .iter()
+                .map(|rg| usize::try_from(rg.index).map_err(|_| invalid(format!("row group {}", rg.index))))
+                .collect::<Result<Vec<_>>>()?;
+            if numbers.windows(2).any(|pair| pair[0] >= pair[1]) {
+                return Err(invalid("row groups out of file order".into()));
+            }
+            let (opened, travelled) = match file.footer_len {
                 Some(len) => {
                     let len = usize::try_from(len)
                         .ok()
                         .filter(|&len| len <= footers.len())
                         .ok_or_else(|| invalid(format!("a footer of {len} bytes where {} are left", footers.len())))?;
-                    decode_footer(location, footers.split_to(len))?
+                    let mut opened = decode_footer(location, footers.split_to(len))?;
+                    // It holds the row groups read, in order: the file's numbers kept apart.
+                    if opened.metadata.num_row_groups() != numbers.len() {
+                        return Err(invalid(format!(
+                            "a footer of {} row groups for {} to read",
+                            opened.metadata.num_row_groups(),
+                            numbers.len()
+                        )));
+                    }
+                    opened.row_group_numbers = Some(numbers.clone().into());
+                    (opened, true)
                 }
                 // The footer did not travel: read it, as a scan would.
-                None => OpenedFile::open(&location)?,
+                None => (OpenedFile::open(&location)?, false),
             };
             let rows = opened.row_group_rows();
             let row_groups = file
                 .row_groups
                 .into_iter()
-                .map(|rg| {
-                    let index = usize::try_from(rg.index).ok().filter(|&i| i < rows.len()).ok_or_else(|| {
-                        invalid(format!("row group {} of {}, which has {}", rg.index, opened.name(), rows.len()))
-                    })?;
+                .zip(numbers)
+                .enumerate()
+                .map(|(at, (rg, number))| {
+                    let index = if travelled { at } else { number };
+                    if index >= rows.len() {
+                        return Err(invalid(format!(
+                            "row group {number} of {}, which has {}",
+                            opened.name(),
+                            rows.len()
+                        )));
+                    }
                     let selection = rg.selection.map(|runs| selection_of(&runs, rows[index], &opened)).transpose()?;
                     Ok((index, selection))
                 })
@@ -306,7 +335,7 @@ const MAGIC: &[u8; 8] = b"PQSFTASK";
 const HEADER_LEN: usize = 8 + 2 + 4 + 8;
 /// Raised when the encoding changes (of a task plan or a table piece): bytes from another
 /// pqsift version are refused.
-const FORMAT_VERSION: u16 = 2;
+const FORMAT_VERSION: u16 = 3;
 
 /// `body` (postcard) then `trailer` behind a header of `tag` (see [`HEADER_LEN`]): what
 /// [`unseal`] reads back, checked.
@@ -453,25 +482,29 @@ fn path_from_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
     String::from_utf8_lossy(&bytes).into_owned().into()
 }
 
-/// The metadata of `planned`'s file a task needs: the footer, and of the page index only
-/// the offset indexes (where pages start, to skip them) of the row groups it reads. The
-/// column indexes (pages' minimum and maximum) served planning, which is done; they and
-/// the other row groups' offset indexes are most of a page index's bytes.
+/// The metadata of `planned`'s file a task needs: the footer with only the row groups it
+/// reads (in the plan's order), and of the page index only their offset indexes (where
+/// pages start, to skip them). The other row groups' metadata, the column indexes (pages'
+/// minimum and maximum, which served planning) and the other offset indexes would make a
+/// file's plans together its footer times its tasks.
 fn travelling_metadata(planned: &PlannedFile) -> ParquetMetaData {
     let metadata = planned.file.metadata.as_ref();
-    let Some(index) = metadata.page_index() else { return metadata.clone() };
+    let read: Vec<usize> = planned.row_groups.iter().map(|&(index, _)| index).collect();
+    let row_groups = read.iter().map(|&index| metadata.row_group(index).clone()).collect();
+    let travelling = ParquetMetaDataBuilder::new(metadata.file_metadata().clone()).set_row_groups(row_groups);
+    let Some(index) = metadata.page_index() else { return travelling.build() };
     let columns = metadata.file_metadata().schema_descr().num_columns();
     let mut kept = PageIndexBuilder::default();
-    kept.allocate_offset_indexes(metadata.num_row_groups(), columns);
-    for &(row_group, _) in &planned.row_groups {
+    kept.allocate_offset_indexes(read.len(), columns);
+    for (at, &row_group) in read.iter().enumerate() {
         for column in 0..columns {
             if let Some(offsets) = index.offset_index(row_group, column) {
-                kept.put_offset_index(offsets.clone(), row_group, column);
+                kept.put_offset_index(offsets.clone(), at, column);
             }
         }
     }
     let kept: Arc<dyn PageIndexProvider> = Arc::new(kept.build());
-    ParquetMetaDataBuilder::new_from_metadata(metadata.clone()).set_page_index(Some(kept)).build()
+    travelling.set_page_index(Some(kept)).build()
 }
 
 /// The file at `location` with the footer (and page index) `footer` holds.
@@ -482,7 +515,15 @@ fn decode_footer(location: Location, footer: Bytes) -> Result<OpenedFile> {
         .map_err(|e| PqsiftError::corrupt(&location, format!("its footer in the task plan does not decode: {e}")))?;
     let Measured { schema, footer_bytes, layout } = Measured::of(&metadata);
     let schema = schema.map_err(|e| PqsiftError::corrupt(&location, e))?;
-    Ok(OpenedFile { location, metadata: Arc::new(metadata), schema, tail_bytes: None, footer_bytes, layout })
+    Ok(OpenedFile {
+        location,
+        metadata: Arc::new(metadata),
+        schema,
+        tail_bytes: None,
+        footer_bytes,
+        layout,
+        row_group_numbers: None,
+    })
 }
 
 /// The selection of `runs` over a row group of `rows` rows of `file`.
@@ -510,13 +551,18 @@ mod tests {
     use super::*;
 
     fn file_with_row_groups(name: &str) -> std::path::PathBuf {
+        file_of_row_groups(name, 250)
+    }
+
+    /// 1,000 ids in row groups of `rows`, pages of 50.
+    fn file_of_row_groups(name: &str, rows: usize) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("pqsift_task_plan_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         let ids = arrow::array::Int64Array::from((0..1000).collect::<Vec<i64>>());
         let batch = arrow::array::RecordBatch::try_from_iter([("id", Arc::new(ids) as _)]).unwrap();
         let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_row_count(Some(250))
+            .set_max_row_group_row_count(Some(rows))
             .set_data_page_row_count_limit(50)
             .set_write_batch_size(50)
             .build();
@@ -544,19 +590,51 @@ mod tests {
         assert_eq!(kept, [1, 3]);
         let task = TaskPlan::of_scan(&scan, &plan, &[(0, kept)]).unwrap();
         let back = TaskPlan::from_bytes(&task.to_bytes().unwrap(), &Storage::default()).unwrap();
-        let selections = |t: &TaskPlan| t.files[0].row_groups.clone();
-        assert_eq!(selections(&back), selections(&task));
+        // The footer travelled with the row groups read alone, their numbers in the file apart.
+        let (sent, got) = (&task.files[0], &back.files[0]);
+        assert_eq!(got.file.metadata.num_row_groups(), 2);
+        assert_eq!(got.file.row_group_numbers.as_deref(), Some(&[1, 3][..]));
+        let numbers =
+            |f: &PlannedFile| f.row_groups.iter().map(|&(i, _)| f.file.row_group_number(i)).collect::<Vec<_>>();
+        assert_eq!(numbers(got), [1, 3]);
+        assert_eq!(numbers(sent), [1, 3]);
+        for (&(at, _), &(index, _)) in got.row_groups.iter().zip(&sent.row_groups) {
+            let (travelled, in_file) = (got.file.metadata.row_group(at), sent.file.metadata.row_group(index));
+            assert_eq!(travelled.num_rows(), in_file.num_rows());
+            assert_eq!(travelled.column(0).data_page_offset(), in_file.column(0).data_page_offset());
+        }
+        let selections = |f: &PlannedFile| f.row_groups.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>();
+        assert_eq!(selections(got), selections(sent));
         // The page index travelled: row group 1's selection is pages, not all its rows.
-        assert!(back.files[0].row_groups[0].1.as_ref().is_some_and(|s| s.selected_count() < 250));
+        assert!(got.row_groups[0].1.as_ref().is_some_and(|s| s.selected_count() < 250));
         // Of the page index, only the offset indexes of the row groups read travelled.
-        let index = back.files[0].file.metadata.page_index().expect("offset indexes");
-        assert!(index.offset_index(1, 0).is_some() && index.offset_index(3, 0).is_some());
-        assert!(index.offset_index(0, 0).is_none() && index.column_index(1, 0).is_none());
+        let index = got.file.metadata.page_index().expect("offset indexes");
+        assert!(index.offset_index(0, 0).is_some() && index.offset_index(1, 0).is_some());
+        assert!(index.column_index(0, 0).is_none() && index.column_index(1, 0).is_none());
         let all = TaskPlan::of_scan(&scan, &plan, &[(0, vec![1, 3])]).unwrap().to_bytes().unwrap().len();
         let one = TaskPlan::of_scan(&scan, &plan, &[(0, vec![3])]).unwrap().to_bytes().unwrap().len();
         assert!(one < all, "{one} bytes for one row group, {all} for two");
         assert_eq!(back.filter, task.filter);
         assert_eq!(back.files[0].file.schema, task.files[0].file.schema);
+    }
+
+    #[test]
+    fn a_files_plans_together_weigh_about_its_footer() {
+        let path = file_of_row_groups("many.parquet", 50);
+        let (scan, plan) = planned(&path, "id >= 0");
+        let row_groups: Vec<usize> = plan.files[0].surviving().collect();
+        assert_eq!(row_groups.len(), 20);
+        let bytes = |pieces: Vec<usize>| TaskPlan::of_scan(&scan, &plan, &[(0, pieces)]).unwrap().to_bytes().unwrap();
+        let whole = bytes(row_groups.clone()).len();
+        let empty = bytes(Vec::new()).len();
+        let apart: usize = row_groups.iter().map(|&rg| bytes(vec![rg]).len()).sum();
+        // A plan per row group: the row groups once, the rest (schema, options) in each, and
+        // a few bytes of numbers; not the whole footer in each.
+        let n = row_groups.len();
+        assert!(
+            apart <= whole + (n - 1) * empty + 8 * n,
+            "{apart} bytes in {n} plans, {whole} in one, {empty} in none"
+        );
     }
 
     #[test]

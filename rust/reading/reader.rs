@@ -454,7 +454,8 @@ pub fn open_stream(files: &[OpenedFile], tasks: Vec<ScanTask>, config: &ReaderCo
         )?
         .sharing_pass_rate(Arc::clone(&pass_rate));
         let leaf_subsets = leaf_subsets(projection, metadata.parquet_schema());
-        let reader = FileReader::new(&file.location, metadata, filter_schema, &filter, &config.bind)?;
+        let reader = FileReader::new(&file.location, metadata, filter_schema, &filter, &config.bind)?
+            .numbering_row_groups(file.row_group_numbers.clone());
         let assembly = match (layout.columns, layout.partition_row) {
             (Some(columns), Some(values)) => Some(OutputAssembly {
                 columns,

@@ -250,6 +250,9 @@ pub struct FileReader {
     file: Handle,
     metadata: ArrowReaderMetadata,
     key: Arc<str>,
+    /// The file's indices of the metadata's row groups when it holds only some (see
+    /// [`OpenedFile::row_group_numbers`](crate::format::opener::OpenedFile::row_group_numbers)).
+    row_group_numbers: Option<Arc<[usize]>>,
     /// Per predicate (text order): the predicate bound to the schema of its roots.
     bound: Vec<BoundExpr>,
     /// The file's schema as the predicates were bound to it
@@ -372,6 +375,7 @@ impl FileReader {
             file,
             metadata,
             key,
+            row_group_numbers: None,
             bound,
             filter_schema,
             probe,
@@ -381,6 +385,18 @@ impl FileReader {
             decode_metadata: Default::default(),
             int96_in_seconds: Default::default(),
         })
+    }
+
+    /// The reader, its metadata holding the row groups of the file `numbers` names (see
+    /// [`OpenedFile::row_group_numbers`](crate::format::opener::OpenedFile::row_group_numbers)).
+    pub fn numbering_row_groups(mut self, numbers: Option<Arc<[usize]>>) -> Self {
+        self.row_group_numbers = numbers;
+        self
+    }
+
+    /// The index in the file of the metadata's row group `index`, as messages name it.
+    pub fn row_group_number(&self, index: usize) -> usize {
+        crate::format::opener::row_group_number(self.row_group_numbers.as_deref(), index)
     }
 
     /// The file's Parquet metadata.
@@ -438,8 +454,9 @@ impl FileReader {
             Some(s) if s.row_count() == rows => s.clone(),
             Some(s) => {
                 return Err(PqsiftError::selection(format!(
-                    "row group {row_group} has {rows} rows but the selection covers {}",
-                    s.row_count()
+                    "row group {number} has {rows} rows but the selection covers {}",
+                    s.row_count(),
+                    number = self.row_group_number(row_group)
                 )));
             }
             None => RowSelection::select_all(rows),
@@ -760,7 +777,11 @@ impl FileReader {
                     handle.join().unwrap_or_else(|panic| {
                         Err(PqsiftError::corrupt(
                             self.name(),
-                            format!("row group {row_group}: {}", crate::error::panic_message(&panic)),
+                            format!(
+                                "row group {number}: {}",
+                                crate::error::panic_message(&panic),
+                                number = self.row_group_number(row_group)
+                            ),
                         ))
                     })
                 })
@@ -953,13 +974,19 @@ impl FileReader {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::corrupt(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
                 let column = self.metadata.schema().field(root).name();
-                PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
-                    .about_column(crate::filter::ColumnPath::new([column]).name())
+                PqsiftError::corrupt(
+                    self.name(),
+                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
+                )
+                .about_column(crate::filter::ColumnPath::new([column]).name())
             }),
             DecodeError::OutOfRange(reason) => {
                 let column = self.metadata.schema().field(root).name();
-                PqsiftError::unsupported(self.name(), format!("row group {row_group}, column {column}: {reason}"))
-                    .about_column(crate::filter::ColumnPath::new([column]).name())
+                PqsiftError::unsupported(
+                    self.name(),
+                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
+                )
+                .about_column(crate::filter::ColumnPath::new([column]).name())
             }
         })
     }
@@ -1028,9 +1055,10 @@ impl FileReader {
             return Err(PqsiftError::corrupt(
                 self.name(),
                 format!(
-                    "row group {row_group}: its pages hold {} of the {} rows to decode",
+                    "row group {number}: its pages hold {} of the {} rows to decode",
                     decoded.num_rows(),
-                    plan.decoded_rows()
+                    plan.decoded_rows(),
+                    number = self.row_group_number(row_group)
                 ),
             ));
         }
@@ -1045,9 +1073,10 @@ impl FileReader {
             return Err(PqsiftError::corrupt(
                 self.name(),
                 format!(
-                    "row group {row_group} decoded {} rows where {} were selected",
+                    "row group {number} decoded {} rows where {} were selected",
                     decoded.num_rows(),
-                    selection.selected_count()
+                    selection.selected_count(),
+                    number = self.row_group_number(row_group)
                 ),
             ));
         }
@@ -1101,7 +1130,13 @@ impl FileReader {
             let checked = crate::reading::repetition_levels::check_pages(&mut pages, max_rep_level, unchecked)
                 .map_err(|reason| {
                     let column = schema.column(leaf).path().string();
-                    PqsiftError::corrupt(self.name(), format!("row group {row_group}, column {column}: {reason}"))
+                    PqsiftError::corrupt(
+                        self.name(),
+                        format!(
+                            "row group {number}, column {column}: {reason}",
+                            number = self.row_group_number(row_group)
+                        ),
+                    )
                 })?;
             let mut all = self.levels_checked.lock().unwrap_or_else(|p| p.into_inner());
             all.entry((row_group, leaf)).or_default().extend(checked);
@@ -1117,7 +1152,7 @@ impl FileReader {
                 let column = self.metadata.schema().field(root).name();
                 return Err(PqsiftError::corrupt(
                     self.name(),
-                    format!("row group {row_group}, column {column}: {reason}"),
+                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
                 )
                 .about_column(crate::filter::ColumnPath::new([column]).name()));
             }
@@ -1179,7 +1214,11 @@ impl FileReader {
                 let column = self.metadata.schema().field(root).name();
                 return Err(PqsiftError::unsupported(
                     self.name(),
-                    format!("row group {row_group}, column {column}: {}", wrap_reason(instant)),
+                    format!(
+                        "row group {number}, column {column}: {}",
+                        wrap_reason(instant),
+                        number = self.row_group_number(row_group)
+                    ),
                 )
                 .about_column(crate::filter::ColumnPath::new([column]).name()));
             }
@@ -1324,7 +1363,10 @@ impl FileReader {
         match bytes > MAX_OFFSET_BYTES {
             true => PqsiftError::unsupported(
                 self.name(),
-                too_large(format!("{bytes} bytes of strings in row group {row_group}")),
+                too_large(format!(
+                    "{bytes} bytes of strings in row group {number}",
+                    number = self.row_group_number(row_group)
+                )),
             ),
             false => PqsiftError::corrupt(self.name(), error),
         }

@@ -454,8 +454,9 @@ impl Shared {
         let task = &self.tasks[index];
         let file = &self.files[task.file];
         let name = file.reader.name();
-        crate::error::panics_as_corrupt(name, format_args!("row group {}: the decoder", task.row_group), read)
-            .map_err(|e| e.in_file(name, format_args!("row group {}", task.row_group)))
+        let number = file.reader.row_group_number(task.row_group);
+        crate::error::panics_as_corrupt(name, format_args!("row group {number}: the decoder"), read)
+            .map_err(|e| e.in_file(name, format_args!("row group {number}")))
     }
 
     /// Task `index`'s decoded `batch` as the scan outputs it: struct fields extracted,
