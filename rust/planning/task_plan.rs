@@ -276,9 +276,6 @@ impl TaskPlan {
                 .iter()
                 .map(|rg| usize::try_from(rg.index).map_err(|_| invalid(format!("row group {}", rg.index))))
                 .collect::<Result<Vec<_>>>()?;
-            if numbers.windows(2).any(|pair| pair[0] >= pair[1]) {
-                return Err(invalid("row groups out of file order".into()));
-            }
             let (opened, travelled) = match file.footer_len {
                 Some(len) => {
                     let len = usize::try_from(len)
@@ -286,7 +283,8 @@ impl TaskPlan {
                         .filter(|&len| len <= footers.len())
                         .ok_or_else(|| invalid(format!("a footer of {len} bytes where {} are left", footers.len())))?;
                     let mut opened = decode_footer(location, footers.split_to(len))?;
-                    // It holds the row groups read, in order: the file's numbers kept apart.
+                    // It holds the row groups read, in the plan's order: their numbers in
+                    // the file are kept apart.
                     if opened.metadata.num_row_groups() != numbers.len() {
                         return Err(invalid(format!(
                             "a footer of {} row groups for {} to read",
@@ -416,6 +414,8 @@ struct WireFile {
 
 #[derive(Serialize, Deserialize)]
 struct WireRowGroup {
+    /// Its index in the file (the travelling footer holds the file's row groups read, in
+    /// the order of these).
     index: u64,
     /// Runs of `(skipped, rows)`; `None`: every row.
     selection: Option<Vec<(bool, u64)>>,

@@ -33,8 +33,8 @@ REFREEZE_OBJECTS = 10_000
 
 def freeze_worker_objects() -> bool:
     """In a Spark task, freezes the worker's objects if its oldest generation holds
-    :data:`REFREEZE_OBJECTS` or more; whether the worker's objects are left to freezing
-    (False outside a Spark task, or when :data:`OPT_OUT` is ``0``)."""
+    :data:`REFREEZE_OBJECTS` or more. True in a Spark task (frozen now or before), False
+    outside one or when :data:`OPT_OUT` is ``0`` (nothing frozen)."""
     if os.environ.get(OPT_OUT) == "0":
         return False
     from pyspark import TaskContext
