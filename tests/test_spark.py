@@ -692,6 +692,28 @@ def test_arrow_java_checks_given_by_the_user_are_left_as_given() -> None:
     assert pqsift.spark.EXECUTOR_ARROW_SETTINGS is EXECUTOR_SETTINGS
 
 
+def test_large_plans_reach_the_tasks_as_one_broadcast_variable(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``BROADCAST_PLAN_BYTES`` the tasks' plans travel as a broadcast variable, not in
+    the function every task unpickles; the rows are Spark's."""
+    made: list[Any] = []
+    broadcast = spark.sparkContext.broadcast
+
+    def recorded(value: Any) -> Any:
+        made.append(broadcast(value))
+        return made[-1]
+
+    monkeypatch.setattr(spark.sparkContext, "broadcast", recorded)
+    monkeypatch.setattr(pqsift.spark, "BROADCAST_PLAN_BYTES", 0)
+    expected = spark.read.parquet(str(dataset)).filter("small > 50").select("id", "note")
+    got = pqsift.spark.read(
+        spark, dataset, columns=["id", "note"], filter="small > 50", driver_read_bytes=0, target_task_bytes=1
+    )
+    assert sorted(got.collect(), key=lambda row: row["id"]) == sorted(expected.collect(), key=lambda row: row["id"])
+    (plans,) = made
+    assert len(plans.value) == got.rdd.getNumPartitions() > 1
+    assert all(piece[5] is not None for pieces in plans.value for piece in pieces)
+
+
 def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, dataset: Path) -> None:
     """In a Spark task, pqsift freezes the worker's objects (PySpark's daemon collects after
     every task, visiting all of them); outside a task, or opted out, nothing is frozen."""

@@ -74,6 +74,7 @@ from pqsift.spark.reader import (
     READ_METRICS,
     STORE_METRICS,
     TASK_COLUMNS,
+    Planned,
     _check_options,
     planned_reader,
     reader,
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = [
+    "BROADCAST_PLAN_BYTES",
     "CONNECT_DEFAULT_PARALLELISM",
     "DRIVER_READ_BYTES",
     "EXECUTOR_ARROW_SETTINGS",
@@ -108,6 +110,10 @@ __all__ = [
 #: The tasks :func:`read` spreads a scan over on Spark Connect when the session does not
 #: say how many cores it has (see :func:`default_parallelism`).
 CONNECT_DEFAULT_PARALLELISM = 16
+
+#: The plans' bytes (every task's together) past which a classic session's :func:`read`
+#: hands them to its tasks as a broadcast variable rather than in its function's closure.
+BROADCAST_PLAN_BYTES = 1 << 20
 
 
 def is_connect(spark: Any) -> bool:
@@ -774,8 +780,14 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
     planned, plan, metrics = request.planned, request.plan, request.metrics
     # Connect: no accumulator; the tasks' counts come as rows of an extra column.
     in_band = metrics is not None and metrics.accumulator is None
+    # Each task unpickles the function's closure, every task's plan in it: past a bound the
+    # plans go as a broadcast variable, which a reused worker loads once (classic only).
+    carried: Planned = planned
+    plan_bytes = sum(len(piece[5] or b"") for pieces in planned for piece in pieces)
+    if plan_bytes > BROADCAST_PLAN_BYTES and not is_connect(spark):
+        carried = spark.sparkContext.broadcast(planned)
     function = planned_reader(
-        planned,
+        carried,
         request.columns,
         request.filter,
         partition_schema=plan.partition_schema,

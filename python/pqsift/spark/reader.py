@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -34,6 +34,7 @@ __all__ = [
     "READ_METRICS",
     "STORE_METRICS",
     "TASK_COLUMNS",
+    "Planned",
     "ReaderFunction",
     "planned_reader",
     "read_pieces",
@@ -67,6 +68,20 @@ READ_METRICS = (
 METRICS_COLUMN = "__pqsift_task_metrics"
 
 ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+@runtime_checkable
+class _HasValue(Protocol):
+    """A Spark broadcast variable (``pyspark.Broadcast``), by what the reader uses of it."""
+
+    @property
+    def value(self) -> list[list[Piece]]: ...
+
+
+#: Every task's pieces, by task id: a list, or a broadcast variable of one (its ``value``),
+#: which a reused Python worker loads once for all the tasks it runs, where a function's
+#: closure is unpickled by each task.
+Planned = list[list[Piece]] | _HasValue
 
 
 def reader(
@@ -115,7 +130,7 @@ def _check_options(options: dict[str, Any]) -> None:
 
 
 def planned_reader(
-    planned: list[list[Piece]],
+    planned: Planned,
     columns: list[str] | None,
     filter: str | None,  # noqa: A002 - the public name
     *,
@@ -131,7 +146,9 @@ def planned_reader(
     with ``id`` *i* reads the pieces ``planned[i]`` (``(path, row_groups,
     partition_values, deletion_vector)``, the values of the table's ``partition_schema``;
     ``table`` for a Delta table's files). The plan travels in the function's closure, so
-    the task DataFrame is built in the JVM, without a Python round trip.
+    the task DataFrame is built in the JVM, without a Python round trip; or, as a Spark
+    broadcast variable of it, read by each Python worker once rather than by each task
+    (see :data:`Planned`).
 
     ``metrics_schema`` (Spark Connect, instead of ``metrics``): the Arrow schema of the
     output; each batch then also has the string column :data:`METRICS_COLUMN`, null, and
@@ -149,7 +166,7 @@ def _reader(
     metrics: Any,
     threads: int,
     options: dict[str, Any],
-    planned: list[list[Piece]] | None,
+    planned: Planned | None,
     metrics_schema: pa.Schema | None = None,
 ) -> ReaderFunction:
     report = None if metrics is None else metrics.accumulator.add
@@ -159,8 +176,10 @@ def _reader(
         if planned is None:
             yield from batch.to_pylist()
             return
+        # A broadcast variable's value is loaded once per worker process and kept.
+        tasks = planned.value if isinstance(planned, _HasValue) else planned
         for task in batch.column("id").to_pylist():
-            for piece in planned[task]:
+            for piece in tasks[task]:
                 yield _piece_row(piece)
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
