@@ -783,7 +783,7 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
     # Each task unpickles the function's closure, every task's plan in it: past a bound the
     # plans go as a broadcast variable, which a reused worker loads once (classic only).
     carried: Planned = planned
-    plan_bytes = sum(len(piece[5] or b"") for pieces in planned for piece in pieces)
+    plan_bytes = sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
     if plan_bytes > BROADCAST_PLAN_BYTES and not is_connect(spark):
         carried = spark.sparkContext.broadcast(planned)
     function = planned_reader(

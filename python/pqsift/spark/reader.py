@@ -4,8 +4,8 @@ Arrow record batches in exactly the types Spark expects.
 
 Python workers are reused between tasks (``spark.python.worker.reuse``), so the core's
 process-wide metadata cache serves later tasks on the same files; each task reads with
-``threads=1`` by default, since Spark already runs one task per core. A worker's objects
-are frozen for Python's cycle collector when it first reads
+``threads=1`` by default, since Spark already runs one task per core. A task starting in
+a worker freezes the worker's objects for Python's cycle collector
 (:mod:`pqsift.spark.worker_gc`).
 
 What a task read (:data:`READ_METRICS`) goes back to the driver through a Spark accumulator
