@@ -221,6 +221,15 @@ def _runs_in_the_driver(spark: Any, conf: _SessionConf) -> bool:
     return _is_local_master(str(spark.sparkContext.master))
 
 
+def _prepare_session(spark: Any) -> None:
+    """What :func:`read` and :func:`register` do first: check that a local master's workers
+    import pqsift, and on a classic session turn Arrow Java's checks off in the driver's JVM
+    where not configured (:mod:`pqsift.spark.arrow_checks`)."""
+    _check_workers_import_pqsift(spark)
+    if not is_connect(spark):
+        uncheck_driver_arrow(spark)
+
+
 #: Worker interpreters found to import pqsift, by path (one check per process each).
 _WORKERS_CHECKED: set[str] = set()
 
@@ -576,9 +585,7 @@ def read(
     """
     if metrics is not None and metrics.connect != is_connect(spark):
         raise ValueError("metrics: a ScanMetrics of another kind of session (classic / Spark Connect) than spark")
-    _check_workers_import_pqsift(spark)
-    if not is_connect(spark):
-        uncheck_driver_arrow(spark)
+    _prepare_session(spark)
     filter = filter_sql(filter)  # noqa: A001 - the public parameter, as SQL text
     source = absolute_source(source)
     if options.get("base_path") is not None:
@@ -856,9 +863,7 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     ``spark.sql.python.filterPushdown.enabled``, which this function sets to ``true`` for the
     session.
     """
-    _check_workers_import_pqsift(spark)
-    if not is_connect(spark):
-        uncheck_driver_arrow(spark)
+    _prepare_session(spark)
     from pqsift.spark.datasource import data_source_class
 
     if filter_pushdown:
