@@ -714,6 +714,25 @@ def test_large_plans_reach_the_tasks_as_one_broadcast_variable(spark: Any, datas
     assert all(piece[5] is not None for pieces in plans.value for piece in pieces)
 
 
+def test_a_tasks_function_weighs_more_than_a_loopback_segment(dataset: Path) -> None:
+    """Spark writes a Python task its function, then its input: a function of less than a
+    TCP segment left the input held for the worker's delayed acknowledgement (~40 ms a
+    task). Pickled as Spark pickles it, every task function weighs at least
+    ``TASK_FUNCTION_BYTES``: padded when small, not when its plans already weigh that."""
+    import cloudpickle
+
+    from pqsift.spark.reader import TASK_FUNCTION_BYTES, planned_reader, reader
+
+    assert TASK_FUNCTION_BYTES > 64 << 10  # a loopback segment: 65,483 bytes (MTU 65,536)
+    assert len(cloudpickle.dumps(reader(["id"]))) >= TASK_FUNCTION_BYTES
+    plans = pqsift.spark.plan_tasks(str(dataset), ["id"], "small > 50", target_task_bytes=1)
+    small = [task.to_rows() for task in plans.tasks]
+    assert len(cloudpickle.dumps(planned_reader(small, ["id"], "small > 50"))) >= TASK_FUNCTION_BYTES
+    heavy = [[(*piece[:5], bytes(TASK_FUNCTION_BYTES)) for piece in pieces] for pieces in small]
+    unpadded = len(cloudpickle.dumps(planned_reader(heavy, ["id"], "small > 50")))
+    assert unpadded - TASK_FUNCTION_BYTES * sum(map(len, heavy)) < TASK_FUNCTION_BYTES // 2
+
+
 def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, dataset: Path) -> None:
     """In a Spark task, pqsift freezes the worker's objects (PySpark's daemon collects after
     every task, visiting all of them); outside a task, or opted out, nothing is frozen."""

@@ -173,6 +173,57 @@ def test_metrics_travel_without_accumulators_as_in_classic(connect: Any, spark: 
         pqsift.spark.reader(["id"], metrics=metrics)
 
 
+@pytest.mark.parametrize("bound", ["tasks", "bytes"])
+def test_large_plans_reach_connect_tasks_in_a_file_each_reads_its_own_of(connect: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
+    """Past the bounds (many tasks, or plans near a Connect request's size) the tasks' plans
+    travel in a file added to the session, not in the function: the function holds none of
+    them, each task reads its own, and the rows are Spark's."""
+    import cloudpickle
+
+    from pqsift.spark.reader import PlanFile
+
+    made: list[tuple[Any, Any]] = []
+    planned_reader = pqsift.spark.planned_reader
+
+    def recorded(planned: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append((planned, planned_reader(planned, *args, **kwargs)))
+        return made[-1][1]
+
+    monkeypatch.setattr(pqsift.spark, "planned_reader", recorded)
+    monkeypatch.setattr(pqsift.spark, "BROADCAST_PLAN_BYTES", 0)
+    monkeypatch.setattr(pqsift.spark, "CONNECT_PLAN_FILE_TASKS", 0 if bound == "tasks" else 1 << 30)
+    monkeypatch.setattr(pqsift.spark, "CONNECT_CLOSURE_PLAN_BYTES", 0 if bound == "bytes" else 1 << 40)
+    expected = connect.read.parquet(str(dataset)).filter("small > 50").select("id", "note")
+    got = pqsift.spark.read(connect, dataset, ["id", "note"], "small > 50", driver_read_bytes=0, target_task_bytes=1)
+    assert sorted(got.collect(), key=lambda row: row["id"]) == sorted(expected.collect(), key=lambda row: row["id"])
+    ((carried, function),) = made
+    assert isinstance(carried, PlanFile)
+    plans = pqsift.spark.plan_tasks(str(dataset), ["id", "note"], "small > 50", target_task_bytes=1)
+    assert len(carried.spans) == len(plans.tasks) > 1
+    pickled = cloudpickle.dumps(function)
+    assert not any(piece[5] in pickled for task in plans.tasks for piece in task.to_rows())
+
+
+def test_a_plan_file_not_on_the_node_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
+    """A task whose node lacks the plans' file (Spark did not ship it) fails naming it."""
+    from pqsift.errors import PqsiftError
+    from pqsift.spark.reader import PlanFile
+
+    pieces = [[("a.parquet", [0], None, None, None, b"plan-a")], [("b.parquet", [1, 2], None, None, None, b"plan-b")]]
+    plans = PlanFile.write(pieces, tmp_path)  # type: ignore[arg-type]
+    assert (tmp_path / plans.name).stat().st_size == sum(length for _, length in plans.spans)
+    assert PlanFile.write(pieces, tmp_path / ".." / tmp_path.name).name == plans.name  # type: ignore[arg-type]
+    with pytest.raises(PqsiftError, match=re.escape(plans.name)):
+        plans.pieces(1)  # not where SparkFiles looks: this process's Spark has no such file
+    from pyspark import SparkFiles
+
+    shutil.copy(tmp_path / plans.name, Path(SparkFiles.getRootDirectory()) / plans.name)
+    try:
+        assert plans.pieces(1) == pieces[1] and plans.pieces(0) == pieces[0]
+    finally:
+        (Path(SparkFiles.getRootDirectory()) / plans.name).unlink()
+
+
 def test_connect_abandons_a_driver_read_at_its_own_bound(connect: Any, spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Over Connect a result read by the client reaches Spark as a local relation, dearer a
     byte than a classic session's Arrow batches: its bound is lower. An output between the

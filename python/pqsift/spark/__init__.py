@@ -44,8 +44,10 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
@@ -74,6 +76,7 @@ from pqsift.spark.reader import (
     READ_METRICS,
     STORE_METRICS,
     TASK_COLUMNS,
+    PlanFile,
     Planned,
     _check_options,
     planned_reader,
@@ -87,7 +90,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BROADCAST_PLAN_BYTES",
+    "CONNECT_CLOSURE_PLAN_BYTES",
     "CONNECT_DEFAULT_PARALLELISM",
+    "CONNECT_PLAN_FILE_TASKS",
     "DRIVER_READ_BYTES",
     "EXECUTOR_ARROW_SETTINGS",
     "TASK_COLUMNS",
@@ -114,6 +119,17 @@ CONNECT_DEFAULT_PARALLELISM = 16
 #: The plans' bytes (every task's together) past which a classic session's :func:`read`
 #: hands them to its tasks as a broadcast variable rather than in its function's closure.
 BROADCAST_PLAN_BYTES = 1 << 20
+
+#: On Spark Connect, with plans past :data:`BROADCAST_PLAN_BYTES`, the tasks from which
+#: :func:`read` hands them in a file added to the session, each task reading its own
+#: (:class:`~pqsift.spark.reader.PlanFile`), rather than in its function's closure, which
+#: every task unpickles: uploading the file costs about what that costs 60 tasks.
+CONNECT_PLAN_FILE_TASKS = 64
+
+#: On Spark Connect, the plans' bytes past which :func:`read` hands them in a file however
+#: few the tasks: the function travels in one request, which the client and the server
+#: refuse past 128 MiB by default (``spark.connect.grpc.maxInboundMessageSize``).
+CONNECT_CLOSURE_PLAN_BYTES = 64 << 20
 
 
 def is_connect(spark: Any) -> bool:
@@ -787,12 +803,7 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
     planned, plan, metrics = request.planned, request.plan, request.metrics
     # Connect: no accumulator; the tasks' counts come as rows of an extra column.
     in_band = metrics is not None and metrics.accumulator is None
-    # Each task unpickles the function's closure, every task's plan in it: past a bound the
-    # plans go as a broadcast variable, which a reused worker loads once (classic only).
-    carried: Planned = planned
-    plan_bytes = sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
-    if plan_bytes > BROADCAST_PLAN_BYTES and not is_connect(spark):
-        carried = spark.sparkContext.broadcast(planned)
+    carried = _carried_plans(spark, planned)
     function = planned_reader(
         carried,
         request.columns,
@@ -815,6 +826,26 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
         output = StructType([*request.struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
         return metrics._observe(tasks.mapInArrow(function, output))
     return tasks.mapInArrow(function, request.struct)
+
+
+def _carried_plans(spark: SparkSession, planned: list[list[Piece]]) -> Planned:
+    """How the tasks get their plans. Each task unpickles the function's closure, every
+    task's plan in it: past :data:`BROADCAST_PLAN_BYTES` a classic session sends them as a
+    broadcast variable, which a reused worker loads once; a Connect session, which has no
+    broadcast variables, for :data:`CONNECT_PLAN_FILE_TASKS` tasks or more, or past
+    :data:`CONNECT_CLOSURE_PLAN_BYTES`, in a :class:`~pqsift.spark.reader.PlanFile` added
+    to the session as an artifact, from which each task reads its own."""
+    plan_bytes = sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
+    if plan_bytes <= BROADCAST_PLAN_BYTES:
+        return planned
+    if not is_connect(spark):
+        return spark.sparkContext.broadcast(planned)
+    if len(planned) < CONNECT_PLAN_FILE_TASKS and plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
+        return planned
+    with tempfile.TemporaryDirectory(prefix="pqsift-plans-") as directory:
+        plans = PlanFile.write(planned, Path(directory))
+        spark.addArtifacts(str(Path(directory) / plans.name), file=True)
+    return plans
 
 
 def _output_name(column: str) -> str:

@@ -16,8 +16,12 @@ null, which :func:`pqsift.spark.read` observes (``DataFrame.observe``) and filte
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -34,6 +38,8 @@ __all__ = [
     "READ_METRICS",
     "STORE_METRICS",
     "TASK_COLUMNS",
+    "TASK_FUNCTION_BYTES",
+    "PlanFile",
     "Planned",
     "ReaderFunction",
     "planned_reader",
@@ -69,6 +75,14 @@ METRICS_COLUMN = "__pqsift_task_metrics"
 
 ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
+#: The least a task's function weighs pickled (the plans it carries and padding). Spark
+#: writes a Python task its function, then its input, on a TCP connection of the machine's
+#: loopback; the kernel holds the second write until the worker acknowledges the first
+#: (Nagle's algorithm), and the worker delays acknowledging less than a full segment (64
+#: KiB on the loopback) by up to 40 ms: a task with a small function waited that long
+#: before reading anything. More than a segment is acknowledged at once.
+TASK_FUNCTION_BYTES = 128 << 10
+
 
 @runtime_checkable
 class _HasValue(Protocol):
@@ -78,10 +92,68 @@ class _HasValue(Protocol):
     def value(self) -> list[list[Piece]]: ...
 
 
-#: Every task's pieces, by task id: a list, or a broadcast variable of one (its ``value``),
+@dataclass(frozen=True)
+class PlanFile:
+    """Every task's pieces in one file that Spark ships to each node with the job (on
+    Spark Connect, a file added as an artifact: ``SparkSession.addArtifacts(path,
+    file=True)``), each task's at its own span: a task reads and unpickles its own pieces,
+    where a function's closure holding every task's would be unpickled by each task, and
+    would have to fit in one Connect request (128 MiB by default).
+
+    >>> plans = PlanFile.write([[piece_a], [piece_b, piece_c]], directory)  # doctest: +SKIP
+    >>> spark.addArtifacts(str(directory / plans.name), file=True)          # doctest: +SKIP
+    >>> plans.pieces(1)   # in a task: SparkFiles.get(plans.name), its second span  # doctest: +SKIP
+    [piece_b, piece_c]
+    """
+
+    #: The file's name, as ``pyspark.SparkFiles.get`` finds it: named by its content, so
+    #: the same plans added twice are one file, and different plans never share a name.
+    name: str
+    #: ``(offset, length)`` of each task's pickled pieces in the file, by task id.
+    spans: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def write(cls, planned: list[list[Piece]], directory: Path) -> PlanFile:
+        """Writes ``planned`` into a new file in ``directory``, named as :attr:`name` says."""
+        parts = [pickle.dumps(pieces, protocol=pickle.HIGHEST_PROTOCOL) for pieces in planned]
+        digest = hashlib.sha256()
+        spans = []
+        offset = 0
+        for part in parts:
+            digest.update(part)
+            spans.append((offset, len(part)))
+            offset += len(part)
+        plans = cls(f"pqsift-plans-{digest.hexdigest()[:40]}.bin", tuple(spans))
+        with open(directory / plans.name, "wb") as file:
+            for part in parts:
+                file.write(part)
+        return plans
+
+    def pieces(self, task: int) -> list[Piece]:
+        """Task ``task``'s pieces, read from the file where Spark put it on this node."""
+        from pyspark import SparkFiles
+
+        offset, length = self.spans[task]
+        path = SparkFiles.get(self.name)
+        try:
+            with open(path, "rb") as file:
+                file.seek(offset)
+                part = file.read(length)
+        except OSError as error:
+            raise PqsiftError(f"the task plans' file {self.name} is not on this node ({path}): {error}") from error
+        if len(part) != length:
+            raise PqsiftError(
+                f"the task plans' file {self.name} ends at {offset + len(part)}, before task {task}'s plan"
+            )
+        pieces: list[Piece] = pickle.loads(part)
+        return pieces
+
+
+#: Every task's pieces, by task id: a list; a broadcast variable of one (its ``value``),
 #: which a reused Python worker loads once for all the tasks it runs, where a function's
-#: closure is unpickled by each task.
-Planned = list[list[Piece]] | _HasValue
+#: closure is unpickled by each task; or a :class:`PlanFile`, from which each task reads
+#: its own.
+Planned = list[list[Piece]] | _HasValue | PlanFile
 
 
 def reader(
@@ -147,8 +219,8 @@ def planned_reader(
     partition_values, deletion_vector)``, the values of the table's ``partition_schema``;
     ``table`` for a Delta table's files). The plan travels in the function's closure, so
     the task DataFrame is built in the JVM, without a Python round trip; or, as a Spark
-    broadcast variable of it, read by each Python worker once rather than by each task
-    (see :data:`Planned`).
+    broadcast variable of it, read by each Python worker once rather than by each task; or
+    in a :class:`PlanFile`, each task reading its own (see :data:`Planned`).
 
     ``metrics_schema`` (Spark Connect, instead of ``metrics``): the Arrow schema of the
     output; each batch then also has the string column :data:`METRICS_COLUMN`, null, and
@@ -176,17 +248,28 @@ def _reader(
         if planned is None:
             yield from batch.to_pylist()
             return
-        # A broadcast variable's value is loaded once per worker process and kept.
-        tasks = planned.value if isinstance(planned, _HasValue) else planned
         for task in batch.column("id").to_pylist():
-            for piece in tasks[task]:
+            for piece in _pieces_of(planned, task):
                 yield _piece_row(piece)
 
     def read_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         freeze_worker_objects()
         return read_rows(row for batch in batches for row in rows_of(batch))
 
+    # Pickled with the function (its `__dict__` travels), so that each task's function
+    # weighs at least TASK_FUNCTION_BYTES: see there.
+    carried = sum(len(piece[5] or b"") for pieces in planned for piece in pieces) if isinstance(planned, list) else 0
+    read_tasks.__dict__["padding"] = bytes(max(0, TASK_FUNCTION_BYTES - carried))
     return read_tasks
+
+
+def _pieces_of(planned: Planned, task: int) -> list[Piece]:
+    """Task ``task``'s pieces, however ``planned`` carries them."""
+    if isinstance(planned, PlanFile):
+        return planned.pieces(task)
+    # A broadcast variable's value is loaded once per worker process and kept.
+    tasks = planned.value if isinstance(planned, _HasValue) else planned
+    return tasks[task]
 
 
 def read_pieces(
