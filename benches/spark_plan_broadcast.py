@@ -59,11 +59,15 @@ def main() -> None:
     plan = plan_tasks(path, COLUMNS, None, target_task_bytes=1)
     plan_bytes = len(pickle.dumps([task.to_rows() for task in plan.tasks]))
     spark, server = connect_spark() if args.connect else (local_spark(), None)
-    # The bounds each way sets: (BROADCAST_PLAN_BYTES, CONNECT_PLAN_FILE_TASKS).
-    bounds = {"in the closure": (1 << 62, 1 << 62), "a file each task reads its own from" if args.connect else "broadcast": (0, 0)}
+    # The bounds each way sets: (BROADCAST_PLAN_BYTES, CONNECT_PLAN_FILE_TASKS, CONNECT_PLAN_FILE_BYTES).
+    bounds = {
+        "in the closure": (1 << 62, 1 << 62, 1 << 62),
+        "a file each task reads its own from" if args.connect else "broadcast": (0, 0, 0),
+    }
 
-    def read(bound: tuple[int, int]) -> None:
-        pqsift.spark.BROADCAST_PLAN_BYTES, pqsift.spark.CONNECT_PLAN_FILE_TASKS = bound
+    def read(bound: tuple[int, int, int]) -> None:
+        spark_module = pqsift.spark
+        spark_module.BROADCAST_PLAN_BYTES, spark_module.CONNECT_PLAN_FILE_TASKS, spark_module.CONNECT_PLAN_FILE_BYTES = bound
         noop(pqsift.spark.read(spark, path, COLUMNS, driver_read_bytes=0, target_task_bytes=1))
 
     runs = {way: (lambda bound=bound: read(bound)) for way, bound in bounds.items()}

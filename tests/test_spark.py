@@ -717,8 +717,9 @@ def test_large_plans_reach_the_tasks_as_one_broadcast_variable(spark: Any, datas
 def test_a_tasks_function_weighs_more_than_a_loopback_segment(dataset: Path) -> None:
     """Spark writes a Python task its function, then its input: a function of less than a
     TCP segment left the input held for the worker's delayed acknowledgement (~40 ms a
-    task). Pickled as Spark pickles it, every task function weighs at least
-    ``TASK_FUNCTION_BYTES``: padded when small, not when its plans already weigh that."""
+    task). Pickled as Spark pickles it, every task function (and the data source's reader)
+    weighs at least ``TASK_FUNCTION_BYTES``: padded when small, not when its plans already
+    weigh that."""
     import cloudpickle
 
     from pqsift.spark.reader import TASK_FUNCTION_BYTES, planned_reader, reader
@@ -731,6 +732,13 @@ def test_a_tasks_function_weighs_more_than_a_loopback_segment(dataset: Path) -> 
     heavy = [[(*piece[:5], bytes(TASK_FUNCTION_BYTES)) for piece in pieces] for pieces in small]
     unpadded = len(cloudpickle.dumps(planned_reader(heavy, ["id"], "small > 50")))
     assert unpadded - TASK_FUNCTION_BYTES * sum(map(len, heavy)) < TASK_FUNCTION_BYTES // 2
+    # The data source's reader, which Spark pickles into each task's function likewise.
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from pqsift.spark.datasource import PqsiftReader
+
+    source = PqsiftReader({"path": str(dataset), "columns": "id"}, StructType([StructField("id", LongType())]), False)
+    assert len(cloudpickle.dumps(source)) >= TASK_FUNCTION_BYTES
 
 
 def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, dataset: Path) -> None:

@@ -192,6 +192,7 @@ def test_large_plans_reach_connect_tasks_in_a_file_each_reads_its_own_of(connect
     monkeypatch.setattr(pqsift.spark, "planned_reader", recorded)
     monkeypatch.setattr(pqsift.spark, "BROADCAST_PLAN_BYTES", 0)
     monkeypatch.setattr(pqsift.spark, "CONNECT_PLAN_FILE_TASKS", 0 if bound == "tasks" else 1 << 30)
+    monkeypatch.setattr(pqsift.spark, "CONNECT_PLAN_FILE_BYTES", 0)
     monkeypatch.setattr(pqsift.spark, "CONNECT_CLOSURE_PLAN_BYTES", 0 if bound == "bytes" else 1 << 40)
     expected = connect.read.parquet(str(dataset)).filter("small > 50").select("id", "note")
     got = pqsift.spark.read(connect, dataset, ["id", "note"], "small > 50", driver_read_bytes=0, target_task_bytes=1)

@@ -92,6 +92,7 @@ __all__ = [
     "BROADCAST_PLAN_BYTES",
     "CONNECT_CLOSURE_PLAN_BYTES",
     "CONNECT_DEFAULT_PARALLELISM",
+    "CONNECT_PLAN_FILE_BYTES",
     "CONNECT_PLAN_FILE_TASKS",
     "DRIVER_READ_BYTES",
     "EXECUTOR_ARROW_SETTINGS",
@@ -120,11 +121,15 @@ CONNECT_DEFAULT_PARALLELISM = 16
 #: hands them to its tasks as a broadcast variable rather than in its function's closure.
 BROADCAST_PLAN_BYTES = 1 << 20
 
-#: On Spark Connect, with plans past :data:`BROADCAST_PLAN_BYTES`, the tasks from which
-#: :func:`read` hands them in a file added to the session, each task reading its own
-#: (:class:`~pqsift.spark.reader.PlanFile`), rather than in its function's closure, which
-#: every task unpickles: uploading the file costs about what that costs 60 tasks.
-CONNECT_PLAN_FILE_TASKS = 64
+#: On Spark Connect, :func:`read` hands the plans to its tasks in a file added to the
+#: session, each task reading its own (:class:`~pqsift.spark.reader.PlanFile`), rather than
+#: in its function's closure, which every task unpickles, when they go to at least this
+#: many tasks and the plans' bytes times the tasks reach :data:`CONNECT_PLAN_FILE_BYTES`:
+#: the file costs an upload (a fixed part, then by its bytes), the closure each task.
+CONNECT_PLAN_FILE_TASKS = 8
+
+#: See :data:`CONNECT_PLAN_FILE_TASKS`: the bytes all the tasks together would unpickle.
+CONNECT_PLAN_FILE_BYTES = 32 << 20
 
 #: On Spark Connect, the plans' bytes past which :func:`read` hands them in a file however
 #: few the tasks: the function travels in one request, which the client and the server
@@ -832,15 +837,18 @@ def _carried_plans(spark: SparkSession, planned: list[list[Piece]]) -> Planned:
     """How the tasks get their plans. Each task unpickles the function's closure, every
     task's plan in it: past :data:`BROADCAST_PLAN_BYTES` a classic session sends them as a
     broadcast variable, which a reused worker loads once; a Connect session, which has no
-    broadcast variables, for :data:`CONNECT_PLAN_FILE_TASKS` tasks or more, or past
-    :data:`CONNECT_CLOSURE_PLAN_BYTES`, in a :class:`~pqsift.spark.reader.PlanFile` added
-    to the session as an artifact, from which each task reads its own."""
+    broadcast variables, when many tasks would unpickle them (see
+    :data:`CONNECT_PLAN_FILE_TASKS`) or past :data:`CONNECT_CLOSURE_PLAN_BYTES`, in a
+    :class:`~pqsift.spark.reader.PlanFile` added to the session as an artifact, from which
+    each task reads its own."""
     plan_bytes = sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
     if plan_bytes <= BROADCAST_PLAN_BYTES:
         return planned
     if not is_connect(spark):
         return spark.sparkContext.broadcast(planned)
-    if len(planned) < CONNECT_PLAN_FILE_TASKS and plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
+    tasks = len(planned)
+    many = tasks >= CONNECT_PLAN_FILE_TASKS and plan_bytes * tasks >= CONNECT_PLAN_FILE_BYTES
+    if not many and plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
         return planned
     with tempfile.TemporaryDirectory(prefix="pqsift-plans-") as directory:
         plans = PlanFile.write(planned, Path(directory))
