@@ -205,6 +205,26 @@ def test_large_plans_reach_connect_tasks_in_a_file_each_reads_its_own_of(connect
     assert not any(piece[5] in pickled for task in plans.tasks for piece in task.to_rows())
 
 
+def test_plans_the_server_will_not_take_as_a_file(connect: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server refusing the plans' file: plans a request can carry go in the function (the
+    rows are Spark's), larger ones raise an error that says why."""
+    from pqsift.errors import PqsiftError
+
+    def refused(*paths: str, **kinds: Any) -> None:
+        raise PermissionError("artifacts are disabled here")
+
+    monkeypatch.setattr(connect, "addArtifacts", refused)
+    monkeypatch.setattr(pqsift.spark, "BROADCAST_PLAN_BYTES", 0)
+    monkeypatch.setattr(pqsift.spark, "CONNECT_PLAN_FILE_TASKS", 0)
+    monkeypatch.setattr(pqsift.spark, "CONNECT_PLAN_FILE_BYTES", 0)
+    expected = connect.read.parquet(str(dataset)).filter("small > 50").select("id")
+    got = pqsift.spark.read(connect, dataset, ["id"], "small > 50", driver_read_bytes=0, target_task_bytes=1)
+    assert sorted(got.collect()) == sorted(expected.collect())
+    monkeypatch.setattr(pqsift.spark, "CONNECT_CLOSURE_PLAN_BYTES", 0)
+    with pytest.raises(PqsiftError, match=r"too large for one Spark Connect request.*artifacts are disabled here"):
+        pqsift.spark.read(connect, dataset, ["id"], "small > 50", driver_read_bytes=0, target_task_bytes=1)
+
+
 def test_a_plan_file_not_on_the_node_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
     """A task whose node lacks the plans' file (Spark did not ship it) fails naming it."""
     from pqsift.errors import PqsiftError

@@ -852,7 +852,15 @@ def _carried_plans(spark: SparkSession, planned: list[list[Piece]]) -> Planned:
         return planned
     with tempfile.TemporaryDirectory(prefix="pqsift-plans-") as directory:
         plans = PlanFile.write(planned, Path(directory))
-        spark.addArtifacts(str(Path(directory) / plans.name), file=True)
+        try:
+            spark.addArtifacts(str(Path(directory) / plans.name), file=True)
+        except Exception as error:  # the server's refusal, of whatever kind
+            if plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
+                return planned  # slower for many tasks, but it reaches them
+            raise PqsiftError(
+                f"the tasks' plans ({plan_bytes} bytes) are too large for one Spark Connect request, and the "
+                f"server did not take them as a file (addArtifacts: {type(error).__name__}: {error})"
+            ) from error
     return plans
 
 
