@@ -118,6 +118,8 @@ pub fn decode_in_parts(footer: &[u8], parts: usize) -> Option<ParquetMetaData> {
         let first = walker.position();
         let span = footer.len() - first;
         let mut handles = Vec::with_capacity(parts - 1);
+        // Whether each part's first row group writes its ordinal (see `joined`).
+        let mut first_written = Vec::with_capacity(parts);
         let (mut start, mut walked) = (first, 0usize);
         for part in 1..parts {
             let target = first + span / parts * part;
@@ -132,9 +134,11 @@ pub fn decode_in_parts(footer: &[u8], parts: usize) -> Option<ParquetMetaData> {
             }
             let bytes = part_of(start, walker.position(), count, true);
             handles.push(std::thread::Builder::new().spawn_scoped(scope, move || decode(bytes)).ok()?);
+            first_written.push(writes_ordinal(&footer[start..])?);
             start = walker.position();
         }
         // The last part: the remaining row groups and every field after them, as written.
+        first_written.push(writes_ordinal(&footer[start..])?);
         let last = decode(part_of(start, footer.len(), row_groups - walked, false));
         let mut runs = Vec::with_capacity(parts);
         for handle in handles {
@@ -142,29 +146,57 @@ pub fn decode_in_parts(footer: &[u8], parts: usize) -> Option<ParquetMetaData> {
         }
         let mut builder = last?.into_builder();
         runs.push(builder.take_row_groups());
-        let joined = joined(runs)?;
+        let joined = joined(runs, &first_written)?;
         (joined.len() == row_groups).then(|| builder.set_row_groups(joined).build())
     })
 }
 
-/// The parts' row groups in order. Where the footer writes no ordinals the crate numbers
-/// row groups by position, and so numbered each part's from 0: they are then numbered by
-/// their position in the whole footer, as its decoding whole would have. Ordinals the
-/// footer writes are kept (but for a footer writing ordinals that start from 0 again where
-/// a part starts, numbered by position too: pqsift reads no ordinal).
-fn joined(runs: Vec<Vec<RowGroupMetaData>>) -> Option<Vec<RowGroupMetaData>> {
-    let numbered_per_part = runs.len() > 1
-        && runs
-            .iter()
-            .all(|run| run.iter().enumerate().all(|(i, row_group)| row_group.ordinal() == i32::try_from(i).ok()));
+/// The parts' row groups in order, numbered as the crate numbers a footer's row groups
+/// decoded whole: by their position when no row group writes an ordinal, else as written
+/// (`None` where one writes none). Decoded alone, a part whose row groups write none was
+/// numbered from 0 by the crate: such a part's ordinals are its positions, 0.., and its
+/// first row group writes no ordinal (`first_written`, one a part), where a part whose
+/// first row group writes one keeps what its row groups write. So: every part numbered by
+/// the crate, the row groups are numbered by their position in the whole footer; none,
+/// they are kept; some (a footer whose row groups write ordinals in some parts only, which
+/// the crate leaves `None` elsewhere), `None`: decode it whole.
+fn joined(runs: Vec<Vec<RowGroupMetaData>>, first_written: &[bool]) -> Option<Vec<RowGroupMetaData>> {
+    let numbered_by_the_crate: Vec<bool> = runs
+        .iter()
+        .zip(first_written)
+        .map(|(run, &written)| {
+            !written && run.iter().enumerate().all(|(i, row_group)| row_group.ordinal() == i32::try_from(i).ok())
+        })
+        .collect();
     let row_groups = runs.into_iter().flatten();
-    if !numbered_per_part {
+    if numbered_by_the_crate.iter().all(|&numbered| !numbered) {
         return Some(row_groups.collect());
+    }
+    if numbered_by_the_crate.iter().any(|&numbered| !numbered) {
+        return None;
     }
     row_groups
         .enumerate()
         .map(|(position, row_group)| row_group.into_builder().set_ordinal(i32::try_from(position).ok()?).build().ok())
         .collect()
+}
+
+/// Whether the row group at the start of `bytes` (a serialized `RowGroup`) writes its
+/// ordinal (field 7); `None` if its fields cannot be walked.
+fn writes_ordinal(bytes: &[u8]) -> Option<bool> {
+    const ORDINAL: i16 = 7;
+    let mut walker = ThriftWalker::new(bytes);
+    let mut last_id = 0;
+    // The walker gives no header at the struct's stop (or at bytes it cannot read, which
+    // the part's decoding then refuses).
+    while let Some((field_type, id)) = walker.field_header(last_id) {
+        if id == ORDINAL {
+            return Some(true);
+        }
+        walker.skip(field_type, 1)?;
+        last_id = id;
+    }
+    Some(false)
 }
 
 #[cfg(test)]
@@ -249,6 +281,38 @@ mod tests {
             let ordinals: Vec<_> = cut.row_groups().iter().map(RowGroupMetaData::ordinal).collect();
             assert_eq!(ordinals, (0..9).map(Some).collect::<Vec<_>>());
         }
+    }
+
+    /// A footer whose first row groups write their ordinals and the others none (a damaged
+    /// footer can be so): the crate keeps those written and leaves the others `None`. A
+    /// part of the others alone was numbered from 0 by the crate; in parts such a footer
+    /// decodes to the same, or not at all (it is then decoded whole).
+    #[test]
+    fn row_groups_with_ordinals_in_some_parts_decode_as_the_whole() {
+        let written = ParquetMetaDataReader::decode_metadata(&written_footer(6)).unwrap();
+        let schema = written.file_metadata().schema_descr_ptr();
+        let row_groups = written.row_groups().iter().enumerate().map(|(i, row_group)| {
+            let builder = RowGroupMetaData::builder(schema.clone())
+                .set_num_rows(row_group.num_rows())
+                .set_total_byte_size(row_group.total_byte_size())
+                .set_column_metadata(row_group.columns().to_vec());
+            let builder = if i < 3 { builder.set_ordinal(i as i32) } else { builder };
+            builder.build().unwrap()
+        });
+        let partly = written.clone().into_builder().set_row_groups(row_groups.collect()).build();
+        let mut file = Vec::new();
+        ParquetMetaDataWriter::new(&mut file, &partly).finish().unwrap();
+        let footer = test_corpus::footer(&file).unwrap();
+        let whole = ParquetMetaDataReader::decode_metadata(footer).unwrap();
+        let ordinals: Vec<_> = whole.row_groups().iter().map(RowGroupMetaData::ordinal).collect();
+        assert_eq!(ordinals, [Some(0), Some(1), Some(2), None, None, None]);
+        for parts in 2..=4 {
+            if let Some(cut) = decode_in_parts(footer, parts) {
+                assert_eq!(shown(&cut), shown(&whole), "in {parts} parts");
+            }
+        }
+        // Cut after the third, the two parts number differently: decoded whole.
+        assert!(decode_in_parts(footer, 2).is_none());
     }
 
     /// Every footer of the corpus that has row groups enough decodes in parts as it does
