@@ -578,10 +578,11 @@ fn narrow_to_top_rows(
         let mut stream = open_stream(files, reading, &with_condition(&first, predicate.as_ref()))?;
         while let Some(batch) = stream.next_batch_checked() {
             let batch = batch?;
+            let so_far = bytes_read + stream.bytes_read();
             if let Some(budget) = config.max_bytes_read
-                && bytes_read + stream.bytes_read() > budget
+                && so_far > budget
             {
-                return Err(PqsiftError::read_budget(bytes_read + stream.bytes_read(), budget));
+                return Err(PqsiftError::read_budget(so_far, budget));
             }
             let Some(source) = stream.last_batch_source() else {
                 return Err(PqsiftError::Internal("a first-pass batch without its row group".into()));
