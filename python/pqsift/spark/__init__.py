@@ -79,6 +79,7 @@ from pqsift.spark.reader import (
     PlanFile,
     Planned,
     _check_options,
+    plan_bytes,
     planned_reader,
     reader,
 )
@@ -841,24 +842,24 @@ def _carried_plans(spark: SparkSession, planned: list[list[Piece]]) -> Planned:
     :data:`CONNECT_PLAN_FILE_TASKS`) or past :data:`CONNECT_CLOSURE_PLAN_BYTES`, in a
     :class:`~pqsift.spark.reader.PlanFile` added to the session as an artifact, from which
     each task reads its own."""
-    plan_bytes = sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
-    if plan_bytes <= BROADCAST_PLAN_BYTES:
+    carried_bytes = plan_bytes(planned)
+    if carried_bytes <= BROADCAST_PLAN_BYTES:
         return planned
     if not is_connect(spark):
         return spark.sparkContext.broadcast(planned)
     tasks = len(planned)
-    many = tasks >= CONNECT_PLAN_FILE_TASKS and plan_bytes * tasks >= CONNECT_PLAN_FILE_BYTES
-    if not many and plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
+    many = tasks >= CONNECT_PLAN_FILE_TASKS and carried_bytes * tasks >= CONNECT_PLAN_FILE_BYTES
+    if not many and carried_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
         return planned
     with tempfile.TemporaryDirectory(prefix="pqsift-plans-") as directory:
         plans = PlanFile.write(planned, Path(directory))
         try:
             spark.addArtifacts(str(Path(directory) / plans.name), file=True)
         except Exception as error:  # the server's refusal, of whatever kind
-            if plan_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
+            if carried_bytes <= CONNECT_CLOSURE_PLAN_BYTES:
                 return planned  # slower for many tasks, but it reaches them
             raise PqsiftError(
-                f"the tasks' plans ({plan_bytes} bytes) are too large for one Spark Connect request, and the "
+                f"the tasks' plans ({carried_bytes} bytes) are too large for one Spark Connect request, and the "
                 f"server did not take them as a file (addArtifacts: {type(error).__name__}: {error})"
             ) from error
     return plans

@@ -42,6 +42,7 @@ __all__ = [
     "PlanFile",
     "Planned",
     "ReaderFunction",
+    "plan_bytes",
     "planned_reader",
     "read_pieces",
     "reader",
@@ -258,9 +259,14 @@ def _reader(
 
     # Pickled with the function (its `__dict__` travels), so that each task's function
     # weighs at least TASK_FUNCTION_BYTES: see there.
-    carried = sum(len(piece[5] or b"") for pieces in planned for piece in pieces) if isinstance(planned, list) else 0
+    carried = plan_bytes(planned) if isinstance(planned, list) else 0
     read_tasks.__dict__["padding"] = bytes(max(0, TASK_FUNCTION_BYTES - carried))
     return read_tasks
+
+
+def plan_bytes(planned: list[list[Piece]]) -> int:
+    """The bytes of every task's plans together (what a function carrying them weighs)."""
+    return sum(len(plan or b"") for pieces in planned for *_, plan in pieces)
 
 
 def _pieces_of(planned: Planned, task: int) -> list[Piece]:
