@@ -399,6 +399,12 @@ impl FileReader {
         crate::format::opener::row_group_number(self.row_group_numbers.as_deref(), index)
     }
 
+    /// A message about `column` of the metadata's row group `row_group`, naming the row
+    /// group by its number in the file.
+    fn at_column(&self, row_group: usize, column: &str, reason: impl std::fmt::Display) -> String {
+        format!("row group {}, column {column}: {reason}", self.row_group_number(row_group))
+    }
+
     /// The file's Parquet metadata.
     pub fn metadata(&self) -> &parquet::file::metadata::ParquetMetaData {
         self.metadata.metadata()
@@ -974,19 +980,13 @@ impl FileReader {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::corrupt(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
                 let column = self.metadata.schema().field(root).name();
-                PqsiftError::corrupt(
-                    self.name(),
-                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
-                )
-                .about_column(crate::filter::ColumnPath::new([column]).name())
+                PqsiftError::corrupt(self.name(), self.at_column(row_group, column, reason))
+                    .about_column(crate::filter::ColumnPath::new([column]).name())
             }),
             DecodeError::OutOfRange(reason) => {
                 let column = self.metadata.schema().field(root).name();
-                PqsiftError::unsupported(
-                    self.name(),
-                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
-                )
-                .about_column(crate::filter::ColumnPath::new([column]).name())
+                PqsiftError::unsupported(self.name(), self.at_column(row_group, column, reason))
+                    .about_column(crate::filter::ColumnPath::new([column]).name())
             }
         })
     }
@@ -1130,13 +1130,7 @@ impl FileReader {
             let checked = crate::reading::repetition_levels::check_pages(&mut pages, max_rep_level, unchecked)
                 .map_err(|reason| {
                     let column = schema.column(leaf).path().string();
-                    PqsiftError::corrupt(
-                        self.name(),
-                        format!(
-                            "row group {number}, column {column}: {reason}",
-                            number = self.row_group_number(row_group)
-                        ),
-                    )
+                    PqsiftError::corrupt(self.name(), self.at_column(row_group, &column, reason))
                 })?;
             let mut all = self.levels_checked.lock().unwrap_or_else(|p| p.into_inner());
             all.entry((row_group, leaf)).or_default().extend(checked);
@@ -1150,11 +1144,8 @@ impl FileReader {
         for (at, &root) in columns.roots.iter().enumerate() {
             if let Some(reason) = crate::reading::map_keys::null_in_maps(decoded.column(at).as_ref()) {
                 let column = self.metadata.schema().field(root).name();
-                return Err(PqsiftError::corrupt(
-                    self.name(),
-                    format!("row group {number}, column {column}: {reason}", number = self.row_group_number(row_group)),
-                )
-                .about_column(crate::filter::ColumnPath::new([column]).name()));
+                return Err(PqsiftError::corrupt(self.name(), self.at_column(row_group, column, reason))
+                    .about_column(crate::filter::ColumnPath::new([column]).name()));
             }
         }
         Ok(())
@@ -1214,11 +1205,7 @@ impl FileReader {
                 let column = self.metadata.schema().field(root).name();
                 return Err(PqsiftError::unsupported(
                     self.name(),
-                    format!(
-                        "row group {number}, column {column}: {}",
-                        wrap_reason(instant),
-                        number = self.row_group_number(row_group)
-                    ),
+                    self.at_column(row_group, column, wrap_reason(instant)),
                 )
                 .about_column(crate::filter::ColumnPath::new([column]).name()));
             }
