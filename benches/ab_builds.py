@@ -33,12 +33,20 @@ import peers  # noqa: E402
 SKIPPED = {"text-heavy projection"}
 
 
-def child(threads: int, repeat: int) -> None:
+#: The datasets `--datasets` names: where `benches/peers.py` writes each, and its shapes.
+DATASETS = {
+    "peers": (Path("data/bench"), peers.shapes),
+    "events": (Path("data/bench-events"), lambda: peers.event_shapes(8_000_000)),
+    "events-spark": (Path("data/bench-events-spark"), lambda: peers.event_shapes(8_000_000, int96_ts=True)),
+}
+
+
+def child(threads: int, repeat: int, datasets: list[str]) -> None:
     """Runs every shape with the pqsift on sys.path; one JSON line per shape."""
     import pqsift
 
-    for root, shapes in ((Path("data/bench"), peers.shapes()), (Path("data/bench-events"), peers.event_shapes(8_000_000))):
-        for shape in shapes:
+    for root, shapes in (DATASETS[name] for name in datasets):
+        for shape in shapes():
             if shape.name in SKIPPED:
                 continue
 
@@ -64,20 +72,34 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per shape and round")
+    parser.add_argument(
+        "--datasets", default="peers,events", help=f"comma-separated, of {', '.join(DATASETS)} (default: peers,events)"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    datasets = args.datasets.split(",")
+    if unknown := set(datasets) - set(DATASETS):
+        parser.error(f"unknown datasets: {', '.join(sorted(unknown))}")
     if args.child:
-        child(args.threads, args.repeat)
+        child(args.threads, args.repeat, datasets)
         return
     if args.base is None:
         parser.error("--base is required")
-    for dataset in [*peers.default_datasets("peers"), *peers.default_datasets("events")]:
-        dataset.ensure()
+    for name in datasets:
+        for dataset in peers.default_datasets(name):
+            dataset.ensure()
     best: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
     for _ in range(args.rounds):
         for build, path in (("before", str(args.base.resolve())), ("after", "")):
             env = dict(os.environ, PYTHONPATH=path)
-            command = [sys.executable, __file__, "--child", f"--threads={args.threads}", f"--repeat={args.repeat}"]
+            command = [
+                sys.executable,
+                __file__,
+                "--child",
+                f"--threads={args.threads}",
+                f"--repeat={args.repeat}",
+                f"--datasets={args.datasets}",
+            ]
             out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
                 got = json.loads(line)
