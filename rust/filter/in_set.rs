@@ -384,6 +384,11 @@ impl FewBits {
     /// Per value of `values` (its bits sign-extended by `widen`), whether it is a member.
     fn test<T: Copy>(&self, values: &[T], widen: impl Fn(T) -> u64) -> BooleanBuffer {
         #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { self.test_avx512(values, widen) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.test_avx2(values, widen) };
@@ -397,6 +402,38 @@ impl FewBits {
     #[target_feature(enable = "avx2")]
     unsafe fn test_avx2<T: Copy>(&self, values: &[T], widen: impl Fn(T) -> u64) -> BooleanBuffer {
         self.test_portable(values, widen)
+    }
+
+    /// [`FewBits::test`] with AVX-512: eight values compared with a member at once, the
+    /// comparison's mask being their eight answers — no packing of answers into words.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn test_avx512<T: Copy>(&self, values: &[T], widen: impl Fn(T) -> u64) -> BooleanBuffer {
+        use std::arch::x86_64::{_mm512_cmpeq_epi64_mask, _mm512_loadu_si512, _mm512_set1_epi64};
+        let members: Vec<_> = self.members.iter().map(|&member| _mm512_set1_epi64(member as i64)).collect();
+        let mut words = Vec::with_capacity(values.len().div_ceil(64));
+        let mut wide = [0u64; 64];
+        for chunk in values.chunks(64) {
+            for (w, &v) in wide.iter_mut().zip(chunk) {
+                *w = widen(v);
+            }
+            let mut word = 0u64;
+            for (eight, lanes) in wide.chunks_exact(8).enumerate() {
+                // SAFETY: `lanes` is eight u64s; an unaligned load reads exactly them.
+                let lanes = unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) };
+                let hits = members.iter().fold(0u8, |hits, &member| hits | _mm512_cmpeq_epi64_mask(lanes, member));
+                word |= u64::from(hits) << (eight * 8);
+            }
+            // The lanes past a short last chunk hold the chunk before's values: not kept.
+            if chunk.len() < 64 {
+                word &= (1u64 << chunk.len()) - 1;
+            }
+            words.push(word);
+        }
+        BooleanBuffer::new(arrow::buffer::Buffer::from_vec(words), 0, values.len())
     }
 
     #[inline(always)]
@@ -582,6 +619,11 @@ mod tests {
         let expected: Vec<bool> = values.iter().map(|&v| [7, -1, 1 << 40, 3].contains(&v)).collect();
         assert_eq!(portable.iter().collect::<Vec<_>>(), expected);
         assert_eq!(few.test(&values, |v| v as u64), portable);
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            assert_eq!(unsafe { few.test_avx2(&values, |v| v as u64) }, portable);
+        }
     }
 
     #[test]
