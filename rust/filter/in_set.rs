@@ -23,7 +23,6 @@
 //! assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), None, None]);
 //! ```
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray};
@@ -173,6 +172,11 @@ impl InSet {
             // bring the values to.
             return Ok(three_valued(values.len(), |_| false, values.logical_nulls(), self.has_null));
         }
+        if let Members::Bytes(set) = &self.members
+            && let Some(found) = test_bytes(values, self.values.data_type(), set)
+        {
+            return Ok(with_nulls(found, values.logical_nulls(), self.has_null));
+        }
         let values = match values.data_type() == self.values.data_type() {
             true => spark_float_order(values),
             false => spark_float_order(&arrow::compute::cast(values, self.values.data_type()).map_err(internal)?),
@@ -197,6 +201,10 @@ impl InSet {
                 let v = fixed::<u128>(&data);
                 three_valued(v.len(), |i| set.contains(&v[i]), nulls, has_null)
             }
+            (Members::Bytes(set), _) => match test_bytes(&values, self.values.data_type(), set) {
+                Some(found) => with_nulls(found, nulls, has_null),
+                None => return Err(PqsiftError::Compute(format!("IN list: {} values as bytes", values.data_type()))),
+            },
             (Members::Rows(set), _) => {
                 let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
                 three_valued(values.len(), |i| set.contains(rows.row(i).as_ref()), nulls, has_null)
@@ -278,8 +286,10 @@ enum Members {
     Bits64(HashedBits),
     /// 16-byte values (DECIMAL(p > 18), intervals).
     Bits128(rustc_hash::FxHashSet<u128>),
+    /// Strings or binary values, their bytes (equal bytes, equal values).
+    Bytes(rustc_hash::FxHashSet<Box<[u8]>>),
     /// Values in Arrow's row format.
-    Rows(HashSet<Box<[u8]>>),
+    Rows(rustc_hash::FxHashSet<Box<[u8]>>),
 }
 
 impl Members {
@@ -297,7 +307,7 @@ impl Members {
             Self::Dense(bitmap) => three_valued(values.len(), |i| bitmap.contains(widen(values[i])), nulls, has_null),
             Self::Few(few) => with_nulls(few.test(values, widen), nulls, has_null),
             Self::Bits64(hashed) => with_nulls(hashed.test(values, widen), nulls, has_null),
-            Self::Bits128(_) | Self::Rows(_) => unreachable!("tested by their own arms"),
+            Self::Bits128(_) | Self::Bytes(_) | Self::Rows(_) => unreachable!("tested by their own arms"),
         }
     }
 
@@ -315,7 +325,10 @@ impl Members {
             Some(4) => bits64(fixed::<i32>(&data).iter().map(|&v| v as u64).collect()),
             Some(8) => bits64(fixed::<u64>(&data).to_vec()),
             Some(16) => Self::Bits128(fixed::<u128>(&data).iter().copied().collect()),
-            _ => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
+            _ => match byte_values(values) {
+                Some(bytes) => Self::Bytes(bytes.into_iter().map(Box::from).collect()),
+                None => Self::Rows(sorted.iter().map(|row| Box::<[u8]>::from(row.as_ref())).collect()),
+            },
         }
     }
 }
@@ -523,6 +536,63 @@ impl HashedBits {
     }
 }
 
+/// The bytes of each value of a string or binary array (any offset width, or views);
+/// `None` for other types.
+fn byte_values(values: &ArrayRef) -> Option<Vec<&[u8]>> {
+    use arrow::array::AsArray;
+    let len = values.len();
+    Some(match values.data_type() {
+        DataType::Utf8 => (0..len).map(|i| values.as_string::<i32>().value(i).as_bytes()).collect(),
+        DataType::LargeUtf8 => (0..len).map(|i| values.as_string::<i64>().value(i).as_bytes()).collect(),
+        DataType::Utf8View => (0..len).map(|i| values.as_string_view().value(i).as_bytes()).collect(),
+        DataType::Binary => (0..len).map(|i| values.as_binary::<i32>().value(i)).collect(),
+        DataType::LargeBinary => (0..len).map(|i| values.as_binary::<i64>().value(i)).collect(),
+        DataType::BinaryView => (0..len).map(|i| values.as_binary_view().value(i)).collect(),
+        _ => return None,
+    })
+}
+
+/// Per row of `values`, whether its bytes are in `set`, the set of a list of type
+/// `list_type`: a string list tests strings of any offset width or views, a binary list
+/// binary ones, each value's own bytes hashed (no copy, no cast). `None` for values of
+/// another kind (the caller casts them to the list's type first).
+fn test_bytes(
+    values: &ArrayRef,
+    list_type: &DataType,
+    set: &rustc_hash::FxHashSet<Box<[u8]>>,
+) -> Option<BooleanBuffer> {
+    use arrow::array::AsArray;
+    let strings = matches!(list_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let test = |value: &[u8]| set.contains(value);
+    Some(match (values.data_type(), strings) {
+        (DataType::Utf8, true) => {
+            let array = values.as_string::<i32>();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i).as_bytes()))
+        }
+        (DataType::LargeUtf8, true) => {
+            let array = values.as_string::<i64>();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i).as_bytes()))
+        }
+        (DataType::Utf8View, true) => {
+            let array = values.as_string_view();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i).as_bytes()))
+        }
+        (DataType::Binary, false) => {
+            let array = values.as_binary::<i32>();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i)))
+        }
+        (DataType::LargeBinary, false) => {
+            let array = values.as_binary::<i64>();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i)))
+        }
+        (DataType::BinaryView, false) => {
+            let array = values.as_binary_view();
+            BooleanBuffer::collect_bool(array.len(), |i| test(array.value(i)))
+        }
+        _ => return None,
+    })
+}
+
 /// The array's data with its buffers aligned to their types (copied only if they are not),
 /// so that fixed-width values can be read as a typed slice.
 fn aligned(values: &ArrayRef) -> arrow::array::ArrayData {
@@ -574,6 +644,8 @@ fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
     use arrow::array::{Float64Array, StringArray};
 
@@ -587,6 +659,11 @@ mod tests {
         assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         let set = InSet::new(&[whole.slice(2, 1), whole.slice(3, 1)]).unwrap(); // {5, 7}, from slices
         assert_eq!(set.contains(&whole).unwrap().iter().filter(|v| *v == Some(true)).count(), 2);
+        // Strings, tested by their bytes, and nulls, sliced alike.
+        let words: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), Some("b"), None, Some("c"), Some("b")]));
+        let set = InSet::new(&[words.slice(1, 1), words.slice(3, 1)]).unwrap(); // {"b", "c"}
+        let found = set.contains(&words.slice(1, 3)).unwrap();
+        assert_eq!(found.iter().collect::<Vec<_>>(), [Some(true), None, Some(true)]);
     }
 
     /// The set of a set's own items is that set (a NULL-free one): a literal guarantee's
@@ -640,6 +717,54 @@ mod tests {
         let lows: ArrayRef = Arc::new(Float64Array::from(vec![Some(3.0), Some(0.5), None]));
         let highs: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), Some(-1.0)]));
         assert_eq!(set.any_between(&lows, &highs).unwrap(), [true, false, false]);
+    }
+
+    proptest::proptest! {
+        /// A list of strings tests strings of every layout (offsets of 32 or 64 bits, views)
+        /// by their bytes, as a plain set does, three-valued; a list of binary values binary
+        /// ones; and values of another type are cast to the list's first.
+        #[test]
+        fn strings_and_binary_equal_a_plain_sets(
+            list in proptest::collection::vec(proptest::option::weighted(0.95, "[a-cé]{0,3}"), 1..30),
+            probes in proptest::collection::vec(proptest::option::weighted(0.9, "[a-cé]{0,3}"), 0..150),
+        ) {
+            use arrow::array::{BinaryArray, BinaryViewArray, LargeStringArray, StringViewArray};
+            let plain: HashSet<&str> = list.iter().flatten().map(String::as_str).collect();
+            let has_null = list.iter().any(Option::is_none);
+            let expected: Vec<Option<bool>> = probes
+                .iter()
+                .map(|probe| match probe {
+                    None => None,
+                    Some(v) if plain.contains(v.as_str()) => Some(true),
+                    Some(_) if has_null => None,
+                    Some(_) => Some(false),
+                })
+                .collect();
+            let strings: Vec<ArrayRef> = list.iter().map(|v| Arc::new(StringArray::from(vec![v.clone()])) as ArrayRef).collect();
+            let set = InSet::new(&strings).unwrap();
+            let probe_strings = StringArray::from(probes.clone());
+            let layouts: [ArrayRef; 3] = [
+                Arc::new(probe_strings.clone()),
+                Arc::new(LargeStringArray::from(probes.clone())),
+                Arc::new(StringViewArray::from(probes.clone())),
+            ];
+            for values in layouts {
+                proptest::prop_assert_eq!(set.contains(&values).unwrap().iter().collect::<Vec<_>>(), expected.clone());
+            }
+            let as_bytes = |v: &Option<String>| v.as_ref().map(|v| v.as_bytes().to_vec());
+            let binary: Vec<ArrayRef> = list.iter().map(|v| Arc::new(BinaryArray::from_iter([as_bytes(v)])) as ArrayRef).collect();
+            let binary_set = InSet::new(&binary).unwrap();
+            let binary_probes: [ArrayRef; 2] = [
+                Arc::new(BinaryArray::from_iter(probes.iter().map(as_bytes))),
+                Arc::new(BinaryViewArray::from_iter(probes.iter().map(as_bytes))),
+            ];
+            for values in binary_probes {
+                proptest::prop_assert_eq!(binary_set.contains(&values).unwrap().iter().collect::<Vec<_>>(), expected.clone());
+            }
+            // Another type: cast to the list's (a dictionary of the strings).
+            let dictionary: ArrayRef = Arc::new(arrow::compute::cast(&probe_strings, &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))).unwrap());
+            proptest::prop_assert_eq!(set.contains(&dictionary).unwrap().iter().collect::<Vec<_>>(), expected);
+        }
     }
 
     #[test]
