@@ -476,6 +476,48 @@ fn floor_or_ceil(value: &ArrayRef, ceiling: bool, data_type: &DataType, text: &s
     })
 }
 
+/// `left % divisor` (`positive`: Spark's `pmod`) for integers and a constant `divisor` (an
+/// array of one value, of `left`'s type): the remainder `remainder` gives, a
+/// multiplication a row rather than a division (the divisor's reciprocal computed once),
+/// and without the constant spread to every row. `None` for other types (`remainder`
+/// then).
+pub(super) fn remainder_by_constant(
+    left: &ArrayRef,
+    divisor: &ArrayRef,
+    positive: bool,
+    data_type: &DataType,
+    text: &str,
+) -> Option<Result<ArrayRef>> {
+    if !left.data_type().is_integer() || divisor.data_type() != left.data_type() || divisor.len() != 1 {
+        return None;
+    }
+    Some((|| {
+        let (values, divisor) = (cast(left, &DataType::Int64)?, cast(divisor, &DataType::Int64)?);
+        let values = values.as_primitive::<Int64Type>();
+        let divisor = divisor.as_primitive::<Int64Type>();
+        let result = match divisor.is_valid(0).then(|| divisor.value(0)) {
+            None => Int64Array::new_null(values.len()),
+            // Any row with a value reaches the division (the caller masked the others).
+            Some(0) if values.null_count() < values.len() => return Err(division_by_zero(text)),
+            Some(0) => Int64Array::new_null(values.len()),
+            Some(divisor) => {
+                let reduced = strength_reduce::StrengthReducedU64::new(divisor.unsigned_abs());
+                // Java's remainder: the dividend's sign, the magnitude that of |a| mod |b|
+                // (so MIN % -1 is 0, not an overflow).
+                let rem = |a: i64| {
+                    let magnitude = (a.unsigned_abs() % reduced) as i64;
+                    if a < 0 { magnitude.wrapping_neg() } else { magnitude }
+                };
+                values.unary(|a| {
+                    let r = rem(a);
+                    if positive && r < 0 { rem(r.wrapping_add(divisor)) } else { r }
+                })
+            }
+        };
+        Ok(cast(&(Arc::new(result) as ArrayRef), data_type)?)
+    })())
+}
+
 /// `a % b` (`positive`: Spark's `pmod`) on operands of one type.
 fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &DataType, text: &str) -> Result<ArrayRef> {
     fn each<T: ArrowPrimitiveType>(
@@ -589,5 +631,47 @@ mod tests {
         // Its day starts at 00:00 EDT, 04:00 UTC.
         let day = truncate(second, TruncLevel::Day, &tz).unwrap();
         assert_eq!(DateTime::from_timestamp_micros(day).unwrap().naive_utc().hour(), 4);
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A remainder by a constant equals the remainder by that constant spread to every
+        /// row, `%` and `pmod`, for every integer width: negative dividends and divisors,
+        /// the type's extremes, a NULL divisor; by zero, an error where a row has a value.
+        #[test]
+        fn a_remainder_by_a_constant_equals_the_row_by_row_one(
+            dividends in prop::collection::vec(prop::option::weighted(0.9, any::<i64>()), 0..70),
+            divisor in prop_oneof![
+                Just(Some(0i64)), Just(Some(-1)), Just(Some(i64::MIN)), Just(None),
+                (-300i64..300).prop_map(Some), any::<i64>().prop_map(Some),
+            ],
+            positive in any::<bool>(),
+            extremes in any::<bool>(),
+            width in proptest::sample::select(vec![DataType::Int8, DataType::Int16, DataType::Int32, DataType::Int64]),
+        ) {
+            let mut dividends = dividends;
+            if extremes {
+                dividends.extend([Some(i64::MIN), Some(i64::MAX), Some(0), Some(-1)]);
+            }
+            // Values of the width: cast with wrapping, as a narrower column holds them.
+            let narrow = |values: Vec<Option<i64>>| -> ArrayRef {
+                let wide: ArrayRef = Arc::new(Int64Array::from(values));
+                arrow::compute::cast_with_options(&wide, &width, &arrow::compute::CastOptions { safe: true, ..Default::default() }).unwrap()
+            };
+            let left = narrow(dividends.clone());
+            let constant = narrow(vec![divisor]);
+            if constant.null_count() != usize::from(divisor.is_none()) {
+                return Ok(()); // the divisor does not fit the width
+            }
+            let spread = arrow::compute::take(&constant, &arrow::array::UInt32Array::from(vec![0u32; left.len()]), None).unwrap();
+            let expected = remainder(&left, &spread, positive, &width, "r");
+            let got = remainder_by_constant(&left, &constant, positive, &width, "r").unwrap();
+            match (expected, got) {
+                (Ok(expected), Ok(got)) => prop_assert_eq!(expected.to_data(), got.to_data()),
+                (Err(_), Err(_)) => {}
+                (expected, got) => prop_assert!(false, "{:?} against {:?}", expected.map(|a| a.len()), got.map(|a| a.len())),
+            }
+        }
     }
 }
