@@ -591,6 +591,8 @@ fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &Data
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -632,8 +634,6 @@ mod tests {
         let day = truncate(second, TruncLevel::Day, &tz).unwrap();
         assert_eq!(DateTime::from_timestamp_micros(day).unwrap().naive_utc().hour(), 4);
     }
-
-    use proptest::prelude::*;
 
     proptest! {
         /// A remainder by a constant equals the remainder by that constant spread to every
