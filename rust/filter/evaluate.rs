@@ -452,26 +452,28 @@ fn arithmetic(
     text: &str,
     rows: usize,
 ) -> Result<ArrayRef> {
-    let scalar = left.is_scalar() && right.is_scalar();
-    let rows = if scalar { 1 } else { rows };
-    let as_array = |value: Value| -> Result<ArrayRef> {
-        match value {
-            Value::Scalar(array) if scalar => Ok(array),
-            other => other.into_array(rows),
-        }
-    };
-    let (left, right) = (as_array(left)?, as_array(right)?);
     if let DataType::Decimal128(..) = data_type {
-        return decimal_arithmetic(op, &left, &right, data_type, text);
+        let scalar = left.is_scalar() && right.is_scalar();
+        let rows = if scalar { 1 } else { rows };
+        let as_array = |value: Value| -> Result<ArrayRef> {
+            match value {
+                Value::Scalar(array) if scalar => Ok(array),
+                other => other.into_array(rows),
+            }
+        };
+        return decimal_arithmetic(op, &as_array(left)?, &as_array(right)?, data_type, text);
     }
     if op == ArithmeticOp::Divide {
         check_nonzero_divisors(&left, &right, text)?;
     }
+    // A constant stays a scalar: Arrow's kernels take it as it is, where spread to every
+    // row it cost an array the batch's length to make and read.
+    let (left, right) = (left.datum(), right.datum());
     let result = match op {
-        ArithmeticOp::Add => numeric::add(&left, &right),
-        ArithmeticOp::Subtract => numeric::sub(&left, &right),
-        ArithmeticOp::Multiply => numeric::mul(&left, &right),
-        ArithmeticOp::Divide => numeric::div(&left, &right),
+        ArithmeticOp::Add => numeric::add(left.as_ref(), right.as_ref()),
+        ArithmeticOp::Subtract => numeric::sub(left.as_ref(), right.as_ref()),
+        ArithmeticOp::Multiply => numeric::mul(left.as_ref(), right.as_ref()),
+        ArithmeticOp::Divide => numeric::div(left.as_ref(), right.as_ref()),
     };
     result.map_err(|error| match error {
         ArrowError::ArithmeticOverflow(_) => overflow(text, data_type),
@@ -479,16 +481,36 @@ fn arithmetic(
     })
 }
 
-/// Spark's ANSI `DIVIDE_BY_ZERO`: a zero (or -0.0) divisor where the dividend is not NULL.
-fn check_nonzero_divisors(dividend: &ArrayRef, divisor: &ArrayRef, text: &str) -> Result<()> {
-    let zero_at = |i: usize| -> bool {
-        match divisor.data_type() {
-            DataType::Float64 => divisor.as_primitive::<Float64Type>().value(i) == 0.0,
-            DataType::Float32 => divisor.as_primitive::<Float32Type>().value(i) == 0.0,
-            _ => false,
+/// Spark's ANSI `DIVIDE_BY_ZERO`: a zero (or -0.0) divisor where the dividend is not NULL
+/// (either may be a constant). Integer and decimal divisions are not checked here.
+fn check_nonzero_divisors(dividend: &Value, divisor: &Value, text: &str) -> Result<()> {
+    let values = divisor.array();
+    let zeros = match values.data_type() {
+        DataType::Float64 => {
+            let values = values.as_primitive::<Float64Type>();
+            BooleanBuffer::collect_bool(values.len(), |i| values.value(i) == 0.0)
         }
+        DataType::Float32 => {
+            let values = values.as_primitive::<Float32Type>();
+            BooleanBuffer::collect_bool(values.len(), |i| values.value(i) == 0.0)
+        }
+        _ => return Ok(()),
     };
-    let found = (0..divisor.len()).any(|i| divisor.is_valid(i) && dividend.is_valid(i) && zero_at(i));
+    let zeros = match values.logical_nulls() {
+        Some(valid) => &zeros & valid.inner(),
+        None => zeros,
+    };
+    if zeros.count_set_bits() == 0 {
+        return Ok(());
+    }
+    let dividends = dividend.array();
+    let found = match (divisor.is_scalar(), dividend.is_scalar(), dividends.logical_nulls()) {
+        // A constant zero: any dividend with a value meets it; a constant dividend with a
+        // value meets every zero.
+        (true, _, _) | (false, true, _) => dividends.null_count() < dividends.len(),
+        (false, false, None) => true,
+        (false, false, Some(valid)) => (&zeros & valid.inner()).count_set_bits() > 0,
+    };
     if found {
         return Err(PqsiftError::filter(format!(
             "division by zero in {text} (Spark's ANSI mode raises DIVIDE_BY_ZERO)"

@@ -642,6 +642,11 @@ fn arithmetic_follows_ansi_mode() {
     assert!(error.contains("DIVIDE_BY_ZERO"), "{error}");
     let error = run_on(&b, "a / 0.0 > 1").unwrap_err();
     assert!(error.contains("DIVIDE_BY_ZERO"), "{error}");
+    assert!(run_on(&b, "a / -0.0 > 1").unwrap_err().contains("DIVIDE_BY_ZERO"));
+    assert!(run_on(&b, "a / a > 0").unwrap_err().contains("DIVIDE_BY_ZERO"), "a row of a is 0");
+    // A zero divisor reached only by NULL dividends: no error.
+    assert_eq!(eval(&b, "a IS NULL AND a / 0.0 > 1"), [F, F, N, F, F]);
+    assert_eq!(eval(&b, "CAST(NULL AS INT) / a IS NULL"), [T; 5]);
     // Rows a guard excludes never reach the division or the addition.
     assert_eq!(eval(&b, "a != 0 AND 10 / a > 1"), [T, T, N, F, F]);
     assert_eq!(eval(&b, "a = 0 OR 10 / a > 1"), [T, T, N, F, T]);
