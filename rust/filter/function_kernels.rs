@@ -194,6 +194,20 @@ fn substring(args: &[ArrayRef]) -> ArrayRef {
 }
 
 fn substring_sql(text: &str, pos: i32, length: i32) -> &str {
+    if pos >= 0 {
+        // Counted from the start: only the characters up to the end are walked, not the
+        // whole text counted (`substr(url, 1, 12)` reads 12 characters of each url).
+        let start = (i64::from(pos) - 1).max(0);
+        let end = start + i64::from(length);
+        if start >= end {
+            return "";
+        }
+        // The byte offset of each character, then the text's end.
+        let mut offsets = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
+        let Some(from) = offsets.nth(start as usize) else { return "" };
+        let to = offsets.nth((end - start - 1) as usize).unwrap_or(text.len());
+        return &text[from..to];
+    }
     let chars = text.chars().count() as i64;
     let start = match pos {
         p if p > 0 => i64::from(p) - 1,
@@ -636,6 +650,26 @@ mod tests {
     }
 
     proptest! {
+        /// Substrings counted from the start equal those of the whole text's count of
+        /// characters (Spark's `substring`), multi-byte characters and lengths past the end
+        /// included.
+        #[test]
+        fn substrings_from_the_start_equal_the_counted_ones(
+            text in "[a-zé中😀]{0,12}",
+            pos in -14i32..14,
+            length in prop_oneof![-2i32..15, Just(i32::MAX)],
+        ) {
+            let counted = |text: &str| -> String {
+                let chars: Vec<char> = text.chars().collect();
+                let n = chars.len() as i64;
+                let start = match pos { p if p > 0 => i64::from(p) - 1, p if p < 0 => n + i64::from(p), _ => 0 };
+                let end = (start + i64::from(length)).min(n);
+                let start = start.max(0);
+                if start >= end { String::new() } else { chars[start as usize..end as usize].iter().collect() }
+            };
+            prop_assert_eq!(substring_sql(&text, pos, length), counted(&text));
+        }
+
         /// A remainder by a constant equals the remainder by that constant spread to every
         /// row, `%` and `pmod`, for every integer width: negative dividends and divisors,
         /// the type's extremes, a NULL divisor; by zero, an error where a row has a value.
