@@ -172,10 +172,21 @@ impl InSet {
             // bring the values to.
             return Ok(three_valued(values.len(), |_| false, values.logical_nulls(), self.has_null));
         }
-        if let Members::Bytes(set) = &self.members
-            && let Some(found) = test_bytes(values, self.values.data_type(), set)
-        {
-            return Ok(with_nulls(found, values.logical_nulls(), self.has_null));
+        if let Members::Bytes(set) = &self.members {
+            // Strings (or binary values) of any layout as they are; others cast to the
+            // list's type first.
+            let list_type = self.values.data_type();
+            let (found, nulls) = match test_bytes(values, list_type, set) {
+                Some(found) => (found, values.logical_nulls()),
+                None => {
+                    let cast = arrow::compute::cast(values, list_type).map_err(internal)?;
+                    let found = test_bytes(&cast, list_type, set).ok_or_else(|| {
+                        PqsiftError::Compute(format!("IN list: {} values as bytes", values.data_type()))
+                    })?;
+                    (found, cast.logical_nulls())
+                }
+            };
+            return Ok(with_nulls(found, nulls, self.has_null));
         }
         let values = match values.data_type() == self.values.data_type() {
             true => spark_float_order(values),
@@ -201,10 +212,6 @@ impl InSet {
                 let v = fixed::<u128>(&data);
                 three_valued(v.len(), |i| set.contains(&v[i]), nulls, has_null)
             }
-            (Members::Bytes(set), _) => match test_bytes(&values, self.values.data_type(), set) {
-                Some(found) => with_nulls(found, nulls, has_null),
-                None => return Err(PqsiftError::Compute(format!("IN list: {} values as bytes", values.data_type()))),
-            },
             (Members::Rows(set), _) => {
                 let rows = self.converter.convert_columns(&[Arc::clone(&values)]).map_err(internal)?;
                 three_valued(values.len(), |i| set.contains(rows.row(i).as_ref()), nulls, has_null)
