@@ -246,29 +246,16 @@ impl Evaluator<'_> {
             BoundExpr::Function { function, args, data_type, session_time_zone, text } => {
                 let values = args.iter().map(|arg| self.eval(arg, active)).collect::<Result<Vec<_>>>()?;
                 let scalar = values.iter().all(Value::is_scalar);
-                // A remainder by a constant: the constant is not spread to every row.
-                if let (ScalarFunction::Mod | ScalarFunction::Pmod, [dividend, Value::Scalar(divisor)]) =
-                    (function, values.as_slice())
-                    && !dividend.is_scalar()
-                {
-                    let dividend = self.mask(Value::Array(dividend.array().clone()), active)?.array().clone();
-                    let positive = matches!(function, ScalarFunction::Pmod);
-                    if let Some(result) =
-                        function_kernels::remainder_by_constant(&dividend, divisor, positive, data_type, text)
-                    {
-                        let result = self.unless_no_row_reaches(result, false, data_type, active)?;
-                        return Ok(Value::Array(result));
-                    }
-                }
-                // Constants meet columns at full length: the kernels see arrays of one length.
+                // Constants stay one value: the kernels read them for every row.
                 let inputs = values
                     .into_iter()
                     .map(|value| {
-                        let value = if scalar { value } else { Value::Array(value.into_array(self.rows())?) };
-                        Ok(self.mask(value, active)?.array().clone())
+                        let constant = value.is_scalar();
+                        Ok(function_kernels::Arg { values: self.mask(value, active)?.array().clone(), constant })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let result = function_kernels::call(function, &inputs, data_type, session_time_zone, text);
+                let rows = if scalar { 1 } else { self.rows() };
+                let result = function_kernels::call(function, &inputs, rows, data_type, session_time_zone, text);
                 let result = self.unless_no_row_reaches(result, scalar, data_type, active)?;
                 Ok(Value::wrap_like(scalar, true, result))
             }

@@ -1,15 +1,15 @@
 //! Evaluating [`ScalarFunction`]s on arrays with Spark's semantics. Every argument arrives
 //! as an array of the type the binder gave it (strings as UTF-8, dates as `Date32`,
-//! timestamps in microseconds, ...), all of one length; NULL in gives NULL out unless the
-//! function says otherwise. `coalesce`, which evaluates its arguments lazily, is the
-//! evaluator's.
+//! timestamps in microseconds, ...): a column's values, one a row, or a constant's one value
+//! standing for every row ([`Arg`]). NULL in gives NULL out unless the function says
+//! otherwise. `coalesce`, which evaluates its arguments lazily, is the evaluator's.
 
 use std::sync::Arc;
 
 use arrow::array::timezone::Tz;
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Int32Array, Int64Array, PrimitiveArray,
-    StringArray, TimestampMicrosecondArray,
+    Array, ArrayAccessor, ArrayRef, AsArray, BooleanArray, Date32Array, Datum, Decimal128Array, Int32Array, Int64Array,
+    PrimitiveArray, Scalar, StringArray, TimestampMicrosecondArray,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{
@@ -29,17 +29,70 @@ pub(crate) fn spark_lower(text: &str) -> String {
     text.to_lowercase()
 }
 
-/// Evaluates `function` on `args` (all of one length); `data_type` is the result's type,
-/// `text` the call for error messages.
+/// A function's argument: a column's values, one a row, or a constant — one value standing
+/// for every row, never spread to the batch's length (`substr(url, 1, 12)` reads its two
+/// constants once, not once a row).
+///
+/// ```text
+/// date_add(day, 1) over 3 rows:  day = Arg::column([0, 10, NULL]),  1 = Arg::constant([1])
+///                                row r reads day[r] and 1[0]: [1, 11, NULL]
+/// ```
+#[derive(Clone)]
+pub(super) struct Arg {
+    pub(super) values: ArrayRef,
+    pub(super) constant: bool,
+}
+
+impl Arg {
+    /// Arrow's form of the argument, whose kernels take a constant as a scalar.
+    fn datum(&self) -> Box<dyn Datum + '_> {
+        if self.constant { Box::new(Scalar::new(&self.values)) } else { Box::new(&self.values) }
+    }
+
+    fn strings(&self) -> &StringArray {
+        self.values.as_string::<i32>()
+    }
+
+    /// The argument's strings, the type looked up once rather than once a row.
+    fn text(&self) -> PerRow<&StringArray> {
+        PerRow { values: self.strings(), constant: self.constant }
+    }
+
+    fn primitives<T: ArrowPrimitiveType>(&self) -> PerRow<&PrimitiveArray<T>> {
+        PerRow { values: self.values.as_primitive::<T>(), constant: self.constant }
+    }
+}
+
+/// An [`Arg`]'s values of a known type: the value standing for each row.
+#[derive(Clone, Copy)]
+struct PerRow<A> {
+    values: A,
+    constant: bool,
+}
+
+impl<A: ArrayAccessor> PerRow<A> {
+    #[inline]
+    fn get(&self, row: usize) -> Option<A::Item> {
+        let index = if self.constant { 0 } else { row };
+        self.values.is_valid(index).then(|| self.values.value(index))
+    }
+}
+
+/// Evaluates `function` on `args` for `rows` rows (each argument a column of that length
+/// or a constant); `data_type` is the result's type, `text` the call for error messages.
 pub(super) fn call(
     function: &ScalarFunction,
-    args: &[ArrayRef],
+    args: &[Arg],
+    rows: usize,
     data_type: &DataType,
     session_time_zone: &str,
     text: &str,
 ) -> Result<ArrayRef> {
     use ScalarFunction as F;
-    let strings = |i: usize| args[i].as_string::<i32>();
+    // One-argument functions: their argument is a column (or a constant, the result
+    // then a constant too: `rows` is 1).
+    let only = || &args[0].values;
+    let strings = |i: usize| args[i].strings();
     Ok(match function {
         F::Lower => map_strings(strings(0), spark_lower),
         F::Upper => map_strings(strings(0), str::to_uppercase),
@@ -47,19 +100,20 @@ pub(super) fn call(
             let values = strings(0);
             Arc::new(values.iter().map(|v| v.map(|s| s.chars().count() as i32)).collect::<Int32Array>())
         }
-        F::Trim { leading, trailing } => trim(args, *leading, *trailing),
-        F::Substring => substring(args),
-        F::Concat => concat(args),
+        F::Trim { leading, trailing } => trim(args, rows, *leading, *trailing),
+        F::Substring => substring(args, rows),
+        F::Concat => concat(args, rows),
         F::StartsWith | F::EndsWith | F::Contains => {
-            let test: fn(&str, &str) -> bool = match function {
-                F::StartsWith => |s, p| s.starts_with(p),
-                F::EndsWith => |s, p| s.ends_with(p),
-                _ => |s, p| s.contains(p),
+            // Arrow's kernels (a constant pattern searched for with one prepared finder);
+            // Spark compares the UTF-8 bytes, as they do.
+            let test = match function {
+                F::StartsWith => arrow::compute::kernels::comparison::starts_with,
+                F::EndsWith => arrow::compute::kernels::comparison::ends_with,
+                _ => arrow::compute::kernels::comparison::contains,
             };
-            let (values, parts) = (strings(0), strings(1));
-            Arc::new(values.iter().zip(parts.iter()).map(|(s, p)| Some(test(s?, p?))).collect::<BooleanArray>())
+            Arc::new(test(args[0].datum().as_ref(), args[1].datum().as_ref())?)
         }
-        F::RLike(compiled) => rlike(strings(0), strings(1), compiled.as_ref())?,
+        F::RLike(compiled) => rlike(&args[0], &args[1], rows, compiled.as_ref())?,
         F::Year | F::Quarter | F::Month | F::Day => {
             let part: fn(NaiveDate) -> i32 = match function {
                 F::Year => |d| d.year(),
@@ -67,7 +121,7 @@ pub(super) fn call(
                 F::Month => |d| d.month() as i32,
                 _ => |d| d.day() as i32,
             };
-            let days = args[0].as_primitive::<Date32Type>();
+            let days = only().as_primitive::<Date32Type>();
             Arc::new(days.iter().map(|d| date_of(d?).map(part)).collect::<Int32Array>())
         }
         F::Hour | F::Minute | F::Second => {
@@ -76,8 +130,8 @@ pub(super) fn call(
                 F::Minute => |t| t.minute() as i32,
                 _ => |t| t.second() as i32,
             };
-            let micros = args[0].as_primitive::<TimestampMicrosecondType>();
-            let is_instant = matches!(args[0].data_type(), DataType::Timestamp(_, Some(_)));
+            let micros = only().as_primitive::<TimestampMicrosecondType>();
+            let is_instant = matches!(only().data_type(), DataType::Timestamp(_, Some(_)));
             let tz = crate::filter::parse_time_zone(session_time_zone)?;
             Arc::new(
                 micros
@@ -96,17 +150,15 @@ pub(super) fn call(
         }
         F::DateTrunc(level) => {
             let tz = crate::filter::parse_time_zone(session_time_zone)?;
-            let micros = args[0].as_primitive::<TimestampMicrosecondType>();
+            let micros = only().as_primitive::<TimestampMicrosecondType>();
             let truncated: TimestampMicrosecondArray = micros.iter().map(|m| truncate(m?, *level, &tz)).collect();
             Arc::new(truncated.with_timezone(UTC))
         }
         F::DateAdd | F::DateSub => {
-            let (days, counts) = (args[0].as_primitive::<Date32Type>(), args[1].as_primitive::<Int32Type>());
+            let (days, counts) = (args[0].primitives::<Date32Type>(), args[1].primitives::<Int32Type>());
             let add = matches!(function, F::DateAdd);
-            let shifted: Date32Array = days
-                .iter()
-                .zip(counts.iter())
-                .map(|(d, n)| match (d, n) {
+            let shifted: Date32Array = (0..rows)
+                .map(|row| match (days.get(row), counts.get(row)) {
                     (Some(d), Some(n)) => {
                         (if add { d.checked_add(n) } else { d.checked_sub(n) }).map(Some).ok_or_else(|| overflow(text))
                     }
@@ -116,26 +168,33 @@ pub(super) fn call(
             Arc::new(shifted)
         }
         F::DateDiff => {
-            let (end, start) = (args[0].as_primitive::<Date32Type>(), args[1].as_primitive::<Date32Type>());
-            let days: Int32Array = end
-                .iter()
-                .zip(start.iter())
-                .map(|(e, s)| match (e, s) {
+            let (end, start) = (args[0].primitives::<Date32Type>(), args[1].primitives::<Date32Type>());
+            let days: Int32Array = (0..rows)
+                .map(|row| match (end.get(row), start.get(row)) {
                     (Some(e), Some(s)) => e.checked_sub(s).map(Some).ok_or_else(|| overflow(text)),
                     _ => Ok(None),
                 })
                 .collect::<Result<_>>()?;
             Arc::new(days)
         }
-        F::Round { scale } => round(&args[0], *scale, data_type, text)?,
-        F::Floor | F::Ceil => floor_or_ceil(&args[0], matches!(function, F::Ceil), data_type, text)?,
-        F::Mod | F::Pmod => remainder(&args[0], &args[1], matches!(function, F::Pmod), data_type, text)?,
+        F::Round { scale } => round(only(), *scale, data_type, text)?,
+        F::Floor | F::Ceil => floor_or_ceil(only(), matches!(function, F::Ceil), data_type, text)?,
+        F::Mod | F::Pmod => {
+            let (dividend, divisor, positive) = (&args[0], &args[1], matches!(function, F::Pmod));
+            match (divisor.constant && !dividend.constant)
+                .then(|| remainder_by_constant(&dividend.values, &divisor.values, positive, data_type, text))
+                .flatten()
+            {
+                Some(result) => result?,
+                None => remainder(dividend, divisor, rows, positive, data_type, text)?,
+            }
+        }
         F::IsNan => {
-            let values = args[0].as_primitive::<Float64Type>();
+            let values = only().as_primitive::<Float64Type>();
             // isnan(NULL) is FALSE, not NULL.
             Arc::new(BooleanArray::from_iter(values.iter().map(|v| Some(v.is_some_and(f64::is_nan)))))
         }
-        F::UuidText => super::uuid_text::uuid_text(&args[0]),
+        F::UuidText => super::uuid_text::uuid_text(only()),
         F::Coalesce => unreachable!("coalesce is evaluated lazily by the evaluator"),
     })
 }
@@ -144,49 +203,40 @@ fn map_strings(values: &StringArray, f: impl Fn(&str) -> String) -> ArrayRef {
     Arc::new(values.iter().map(|v| v.map(&f)).collect::<StringArray>())
 }
 
-fn trim(args: &[ArrayRef], leading: bool, trailing: bool) -> ArrayRef {
-    let values = args[0].as_string::<i32>();
+fn trim(args: &[Arg], rows: usize, leading: bool, trailing: bool) -> ArrayRef {
     let strip = |s: &str, chars: &dyn Fn(char) -> bool| -> String {
         let s = if leading { s.trim_start_matches(chars) } else { s };
         let s = if trailing { s.trim_end_matches(chars) } else { s };
         s.to_string()
     };
-    match args.get(1) {
+    let values = args[0].text();
+    match args.get(1).map(Arg::text) {
         // Spark's one-argument trims remove spaces only (not tabs or other white space).
-        None => Arc::new(values.iter().map(|v| v.map(|s| strip(s, &|c| c == ' '))).collect::<StringArray>()),
-        Some(chars) => {
-            let chars = chars.as_string::<i32>();
-            Arc::new(
-                values
-                    .iter()
-                    .zip(chars.iter())
-                    .map(|(v, set)| {
-                        let set = set?;
-                        Some(strip(v?, &|c| set.contains(c)))
-                    })
-                    .collect::<StringArray>(),
-            )
-        }
+        None => Arc::new(values.values.iter().map(|v| v.map(|s| strip(s, &|c| c == ' '))).collect::<StringArray>()),
+        Some(chars) => Arc::new(
+            (0..rows)
+                .map(|row| {
+                    let set = chars.get(row)?;
+                    Some(strip(values.get(row)?, &|c| set.contains(c)))
+                })
+                .collect::<StringArray>(),
+        ),
     }
 }
 
 /// Spark's `UTF8String.substringSQL`: 1-based `pos`, negative from the end, 0 as 1; the
 /// length defaults to everything.
-fn substring(args: &[ArrayRef]) -> ArrayRef {
-    let values = args[0].as_string::<i32>();
-    let positions = args[1].as_primitive::<Int32Type>();
-    let lengths = args.get(2).map(|l| l.as_primitive::<Int32Type>());
-    let mut out = arrow::array::StringBuilder::with_capacity(values.len(), 0);
-    for row in 0..values.len() {
+fn substring(args: &[Arg], rows: usize) -> ArrayRef {
+    let (values, positions) = (args[0].text(), args[1].primitives::<Int32Type>());
+    let lengths = args.get(2).map(Arg::primitives::<Int32Type>);
+    let mut out = arrow::array::StringBuilder::with_capacity(rows, 0);
+    for row in 0..rows {
         let length = match lengths {
-            Some(lengths) if lengths.is_null(row) => None,
-            Some(lengths) => Some(lengths.value(row)),
+            Some(lengths) => lengths.get(row),
             None => Some(i32::MAX),
         };
-        match (values.is_valid(row), positions.is_valid(row), length) {
-            (true, true, Some(length)) => {
-                out.append_value(substring_sql(values.value(row), positions.value(row), length))
-            }
+        match (values.get(row), positions.get(row), length) {
+            (Some(text), Some(position), Some(length)) => out.append_value(substring_sql(text, position, length)),
             _ => out.append_null(),
         }
     }
@@ -223,32 +273,37 @@ fn substring_sql(text: &str, pos: i32, length: i32) -> &str {
     &text[byte_at(start)..byte_at(end)]
 }
 
-fn concat(args: &[ArrayRef]) -> ArrayRef {
-    let columns: Vec<&StringArray> = args.iter().map(|a| a.as_string::<i32>()).collect();
-    let rows = columns.first().map_or(0, |c| c.len());
+fn concat(args: &[Arg], rows: usize) -> ArrayRef {
+    let parts: Vec<PerRow<&StringArray>> = args.iter().map(Arg::text).collect();
     let mut out = arrow::array::StringBuilder::with_capacity(rows, 0);
     let mut joined = String::new();
-    for row in 0..rows {
-        if columns.iter().any(|c| c.is_null(row)) {
-            out.append_null();
-            continue;
-        }
+    'rows: for row in 0..rows {
         joined.clear();
-        columns.iter().for_each(|c| joined.push_str(c.value(row)));
+        for part in &parts {
+            match part.get(row) {
+                Some(part) => joined.push_str(part),
+                None => {
+                    out.append_null();
+                    continue 'rows;
+                }
+            }
+        }
         out.append_value(&joined);
     }
     Arc::new(out.finish())
 }
 
-fn rlike(values: &StringArray, patterns: &StringArray, compiled: Option<&JavaRegex>) -> Result<ArrayRef> {
+fn rlike(values: &Arg, patterns: &Arg, rows: usize, compiled: Option<&JavaRegex>) -> Result<ArrayRef> {
+    let (values, patterns) = (values.text(), patterns.text());
     if let Some(regex) = compiled {
-        return Ok(Arc::new(values.iter().map(|v| v.map(|s| regex.is_match(s))).collect::<BooleanArray>()));
+        let matches = |row| values.get(row).map(|s| regex.is_match(s));
+        return Ok(Arc::new((0..rows).map(matches).collect::<BooleanArray>()));
     }
     // A pattern per row: each distinct one compiled once.
     let mut cache: std::collections::HashMap<&str, JavaRegex> = std::collections::HashMap::new();
-    let mut out = arrow::array::BooleanBuilder::with_capacity(values.len());
-    for (value, pattern) in values.iter().zip(patterns.iter()) {
-        let (Some(value), Some(pattern)) = (value, pattern) else {
+    let mut out = arrow::array::BooleanBuilder::with_capacity(rows);
+    for row in 0..rows {
+        let (Some(value), Some(pattern)) = (values.get(row), patterns.get(row)) else {
             out.append_null();
             continue;
         };
@@ -532,31 +587,41 @@ pub(super) fn remainder_by_constant(
     })())
 }
 
-/// `a % b` (`positive`: Spark's `pmod`) on operands of one type.
-fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &DataType, text: &str) -> Result<ArrayRef> {
+/// `a % b` (`positive`: Spark's `pmod`) on operands of one type, for `rows` rows.
+fn remainder(
+    left: &Arg,
+    right: &Arg,
+    rows: usize,
+    positive: bool,
+    data_type: &DataType,
+    text: &str,
+) -> Result<ArrayRef> {
+    /// Both operands as `to` (a constant stays one value).
+    fn both_as(left: &Arg, right: &Arg, to: &DataType) -> Result<(Arg, Arg)> {
+        let as_type = |arg: &Arg| -> Result<Arg> { Ok(Arg { values: cast(&arg.values, to)?, constant: arg.constant }) };
+        Ok((as_type(left)?, as_type(right)?))
+    }
     fn each<T: ArrowPrimitiveType>(
-        left: &PrimitiveArray<T>,
-        right: &PrimitiveArray<T>,
+        (left, right): (Arg, Arg),
+        rows: usize,
         is_zero: impl Fn(T::Native) -> bool,
         f: impl Fn(T::Native, T::Native) -> T::Native,
         text: &str,
     ) -> Result<PrimitiveArray<T>> {
-        left.iter()
-            .zip(right.iter())
-            .map(|(a, b)| match (a, b) {
+        let (left, right) = (left.primitives::<T>(), right.primitives::<T>());
+        (0..rows)
+            .map(|row| match (left.get(row), right.get(row)) {
                 (Some(_), Some(b)) if is_zero(b) => Err(division_by_zero(text)),
                 (Some(a), Some(b)) => Ok(Some(f(a, b))),
                 _ => Ok(None),
             })
             .collect()
     }
-    Ok(match left.data_type() {
+    Ok(match left.values.data_type() {
         DataType::Float64 | DataType::Float32 => {
-            let (a, b) = (cast(left, &DataType::Float64)?, cast(right, &DataType::Float64)?);
-            let (a, b) = (a.as_primitive::<Float64Type>(), b.as_primitive::<Float64Type>());
-            let result = each(
-                a,
-                b,
+            let result = each::<Float64Type>(
+                both_as(left, right, &DataType::Float64)?,
+                rows,
                 |b| b == 0.0,
                 |a, b| {
                     let r = a % b;
@@ -567,10 +632,9 @@ fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &Data
             cast(&(Arc::new(result) as ArrayRef), data_type)?
         }
         DataType::Decimal128(precision, scale) => {
-            let (a, b) = (left.as_primitive::<Decimal128Type>(), right.as_primitive::<Decimal128Type>());
-            let result = each(
-                a,
-                b,
+            let result = each::<Decimal128Type>(
+                (left.clone(), right.clone()),
+                rows,
                 |b| b == 0,
                 |a, b| {
                     let r = a % b;
@@ -585,11 +649,9 @@ fn remainder(left: &ArrayRef, right: &ArrayRef, positive: bool, data_type: &Data
         }
         _ => {
             // Integers of any width, computed as 64-bit (a remainder always fits back).
-            let (a, b) = (cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?);
-            let (a, b) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
-            let result: Int64Array = each(
-                a,
-                b,
+            let result = each::<Int64Type>(
+                both_as(left, right, &DataType::Int64)?,
+                rows,
                 |b| b == 0,
                 |a, b| {
                     // Java's MIN % -1 is 0, not an overflow.
@@ -649,6 +711,27 @@ mod tests {
         assert_eq!(DateTime::from_timestamp_micros(day).unwrap().naive_utc().hour(), 4);
     }
 
+    /// Arguments of `function` built from `columns` (each of `rows` values), those marked in
+    /// `constant` kept as their first value only, and the same with that value spread to
+    /// every row.
+    fn constant_and_spread(columns: &[ArrayRef], constant: &[bool]) -> (Vec<Arg>, Vec<Arg>) {
+        let rows = columns[0].len();
+        columns
+            .iter()
+            .zip(constant)
+            .map(|(column, &constant)| {
+                if constant {
+                    let first = column.slice(0, 1);
+                    let spread =
+                        arrow::compute::take(&first, &arrow::array::UInt32Array::from(vec![0u32; rows]), None).unwrap();
+                    (Arg { values: first, constant: true }, Arg { values: spread, constant: false })
+                } else {
+                    (Arg { values: column.clone(), constant: false }, Arg { values: column.clone(), constant: false })
+                }
+            })
+            .unzip()
+    }
+
     proptest! {
         /// Substrings counted from the start equal those of the whole text's count of
         /// characters (Spark's `substring`), multi-byte characters and lengths past the end
@@ -668,6 +751,54 @@ mod tests {
                 if start >= end { String::new() } else { chars[start as usize..end as usize].iter().collect() }
             };
             prop_assert_eq!(substring_sql(&text, pos, length), counted(&text));
+        }
+
+        /// A constant argument, read for every row, gives what the same constant spread to
+        /// every row gives, in any position and NULL included: every function of more than one
+        /// argument, errors (an overflow, a division by zero) included.
+        #[test]
+        fn constant_arguments_equal_spread_ones(
+            rows in 1usize..24,
+            texts in prop::collection::vec(prop::collection::vec(prop::option::weighted(0.85, "[aé ,b-]{0,5}"), 24), 3),
+            numbers in prop::collection::vec(prop::collection::vec(
+                prop::option::weighted(0.85, prop_oneof![-6i32..6, Just(i32::MIN), Just(i32::MAX)]), 24), 2),
+            constant in any::<[bool; 3]>(),
+            which in 0usize..13,
+        ) {
+            use ScalarFunction as F;
+            let text = |i: usize| -> ArrayRef { Arc::new(StringArray::from(texts[i][..rows].to_vec())) };
+            let int32 = |i: usize| -> ArrayRef { Arc::new(Int32Array::from(numbers[i][..rows].to_vec())) };
+            let date = |i: usize| -> ArrayRef { Arc::new(Date32Array::from(numbers[i][..rows].to_vec())) };
+            let int64 = |i: usize| -> ArrayRef {
+                Arc::new(Int64Array::from(numbers[i][..rows].iter().map(|v| v.map(i64::from)).collect::<Vec<_>>()))
+            };
+            let (function, columns, data_type): (F, Vec<ArrayRef>, DataType) = match which {
+                0 => (F::Trim { leading: true, trailing: false }, vec![text(0), text(1)], DataType::Utf8),
+                1 => (F::Substring, vec![text(0), int32(0), int32(1)], DataType::Utf8),
+                2 => (F::Substring, vec![text(0), int32(0)], DataType::Utf8),
+                3 => (F::Concat, vec![text(0), text(1), text(2)], DataType::Utf8),
+                4 => (F::StartsWith, vec![text(0), text(1)], DataType::Boolean),
+                5 => (F::EndsWith, vec![text(0), text(1)], DataType::Boolean),
+                6 => (F::Contains, vec![text(0), text(1)], DataType::Boolean),
+                7 => (F::RLike(None), vec![text(0), text(1)], DataType::Boolean),
+                8 => (F::DateAdd, vec![date(0), int32(1)], DataType::Date32),
+                9 => (F::DateSub, vec![date(0), int32(1)], DataType::Date32),
+                10 => (F::DateDiff, vec![date(0), date(1)], DataType::Int32),
+                11 => (F::Mod, vec![int64(0), int64(1)], DataType::Int64),
+                _ => (F::Pmod, vec![int64(0), int64(1)], DataType::Int64),
+            };
+            let mut constant = constant[..columns.len()].to_vec();
+            if constant.iter().all(|&c| c) {
+                constant[0] = false; // all constant is a one-row call, not this one
+            }
+            let (given, spread) = constant_and_spread(&columns, &constant);
+            let got = call(&function, &given, rows, &data_type, "UTC", "f");
+            let expected = call(&function, &spread, rows, &data_type, "UTC", "f");
+            match (expected, got) {
+                (Ok(expected), Ok(got)) => prop_assert_eq!(expected.to_data(), got.to_data()),
+                (Err(_), Err(_)) => {}
+                (expected, got) => prop_assert!(false, "{:?} against {:?}", expected.map(|a| a.len()), got.map(|a| a.len())),
+            }
         }
 
         /// A remainder by a constant equals the remainder by that constant spread to every
@@ -699,7 +830,15 @@ mod tests {
                 return Ok(()); // the divisor does not fit the width
             }
             let spread = arrow::compute::take(&constant, &arrow::array::UInt32Array::from(vec![0u32; left.len()]), None).unwrap();
-            let expected = remainder(&left, &spread, positive, &width, "r");
+            let rows = left.len();
+            let expected = remainder(
+                &Arg { values: left.clone(), constant: false },
+                &Arg { values: spread, constant: false },
+                rows,
+                positive,
+                &width,
+                "r",
+            );
             let got = remainder_by_constant(&left, &constant, positive, &width, "r").unwrap();
             match (expected, got) {
                 (Ok(expected), Ok(got)) => prop_assert_eq!(expected.to_data(), got.to_data()),
