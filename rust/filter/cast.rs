@@ -16,10 +16,10 @@ use arrow::array::{
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, TimeUnit};
-use chrono::{DateTime, NaiveDate, Offset, TimeZone};
+use chrono::{DateTime, NaiveDate};
 
 use super::SqlType;
-use super::literal::{local_to_utc, parse_time_zone};
+use super::literal::{WallClock, local_to_utc, parse_time_zone};
 use super::spark_cast::{
     parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long, parse_timestamp_text,
 };
@@ -114,24 +114,22 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
         (Timestamp, Date | TimestampNtz) | (TimestampNtz, Timestamp) => {
             let micros = arrow_cast(&in_micros(array)?, &SqlType::TimestampNtz.to_arrow())?;
             let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
-            let tz = parse_time_zone(session_time_zone)?;
-            let shifted: TimestampMicrosecondArray = micros
-                .try_unary(|value| -> std::result::Result<i64, arrow::error::ArrowError> {
-                    let utc = DateTime::from_timestamp_micros(value).map(|t| t.naive_utc());
-                    let converted = if from_type == TimestampNtz {
-                        // Wall clock in the session zone → instant.
-                        utc.and_then(|local| local_to_utc(&local, &tz))
-                    } else {
-                        utc.and_then(|instant| {
-                            let offset = tz.offset_from_utc_datetime(&instant).fix().local_minus_utc();
-                            super::literal::shift(&instant, offset.into())
-                        })
-                    };
-                    converted.map(|t| t.and_utc().timestamp_micros()).ok_or_else(|| {
-                        arrow::error::ArrowError::ComputeError(format!("timestamp {value} out of range"))
-                    })
+            let out_of_range =
+                |value: i64| arrow::error::ArrowError::ComputeError(format!("timestamp {value} out of range"));
+            let shifted: TimestampMicrosecondArray = if from_type == TimestampNtz {
+                // Wall clock in the session zone → instant.
+                let tz = parse_time_zone(session_time_zone)?;
+                micros.try_unary(|value| {
+                    DateTime::from_timestamp_micros(value)
+                        .and_then(|local| local_to_utc(&local.naive_utc(), &tz))
+                        .map(|t| t.and_utc().timestamp_micros())
+                        .ok_or_else(|| out_of_range(value))
                 })
-                .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;
+            } else {
+                let clock = WallClock::new(session_time_zone)?;
+                micros.try_unary(|value| clock.local_micros(value).ok_or_else(|| out_of_range(value)))
+            }
+            .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;
             let shifted: ArrayRef = Arc::new(shifted);
             match to_type {
                 Date => ntz_to_date(&shifted),

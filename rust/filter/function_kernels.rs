@@ -20,6 +20,7 @@ use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime
 
 use super::functions::{ScalarFunction, TruncLevel};
 use super::java_regex::JavaRegex;
+use super::literal::WallClock;
 use super::sql_type::UTC;
 use crate::{PqsiftError, Result};
 
@@ -132,18 +133,14 @@ pub(super) fn call(
             };
             let micros = only().as_primitive::<TimestampMicrosecondType>();
             let is_instant = matches!(only().data_type(), DataType::Timestamp(_, Some(_)));
-            let tz = crate::filter::parse_time_zone(session_time_zone)?;
+            let clock = WallClock::new(session_time_zone)?;
             Arc::new(
                 micros
                     .iter()
                     .map(|m| {
                         let m = m?;
-                        let wall = if is_instant {
-                            local_of(m, &tz)?
-                        } else {
-                            DateTime::from_timestamp_micros(m)?.naive_utc()
-                        };
-                        Some(part(&wall))
+                        let wall = if is_instant { clock.local_micros(m)? } else { m };
+                        Some(part(&DateTime::from_timestamp_micros(wall)?.naive_utc()))
                     })
                     .collect::<Int32Array>(),
             )

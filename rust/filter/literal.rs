@@ -309,6 +309,50 @@ pub(crate) fn parse_time_zone(name: &str) -> crate::Result<Tz> {
     name.parse::<Tz>().map_err(|_| crate::PqsiftError::filter(format!("unknown time zone \"{name}\"")))
 }
 
+/// Instants seen as wall clocks of one session time zone, in microseconds. A zone that never
+/// changes (UTC, `±hh:mm`) adds its offset to each instant; any other looks the offset up
+/// for each (its tz database transitions are not public in chrono-tz).
+///
+/// ```text
+/// "+08:00": instant 0 (1970-01-01 00:00 UTC) → 28_800_000_000 (08:00 on the wall)
+/// ```
+pub(crate) enum WallClock {
+    /// The offset in microseconds.
+    Fixed(i64),
+    Zone(Tz),
+}
+
+impl WallClock {
+    pub(crate) fn new(session_time_zone: &str) -> crate::Result<Self> {
+        let tz = parse_time_zone(session_time_zone)?;
+        Ok(match super::fixed_offset_seconds(session_time_zone) {
+            Some(seconds) => Self::Fixed(i64::from(seconds) * 1_000_000),
+            None => Self::Zone(tz),
+        })
+    }
+
+    /// The wall clock of `instant`; `None` where the instant or its wall clock is outside
+    /// chrono's range of date-times, for either kind of zone.
+    #[inline]
+    pub(crate) fn local_micros(&self, instant: i64) -> Option<i64> {
+        match self {
+            Self::Fixed(offset) => {
+                let local = instant.checked_add(*offset)?;
+                (CHRONO_MICROS.contains(&instant) && CHRONO_MICROS.contains(&local)).then_some(local)
+            }
+            Self::Zone(tz) => {
+                let utc = chrono::DateTime::from_timestamp_micros(instant)?.naive_utc();
+                let offset = tz.offset_from_utc_datetime(&utc).fix().local_minus_utc();
+                Some(shift(&utc, offset.into())?.and_utc().timestamp_micros())
+            }
+        }
+    }
+}
+
+/// The microseconds since 1970 chrono's date-times reach (about ±262,000 years).
+const CHRONO_MICROS: std::ops::RangeInclusive<i64> =
+    NaiveDateTime::MIN.and_utc().timestamp_micros()..=NaiveDateTime::MAX.and_utc().timestamp_micros();
+
 /// The UTC date-time of a wall clock in `tz`, resolving DST gaps and overlaps like Java;
 /// `None` past chrono's range.
 pub(crate) fn local_to_utc(local: &NaiveDateTime, tz: &Tz) -> Option<NaiveDateTime> {
@@ -334,4 +378,31 @@ pub(crate) fn shift(datetime: &NaiveDateTime, seconds: i64) -> Option<NaiveDateT
 
 fn out_of_range(literal: &TimestampLiteral) -> crate::PqsiftError {
     crate::PqsiftError::filter(format!("TIMESTAMP '{literal}' is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// A zone that never changes gives each instant the wall clock its offset looked up
+        /// gives, the ends of chrono's range and instants past them (`None`) included.
+        #[test]
+        fn fixed_zones_equal_their_looked_up_offsets(
+            instant in prop_oneof![
+                any::<i64>(),
+                -4_000_000_000_000_000i64..4_000_000_000_000_000,
+                (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.start() + d),
+                (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.end() + d),
+            ],
+            zone in proptest::sample::select(vec!["UTC", "Etc/UTC", "GMT", "UCT", "+08:00", "-03:30", "+14:00", "-12:00"]),
+        ) {
+            let fixed = WallClock::new(zone).unwrap();
+            prop_assert!(matches!(fixed, WallClock::Fixed(_)));
+            let looked_up = WallClock::Zone(parse_time_zone(zone).unwrap());
+            prop_assert_eq!(fixed.local_micros(instant), looked_up.local_micros(instant));
+        }
+    }
 }
