@@ -19,7 +19,6 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Datum, Scalar, UInt32Array, make_array, new_null_array};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
-use arrow::compute::kernels::zip::zip;
 use arrow::compute::kernels::{boolean, cmp, numeric};
 use arrow::compute::{like, nlike, nullif, take};
 use arrow::datatypes::{DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type};
@@ -32,6 +31,7 @@ use super::decimal_arith::decimal_arithmetic;
 use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
 use super::functions::ScalarFunction;
+use super::select_rows::select_rows;
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
 
@@ -296,9 +296,7 @@ impl Evaluator<'_> {
                 // NULL constant so far: the next argument is the answer.
                 next
             } else {
-                let next = next.into_array(self.rows())?;
-                let taken = BooleanArray::new(missing, None);
-                Value::Array(zip(&taken, &next, result.array()).map_err(internal)?)
+                Value::Array(select_rows(&missing, next.array(), next.is_scalar(), result.array()).map_err(internal)?)
             };
         }
         Ok(result)
@@ -317,8 +315,8 @@ impl Evaluator<'_> {
         let mut result = new_null_array(&otherwise.data_type(), rows);
         let take = |result: &mut ArrayRef, rows_taken: &BooleanBuffer, value: &BoundExpr| -> Result<()> {
             if rows_taken.count_set_bits() > 0 {
-                let value = self.eval(value, Some(rows_taken))?.into_array(rows)?;
-                *result = zip(&BooleanArray::new(rows_taken.clone(), None), &value, result).map_err(internal)?;
+                let value = self.eval(value, Some(rows_taken))?;
+                *result = select_rows(rows_taken, value.array(), value.is_scalar(), result).map_err(internal)?;
             }
             Ok(())
         };
