@@ -489,6 +489,7 @@ fn round(value: &ArrayRef, scale: i32, data_type: &DataType, text: &str) -> Resu
     })
 }
 
+#[inline]
 fn round_double(value: f64, scale: i32) -> f64 {
     round_double_by_arithmetic(value, scale).unwrap_or_else(|| round_double_by_text(value, scale))
 }
@@ -499,6 +500,7 @@ fn round_double(value: f64, scale: i32) -> f64 {
 /// same way. Dividing (or multiplying) the rounded whole number by the exact power of ten
 /// is correctly rounded, as Scala's `BigDecimal.toDouble` is. `None` otherwise (the value's
 /// text then decides).
+#[inline]
 fn round_double_by_arithmetic(value: f64, scale: i32) -> Option<f64> {
     const POWERS: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
@@ -510,16 +512,21 @@ fn round_double_by_arithmetic(value: f64, scale: i32) -> Option<f64> {
     if scaled.abs().partial_cmp(&((1u64 << 40) as f64)) != Some(std::cmp::Ordering::Less) {
         return None;
     }
-    let fraction = scaled.abs().fract();
+    // Truncated by a conversion (no libm call); exact below 2^40.
+    let truncated = scaled as i64;
+    let fraction = (scaled - truncated as f64).abs();
     if (fraction - 0.5).abs() <= 1.0 / 1024.0 {
         return None;
     }
-    // `f64::round` rounds half away from zero, as HALF_UP does; no half is left here.
-    let whole = scaled.round();
+    // Away from zero past the half, as HALF_UP; the sign kept on a zero, as `f64::round` keeps it.
+    let away = i64::from(fraction > 0.5) * if scaled < 0.0 { -1 } else { 1 };
+    let whole = ((truncated + away) as f64).copysign(scaled);
     Some(if scale >= 0 { whole / power } else { whole * power })
 }
 
 /// [`round_double`] on the value's shortest decimal text, exactly as Spark reads it.
+#[cold]
+#[inline(never)]
 fn round_double_by_text(value: f64, scale: i32) -> f64 {
     if !value.is_finite() {
         return value;
