@@ -31,11 +31,12 @@ pub(crate) fn spark_lower(text: &str) -> String {
 }
 
 /// A function's argument: a column's values, one a row, or a constant — one value standing
-/// for every row, never spread to the batch's length (`substr(url, 1, 12)` reads its two
-/// constants once, not once a row).
+/// for every row, never spread to the batch's length (in `substr(url, 1, 12)`, 1 and 12 are
+/// arrays of one value, not of the batch's length).
 ///
 /// ```text
-/// date_add(day, 1) over 3 rows:  day = Arg::column([0, 10, NULL]),  1 = Arg::constant([1])
+/// date_add(day, 1) over 3 rows:  day = Arg { values: [0, 10, NULL], constant: false }
+///                                1   = Arg { values: [1], constant: true }
 ///                                row r reads day[r] and 1[0]: [1, 11, NULL]
 /// ```
 #[derive(Clone)]

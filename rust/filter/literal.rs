@@ -279,11 +279,7 @@ impl TimestampLiteral {
             return Ok(self.local.and_utc().timestamp_micros());
         }
         let instant = self.instant_micros(session_time_zone)?;
-        let tz = parse_time_zone(session_time_zone)?;
-        let utc = chrono::DateTime::from_timestamp_micros(instant).ok_or_else(|| out_of_range(self))?.naive_utc();
-        let offset = tz.offset_from_utc_datetime(&utc).fix().local_minus_utc();
-        let wall = shift(&utc, i64::from(offset)).ok_or_else(|| out_of_range(self))?;
-        Ok(wall.and_utc().timestamp_micros())
+        WallClock::new(session_time_zone)?.local_micros(instant).ok_or_else(|| out_of_range(self))
     }
 }
 
