@@ -13,14 +13,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum, PrimitiveArray, Scalar};
+use arrow::array::{
+    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Datum, PrimitiveArray, Scalar, downcast_primitive_array,
+};
 use arrow::buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
 use arrow::compute::kernels::zip::zip;
-use arrow::datatypes::{
-    DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
-    Int64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
-};
 use arrow::error::ArrowError;
 
 /// For each row, `taken`'s value where `mask` is set, else `otherwise`'s. `taken` is an array
@@ -32,37 +29,12 @@ pub(super) fn select_rows(
     taken_constant: bool,
     otherwise: &ArrayRef,
 ) -> Result<ArrayRef, ArrowError> {
-    macro_rules! primitive {
-        ($t:ty) => {
-            Ok(Arc::new(select_primitive(
-                mask,
-                taken.as_primitive::<$t>(),
-                taken_constant,
-                otherwise.as_primitive::<$t>(),
-            )))
-        };
-    }
     if taken.data_type() == otherwise.data_type() && (taken_constant || taken.len() == otherwise.len()) {
-        match otherwise.data_type() {
-            DataType::Int8 => return primitive!(Int8Type),
-            DataType::Int16 => return primitive!(Int16Type),
-            DataType::Int32 => return primitive!(Int32Type),
-            DataType::Int64 => return primitive!(Int64Type),
-            DataType::UInt8 => return primitive!(UInt8Type),
-            DataType::UInt16 => return primitive!(UInt16Type),
-            DataType::UInt32 => return primitive!(UInt32Type),
-            DataType::UInt64 => return primitive!(UInt64Type),
-            DataType::Float32 => return primitive!(Float32Type),
-            DataType::Float64 => return primitive!(Float64Type),
-            DataType::Decimal128(_, _) => return primitive!(Decimal128Type),
-            DataType::Date32 => return primitive!(Date32Type),
-            DataType::Date64 => return primitive!(Date64Type),
-            DataType::Timestamp(TimeUnit::Second, _) => return primitive!(TimestampSecondType),
-            DataType::Timestamp(TimeUnit::Millisecond, _) => return primitive!(TimestampMillisecondType),
-            DataType::Timestamp(TimeUnit::Microsecond, _) => return primitive!(TimestampMicrosecondType),
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => return primitive!(TimestampNanosecondType),
+        let (taken, otherwise): (&dyn Array, &dyn Array) = (taken.as_ref(), otherwise.as_ref());
+        downcast_primitive_array!(
+            (taken, otherwise) => return Ok(Arc::new(select_primitive(mask, taken, taken_constant, otherwise))),
             _ => {}
-        }
+        )
     }
     let mask = BooleanArray::new(mask.clone(), None);
     let taken: Box<dyn Datum> =
