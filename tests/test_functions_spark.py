@@ -46,6 +46,8 @@ FILTERS = [
     "upper(s) = 'STRASSE'",
     "lower(s) = 'σίσυφος'",
     "lower(s) = lower('İSTANBUL')",
+    "lower(upper(s)) = 'straße'",
+    "upper(s) ILIKE 'straße'",
     "trim(s) = 'Hello'",
     "ltrim(s) = 'Hello '",
     "rtrim(s) = '  Hello'",

@@ -35,6 +35,14 @@ impl Binder<'_> {
         if name == "current_date" {
             return self.current_date();
         }
+        // Spark's optimizer drops a case conversion directly under another
+        // (`SimplifyCaseConversionExpressions`): `lower(upper(s))` runs as `lower(s)`, which
+        // differs where upper case is longer ('ß' becomes "SS", and stays so in lower case).
+        if let ("lower" | "upper", [Expr::Function { name: inner, args: inner_args }]) = (name, args)
+            && matches!(inner.as_str(), "lower" | "upper")
+        {
+            return self.bind_function(whole, name, inner_args);
+        }
         let bound = args.iter().map(|arg| self.bind(arg)).collect::<Result<Vec<_>>>()?;
         let mut bound = bound.into_iter().zip(args);
         // The next argument, brought to a type (a macro: the arms also take arguments whole).

@@ -140,6 +140,29 @@ fn string_functions_follow_spark() {
     assert_eq!(rows("lower(s) IN ('abc-123', 'x')"), [3]);
 }
 
+/// As Spark's optimizer has it, a case conversion directly under another is dropped:
+/// `lower(upper('Straße'))` is `lower('Straße')`, not `lower('STRASSE')`.
+#[test]
+fn a_case_conversion_under_another_is_dropped() {
+    let batch = RecordBatch::try_from_iter([(
+        "s",
+        Arc::new(StringArray::from(vec![Some("Straße"), Some("STRASSE"), None])) as ArrayRef,
+    )])
+    .unwrap();
+    let selected = |filter: &str| -> Vec<usize> {
+        let bound = bind(&parse_filter(filter).unwrap(), &batch.schema(), &options("UTC")).unwrap();
+        let result = evaluate(&bound, &batch).unwrap();
+        (0..result.len()).filter(|&i| result.is_valid(i) && result.value(i)).collect()
+    };
+    assert_eq!(selected("upper(s) = 'STRASSE'"), [0, 1]);
+    assert_eq!(selected("lower(upper(s)) = 'straße'"), [0]);
+    assert_eq!(selected("lower(upper(lower(s))) = 'straße'"), [0]);
+    assert_eq!(selected("upper(lower(s)) = 'STRASSE'"), [0, 1]);
+    assert_eq!(selected("lower(upper(s)) = 'strasse'"), [1]);
+    assert_eq!(selected("s ILIKE 'STRAßE'"), [0]);
+    assert_eq!(selected("upper(s) ILIKE 'straße'"), [0]);
+}
+
 #[test]
 fn date_functions_follow_spark() {
     // 11016 is 2000-02-29; -1 is 1969-12-31; 19783 is 2024-03-01.

@@ -1,0 +1,312 @@
+"""Filters with Spark SQL functions, drawn at random, against Spark 4.3 itself.
+
+`test_functions_spark.py` checks a fixed list of filters. Here hypothesis composes them:
+functions inside functions, `CASE`, `if` and `coalesce` with constants on either side,
+comparisons of every type, `AND` / `OR` / `NOT`, over a table of hostile values (NaN,
+-0.0, infinities, halves, extreme decimals, non-ASCII strings, timestamps at daylight
+saving changes, NULLs in every column), in session time zones with and without daylight
+saving and with fixed offsets. The oracle is Spark's reader: the ids of the rows where the
+filter is true must be the same, and where Spark raises, pqsift must raise too.
+
+The drawn expressions avoid what raises by design (division by a column, `floor` of an
+infinity): every filter is meant to run, so a raise on either side is a difference.
+`make test` runs a sample per zone; `-m slow` runs a longer campaign.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pqsift
+
+UTC = dt.UTC
+ROWS = 1_500
+ZONES = ["America/New_York", "UTC", "+05:30", "Australia/Lord_Howe"]
+
+STRINGS = ["", " ", "  Hello ", "hello", "HELLO", "Straße", "İstanbul", "ΣΊΣΥΦΟΣ", "日本語", "a%_b", "x\\y", "abc-123",
+           "\tTab\t", "ab", "Ab", "b", "zz", "é", "😀x", "k0150", "nan", "45"]
+DOUBLES = [math.nan, -0.0, 0.0, math.inf, -math.inf, 2.5, -2.5, 0.125, 2.675, 1.005, 44.5, 45.5, -44.5, 1e300, -1e-300,
+           5e-324, 0.1, 0.3, 123456.785, 1.0, -1.0, 3.0, 10.0]
+DECIMALS = [Decimal("9999999999.99"), Decimal("-9999999999.99"), Decimal("0.00"), Decimal("2.55"), Decimal("-2.55"),
+            Decimal("0.05"), Decimal("-0.05"), Decimal("99.95"), Decimal("5.00"), Decimal("100.00"), Decimal("1.25")]
+# Instants at and around daylight saving changes (New York, Lord Howe's half hour), the epoch,
+# before it, microseconds.
+TIMESTAMPS = [
+    dt.datetime(2024, 3, 10, 6, 59, 59, 999_999, tzinfo=UTC),
+    dt.datetime(2024, 3, 10, 7, 0, tzinfo=UTC),
+    dt.datetime(2024, 11, 3, 5, 30, tzinfo=UTC),
+    dt.datetime(2024, 11, 3, 6, 30, tzinfo=UTC),
+    dt.datetime(2024, 4, 6, 14, 45, tzinfo=UTC),
+    dt.datetime(2024, 10, 5, 15, 30, tzinfo=UTC),
+    dt.datetime(1970, 1, 1, tzinfo=UTC),
+    dt.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+    dt.datetime(1960, 6, 1, 12, 0, 0, 1, tzinfo=UTC),
+    dt.datetime(2037, 12, 31, 23, 59, 59, tzinfo=UTC),
+    dt.datetime(2024, 2, 29, 18, 30, tzinfo=UTC),
+    dt.datetime(2024, 12, 31, 23, 59, 59, tzinfo=UTC),
+]
+
+
+def _table(seed: int) -> pa.Table:
+    rng = random.Random(seed)
+
+    def some(pool: list[Any], nulls: float = 0.1) -> list[Any]:
+        return [None if rng.random() < nulls else rng.choice(pool) for _ in range(ROWS)]
+
+    start = dt.datetime(2024, 3, 1, tzinfo=UTC)
+    ts = [None if rng.random() < 0.1 else (rng.choice(TIMESTAMPS) if rng.random() < 0.3 else
+          start + dt.timedelta(minutes=rng.randrange(0, 400 * 24 * 60), microseconds=rng.choice([0, 1, 999_999])))
+          for _ in range(ROWS)]
+    days = [None if rng.random() < 0.1 else dt.date(2024, 1, 1) + dt.timedelta(days=rng.randrange(-45_000, 30_000) if rng.random() < 0.2
+            else rng.randrange(-10, 400)) for _ in range(ROWS)]
+    return pa.table(
+        {
+            "id": pa.array(range(ROWS), pa.int64()),
+            "i": pa.array(some([*range(-100, 101), 2_147_483_647, -2_147_483_647]), pa.int32()),
+            "l": pa.array(some([-(2**63) + 1, 2**63 - 1, 0, 1, -1, 10**12, 7]), pa.int64()),
+            "d": pa.array([None if rng.random() < 0.1 else (rng.choice(DOUBLES) if rng.random() < 0.5 else
+                           round(rng.uniform(-60, 60), rng.choice([0, 1, 2, 3]))) for _ in range(ROWS)], pa.float64()),
+            "m": pa.array([None if rng.random() < 0.1 else (rng.choice(DECIMALS) if rng.random() < 0.4 else
+                           Decimal(rng.randrange(-20_000, 20_000)) / 100) for _ in range(ROWS)], pa.decimal128(12, 2)),
+            "s": pa.array(some(STRINGS)),
+            "day": pa.array(days, pa.date32()),
+            "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+            "b": pa.array(some([True, False]), pa.bool_()),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("differential") / "t.parquet"
+    # Small row groups and pages with a page index, dictionaries and plain pages: every
+    # pruning stage sees the drawn filters.
+    pq.write_table(_table(20261206), path, row_group_size=250, data_page_size=1_000, write_page_index=True,
+                   use_dictionary=["s", "m", "i"])
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# The expressions: each strategy draws Spark SQL text of one type.
+
+def _pick(*texts: str) -> st.SearchStrategy[str]:
+    return st.sampled_from(list(texts))
+
+
+INT_LIT = _pick("0", "1", "-1", "2", "3", "7", "50", "-100", "100", "2147483647")
+DOUBLE_LIT = _pick("2.5", "-0.0", "0.0", "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)", "1e300", "2.68", "45",
+                   "44.5", "0.125", "3", "1.01", "-2.5")
+DECIMAL_LIT = _pick("5.00", "-9.99", "100", "2.6", "0.1", "9999999999.99", "-2.55")
+STRING_LIT = _pick("''", "'hello'", "'Hello'", "'HELLO'", "'ab'", "'b'", "'straße'", "'STRASSE'", "'İstanbul'",
+                   "'日本語'", "'45'", "'é'", "'x'", "'k0'", "'a%_b'", "'zz'")
+DATE_LIT = _pick("DATE '2024-02-29'", "DATE '1970-01-01'", "DATE '2024-03-10'", "DATE '2024-11-03'",
+                 "DATE '1900-01-01'", "DATE '2025-01-31'")
+TS_LIT = _pick("TIMESTAMP '2024-03-10 03:00:00'", "TIMESTAMP '2024-11-03 01:30:00'", "TIMESTAMP '1970-01-01 00:00:00'",
+               "TIMESTAMP '2024-04-07 02:00:00'", "TIMESTAMP '2024-06-01 12:00:00.000001'", "TIMESTAMP '2025-01-01 00:00:00'")
+UNITS = _pick("'MINUTE'", "'HOUR'", "'DAY'", "'WEEK'", "'MONTH'", "'QUARTER'", "'YEAR'")
+COMPARE = _pick("=", "!=", "<>", "<", "<=", ">", ">=", "<=>")
+
+
+@st.composite
+def simple_bool(draw: st.DrawFn) -> str:
+    """A condition without nesting, for CASE, if and the like."""
+    return draw(st.one_of(
+        st.builds(lambda op, v: f"i {op} {v}", COMPARE, INT_LIT),
+        st.builds(lambda op, v: f"d {op} {v}", COMPARE, DOUBLE_LIT),
+        st.builds(lambda v: f"s = {v}", STRING_LIT),
+        _pick("b", "NOT b", "isnull(s)", "isnan(d)", "day > DATE '2024-06-01'", "hour(ts) < 12", "m > 0"),
+    ))
+
+
+@st.composite
+def int_term(draw: st.DrawFn) -> str:
+    k = draw(_pick("2", "7", "-7", "3", "100"))
+    c = draw(INT_LIT)
+    return draw(st.one_of(
+        _pick("i", "abs(i)", "l", "length(s)", "char_length(s)", "year(day)", "month(day)", "day(day)", "quarter(day)",
+              "year(ts)", "month(ts)", "hour(ts)", "minute(ts)", "second(ts)"),
+        st.just(f"(i % {k})"), st.just(f"pmod(i, {k})"), st.just(f"mod(i, {k})"),
+        st.just(f"coalesce(i, {c})"), st.just(f"nvl(i, {c})"), st.just(f"ifnull({c}, i)"), st.just(f"nullif(i, {c})"),
+        st.just(f"coalesce(l, i, {c})"),
+        st.builds(lambda t: f"datediff(day, {t})", DATE_LIT),
+        st.just("datediff(to_date(ts), day)"),
+        st.builds(lambda b: f"if({b}, i, {c})", simple_bool()),
+        st.builds(lambda b: f"if({b}, {c}, length(s))", simple_bool()),
+        st.builds(lambda b1, b2, c2: f"CASE WHEN {b1} THEN i WHEN {b2} THEN {c2} ELSE {c} END", simple_bool(), simple_bool(), INT_LIT),
+        st.builds(lambda b1, c2: f"CASE WHEN {b1} THEN {c2} ELSE i END", simple_bool(), INT_LIT),
+        st.builds(lambda c2: f"CASE i WHEN {c} THEN {c2} WHEN 3 THEN i ELSE 0 END", INT_LIT),
+        st.just(f"nvl2(s, i, {c})"),
+    ))
+
+
+@st.composite
+def double_term(draw: st.DrawFn) -> str:
+    c = draw(DOUBLE_LIT)
+    scale = draw(_pick("0", "1", "2", "3", "-1"))
+    return draw(st.one_of(
+        _pick("d", "abs(d)", "round(d)"),
+        st.just(f"round(d, {scale})"), st.just(f"round(abs(d), {scale})"),
+        st.just(f"coalesce(d, {c})"), st.just(f"nullif(d, {c})"), st.just("(d % 2.5)"), st.just("(d % -3)"),
+        st.builds(lambda b: f"if({b}, d, {c})", simple_bool()),
+        st.builds(lambda b: f"CASE WHEN {b} THEN {c} ELSE d END", simple_bool()),
+    ))
+
+
+@st.composite
+def decimal_term(draw: st.DrawFn) -> str:
+    c = draw(DECIMAL_LIT)
+    scale = draw(_pick("0", "1", "-1", "2"))
+    return draw(st.one_of(
+        _pick("m", "floor(m)", "ceil(m)", "abs(m)", "pmod(m, 3)"),
+        st.just(f"round(m, {scale})"), st.just(f"coalesce(m, {c})"),
+        st.builds(lambda b: f"if({b}, m, {c})", simple_bool()),
+    ))
+
+
+@st.composite
+def string_term(draw: st.DrawFn) -> str:
+    c = draw(STRING_LIT)
+    a = draw(_pick("0", "1", "2", "-3", "-20"))
+    n = draw(_pick("1", "2", "3", "22"))
+    return draw(st.one_of(
+        _pick("s", "lower(s)", "upper(s)", "trim(s)", "ltrim(s)", "rtrim(s)", "lower(upper(s))"),
+        st.just(f"substring(s, {a}, {n})"), st.just(f"substr(s, {a})"),
+        st.just(f"concat(s, {c})"), st.just(f"concat({c}, s)"), st.just("concat(s, '-', i)"),
+        st.just(f"coalesce(s, {c})"), st.just(f"nvl(s, {c})"),
+        st.builds(lambda b: f"if({b}, s, {c})", simple_bool()),
+        st.builds(lambda b: f"CASE WHEN {b} THEN lower(s) WHEN s IS NULL THEN {c} ELSE s END", simple_bool()),
+    ))
+
+
+@st.composite
+def date_term(draw: st.DrawFn) -> str:
+    k = draw(_pick("1", "-1", "30", "365"))
+    return draw(st.one_of(
+        _pick("day", "to_date(ts)", "date(ts)"),
+        st.just(f"date_add(day, {k})"), st.just(f"date_sub(day, {k})"), st.just(f"date_add(to_date(ts), {k})"),
+        st.builds(lambda t: f"coalesce(day, {t})", DATE_LIT),
+    ))
+
+
+@st.composite
+def timestamp_term(draw: st.DrawFn) -> str:
+    return draw(st.one_of(st.just("ts"), st.builds(lambda u: f"date_trunc({u}, ts)", UNITS)))
+
+
+@st.composite
+def comparison(draw: st.DrawFn) -> str:
+    op = draw(COMPARE)
+    return draw(st.one_of(
+        st.builds(lambda t, v: f"{t} {op} {v}", int_term(), INT_LIT),
+        st.builds(lambda t, v: f"{t} {op} {v}", double_term(), DOUBLE_LIT),
+        st.builds(lambda t, v: f"{t} {op} {v}", decimal_term(), DECIMAL_LIT),
+        st.builds(lambda t, v: f"{t} {op} {v}", string_term(), STRING_LIT),
+        st.builds(lambda t, v: f"{t} {op} {v}", date_term(), DATE_LIT),
+        st.builds(lambda t, v: f"{t} {op} {v}", timestamp_term(), TS_LIT),
+        st.builds(lambda a, b: f"{a} {op} {b}", int_term(), int_term()),
+        st.builds(lambda a, b: f"{a} {op} {b}", string_term(), string_term()),
+        st.builds(lambda a, b: f"{a} {op} {b}", date_term(), date_term()),
+        st.builds(lambda a, lo, hi: f"{a} BETWEEN {lo} AND {hi}", int_term(), INT_LIT, INT_LIT),
+        st.builds(lambda a, vs: f"{a} IN ({', '.join(vs)})", int_term(), st.lists(INT_LIT, min_size=1, max_size=4)),
+        st.builds(lambda a, vs: f"{a} NOT IN ({', '.join(vs)})", string_term(), st.lists(STRING_LIT, min_size=1, max_size=3)),
+    ))
+
+
+@st.composite
+def predicate(draw: st.DrawFn) -> str:
+    """A boolean atom."""
+    pattern = draw(_pick("'h%'", "'%o'", "'%ß%'", "'_b'", "'a\\\\%%'", "'%'", "''"))
+    needle = draw(_pick("'h'", "'ß'", "'_b'", "''", "'日'", "'LL'"))
+    return draw(st.one_of(
+        comparison(),
+        st.builds(lambda t: f"startswith({t}, {needle})", string_term()),
+        st.builds(lambda t: f"endswith({t}, {needle})", string_term()),
+        st.builds(lambda t: f"contains({t}, {needle})", string_term()),
+        st.builds(lambda t: f"{t} LIKE {pattern}", string_term()),
+        st.builds(lambda t: f"{t} ILIKE {pattern}", string_term()),
+        st.builds(lambda t: f"isnull({t})", st.one_of(int_term(), string_term(), date_term(), double_term())),
+        st.builds(lambda t: f"{t} IS NOT NULL", st.one_of(int_term(), decimal_term(), timestamp_term())),
+        st.builds(lambda t: f"isnan({t})", double_term()),
+        st.builds(lambda b, c: f"CASE WHEN {b} THEN {c} ELSE b END", simple_bool(), simple_bool()),
+        st.builds(lambda b1, b2, b3: f"if({b1}, {b2}, {b3})", simple_bool(), simple_bool(), simple_bool()),
+        st.just("b"),
+    ))
+
+
+FILTERS = st.recursive(
+    predicate(),
+    lambda inner: st.one_of(
+        st.builds(lambda a, b: f"({a}) AND ({b})", inner, inner),
+        st.builds(lambda a, b: f"({a}) OR ({b})", inner, inner),
+        st.builds(lambda a: f"NOT ({a})", inner),
+    ),
+    max_leaves=3,
+)
+
+
+def _spark_ids(spark: Any, path: Path, text: str) -> list[int] | BaseException:
+    try:
+        return sorted(r.id for r in spark.read.parquet(str(path)).where(text).select("id").collect())
+    except Exception as error:  # noqa: BLE001 - Spark's failure is an outcome to compare
+        return error
+
+
+def _pqsift_ids(path: Path, text: str, zone: str) -> list[int] | BaseException:
+    try:
+        table = pqsift.scan(path, columns=["id"], filter=text, session_time_zone=zone).to_table()
+    except pqsift.PqsiftError as error:
+        return error
+    return sorted(table.column("id").to_pylist())
+
+
+def _check(spark: Any, path: Path, zone: str, text: str) -> None:
+    expected = _spark_ids(spark, path, text)
+    got = _pqsift_ids(path, text, zone)
+    if isinstance(expected, BaseException):
+        assert isinstance(got, BaseException), f"[{zone}] Spark raises, pqsift returns {len(got)} rows: {text}\n{expected}"
+        return
+    assert not isinstance(got, BaseException), f"[{zone}] pqsift raises, Spark returns {len(expected)} rows: {text}\n{got!r}"
+    missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+    assert not missing and not extra, f"[{zone}] {text}: ids missing {missing[:10]}, extra {extra[:10]}"
+
+
+def _campaign(spark: Any, data: Path, zone: str, examples: int) -> Callable[[], None]:
+    @settings(max_examples=examples, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(text=FILTERS)
+    def run(text: str) -> None:
+        _check(spark, data, zone, text)
+
+    return run
+
+
+@pytest.fixture
+def zone(spark: Any, request: pytest.FixtureRequest) -> Any:
+    """Spark's session time zone set to the parameter for the test, then restored."""
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", request.param)
+    yield request.param
+    spark.conf.set("spark.sql.session.timeZone", before)
+
+
+@pytest.mark.parametrize("zone", ZONES, indirect=True)
+def test_drawn_filters_select_sparks_rows(spark: Any, data: Path, zone: str) -> None:
+    _campaign(spark, data, zone, 60)()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("zone", ZONES, indirect=True)
+def test_drawn_filters_select_sparks_rows_long_campaign(spark: Any, data: Path, zone: str) -> None:
+    _campaign(spark, data, zone, 1_500)()
