@@ -31,7 +31,7 @@ use super::decimal_arith::decimal_arithmetic;
 use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
 use super::functions::ScalarFunction;
-use super::select_rows::select_rows;
+use super::select_rows::{Piece, assemble, select_rows};
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
 
@@ -303,7 +303,8 @@ impl Evaluator<'_> {
     }
 
     /// `CASE`: each condition evaluated for the rows no earlier branch took, each value for
-    /// the rows its branch takes (so a branch's errors only count where it is taken).
+    /// the rows its branch takes (so a branch's errors only count where it is taken); the
+    /// result put together once, from every branch taken.
     fn case(
         &self,
         branches: &[(BoundExpr, BoundExpr)],
@@ -312,14 +313,7 @@ impl Evaluator<'_> {
     ) -> Result<Value> {
         let rows = self.rows();
         let mut remaining = active.cloned().unwrap_or_else(|| BooleanBuffer::new_set(rows));
-        let mut result = new_null_array(&otherwise.data_type(), rows);
-        let take = |result: &mut ArrayRef, rows_taken: &BooleanBuffer, value: &BoundExpr| -> Result<()> {
-            if rows_taken.count_set_bits() > 0 {
-                let value = self.eval(value, Some(rows_taken))?;
-                *result = select_rows(rows_taken, value.array(), value.is_scalar(), result).map_err(internal)?;
-            }
-            Ok(())
-        };
+        let mut taken: Vec<(BooleanBuffer, Value)> = Vec::with_capacity(branches.len() + 1);
         for (condition, value) in branches {
             if remaining.count_set_bits() == 0 {
                 break;
@@ -330,12 +324,24 @@ impl Evaluator<'_> {
                 None => holds.values().clone(),
                 Some(valid) => holds.values() & valid.inner(),
             };
-            let taken = &true_rows & &remaining;
-            take(&mut result, &taken, value)?;
-            remaining = &remaining & &!&taken;
+            let rows_taken = &true_rows & &remaining;
+            remaining = &remaining & &!&rows_taken;
+            if rows_taken.count_set_bits() > 0 {
+                taken.push((rows_taken.clone(), self.eval(value, Some(&rows_taken))?));
+            }
         }
-        take(&mut result, &remaining, otherwise)?;
-        Ok(Value::Array(result))
+        if remaining.count_set_bits() > 0 {
+            taken.push((remaining.clone(), self.eval(otherwise, Some(&remaining))?));
+        }
+        let pieces: Vec<Piece<'_>> = taken
+            .iter()
+            .map(|(rows_taken, value)| Piece {
+                rows: rows_taken.clone(),
+                values: value.array(),
+                constant: value.is_scalar(),
+            })
+            .collect();
+        Ok(Value::Array(assemble(&pieces, &otherwise.data_type(), rows).map_err(internal)?))
     }
 
     /// A constant's error only counts if some row reaches it (Spark evaluates per row): with

@@ -1,5 +1,5 @@
 //! Tests of Spark SQL functions in filters: parsing and display, binding errors, evaluation
-//! with Spark's semantics (checked against Spark 4.3 by `tests/test_filter_functions.py`),
+//! with Spark's semantics (checked against Spark 4.3 by `tests/test_functions_spark.py`),
 //! and which functions pruning can see through.
 
 use std::sync::Arc;
