@@ -149,6 +149,9 @@ def int_term(draw: st.DrawFn) -> str:
         st.builds(lambda b1, c2: f"CASE WHEN {b1} THEN {c2} ELSE i END", simple_bool(), INT_LIT),
         st.builds(lambda c2: f"CASE i WHEN {c} THEN {c2} WHEN 3 THEN i ELSE 0 END", INT_LIT),
         st.just(f"nvl2(s, i, {c})"),
+        # Arithmetic and casts: ANSI overflow and invalid casts raise where a row reaches them.
+        st.just(f"(i + {c})"), st.just(f"(i * {k})"), st.just("(i - l)"), st.just("-i"),
+        _pick("CAST(d AS INT)", "CAST(m AS INT)", "CAST(s AS INT)", "CAST(l AS INT)"),
     ))
 
 
@@ -160,6 +163,8 @@ def double_term(draw: st.DrawFn) -> str:
         _pick("d", "abs(d)", "round(d)"),
         st.just(f"round(d, {scale})"), st.just(f"round(abs(d), {scale})"),
         st.just(f"coalesce(d, {c})"), st.just(f"nullif(d, {c})"), st.just("(d % 2.5)"), st.just("(d % -3)"),
+        st.just(f"(d + {c})"), st.just("(d * 2)"), st.just(f"(d / {c})"), st.just("(i / 7)"),
+        _pick("CAST(i AS DOUBLE)", "CAST(m AS DOUBLE)", "CAST(s AS DOUBLE)", "(d - i)"),
         st.builds(lambda b: f"if({b}, d, {c})", simple_bool()),
         st.builds(lambda b: f"CASE WHEN {b} THEN {c} ELSE d END", simple_bool()),
     ))
@@ -172,6 +177,8 @@ def decimal_term(draw: st.DrawFn) -> str:
     return draw(st.one_of(
         _pick("m", "floor(m)", "ceil(m)", "abs(m)", "pmod(m, 3)"),
         st.just(f"round(m, {scale})"), st.just(f"coalesce(m, {c})"),
+        st.just(f"(m + {c})"), st.just("(m * m)"), st.just("(m / 3)"), st.just("(m - i)"), st.just("(m * 1.005)"),
+        _pick("CAST(i AS DECIMAL(5, 1))", "CAST(d AS DECIMAL(10, 3))", "CAST(s AS DECIMAL(10, 2))"),
         st.builds(lambda b: f"if({b}, m, {c})", simple_bool()),
     ))
 
@@ -186,6 +193,8 @@ def string_term(draw: st.DrawFn) -> str:
         st.just(f"substring(s, {a}, {n})"), st.just(f"substr(s, {a})"),
         st.just(f"concat(s, {c})"), st.just(f"concat({c}, s)"), st.just("concat(s, '-', i)"),
         st.just(f"coalesce(s, {c})"), st.just(f"nvl(s, {c})"),
+        # (Not doubles and timestamps: pqsift refuses those casts, see the filters guide.)
+        _pick("CAST(i AS STRING)", "CAST(m AS STRING)", "CAST(day AS STRING)", "CAST(b AS STRING)", "CAST(l AS STRING)"),
         st.builds(lambda b: f"if({b}, s, {c})", simple_bool()),
         st.builds(lambda b: f"CASE WHEN {b} THEN lower(s) WHEN s IS NULL THEN {c} ELSE s END", simple_bool()),
     ))

@@ -216,6 +216,25 @@ def test_spark_read_and_data_source_equal_spark(spark: Any, data: Path) -> None:
         assert sorted(r.id for r in source.collect()) == expected, text
 
 
+def test_a_cast_raises_only_for_a_value_a_row_reaches(spark: Any, tmp_path: Path) -> None:
+    """`s` is dictionary-encoded and its dictionary holds 'xx', which cannot be cast to INT;
+    only rows the first conjunct removed hold it, so Spark raises nothing (a predicate on a
+    dictionary is evaluated once an entry, and an entry no row has must not raise)."""
+    n = 1_000
+    table = pa.table({"id": range(n), "k": ["a" if i % 2 else "b" for i in range(n)], "s": ["12" if i % 2 else "xx" for i in range(n)]})
+    path = tmp_path / "dictionary.parquet"
+    pq.write_table(table, path, row_group_size=n)
+    for text in ["k = 'a' AND CAST(s AS INT) = 12", "k = 'a' AND CAST(s AS INT) > 0 AND k IS NOT NULL"]:
+        expected = _spark_ids(spark, path, text)
+        assert expected is not None and len(expected) == n // 2, text
+        got = pqsift.scan(path, columns=["id"], filter=text).to_table()
+        assert sorted(got.column("id").to_pylist()) == expected, text
+    # A row that reaches the cast with 'xx' raises, in both.
+    assert _spark_ids(spark, path, "k = 'b' AND CAST(s AS INT) = 12") is None
+    with pytest.raises(pqsift.FilterError, match="'xx'"):
+        pqsift.scan(path, filter="k = 'b' AND CAST(s AS INT) = 12").to_table()
+
+
 @pytest.mark.parametrize("options", [{}, {"reorder_filters": False}, {"pushdown_filters": False}, {"selection_policy": "selectors"}])
 def test_a_conjunct_that_can_raise_sees_only_the_rows_before_it_kept(data: Path, options: dict[str, Any]) -> None:
     """Spark evaluates `a AND b` left to right: `floor` of a NaN or an infinity raises, but

@@ -717,7 +717,15 @@ impl Binder<'_> {
         let value = self.bind(inner)?;
         let from = self.comparable_type(&value, inner)?;
         if !can_cast(from, to) {
-            return Err(PqsiftError::filter(format!("cannot cast {inner} ({from}) to {to}")));
+            // Spark casts these, but its text of a double or a timestamp is Java's, which
+            // pqsift does not reproduce: refused rather than answered differently.
+            let why = match (from, to) {
+                (SqlType::Float | SqlType::Double | SqlType::Timestamp | SqlType::TimestampNtz, SqlType::String) => {
+                    " (pqsift does not write doubles and timestamps as Spark's text)"
+                }
+                _ => "",
+            };
+            return Err(PqsiftError::filter(format!("cannot cast {inner} ({from}) to {to}{why}")));
         }
         let expr = match &value.expr {
             BoundExpr::Literal(literal) => BoundExpr::Literal(
