@@ -8,8 +8,11 @@ saving changes, NULLs in every column), in session time zones with and without d
 saving and with fixed offsets. The oracle is Spark's reader: the ids of the rows where the
 filter is true must be the same, and where Spark raises, pqsift must raise too.
 
-The drawn expressions avoid what raises by design (division by a column, `floor` of an
-infinity): every filter is meant to run, so a raise on either side is a difference.
+A raise on one side only is a difference too. Strings that do not cast and arithmetic that
+overflows raise in both; casts of numbers that overflow are left out: compared with a
+constant, Spark's optimizer may rewrite the comparison onto the uncast column
+(`UnwrapCastInBinaryComparison`) and then raise nothing, where pqsift raises for the row
+(the filters guide says so).
 `make test` runs the same sample per zone every time; `-m slow` runs a longer campaign,
 drawing new filters each run (hypothesis prints the failing one).
 """
@@ -151,7 +154,7 @@ def int_term(draw: st.DrawFn) -> str:
         st.just(f"nvl2(s, i, {c})"),
         # Arithmetic and casts: ANSI overflow and invalid casts raise where a row reaches them.
         st.just(f"(i + {c})"), st.just(f"(i * {k})"), st.just("(i - l)"), st.just("-i"),
-        _pick("CAST(d AS INT)", "CAST(m AS INT)", "CAST(s AS INT)", "CAST(l AS INT)"),
+        _pick("CAST(m AS INT)", "CAST(s AS INT)"),
     ))
 
 
@@ -178,7 +181,7 @@ def decimal_term(draw: st.DrawFn) -> str:
         _pick("m", "floor(m)", "ceil(m)", "abs(m)", "pmod(m, 3)"),
         st.just(f"round(m, {scale})"), st.just(f"coalesce(m, {c})"),
         st.just(f"(m + {c})"), st.just("(m * m)"), st.just("(m / 3)"), st.just("(m - i)"), st.just("(m * 1.005)"),
-        _pick("CAST(i AS DECIMAL(5, 1))", "CAST(d AS DECIMAL(10, 3))", "CAST(s AS DECIMAL(10, 2))"),
+        _pick("CAST(i AS DECIMAL(12, 1))", "CAST(s AS DECIMAL(10, 2))"),
         st.builds(lambda b: f"if({b}, m, {c})", simple_bool()),
     ))
 

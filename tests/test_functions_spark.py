@@ -235,6 +235,30 @@ def test_a_cast_raises_only_for_a_value_a_row_reaches(spark: Any, tmp_path: Path
         pqsift.scan(path, filter="k = 'b' AND CAST(s AS INT) = 12").to_table()
 
 
+def test_a_not_null_check_of_arithmetic_runs_after_the_other_conjuncts(spark: Any, tmp_path: Path) -> None:
+    """Spark's filter evaluates `(i - l) IS NOT NULL` after the other conjuncts (its
+    `FilterExec` moves null checks of null-intolerant expressions last), so the subtraction
+    overflows only for the rows they all kept."""
+    table = pa.table({"id": [0, 1], "i": pa.array([5, 5], pa.int32()), "l": pa.array([-(2**63) + 1, 0], pa.int64()),
+                      "s": ["hello", "hallo"]})
+    path = tmp_path / "overflow.parquet"
+    pq.write_table(table, path)
+    for text, expected in [
+        ("startswith(s, 'h') AND (i - l) IS NOT NULL AND endswith(s, 'h')", []),
+        ("(i - l) IS NOT NULL AND s = 'hallo'", [1]),
+        ("NOT ((i - l) IS NULL) AND s = 'hallo'", [1]),
+        ("startswith(s, 'h') AND (i - l) IS NOT NULL AND endswith(s, 'o')", None),
+    ]:
+        assert _spark_ids(spark, path, text) == expected, text
+        for options in [{}, {"pushdown_filters": False}]:
+            if expected is None:
+                with pytest.raises(pqsift.PqsiftError, match="overflow"):
+                    pqsift.scan(path, filter=text, **options).to_table()
+            else:
+                got = pqsift.scan(path, columns=["id"], filter=text, **options).to_table()
+                assert got.column("id").to_pylist() == expected, (text, options)
+
+
 @pytest.mark.parametrize("options", [{}, {"reorder_filters": False}, {"pushdown_filters": False}, {"selection_policy": "selectors"}])
 def test_a_conjunct_that_can_raise_sees_only_the_rows_before_it_kept(data: Path, options: dict[str, Any]) -> None:
     """Spark evaluates `a AND b` left to right: `floor` of a NaN or an infinity raises, but

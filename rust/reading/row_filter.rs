@@ -128,7 +128,7 @@ impl RowFilter {
         reorder: bool,
     ) -> Result<Self> {
         let mut predicates = Vec::new();
-        for conjunct in filter.map(split_conjunction).unwrap_or_default() {
+        for conjunct in in_sparks_order(filter.map(split_conjunction).unwrap_or_default()) {
             let can_raise = bind(conjunct, schema, options)?.can_raise();
             let mut roots: Vec<usize> = columns(conjunct)
                 .iter()
@@ -221,6 +221,57 @@ impl RowFilter {
     }
 }
 
+/// `conjuncts` (text order) in the order Spark's filter (`FilterExec`) evaluates them: as
+/// written, but `IS NOT NULL` of an expression of columns through null-intolerant
+/// operators only, `(i - l) IS NOT NULL`, after all the others. The order is what a
+/// conjunct that can raise keeps (see [`RowFilter::order`]): `i - l` overflows only for the
+/// rows the other conjuncts kept.
+///
+/// ```text
+/// a = 1 AND (i - l) IS NOT NULL AND b = 2   →   a = 1, b = 2, (i - l) IS NOT NULL
+/// a = 1 AND (i - 1) IS NOT NULL AND b = 2   →   as written (a literal is not null-intolerant)
+/// ```
+fn in_sparks_order(conjuncts: Vec<&Expr>) -> Vec<&Expr> {
+    let (last, first): (Vec<&Expr>, Vec<&Expr>) = conjuncts.into_iter().partition(|conjunct| {
+        let tested = match conjunct {
+            Expr::IsNull { expr, negated: true } => expr,
+            Expr::Not(inner) => match inner.as_ref() {
+                Expr::IsNull { expr, negated: false } => expr,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        !matches!(tested.as_ref(), Expr::Column(_)) && of_columns_through_null_intolerant(tested)
+    });
+    first.into_iter().chain(last).collect()
+}
+
+/// Whether `expr` is a column, or an operator Spark marks null-intolerant (NULL in, NULL
+/// out) over such expressions only: arithmetic, negation, `abs`, casts, comparisons and
+/// the functions of the kind that can raise (`floor`, `ceil`, `pmod`, `date_add`,
+/// `date_sub`). A literal is not (Spark's `FilterExec.isNullIntolerant`).
+fn of_columns_through_null_intolerant(expr: &Expr) -> bool {
+    match expr {
+        Expr::Column(_) => true,
+        Expr::Arithmetic { left, right, .. } => {
+            of_columns_through_null_intolerant(left) && of_columns_through_null_intolerant(right)
+        }
+        Expr::Compare { op, left, right } => {
+            *op != crate::filter::CompareOp::NullSafeEq
+                && of_columns_through_null_intolerant(left)
+                && of_columns_through_null_intolerant(right)
+        }
+        Expr::Negate(inner) | Expr::Abs(inner) | Expr::Cast { expr: inner, .. } => {
+            of_columns_through_null_intolerant(inner)
+        }
+        Expr::Function { name, args } => {
+            matches!(name.as_str(), "floor" | "ceil" | "pmod" | "mod" | "date_add" | "date_sub")
+                && args.iter().all(of_columns_through_null_intolerant)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +284,28 @@ mod tests {
             required_bytes: bytes,
             uses_page_index: page_index,
             can_raise: false,
+        }
+    }
+
+    #[test]
+    fn not_null_checks_of_null_intolerant_expressions_go_last() {
+        let order = |text: &str| -> Vec<String> {
+            let filter = parse_filter(text).unwrap();
+            in_sparks_order(split_conjunction(&filter)).iter().map(|e| e.to_string()).collect()
+        };
+        assert_eq!(order("a = 1 AND (i - l) IS NOT NULL AND b = 2"), ["`a` = 1", "`b` = 2", "`i` - `l` IS NOT NULL"]);
+        assert_eq!(
+            order("isnotnull(-i) AND NOT (CAST(s AS INT) IS NULL) AND b"),
+            ["`b`", "-(`i`) IS NOT NULL", "NOT CAST(`s` AS INT) IS NULL"]
+        );
+        // A literal, a column alone, a null-safe comparison, coalesce: as written.
+        for text in [
+            "(i - 1) IS NOT NULL AND b",
+            "i IS NOT NULL AND b",
+            "(i <=> l) IS NOT NULL AND b",
+            "coalesce(i, l) IS NOT NULL AND b",
+        ] {
+            assert_eq!(order(text).last().map(String::as_str), Some("`b`"), "{text}");
         }
     }
 
