@@ -173,6 +173,20 @@ mod tests {
         }
     }
 
+    /// `values` as a column of type `kind`: INT, DOUBLE, DECIMAL(20, 3) or STRING.
+    fn column_of(kind: usize, values: Vec<Option<i32>>) -> ArrayRef {
+        match kind {
+            0 => Arc::new(Int32Array::from(values)),
+            1 => Arc::new(Float64Array::from(values.iter().map(|v| v.map(f64::from)).collect::<Vec<_>>())),
+            2 => Arc::new(
+                Decimal128Array::from(values.iter().map(|v| v.map(i128::from)).collect::<Vec<_>>())
+                    .with_precision_and_scale(20, 3)
+                    .unwrap(),
+            ),
+            _ => Arc::new(StringArray::from(values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>())),
+        }
+    }
+
     proptest! {
         /// Every type, constant or array, NULLs on either side, sliced masks and arrays:
         /// what Arrow's `zip` gives.
@@ -189,16 +203,7 @@ mod tests {
             let offset = offset.min(rows.len() - 1);
             let mask = BooleanBuffer::from_iter(rows.iter().map(|r| r.0)).slice(offset, rows.len() - offset);
             let column = |values: Vec<Option<i32>>| -> ArrayRef {
-                let array: ArrayRef = match kind {
-                    0 => Arc::new(Int32Array::from(values)),
-                    1 => Arc::new(Float64Array::from(values.iter().map(|v| v.map(f64::from)).collect::<Vec<_>>())),
-                    2 => Arc::new(
-                        Decimal128Array::from(values.iter().map(|v| v.map(i128::from)).collect::<Vec<_>>())
-                            .with_precision_and_scale(20, 3)
-                            .unwrap(),
-                    ),
-                    _ => Arc::new(StringArray::from(values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>())),
-                };
+                let array = column_of(kind, values);
                 array.slice(offset, array.len() - offset)
             };
             let taken = column(rows.iter().map(|r| r.1).collect());
@@ -225,18 +230,7 @@ mod tests {
         ) {
             let offset = offset.min(rows.len() - 1);
             let length = rows.len() - offset;
-            let column = |values: Vec<Option<i32>>| -> ArrayRef {
-                match kind {
-                    0 => Arc::new(Int32Array::from(values)),
-                    1 => Arc::new(Float64Array::from(values.iter().map(|v| v.map(f64::from)).collect::<Vec<_>>())),
-                    2 => Arc::new(
-                        Decimal128Array::from(values.iter().map(|v| v.map(i128::from)).collect::<Vec<_>>())
-                            .with_precision_and_scale(20, 3)
-                            .unwrap(),
-                    ),
-                    _ => Arc::new(StringArray::from(values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>())),
-                }
-            };
+            let column = |values: Vec<Option<i32>>| column_of(kind, values);
             // Piece p's values: column p of the rows (its first row's alone for a constant).
             let values: Vec<ArrayRef> = (0..pieces)
                 .map(|p| {
