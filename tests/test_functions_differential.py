@@ -8,11 +8,13 @@ saving changes, NULLs in every column), in session time zones with and without d
 saving and with fixed offsets. The oracle is Spark's reader: the ids of the rows where the
 filter is true must be the same, and where Spark raises, pqsift must raise too.
 
-A raise on one side only is a difference too. Strings that do not cast and arithmetic that
-overflows raise in both; casts of numbers that overflow are left out: compared with a
-constant, Spark's optimizer may rewrite the comparison onto the uncast column
-(`UnwrapCastInBinaryComparison`) and then raise nothing, where pqsift raises for the row
-(the filters guide says so).
+A raise on one side only is a difference too. Strings that do not cast raise in both.
+Arithmetic and casts of numbers that overflow are left out: whether Spark reaches an
+overflow depends on its plan (it substitutes a column's constant into the other conjuncts,
+`ConstantPropagation`, rewrites a cast compared with a constant onto the uncast column,
+`UnwrapCastInBinaryComparison`, and skips row groups by statistics unless filter pushdown
+is off, as in these tests), and pqsift raises where a row it reads overflows (the filters
+guide says so).
 `make test` runs the same sample per zone every time; `-m slow` runs a longer campaign,
 drawing new filters each run (hypothesis prints the failing one).
 """
@@ -90,7 +92,7 @@ def _table(seed: int) -> pa.Table:
             "b": pa.array(some([True, False]), pa.bool_()),
             "f": pa.array([None if rng.random() < 0.1 else (rng.choice(DOUBLES) if rng.random() < 0.5 else
                            round(rng.uniform(-60, 60), rng.choice([0, 1, 2]))) for _ in range(ROWS)], pa.float32()),
-            "sh": pa.array(some([*range(-50, 51), 32_767, -32_768]), pa.int16()),
+            "sh": pa.array(some([*range(-50, 51), 32_767, -32_767]), pa.int16()),
             "big": pa.array([None if rng.random() < 0.1 else Decimal(rng.randrange(-10**20, 10**20)) / 10**10 for _ in range(ROWS)],
                             pa.decimal128(38, 10)),
             # A wall clock (no time zone): Spark reads it as TIMESTAMP_NTZ.
@@ -160,9 +162,9 @@ def int_term(draw: st.DrawFn) -> str:
         st.builds(lambda b1, c2: f"CASE WHEN {b1} THEN {c2} ELSE i END", simple_bool(), INT_LIT),
         st.builds(lambda c2: f"CASE i WHEN {c} THEN {c2} WHEN 3 THEN i ELSE 0 END", INT_LIT),
         st.just(f"nvl2(s, i, {c})"),
-        # Arithmetic and casts: ANSI overflow and invalid casts raise where a row reaches them.
-        st.just(f"(i + {c})"), st.just(f"(i * {k})"), st.just("(i - l)"), st.just("-i"),
-        _pick("CAST(m AS INT)", "CAST(s AS INT)", "sh", "abs(sh)", "(sh + i)", "(sh * sh)", "hour(ntz)", "minute(ntz)",
+        # Arithmetic that cannot overflow, and casts: invalid casts raise where a row reaches them.
+        st.just(f"(CAST(i AS BIGINT) + {c})"), st.just(f"(CAST(i AS BIGINT) * {k})"), st.just("-i"),
+        _pick("CAST(m AS INT)", "CAST(s AS INT)", "sh", "abs(sh)", "(sh + 1)", "(sh * 3)", "hour(ntz)", "minute(ntz)",
               "month(ntz)"),
     ))
 

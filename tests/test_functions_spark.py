@@ -235,6 +235,25 @@ def test_a_cast_raises_only_for_a_value_a_row_reaches(spark: Any, tmp_path: Path
         pqsift.scan(path, filter="k = 'b' AND CAST(s AS INT) = 12").to_table()
 
 
+def test_arithmetic_reads_a_string_as_a_number(spark: Any, tmp_path: Path) -> None:
+    """A string beside an integral operand is a BIGINT, beside a fractional one a DOUBLE,
+    as Spark reads it; a string that does not cast raises in both."""
+    table = pa.table({"id": [0, 1, 2, 3], "s": [" 12 ", "12", "1.5", None], "n": pa.array([1, 2, 3, None], pa.int32()),
+                      "m": pa.array([Decimal("1.50"), None, Decimal("1.50"), Decimal("0.00")], pa.decimal128(5, 2))})
+    path = tmp_path / "numbers.parquet"
+    pq.write_table(table, path)
+    for text in ["id < 2 AND s + 1 = 13", "id < 2 AND s * n = 24", "id < 2 AND s / 8 = 1.5", "s * 2.0 = 3", "s - m > 0",
+                 "s * 1.5D > 2", "id <> 2 AND -s < 0"]:
+        expected = _spark_ids(spark, path, text)
+        assert expected, text
+        got = pqsift.scan(path, columns=["id"], filter=text).to_table()
+        assert sorted(got.column("id").to_pylist()) == expected, text
+    for text in ["s + 1 = 13", "s + s > 0"]:
+        assert _spark_ids(spark, path, text) is None, text
+        with pytest.raises(pqsift.FilterError):
+            pqsift.scan(path, filter=text).to_table()
+
+
 def test_a_not_null_check_of_arithmetic_runs_after_the_other_conjuncts(spark: Any, tmp_path: Path) -> None:
     """Spark's filter evaluates `(i - l) IS NOT NULL` after the other conjuncts (its
     `FilterExec` moves null checks of null-intolerant expressions last), so the subtraction

@@ -553,10 +553,13 @@ impl Binder<'_> {
             Expr::Case { branches, otherwise } => self.bind_case(branches, otherwise.as_deref())?,
             Expr::Negate(inner) | Expr::Abs(inner) => {
                 let operand = self.bind(inner)?;
-                match operand.sql_type {
+                // Spark reads a string operand as a DOUBLE here (`-'12'` is -12.0).
+                let numeric = |t: SqlType| if t == SqlType::String { SqlType::Double } else { t };
+                match operand.sql_type.map(numeric) {
                     Some(SqlType::Null) => operand,
                     Some(t) if t.is_numeric() => {
-                        // Normalise e.g. a UInt8 column to its Spark type (SMALLINT) first.
+                        // Normalise e.g. a UInt8 column to its Spark type (SMALLINT) first, a
+                        // string to a DOUBLE.
                         let operand = Box::new(self.coerce(operand, t, inner)?);
                         let text = expr.to_string();
                         let bound = if matches!(expr, Expr::Negate(_)) {

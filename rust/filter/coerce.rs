@@ -100,6 +100,15 @@ pub(crate) fn arithmetic_types(op: ArithmeticOp, left: SqlType, right: SqlType) 
         (Null, other) | (other, Null) => (other, other),
         pair => pair,
     };
+    // Spark (ANSI) reads a string operand as a BIGINT beside an integral one and as a DOUBLE
+    // beside a fractional one (`'12' + 1` is 13, `'1.5' + 1` fails to cast); two strings,
+    // or a string and NULL, do not add.
+    let read_as = |other: SqlType| if other.is_integral() { Long } else { Double };
+    let (left, right) = match (left, right) {
+        (String, other) if other.is_numeric() => (read_as(other), other),
+        (other, String) if other.is_numeric() => (other, read_as(other)),
+        pair => pair,
+    };
     if !left.is_numeric() || !right.is_numeric() {
         return None;
     }
