@@ -187,6 +187,11 @@ mod tests {
             arithmetic_types(ArithmeticOp::Divide, dec(10, 2), dec(5, 1)),
             Some((dec(10, 2), dec(5, 1), dec(17, 8)))
         );
-        assert_eq!(arithmetic_types(ArithmeticOp::Add, String, Int), None);
+        // A string beside an integral operand is a BIGINT, beside a fractional one a DOUBLE.
+        assert_eq!(arithmetic_types(ArithmeticOp::Add, String, Int), Some((Long, Long, Long)));
+        assert_eq!(arithmetic_types(ArithmeticOp::Divide, Short, String), Some((Double, Double, Double)));
+        assert_eq!(arithmetic_types(ArithmeticOp::Multiply, dec(5, 2), String), Some((Double, Double, Double)));
+        assert_eq!(arithmetic_types(ArithmeticOp::Add, String, String), None);
+        assert_eq!(arithmetic_types(ArithmeticOp::Add, String, Null), None);
     }
 }
