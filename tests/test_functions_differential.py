@@ -121,6 +121,9 @@ def _pick(*texts: str) -> st.SearchStrategy[str]:
 INT_LIT = _pick("0", "1", "-1", "2", "3", "7", "50", "-100", "100", "2147483647")
 DOUBLE_LIT = _pick("2.5", "-0.0", "0.0", "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)", "1e300", "2.68", "45",
                    "44.5", "0.125", "3", "1.01", "-2.5")
+# Divisors: a zero one raises for every row (ANSI), unless Spark's optimizer folds the
+# division away (`e AND NOT e` is false), an error-only difference.
+NONZERO_DOUBLE_LIT = _pick("2.5", "1e300", "2.68", "-2.5", "0.125", "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)")
 DECIMAL_LIT = _pick("5.00", "-9.99", "100", "2.6", "0.1", "9999999999.99", "-2.55")
 STRING_LIT = _pick("''", "'hello'", "'Hello'", "'HELLO'", "'ab'", "'b'", "'straße'", "'STRASSE'", "'İstanbul'",
                    "'日本語'", "'45'", "'é'", "'x'", "'k0'", "'a%_b'", "'zz'")
@@ -177,7 +180,7 @@ def double_term(draw: st.DrawFn) -> str:
         _pick("d", "abs(d)", "round(d)"),
         st.just(f"round(d, {scale})"), st.just(f"round(abs(d), {scale})"),
         st.just(f"coalesce(d, {c})"), st.just(f"nullif(d, {c})"), st.just("(d % 2.5)"), st.just("(d % -3)"),
-        st.just(f"(d + {c})"), st.just("(d * 2)"), st.just(f"(d / {c})"), st.just("(i / 7)"),
+        st.just(f"(d + {c})"), st.just("(d * 2)"), st.builds(lambda v: f"(d / {v})", NONZERO_DOUBLE_LIT), st.just("(i / 7)"),
         _pick("CAST(i AS DOUBLE)", "CAST(m AS DOUBLE)", "CAST(s AS DOUBLE)", "(d - i)", "f", "round(f, 1)", "(f * 2)",
               "CAST(f AS DOUBLE)", "abs(f)", "(f + d)"),
         st.builds(lambda b: f"if({b}, d, {c})", simple_bool()),
