@@ -60,7 +60,7 @@ pub fn evaluate_by_dictionary(
         _ => None,
     };
     let Some(dictionary) = dictionary else {
-        return crate::filter::evaluate(predicate, batch);
+        return evaluate_rows(predicate, batch);
     };
     let values = dictionary.values();
     let with_null =
@@ -75,13 +75,7 @@ pub fn evaluate_by_dictionary(
         // it, so the rows are evaluated one by one instead.
         Err(_) => {
             let rows = arrow::compute::cast(dictionary, values.data_type())?;
-            return crate::filter::evaluate(predicate, &RecordBatch::try_new(schema, vec![rows])?).map(|passed| {
-                let selected = match passed.nulls() {
-                    None => passed.values().clone(),
-                    Some(valid) => passed.values() & valid.inner(),
-                };
-                BooleanArray::new(selected, None)
-            });
+            return evaluate_rows(predicate, &RecordBatch::try_new(schema, vec![rows])?);
         }
     };
     let passes: Vec<u8> =
@@ -95,6 +89,15 @@ pub fn evaluate_by_dictionary(
         Some(nulls) => &passed & nulls.inner(),
     };
     Ok(BooleanArray::new(passed, None))
+}
+
+/// `predicate` evaluated on `batch` row by row, a NULL answer false.
+fn evaluate_rows(predicate: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
+    let passed = crate::filter::evaluate(predicate, batch)?;
+    Ok(match passed.null_count() {
+        0 => passed,
+        _ => arrow::compute::prep_null_mask_filter(&passed),
+    })
 }
 
 /// Each row's answer by its key, `passes[key]` (1: it passes), 64 rows to a word. A key
