@@ -327,19 +327,17 @@ impl Evaluator<'_> {
             let rows_taken = &true_rows & &remaining;
             remaining = &remaining & &!&rows_taken;
             if rows_taken.count_set_bits() > 0 {
-                taken.push((rows_taken.clone(), self.eval(value, Some(&rows_taken))?));
+                let value = self.eval(value, Some(&rows_taken))?;
+                taken.push((rows_taken, value));
             }
         }
         if remaining.count_set_bits() > 0 {
-            taken.push((remaining.clone(), self.eval(otherwise, Some(&remaining))?));
+            let value = self.eval(otherwise, Some(&remaining))?;
+            taken.push((remaining, value));
         }
         let pieces: Vec<Piece<'_>> = taken
             .iter()
-            .map(|(rows_taken, value)| Piece {
-                rows: rows_taken.clone(),
-                values: value.array(),
-                constant: value.is_scalar(),
-            })
+            .map(|(rows_taken, value)| Piece { rows: rows_taken, values: value.array(), constant: value.is_scalar() })
             .collect();
         Ok(Value::Array(assemble(&pieces, &otherwise.data_type(), rows).map_err(internal)?))
     }

@@ -26,7 +26,7 @@ use arrow::error::ArrowError;
 /// The rows of a result that take their values from `values`: an array of the result's
 /// length, or with `constant` one value standing for every row.
 pub(super) struct Piece<'a> {
-    pub rows: BooleanBuffer,
+    pub rows: &'a BooleanBuffer,
     pub values: &'a ArrayRef,
     pub constant: bool,
 }
@@ -90,9 +90,10 @@ pub(super) fn select_rows(
     taken_constant: bool,
     otherwise: &ArrayRef,
 ) -> Result<ArrayRef, ArrowError> {
+    let otherwise_rows = !mask;
     let pieces = [
-        Piece { rows: mask.clone(), values: taken, constant: taken_constant },
-        Piece { rows: !mask, values: otherwise, constant: false },
+        Piece { rows: mask, values: taken, constant: taken_constant },
+        Piece { rows: &otherwise_rows, values: otherwise, constant: false },
     ];
     assemble(&pieces, otherwise.data_type(), otherwise.len())
 }
@@ -113,7 +114,7 @@ fn assemble_primitive<T: ArrowPrimitiveType>(pieces: &[Piece<'_>], rows: usize) 
         Some((index, None)) => arrays[index].values().to_vec(),
     };
     for index in (0..pieces.len()).filter(|&index| Some(index) != base && counts[index] > 0) {
-        write_at_set_bits(&mut values, &pieces[index].rows, arrays[index].values(), constant(index));
+        write_at_set_bits(&mut values, pieces[index].rows, arrays[index].values(), constant(index));
     }
     // A row is valid where the piece it takes is.
     let mut valid = BooleanBuffer::new_unset(rows);
@@ -121,7 +122,7 @@ fn assemble_primitive<T: ArrowPrimitiveType>(pieces: &[Piece<'_>], rows: usize) 
         let taken_valid = match (piece.constant, array.nulls()) {
             (true, _) if array.is_null(0) => continue,
             (true, _) | (false, None) => piece.rows.clone(),
-            (false, Some(nulls)) => &piece.rows & nulls.inner(),
+            (false, Some(nulls)) => piece.rows & nulls.inner(),
         };
         valid = &valid | &taken_valid;
     }
@@ -239,8 +240,9 @@ mod tests {
                 })
                 .collect();
             let assigned = |p: usize| BooleanBuffer::from_iter(rows.iter().map(|r| r.0 == p)).slice(offset, length);
+            let rows_of: Vec<BooleanBuffer> = (0..pieces).map(assigned).collect();
             let parts: Vec<Piece<'_>> =
-                (0..pieces).map(|p| Piece { rows: assigned(p), values: &values[p], constant: constants[p] }).collect();
+                (0..pieces).map(|p| Piece { rows: &rows_of[p], values: &values[p], constant: constants[p] }).collect();
             let data_type = column(vec![None]).data_type().clone();
             let got = assemble(&parts, &data_type, length).unwrap();
             let expected = column(
