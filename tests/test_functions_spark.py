@@ -285,3 +285,32 @@ def test_a_conjunct_that_can_raise_sees_only_the_rows_before_it_kept(data: Path,
     text = "abs(d) < 100 AND floor(d) = 2"
     got = pqsift.scan(data, columns=["id", "d"], filter=text, **options).to_table()
     assert got.num_rows > 0 and all(2 <= d < 3 for d in got.column("d").to_pylist())
+
+
+RLIKE_TEXTS = ["abc", "ABC", "Straße", "é", "É", "\u212a", "k", "K", "\u017f", "s", "line\n", "a\r\nb", "a\rb", "x\u2028y",
+               "İ", "ı", "i", "\u0662\u0660", "123\r\n", "a b", "a\u00a0b", "\x1b", ":", "l", None]
+
+
+@pytest.mark.parametrize("pattern", [
+    "(?i)é", "(?i)k", "(?i)[K-L]", "(?i)^[a-z]+$", "(?i)\\\\p{Lower}", "(?iu)é", "(?iu)k", "(?iu)^i$", "(?s)a.b", "(?d)a.b",
+    "a.b", "line$", "^\\\\d+$", "b\\\\Z", "^(line|x)$", "\\\\p{Alpha}", "\\\\p{Lower}", "\\\\P{Alnum}", "\\\\p{IsAlphabetic}",
+    "[[:alpha:]]", "\\\\h", "\\\\v", "\\\\e", "(?x) a \\\\  b", "[a-c&&[^b]]",
+])
+def test_rlike_reads_patterns_as_java_does(spark: Any, tmp_path: Path, pattern: str) -> None:
+    """Where Java's regular expressions and the crate's read a pattern differently (case
+    folding, line terminators, `$`, POSIX classes), the rows are Java's."""
+    path = tmp_path / "texts.parquet"
+    pq.write_table(pa.table({"id": range(len(RLIKE_TEXTS)), "s": RLIKE_TEXTS}), path)
+    text = f"s RLIKE '{pattern}'"
+    expected = _spark_ids(spark, path, text)
+    assert expected is not None, text
+    got = pqsift.scan(path, columns=["id"], filter=text).to_table()
+    assert sorted(got.column("id").to_pylist()) == expected, text
+
+
+@pytest.mark.parametrize("pattern", ["(?m)^b", "a$b", "(a)\\\\1", "a(?=b)", "\\\\R", "(?U)\\\\w", "\\\\p{InGreek}", "(?iu)[a-z]"])
+def test_rlike_refuses_what_it_cannot_read_as_java_does(tmp_path: Path, pattern: str) -> None:
+    path = tmp_path / "texts.parquet"
+    pq.write_table(pa.table({"s": ["a\nb"]}), path)
+    with pytest.raises(pqsift.FilterError, match="cannot evaluate"):
+        pqsift.scan(path, filter=f"s RLIKE '{pattern}'").to_table()
