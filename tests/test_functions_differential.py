@@ -46,6 +46,7 @@ ZONES = ["America/New_York", "UTC", "+05:30", "Australia/Lord_Howe"]
 STRINGS = ["", " ", "  Hello ", "hello", "HELLO", "Straße", "İstanbul", "ΣΊΣΥΦΟΣ", "日本語", "a%_b", "x\\y", "abc-123",
            "\tTab\t", "ab", "Ab", "b", "zz", "é", "😀x", "k0150", "nan", "45", "line\n", "a\r\nb", "\u212a", "\u017f",
            "É", "x\u2028y", "45\r\n"]
+BINARIES = [b"", b"\x00", b"\xff", b"abc", b"\x00\x01", b"ab", b"a", b"\x7f\x80", "héllo".encode()]
 DOUBLES = [math.nan, -0.0, 0.0, math.inf, -math.inf, 2.5, -2.5, 0.125, 2.675, 1.005, 44.5, 45.5, -44.5, 1e300, -1e-300,
            5e-324, 0.1, 0.3, 123456.785, 1.0, -1.0, 3.0, 10.0]
 DECIMALS = [Decimal("9999999999.99"), Decimal("-9999999999.99"), Decimal("0.00"), Decimal("2.55"), Decimal("-2.55"),
@@ -100,6 +101,11 @@ def _table(seed: int) -> pa.Table:
                             pa.decimal128(38, 10)),
             # A wall clock (no time zone): Spark reads it as TIMESTAMP_NTZ.
             "ntz": pa.array([None if v is None else v.replace(tzinfo=None) for v in ts], pa.timestamp("us")),
+            "bin": pa.array(some(BINARIES), pa.binary()),
+            # A struct that is NULL itself in some rows, its fields in others.
+            "st": pa.StructArray.from_arrays(
+                [pa.array(some([*range(-5, 6)]), pa.int32()), pa.array(some(["a", "B", "é", "", "hello"]))], names=["x", "y"],
+                mask=pa.array([rng.random() < 0.1 for _ in range(ROWS)])),
         }
     )
 
@@ -171,7 +177,7 @@ def int_term(draw: st.DrawFn) -> str:
         # Arithmetic that cannot overflow, and casts: invalid casts raise where a row reaches them.
         st.just(f"(CAST(i AS BIGINT) + {c})"), st.just(f"(CAST(i AS BIGINT) * {k})"), st.just("-i"),
         _pick("CAST(m AS INT)", "CAST(s AS INT)", "sh", "abs(sh)", "(sh + 1)", "(sh * 3)", "hour(ntz)", "minute(ntz)",
-              "month(ntz)"),
+              "month(ntz)", "st.x", "coalesce(st.x, i)", "length(bin)", "(st.x * i)"),
     ))
 
 
@@ -211,7 +217,7 @@ def string_term(draw: st.DrawFn) -> str:
     a = draw(_pick("0", "1", "2", "-3", "-20"))
     n = draw(_pick("1", "2", "3", "22"))
     return draw(st.one_of(
-        _pick("s", "lower(s)", "upper(s)", "trim(s)", "ltrim(s)", "rtrim(s)", "lower(upper(s))"),
+        _pick("s", "lower(s)", "upper(s)", "trim(s)", "ltrim(s)", "rtrim(s)", "lower(upper(s))", "st.y", "concat(st.y, s)"),
         st.just(f"substring(s, {a}, {n})"), st.just(f"substr(s, {a})"),
         st.just(f"concat(s, {c})"), st.just(f"concat({c}, s)"), st.just("concat(s, '-', i)"),
         st.just(f"coalesce(s, {c})"), st.just(f"nvl(s, {c})"),
@@ -235,7 +241,12 @@ def date_term(draw: st.DrawFn) -> str:
 @st.composite
 def timestamp_term(draw: st.DrawFn) -> str:
     return draw(st.one_of(st.just("ts"), st.builds(lambda u: f"date_trunc({u}, ts)", UNITS),
-                          st.just("ntz"), st.builds(lambda u: f"date_trunc({u}, ntz)", UNITS)))
+                          st.just("ntz"), st.builds(lambda u: f"date_trunc({u}, ntz)", UNITS),
+                          # A date is a timestamp at its midnight in the session zone.
+                          st.builds(lambda u: f"date_trunc({u}, day)", UNITS)))
+
+
+BINARY_LIT = _pick("X''", "X'00'", "X'FF'", "X'616263'", "X'6162'", "X'7F'", "X'0001'", "'abc'")
 
 
 @st.composite
@@ -255,6 +266,19 @@ def comparison(draw: st.DrawFn) -> str:
         st.builds(lambda a, lo, hi: f"{a} BETWEEN {lo} AND {hi}", int_term(), INT_LIT, INT_LIT),
         st.builds(lambda a, vs: f"{a} IN ({', '.join(vs)})", int_term(), st.lists(INT_LIT, min_size=1, max_size=4)),
         st.builds(lambda a, vs: f"{a} NOT IN ({', '.join(vs)})", string_term(), st.lists(STRING_LIT, min_size=1, max_size=3)),
+        # A NULL in the list: NULL (not false) where no other item is equal.
+        st.builds(lambda a, vs, neg: f"{a} {neg}IN ({', '.join([*vs, 'NULL'])})", int_term(),
+                  st.lists(INT_LIT, min_size=0, max_size=3), _pick("", "NOT ")),
+        st.builds(lambda vs, neg: f"s {neg}IN ({', '.join(['NULL', *vs])})", st.lists(STRING_LIT, max_size=2), _pick("", "NOT ")),
+        st.builds(lambda v: f"bin {op} {v}", BINARY_LIT),
+        st.builds(lambda vs: f"bin IN ({', '.join(vs)})", st.lists(BINARY_LIT, min_size=1, max_size=3)),
+        # Strings compared with other types are cast to them (raising where one does not cast).
+        st.builds(lambda t, v: f"{t} {op} {v}", _pick("day", "date_add(day, 1)"),
+                  _pick("'2024-03-10'", "'2024-02-29'", "'1970-01-01'", "' 2024-03-10 '")),
+        st.builds(lambda t, v: f"{t} {op} {v}", _pick("ts", "ntz"),
+                  _pick("'2024-03-10'", "'2024-03-10 02:30:00'", "'2024-11-03 01:30:00.5'", "'2024-03-10T03:00:00Z'")),
+        st.builds(lambda t, v: f"{t} {op} {v}", _pick("i", "d", "m", "sh", "f"), _pick("'7'", "'2.5'", "' 45 '", "'-0.0'")),
+        st.builds(lambda a, b: f"{a} {op} {b}", _pick("day", "to_date(ts)"), _pick("ts", "ntz")),
     ))
 
 
@@ -292,10 +316,12 @@ def predicate(draw: st.DrawFn) -> str:
         st.builds(lambda t: f"contains({t}, {needle})", string_term()),
         st.builds(lambda t: f"{t} LIKE {pattern}", string_term()),
         st.builds(lambda t: f"{t} ILIKE {pattern}", string_term()),
+        st.builds(lambda t, p: f"{t} LIKE {p} ESCAPE '!'", string_term(), _pick("'a!%%'", "'%!_%'", "'!!%'", "'h_!%'", "'%b'")),
         st.builds(lambda t, r: f"{t} RLIKE {r}", string_term(), java_regex()),
         st.builds(lambda r: f"s RLIKE {r}", java_regex()),
         st.builds(lambda t: f"isnull({t})", st.one_of(int_term(), string_term(), date_term(), double_term())),
         st.builds(lambda t: f"{t} IS NOT NULL", st.one_of(int_term(), decimal_term(), timestamp_term())),
+        _pick("st IS NULL", "st IS NOT NULL", "isnull(st.y)", "bin IS NULL"),
         st.builds(lambda t: f"isnan({t})", double_term()),
         st.builds(lambda b, c: f"CASE WHEN {b} THEN {c} ELSE b END", simple_bool(), simple_bool()),
         st.builds(lambda b1, b2, b3: f"if({b1}, {b2}, {b3})", simple_bool(), simple_bool(), simple_bool()),

@@ -44,6 +44,7 @@ impl Binder<'_> {
             return self.bind_function(whole, name, inner_args);
         }
         let bound = args.iter().map(|arg| self.bind(arg)).collect::<Result<Vec<_>>>()?;
+        let binary_length = name == "length" && matches!(bound.as_slice(), [typed] if typed.sql_type == Some(Binary));
         let mut bound = bound.into_iter().zip(args);
         // The next argument, brought to a type (a macro: the arms also take arguments whole).
         macro_rules! next {
@@ -53,6 +54,11 @@ impl Binder<'_> {
             }};
         }
         let (function, arguments, result) = match name {
+            // Spark's length of a BINARY counts its bytes (the kernel reads either).
+            "length" if binary_length => {
+                let (typed, _) = bound.next().expect("one argument");
+                (ScalarFunction::Length, vec![typed.expr], Int)
+            }
             "lower" | "upper" | "length" => {
                 let function = match name {
                     "lower" => ScalarFunction::Lower,

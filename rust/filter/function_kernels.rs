@@ -98,6 +98,11 @@ pub(super) fn call(
     Ok(match function {
         F::Lower => map_strings(strings(0), spark_lower),
         F::Upper => map_strings(strings(0), str::to_uppercase),
+        F::Length if !matches!(only().data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+            // A BINARY's bytes, as Spark counts them (a LargeBinary's as INT too).
+            let lengths = arrow::compute::kernels::length::length(only())?;
+            arrow::compute::cast(&lengths, &DataType::Int32)?
+        }
         F::Length => {
             let values = strings(0);
             Arc::new(values.iter().map(|v| v.map(|s| s.chars().count() as i32)).collect::<Int32Array>())

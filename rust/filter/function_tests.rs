@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, RecordBatch, StringArray,
+    Array, ArrayRef, BinaryArray, Date32Array, Decimal128Array, Float64Array, Int32Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
@@ -42,6 +42,16 @@ fn batch() -> RecordBatch {
                 ])
                 .with_timezone("UTC"),
             ),
+        ),
+        (
+            "bin",
+            Arc::new(BinaryArray::from(vec![
+                Some(&b""[..]),
+                Some(&b"\xce\xa3"[..]),
+                None,
+                Some(b"abc"),
+                Some(b"\xff"),
+            ])),
         ),
     ];
     RecordBatch::try_from_iter(columns).unwrap()
@@ -130,6 +140,10 @@ fn string_functions_follow_spark() {
     assert_eq!(rows("TRIM(BOTH ' Hoe' FROM s) = 'll'"), [0]);
     assert_eq!(rows("length(s) = 7"), [1, 3]);
     assert_eq!(rows("length(s) = 0"), [4]);
+    // A BINARY's bytes, a UTF-8 encoding or not.
+    assert_eq!(rows("length(bin) = 2"), [1]);
+    assert_eq!(rows("char_length(bin) = 1 OR length(bin) = 0"), [0, 4]);
+    assert_eq!(rows("length(X'00FF') = 2 AND i = 7"), [0]);
     assert_eq!(rows("substring(s, -3) = '123'"), [3]);
     assert_eq!(rows("substring(s, 0, 3) = 'abc'"), [3]);
     assert_eq!(rows("concat(s, '!', i) = 'abc-123!0'"), [3]);

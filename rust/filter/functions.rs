@@ -166,7 +166,7 @@ pub enum ScalarFunction {
         /// Remove from the end.
         trailing: bool,
     },
-    /// `length(s)`: characters (code points), not bytes.
+    /// `length(s)`: characters (code points), not bytes; of a BINARY, its bytes.
     Length,
     /// `substring(s, pos[, len])`: 1-based, a negative `pos` counts from the end, 0 acts
     /// as 1.
