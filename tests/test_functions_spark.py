@@ -312,5 +312,6 @@ def test_rlike_reads_patterns_as_java_does(spark: Any, tmp_path: Path, pattern: 
 def test_rlike_refuses_what_it_cannot_read_as_java_does(tmp_path: Path, pattern: str) -> None:
     path = tmp_path / "texts.parquet"
     pq.write_table(pa.table({"s": ["a\nb"]}), path)
-    with pytest.raises(pqsift.FilterError, match="cannot evaluate"):
+    with pytest.raises(pqsift.FilterError, match="cannot evaluate") as raised:
         pqsift.scan(path, filter=f"s RLIKE '{pattern}'").to_table()
+    assert raised.value.column == "s" and pattern.replace("\\\\", "\\") in raised.value.reason

@@ -363,7 +363,9 @@ class Expr:
         return fn("endswith", self, suffix)
 
     def rlike(self, pattern: str) -> Expr:
-        """``expr RLIKE pattern``: a Java regular expression found anywhere in the string.
+        """``expr RLIKE pattern``: a Java regular expression found anywhere in the string,
+        read as Java reads it (``(?i)`` folds ASCII letters only, ``$`` also matches before
+        a final line break; the filters guide lists what differs and is refused).
 
         >>> col("url").rlike(r"^https://").to_sql()
         "regexp_like(`url`, '^https://')"

@@ -94,7 +94,16 @@ impl Binder<'_> {
                 let (text, pattern) = (next!(String)?, next!(String)?);
                 let compiled = match &pattern {
                     BoundExpr::Literal(literal) if literal.is_valid(0) => {
-                        Some(JavaRegex::new(literal.as_string::<i32>().value(0))?)
+                        // A pattern the reader cannot run is about the column it tests.
+                        let compiled = JavaRegex::new(literal.as_string::<i32>().value(0)).map_err(|error| {
+                            match (error, &args[0]) {
+                                (PqsiftError::Filter { reason, column: None, .. }, Expr::Column(path)) => {
+                                    PqsiftError::filter_on(&path.name(), reason)
+                                }
+                                (error, _) => error,
+                            }
+                        })?;
+                        Some(compiled)
                     }
                     _ => None,
                 };

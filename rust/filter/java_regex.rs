@@ -104,7 +104,7 @@ const VERTICAL_SPACE: &str = r"\n\x0B\f\r\x{85}\x{2028}\x{2029}";
 struct Flags {
     /// `(?i)`: ASCII letters in any case, or all letters with `unicode_case`.
     case_insensitive: bool,
-    /// `(?u)`
+    /// `(?u)`: with `case_insensitive`, every letter folds.
     unicode_case: bool,
     /// `(?s)`: `.` matches line terminators too.
     dot_all: bool,
@@ -112,7 +112,7 @@ struct Flags {
     unix_lines: bool,
     /// `(?x)`: whitespace and `#` comments are ignored.
     comments: bool,
-    /// `(?m)`
+    /// `(?m)`: `^` and `$` at line ends (refused where used).
     multiline: bool,
 }
 
@@ -130,14 +130,21 @@ impl Flags {
 
 /// Rewrites a Java pattern as the crate's, one construct at a time.
 struct Translator<'a> {
+    /// The Java pattern, for messages.
     pattern: &'a str,
     chars: Vec<char>,
+    /// The next character to read.
     at: usize,
+    /// The flags in force at `at`.
     flags: Flags,
     /// The flags outside each open group, restored when it closes.
     groups: Vec<Flags>,
+    /// The crate's pattern so far.
     out: String,
+    /// The terminators of the `$`s (and `\Z`s) written so far, if any.
     dollar: Option<LineTerminators>,
+    /// Whether a `\z` was written (which the second match without the terminator would
+    /// misread).
     end_of_text: bool,
 }
 
