@@ -390,6 +390,71 @@ def _campaign(spark: Any, data: Path, zone: str, examples: int, derandomize: boo
     assert outcomes["some"] >= total // 2 and outcomes["raises"] <= total // 4, outcomes
 
 
+# ---------------------------------------------------------------------------------------------
+# Filters Spark pushes into the data source (`spark.read.format("pqsift")`): comparisons of
+# a column with a constant, IN, IS NULL, LIKE prefixes, suffixes and infixes, AND / OR /
+# NOT. pqsift evaluates those it accepts and Spark does not filter them again, so the rows
+# are pqsift's alone.
+
+@st.composite
+def pushable(draw: st.DrawFn) -> str:
+    op = draw(_pick("=", "!=", "<", "<=", ">", ">=", "<=>"))
+    column_and_value = draw(st.one_of(
+        st.tuples(_pick("i", "st.x"), INT_LIT),
+        st.tuples(st.just("l"), _pick("0", "-1", "7", "9223372036854775807", "-9223372036854775807", "1000000000000")),
+        st.tuples(_pick("d", "f"), DOUBLE_LIT),
+        st.tuples(st.just("m"), DECIMAL_LIT),
+        st.tuples(st.just("big"), _pick("0", "1.5", "-12345678.9", "99999999999")),
+        st.tuples(st.just("sh"), _pick("0", "-50", "32767", "7")),
+        st.tuples(_pick("s", "st.y"), STRING_LIT),
+        st.tuples(st.just("day"), DATE_LIT),
+        st.tuples(_pick("ts", "ntz"), TS_LIT),
+        st.tuples(st.just("bin"), BINARY_LIT),
+        st.tuples(st.just("b"), _pick("true", "false")),
+    ))
+    column, value = column_and_value
+    return draw(st.one_of(
+        st.just(f"{column} {op} {value}"),
+        st.builds(lambda vs: f"i IN ({', '.join(vs)})", st.lists(INT_LIT, min_size=1, max_size=4)),
+        st.builds(lambda vs: f"s IN ({', '.join(vs)})", st.lists(STRING_LIT, min_size=1, max_size=4)),
+        st.builds(lambda vs: f"ts IN ({', '.join(vs)})", st.lists(TS_LIT, min_size=1, max_size=3)),
+        st.builds(lambda vs: f"d IN ({', '.join(vs)})", st.lists(DOUBLE_LIT, min_size=1, max_size=3)),
+        st.builds(lambda vs: f"i IN ({', '.join([*vs, 'NULL'])})", st.lists(INT_LIT, max_size=2)),
+        st.builds(lambda p: f"s LIKE {p}", _pick("'h%'", "'%o'", "'%ß%'", "'a\\\\%%'", "'İ%'", "'%\\t'", "'%'")),
+        _pick("s IS NULL", "ts IS NOT NULL", "st IS NULL", "st.y IS NULL", "bin IS NOT NULL", "b", "NOT b"),
+    ))
+
+
+PUSHED_FILTERS = st.recursive(
+    pushable(),
+    lambda inner: st.one_of(
+        st.builds(lambda a, b: f"({a}) AND ({b})", inner, inner),
+        st.builds(lambda a, b: f"({a}) OR ({b})", inner, inner),
+        st.builds(lambda a: f"NOT ({a})", inner),
+    ),
+    max_leaves=3,
+)
+
+
+def _data_source_campaign(spark: Any, data: Path, examples: int, derandomize: bool) -> None:
+    outcomes: Counter[str] = Counter()
+
+    @settings(max_examples=examples, deadline=None, derandomize=derandomize,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(text=PUSHED_FILTERS)
+    def run(text: str) -> None:
+        expected = _spark_ids(spark, data, text)
+        assert not isinstance(expected, BaseException), f"Spark raises for a pushable filter: {text}"
+        source = spark.read.format("pqsift").load(str(data)).where(text).select("id")
+        got = sorted(r.id for r in source.collect())
+        missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+        assert not missing and not extra, f"{text}: ids missing {missing[:10]}, extra {extra[:10]}"
+        outcomes["none" if not got else "all" if len(got) == ROWS else "some"] += 1
+
+    run()
+    assert outcomes["some"] >= outcomes.total() // 2, outcomes
+
+
 @pytest.fixture
 def zone(spark: Any, request: pytest.FixtureRequest) -> Any:
     """Spark's session time zone set to the parameter for the test, then restored."""
@@ -408,3 +473,15 @@ def test_drawn_filters_select_sparks_rows(spark: Any, data: Path, zone: str) -> 
 @pytest.mark.parametrize("zone", ZONES, indirect=True)
 def test_drawn_filters_select_sparks_rows_long_campaign(spark: Any, data: Path, zone: str) -> None:
     _campaign(spark, data, zone, 1_500, derandomize=False)
+
+
+@pytest.mark.parametrize("zone", ZONES, indirect=True)
+def test_filters_pushed_into_the_data_source_select_sparks_rows(spark: Any, data: Path, zone: str) -> None:
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+    _data_source_campaign(spark, data, 20, derandomize=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("zone", ZONES, indirect=True)
+def test_filters_pushed_into_the_data_source_select_sparks_rows_long_campaign(spark: Any, data: Path, zone: str) -> None:
+    _data_source_campaign(spark, data, 300, derandomize=False)
