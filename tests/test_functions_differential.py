@@ -46,7 +46,7 @@ ZONES = ["America/New_York", "UTC", "+05:30", "Australia/Lord_Howe"]
 # fold to ASCII ones in Unicode (the Kelvin sign, the long s).
 STRINGS = ["", " ", "  Hello ", "hello", "HELLO", "Straße", "İstanbul", "ΣΊΣΥΦΟΣ", "日本語", "a%_b", "x\\y", "abc-123",
            "\tTab\t", "ab", "Ab", "b", "zz", "é", "😀x", "k0150", "nan", "45", "line\n", "a\r\nb", "\u212a", "\u017f",
-           "É", "x\u2028y", "45\r\n"]
+           "É", "x\u2028y", "45\r\n", "2024-03-10", " 2024-11-03 01:30:00 ", "1e3", "-0", "99999999999"]
 BINARIES = [b"", b"\x00", b"\xff", b"abc", b"\x00\x01", b"ab", b"a", b"\x7f\x80", "héllo".encode()]
 DOUBLES = [math.nan, -0.0, 0.0, math.inf, -math.inf, 2.5, -2.5, 0.125, 2.675, 1.005, 44.5, 45.5, -44.5, 1e300, -1e-300,
            5e-324, 0.1, 0.3, 123456.785, 1.0, -1.0, 3.0, 10.0]
@@ -178,7 +178,9 @@ def int_term(draw: st.DrawFn) -> str:
         # Arithmetic that cannot overflow, and casts: invalid casts raise where a row reaches them.
         st.just(f"(CAST(i AS BIGINT) + {c})"), st.just(f"(CAST(i AS BIGINT) * {k})"), st.just("-i"),
         _pick("CAST(m AS INT)", "CAST(s AS INT)", "sh", "abs(sh)", "(sh + 1)", "(sh * 3)", "hour(ntz)", "minute(ntz)",
-              "month(ntz)", "st.x", "coalesce(st.x, i)", "length(bin)", "(st.x * i)"),
+              "month(ntz)", "st.x", "coalesce(st.x, i)", "length(bin)", "(st.x * i)",
+              # TRY_CAST: NULL where the cast raises (a string that does not parse, an overflow).
+              "try_cast(s AS INT)", "try_cast(l AS INT)", "try_cast(d AS INT)", "try_cast(big AS SMALLINT)"),
     ))
 
 
@@ -192,7 +194,7 @@ def double_term(draw: st.DrawFn) -> str:
         st.just(f"coalesce(d, {c})"), st.just(f"nullif(d, {c})"), st.just("(d % 2.5)"), st.just("(d % -3)"),
         st.just(f"(d + {c})"), st.just("(d * 2)"), st.builds(lambda v: f"(d / {v})", NONZERO_DOUBLE_LIT), st.just("(i / 7)"),
         _pick("CAST(i AS DOUBLE)", "CAST(m AS DOUBLE)", "CAST(s AS DOUBLE)", "(d - i)", "f", "round(f, 1)", "(f * 2)",
-              "CAST(f AS DOUBLE)", "abs(f)", "(f + d)"),
+              "CAST(f AS DOUBLE)", "abs(f)", "(f + d)", "try_cast(s AS DOUBLE)", "try_cast(s AS FLOAT)"),
         st.builds(lambda b: f"if({b}, d, {c})", simple_bool()),
         st.builds(lambda b: f"CASE WHEN {b} THEN {c} ELSE d END", simple_bool()),
     ))
@@ -207,7 +209,8 @@ def decimal_term(draw: st.DrawFn) -> str:
         st.just(f"round(m, {scale})"), st.just(f"coalesce(m, {c})"),
         st.just(f"(m + {c})"), st.just("(m * m)"), st.just("(m / 3)"), st.just("(m - i)"), st.just("(m * 1.005)"),
         _pick("CAST(i AS DECIMAL(12, 1))", "CAST(s AS DECIMAL(10, 2))", "big", "(big * m)", "(big + 1)", "round(big, 3)",
-              "(big / 7)", "(big - m)", "floor(big)", "abs(big)"),
+              "(big / 7)", "(big - m)", "floor(big)", "abs(big)", "try_cast(s AS DECIMAL(10, 2))",
+              "try_cast(d AS DECIMAL(6, 2))", "try_cast(big AS DECIMAL(12, 2))"),
         st.builds(lambda b: f"if({b}, m, {c})", simple_bool()),
     ))
 
@@ -233,7 +236,7 @@ def string_term(draw: st.DrawFn) -> str:
 def date_term(draw: st.DrawFn) -> str:
     k = draw(_pick("1", "-1", "30", "365"))
     return draw(st.one_of(
-        _pick("day", "to_date(ts)", "date(ts)", "to_date(ntz)"),
+        _pick("day", "to_date(ts)", "date(ts)", "to_date(ntz)", "try_cast(s AS DATE)"),
         st.just(f"date_add(day, {k})"), st.just(f"date_sub(day, {k})"), st.just(f"date_add(to_date(ts), {k})"),
         st.builds(lambda t: f"coalesce(day, {t})", DATE_LIT),
     ))
@@ -241,7 +244,7 @@ def date_term(draw: st.DrawFn) -> str:
 
 @st.composite
 def timestamp_term(draw: st.DrawFn) -> str:
-    return draw(st.one_of(st.just("ts"), st.builds(lambda u: f"date_trunc({u}, ts)", UNITS),
+    return draw(st.one_of(st.just("ts"), st.builds(lambda u: f"date_trunc({u}, ts)", UNITS), st.just("try_cast(s AS TIMESTAMP)"),
                           st.just("ntz"), st.builds(lambda u: f"date_trunc({u}, ntz)", UNITS),
                           # A date is a timestamp at its midnight in the session zone.
                           st.builds(lambda u: f"date_trunc({u}, day)", UNITS)))

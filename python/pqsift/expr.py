@@ -266,9 +266,15 @@ class Expr:
         >>> col("a").cast("bigint").to_sql()
         'CAST(`a` AS BIGINT)'
         """
-        if not isinstance(type_name, str) or not _TYPE_NAME.match(type_name.strip()):
-            raise ValueError(f"not a Spark type name: {type_name!r}")
-        return Expr(f"CAST({self._sql} AS {type_name.strip().upper()})", _ATOM)
+        return Expr(f"CAST({self._sql} AS {_type_name(type_name)})", _ATOM)
+
+    def try_cast(self, type_name: str) -> Expr:
+        """``TRY_CAST(expr AS type_name)``: the cast, NULL for a value it would raise for.
+
+        >>> col("code").try_cast("int").to_sql()
+        'TRY_CAST(`code` AS INT)'
+        """
+        return Expr(f"TRY_CAST({self._sql} AS {_type_name(type_name)})", _ATOM)
 
     # ------------------------------------------------------------------ arithmetic
 
@@ -532,6 +538,13 @@ def from_dnf(filters: Sequence[Sequence[object]] | Sequence[Sequence[Sequence[ob
 
 #: What a filter may be given as: Spark SQL text, an :class:`Expr`, DNF tuples
 #: (:func:`from_dnf`), or (to :func:`pqsift.scan`) a ``pyarrow.compute.Expression``.
+def _type_name(type_name: str) -> str:
+    """A Spark type name as SQL text (``"decimal(10,2)"`` → ``"DECIMAL(10,2)"``)."""
+    if not isinstance(type_name, str) or not _TYPE_NAME.match(type_name.strip()):
+        raise ValueError(f"not a Spark type name: {type_name!r}")
+    return type_name.strip().upper()
+
+
 FilterLike: TypeAlias = str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]] | pc.Expression
 
 

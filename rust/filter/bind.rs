@@ -20,7 +20,7 @@ use arrow::array::{
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit, TimestampMicrosecondType};
 
-use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening};
+use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening, try_cast_array};
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
@@ -111,6 +111,8 @@ pub enum BoundExpr {
         to: DataType,
         /// The session time zone, for conversions between dates and timestamps.
         session_time_zone: Arc<str>,
+        /// `TRY_CAST`: NULL for a value the cast raises for.
+        null_on_error: bool,
     },
     /// `left op right`; both sides have the same Arrow type (up to string encoding).
     Compare {
@@ -261,6 +263,7 @@ impl BoundExpr {
         while let Some(expr) = pending.pop() {
             let raises = match expr {
                 Self::Arithmetic { .. } | Self::Negate { .. } | Self::Abs { .. } => true,
+                Self::Cast { null_on_error: true, .. } => false,
                 Self::Cast { expr, to, .. } => {
                     let from = expr.data_type();
                     let strings = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
@@ -547,7 +550,8 @@ impl Binder<'_> {
                 Box::new(self.bind_boolean(right, "OR")?),
             )),
             Expr::Not(inner) => boolean(BoundExpr::Not(Box::new(self.bind_boolean(inner, "NOT")?))),
-            Expr::Cast { expr: inner, to } => self.bind_cast(inner, *to)?,
+            Expr::Cast { expr: inner, to } => self.bind_cast(inner, *to, false)?,
+            Expr::TryCast { expr: inner, to } => self.bind_cast(inner, *to, true)?,
             Expr::Arithmetic { op, left, right } => self.bind_arithmetic(expr, *op, left, right)?,
             Expr::Function { name, args } => self.bind_function(expr, name, args)?,
             Expr::Case { branches, otherwise } => self.bind_case(branches, otherwise.as_deref())?,
@@ -716,7 +720,8 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_cast(&self, inner: &Expr, to: SqlType) -> Result<Typed> {
+    /// `CAST(inner AS to)`, or with `null_on_error` `TRY_CAST`.
+    fn bind_cast(&self, inner: &Expr, to: SqlType, null_on_error: bool) -> Result<Typed> {
         let value = self.bind(inner)?;
         let from = self.comparable_type(&value, inner)?;
         if !can_cast(from, to) {
@@ -731,11 +736,19 @@ impl Binder<'_> {
             return Err(PqsiftError::filter(format!("cannot cast {inner} ({from}) to {to}{why}")));
         }
         let expr = match &value.expr {
-            BoundExpr::Literal(literal) => BoundExpr::Literal(
-                cast_array(literal, &to.to_arrow(), &self.options.session_time_zone)
-                    .map_err(|e| PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}")))?,
-            ),
-            _ => self.cast_node(value.expr, to.to_arrow()),
+            BoundExpr::Literal(literal) => {
+                let cast = match null_on_error {
+                    true => try_cast_array(literal, &to.to_arrow(), &self.options.session_time_zone),
+                    false => cast_array(literal, &to.to_arrow(), &self.options.session_time_zone),
+                };
+                BoundExpr::Literal(cast.map_err(|e| PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}")))?)
+            }
+            _ => BoundExpr::Cast {
+                expr: Box::new(value.expr),
+                to: to.to_arrow(),
+                session_time_zone: self.time_zone.clone(),
+                null_on_error,
+            },
         };
         Ok(Typed { expr, sql_type: Some(to) })
     }
@@ -816,7 +829,7 @@ impl Binder<'_> {
     }
 
     fn cast_node(&self, expr: BoundExpr, to: DataType) -> BoundExpr {
-        BoundExpr::Cast { expr: Box::new(expr), to, session_time_zone: self.time_zone.clone() }
+        BoundExpr::Cast { expr: Box::new(expr), to, session_time_zone: self.time_zone.clone(), null_on_error: false }
     }
 
     /// A one-element array of the literal in its own type.

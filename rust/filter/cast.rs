@@ -62,6 +62,39 @@ pub(crate) fn describe(data_type: &DataType) -> String {
     SqlType::of_arrow(data_type).map_or_else(|| data_type.to_string(), |t| t.to_string())
 }
 
+/// `TRY_CAST`: [`cast_array`], with NULL for each value the cast raises for (Spark's
+/// `try_cast`). Strings are parsed leniently in one pass; another cast that raises (an
+/// overflow) is retried on halves of the array, down to the values that raise.
+///
+/// ```text
+/// try_cast(['1', 'x', NULL] AS INT)   →  [1, NULL, NULL]
+/// try_cast([1, 3000000000] AS INT)    →  [1, NULL]    (BIGINT to INT overflows)
+/// ```
+pub(crate) fn try_cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &str) -> Result<ArrayRef> {
+    if let DataType::Dictionary(_, value_type) = array.data_type() {
+        let values = arrow_cast(array, value_type)?;
+        return try_cast_array(&values, to, session_time_zone);
+    }
+    if let (Some(SqlType::String), Some(target)) = (SqlType::of_arrow(array.data_type()), SqlType::of_arrow(to))
+        && !matches!(target, SqlType::String | SqlType::Binary | SqlType::Null)
+    {
+        let parsed = parse_strings(array, target, session_time_zone, true)?;
+        return arrow_cast(&parsed, to);
+    }
+    match cast_array(array, to, session_time_zone) {
+        Ok(cast) => Ok(cast),
+        // (The binder checked the types cast: what raises now is a value.)
+        Err(_) if array.len() == 1 => Ok(arrow::array::new_null_array(to, 1)),
+        Err(error) if array.is_empty() => Err(error),
+        Err(_) => {
+            let half = array.len() / 2;
+            let head = try_cast_array(&array.slice(0, half), to, session_time_zone)?;
+            let tail = try_cast_array(&array.slice(half, array.len() - half), to, session_time_zone)?;
+            Ok(arrow::compute::concat(&[head.as_ref(), tail.as_ref()])?)
+        }
+    }
+}
+
 /// Casts `array` to the Arrow type `to` with Spark's ANSI semantics. Timestamps are read in
 /// and written for `session_time_zone` where the conversion depends on it.
 pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &str) -> Result<ArrayRef> {
@@ -91,7 +124,7 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             arrow_cast(&bytes, to)
         }
         (String, _) => {
-            let parsed = parse_strings(array, to_type, session_time_zone)?;
+            let parsed = parse_strings(array, to_type, session_time_zone, false)?;
             arrow_cast(&parsed, to)
         }
         (Date, Timestamp) => {
@@ -194,7 +227,9 @@ fn ntz_to_date(micros: &ArrayRef) -> Result<ArrayRef> {
 
 /// Reads every string of `array` as a `to` value with Spark's rules, into the canonical
 /// Arrow type of `to`. Fails on the first string that is not a value of the type.
-fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Result<ArrayRef> {
+/// `array`'s strings parsed as `to`; a string that does not parse is an error, or with
+/// `lenient` (`TRY_CAST`) NULL.
+fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str, lenient: bool) -> Result<ArrayRef> {
     let utf8 = arrow_cast(array, &DataType::Utf8)?;
     let strings = utf8.as_string::<i32>();
     let invalid = |text: &str| {
@@ -202,6 +237,13 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
             "the value '{text}' of type STRING cannot be cast to {to} (Spark's ANSI mode raises CAST_INVALID_INPUT)"
         ))
     };
+    // A value's parse, NULL in place of its error when lenient.
+    fn or_null<T>(parsed: Result<Option<T>>, lenient: bool) -> Result<Option<T>> {
+        match parsed {
+            Err(_) if lenient => Ok(None),
+            parsed => parsed,
+        }
+    }
     // Collects `Option<T>` per row, failing on a non-null string that does not parse.
     macro_rules! parse_each {
         ($array_type:ty, $parse:expr) => {{
@@ -209,7 +251,7 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
                 .iter()
                 .map(|text| match text {
                     None => Ok(None),
-                    Some(text) => $parse(text).map(Some).ok_or_else(|| invalid(text)),
+                    Some(text) => or_null($parse(text).map(Some).ok_or_else(|| invalid(text)), lenient),
                 })
                 .collect::<Result<Vec<_>>>()?;
             Arc::new(<$array_type>::from(values)) as ArrayRef
@@ -230,12 +272,14 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
                 .map(|text| match text {
                     None => Ok(None),
                     Some(text) => {
-                        let decimal = parse_decimal_text(text).ok_or_else(|| invalid(text))?;
-                        decimal.to_unscaled(precision, scale).map(Some).map_err(|_| {
-                            PqsiftError::filter(format!(
-                                "the value '{text}' does not fit {to} (Spark's ANSI mode raises NUMERIC_VALUE_OUT_OF_RANGE)"
-                            ))
-                        })
+                        let parsed = parse_decimal_text(text).ok_or_else(|| invalid(text)).and_then(|decimal| {
+                            decimal.to_unscaled(precision, scale).map(Some).map_err(|_| {
+                                PqsiftError::filter(format!(
+                                    "the value '{text}' does not fit {to} (Spark's ANSI mode raises NUMERIC_VALUE_OUT_OF_RANGE)"
+                                ))
+                            })
+                        });
+                        or_null(parsed, lenient)
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -251,13 +295,14 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str) -> Resu
                 .map(|text| match text {
                     None => Ok(None),
                     Some(text) => {
-                        let literal = parse_timestamp_text(text).ok_or_else(|| invalid(text))?;
-                        let micros = if to == SqlType::Timestamp {
-                            literal.instant_micros(session_time_zone)?
-                        } else {
-                            literal.wall_clock_micros(session_time_zone)?
-                        };
-                        Ok(Some(micros))
+                        let parsed =
+                            parse_timestamp_text(text).ok_or_else(|| invalid(text)).and_then(|literal| {
+                                match to == SqlType::Timestamp {
+                                    true => literal.instant_micros(session_time_zone).map(Some),
+                                    false => literal.wall_clock_micros(session_time_zone).map(Some),
+                                }
+                            });
+                        or_null(parsed, lenient)
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;

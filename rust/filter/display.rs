@@ -152,6 +152,7 @@ fn precedence(expr: &Expr) -> u8 {
         Expr::Column(_)
         | Expr::Literal(_)
         | Expr::Cast { .. }
+        | Expr::TryCast { .. }
         | Expr::Abs(_)
         | Expr::Function { .. }
         | Expr::Case { .. } => 8,
@@ -224,6 +225,7 @@ impl Display for Expr {
                 Ok(())
             }
             Self::Cast { expr, to } => write!(f, "CAST({expr} AS {to})"),
+            Self::TryCast { expr, to } => write!(f, "TRY_CAST({expr} AS {to})"),
             Self::Arithmetic { op, left, right } => {
                 let level = precedence(self);
                 write_operand(f, left, level)?;

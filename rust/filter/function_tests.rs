@@ -140,6 +140,12 @@ fn string_functions_follow_spark() {
     assert_eq!(rows("TRIM(BOTH ' Hoe' FROM s) = 'll'"), [0]);
     assert_eq!(rows("length(s) = 7"), [1, 3]);
     assert_eq!(rows("length(s) = 0"), [4]);
+    // TRY_CAST: NULL where CAST raises, a string that does not parse or an overflow.
+    assert_eq!(rows("try_cast(s AS INT) IS NULL"), [0, 1, 2, 3, 4]);
+    assert_eq!(rows("try_cast(substring(s, 5) AS INT) = 123"), [3]);
+    assert_eq!(rows("try_cast(i * 1000000000L AS INT) IS NULL AND i IS NOT NULL"), [0, 1, 4]);
+    assert_eq!(rows("try_cast(dec AS DECIMAL(3, 1)) IS NULL AND dec IS NOT NULL"), [0, 1]);
+    assert!(bind_error("CAST(s AS INT) = 1").contains("cannot be cast to INT"));
     // A BINARY's bytes, a UTF-8 encoding or not.
     assert_eq!(rows("length(bin) = 2"), [1]);
     assert_eq!(rows("char_length(bin) = 1 OR length(bin) = 0"), [0, 4]);

@@ -326,6 +326,13 @@ pub enum Expr {
         /// The target type.
         to: SqlType,
     },
+    /// `TRY_CAST(expr AS to)`: the cast, NULL for a value it would raise for.
+    TryCast {
+        /// The converted value.
+        expr: Box<Expr>,
+        /// The target type.
+        to: SqlType,
+    },
     /// `left op right`.
     Arithmetic {
         /// The operator.
@@ -404,6 +411,7 @@ impl Expr {
             | Self::Like { expr, .. }
             | Self::Not(expr)
             | Self::Cast { expr, .. }
+            | Self::TryCast { expr, .. }
             | Self::Negate(expr)
             | Self::Abs(expr) => vec![expr],
             Self::Function { args, .. } => args.iter().collect(),

@@ -423,6 +423,9 @@ fn convert(expr: &ast::Expr) -> Result<Expr> {
         ast::Expr::Cast { kind: CastKind::Cast | CastKind::DoubleColon, expr: operand, data_type, format: None } => {
             convert_cast(operand, data_type)?
         }
+        ast::Expr::Cast { kind: CastKind::TryCast, expr: operand, data_type, format: None } => {
+            Expr::TryCast { expr: boxed(operand)?, to: sql_type(data_type)? }
+        }
         ast::Expr::Function(function) => convert_function(function)?,
         // Spark's `ILike` is `lower(s) LIKE lower(pattern)`.
         ast::Expr::ILike { negated, any, expr: tested, pattern, escape_char } => {

@@ -120,6 +120,8 @@ fn parses_operators() {
     assert_eq!(parse("-a"), Expr::Negate(a()));
     assert_eq!(parse("ABS(a)"), Expr::Abs(a()));
     assert_eq!(parse("CAST(a AS BIGINT)"), Expr::Cast { expr: a(), to: SqlType::Long });
+    assert_eq!(parse("TRY_CAST(a AS INT)"), Expr::TryCast { expr: a(), to: SqlType::Int });
+    assert_eq!(parse("try_cast(a AS INT)").to_string(), "TRY_CAST(`a` AS INT)");
     assert_eq!(parse("a::decimal(5, 2)"), Expr::Cast { expr: a(), to: SqlType::Decimal { precision: 5, scale: 2 } });
     assert_eq!(
         parse("a IS DISTINCT FROM 1"),
@@ -175,7 +177,7 @@ fn parse_errors_name_the_token() {
     assert!(parse_err("abs(a, b)").contains("abs takes 1 argument(s), got 2"));
     assert!(parse_err("a IN (SELECT 1)").contains("unsupported"));
     assert!(parse_err("CASE WHEN a THEN (SELECT 1) END").contains("unsupported"));
-    assert!(parse_err("TRY_CAST(a AS INT)").contains("unsupported"));
+    assert!(parse_err("SAFE_CAST(a AS INT)").contains("unsupported"));
     assert!(parse_err("").contains("cannot parse filter"));
     let deep = format!("{}a{}", "(".repeat(500), ")".repeat(500));
     assert!(parse_err(&deep).contains("nested too deeply"));

@@ -624,7 +624,8 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 BoundColumn { path: column.path.clone(), indices: vec![0], data_type: column.data_type.clone() };
             Some(MonotoneTerm { column: column.clone(), function: BoundExpr::Column(rebound), increasing: true })
         }
-        BoundExpr::Cast { expr: inner, to, session_time_zone } => {
+        // (Not through TRY_CAST: the values it turns into NULL leave the bounds' order.)
+        BoundExpr::Cast { expr: inner, to, session_time_zone, null_on_error: false } => {
             let term = monotone(inner)?;
             if !is_monotone_cast(&inner.data_type(), to, session_time_zone) {
                 return None;
@@ -634,6 +635,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                     expr: Box::new(term.function),
                     to: to.clone(),
                     session_time_zone: session_time_zone.clone(),
+                    null_on_error: false,
                 },
                 ..term
             })

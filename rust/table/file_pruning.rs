@@ -142,6 +142,7 @@ pub fn replace_columns(expr: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Option<Ex
         Expr::Or(left, right) => Expr::Or(go(left)?, go(right)?),
         Expr::Not(inner) => Expr::Not(go(inner)?),
         Expr::Cast { expr, to } => Expr::Cast { expr: go(expr)?, to: *to },
+        Expr::TryCast { expr, to } => Expr::TryCast { expr: go(expr)?, to: *to },
         Expr::Arithmetic { op, left, right } => Expr::Arithmetic { op: *op, left: go(left)?, right: go(right)? },
         Expr::Negate(inner) => Expr::Negate(go(inner)?),
         Expr::Abs(inner) => Expr::Abs(go(inner)?),
