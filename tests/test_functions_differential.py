@@ -180,7 +180,9 @@ def int_term(draw: st.DrawFn) -> str:
         _pick("CAST(m AS INT)", "CAST(s AS INT)", "sh", "abs(sh)", "(sh + 1)", "(sh * 3)", "hour(ntz)", "minute(ntz)",
               "month(ntz)", "st.x", "coalesce(st.x, i)", "length(bin)", "(st.x * i)",
               # TRY_CAST: NULL where the cast raises (a string that does not parse, an overflow).
-              "try_cast(s AS INT)", "try_cast(l AS INT)", "try_cast(d AS INT)", "try_cast(big AS SMALLINT)"),
+              "try_cast(s AS INT)", "try_cast(l AS INT)", "try_cast(d AS INT)", "try_cast(big AS SMALLINT)",
+              # Seconds since the epoch.
+              "pmod(CAST(ts AS BIGINT), 3600)", "try_cast(ts AS INT)"),
     ))
 
 
@@ -194,7 +196,8 @@ def double_term(draw: st.DrawFn) -> str:
         st.just(f"coalesce(d, {c})"), st.just(f"nullif(d, {c})"), st.just("(d % 2.5)"), st.just("(d % -3)"),
         st.just(f"(d + {c})"), st.just("(d * 2)"), st.builds(lambda v: f"(d / {v})", NONZERO_DOUBLE_LIT), st.just("(i / 7)"),
         _pick("CAST(i AS DOUBLE)", "CAST(m AS DOUBLE)", "CAST(s AS DOUBLE)", "(d - i)", "f", "round(f, 1)", "(f * 2)",
-              "CAST(f AS DOUBLE)", "abs(f)", "(f + d)", "try_cast(s AS DOUBLE)", "try_cast(s AS FLOAT)"),
+              "CAST(f AS DOUBLE)", "abs(f)", "(f + d)", "try_cast(s AS DOUBLE)", "try_cast(s AS FLOAT)",
+              "(CAST(ts AS DOUBLE) / 1e9)"),
         st.builds(lambda b: f"if({b}, d, {c})", simple_bool()),
         st.builds(lambda b: f"CASE WHEN {b} THEN {c} ELSE d END", simple_bool()),
     ))
@@ -245,6 +248,7 @@ def date_term(draw: st.DrawFn) -> str:
 @st.composite
 def timestamp_term(draw: st.DrawFn) -> str:
     return draw(st.one_of(st.just("ts"), st.builds(lambda u: f"date_trunc({u}, ts)", UNITS), st.just("try_cast(s AS TIMESTAMP)"),
+                          _pick("CAST(l AS TIMESTAMP)", "CAST(sh AS TIMESTAMP)", "CAST(m AS TIMESTAMP)", "try_cast(d AS TIMESTAMP)"),
                           st.just("ntz"), st.builds(lambda u: f"date_trunc({u}, ntz)", UNITS),
                           # A date is a timestamp at its midnight in the session zone.
                           st.builds(lambda u: f"date_trunc({u}, day)", UNITS)))

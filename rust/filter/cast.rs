@@ -27,6 +27,7 @@ use super::sql_type::UTC;
 use crate::{PqsiftError, Result};
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
+const MICROS_PER_SECOND: i64 = 1_000_000;
 
 /// Whether Spark (ANSI mode) allows `CAST(from AS to)` and pqsift implements it.
 pub(crate) fn can_cast(from: SqlType, to: SqlType) -> bool {
@@ -38,6 +39,8 @@ pub(crate) fn can_cast(from: SqlType, to: SqlType) -> bool {
         (String, _) => to != Null,
         (a, String) => a.is_integral() || matches!(a, Decimal { .. } | Boolean | Date),
         (Date, Timestamp | TimestampNtz) => true,
+        // Seconds since the epoch (TIMESTAMP only, not TIMESTAMP_NTZ, as in Spark).
+        (Timestamp, b) | (b, Timestamp) if b.is_numeric() => true,
         (Timestamp | TimestampNtz, Date | Timestamp | TimestampNtz) => true,
         _ => false,
     }
@@ -184,6 +187,59 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             let micros: TimestampMicrosecondArray =
                 days.as_primitive::<arrow::datatypes::Date32Type>().unary(|day| i64::from(day) * MICROS_PER_DAY);
             arrow_cast(&(Arc::new(micros) as ArrayRef), to)
+        }
+        // Seconds since the epoch, as Spark counts them: floored to whole seconds for an
+        // integer (a narrower one raises where they overflow it), exact for a DOUBLE, and a
+        // DECIMAL through the DOUBLE.
+        (Timestamp, number) if number.is_numeric() => {
+            let micros = in_micros(array)?;
+            let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+            if number.is_integral() {
+                let seconds: Int64Array = micros.unary(|value| value.div_euclid(MICROS_PER_SECOND));
+                arrow_cast(&(Arc::new(seconds) as ArrayRef), to)
+            } else {
+                let seconds: Float64Array = micros.unary(|value| value as f64 / MICROS_PER_SECOND as f64);
+                cast_array(&(Arc::new(seconds) as ArrayRef), to, session_time_zone)
+            }
+        }
+        // An instant that many seconds after the epoch: an integer's saturating at the
+        // range's ends, a decimal's truncated to the microsecond (its low 64 bits, as Java's
+        // `longValue`), a DOUBLE's truncated, raising beyond the range and for NaN (ANSI).
+        (number, Timestamp) if number.is_numeric() => {
+            let micros: Int64Array = match number {
+                Decimal { scale, .. } => {
+                    let decimals = arrow_cast(array, &DataType::Decimal128(38, scale))?;
+                    let shift = 6 - i32::from(scale);
+                    let factor = 10i128.pow(shift.unsigned_abs());
+                    decimals.as_primitive::<arrow::datatypes::Decimal128Type>().unary(|unscaled| {
+                        let value = if shift >= 0 { unscaled.wrapping_mul(factor) } else { unscaled / factor };
+                        value as i64
+                    })
+                }
+                Float | Double => {
+                    let doubles = arrow_cast(array, &DataType::Float64)?;
+                    doubles
+                        .as_primitive::<arrow::datatypes::Float64Type>()
+                        .try_unary(|seconds| {
+                            // Beyond BIGINT's microseconds (or NaN) raises, as Spark's exact
+                            // DOUBLE-to-BIGINT conversion does.
+                            let micros = seconds * MICROS_PER_SECOND as f64;
+                            match micros.floor() <= i64::MAX as f64 && micros.ceil() >= i64::MIN as f64 {
+                                true => Ok(micros as i64),
+                                false => Err(arrow::error::ArrowError::ComputeError(format!(
+                                    "the value {seconds} cannot be cast to TIMESTAMP (Spark's ANSI mode raises CAST_OVERFLOW)"
+                                ))),
+                            }
+                        })
+                        .map_err(|e| PqsiftError::filter(e.to_string()))?
+                }
+                _ => {
+                    let seconds = arrow_cast(array, &DataType::Int64)?;
+                    seconds.as_primitive::<arrow::datatypes::Int64Type>().unary(|s| s.saturating_mul(MICROS_PER_SECOND))
+                }
+            };
+            let instants = TimestampMicrosecondArray::new(micros.values().clone(), micros.nulls().cloned());
+            arrow_cast(&(Arc::new(instants.with_timezone(UTC)) as ArrayRef), to)
         }
         (Timestamp | TimestampNtz, Timestamp | TimestampNtz) => {
             // Same kind, other unit or zone label: the instant or wall clock is kept.

@@ -146,6 +146,18 @@ fn string_functions_follow_spark() {
     assert_eq!(rows("try_cast(i * 1000000000L AS INT) IS NULL AND i IS NOT NULL"), [0, 1, 4]);
     assert_eq!(rows("try_cast(dec AS DECIMAL(3, 1)) IS NULL AND dec IS NOT NULL"), [0, 1]);
     assert!(bind_error("CAST(s AS INT) = 1").contains("cannot be cast to INT"));
+}
+
+#[test]
+fn timestamps_cast_to_and_from_seconds_since_the_epoch() {
+    // Floored to the second, before 1970 too; exact as a DOUBLE.
+    assert_eq!(rows("CAST(ts AS BIGINT) = 1730615400"), [0]);
+    assert_eq!(rows("CAST(ts AS BIGINT) = -1 AND CAST(ts AS DOUBLE) < 0"), [4]);
+    assert_eq!(rows("CAST(CAST(i AS TIMESTAMP) AS BIGINT) = i"), [0, 1, 3, 4]);
+    assert_eq!(rows("CAST(CAST(dec AS TIMESTAMP) AS DOUBLE) = 123.45"), [0]);
+    assert_eq!(rows("try_cast(d AS TIMESTAMP) IS NULL"), [1, 2]);
+    assert!(bind_error("CAST(d AS TIMESTAMP) IS NULL").contains("cannot be cast to TIMESTAMP"));
+    assert!(bind_error("CAST(ts AS SMALLINT) = 1").contains("CAST_OVERFLOW"));
     // A BINARY's bytes, a UTF-8 encoding or not.
     assert_eq!(rows("length(bin) = 2"), [1]);
     assert_eq!(rows("char_length(bin) = 1 OR length(bin) = 0"), [0, 4]);
