@@ -337,15 +337,20 @@ def predicate(draw: st.DrawFn) -> str:
     ))
 
 
-FILTERS = st.recursive(
-    predicate(),
-    lambda inner: st.one_of(
-        st.builds(lambda a, b: f"({a}) AND ({b})", inner, inner),
-        st.builds(lambda a, b: f"({a}) OR ({b})", inner, inner),
-        st.builds(lambda a: f"NOT ({a})", inner),
-    ),
-    max_leaves=3,
-)
+def _combined(atoms: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Up to three `atoms` under AND, OR and NOT."""
+    return st.recursive(
+        atoms,
+        lambda inner: st.one_of(
+            st.builds(lambda a, b: f"({a}) AND ({b})", inner, inner),
+            st.builds(lambda a, b: f"({a}) OR ({b})", inner, inner),
+            st.builds(lambda a: f"NOT ({a})", inner),
+        ),
+        max_leaves=3,
+    )
+
+
+FILTERS = _combined(predicate())
 
 
 def _spark_ids(spark: Any, path: Path, text: str) -> list[int] | BaseException:
@@ -432,15 +437,7 @@ def pushable(draw: st.DrawFn) -> str:
     ))
 
 
-PUSHED_FILTERS = st.recursive(
-    pushable(),
-    lambda inner: st.one_of(
-        st.builds(lambda a, b: f"({a}) AND ({b})", inner, inner),
-        st.builds(lambda a, b: f"({a}) OR ({b})", inner, inner),
-        st.builds(lambda a: f"NOT ({a})", inner),
-    ),
-    max_leaves=3,
-)
+PUSHED_FILTERS = _combined(pushable())
 
 
 def _data_source_campaign(spark: Any, data: Path, examples: int, derandomize: bool) -> None:

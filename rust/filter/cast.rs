@@ -282,8 +282,7 @@ fn ntz_to_date(micros: &ArrayRef) -> Result<ArrayRef> {
 }
 
 /// Reads every string of `array` as a `to` value with Spark's rules, into the canonical
-/// Arrow type of `to`. Fails on the first string that is not a value of the type.
-/// `array`'s strings parsed as `to`; a string that does not parse is an error, or with
+/// Arrow type of `to`. A string that is not a value of the type is an error, or with
 /// `lenient` (`TRY_CAST`) NULL.
 fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str, lenient: bool) -> Result<ArrayRef> {
     let utf8 = arrow_cast(array, &DataType::Utf8)?;
