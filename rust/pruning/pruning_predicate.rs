@@ -824,6 +824,15 @@ fn is_monotone_cast(from: &DataType, to: &DataType, session_time_zone: &str) -> 
         // The same kind of timestamp in another unit.
         (Timestamp(_, a), Timestamp(_, b)) if a.is_some() == b.is_some() => true,
         (Timestamp(_, None), Date32 | Date64) => true,
+        // Seconds since the epoch, floored (exact as a DOUBLE), and back, saturating (a
+        // DOUBLE truncated toward zero): order kept either way. Not a decimal to an instant,
+        // whose microseconds wrap past BIGINT's as Spark's do.
+        (Timestamp(_, Some(_)), b) if numeric(b) => true,
+        (a, Timestamp(_, Some(_)))
+            if numeric(a) && !matches!(a, DataType::Decimal128(..) | DataType::Decimal256(..)) =>
+        {
+            true
+        }
         (Timestamp(..), Timestamp(..) | Date32 | Date64) => fixed_zone(),
         (a, b) if is_string(a) && is_string(b) => true,
         // Bytes compared as bytes whatever the container.
