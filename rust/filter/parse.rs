@@ -30,9 +30,9 @@ use crate::{PqsiftError, Result};
 /// Supported: column references (`a`, nested `a.b`, back-quoted `` `a.b` ``), literals,
 /// comparisons (`= == != <> < <= > >= <=>`), `[NOT] IN`, `IS [NOT] NULL`,
 /// `[NOT] BETWEEN`, `[NOT] LIKE [ESCAPE]`, `[NOT] ILIKE`, `[NOT] RLIKE`, `AND OR NOT`,
-/// `CAST(x AS type)` (and `x::type`), `+ - * / %`, unary minus, `CASE` and the functions of
-/// [`functions`](super::functions). Anything else is a [`PqsiftError::Filter`] naming the
-/// token, as is text left over after the expression.
+/// `CAST(x AS type)` (and `x::type`), `TRY_CAST(x AS type)`, `+ - * / %`, unary minus,
+/// `CASE` and the functions of [`functions`](super::functions). Anything else is a
+/// [`PqsiftError::Filter`] naming the token, as is text left over after the expression.
 ///
 /// ```
 /// use pqsift::filter::{parse_filter, Expr, Literal};
