@@ -99,6 +99,9 @@ const SPACE: &str = r"\x20\t\n\x0B\f\r";
 const HORIZONTAL_SPACE: &str = r"\x20\t\xA0\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}";
 const VERTICAL_SPACE: &str = r"\n\x0B\f\r\x{85}\x{2028}\x{2029}";
 
+/// Why `[^a[b]]` and `[^a&&b]` are refused.
+const NEGATED_NESTING: &str = "a nested class or && in a negated class (read differently across Java versions)";
+
 /// Java's pattern flags that change what the translation writes.
 #[derive(Debug, Clone, Copy, Default)]
 struct Flags {
@@ -422,11 +425,8 @@ impl<'a> Translator<'a> {
             let c = self.next().ok_or_else(|| self.invalid("an unclosed character class"))?;
             match c {
                 ']' if !first => break,
-                '[' | '&' if negated => {
-                    return Err(self.unsupported(
-                        "a nested class or && in a negated class (read differently across Java versions)",
-                    ));
-                }
+                '[' if negated => return Err(self.unsupported(NEGATED_NESTING)),
+                '&' if negated && self.peek() == Some('&') => return Err(self.unsupported(NEGATED_NESTING)),
                 '[' => {
                     let nested = self.class()?;
                     class.push_str(&nested);
@@ -873,6 +873,9 @@ mod tests {
         assert_eq!(matching(r"\v", &texts), [6, 9]);
         assert_eq!(matching(r"\e", &texts), [7]);
         assert_eq!(matching(r"\0101|\cA", &["A", "\u{1}", "a"]), [0, 1]);
+        // A single `&` is a character, in a negated class too.
+        assert_eq!(matching("[^&]", &["&", "a&"]), [1]);
+        assert_eq!(matching("[a&]", &["&", "b"]), [0]);
         // A nested class in Java, a POSIX class in the crate.
         assert_eq!(matching("[[:alpha:]]", &["b", ":", "l"]), [1, 2]);
         assert_eq!(matching("(?x) a b # comment\n c", &["abc", "a b c"]), [0]);
