@@ -889,6 +889,8 @@ mod tests {
             r"\X",
             r"\R",
             "(?iu)[a-z]",
+            "[^a[b]]",
+            "[^a&&b]",
         ] {
             assert!(JavaRegex::new(pattern).is_err(), "{pattern}");
         }
