@@ -20,7 +20,7 @@ use arrow::array::{
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit, TimestampMicrosecondType};
 
-use super::cast::{can_cast, cast_array, describe, is_order_preserving_widening, try_cast_array};
+use super::cast::{can_cast, cast_array, cast_or_try, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
@@ -737,10 +737,7 @@ impl Binder<'_> {
         }
         let expr = match &value.expr {
             BoundExpr::Literal(literal) => {
-                let cast = match null_on_error {
-                    true => try_cast_array(literal, &to.to_arrow(), &self.options.session_time_zone),
-                    false => cast_array(literal, &to.to_arrow(), &self.options.session_time_zone),
-                };
+                let cast = cast_or_try(literal, &to.to_arrow(), &self.options.session_time_zone, null_on_error);
                 BoundExpr::Literal(cast.map_err(|e| PqsiftError::filter(format!("in CAST({inner} AS {to}): {e}")))?)
             }
             _ => BoundExpr::Cast {

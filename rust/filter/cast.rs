@@ -65,6 +65,19 @@ pub(crate) fn describe(data_type: &DataType) -> String {
     SqlType::of_arrow(data_type).map_or_else(|| data_type.to_string(), |t| t.to_string())
 }
 
+/// [`cast_array`], or with `null_on_error` [`try_cast_array`]: a `CAST` or a `TRY_CAST`.
+pub(crate) fn cast_or_try(
+    array: &ArrayRef,
+    to: &DataType,
+    session_time_zone: &str,
+    null_on_error: bool,
+) -> Result<ArrayRef> {
+    match null_on_error {
+        true => try_cast_array(array, to, session_time_zone),
+        false => cast_array(array, to, session_time_zone),
+    }
+}
+
 /// `TRY_CAST`: [`cast_array`], with NULL for each value the cast raises for (Spark's
 /// `try_cast`). Strings are parsed leniently in one pass; another cast that raises (an
 /// overflow) is retried on halves of the array, down to the values that raise.

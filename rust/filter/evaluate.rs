@@ -26,7 +26,7 @@ use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
 use super::bind::{BoundColumn, BoundExpr};
-use super::cast::{cast_array, describe, try_cast_array};
+use super::cast::{cast_array, cast_or_try, describe};
 use super::decimal_arith::decimal_arithmetic;
 use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
@@ -140,10 +140,7 @@ impl Evaluator<'_> {
                 let value = self.eval(inner, active)?;
                 let scalar = value.is_scalar();
                 let input = self.mask(value, active)?;
-                let cast = match null_on_error {
-                    true => try_cast_array(input.array(), to, session_time_zone),
-                    false => cast_array(input.array(), to, session_time_zone),
-                };
+                let cast = cast_or_try(input.array(), to, session_time_zone, *null_on_error);
                 let cast = self.unless_no_row_reaches(cast, scalar, to, active)?;
                 Ok(Value::wrap_like(scalar, true, cast))
             }

@@ -99,6 +99,10 @@ const SPACE: &str = r"\x20\t\n\x0B\f\r";
 const HORIZONTAL_SPACE: &str = r"\x20\t\xA0\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}";
 const VERTICAL_SPACE: &str = r"\n\x0B\f\r\x{85}\x{2028}\x{2029}";
 
+/// The letters after a backslash that stand for a class (`\d`, `\p{..}`): see
+/// [`Translator::class_escape`].
+const CLASS_ESCAPES: &str = "dDwWsShHvVpP";
+
 /// Why `[^a[b]]` and `[^a&&b]` are refused.
 const NEGATED_NESTING: &str = "a nested class or && in a negated class (read differently across Java versions)";
 
@@ -255,7 +259,7 @@ impl<'a> Translator<'a> {
             'G' => return Err(self.unsupported(r"\G")),
             'X' => return Err(self.unsupported(r"a grapheme cluster (\X)")),
             'N' => return Err(self.unsupported(r"a character name (\N{...})")),
-            'd' | 'D' | 'w' | 'W' | 's' | 'S' | 'h' | 'H' | 'v' | 'V' | 'p' | 'P' => {
+            c if CLASS_ESCAPES.contains(c) => {
                 let class = self.class_escape(c)?;
                 self.out.push_str(&class);
             }
@@ -272,16 +276,8 @@ impl<'a> Translator<'a> {
             }
             // `\Z` is `$` without `(?m)`.
             'Z' => self.end_before_terminator(false)?,
-            'Q' => {
-                // \Q...\E quotes literally (with the flags: `(?i)\Qa\E` matches `A`).
-                while let Some(q) = self.next() {
-                    if q == '\\' && self.peek() == Some('E') {
-                        self.at += 1;
-                        break;
-                    }
-                    self.literal(q);
-                }
-            }
+            // With the flags: `(?i)\Qa\E` matches `A`.
+            'Q' => self.quoted().into_iter().for_each(|q| self.literal(q)),
             other => {
                 let literal = self.escaped_char(other)?;
                 self.literal(literal);
@@ -337,6 +333,19 @@ impl<'a> Translator<'a> {
             other if other.is_ascii_alphabetic() => return Err(self.invalid(&format!(r"an illegal escape \{other}"))),
             other => other,
         })
+    }
+
+    /// The characters of `\Q...\E` (the `\Q` read), quoted literally up to `\E` or the end.
+    fn quoted(&mut self) -> Vec<char> {
+        let mut quoted = Vec::new();
+        while let Some(q) = self.next() {
+            if q == '\\' && self.peek() == Some('E') {
+                self.at += 1;
+                break;
+            }
+            quoted.push(q);
+        }
+        quoted
     }
 
     /// A literal character outside a class, folded as the flags say.
@@ -438,18 +447,10 @@ impl<'a> Translator<'a> {
                 '\\' => {
                     let escaped = self.next().ok_or_else(|| self.unsupported("a trailing backslash"))?;
                     match escaped {
-                        'd' | 'D' | 'w' | 'W' | 's' | 'S' | 'h' | 'H' | 'v' | 'V' | 'p' | 'P' => {
+                        escaped if CLASS_ESCAPES.contains(escaped) => {
                             class.push_str(&self.class_escape(escaped)?);
                         }
-                        'Q' => {
-                            while let Some(q) = self.next() {
-                                if q == '\\' && self.peek() == Some('E') {
-                                    self.at += 1;
-                                    break;
-                                }
-                                self.push_class_range(&mut class, q, q);
-                            }
-                        }
+                        'Q' => self.quoted().into_iter().for_each(|q| self.push_class_range(&mut class, q, q)),
                         other => {
                             let low = self.escaped_char(other)?;
                             self.class_atom(&mut class, low)?;
