@@ -18,13 +18,14 @@ use arrow::array::{
     TimestampNanosecondArray, new_null_array,
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
-use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit, TimestampMicrosecondType};
+use arrow::datatypes::{DataType, Field, Fields, Float64Type, Schema, TimeUnit, TimestampMicrosecondType};
 
 use super::cast::{can_cast, cast_array, cast_or_try, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
 use super::recent::Recent;
+use super::rounded_compare::{Preimage, rounded_preimage};
 use super::sql_type::UTC;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, ExprList, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -622,6 +623,17 @@ impl Binder<'_> {
         let describe_pair = || format!("{left} {op} {right}");
         let left_coerced = self.coerce_literal(&left_bound, common, &describe_pair)?;
         let right_coerced = self.coerce_literal(&right_bound, common, &describe_pair)?;
+        // A rounded DOUBLE against a literal: the value against the literal's preimage.
+        if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
+            && let Some(bound) = rounded_double_compare(op, &left_bound.expr, literal)
+        {
+            return Ok(bound);
+        }
+        if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
+            && let Some(bound) = rounded_double_compare(op.swapped(), &right_bound.expr, literal)
+        {
+            return Ok(bound);
+        }
         // A column (or any value) against a literal: compare in the value's own type when
         // the literal converts to it exactly.
         if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
@@ -1090,6 +1102,39 @@ fn floored_nanos_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef, c
             BoundExpr::Or(Box::new(against(CompareOp::Lt, first)), Box::new(against(CompareOp::GtEq, next)))
         }
         CompareOp::Eq | CompareOp::NotEq | CompareOp::NullSafeEq => return None,
+    })
+}
+
+/// `round(x, s) op literal` for a DOUBLE `x` and literal, bound as comparisons of `x` with
+/// the literal's preimage (see [`rounded_preimage`]): each row compared, not rounded, and
+/// statistics prune on the bounds. `None` (the rounding stays) for anything else, a NULL
+/// literal, `<=>`, or `=`/`!=` of a rounded expression other than a column (they would
+/// read it twice).
+///
+/// ```text
+/// round(amount, 0) = 45     → amount >= 44.5 AND amount < 45.5
+/// round(amount, 1) > 2.67   → amount >= 2.65     (the first value that rounds to 2.7)
+/// ```
+fn rounded_double_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef) -> Option<BoundExpr> {
+    let BoundExpr::Function { function: ScalarFunction::Round { scale }, args, data_type: DataType::Float64, .. } =
+        value
+    else {
+        return None;
+    };
+    let [inner] = args.as_slice() else { return None };
+    let literal = literal.as_primitive_opt::<Float64Type>()?;
+    if inner.data_type() != DataType::Float64 || literal.len() != 1 || literal.is_null(0) {
+        return None;
+    }
+    let against = |(op, bound): (CompareOp, f64)| {
+        compare(op, inner.clone(), BoundExpr::Literal(Arc::new(Float64Array::from(vec![bound]))))
+    };
+    let is_column = matches!(inner, BoundExpr::Column(_));
+    Some(match rounded_preimage(op, *scale, literal.value(0))? {
+        Preimage::One(comparison) => against(comparison),
+        Preimage::Both([low, high]) if is_column => BoundExpr::And(Box::new(against(low)), Box::new(against(high))),
+        Preimage::Either([low, high]) if is_column => BoundExpr::Or(Box::new(against(low)), Box::new(against(high))),
+        Preimage::Both(_) | Preimage::Either(_) => return None,
     })
 }
 

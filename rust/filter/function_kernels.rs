@@ -496,16 +496,20 @@ fn round(value: &ArrayRef, scale: i32, data_type: &DataType, text: &str) -> Resu
 }
 
 #[inline]
-fn round_double(value: f64, scale: i32) -> f64 {
+pub(super) fn round_double(value: f64, scale: i32) -> f64 {
     round_double_by_arithmetic(value, scale).unwrap_or_else(|| round_double_by_text(value, scale))
 }
 
 /// [`round_double`] in floating point, where that gives its answer: the value scaled by
-/// 10^scale is small enough for its fraction to be known to ~2^-12, and that fraction is
-/// not within 2^-10 of one half, so the double and its shortest decimal text round the
-/// same way. Dividing (or multiplying) the rounded whole number by the exact power of ten
-/// is correctly rounded, as Scala's `BigDecimal.toDouble` is. `None` otherwise (the value's
-/// text then decides).
+/// 10^scale is below 2^40, so its whole part is exact. Away from a half, the double and
+/// its shortest decimal text round the same way. Near a half `h` (the whole part plus 0.5,
+/// over 10^scale) the text decides, and it need not be written out: if `h` reads back as
+/// the value, `h` is its shortest text (any shorter one is a multiple of 10^-scale, half a
+/// unit away), and HALF_UP rounds it up; otherwise the text lies on the value's side of
+/// `h`, as the value does. The nearest double to `h` is one correctly rounded operation,
+/// as reading the text is. Dividing (or multiplying) the rounded whole number by the exact
+/// power of ten is correctly rounded, as Scala's `BigDecimal.toDouble` is. `None`
+/// otherwise (the value's text then decides).
 #[inline]
 fn round_double_by_arithmetic(value: f64, scale: i32) -> Option<f64> {
     const POWERS: [f64; 23] = [
@@ -521,11 +525,15 @@ fn round_double_by_arithmetic(value: f64, scale: i32) -> Option<f64> {
     // Truncated by a conversion (no libm call); exact below 2^40.
     let truncated = scaled as i64;
     let fraction = (scaled - truncated as f64).abs();
-    if (fraction - 0.5).abs() <= 1.0 / 1024.0 {
-        return None;
-    }
-    // Away from zero past the half, as HALF_UP; the sign kept on a zero, as `f64::round` keeps it.
-    let away = i64::from(fraction > 0.5) * if scaled < 0.0 { -1 } else { 1 };
+    let up = if (fraction - 0.5).abs() > 1.0 / 1024.0 {
+        fraction > 0.5
+    } else {
+        let half = truncated.unsigned_abs() as f64 + 0.5;
+        let half = if scale >= 0 { half / power } else { half * power };
+        value.abs() >= half
+    };
+    // Away from zero when rounding up, as HALF_UP; the sign kept on a zero, as `f64::round` keeps it.
+    let away = i64::from(up) * if scaled < 0.0 { -1 } else { 1 };
     let whole = ((truncated + away) as f64).copysign(scaled);
     Some(if scale >= 0 { whole / power } else { whole * power })
 }
@@ -793,9 +801,18 @@ mod tests {
                     let half = (n as f64 + 0.5) / 10f64.powi(d);
                     (f64::from_bits((half.to_bits() as i64 + ulps) as u64), d)
                 }),
+                // Halves of a power of ten (1250 to hundreds), and a few ulps either side.
+                (-100_000i64..100_000, 1i32..16, -3i64..4).prop_map(|(n, d, ulps)| {
+                    let half = (n as f64 + 0.5) * 10f64.powi(d);
+                    (f64::from_bits((half.to_bits() as i64 + ulps) as u64), -d)
+                }),
             ],
         ) {
-            if let Some(fast) = round_double_by_arithmetic(value, scale) {
+            let fast = round_double_by_arithmetic(value, scale);
+            // Every value that scales below 2^40 is answered without its text.
+            let small = (value * 10f64.powi(scale)).abs() < (1u64 << 39) as f64 && scale.abs() <= 22;
+            prop_assert!(fast.is_some() || !small, "round({}, {}) went to its text", value, scale);
+            if let Some(fast) = fast {
                 let exact = round_double_by_text(value, scale);
                 prop_assert_eq!(fast.to_bits(), exact.to_bits(), "round({}, {})", value, scale);
             }

@@ -39,6 +39,7 @@ mod literal;
 mod parse;
 pub mod projection;
 mod recent;
+mod rounded_compare;
 mod select_rows;
 pub mod sort_key;
 mod spark_cast;
