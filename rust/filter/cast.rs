@@ -367,7 +367,7 @@ fn parse_strings(array: &ArrayRef, to: SqlType, session_time_zone: &str, lenient
                             parse_timestamp_text(text).ok_or_else(|| invalid(text)).and_then(|literal| {
                                 match to == SqlType::Timestamp {
                                     true => literal.instant_micros(session_time_zone).map(Some),
-                                    false => literal.wall_clock_micros(session_time_zone).map(Some),
+                                    false => Ok(Some(literal.wall_clock_micros())),
                                 }
                             });
                         or_null(parsed, lenient)

@@ -265,21 +265,17 @@ impl TimestampLiteral {
         Ok(utc.and_utc().timestamp_micros())
     }
 
-    /// The wall clock of this timestamp in `session_time_zone`, as microseconds since
-    /// 1970-01-01 00:00:00 of a TIMESTAMP_NTZ: the literal's own date-time when it has no
-    /// zone, else its instant seen from the session time zone.
+    /// The date-time the text says, as microseconds since 1970-01-01 00:00:00 of a
+    /// TIMESTAMP_NTZ. A zone in the text is ignored, as Spark's `CAST(string AS
+    /// TIMESTAMP_NTZ)` ignores it (the zone must still be a valid one to parse).
     ///
     /// ```
     /// use pqsift::filter::TimestampLiteral;
     /// let ts = TimestampLiteral::parse("1970-01-01 01:00:00Z").unwrap();
-    /// assert_eq!(ts.wall_clock_micros("+02:00").unwrap(), 3 * 3_600_000_000);
+    /// assert_eq!(ts.wall_clock_micros(), 3_600_000_000);
     /// ```
-    pub fn wall_clock_micros(&self, session_time_zone: &str) -> crate::Result<i64> {
-        if self.zone.is_none() {
-            return Ok(self.local.and_utc().timestamp_micros());
-        }
-        let instant = self.instant_micros(session_time_zone)?;
-        WallClock::new(session_time_zone)?.local_micros(instant).ok_or_else(|| out_of_range(self))
+    pub fn wall_clock_micros(&self) -> i64 {
+        self.local.and_utc().timestamp_micros()
     }
 }
 

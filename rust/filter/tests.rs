@@ -733,6 +733,13 @@ fn dates_and_timestamps() {
     assert_eq!(run_on_with(&b, "CAST(ts AS DATE) = DATE '2024-01-31'", &paris).unwrap(), [T, F, N]);
     // An NTZ wall clock compares with a TIMESTAMP literal as the same wall clock.
     assert_eq!(run_on_with(&b, "ntz > TIMESTAMP '2024-01-31 00:00:00'", &paris).unwrap(), [T, F, N]);
+    // Text read as an NTZ keeps its date-time and drops its zone, as Spark's cast does
+    // (checked in Spark 4: '2024-03-10T03:00:00Z' is 03:00 in Lord Howe too).
+    for text in ["2024-01-31T00:00:00Z", "2024-01-31 00:00:00+05:00", "2024-01-31 00:00:00 America/New_York"] {
+        assert_eq!(run_on_with(&b, &format!("ntz > '{text}'"), &paris).unwrap(), [T, F, N], "{text}");
+        let cast = format!("ntz < CAST('{text}' AS TIMESTAMP_NTZ)");
+        assert_eq!(run_on_with(&b, &cast, &paris).unwrap(), [F, T, N], "{text}");
+    }
 }
 
 proptest::proptest! {

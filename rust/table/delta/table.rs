@@ -158,7 +158,7 @@ pub fn typed_column(
                             TimestampLiteral::parse(s.trim()).ok_or_else(|| format!("{s:?} is not a timestamp"))?;
                         match zone {
                             Some(_) => literal.instant_micros(session_time_zone),
-                            None => literal.wall_clock_micros(session_time_zone),
+                            None => Ok(literal.wall_clock_micros()),
                         }
                         .map_err(|e| e.to_string())
                     })
