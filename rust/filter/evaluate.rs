@@ -25,6 +25,7 @@ use arrow::datatypes::{DataType, Decimal128Type, Float32Type, Float64Type, Int8T
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
+use super::affix::{affix_matches, like_affix};
 use super::bind::{BoundColumn, BoundExpr};
 use super::cast::{cast_array, cast_or_try, describe};
 use super::decimal_arith::decimal_arithmetic;
@@ -195,6 +196,12 @@ impl Evaluator<'_> {
             }
             BoundExpr::Like { expr: tested, pattern, negated } => {
                 let value = self.eval(tested, active)?;
+                if let Some((affix, end)) = like_affix(pattern)
+                    && let Some(matches) = affix_matches(value.array(), affix.as_bytes(), end)
+                {
+                    let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
+                    return Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)));
+                }
                 let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;
                 let pattern = Scalar::new(pattern);

@@ -18,6 +18,7 @@ use arrow::datatypes::{
 };
 use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike};
 
+use super::affix::{Affix, affix_matches};
 use super::functions::{ScalarFunction, TruncLevel};
 use super::java_regex::JavaRegex;
 use super::literal::WallClock;
@@ -28,6 +29,21 @@ use crate::{PqsiftError, Result};
 /// the final sigma included, as Rust's.
 pub(crate) fn spark_lower(text: &str) -> String {
     text.to_lowercase()
+}
+
+/// The bytes of a one-value string or binary constant; `None` when it is NULL or of
+/// another type.
+fn constant_bytes(constant: &ArrayRef) -> Option<&[u8]> {
+    if constant.is_null(0) {
+        return None;
+    }
+    match constant.data_type() {
+        DataType::Utf8 => Some(constant.as_string::<i32>().value(0).as_bytes()),
+        DataType::LargeUtf8 => Some(constant.as_string::<i64>().value(0).as_bytes()),
+        DataType::Binary => Some(constant.as_binary::<i32>().value(0)),
+        DataType::LargeBinary => Some(constant.as_binary::<i64>().value(0)),
+        _ => None,
+    }
 }
 
 /// A function's argument: a column's values, one a row, or a constant — one value standing
@@ -111,14 +127,27 @@ pub(super) fn call(
         F::Substring => substring(args, rows),
         F::Concat => concat(args, rows),
         F::StartsWith | F::EndsWith | F::Contains => {
-            // Arrow's kernels (a constant pattern searched for with one prepared finder);
-            // Spark compares the UTF-8 bytes, as they do.
-            let test = match function {
-                F::StartsWith => arrow::compute::kernels::comparison::starts_with,
-                F::EndsWith => arrow::compute::kernels::comparison::ends_with,
-                _ => arrow::compute::kernels::comparison::contains,
+            let end = match function {
+                F::StartsWith => Some(Affix::Prefix),
+                F::EndsWith => Some(Affix::Suffix),
+                _ => None,
             };
-            Arc::new(test(args[0].datum().as_ref(), args[1].datum().as_ref())?)
+            let affix = if args[1].constant { constant_bytes(&args[1].values) } else { None };
+            match (end, affix) {
+                (Some(end), Some(affix)) if let Some(matches) = affix_matches(&args[0].values, affix, end) => {
+                    Arc::new(matches)
+                }
+                // Arrow's kernels (a constant pattern searched for with one prepared
+                // finder); Spark compares the UTF-8 bytes, as they do.
+                _ => {
+                    let test = match function {
+                        F::StartsWith => arrow::compute::kernels::comparison::starts_with,
+                        F::EndsWith => arrow::compute::kernels::comparison::ends_with,
+                        _ => arrow::compute::kernels::comparison::contains,
+                    };
+                    Arc::new(test(args[0].datum().as_ref(), args[1].datum().as_ref())?)
+                }
+            }
         }
         F::RLike(compiled) => rlike(&args[0], &args[1], rows, compiled.as_ref())?,
         F::Year | F::Quarter | F::Month | F::Day => {

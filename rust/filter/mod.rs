@@ -24,6 +24,7 @@
 //! assert_eq!(parse_filter(&expr.to_string()).unwrap(), expr);
 //! ```
 
+mod affix;
 mod bind;
 mod cast;
 mod coerce;
