@@ -32,6 +32,7 @@ use super::decimal_arith::decimal_arithmetic;
 use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
 use super::functions::ScalarFunction;
+use super::like_prefilter::like_prefiltered;
 use super::select_rows::{Piece, assemble, select_rows};
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
@@ -201,6 +202,12 @@ impl Evaluator<'_> {
                 {
                     let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
                     return Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)));
+                }
+                if !value.is_scalar()
+                    && let Some(matches) = like_prefiltered(value.array(), pattern).map_err(internal)?
+                {
+                    let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
+                    return Ok(Value::Array(Arc::new(result)));
                 }
                 let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;

@@ -36,6 +36,7 @@ mod function_kernels;
 pub mod functions;
 pub mod in_set;
 mod java_regex;
+mod like_prefilter;
 mod literal;
 mod parse;
 pub mod projection;
