@@ -315,7 +315,10 @@ def java_regex(draw: st.DrawFn) -> str:
 @st.composite
 def predicate(draw: st.DrawFn) -> str:
     """A boolean atom."""
-    pattern = draw(_pick("'h%'", "'%o'", "'%ß%'", "'_b'", "'a\\\\%%'", "'%'", "''"))
+    # Patterns of one affix, and ones with `_` or an inner `%` and a literal run of 3 bytes
+    # or more (searched for before the expression runs).
+    pattern = draw(_pick("'h%'", "'%o'", "'%ß%'", "'_b'", "'a\\\\%%'", "'%'", "''", "'h_llo'", "'%traß_'",
+                         "'%日本_'", "'%abc%123'", "'_Hello%'"))
     needle = draw(_pick("'h'", "'ß'", "'_b'", "''", "'日'", "'LL'"))
     return draw(st.one_of(
         comparison(),
