@@ -27,6 +27,7 @@
 //! assert_eq!(less, greater);
 //! ```
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
@@ -283,9 +284,19 @@ pub(crate) fn spark_float_order(array: &ArrayRef) -> ArrayRef {
     }
 }
 
+/// Spark's order of doubles, written out: NaN (of any sign) equal to NaN and above
+/// everything, -0.0 equal to 0.0.
+pub(crate) fn spark_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::cmp::Ordering;
     use std::sync::Arc;
 
     use arrow::array::{Float32Array, Float64Array};
@@ -293,41 +304,13 @@ mod tests {
 
     use super::*;
 
-    const OPS: [CompareOp; 7] = [
-        CompareOp::Eq,
-        CompareOp::NotEq,
-        CompareOp::Lt,
-        CompareOp::LtEq,
-        CompareOp::Gt,
-        CompareOp::GtEq,
-        CompareOp::NullSafeEq,
-    ];
-
-    /// Spark's order of doubles, written out: NaN (of any sign) equal to NaN and above
-    /// everything, -0.0 equal to 0.0.
-    fn spark_order(a: f64, b: f64) -> Ordering {
-        match (a.is_nan(), b.is_nan()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => a.partial_cmp(&b).expect("numbers"),
-        }
-    }
-
     fn model(op: CompareOp, row: Option<f64>, literal: f64, literal_on_left: bool) -> Option<bool> {
         let Some(row) = row else { return (op == CompareOp::NullSafeEq).then_some(false) };
         let order = match literal_on_left {
             false => spark_order(row, literal),
             true => spark_order(literal, row),
         };
-        Some(match op {
-            CompareOp::Eq | CompareOp::NullSafeEq => order == Ordering::Equal,
-            CompareOp::NotEq => order != Ordering::Equal,
-            CompareOp::Lt => order == Ordering::Less,
-            CompareOp::LtEq => order != Ordering::Greater,
-            CompareOp::Gt => order == Ordering::Greater,
-            CompareOp::GtEq => order != Ordering::Less,
-        })
+        Some(op.holds(order))
     }
 
     /// Values where the orders differ: NaNs of both signs, both zeros, infinities.
@@ -351,7 +334,7 @@ mod tests {
         fn agrees_with_sparks_order(rows in proptest::collection::vec(proptest::option::weighted(0.9, value()), 0..200), literal in value()) {
             let doubles: ArrayRef = Arc::new(Float64Array::from(rows.clone()));
             let floats: ArrayRef = Arc::new(Float32Array::from(rows.iter().map(|r| r.map(|v| v as f32)).collect::<Vec<_>>()));
-            for op in OPS {
+            for op in CompareOp::ALL {
                 for literal_on_left in [false, true] {
                     let expected: Vec<Option<bool>> = rows.iter().map(|&r| model(op, r, literal, literal_on_left)).collect();
                     let got = compare_with_literal(op, &doubles, &(Arc::new(Float64Array::from(vec![literal])) as ArrayRef), literal_on_left).unwrap();

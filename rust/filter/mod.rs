@@ -162,6 +162,38 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// Every operator.
+    pub const ALL: [CompareOp; 7] = [
+        CompareOp::Eq,
+        CompareOp::NotEq,
+        CompareOp::Lt,
+        CompareOp::LtEq,
+        CompareOp::Gt,
+        CompareOp::GtEq,
+        CompareOp::NullSafeEq,
+    ];
+
+    /// Whether `a op b` holds for operands neither of which is NULL, `order` being `a`'s
+    /// order against `b` (`<=>` is `=` then).
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use pqsift::filter::CompareOp;
+    /// assert!(CompareOp::LtEq.holds(Ordering::Equal));
+    /// assert!(!CompareOp::NotEq.holds(Ordering::Equal));
+    /// ```
+    pub fn holds(self, order: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Self::Eq | Self::NullSafeEq => order == Equal,
+            Self::NotEq => order != Equal,
+            Self::Lt => order == Less,
+            Self::LtEq => order != Greater,
+            Self::Gt => order == Greater,
+            Self::GtEq => order != Less,
+        }
+    }
+
     /// The operator with its operands swapped: `a < b` is `b > a`.
     ///
     /// ```

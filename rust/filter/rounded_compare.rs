@@ -17,6 +17,7 @@
 use std::cmp::Ordering;
 
 use super::CompareOp;
+use super::float_compare::spark_order;
 use super::function_kernels::round_double;
 
 /// The values `x` for which `round(x, scale) op target`, as comparisons of `x` itself.
@@ -113,16 +114,6 @@ fn from_key(key: i64) -> f64 {
     f64::from_bits((if key < 0 { key ^ i64::MAX } else { key }) as u64)
 }
 
-/// Spark's order of doubles: NaN equal to NaN and above everything, -0.0 equal to 0.0.
-fn spark_order(a: f64, b: f64) -> Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -189,16 +180,6 @@ mod tests {
         (evaluate(&bound, &batch).unwrap().iter().collect(), rounds)
     }
 
-    const OPERATORS: [CompareOp; 7] = [
-        CompareOp::Eq,
-        CompareOp::NotEq,
-        CompareOp::Lt,
-        CompareOp::LtEq,
-        CompareOp::Gt,
-        CompareOp::GtEq,
-        CompareOp::NullSafeEq,
-    ];
-
     #[test]
     fn comparisons_of_a_rounded_column_are_bound_without_the_rounding() {
         let values = [Some(44.5), Some(45.49), Some(45.5), Some(-44.5), None, Some(f64::NAN)];
@@ -223,23 +204,13 @@ mod tests {
             target in double().prop_filter("a finite literal", |t| t.is_finite()),
             scale in -3i32..4,
         ) {
-            for op in OPERATORS {
+            for op in CompareOp::ALL {
                 let (passed, rounds) = bound_and_evaluated(&values, scale, op, &format!("{target:e}"));
                 prop_assert_eq!(rounds, op == CompareOp::NullSafeEq);
                 for (value, passed) in values.iter().zip(passed) {
                     let expected = match value {
                         None => (op == CompareOp::NullSafeEq).then_some(false),
-                        Some(value) => {
-                            let order = spark_order(round_double(*value, scale), target);
-                            Some(match op {
-                                CompareOp::Eq | CompareOp::NullSafeEq => order == Ordering::Equal,
-                                CompareOp::NotEq => order != Ordering::Equal,
-                                CompareOp::Lt => order == Ordering::Less,
-                                CompareOp::LtEq => order != Ordering::Greater,
-                                CompareOp::Gt => order == Ordering::Greater,
-                                CompareOp::GtEq => order != Ordering::Less,
-                            })
-                        }
+                        Some(value) => Some(op.holds(spark_order(round_double(*value, scale), target))),
                     };
                     prop_assert_eq!(passed, expected, "round({:?}, {}) {} {:e}", value, scale, op, target);
                 }
