@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! endswith(user_agent, 'Chrome/100.0.6012 Safari/537.36')
-//!   row "… Firefox/118.0 Safari/537.36": the last 31 bytes start "efox/118", not "Chrome/1": false
+//!   row "… Firefox/118.0.6012 Safari/537.36": its last 31 bytes start "irefox/1", not "Chrome/1": false
 //! ```
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, ByteView, GenericByteArray, GenericByteViewArray};
