@@ -20,6 +20,7 @@ use arrow::array::{
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Float64Type, Schema, TimeUnit, TimestampMicrosecondType};
 
+use super::arithmetic_compare::{Step, integer_preimage};
 use super::cast::{can_cast, cast_array, cast_or_try, describe, is_order_preserving_widening};
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
@@ -623,14 +624,18 @@ impl Binder<'_> {
         let describe_pair = || format!("{left} {op} {right}");
         let left_coerced = self.coerce_literal(&left_bound, common, &describe_pair)?;
         let right_coerced = self.coerce_literal(&right_bound, common, &describe_pair)?;
-        // A rounded DOUBLE against a literal: the value against the literal's preimage.
+        // A rounded DOUBLE, or an integer's DOUBLE arithmetic, against a literal: the value
+        // (the integer) against the literal's preimage.
+        let through_preimage = |op, value: &BoundExpr, literal: &ArrayRef| {
+            rounded_double_compare(op, value, literal).or_else(|| integer_arithmetic_compare(op, value, literal))
+        };
         if let (Some(literal), false) = (&right_coerced, is_literal(&left_bound.expr))
-            && let Some(bound) = rounded_double_compare(op, &left_bound.expr, literal)
+            && let Some(bound) = through_preimage(op, &left_bound.expr, literal)
         {
             return Ok(bound);
         }
         if let (Some(literal), false) = (&left_coerced, is_literal(&right_bound.expr))
-            && let Some(bound) = rounded_double_compare(op.swapped(), &right_bound.expr, literal)
+            && let Some(bound) = through_preimage(op.swapped(), &right_bound.expr, literal)
         {
             return Ok(bound);
         }
@@ -1134,6 +1139,82 @@ fn rounded_double_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef) 
         Preimage::One(comparison) => against(comparison),
         Preimage::Both([low, high]) if is_column => BoundExpr::And(Box::new(against(low)), Box::new(against(high))),
         Preimage::Either([low, high]) if is_column => BoundExpr::Or(Box::new(against(low)), Box::new(against(high))),
+        Preimage::Both(_) | Preimage::Either(_) => return None,
+    })
+}
+
+/// `CAST(i AS DOUBLE) step c op literal` for an integer `i` and DOUBLE constants (Spark's
+/// `i / 1000 > 30`), bound as comparisons of `i` with the literal's preimage (see
+/// [`integer_preimage`]): each row an integer compare, no cast or arithmetic. `None` (the
+/// arithmetic stays) for anything else, a NULL literal or constant, `<=>`, a step that
+/// is not monotone (`c / i`, a factor of zero, a constant that is not finite), or `=`/`!=`
+/// of an integer expression other than a column.
+///
+/// ```text
+/// duration_ms / 1000 > 30      → duration_ms >= 30001
+/// ```
+fn integer_arithmetic_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef) -> Option<BoundExpr> {
+    let BoundExpr::Arithmetic { op: arithmetic, left, right, data_type: DataType::Float64, .. } = value else {
+        return None;
+    };
+    // An integer cast to DOUBLE, and its type's range.
+    fn integer(side: &BoundExpr) -> Option<(&BoundExpr, (i64, i64))> {
+        let BoundExpr::Cast { expr, to: DataType::Float64, null_on_error: false, .. } = side else { return None };
+        let range = match expr.data_type() {
+            DataType::Int8 => (i64::from(i8::MIN), i64::from(i8::MAX)),
+            DataType::Int16 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+            DataType::Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+            DataType::Int64 => (i64::MIN, i64::MAX),
+            _ => return None,
+        };
+        Some((expr.as_ref(), range))
+    }
+    let constant = |side: &BoundExpr| match side {
+        BoundExpr::Literal(value) => {
+            let value = value.as_primitive_opt::<Float64Type>()?;
+            (value.len() == 1 && value.is_valid(0)).then(|| value.value(0))
+        }
+        _ => None,
+    };
+    let (inner, (min, max), step) = match (integer(left), constant(right), constant(left), integer(right)) {
+        (Some((inner, range)), Some(c), _, _) => (
+            inner,
+            range,
+            match arithmetic {
+                ArithmeticOp::Add => Step::Add(c),
+                ArithmeticOp::Subtract => Step::Subtract(c),
+                ArithmeticOp::Multiply => Step::Multiply(c),
+                ArithmeticOp::Divide => Step::Divide(c),
+            },
+        ),
+        (_, _, Some(c), Some((inner, range))) => (
+            inner,
+            range,
+            match arithmetic {
+                ArithmeticOp::Add => Step::Add(c),
+                ArithmeticOp::Subtract => Step::SubtractFrom(c),
+                ArithmeticOp::Multiply => Step::Multiply(c),
+                ArithmeticOp::Divide => return None,
+            },
+        ),
+        _ => return None,
+    };
+    let target = literal.as_primitive_opt::<Float64Type>()?;
+    if target.len() != 1 || target.is_null(0) {
+        return None;
+    }
+    let own_type = inner.data_type();
+    let against = |(op, bound): (CompareOp, i64)| {
+        let bound: ArrayRef = Arc::new(Int64Array::from(vec![bound]));
+        // The bound lies in the integer type's range: the cast is exact.
+        let bound = arrow::compute::cast(&bound, &own_type).ok()?;
+        Some(compare(op, inner.clone(), BoundExpr::Literal(bound)))
+    };
+    let is_column = matches!(inner, BoundExpr::Column(_));
+    Some(match integer_preimage(op, step, min, max, target.value(0))? {
+        Preimage::One(comparison) => against(comparison)?,
+        Preimage::Both([low, high]) if is_column => BoundExpr::And(Box::new(against(low)?), Box::new(against(high)?)),
+        Preimage::Either([low, high]) if is_column => BoundExpr::Or(Box::new(against(low)?), Box::new(against(high)?)),
         Preimage::Both(_) | Preimage::Either(_) => return None,
     })
 }

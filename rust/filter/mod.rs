@@ -25,6 +25,7 @@
 //! ```
 
 mod affix;
+mod arithmetic_compare;
 mod bind;
 mod cast;
 mod coerce;

@@ -20,15 +20,17 @@ use super::CompareOp;
 use super::float_compare::spark_order;
 use super::function_kernels::round_double;
 
-/// The values `x` for which `round(x, scale) op target`, as comparisons of `x` itself.
+/// The values `x` for which `f(x) op target` (here `round(x, scale)`; an integer's
+/// arithmetic in [`arithmetic_compare`](super::arithmetic_compare)), as comparisons of `x`
+/// itself.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Preimage {
+pub(super) enum Preimage<T = f64> {
     /// `x op bound`.
-    One((CompareOp, f64)),
+    One((CompareOp, T)),
     /// Both comparisons (`=`).
-    Both([(CompareOp, f64); 2]),
+    Both([(CompareOp, T); 2]),
     /// Either comparison (`!=`).
-    Either([(CompareOp, f64); 2]),
+    Either([(CompareOp, T); 2]),
 }
 
 /// The preimage of `round(·, scale) op target` for a DOUBLE target; `None` for `<=>`, which
