@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use super::CompareOp;
 use super::float_compare::spark_order;
-use super::rounded_compare::Preimage;
+use super::preimage::{Preimage, preimage};
 
 /// `x` (an integer, as a DOUBLE) and a constant `c` through one operator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,34 +59,18 @@ impl Step {
     }
 }
 
-/// The preimage of `step(x) op target` over the integers `min..=max`; `None` for `<=>`, or
+/// The preimage of `step(x) op target` over the integers `min..=max` (see
+/// [`preimage`](super::preimage::preimage), `max` the greatest value); `None` for `<=>`, or
 /// a step that is not monotone.
-///
-/// The comparisons are `x >= b` and `x < b`; where no integer is past the bound, `x > max`
-/// (false) and `x <= max` (true), NULL for a NULL `x` as the arithmetic's comparison is.
 pub(super) fn integer_preimage(op: CompareOp, step: Step, min: i64, max: i64, target: f64) -> Option<Preimage<i64>> {
     let increasing = step.increasing()?;
     let order = |x: i64| spark_order(step.apply(x), target);
-    // The first integer where each test starts to hold; the tests hold from there on.
+    // Where `>=` and `>` start to hold (increasing), or stop holding (decreasing).
     let (first, second) = match increasing {
-        // `step(x) >= target`, `step(x) > target`.
         true => (least(min, max, |x| order(x) != Ordering::Less), least(min, max, |x| order(x) == Ordering::Greater)),
-        // `step(x) < target`, `step(x) <= target`: where `>=` and `>` stop holding.
         false => (least(min, max, |x| order(x) == Ordering::Less), least(min, max, |x| order(x) != Ordering::Greater)),
     };
-    let from = |bound: Option<i64>| bound.map_or((CompareOp::Gt, max), |b| (CompareOp::GtEq, b));
-    let below = |bound: Option<i64>| bound.map_or((CompareOp::LtEq, max), |b| (CompareOp::Lt, b));
-    Some(match (op, increasing) {
-        (CompareOp::GtEq, true) | (CompareOp::Lt, false) => Preimage::One(from(first)),
-        (CompareOp::Gt, true) | (CompareOp::LtEq, false) => Preimage::One(from(second)),
-        (CompareOp::Lt, true) | (CompareOp::GtEq, false) => Preimage::One(below(first)),
-        (CompareOp::LtEq, true) | (CompareOp::Gt, false) => Preimage::One(below(second)),
-        (CompareOp::Eq, true) => Preimage::Both([from(first), below(second)]),
-        (CompareOp::Eq, false) => Preimage::Both([from(second), below(first)]),
-        (CompareOp::NotEq, true) => Preimage::Either([below(first), from(second)]),
-        (CompareOp::NotEq, false) => Preimage::Either([below(second), from(first)]),
-        (CompareOp::NullSafeEq, _) => return None,
-    })
+    preimage(op, increasing, first, second, max)
 }
 
 /// The least integer of `min..=max` that passes `passes`, a test that, once passed, stays

@@ -25,8 +25,9 @@ use super::cast::{can_cast, cast_array, cast_or_try, describe, is_order_preservi
 use super::coerce::{arithmetic_types, comparison_type};
 use super::functions::ScalarFunction;
 use super::in_set::InSet;
+use super::preimage::Preimage;
 use super::recent::Recent;
-use super::rounded_compare::{Preimage, rounded_preimage};
+use super::rounded_compare::rounded_preimage;
 use super::sql_type::UTC;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, ExprList, Literal, SqlType};
 use crate::{PqsiftError, Result};
@@ -1127,20 +1128,11 @@ fn rounded_double_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayRef) 
         return None;
     };
     let [inner] = args.as_slice() else { return None };
-    let literal = literal.as_primitive_opt::<Float64Type>()?;
-    if inner.data_type() != DataType::Float64 || literal.len() != 1 || literal.is_null(0) {
+    if inner.data_type() != DataType::Float64 {
         return None;
     }
-    let against = |(op, bound): (CompareOp, f64)| {
-        compare(op, inner.clone(), BoundExpr::Literal(Arc::new(Float64Array::from(vec![bound]))))
-    };
-    let is_column = matches!(inner, BoundExpr::Column(_));
-    Some(match rounded_preimage(op, *scale, literal.value(0))? {
-        Preimage::One(comparison) => against(comparison),
-        Preimage::Both([low, high]) if is_column => BoundExpr::And(Box::new(against(low)), Box::new(against(high))),
-        Preimage::Either([low, high]) if is_column => BoundExpr::Or(Box::new(against(low)), Box::new(against(high))),
-        Preimage::Both(_) | Preimage::Either(_) => return None,
-    })
+    let preimage = rounded_preimage(op, *scale, double_constant(literal)?)?;
+    preimage_compare(inner, preimage, |bound| Some(Arc::new(Float64Array::from(vec![bound]))))
 }
 
 /// `CAST(i AS DOUBLE) step c op literal` for an integer `i` and DOUBLE constants (Spark's
@@ -1170,10 +1162,7 @@ fn integer_arithmetic_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayR
         Some((expr.as_ref(), range))
     }
     let constant = |side: &BoundExpr| match side {
-        BoundExpr::Literal(value) => {
-            let value = value.as_primitive_opt::<Float64Type>()?;
-            (value.len() == 1 && value.is_valid(0)).then(|| value.value(0))
-        }
+        BoundExpr::Literal(value) => double_constant(value),
         _ => None,
     };
     let (inner, (min, max), step) = match (integer(left), constant(right), constant(left), integer(right)) {
@@ -1199,24 +1188,34 @@ fn integer_arithmetic_compare(op: CompareOp, value: &BoundExpr, literal: &ArrayR
         ),
         _ => return None,
     };
-    let target = literal.as_primitive_opt::<Float64Type>()?;
-    if target.len() != 1 || target.is_null(0) {
-        return None;
-    }
     let own_type = inner.data_type();
-    let against = |(op, bound): (CompareOp, i64)| {
-        let bound: ArrayRef = Arc::new(Int64Array::from(vec![bound]));
-        // The bound lies in the integer type's range: the cast is exact.
-        let bound = arrow::compute::cast(&bound, &own_type).ok()?;
-        Some(compare(op, inner.clone(), BoundExpr::Literal(bound)))
-    };
-    let is_column = matches!(inner, BoundExpr::Column(_));
-    Some(match integer_preimage(op, step, min, max, target.value(0))? {
+    let preimage = integer_preimage(op, step, min, max, double_constant(literal)?)?;
+    // The bounds lie in the integer type's range: the cast is exact.
+    preimage_compare(inner, preimage, |bound| arrow::compute::cast(&Int64Array::from(vec![bound]), &own_type).ok())
+}
+
+/// The comparisons of `value` that `preimage` says, each bound made a literal by
+/// `literal`; `None` where one is not, or for two comparisons of a value other than a
+/// column (it would be evaluated twice).
+fn preimage_compare<T: Copy>(
+    value: &BoundExpr,
+    preimage: Preimage<T>,
+    literal: impl Fn(T) -> Option<ArrayRef>,
+) -> Option<BoundExpr> {
+    let against = |(op, bound): (CompareOp, T)| Some(compare(op, value.clone(), BoundExpr::Literal(literal(bound)?)));
+    let is_column = matches!(value, BoundExpr::Column(_));
+    Some(match preimage {
         Preimage::One(comparison) => against(comparison)?,
         Preimage::Both([low, high]) if is_column => BoundExpr::And(Box::new(against(low)?), Box::new(against(high)?)),
         Preimage::Either([low, high]) if is_column => BoundExpr::Or(Box::new(against(low)?), Box::new(against(high)?)),
         Preimage::Both(_) | Preimage::Either(_) => return None,
     })
+}
+
+/// The value of a one-value, non-NULL DOUBLE constant.
+fn double_constant(constant: &ArrayRef) -> Option<f64> {
+    let constant = constant.as_primitive_opt::<Float64Type>()?;
+    (constant.len() == 1 && constant.is_valid(0)).then(|| constant.value(0))
 }
 
 /// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.

@@ -197,17 +197,16 @@ impl Evaluator<'_> {
             }
             BoundExpr::Like { expr: tested, pattern, negated } => {
                 let value = self.eval(tested, active)?;
-                if let Some((affix, end)) = like_affix(pattern)
-                    && let Some(matches) = affix_matches(value.array(), affix.as_bytes(), end)
-                {
+                // A prefix or suffix pattern, or a column searched for the pattern's longest
+                // literal run first; else Arrow's kernel.
+                let fast = match like_affix(pattern) {
+                    Some((affix, end)) => affix_matches(value.array(), affix.as_bytes(), end),
+                    None if !value.is_scalar() => like_prefiltered(value.array(), pattern).map_err(internal)?,
+                    None => None,
+                };
+                if let Some(matches) = fast {
                     let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
                     return Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)));
-                }
-                if !value.is_scalar()
-                    && let Some(matches) = like_prefiltered(value.array(), pattern).map_err(internal)?
-                {
-                    let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
-                    return Ok(Value::Array(Arc::new(result)));
                 }
                 let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;

@@ -40,6 +40,7 @@ mod java_regex;
 mod like_prefilter;
 mod literal;
 mod parse;
+mod preimage;
 pub mod projection;
 mod recent;
 mod rounded_compare;

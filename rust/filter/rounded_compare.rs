@@ -1,5 +1,6 @@
-//! The preimage of a comparison of a rounded DOUBLE with a constant: the comparisons of the
-//! value itself that pass the same rows (the binder puts them in the rounding's place).
+//! The preimage of a comparison of a rounded DOUBLE with a constant (see
+//! [`preimage`](super::preimage)): the comparisons of the value itself that pass the same
+//! rows.
 //!
 //! `round(x, s)` never decreases as `x` grows (in Spark's order: NaN greatest, -0.0 equal
 //! to 0.0), so the values whose rounding is at least `c` are those from some least value
@@ -19,79 +20,29 @@ use std::cmp::Ordering;
 use super::CompareOp;
 use super::float_compare::spark_order;
 use super::function_kernels::round_double;
+use super::preimage::{Preimage, preimage};
 
-/// The values `x` for which `f(x) op target` (here `round(x, scale)`; an integer's
-/// arithmetic in [`arithmetic_compare`](super::arithmetic_compare)), as comparisons of `x`
-/// itself.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Preimage<T = f64> {
-    /// `x op bound`.
-    One((CompareOp, T)),
-    /// Both comparisons (`=`).
-    Both([(CompareOp, T); 2]),
-    /// Either comparison (`!=`).
-    Either([(CompareOp, T); 2]),
-}
-
-/// The preimage of `round(·, scale) op target` for a DOUBLE target; `None` for `<=>`, which
-/// is never NULL where the comparisons of a NULL `x` are.
-///
-/// Each bound is a comparison Spark answers as pqsift's evaluator does: `x >= b` for the
-/// least `b` that passes, `x < b` for the values below it; when nothing passes, `x > NaN`
-/// (false), and its opposite `x <= NaN` (true), both NULL for a NULL `x`.
-pub(super) fn rounded_preimage(op: CompareOp, scale: i32, target: f64) -> Option<Preimage> {
+/// The preimage of `round(·, scale) op target` for a DOUBLE target (see
+/// [`preimage`](super::preimage::preimage); `None` for `<=>`). Every comparison is one
+/// Spark answers as pqsift's evaluator does: NaN is the greatest value.
+pub(super) fn rounded_preimage(op: CompareOp, scale: i32, target: f64) -> Option<Preimage<f64>> {
     let at_least = least_rounding(scale, |rounded| spark_order(rounded, target) != Ordering::Less);
     let above = least_rounding(scale, |rounded| spark_order(rounded, target) == Ordering::Greater);
-    Some(match op {
-        CompareOp::GtEq => Preimage::One(at_least.values_from()),
-        CompareOp::Gt => Preimage::One(above.values_from()),
-        CompareOp::Lt => Preimage::One(at_least.values_below()),
-        CompareOp::LtEq => Preimage::One(above.values_below()),
-        CompareOp::Eq => Preimage::Both([at_least.values_from(), above.values_below()]),
-        CompareOp::NotEq => Preimage::Either([at_least.values_below(), above.values_from()]),
-        CompareOp::NullSafeEq => return None,
-    })
+    preimage(op, true, at_least, above, f64::NAN)
 }
 
-/// The least value, in Spark's order of doubles, whose rounding passes a test that, once
-/// passed, stays passed as values grow.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Bound {
-    /// This double (NaN: only NaN passes).
-    Value(f64),
-    /// No value passes.
-    Nothing,
-}
-
-impl Bound {
-    /// The values from the bound on: `x >= bound`, or `x > NaN` (none).
-    fn values_from(self) -> (CompareOp, f64) {
-        match self {
-            Self::Value(bound) => (CompareOp::GtEq, bound),
-            Self::Nothing => (CompareOp::Gt, f64::NAN),
-        }
-    }
-
-    /// The values [`Self::values_from`] leaves: `x < bound`, or `x <= NaN` (all).
-    fn values_below(self) -> (CompareOp, f64) {
-        match self {
-            Self::Value(bound) => (CompareOp::Lt, bound),
-            Self::Nothing => (CompareOp::LtEq, f64::NAN),
-        }
-    }
-}
-
-/// The least double whose `round(·, scale)` passes `passes`, bisecting the doubles from
-/// -infinity to +infinity by their bits (in the order of `f64::total_cmp`, where -0.0 is
-/// just below 0.0: both round alike), then NaN.
-fn least_rounding(scale: i32, passes: impl Fn(f64) -> bool) -> Bound {
+/// The least double whose `round(·, scale)` passes `passes` (a test that, once passed,
+/// stays passed as values grow), bisecting the doubles from -infinity to +infinity by
+/// their bits (in the order of `f64::total_cmp`, where -0.0 is just below 0.0: both round
+/// alike), then NaN; `None` if none does.
+fn least_rounding(scale: i32, passes: impl Fn(f64) -> bool) -> Option<f64> {
     let passes_at = |key: i64| passes(round_double(from_key(key), scale));
     let (mut low, mut high) = (key(f64::NEG_INFINITY), key(f64::INFINITY));
     if passes_at(low) {
-        return Bound::Value(f64::NEG_INFINITY);
+        return Some(f64::NEG_INFINITY);
     }
     if !passes_at(high) {
-        return if passes(round_double(f64::NAN, scale)) { Bound::Value(f64::NAN) } else { Bound::Nothing };
+        return passes(round_double(f64::NAN, scale)).then_some(f64::NAN);
     }
     // `low` fails and `high` passes.
     while i128::from(high) - i128::from(low) > 1 {
@@ -103,7 +54,7 @@ fn least_rounding(scale: i32, passes: impl Fn(f64) -> bool) -> Bound {
             low = middle;
         }
     }
-    Bound::Value(from_key(high))
+    Some(from_key(high))
 }
 
 /// A double's place among the doubles (not NaN), as `f64::total_cmp` orders them.
@@ -125,27 +76,27 @@ mod tests {
 
     use super::*;
 
-    fn least(scale: i32, target: f64) -> Bound {
+    fn least(scale: i32, target: f64) -> Option<f64> {
         least_rounding(scale, |rounded| spark_order(rounded, target) != Ordering::Less)
     }
 
     #[test]
     fn preimages_of_roundings() {
         // 44.5 is the first double that rounds to 45; 45.5 the first past it.
-        assert_eq!(least(0, 45.0), Bound::Value(44.5));
-        assert_eq!(least_rounding(0, |r| spark_order(r, 45.0) == Ordering::Greater), Bound::Value(45.5));
+        assert_eq!(least(0, 45.0), Some(44.5));
+        assert_eq!(least_rounding(0, |r| spark_order(r, 45.0) == Ordering::Greater), Some(45.5));
         // 2.675 is below 2.675 as a double, yet its text rounds up.
-        assert_eq!(least(2, 2.68), Bound::Value(2.675));
+        assert_eq!(least(2, 2.68), Some(2.675));
         // Not a rounding: the first value that rounds above it.
-        assert_eq!(least(0, 45.3), Bound::Value(45.5));
-        assert_eq!(least(-2, 1300.0), Bound::Value(1250.0));
-        assert_eq!(least(0, f64::NEG_INFINITY), Bound::Value(f64::NEG_INFINITY));
-        assert_eq!(least(0, f64::INFINITY), Bound::Value(f64::INFINITY));
+        assert_eq!(least(0, 45.3), Some(45.5));
+        assert_eq!(least(-2, 1300.0), Some(1250.0));
+        assert_eq!(least(0, f64::NEG_INFINITY), Some(f64::NEG_INFINITY));
+        assert_eq!(least(0, f64::INFINITY), Some(f64::INFINITY));
         match least(0, f64::NAN) {
-            Bound::Value(nan) => assert!(nan.is_nan()),
+            Some(nan) => assert!(nan.is_nan()),
             other => panic!("{other:?}"),
         }
-        assert_eq!(least_rounding(0, |r| spark_order(r, f64::NAN) == Ordering::Greater), Bound::Nothing);
+        assert_eq!(least_rounding(0, |r| spark_order(r, f64::NAN) == Ordering::Greater), None);
     }
 
     fn double() -> impl Strategy<Value = f64> {
@@ -230,9 +181,9 @@ mod tests {
             target in double(),
             scale in -3i32..4,
         ) {
-            let passes = |least: Bound, value: f64| match least {
-                Bound::Value(bound) => spark_order(value, bound) != Ordering::Less,
-                Bound::Nothing => false,
+            let passes = |least: Option<f64>, value: f64| match least {
+                Some(bound) => spark_order(value, bound) != Ordering::Less,
+                None => false,
             };
             let at_least = least(scale, target);
             let above = least_rounding(scale, |r| spark_order(r, target) == Ordering::Greater);
