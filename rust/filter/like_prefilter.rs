@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! url LIKE '%utm_campaign=21%'     runs: "utm", "campaign=21"
-//!   contains(url, 'campaign=21')   → 2% of the rows
+//!   contains(url, 'campaign=21')   → the rows that hold the run
 //!   the pattern on those rows only
 //! ```
 
