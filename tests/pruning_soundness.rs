@@ -254,3 +254,138 @@ fn generated_texts_bind() {
         bind(&parse_filter(text).unwrap(), &schema, &BindOptions::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
     }
 }
+
+/// Instants a few days either side of a change of offset: spring and autumn in New York,
+/// Sao Paulo's changes at midnight (2018 forward, 2019 back across midnight), Lord Howe's
+/// half hour, Apia's skipped day (2011) and London's autumn.
+const CHANGES: [(&str, &str); 7] = [
+    ("America/New_York", "2024-03-10T07:00:00Z"),
+    ("America/New_York", "2024-11-03T06:00:00Z"),
+    ("America/Sao_Paulo", "2018-11-04T03:00:00Z"),
+    ("America/Sao_Paulo", "2019-02-17T02:00:00Z"),
+    ("Australia/Lord_Howe", "2024-04-06T15:00:00Z"),
+    ("Pacific/Apia", "2011-12-30T10:00:00Z"),
+    ("Europe/London", "2024-10-27T01:00:00Z"),
+];
+
+fn wall_clock_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new("n", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+    ]))
+}
+
+/// Zone maps of timestamps: the least and greatest value of each container.
+fn timestamp_zones(values: &[Option<i64>], sizes: &[usize], data_type: &DataType) -> ZoneMaps {
+    let zones = zones_of(&(Arc::new(Int64Array::from(values.to_vec())) as ArrayRef), sizes);
+    ZoneMaps { mins: cast(&zones.mins, data_type).unwrap(), maxes: cast(&zones.maxes, data_type).unwrap(), ..zones }
+}
+
+fn wall_clock_leaf(anchor: i64) -> impl Strategy<Value = String> {
+    let term = prop::sample::select(vec![
+        "CAST(t AS DATE)",
+        "to_date(t)",
+        "year(t)",
+        "date_add(CAST(t AS DATE), 2)",
+        "datediff(DATE '2020-01-01', CAST(t AS DATE))",
+        "CAST(t AS TIMESTAMP_NTZ)",
+        "date_trunc('MINUTE', t)",
+        "date_trunc('HOUR', t)",
+        "date_trunc('DAY', t)",
+        "date_trunc('MONTH', t)",
+        "CAST(n AS TIMESTAMP)",
+        "CAST(CAST(n AS TIMESTAMP) AS DATE)",
+        "date_trunc('HOUR', CAST(n AS TIMESTAMP))",
+    ]);
+    let op = prop::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", "<=>"]);
+    // Constants within three days of the change, on the quarter hour.
+    let instant = (-288i64..288).prop_map(move |quarter| {
+        let at = chrono::DateTime::from_timestamp(anchor + quarter * 900, 0).unwrap();
+        at.format("%Y-%m-%d %H:%M:%S").to_string()
+    });
+    prop_oneof![
+        (term.clone(), op.clone(), instant.clone()).prop_map(|(t, o, v)| match t {
+            "year(t)" => format!("{t} {o} {}", &v[..4]),
+            "datediff(DATE '2020-01-01', CAST(t AS DATE))" => format!("{t} {o} {}", v.len() % 7),
+            _ if t.contains("DATE") || t.starts_with("to_date") => format!("{t} {o} DATE '{}'", &v[..10]),
+            _ if t.contains("NTZ") => format!("{t} {o} TIMESTAMP_NTZ '{v}'"),
+            _ => format!("{t} {o} TIMESTAMP '{v}'"),
+        }),
+        (
+            prop::sample::select(vec!["CAST(t AS DATE)", "date_trunc('DAY', t)", "CAST(n AS TIMESTAMP)"]),
+            prop::collection::vec(instant, 1..12)
+        )
+            .prop_map(|(t, items)| {
+                let items: Vec<String> = items.iter().map(|v| format!("DATE '{}'", &v[..10])).collect();
+                format!("CAST({t} AS DATE) IN ({})", items.join(", "))
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// Dates, wall clocks and truncations of instants (and instants of wall clocks) in zones
+    /// whose offset changes: pruned through the zone's range of offsets, never past a row
+    /// that the evaluator finds true (or false).
+    #[test]
+    fn wall_clocks_in_changing_zones_are_pruned_soundly(
+        (zone, anchor, text, values, sizes) in (0..CHANGES.len()).prop_flat_map(|i| {
+            let (zone, at) = CHANGES[i];
+            let anchor = chrono::DateTime::parse_from_rfc3339(at).unwrap().timestamp();
+            let n = 1usize..50;
+            (Just(zone), Just(anchor), wall_clock_leaf(anchor), n.prop_flat_map(move |n| {
+                // Sorted, as a time column usually is, or not.
+                let micros = prop::collection::vec(
+                    prop::option::weighted(0.9, -3 * 86_400_000_000i64..3 * 86_400_000_000),
+                    n,
+                );
+                (micros, any::<bool>(), prop::collection::vec(1usize..9, 1..12)).prop_map(move |(mut micros, sorted, sizes)| {
+                    if sorted {
+                        micros.sort();
+                    }
+                    let values: Vec<Option<i64>> = micros.iter().map(|m| m.map(|m| anchor * 1_000_000 + m)).collect();
+                    let mut out = Vec::new();
+                    let mut left = values.len();
+                    for s in sizes {
+                        if left == 0 {
+                            break;
+                        }
+                        out.push(s.min(left));
+                        left -= s.min(left);
+                    }
+                    if left > 0 {
+                        out.push(left);
+                    }
+                    (values, out)
+                })
+            }))
+        }).prop_map(|(zone, anchor, text, (values, sizes))| (zone, anchor, text, values, sizes)),
+    ) {
+        let _ = anchor;
+        let schema = wall_clock_schema();
+        let t: ArrayRef = Arc::new(arrow::array::TimestampMicrosecondArray::from(values.clone()).with_timezone("UTC"));
+        let n: ArrayRef = Arc::new(arrow::array::TimestampMicrosecondArray::from(values.clone()));
+        let batch = RecordBatch::try_new(schema.clone(), vec![t, n]).unwrap();
+        let options = BindOptions { session_time_zone: zone.to_string(), ..BindOptions::default() };
+        let filter = bind(&parse_filter(&text).unwrap(), &schema, &options).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let zones_t = timestamp_zones(&values, &sizes, schema.field(0).data_type());
+        let zones_n = timestamp_zones(&values, &sizes, schema.field(1).data_type());
+        let source = |column: &BoundColumn| -> pqsift::Result<Option<ZoneMaps>> {
+            Ok(Some(if column.path.parts()[0] == "t" { zones_t.clone() } else { zones_n.clone() }))
+        };
+        let possible = evaluate_on_zone_maps(&filter, sizes.len(), &source).unwrap();
+        let mut start = 0;
+        for (i, &size) in sizes.iter().enumerate() {
+            let slice = batch.slice(start, size);
+            let result = evaluate(&filter, &slice).unwrap();
+            if result.iter().any(|v| v == Some(true)) {
+                prop_assert!(possible.can_true[i], "{text} in {zone}: container {i} ({:?}) has a true row", slice);
+            }
+            if result.iter().any(|v| v == Some(false)) {
+                prop_assert!(possible.can_false[i], "{text} in {zone}: container {i} ({:?}) has a false row", slice);
+            }
+            start += size;
+        }
+    }
+}

@@ -29,6 +29,7 @@ use super::preimage::Preimage;
 use super::recent::Recent;
 use super::rounded_compare::rounded_preimage;
 use super::sql_type::UTC;
+use super::zone_offsets::fixed_offset_seconds;
 use super::{ArithmeticOp, ColumnPath, CompareOp, Expr, ExprList, Literal, SqlType};
 use crate::{PqsiftError, Result};
 
@@ -1216,20 +1217,6 @@ fn preimage_compare<T: Copy>(
 fn double_constant(constant: &ArrayRef) -> Option<f64> {
     let constant = constant.as_primitive_opt::<Float64Type>()?;
     (constant.len() == 1 && constant.is_valid(0)).then(|| constant.value(0))
-}
-
-/// The offset of a session time zone that never changes (UTC or `±hh:mm`), in seconds.
-pub(crate) fn fixed_offset_seconds(time_zone: &str) -> Option<i32> {
-    use chrono::{Offset, TimeZone};
-    if ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Zulu", "Z"].contains(&time_zone) {
-        return Some(0);
-    }
-    if !time_zone.starts_with(['+', '-']) {
-        return None;
-    }
-    let tz = super::literal::parse_time_zone(time_zone).ok()?;
-    let epoch = chrono::DateTime::from_timestamp(0, 0)?.naive_utc();
-    Some(tz.offset_from_utc_datetime(&epoch).fix().local_minus_utc())
 }
 
 /// Checks a LIKE pattern with Spark's escape rules (the escape character may only precede

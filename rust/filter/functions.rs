@@ -4,7 +4,7 @@
 //! | family | functions | prunes through it |
 //! |---|---|---|
 //! | string | `lower`/`lcase`, `upper`/`ucase`, `trim`/`ltrim`/`rtrim` (and `TRIM(BOTH\|LEADING\|TRAILING chars FROM s)`), `length`/`char_length`/`character_length`/`len`, `substring`/`substr` (and `SUBSTRING(s FROM p FOR n)`), `concat`, `startswith`, `endswith`, `contains`; the operators `ILIKE` and `RLIKE`/`REGEXP` (also `regexp_like`) | `substring(s, 1, n)` and `startswith(s, 'prefix')` (prefix ranges) |
-//! | date and time | `date`/`to_date` (one argument: a cast), `year`, `quarter`, `month`, `day`/`dayofmonth`, `hour`, `minute`, `second`, `date_trunc`, `date_add`, `date_sub`, `datediff`, `current_date` (fixed when the filter is bound) | `date`/`to_date`, `year`, `date_trunc` (timestamps in a session time zone of fixed offset), `date_add`, `date_sub`, `datediff` |
+//! | date and time | `date`/`to_date` (one argument: a cast), `year`, `quarter`, `month`, `day`/`dayofmonth`, `hour`, `minute`, `second`, `date_trunc`, `date_add`, `date_sub`, `datediff`, `current_date` (fixed when the filter is bound) | `date`/`to_date`, `year`, `date_trunc` (of an instant in a zone whose offset changes: through the zone's range of offsets), `date_add`, `date_sub`, `datediff` |
 //! | conditional and null | `coalesce`/`nvl`/`ifnull`, `nullif`, `nvl2`, `if`, `CASE`, `isnull`, `isnotnull` | — |
 //! | math | `abs`, `round`, `floor`, `ceil`/`ceiling`, `%`/`mod`, `pmod`, `isnan` | `round`, and `floor`/`ceil` of integers and decimals |
 //!

@@ -6,6 +6,8 @@ use arrow::array::timezone::Tz;
 use chrono::{Duration, NaiveDateTime, Offset, TimeZone};
 
 use super::SqlType;
+pub(crate) use super::zone_offsets::parse_time_zone;
+use super::zone_offsets::{CHRONO_MICROS, ZoneClock};
 
 /// A constant in a filter expression. The variant is the Spark type the literal's text
 /// gives it: `1` is INT, `1L` BIGINT, `1.5` DECIMAL(2,1), `1.5D` or `1.5E0` DOUBLE, ...
@@ -296,14 +298,9 @@ impl fmt::Display for TimestampLiteral {
     }
 }
 
-/// Parses a session or literal time zone: a tz database name or a `±hh:mm` offset.
-pub(crate) fn parse_time_zone(name: &str) -> crate::Result<Tz> {
-    name.parse::<Tz>().map_err(|_| crate::PqsiftError::filter(format!("unknown time zone \"{name}\"")))
-}
-
 /// Instants seen as wall clocks of one session time zone, in microseconds. A zone that never
-/// changes (UTC, `±hh:mm`) adds its offset to each instant; any other looks the offset up
-/// for each (its tz database transitions are not public in chrono-tz).
+/// changes (UTC, `±hh:mm`) adds its offset to each instant; any other looks its offset up
+/// once per span of a few days ([`ZoneClock`]).
 ///
 /// ```text
 /// "+08:00": instant 0 (1970-01-01 00:00 UTC) → 28_800_000_000 (08:00 on the wall)
@@ -311,7 +308,7 @@ pub(crate) fn parse_time_zone(name: &str) -> crate::Result<Tz> {
 pub(crate) enum WallClock {
     /// The offset in microseconds.
     Fixed(i64),
-    Zone(Tz),
+    Zone(Box<ZoneClock>),
 }
 
 impl WallClock {
@@ -319,7 +316,7 @@ impl WallClock {
         let tz = parse_time_zone(session_time_zone)?;
         Ok(match super::fixed_offset_seconds(session_time_zone) {
             Some(seconds) => Self::Fixed(i64::from(seconds) * 1_000_000),
-            None => Self::Zone(tz),
+            None => Self::Zone(Box::new(ZoneClock::new(tz))),
         })
     }
 
@@ -332,18 +329,13 @@ impl WallClock {
                 let local = instant.checked_add(*offset)?;
                 (CHRONO_MICROS.contains(&instant) && CHRONO_MICROS.contains(&local)).then_some(local)
             }
-            Self::Zone(tz) => {
-                let utc = chrono::DateTime::from_timestamp_micros(instant)?.naive_utc();
-                let offset = tz.offset_from_utc_datetime(&utc).fix().local_minus_utc();
-                Some(shift(&utc, offset.into())?.and_utc().timestamp_micros())
+            Self::Zone(zone) => {
+                let local = instant.checked_add(zone.offset_micros(instant)?)?;
+                CHRONO_MICROS.contains(&local).then_some(local)
             }
         }
     }
 }
-
-/// The microseconds since 1970 chrono's date-times reach (about ±262,000 years).
-const CHRONO_MICROS: std::ops::RangeInclusive<i64> =
-    NaiveDateTime::MIN.and_utc().timestamp_micros()..=NaiveDateTime::MAX.and_utc().timestamp_micros();
 
 /// The UTC date-time of a wall clock in `tz`, resolving DST gaps and overlaps like Java;
 /// `None` past chrono's range.
@@ -393,7 +385,7 @@ mod tests {
         ) {
             let fixed = WallClock::new(zone).unwrap();
             prop_assert!(matches!(fixed, WallClock::Fixed(_)));
-            let looked_up = WallClock::Zone(parse_time_zone(zone).unwrap());
+            let looked_up = WallClock::Zone(Box::new(ZoneClock::new(parse_time_zone(zone).unwrap())));
             prop_assert_eq!(fixed.local_micros(instant), looked_up.local_micros(instant));
         }
     }

@@ -49,6 +49,8 @@ pub mod sort_key;
 mod spark_cast;
 mod sql_type;
 pub mod uuid_text;
+mod zone_offset_ranges;
+mod zone_offsets;
 
 #[cfg(test)]
 mod function_tests;
@@ -63,15 +65,17 @@ pub use bind::{BindOptions, BoundColumn, BoundExpr, bind, resolve_column};
 // "Did you mean" for option names (the Python layer's).
 #[cfg(feature = "python")]
 pub(crate) use bind::edit_distance;
-pub(crate) use bind::fixed_offset_seconds;
 pub(crate) use cast::{describe as describe_type, is_order_preserving_widening};
 pub use evaluate::evaluate;
+pub(crate) use evaluate::evaluate_value;
 pub(crate) use float_compare::spark_float_order;
 pub use functions::ScalarFunction;
 pub use literal::{Literal, LiteralZone, TimestampLiteral};
 pub(crate) use literal::{local_to_utc, parse_time_zone};
 pub use parse::parse_filter;
 pub use sql_type::SqlType;
+pub(crate) use zone_offsets::fixed_offset_seconds;
+pub(crate) use zone_offsets::offset_range_micros;
 
 /// A reference to a column: the path of field names from the top-level column down
 /// through nested structs.

@@ -23,11 +23,13 @@
 //! container lie between the function of the column's min and of its max (swapped when
 //! the function decreases). The function is evaluated on the bounds with Spark's ANSI
 //! arithmetic; a bound that overflows is unknown. Functions that keep order in one argument
-//! when the others are constants count too: `year(d)`, `date_trunc('DAY', ts)` (for an
-//! instant only in a session time zone of fixed offset), `date_add(d, n)`, `datediff`
-//! (decreasing in its second argument), `round`, `floor`/`ceil` of integers and decimals,
-//! `substring(s, 1, n)`; `startswith(s, 'p')` prunes as `s LIKE 'p%'`. `x * x`, `abs(x)`,
-//! `lower(s)`, `x % 7` or `length(s)` are not monotone and are not used.
+//! when the others are constants count too: `year(d)`, `date_trunc('DAY', ts)`,
+//! `date_add(d, n)`, `datediff` (decreasing in its second argument), `round`,
+//! `floor`/`ceil` of integers and decimals, `substring(s, 1, n)`; `startswith(s, 'p')`
+//! prunes as `s LIKE 'p%'`. `x * x`, `abs(x)`, `lower(s)`, `x % 7` or `length(s)` are not
+//! monotone and are not used. A wall clock of the column's instants in a zone whose
+//! offset changes keeps no order, but stays within the zone's offsets of the instant: its
+//! bounds are widened by them (`Widening`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -57,12 +59,12 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Float64Type, Schema};
+use arrow::datatypes::{DataType, Field, Float64Type, Schema, TimeUnit};
 
 use crate::Result;
 use crate::filter::functions::TruncLevel;
 use crate::filter::in_set::InSet;
-use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate};
+use crate::filter::{ArithmeticOp, BoundColumn, BoundExpr, CompareOp, ScalarFunction, evaluate, evaluate_value};
 use crate::pruning::zone_map::ZoneMaps;
 use crate::selection::RowSelection;
 
@@ -202,6 +204,27 @@ pub struct MonotoneTerm {
     function: BoundExpr,
     /// `true` when it preserves order, `false` when it reverses it.
     increasing: bool,
+    /// How far its bounds lie outside those `function` gives (none but for a wall clock
+    /// in a zone whose offset changes).
+    widening: Widening,
+}
+
+/// A conversion between instants and wall clocks in a zone whose offset changes keeps no
+/// order, but each wall clock is its instant plus one of the zone's offsets. Such a term's
+/// `function` converts as in UTC, on the column's bounds moved by the zone's least and
+/// greatest offset; a truncation's result goes back to an instant by one of them too.
+///
+/// ```text
+/// CAST(ts AS DATE) in America/New_York (offsets -05:00 to -04:00, since 1883):
+///   ts within [2026-01-20 10:00Z, 2026-01-21 02:00Z]
+///   → CAST(ts AS DATE) in UTC within [CAST(10:00Z - 5 h), CAST(02:00Z - 4 h)] = [01-20, 01-20]
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Widening {
+    /// Microseconds added to the column's lower and upper bound before the function.
+    column: (i64, i64),
+    /// Microseconds added to the function's lower and upper bound (a timestamp).
+    result: (i64, i64),
 }
 
 impl MonotoneTerm {
@@ -553,16 +576,35 @@ impl<'a> Bounds<'a> {
     /// (`upper == false`) or upper bound; `None` when unknown.
     fn holds(&self, upper: bool, op: CompareOp, literal: &ArrayRef) -> Vec<Option<bool>> {
         // The function's upper bound is f(max) when it increases, f(min) when it decreases.
-        let column = if upper == self.term.increasing { &self.maxes } else { &self.mins };
-        let test = BoundExpr::Compare {
+        let widening = self.term.widening;
+        let (column, column_shift) = match upper == self.term.increasing {
+            true => (&self.maxes, widening.column.1),
+            false => (&self.mins, widening.column.0),
+        };
+        let result_shift = if upper { widening.result.1 } else { widening.result.0 };
+        let Some(column) = shift_timestamps(column, column_shift) else { return vec![None; self.mins.len()] };
+        let compare = |left: BoundExpr| BoundExpr::Compare {
             op,
-            left: Box::new(self.term.function.clone()),
+            left: Box::new(left),
             right: Box::new(BoundExpr::Literal(literal.clone())),
         };
+        let test = compare(self.term.function.clone());
         let schema = Arc::new(Schema::new(vec![Field::new("bound", column.data_type().clone(), true)]));
         let run = |values: ArrayRef| -> Option<BooleanArray> {
             let batch = RecordBatch::try_new(schema.clone(), vec![values]).ok()?;
-            evaluate(&test, &batch).ok()
+            if result_shift == 0 {
+                return evaluate(&test, &batch).ok();
+            }
+            // The function's bounds, widened, then compared.
+            let bounds = shift_timestamps(&evaluate_value(&self.term.function, &batch).ok()?, result_shift)?;
+            let data_type = bounds.data_type().clone();
+            let batch = RecordBatch::try_new(
+                Arc::new(Schema::new(vec![Field::new("bound", data_type.clone(), true)])),
+                vec![bounds],
+            )
+            .ok()?;
+            let column = BoundColumn { path: self.term.column.path.clone(), indices: vec![0], data_type };
+            evaluate(&compare(BoundExpr::Column(column)), &batch).ok()
         };
         let results: Vec<Option<bool>> = match run(column.clone()) {
             Some(result) => result.iter().collect(),
@@ -622,30 +664,42 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
         BoundExpr::Column(column) => {
             let rebound =
                 BoundColumn { path: column.path.clone(), indices: vec![0], data_type: column.data_type.clone() };
-            Some(MonotoneTerm { column: column.clone(), function: BoundExpr::Column(rebound), increasing: true })
+            Some(MonotoneTerm {
+                column: column.clone(),
+                function: BoundExpr::Column(rebound),
+                increasing: true,
+                widening: Widening::default(),
+            })
         }
         // (Not through TRY_CAST: the values it turns into NULL leave the bounds' order.)
         BoundExpr::Cast { expr: inner, to, session_time_zone, null_on_error: false } => {
-            let term = monotone(inner)?;
-            if !is_monotone_cast(&inner.data_type(), to, session_time_zone) {
-                return None;
-            }
+            let term = operand(inner)?;
+            let from = inner.data_type();
+            let (session_time_zone, widening) = match is_monotone_cast(&from, to, session_time_zone) {
+                true => (session_time_zone.clone(), term.widening),
+                false => (
+                    Arc::from("UTC"),
+                    Widening { column: wall_clock_shift(&from, to, session_time_zone, &term)?, result: (0, 0) },
+                ),
+            };
             Some(MonotoneTerm {
                 function: BoundExpr::Cast {
                     expr: Box::new(term.function),
                     to: to.clone(),
-                    session_time_zone: session_time_zone.clone(),
+                    session_time_zone,
                     null_on_error: false,
                 },
+                widening,
                 ..term
             })
         }
         BoundExpr::Negate { expr: inner, text } => {
-            let term = monotone(inner)?;
+            let term = operand(inner)?;
             Some(MonotoneTerm {
                 function: BoundExpr::Negate { expr: Box::new(term.function), text: text.clone() },
                 increasing: !term.increasing,
                 column: term.column,
+                widening: term.widening,
             })
         }
         BoundExpr::Arithmetic { op, left, right, data_type, text } => {
@@ -658,7 +712,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
             };
             match (left.as_ref(), right.as_ref()) {
                 (_, BoundExpr::Literal(literal)) => {
-                    let term = monotone(left)?;
+                    let term = operand(left)?;
                     let sign = finite_sign(literal)?;
                     let increasing = match op {
                         ArithmeticOp::Add | ArithmeticOp::Subtract => term.increasing,
@@ -669,10 +723,11 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         function: rebuild(term.function, BoundExpr::Literal(literal.clone())),
                         increasing,
                         column: term.column,
+                        widening: term.widening,
                     })
                 }
                 (BoundExpr::Literal(literal), _) => {
-                    let term = monotone(right)?;
+                    let term = operand(right)?;
                     let sign = finite_sign(literal)?;
                     let increasing = match op {
                         ArithmeticOp::Add => term.increasing,
@@ -684,6 +739,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         function: rebuild(BoundExpr::Literal(literal.clone()), term.function),
                         increasing,
                         column: term.column,
+                        widening: term.widening,
                     })
                 }
                 _ => None,
@@ -698,11 +754,21 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
             }
             let constants: Vec<Option<i64>> = args.iter().map(constant_integer).collect();
             let float_input = matches!(argument.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
-            if !function.monotone_with(&constants) || !wall_clock_is_monotone(function, argument, session_time_zone) {
+            if !function.monotone_with(&constants) {
                 return None;
             }
             let increasing = function.monotone_in(position, float_input)?;
-            let term = monotone(argument)?;
+            let term = operand(argument)?;
+            let (session_time_zone, widening) = match wall_clock_is_monotone(function, argument, session_time_zone) {
+                true => (session_time_zone.clone(), term.widening),
+                // date_trunc of instants in a zone whose offset changes: their wall clocks
+                // truncated, and each back to an instant by one of the zone's offsets.
+                false => {
+                    let wall_clock = DataType::Timestamp(TimeUnit::Microsecond, None);
+                    let (low, high) = wall_clock_shift(&argument.data_type(), &wall_clock, session_time_zone, &term)?;
+                    (Arc::from("UTC"), Widening { column: (low, high), result: (-high, -low) })
+                }
+            };
             let mut rebuilt = args.clone();
             rebuilt[position] = term.function;
             Some(MonotoneTerm {
@@ -710,20 +776,74 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                     function: function.clone(),
                     args: rebuilt,
                     data_type: data_type.clone(),
-                    session_time_zone: session_time_zone.clone(),
+                    session_time_zone,
                     text: text.clone(),
                 },
                 increasing: term.increasing == increasing,
                 column: term.column,
+                widening,
             })
         }
         _ => None,
     }
 }
 
+/// A monotone term another is built on: not one whose result is widened (a truncation
+/// in a zone whose offset changes), which only a comparison may use.
+fn operand(expr: &BoundExpr) -> Option<MonotoneTerm> {
+    monotone(expr).filter(|term| term.widening.result == (0, 0))
+}
+
+/// The [`Widening`] of the column's bounds for a cast between instants and wall clocks
+/// in a zone whose offset changes, of the column itself; `None` for any other cast or
+/// operand, or an unknown zone.
+fn wall_clock_shift(
+    from: &DataType,
+    to: &DataType,
+    session_time_zone: &str,
+    term: &MonotoneTerm,
+) -> Option<(i64, i64)> {
+    use DataType::{Date32, Date64, Timestamp};
+    if !term.is_plain_column() {
+        return None;
+    }
+    let (least, greatest) = crate::filter::offset_range_micros(session_time_zone)?;
+    match (from, to) {
+        // wall clock = instant + offset
+        (Timestamp(_, Some(_)), Timestamp(_, None) | Date32 | Date64) => Some((least, greatest)),
+        // instant = wall clock - offset
+        (Timestamp(_, None), Timestamp(_, Some(_))) => Some((-greatest, -least)),
+        _ => None,
+    }
+}
+
+/// Timestamps of any unit moved by `micros` (whole seconds); a bound moved past the
+/// type's range is unknown (NULL). `None` for other types.
+fn shift_timestamps(values: &ArrayRef, micros: i64) -> Option<ArrayRef> {
+    use arrow::datatypes::{
+        ArrowPrimitiveType, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+        TimestampSecondType,
+    };
+    fn shifted<T: ArrowPrimitiveType<Native = i64>>(values: &ArrayRef, by: Option<i64>) -> ArrayRef {
+        let moved = values.as_primitive::<T>().unary_opt::<_, T>(|v| v.checked_add(by?));
+        Arc::new(moved.with_data_type(values.data_type().clone()))
+    }
+    if micros == 0 {
+        return Some(values.clone());
+    }
+    let DataType::Timestamp(unit, _) = values.data_type() else { return None };
+    Some(match unit {
+        TimeUnit::Second => shifted::<TimestampSecondType>(values, Some(micros / 1_000_000)),
+        TimeUnit::Millisecond => shifted::<TimestampMillisecondType>(values, Some(micros / 1_000)),
+        TimeUnit::Microsecond => shifted::<TimestampMicrosecondType>(values, Some(micros)),
+        TimeUnit::Nanosecond => shifted::<TimestampNanosecondType>(values, micros.checked_mul(1_000)),
+    })
+}
+
 /// Whether a function of an instant's wall clock keeps order in the session time zone:
 /// truncating an instant to a minute or longer goes through the wall clock, which a
-/// daylight-saving change (or a zone's change at midnight) moves backwards.
+/// daylight-saving change (or a zone's change at midnight) moves backwards (such a term
+/// is bounded through the zone's offsets instead: [`Widening`]).
 fn wall_clock_is_monotone(function: &ScalarFunction, argument: &BoundExpr, session_time_zone: &str) -> bool {
     match function {
         ScalarFunction::DateTrunc(TruncLevel::Microsecond | TruncLevel::Millisecond | TruncLevel::Second) => true,
@@ -810,7 +930,7 @@ fn finite_sign(literal: &ArrayRef) -> Option<i8> {
 /// Conversions between an instant and a wall clock (TIMESTAMP ↔ TIMESTAMP_NTZ, TIMESTAMP →
 /// DATE) go through the session time zone; they preserve order only when its offset is
 /// fixed: across a daylight-saving gap the wall clocks 02:30 and 03:00 map to 03:30 and
-/// 03:00 of the instant line.
+/// 03:00 of the instant line (bounded through the zone's offsets instead: [`Widening`]).
 fn is_monotone_cast(from: &DataType, to: &DataType, session_time_zone: &str) -> bool {
     use DataType::{Date32, Date64, Timestamp};
     let numeric = |t: &DataType| t.is_numeric() || matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
@@ -922,10 +1042,25 @@ mod tests {
         let instant = "t < TIMESTAMP '2024-01-01 01:00:00'";
         assert!(matches!(leaf(instant, nanos(Some("UTC")), "UTC"), LeafPredicate::Compare { .. }));
         assert!(matches!(leaf(instant, nanos(None), "+02:00"), LeafPredicate::Compare { .. }));
-        // A wall clock read as an instant in a zone with daylight saving: not monotone.
-        assert!(matches!(leaf(instant, nanos(None), "America/Los_Angeles"), LeafPredicate::Unknown));
+        // A wall clock read as an instant in a zone with daylight saving (and the reverse):
+        // not monotone, bounded through the zone's offsets.
+        assert!(matches!(leaf(instant, nanos(None), "America/Los_Angeles"), LeafPredicate::Compare { .. }));
         assert!(matches!(
             leaf("CAST(t AS DATE) = DATE '2024-01-01'", nanos(Some("UTC")), "Europe/Paris"),
+            LeafPredicate::Compare { .. }
+        ));
+        // Not twice: the bounds moved are the column's.
+        assert!(matches!(
+            leaf(
+                "CAST(CAST(t AS TIMESTAMP_NTZ) AS TIMESTAMP) = TIMESTAMP '2024-01-01 00:00:00'",
+                nanos(Some("UTC")),
+                "Europe/Paris"
+            ),
+            LeafPredicate::Unknown
+        ));
+        // Nor a truncation's widened result inside another function.
+        assert!(matches!(
+            leaf("CAST(date_trunc('HOUR', t) AS DATE) = DATE '2024-01-01'", nanos(Some("UTC")), "Europe/Paris"),
             LeafPredicate::Unknown
         ));
         assert!(matches!(
@@ -938,6 +1073,43 @@ mod tests {
         ));
         let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::LargeBinary));
         assert!(matches!(leaf("b = X'0100'", Field::new("b", dictionary, true), "UTC"), LeafPredicate::Compare { .. }));
+    }
+
+    /// Bounds through New York's offsets (-05:00 to -04:00 since 1883) are an hour wide:
+    /// of four containers each holding one New York day, a date reads its own and the next,
+    /// whose first hour could be that date had the clocks been an hour later.
+    #[test]
+    fn dates_in_a_zone_with_daylight_saving_prune_to_the_hour() {
+        use arrow::array::TimestampMicrosecondArray;
+        let micros = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros();
+        let timestamps = |texts: [&str; 4]| -> ArrayRef {
+            Arc::new(TimestampMicrosecondArray::from(texts.map(micros).to_vec()).with_timezone("UTC"))
+        };
+        let zones = ZoneMaps {
+            mins: timestamps([
+                "2024-03-09T05:00:00Z",
+                "2024-03-10T05:00:00Z",
+                "2024-03-11T04:00:00Z",
+                "2024-03-12T04:00:00Z",
+            ]),
+            maxes: timestamps([
+                "2024-03-10T04:59:59Z",
+                "2024-03-11T03:59:59Z",
+                "2024-03-12T03:59:59Z",
+                "2024-03-13T03:59:59Z",
+            ]),
+            min_exact: BooleanArray::from(vec![true; 4]),
+            max_exact: BooleanArray::from(vec![true; 4]),
+            null_counts: arrow::array::UInt64Array::from(vec![0; 4]),
+            row_counts: arrow::array::UInt64Array::from(vec![10; 4]),
+        };
+        let field = Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true);
+        let possible = |text: &str| leaf(text, field.clone(), "America/New_York").evaluate(Some(&zones), 4).can_true;
+        // The second container is 2024-03-10 in New York, the day of the spring change.
+        assert_eq!(possible("CAST(t AS DATE) = DATE '2024-03-11'"), [false, false, true, true]);
+        assert_eq!(possible("to_date(t) >= DATE '2024-03-12'"), [false, false, false, true]);
+        assert_eq!(possible("year(t) = 2023"), [false, false, false, false]);
+        assert_eq!(possible("date_trunc('DAY', t) = TIMESTAMP '2024-03-11 00:00:00'"), [false, false, true, true]);
     }
 
     #[test]
