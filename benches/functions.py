@@ -2,7 +2,7 @@
 in a WHERE clause, pqsift beside Polars and DuckDB on the ``events`` dataset of
 ``benches/peers.py`` (8,000,000 rows, written there if absent).
 
-    python benches/functions.py [--repeat 5] [--threads 2] [--only substr,hour] [--out FILE]
+    python benches/functions.py [--repeat 5] [--threads 2] [--only substr,hour] [--time-zone ZONE] [--out FILE]
 
 Each case is one query three ways: pqsift's Spark SQL filter, DuckDB's SQL and a Polars
 expression, each projecting ``event_id`` for the rows that pass; every engine must return
@@ -13,7 +13,8 @@ ratio is the best peer's wall time over pqsift's (> 1: pqsift faster). Results:
 ``benches/results/functions.md`` unless ``--out`` names another file.
 
 The session time zone is UTC (pqsift's default, DuckDB's ``TimeZone`` setting, Polars'
-UTC-typed column), so the date functions see the same wall clock in every engine.
+UTC-typed column), so the date functions see the same wall clock in every engine;
+``--time-zone America/New_York`` sets another in each (Polars converts the column to it).
 """
 
 from __future__ import annotations
@@ -49,8 +50,12 @@ class Case:
     polars: Callable[[Any], Any]
 
 
-def cases() -> list[Case]:
+def cases(time_zone: str = "UTC") -> list[Case]:
     day = dt.date(2026, 1, 20)
+
+    def ts(pl: Any) -> Any:
+        return pl.col("ts").dt.convert_time_zone(time_zone)
+
     return [
         Case(
             "contains",
@@ -111,14 +116,14 @@ def cases() -> list[Case]:
             "to_date",
             f"to_date(ts) = date'{day}'",
             f"CAST(ts AS DATE) = DATE '{day}'",
-            lambda pl: pl.col("ts").dt.date() == day,
+            lambda pl: ts(pl).dt.date() == day,
         ),
-        Case("hour", "hour(ts) = 3", "hour(ts) = 3", lambda pl: pl.col("ts").dt.hour() == 3),
+        Case("hour", "hour(ts) = 3", "hour(ts) = 3", lambda pl: ts(pl).dt.hour() == 3),
         Case(
             "date_add",
             f"date_add(to_date(ts), 7) = date'{day}'",
             f"CAST(ts AS DATE) + INTERVAL 7 DAY = DATE '{day}'",
-            lambda pl: pl.col("ts").dt.date() + dt.timedelta(days=7) == day,
+            lambda pl: ts(pl).dt.date() + dt.timedelta(days=7) == day,
         ),
         Case("modulo", "user_id % 100 = 7", "user_id % 100 = 7", lambda pl: pl.col("user_id") % 100 == 7),
         Case(
@@ -167,6 +172,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--time-zone", default="UTC", help="the session time zone of every engine")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "functions.md")
     args = parser.parse_args()
 
@@ -181,10 +187,16 @@ def main() -> None:
     files = str(ROOT / "*.parquet")
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
-    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"SET TimeZone = '{args.time_zone}'")
     engines: dict[str, Callable[[Case], int]] = {
         "pqsift": lambda case: (
-            pqsift.scan(str(ROOT), columns=["event_id"], filter=case.spark_sql, threads=args.threads)
+            pqsift.scan(
+                str(ROOT),
+                columns=["event_id"],
+                filter=case.spark_sql,
+                threads=args.threads,
+                session_time_zone=args.time_zone,
+            )
             .to_table()
             .num_rows
         ),
@@ -195,11 +207,12 @@ def main() -> None:
         ),
     }
     only = set(args.only.split(",")) if args.only else None
-    selected = [case for case in cases() if only is None or case.name in only]
+    selected = [case for case in cases(args.time_zone) if only is None or case.name in only]
     lines = [
         "# Functions in filters",
         "",
-        f"Produced by `python benches/functions.py --repeat {args.repeat} --threads {args.threads}` on "
+        f"Produced by `python benches/functions.py --repeat {args.repeat} --threads {args.threads}"
+        f" --time-zone {args.time_zone}` on "
         f"{dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}, {os.cpu_count()} CPUs, "
         f"{platform.platform()}; pqsift {pqsift.__version__}, polars {pl.__version__}, duckdb {duckdb.__version__}. "
         f"`data/bench-events` (8M rows), `event_id` of the rows that pass; best wall / median CPU ms of "
