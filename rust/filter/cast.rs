@@ -16,10 +16,9 @@ use arrow::array::{
 };
 use arrow::compute::kernels::cast::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, TimeUnit};
-use chrono::{DateTime, NaiveDate};
 
 use super::SqlType;
-use super::literal::{WallClock, local_to_utc, parse_time_zone};
+use super::literal::WallClock;
 use super::spark_cast::{
     parse_boolean, parse_date, parse_decimal_text, parse_double, parse_float, parse_long, parse_timestamp_text,
 };
@@ -144,18 +143,15 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             arrow_cast(&parsed, to)
         }
         (Date, Timestamp) => {
-            let tz = parse_time_zone(session_time_zone)?;
+            let clock = WallClock::new(session_time_zone)?;
             let days = arrow_cast(array, &DataType::Date32)?;
             let micros: TimestampMicrosecondArray = days
                 .as_primitive::<arrow::datatypes::Date32Type>()
                 .try_unary(|day| -> std::result::Result<i64, arrow::error::ArrowError> {
-                    let midnight = day
-                        .checked_add(719_163)
-                        .and_then(NaiveDate::from_num_days_from_ce_opt)
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .and_then(|local| local_to_utc(&local, &tz))
-                        .ok_or_else(|| arrow::error::ArrowError::ComputeError(format!("date {day} out of range")))?;
-                    Ok(midnight.and_utc().timestamp_micros())
+                    i64::from(day)
+                        .checked_mul(86_400_000_000)
+                        .and_then(|midnight| clock.instant_micros(midnight))
+                        .ok_or_else(|| arrow::error::ArrowError::ComputeError(format!("date {day} out of range")))
                 })
                 .map_err(|e| PqsiftError::filter(format!("cannot cast DATE to TIMESTAMP: {e}")))?;
             arrow_cast(&(Arc::new(micros.with_timezone(UTC)) as ArrayRef), to)
@@ -165,17 +161,11 @@ pub(crate) fn cast_array(array: &ArrayRef, to: &DataType, session_time_zone: &st
             let micros = micros.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
             let out_of_range =
                 |value: i64| arrow::error::ArrowError::ComputeError(format!("timestamp {value} out of range"));
+            let clock = WallClock::new(session_time_zone)?;
             let shifted: TimestampMicrosecondArray = if from_type == TimestampNtz {
                 // Wall clock in the session zone → instant.
-                let tz = parse_time_zone(session_time_zone)?;
-                micros.try_unary(|value| {
-                    DateTime::from_timestamp_micros(value)
-                        .and_then(|local| local_to_utc(&local.naive_utc(), &tz))
-                        .map(|t| t.and_utc().timestamp_micros())
-                        .ok_or_else(|| out_of_range(value))
-                })
+                micros.try_unary(|value| clock.instant_micros(value).ok_or_else(|| out_of_range(value)))
             } else {
-                let clock = WallClock::new(session_time_zone)?;
                 micros.try_unary(|value| clock.local_micros(value).ok_or_else(|| out_of_range(value)))
             }
             .map_err(|e| PqsiftError::filter(format!("cannot convert timestamp: {e}")))?;

@@ -181,9 +181,11 @@ pub(super) fn call(
             )
         }
         F::DateTrunc(level) => {
+            let clock = WallClock::new(session_time_zone)?;
             let tz = crate::filter::parse_time_zone(session_time_zone)?;
             let micros = only().as_primitive::<TimestampMicrosecondType>();
-            let truncated: TimestampMicrosecondArray = micros.iter().map(|m| truncate(m?, *level, &tz)).collect();
+            let truncated: TimestampMicrosecondArray =
+                micros.iter().map(|m| truncate(m?, *level, &clock, &tz)).collect();
             Arc::new(truncated.with_timezone(UTC))
         }
         F::DateAdd | F::DateSub => {
@@ -352,10 +354,6 @@ fn date_of(days: i32) -> Option<NaiveDate> {
 }
 
 /// The wall clock of an instant in `tz`.
-fn local_of(micros: i64, tz: &Tz) -> Option<NaiveDateTime> {
-    Some(DateTime::from_timestamp_micros(micros)?.with_timezone(tz).naive_local())
-}
-
 /// Java's `ZonedDateTime.ofLocal(local, zone, preferred)` as an instant: in an overlap the
 /// preferred offset if it is one of the two, else the earlier; in a gap the wall clock
 /// moved forward by the gap's length.
@@ -382,36 +380,51 @@ fn resolve_local(local: NaiveDateTime, tz: &Tz, preferred: Option<FixedOffset>) 
             tz.offset_from_utc_datetime(&before).fix()
         }
     };
-    Some((local - Duration::seconds(offset.local_minus_utc().into())).and_utc().timestamp_micros())
+    // (An instant before chrono's first date-time is none.)
+    Some(local.checked_sub_signed(Duration::seconds(offset.local_minus_utc().into()))?.and_utc().timestamp_micros())
 }
 
 /// Spark's `DateTimeUtils.truncTimestamp`: units up to a second on the instant line, up to a
 /// day on the wall clock keeping the offset, longer ones at the start of the truncated day.
-fn truncate(micros: i64, level: TruncLevel, tz: &Tz) -> Option<i64> {
+/// The zone's offsets come from `clock`; `tz` resolves a wall clock near a change.
+fn truncate(micros: i64, level: TruncLevel, clock: &WallClock, tz: &Tz) -> Option<i64> {
     const MICROS_PER_SECOND: i64 = 1_000_000;
     Some(match level {
         TruncLevel::Microsecond => micros,
         TruncLevel::Millisecond => micros - micros.rem_euclid(1_000),
         TruncLevel::Second => micros - micros.rem_euclid(MICROS_PER_SECOND),
         TruncLevel::Minute | TruncLevel::Hour | TruncLevel::Day => {
-            let zoned = DateTime::from_timestamp_micros(micros)?.with_timezone(tz);
-            let local = zoned.naive_local();
-            let truncated = match level {
-                TruncLevel::Minute => local.date().and_hms_opt(local.hour(), local.minute(), 0)?,
-                TruncLevel::Hour => local.date().and_hms_opt(local.hour(), 0, 0)?,
-                _ => local.date().and_hms_opt(0, 0, 0)?,
+            let offset = clock.offset_micros(micros)?;
+            let local = clock.local_micros(micros)?;
+            let unit = match level {
+                TruncLevel::Minute => 60 * MICROS_PER_SECOND,
+                TruncLevel::Hour => 3_600 * MICROS_PER_SECOND,
+                _ => 86_400 * MICROS_PER_SECOND,
             };
-            resolve_local(truncated, tz, Some(zoned.offset().fix()))?
+            let truncated = local - local.rem_euclid(unit);
+            match clock.unique_instant(truncated) {
+                Some(instant) => instant,
+                None => {
+                    let preferred = FixedOffset::east_opt(i32::try_from(offset / MICROS_PER_SECOND).ok()?)?;
+                    resolve_local(DateTime::from_timestamp_micros(truncated)?.naive_utc(), tz, Some(preferred))?
+                }
+            }
         }
         TruncLevel::Week | TruncLevel::Month | TruncLevel::Quarter | TruncLevel::Year => {
-            let date = local_of(micros, tz)?.date();
+            let date = DateTime::from_timestamp_micros(clock.local_micros(micros)?)?.date_naive();
             let first = match level {
-                TruncLevel::Week => date - Duration::days(date.weekday().num_days_from_monday().into()),
+                TruncLevel::Week => {
+                    date.checked_sub_signed(Duration::days(date.weekday().num_days_from_monday().into()))?
+                }
                 TruncLevel::Month => date.with_day(1)?,
                 TruncLevel::Quarter => NaiveDate::from_ymd_opt(date.year(), date.month0() / 3 * 3 + 1, 1)?,
                 _ => NaiveDate::from_ymd_opt(date.year(), 1, 1)?,
             };
-            resolve_local(first.and_hms_opt(0, 0, 0)?, tz, None)?
+            let midnight = first.and_hms_opt(0, 0, 0)?;
+            match clock.unique_instant(midnight.and_utc().timestamp_micros()) {
+                Some(instant) => instant,
+                None => resolve_local(midnight, tz, None)?,
+            }
         }
     })
 }
@@ -782,11 +795,77 @@ mod tests {
             .unwrap()
             .and_utc()
             .timestamp_micros();
-        let hour = truncate(second, TruncLevel::Hour, &tz).unwrap();
+        let clock = WallClock::new("America/New_York").unwrap();
+        let hour = truncate(second, TruncLevel::Hour, &clock, &tz).unwrap();
         assert_eq!(second - hour, 30 * 60 * 1_000_000);
         // Its day starts at 00:00 EDT, 04:00 UTC.
-        let day = truncate(second, TruncLevel::Day, &tz).unwrap();
+        let day = truncate(second, TruncLevel::Day, &clock, &tz).unwrap();
         assert_eq!(DateTime::from_timestamp_micros(day).unwrap().naive_utc().hour(), 4);
+    }
+
+    /// `truncate` as it was written before wall clocks came from a [`WallClock`]: chrono's
+    /// lookups for every value (a wall clock past chrono's range none, where chrono's
+    /// `naive_local` panicked).
+    fn truncate_by_lookup(micros: i64, level: TruncLevel, tz: &Tz) -> Option<i64> {
+        let local_of = |micros: i64| {
+            let zoned = DateTime::from_timestamp_micros(micros)?.with_timezone(tz);
+            zoned.naive_utc().checked_add_offset(zoned.offset().fix())
+        };
+        Some(match level {
+            TruncLevel::Microsecond | TruncLevel::Millisecond | TruncLevel::Second => unreachable!(),
+            TruncLevel::Minute | TruncLevel::Hour | TruncLevel::Day => {
+                let zoned = DateTime::from_timestamp_micros(micros)?.with_timezone(tz);
+                let local = local_of(micros)?;
+                let truncated = match level {
+                    TruncLevel::Minute => local.date().and_hms_opt(local.hour(), local.minute(), 0)?,
+                    TruncLevel::Hour => local.date().and_hms_opt(local.hour(), 0, 0)?,
+                    _ => local.date().and_hms_opt(0, 0, 0)?,
+                };
+                resolve_local(truncated, tz, Some(zoned.offset().fix()))?
+            }
+            _ => {
+                let date = local_of(micros)?.date();
+                let first = match level {
+                    TruncLevel::Week => {
+                        date.checked_sub_signed(Duration::days(date.weekday().num_days_from_monday().into()))?
+                    }
+                    TruncLevel::Month => date.with_day(1)?,
+                    TruncLevel::Quarter => NaiveDate::from_ymd_opt(date.year(), date.month0() / 3 * 3 + 1, 1)?,
+                    _ => NaiveDate::from_ymd_opt(date.year(), 1, 1)?,
+                };
+                resolve_local(first.and_hms_opt(0, 0, 0)?, tz, None)?
+            }
+        })
+    }
+
+    proptest! {
+        /// Truncations through a zone's clock (its offsets looked up once per span, a wall
+        /// clock's instant found without a lookup away from changes) equal chrono's lookups
+        /// for every value: near changes of offset, in gaps and overlaps, anywhere at all.
+        #[test]
+        fn truncations_through_the_clock_equal_lookups(
+            micros in prop_oneof![
+                (prop::sample::select(vec![1_710_054_000i64, 1_730_613_600, 1_541_300_400, 1_550_368_800, 1_712_415_600, 1_325_239_200]),
+                    -200_000_000_000i64..200_000_000_000).prop_map(|(at, by)| at * 1_000_000 + by),
+                -4_000_000_000_000_000i64..4_000_000_000_000_000,
+                -20_000_000_000_000_000i64..20_000_000_000_000_000,
+                // The ends of chrono's range.
+                (-200_000_000_000i64..200_000_000_000).prop_map(|d| *super::super::zone_offsets::CHRONO_MICROS.start() + d),
+                (-200_000_000_000i64..200_000_000_000).prop_map(|d| *super::super::zone_offsets::CHRONO_MICROS.end() + d),
+            ],
+            level in prop::sample::select(vec![
+                TruncLevel::Minute, TruncLevel::Hour, TruncLevel::Day, TruncLevel::Week,
+                TruncLevel::Month, TruncLevel::Quarter, TruncLevel::Year,
+            ]),
+            zone in prop_oneof![
+                prop::sample::select(vec!["America/New_York", "America/Sao_Paulo", "Australia/Lord_Howe", "Pacific/Apia", "UTC", "+05:30"]),
+                prop::sample::select(chrono_tz::TZ_VARIANTS.map(|zone| zone.name()).to_vec()),
+            ],
+        ) {
+            let tz: Tz = zone.parse().unwrap();
+            let clock = WallClock::new(zone).unwrap();
+            prop_assert_eq!(truncate(micros, level, &clock, &tz), truncate_by_lookup(micros, level, &tz), "{} {} {}", zone, level, micros);
+        }
     }
 
     /// Arguments of `function` built from `columns` (each of `rows` values), those marked in

@@ -324,16 +324,42 @@ impl WallClock {
     /// chrono's range of date-times, for either kind of zone.
     #[inline]
     pub(crate) fn local_micros(&self, instant: i64) -> Option<i64> {
+        let local = instant.checked_add(self.offset_micros(instant)?)?;
+        CHRONO_MICROS.contains(&local).then_some(local)
+    }
+
+    /// The zone's offset at `instant` (µs); `None` outside chrono's range.
+    #[inline]
+    pub(crate) fn offset_micros(&self, instant: i64) -> Option<i64> {
         match self {
-            Self::Fixed(offset) => {
-                let local = instant.checked_add(*offset)?;
-                (CHRONO_MICROS.contains(&instant) && CHRONO_MICROS.contains(&local)).then_some(local)
-            }
-            Self::Zone(zone) => {
-                let local = instant.checked_add(zone.offset_micros(instant)?)?;
-                CHRONO_MICROS.contains(&local).then_some(local)
-            }
+            Self::Fixed(offset) => CHRONO_MICROS.contains(&instant).then_some(*offset),
+            Self::Zone(zone) => zone.offset_micros(instant),
         }
+    }
+
+    /// The one instant whose wall clock is `wall`, where no change of offset is near it;
+    /// `None` near one (a gap or an overlap may be there: its rules decide) or where the
+    /// wall clock or the instant is outside chrono's range.
+    #[inline]
+    pub(crate) fn unique_instant(&self, wall: i64) -> Option<i64> {
+        let instant = match self {
+            Self::Fixed(offset) => wall.checked_sub(*offset)?,
+            Self::Zone(zone) => zone.unique_instant(wall)?,
+        };
+        (CHRONO_MICROS.contains(&wall) && CHRONO_MICROS.contains(&instant)).then_some(instant)
+    }
+
+    /// The instant of the wall clock `wall`, a gap or an overlap resolved as Java does
+    /// ([`local_to_utc`]); `None` past chrono's range.
+    #[inline]
+    pub(crate) fn instant_micros(&self, wall: i64) -> Option<i64> {
+        self.unique_instant(wall).or_else(|| match self {
+            Self::Fixed(_) => None,
+            Self::Zone(zone) => {
+                let local = chrono::DateTime::from_timestamp_micros(wall)?.naive_utc();
+                Some(local_to_utc(&local, zone.tz())?.and_utc().timestamp_micros())
+            }
+        })
     }
 }
 
@@ -371,6 +397,33 @@ mod tests {
     use super::*;
 
     proptest! {
+        /// An instant of a wall clock, found through the clock's spans, is the one Java's
+        /// rules give (chrono's lookup of the local time), in every zone: near changes of
+        /// offset, in gaps and overlaps, and at the ends of chrono's range.
+        #[test]
+        fn instants_of_wall_clocks_resolve_as_java_does(
+            wall in prop_oneof![
+                (prop::sample::select(vec![1_710_054_000i64, 1_730_613_600, 1_541_300_400, 1_550_368_800, 1_712_415_600, 1_325_239_200]),
+                    -100_000_000_000i64..100_000_000_000).prop_map(|(at, by)| at * 1_000_000 + by),
+                (prop::sample::select(vec![1_710_036_000i64, 1_730_595_600, 1_541_289_600, 1_550_361_600, 1_712_412_000, 1_325_282_400]),
+                    -4_000_000_000i64..4_000_000_000).prop_map(|(at, by)| at * 1_000_000 + by),
+                any::<i64>(),
+                (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.start() + d),
+                (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.end() + d),
+            ],
+            zone in prop_oneof![
+                prop::sample::select(vec!["America/New_York", "America/Sao_Paulo", "Australia/Lord_Howe", "Pacific/Apia", "UTC", "+05:30"]),
+                prop::sample::select(chrono_tz::TZ_VARIANTS.map(|zone| zone.name()).to_vec()),
+            ],
+        ) {
+            let clock = WallClock::new(zone).unwrap();
+            let tz = parse_time_zone(zone).unwrap();
+            let expected = chrono::DateTime::from_timestamp_micros(wall)
+                .and_then(|local| local_to_utc(&local.naive_utc(), &tz))
+                .map(|instant| instant.and_utc().timestamp_micros());
+            prop_assert_eq!(clock.instant_micros(wall), expected, "{} at {}", zone, wall);
+        }
+
         /// A zone that never changes gives each instant the wall clock its offset looked up
         /// gives, the ends of chrono's range and instants past them (`None`) included.
         #[test]

@@ -65,6 +65,22 @@ pub(crate) fn offset_range_micros(session_time_zone: &str) -> Option<(i64, i64)>
 /// between two changes of offset in any zone, so a span holds at most one change.
 const SPAN_BITS: u32 = 38;
 const _: () = assert!((1i64 << SPAN_BITS) < SHORTEST_OFFSET_SPAN_SECONDS * 1_000_000);
+// A wall clock's possible instants (within a zone's range of offsets, at most Apia's 25.5
+// hours) hold at most one change too.
+const _: () = assert!(greatest_range_seconds() < SHORTEST_OFFSET_SPAN_SECONDS);
+
+const fn greatest_range_seconds() -> i64 {
+    let mut widest = 0;
+    let mut i = 0;
+    while i < ZONE_OFFSET_RANGES.len() {
+        let (_, least, greatest) = ZONE_OFFSET_RANGES[i];
+        if (greatest - least) as i64 > widest {
+            widest = (greatest - least) as i64;
+        }
+        i += 1;
+    }
+    widest
+}
 
 /// Spans remembered at once (a column's instants over a few weeks, in any order).
 const SLOTS: usize = 16;
@@ -81,6 +97,8 @@ const SLOTS: usize = 16;
 /// ```
 pub(crate) struct ZoneClock {
     tz: Tz,
+    /// The zone's least and greatest offset (µs), if known.
+    range: Option<(i64, i64)>,
     slots: [Cell<Span>; SLOTS],
 }
 
@@ -97,7 +115,23 @@ impl ZoneClock {
     pub(crate) fn new(tz: Tz) -> Self {
         // No instant's span index is i64::MIN (it is the instant shifted right).
         let empty = Span { index: i64::MIN, change: 0, before: 0, after: 0 };
-        Self { tz, slots: std::array::from_fn(|_| Cell::new(empty)) }
+        let range = offset_range_micros(&tz.to_string());
+        Self { tz, range, slots: std::array::from_fn(|_| Cell::new(empty)) }
+    }
+
+    pub(crate) fn tz(&self) -> &Tz {
+        &self.tz
+    }
+
+    /// The instant whose wall clock is `wall`, where one offset holds over every instant
+    /// that could have it (those within the zone's range of offsets of it): that span is
+    /// shorter than the time between two changes, so equal offsets at its ends mean no
+    /// change within. `None` near a change.
+    #[inline]
+    pub(crate) fn unique_instant(&self, wall: i64) -> Option<i64> {
+        let (least, greatest) = self.range?;
+        let offset = self.offset_micros(wall.checked_sub(greatest)?)?;
+        (self.offset_micros(wall.checked_sub(least)?)? == offset).then(|| wall - offset)
     }
 
     /// The zone's offset at `instant`, in microseconds; `None` outside chrono's range.
