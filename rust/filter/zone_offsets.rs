@@ -222,30 +222,13 @@ mod tests {
         assert_eq!(offset_range_micros("Mars/Olympus_Mons"), None);
     }
 
-    /// Instants a few days either side of changes of offset (New York's spring, Sao Paulo's
-    /// at midnight, Lord Howe's half hour, Apia's skipped day), and anywhere at all.
-    fn instants() -> impl Strategy<Value = i64> {
-        let near = prop::sample::select(vec![1_710_054_000i64, 1_541_300_400, 1_712_415_600, 1_325_239_200]);
-        prop_oneof![
-            (near.clone(), -400_000_000_000i64..400_000_000_000).prop_map(|(at, by)| at * 1_000_000 + by),
-            (near, -2_000i64..2_000).prop_map(|(at, by)| at * 1_000_000 + by),
-            any::<i64>(),
-            -4_000_000_000_000_000i64..4_000_000_000_000_000,
-            (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.start() + d),
-            (-100_000i64..100_000).prop_map(|d| *CHRONO_MICROS.end() + d),
-        ]
-    }
-
     proptest! {
         /// A clock's offsets, one instant after another (its spans remembered, pushed
         /// out, found again), equal chrono-tz's for each instant.
         #[test]
         fn remembered_spans_give_each_instants_offset(
-            zone in prop_oneof![
-                prop::sample::select(vec!["America/New_York", "America/Sao_Paulo", "Australia/Lord_Howe", "Pacific/Apia"]),
-                prop::sample::select(chrono_tz::TZ_VARIANTS.map(|zone| zone.name()).to_vec()),
-            ],
-            mut instants in prop::collection::vec(instants(), 1..200),
+            zone in drawn::zones(),
+            mut instants in prop::collection::vec(drawn::micros(), 1..200),
             sorted in any::<bool>(),
         ) {
             if sorted {
@@ -277,5 +260,53 @@ mod tests {
                 assert_eq!(clock.offset_micros(middle), clock.look_up(middle), "{zone}");
             }
         }
+    }
+}
+
+/// Strategies the zone tests share.
+#[cfg(test)]
+pub(crate) mod drawn {
+    use proptest::prelude::*;
+
+    use super::CHRONO_MICROS;
+
+    /// Changes of offset (UTC seconds): New York's spring and autumn of 2024, Sao Paulo's
+    /// at midnight (2018 forward, 2019 back), Lord Howe's half hour, Apia's skipped day.
+    const CHANGES: [i64; 6] =
+        [1_710_054_000, 1_730_613_600, 1_541_300_400, 1_550_368_800, 1_712_415_600, 1_325_239_200];
+    /// Wall clocks (read as UTC seconds) in or next to those changes' gaps and overlaps.
+    const CHANGES_ON_THE_WALL: [i64; 6] =
+        [1_710_036_000, 1_730_595_600, 1_541_289_600, 1_550_361_600, 1_712_455_200, 1_325_282_400];
+
+    /// Microseconds (instants or wall clocks) near changes of offset, anywhere at all, and
+    /// at the ends of chrono's range.
+    pub(crate) fn micros() -> impl Strategy<Value = i64> {
+        let near = |at: [i64; 6], by: i64| {
+            (prop::sample::select(at.to_vec()), -by..by).prop_map(|(at, by)| at * 1_000_000 + by)
+        };
+        prop_oneof![
+            near(CHANGES, 400_000_000_000),
+            near(CHANGES, 2_000),
+            near(CHANGES_ON_THE_WALL, 4_000_000_000),
+            any::<i64>(),
+            -20_000_000_000_000_000i64..20_000_000_000_000_000,
+            (-200_000_000_000i64..200_000_000_000).prop_map(|d| *CHRONO_MICROS.start() + d),
+            (-200_000_000_000i64..200_000_000_000).prop_map(|d| *CHRONO_MICROS.end() + d),
+        ]
+    }
+
+    /// The zones of those changes, UTC and a fixed offset, or any zone chrono-tz knows.
+    pub(crate) fn zones() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "America/New_York",
+                "America/Sao_Paulo",
+                "Australia/Lord_Howe",
+                "Pacific/Apia",
+                "UTC",
+                "+05:30"
+            ]),
+            prop::sample::select(chrono_tz::TZ_VARIANTS.map(|zone| zone.name()).to_vec()),
+        ]
     }
 }
