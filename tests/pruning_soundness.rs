@@ -298,12 +298,24 @@ fn wall_clock_leaf(anchor: i64) -> impl Strategy<Value = String> {
         "date_trunc('HOUR', CAST(n AS TIMESTAMP))",
     ]);
     let op = prop::sample::select(vec!["=", "!=", "<", "<=", ">", ">=", "<=>"]);
+    // Ordered only within a day, an hour, a minute.
+    let clock_part = prop::sample::select(vec![
+        "hour(t)",
+        "hour(n)",
+        "minute(t)",
+        "minute(n)",
+        "second(t)",
+        "second(n)",
+        "-hour(t)",
+        "hour(t) + 1",
+    ]);
     // Constants within three days of the change, on the quarter hour.
     let instant = (-288i64..288).prop_map(move |quarter| {
         let at = chrono::DateTime::from_timestamp(anchor + quarter * 900, 0).unwrap();
         at.format("%Y-%m-%d %H:%M:%S").to_string()
     });
     prop_oneof![
+        (clock_part, op.clone(), -1i64..61).prop_map(|(t, o, v)| format!("{t} {o} {v}")),
         (term.clone(), op.clone(), instant.clone()).prop_map(|(t, o, v)| match t {
             "year(t)" => format!("{t} {o} {}", &v[..4]),
             "datediff(DATE '2020-01-01', CAST(t AS DATE))" => format!("{t} {o} {}", v.len() % 7),
@@ -336,10 +348,11 @@ proptest! {
             let n = 1usize..50;
             (Just(zone), Just(anchor), wall_clock_leaf(anchor), n.prop_flat_map(move |n| {
                 // Sorted, as a time column usually is, or not.
-                let micros = prop::collection::vec(
-                    prop::option::weighted(0.9, -3 * 86_400_000_000i64..3 * 86_400_000_000),
-                    n,
-                );
+                // Over six days, four hours or four minutes.
+                let spread = prop::sample::select(vec![3 * 86_400_000_000i64, 7_200_000_000, 120_000_000]);
+                let micros = spread.prop_flat_map(move |spread| {
+                    prop::collection::vec(prop::option::weighted(0.9, -spread..spread), n)
+                });
                 (micros, any::<bool>(), prop::collection::vec(1usize..9, 1..12)).prop_map(move |(mut micros, sorted, sizes)| {
                     if sorted {
                         micros.sort();

@@ -4,7 +4,7 @@
 //! | family | functions | prunes through it |
 //! |---|---|---|
 //! | string | `lower`/`lcase`, `upper`/`ucase`, `trim`/`ltrim`/`rtrim` (and `TRIM(BOTH\|LEADING\|TRAILING chars FROM s)`), `length`/`char_length`/`character_length`/`len`, `substring`/`substr` (and `SUBSTRING(s FROM p FOR n)`), `concat`, `startswith`, `endswith`, `contains`; the operators `ILIKE` and `RLIKE`/`REGEXP` (also `regexp_like`) | `substring(s, 1, n)` and `startswith(s, 'prefix')` (prefix ranges) |
-//! | date and time | `date`/`to_date` (one argument: a cast), `year`, `quarter`, `month`, `day`/`dayofmonth`, `hour`, `minute`, `second`, `date_trunc`, `date_add`, `date_sub`, `datediff`, `current_date` (fixed when the filter is bound) | `date`/`to_date`, `year`, `date_trunc` (of an instant in a zone whose offset changes: through the zone's range of offsets), `date_add`, `date_sub`, `datediff` |
+//! | date and time | `date`/`to_date` (one argument: a cast), `year`, `quarter`, `month`, `day`/`dayofmonth`, `hour`, `minute`, `second`, `date_trunc`, `date_add`, `date_sub`, `datediff`, `current_date` (fixed when the filter is bound) | `date`/`to_date`, `year`, `date_trunc` (of an instant in a zone whose offset changes: through the zone's range of offsets), `hour`/`minute`/`second` (containers within one day/hour/minute), `date_add`, `date_sub`, `datediff` |
 //! | conditional and null | `coalesce`/`nvl`/`ifnull`, `nullif`, `nvl2`, `if`, `CASE`, `isnull`, `isnotnull` | — |
 //! | math | `abs`, `round`, `floor`, `ceil`/`ceiling`, `%`/`mod`, `pmod`, `isnan` | `round`, and `floor`/`ceil` of integers and decimals |
 //!
@@ -283,6 +283,18 @@ impl ScalarFunction {
             (Self::Floor | Self::Ceil, 0) if !float_input => Some(true),
             (Self::Substring, 0) => Some(true),
             (Self::UuidText, 0) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// The period of wall-clock time within which the function of a timestamp keeps
+    /// order, in microseconds: `hour` within a day, `minute` within an hour, `second`
+    /// within a minute (each starts again at 0 after).
+    pub(crate) fn monotone_within(&self) -> Option<i64> {
+        match self {
+            Self::Hour => Some(86_400_000_000),
+            Self::Minute => Some(3_600_000_000),
+            Self::Second => Some(60_000_000),
             _ => None,
         }
     }

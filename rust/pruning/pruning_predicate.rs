@@ -29,7 +29,9 @@
 //! prunes as `s LIKE 'p%'`. `x * x`, `abs(x)`, `lower(s)`, `x % 7` or `length(s)` are not
 //! monotone and are not used. A wall clock of the column's instants in a zone whose
 //! offset changes keeps no order, but stays within the zone's offsets of the instant: its
-//! bounds are widened by them (`Widening`).
+//! bounds are widened by them (`Widening`). `hour`, `minute` and `second` keep order
+//! within a day, an hour, a minute of wall-clock time: a container whose wall clocks lie
+//! within one uses its bounds (`hour` of 02:00-03:59 is 2 to 3), any other decides nothing.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -207,6 +209,10 @@ pub struct MonotoneTerm {
     /// How far its bounds lie outside those `function` gives (none but for a wall clock
     /// in a zone whose offset changes).
     widening: Widening,
+    /// For `hour`, `minute` or `second` of the column: the wall-clock period (µs) within
+    /// which the term keeps order. Only a container whose wall clocks lie within one
+    /// period can use its bounds: `hour` over 22:00-01:00 takes 22, 23, 0 and 1.
+    period: Option<i64>,
 }
 
 /// A conversion between instants and wall clocks in a zone whose offset changes keeps no
@@ -569,6 +575,13 @@ impl<'a> Bounds<'a> {
         } else {
             vec![false; zones.len()]
         };
+        let unusable = match term.period {
+            Some(period) => {
+                let within = within_one_period(zones, term.widening.column, period);
+                unusable.iter().zip(within).map(|(unusable, within)| *unusable || !within).collect()
+            }
+            None => unusable,
+        };
         Self { term, mins: zones.mins.clone(), maxes: zones.maxes.clone(), unusable }
     }
 
@@ -669,6 +682,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 function: BoundExpr::Column(rebound),
                 increasing: true,
                 widening: Widening::default(),
+                period: None,
             })
         }
         // (Not through TRY_CAST: the values it turns into NULL leave the bounds' order.)
@@ -700,6 +714,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 increasing: !term.increasing,
                 column: term.column,
                 widening: term.widening,
+                period: term.period,
             })
         }
         BoundExpr::Arithmetic { op, left, right, data_type, text } => {
@@ -724,6 +739,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         increasing,
                         column: term.column,
                         widening: term.widening,
+                        period: term.period,
                     })
                 }
                 (BoundExpr::Literal(literal), _) => {
@@ -740,6 +756,7 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                         increasing,
                         column: term.column,
                         widening: term.widening,
+                        period: term.period,
                     })
                 }
                 _ => None,
@@ -756,6 +773,9 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
             let float_input = matches!(argument.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
             if !function.monotone_with(&constants) {
                 return None;
+            }
+            if let Some(period) = function.monotone_within() {
+                return periodic(function, argument, data_type, session_time_zone, text, period);
             }
             let increasing = function.monotone_in(position, float_input)?;
             let term = operand(argument)?;
@@ -782,10 +802,81 @@ fn monotone(expr: &BoundExpr) -> Option<MonotoneTerm> {
                 increasing: term.increasing == increasing,
                 column: term.column,
                 widening,
+                period: term.period,
             })
         }
         _ => None,
     }
+}
+
+/// Per container, whether the wall clocks of its timestamps (its bounds moved by `shift`;
+/// nanoseconds a microsecond further either way, however they round) lie within one
+/// `period`.
+fn within_one_period(zones: &ZoneMaps, shift: (i64, i64), period: i64) -> Vec<bool> {
+    use arrow::datatypes::{Int64Type, TimeUnit::*};
+    let micros_per_unit = |data_type: &DataType| match data_type {
+        DataType::Timestamp(Second, _) => Some((1_000_000, 1)),
+        DataType::Timestamp(Millisecond, _) => Some((1_000, 1)),
+        DataType::Timestamp(Microsecond, _) => Some((1, 1)),
+        DataType::Timestamp(Nanosecond, _) => Some((1, 1_000)),
+        _ => None,
+    };
+    let values = |bounds: &ArrayRef| cast(bounds, &DataType::Int64).ok();
+    let (Some((times, per)), Some(mins), Some(maxes)) =
+        (micros_per_unit(zones.mins.data_type()), values(&zones.mins), values(&zones.maxes))
+    else {
+        return vec![false; zones.len()];
+    };
+    let (mins, maxes) = (mins.as_primitive::<Int64Type>(), maxes.as_primitive::<Int64Type>());
+    (0..zones.len())
+        .map(|i| {
+            let span = || -> Option<(i64, i64)> {
+                let low = mins.is_valid(i).then(|| mins.value(i))?.checked_mul(times)?.div_euclid(per);
+                let high = maxes.is_valid(i).then(|| maxes.value(i))?.checked_mul(times)?.div_euclid(per);
+                let slack = i64::from(per > 1);
+                Some((low.checked_add(shift.0 - slack)?, high.checked_add(shift.1 + slack)?))
+            };
+            span().is_some_and(|(low, high)| high - low < period && low.rem_euclid(period) <= high.rem_euclid(period))
+        })
+        .collect()
+}
+
+/// `hour`, `minute` or `second` of the column's timestamps: ordered within each `period`
+/// of their wall clocks, which are the instants themselves (TIMESTAMP_NTZ) or the instants
+/// moved by the zone's offsets.
+fn periodic(
+    function: &ScalarFunction,
+    argument: &BoundExpr,
+    data_type: &DataType,
+    session_time_zone: &str,
+    text: &str,
+    period: i64,
+) -> Option<MonotoneTerm> {
+    let term = monotone(argument)?;
+    if !term.is_plain_column() {
+        return None;
+    }
+    let column = match argument.data_type() {
+        DataType::Timestamp(_, None) => (0, 0),
+        from @ DataType::Timestamp(_, Some(_)) => {
+            let wall_clock = DataType::Timestamp(TimeUnit::Microsecond, None);
+            wall_clock_shift(&from, &wall_clock, session_time_zone, &term)?
+        }
+        _ => return None,
+    };
+    Some(MonotoneTerm {
+        function: BoundExpr::Function {
+            function: function.clone(),
+            args: vec![term.function],
+            data_type: data_type.clone(),
+            session_time_zone: Arc::from("UTC"),
+            text: text.to_string(),
+        },
+        increasing: true,
+        column: term.column,
+        widening: Widening { column, result: (0, 0) },
+        period: Some(period),
+    })
 }
 
 /// A monotone term another is built on: not one whose result is widened (a truncation
@@ -1110,6 +1201,43 @@ mod tests {
         assert_eq!(possible("to_date(t) >= DATE '2024-03-12'"), [false, false, false, true]);
         assert_eq!(possible("year(t) = 2023"), [false, false, false, false]);
         assert_eq!(possible("date_trunc('DAY', t) = TIMESTAMP '2024-03-11 00:00:00'"), [false, false, true, true]);
+    }
+
+    /// `hour` of a sorted time column: containers of two hours each within a day keep
+    /// only the one holding 03:00; one that crosses midnight decides nothing.
+    #[test]
+    fn hours_prune_containers_within_a_day() {
+        use arrow::array::TimestampMicrosecondArray;
+        let micros = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros();
+        let timestamps = |texts: [&str; 4]| -> ArrayRef {
+            Arc::new(TimestampMicrosecondArray::from(texts.map(micros).to_vec()).with_timezone("UTC"))
+        };
+        let zones = ZoneMaps {
+            mins: timestamps([
+                "2024-03-12T00:00:00Z",
+                "2024-03-12T02:00:00Z",
+                "2024-03-12T04:00:00Z",
+                "2024-03-12T23:00:00Z",
+            ]),
+            maxes: timestamps([
+                "2024-03-12T01:59:59Z",
+                "2024-03-12T03:59:59Z",
+                "2024-03-12T05:59:59Z",
+                "2024-03-13T00:59:59Z",
+            ]),
+            min_exact: BooleanArray::from(vec![true; 4]),
+            max_exact: BooleanArray::from(vec![true; 4]),
+            null_counts: arrow::array::UInt64Array::from(vec![0; 4]),
+            row_counts: arrow::array::UInt64Array::from(vec![10; 4]),
+        };
+        let field = Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true);
+        let possible = |text: &str, zone: &str| leaf(text, field.clone(), zone).evaluate(Some(&zones), 4).can_true;
+        assert_eq!(possible("hour(t) = 3", "UTC"), [false, true, false, true]);
+        assert_eq!(possible("hour(t) > 8", "UTC"), [false, false, false, true]);
+        // In New York, through its offsets (-05:00 to -04:00): the second container's wall
+        // clocks lie within 21:00-23:59, the third's cross midnight, the last's 18:00-20:59.
+        assert_eq!(possible("hour(t) = 22", "America/New_York"), [false, true, true, false]);
+        assert_eq!(possible("minute(t) = 30", "UTC"), [true, true, true, true]);
     }
 
     #[test]
