@@ -91,8 +91,8 @@ const SLOTS: usize = 16;
 /// whose ends differ has its change found by bisection, once.
 ///
 /// ```text
-/// America/New_York, the span 2024-03-07 19:54Z ..= 2024-03-11 03:50Z:
-///   ends -05:00 and -04:00 → the change at 2024-03-10 07:00Z (42 lookups, once)
+/// America/New_York, the span 2024-03-09 20:17Z ..= 2024-03-13 00:38Z (index 6221):
+///   ends -05:00 and -04:00 → the change at 2024-03-10 07:00Z (40 lookups, once)
 ///   2024-03-10 06:59:59Z → -05:00; 2024-03-10 07:00:00Z → -04:00 (no lookup)
 /// ```
 pub(crate) struct ZoneClock {
