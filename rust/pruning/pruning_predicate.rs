@@ -836,7 +836,10 @@ fn within_one_period(zones: &ZoneMaps, shift: (i64, i64), period: i64) -> Vec<bo
                 let slack = i64::from(per > 1);
                 Some((low.checked_add(shift.0 - slack)?, high.checked_add(shift.1 + slack)?))
             };
-            span().is_some_and(|(low, high)| high - low < period && low.rem_euclid(period) <= high.rem_euclid(period))
+            span().is_some_and(|(low, high)| {
+                high.checked_sub(low).is_some_and(|length| length < period)
+                    && low.rem_euclid(period) <= high.rem_euclid(period)
+            })
         })
         .collect()
 }
@@ -1238,6 +1241,11 @@ mod tests {
         // clocks lie within 21:00-23:59, the third's cross midnight, the last's 18:00-20:59.
         assert_eq!(possible("hour(t) = 22", "America/New_York"), [false, true, true, false]);
         assert_eq!(possible("minute(t) = 30", "UTC"), [true, true, true, true]);
+        // Bounds a whole range apart (their distance past BIGINT) decide nothing.
+        let mut far = zones.clone();
+        far.mins = Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN + 1; 4]).with_timezone("UTC"));
+        far.maxes = Arc::new(TimestampMicrosecondArray::from(vec![i64::MAX - 1; 4]).with_timezone("UTC"));
+        assert_eq!(leaf("hour(t) = 3", field.clone(), "UTC").evaluate(Some(&far), 4).can_true, [true; 4]);
     }
 
     #[test]
