@@ -1169,34 +1169,32 @@ mod tests {
         assert!(matches!(leaf("b = X'0100'", Field::new("b", dictionary, true), "UTC"), LeafPredicate::Compare { .. }));
     }
 
+    /// Zone maps of four containers of a UTC timestamp column, ten rows each, none NULL,
+    /// from their least and greatest instants (RFC 3339).
+    fn utc_zones(mins: [&str; 4], maxes: [&str; 4]) -> ZoneMaps {
+        let timestamps = |texts: [&str; 4]| -> ArrayRef {
+            let micros = texts.map(|text| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros());
+            Arc::new(arrow::array::TimestampMicrosecondArray::from(micros.to_vec()).with_timezone("UTC"))
+        };
+        ZoneMaps {
+            mins: timestamps(mins),
+            maxes: timestamps(maxes),
+            min_exact: BooleanArray::from(vec![true; 4]),
+            max_exact: BooleanArray::from(vec![true; 4]),
+            null_counts: arrow::array::UInt64Array::from(vec![0; 4]),
+            row_counts: arrow::array::UInt64Array::from(vec![10; 4]),
+        }
+    }
+
     /// Bounds through New York's offsets (-05:00 to -04:00 since 1883) are an hour wide:
     /// of four containers each holding one New York day, a date reads its own and the next,
     /// whose first hour could be that date had the clocks been an hour later.
     #[test]
     fn dates_in_a_zone_with_daylight_saving_prune_to_the_hour() {
-        use arrow::array::TimestampMicrosecondArray;
-        let micros = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros();
-        let timestamps = |texts: [&str; 4]| -> ArrayRef {
-            Arc::new(TimestampMicrosecondArray::from(texts.map(micros).to_vec()).with_timezone("UTC"))
-        };
-        let zones = ZoneMaps {
-            mins: timestamps([
-                "2024-03-09T05:00:00Z",
-                "2024-03-10T05:00:00Z",
-                "2024-03-11T04:00:00Z",
-                "2024-03-12T04:00:00Z",
-            ]),
-            maxes: timestamps([
-                "2024-03-10T04:59:59Z",
-                "2024-03-11T03:59:59Z",
-                "2024-03-12T03:59:59Z",
-                "2024-03-13T03:59:59Z",
-            ]),
-            min_exact: BooleanArray::from(vec![true; 4]),
-            max_exact: BooleanArray::from(vec![true; 4]),
-            null_counts: arrow::array::UInt64Array::from(vec![0; 4]),
-            row_counts: arrow::array::UInt64Array::from(vec![10; 4]),
-        };
+        let zones = utc_zones(
+            ["2024-03-09T05:00:00Z", "2024-03-10T05:00:00Z", "2024-03-11T04:00:00Z", "2024-03-12T04:00:00Z"],
+            ["2024-03-10T04:59:59Z", "2024-03-11T03:59:59Z", "2024-03-12T03:59:59Z", "2024-03-13T03:59:59Z"],
+        );
         let field = Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true);
         let possible = |text: &str| leaf(text, field.clone(), "America/New_York").evaluate(Some(&zones), 4).can_true;
         // The second container is 2024-03-10 in New York, the day of the spring change.
@@ -1210,29 +1208,10 @@ mod tests {
     /// only the one holding 03:00; one that crosses midnight decides nothing.
     #[test]
     fn hours_prune_containers_within_a_day() {
-        use arrow::array::TimestampMicrosecondArray;
-        let micros = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros();
-        let timestamps = |texts: [&str; 4]| -> ArrayRef {
-            Arc::new(TimestampMicrosecondArray::from(texts.map(micros).to_vec()).with_timezone("UTC"))
-        };
-        let zones = ZoneMaps {
-            mins: timestamps([
-                "2024-03-12T00:00:00Z",
-                "2024-03-12T02:00:00Z",
-                "2024-03-12T04:00:00Z",
-                "2024-03-12T23:00:00Z",
-            ]),
-            maxes: timestamps([
-                "2024-03-12T01:59:59Z",
-                "2024-03-12T03:59:59Z",
-                "2024-03-12T05:59:59Z",
-                "2024-03-13T00:59:59Z",
-            ]),
-            min_exact: BooleanArray::from(vec![true; 4]),
-            max_exact: BooleanArray::from(vec![true; 4]),
-            null_counts: arrow::array::UInt64Array::from(vec![0; 4]),
-            row_counts: arrow::array::UInt64Array::from(vec![10; 4]),
-        };
+        let zones = utc_zones(
+            ["2024-03-12T00:00:00Z", "2024-03-12T02:00:00Z", "2024-03-12T04:00:00Z", "2024-03-12T23:00:00Z"],
+            ["2024-03-12T01:59:59Z", "2024-03-12T03:59:59Z", "2024-03-12T05:59:59Z", "2024-03-13T00:59:59Z"],
+        );
         let field = Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true);
         let possible = |text: &str, zone: &str| leaf(text, field.clone(), zone).evaluate(Some(&zones), 4).can_true;
         assert_eq!(possible("hour(t) = 3", "UTC"), [false, true, false, true]);
@@ -1243,8 +1222,8 @@ mod tests {
         assert_eq!(possible("minute(t) = 30", "UTC"), [true, true, true, true]);
         // Bounds a whole range apart (their distance past BIGINT) decide nothing.
         let mut far = zones.clone();
-        far.mins = Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN + 1; 4]).with_timezone("UTC"));
-        far.maxes = Arc::new(TimestampMicrosecondArray::from(vec![i64::MAX - 1; 4]).with_timezone("UTC"));
+        far.mins = Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![i64::MIN + 1; 4]).with_timezone("UTC"));
+        far.maxes = Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![i64::MAX - 1; 4]).with_timezone("UTC"));
         assert_eq!(leaf("hour(t) = 3", field.clone(), "UTC").evaluate(Some(&far), 4).can_true, [true; 4]);
     }
 
