@@ -532,6 +532,19 @@ impl FileReader {
             selection = match predicate.roots.is_empty() {
                 true if self.constant_passes(index)? => selection,
                 true => RowSelection::from_ranges(&[], selection.row_count())?,
+                false
+                    if let Some(passed) = self.evaluated_while_decoding(
+                        row_group,
+                        index,
+                        &selection,
+                        projection,
+                        filter,
+                        options,
+                        &mut metrics,
+                    )? =>
+                {
+                    selection.and_then(&RowSelection::from_filters(&[passed]))?
+                }
                 false => {
                     // A predicate on one string column may see it as a dictionary: it is
                     // evaluated on the dictionary's values, once each, and spread over the
@@ -596,6 +609,33 @@ impl FileReader {
         metrics.projection_time += started.elapsed();
         metrics.rows_out = out.num_rows() as u64;
         Ok(RowGroupRead { batch: out, metrics, rows: Some(first), parts: parts.collect() })
+    }
+
+    /// Predicate `index` evaluated while its column is decoded
+    /// ([`FileReader::evaluate_while_decoding`]), where it reads one root that neither the
+    /// projection nor another predicate reads (so nothing would take the decoded column
+    /// from the cache); `None` otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn evaluated_while_decoding(
+        &self,
+        row_group: usize,
+        index: usize,
+        selection: &RowSelection,
+        projection: RootColumns<'_>,
+        filter: &RowFilter,
+        options: &ReadOptions,
+        metrics: &mut ReadMetrics,
+    ) -> Result<Option<BooleanArray>> {
+        let [root] = filter.predicates()[index].roots[..] else {
+            return Ok(None);
+        };
+        let read_elsewhere = projection.roots.contains(&root)
+            || filter.predicates().iter().enumerate().any(|(other, p)| other != index && p.roots.contains(&root));
+        if read_elsewhere {
+            return Ok(None);
+        }
+        let stage = DecodeStage { row_group, options, decode: Decode::FileTypes };
+        self.evaluate_while_decoding(stage, index, root, selection, metrics)
     }
 
     /// The Parquet leaves decoding `columns` reads: all of each root's, or those its leaf
@@ -924,7 +964,7 @@ impl FileReader {
         selection: &RowSelection,
     ) -> Result<Option<ArrayRef>> {
         use crate::reading::flat_decode::{
-            DecodeError, StoredPages, decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
+            decodable, decode_dictionary_selected, decode_selected, dictionary_decodable,
         };
         let (row_group, options) = (stage.row_group, stage.options);
         let parquet_schema = self.metadata.parquet_schema();
@@ -951,19 +991,101 @@ impl FileReader {
             Some(view_type) if !dictionary => view_type,
             _ => arrow_type,
         };
-        let decode = if dictionary {
-            decode_dictionary_selected::<dyn parquet::column::page::PageReader>
-        } else if decodable(&column, arrow_type) {
-            decode_selected::<dyn parquet::column::page::PageReader>
-        } else {
+        if !dictionary && !decodable(&column, arrow_type) {
+            return Ok(None);
+        }
+        self.with_flat_pages(source, row_group, root, leaf, options, |pages, stored| match dictionary {
+            true => decode_dictionary_selected(pages, &column, arrow_type, selection, stored),
+            false => decode_selected(pages, &column, arrow_type, selection, stored),
+        })
+    }
+
+    /// Predicate `index`, on one root `root` that nothing after it reads (see
+    /// [`FileReader::read_late_materialized`]), evaluated while the root is decoded, a few
+    /// pages at a time (see [`evaluate_selected`](crate::reading::flat_decode::evaluate_selected)):
+    /// the values are evaluated while in cache, and never all held. For a flat string or
+    /// binary column whose chunk is not all dictionary-encoded (one that is, is evaluated
+    /// on its dictionary). `None`: not such a column, or a page needs the crate.
+    fn evaluate_while_decoding(
+        &self,
+        stage: DecodeStage<'_>,
+        index: usize,
+        root: usize,
+        selection: &RowSelection,
+        metrics: &mut ReadMetrics,
+    ) -> Result<Option<BooleanArray>> {
+        use crate::reading::flat_decode::{DecodeError, decodable, dictionary_decodable, evaluate_selected};
+        let (row_group, options) = (stage.row_group, stage.options);
+        let field = self.metadata.schema().field(root);
+        let file_type = field.data_type();
+        let [leaf] = self.leaves_of(RootColumns::whole(&[root]))[..] else {
             return Ok(None);
         };
+        let column = self.metadata.parquet_schema().column(leaf);
+        let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
+        let strings =
+            matches!(file_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary);
+        // (The predicate is bound to the filter's type of the column: the file's here.)
+        let filter_type = self.filter_schema.field(root).data_type();
+        if !strings
+            || filter_type != file_type
+            || !decodable(&column, file_type)
+            || dictionary_decodable(&column, file_type, chunk)
+        {
+            return Ok(None);
+        }
+        // The pages' bytes, as `decode` finds them.
+        let leaves = [leaf];
+        let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
+        let plan = ReadPlan::new(selection, options.selection_policy.for_columns(true), boundaries.as_deref())?;
+        let source = self.source_for(row_group, &leaves, &plan.decoder_selection(), options)?;
+        let schema = Arc::new(Schema::new(vec![field.clone()]));
+        let evaluate = |values: &ArrayRef| {
+            let answers = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::clone(values)])
+                .map_err(PqsiftError::from)
+                .and_then(|batch| {
+                    crate::reading::dictionary_predicate::evaluate_by_dictionary(
+                        &self.bound[index],
+                        &batch,
+                        &[file_type],
+                    )
+                })
+                .map_err(DecodeError::Predicate)?;
+            Ok(answers.values().clone())
+        };
+        let answers = self.with_flat_pages(&source, row_group, root, leaf, options, |pages, stored| {
+            evaluate_selected(pages, &column, file_type, selection, stored, evaluate)
+        })?;
+        if answers.is_some() {
+            let rows = selection.selected_count() as u64;
+            metrics.rows_decoded += rows;
+            *metrics.rows_decoded_by_column.entry(field.name().clone()).or_default() += rows;
+        }
+        Ok(answers.map(|answers| BooleanArray::new(answers, None)))
+    }
+
+    /// `read` over the pages of leaf `leaf` (root `root`'s only one) in `row_group`: the
+    /// crate's page reader, handing pages over still compressed where they are
+    /// decompressed here, into a reused buffer (snappy pages, and zstd pages with an
+    /// offset index, which says where each page's header is, for its size: those only as
+    /// far as needed). Its errors name the file, the row group and the column.
+    fn with_flat_pages<T>(
+        &self,
+        source: &FileSource,
+        row_group: usize,
+        root: usize,
+        leaf: usize,
+        options: &ReadOptions,
+        read: impl FnOnce(
+            &mut dyn parquet::column::page::PageReader,
+            Option<&mut crate::reading::flat_decode::StoredPages<'_>>,
+        ) -> std::result::Result<T, crate::reading::flat_decode::DecodeError>,
+    ) -> Result<T> {
+        use crate::reading::flat_decode::{DecodeError, StoredPages};
         let metadata = self.metadata.metadata();
+        let chunk = metadata.row_group(row_group).column(leaf);
         let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
         let locations = metadata.page_index_for_row_group(row_group).page_locations(leaf).cloned();
-        // Pages read still compressed and decompressed here, into a reused buffer: snappy
-        // pages, and zstd pages with an offset index (which says where each page's header
-        // is, for its size), those only as far as needed.
         let header_error = std::cell::RefCell::new(None);
         let max_page_bytes = usize::try_from(options.max_page_bytes).unwrap_or(usize::MAX);
         let mut stored = match chunk.compression() {
@@ -974,9 +1096,9 @@ impl FileReader {
             _ => None,
         };
         let mut pages = self.page_reader(source, chunk, rows, locations.clone(), stored.is_some())?;
-        let decoded = decode(&mut pages, &column, arrow_type, selection, stored.as_mut());
+        let read = read(&mut pages, stored.as_mut());
         drop(stored);
-        decoded.map_err(|e| match e {
+        read.map_err(|e| match e {
             DecodeError::Parquet(e) => source.take_error().unwrap_or_else(|| PqsiftError::corrupt(self.name(), e)),
             DecodeError::Corrupt(reason) => header_error.take().unwrap_or_else(|| {
                 let column = self.metadata.schema().field(root).name();
@@ -988,6 +1110,7 @@ impl FileReader {
                 PqsiftError::unsupported(self.name(), self.at_column(row_group, column, reason))
                     .about_column(crate::filter::ColumnPath::new([column]).name())
             }
+            DecodeError::Predicate(e) => e,
         })
     }
 

@@ -16,8 +16,10 @@
 //!
 //! This module walks the pages ([`decode_selected`]: levels, encodings, the row
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
-//! dictionary keys), `strings`, `booleans` — with `dictionary_indices` shared by the
-//! first two, `compress` taking a page's selected values out a 64-row word at a time
+//! dictionary keys), `strings`, `booleans`, and `evaluating`, which hands a string sink's
+//! output to a predicate a few pages at a time and keeps only its answers — with
+//! `dictionary_indices` shared by the first two, `compress` taking a page's selected
+//! values out a 64-row word at a time
 //! (AVX-512 where the CPU has it), `byte_stream_split` rejoining BYTE_STREAM_SPLIT values
 //! eight at a time, and `stored_pages` handing pages over still compressed.
 //!
@@ -97,6 +99,7 @@ mod byte_stream_split;
 pub(crate) mod compress;
 mod converted;
 mod dictionary_indices;
+mod evaluating;
 mod fixed_width;
 mod stored_pages;
 mod strings;
@@ -120,6 +123,8 @@ pub enum DecodeError {
     Corrupt(String),
     /// A value the output type cannot hold (an INT96 instant beyond nanoseconds' range).
     OutOfRange(String),
+    /// The predicate of [`evaluate_selected`] failed.
+    Predicate(crate::error::PqsiftError),
 }
 
 impl From<ParquetError> for DecodeError {
@@ -133,6 +138,7 @@ impl std::fmt::Display for DecodeError {
         match self {
             Self::Parquet(e) => e.fmt(f),
             Self::Corrupt(reason) | Self::OutOfRange(reason) => f.write_str(reason),
+            Self::Predicate(e) => e.fmt(f),
         }
     }
 }
@@ -309,6 +315,44 @@ pub fn decode_selected<R: PageReader + ?Sized>(
             Ok(out.map(ViewsOutput::finish))
         }
         (other, _) => Err(DecodeError::Corrupt(format!("{other} as {arrow_type} is not decoded here"))),
+    }
+}
+
+/// Evaluates a predicate on the rows of `selection` of a string or binary chunk as
+/// [`decode_selected`] would decode them into `arrow_type` (strings or binaries, 32- or
+/// 64-bit offsets), a few pages at a time, while their values are in cache: `evaluate`
+/// takes each run of decoded values and answers a bit per value, and the answers are
+/// returned, one per selected row. Nothing of the column's size is kept. `Ok(None)`: not
+/// such a column, or a page is in an encoding decoded only by the crate (the caller
+/// decodes the column instead).
+pub fn evaluate_selected<R, F>(
+    pages: &mut R,
+    column: &ColumnDescriptor,
+    arrow_type: &DataType,
+    selection: &RowSelection,
+    stored: Option<&mut StoredPages<'_>>,
+    evaluate: F,
+) -> Result<Option<BooleanBuffer>, DecodeError>
+where
+    R: PageReader + ?Sized,
+    F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>,
+{
+    use evaluating::Evaluating;
+    let nullable = column.max_def_level() == 1;
+    let selected = selection.selected_count();
+    if !is_flat(column) || column.physical_type() != PhysicalType::BYTE_ARRAY {
+        return Ok(None);
+    }
+    match arrow_type {
+        DataType::Utf8 | DataType::Binary => {
+            let sink = Evaluating::new(BytesOutput::<i32>::new(0, nullable, arrow_type), evaluate, selected);
+            decode_pages(pages, nullable, selection, sink, stored)?.map(Evaluating::finish).transpose()
+        }
+        DataType::LargeUtf8 | DataType::LargeBinary => {
+            let sink = Evaluating::new(BytesOutput::<i64>::new(0, nullable, arrow_type), evaluate, selected);
+            decode_pages(pages, nullable, selection, sink, stored)?.map(Evaluating::finish).transpose()
+        }
+        _ => Ok(None),
     }
 }
 

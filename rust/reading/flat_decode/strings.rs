@@ -74,6 +74,29 @@ pub(super) struct BytesOutput<O> {
     utf8: bool,
 }
 
+/// The string (`utf8`) or binary array of `offsets` into `values`, nulls where `validity`
+/// says.
+fn byte_array<O: OffsetSizeTrait>(
+    offsets: Vec<O>,
+    values: Vec<u8>,
+    validity: Option<BooleanBuffer>,
+    utf8: bool,
+) -> Result<ArrayRef, DecodeError> {
+    let nulls = validity.map(NullBuffer::new).filter(|n| n.null_count() > 0);
+    // Offsets only grow: each is the values' length after a row.
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let values = Buffer::from_vec(values);
+    Ok(match utf8 {
+        // SAFETY: every page's values were checked as they were appended
+        // (`check_utf8`): valid UTF-8, each offset on a character's first byte.
+        true => Arc::new(unsafe { GenericStringArray::<O>::new_unchecked(offsets, values, nulls) }),
+        false => Arc::new(
+            GenericBinaryArray::<O>::try_new(offsets, values, nulls)
+                .map_err(|e| DecodeError::Corrupt(e.to_string()))?,
+        ),
+    })
+}
+
 /// A selected row without a value.
 pub(super) const NULL_ROW: u32 = u32::MAX;
 
@@ -222,7 +245,6 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
     }
 
     pub(super) fn finish(mut self) -> Result<ArrayRef, DecodeError> {
-        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
         // Reserved ahead at 17/16 of the estimate: shrunk only where more than an eighth is
         // unused. A buffer freed in the size class it was reserved in is found again by the
         // next read's reservation; shrunk into the class below, the next read takes a smaller
@@ -230,18 +252,44 @@ impl<O: OffsetSizeTrait> BytesOutput<O> {
         if self.values.capacity() - self.values.len() > self.values.len() / 8 {
             self.values.shrink_to_fit();
         }
-        // Offsets only grow: each is the values' length after a row.
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
-        let values = Buffer::from_vec(self.values);
-        Ok(match self.utf8 {
-            // SAFETY: every page's values were checked as they were appended
-            // (`check_utf8`): valid UTF-8, each offset on a character's first byte.
-            true => Arc::new(unsafe { GenericStringArray::<O>::new_unchecked(offsets, values, nulls) }),
-            false => Arc::new(
-                GenericBinaryArray::<O>::try_new(offsets, values, nulls)
-                    .map_err(|e| DecodeError::Corrupt(e.to_string()))?,
-            ),
-        })
+        let validity = self.validity.as_mut().map(BooleanBufferBuilder::finish);
+        byte_array(self.offsets, self.values, validity, self.utf8)
+    }
+
+    /// The rows appended since the last drain, and their values' bytes.
+    pub(super) fn pending(&self) -> (usize, usize) {
+        (self.offsets.len() - 1, self.values.len())
+    }
+
+    /// The rows appended since the last drain, as an array; the output starts again empty
+    /// (the dictionary and the reused buffers kept), reserving for one page at a time.
+    pub(super) fn drain(&mut self) -> Result<ArrayRef, DecodeError> {
+        let offsets = std::mem::replace(&mut self.offsets, vec![O::zero()]);
+        let values = std::mem::take(&mut self.values);
+        let validity = self.validity.as_mut().map(BooleanBufferBuilder::finish);
+        self.rows_left = 0;
+        byte_array(offsets, values, validity, self.utf8)
+    }
+
+    /// Takes back the buffers of `array` (from [`drain`](Self::drain)), once evaluated and
+    /// held by nothing else, for the rows that follow: each run of pages is decoded into
+    /// the memory the run before left, still in cache, not into a fresh allocation.
+    pub(super) fn recycle(&mut self, array: ArrayRef) {
+        let parts = match self.utf8 {
+            true => array.as_any().downcast_ref::<GenericStringArray<O>>().cloned().map(|a| a.into_parts()),
+            false => array.as_any().downcast_ref::<GenericBinaryArray<O>>().cloned().map(|a| a.into_parts()),
+        };
+        drop(array);
+        let Some((offsets, values, _)) = parts else { return };
+        if let (Ok(mut values), true) = (values.into_vec::<u8>(), self.values.is_empty()) {
+            values.clear();
+            self.values = values;
+        }
+        if let (Ok(mut offsets), 1) = (offsets.into_inner().into_inner().into_vec::<O>(), self.offsets.len()) {
+            offsets.clear();
+            offsets.push(O::zero());
+            self.offsets = offsets;
+        }
     }
 
     /// Checks the values appended since byte `start` (the rows from offset `first_row` on):

@@ -161,14 +161,27 @@ fn decoded_both_ways(
     selection: &RowSelection,
     decode: DecodeColumn,
 ) -> Option<ArrayRef> {
+    let data = |array: &Option<ArrayRef>| array.as_ref().map(|a| a.to_data());
+    read_both_ways(file, read, selection, data, |pages, stored| {
+        decode(pages, &read.descriptor, &read.arrow_type, selection, stored).unwrap()
+    })
+}
+
+/// What `read` answers for the rows of `selection` from `file`'s one column, read as
+/// [`decoded_both_ways`] reads them; `compare` says what must be equal between the ways.
+fn read_both_ways<T, C: PartialEq + std::fmt::Debug>(
+    file: &bytes::Bytes,
+    read_as: &CrateRead,
+    selection: &RowSelection,
+    compare: impl Fn(&T) -> C,
+    mut read: impl FnMut(&mut (dyn PageReader + 'static), Option<&mut StoredPages<'_>>) -> T,
+) -> T {
     let rows = selection.row_count();
-    let got =
-        decode(&mut pages(file, rows, read.locations.clone()), &read.descriptor, &read.arrow_type, selection, None)
-            .unwrap();
+    let got = read(&mut pages(file, rows, read_as.locations.clone()), None);
     let chunk = SerializedFileReader::new(file.clone()).unwrap().metadata().row_group(0).column(0).clone();
     let has_dictionary = chunk.dictionary_page_offset().is_some();
     for headers_only in [false, true] {
-        let Some((mut raw, sizes)) = raw_pages(file, rows, read.locations.clone()) else { break };
+        let Some((mut raw, sizes)) = raw_pages(file, rows, read_as.locations.clone()) else { break };
         let mut stored = match chunk.compression() {
             parquet::basic::Compression::SNAPPY if headers_only => break,
             parquet::basic::Compression::SNAPPY => StoredPages::snappy(usize::MAX),
@@ -182,12 +195,8 @@ fn decoded_both_ways(
                 if headers_only { zstd.with_headers_only() } else { zstd }
             }
         };
-        let compressed = decode(&mut raw, &read.descriptor, &read.arrow_type, selection, Some(&mut stored)).unwrap();
-        assert_eq!(
-            compressed.as_ref().map(|a| a.to_data()),
-            got.as_ref().map(|a| a.to_data()),
-            "read still compressed"
-        );
+        let compressed = read(&mut raw, Some(&mut stored));
+        assert_eq!(compare(&compressed), compare(&got), "read still compressed");
     }
     got
 }
@@ -405,6 +414,27 @@ proptest! {
             let plain = arrow::compute::cast(&views, read.expected.data_type()).unwrap();
             prop_assert_eq!(plain.to_data(), read.expected.to_data());
         }
+        // Evaluated as decoded, run by run of pages: the answers of a predicate on the
+        // selected rows, in order (here: an even length, a null false), each run handed
+        // over whole and no run empty.
+        let even = |values: &ArrayRef| -> BooleanBuffer {
+            let lengths = arrow::compute::kernels::length::length(values).unwrap();
+            let lengths = arrow::compute::cast(&lengths, &DataType::Int64).unwrap();
+            let lengths = lengths.as_any().downcast_ref::<Int64Array>().unwrap();
+            BooleanBuffer::collect_bool(lengths.len(), |i| lengths.is_valid(i) && lengths.value(i) % 2 == 0)
+        };
+        let (mut runs, mut sizes) = (0usize, Vec::new());
+        let answers = read_both_ways(&file, &read, &selection, |a: &Option<BooleanBuffer>| a.clone(), |pages, stored| {
+            runs += 1;
+            evaluate_selected(pages, &read.descriptor, &read.arrow_type, &selection, stored, |values: &ArrayRef| {
+                sizes.push(values.len());
+                Ok(even(values))
+            })
+            .unwrap()
+        });
+        prop_assert_eq!(answers, Some(even(&read.expected)));
+        prop_assert!(sizes.iter().all(|&rows| rows > 0) || read.expected.is_empty());
+        prop_assert_eq!(sizes.iter().sum::<usize>(), read.expected.len() * runs);
     }
 }
 
