@@ -163,6 +163,9 @@ pub enum BoundExpr {
         pattern: String,
         /// `NOT LIKE`.
         negated: bool,
+        /// The pattern's regular expression, compiled once, where Arrow's kernel would
+        /// compile one on every call (see `like_regex`).
+        regex: Option<regex::Regex>,
     },
     /// Three-valued AND; the right side is only evaluated where the left is not false.
     And(Box<BoundExpr>, Box<BoundExpr>),
@@ -732,11 +735,9 @@ impl Binder<'_> {
                 )));
             }
         };
-        Ok(BoundExpr::Like {
-            expr: Box::new(input),
-            pattern: like_pattern_with_backslash(pattern, escape.unwrap_or('\\'))?,
-            negated,
-        })
+        let pattern = like_pattern_with_backslash(pattern, escape.unwrap_or('\\'))?;
+        let regex = super::like_regex::compile(&pattern);
+        Ok(BoundExpr::Like { expr: Box::new(input), pattern, negated, regex })
     }
 
     /// `CAST(inner AS to)`, or with `null_on_error` `TRY_CAST`.

@@ -33,6 +33,7 @@ use super::float_compare::{compare_with_literal, spark_float_order};
 use super::function_kernels;
 use super::functions::ScalarFunction;
 use super::like_prefilter::like_prefiltered;
+use super::like_regex;
 use super::select_rows::{Piece, assemble, select_rows};
 use super::{ArithmeticOp, CompareOp};
 use crate::{PqsiftError, Result};
@@ -195,18 +196,25 @@ impl Evaluator<'_> {
                 .map_err(internal)?;
                 Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)))
             }
-            BoundExpr::Like { expr: tested, pattern, negated } => {
+            BoundExpr::Like { expr: tested, pattern, negated, regex } => {
                 let value = self.eval(tested, active)?;
                 // A prefix or suffix pattern, or a column searched for the pattern's longest
-                // literal run first; else Arrow's kernel.
+                // literal run first; else the pattern's compiled expression, or Arrow's kernel.
                 let fast = match like_affix(pattern) {
                     Some((affix, end)) => affix_matches(value.array(), affix.as_bytes(), end),
-                    None if !value.is_scalar() => like_prefiltered(value.array(), pattern).map_err(internal)?,
+                    None if !value.is_scalar() => {
+                        like_prefiltered(value.array(), pattern, regex.as_ref()).map_err(internal)?
+                    }
                     None => None,
                 };
                 if let Some(matches) = fast {
                     let result = if *negated { boolean::not(&matches).map_err(internal)? } else { matches };
                     return Ok(Value::wrap_like(value.is_scalar(), true, Arc::new(result)));
+                }
+                if let (Some(regex), false) = (regex, value.is_scalar())
+                    && let Some(result) = like_regex::matches(value.array(), regex, *negated)
+                {
+                    return Ok(Value::Array(Arc::new(result)));
                 }
                 let pattern: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![pattern.as_str()]));
                 let pattern = cast_array(&pattern, value.array().data_type(), "UTC")?;

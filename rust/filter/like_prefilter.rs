@@ -20,6 +20,7 @@ use arrow::compute::kernels::comparison::contains;
 use arrow::compute::{filter, like, prep_null_mask_filter};
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
+use regex::Regex;
 
 /// Runs of fewer bytes are not searched for: too many rows hold them.
 const MIN_RUN: usize = 3;
@@ -54,7 +55,11 @@ pub(super) fn longest_literal(pattern: &str) -> Option<String> {
 /// `values LIKE pattern` for strings, the rows without the pattern's longest literal run
 /// (see [`longest_literal`]) left out of the regular expression. `None` where the pattern
 /// has no such run, or the values are not strings.
-pub(super) fn like_prefiltered(values: &ArrayRef, pattern: &str) -> Result<Option<BooleanArray>, ArrowError> {
+pub(super) fn like_prefiltered(
+    values: &ArrayRef,
+    pattern: &str,
+    regex: Option<&Regex>,
+) -> Result<Option<BooleanArray>, ArrowError> {
     let Some(run) = longest_literal(pattern) else { return Ok(None) };
     let constant = |text: &str| -> Option<Scalar<ArrayRef>> {
         let array: ArrayRef = match values.data_type() {
@@ -66,12 +71,17 @@ pub(super) fn like_prefiltered(values: &ArrayRef, pattern: &str) -> Result<Optio
         Some(Scalar::new(array))
     };
     let (Some(run), Some(pattern)) = (constant(&run), constant(pattern)) else { return Ok(None) };
+    // The pattern's expression compiled once (see `like_regex`), else Arrow's kernel.
+    let like = |values: &ArrayRef| match regex.and_then(|regex| super::like_regex::matches(values, regex, false)) {
+        Some(matched) => Ok(matched),
+        None => like(values as &dyn Datum, &pattern),
+    };
     let rows = values.len();
     // Most rows hold the run (judged on the first few): the expression on every row costs
     // no more than the search and then the expression.
     let sample = values.slice(0, rows.min(SAMPLE_ROWS));
     if contains(&sample as &dyn Datum, &run)?.true_count() * 2 > sample.len() {
-        return Ok(Some(like(values as &dyn Datum, &pattern)?));
+        return Ok(Some(like(values)?));
     }
     let candidates = contains(values as &dyn Datum, &run)?;
     // NULL rows are no candidates (`prep_null_mask_filter` expects nulls).
@@ -80,9 +90,9 @@ pub(super) fn like_prefiltered(values: &ArrayRef, pattern: &str) -> Result<Optio
         _ => prep_null_mask_filter(&candidates),
     };
     if candidates.true_count() * 2 > rows {
-        return Ok(Some(like(values as &dyn Datum, &pattern)?));
+        return Ok(Some(like(values)?));
     }
-    let matched = like(&filter(values.as_ref(), &candidates)? as &dyn Datum, &pattern)?;
+    let matched = like(&filter(values.as_ref(), &candidates)?)?;
     let mut bits = BooleanBufferBuilder::new(rows);
     bits.append_n(rows, false);
     for (candidate, row) in candidates.values().set_indices().enumerate() {
@@ -123,8 +133,11 @@ mod tests {
             None,
             Some("utmXcampaign=21x"),
         ]));
-        let got = like_prefiltered(&values, "%utm_campaign=21%").unwrap().unwrap();
-        assert_eq!(got.iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false), None, Some(true)]);
+        let pattern = "%utm_campaign=21%";
+        for regex in [None, crate::filter::like_regex::compile(pattern)] {
+            let got = like_prefiltered(&values, pattern, regex.as_ref()).unwrap().unwrap();
+            assert_eq!(got.iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false), None, Some(true)]);
+        }
     }
 
     fn text() -> impl Strategy<Value = String> {
@@ -143,12 +156,16 @@ mod tests {
                 Arc::new(LargeStringArray::from(rows.clone())),
                 Arc::new(StringViewArray::from(rows.clone())),
             ];
+            // With Arrow's kernel on the candidates, and with the expression compiled once.
+            let regex = crate::filter::like_regex::compile(&pattern);
             for values in &arrays {
-                let Ok(Some(got)) = like_prefiltered(values, &pattern) else { continue };
-                let pattern = Scalar::new(Arc::new(StringArray::from(vec![pattern.as_str()])) as ArrayRef);
-                let pattern = Scalar::new(arrow::compute::cast(&pattern.into_inner(), values.data_type()).unwrap());
-                let expected = like(values as &dyn Datum, &pattern).unwrap();
-                prop_assert_eq!(&got, &expected, "{:?} {}", rows, values.data_type());
+                for compiled in [None, regex.as_ref()] {
+                    let Ok(Some(got)) = like_prefiltered(values, &pattern, compiled) else { continue };
+                    let pattern = Scalar::new(Arc::new(StringArray::from(vec![pattern.as_str()])) as ArrayRef);
+                    let pattern = Scalar::new(arrow::compute::cast(&pattern.into_inner(), values.data_type()).unwrap());
+                    let expected = like(values as &dyn Datum, &pattern).unwrap();
+                    prop_assert_eq!(&got, &expected, "{:?} {}", rows, values.data_type());
+                }
             }
         }
     }

@@ -38,6 +38,7 @@ pub mod functions;
 pub mod in_set;
 mod java_regex;
 mod like_prefilter;
+mod like_regex;
 mod literal;
 mod parse;
 mod preimage;

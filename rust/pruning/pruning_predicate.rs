@@ -302,7 +302,7 @@ impl LeafPredicate {
                 Some(term) => Self::IsNull { term, negated: *negated },
                 None => Self::Unknown,
             },
-            BoundExpr::Like { expr, pattern, negated } => match (monotone(expr), parse_like_prefix(pattern)) {
+            BoundExpr::Like { expr, pattern, negated, .. } => match (monotone(expr), parse_like_prefix(pattern)) {
                 (Some(term), Some((prefix, prefix_only, exact)))
                     if term.increasing && is_string(&term.function.data_type()) =>
                 {
