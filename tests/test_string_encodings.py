@@ -88,3 +88,10 @@ def test_strings_in_every_encoding_read_as_pyarrow_reads_them(
         ("b > X'68'", pc.fill_null(pc.greater(table["b"], pa.scalar(b"h")), False)),
     ):
         check(pqsift.scan(path, columns=["n"], filter=where).to_table(), table.select(["n"]).filter(want))
+        # Read again by the projection: the values of the rows that pass are kept for it.
+        check(pqsift.scan(path, columns=["s", "b", "n"], filter=where).to_table(), table.filter(want))
+    # Two predicates on one column: the second reads what the first kept.
+    long_with_one = pc.and_(has_one, pc.fill_null(pc.greater(pc.utf8_length(table["s"]), 3), False))
+    for columns in (["n"], ["n", "s"]):
+        got = pqsift.scan(path, columns=columns, filter="s LIKE '%1%' AND length(s) > 3").to_table()
+        check(got, table.select(columns).filter(long_with_one))

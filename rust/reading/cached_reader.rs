@@ -177,6 +177,20 @@ impl<'a> CachedArrayReader<'a> {
         Ok(None)
     }
 
+    /// Whether a tier holds the values of root column `column` for a superset of the rows
+    /// of `wanted` ([`get`](Self::get) would find them).
+    pub fn holds(&self, column: usize, wanted: &RowSelection) -> Result<bool> {
+        if let Some(cached) = self.local.get(&column)
+            && covers(&cached.selection, wanted)?
+        {
+            return Ok(true);
+        }
+        match self.shared.get(&self.key(column)) {
+            Some(cached) => covers(&cached.selection, wanted),
+            None => Ok(false),
+        }
+    }
+
     /// Caches freshly decoded values of `column` for the rows of `selection` in both tiers.
     pub fn insert(&mut self, column: usize, values: ArrayRef, selection: RowSelection) {
         let cached = CachedColumn { values, selection };

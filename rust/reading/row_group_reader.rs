@@ -533,17 +533,17 @@ impl FileReader {
                 true if self.constant_passes(index)? => selection,
                 true => RowSelection::from_ranges(&[], selection.row_count())?,
                 false
-                    if let Some(passed) = self.evaluated_while_decoding(
-                        row_group,
+                    if let Some(passing) = self.evaluated_while_decoding(
+                        DecodeStage { row_group, options, decode: Decode::FileTypes },
                         index,
                         &selection,
                         projection,
                         filter,
-                        options,
+                        &mut cache,
                         &mut metrics,
                     )? =>
                 {
-                    selection.and_then(&RowSelection::from_filters(&[passed]))?
+                    passing
                 }
                 false => {
                     // A predicate on one string column may see it as a dictionary: it is
@@ -611,31 +611,41 @@ impl FileReader {
         Ok(RowGroupRead { batch: out, metrics, rows: Some(first), parts: parts.collect() })
     }
 
-    /// Predicate `index` evaluated while its column is decoded
-    /// ([`FileReader::evaluate_while_decoding`]), where it reads one root that neither the
-    /// projection nor another predicate reads (so nothing would take the decoded column
-    /// from the cache); `None` otherwise.
+    /// The rows of `selection` that pass predicate `index`, evaluated while its column is
+    /// decoded ([`FileReader::evaluate_while_decoding`]), where it reads one root that no
+    /// earlier stage left in the cache. Where the projection or another predicate reads
+    /// that root too, the values of the rows that pass are kept and cached for them (for
+    /// those rows only: every later stage reads a subset of them); else nothing of the
+    /// column is kept. `None`: not such a predicate or column.
     #[allow(clippy::too_many_arguments)]
     fn evaluated_while_decoding(
         &self,
-        row_group: usize,
+        stage: DecodeStage<'_>,
         index: usize,
         selection: &RowSelection,
         projection: RootColumns<'_>,
         filter: &RowFilter,
-        options: &ReadOptions,
+        cache: &mut CachedArrayReader<'_>,
         metrics: &mut ReadMetrics,
-    ) -> Result<Option<BooleanArray>> {
+    ) -> Result<Option<RowSelection>> {
         let [root] = filter.predicates()[index].roots[..] else {
             return Ok(None);
         };
-        let read_elsewhere = projection.roots.contains(&root)
-            || filter.predicates().iter().enumerate().any(|(other, p)| other != index && p.roots.contains(&root));
-        if read_elsewhere {
+        if cache.holds(root, selection)? {
             return Ok(None);
         }
-        let stage = DecodeStage { row_group, options, decode: Decode::FileTypes };
-        self.evaluate_while_decoding(stage, index, root, selection, metrics)
+        let read_later = projection.roots.contains(&root)
+            || filter.predicates().iter().enumerate().any(|(other, p)| other != index && p.roots.contains(&root));
+        let Some((answers, passed)) =
+            self.evaluate_while_decoding(stage, index, root, selection, read_later, metrics)?
+        else {
+            return Ok(None);
+        };
+        let passing = selection.and_then(&RowSelection::from_filters(&[answers]))?;
+        if let Some(values) = passed {
+            cache.insert(root, values, passing.clone());
+        }
+        Ok(Some(passing))
     }
 
     /// The Parquet leaves decoding `columns` reads: all of each root's, or those its leaf
@@ -1000,20 +1010,21 @@ impl FileReader {
         })
     }
 
-    /// Predicate `index`, on one root `root` that nothing after it reads (see
-    /// [`FileReader::read_late_materialized`]), evaluated while the root is decoded, a few
+    /// Predicate `index`, on one root `root`, evaluated while the root is decoded, a few
     /// pages at a time (see [`evaluate_selected`](crate::reading::flat_decode::evaluate_selected)):
-    /// the values are evaluated while in cache, and never all held. For a flat string or
-    /// binary column whose chunk is not all dictionary-encoded (one that is, is evaluated
-    /// on its dictionary). `None`: not such a column, or a page needs the crate.
+    /// the values are evaluated while in cache, and never all held; with `keep`, the
+    /// values of the rows that pass are returned too. For a flat string or binary column
+    /// whose chunk is not all dictionary-encoded (one that is, is evaluated on its
+    /// dictionary). `None`: not such a column, or a page needs the crate.
     fn evaluate_while_decoding(
         &self,
         stage: DecodeStage<'_>,
         index: usize,
         root: usize,
         selection: &RowSelection,
+        keep: bool,
         metrics: &mut ReadMetrics,
-    ) -> Result<Option<BooleanArray>> {
+    ) -> Result<Option<(BooleanArray, Option<ArrayRef>)>> {
         use crate::reading::flat_decode::{DecodeError, decodable, dictionary_decodable, evaluate_selected};
         let (row_group, options) = (stage.row_group, stage.options);
         let field = self.metadata.schema().field(root);
@@ -1054,14 +1065,14 @@ impl FileReader {
             Ok(answers.values().clone())
         };
         let answers = self.with_flat_pages(&source, row_group, root, leaf, options, |pages, stored| {
-            evaluate_selected(pages, &column, file_type, selection, stored, evaluate)
+            evaluate_selected(pages, &column, file_type, selection, stored, keep, evaluate)
         })?;
         if answers.is_some() {
             let rows = selection.selected_count() as u64;
             metrics.rows_decoded += rows;
             *metrics.rows_decoded_by_column.entry(field.name().clone()).or_default() += rows;
         }
-        Ok(answers.map(|answers| BooleanArray::new(answers, None)))
+        Ok(answers.map(|(answers, passed)| (BooleanArray::new(answers, None), passed)))
     }
 
     /// `read` over the pages of leaf `leaf` (root `root`'s only one) in `row_group`: the

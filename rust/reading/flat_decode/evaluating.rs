@@ -57,17 +57,21 @@ impl<O: OffsetSizeTrait> Drain for BytesOutput<O> {
 }
 
 /// The sink `inner`, its output handed to `evaluate` every [`FLUSH_BYTES`] and kept as the
-/// answers only.
+/// answers, and (where the values are read again later) the values of the rows that pass.
 pub(super) struct Evaluating<S, F> {
     inner: S,
     evaluate: F,
     answers: BooleanBufferBuilder,
+    /// The values of the rows that passed, a piece per run; `None`: not kept.
+    passed: Option<Vec<ArrayRef>>,
 }
 
 impl<S: Drain, F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>> Evaluating<S, F> {
-    /// `selected`: the rows to be decoded (the answers' length).
-    pub(super) fn new(inner: S, evaluate: F, selected: usize) -> Self {
-        Self { inner, evaluate, answers: BooleanBufferBuilder::new(selected.min(MAX_RESERVED_VALUES)) }
+    /// `selected`: the rows to be decoded (the answers' length); `keep`: whether the values
+    /// of the rows that pass are kept.
+    pub(super) fn new(inner: S, evaluate: F, selected: usize, keep: bool) -> Self {
+        let answers = BooleanBufferBuilder::new(selected.min(MAX_RESERVED_VALUES));
+        Self { inner, evaluate, answers, passed: keep.then(Vec::new) }
     }
 
     fn flush(&mut self) -> Result<(), DecodeError> {
@@ -77,18 +81,31 @@ impl<S: Drain, F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>> Evalua
         }
         let values = self.inner.drain()?;
         let answers = (self.evaluate)(&values)?;
-        self.inner.recycle(values);
         if answers.len() != rows {
             return Err(DecodeError::Corrupt(format!("a predicate answered {} of {rows} rows", answers.len())));
         }
+        if let Some(passed) = &mut self.passed {
+            let mask = BooleanArray::new(answers.clone(), None);
+            passed.push(arrow::compute::filter(&values, &mask).map_err(|e| DecodeError::Corrupt(e.to_string()))?);
+        }
+        self.inner.recycle(values);
         self.answers.append_buffer(&answers);
         Ok(())
     }
 
-    /// The answers for every row decoded, in order.
-    pub(super) fn finish(mut self) -> Result<BooleanBuffer, DecodeError> {
+    /// The answers for every row decoded, in order, and the values of the rows that
+    /// passed, if kept (of `arrow_type`).
+    pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<(BooleanBuffer, Option<ArrayRef>), DecodeError> {
         self.flush()?;
-        Ok(self.answers.finish())
+        let passed = match self.passed.take() {
+            None => None,
+            Some(pieces) if pieces.is_empty() => Some(arrow::array::new_empty_array(arrow_type)),
+            Some(pieces) => {
+                let pieces: Vec<&dyn arrow::array::Array> = pieces.iter().map(|piece| piece.as_ref()).collect();
+                Some(arrow::compute::concat(&pieces).map_err(|e| DecodeError::Corrupt(e.to_string()))?)
+            }
+        };
+        Ok((self.answers.finish(), passed))
     }
 }
 

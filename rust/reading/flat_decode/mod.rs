@@ -322,17 +322,19 @@ pub fn decode_selected<R: PageReader + ?Sized>(
 /// [`decode_selected`] would decode them into `arrow_type` (strings or binaries, 32- or
 /// 64-bit offsets), a few pages at a time, while their values are in cache: `evaluate`
 /// takes each run of decoded values and answers a bit per value, and the answers are
-/// returned, one per selected row. Nothing of the column's size is kept. `Ok(None)`: not
-/// such a column, or a page is in an encoding decoded only by the crate (the caller
-/// decodes the column instead).
+/// returned, one per selected row, with (`keep`) the values of the rows that pass, in
+/// order. Nothing more of the column's size is kept. `Ok(None)`: not such a column, or a
+/// page is in an encoding decoded only by the crate (the caller decodes the column
+/// instead).
 pub fn evaluate_selected<R, F>(
     pages: &mut R,
     column: &ColumnDescriptor,
     arrow_type: &DataType,
     selection: &RowSelection,
     stored: Option<&mut StoredPages<'_>>,
+    keep: bool,
     evaluate: F,
-) -> Result<Option<BooleanBuffer>, DecodeError>
+) -> Result<Option<(BooleanBuffer, Option<ArrayRef>)>, DecodeError>
 where
     R: PageReader + ?Sized,
     F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>,
@@ -345,12 +347,12 @@ where
     }
     match arrow_type {
         DataType::Utf8 | DataType::Binary => {
-            let sink = Evaluating::new(BytesOutput::<i32>::new(0, nullable, arrow_type), evaluate, selected);
-            decode_pages(pages, nullable, selection, sink, stored)?.map(Evaluating::finish).transpose()
+            let sink = Evaluating::new(BytesOutput::<i32>::new(0, nullable, arrow_type), evaluate, selected, keep);
+            decode_pages(pages, nullable, selection, sink, stored)?.map(|sink| sink.finish(arrow_type)).transpose()
         }
         DataType::LargeUtf8 | DataType::LargeBinary => {
-            let sink = Evaluating::new(BytesOutput::<i64>::new(0, nullable, arrow_type), evaluate, selected);
-            decode_pages(pages, nullable, selection, sink, stored)?.map(Evaluating::finish).transpose()
+            let sink = Evaluating::new(BytesOutput::<i64>::new(0, nullable, arrow_type), evaluate, selected, keep);
+            decode_pages(pages, nullable, selection, sink, stored)?.map(|sink| sink.finish(arrow_type)).transpose()
         }
         _ => Ok(None),
     }

@@ -423,16 +423,23 @@ proptest! {
             let lengths = lengths.as_any().downcast_ref::<Int64Array>().unwrap();
             BooleanBuffer::collect_bool(lengths.len(), |i| lengths.is_valid(i) && lengths.value(i) % 2 == 0)
         };
+        // Kept (`keep`), the values of the rows that pass come back too, in order.
+        let keep = layout.picks[2];
         let (mut runs, mut sizes) = (0usize, Vec::new());
-        let answers = read_both_ways(&file, &read, &selection, |a: &Option<BooleanBuffer>| a.clone(), |pages, stored| {
+        let compare = |a: &Option<(BooleanBuffer, Option<ArrayRef>)>| a.as_ref().map(|(answers, passed)| (answers.clone(), passed.as_ref().map(|p| p.to_data())));
+        let answers = read_both_ways(&file, &read, &selection, compare, |pages, stored| {
             runs += 1;
-            evaluate_selected(pages, &read.descriptor, &read.arrow_type, &selection, stored, |values: &ArrayRef| {
+            evaluate_selected(pages, &read.descriptor, &read.arrow_type, &selection, stored, keep, |values: &ArrayRef| {
                 sizes.push(values.len());
                 Ok(even(values))
             })
             .unwrap()
         });
-        prop_assert_eq!(answers, Some(even(&read.expected)));
+        let (answers, passed) = answers.expect("evaluated here");
+        let want = even(&read.expected);
+        prop_assert_eq!(&answers, &want);
+        let want_passed = filter(&read.expected, &BooleanArray::new(want, None)).unwrap();
+        prop_assert_eq!(passed.map(|p| p.to_data()), keep.then(|| want_passed.to_data()));
         prop_assert!(sizes.iter().all(|&rows| rows > 0) || read.expected.is_empty());
         prop_assert_eq!(sizes.iter().sum::<usize>(), read.expected.len() * runs);
     }
