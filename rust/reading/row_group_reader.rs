@@ -1015,7 +1015,9 @@ impl FileReader {
     /// the values are evaluated while in cache, and never all held; with `keep`, the
     /// values of the rows that pass are returned too. For a flat string or binary column
     /// whose chunk is not all dictionary-encoded (one that is, is evaluated on its
-    /// dictionary). `None`: not such a column, or a page needs the crate.
+    /// dictionary), or a flat fixed-width one of its stored values (see
+    /// [`evaluable`](crate::reading::flat_decode::evaluable)). `None`: not such a column,
+    /// or a page needs the crate.
     fn evaluate_while_decoding(
         &self,
         stage: DecodeStage<'_>,
@@ -1025,7 +1027,7 @@ impl FileReader {
         keep: bool,
         metrics: &mut ReadMetrics,
     ) -> Result<Option<(BooleanArray, Option<ArrayRef>)>> {
-        use crate::reading::flat_decode::{DecodeError, decodable, dictionary_decodable, evaluate_selected};
+        use crate::reading::flat_decode::{DecodeError, dictionary_decodable, evaluable, evaluate_selected};
         let (row_group, options) = (stage.row_group, stage.options);
         let field = self.metadata.schema().field(root);
         let file_type = field.data_type();
@@ -1034,14 +1036,9 @@ impl FileReader {
         };
         let column = self.metadata.parquet_schema().column(leaf);
         let chunk = self.metadata.metadata().row_group(row_group).column(leaf);
-        let strings =
-            matches!(file_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary);
         // (The predicate is bound to the filter's type of the column: the file's here.)
         let filter_type = self.filter_schema.field(root).data_type();
-        if !strings
-            || filter_type != file_type
-            || !decodable(&column, file_type)
-            || dictionary_decodable(&column, file_type, chunk)
+        if filter_type != file_type || !evaluable(&column, file_type) || dictionary_decodable(&column, file_type, chunk)
         {
             return Ok(None);
         }

@@ -163,6 +163,33 @@ impl<T: Native> Output<T> {
         self.values.clear();
     }
 
+    /// The rows appended since the last drain, as an array of `arrow_type`; the output
+    /// starts again empty (the dictionary and the reused buffers kept).
+    pub(super) fn drain(&mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
+        let values = std::mem::take(&mut self.values);
+        let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);
+        let data = ArrayData::builder(arrow_type.clone())
+            .len(values.len())
+            .add_buffer(Buffer::from_vec(values))
+            .nulls(nulls)
+            .build()
+            .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+        Ok(make_array(data))
+    }
+
+    /// Takes back the values' buffer of `array` (from [`drain`](Self::drain)), once
+    /// evaluated and held by nothing else, for the rows that follow.
+    pub(super) fn recycle(&mut self, array: ArrayRef) {
+        let data = array.to_data();
+        drop(array);
+        let Some(buffer) = data.buffers().first().cloned() else { return };
+        drop(data);
+        if let (Ok(mut values), 0) = (buffer.into_vec::<T::Out>(), self.values.capacity()) {
+            values.clear();
+            self.values = values;
+        }
+    }
+
     /// The values and, where a row is null, their validity.
     pub(super) fn into_parts(mut self) -> (Vec<T::Out>, Option<NullBuffer>) {
         let nulls = self.validity.as_mut().map(|v| NullBuffer::new(v.finish())).filter(|n| n.null_count() > 0);

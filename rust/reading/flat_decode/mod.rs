@@ -318,14 +318,31 @@ pub fn decode_selected<R: PageReader + ?Sized>(
     }
 }
 
-/// Evaluates a predicate on the rows of `selection` of a string or binary chunk as
-/// [`decode_selected`] would decode them into `arrow_type` (strings or binaries, 32- or
-/// 64-bit offsets), a few pages at a time, while their values are in cache: `evaluate`
-/// takes each run of decoded values and answers a bit per value, and the answers are
-/// returned, one per selected row, with (`keep`) the values of the rows that pass, in
-/// order. Nothing more of the column's size is kept. `Ok(None)`: not such a column, or a
-/// page is in an encoding decoded only by the crate (the caller decodes the column
-/// instead).
+/// Whether [`evaluate_selected`] evaluates a predicate on `column` decoded as
+/// `arrow_type`: a flat string or binary column (32- or 64-bit offsets), or a flat
+/// fixed-width one whose values are its stored ones (INT32, INT64, FLOAT, DOUBLE not
+/// converted on the way).
+pub fn evaluable(column: &ColumnDescriptor, arrow_type: &DataType) -> bool {
+    if !decodable(column, arrow_type) {
+        return false;
+    }
+    match column.physical_type() {
+        PhysicalType::BYTE_ARRAY => {
+            matches!(arrow_type, DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary)
+        }
+        physical @ (PhysicalType::INT32 | PhysicalType::INT64) => !converted::is_converted(physical, arrow_type),
+        PhysicalType::FLOAT | PhysicalType::DOUBLE => true,
+        _ => false,
+    }
+}
+
+/// Evaluates a predicate on the rows of `selection` of a chunk [`evaluable`] as
+/// `arrow_type`, decoded as [`decode_selected`] would decode them, a few pages at a time,
+/// while their values are in cache: `evaluate` takes each run of decoded values and
+/// answers a bit per value, and the answers are returned, one per selected row, with
+/// (`keep`) the values of the rows that pass, in order. Nothing more of the column's size
+/// is kept. `Ok(None)`: not such a column, or a page is in an encoding decoded only by the
+/// crate (the caller decodes the column instead).
 pub fn evaluate_selected<R, F>(
     pages: &mut R,
     column: &ColumnDescriptor,
@@ -339,22 +356,47 @@ where
     R: PageReader + ?Sized,
     F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>,
 {
-    use evaluating::Evaluating;
-    let nullable = column.max_def_level() == 1;
-    let selected = selection.selected_count();
-    if !is_flat(column) || column.physical_type() != PhysicalType::BYTE_ARRAY {
+    use evaluating::{Drain, Evaluating};
+    if !evaluable(column, arrow_type) {
         return Ok(None);
     }
-    match arrow_type {
-        DataType::Utf8 | DataType::Binary => {
-            let sink = Evaluating::new(BytesOutput::<i32>::new(0, nullable, arrow_type), evaluate, selected, keep);
-            decode_pages(pages, nullable, selection, sink, stored)?.map(|sink| sink.finish(arrow_type)).transpose()
+    /// The pages decoded and evaluated by `sink`.
+    fn run<R, S, F>(
+        pages: &mut R,
+        nullable: bool,
+        selection: &RowSelection,
+        stored: Option<&mut StoredPages<'_>>,
+        sink: Evaluating<S, F>,
+    ) -> Result<Option<(BooleanBuffer, Option<ArrayRef>)>, DecodeError>
+    where
+        R: PageReader + ?Sized,
+        S: Drain,
+        F: FnMut(&ArrayRef) -> Result<BooleanBuffer, DecodeError>,
+    {
+        decode_pages(pages, nullable, selection, sink, stored)?.map(Evaluating::finish).transpose()
+    }
+    let (nullable, selected) = (column.max_def_level() == 1, selection.selected_count());
+    match column.physical_type() {
+        physical @ (PhysicalType::INT32 | PhysicalType::FLOAT) => {
+            let output = Output::<u32>::new(0, nullable);
+            let output = if physical == PhysicalType::INT32 { output.of_integers() } else { output };
+            let sink = Evaluating::new(output, arrow_type, evaluate, selected, keep);
+            run(pages, nullable, selection, stored, sink)
         }
-        DataType::LargeUtf8 | DataType::LargeBinary => {
-            let sink = Evaluating::new(BytesOutput::<i64>::new(0, nullable, arrow_type), evaluate, selected, keep);
-            decode_pages(pages, nullable, selection, sink, stored)?.map(|sink| sink.finish(arrow_type)).transpose()
+        physical @ (PhysicalType::INT64 | PhysicalType::DOUBLE) => {
+            let output = Output::<u64>::new(0, nullable);
+            let output = if physical == PhysicalType::INT64 { output.of_integers() } else { output };
+            let sink = Evaluating::new(output, arrow_type, evaluate, selected, keep);
+            run(pages, nullable, selection, stored, sink)
         }
-        _ => Ok(None),
+        _ if matches!(arrow_type, DataType::Utf8 | DataType::Binary) => {
+            let output = BytesOutput::<i32>::new(0, nullable, arrow_type);
+            run(pages, nullable, selection, stored, Evaluating::new(output, arrow_type, evaluate, selected, keep))
+        }
+        _ => {
+            let output = BytesOutput::<i64>::new(0, nullable, arrow_type);
+            run(pages, nullable, selection, stored, Evaluating::new(output, arrow_type, evaluate, selected, keep))
+        }
     }
 }
 

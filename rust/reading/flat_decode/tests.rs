@@ -201,6 +201,38 @@ fn read_both_ways<T, C: PartialEq + std::fmt::Debug>(
     got
 }
 
+/// Checks [`evaluate_selected`] on `file`'s one column, read as [`decoded_both_ways`]
+/// reads it: `predicate`'s answers on the selected rows, in order, each run of pages
+/// handed over whole and none empty, and with `keep` the values of the rows that pass.
+fn evaluated_as_decoded(
+    file: &bytes::Bytes,
+    read: &CrateRead,
+    selection: &RowSelection,
+    keep: bool,
+    predicate: impl Fn(&ArrayRef) -> BooleanBuffer,
+) -> Result<(), TestCaseError> {
+    let (mut runs, mut sizes) = (0usize, Vec::new());
+    let compare = |a: &Option<(BooleanBuffer, Option<ArrayRef>)>| {
+        a.as_ref().map(|(answers, passed)| (answers.clone(), passed.as_ref().map(|p| p.to_data())))
+    };
+    let answers = read_both_ways(file, read, selection, compare, |pages, stored| {
+        runs += 1;
+        evaluate_selected(pages, &read.descriptor, &read.arrow_type, selection, stored, keep, |values: &ArrayRef| {
+            sizes.push(values.len());
+            Ok(predicate(values))
+        })
+        .unwrap()
+    });
+    let (answers, passed) = answers.expect("evaluated here");
+    let want = predicate(&read.expected);
+    prop_assert_eq!(&answers, &want);
+    let want_passed = filter(&read.expected, &BooleanArray::new(want, None)).unwrap();
+    prop_assert_eq!(passed.map(|p| p.to_data()), keep.then(|| want_passed.to_data()));
+    prop_assert!(sizes.iter().all(|&rows| rows > 0));
+    prop_assert_eq!(sizes.iter().sum::<usize>(), read.expected.len() * runs);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     /// The rows a selection picks equal the crate's decode of every row, filtered: every
@@ -258,6 +290,17 @@ proptest! {
         // Every encoding these types are written in is decoded here.
         let got = got.expect("decoded here");
         prop_assert_eq!(got.to_data(), read.expected.to_data());
+        // Evaluated as decoded where the values are the stored ones (here: an even lowest
+        // byte, a null false).
+        if evaluable(&read.descriptor, &read.arrow_type) {
+            let even = |values: &ArrayRef| -> BooleanBuffer {
+                let data = values.to_data();
+                let width = values.data_type().primitive_width().expect("fixed-width");
+                let bytes = data.buffers()[0].as_slice();
+                BooleanBuffer::collect_bool(values.len(), |i| values.is_valid(i) && bytes[(data.offset() + i) * width].is_multiple_of(2))
+            };
+            evaluated_as_decoded(&file, &read, &selection, picks[1], even)?;
+        }
     }
 }
 
@@ -414,34 +457,14 @@ proptest! {
             let plain = arrow::compute::cast(&views, read.expected.data_type()).unwrap();
             prop_assert_eq!(plain.to_data(), read.expected.to_data());
         }
-        // Evaluated as decoded, run by run of pages: the answers of a predicate on the
-        // selected rows, in order (here: an even length, a null false), each run handed
-        // over whole and no run empty.
+        // Evaluated as decoded, run by run of pages (here: an even length, a null false).
         let even = |values: &ArrayRef| -> BooleanBuffer {
             let lengths = arrow::compute::kernels::length::length(values).unwrap();
             let lengths = arrow::compute::cast(&lengths, &DataType::Int64).unwrap();
             let lengths = lengths.as_any().downcast_ref::<Int64Array>().unwrap();
             BooleanBuffer::collect_bool(lengths.len(), |i| lengths.is_valid(i) && lengths.value(i) % 2 == 0)
         };
-        // Kept (`keep`), the values of the rows that pass come back too, in order.
-        let keep = layout.picks[2];
-        let (mut runs, mut sizes) = (0usize, Vec::new());
-        let compare = |a: &Option<(BooleanBuffer, Option<ArrayRef>)>| a.as_ref().map(|(answers, passed)| (answers.clone(), passed.as_ref().map(|p| p.to_data())));
-        let answers = read_both_ways(&file, &read, &selection, compare, |pages, stored| {
-            runs += 1;
-            evaluate_selected(pages, &read.descriptor, &read.arrow_type, &selection, stored, keep, |values: &ArrayRef| {
-                sizes.push(values.len());
-                Ok(even(values))
-            })
-            .unwrap()
-        });
-        let (answers, passed) = answers.expect("evaluated here");
-        let want = even(&read.expected);
-        prop_assert_eq!(&answers, &want);
-        let want_passed = filter(&read.expected, &BooleanArray::new(want, None)).unwrap();
-        prop_assert_eq!(passed.map(|p| p.to_data()), keep.then(|| want_passed.to_data()));
-        prop_assert!(sizes.iter().all(|&rows| rows > 0) || read.expected.is_empty());
-        prop_assert_eq!(sizes.iter().sum::<usize>(), read.expected.len() * runs);
+        evaluated_as_decoded(&file, &read, &selection, layout.picks[2], even)?;
     }
 }
 
