@@ -1045,7 +1045,8 @@ impl FileReader {
         // The pages' bytes, as `decode` finds them.
         let leaves = [leaf];
         let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
-        let plan = ReadPlan::new(selection, options.selection_policy.for_columns(true), boundaries.as_deref())?;
+        let policy = options.selection_policy.for_columns(column.physical_type() == PhysicalType::BYTE_ARRAY);
+        let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
         let source = self.source_for(row_group, &leaves, &plan.decoder_selection(), options)?;
         let schema = Arc::new(Schema::new(vec![field.clone()]));
         let evaluate = |values: &ArrayRef| {
