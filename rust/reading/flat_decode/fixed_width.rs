@@ -141,15 +141,8 @@ impl<T: Native> Output<T> {
         }
     }
 
-    pub(super) fn finish(self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
-        let (values, nulls) = self.into_parts();
-        let data = ArrayData::builder(arrow_type.clone())
-            .len(values.len())
-            .add_buffer(Buffer::from_vec(values))
-            .nulls(nulls)
-            .build()
-            .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
-        Ok(make_array(data))
+    pub(super) fn finish(mut self, arrow_type: &DataType) -> Result<ArrayRef, DecodeError> {
+        self.drain(arrow_type)
     }
 
     /// The values held (those appended since the last [`clear_values`](Self::clear_values))
