@@ -123,7 +123,6 @@ mod tests {
         ) {
             let pattern = pattern.concat();
             let regex = compile(&pattern);
-            // (A pattern Arrow runs without an expression is drawn again.)
             prop_assume!(regex.is_some());
             let regex = regex.expect("assumed");
             let rows: Vec<Option<String>> = rows.into_iter().map(|r| r.map(|r| r.concat())).collect();
