@@ -16,10 +16,10 @@
 //!
 //! This module walks the pages ([`decode_selected`]: levels, encodings, the row
 //! windows); each kind of output has its sink — `fixed_width` (integers, floats,
-//! dictionary keys), `strings`, `booleans`, and `evaluating`, which hands a string sink's
-//! output to a predicate a few pages at a time and keeps only its answers — with
-//! `dictionary_indices` shared by the first two, `compress` taking a page's selected
-//! values out a 64-row word at a time
+//! dictionary keys), `strings`, `booleans`, and `evaluating`, which hands the first two's
+//! output to a predicate a few pages at a time and keeps its answers (and, where asked,
+//! the values of the rows that pass) — with `dictionary_indices` shared by the first two,
+//! `compress` taking a page's selected values out a 64-row word at a time
 //! (AVX-512 where the CPU has it), `byte_stream_split` rejoining BYTE_STREAM_SPLIT values
 //! eight at a time, and `stored_pages` handing pages over still compressed.
 //!
