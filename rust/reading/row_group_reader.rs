@@ -896,13 +896,7 @@ impl FileReader {
                 .map_err(corrupt)?;
             return Ok(RecordBatch::new_empty(reader.schema()));
         }
-        let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
-        let variable_width =
-            leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
-        let policy = options.selection_policy.for_columns(variable_width);
-        let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
-        let decoder = plan.decoder_selection();
-        let source = self.source_for(row_group, &leaves, &decoder, options)?;
+        let (plan, decoder, source) = self.planned_source(row_group, &leaves, selection, options)?;
         // Flat fixed-width columns, and flat dictionary-encoded strings, are decoded for the
         // selected rows only (see flat_decode); the others, and any whose pages need the
         // crate, by the crate through the plan.
@@ -1042,12 +1036,7 @@ impl FileReader {
         {
             return Ok(None);
         }
-        // The pages' bytes, as `decode` finds them.
-        let leaves = [leaf];
-        let boundaries = page_boundaries(self.metadata.metadata(), row_group, &leaves);
-        let policy = options.selection_policy.for_columns(column.physical_type() == PhysicalType::BYTE_ARRAY);
-        let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
-        let source = self.source_for(row_group, &leaves, &plan.decoder_selection(), options)?;
+        let (_, _, source) = self.planned_source(row_group, &[leaf], selection, options)?;
         let schema = Arc::new(Schema::new(vec![field.clone()]));
         let evaluate = |values: &ArrayRef| {
             let answers = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::clone(values)])
@@ -1489,6 +1478,27 @@ impl FileReader {
             ),
             false => PqsiftError::corrupt(self.name(), error),
         }
+    }
+
+    /// How `leaves` of `row_group` are read for `selection`: the plan (the selection policy
+    /// of their kind, over their page boundaries), the rows the decoder walks, and the file
+    /// to read their pages from ([`FileReader::source_for`]).
+    fn planned_source(
+        &self,
+        row_group: usize,
+        leaves: &[usize],
+        selection: &RowSelection,
+        options: &ReadOptions,
+    ) -> Result<(ReadPlan, RowSelection, FileSource)> {
+        let parquet_schema = self.metadata.parquet_schema();
+        let boundaries = page_boundaries(self.metadata.metadata(), row_group, leaves);
+        let variable_width =
+            leaves.iter().any(|&leaf| parquet_schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY);
+        let policy = options.selection_policy.for_columns(variable_width);
+        let plan = ReadPlan::new(selection, policy, boundaries.as_deref())?;
+        let decoder = plan.decoder_selection();
+        let source = self.source_for(row_group, leaves, &decoder, options)?;
+        Ok((plan, decoder, source))
     }
 
     /// The file to decode `leaves` of `row_group` for `selection` from, their page headers
