@@ -825,13 +825,31 @@ def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> 
     # One task per partition: a range of n ids in n partitions has exactly one id in each
     # (a hash repartition would leave some empty and double others up), and is made in the
     # JVM; the reader looks the id up in the plan it carries.
-    tasks = spark.range(0, len(planned), 1, numPartitions=len(planned))
+    tasks = _with_known_schema(spark.range(0, len(planned), 1, numPartitions=len(planned)), _range_schema())
     if in_band and metrics is not None:  # (in_band implies metrics; spelled out for the type checker)
         from pyspark.sql.types import StringType, StructField, StructType
 
         output = StructType([*request.struct.fields, StructField(METRICS_COLUMN, StringType(), True)])
         return metrics._observe(tasks.mapInArrow(function, output))
     return tasks.mapInArrow(function, request.struct)
+
+
+def _range_schema() -> StructType:
+    """The schema of ``spark.range``'s DataFrame: one non-null ``bigint`` column ``id``."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    return StructType([StructField("id", LongType(), False)])
+
+
+def _with_known_schema(frame: DataFrame, schema: StructType) -> DataFrame:
+    """``frame``, told its ``schema`` where it caches one. A Spark Connect DataFrame asks
+    the server for its schema (an analysis request, a round trip) the first
+    time it is needed, and ``mapInArrow`` needs its input's columns; the schema of the
+    tasks' input is known here. A classic DataFrame (whose JVM object knows it) and a
+    client without the cache are left as they are."""
+    if getattr(frame, "_cached_schema", False) is None:
+        frame._cached_schema = schema  # type: ignore[attr-defined]
+    return frame
 
 
 def _carried_plans(spark: SparkSession, planned: list[list[Piece]]) -> Planned:
