@@ -16,7 +16,7 @@ STAMPS := .stamps
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: bench-allocator demo demo-selection test lint setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
+.PHONY: bench-allocator bench-first-scan demo demo-selection test lint setup build test-rust test-python test-slow bench bench-peers bench-object-store plot-peers bench-spark clean
 
 demo: build
 	$(BIN)/python -m pqsift.demo
@@ -97,6 +97,11 @@ bench-object-store: build $(STAMPS)/bench-deps
 bench-allocator: build $(STAMPS)/bench-deps
 	$(BIN)/maturin build --release --locked --quiet -o target/ab/current-wheel
 	$(BIN)/python benches/allocator_ab.py $(ARGS)
+
+# A query's first runs in fresh processes (benches/results/first_scan.md): pqsift with
+# and without huge pages asked of the kernel, beside Polars and pyarrow (ARGS=--peers).
+bench-first-scan: build $(STAMPS)/bench-deps
+	$(BIN)/python benches/first_scan.py $(ARGS)
 
 # Redraws the chart from the committed peers.json, without running the benchmark.
 plot-peers: $(STAMPS)/bench-deps

@@ -42,7 +42,7 @@ AB = ROOT / "target" / "ab"
 #: The alternatives to the default configuration, as `PQSIFT_MALLOC_CONF` overrides.
 JEMALLOC_CONFIGS = {
     "1 s decay": "dirty_decay_ms:1000",
-    "no huge pages": "thp:default,metadata_thp:disabled",
+    "huge pages": "thp:always,metadata_thp:auto",
     "8 arenas": "narenas:8",
     "no oversize arena": "oversize_threshold:0",
 }

@@ -11,14 +11,21 @@
 //!   holds nothing after the decay time. What is kept is at most what the process freed, so
 //!   several processes on one host (Spark's Python workers) keep at most their own peaks,
 //!   which the scan options bound;
-//! - **transparent huge pages** (`thp:always`, `metadata_thp:auto`): one fault per 2 MiB
-//!   where the kernel allows them.
+//! - **huge pages as the system decides** (`thp:default`, `metadata_thp:disabled`): jemalloc
+//!   does not ask for transparent huge pages itself, so a kernel set to give them to every
+//!   process (`enabled` = `always`) does, and one set to `madvise` does not. Asked for
+//!   (`thp:always`), they took one fault per 2 MiB instead of 512 and made a scan's first
+//!   run into fresh memory quicker where its output was small, but where a hypervisor takes
+//!   back the guest's free memory (virtio-balloon free page reporting) a fresh huge page is
+//!   carved from the large free blocks it took back and faults on the host too: outputs of
+//!   hundreds of MiB to a few GiB then took two to three times as long in their first runs,
+//!   at times more (`benches/first_scan.py`); warm runs, into kept pages, were level.
 //!
 //! Measured against the hand-written large-block allocator it replaces (mapping, `mremap`
 //! growth and a retention pool of its own), interleaved on the benchmark shapes:
 //! `benches/results/allocator.md` (`make bench-allocator`). `_RJEM_MALLOC_CONF` (this
 //! build's `MALLOC_CONF`) in the environment overrides any of these settings, e.g.
-//! `thp:default` to leave huge pages to the kernel. Every library linking jemalloc through
+//! `thp:always` to ask for huge pages. Every library linking jemalloc through
 //! these crates reads that same variable (Polars writes its own settings into it when
 //! imported), so the Python package loads the extension with it set to
 //! `PQSIFT_MALLOC_CONF`, or unset, and then puts it back (`pqsift/_allocator.py`).
@@ -33,7 +40,7 @@
 
 /// jemalloc's settings, read at its first allocation (see the module documentation).
 pub const MALLOC_CONF: &std::ffi::CStr =
-    c"narenas:1,background_thread:true,dirty_decay_ms:10000,muzzy_decay_ms:0,thp:always,metadata_thp:auto";
+    c"narenas:1,background_thread:true,dirty_decay_ms:10000,muzzy_decay_ms:0,thp:default,metadata_thp:disabled";
 
 #[cfg(target_os = "linux")]
 mod jemalloc {

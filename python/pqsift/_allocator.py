@@ -11,7 +11,7 @@ half a second, and each scan faulted in fresh memory (measured with
 
 So the extension is loaded with that variable set to ``PQSIFT_MALLOC_CONF`` (pqsift's own:
 jemalloc options that override the built-in ones, e.g. ``dirty_decay_ms:1000`` or
-``thp:default``), or unset, and the variable is put back as it was once jemalloc has
+``thp:always``), or unset, and the variable is put back as it was once jemalloc has
 started; whatever Polars or the user wrote there reaches only the other libraries.
 """
 
