@@ -120,7 +120,11 @@ class RowGroupPlan(_ItemAccess):
     ``"page index: the file has none"``): how a writer could make it prunable.
     ``read_bytes``: the compressed bytes reading it can take — the column chunks of the
     projected and filtered columns, and with a page index only their pages holding a
-    selected row — against ``compressed_bytes``, the whole row group's."""
+    selected row — against ``compressed_bytes``, the whole row group's. ``certain_rows``:
+    the rows the page index shows pass the filter (pages where it cannot be false and its
+    columns hold no nulls; 0 where unknown), a lower bound of the rows read before deletion
+    vectors and limits; ``certain_output_bytes``: the Arrow bytes their projected columns are
+    estimated to take, from the footer's sizes."""
 
     index: int
     rows: int
@@ -132,6 +136,8 @@ class RowGroupPlan(_ItemAccess):
     stage: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    certain_rows: int = 0
+    certain_output_bytes: int = 0
 
 
 @dataclass(frozen=True)

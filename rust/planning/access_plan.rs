@@ -47,6 +47,14 @@ pub struct RowGroupPlan {
     /// The compressed bytes reading it can take (see
     /// [`read_estimate`](crate::planning::read_estimate)); set once the plan is made.
     pub read_bytes: u64,
+    /// Rows the page index shows pass the filter: in pages where it cannot be false and
+    /// the filter's columns hold no nulls (0 where unknown). A lower bound of the rows a
+    /// filtered read outputs, before deletion vectors and limits.
+    pub certain_rows: usize,
+    /// The Arrow bytes the projection of `certain_rows` rows is estimated to take, from the
+    /// footer's sizes (see [`read_estimate`](crate::planning::read_estimate)); set once
+    /// the plan is made.
+    pub certain_output_bytes: u64,
 }
 
 impl RowGroupPlan {
@@ -111,6 +119,8 @@ impl FileAccessPlan {
                 notes: Vec::new(),
                 compressed_bytes: 0,
                 read_bytes: 0,
+                certain_rows: 0,
+                certain_output_bytes: 0,
             })
             .collect();
         Self { path: path.into(), row_groups, note: None, skipped: None, footer_bytes: 0, footer_layout: None }

@@ -68,6 +68,10 @@ pub fn prune_by_page_index(
         let rows = plan.row_groups[index].rows;
         let mut page_ranges: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
         let mut notes: Vec<String> = Vec::new();
+        // Rows of pages where a filter column may hold nulls (the filter may be NULL there,
+        // neither true nor false), and whether a column's nulls are not known at all.
+        let mut nullable = RowSelection::skip_all(rows);
+        let mut nulls_unknown = false;
         let possible = evaluate_tree::<RowSelection>(filter, &mut |leaf: &BoundExpr| {
             let leaf = LeafPredicate::analyse(leaf);
             let whole = |flag: bool| {
@@ -84,6 +88,7 @@ pub fn prune_by_page_index(
                 None => None,
             };
             let Some((leaf_index, zones)) = zones else {
+                nulls_unknown |= leaf.column().is_some();
                 if let Some(column) = leaf.column() {
                     let name = column.path.parts().join(".");
                     let note = match from_file {
@@ -98,6 +103,15 @@ pub fn prune_by_page_index(
                 return Ok(Possible { can_true: whole(single.can_true[0]), can_false: whole(single.can_false[0]) });
             };
             let ranges = page_row_ranges(&zones, rows)?;
+            let with_nulls: Vec<Range<usize>> = ranges
+                .iter()
+                .zip(zones.null_counts.iter())
+                .filter(|(_, nulls)| nulls.is_none_or(|n| n > 0))
+                .map(|(range, _)| range.clone())
+                .collect();
+            if !with_nulls.is_empty() {
+                nullable = nullable.union(&RowSelection::from_ranges(&with_nulls, rows)?)?;
+            }
             let per_page = leaf.evaluate(Some(&zones), zones.len());
             let pick = |flags: &[bool]| -> Result<RowSelection> {
                 let chosen: Vec<Range<usize>> =
@@ -120,6 +134,11 @@ pub fn prune_by_page_index(
         if page_ranges.is_empty() {
             continue;
         }
+        let certain = match nulls_unknown {
+            true => 0,
+            false => certainly_true(&possible, &nullable).map_err(|e| PqsiftError::corrupt(&file.location, e))?,
+        };
+        plan.row_groups[index].certain_rows = certain;
         let selection = possible.can_true;
         let (mut pages, mut kept) = (0usize, 0usize);
         for (_, ranges) in &page_ranges {
@@ -145,6 +164,13 @@ pub fn prune_by_page_index(
         }
     }
     Ok(())
+}
+
+/// The rows where the filter is certainly true: it can be true there, cannot be false, and
+/// no column it reads may be null (`nullable`).
+fn certainly_true(possible: &Possible<RowSelection>, nullable: &RowSelection) -> Result<usize> {
+    let not_certain = possible.can_false.union(nullable)?;
+    Ok(possible.can_true.selected_count() - possible.can_true.intersection(&not_certain)?.selected_count())
 }
 
 /// Where page bounds come from: the file's own page index, or for a local file written
@@ -200,4 +226,51 @@ pub(crate) fn page_row_ranges(zones: &ZoneMaps, rows: usize) -> Result<Vec<Range
         return Err(PqsiftError::Statistics(format!("the offset index covers {start} rows, the row group has {rows}")));
     }
     Ok(ranges)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int32Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    use super::*;
+    use crate::filter::{BindOptions, bind, parse_filter};
+
+    /// The rows the page index shows pass `filter` over `x` = 0..100 in pages of 10 rows,
+    /// row 55 null.
+    fn certain_rows(filter: &str) -> usize {
+        let dir = std::env::temp_dir().join(format!("pqsift_certain_rows_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.parquet");
+        let values: Int32Array = (0..100).map(|x| (x != 55).then_some(x)).collect();
+        let batch = RecordBatch::try_from_iter([("x", Arc::new(values) as _)]).unwrap();
+        let properties = WriterProperties::builder().set_data_page_row_count_limit(10).set_write_batch_size(10).build();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let file = OpenedFile::open(&path.into()).unwrap();
+        let filter = bind(&parse_filter(filter).unwrap(), &file.schema, &BindOptions::default()).unwrap();
+        let mut plan = FileAccessPlan::scan_all(file.name(), &file.row_group_rows());
+        prune_by_page_index(&file, &filter, &mut plan, &mut PruningMetrics::default()).unwrap();
+        plan.row_groups[0].certain_rows
+    }
+
+    #[test]
+    fn certain_rows_are_those_of_pages_the_filter_cannot_fail_nor_be_null_in() {
+        // Pages [30, 40) to [60, 70) lie inside; [50, 60) holds a null.
+        assert_eq!(certain_rows("x >= 25 AND x < 75"), 30);
+        assert_eq!(certain_rows("x >= 0"), 90);
+        // OR: a page inside either side.
+        assert_eq!(certain_rows("x < 20 OR x >= 90"), 30);
+        // NOT swaps what can be true and false; the null still counts against its page.
+        assert_eq!(certain_rows("NOT (x < 50)"), 40);
+        // A leaf no statistics can decide: nothing is certain where it decides.
+        assert_eq!(certain_rows("x % 2 = 0"), 0);
+        assert_eq!(certain_rows("x % 2 = 0 AND x >= 0"), 0);
+        assert_eq!(certain_rows("x % 2 = 0 OR x >= 0"), 90);
+    }
 }

@@ -43,7 +43,8 @@
 
 use std::ops::Range;
 
-use parquet::file::metadata::ParquetMetaData;
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use crate::format::metadata::{dictionary_page_range, page_locations};
 use crate::planning::access_plan::{RowGroupAccess, RowGroupPlan};
@@ -91,4 +92,49 @@ fn pages_holding(pages: &[PageLocation], rows: u64, selected: &[Range<usize>]) -
         }
     }
     bytes
+}
+
+/// The Arrow bytes a column chunk is estimated to decode to, from the footer: the largest of
+/// its uncompressed pages, its string bytes plus offsets (the size statistics, where the
+/// writer gave them: a dictionary-encoded column decodes far larger than its pages) and its
+/// values at their fixed Arrow width.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use arrow::array::{ArrayRef, Int64Array};
+/// # use arrow::record_batch::RecordBatch;
+/// # use parquet::arrow::ArrowWriter;
+/// # use parquet::file::metadata::ParquetMetaDataReader;
+/// use pqsift::planning::read_estimate::decoded_bytes;
+/// // 1,000 int64 values: 8,000 bytes decoded.
+/// # let column: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1_000));
+/// # let batch = RecordBatch::try_from_iter([("a", column)]).unwrap();
+/// # let mut bytes = Vec::new();
+/// # let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+/// # writer.write(&batch).unwrap();
+/// # writer.close().unwrap();
+/// # let metadata = ParquetMetaDataReader::new().parse_and_finish(&bytes::Bytes::from(bytes)).unwrap();
+/// assert!(decoded_bytes(metadata.row_group(0).column(0)) >= 8_000.0);
+/// ```
+pub fn decoded_bytes(chunk: &ColumnChunkMetaData) -> f64 {
+    let values = chunk.num_values().max(0) as f64;
+    let width = match chunk.column_type() {
+        PhysicalType::BOOLEAN => 1.0,
+        PhysicalType::INT32 | PhysicalType::FLOAT => 4.0,
+        PhysicalType::INT64 | PhysicalType::DOUBLE => 8.0,
+        PhysicalType::INT96 => 16.0,
+        PhysicalType::BYTE_ARRAY => 4.0,
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as f64,
+    };
+    let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
+    (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values)
+}
+
+/// The Arrow bytes `rows` rows of the leaf columns `leaves` of `row_group` are estimated to
+/// take: each chunk's [`decoded_bytes`] in proportion to the rows.
+pub fn output_bytes(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], rows: usize) -> u64 {
+    let chunks = metadata.row_group(row_group);
+    let per_row: f64 =
+        leaves.iter().map(|&leaf| decoded_bytes(chunks.column(leaf))).sum::<f64>() / chunks.num_rows().max(1) as f64;
+    (per_row * rows as f64) as u64
 }

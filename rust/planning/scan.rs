@@ -36,7 +36,7 @@ use crate::planning::access_plan::{FileAccessPlan, ReadGroups, RowGroupAccess};
 use crate::planning::bloom_filter::prune_by_bloom_filters;
 use crate::planning::metrics::PruningMetrics;
 use crate::planning::page_filter::prune_by_page_index;
-use crate::planning::read_estimate::row_group_bytes;
+use crate::planning::read_estimate::{output_bytes, row_group_bytes};
 use crate::planning::row_group_filter::{prune_by_range, prune_by_row_group_list, prune_by_statistics};
 use crate::planning::topn_pruner::{TopNInput, prune_top_n};
 use crate::storage::Location;
@@ -851,9 +851,12 @@ impl Scan {
                 row_group.compressed_bytes = file.metadata.row_group(row_group.index).compressed_size().max(0) as u64;
             }
             if !plan.is_pruned() {
-                let leaves = self.leaves_read(&file);
+                let leaves = self.leaves_read(&file, true);
+                let output = self.leaves_read(&file, false);
                 for row_group in &mut plan.row_groups {
                     row_group.read_bytes = row_group_bytes(&file.metadata, row_group, &leaves);
+                    row_group.certain_output_bytes =
+                        output_bytes(&file.metadata, row_group.index, &output, row_group.certain_rows);
                 }
             }
             // Held: the footers of the files the read opens first (the first file among
@@ -876,6 +879,7 @@ impl Scan {
             for (position, plan) in files.iter_mut().enumerate() {
                 for row_group in plan.row_groups.iter_mut().filter(|rg| rg.access == RowGroupAccess::Skip) {
                     row_group.read_bytes = 0;
+                    (row_group.certain_rows, row_group.certain_output_bytes) = (0, 0);
                 }
                 if plan.is_pruned() {
                     self.release(position);
@@ -894,18 +898,23 @@ impl Scan {
     }
 
     /// The leaf columns of `file` a read of this scan decodes: those under the projected
-    /// columns and the filter's columns, matched by root name; every leaf without a
+    /// columns and (`with_filter`) the filter's columns, matched by root name; every leaf without a
     /// projection, or when a name does not find its column this simply (a declared
     /// schema's mapped names). It may count too much; too little only where a declared
     /// schema's name is another file column's (a column renamed by field id), which the
     /// driver read's output bound still catches.
-    fn leaves_read(&self, file: &OpenedFile) -> Vec<usize> {
+    fn leaves_read(&self, file: &OpenedFile, with_filter: bool) -> Vec<usize> {
         let schema = file.metadata.file_metadata().schema_descr();
         let all = || (0..schema.num_columns()).collect();
         let Some(columns) = &self.columns else { return all() };
         let case_sensitive = self.options.bind.case_sensitive;
         let partition_schema = self.table.partition_schema();
-        let filtered = self.filter.iter().flat_map(crate::filter::columns).map(|path| path.parts()[0].clone());
+        let filtered = self
+            .filter
+            .iter()
+            .filter(|_| with_filter)
+            .flat_map(crate::filter::columns)
+            .map(|path| path.parts()[0].clone());
         let mut roots = Vec::new();
         for name in columns.iter().cloned().chain(filtered) {
             if find_field(partition_schema.fields(), &name, case_sensitive).is_some() {

@@ -550,6 +550,8 @@ fn file_dict<'py>(py: Python<'py>, file: &FileAccessPlan) -> PyResult<Bound<'py,
             rg.stage.as_deref(),
             &rg.reason,
             &rg.notes,
+            rg.certain_rows,
+            rg.certain_output_bytes,
         );
         row_groups.push(row_group.into_pyobject(py)?);
     }

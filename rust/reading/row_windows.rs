@@ -32,6 +32,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::Result;
 use crate::format::metadata::page_locations;
+use crate::planning::read_estimate::decoded_bytes;
 use crate::reading::string_views::{ChunkStrings, chunk_strings};
 use crate::selection::RowSelection;
 
@@ -39,10 +40,8 @@ use crate::selection::RowSelection;
 /// this is read in windows of about this size.
 pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
 
-/// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf the largest of
-/// its uncompressed pages, its string bytes plus offsets (the size statistics, where the
-/// writer gave them: a dictionary-encoded column decodes far larger than its pages), and
-/// its fixed Arrow width. With `views` (a read without row filter), a top-level string
+/// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf its
+/// [`decoded_bytes`] over the rows. With `views` (a read without row filter), a top-level string
 /// chunk not all dictionary-encoded counts twice plus 16 bytes a value: it is decoded as
 /// views into its pages, which stay in memory until the strings are copied out (see
 /// [`string_gather`](crate::reading::string_gather)).
@@ -54,16 +53,7 @@ pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leave
         .map(|&leaf| {
             let chunk = chunks.column(leaf);
             let values = chunk.num_values().max(0) as f64;
-            let width = match chunk.column_type() {
-                PhysicalType::BOOLEAN => 1.0,
-                PhysicalType::INT32 | PhysicalType::FLOAT => 4.0,
-                PhysicalType::INT64 | PhysicalType::DOUBLE => 8.0,
-                PhysicalType::INT96 => 16.0,
-                PhysicalType::BYTE_ARRAY => 4.0,
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => chunk.column_descr().type_length().max(0) as f64,
-            };
-            let strings = chunk.unencoded_byte_array_data_bytes().map_or(0.0, |b| b.max(0) as f64 + 4.0 * values);
-            let decoded = (chunk.uncompressed_size().max(0) as f64).max(strings).max(width * values);
+            let decoded = decoded_bytes(chunk);
             let top_level = chunk.column_descr().path().parts().len() == 1;
             let as_views = views
                 && chunk.column_type() == PhysicalType::BYTE_ARRAY

@@ -729,12 +729,21 @@ class _PlannedRead:
 
 def _too_large_for_the_driver(request: _PlannedRead, result_bytes: int) -> bool:
     """Whether the plan alone shows the output passing ``result_bytes``, what the driver
-    takes: without a filter (or deletion vectors) every row the plan selects is output."""
-    if request.filter is not None or any(piece[3] is not None for task in request.planned for piece in task):
+    takes, so that a read on the driver would be abandoned after reading that much. Without
+    a filter (or deletion vectors) every row the plan selects is output; with one, at least
+    the rows the page index shows pass it (a range on a sorted column: those of the pages
+    inside the range), their size estimated from the footer's average row. An estimate
+    a little off errs near the bound, which sits where either way of reading costs about
+    the same."""
+    if any(piece[3] is not None for task in request.planned for piece in task):
         return False
+    limit = request.options.get("limit")
+    if request.filter is not None:
+        certain = request.plan.certain_output_bytes
+        return limit is None and certain is not None and certain > result_bytes
     rows = sum(task.rows for task in request.plan.tasks)
-    if request.options.get("limit") is not None:
-        rows = min(rows, request.options["limit"])
+    if limit is not None:
+        rows = min(rows, limit)
     return output_passes_the_bound(rows, request.arrow_schema, result_bytes)
 
 

@@ -154,6 +154,11 @@ class TaskPlan:
     #: holding a selected row (``RowGroupPlan.read_bytes``). None for a lazy plan (no
     #: footer read: nothing known below the file).
     selected_bytes: int | None = None
+    #: The Arrow bytes of the rows the page index shows pass the filter, estimated from the
+    #: footers (``RowGroupPlan.certain_output_bytes`` of the kept row groups): about what a
+    #: filtered read outputs at least, before deletion vectors and limits. None for a lazy
+    #: plan.
+    certain_output_bytes: int | None = None
     explain: str = ""
     partition_schema: list[tuple[str, str]] = field(default_factory=list)
     partition_values: list[list[str | None]] = field(default_factory=list)
@@ -237,6 +242,9 @@ def plan_tasks(
         if rg.decision != "skip"
     ]
     total = selected_bytes = sum(read for _, _, _, _, read in units)
+    certain_output_bytes = sum(
+        rg.certain_output_bytes for file in plan.files for rg in file.row_groups if rg.decision != "skip"
+    )
     target = target_task_bytes
     if parallelism:
         target = min(target, max(MIN_TASK_BYTES, math.ceil(total / parallelism)))
@@ -290,6 +298,7 @@ def plan_tasks(
         files=planned.files,
         metrics=dict(plan.metrics),
         selected_bytes=selected_bytes,
+        certain_output_bytes=certain_output_bytes,
         explain=plan.explain(),
         partition_schema=planned.partition_schema,
         partition_values=values,
