@@ -10,6 +10,11 @@
 //! read on the driver (`pqsift.spark.driver_read`): a point lookup in one of Spark's
 //! 128 MiB row groups reads a few pages of two columns, not the row group.
 //!
+//! Also what decoding takes, in Arrow bytes ([`decoded_bytes`], [`output_bytes`]): the size
+//! of the reader's row windows, and of the rows a plan shows certainly pass its filter
+//! (`RowGroupPlan::certain_output_bytes`), which the Spark layer weighs against the
+//! output it lets the driver hold.
+//!
 //! ```
 //! use pqsift::planning::access_plan::{FileAccessPlan, RowGroupAccess};
 //! use pqsift::planning::read_estimate::row_group_bytes;

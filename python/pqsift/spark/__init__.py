@@ -852,10 +852,10 @@ def _range_schema() -> StructType:
 
 def _with_known_schema(frame: DataFrame, schema: StructType) -> DataFrame:
     """``frame``, told its ``schema`` where it caches one. A Spark Connect DataFrame asks
-    the server for its schema (an analysis request, a round trip) the first
-    time it is needed, and ``mapInArrow`` needs its input's columns; the schema of the
-    tasks' input is known here. A classic DataFrame (whose JVM object knows it) and a
-    client without the cache are left as they are."""
+    the server for its schema (an analysis request, a round trip) the first time it is
+    needed, and ``mapInArrow`` needs its input's columns; the schema of the tasks' input is
+    known here. A classic DataFrame (whose JVM object knows it) and a client without the
+    cache are left as they are."""
     if getattr(frame, "_cached_schema", False) is None:
         frame._cached_schema = schema  # type: ignore[attr-defined]
     return frame
