@@ -852,11 +852,16 @@ impl Scan {
             }
             if !plan.is_pruned() {
                 let leaves = self.leaves_read(&file, true);
-                let output = self.leaves_read(&file, false);
                 for row_group in &mut plan.row_groups {
                     row_group.read_bytes = row_group_bytes(&file.metadata, row_group, &leaves);
-                    row_group.certain_output_bytes =
-                        output_bytes(&file.metadata, row_group.index, &output, row_group.certain_rows);
+                }
+                // Priced only where the page index proved some rows: most plans have none.
+                if plan.row_groups.iter().any(|rg| rg.certain_rows > 0) {
+                    let output = self.leaves_read(&file, false);
+                    for row_group in plan.row_groups.iter_mut().filter(|rg| rg.certain_rows > 0) {
+                        row_group.certain_output_bytes =
+                            output_bytes(&file.metadata, row_group.index, &output, row_group.certain_rows);
+                    }
                 }
             }
             // Held: the footers of the files the read opens first (the first file among
@@ -898,9 +903,9 @@ impl Scan {
     }
 
     /// The leaf columns of `file` a read of this scan decodes: those under the projected
-    /// columns and (`with_filter`) the filter's columns, matched by root name; every leaf without a
-    /// projection, or when a name does not find its column this simply (a declared
-    /// schema's mapped names). It may count too much; too little only where a declared
+    /// columns and (`with_filter`) the filter's columns, matched by root name; every leaf
+    /// without a projection, or when a name does not find its column this simply (a
+    /// declared schema's mapped names). It may count too much; too little only where a declared
     /// schema's name is another file column's (a column renamed by field id), which the
     /// driver read's output bound still catches.
     fn leaves_read(&self, file: &OpenedFile, with_filter: bool) -> Vec<usize> {

@@ -41,10 +41,10 @@ use crate::selection::RowSelection;
 pub const DEFAULT_DECODE_BYTES: u64 = 32 << 20;
 
 /// The estimated Arrow size of one row of `leaves` in `row_group`: per leaf its
-/// [`decoded_bytes`] over the rows. With `views` (a read without row filter), a top-level string
-/// chunk not all dictionary-encoded counts twice plus 16 bytes a value: it is decoded as
-/// views into its pages, which stay in memory until the strings are copied out (see
-/// [`string_gather`](crate::reading::string_gather)).
+/// [`decoded_bytes`] over the rows. With `views` (a read without row filter), a top-level
+/// string chunk not all dictionary-encoded counts twice plus 16 bytes a value: it is
+/// decoded as views into its pages, which stay in memory until the strings are copied out
+/// (see [`string_gather`](crate::reading::string_gather)).
 pub fn decoded_bytes_per_row(metadata: &ParquetMetaData, row_group: usize, leaves: &[usize], views: bool) -> f64 {
     let chunks = metadata.row_group(row_group);
     let rows = chunks.num_rows().max(1) as f64;
