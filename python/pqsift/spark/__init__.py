@@ -149,8 +149,8 @@ def is_connect(spark: Any) -> bool:
 
 class _SessionConf:
     """A session's configurations, as one read consults them. Over Spark Connect each
-    ``spark.conf.get`` is a round trip to the server (~1.5 ms; a read asked ten, 16 ms of a
-    point lookup's 56), so there one ``getAll`` (~3 ms) is taken first: it lists every
+    ``spark.conf.get`` is a round trip to the server (a read asked ten, a large part of a
+    point lookup's time), so there one ``getAll`` is taken first: it lists every
     configuration that is set, so one it does not list is unset. The session time zone,
     whose default is the server JVM's zone, is asked alone when not listed. A classic
     session is asked directly (the JVM is in this process)."""
@@ -784,12 +784,12 @@ _ARROW_RECORDS_PER_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
 def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> DataFrame:
     """A DataFrame of ``rows``, in one partition. On a classic session, the Arrow batches
     are parallelized as they are (Spark's path for data above the local-relation
-    threshold) rather than turned into a local relation of JVM rows: measured on 21,600
-    rows with text, a noop write of it takes 66 ms against 179 ms, ``toArrow`` 67 against
-    148, no slower on one row. One partition, not one per 10,000 rows (Spark's batch
+    threshold) rather than turned into a local relation of JVM rows, which Spark makes and
+    ships row by row (slower for a range's rows with text, no faster for one row; the
+    figures are in the Spark guide). One partition, not one per 10,000 rows (Spark's batch
     size): the rows are few (at most ``DRIVER_RESULT_BYTES``) and each task costs more than
-    it spreads — the same noop write 64 ms in three partitions, 53 in one. Both settings
-    are read when the DataFrame is made, so they are changed for that call only."""
+    it spreads. Both settings are read when the DataFrame is made, so they are changed for
+    that call only."""
     if is_connect(spark):
         return spark.createDataFrame(rows, struct)
     settings = {_LOCAL_RELATION_THRESHOLD: "0", _ARROW_RECORDS_PER_BATCH: str(max(rows.num_rows, 1))}
