@@ -1,6 +1,7 @@
-"""What a small task function costs: ``pqsift.spark.read`` by tasks with each task's
-function padded to ``pqsift.spark.reader.TASK_FUNCTION_BYTES`` (the default) against the
-same reads with no padding.
+"""What a task's wait for its input costs: ``pqsift.spark.read`` by tasks as pqsift makes
+them (each function acknowledging the worker's connection when unpickled,
+``pqsift.spark.worker_socket``) against the same reads with each function padded past a
+loopback segment instead (what pqsift did before, ``--padding`` bytes) and with neither.
 
 Spark writes a Python task its function, then its input, on a loopback TCP connection.
 The kernel holds the second write until the worker acknowledges the first (Nagle's
@@ -47,6 +48,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--connect", action="store_true", help="a Connect client of a local server")
+    parser.add_argument("--padding", type=int, default=128 << 10, help="bytes of the padded way (default 128 KiB)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     out = args.out or Path(f"benches/results/spark_task_function{'_connect' if args.connect else ''}.md")
@@ -54,14 +56,9 @@ def main() -> None:
     if not list(data.glob("*.parquet")):
         raise SystemExit(f"{data} has no Parquet files: run benches/spark_bench.py --dataset {args.dataset} first")
 
-    import importlib
-
     import pqsift.spark
+    from pqsift.spark.worker_socket import AcknowledgeOnLoad
 
-    # The module (`pqsift.spark.reader` the attribute is the function of that name).
-    task_reader = importlib.import_module("pqsift.spark.reader")
-
-    padded = task_reader.TASK_FUNCTION_BYTES
     spark, server = connect_spark() if args.connect else (local_spark(), None)
     path = str(data.resolve())
     one_file = str(Path("data/bench/part-000.parquet").resolve())
@@ -85,15 +82,22 @@ def main() -> None:
                 pqsift.spark.read(spark, path, shape.columns, shape.where or None, **bound)
             )
 
-    def padding(bytes_: int, case: str) -> None:
-        task_reader.TASK_FUNCTION_BYTES = bytes_
-        cases[case]()
+    # What the marker pickles as in each way (the functions are pickled on this side).
+    acknowledging = AcknowledgeOnLoad.__reduce__
+    instead = {
+        "acknowledged": acknowledging,
+        "padded": lambda self: (bytes, (bytes(args.padding),)),
+        "neither": lambda self: (tuple, ()),
+    }
 
-    runs = {}
-    for case in cases:
-        runs[(case, "padded")] = lambda case=case: padding(padded, case)
-        runs[(case, "unpadded")] = lambda case=case: padding(0, case)
-    named = {f"{case}|{way}": run for (case, way), run in runs.items()}
+    def run_as(way: str, case: str) -> None:
+        AcknowledgeOnLoad.__reduce__ = instead[way]  # type: ignore[method-assign]
+        try:
+            cases[case]()
+        finally:
+            AcknowledgeOnLoad.__reduce__ = acknowledging  # type: ignore[method-assign]
+
+    named = {f"{case}|{way}": lambda case=case, way=way: run_as(way, case) for case in cases for way in instead}
     for _ in range(args.warmup):
         for run in named.values():
             run()
@@ -103,22 +107,27 @@ def main() -> None:
         server.stop()
     session = "a Spark Connect client of a local server, " if args.connect else ""
     lines = [
-        "# A task's function padded past a loopback segment, or not",
+        "# A task's wait for its input: the function acknowledged when unpickled, padded, or neither",
         "",
         f"`python benches/spark_task_function.py --dataset {args.dataset} --rounds {args.rounds} --warmup {args.warmup}"
-        f"{' --connect' if args.connect else ''}`: `pqsift.spark.read` with each task's function padded to"
-        f" {padded >> 10} KiB (`TASK_FUNCTION_BYTES`) or not, {session}local[*] on {os.cpu_count()} cores, noop sink;"
-        f" `{data}` for the shapes; every run in turns in one Spark process. Median (best) wall ms.",
+        f"{' --connect' if args.connect else ''}`: `pqsift.spark.read` with each task's function acknowledging the"
+        f" worker's connection when unpickled (pqsift's way), padded to {args.padding >> 10} KiB instead, or"
+        f" neither; {session}local[*] on {os.cpu_count()} cores, noop sink; `{data}` for the shapes; every run in"
+        " turns in one Spark process. Median (best) wall ms; the ratios are of medians.",
         "",
-        "| case | padded | unpadded | unpadded / padded |",
-        "|---|---:|---:|---:|",
+        "| case | acknowledged | padded | neither | padded / acknowledged | neither / acknowledged |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
+
+    def cell(way: str, case: str) -> str:
+        runs = times[f"{case}|{way}"]
+        return f"{statistics.median(runs) * 1000:.0f} ({min(runs) * 1000:.0f})"
+
     for case in cases:
-        with_padding, without = times[f"{case}|padded"], times[f"{case}|unpadded"]
+        median = {way: statistics.median(times[f"{case}|{way}"]) for way in instead}
         lines.append(
-            f"| {case} | {statistics.median(with_padding) * 1000:.0f} ({min(with_padding) * 1000:.0f})"
-            f" | {statistics.median(without) * 1000:.0f} ({min(without) * 1000:.0f})"
-            f" | {statistics.median(without) / statistics.median(with_padding):.2f}× |"
+            f"| {case} | {' | '.join(cell(way, case) for way in instead)}"
+            f" | {median['padded'] / median['acknowledged']:.2f}× | {median['neither'] / median['acknowledged']:.2f}× |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

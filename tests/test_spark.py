@@ -853,31 +853,105 @@ def test_large_plans_reach_the_tasks_as_one_broadcast_variable(
     assert all(piece[5] is not None for pieces in plans.value for piece in pieces)
 
 
-def test_a_tasks_function_weighs_more_than_a_loopback_segment(dataset: Path) -> None:
-    """Spark writes a Python task its function, then its input: a function of less than a
-    TCP segment left the input held for the worker's delayed acknowledgement (~40 ms a
-    task). Pickled as Spark pickles it, every task function (and the data source's reader)
-    weighs at least ``TASK_FUNCTION_BYTES``: padded when small, not when its plans already
-    weigh that."""
+def test_a_workers_connection_to_its_jvm_is_acknowledged_at_once() -> None:
+    """On a loopback TCP connection (what a Python worker has to its JVM) both ends get
+    ``TCP_NODELAY`` (and ``TCP_QUICKACK``); a listening socket, a datagram socket and a
+    connection elsewhere are left alone."""
+    import socket
+
+    from pqsift.spark.worker_socket import acknowledge_jvm_connection
+
+    if not hasattr(socket, "TCP_QUICKACK"):
+        pytest.skip("TCP_QUICKACK is Linux's")
+    with socket.create_server(("127.0.0.1", 0)) as listener, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as datagram:
+        datagram.bind(("127.0.0.1", 0))
+        with socket.create_connection(listener.getsockname()) as client:
+            server, _ = listener.accept()
+            with server:
+                ends = (client, server)
+                assert [end.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for end in ends] == [0, 0]
+                assert acknowledge_jvm_connection() >= 2
+                assert all(end.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for end in ends)
+                assert listener.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+                # The connections are as they were: data still flows both ways.
+                client.sendall(b"input")
+                assert server.recv(16) == b"input"
+
+
+def test_every_task_function_acknowledges_its_jvm_when_unpickled(monkeypatch: pytest.MonkeyPatch, dataset: Path) -> None:
+    """Spark writes a Python task its function, then its input: the input was held back
+    until the worker acknowledged the function, up to 40 ms. Every function pqsift hands
+    Spark (planned or not, and the data source's reader) acknowledges the worker's
+    connection when it is unpickled, which the worker does before reading the input."""
     import cloudpickle
-
-    from pqsift.spark.reader import TASK_FUNCTION_BYTES, planned_reader, reader
-
-    assert TASK_FUNCTION_BYTES > 64 << 10  # a loopback segment: 65,483 bytes (MTU 65,536)
-    assert len(cloudpickle.dumps(reader(["id"]))) >= TASK_FUNCTION_BYTES
-    plans = pqsift.spark.plan_tasks(str(dataset), ["id"], "small > 50", target_task_bytes=1)
-    small = [task.to_rows() for task in plans.tasks]
-    assert len(cloudpickle.dumps(planned_reader(small, ["id"], "small > 50"))) >= TASK_FUNCTION_BYTES
-    heavy = [[(*piece[:5], bytes(TASK_FUNCTION_BYTES)) for piece in pieces] for pieces in small]
-    unpadded = len(cloudpickle.dumps(planned_reader(heavy, ["id"], "small > 50")))
-    assert unpadded - TASK_FUNCTION_BYTES * sum(map(len, heavy)) < TASK_FUNCTION_BYTES // 2
-    # The data source's reader, which Spark pickles into each task's function likewise.
     from pyspark.sql.types import LongType, StructField, StructType
 
+    from pqsift.spark import worker_socket
     from pqsift.spark.datasource import PqsiftReader
+    from pqsift.spark.reader import planned_reader, reader
 
-    source = PqsiftReader({"path": str(dataset), "columns": "id"}, StructType([StructField("id", LongType())]), False)
-    assert len(cloudpickle.dumps(source)) >= TASK_FUNCTION_BYTES
+    acknowledged: list[int] = []
+    monkeypatch.setattr(worker_socket, "acknowledge_jvm_connection", lambda: acknowledged.append(1) or 1)
+    plans = pqsift.spark.plan_tasks(str(dataset), ["id"], "small > 50", target_task_bytes=1)
+    functions = {
+        "reader": reader(["id"]),
+        "planned reader": planned_reader([task.to_rows() for task in plans.tasks], ["id"], "small > 50"),
+        "data source reader": PqsiftReader(
+            {"path": str(dataset), "columns": "id"}, StructType([StructField("id", LongType())]), False
+        ),
+    }
+    for name, function in functions.items():
+        before = len(acknowledged)
+        cloudpickle.loads(cloudpickle.dumps(function))
+        assert len(acknowledged) == before + 1, name
+
+
+def test_a_spark_worker_unpickling_a_task_function_acknowledges_its_jvm(spark: Any) -> None:
+    """In a real Python worker, a function carrying the marker finds its connection to the
+    JVM set to send at once by the time it runs. Each run then sets it back to Spark's
+    default (no ``TCP_NODELAY``), so that a reused worker shows the next run's marker at
+    work, not an earlier task's."""
+    import socket
+
+    from pqsift.spark.worker_socket import AcknowledgeOnLoad
+
+    if not hasattr(socket, "TCP_QUICKACK") or spark.conf.get("spark.python.unix.domain.socket.enabled", "false") == "true":
+        pytest.skip("the worker's connection is not TCP on Linux")
+
+    def task(batches: Any, acknowledge: Any = AcknowledgeOnLoad()) -> Any:  # noqa: B008 - pickled with it
+        import ipaddress
+        import stat
+
+        for _ in batches:
+            pass
+        nodelay, connections = [], []
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                if not stat.S_ISSOCK(os.fstat(int(name)).st_mode):
+                    continue
+                with socket.socket(fileno=os.dup(int(name))) as connection:
+                    if connection.family != socket.AF_INET:
+                        continue
+                    if not ipaddress.ip_address(connection.getpeername()[0]).is_loopback:
+                        continue
+                    nodelay.append(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                    # Its other descriptors (the worker reads and writes through
+                    # duplicates) are the same connection: reset after all are read.
+                    connections.append(os.dup(int(name)))
+            except OSError:
+                continue
+        for descriptor in connections:
+            with socket.socket(fileno=descriptor) as connection:
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+        yield pa.RecordBatch.from_pydict({"worker": [os.getpid()], "nodelay": [json.dumps(nodelay)]})
+
+    runs = [spark.range(0, 1, 1, 1).mapInArrow(task, "worker long, nodelay string").collect()[0] for _ in range(4)]
+    workers = [run["worker"] for run in runs]
+    if len(set(workers)) == len(workers):
+        pytest.skip(f"no worker ran twice ({workers}): every run may show an earlier task's setting")
+    for run in runs:
+        nodelay = json.loads(run["nodelay"])
+        assert nodelay and all(nodelay), (workers, nodelay)
 
 
 def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, dataset: Path) -> None:

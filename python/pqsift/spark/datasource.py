@@ -48,8 +48,9 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pqsift.expr import _datetime_text, _quote_identifier, lit
 from pqsift.scan import PLANNING_OPTIONS, READ_OPTIONS
 from pqsift.spark.planning import DEFAULT_TARGET_TASK_BYTES, absolute_path, absolute_source, plan_tasks
-from pqsift.spark.reader import METRICS_COLUMN, TASK_FUNCTION_BYTES, read_pieces
+from pqsift.spark.reader import METRICS_COLUMN, read_pieces
 from pqsift.spark.worker_gc import freeze_worker_objects
+from pqsift.spark.worker_socket import AcknowledgeOnLoad
 
 __all__ = ["data_source_class", "filter_to_sql"]
 
@@ -306,10 +307,10 @@ class PqsiftReader(DataSourceReader):
         base_directory: str | None = None,
         parallelism: int | None = None,
     ) -> None:
-        # Spark writes each task the reader pickled, then the task's partition: padded, so
-        # that the partition is not held for the worker's acknowledgement of a small first
-        # write (see TASK_FUNCTION_BYTES).
-        self.padding = bytes(TASK_FUNCTION_BYTES)
+        # Spark writes each task the reader pickled, then the task's partition: the worker
+        # that unpickles the reader acknowledges it at once, so that the partition is not
+        # held back (see pqsift.spark.worker_socket).
+        self.acknowledge = AcknowledgeOnLoad()
         settings = _settings(options, base_directory)
         self.path = _path_of(settings)
         self.columns = _columns_of(settings.get("columns"), schema, user_schema)

@@ -32,13 +32,13 @@ from pqsift.expr import FilterLike, filter_sql
 from pqsift.scan import _WHOLE_BATCH_ROWS, PLANNING_OPTIONS, READ_OPTIONS, Scan, _order_by, _scan, _storage_options
 from pqsift.spark.planning import Piece, TableContext
 from pqsift.spark.worker_gc import freeze_worker_objects
+from pqsift.spark.worker_socket import AcknowledgeOnLoad
 
 __all__ = [
     "METRICS_COLUMN",
     "READ_METRICS",
     "STORE_METRICS",
     "TASK_COLUMNS",
-    "TASK_FUNCTION_BYTES",
     "PlanFile",
     "Planned",
     "ReaderFunction",
@@ -75,14 +75,6 @@ READ_METRICS = (
 METRICS_COLUMN = "__pqsift_task_metrics"
 
 ReaderFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
-
-#: The least a task's function weighs pickled (the plans it carries and padding). Spark
-#: writes a Python task its function, then its input, on a TCP connection of the machine's
-#: loopback; the kernel holds the second write until the worker acknowledges the first
-#: (Nagle's algorithm), and the worker delays acknowledging less than a full segment (64
-#: KiB on the loopback) by up to 40 ms: a task with a small function waited that long
-#: before reading anything. More than a segment is acknowledged at once.
-TASK_FUNCTION_BYTES = 128 << 10
 
 
 @runtime_checkable
@@ -257,10 +249,9 @@ def _reader(
         freeze_worker_objects()
         return read_rows(row for batch in batches for row in rows_of(batch))
 
-    # Pickled with the function (its `__dict__` travels), so that each task's function
-    # weighs at least TASK_FUNCTION_BYTES: see there.
-    carried = plan_bytes(planned) if isinstance(planned, list) else 0
-    read_tasks.__dict__["padding"] = bytes(max(0, TASK_FUNCTION_BYTES - carried))
+    # Pickled with the function (its `__dict__` travels): the worker that unpickles it
+    # acknowledges the function at once, so that its input is not held back.
+    read_tasks.__dict__["acknowledge"] = AcknowledgeOnLoad()
     return read_tasks
 
 
