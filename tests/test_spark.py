@@ -989,6 +989,62 @@ def test_a_workers_objects_are_frozen_for_the_cycle_collector(spark: Any, datase
     assert gc.get_freeze_count() == kept
 
 
+def test_the_data_sources_planning_workers_objects_are_frozen(spark: Any, dataset: Path, tmp_path: Path) -> None:
+    """The workers that plan a Python data source's read (its schema, its reader's
+    partitions) run outside any task, and PySpark's daemon collects after each of them
+    too, while Spark goes on planning: the pqsift source freezes their objects as its tasks
+    do. A probe source records, in each planning worker, its process and how many objects
+    are frozen, then unfreezes them, before and after a pqsift read."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    log = tmp_path / "planning.jsonl"
+
+    def record(step: str) -> None:
+        import gc
+
+        with open(log, "a") as out:
+            out.write(json.dumps({"step": step, "worker": os.getpid(), "frozen": gc.get_freeze_count()}) + "\n")
+        gc.unfreeze()
+
+    class ProbeReader(DataSourceReader):
+        # Filters offered (and all refused) as pqsift's reader is offered them: Spark
+        # then plans both in workers of the same kind.
+        def pushFilters(self, filters: list[Any]) -> Any:  # noqa: N802 - Spark's name
+            yield from filters
+
+        def partitions(self) -> list[InputPartition]:
+            record("partitions")
+            return [InputPartition(0)]
+
+        def read(self, partition: InputPartition) -> Any:
+            yield (1,)
+
+    class Probe(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "planning_probe"
+
+        def schema(self) -> str:
+            record("schema")
+            return "x int"
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return ProbeReader()
+
+    spark.dataSource.register(Probe)
+    probe = lambda: spark.read.format("planning_probe").load().filter("x > 0").collect()  # noqa: E731
+    assert probe() == [(1,)]
+    got = spark.read.format("pqsift").option("columns", "id,small").load(str(dataset)).filter("small > 90")
+    assert got.count() > 0
+    assert probe() == [(1,)]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    for step in ("schema", "partitions"):
+        before, after = [r for r in records if r["step"] == step][-2:]
+        if before["worker"] != after["worker"]:
+            pytest.skip(f"{step}: the two probes ran in different workers ({before['worker']}, {after['worker']})")
+        assert after["frozen"] > 0, (step, records)  # frozen by pqsift's planning in between
+
+
 def test_sparks_parquet_options_have_sparks_meaning_or_are_refused_by_name(spark: Any, tmp_path: Path) -> None:
     for day in (1, 2):
         (tmp_path / f"day={day}").mkdir()

@@ -339,6 +339,9 @@ class PqsiftReader(DataSourceReader):
         return " AND ".join(f"({f})" for f in self.filters) or None
 
     def partitions(self) -> list[InputPartition]:
+        # Spark may call this in another planning worker than the one that made the
+        # reader (which unpickles it): see pqsift.spark.worker_gc.
+        freeze_worker_objects()
         pruning = {k: v for k, v in self.options.items() if k in PLANNING_OPTIONS}
         plan = plan_tasks(
             self.path,
@@ -505,6 +508,7 @@ def data_source_class(
         def schema(self) -> StructType:
             from pqsift.spark import schema
 
+            freeze_worker_objects()  # in a planning worker: see pqsift.spark.worker_gc
             settings = _settings(self.options, base_directory)
             columns = _columns_of(settings.get("columns"), StructType(), False)
             options = _options_of(settings)
@@ -516,6 +520,7 @@ def data_source_class(
             return table_schema
 
         def reader(self, schema: StructType) -> DataSourceReader:
+            freeze_worker_objects()
             user_schema = "columns" not in _settings(self.options) and schema != self.schema()
             options = dict(self.options)
             given = _settings(options)
