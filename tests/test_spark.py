@@ -882,7 +882,8 @@ def test_every_task_function_acknowledges_its_jvm_when_unpickled(monkeypatch: py
     """Spark writes a Python task its function, then its input: the input was held back
     until the worker acknowledged the function, up to 40 ms. Every function pqsift hands
     Spark (planned or not, and the data source's reader) acknowledges the worker's
-    connection when it is unpickled, which the worker does before reading the input."""
+    connection when it is unpickled in a Spark worker, which the worker does before
+    reading the input."""
     import cloudpickle
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -892,6 +893,10 @@ def test_every_task_function_acknowledges_its_jvm_when_unpickled(monkeypatch: py
 
     acknowledged: list[int] = []
     monkeypatch.setattr(worker_socket, "acknowledge_jvm_connection", lambda: acknowledged.append(1) or 1)
+    # Outside Spark's workers (this process) a function unpickled acknowledges nothing.
+    cloudpickle.loads(cloudpickle.dumps(reader(["id"])))
+    assert acknowledged == []
+    monkeypatch.setattr(worker_socket, "in_a_spark_worker", lambda: True)
     plans = pqsift.spark.plan_tasks(str(dataset), ["id"], "small > 50", target_task_bytes=1)
     functions = {
         "reader": reader(["id"]),

@@ -24,7 +24,7 @@ import gc
 import os
 import sys
 
-__all__ = ["OPT_OUT", "REFREEZE_OBJECTS", "freeze_worker_objects"]
+__all__ = ["OPT_OUT", "REFREEZE_OBJECTS", "freeze_worker_objects", "in_a_spark_worker"]
 
 #: The environment variable that, set to ``0``, keeps the workers' objects unfrozen.
 OPT_OUT = "PQSIFT_FREEZE_WORKER_GC"
@@ -39,7 +39,7 @@ def freeze_worker_objects() -> bool:
     if its oldest generation holds :data:`REFREEZE_OBJECTS` or more. True in such a worker
     (frozen now or before), False elsewhere or when :data:`OPT_OUT` is ``0`` (nothing
     frozen)."""
-    if os.environ.get(OPT_OUT) == "0" or not _in_a_spark_worker():
+    if os.environ.get(OPT_OUT) == "0" or not in_a_spark_worker():
         return False
     if len(gc.get_objects(generation=2)) >= REFREEZE_OBJECTS:
         gc.collect()  # cycles that are garbage now are freed, not frozen
@@ -47,9 +47,9 @@ def freeze_worker_objects() -> bool:
     return True
 
 
-def _in_a_spark_worker() -> bool:
-    """A Spark task's process, or a Python worker PySpark's daemon forked (where a data
-    source's planning runs, with no task)."""
+def in_a_spark_worker() -> bool:
+    """True in a Spark task's process, or in a Python worker PySpark's daemon forked (where
+    a data source's planning runs, with no task); False elsewhere (a driver, a notebook)."""
     main_module = sys.modules.get("__main__")
     spec = getattr(main_module, "__spec__", None)
     if spec is not None and spec.name == "pyspark.daemon":

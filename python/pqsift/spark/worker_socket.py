@@ -16,8 +16,10 @@ the kernel acknowledge what has been read at once, which releases the input, and
 ``TCP_NODELAY`` sends the worker's own small writes (the last frames of a task's output)
 without waiting for the JVM's acknowledgements either.
 
-Spark's ``spark.python.unix.domain.socket.enabled=true`` (Unix domain sockets instead of
-TCP) has no such wait; on systems without ``TCP_QUICKACK`` (it is Linux's) nothing is done.
+Only in Spark's Python workers: a function unpickled elsewhere (a driver, a process of the
+user's own) leaves that process's connections as they are. Spark's
+``spark.python.unix.domain.socket.enabled=true`` (Unix domain sockets instead of TCP) has
+no such wait; on systems without ``TCP_QUICKACK`` (it is Linux's) nothing is done.
 
 >>> import pickle
 >>> type(pickle.loads(pickle.dumps(AcknowledgeOnLoad()))).__name__   # acknowledged when loaded
@@ -30,6 +32,8 @@ import ipaddress
 import os
 import socket
 import stat
+
+from pqsift.spark.worker_gc import in_a_spark_worker
 
 __all__ = ["AcknowledgeOnLoad", "acknowledge_jvm_connection"]
 
@@ -75,13 +79,14 @@ def acknowledge_jvm_connection() -> int:
 
 
 class AcknowledgeOnLoad:
-    """Pickled inside a task's function: unpickled, in the worker, it acknowledges the
-    JVM's connection (:func:`acknowledge_jvm_connection`) and is itself again."""
+    """Pickled inside a task's function: unpickled in a Spark worker, it acknowledges the
+    JVM's connection (:func:`acknowledge_jvm_connection`); anywhere, it is itself again."""
 
     def __reduce__(self) -> tuple[object, tuple[()]]:
         return (_loaded, ())
 
 
 def _loaded() -> AcknowledgeOnLoad:
-    acknowledge_jvm_connection()
+    if in_a_spark_worker():
+        acknowledge_jvm_connection()
     return AcknowledgeOnLoad()
