@@ -342,3 +342,31 @@ def test_importing_pqsift_leaves_pyarrow_dataset_to_a_datasets_user() -> None:
     probe = "import sys, pqsift; print('pyarrow.dataset' in sys.modules, pqsift.Dataset.__name__)"
     shown = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
     assert shown.split() == ["False", "Dataset"]
+
+
+def test_pyarrow_compute_is_imported_only_for_a_pyarrow_expression(tmp_path: Path) -> None:
+    """``pyarrow.compute`` takes tens of milliseconds to import, paid by every fresh Spark
+    worker and every command-line run: importing pqsift (and its Spark reader) and scanning
+    with a text filter leave it unimported; a pyarrow expression still works, in a process
+    where the caller imported it to build one."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3]}), path)
+    check = f"""
+import sys
+import pqsift, pqsift.spark.reader
+assert pqsift.scan({str(path)!r}, filter="id > 1").to_table().num_rows == 2
+assert "pyarrow.compute" not in sys.modules, "imported"
+import pyarrow.compute as pc
+assert pqsift.scan({str(path)!r}, filter=pc.field("id") > 2).to_table().num_rows == 1
+try:
+    pqsift.expr.filter_sql(pc.field("id") > 2)
+except TypeError as error:
+    assert "pyarrow expression" in str(error)
+else:
+    raise AssertionError("filter_sql took a pyarrow expression")
+"""
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

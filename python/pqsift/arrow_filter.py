@@ -38,14 +38,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pqsift.expr import _ATOM, Expr, field, lit, when
+from pqsift.expr import _ATOM, Expr, field, is_arrow_expression, lit, when
 
 __all__ = ["filter_for", "is_arrow_expression", "to_filter"]
-
-
-def is_arrow_expression(value: object) -> bool:
-    """Whether ``value`` is a ``pyarrow.compute.Expression``."""
-    return isinstance(value, pc.Expression)
 
 
 def filter_for(expression: pc.Expression, also: str | None = None) -> Callable[[Any], str]:

@@ -24,11 +24,16 @@ import datetime
 import decimal
 import math
 import re
+import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    # pyarrow.compute takes ~20 ms to import: a process that reads without a pyarrow
+    # expression (a Spark task, the command line) does without it.
+    import pyarrow.compute as pc
 
 __all__ = ["Expr", "FilterLike", "LiteralValue", "col", "field", "filter_sql", "fn", "from_dnf", "lit", "when"]
 
@@ -545,7 +550,15 @@ def _type_name(type_name: str) -> str:
     return type_name.strip().upper()
 
 
-FilterLike: TypeAlias = str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]] | pc.Expression
+FilterLike: TypeAlias = "str | Expr | Sequence[Sequence[object]] | Sequence[Sequence[Sequence[object]]] | pc.Expression"
+
+
+def is_arrow_expression(value: object) -> bool:
+    """Whether ``value`` is a ``pyarrow.compute.Expression``, without importing
+    ``pyarrow.compute``: an expression's class is in ``pyarrow._compute``, so without that
+    module loaded there is none."""
+    compute = sys.modules.get("pyarrow._compute")
+    return compute is not None and isinstance(value, compute.Expression)
 
 
 def filter_sql(filter: FilterLike | None) -> str | None:  # noqa: A002 - the public name
@@ -557,7 +570,7 @@ def filter_sql(filter: FilterLike | None) -> str | None:  # noqa: A002 - the pub
         return filter.to_sql()
     if isinstance(filter, list):
         return from_dnf(filter).to_sql()
-    if isinstance(filter, pc.Expression):
+    if is_arrow_expression(filter):
         raise TypeError(
             "a pyarrow expression is written as Spark SQL against the table's schema: give it to pqsift.scan "
             "(or a pqsift dataset's scanner); here give Spark SQL text, a pqsift.Expr or DNF tuples"

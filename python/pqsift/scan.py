@@ -27,8 +27,7 @@ import pyarrow as pa
 
 from pqsift import _core
 from pqsift._core import RowSelection
-from pqsift.arrow_filter import filter_for, is_arrow_expression
-from pqsift.expr import FilterLike, filter_sql
+from pqsift.expr import FilterLike, filter_sql, is_arrow_expression
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -612,6 +611,8 @@ def _scan(
     if callable(filter):
         filter_text: Any = filter
     elif is_arrow_expression(filter):
+        from pqsift.arrow_filter import filter_for  # imports pyarrow.compute
+
         filter_text = filter_for(filter)
     else:
         filter_text = filter_sql(filter)
