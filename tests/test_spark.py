@@ -248,6 +248,33 @@ def test_data_source_user_schema_and_options(spark: Any, dataset: Path) -> None:
         spark.read.format("pqsift").option("no_such_option", "1").load(str(dataset)).collect()
 
 
+def test_data_source_reads_its_footers_for_the_schema_once(monkeypatch: pytest.MonkeyPatch, dataset: Path) -> None:
+    """Spark asks a source for its schema in one worker, pickles the source and hands it to
+    the workers that plan the read: the schema found there travels with it, so ``reader``
+    tells a schema given by ``.schema(...)`` from the source's own without reading the
+    footers again; a source whose schema was never asked for (the user gave one) still
+    compares against the files'."""
+    import cloudpickle
+    from pyspark.sql.types import StructType
+
+    import pqsift.spark
+    from pqsift.spark.datasource import data_source_class
+
+    source = data_source_class()(options={"path": str(dataset)})
+    own = source.schema()
+    travelled = cloudpickle.loads(cloudpickle.dumps(source))
+    asked: list[str] = []
+    read_schema = pqsift.spark.schema
+    monkeypatch.setattr(pqsift.spark, "schema", lambda *a, **k: asked.append("schema") or read_schema(*a, **k))
+    assert travelled.reader(own).cast_to is None  # the source's own schema: no user schema
+    given = StructType(own.fields[:1])
+    assert travelled.reader(given).cast_to is not None  # a schema of the user's
+    assert asked == []
+    fresh = data_source_class()(options={"path": str(dataset)})
+    assert fresh.reader(given).cast_to is not None
+    assert asked == ["schema"]
+
+
 def test_data_source_reads_nothing_when_every_row_group_is_pruned(spark: Any, dataset: Path) -> None:
     # Spark hands `read` a partition of None when `partitions` planned none.
     assert pqsift.spark.plan_tasks(dataset, ["id"], "id < 0").tasks == []

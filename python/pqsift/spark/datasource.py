@@ -517,11 +517,20 @@ def data_source_class(
             table_schema = schema(_path_of(settings), columns, **table_options)
             if _metrics_wanted(settings):
                 table_schema = StructType([*table_schema.fields, StructField(METRICS_COLUMN, StringType(), True)])
+            # Kept with the source, which Spark pickles after asking for its schema and
+            # hands to the workers that plan the read: `reader` compares against it
+            # there without reading the footers again.
+            self.table_schema = table_schema
             return table_schema
 
         def reader(self, schema: StructType) -> DataSourceReader:
             freeze_worker_objects()
-            user_schema = "columns" not in _settings(self.options) and schema != self.schema()
+            if "columns" in _settings(self.options):
+                user_schema = False
+            else:
+                # Spark asks for the schema only when none was given (`.schema(...)`).
+                own = getattr(self, "table_schema", None)
+                user_schema = schema != (own if own is not None else self.schema())
             options = dict(self.options)
             given = _settings(options)
             defaults: dict[str, str | bool] = {
