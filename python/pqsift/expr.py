@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    # pyarrow.compute takes ~20 ms to import: a process that reads without a pyarrow
+    # pyarrow.compute is slow to import: a process that reads without a pyarrow
     # expression (a Spark task, the command line) does without it.
     import pyarrow.compute as pc
 
