@@ -59,6 +59,7 @@ from pqsift.expr import FilterLike, _split_column_name, filter_sql
 from pqsift.scan import PLANNING_OPTIONS, Scan, _order_by, scan
 from pqsift.spark.arrow_checks import EXECUTOR_SETTINGS as EXECUTOR_ARROW_SETTINGS
 from pqsift.spark.arrow_checks import uncheck_driver_arrow
+from pqsift.spark.driver_frame import arrow_frame
 from pqsift.spark.driver_read import DRIVER_READ_BYTES, output_passes_the_bound, read_on_driver, result_bound
 from pqsift.spark.planning import (
     DEFAULT_TARGET_TASK_BYTES,
@@ -775,41 +776,14 @@ def _read_small_result(spark: SparkSession, request: _PlannedRead, result_bytes:
     return _arrow_frame(spark, rows.combine_chunks(), request.struct)
 
 
-#: Spark's threshold under which ``createDataFrame`` of Arrow data builds a local relation.
-_LOCAL_RELATION_THRESHOLD = "spark.sql.execution.arrow.localRelationThreshold"
-#: Spark's rows per Arrow batch; ``createDataFrame`` of Arrow data makes a partition of each.
-_ARROW_RECORDS_PER_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
-
-
 def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> DataFrame:
-    """A DataFrame of ``rows``, in one partition. On a classic session, the Arrow batches
-    are parallelized as they are (Spark's path for data above the local-relation
-    threshold) rather than turned into a local relation of JVM rows, which Spark makes and
-    ships row by row (slower for a range's rows with text, no faster for one row; the
-    figures are in the Spark guide). One partition, not one per 10,000 rows (Spark's batch
-    size): the rows are few (at most ``DRIVER_RESULT_BYTES``) and each task costs more than
-    it spreads. Both settings are read when the DataFrame is made, so they are changed for
-    that call only."""
+    """A DataFrame of ``rows``, in one partition (the rows are few, at most
+    ``DRIVER_RESULT_BYTES``, and each task costs more than it spreads): on a classic
+    session the Arrow batch parallelized as it is (:func:`~pqsift.spark.driver_frame.arrow_frame`);
+    a Spark Connect client sends it to the server, which makes it a local relation."""
     if is_connect(spark):
         return spark.createDataFrame(rows, struct)
-    settings = {_LOCAL_RELATION_THRESHOLD: "0", _ARROW_RECORDS_PER_BATCH: str(max(rows.num_rows, 1))}
-    previous = {name: spark.conf.get(name, None) for name in settings}
-    changed = []
-    try:
-        for name, value in settings.items():
-            try:
-                spark.conf.set(name, value)
-            except Exception:  # noqa: BLE001, S112 - a platform that fixes the setting: its value then
-                continue
-            changed.append(name)
-        return spark.createDataFrame(rows, struct)
-    finally:
-        for name in changed:
-            earlier = previous[name]
-            if earlier is None:
-                spark.conf.unset(name)
-            else:
-                spark.conf.set(name, earlier)
+    return arrow_frame(spark, rows, struct)
 
 
 def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> DataFrame:

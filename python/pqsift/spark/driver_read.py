@@ -1,7 +1,7 @@
 """Small results read on the driver: when the driver's plan shows that little survives
 pruning, :func:`pqsift.spark.read` reads it in the driver's process and hands Spark the
-rows as Arrow batches (``spark.createDataFrame(arrow_table)``) instead of launching
-Python tasks.
+rows as Arrow batches (:mod:`pqsift.spark.driver_frame`; over Spark Connect
+``spark.createDataFrame(arrow_table)``) instead of launching Python tasks.
 
 Why: a query that keeps one row of a million still pays, through ``mapInArrow``, a Spark
 job whose tasks start (or wake) Python workers, re-open the files and send their output
