@@ -334,12 +334,28 @@ def table_head(first: str, first_rule: str, readers: list[str]) -> list[str]:
 
 def table_cells(times: dict[str, list[float]]) -> str:
     """The cells :func:`table_head` names: each reader's median (best) ms, then Spark's
-    native median over each pqsift reader's."""
+    native median over each pqsift reader's, with the middle half of the rounds' own
+    ratios (each round's native time over the reader's, :func:`round_ratios`).
+
+    >>> table_cells({"spark native": [0.30, 0.20, 0.25, 0.40], "pqsift read": [0.10, 0.10, 0.05, 0.10]})
+    '275 (200) | 100 (50) | 2.75× (2.7–4.2)'
+    """
     medians = {name: statistics.median(t) for name, t in times.items()}
     native = medians["spark native"]
     cells = [f"{medians[n] * 1000:.0f} ({min(times[n]) * 1000:.0f})" for n in times]
-    cells += [f"{native / medians[n]:.2f}×" for n in times if n != "spark native"]
+    cells += [f"{native / medians[n]:.2f}× {round_ratios(times, n)}".rstrip() for n in times if n != "spark native"]
     return " | ".join(cells)
+
+
+def round_ratios(times: dict[str, list[float]], reader: str) -> str:
+    """The first and third quartiles of the rounds' ratios, Spark's native time over
+    ``reader``'s in the same round: how far one round's ratio strays from the medians'
+    (Spark's side moves most as its JIT compiler warms up)."""
+    ratios = [native / own for native, own in zip(times["spark native"], times[reader], strict=True)]
+    if len(ratios) < 2:
+        return ""
+    first, _, third = statistics.quantiles(ratios, n=4, method="inclusive")
+    return f"({first:.1f}–{third:.1f})"
 
 
 #: A top-k query's DataFrame from (key, columns, filter).
@@ -413,7 +429,8 @@ def finish(spark: Any, server: Any, args: argparse.Namespace, title: str, lines:
         f"# {title}\n\n"
         f"Dataset: `{args.data}` ({describe(args.data)}), local[*] on"
         f" {os.cpu_count()} cores, noop sink. After a warm-up the readers run in turns (each round starting one reader further along), {args.repeat} rounds;"
-        " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster)."
+        " each cell is the median (best) wall time in ms, ratios are of medians (> 1: pqsift faster), in brackets the"
+        " first and third quartiles of the rounds' own ratios (a round's native time over the reader's)."
         " `read by`: where `pqsift.spark.read` read the rows (the driver, for a small result, or Python tasks"
         + (
             "; over Connect, `driver` is the client's process, its rows sent as a local relation"

@@ -5,8 +5,8 @@ Each Py4J call is a round trip to the driver's JVM (0.1–0.3 ms, more while the
 busy), and PySpark's ``createDataFrame(arrow_table)`` makes ~35 of them before its JVM
 work begins: its eight configurations go over as a Java list built one element per call
 and come back one element per call, and its JVM classes are looked up by reflection on
-every use. Together with the two settings :func:`arrow_frame` must change around it, a
-bloom-filter point lookup's driver read spent more time in those calls than in reading.
+every use. With the two settings changed around it, a bloom-filter point lookup's read on
+the driver spent about as long in those calls as in reading.
 
 So :func:`arrow_frame` does what that path does with ~6 calls: writes the rows as one
 Arrow stream to a file in Spark's temporary directory, and hands it to the two JVM
