@@ -451,6 +451,32 @@ def _physical_plan(df: Any) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def test_frames_are_made_without_asking_the_jvm_their_schema(
+    spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tasks' input (``spark.range``), which ``mapInArrow`` asks for its columns, and a
+    result read on the driver are told their schemas: no Py4J call asks the JVM for one."""
+    from py4j import clientserver
+
+    asked: list[str] = []
+    original = clientserver.ClientServerConnection.send_command
+
+    def send_command(connection: Any, command: str) -> Any:
+        asked.extend(command.split("\n")[2:3])  # "c", the object, the method, ...
+        return original(connection, command)
+
+    columns, where = ["id", "note"], "id < 5"
+    monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", send_command)
+    by_tasks = pqsift.spark.read(spark, dataset, columns, where, driver_read_bytes=0)
+    on_driver = pqsift.spark.read(spark, dataset, columns, where)
+    assert on_driver.schema.names == columns
+    assert "schema" not in asked
+    monkeypatch.undo()
+    assert "MapInArrow" in _physical_plan(by_tasks) and "MapInArrow" not in _physical_plan(on_driver)
+    assert by_tasks.schema == on_driver.schema
+    assert _rows(by_tasks.toArrow()) == _rows(on_driver.toArrow()) == _rows(_native(spark, dataset, where, columns))
+
+
 def test_small_result_is_read_on_the_driver(spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A plan leaving little to read: no Python task, the rows handed over as Arrow
     batches, the counts taken on the driver; a result larger than the driver takes goes
@@ -890,7 +916,10 @@ def test_a_workers_connection_to_its_jvm_is_acknowledged_at_once() -> None:
 
     if not hasattr(socket, "TCP_QUICKACK"):
         pytest.skip("TCP_QUICKACK is Linux's")
-    with socket.create_server(("127.0.0.1", 0)) as listener, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as datagram:
+    with (
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as datagram,
+    ):
         datagram.bind(("127.0.0.1", 0))
         with socket.create_connection(listener.getsockname()) as client:
             server, _ = listener.accept()
@@ -905,7 +934,9 @@ def test_a_workers_connection_to_its_jvm_is_acknowledged_at_once() -> None:
                 assert server.recv(16) == b"input"
 
 
-def test_every_task_function_acknowledges_its_jvm_when_unpickled(monkeypatch: pytest.MonkeyPatch, dataset: Path) -> None:
+def test_every_task_function_acknowledges_its_jvm_when_unpickled(
+    monkeypatch: pytest.MonkeyPatch, dataset: Path
+) -> None:
     """Spark writes a Python task its function, then its input: the input was held back
     until the worker acknowledged the function, up to 40 ms. Every function pqsift hands
     Spark (planned or not, and the data source's reader) acknowledges the worker's
@@ -947,7 +978,10 @@ def test_a_spark_worker_unpickling_a_task_function_acknowledges_its_jvm(spark: A
 
     from pqsift.spark.worker_socket import AcknowledgeOnLoad
 
-    if not hasattr(socket, "TCP_QUICKACK") or spark.conf.get("spark.python.unix.domain.socket.enabled", "false") == "true":
+    if (
+        not hasattr(socket, "TCP_QUICKACK")
+        or spark.conf.get("spark.python.unix.domain.socket.enabled", "false") == "true"
+    ):
         pytest.skip("the worker's connection is not TCP on Linux")
 
     def task(batches: Any, acknowledge: Any = AcknowledgeOnLoad()) -> Any:  # noqa: B008 - pickled with it

@@ -39,6 +39,7 @@ only :mod:`pqsift.spark.reader`, which does not either).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import os
@@ -781,9 +782,8 @@ def _arrow_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> Dat
     ``DRIVER_RESULT_BYTES``, and each task costs more than it spreads): on a classic
     session the Arrow batch parallelized as it is (:func:`~pqsift.spark.driver_frame.arrow_frame`);
     a Spark Connect client sends it to the server, which makes it a local relation."""
-    if is_connect(spark):
-        return spark.createDataFrame(rows, struct)
-    return arrow_frame(spark, rows, struct)
+    frame = spark.createDataFrame(rows, struct) if is_connect(spark) else arrow_frame(spark, rows, struct)
+    return _with_known_schema(frame, struct)
 
 
 def _read_in_tasks(spark: SparkSession, request: _PlannedRead, threads: int) -> DataFrame:
@@ -825,13 +825,19 @@ def _range_schema() -> StructType:
 
 
 def _with_known_schema(frame: DataFrame, schema: StructType) -> DataFrame:
-    """``frame``, told its ``schema`` where it caches one. A Spark Connect DataFrame asks
-    the server for its schema (an analysis request, a round trip) the first time it is
-    needed, and ``mapInArrow`` needs its input's columns; the schema of the tasks' input is
-    known here. A classic DataFrame (whose JVM object knows it) and a client without the
-    cache are left as they are."""
-    if getattr(frame, "_cached_schema", False) is None:
-        frame._cached_schema = schema  # type: ignore[attr-defined]
+    """``frame``, told its ``schema`` where PySpark caches one. ``mapInArrow`` needs its
+    input's columns, and the schema of the tasks' input is known here: a Spark Connect
+    DataFrame would ask the server for it (an analysis request, a round trip), a classic
+    one its JVM object (two Py4J calls, and a JSON schema parsed). A DataFrame that knows
+    its schema already, or whose PySpark caches it elsewhere, is left as it is. Looked up in
+    the instance's own attributes: asking a classic DataFrame for an attribute it lacks
+    looks it up among its columns, which asks the JVM for the schema."""
+    attributes = vars(frame)
+    if "_cached_schema" in attributes:  # Spark Connect
+        if attributes["_cached_schema"] is None:
+            attributes["_cached_schema"] = schema
+    elif "schema" not in attributes and isinstance(getattr(type(frame), "schema", None), functools.cached_property):
+        attributes["schema"] = schema  # classic: a cached property
     return frame
 
 

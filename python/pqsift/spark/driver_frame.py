@@ -112,15 +112,13 @@ def _stream_frame(spark: SparkSession, utils: Any, rows: pa.Table, struct: Struc
     except Exception:  # noqa: BLE001 - a platform that fixes the setting: its value then
         changed = False
     try:
-        frame = DataFrame(to_data_frame(in_jvm, struct.json(), spark._jsparkSession), spark)
+        return DataFrame(to_data_frame(in_jvm, struct.json(), spark._jsparkSession), spark)
     finally:
         if changed:
             if previous is None:
                 conf.unset(LOCAL_RELATION_THRESHOLD)
             else:
                 conf.set(LOCAL_RELATION_THRESHOLD, previous)
-    frame._schema = struct  # known: Spark need not be asked
-    return frame
 
 
 def _created_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> DataFrame:
