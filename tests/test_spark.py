@@ -916,10 +916,7 @@ def test_a_workers_connection_to_its_jvm_is_acknowledged_at_once() -> None:
 
     if not hasattr(socket, "TCP_QUICKACK"):
         pytest.skip("TCP_QUICKACK is Linux's")
-    with (
-        socket.create_server(("127.0.0.1", 0)) as listener,
-        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as datagram,
-    ):
+    with socket.create_server(("127.0.0.1", 0)) as listener, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as datagram:
         datagram.bind(("127.0.0.1", 0))
         with socket.create_connection(listener.getsockname()) as client:
             server, _ = listener.accept()
@@ -934,9 +931,7 @@ def test_a_workers_connection_to_its_jvm_is_acknowledged_at_once() -> None:
                 assert server.recv(16) == b"input"
 
 
-def test_every_task_function_acknowledges_its_jvm_when_unpickled(
-    monkeypatch: pytest.MonkeyPatch, dataset: Path
-) -> None:
+def test_every_task_function_acknowledges_its_jvm_when_unpickled(monkeypatch: pytest.MonkeyPatch, dataset: Path) -> None:
     """Spark writes a Python task its function, then its input: the input was held back
     until the worker acknowledged the function, up to 40 ms. Every function pqsift hands
     Spark (planned or not, and the data source's reader) acknowledges the worker's
