@@ -973,10 +973,7 @@ def test_a_spark_worker_unpickling_a_task_function_acknowledges_its_jvm(spark: A
 
     from pqsift.spark.worker_socket import AcknowledgeOnLoad
 
-    if (
-        not hasattr(socket, "TCP_QUICKACK")
-        or spark.conf.get("spark.python.unix.domain.socket.enabled", "false") == "true"
-    ):
+    if not hasattr(socket, "TCP_QUICKACK") or spark.conf.get("spark.python.unix.domain.socket.enabled", "false") == "true":
         pytest.skip("the worker's connection is not TCP on Linux")
 
     def task(batches: Any, acknowledge: Any = AcknowledgeOnLoad()) -> Any:  # noqa: B008 - pickled with it
