@@ -66,6 +66,26 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+@pytest.fixture
+def py4j_commands(spark: Any) -> Iterator[list[str]]:
+    """The Py4J commands the classic session sends its JVM while the test runs (each
+    ``"c\n<object>\n<method>\n..."`` for a call)."""
+    from py4j import clientserver
+
+    sent: list[str] = []
+    original = clientserver.ClientServerConnection.send_command
+
+    def send_command(connection: Any, command: str) -> Any:
+        sent.append(command)
+        return original(connection, command)
+
+    clientserver.ClientServerConnection.send_command = send_command  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        clientserver.ClientServerConnection.send_command = original  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def s3_emulator() -> Iterator[Any]:
     """A local S3 (moto's server, in-process, on 127.0.0.1) shared by the session.

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -76,25 +75,6 @@ def _rows(count: int) -> pa.Table:
     return pa.table(values, schema=schema)
 
 
-@pytest.fixture
-def calls(spark: Any) -> Iterator[list[str]]:
-    """The Py4J commands the session sends while the test runs."""
-    from py4j import clientserver
-
-    sent: list[str] = []
-    original = clientserver.ClientServerConnection.send_command
-
-    def send_command(connection: Any, command: str) -> Any:
-        sent.append(command)
-        return original(connection, command)
-
-    clientserver.ClientServerConnection.send_command = send_command  # type: ignore[method-assign]
-    try:
-        yield sent
-    finally:
-        clientserver.ClientServerConnection.send_command = original  # type: ignore[method-assign]
-
-
 def _same(frame: Any, other: Any) -> bool:
     """Whether two DataFrames hold the same rows in the same order (NaN equal to NaN, -0.0
     told from 0.0: compared by their text)."""
@@ -135,17 +115,17 @@ def test_large_var_types_and_a_set_threshold(spark: Any) -> None:
         spark.conf.unset(module.LOCAL_RELATION_THRESHOLD)
 
 
-def test_the_frame_is_made_with_few_calls_into_the_jvm(spark: Any, calls: list[str]) -> None:
+def test_the_frame_is_made_with_few_calls_into_the_jvm(spark: Any, py4j_commands: list[str]) -> None:
     """PySpark's ``createDataFrame`` of the same table makes ~35 Py4J calls before its JVM
     work; the stream handed over as a file takes a handful."""
     rows = _rows(10)
     module.arrow_frame(spark, rows, STRUCT)  # the JVM class looked up once per JVM
-    calls.clear()
+    py4j_commands.clear()
     module.arrow_frame(spark, rows, STRUCT)
-    ours = len(calls)
-    calls.clear()
+    ours = len(py4j_commands)
+    py4j_commands.clear()
     spark.createDataFrame(rows, STRUCT)
-    assert ours <= 6 < len(calls)
+    assert ours <= 6 < len(py4j_commands)
 
 
 def test_a_jvm_without_the_functions_gets_createDataFrame(  # noqa: N802

@@ -1,12 +1,12 @@
 """A result read on the driver of a classic session, made a DataFrame of one partition
 with few calls into the JVM.
 
-Each Py4J call is a round trip to the driver's JVM (0.1–0.3 ms, more while the JVM is
-busy), and PySpark's ``createDataFrame(arrow_table)`` makes ~35 of them before its JVM
-work begins: its eight configurations go over as a Java list built one element per call
-and come back one element per call, and its JVM classes are looked up by reflection on
-every use. With the two settings changed around it, a bloom-filter point lookup's read on
-the driver spent about as long in those calls as in reading.
+Each Py4J call is a round trip to the driver's JVM, slower while the JVM is busy, and
+PySpark's ``createDataFrame(arrow_table)`` makes ~35 of them before its JVM work begins:
+its eight configurations go over as a Java list built one element per call and come back
+one element per call, and its JVM classes are looked up by reflection on every use. With
+the two settings changed around it, a bloom-filter point lookup's read on the driver spent
+about as long in those calls as in reading.
 
 So :func:`arrow_frame` does what that path does with ~6 calls: writes the rows as one
 Arrow stream to a file in Spark's temporary directory, and hands it to the two JVM
@@ -21,8 +21,10 @@ sends it through a socket), gets ``createDataFrame`` with the same settings.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -105,27 +107,22 @@ def _stream_frame(spark: SparkSession, utils: Any, rows: pa.Table, struct: Struc
             in_jvm = read_stream(file.name)
         finally:
             os.unlink(file.name)
-    previous = conf.get(LOCAL_RELATION_THRESHOLD, None)
-    try:
-        conf.set(LOCAL_RELATION_THRESHOLD, "0")
-        changed = True
-    except Exception:  # noqa: BLE001 - a platform that fixes the setting: its value then
-        changed = False
-    try:
+    with _settings_changed(spark, {LOCAL_RELATION_THRESHOLD: "0"}):
         return DataFrame(to_data_frame(in_jvm, struct.json(), spark._jsparkSession), spark)
-    finally:
-        if changed:
-            if previous is None:
-                conf.unset(LOCAL_RELATION_THRESHOLD)
-            else:
-                conf.set(LOCAL_RELATION_THRESHOLD, previous)
 
 
 def _created_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> DataFrame:
     """``spark.createDataFrame(rows, struct)`` with the threshold at 0 and a batch of all
-    the rows. Both settings are read when the DataFrame is made, so they are changed for
-    that call only."""
-    settings = {LOCAL_RELATION_THRESHOLD: "0", ARROW_RECORDS_PER_BATCH: str(max(rows.num_rows, 1))}
+    the rows."""
+    with _settings_changed(spark, {LOCAL_RELATION_THRESHOLD: "0", ARROW_RECORDS_PER_BATCH: str(max(rows.num_rows, 1))}):
+        return spark.createDataFrame(rows, struct)
+
+
+@contextlib.contextmanager
+def _settings_changed(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """The session's ``settings`` changed for what runs inside (Spark reads them when the
+    DataFrame is made), then put back as they were (unset if they were). A setting the
+    platform will not change keeps its value."""
     previous = {name: spark.conf.get(name, None) for name in settings}
     changed = []
     try:
@@ -135,7 +132,7 @@ def _created_frame(spark: SparkSession, rows: pa.Table, struct: StructType) -> D
             except Exception:  # noqa: BLE001, S112 - a platform that fixes the setting: its value then
                 continue
             changed.append(name)
-        return spark.createDataFrame(rows, struct)
+        yield
     finally:
         for name in changed:
             earlier = previous[name]
