@@ -4,22 +4,12 @@ ratios, which the results in benches/results report."""
 from __future__ import annotations
 
 import doctest
-import importlib.util
-import sys
-from pathlib import Path
 
-BENCHES = Path(__file__).resolve().parents[1] / "benches"
+from bench_modules import load_bench
 
 
 def test_table_cells_report_the_rounds_spread() -> None:
-    sys.path.insert(0, str(BENCHES))
-    try:
-        spec = importlib.util.spec_from_file_location("spark_bench", BENCHES / "spark_bench.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHES))
+    module = load_bench("spark_bench")
     result = doctest.testmod(module)
     assert result.attempted >= 1 and result.failed == 0
     # One round: no spread to tell.

@@ -3,8 +3,6 @@ it was given, so that their times are the cost of the hand-over alone."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -12,29 +10,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-BENCHES = Path(__file__).resolve().parents[1] / "benches"
-
-
-#: The bench modules spark_ceiling.py imports by name from its folder.
-BENCH_MODULES = ("spark_bench", "peers")
+from bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def ceiling() -> ModuleType:
-    sys.path.insert(0, str(BENCHES))
-    imported_before = {name for name in BENCH_MODULES if name in sys.modules}
-    try:
-        spec = importlib.util.spec_from_file_location("spark_ceiling", BENCHES / "spark_ceiling.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHES))
-        # Not left for other tests, which load these modules from their files themselves
-        # (doctest finds a module's examples only in the module its functions name).
-        for name in set(BENCH_MODULES) - imported_before:
-            sys.modules.pop(name, None)
-    return module
+    return load_bench("spark_ceiling")
 
 
 ROWS = pa.table({"id": pa.array(range(10), pa.int64()), "text": [f"row {i}" for i in range(10)]})
