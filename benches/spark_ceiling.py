@@ -36,44 +36,55 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import pqsift
+import pqsift.spark
 from peers import Shape, shapes, write_dataset
+from pqsift.spark import _struct_type, is_connect
+from pqsift.spark.driver_frame import arrow_frame
 from pqsift.spark.worker_socket import AcknowledgeOnLoad
 from spark_bench import connect_spark, describe, interleaved_times, local_spark, needed, noop, table_cells, table_head
 
 #: The short name the no-read data source is registered under.
 NO_READ_SOURCE = "pqsift_bench_no_read"
 
+#: The readers each shape is timed with, in the table's order.
+READERS = ("spark native", "pqsift read", "no read, as pqsift", "pqsift data source", "no read, data source")
 
-def no_read_source() -> type:
-    """A Python data source whose reader reads nothing: each partition yields the batches
-    of one Arrow IPC file (the option ``files``, one path a line), memory-mapped. Made
-    here, not at import, so that the module imports without ``pyspark.sql.datasource``."""
-    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-    class NoReadReader(DataSourceReader):
-        def __init__(self, files: list[str]) -> None:
-            self.files = files
-            # Acknowledges the JVM's connection when unpickled, as pqsift's reader does.
-            self.acknowledge = AcknowledgeOnLoad()
+def file_batches(path: str) -> list[pa.RecordBatch]:
+    """The record batches of the Arrow IPC file at ``path``, memory-mapped."""
+    return pa.ipc.open_file(pa.memory_map(path)).read_all().to_batches()
 
-        def partitions(self) -> list[InputPartition]:
-            return [InputPartition(path) for path in self.files]
 
-        def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-            yield from pa.ipc.open_file(pa.memory_map(partition.value)).read_all().to_batches()
+class NoReadReader(DataSourceReader):
+    """Reads nothing: each partition yields the batches of one Arrow IPC file."""
 
-    class NoReadSource(DataSource):
-        @classmethod
-        def name(cls) -> str:
-            return NO_READ_SOURCE
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        # Acknowledges the JVM's connection when unpickled, as pqsift's reader does.
+        self.acknowledge = AcknowledgeOnLoad()
 
-        def reader(self, schema: Any) -> DataSourceReader:
-            return NoReadReader(self.options["files"].splitlines())
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(path) for path in self.files]
 
-    return NoReadSource
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        yield from file_batches(partition.value)
+
+
+class NoReadSource(DataSource):
+    """A Python data source whose reader reads nothing (:class:`NoReadReader`): its files
+    are the option ``files``, one path a line."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NO_READ_SOURCE
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return NoReadReader(self.options["files"].splitlines())
 
 
 def write_shares(rows: pa.Table, shares: int, directory: Path, stem: str) -> list[str]:
@@ -99,7 +110,7 @@ def task_reader(files: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterat
         assert acknowledge is not None  # keeps it in the closure: unpickled before the input
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                yield from pa.ipc.open_file(pa.memory_map(files[task])).read_all().to_batches()
+                yield from file_batches(files[task])
 
     return read
 
@@ -119,11 +130,10 @@ def main() -> None:
         write_dataset(args.data)
 
     spark, server = connect_spark() if args.connect else (local_spark(), None)
-    spark.dataSource.register(no_read_source())
+    spark.dataSource.register(NoReadSource)
     path = str(args.data.resolve())
     picked = [shapes()[int(number) - 1] for number in args.shapes.split(",")]
-    readers = ["spark native", "pqsift read", "no read, as pqsift", "pqsift data source", "no read, data source"]
-    lines = table_head("| shape | rows | read by |", "|---|---:|---|", readers)
+    lines = table_head("| shape | rows | read by |", "|---|---:|---|", list(READERS))
     try:
         with tempfile.TemporaryDirectory(prefix="pqsift-ceiling-") as scratch:
             for number, shape in enumerate(picked):
@@ -147,11 +157,6 @@ def main() -> None:
 
 def shape_line(spark: Any, path: str, shape: Shape, scratch: Path, stem: str, rounds: int) -> str:
     """One table row: ``shape``'s rows read once by pqsift, then the five readers timed."""
-    import pqsift
-    import pqsift.spark
-    from pqsift.spark import _struct_type, is_connect
-    from pqsift.spark.driver_frame import arrow_frame
-
     where = shape.where or None
     metrics = pqsift.spark.ScanMetrics(spark)
     noop(pqsift.spark.read(spark, path, shape.columns, where, metrics=metrics))
@@ -171,21 +176,20 @@ def shape_line(spark: Any, path: str, shape: Shape, scratch: Path, stem: str, ro
         count = len(task_files)
         return spark.range(0, count, 1, numPartitions=count).mapInArrow(task_reader(task_files), struct)
 
-    makers: dict[str, Callable[[], Any]] = {
-        "spark native": lambda: spark.read.parquet(path).filter(shape.where or "true").select(*shape.columns),
-        "pqsift read": lambda: pqsift.spark.read(spark, path, shape.columns, where),
-        "no read, as pqsift": as_pqsift,
-        "pqsift data source": lambda: (
+    readers: tuple[Callable[[], Any], ...] = (
+        lambda: spark.read.parquet(path).filter(shape.where or "true").select(*shape.columns),
+        lambda: pqsift.spark.read(spark, path, shape.columns, where),
+        as_pqsift,
+        lambda: (
             spark.read.format("pqsift")
             .option("columns", ",".join(needed(shape)))
             .load(path)
             .filter(shape.where or "true")
             .select(*shape.columns)
         ),
-        "no read, data source": lambda: (
-            spark.read.format(NO_READ_SOURCE).schema(struct).option("files", "\n".join(source_files)).load()
-        ),
-    }
+        lambda: spark.read.format(NO_READ_SOURCE).schema(struct).option("files", "\n".join(source_files)).load(),
+    )
+    makers = dict(zip(READERS, readers, strict=True))
     counts = {name: make().count() for name, make in makers.items()}
     if len(set(counts.values())) != 1:
         raise SystemExit(f"{shape.name}: row counts differ: {counts}")

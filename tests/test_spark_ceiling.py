@@ -48,7 +48,7 @@ def test_spark_gets_the_rows_from_tasks_and_from_the_data_source(
 
     struct = StructType([StructField("id", LongType()), StructField("text", StringType())])
     files = ceiling.write_shares(ROWS, 2, tmp_path, "rows")
-    spark.dataSource.register(ceiling.no_read_source())
+    spark.dataSource.register(ceiling.NoReadSource)
     expected = sorted((row["id"], row["text"]) for row in ROWS.to_pylist())
     by_tasks = spark.range(0, 2, 1, numPartitions=2).mapInArrow(ceiling.task_reader(files), struct)
     by_source = spark.read.format(ceiling.NO_READ_SOURCE).schema(struct).option("files", "\n".join(files)).load()
